@@ -1,0 +1,47 @@
+# Signoff — build, test and run targets. `make test` is the project's test
+# command (README, .ci/run): it installs what the tests need, then runs them.
+
+GO        ?= go
+PKGS      ?= ./...
+BIN       ?= bin
+GOFLAGS   ?=
+TESTFLAGS ?= -race -count=1 -timeout 20m
+SECTIONS  ?=
+
+.PHONY: all build test test-deps lint run bench images clean
+
+all: lint build
+
+## build: compile the broker and the approver bot into ./bin
+build:
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/...
+
+## test-deps: install what the tests need (redis-server, chromium) when missing
+test-deps:
+	./scripts/test-deps.sh
+
+## test: lint, build the images, then every test against real servers and
+## containers (CI runs this)
+test: test-deps lint images
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## images: the container images of deploy/ (built locally; no registry needed)
+images:
+	./scripts/build-images.sh
+
+## lint: gofmt and go vet must be clean
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## run: the whole plane in one process (embedded NATS, memory store)
+run:
+	$(GO) run ./cmd/broker --dev
+
+## bench: every benchmark of docs/BENCHMARKS.md (SECTIONS="policy broker" for some)
+bench:
+	./scripts/bench.sh $(SECTIONS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
+)
+
+const usage = `Usage:
+  approver-bot --config FILE [--log-level LEVEL] [--log-format FORMAT]
+  approver-bot hash-password [--cost N] < password
+
+Connects to a Signoff plane over NATS, shows the open questions of the teams
+in its config on every channel the config enables (terminal, web, slack,
+telegram, webhook), and sends the answers of the approvers who respond.
+The config file is described in docs/APPROVERS.md.
+
+One HTTP listener (http.listen, default 127.0.0.1:8090) serves the web page,
+Slack's interactions (/slack/interactions), the webhook's responses
+(/webhook/respond), GET /healthz (the process is up) and GET /readyz (NATS
+is connected and every channel is healthy). SIGINT or SIGTERM shut the bot
+down gracefully.
+
+Commands:
+  hash-password   read a password (without echo on a terminal) and print
+                  its bcrypt hash for approvers.<id>.password_hash
+
+Every flag can also be set in the environment: SIGNOFF_BOT_CONFIG,
+SIGNOFF_BOT_LOG_LEVEL, SIGNOFF_BOT_LOG_FORMAT; a flag wins over its
+variable.
+
+Flags:
+`
+
+// exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the bot failed while running
+	exitUsage = 2 // bad flags, config or environment
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run dispatches to a subcommand and returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "hash-password" {
+		return hashPassword(args[1:], stdin, stdout, stderr)
+	}
+	return serve(args, stdin, stdout, stderr, getenv)
+}
+
+// settings are the command line of the bot.
+type settings struct {
+	config    string
+	logLevel  string
+	logFormat string
+}
+
+// flags declares the bot's flags on fs and returns a function that, after
+// Parse, fills what no flag set from the environment.
+func (s *settings) flags(fs *flag.FlagSet, getenv func(string) string) func() {
+	fs.StringVar(&s.config, "config", "", "the bot's config `file` (YAML, docs/APPROVERS.md); env SIGNOFF_BOT_CONFIG")
+	fs.StringVar(&s.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (warn when the terminal channel shares stderr's terminal); env SIGNOFF_BOT_LOG_LEVEL")
+	fs.StringVar(&s.logFormat, "log-format", "text", "log `format`: text or json; env SIGNOFF_BOT_LOG_FORMAT")
+	return func() {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, dst := range map[string]*string{"config": &s.config, "log-level": &s.logLevel, "log-format": &s.logFormat} {
+			env := "SIGNOFF_BOT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			if v := getenv(env); !set[name] && v != "" {
+				*dst = v
+				set[name] = true
+			}
+		}
+		if !set["log-level"] {
+			s.logLevel = ""
+		}
+	}
+}
+
+// serve runs the bot until SIGINT or SIGTERM.
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("approver-bot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var s settings
+	fill := s.flags(fs, getenv)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "approver-bot: unexpected argument %q (see approver-bot --help)\n", fs.Arg(0))
+		return exitUsage
+	}
+	fill()
+	if s.config == "" {
+		fmt.Fprintln(stderr, "approver-bot: --config FILE (or SIGNOFF_BOT_CONFIG) is required; see docs/APPROVERS.md")
+		return exitUsage
+	}
+	cfg, err := approverbot.LoadConfig(s.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "approver-bot: config: %v\n", err)
+		return exitUsage
+	}
+
+	// The terminal channel puts a shared terminal in raw mode: logs need
+	// "\r\n", and only warnings, to leave the prompt readable.
+	logOut := stderr
+	if cfg.Terminal != nil && isTerminal(stderr) {
+		logOut = terminal.LogWriter(stderr)
+		if s.logLevel == "" {
+			s.logLevel = "warn"
+		}
+	}
+	if s.logLevel == "" {
+		s.logLevel = "info"
+	}
+	log, err := newLogger(s.logLevel, s.logFormat, logOut)
+	if err != nil {
+		fmt.Fprintf(stderr, "approver-bot: %v\n", err)
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runBot(ctx, cfg, stdin, stdout, log); err != nil {
+		log.Error("approver bot failed", "err", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		return exitError
+	}
+	return exitOK
+}
+
+// usageError is a problem with the config or the environment found while
+// starting (a channel refusing its settings, a port in use): exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// newLogger returns a slog logger writing to w.
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	ho := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// parseFlags parses args into fs; help goes to stdout with exit status 0
+// (asked for, not an error). done reports that the caller should exit with
+// code.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK, true
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, true
+	}
+	return exitOK, false
+}

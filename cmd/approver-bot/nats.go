@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+)
+
+// connectNATS connects as c says. It reconnects forever (a bot outlives
+// NATS restarts) and calls onReconnect after each reconnect, so the bot
+// replays what it missed. closed is closed when the connection is.
+func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func()) (nc *nats.Conn, closed <-chan struct{}, err error) {
+	opts, err := natsOptions(c)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	done := make(chan struct{})
+	opts = append(opts,
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS connection lost; reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("NATS reconnected; replaying open questions", "nats", nc.ConnectedUrlRedacted())
+			onReconnect()
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+			subject := ""
+			if s != nil {
+				subject = s.Subject
+			}
+			log.Warn("NATS error", "subject", subject, "err", err)
+		}),
+		nats.ClosedHandler(func(*nats.Conn) { close(done) }),
+	)
+	nc, err = nats.Connect(c.URL, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to NATS at %s (is the plane running?): %w", redactURLs(c.URL), err)
+	}
+	return nc, done, nil
+}
+
+// natsOptions turns the config's credentials and TLS files into options.
+func natsOptions(c approverbot.NATSConfig) ([]nats.Option, error) {
+	opts := []nats.Option{nats.Name(c.Name)}
+	if c.Creds != "" && c.NKeySeed != "" {
+		return nil, errors.New("nats: set creds or nkey_seed, not both (a creds file holds its own nkey)")
+	}
+	if c.Creds != "" {
+		opts = append(opts, nats.UserCredentials(c.Creds))
+	}
+	if c.NKeySeed != "" {
+		o, err := nats.NkeyOptionFromSeed(c.NKeySeed)
+		if err != nil {
+			return nil, fmt.Errorf("nats.nkey_seed: %w", err)
+		}
+		opts = append(opts, o)
+	}
+	if c.User != "" || c.Password != "" {
+		if c.User == "" {
+			return nil, errors.New("nats: password is set without user")
+		}
+		opts = append(opts, nats.UserInfo(c.User, c.Password))
+	}
+	if c.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(c.InboxPrefix))
+	}
+	if c.CA != "" {
+		opts = append(opts, nats.RootCAs(c.CA))
+	}
+	if (c.Cert == "") != (c.Key == "") {
+		return nil, errors.New("nats: cert and key go together (client TLS certificate and its private key)")
+	}
+	if c.Cert != "" {
+		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
+	}
+	return opts, nil
+}
+
+// drainNATS drains the connection (pending messages are delivered and
+// flushed) and waits for it to close, within shutdownGrace.
+func drainNATS(nc *nats.Conn, closed <-chan struct{}, log *slog.Logger) {
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	select {
+	case <-closed:
+	case <-time.After(shutdownGrace):
+		log.Warn("NATS did not drain in time; closing")
+		nc.Close()
+	}
+}
+
+// redactURLs hides passwords in a comma-separated NATS server list.
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
+		}
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		} else {
+			u.User = url.User("REDACTED") // a token
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/term"
+)
+
+// minPasswordBytes is the shortest password hash-password accepts: the web
+// page's password guards who may approve tool calls.
+const minPasswordBytes = 8
+
+// maxPasswordBytes is bcrypt's limit; longer passwords are refused rather
+// than silently cut.
+const maxPasswordBytes = 72
+
+// hashPassword is `approver-bot hash-password`: it reads a password and
+// prints its bcrypt hash.
+func hashPassword(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("approver-bot hash-password", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cost := fs.Int("cost", bcrypt.DefaultCost, fmt.Sprintf("bcrypt `cost` (%d to %d)", bcrypt.MinCost, bcrypt.MaxCost))
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: approver-bot hash-password [--cost N] < password
+
+Reads a password — typed twice without echo when stdin is a terminal, else
+the first line of stdin — and prints its bcrypt hash, the value of
+approvers.<id>.password_hash in the bot's config. Passwords are %d to %d
+bytes.
+
+Flags:
+`, minPasswordBytes, maxPasswordBytes)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "approver-bot hash-password: unexpected argument %q (the password is read from stdin, never from the command line)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
+		fmt.Fprintf(stderr, "approver-bot hash-password: --cost %d: want %d to %d\n", *cost, bcrypt.MinCost, bcrypt.MaxCost)
+		return exitUsage
+	}
+	pw, err := readPassword(stdin, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "approver-bot hash-password: %v\n", err)
+		return exitUsage
+	}
+	switch {
+	case len(pw) < minPasswordBytes:
+		fmt.Fprintf(stderr, "approver-bot hash-password: the password has %d bytes; use at least %d\n", len(pw), minPasswordBytes)
+		return exitUsage
+	case len(pw) > maxPasswordBytes:
+		fmt.Fprintf(stderr, "approver-bot hash-password: the password has %d bytes; bcrypt uses at most %d\n", len(pw), maxPasswordBytes)
+		return exitUsage
+	}
+	hash, err := bcrypt.GenerateFromPassword(pw, *cost)
+	if err != nil {
+		fmt.Fprintf(stderr, "approver-bot hash-password: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintln(stdout, string(hash))
+	return exitOK
+}
+
+// readPassword reads the password: twice without echo from a terminal,
+// else the first line of in.
+func readPassword(in io.Reader, prompt io.Writer) ([]byte, error) {
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fd := int(f.Fd())
+		fmt.Fprint(prompt, "Password: ")
+		first, err := term.ReadPassword(fd)
+		fmt.Fprintln(prompt)
+		if err != nil {
+			return nil, fmt.Errorf("read the password: %w", err)
+		}
+		fmt.Fprint(prompt, "Again: ")
+		again, err := term.ReadPassword(fd)
+		fmt.Fprintln(prompt)
+		if err != nil {
+			return nil, fmt.Errorf("read the password: %w", err)
+		}
+		if !bytes.Equal(first, again) {
+			return nil, errors.New("the two passwords differ")
+		}
+		return first, nil
+	}
+	line, err := bufio.NewReader(in).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read the password from stdin: %w", err)
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand and returns the process exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && args[0] == "policy" {
+		if len(args) >= 2 && args[1] == "check" {
+			return policyCheck(args[2:], stdin, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, "broker: unknown policy command (want: broker policy check)")
+		return 2
+	}
+	return serve(args, stdout, stderr)
+}
+
+// policyCheck is `broker policy check`. Exit status: 0 when every line was
+// evaluated, 1 when some line could not be (its output line carries the
+// error) or output failed, 2 for a usage error or an invalid policy file.
+func policyCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("broker policy check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "policy `file` (YAML) to evaluate; the built-in dev policy when empty")
+	mode := fs.String("mode", "", "evaluate every call in this `mode` (always-ask, auto-edit or yolo) instead of the policy's")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: broker policy check [--config FILE] [--mode MODE] < calls.jsonl
+
+Reads one JSON request per line ({"tool":"bash","arguments":{"command":"ls"}},
+optionally "agent_type"), evaluates it against the policy and writes one JSON
+decision per line. Exit status: 0 all lines evaluated, 1 some line invalid,
+2 usage error or invalid policy file. See docs/POLICY.md.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "broker policy check: unexpected argument %q (calls are read from stdin)\n", fs.Arg(0))
+		return 2
+	}
+	p := policy.Default()
+	if *config != "" {
+		var err error
+		if p, err = policy.Load(*config); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
+	var m policy.Mode
+	if *mode != "" {
+		var err error
+		if m, err = policy.ParseMode(*mode); err != nil {
+			fmt.Fprintf(stderr, "broker policy check: --mode: %v\n", err)
+			return 2
+		}
+	}
+	if err := policy.RunCheck(stdin, stdout, p, m); err != nil {
+		fmt.Fprintf(stderr, "broker policy check: %v\n", err)
+		return 1
+	}
+	return 0
+}

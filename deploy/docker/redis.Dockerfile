@@ -1,0 +1,17 @@
+# signoff/redis: Debian's redis-server in an empty image: the binary, every
+# library ldd lists for it and the dynamic loader, copied from the host by
+# scripts/build-images.sh into deploy/build/redis/rootfs/.
+#
+# The entrypoint reads /etc/redis/redis.conf (listen on every address, no
+# protected mode, data in /data, maxmemory-policy noeviction); arguments
+# given to the container are appended and win, as with the official redis
+# image: persistence is chosen at run time, by default an append-only file
+# synced every second.
+FROM scratch
+COPY rootfs/ /
+COPY --chown=999:999 data /data
+USER 999:999
+WORKDIR /data
+EXPOSE 6379
+ENTRYPOINT ["/usr/bin/redis-server", "/etc/redis/redis.conf"]
+CMD ["--appendonly", "yes", "--appendfsync", "everysec"]

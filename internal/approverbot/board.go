@@ -1,0 +1,137 @@
+package approverbot
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Question is a question as the bot knows it: the broker's approval_needed,
+// and once settled, how.
+type Question struct {
+	messages.ApprovalNeeded
+	// Resolved is set once the question is settled (nil while open).
+	Resolved *messages.Resolved
+	// Seen is when this bot first saw the question.
+	Seen time.Time
+}
+
+// Open reports whether the question still waits for answers.
+func (q Question) Open() bool { return q.Resolved == nil }
+
+// settledKeep is how long a settled question stays known, so a late click
+// gets "already decided by …" instead of "unknown question".
+const settledKeep = 15 * time.Minute
+
+// board is the bot's table of questions, keyed by request id.
+type board struct {
+	mu sync.Mutex
+	qs map[string]*Question
+	// now is the clock (tests).
+	now func() time.Time
+}
+
+func newBoard() *board { return &board{qs: map[string]*Question{}, now: time.Now} }
+
+// upsert records a question; it returns the stored question and whether it
+// changed (new, or new approvals). A question already settled stays settled:
+// a late or replayed announcement must not reopen it.
+func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur, ok := b.qs[q.Request.RequestID]
+	if !ok {
+		n := &Question{ApprovalNeeded: q, Seen: b.now()}
+		b.qs[q.Request.RequestID] = n
+		return *n, true
+	}
+	if !cur.Open() {
+		return *cur, false
+	}
+	changed := len(q.ApprovalsSoFar) != len(cur.ApprovalsSoFar)
+	cur.ApprovalNeeded = q
+	return *cur, changed
+}
+
+// resolve marks a question settled; it returns the question and whether it
+// was open. A resolution for a question never seen is kept too (an answer
+// from a device that connected late).
+func (b *board) resolve(r messages.Resolved) (Question, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur, ok := b.qs[r.RequestID]
+	if !ok {
+		cur = &Question{Seen: b.now()}
+		cur.Request.RequestID, cur.Request.SessionID, cur.Team = r.RequestID, r.SessionID, r.Team
+		b.qs[r.RequestID] = cur
+	}
+	wasOpen := cur.Open()
+	if wasOpen {
+		rr := r
+		cur.Resolved = &rr
+	}
+	return *cur, wasOpen && ok
+}
+
+func (b *board) get(id string) (Question, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, ok := b.qs[id]
+	if !ok {
+		return Question{}, false
+	}
+	return *q, true
+}
+
+// open lists the open questions, oldest first.
+func (b *board) open() []Question {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Question, 0, len(b.qs))
+	for _, q := range b.qs {
+		if q.Open() {
+			out = append(out, *q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Seen.Equal(out[j].Seen) {
+			return out[i].Seen.Before(out[j].Seen)
+		}
+		return out[i].Request.RequestID < out[j].Request.RequestID
+	})
+	return out
+}
+
+// openIDs returns the ids of open questions of team.
+func (b *board) openIDs(team string) map[string]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]bool{}
+	for id, q := range b.qs {
+		if q.Open() && q.Team == team {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// prune forgets settled questions older than settledKeep and returns the
+// open ones long past their expiry (their resolution was missed), which the
+// caller settles.
+func (b *board) prune() []Question {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	var missed []Question
+	for id, q := range b.qs {
+		switch {
+		case q.Resolved != nil && now.Sub(q.Resolved.Decision.DecidedAt) > settledKeep && now.Sub(q.Seen) > settledKeep:
+			delete(b.qs, id)
+		case q.Resolved == nil && !q.ExpiresAt.IsZero() && now.Sub(q.ExpiresAt) > time.Minute:
+			missed = append(missed, *q)
+		}
+	}
+	return missed
+}

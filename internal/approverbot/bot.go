@@ -1,0 +1,351 @@
+package approverbot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Bot connects channels to the plane. Create it with [New], then Run.
+type Bot struct {
+	cfg      *Config
+	nc       *nats.Conn
+	subj     messages.Subjects
+	log      *slog.Logger
+	channels []Channel
+	board    *board
+	signer   Signer
+
+	pumps   map[string]*pump
+	replayc chan struct{}
+}
+
+// Signer signs responses (the bot's nkey, DESIGN §3 "optional signature").
+// nil: responses go unsigned.
+type Signer interface {
+	Sign(resp *messages.Response) error
+}
+
+// Options are the optional parts of a bot.
+type Options struct {
+	Logger *slog.Logger
+	Signer Signer
+}
+
+// New returns a bot serving cfg's teams on nc with channels. The bot does
+// not own nc; call [Bot.Reconnected] from nc's reconnect handler so that the
+// bot replays what it missed.
+func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error) {
+	if cfg == nil || nc == nil {
+		return nil, errors.New("approverbot: config and NATS connection are required")
+	}
+	if len(channels) == 0 {
+		return nil, errors.New("approverbot: no channels")
+	}
+	subj, err := messages.NewSubjects(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	b := &Bot{cfg: cfg, nc: nc, subj: subj, log: o.Logger, channels: channels, board: newBoard(),
+		signer: o.Signer, pumps: map[string]*pump{}, replayc: make(chan struct{}, 1)}
+	for _, ch := range channels {
+		if _, dup := b.pumps[ch.Name()]; dup {
+			return nil, fmt.Errorf("approverbot: channel %s configured twice", ch.Name())
+		}
+		b.pumps[ch.Name()] = newPump()
+	}
+	return b, nil
+}
+
+// Reconnected asks the bot to replay the open questions (after a NATS
+// reconnect, questions and resolutions may have been missed).
+func (b *Bot) Reconnected() {
+	select {
+	case b.replayc <- struct{}{}:
+	default:
+	}
+}
+
+// Run serves until ctx is done.
+func (b *Bot) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var subs []*nats.Subscription
+	defer func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+	}()
+	for _, team := range b.cfg.Teams {
+		s, err := b.nc.Subscribe(b.subj.Ask(team), b.onAsk)
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", b.subj.Ask(team), err)
+		}
+		subs = append(subs, s)
+		s, err = b.nc.Subscribe(b.subj.Resolved(team), b.onResolved)
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", b.subj.Resolved(team), err)
+		}
+		subs = append(subs, s)
+	}
+	if err := b.nc.Flush(); err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	errc := make(chan error, len(b.channels))
+	for _, ch := range b.channels {
+		p := b.pumps[ch.Name()]
+		wg.Add(2)
+		go func() { defer wg.Done(); p.run(ctx, ch, b.log) }()
+		go func() {
+			defer wg.Done()
+			if err := ch.Run(ctx, b); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("channel %s: %w", ch.Name(), err)
+			}
+		}()
+	}
+	b.replay(ctx)
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err = <-errc:
+			cancel()
+			break loop
+		case <-b.replayc:
+			b.replay(ctx)
+		case <-tick.C:
+			for _, q := range b.board.prune() {
+				// Long past its expiry and no resolution seen: it was
+				// missed; clear it on every channel.
+				b.settle(messages.Resolved{V: messages.Version, Type: "resolved", RequestID: q.Request.RequestID,
+					SessionID: q.Request.SessionID, Team: q.Team, State: messages.StateExpired,
+					Decision: messages.Decision{Reason: "expired; its resolution was not received"}})
+			}
+		}
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func (b *Bot) onAsk(m *nats.Msg) {
+	var q messages.ApprovalNeeded
+	if err := json.Unmarshal(m.Data, &q); err != nil || q.Request.RequestID == "" {
+		b.log.Warn("ignoring a garbled question", "subject", m.Subject, "err", err)
+		return
+	}
+	b.show(q)
+}
+
+func (b *Bot) show(q messages.ApprovalNeeded) {
+	stored, changed := b.board.upsert(q)
+	if !changed {
+		return
+	}
+	for _, p := range b.pumps {
+		p.push(event{ask: &stored})
+	}
+}
+
+func (b *Bot) onResolved(m *nats.Msg) {
+	var r messages.Resolved
+	if err := json.Unmarshal(m.Data, &r); err != nil || r.RequestID == "" {
+		b.log.Warn("ignoring a garbled resolution", "subject", m.Subject, "err", err)
+		return
+	}
+	b.settle(r)
+}
+
+func (b *Bot) settle(r messages.Resolved) {
+	if _, wasOpen := b.board.resolve(r); !wasOpen {
+		return
+	}
+	for _, p := range b.pumps {
+		p.push(event{resolved: &r})
+	}
+}
+
+// replay asks the brokers for each team's open questions: new ones are
+// shown; open ones the brokers no longer list were settled while this bot
+// was away and are cleared.
+func (b *Bot) replay(ctx context.Context) {
+	for _, team := range b.cfg.Teams {
+		data, _ := json.Marshal(messages.PendingRequest{V: messages.Version})
+		// Questions first seen after this instant may be missing from the
+		// reply (announced while the brokers built it): they stay open.
+		asked := b.board.now()
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		msg, err := b.nc.RequestWithContext(rctx, b.subj.Pending(team), data)
+		cancel()
+		if err != nil {
+			b.log.Warn("pending replay failed; will retry on the next reconnect", "team", team, "err", err)
+			continue
+		}
+		if e, ok := messages.IsErrorReply(msg.Data); ok {
+			b.log.Warn("pending replay refused", "team", team, "code", e.Error.Code, "message", e.Error.Message)
+			continue
+		}
+		var rep messages.PendingReply
+		if err := json.Unmarshal(msg.Data, &rep); err != nil {
+			b.log.Warn("pending replay garbled", "team", team, "err", err)
+			continue
+		}
+		listed := map[string]bool{}
+		for _, q := range rep.Questions {
+			listed[q.Request.RequestID] = true
+			b.show(q)
+		}
+		for id := range b.board.openIDs(team) {
+			if listed[id] {
+				continue
+			}
+			q, _ := b.board.get(id)
+			if !q.Seen.Before(asked) {
+				continue
+			}
+			b.settle(messages.Resolved{V: messages.Version, Type: "resolved", RequestID: id, SessionID: q.Request.SessionID, Team: team,
+				Decision: messages.Decision{Reason: "settled while this bot was disconnected"}})
+		}
+	}
+}
+
+// Answer is a human's answer from a channel.
+type Answer struct {
+	RequestID string
+	// Approver is the approver id the channel resolved (see
+	// Responder.Approver); Channel and Device say where they answered.
+	Approver   string
+	Channel    string
+	Device     string
+	Approved   bool
+	Scope      messages.Scope
+	RejectMode messages.RejectMode
+	Feedback   string
+}
+
+// ErrUnknownQuestion: the answer names a question this bot does not know.
+var ErrUnknownQuestion = errors.New("unknown question (never shown here, or settled long ago)")
+
+// ErrUnknownApprover: the answering user maps to no approver.
+var ErrUnknownApprover = errors.New("you are not a configured approver")
+
+// Respond implements [Responder].
+func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
+	appr, ok := b.cfg.Approvers[a.Approver]
+	if !ok {
+		return messages.RespondReply{}, fmt.Errorf("%w (%q)", ErrUnknownApprover, a.Approver)
+	}
+	q, ok := b.board.get(a.RequestID)
+	if !ok {
+		return messages.RespondReply{}, fmt.Errorf("%w: %s", ErrUnknownQuestion, a.RequestID)
+	}
+	if !q.Open() {
+		r := q.Resolved
+		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
+			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
+	}
+	if a.Approved && (a.Scope == messages.ScopeAlways || a.Scope == messages.ScopeAlwaysPrefix) && q.Always == nil {
+		return messages.RespondReply{}, errors.New("this question cannot be approved always; approve once or for the session")
+	}
+	resp := messages.Response{
+		V:         messages.Version,
+		RequestID: q.Request.RequestID,
+		SessionID: q.Request.SessionID,
+		Approver:  messages.Approver{ID: a.Approver, Display: appr.Display, Channel: a.Channel, Device: a.Device},
+		Approved:  a.Approved,
+		Feedback:  a.Feedback,
+	}
+	if a.Approved {
+		resp.Scope = a.Scope
+	} else {
+		resp.RejectMode = a.RejectMode
+	}
+	if err := resp.Validate(); err != nil {
+		return messages.RespondReply{}, err
+	}
+	if b.signer != nil {
+		if err := b.signer.Sign(&resp); err != nil {
+			return messages.RespondReply{}, fmt.Errorf("sign response: %w", err)
+		}
+	}
+	data, err := json.Marshal(resp)
+	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, err := b.nc.RequestWithContext(rctx, b.subj.Respond(), data)
+	if err != nil {
+		return messages.RespondReply{}, fmt.Errorf("no broker answered: %w", err)
+	}
+	if e, ok := messages.IsErrorReply(msg.Data); ok {
+		return messages.RespondReply{}, e.Err()
+	}
+	var rep messages.RespondReply
+	if err := json.Unmarshal(msg.Data, &rep); err != nil {
+		return messages.RespondReply{}, fmt.Errorf("bad broker reply: %w", err)
+	}
+	b.log.Info("response sent", "request_id", a.RequestID, "approver", a.Approver, "channel", a.Channel,
+		"approved", a.Approved, "applied", rep.Applied, "state", rep.State, "reason", rep.Reason)
+	return rep, nil
+}
+
+// Open implements [Responder].
+func (b *Bot) Open() []Question { return b.board.open() }
+
+// Lookup implements [Responder].
+func (b *Bot) Lookup(id string) (Question, bool) { return b.board.get(id) }
+
+// Approver implements [Responder]: "web" and "webhook" users are approver
+// ids; "slack" users are Slack user ids; "telegram" users are Telegram user
+// ids; "terminal" is the configured operator.
+func (b *Bot) Approver(channel, user string) (Approver, bool) {
+	switch channel {
+	case "terminal":
+		if b.cfg.Terminal == nil {
+			return Approver{}, false
+		}
+		user = b.cfg.Terminal.Approver
+	case "slack":
+		for id, a := range b.cfg.Approvers {
+			if a.Slack != "" && a.Slack == user {
+				return Approver{ID: id, Display: a.Display}, true
+			}
+		}
+		return Approver{}, false
+	case "telegram":
+		n, err := strconv.ParseInt(user, 10, 64)
+		if err != nil {
+			return Approver{}, false
+		}
+		for id, a := range b.cfg.Approvers {
+			if a.Telegram != 0 && a.Telegram == n {
+				return Approver{ID: id, Display: a.Display}, true
+			}
+		}
+		return Approver{}, false
+	}
+	a, ok := b.cfg.Approvers[user]
+	if !ok {
+		return Approver{}, false
+	}
+	return Approver{ID: user, Display: a.Display}, true
+}

@@ -1,0 +1,135 @@
+package approverbot
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// The words every channel uses for outcomes and replies, so a question
+// settled on Slack reads the same on Telegram, the terminal and the web.
+
+// DecidedBy names who settled a question and where: "Alice via web",
+// "the reaper", "another device".
+func DecidedBy(d messages.Decision) string {
+	who := d.DecidedBy.Display
+	if who == "" {
+		who = d.DecidedBy.ID
+	}
+	switch {
+	case who == "" && d.DecidedBy.Kind == messages.DeciderReaper:
+		who = "the reaper"
+	case who == "" && d.DecidedBy.Kind != "":
+		who = string(d.DecidedBy.Kind)
+	case who == "":
+		who = "another device"
+	}
+	if d.DecidedBy.Channel != "" {
+		who += " via " + d.DecidedBy.Channel
+	}
+	return who
+}
+
+// OutcomeLine says how a question was settled, in one line of plain text:
+// "✓ approved (session) by Alice via web". The reason code decides; the
+// state speaks for decisions that carry none (a resolution this bot missed).
+func OutcomeLine(r messages.Resolved) string {
+	d := r.Decision
+	code := d.ReasonCode
+	if code == "" {
+		switch r.State {
+		case messages.StateApproved:
+			code = messages.ReasonApproved
+		case messages.StateRejected:
+			code = messages.ReasonRejected
+		case messages.StateExpired:
+			code = messages.ReasonTimeout
+		case messages.StateCancelled:
+			code = messages.ReasonCancelled
+		}
+	}
+	switch code {
+	case messages.ReasonApproved:
+		s := "✓ approved"
+		if d.Scope != "" {
+			s += " (" + string(d.Scope) + ")"
+		}
+		s += " by " + DecidedBy(d)
+		if len(d.GrantedPattern) > 0 {
+			s += "; grants " + strings.Join(d.GrantedPattern, ", ")
+		}
+		return s
+	case messages.ReasonRejected:
+		if d.EffectiveRejectMode() == messages.RejectSoft {
+			return "✗ denied by " + DecidedBy(d) + " (the agent may continue)"
+		}
+		return "✗ denied and stopped by " + DecidedBy(d) + " (the agent's turn ended)"
+	case messages.ReasonTimeout:
+		return "⌛ timed out: denied, nobody answered in time"
+	case messages.ReasonCancelled:
+		return withReason("⊘ cancelled by the agent", d.Reason)
+	}
+	switch d.Outcome {
+	case messages.OutcomeAllow:
+		return withReason("✓ allowed", d.Reason)
+	case messages.OutcomeDeny:
+		return withReason("✗ denied", d.Reason)
+	}
+	return withReason("settled elsewhere", d.Reason)
+}
+
+func withReason(s, reason string) string {
+	if reason == "" {
+		return s
+	}
+	return s + ": " + OneLine(reason)
+}
+
+// OneLine folds every run of white space, newlines included, into one space.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ShortVerdict names an outcome in a few words ("approved (session)").
+func ShortVerdict(r messages.Resolved) string {
+	s := OutcomeLine(r)
+	if i := strings.Index(s, " by "); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, ": "); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimLeft(s, "✓✗⌛⊘ ")
+}
+
+// ReplyText tells a user what the brokers did with their answer.
+func ReplyText(rep messages.RespondReply) string {
+	switch {
+	case rep.Applied && !rep.State.Final():
+		s := "Counted"
+		if rep.Reason != "" {
+			s += ": " + rep.Reason
+		}
+		return s + ". Waiting for the other approvers."
+	case rep.Applied && rep.Decision != nil:
+		return "Done: " + OutcomeLine(messages.Resolved{State: rep.State, Decision: *rep.Decision}) + "."
+	case rep.Applied:
+		return "Done: " + string(rep.State) + "."
+	case rep.Decision != nil && rep.State.Final():
+		return "Not applied: already decided by " + DecidedBy(*rep.Decision) + " (" +
+			ShortVerdict(messages.Resolved{State: rep.State, Decision: *rep.Decision}) + ")."
+	case rep.Reason != "":
+		return "Not applied: " + rep.Reason + "."
+	}
+	return "Not applied."
+}
+
+// NotSentText tells a user why their answer did not reach the brokers.
+func NotSentText(err error) string {
+	switch {
+	case errors.Is(err, ErrUnknownQuestion):
+		return "Not sent: this question is unknown to the bot (settled long ago, or sent by an earlier run). Nothing was decided."
+	case errors.Is(err, ErrUnknownApprover):
+		return "You are not a configured approver: nothing was sent."
+	}
+	return "Not sent: " + err.Error() + ". Nothing was decided; try again."
+}

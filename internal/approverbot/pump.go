@@ -1,0 +1,81 @@
+package approverbot
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// event is one thing a channel must show.
+type event struct {
+	ask      *Question
+	resolved *messages.Resolved
+}
+
+// pump delivers events to one channel in order, on its own goroutine, so a
+// slow channel (a rate-limited chat API) delays only itself. The queue is
+// unbounded: dropping a resolution would leave buttons live on a settled
+// question.
+type pump struct {
+	mu     sync.Mutex
+	queue  []event
+	signal chan struct{}
+}
+
+func newPump() *pump { return &pump{signal: make(chan struct{}, 1)} }
+
+func (p *pump) push(e event) {
+	p.mu.Lock()
+	p.queue = append(p.queue, e)
+	p.mu.Unlock()
+	select {
+	case p.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pump) take() []event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.queue
+	p.queue = nil
+	return q
+}
+
+// run delivers until ctx is done. A failed delivery is retried a few times
+// with backoff, then logged and dropped: the channel's next replay shows the
+// current state again.
+func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.signal:
+		}
+		for _, e := range p.take() {
+			for attempt := 1; ; attempt++ {
+				var err error
+				if e.ask != nil {
+					err = ch.Ask(ctx, *e.ask)
+				} else {
+					err = ch.Resolve(ctx, *e.resolved)
+				}
+				if err == nil || ctx.Err() != nil {
+					break
+				}
+				if attempt == 3 {
+					log.Error("channel delivery failed", "channel", ch.Name(), "err", err)
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+				}
+			}
+		}
+	}
+}

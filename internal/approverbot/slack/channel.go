@@ -1,0 +1,257 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// InteractionsPath is where Slack posts interaction payloads: set the app's
+// Interactivity Request URL to https://<bot host>/slack/interactions.
+const InteractionsPath = "/slack/interactions"
+
+// Options are the optional parts of a [Channel].
+type Options struct {
+	// Logger receives the channel's logs (default slog.Default()).
+	Logger *slog.Logger
+	// HTTPClient calls Slack (default: a client with a 30 s timeout).
+	HTTPClient *http.Client
+	// Now is the clock (default time.Now); tests move it to check the
+	// replay window.
+	Now func() time.Time
+	// Workers is how many clicks are handled at once (default 4).
+	Workers int
+	// MaxRetryAfter is the longest rate-limit wait one API call sits out
+	// (default 30 s); longer ones fail the call and the bot retries later.
+	MaxRetryAfter time.Duration
+}
+
+// Channel is the Slack channel. Create it with [New]; it implements
+// [approverbot.HTTPChannel].
+type Channel struct {
+	cfg     approverbot.SlackConfig
+	api     *api
+	log     *slog.Logger
+	now     func() time.Time
+	workers int
+	apiURL  *url.URL
+
+	mu     sync.Mutex
+	posted map[string]*postedQuestion // by request id
+
+	// running is set while Run serves; clicks are refused before.
+	running   atomic.Bool
+	responder atomic.Pointer[responderBox]
+	clicks    chan click
+}
+
+// postedQuestion is a question's message in Slack.
+type postedQuestion struct {
+	channel, ts string
+	q           approverbot.Question
+}
+
+type responderBox struct{ r approverbot.Responder }
+
+var _ approverbot.HTTPChannel = (*Channel)(nil)
+
+// New returns the Slack channel of cfg (cfg.Slack must be set).
+func New(cfg *approverbot.Config, o Options) (*Channel, error) {
+	if cfg == nil || cfg.Slack == nil {
+		return nil, errors.New("slack: not configured (no slack section)")
+	}
+	sc := *cfg.Slack
+	if sc.BotToken == "" || sc.SigningSecret == "" {
+		return nil, errors.New("slack: bot_token and signing_secret are required")
+	}
+	if sc.APIURL == "" {
+		sc.APIURL = "https://slack.com/api"
+	}
+	u, err := url.Parse(sc.APIURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("slack: api_url %q is not an http(s) URL", sc.APIURL)
+	}
+	for _, team := range cfg.Teams {
+		if sc.Channels[team] == "" {
+			return nil, fmt.Errorf("slack.channels: no Slack channel for team %q", team)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = 30 * time.Second
+	}
+	return &Channel{
+		cfg:     sc,
+		api:     &api{base: trimSlash(sc.APIURL), token: sc.BotToken, hc: o.HTTPClient, maxRetryAfter: o.MaxRetryAfter, rateRetries: 3},
+		log:     o.Logger.With("channel", "slack"),
+		now:     o.Now,
+		workers: o.Workers,
+		apiURL:  u,
+		posted:  map[string]*postedQuestion{},
+		clicks:  make(chan click, 64),
+	}, nil
+}
+
+func trimSlash(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '/' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// Name implements [approverbot.Channel].
+func (c *Channel) Name() string { return "slack" }
+
+// Register implements [approverbot.HTTPChannel]: it serves POST
+// [InteractionsPath].
+func (c *Channel) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+InteractionsPath, c.serveInteraction)
+}
+
+// Run implements [approverbot.Channel]: it handles the clicks the
+// interactions endpoint accepted until ctx is done, then waits for the ones
+// in progress.
+func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
+	if r == nil {
+		return errors.New("slack: nil responder")
+	}
+	c.responder.Store(&responderBox{r})
+	c.running.Store(true)
+	defer c.running.Store(false)
+	var wg sync.WaitGroup
+	for range c.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case k := <-c.clicks:
+					c.handleClick(ctx, r, k)
+				}
+			}
+		}()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return nil
+}
+
+// CheckHealth implements [approverbot.Channel] with auth.test: the token is
+// valid and Slack is reachable.
+func (c *Channel) CheckHealth(ctx context.Context) error {
+	var resp authTestResp
+	return c.api.call(ctx, "auth.test", struct{}{}, &resp)
+}
+
+// Ask implements [approverbot.Channel]: it posts the question to its team's
+// channel, or updates the message already posted (a quorum approval was
+// counted).
+func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
+	channel := c.cfg.Channels[q.Team]
+	if channel == "" {
+		return fmt.Errorf("slack: no Slack channel for team %q", q.Team)
+	}
+	c.prune()
+	id := q.Request.RequestID
+	msg := postMessageReq{Channel: channel, Text: fallbackText(q), Blocks: questionBlocks(q, c.now())}
+	if p := c.lookup(id); p != nil {
+		msg.Channel, msg.TS = p.channel, p.ts
+		err := c.api.call(ctx, "chat.update", msg, &postMessageResp{})
+		var ae *APIError
+		switch {
+		case err == nil:
+			c.store(id, &postedQuestion{channel: p.channel, ts: p.ts, q: q})
+			return nil
+		case errors.As(err, &ae) && ae.Code == "message_not_found":
+			// Someone deleted the message: post it again below.
+			msg.TS = ""
+			msg.Channel = channel
+		default:
+			return err
+		}
+	}
+	no := false
+	msg.UnfurlLinks, msg.UnfurlMedia = &no, &no
+	var resp postMessageResp
+	if err := c.api.call(ctx, "chat.postMessage", msg, &resp); err != nil {
+		return err
+	}
+	c.store(id, &postedQuestion{channel: resp.Channel, ts: resp.TS, q: q})
+	c.log.Debug("question posted", "request_id", id, "team", q.Team, "ts", resp.TS)
+	return nil
+}
+
+// Resolve implements [approverbot.Channel]: it replaces the question's
+// buttons with the outcome. A question this run never posted has no
+// message to update.
+func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
+	p := c.lookup(r.RequestID)
+	if p == nil {
+		return nil
+	}
+	if err := c.showSettled(ctx, p.channel, p.ts, p.q, r); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.posted[r.RequestID] == p {
+		delete(c.posted, r.RequestID)
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// showSettled updates a message to show the outcome, without buttons.
+func (c *Channel) showSettled(ctx context.Context, channel, ts string, q approverbot.Question, r messages.Resolved) error {
+	msg := postMessageReq{Channel: channel, TS: ts, Text: settledText(q, r), Blocks: settledBlocks(q, r)}
+	return c.api.call(ctx, "chat.update", msg, &postMessageResp{})
+}
+
+func (c *Channel) lookup(id string) *postedQuestion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.posted[id]
+}
+
+func (c *Channel) store(id string, p *postedQuestion) {
+	c.mu.Lock()
+	c.posted[id] = p
+	c.mu.Unlock()
+}
+
+// forgetAfter is how long past its expiry a question's message is
+// remembered when its resolution never arrived.
+const forgetAfter = time.Hour
+
+// prune forgets messages of questions long past their expiry.
+func (c *Channel) prune() {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, p := range c.posted {
+		if !p.q.ExpiresAt.IsZero() && now.Sub(p.q.ExpiresAt) > forgetAfter {
+			delete(c.posted, id)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// maxInteractionBytes bounds an interaction request. A block_actions
+// payload embeds the whole message, which Slack bounds well below this.
+const maxInteractionBytes = 1 << 20
+
+// respondTimeout bounds one click's round trip to the brokers.
+const respondTimeout = 30 * time.Second
+
+// click is a verified button click, queued for a worker.
+type click struct {
+	user        string // Slack user id
+	action      string
+	requestID   string
+	responseURL string
+	channel     string // the message's channel
+	ts          string // the message's ts
+}
+
+// interactionPayload is the part of a block_actions payload the channel
+// reads (https://docs.slack.dev/reference/interaction-payloads/block_actions-payload).
+type interactionPayload struct {
+	Type string `json:"type"`
+	User struct {
+		ID string `json:"id"`
+	} `json:"user"`
+	Container struct {
+		Type      string `json:"type"`
+		MessageTS string `json:"message_ts"`
+		ChannelID string `json:"channel_id"`
+	} `json:"container"`
+	Channel struct {
+		ID string `json:"id"`
+	} `json:"channel"`
+	Message *struct {
+		TS string `json:"ts"`
+	} `json:"message"`
+	ResponseURL string `json:"response_url"`
+	Actions     []struct {
+		Type     string `json:"type"`
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+	} `json:"actions"`
+}
+
+// serveInteraction takes one interaction request: it authenticates it,
+// parses it, queues the click and acknowledges at once (Slack wants an
+// answer within 3 seconds; the brokers may take longer).
+func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("slack interaction: body larger than %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "slack interaction: cannot read body", http.StatusBadRequest)
+		return
+	}
+	if err := Verify(c.cfg.SigningSecret, r.Header, body, c.now()); err != nil {
+		c.log.Warn("refused an unauthenticated interaction request", "err", err, "remote", r.RemoteAddr)
+		http.Error(w, "slack interaction: "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	k, err := parseInteraction(body)
+	if err != nil {
+		c.log.Warn("refused a garbled interaction", "err", err)
+		http.Error(w, "slack interaction: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !c.running.Load() {
+		http.Error(w, "slack interaction: the approver bot is starting; try again", http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case c.clicks <- k:
+		w.WriteHeader(http.StatusOK)
+	default:
+		http.Error(w, "slack interaction: too many clicks in progress; try again", http.StatusServiceUnavailable)
+	}
+}
+
+// parseInteraction reads a block_actions click out of a request body.
+func parseInteraction(body []byte) (click, error) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return click{}, fmt.Errorf("body is not application/x-www-form-urlencoded: %v", err)
+	}
+	raw := form.Get("payload")
+	if raw == "" {
+		return click{}, errors.New("body has no payload field")
+	}
+	var p interactionPayload
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return click{}, fmt.Errorf("payload is not valid JSON: %v", err)
+	}
+	if p.Type != "block_actions" {
+		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions", p.Type)
+	}
+	if len(p.Actions) == 0 {
+		return click{}, errors.New("block_actions payload has no action")
+	}
+	if err := messages.ValidateToken("user.id", p.User.ID); err != nil {
+		return click{}, fmt.Errorf("block_actions payload: %v", err)
+	}
+	a := p.Actions[0]
+	switch a.ActionID {
+	case actionApprove, actionSession, actionAlways, actionDeny, actionDenyStop:
+	default:
+		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", clip(a.ActionID, 64))
+	}
+	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
+		return click{}, fmt.Errorf("block_actions payload: %v", err)
+	}
+	k := click{user: p.User.ID, action: a.ActionID, requestID: a.Value, responseURL: p.ResponseURL,
+		channel: p.Container.ChannelID, ts: p.Container.MessageTS}
+	if k.channel == "" {
+		k.channel = p.Channel.ID
+	}
+	if k.ts == "" && p.Message != nil {
+		k.ts = p.Message.TS
+	}
+	return k, nil
+}
+
+// handleClick answers one click: it maps the Slack user to an approver,
+// sends the answer and tells the user what came of it.
+func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k click) {
+	log := c.log.With("request_id", k.requestID, "slack_user", k.user, "action", k.action)
+	appr, ok := r.Approver("slack", k.user)
+	if !ok {
+		log.Warn("click from a Slack user that is not a configured approver")
+		c.tell(ctx, k, "You are not a configured approver (Slack user "+k.user+"): nothing was sent. "+
+			"Ask an admin to map your Slack user to an approver in the bot's config.")
+		return
+	}
+	ans := approverbot.Answer{RequestID: k.requestID, Approver: appr.ID, Channel: "slack", Device: "slack user " + k.user}
+	switch k.action {
+	case actionApprove:
+		ans.Approved, ans.Scope = true, messages.ScopeOnce
+	case actionSession:
+		ans.Approved, ans.Scope = true, messages.ScopeSession
+	case actionAlways:
+		ans.Approved, ans.Scope = true, messages.ScopeAlways
+		if q, ok := r.Lookup(k.requestID); ok && q.Always != nil && q.Always.Scope != "" {
+			ans.Scope = q.Always.Scope
+		}
+	case actionDeny:
+		ans.RejectMode = messages.RejectSoft
+	case actionDenyStop:
+		ans.RejectMode = messages.RejectHard
+	}
+	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
+	rep, err := r.Respond(rctx, ans)
+	cancel()
+	if err != nil {
+		log.Warn("answer not sent", "err", err)
+		c.tell(ctx, k, approverbot.NotSentText(err))
+		return
+	}
+	log.Info("answer sent", "approver", appr.ID, "applied", rep.Applied, "state", rep.State)
+	c.tell(ctx, k, approverbot.ReplyText(rep))
+	if !rep.Applied && rep.Decision != nil && rep.State.Final() && k.channel != "" && k.ts != "" {
+		// Settled elsewhere: make sure this message shows it, even if the
+		// resolution never reached this bot.
+		q, _ := r.Lookup(k.requestID)
+		q.Request.RequestID = k.requestID
+		res := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: k.requestID, Team: q.Team, State: rep.State, Decision: *rep.Decision}
+		if err := c.showSettled(ctx, k.channel, k.ts, q, res); err != nil {
+			log.Warn("could not update the settled question's message", "err", err)
+		}
+	}
+}
+
+// responseMessage is what the channel posts to a response_url.
+type responseMessage struct {
+	ResponseType    string `json:"response_type"`
+	ReplaceOriginal bool   `json:"replace_original"`
+	Text            string `json:"text"`
+}
+
+// tell shows text to the clicking user only: through the payload's
+// response_url, else as an ephemeral message.
+func (c *Channel) tell(ctx context.Context, k click, text string) {
+	text = escapeMrkdwn(text)
+	if k.responseURL != "" {
+		if !c.responseURLAllowed(k.responseURL) {
+			c.log.Warn("ignoring a response_url outside Slack", "request_id", k.requestID)
+		} else {
+			err := c.api.postResponseURL(ctx, k.responseURL, responseMessage{ResponseType: "ephemeral", Text: text})
+			if err == nil {
+				return
+			}
+			c.log.Warn("response_url failed; trying an ephemeral message", "request_id", k.requestID, "err", err)
+		}
+	}
+	if k.channel == "" {
+		return
+	}
+	if err := c.api.call(ctx, "chat.postEphemeral", ephemeralReq{Channel: k.channel, User: k.user, Text: text}, nil); err != nil {
+		c.log.Warn("could not tell the user", "request_id", k.requestID, "err", err)
+	}
+}
+
+// responseURLAllowed says whether the channel may post to u: Slack's own
+// hosts over HTTPS, or the host of the configured API URL (a Slack-
+// compatible gateway, or a test server). A signed payload is trusted, but
+// the bot still never posts where Slack would not send it.
+func (c *Channel) responseURLAllowed(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Scheme == c.apiURL.Scheme && u.Host == c.apiURL.Host {
+		return true
+	}
+	host := u.Hostname()
+	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com") ||
+		host == "slack-gov.com" || strings.HasSuffix(host, ".slack-gov.com"))
+}

@@ -1,0 +1,122 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// respondTimeout bounds one tap's round trip to the brokers.
+const respondTimeout = 30 * time.Second
+
+// errGarbled is callback data this bot did not make.
+var errGarbled = errors.New("not a Signoff button")
+
+// parseData splits callback data "<action>:<handle>".
+func parseData(data string) (byte, string, error) {
+	if len(data) < 3 || data[1] != ':' {
+		return 0, "", errGarbled
+	}
+	switch data[0] {
+	case tapApprove, tapSession, tapAlways, tapDeny, tapDenyStop:
+		return data[0], data[2:], nil
+	}
+	return 0, "", errGarbled
+}
+
+// handleTap answers one callback query: it maps the Telegram user to an
+// approver, sends the answer and tells the user what came of it. Every
+// query is answered (Telegram shows a spinner until then).
+func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq callbackQuery) {
+	log := c.log.With("telegram_user", cq.From.ID)
+	action, short, err := parseData(cq.Data)
+	if err != nil {
+		log.Warn("tap with garbled callback data", "data_bytes", len(cq.Data))
+		c.answer(ctx, cq.ID, "This button is not understood ("+err.Error()+"): nothing was sent.", true)
+		return
+	}
+	c.mu.Lock()
+	s := c.byShort[short]
+	var q approverbot.Question
+	var chatID int64
+	var html string
+	if s != nil {
+		q, chatID, html = s.q, s.chatID, s.html
+	}
+	c.mu.Unlock()
+	if s == nil {
+		log.Warn("tap on a question this run does not know")
+		c.answer(ctx, cq.ID, "This button belongs to a question the bot no longer knows (sent by an earlier run, or settled long ago): nothing was sent.", true)
+		return
+	}
+	id := q.Request.RequestID
+	log = log.With("request_id", id)
+	if cq.Message != nil && cq.Message.Chat.ID != chatID {
+		log.Warn("tap from another chat than the question's")
+		c.answer(ctx, cq.ID, "This button does not belong to this chat: nothing was sent.", true)
+		return
+	}
+	appr, ok := r.Approver("telegram", strconv.FormatInt(cq.From.ID, 10))
+	if !ok {
+		log.Warn("tap from a Telegram user that is not a configured approver")
+		c.answer(ctx, cq.ID, fmt.Sprintf("You are not a configured approver (Telegram user %d): nothing was sent.", cq.From.ID), true)
+		return
+	}
+	ans := approverbot.Answer{RequestID: id, Approver: appr.ID, Channel: "telegram", Device: "telegram user " + strconv.FormatInt(cq.From.ID, 10)}
+	switch action {
+	case tapApprove:
+		ans.Approved, ans.Scope = true, messages.ScopeOnce
+	case tapSession:
+		ans.Approved, ans.Scope = true, messages.ScopeSession
+	case tapAlways:
+		ans.Approved, ans.Scope = true, messages.ScopeAlways
+		if q.Always != nil && q.Always.Scope != "" {
+			ans.Scope = q.Always.Scope
+		}
+	case tapDeny:
+		ans.RejectMode = messages.RejectSoft
+	case tapDenyStop:
+		ans.RejectMode = messages.RejectHard
+	}
+	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
+	rep, err := r.Respond(rctx, ans)
+	cancel()
+	if err != nil {
+		log.Warn("answer not sent", "err", err)
+		c.answer(ctx, cq.ID, approverbot.NotSentText(err), true)
+		return
+	}
+	log.Info("answer sent", "approver", appr.ID, "applied", rep.Applied, "state", rep.State)
+	c.answer(ctx, cq.ID, approverbot.ReplyText(rep), !rep.Applied)
+	if !rep.Applied && rep.Decision != nil && rep.State.Final() && cq.Message != nil {
+		// Settled elsewhere: make sure this message shows it, even if the
+		// resolution never reached this bot.
+		res := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: id, Team: q.Team, State: rep.State, Decision: *rep.Decision}
+		ectx, cancel := context.WithTimeout(ctx, callTimeout)
+		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, res)
+		cancel()
+		if err != nil {
+			log.Warn("could not update the settled question's message", "err", err)
+		}
+		c.update(s, func(s *sent) {
+			if s.settled.IsZero() {
+				s.settled = c.now()
+			}
+		})
+	}
+}
+
+// answer answers a callback query with text (an alert when alert is set).
+func (c *Channel) answer(ctx context.Context, id, text string, alert bool) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	err := c.api.call(ctx, "answerCallbackQuery", answerCallbackQueryParams{CallbackQueryID: id, Text: clip(text, maxAnswerChars), ShowAlert: alert}, nil)
+	if err != nil {
+		c.log.Warn("could not answer a tap", "err", err)
+	}
+}

@@ -1,0 +1,374 @@
+package telegram
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// callTimeout bounds one Bot API call other than the long poll.
+const callTimeout = 30 * time.Second
+
+// Options are the optional parts of a [Channel].
+type Options struct {
+	// Logger receives the channel's logs (default slog.Default()).
+	Logger *slog.Logger
+	// HTTPClient calls the Bot API (default: a plain client; each call has
+	// its own deadline).
+	HTTPClient *http.Client
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Workers is how many taps are handled at once (default 4).
+	Workers int
+	// MaxRetryAfter is the longest retry_after one call sits out (default
+	// 30 s); longer ones fail the call and the bot retries later.
+	MaxRetryAfter time.Duration
+	// MinBackoff and MaxBackoff bound the wait between failed polls
+	// (default 500 ms and 30 s).
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Channel is the Telegram channel. Create it with [New]; it implements
+// [approverbot.Channel].
+type Channel struct {
+	cfg     approverbot.TelegramConfig
+	api     *api
+	log     *slog.Logger
+	now     func() time.Time
+	workers int
+	minBack time.Duration
+	maxBack time.Duration
+
+	// epoch makes this run's handles differ from an earlier run's, so a
+	// button of an old message is refused instead of misread.
+	epoch string
+
+	mu      sync.Mutex
+	seq     uint64
+	byID    map[string]*sent
+	byShort map[string]*sent
+}
+
+// sent is a question's message in Telegram.
+type sent struct {
+	short   string
+	chatID  int64
+	msgID   int64 // 0 until sent
+	q       approverbot.Question
+	html    string    // the question as rendered, for the settled edit
+	settled time.Time // zero while open
+}
+
+var _ approverbot.Channel = (*Channel)(nil)
+
+// New returns the Telegram channel of cfg (cfg.Telegram must be set).
+func New(cfg *approverbot.Config, o Options) (*Channel, error) {
+	if cfg == nil || cfg.Telegram == nil {
+		return nil, errors.New("telegram: not configured (no telegram section)")
+	}
+	tc := *cfg.Telegram
+	if tc.Token == "" {
+		return nil, errors.New("telegram: token is required")
+	}
+	if tc.APIURL == "" {
+		tc.APIURL = "https://api.telegram.org"
+	}
+	if u, err := url.Parse(tc.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("telegram: api_url %q is not an http(s) URL", tc.APIURL)
+	}
+	for _, team := range cfg.Teams {
+		if tc.Chats[team] == 0 {
+			return nil, fmt.Errorf("telegram.chats: no Telegram chat for team %q", team)
+		}
+	}
+	if tc.PollTimeout <= 0 {
+		tc.PollTimeout = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = 30 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 500 * time.Millisecond
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = max(30*time.Second, o.MinBackoff)
+	}
+	var e [3]byte
+	_, _ = crand.Read(e[:])
+	base := tc.APIURL
+	for len(base) > 0 && base[len(base)-1] == '/' {
+		base = base[:len(base)-1]
+	}
+	return &Channel{
+		cfg:     tc,
+		api:     &api{base: base, token: tc.Token, hc: o.HTTPClient, maxRetryAfter: o.MaxRetryAfter, rateRetries: 3},
+		log:     o.Logger.With("channel", "telegram"),
+		now:     o.Now,
+		workers: o.Workers,
+		minBack: o.MinBackoff,
+		maxBack: o.MaxBackoff,
+		epoch:   hex.EncodeToString(e[:]),
+		byID:    map[string]*sent{},
+		byShort: map[string]*sent{},
+	}, nil
+}
+
+// Name implements [approverbot.Channel].
+func (c *Channel) Name() string { return "telegram" }
+
+// CheckHealth implements [approverbot.Channel] with getMe: the token is
+// valid and the Bot API is reachable.
+func (c *Channel) CheckHealth(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var me user
+	return c.api.call(ctx, "getMe", struct{}{}, &me)
+}
+
+// Run implements [approverbot.Channel]: it long-polls getUpdates for
+// callback queries until ctx is done, handing each to a worker; failed
+// polls are retried with backoff (or after the retry_after the Bot API
+// asks for).
+func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
+	if r == nil {
+		return errors.New("telegram: nil responder")
+	}
+	taps := make(chan callbackQuery)
+	var wg sync.WaitGroup
+	for range c.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case cq := <-taps:
+					c.handleTap(ctx, r, cq)
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+
+	var offset int64
+	failures := 0
+	for ctx.Err() == nil {
+		updates, err := c.getUpdates(ctx, offset)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failures++
+			wait := c.backoff(err, failures)
+			c.log.Warn("getUpdates failed; polling again later", "err", err, "retry_in", wait)
+			if sleep(ctx, wait) != nil {
+				break
+			}
+			continue
+		}
+		failures = 0
+		for _, u := range updates {
+			// Confirm every update, handled or not: one the bot cannot
+			// use must not come back forever.
+			offset = max(offset, u.UpdateID+1)
+			if u.CallbackQuery == nil {
+				continue
+			}
+			select {
+			case taps <- *u.CallbackQuery:
+			case <-ctx.Done():
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]update, error) {
+	secs := int(c.cfg.PollTimeout / time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+callTimeout)
+	defer cancel()
+	var updates []update
+	err := c.api.call(ctx, "getUpdates", getUpdatesParams{Offset: offset, Timeout: secs,
+		AllowedUpdates: []string{"callback_query"}}, &updates)
+	return updates, err
+}
+
+// backoff is the wait after the n-th failed poll in a row: what a 429
+// asks for, else exponential with jitter.
+func (c *Channel) backoff(err error, n int) time.Duration {
+	var ae *APIError
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		return ae.RetryAfter
+	}
+	d := c.minBack << min(n-1, 16)
+	if d > c.maxBack || d <= 0 {
+		d = c.maxBack
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// Ask implements [approverbot.Channel]: it sends the question to its
+// team's chat with the inline keyboard, or edits the message already sent
+// (a quorum approval was counted).
+func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
+	chatID := c.cfg.Chats[q.Team]
+	if chatID == 0 {
+		return fmt.Errorf("telegram: no Telegram chat for team %q", q.Team)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	c.prune()
+	s := c.entry(q, chatID)
+	html := renderQuestion(q, c.now())
+	kb := keyboard(s.short, q.Always != nil)
+	noPreview := &linkPreviewOptions{IsDisabled: true}
+	if msgID := c.messageOf(s); msgID != 0 {
+		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
+			ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}, nil)
+		switch {
+		case err == nil || notModified(err):
+			c.update(s, func(s *sent) { s.q, s.html = q, html })
+			return nil
+		case !messageGone(err):
+			return err
+		}
+		// The message was deleted: send it again.
+	}
+	var m message
+	if err := c.api.call(ctx, "sendMessage", sendMessageParams{ChatID: chatID, Text: html, ParseMode: "HTML",
+		ReplyMarkup: kb, LinkPreviewOptions: noPreview}, &m); err != nil {
+		return err
+	}
+	c.update(s, func(s *sent) { s.q, s.html, s.chatID, s.msgID = q, html, m.Chat.ID, m.MessageID })
+	c.log.Debug("question sent", "request_id", q.Request.RequestID, "team", q.Team, "message_id", m.MessageID)
+	return nil
+}
+
+// Resolve implements [approverbot.Channel]: it edits the question's
+// message to show the outcome, without the keyboard. A question this run
+// never sent has no message to edit.
+func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
+	c.mu.Lock()
+	s := c.byID[r.RequestID]
+	var chatID, msgID int64
+	var html string
+	if s != nil && s.settled.IsZero() {
+		chatID, msgID, html = s.chatID, s.msgID, s.html
+	}
+	c.mu.Unlock()
+	if msgID == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := c.showSettled(ctx, chatID, msgID, html, r); err != nil {
+		return err
+	}
+	c.update(s, func(s *sent) { s.settled = c.now() })
+	return nil
+}
+
+// showSettled edits a message into its settled form.
+func (c *Channel) showSettled(ctx context.Context, chatID, msgID int64, html string, r messages.Resolved) error {
+	err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: chatID, MessageID: msgID,
+		Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}, nil)
+	if err == nil || notModified(err) || messageGone(err) {
+		return nil
+	}
+	return err
+}
+
+// The callback data actions.
+const (
+	tapApprove  = 'a'
+	tapSession  = 's'
+	tapAlways   = 'w'
+	tapDeny     = 'd'
+	tapDenyStop = 'x'
+)
+
+// keyboard is a question's inline keyboard; the Always button only when
+// the question offers it.
+func keyboard(short string, always bool) *inlineKeyboard {
+	b := func(label string, action byte) inlineButton {
+		return inlineButton{Text: label, CallbackData: string(action) + ":" + short}
+	}
+	row1 := []inlineButton{b("✅ Approve", tapApprove), b("🕒 Session", tapSession)}
+	if always {
+		row1 = append(row1, b("♾ Always", tapAlways))
+	}
+	return &inlineKeyboard{InlineKeyboard: [][]inlineButton{row1, {b("❌ Deny", tapDeny), b("⛔ Deny & stop", tapDenyStop)}}}
+}
+
+// entry returns the question's record, creating it (with a new handle)
+// for a question not sent yet.
+func (c *Channel) entry(q approverbot.Question, chatID int64) *sent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.byID[q.Request.RequestID]; s != nil {
+		return s
+	}
+	c.seq++
+	s := &sent{short: c.epoch + strconv.FormatUint(c.seq, 36), chatID: chatID, q: q}
+	c.byID[q.Request.RequestID] = s
+	c.byShort[s.short] = s
+	return s
+}
+
+func (c *Channel) messageOf(s *sent) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return s.msgID
+}
+
+func (c *Channel) update(s *sent, f func(*sent)) {
+	c.mu.Lock()
+	f(s)
+	c.mu.Unlock()
+}
+
+// Settled questions are remembered for a while, so a late tap gets
+// "already decided by …"; open ones whose resolution never came are
+// forgotten long after their expiry.
+const (
+	keepSettled = time.Hour
+	keepExpired = time.Hour
+)
+
+func (c *Channel) prune() {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, s := range c.byID {
+		if (!s.settled.IsZero() && now.Sub(s.settled) > keepSettled) ||
+			(s.settled.IsZero() && !s.q.ExpiresAt.IsZero() && now.Sub(s.q.ExpiresAt) > keepExpired) {
+			delete(c.byID, id)
+			delete(c.byShort, s.short)
+		}
+	}
+}

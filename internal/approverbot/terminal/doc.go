@@ -1,0 +1,30 @@
+// Package terminal provides the approver bot's terminal channel: one
+// operator answers questions at an interactive prompt.
+//
+// Questions are shown as they arrive and prompted one at a time, oldest
+// first. The prompt takes one key:
+//
+//	y  approve once
+//	s  approve for the session
+//	a  approve always (shown with exactly what it grants; absent when the
+//	   question offers no Always)
+//	n  reject (soft): the agent skips the call and goes on; asks for feedback
+//	x  reject and stop (hard): the agent ends its turn; asks for feedback
+//	k  skip: move on, the question comes back after the others
+//	?  help
+//
+// When the input is a terminal it is put in raw mode (a key needs no Enter)
+// and restored when [Channel.Run] returns; otherwise each key is read as a
+// line (a key followed by Enter), which is how a pipe or a script answers.
+// Colours are used only when the output is a terminal and NO_COLOR is unset.
+//
+// Every answer, and every question settled elsewhere, prints one log line:
+//
+//	✓ bash approved (session)
+//	✗ bash rejected: Use yarn
+//	⏭ bash decided by alice via web (approved)
+//
+// Text that comes from agents (arguments, descriptions, tool names) is
+// printed with control and bidi characters escaped, so a request cannot move
+// the cursor, recolour or rewrite the prompt.
+package terminal

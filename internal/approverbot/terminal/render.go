@@ -1,0 +1,499 @@
+package terminal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Limits that keep one question on a screen. Shell commands are never cut:
+// their sub-commands are what the operator judges.
+const (
+	maxValueLines = 30 // lines of one multi-line argument value
+	maxBatchShown = 5  // batch_remaining items listed
+	maxSummary    = 80 // runes of a one-line argument summary
+)
+
+// style colours text when enabled.
+type style struct{ on bool }
+
+func (s style) wrap(code, text string) string {
+	if !s.on || text == "" {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+func (s style) bold(t string) string   { return s.wrap("1", t) }
+func (s style) dim(t string) string    { return s.wrap("2", t) }
+func (s style) red(t string) string    { return s.wrap("31", t) }
+func (s style) green(t string) string  { return s.wrap("32", t) }
+func (s style) yellow(t string) string { return s.wrap("33", t) }
+func (s style) cyan(t string) string   { return s.wrap("36", t) }
+
+// clean makes text from the wire safe to print: control characters (other
+// than newline and tab when multiline), C1 controls and bidi formatting
+// characters are shown escaped, invalid UTF-8 as \xNN. A hostile request
+// cannot emit escape sequences or reorder what the operator reads.
+func clean(s string, multiline bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case multiline && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// line is clean for single-line text.
+func line(s string) string { return clean(s, false) }
+
+// toolOf names a question's tool for log lines.
+func toolOf(q approverbot.Question, r *messages.Resolved) string {
+	switch {
+	case q.Request.Tool != "":
+		return line(q.Request.Tool)
+	case r != nil && r.Decision.Tool != "":
+		return line(r.Decision.Tool)
+	case q.Request.RequestID != "":
+		return "request " + line(q.Request.RequestID)
+	}
+	return "question"
+}
+
+// field is one argument of a tool call, in the order the agent sent them.
+type field struct {
+	key   string
+	value json.RawMessage
+}
+
+// fields decodes a JSON object keeping its key order; anything else is one
+// field with an empty key.
+func fields(raw json.RawMessage) []field {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return []field{{value: raw}}
+	}
+	var out []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return []field{{value: raw}}
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return []field{{value: raw}}
+		}
+		out = append(out, field{key: key, value: v})
+	}
+	return out
+}
+
+// valueText renders one argument value: strings unquoted, everything else
+// as compact JSON.
+func valueText(v json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return string(v)
+	}
+	return buf.String()
+}
+
+// summary renders a tool call on one line (for batch_remaining): the
+// command, path or pattern when there is one, else compact arguments.
+func summary(tool string, args json.RawMessage) string {
+	fs := fields(args)
+	var text string
+	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
+		for _, f := range fs {
+			if f.key == key {
+				text = valueText(f.value)
+				break
+			}
+		}
+		if text != "" {
+			break
+		}
+	}
+	if text == "" && len(fs) > 0 {
+		text = valueText(args)
+	}
+	text = line(text)
+	if utf8.RuneCountInString(text) > maxSummary {
+		text = string([]rune(text)[:maxSummary-1]) + "…"
+	}
+	if text == "" {
+		return line(tool)
+	}
+	return line(tool) + " " + text
+}
+
+// alwaysScope is the scope an Always answer sends.
+func alwaysScope(g *messages.AlwaysGrant) messages.Scope {
+	if g.Scope == "" {
+		return messages.ScopeAlways
+	}
+	return g.Scope
+}
+
+// grantText says exactly what an Always answer would grant.
+func grantText(q approverbot.Question) string {
+	g := q.Always
+	tool := g.Tool
+	if tool == "" {
+		tool = q.Request.Tool
+	}
+	var what string
+	if len(g.Patterns) == 0 {
+		what = "every " + line(tool) + " call"
+	} else {
+		ps := make([]string, len(g.Patterns))
+		for i, p := range g.Patterns {
+			ps[i] = line(tool) + "(" + line(p) + ")"
+		}
+		what = strings.Join(ps, ", ")
+	}
+	if q.Request.AgentID != "" {
+		what += " for agent " + line(q.Request.AgentID)
+	}
+	return what
+}
+
+// grantShort is grantText without the agent, for the prompt line.
+func grantShort(q approverbot.Question) string {
+	g := q.Always
+	tool := g.Tool
+	if tool == "" {
+		tool = q.Request.Tool
+	}
+	if len(g.Patterns) == 0 {
+		return "every " + line(tool) + " call"
+	}
+	ps := make([]string, len(g.Patterns))
+	for i, p := range g.Patterns {
+		ps[i] = line(tool) + "(" + line(p) + ")"
+	}
+	return strings.Join(ps, ", ")
+}
+
+// timeLeft renders the time until expiry, to the second.
+func timeLeft(exp, now time.Time) string {
+	if exp.IsZero() {
+		return ""
+	}
+	d := exp.Sub(now).Round(time.Second)
+	if d <= 0 {
+		return "expired (the reaper settles it shortly)"
+	}
+	return d.String()
+}
+
+// approvalsText renders the quorum state ("" for single-approval questions
+// nobody has approved yet).
+func approvalsText(q approverbot.Question) string {
+	need := q.Approvals()
+	if need <= 1 && len(q.ApprovalsSoFar) == 0 {
+		return ""
+	}
+	s := strconv.Itoa(len(q.ApprovalsSoFar)) + " of " + strconv.Itoa(need)
+	if len(q.ApprovalsSoFar) > 0 {
+		who := make([]string, len(q.ApprovalsSoFar))
+		for i, id := range q.ApprovalsSoFar {
+			who[i] = line(id)
+		}
+		s += " so far: " + strings.Join(who, ", ")
+	} else {
+		s += " needed, none yet"
+	}
+	return s
+}
+
+// verdictGlyph marks a sub-command's verdict.
+func verdictGlyph(st style, action string) string {
+	switch action {
+	case "allow":
+		return st.green("✓")
+	case "deny":
+		return st.red("✗")
+	}
+	return st.yellow("?")
+}
+
+// renderQuestion writes the full view of a question: everything an operator
+// needs to judge it. waiting is how many other questions are queued.
+func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int) string {
+	var b strings.Builder
+	head := "▶ " + st.bold(line(q.Request.Tool)) + "  team " + line(q.Team)
+	if waiting > 0 {
+		head += st.dim(fmt.Sprintf("  (%d more waiting)", waiting))
+	}
+	b.WriteString(head + "\n")
+
+	row := func(label, text string) {
+		if text == "" {
+			return
+		}
+		pad := strings.Repeat(" ", 12-utf8.RuneCountInString(label))
+		first, rest, _ := strings.Cut(text, "\n")
+		b.WriteString("  " + st.dim(label) + pad + first + "\n")
+		if rest != "" {
+			for _, l := range strings.Split(rest, "\n") {
+				b.WriteString(strings.Repeat(" ", 14) + l + "\n")
+			}
+		}
+	}
+
+	from := "session " + line(q.Request.SessionID)
+	if q.Request.AgentID != "" {
+		from += ", agent " + line(q.Request.AgentID)
+	}
+	if q.Request.AgentType != "" {
+		from += " (" + line(q.Request.AgentType) + ")"
+	}
+	if q.Request.RequestedBy != "" {
+		from += ", for " + line(q.Request.RequestedBy)
+	}
+	row("request", line(q.Request.RequestID)+"  "+st.dim(from))
+	row("arguments", argumentsText(q.Request.Arguments))
+	row("says", clean(q.Request.Description, true))
+	if len(q.Risk.Subcommands) > 0 {
+		var sb strings.Builder
+		for i, v := range q.Risk.Subcommands {
+			if i > 0 {
+				sb.WriteString("\n")
+			}
+			cmd := v.Command
+			if cmd == "" {
+				cmd = strings.Join(v.Words, " ")
+			}
+			if v.Kind == "redirect" {
+				cmd = "write " + cmd
+			}
+			sb.WriteString(verdictGlyph(st, v.Action) + " " + line(cmd) + "  " + st.dim(line(v.Action)))
+			if v.Reason != "" && v.Reason != q.Risk.Reason {
+				sb.WriteString(st.dim(": " + line(v.Reason)))
+			}
+			if v.Rule != "" {
+				sb.WriteString(st.dim(" [" + line(v.Rule) + "]"))
+			}
+		}
+		row("commands", sb.String())
+	}
+	why := line(q.Risk.Reason)
+	if q.Risk.Rule != "" {
+		why += st.dim(" [rule " + line(q.Risk.Rule) + "]")
+	}
+	if q.Risk.Tier != "" {
+		why += st.dim(" (tier " + line(q.Risk.Tier) + ")")
+	}
+	row("why", strings.TrimSpace(why))
+	if q.Risk.SafetyOverride != "" {
+		row("safety", st.yellow("⚠ "+line(q.Risk.SafetyOverride)))
+	}
+	if n := len(q.BatchRemaining); n > 0 {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%d more call(s) in this batch after this one:", n)
+		for i, it := range q.BatchRemaining {
+			if i == maxBatchShown {
+				fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
+				break
+			}
+			sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + summary(it.Tool, it.Arguments))
+		}
+		row("next", sb.String())
+	}
+	row("time left", timeLeft(q.ExpiresAt, now))
+	row("approvals", approvalsText(q))
+	if q.Always != nil {
+		row("always", "would grant "+grantText(q))
+	} else {
+		row("always", st.dim("not offered for this call"))
+	}
+	return b.String()
+}
+
+// argumentsText renders a call's arguments one per line, multi-line values
+// indented below their key.
+func argumentsText(raw json.RawMessage) string {
+	fs := fields(raw)
+	if len(fs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		v := valueText(f.value)
+		if f.key != "" {
+			b.WriteString(line(f.key) + ": ")
+		}
+		if !strings.Contains(v, "\n") {
+			b.WriteString(line(v))
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(v, "\n"), "\n")
+		fmt.Fprintf(&b, "(%d lines)", len(lines))
+		for j, l := range lines {
+			if j == maxValueLines {
+				fmt.Fprintf(&b, "\n  … %d more lines", len(lines)-maxValueLines)
+				break
+			}
+			b.WriteString("\n  " + clean(l, true))
+		}
+	}
+	return b.String()
+}
+
+// promptText is the one-key prompt for q.
+func promptText(st style, q approverbot.Question) string {
+	keys := []string{st.bold("[y]") + " once", st.bold("[s]") + " session"}
+	if q.Always != nil {
+		keys = append(keys, st.bold("[a]")+" always "+grantShort(q))
+	}
+	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop", st.bold("[k]")+" skip", st.bold("[?]")+" help")
+	return strings.Join(keys, "  ") + " › "
+}
+
+// helpText explains the keys for q.
+func helpText(q approverbot.Question) string {
+	var b strings.Builder
+	b.WriteString("  y  approve this call once\n")
+	fmt.Fprintf(&b, "  s  approve every %s call of session %s from now on\n", line(q.Request.Tool), line(q.Request.SessionID))
+	if q.Always != nil {
+		fmt.Fprintf(&b, "  a  approve always: %s (stored until revoked)\n", grantText(q))
+	} else {
+		b.WriteString("  a  (not offered: this call cannot be approved always)\n")
+	}
+	b.WriteString("  n  reject (soft): the agent skips this call and goes on; you may give feedback\n")
+	b.WriteString("  x  reject and stop (hard): the agent skips the rest of its turn; you may give feedback\n")
+	b.WriteString("  k  skip: leave it for now; it comes back after the other questions\n")
+	b.WriteString("  ?  this help\n")
+	b.WriteString("  Feedback is one line: Enter sends it (empty is fine), Esc goes back to the keys.\n")
+	return b.String()
+}
+
+// answeredLine is the log line of an answer this terminal sent and the
+// brokers applied.
+func answeredLine(st style, tool string, a approverbot.Answer, grant string) string {
+	if a.Approved {
+		scope := string(a.Scope)
+		if a.Scope == messages.ScopeAlways || a.Scope == messages.ScopeAlwaysPrefix {
+			scope = "always: " + grant
+		}
+		return st.green("✓") + " " + tool + " approved (" + scope + ")"
+	}
+	s := st.red("✗") + " " + tool + " rejected"
+	if a.RejectMode == messages.RejectHard {
+		s += " (stop)"
+	}
+	if a.Feedback != "" {
+		s += ": " + line(a.Feedback)
+	}
+	return s
+}
+
+// deciderName names who settled a question.
+func deciderName(d messages.Decider) string {
+	switch {
+	case d.Display != "":
+		return line(d.Display)
+	case d.ID != "":
+		return line(d.ID)
+	case d.Kind == messages.DeciderReaper:
+		return "the reaper"
+	case d.Kind == messages.DeciderAgent:
+		return "the agent"
+	case d.Kind != "":
+		return line(string(d.Kind))
+	}
+	return "another device"
+}
+
+// settledText says how a question was settled: "alice via web (approved)".
+func settledText(state messages.State, d messages.Decision) string {
+	s := deciderName(d.DecidedBy)
+	if d.DecidedBy.Channel != "" {
+		s += " via " + line(d.DecidedBy.Channel)
+	}
+	what := string(state)
+	if what == "" {
+		switch d.Outcome {
+		case messages.OutcomeAllow:
+			what = "approved"
+		case messages.OutcomeDeny:
+			what = "rejected"
+		default:
+			what = "settled"
+		}
+	}
+	detail := d.Feedback
+	if d.DecidedBy.Kind != messages.DeciderApprover {
+		detail = d.Reason
+	}
+	if detail != "" {
+		what += ": " + line(detail)
+	}
+	return s + " (" + what + ")"
+}
+
+// settledLine is the log line of a question settled elsewhere. The
+// resolution the bot makes up for a question settled while it was
+// disconnected has no decider; it is said plainly.
+func settledLine(st style, tool string, r messages.Resolved) string {
+	if r.State == "" && r.Decision.DecidedBy.Kind == "" {
+		s := st.cyan("⏭") + " " + tool + " settled elsewhere"
+		if r.Decision.Reason != "" {
+			s += " (" + line(r.Decision.Reason) + ")"
+		}
+		return s
+	}
+	return st.cyan("⏭") + " " + tool + " decided by " + settledText(r.State, r.Decision)
+}
+
+// notAppliedLine is the log line of an answer the brokers did not apply.
+func notAppliedLine(st style, tool string, rep messages.RespondReply) string {
+	s := st.yellow("!") + " " + tool + ": your answer was not applied: "
+	switch {
+	case rep.Decision != nil && rep.State.Final():
+		s += "already decided by " + settledText(rep.State, *rep.Decision)
+	case rep.Reason != "":
+		s += line(rep.Reason)
+	default:
+		s += "the brokers refused it (state " + line(string(rep.State)) + ")"
+	}
+	return s
+}

@@ -1,0 +1,285 @@
+package terminal
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+var now = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+
+// richQuestion has every part a question can show.
+func richQuestion() approverbot.Question {
+	return approverbot.Question{ApprovalNeeded: messages.ApprovalNeeded{
+		V: 1, Type: "approval_needed", Team: "oncall",
+		Request: messages.Request{RequestID: "r-1", SessionID: "s-1", AgentID: "pod-7", AgentType: "coder",
+			RequestedBy: "zoe", Tool: "bash", Description: "Deploy the API",
+			Arguments: json.RawMessage(`{"command":"make build && kubectl apply -f k8s/","timeout":30}`)},
+		Risk: messages.Risk{Tier: "exec", Rule: "bash(kubectl *)", Reason: "kubectl goes to oncall",
+			SafetyOverride: "writes outside the workspace",
+			Subcommands: []messages.Verdict{
+				{Command: "make build", Action: "allow", Rule: "bash(make build)"},
+				{Command: "kubectl apply -f k8s/", Action: "ask", Reason: "kubectl goes to oncall", Rule: "bash(kubectl *)"},
+				{Command: "/etc/hosts", Kind: "redirect", Action: "deny", Reason: "write to /etc"},
+			}},
+		BatchRemaining: []messages.BatchItem{
+			{Tool: "write", Arguments: json.RawMessage(`{"file_path":"notes.md","content":"x"}`)},
+			{Tool: "bash", Arguments: json.RawMessage(`{"command":"kubectl rollout status deploy/api"}`)},
+		},
+		ExpiresAt:         now.Add(4*time.Minute + 30*time.Second),
+		ApprovalsRequired: 2,
+		ApprovalsSoFar:    []string{"carol"},
+		Always:            &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"make build", "kubectl apply *"}},
+	}}
+}
+
+func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
+	got := renderQuestion(style{}, richQuestion(), now, 2)
+	for _, want := range []string{
+		"▶ bash  team oncall  (2 more waiting)",
+		"request     r-1  session s-1, agent pod-7 (coder), for zoe",
+		"arguments   command: make build && kubectl apply -f k8s/\n              timeout: 30",
+		"says        Deploy the API",
+		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask [bash(kubectl *)]\n              ✗ write /etc/hosts  deny: write to /etc",
+		"why         kubectl goes to oncall [rule bash(kubectl *)] (tier exec)",
+		"safety      ⚠ writes outside the workspace",
+		"next        2 more call(s) in this batch after this one:\n              1. write notes.md\n              2. bash kubectl rollout status deploy/api",
+		"time left   4m30s",
+		"approvals   1 of 2 so far: carol",
+		"always      would grant bash(make build), bash(kubectl apply *) for agent pod-7",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the question lacks %q; it reads:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("colours without a terminal:\n%q", got)
+	}
+}
+
+func TestRenderQuestionKeepsArgumentOrderAndBoundsLongValues(t *testing.T) {
+	q := richQuestion()
+	lines := strings.Repeat("line\n", maxValueLines+5)
+	args, _ := json.Marshal(map[string]string{"content": lines})
+	q.Request.Arguments = json.RawMessage(`{"z_path":"b.txt","a_mode":"0644",` + string(args[1:]))
+	got := renderQuestion(style{}, q, now, 0)
+	if i, j := strings.Index(got, "z_path"), strings.Index(got, "a_mode"); i < 0 || j < 0 || i > j {
+		t.Errorf("arguments not in the agent's order:\n%s", got)
+	}
+	if !strings.Contains(got, "content: (35 lines)") || !strings.Contains(got, "… 5 more lines") {
+		t.Errorf("a long value is not bounded with its size said:\n%s", got)
+	}
+}
+
+func TestCleanEscapesWhatCouldRewriteTheScreen(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		multiline bool
+		want      string
+	}{
+		{"plain text passes", "make deploy", false, "make deploy"},
+		{"an escape sequence is shown, not run", "ls \x1b[2J\x1b]0;pwned\a", false, `ls \x1b[2J\x1b]0;pwned\x07`},
+		{"a carriage return cannot overwrite the line", "rm -rf /\rls", false, `rm -rf /\rls`},
+		{"newlines are kept in multi-line text", "a\n\tb", true, "a\n\tb"},
+		{"newlines are escaped in one-line text", "a\nb", false, `a\nb`},
+		{"a bidi override is shown", "ls \u202egnp.exe", false, `ls \u202egnp.exe`},
+		{"C1 controls are shown", "x\u009bc", false, `x\u009bc`},
+		{"invalid UTF-8 is shown as bytes", "a\xffb", false, `a\xffb`},
+		{"DEL is shown", "a\x7fb", false, `a\x7fb`},
+		{"other scripts pass", "déployer 部署", false, "déployer 部署"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := clean(tt.in, tt.multiline); got != tt.want {
+				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHostileArgumentsCannotReachTheTerminal(t *testing.T) {
+	q := richQuestion()
+	q.Request.Tool = "bash\x1b[31m"
+	q.Request.Description = "ok\x1b[1A\x1b[2K✓ approved"
+	q.Request.Arguments = json.RawMessage(`{"command":"echo \u001b[2J","note\u001b":"\u009b"}`)
+	q.Risk.Subcommands[0].Command = "x\x1b]52;c;ZXZpbA==\a"
+	q.Always.Patterns = []string{"\x1b[8m"}
+	for name, s := range map[string]string{
+		"question": renderQuestion(style{}, q, now, 0),
+		"prompt":   promptText(style{}, q),
+		"help":     helpText(q),
+	} {
+		if strings.ContainsAny(s, "\x1b\a\u009b") {
+			t.Errorf("the %s passes control characters through:\n%q", name, s)
+		}
+	}
+}
+
+func TestPromptOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
+	q := richQuestion()
+	if got := promptText(style{}, q); !strings.Contains(got, "[a] always bash(make build), bash(kubectl apply *)") {
+		t.Errorf("prompt %q does not say what Always grants", got)
+	}
+	q.Always = nil
+	got := promptText(style{}, q)
+	if strings.Contains(got, "[a]") {
+		t.Errorf("prompt %q offers Always on a question without it", got)
+	}
+	for _, key := range []string{"[y]", "[s]", "[n]", "[x]", "[k]", "[?]"} {
+		if !strings.Contains(got, key) {
+			t.Errorf("prompt %q lacks %s", got, key)
+		}
+	}
+	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "always      not offered for this call") {
+		t.Errorf("the question does not say Always is not offered:\n%s", r)
+	}
+}
+
+func TestGrantTextSaysExactlyWhatAlwaysGrants(t *testing.T) {
+	tests := []struct {
+		name  string
+		grant messages.AlwaysGrant
+		agent string
+		want  string
+	}{
+		{"patterns are shown as rules", messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}}, "pod-1", "bash(git push *) for agent pod-1"},
+		{"no patterns grant the whole tool", messages.AlwaysGrant{Tool: "write"}, "pod-1", "every write call for agent pod-1"},
+		{"the request's tool stands in for a missing one", messages.AlwaysGrant{}, "", "every edit call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := approverbot.Question{}
+			q.Request.Tool, q.Request.AgentID = "edit", tt.agent
+			g := tt.grant
+			q.Always = &g
+			if got := grantText(q); got != tt.want {
+				t.Errorf("grantText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogLinesMatchTheSeed(t *testing.T) {
+	st := style{}
+	approved := func(scope messages.Scope) approverbot.Answer {
+		return approverbot.Answer{Approved: true, Scope: scope}
+	}
+	rejected := func(mode messages.RejectMode, fb string) approverbot.Answer {
+		return approverbot.Answer{RejectMode: mode, Feedback: fb}
+	}
+	byApprover := func(id, display, channel string, state messages.State, feedback string) messages.Resolved {
+		return messages.Resolved{State: state, Decision: messages.Decision{Feedback: feedback,
+			DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: id, Display: display, Channel: channel}}}
+	}
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"approved for the session", answeredLine(st, "bash", approved(messages.ScopeSession), ""), "✓ bash approved (session)"},
+		{"approved once", answeredLine(st, "edit", approved(messages.ScopeOnce), ""), "✓ edit approved (once)"},
+		{"approved always names the grant", answeredLine(st, "bash", approved(messages.ScopeAlwaysPrefix), "bash(git push *)"), "✓ bash approved (always: bash(git push *))"},
+		{"rejected with feedback", answeredLine(st, "bash", rejected(messages.RejectSoft, "Use yarn"), ""), "✗ bash rejected: Use yarn"},
+		{"rejected hard says it stops", answeredLine(st, "bash", rejected(messages.RejectHard, "Wrong approach"), ""), "✗ bash rejected (stop): Wrong approach"},
+		{"settled by an approver elsewhere", settledLine(st, "bash", byApprover("alice", "", "web", messages.StateApproved, "")), "⏭ bash decided by alice via web (approved)"},
+		{"the display name is preferred", settledLine(st, "bash", byApprover("alice", "Alice L.", "slack", messages.StateRejected, "no")), "⏭ bash decided by Alice L. via slack (rejected: no)"},
+		{"expired by the reaper", settledLine(st, "bash", messages.Resolved{State: messages.StateExpired, Decision: messages.Decision{Reason: "approval timed out (no approver response)", DecidedBy: messages.Decider{Kind: messages.DeciderReaper}}}), "⏭ bash decided by the reaper (expired: approval timed out (no approver response))"},
+		{"settled while the bot was away", settledLine(st, "bash", messages.Resolved{Decision: messages.Decision{Reason: "settled while this bot was disconnected"}}), "⏭ bash settled elsewhere (settled while this bot was disconnected)"},
+		{"not applied: already decided", notAppliedLine(st, "bash", messages.RespondReply{State: messages.StateApproved, Decision: &messages.Decision{DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "bob", Channel: "telegram"}}}), "! bash: your answer was not applied: already decided by bob via telegram (approved)"},
+		{"not applied: the brokers' reason", notAppliedLine(st, "bash", messages.RespondReply{State: messages.StatePending, Reason: "your approval was already counted; waiting for other approvers"}), "! bash: your answer was not applied: your approval was already counted; waiting for other approvers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTimeLeftAndApprovals(t *testing.T) {
+	if got := timeLeft(now.Add(90*time.Second+400*time.Millisecond), now); got != "1m30s" {
+		t.Errorf("timeLeft = %q, want 1m30s", got)
+	}
+	if got := timeLeft(now.Add(-time.Second), now); !strings.HasPrefix(got, "expired") {
+		t.Errorf("timeLeft past expiry = %q, want expired", got)
+	}
+	q := approverbot.Question{}
+	if got := approvalsText(q); got != "" {
+		t.Errorf("a one-approval question shows approvals %q", got)
+	}
+	q.ApprovalsRequired = 3
+	if got := approvalsText(q); got != "0 of 3 needed, none yet" {
+		t.Errorf("approvalsText = %q", got)
+	}
+}
+
+func TestEscapeSequencesAreDroppedWhole(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{"a lone Escape is a key", "\x1b", 1},
+		{"an arrow key", "\x1b[A", 3},
+		{"a function key with parameters", "\x1b[15~y", 5},
+		{"an SS3 key", "\x1bOPy", 3},
+		{"Alt and a key", "\x1bn", 2},
+		{"an incomplete sequence is taken whole", "\x1b[1;5", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := escapeLen([]byte(tt.in)); got != tt.want {
+				t.Errorf("escapeLen(%q) = %d, want %d", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestColoursOnlyOnATerminalWithoutNoColor(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	tests := []struct {
+		name    string
+		out     io.Writer
+		noColor string
+		want    bool
+	}{
+		{"a terminal gets colours", tty, "", true},
+		{"NO_COLOR turns them off", tty, "1", false},
+		{"a buffer gets none", &bytes.Buffer{}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := useColor(tt.out, tt.noColor); got != tt.want {
+				t.Errorf("useColor = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogWriterEndsLinesForARawTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	w := LogWriter(&buf)
+	for _, s := range []string{"level=INFO msg=one\n", "two\r\nthree\n"} {
+		if n, err := io.WriteString(w, s); err != nil || n != len(s) {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got, want := buf.String(), "level=INFO msg=one\r\ntwo\r\nthree\r\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}

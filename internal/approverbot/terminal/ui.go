@@ -1,0 +1,348 @@
+package terminal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// item is a question this terminal has shown and not yet seen settled:
+// waiting for the prompt, at it, or answered here without settling it (a
+// quorum vote counted, an answer the brokers refused), so that its
+// settlement is still reported and its updates do not prompt again.
+type item struct {
+	q approverbot.Question
+}
+
+func (it *item) id() string { return it.q.Request.RequestID }
+
+// feedback is a rejection whose feedback line is being typed.
+type feedback struct {
+	mode messages.RejectMode
+	buf  []rune
+}
+
+// ui is the prompt loop. It runs on one goroutine (Run's) and owns
+// everything below; Ask and Resolve reach it through Channel.events.
+type ui struct {
+	c   *Channel
+	r   approverbot.Responder
+	op  approverbot.Approver
+	st  style
+	raw bool
+	out *screen
+
+	items   map[string]*item // shown and not settled, by request id
+	queue   []*item          // waiting for the prompt, oldest first
+	cur     *item            // being prompted, or nil
+	typing  *feedback        // non-nil while a feedback line is typed
+	noInput bool             // the input ended: show questions only
+}
+
+func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
+	who := line(u.op.ID)
+	if u.op.Display != "" {
+		who = line(u.op.Display) + " (" + who + ")"
+	}
+	keys := "press a key"
+	if !u.raw {
+		keys = "type a key, then Enter"
+	}
+	u.out.println(u.st.dim("Signoff terminal approver: answering as " + who + "; questions appear here (" + keys + ", ? for help)."))
+	for {
+		u.promptNext()
+		select {
+		case <-ctx.Done():
+			u.out.breakLine()
+			return
+		case <-u.c.signal:
+			for _, e := range u.c.take() {
+				if e.q != nil {
+					u.ask(*e.q)
+				} else {
+					u.resolve(*e.r)
+				}
+			}
+		case ev := <-inputs:
+			if ev.err != nil {
+				u.inputEnded(ev.err)
+				inputs = nil
+				continue
+			}
+			u.input(ctx, ev)
+		}
+	}
+}
+
+// promptNext shows the oldest waiting question when none is prompted.
+func (u *ui) promptNext() {
+	if u.cur != nil || u.noInput || len(u.queue) == 0 {
+		return
+	}
+	u.cur, u.queue = u.queue[0], u.queue[1:]
+	u.out.breakLine()
+	u.out.print("\n" + renderQuestion(u.st, u.cur.q, u.c.o.Now(), len(u.queue)))
+	u.prompt()
+}
+
+// prompt (re)writes the prompt of the current question.
+func (u *ui) prompt() {
+	if u.cur == nil {
+		return
+	}
+	u.out.breakLine()
+	if u.typing != nil {
+		u.out.print(u.feedbackPrompt() + string(u.typing.buf))
+		return
+	}
+	u.out.print(promptText(u.st, u.cur.q))
+}
+
+func (u *ui) feedbackPrompt() string {
+	what := "reject"
+	if u.typing.mode == messages.RejectHard {
+		what = "reject and stop"
+	}
+	how := "Enter sends, Esc goes back"
+	if !u.raw {
+		how = "Enter sends"
+	}
+	return "  " + what + ": feedback for the agent (optional; " + how + ") › "
+}
+
+// ask takes a new or updated question from the bot.
+func (u *ui) ask(q approverbot.Question) {
+	id := q.Request.RequestID
+	if it, ok := u.items[id]; ok {
+		changed := len(it.q.ApprovalsSoFar) != len(q.ApprovalsSoFar)
+		it.q = q
+		if it == u.cur && changed {
+			u.out.println("  " + u.st.dim("approvals now: "+approvalsText(q)))
+			u.prompt()
+		}
+		return
+	}
+	it := &item{q: q}
+	u.items[id] = it
+	if u.noInput {
+		u.out.breakLine()
+		u.out.print("\n" + renderQuestion(u.st, q, u.c.o.Now(), 0))
+		return
+	}
+	u.queue = append(u.queue, it)
+	if u.cur != nil {
+		u.out.println(u.st.cyan("+") + " new question: " + summary(q.Request.Tool, q.Request.Arguments) +
+			u.st.dim(fmt.Sprintf(" (team %s; %d waiting)", line(q.Team), len(u.queue))))
+		u.prompt()
+	}
+}
+
+// resolve takes a settlement from the bot: the question leaves the queue,
+// or its prompt is abandoned.
+func (u *ui) resolve(r messages.Resolved) {
+	it, ok := u.items[r.RequestID]
+	if !ok {
+		// Never shown here, or settled by this terminal's own answer (its
+		// log line is already printed).
+		return
+	}
+	delete(u.items, r.RequestID)
+	u.queue = slices.DeleteFunc(u.queue, func(x *item) bool { return x == it })
+	u.out.println(settledLine(u.st, toolOf(it.q, &r), r))
+	if it == u.cur {
+		u.cur, u.typing = nil, nil
+		u.out.println("  " + u.st.dim("prompt closed: it was settled elsewhere, nothing was sent from here"))
+		return
+	}
+	u.prompt()
+}
+
+func (u *ui) inputEnded(err error) {
+	u.noInput = true
+	u.c.inputClosed.Store(true)
+	u.c.o.Logger.Warn("terminal input ended; questions are shown but cannot be answered here", "err", err)
+	u.out.println(u.st.yellow("!") + " input closed: questions are still shown here, but answer them on another channel")
+	u.cur, u.typing, u.queue = nil, nil, nil
+}
+
+// input handles one key (raw mode) or line (line mode).
+func (u *ui) input(ctx context.Context, ev inputEvent) {
+	if !u.raw {
+		// The terminal echoed the line and its Enter.
+		u.out.mid = false
+	}
+	if u.raw && (ev.key == keyInterrupt || (ev.key == keyEOF && u.typing == nil)) {
+		u.out.println("^C")
+		u.c.o.Interrupt()
+		return
+	}
+	switch {
+	case u.cur == nil:
+		if !u.raw && strings.TrimSpace(ev.line) != "" {
+			u.out.println("  " + u.st.dim("no question is waiting"))
+		}
+	case u.typing != nil:
+		u.feedbackInput(ctx, ev)
+	default:
+		u.keyInput(ctx, ev)
+	}
+}
+
+func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
+	key := ev.key
+	if !u.raw {
+		t := strings.TrimSpace(ev.line)
+		if t == "" {
+			u.prompt()
+			return
+		}
+		if utf8.RuneCountInString(t) != 1 {
+			u.out.println("  type one key, then Enter (? for help)")
+			u.prompt()
+			return
+		}
+		key, _ = utf8.DecodeRuneInString(t)
+	} else if key == '\r' || key == '\n' || key == ' ' {
+		return
+	}
+	key = unicode.ToLower(key)
+	if u.raw && unicode.IsPrint(key) {
+		u.out.print(string(key))
+	}
+	switch key {
+	case 'y':
+		u.send(ctx, approverbot.Answer{Approved: true, Scope: messages.ScopeOnce})
+	case 's':
+		u.send(ctx, approverbot.Answer{Approved: true, Scope: messages.ScopeSession})
+	case 'a':
+		if u.cur.q.Always == nil {
+			u.out.println("  Always is not offered for this call (it cannot be granted as a standing rule); approve once or for the session")
+			u.prompt()
+			return
+		}
+		u.send(ctx, approverbot.Answer{Approved: true, Scope: alwaysScope(u.cur.q.Always)})
+	case 'n':
+		u.typing = &feedback{mode: messages.RejectSoft}
+		u.prompt()
+	case 'x':
+		u.typing = &feedback{mode: messages.RejectHard}
+		u.prompt()
+	case 'k':
+		u.skip()
+	case '?':
+		u.out.breakLine()
+		u.out.print(helpText(u.cur.q))
+		u.prompt()
+	default:
+		u.out.println("  unknown key " + strconv.QuoteRune(key) + "; press ? for help")
+		u.prompt()
+	}
+}
+
+func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
+	if !u.raw {
+		u.submit(ctx, ev.line)
+		return
+	}
+	f := u.typing
+	switch k := ev.key; {
+	case k == '\r' || k == '\n':
+		u.submit(ctx, string(f.buf))
+	case k == keyDelete || k == keyBackspace:
+		if len(f.buf) > 0 {
+			f.buf = f.buf[:len(f.buf)-1]
+			u.out.print("\b \b")
+		}
+	case k == keyKill:
+		u.out.print(strings.Repeat("\b \b", len(f.buf)))
+		f.buf = f.buf[:0]
+	case k == keyEscape || k == keyEOF:
+		u.typing = nil
+		u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
+		u.prompt()
+	case k == '\t' || unicode.IsPrint(k):
+		if k == '\t' {
+			k = ' '
+		}
+		if len(string(f.buf))+utf8.RuneLen(k) > messages.MaxFeedbackBytes {
+			u.out.print("\a")
+			return
+		}
+		f.buf = append(f.buf, k)
+		u.out.print(string(k))
+	}
+}
+
+// submit sends the rejection being typed with its feedback.
+func (u *ui) submit(ctx context.Context, text string) {
+	mode := u.typing.mode
+	u.typing = nil
+	u.out.breakLine()
+	u.send(ctx, approverbot.Answer{Approved: false, RejectMode: mode, Feedback: strings.TrimSpace(text)})
+}
+
+// skip moves the current question to the end of the queue.
+func (u *ui) skip() {
+	it := u.cur
+	u.cur = nil
+	if n := len(u.queue); n > 0 {
+		u.out.println("  " + u.st.dim(fmt.Sprintf("skipped; it comes back after %d other question(s)", n)))
+	} else {
+		u.out.println("  " + u.st.dim("skipped, but no other question is waiting"))
+	}
+	u.queue = append(u.queue, it)
+}
+
+// send answers the current question and prints how it went.
+func (u *ui) send(ctx context.Context, a approverbot.Answer) {
+	it := u.cur
+	a.RequestID = it.id()
+	a.Approver = u.op.ID
+	a.Channel = Name
+	a.Device = u.c.o.Device
+	u.out.breakLine()
+	rep, err := u.r.Respond(ctx, a)
+	if ctx.Err() != nil {
+		return
+	}
+	tool := toolOf(it.q, nil)
+	if err != nil {
+		u.out.println(u.st.yellow("!") + " " + tool + ": answer not sent: " + line(err.Error()))
+		if errors.Is(err, approverbot.ErrUnknownQuestion) || errors.Is(err, approverbot.ErrUnknownApprover) {
+			delete(u.items, a.RequestID)
+			u.cur = nil
+			return
+		}
+		u.prompt()
+		return
+	}
+	u.cur = nil
+	grant := ""
+	if it.q.Always != nil {
+		grant = grantShort(it.q)
+	}
+	switch {
+	case !rep.Applied:
+		u.out.println(notAppliedLine(u.st, tool, rep))
+		if rep.State.Final() {
+			delete(u.items, a.RequestID)
+		}
+	case rep.State == messages.StatePending:
+		why := rep.Reason
+		if why == "" {
+			why = "approval counted"
+		}
+		u.out.println(answeredLine(u.st, tool, a, grant) + u.st.dim(" — "+line(why)+"; waiting for other approvers"))
+	default:
+		u.out.println(answeredLine(u.st, tool, a, grant))
+		delete(u.items, a.RequestID)
+	}
+}

@@ -1,0 +1,165 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// questionsReply is GET /api/questions' reply.
+type questionsReply struct {
+	Questions []QuestionView `json:"questions"`
+}
+
+// handleQuestions serves GET /api/questions: the open questions the bot
+// knows, oldest first. The brokers check team membership when an answer
+// arrives, so every open question is listed.
+func (c *Channel) handleQuestions(w http.ResponseWriter, r *http.Request) {
+	p, ok := c.principal(r)
+	if !ok {
+		c.unauthorized(w, r)
+		return
+	}
+	resp := c.responder()
+	if resp == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the bot is starting; retry in a moment")
+		return
+	}
+	out := questionsReply{Questions: []QuestionView{}}
+	for _, q := range resp.Open() {
+		v, err := c.questionView(q, p.approver)
+		if err != nil {
+			c.log.Error("web: cannot render a question", "request_id", q.Request.RequestID, "err", err)
+			writeError(w, http.StatusInternalServerError, "internal", "cannot render question "+q.Request.RequestID)
+			return
+		}
+		out.Questions = append(out.Questions, v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// RespondRequest is POST /api/respond's body.
+type RespondRequest struct {
+	RequestID string `json:"request_id"`
+	// Action is approve, session, always, reject_soft or reject_hard.
+	Action   string `json:"action"`
+	Feedback string `json:"feedback,omitempty"`
+	// Device names the answering device; default: a label from the
+	// User-Agent ("Chrome on Android").
+	Device string `json:"device,omitempty"`
+}
+
+// RespondResult is POST /api/respond's reply: the broker's reply, plus a
+// sentence for people.
+type RespondResult struct {
+	Applied           bool               `json:"applied"`
+	State             messages.State     `json:"state"`
+	Reason            string             `json:"reason,omitempty"`
+	Decision          *messages.Decision `json:"decision,omitempty"`
+	ApprovalsSoFar    []string           `json:"approvals_so_far,omitempty"`
+	ApprovalsRequired int                `json:"approvals_required,omitempty"`
+	Message           string             `json:"message"`
+}
+
+// handleRespond serves POST /api/respond.
+func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p principal) {
+	resp := c.responder()
+	if resp == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the bot is starting; retry in a moment")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxRespondBody)
+	var body RespondRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request",
+			"the body must be JSON {request_id, action, feedback, device}: "+err.Error())
+		return
+	}
+	if body.RequestID == "" {
+		writeError(w, http.StatusBadRequest, "invalid_request", "request_id is required")
+		return
+	}
+	if len(body.Feedback) > messages.MaxFeedbackBytes {
+		writeError(w, http.StatusBadRequest, "invalid_request", "feedback is too long (at most 4 KiB)")
+		return
+	}
+	q, ok := resp.Lookup(body.RequestID)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found",
+			"unknown question "+cleanLine(body.RequestID, 80)+" (never shown here, or settled long ago)")
+		return
+	}
+	a := approverbot.Answer{
+		RequestID: body.RequestID,
+		Approver:  p.approver,
+		Channel:   c.Name(),
+		Device:    deviceLabel(body.Device, r.UserAgent()),
+		Feedback:  strings.TrimSpace(body.Feedback),
+	}
+	switch body.Action {
+	case actionApprove:
+		a.Approved, a.Scope = true, messages.ScopeOnce
+	case actionSession:
+		a.Approved, a.Scope = true, messages.ScopeSession
+	case actionAlways:
+		if q.Always == nil && q.Open() {
+			writeError(w, http.StatusBadRequest, "invalid_request",
+				"this question offers no Always (the command cannot be granted for good); approve once or for the session")
+			return
+		}
+		a.Approved, a.Scope = true, messages.ScopeAlways
+		if q.Always != nil && q.Always.Scope.Valid() {
+			a.Scope = q.Always.Scope
+		}
+	case actionRejectSoft:
+		a.RejectMode = messages.RejectSoft
+	case actionRejectHard:
+		a.RejectMode = messages.RejectHard
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_request",
+			"action must be approve, session, always, reject_soft or reject_hard, got "+strqs(body.Action))
+		return
+	}
+	rep, err := resp.Respond(r.Context(), a)
+	if err != nil {
+		status, code := respondErrorStatus(err)
+		c.log.Warn("web: answer refused", "request_id", body.RequestID, "approver", p.approver, "err", err)
+		writeError(w, status, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, RespondResult{
+		Applied:           rep.Applied,
+		State:             rep.State,
+		Reason:            rep.Reason,
+		Decision:          rep.Decision,
+		ApprovalsSoFar:    rep.ApprovalsSoFar,
+		ApprovalsRequired: max(q.ApprovalsRequired, 1),
+		Message:           replyMessage(rep, q.ApprovalsRequired),
+	})
+}
+
+// respondErrorStatus maps an error of Responder.Respond to an HTTP status
+// and error code.
+func respondErrorStatus(err error) (int, string) {
+	var re *messages.ReplyError
+	switch {
+	case errors.Is(err, approverbot.ErrUnknownQuestion), errors.Is(err, messages.ErrNotFound):
+		return http.StatusNotFound, "not_found"
+	case errors.Is(err, approverbot.ErrUnknownApprover), errors.Is(err, messages.ErrForbidden):
+		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, messages.ErrInvalid):
+		return http.StatusBadRequest, "invalid_request"
+	case errors.As(err, &re):
+		return http.StatusBadGateway, string(re.Code)
+	}
+	return http.StatusBadGateway, "unavailable"
+}
+
+// strqs quotes a client value for an error message, shortened.
+func strqs(s string) string { return `"` + cleanLine(s, 40) + `"` }

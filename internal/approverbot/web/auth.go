@@ -1,0 +1,361 @@
+package web
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+const (
+	// cookieName is the session cookie.
+	cookieName = "signoff_session"
+	// csrfHeader carries the session's CSRF token on state-changing
+	// requests.
+	csrfHeader = "X-CSRF-Token"
+	// Bounds of the login form; longer values cannot be right.
+	maxApproverID  = 256
+	maxPassword    = 1024
+	maxLoginBody   = 8 << 10
+	maxRespondBody = 64 << 10
+)
+
+// principal is who a request comes from.
+type principal struct {
+	approver string
+	display  string
+	// sess is the request's session; nil for a request authenticated by the
+	// trusted header alone (it may read, but not change anything).
+	sess *session
+}
+
+// principal authenticates r: by its session cookie, or with a trusted
+// header by that header (a cookie session then counts only when it belongs
+// to the same approver).
+func (c *Channel) principal(r *http.Request) (principal, bool) {
+	var sess *session
+	if ck, err := r.Cookie(cookieName); err == nil {
+		sess, _ = c.sessions.get(ck.Value)
+	}
+	if h := c.web.TrustedHeader; h != "" {
+		id := r.Header.Get(h)
+		a, ok := c.cfg.Approvers[id]
+		if id == "" || !ok {
+			return principal{}, false
+		}
+		if sess != nil && sess.approver != id {
+			sess = nil
+		}
+		return principal{approver: id, display: displayName(id, a.Display), sess: sess}, true
+	}
+	if sess == nil {
+		return principal{}, false
+	}
+	return principal{approver: sess.approver, display: sess.display, sess: sess}, true
+}
+
+func displayName(id, display string) string {
+	if display != "" {
+		return display
+	}
+	return id
+}
+
+// ensureSession gives a proxy-authenticated principal a session (and so a
+// CSRF token), setting its cookie.
+func (c *Channel) ensureSession(w http.ResponseWriter, p *principal) *session {
+	if p.sess == nil {
+		p.sess = c.sessions.create(p.approver, p.display)
+		c.setCookie(w, p.sess)
+	}
+	return p.sess
+}
+
+func (c *Channel) setCookie(w http.ResponseWriter, s *session) {
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName,
+		Value:    s.id,
+		Path:     "/",
+		Expires:  s.expires,
+		MaxAge:   int(s.expires.Sub(c.now()) / time.Second),
+		HttpOnly: true,
+		Secure:   !c.web.InsecureCookies,
+		SameSite: http.SameSiteStrictMode,
+	})
+}
+
+func (c *Channel) clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: !c.web.InsecureCookies, SameSite: http.SameSiteStrictMode})
+}
+
+// checkOrigin refuses a state-changing request from another origin: by
+// Sec-Fetch-Site or Origin (net/http's CrossOriginProtection), and when a
+// client sent neither, by Referer. Requests with none of them (curl) pass;
+// they need the CSRF token all the same.
+func (c *Channel) checkOrigin(r *http.Request) error {
+	if err := c.cop.Check(r); err != nil {
+		return err
+	}
+	if r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != "" {
+		return nil
+	}
+	ref := r.Header.Get("Referer")
+	if ref == "" {
+		return nil
+	}
+	u, err := url.Parse(ref)
+	if err != nil || !strings.EqualFold(u.Host, r.Host) {
+		return errors.New("cross-origin request detected from Referer header")
+	}
+	return nil
+}
+
+// validCSRF reports whether r carries p's CSRF token.
+func validCSRF(p principal, r *http.Request) bool {
+	if p.sess == nil {
+		return false
+	}
+	got := r.Header.Get(csrfHeader)
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(p.sess.csrf)) == 1
+}
+
+// mutating guards a state-changing endpoint: same origin, signed in, CSRF
+// token, and for JSON endpoints a JSON body.
+func (c *Channel) mutating(jsonBody bool, h func(http.ResponseWriter, *http.Request, principal)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := c.checkOrigin(r); err != nil {
+			writeError(w, http.StatusForbidden, "cross_origin", "refused: this request comes from another site")
+			return
+		}
+		p, ok := c.principal(r)
+		if !ok {
+			c.unauthorized(w, r)
+			return
+		}
+		if !validCSRF(p, r) {
+			writeError(w, http.StatusForbidden, "csrf",
+				"missing or wrong "+csrfHeader+" header: use the csrf_token of POST /login or GET /api/session")
+			return
+		}
+		if jsonBody && !hasMediaType(r, "application/json") {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send Content-Type: application/json")
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+// unauthorized answers a request that is not signed in.
+func (c *Channel) unauthorized(w http.ResponseWriter, _ *http.Request) {
+	msg := "sign in first: POST /login"
+	if c.web.TrustedHeader != "" {
+		msg = "sign in through the authenticating proxy (no valid " + c.web.TrustedHeader + " header)"
+	}
+	writeError(w, http.StatusUnauthorized, "unauthenticated", msg)
+}
+
+func hasMediaType(r *http.Request, want string) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == want
+}
+
+// wantsJSON reports whether the client asked for a JSON reply.
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json") || hasMediaType(r, "application/json")
+}
+
+// loginReply is POST /login's JSON reply (and GET /api/session's).
+type loginReply struct {
+	Approver  string    `json:"approver"`
+	Display   string    `json:"display"`
+	CSRFToken string    `json:"csrf_token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Teams     []string  `json:"teams"`
+}
+
+func (c *Channel) loginReply(s *session) loginReply {
+	return loginReply{Approver: s.approver, Display: s.display, CSRFToken: s.csrf, ExpiresAt: s.expires,
+		Teams: c.cfg.Teams}
+}
+
+// handleLoginPage serves GET /login.
+func (c *Channel) handleLoginPage(w http.ResponseWriter, r *http.Request) {
+	if _, ok := c.principal(r); ok {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	status := http.StatusOK
+	if c.web.TrustedHeader != "" {
+		status = http.StatusUnauthorized
+	}
+	c.renderLogin(w, status, loginData{Proxy: c.web.TrustedHeader})
+}
+
+// handleLogin serves POST /login: a form or JSON {approver, password}. With
+// a trusted header it only hands a proxy-authenticated client its session.
+func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
+	jsonReply := wantsJSON(r)
+	fail := func(status int, code, msg string, id string) {
+		if jsonReply {
+			writeError(w, status, code, msg)
+			return
+		}
+		c.renderLogin(w, status, loginData{Error: msg, Approver: id, Proxy: c.web.TrustedHeader})
+	}
+	if err := c.checkOrigin(r); err != nil {
+		fail(http.StatusForbidden, "cross_origin", "refused: this sign-in comes from another site", "")
+		return
+	}
+	if c.web.TrustedHeader != "" {
+		p, ok := c.principal(r)
+		if !ok {
+			fail(http.StatusUnauthorized, "unauthenticated",
+				"this page signs you in through the authenticating proxy; password sign-in is off", "")
+			return
+		}
+		s := c.ensureSession(w, &p)
+		c.loggedIn(w, r, s, jsonReply)
+		return
+	}
+
+	id, password, err := readCredentials(w, r)
+	if err != nil {
+		fail(http.StatusBadRequest, "invalid_request", err.Error(), "")
+		return
+	}
+	addr := remoteHost(r)
+	if ok, wait := c.byAddr.take(addr); !ok {
+		c.tooMany(w, wait, jsonReply, id)
+		return
+	}
+	key := id + "\x00" + addr
+	if ok, wait := c.byID.take(key); !ok {
+		c.tooMany(w, wait, jsonReply, id)
+		return
+	}
+	a, ok := c.checkPassword(id, password)
+	if !ok {
+		c.log.Warn("web: sign-in failed", "approver", strconv.Quote(cleanLine(id, 64)), "remote", addr)
+		fail(http.StatusUnauthorized, "unauthenticated", "wrong approver id or password", id)
+		return
+	}
+	c.byID.reset(key)
+	if ck, err := r.Cookie(cookieName); err == nil {
+		// A new login never reuses a session id the browser already had.
+		c.sessions.delete(ck.Value)
+		c.hub.dropSession(ck.Value)
+	}
+	s := c.sessions.create(id, displayName(id, a))
+	c.setCookie(w, s)
+	c.log.Info("web: signed in", "approver", id, "remote", addr)
+	c.loggedIn(w, r, s, jsonReply)
+}
+
+func (c *Channel) loggedIn(w http.ResponseWriter, r *http.Request, s *session, jsonReply bool) {
+	if jsonReply {
+		writeJSON(w, http.StatusOK, c.loginReply(s))
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply bool, id string) {
+	secs := int(wait.Round(time.Second)/time.Second) + 1
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	msg := "too many failed sign-ins; try again in " + strconv.Itoa(secs) + " s"
+	if jsonReply {
+		writeError(w, http.StatusTooManyRequests, "rate_limited", msg)
+		return
+	}
+	c.renderLogin(w, http.StatusTooManyRequests, loginData{Error: msg, Approver: id})
+}
+
+// checkPassword compares password with the approver's bcrypt hash. An
+// unknown approver, or one without a password, is compared against a dummy
+// hash, so the answer takes as long either way. It returns the approver's
+// display name.
+func (c *Channel) checkPassword(id, password string) (string, bool) {
+	hash := c.dummyHash
+	a, known := c.cfg.Approvers[id]
+	if known && a.PasswordHash != "" {
+		hash = []byte(a.PasswordHash)
+	} else {
+		known = false
+	}
+	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
+	return a.Display, err == nil && known
+}
+
+// readCredentials reads {approver, password} from a form or JSON body.
+func readCredentials(w http.ResponseWriter, r *http.Request) (id, password string, err error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
+	switch {
+	case hasMediaType(r, "application/json"):
+		var v struct {
+			Approver string `json:"approver"`
+			Password string `json:"password"`
+		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			return "", "", errors.New("the body must be JSON {\"approver\": …, \"password\": …}: " + err.Error())
+		}
+		id, password = v.Approver, v.Password
+	case hasMediaType(r, "application/x-www-form-urlencoded"):
+		if err := r.ParseForm(); err != nil {
+			return "", "", errors.New("unreadable form: " + err.Error())
+		}
+		id, password = r.PostForm.Get("approver"), r.PostForm.Get("password")
+	default:
+		return "", "", errors.New("send the form (application/x-www-form-urlencoded) or JSON (application/json)")
+	}
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "" || password == "":
+		return "", "", errors.New("approver id and password are required")
+	case len(id) > maxApproverID:
+		return "", "", errors.New("approver id too long")
+	case len(password) > maxPassword:
+		return "", "", errors.New("password too long")
+	}
+	return id, password, nil
+}
+
+// remoteHost is the client's address without its port. Forwarding headers
+// are not read: they are the client's to forge.
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// handleLogout serves POST /logout.
+func (c *Channel) handleLogout(w http.ResponseWriter, _ *http.Request, p principal) {
+	c.sessions.delete(p.sess.id)
+	c.hub.dropSession(p.sess.id)
+	c.clearCookie(w)
+	c.log.Info("web: signed out", "approver", p.approver)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleSession serves GET /api/session: who is signed in, and the CSRF
+// token (a proxy-authenticated client gets its session here).
+func (c *Channel) handleSession(w http.ResponseWriter, r *http.Request) {
+	p, ok := c.principal(r)
+	if !ok {
+		c.unauthorized(w, r)
+		return
+	}
+	writeJSON(w, http.StatusOK, c.loginReply(c.ensureSession(w, &p)))
+}

@@ -1,0 +1,261 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// The browser tests drive the Debian chromium package through the DevTools
+// protocol (chromedp): the page's script, its event stream and its CSP are
+// only proven in a real browser.
+
+// chromium finds the browser; a machine without it fails the test, because
+// a skipped browser test would pass CI without testing the page.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium or chromium-browser on PATH: install chromium (make test installs it: scripts/test-deps.sh)")
+	return ""
+}
+
+// startBrowser starts one headless chromium for the test and returns its
+// root context; pages are browser contexts of it (separate cookie jars).
+// --no-sandbox: CI runs as root, where chromium's sandbox cannot start.
+func startBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(width, height),
+		chromedp.Flag("disable-gpu", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// browserPage is one signed-in approver in a browser context of its own.
+type browserPage struct {
+	t    *testing.T
+	name string
+	ctx  context.Context
+
+	mu       sync.Mutex
+	problems []string // console errors and uncaught exceptions
+}
+
+func newBrowserPage(t *testing.T, browser context.Context, name string) *browserPage {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	p := &browserPage{t: t, name: name, ctx: ctx}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				p.mu.Lock()
+				p.problems = append(p.problems, m.String())
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// do runs actions, failing the test with the page's name.
+func (p *browserPage) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %s: %v", p.name, what, err)
+	}
+}
+
+// poll waits until a JavaScript expression is truthy and returns its value
+// as a string; within is the time limit.
+func (p *browserPage) poll(what, expr string, within time.Duration) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Poll[string](expr, chromedp.WithPollingTimeout(within),
+		chromedp.WithPollingInterval(20*time.Millisecond)))
+	if err != nil {
+		p.t.Fatalf("%s: %s (within %s): %v", p.name, what, within, err)
+	}
+	return v
+}
+
+func (p *browserPage) eval(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("%s: evaluate %s: %v", p.name, expr, err)
+	}
+	return v
+}
+
+// login signs in through the form and waits until the event stream is live.
+func (p *browserPage) login(base, id, password string) {
+	p.t.Helper()
+	p.do("sign in",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="approver"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="approver"]`), id),
+		chromedp.SetValue(chromedp.CSS(`input[name="password"]`), password),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+		// A query wait, unlike a poll, survives the navigation.
+		chromedp.WaitVisible(chromedp.CSS(`#conn.live`)),
+	)
+}
+
+// click presses a card's button.
+func (p *browserPage) click(id, action string) {
+	p.t.Helper()
+	p.do("click "+action, chromedp.Click(chromedp.CSS(`#q-`+id+` button[data-action="`+action+`"]`)))
+}
+
+// outcome waits for a card's settled text.
+func (p *browserPage) outcome(id string, within time.Duration) string {
+	p.t.Helper()
+	return p.poll("the card of "+id+" shows how it was settled",
+		`(() => { const o = document.querySelector('#q-`+id+` .outcome'); return o && !o.hidden ? o.textContent : ''; })()`, within)
+}
+
+// cardShown waits until a question's card with its buttons is on the page.
+func (p *browserPage) cardShown(id string) {
+	p.t.Helper()
+	p.poll("the card of "+id+" appears",
+		`document.querySelector('#q-`+id+` button[data-action="approve"]') ? 'yes' : ''`, 5*time.Second)
+}
+
+// cardGone waits until a question's card has left the page.
+func (p *browserPage) cardGone(id string, within time.Duration) {
+	p.t.Helper()
+	p.poll("the card of "+id+" goes", `document.getElementById('q-`+id+`') === null ? 'gone' : ''`, within)
+}
+
+func (p *browserPage) noProblems() {
+	p.t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.problems {
+		p.t.Errorf("%s: browser console: %s", p.name, m)
+	}
+}
+
+func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
+	const linger = time.Second
+	r := startRig(t, 2, "[default, oncall]", Options{ResolvedLinger: linger})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 1000, 900)
+	alice := newBrowserPage(t, browser, "alice")
+	bob := newBrowserPage(t, browser, "bob")
+	alice.login(r.srv.URL, "alice", alicePassword)
+	bob.login(r.srv.URL, "bob", bobPassword)
+
+	// An agent asks; both browsers show the question live.
+	agent := r.plane.Agent("sess-web", "pod-7")
+	deploy := brokertest.Ask(ctx, agent, "req-deploy", "bash", brokertest.Bash("make deploy"))
+	alice.cardShown("req-deploy")
+	bob.cardShown("req-deploy")
+	if got := bob.eval(`document.querySelector('#q-req-deploy .command').textContent`); got != "$ make deploy" {
+		t.Fatalf("bob's card shows the command %q", got)
+	}
+
+	// Alice approves: bob's card shows who decided within a second, then goes.
+	alice.click("req-deploy", actionApprove)
+	if got := bob.outcome("req-deploy", time.Second); got != "Approved (once) by Alice via web" {
+		t.Fatalf("bob's card says %q", got)
+	}
+	if bob.eval(`document.querySelector('#q-req-deploy .answer') ? 'buttons' : 'none'`) != "none" {
+		t.Fatal("bob's settled card still has its buttons")
+	}
+	if got := alice.poll("alice's card shows the broker's reply",
+		`document.querySelector('#q-req-deploy .reply.ok')?.textContent ?? ''`, time.Second); got != "Done: Approved (once) by Alice via web" {
+		t.Fatalf("alice's reply %q", got)
+	}
+	bob.cardGone("req-deploy", linger+2*time.Second)
+	d := deploy.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+	if d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != "web" || d.DecidedBy.Device != "Headless Chrome on Linux" {
+		t.Fatalf("decided by %+v, want alice via web from headless Chrome", d.DecidedBy)
+	}
+
+	// The event streams drop (a proxy restarts): a question asked and one
+	// settled meanwhile show once the browsers reconnect and re-fetch.
+	away := brokertest.Ask(ctx, r.plane.Agent("sess-web-3", "pod-8"), "req-away", "bash", brokertest.Bash("make clean"))
+	bob.cardShown("req-away")
+	r.ch.hub.mu.Lock()
+	for s := range r.ch.hub.subs {
+		r.ch.hub.dropLocked(s)
+	}
+	r.ch.hub.mu.Unlock()
+	carol, carolCSRF := r.login(t, "carol", "carol-password")
+	if status, _, raw := r.respond(t, carol, carolCSRF, "req-away", actionSession, ""); status != 200 {
+		t.Fatalf("carol's approval: %s", raw)
+	}
+	brokertest.WantDecision(t, away.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	missed := brokertest.Ask(ctx, r.plane.Agent("sess-web-4", "pod-8"), "req-missed", "bash", brokertest.Bash("make lint"))
+	r.waitQuestion(t, carol, "req-missed")
+	if n := r.ch.hub.count(); n != 0 {
+		t.Fatalf("%d event streams reconnected before the test could miss an event", n)
+	}
+	bob.cardShown("req-missed")
+	if got := bob.outcome("req-away", 5*time.Second); got != "Settled while this page was offline" {
+		t.Fatalf("bob's card of a question settled while offline says %q", got)
+	}
+	bob.cardGone("req-away", linger+2*time.Second)
+	alice.cardShown("req-missed")
+	alice.click("req-missed", actionRejectSoft)
+	brokertest.WantDecision(t, missed.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+
+	// A hostile command renders as text; bob rejects it hard with feedback.
+	const hostile = `echo "<img src=x onerror=window.pwned=1>" > notes.html`
+	stopped := brokertest.Ask(ctx, r.plane.Agent("sess-web-2", "pod-9"), "req-hostile", "bash", brokertest.Bash(hostile))
+	alice.cardShown("req-hostile")
+	bob.cardShown("req-hostile")
+	if got := alice.eval(`document.querySelector('#q-req-hostile .command').textContent`); got != "$ "+hostile {
+		t.Fatalf("alice's card shows %q, want the command as text", got)
+	}
+	if got := alice.eval(`String(document.querySelectorAll('#q-req-hostile img').length) + typeof window.pwned`); got != "0undefined" {
+		t.Fatalf("the hostile command became markup (%s)", got)
+	}
+	bob.do("type feedback", chromedp.SendKeys(chromedp.CSS(`#q-req-hostile .feedback`), "use the staging target"))
+	bob.click("req-hostile", actionRejectHard)
+	if got := alice.outcome("req-hostile", time.Second); got != `Rejected & stopped by Bob via web: "use the staging target"` {
+		t.Fatalf("alice's card says %q", got)
+	}
+	d = stopped.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
+	if d.RejectMode != messages.RejectHard || d.Feedback != "use the staging target" {
+		t.Fatalf("decision %+v, want reject_hard with bob's feedback", d)
+	}
+
+	if os.Getenv("SIGNOFF_UPDATE_SCREENSHOT") == "1" {
+		updateScreenshot(t, r, browser)
+	}
+	alice.noProblems()
+	bob.noProblems()
+	if strings.Contains(alice.eval(`document.body.innerText`), "offline") {
+		t.Fatal("alice's page went offline")
+	}
+}

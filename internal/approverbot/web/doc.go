@@ -1,0 +1,46 @@
+// Package web provides the approver bot's web page channel: a login-protected
+// page on which an on-call team, on as many devices as it likes, sees the
+// open questions of the bot's teams live and answers them.
+//
+// The page is server-rendered with html/template (every card is one
+// template, so tool arguments are escaped in one place), styled and scripted
+// by static files embedded in the binary (no build step), and kept current
+// by server-sent events: GET /events streams "question" (new or updated) and
+// "resolved" events, with a heartbeat comment every 15 s; the browser
+// re-fetches GET /api/questions whenever its event stream (re)connects, so
+// nothing published while it was away is missed.
+//
+// # Endpoints
+//
+//	GET  /                 the page (redirects to /login when signed out)
+//	GET  /login            the sign-in form
+//	POST /login            sign in: form or JSON {approver, password};
+//	                       with Accept: application/json the reply is
+//	                       {approver, display, csrf_token, expires_at}
+//	POST /logout           sign out (X-CSRF-Token required)
+//	GET  /api/session      who is signed in, and the CSRF token
+//	GET  /api/questions    {"questions": [view…]}, oldest first
+//	POST /api/respond      {request_id, action, feedback, device} →
+//	                       {applied, state, reason, decision,
+//	                       approvals_so_far, approvals_required, message}
+//	GET  /events           text/event-stream of question and resolved events
+//	GET  /static/…         the page's script, style sheet and icon
+//
+// action is one of approve (once), session, always (only when the question
+// offers it), reject_soft and reject_hard. Errors are JSON
+// {"error": {"code", "message"}} with a matching HTTP status.
+//
+// # Security
+//
+// Approvers sign in with a password (bcrypt hashes from the bot's config;
+// unknown ids cost the same as known ones; failed attempts are rate-limited
+// per approver id and address) or, when web.trusted_header is set, by a
+// header an authenticating reverse proxy sets. Sessions are random 256-bit
+// ids kept server-side with an absolute expiry, in an HttpOnly, Secure,
+// SameSite=Strict cookie. Every state-changing request needs the session's
+// CSRF token in the X-CSRF-Token header and must not come from another
+// origin (Sec-Fetch-Site, Origin or Referer); JSON endpoints take
+// application/json only. Every response carries a strict Content Security
+// Policy (no inline script or style), X-Frame-Options DENY, nosniff and
+// Referrer-Policy same-origin.
+package web

@@ -1,0 +1,94 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"time"
+)
+
+// session is one signed-in browser (or API client).
+type session struct {
+	id       string
+	approver string
+	display  string
+	// csrf is the token state-changing requests must echo in X-CSRF-Token.
+	csrf    string
+	expires time.Time
+}
+
+// sessions is the server-side session table. A session lives for a fixed
+// time from its login (the TTL is not extended by use), so a stolen cookie
+// is good for at most that long. Safe for concurrent use.
+type sessions struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu sync.Mutex
+	m  map[string]*session
+}
+
+func newSessions(ttl time.Duration, now func() time.Time) *sessions {
+	return &sessions{ttl: ttl, now: now, m: map[string]*session{}}
+}
+
+// create starts a session for approver.
+func (s *sessions) create(approver, display string) *session {
+	ss := &session{id: randomToken(), approver: approver, display: display, csrf: randomToken(),
+		expires: s.now().Add(s.ttl)}
+	s.mu.Lock()
+	s.m[ss.id] = ss
+	s.mu.Unlock()
+	return ss
+}
+
+// get returns the live session with id; an expired one is removed.
+func (s *sessions) get(id string) (*session, bool) {
+	if id == "" {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.m[id]
+	if !ok {
+		return nil, false
+	}
+	if !s.now().Before(ss.expires) {
+		delete(s.m, id)
+		return nil, false
+	}
+	return ss, true
+}
+
+// live reports whether the session with id still exists and has not
+// expired.
+func (s *sessions) live(id string) bool {
+	_, ok := s.get(id)
+	return ok
+}
+
+func (s *sessions) delete(id string) {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+}
+
+// sweep removes the expired sessions.
+func (s *sessions) sweep() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for id, ss := range s.m {
+		if !now.Before(ss.expires) {
+			delete(s.m, id)
+		}
+	}
+}
+
+// randomToken returns 32 random bytes, base64url-encoded. crypto/rand.Read
+// never fails (it crashes the program on a broken system source instead).
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

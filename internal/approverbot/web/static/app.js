@@ -1,0 +1,228 @@
+// Signoff approver page: live cards from server-sent events, answers through
+// POST /api/respond. Cards are rendered (and escaped) by the server; this
+// script only places them, ticks the countdowns and sends answers.
+'use strict';
+
+(() => {
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const linger = parseInt(document.body.dataset.lingerMs, 10) || 4000;
+  const list = document.getElementById('questions');
+  const empty = document.getElementById('empty');
+  const count = document.getElementById('count');
+  const conn = document.getElementById('conn');
+
+  // Ids of questions that were settled: a late update must not bring them
+  // back.
+  const done = new Set();
+  // Ids updated by the event stream while a reload was in flight: the
+  // reload's older list must not drop them.
+  let touched = null;
+  // Server clock minus browser clock, from the Date header, so that
+  // countdowns are right on a device whose clock is off.
+  let skew = 0;
+
+  const cardOf = (id) => document.getElementById('q-' + id);
+
+  function fromHTML(html) {
+    const t = document.createElement('template');
+    t.innerHTML = html.trim();
+    return t.content.firstElementChild;
+  }
+
+  function refreshCount() {
+    count.textContent = String(list.querySelectorAll('.card:not(.resolved)').length);
+    empty.hidden = list.querySelector('.card') !== null;
+  }
+
+  function setConn(state, text) {
+    conn.className = 'conn ' + state;
+    conn.textContent = text;
+  }
+
+  function formatLeft(s) {
+    if (s <= 0) return 'time is up';
+    if (s >= 3600) return Math.floor(s / 3600) + 'h ' + String(Math.floor((s % 3600) / 60)).padStart(2, '0') + 'm left';
+    return Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0') + ' left';
+  }
+
+  function tick() {
+    const now = Date.now() + skew;
+    for (const el of list.querySelectorAll('.countdown[data-expires]')) {
+      const left = Math.round((Date.parse(el.dataset.expires) - now) / 1000);
+      el.textContent = formatLeft(left);
+      el.classList.toggle('urgent', left > 0 && left <= 60);
+      el.classList.toggle('over', left <= 0);
+    }
+  }
+
+  // upsert shows a new question or replaces its card, keeping what the
+  // approver typed and the reply to their last answer.
+  function upsert(view) {
+    const id = view.request_id;
+    if (done.has(id)) return;
+    const next = fromHTML(view.html);
+    if (!next) return;
+    const cur = cardOf(id);
+    if (cur) {
+      const fb = cur.querySelector('.feedback');
+      const nfb = next.querySelector('.feedback');
+      const focused = fb && document.activeElement === fb;
+      if (fb && nfb) nfb.value = fb.value;
+      const reply = cur.querySelector('.reply');
+      const nreply = next.querySelector('.reply');
+      if (reply && nreply) {
+        nreply.className = reply.className;
+        nreply.textContent = reply.textContent;
+      }
+      cur.replaceWith(next);
+      if (focused && nfb) nfb.focus();
+    } else {
+      list.appendChild(next);
+    }
+    if (touched) touched.add(id);
+    tick();
+    refreshCount();
+  }
+
+  // settle shows how a question ended, takes its buttons away, and removes
+  // the card after a few seconds.
+  function settle(id, text, outcome) {
+    if (done.has(id)) return;
+    done.add(id);
+    const card = cardOf(id);
+    if (!card) return;
+    card.classList.add('resolved');
+    if (outcome === 'allow') card.classList.add('allowed');
+    if (outcome === 'deny') card.classList.add('denied');
+    for (const el of card.querySelectorAll('.answer, .countdown')) el.remove();
+    const out = card.querySelector('.outcome');
+    out.textContent = text;
+    out.hidden = false;
+    refreshCount();
+    setTimeout(() => {
+      card.classList.add('leaving');
+      setTimeout(() => {
+        card.remove();
+        refreshCount();
+      }, 250);
+    }, linger);
+  }
+
+  // reload fetches the open questions after the stream (re)connects: what
+  // was missed meanwhile is added, and cards of questions settled meanwhile
+  // go.
+  async function reload() {
+    touched = new Set();
+    try {
+      const res = await fetch('/api/questions', { headers: { Accept: 'application/json' } });
+      if (res.status === 401) {
+        location.assign('/login');
+        return;
+      }
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      const date = Date.parse(res.headers.get('Date'));
+      if (!Number.isNaN(date)) skew = date - Date.now();
+      const body = await res.json();
+      const listed = new Set(body.questions.map((v) => v.request_id));
+      for (const card of list.querySelectorAll('.card:not(.resolved)')) {
+        const id = card.dataset.id;
+        if (!listed.has(id) && !touched.has(id)) settle(id, 'Settled while this page was offline', '');
+      }
+      for (const v of body.questions) upsert(v);
+    } finally {
+      touched = null;
+    }
+  }
+
+  let retry = null;
+  function connect() {
+    const es = new EventSource('/events');
+    es.addEventListener('open', () => {
+      setConn('live', 'live');
+      reload().catch(() => setConn('offline', 'offline'));
+    });
+    es.addEventListener('question', (e) => upsert(JSON.parse(e.data)));
+    es.addEventListener('resolved', (e) => {
+      const r = JSON.parse(e.data);
+      settle(r.request_id, r.text, r.outcome);
+    });
+    es.addEventListener('error', () => {
+      if (es.readyState !== EventSource.CLOSED) {
+        setConn('reconnecting', 'reconnecting…');
+        return;
+      }
+      // The server refused the stream (signed out, or restarting): check
+      // the session, then try again.
+      es.close();
+      setConn('offline', 'offline');
+      clearTimeout(retry);
+      retry = setTimeout(async () => {
+        try {
+          const res = await fetch('/api/session', { headers: { Accept: 'application/json' } });
+          if (res.status === 401) {
+            location.assign('/login');
+            return;
+          }
+        } catch (_) {
+          // Offline: the next attempt tells.
+        }
+        connect();
+      }, 3000);
+    });
+  }
+
+  async function answer(btn) {
+    const card = btn.closest('.card');
+    const id = card.dataset.id;
+    const fb = card.querySelector('.feedback');
+    const show = (cls, text) => {
+      const reply = (cardOf(id) || card).querySelector('.reply');
+      reply.className = 'reply ' + cls;
+      reply.textContent = text;
+    };
+    const buttons = card.querySelectorAll('button[data-action]');
+    for (const b of buttons) b.disabled = true;
+    show('pending', 'Sending…');
+    try {
+      const res = await fetch('/api/respond', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRF-Token': csrf },
+        body: JSON.stringify({ request_id: id, action: btn.dataset.action, feedback: fb ? fb.value : '' }),
+      });
+      if (res.status === 401) {
+        location.assign('/login');
+        return;
+      }
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) {
+        show('error', (body.error && body.error.message) || 'HTTP ' + res.status);
+      } else {
+        show(body.applied ? 'ok' : 'warn', body.message);
+      }
+    } catch (err) {
+      show('error', 'Network error: ' + err.message);
+    } finally {
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  list.addEventListener('click', (e) => {
+    const btn = e.target.closest('button[data-action]');
+    if (btn && !btn.disabled) answer(btn);
+  });
+
+  const logout = document.getElementById('logout');
+  if (logout) {
+    logout.addEventListener('click', async () => {
+      try {
+        await fetch('/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+      } finally {
+        location.assign('/login');
+      }
+    });
+  }
+
+  tick();
+  setInterval(tick, 1000);
+  connect();
+})();

@@ -1,0 +1,242 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Options are the optional parts of a [Channel].
+type Options struct {
+	// Logger receives the channel's logs (default slog.Default()).
+	Logger *slog.Logger
+	// HTTPClient posts the events (default: a client with a 10 s timeout).
+	HTTPClient *http.Client
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
+	// MaxAttempts is how often one event is tried (default 4).
+	MaxAttempts int
+	// MinBackoff and MaxBackoff bound the wait between attempts (default
+	// 500 ms and 10 s); a Retry-After within MaxBackoff is honoured.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Channel is the webhook channel. Create it with [New]; it implements
+// [approverbot.HTTPChannel].
+type Channel struct {
+	url     string
+	host    string // for logs: the URL may carry a credential
+	secret  string
+	hc      *http.Client
+	log     *slog.Logger
+	now     func() time.Time
+	tries   int
+	minBack time.Duration
+	maxBack time.Duration
+
+	responder atomic.Pointer[responderBox]
+	replays   replayCache
+
+	healthMu sync.Mutex
+	lastErr  error
+}
+
+type responderBox struct{ r approverbot.Responder }
+
+var _ approverbot.HTTPChannel = (*Channel)(nil)
+
+// New returns the webhook channel of cfg (cfg.Webhook must be set).
+func New(cfg *approverbot.Config, o Options) (*Channel, error) {
+	if cfg == nil || cfg.Webhook == nil {
+		return nil, errors.New("webhook: not configured (no webhook section)")
+	}
+	wc := cfg.Webhook
+	u, err := url.Parse(wc.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("webhook: url is not an http(s) URL")
+	}
+	if len(wc.Secret) < 16 {
+		return nil, errors.New("webhook: the secret must be at least 16 bytes")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 4
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 500 * time.Millisecond
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = max(10*time.Second, o.MinBackoff)
+	}
+	return &Channel{
+		url: wc.URL, host: u.Scheme + "://" + u.Host, secret: wc.Secret,
+		hc: o.HTTPClient, log: o.Logger.With("channel", "webhook"), now: o.Now,
+		tries: o.MaxAttempts, minBack: o.MinBackoff, maxBack: o.MaxBackoff,
+	}, nil
+}
+
+// Name implements [approverbot.Channel].
+func (c *Channel) Name() string { return "webhook" }
+
+// Run implements [approverbot.Channel]: responses are taken while it runs.
+func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
+	if r == nil {
+		return errors.New("webhook: nil responder")
+	}
+	c.responder.Store(&responderBox{r})
+	defer c.responder.Store(nil)
+	<-ctx.Done()
+	return nil
+}
+
+// CheckHealth implements [approverbot.Channel]: it reports the failure of
+// the latest delivery, if it failed. (It sends nothing: a probe would be
+// an event the receiver has to understand.)
+func (c *Channel) CheckHealth(context.Context) error {
+	c.healthMu.Lock()
+	defer c.healthMu.Unlock()
+	return c.lastErr
+}
+
+// Ask implements [approverbot.Channel]: it posts the question.
+func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
+	msg := q.ApprovalNeeded
+	msg.V, msg.Type = messages.Version, "approval_needed"
+	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
+}
+
+// Resolve implements [approverbot.Channel]: it posts the resolution.
+func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
+	r.V, r.Type = messages.Version, "resolved"
+	return c.deliver(ctx, r.Type, r.RequestID, r)
+}
+
+// permanentError is an answer retrying cannot change.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// deliver posts one event, retrying what may succeed later.
+func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("webhook: encode %s: %w", event, err)
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	delivery := hex.EncodeToString(id[:])
+	var last error
+	for attempt := 1; attempt <= c.tries; attempt++ {
+		var wait time.Duration
+		wait, last = c.post(ctx, event, delivery, body)
+		if last == nil {
+			c.setHealth(nil)
+			return nil
+		}
+		if ctx.Err() != nil {
+			// Stopped, not failed: say so, whatever the last attempt got.
+			last = ctx.Err()
+			break
+		}
+		var perm permanentError
+		if errors.As(last, &perm) || attempt == c.tries {
+			break
+		}
+		if wait <= 0 {
+			d := c.minBack << (attempt - 1)
+			if d > c.maxBack || d <= 0 {
+				d = c.maxBack
+			}
+			wait = d/2 + mrand.N(d/2+1)
+		}
+		c.log.Warn("webhook delivery failed; retrying", "event", event, "request_id", requestID, "attempt", attempt, "retry_in", wait, "err", last)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			last = ctx.Err()
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	err = fmt.Errorf("webhook: %s for %s not delivered to %s: %w", event, requestID, c.host, last)
+	c.setHealth(err)
+	return err
+}
+
+// post makes one attempt; it returns the Retry-After asked for, if any.
+func (c *Channel) post(ctx context.Context, event, delivery string, body []byte) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, permanentError{errors.New("cannot build the request")}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "signoff-approver-bot")
+	req.Header.Set(HeaderEvent, event)
+	req.Header.Set(HeaderDelivery, delivery)
+	// Signed per attempt: a retry after minutes must not look stale.
+	Sign(req.Header, c.secret, c.now(), body)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		// The URL may hold a credential (a token in its path or query).
+		return 0, stripURL(err)
+	}
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	switch code := resp.StatusCode; {
+	case code/100 == 2:
+		return 0, nil
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code/100 == 5:
+		var wait time.Duration
+		if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && n > 0 {
+			wait = min(time.Duration(n)*time.Second, c.maxBack)
+		}
+		return wait, fmt.Errorf("HTTP %d", code)
+	default:
+		return 0, permanentError{fmt.Errorf("HTTP %d: %s", code, strings.TrimSpace(approverbot.OneLine(string(snippet))))}
+	}
+}
+
+func (c *Channel) setHealth(err error) {
+	c.healthMu.Lock()
+	c.lastErr = err
+	c.healthMu.Unlock()
+}
+
+// stripURL drops the URL from an HTTP client error.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

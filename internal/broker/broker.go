@@ -1,0 +1,338 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/reaper"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// Broker is one stateless replica: it serves every subject of DESIGN §2 on
+// its NATS connection and keeps all shared state in the store. Any number of
+// replicas may run against the same NATS and store.
+type Broker struct {
+	cfg   Config
+	log   *slog.Logger
+	nc    *nats.Conn
+	store session.Store
+	subj  messages.Subjects
+	m     *Metrics
+
+	js    jetstream.JetStream
+	modes *modeTable
+
+	sem      chan struct{}
+	inflight sync.WaitGroup
+
+	// bgCtx ends when Run shuts down; background work (withdrawals) runs
+	// under it and is waited for through background.
+	bgCtx      context.Context
+	bgCancel   context.CancelFunc
+	background sync.WaitGroup
+
+	mu      sync.Mutex
+	subs    []*nats.Subscription
+	running bool
+	closed  atomic.Bool
+	ready   atomic.Bool
+}
+
+// New checks cfg and returns a broker ready to Run.
+func New(cfg Config) (*Broker, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	subj, _ := messages.NewSubjects(cfg.Prefix)
+	if cfg.Replica == "" {
+		if id, err := cfg.Conn.GetClientID(); err == nil {
+			cfg.Replica = fmt.Sprintf("broker-%d", id)
+		} else {
+			cfg.Replica = "broker"
+		}
+	}
+	b := &Broker{
+		cfg:   cfg,
+		log:   cfg.Logger.With("replica", cfg.Replica),
+		nc:    cfg.Conn,
+		store: cfg.Store,
+		subj:  subj,
+		m:     cfg.Metrics,
+		sem:   make(chan struct{}, cfg.Workers),
+		modes: newModeTable(),
+	}
+	b.bgCtx, b.bgCancel = context.WithCancel(context.Background())
+	return b, nil
+}
+
+// Metrics returns the broker's metrics.
+func (b *Broker) Metrics() *Metrics { return b.m }
+
+// Ready reports whether the broker serves its subjects and its store and
+// NATS connection answer (for /readyz).
+func (b *Broker) Ready(ctx context.Context) error {
+	if !b.ready.Load() {
+		return errors.New("broker is not serving")
+	}
+	if !b.nc.IsConnected() {
+		return errors.New("NATS is not connected")
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.StoreTimeout)
+	defer cancel()
+	if err := b.store.Ping(ctx); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// Run serves until ctx is done, then shuts down gracefully: it stops taking
+// new messages, finishes the ones in flight, and returns. Run may be called
+// once.
+func (b *Broker) Run(ctx context.Context) error {
+	b.mu.Lock()
+	if b.running || b.closed.Load() {
+		b.mu.Unlock()
+		return errors.New("broker: Run called twice or after Close")
+	}
+	b.running = true
+	b.mu.Unlock()
+
+	if err := b.setupJetStream(ctx); err != nil {
+		return err
+	}
+	if err := b.subscribe(); err != nil {
+		b.unsubscribe()
+		return err
+	}
+	b.ready.Store(true)
+	b.log.Info("broker serving", "prefix", b.cfg.Prefix, "nats", b.nc.ConnectedUrlRedacted())
+
+	var wg sync.WaitGroup
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	wg.Add(1)
+	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
+	if !b.cfg.DisableReaper {
+		r, err := reaper.New(reaper.Config{
+			Store:     b.store,
+			Interval:  b.cfg.ReapInterval,
+			OnExpired: b.onExpired,
+			Logger:    b.log,
+		})
+		if err != nil {
+			b.unsubscribe()
+			return fmt.Errorf("broker: reaper: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				b.log.Error("reaper stopped", "err", err)
+			}
+		}()
+	}
+
+	<-ctx.Done()
+	b.ready.Store(false)
+	b.log.Info("broker draining")
+	b.unsubscribe()
+	b.inflight.Wait()
+	b.bgCancel()
+	b.background.Wait()
+	stop()
+	wg.Wait()
+	b.closed.Store(true)
+	b.log.Info("broker stopped")
+	return nil
+}
+
+func (b *Broker) setupJetStream(ctx context.Context) error {
+	if b.cfg.DisableAudit {
+		b.log.Warn("audit stream disabled: decisions are not recorded in JetStream")
+		return nil
+	}
+	js, err := jetstream.New(b.nc,
+		jetstream.WithPublishAsyncErrHandler(b.auditFailed),
+		jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return fmt.Errorf("broker: jetstream: %w", err)
+	}
+	// A fresh NATS cluster may still be electing its JetStream leader: keep
+	// trying (not ready meanwhile) rather than exit and restart.
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		kv, err := b.createStreams(ctx, js)
+		if err == nil {
+			// The watcher outlives setup: it stops in modes.follow.
+			if err := b.modes.start(context.WithoutCancel(ctx), kv, b.log); err != nil {
+				return fmt.Errorf("broker: %w", err)
+			}
+			b.js = js
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		b.log.Warn("JetStream not ready; retrying", "attempt", attempt, "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// createStreams creates (or updates) the audit stream and the modes bucket.
+func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+		Name:        messages.AuditStream,
+		Description: "Signoff: one record per decision",
+		Subjects:    []string{b.subj.AuditAll()},
+		Storage:     jetstream.FileStorage,
+		Replicas:    b.cfg.AuditReplicas,
+		MaxAge:      b.cfg.AuditMaxAge,
+		Discard:     jetstream.DiscardOld,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
+		Bucket:      ModesBucket,
+		Description: "Signoff: admin mode overrides per session and agent type",
+		Replicas:    b.cfg.AuditReplicas,
+		History:     1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
+	}
+	return kv, nil
+}
+
+// handler handles one message and returns the reply body (nil: no reply).
+type handler func(ctx context.Context, msg *nats.Msg) []byte
+
+func (b *Broker) subscribe() error {
+	queue := []struct {
+		subject string
+		h       handler
+	}{
+		{b.subj.ReqAll(), b.handleRequest},
+		{b.subj.StatusAll(), b.handleStatus},
+		{b.subj.CancelAll(), b.handleCancel},
+		{b.subj.TurnAll(), b.handleTurn},
+		{b.subj.Respond(), b.handleRespond},
+		{b.subj.PendingAll(), b.handlePending},
+		{b.subj.AdminAll(), b.handleAdmin},
+	}
+	for _, q := range queue {
+		sub, err := b.nc.QueueSubscribe(q.subject, messages.QueueGroup, b.dispatch(q.h))
+		if err != nil {
+			return fmt.Errorf("broker: subscribe %s: %w", q.subject, err)
+		}
+		// The broker bounds its own concurrency; let NATS buffer bursts.
+		_ = sub.SetPendingLimits(1<<20, 256<<20)
+		b.subs = append(b.subs, sub)
+	}
+	// Policy reloads must reach every replica: no queue group.
+	sub, err := b.nc.Subscribe(b.subj.Admin(messages.AdminOpReloadPolicy), b.dispatch(b.handleReload))
+	if err != nil {
+		return fmt.Errorf("broker: subscribe reload: %w", err)
+	}
+	b.subs = append(b.subs, sub)
+	return b.nc.Flush()
+}
+
+func (b *Broker) unsubscribe() {
+	b.mu.Lock()
+	subs := b.subs
+	b.subs = nil
+	b.mu.Unlock()
+	for _, s := range subs {
+		// Drain stops delivery and lets messages already received finish.
+		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			b.log.Warn("drain subscription", "subject", s.Subject, "err", err)
+		}
+	}
+	deadline := time.Now().Add(b.cfg.StoreTimeout + 5*time.Second)
+	for _, s := range subs {
+		for s.IsValid() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// dispatch runs h on a bounded worker pool and sends its reply. The NATS
+// callback blocks while all workers are busy, so bursts queue in the
+// subscription's pending buffer instead of in goroutines.
+func (b *Broker) dispatch(h handler) nats.MsgHandler {
+	return func(msg *nats.Msg) {
+		b.sem <- struct{}{}
+		b.inflight.Add(1)
+		go func() {
+			defer func() {
+				<-b.sem
+				b.inflight.Done()
+				if r := recover(); r != nil {
+					b.log.Error("handler panic", "subject", msg.Subject, "panic", r)
+					b.reply(msg, encodeError(messages.CodeInternal, "internal error"))
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*b.cfg.StoreTimeout+5*time.Second)
+			defer cancel()
+			if out := h(ctx, msg); out != nil {
+				b.reply(msg, out)
+			}
+		}()
+	}
+}
+
+func (b *Broker) reply(msg *nats.Msg, data []byte) {
+	if msg.Reply == "" {
+		return
+	}
+	// NATS permissions cannot limit the reply subject a requester names: a
+	// client could make the broker publish its reply on a Signoff subject
+	// (another session's decision, a team's questions) or a system subject.
+	// Replies go to inboxes only.
+	if strings.HasPrefix(msg.Reply, b.cfg.Prefix+".") || strings.HasPrefix(msg.Reply, "$") {
+		b.m.BadMessages.WithLabelValues("reply_subject").Inc()
+		b.log.Warn("refusing to reply on a protected subject", "subject", msg.Subject, "reply", msg.Reply)
+		return
+	}
+	if err := msg.Respond(data); err != nil {
+		b.m.NATSErrors.WithLabelValues("reply").Inc()
+		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
+	}
+}
+
+// publish sends a message that no one replies to.
+func (b *Broker) publish(subject string, data []byte) {
+	if err := b.nc.Publish(subject, data); err != nil {
+		b.m.NATSErrors.WithLabelValues("publish").Inc()
+		b.log.Warn("publish failed", "subject", subject, "err", err)
+	}
+}
+
+// storeCtx bounds one store call.
+func (b *Broker) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, b.cfg.StoreTimeout)
+}
+
+func (b *Broker) storeErr(op string, err error, attrs ...any) {
+	b.m.StoreErrors.WithLabelValues(op).Inc()
+	b.log.Error("store "+op+" failed", append(attrs, "err", err)...)
+}

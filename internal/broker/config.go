@@ -1,0 +1,163 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// ModesBucket is the JetStream key-value bucket that holds the admin's mode
+// overrides (per session and per agent type), watched by every replica.
+const ModesBucket = "SIGNOFF_MODES"
+
+// PolicySource gives the policy in force. *policy.Watcher implements it; a
+// fixed policy can be wrapped with [StaticPolicy].
+type PolicySource interface {
+	// Current returns the policy in force; it is called once per message and
+	// must be cheap and safe for concurrent use.
+	Current() *policy.Policy
+	// Reload re-reads the policy now (admin subject). It returns the error
+	// that kept the old policy in force, if any.
+	Reload() error
+}
+
+// StaticPolicy is a [PolicySource] that never changes.
+type StaticPolicy struct{ P *policy.Policy }
+
+// Current returns the fixed policy.
+func (s StaticPolicy) Current() *policy.Policy { return s.P }
+
+// Reload reports that a fixed policy cannot be reloaded.
+func (s StaticPolicy) Reload() error {
+	return errors.New("policy is built in; start the broker with --policy FILE to reload")
+}
+
+// Config configures a [Broker]. Zero values take the documented defaults.
+type Config struct {
+	// Conn is the NATS connection the broker serves on (required). The
+	// broker does not close it; the owner drains it after Run returns.
+	Conn *nats.Conn
+	// Store holds the shared state (required).
+	Store session.Store
+	// Policy gives the policy in force (required).
+	Policy PolicySource
+	// Logger receives structured logs (default: slog.Default()).
+	Logger *slog.Logger
+	// Prefix is the subject prefix (default "signoff.v1").
+	Prefix string
+	// Replica names this replica in logs and audit records (default: the
+	// NATS client id).
+	Replica string
+	// MaxMessageBytes bounds every incoming message (default 64 KiB).
+	MaxMessageBytes int
+	// Workers bounds the messages handled at once by this replica
+	// (default 256).
+	Workers int
+	// StoreTimeout bounds each call to the store (default 2 s). A call that
+	// takes longer fails closed.
+	StoreTimeout time.Duration
+	// ReapInterval is the reaper's sweep interval (default 500 ms, so that an
+	// expiry is reported within expiry + 1 s even when the request was created
+	// while the reaper slept).
+	ReapInterval time.Duration
+	// DisableReaper turns the in-process reaper off (tests that need to
+	// control expiry; never in production).
+	DisableReaper bool
+	// DisableAudit skips the JetStream audit stream (for NATS servers
+	// without JetStream; the broker logs a warning).
+	DisableAudit bool
+	// AuditReplicas is the audit stream's replica count on a NATS cluster
+	// (default 1; use 3 on a 3-node cluster).
+	AuditReplicas int
+	// AuditMaxAge bounds how long audit records are kept (default 30 days).
+	AuditMaxAge time.Duration
+	// OpenTeams lets any approver answer for a team that lists no members
+	// (the built-in policy's "default"). Dev mode only: in production a team
+	// without members refuses every answer.
+	OpenTeams bool
+	// Metrics receives the broker's metrics (default: a private registry,
+	// see [Broker.Metrics]).
+	Metrics *Metrics
+	// RequireSignedResponses accepts only responses signed by one of
+	// ApproverKeys (docs/PROTOCOL.md, "Signed responses"); others get an
+	// error reply of code forbidden and decide nothing.
+	RequireSignedResponses bool
+	// ApproverKeys are the public user nkeys ("U…") of the approver bots
+	// whose signatures are trusted. When set, a signed response must verify
+	// even if signatures are not required.
+	ApproverKeys []string
+	// SignatureMaxSkew bounds how far a response's signed_at may be from
+	// this replica's clock, either way (default 5 min).
+	SignatureMaxSkew time.Duration
+
+	// signatures is built by Validate from the three fields above.
+	signatures *signatureGuard
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Prefix == "" {
+		c.Prefix = messages.DefaultPrefix
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = messages.DefaultMaxBytes
+	}
+	if c.Workers == 0 {
+		c.Workers = 256
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = 2 * time.Second
+	}
+	if c.ReapInterval == 0 {
+		c.ReapInterval = 500 * time.Millisecond
+	}
+	if c.AuditReplicas == 0 {
+		c.AuditReplicas = 1
+	}
+	if c.AuditMaxAge == 0 {
+		c.AuditMaxAge = 30 * 24 * time.Hour
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	if c.SignatureMaxSkew == 0 {
+		c.SignatureMaxSkew = DefaultSignatureMaxSkew
+	}
+}
+
+// Validate reports the first problem with c. It also prepares the
+// signed-response check from RequireSignedResponses and ApproverKeys.
+func (c *Config) Validate() error {
+	switch {
+	case c.Conn == nil:
+		return errors.New("broker: Config.Conn is required")
+	case c.Store == nil:
+		return errors.New("broker: Config.Store is required")
+	case c.Policy == nil || c.Policy.Current() == nil:
+		return errors.New("broker: Config.Policy is required")
+	case c.MaxMessageBytes < 1024:
+		return fmt.Errorf("broker: MaxMessageBytes %d is too small (minimum 1024)", c.MaxMessageBytes)
+	case c.Workers < 1:
+		return fmt.Errorf("broker: Workers %d must be at least 1", c.Workers)
+	case c.StoreTimeout < 0 || c.ReapInterval < 0:
+		return errors.New("broker: StoreTimeout and ReapInterval must not be negative")
+	}
+	if _, err := messages.NewSubjects(c.Prefix); err != nil {
+		return fmt.Errorf("broker: prefix: %w", err)
+	}
+	g, err := newSignatureGuard(c)
+	if err != nil {
+		return err
+	}
+	c.signatures = g
+	return nil
+}

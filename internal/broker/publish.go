@@ -1,0 +1,105 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// announce publishes a pending request's question to its teams.
+func (b *Broker) announce(rec *session.Record) {
+	q, err := question(rec)
+	if err != nil {
+		b.log.Error("stored question is unreadable", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return
+	}
+	for _, team := range rec.Teams {
+		q.Team = team
+		b.publish(b.subj.Ask(team), encode(q))
+	}
+}
+
+// settled tells everyone about a request that just settled: the agent on its
+// decision subject, every approver device of its teams, and the audit log.
+func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
+	b.announceSettled(rec, dec, true)
+}
+
+// announceSettled is settled, with the agent told only when toAgent is set
+// (a withdrawn request: the agent has its decision, and no replica counted
+// the request as pending).
+func (b *Broker) announceSettled(rec *session.Record, dec messages.Decision, toAgent bool) {
+	if toAgent {
+		b.m.Pending.Dec()
+		b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+		b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
+	}
+	for _, team := range rec.Teams {
+		b.publish(b.subj.Resolved(team), encode(messages.Resolved{
+			V:         messages.Version,
+			Type:      "resolved",
+			RequestID: rec.ID,
+			SessionID: rec.SessionID,
+			Team:      team,
+			State:     rec.State,
+			Decision:  dec,
+		}))
+	}
+	var risk messages.Risk
+	req := messages.Request{RequestID: rec.ID, SessionID: rec.SessionID, AgentID: rec.AgentID, Tool: rec.Tool}
+	if q, err := question(rec); err == nil {
+		req, risk = q.Request, q.Risk
+	}
+	b.audit(&req, dec, risk)
+	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+}
+
+// onExpired is the reaper's callback: the store has moved rec to expired
+// exactly once across replicas; publish its timeout decision.
+func (b *Broker) onExpired(_ context.Context, rec *session.Record) {
+	b.m.ReaperExpiries.Inc()
+	b.settled(rec, timeoutDecision(rec))
+}
+
+// audit appends one record to the audit stream without waiting for the
+// acknowledgement: the decision path must not pay for a JetStream round trip.
+// Failed appends are counted and logged.
+func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messages.Risk) {
+	if b.js == nil {
+		return
+	}
+	rec := messages.AuditRecord{
+		V:        messages.Version,
+		Request:  *req,
+		Decision: dec,
+		Replica:  b.cfg.Replica,
+		Recorded: time.Now().UTC(),
+	}
+	if risk.Tier != "" {
+		rec.Risk = &risk
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		b.log.Error("encode audit record", "err", err)
+		return
+	}
+	msg := &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data, Header: nats.Header{}}
+	// The request id and outcome de-duplicate retried appends in the stream.
+	msg.Header.Set(nats.MsgIdHdr, dec.RequestID+"/"+string(dec.ReasonCode))
+	// Acknowledgement failures reach auditFailed (jetstream.New option).
+	if _, err := b.js.PublishMsgAsync(msg); err != nil {
+		b.auditFailed(nil, msg, err)
+	}
+}
+
+func (b *Broker) auditFailed(_ jetstream.JetStream, msg *nats.Msg, err error) {
+	b.m.NATSErrors.WithLabelValues("audit").Inc()
+	b.log.Warn("audit append failed", "subject", msg.Subject, "msg_id", msg.Header.Get(nats.MsgIdHdr), "err", err)
+}

@@ -1,0 +1,241 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// handleRequest runs the decision procedure of DESIGN §4 for one agent
+// request and returns the receipt.
+func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
+	start := time.Now()
+	result := "error"
+	defer func() { b.m.DecisionLatency.WithLabelValues(result).Observe(time.Since(start).Seconds()) }()
+
+	sessionID, err := b.subj.SessionFromSubject(messages.SubjectReq, msg.Subject)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	req, err := messages.Decode[messages.Request](msg.Data, b.cfg.MaxMessageBytes)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	if req.SessionID != sessionID {
+		return b.badMessage(&messages.FieldError{Field: "session_id", Problem: fmt.Sprintf("%q does not match the subject's session %q", req.SessionID, sessionID)})
+	}
+	log := b.log.With("request_id", req.RequestID, "session_id", req.SessionID, "tool", req.Tool)
+
+	pol := b.cfg.Policy.Current()
+	call := policy.Call{
+		Tool:      strings.ToLower(req.Tool),
+		Arguments: req.Arguments,
+		AgentType: req.AgentType,
+		Mode:      b.modes.modeFor(req.SessionID, req.AgentType),
+	}
+	d := pol.Evaluate(call)
+
+	// One round trip: an earlier record of this id, the stop signal and,
+	// for an ask, the grants that could allow it.
+	sctx, cancel := b.storeCtx(ctx)
+	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.RequestID, AgentID: req.AgentID,
+		SkipGrants: d.Action != policy.Ask})
+	cancel()
+	if err != nil {
+		b.storeErr("lookup", err, "request_id", req.RequestID, "session_id", req.SessionID)
+		dec := b.unavailableDecision(&req, pol.Version(), "cannot read the session's state (hard-stop signal, grants)")
+		result = "deny"
+		return b.finishAuto(&req, &d, dec, log)
+	}
+	if look.Existing != nil {
+		result = "retry"
+		if look.Existing.State == messages.StatePending {
+			// The replica that created it may have died before announcing
+			// it: announce again (devices key questions by request id).
+			b.announce(look.Existing)
+		}
+		return encode(b.receiptFor(look.Existing))
+	}
+	if look.Stopped {
+		dec := b.hardStopDecision(&req, pol.Version(), look.StopReason)
+		result = "deny"
+		return b.finishAuto(&req, &d, dec, log)
+	}
+
+	switch d.Action {
+	case policy.Deny:
+		result = "deny"
+		return b.finishAuto(&req, &d, b.policyDecision(&req, &d, pol.Version()), log)
+	case policy.Allow:
+		result = "allow"
+		return b.finishAuto(&req, &d, b.policyDecision(&req, &d, pol.Version()), log)
+	}
+	if scope, ok := grantCovers(&d, call.Tool, look.SessionTools, look.AgentGrants); ok {
+		result = "allow"
+		dec := b.newDecision(&req, pol.Version())
+		dec.Outcome = messages.OutcomeAllow
+		dec.ReasonCode = messages.ReasonScopeGrant
+		dec.Reason = fmt.Sprintf("allowed by a standing %s grant (%s)", scope, d.Reason)
+		dec.Scope = scope
+		return b.finishAuto(&req, &d, dec, log)
+	}
+
+	rec, created, err := b.createPending(ctx, pol, &req, &d)
+	switch {
+	case errors.Is(err, session.ErrStopped):
+		result = "deny"
+		return b.finishAuto(&req, &d, b.hardStopDecision(&req, pol.Version(), ""), log)
+	case err != nil:
+		b.storeErr("create", err, "request_id", req.RequestID, "session_id", req.SessionID)
+		result = "deny"
+		dec := b.unavailableDecision(&req, pol.Version(), "cannot store the request for approval")
+		if !errors.Is(err, session.ErrInvalid) {
+			b.withdraw(req, dec)
+		}
+		return b.finishAuto(&req, &d, dec, log)
+	}
+	if created {
+		result = "pending"
+		b.m.Pending.Inc()
+		log.Info("approval needed", "team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
+		b.announce(rec)
+	} else {
+		result = "retry"
+		if rec.State == messages.StatePending {
+			b.announce(rec)
+		}
+	}
+	return encode(b.receiptFor(rec))
+}
+
+// finishAuto records an automatic decision (metrics, audit, log) and returns
+// its receipt. Automatic decisions are not stored: a retry re-evaluates and
+// gets the same answer from the same policy and state.
+func (b *Broker) finishAuto(req *messages.Request, d *policy.Decision, dec messages.Decision, log *slog.Logger) []byte {
+	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	b.audit(req, dec, riskOf(d))
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		log.Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", d.Rule)
+	}
+	return encode(messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec})
+}
+
+// createPending stores an ask as pending with the question it publishes.
+func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
+	team := d.Route
+	if team == "" {
+		team = DefaultTeam
+	}
+	need := d.ApprovalsRequired
+	if need == 0 {
+		if t, ok := pol.Teams()[team]; ok && t.ApprovalsRequired > 0 {
+			need = t.ApprovalsRequired
+		} else {
+			need = 1
+		}
+	}
+	ttl := pol.TTL(time.Duration(req.TTLMillis)*time.Millisecond, d.TTL)
+	q := messages.ApprovalNeeded{
+		V:                 messages.Version,
+		Type:              "approval_needed",
+		Request:           *req,
+		Team:              team,
+		Risk:              riskOf(d),
+		BatchRemaining:    req.BatchRemaining,
+		ApprovalsRequired: need,
+		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+	}
+	// The request's own batch_remaining is carried once, at the top level.
+	q.Request.BatchRemaining = nil
+	payload, err := json.Marshal(q)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode question: %w", err)
+	}
+	sctx, cancel := b.storeCtx(ctx)
+	defer cancel()
+	return b.store.Create(sctx, session.Request{
+		ID:                req.RequestID,
+		SessionID:         req.SessionID,
+		AgentID:           req.AgentID,
+		RequestedBy:       req.RequestedBy,
+		Tool:              strings.ToLower(req.Tool),
+		Teams:             []string{team},
+		ApprovalsRequired: need,
+		TTL:               ttl,
+		Payload:           payload,
+	})
+}
+
+// DefaultTeam receives questions whose rule names no route.
+const DefaultTeam = "default"
+
+// grantCovers reports whether a standing grant turns the ask d into an
+// allow, and which scope granted it. A grant never applies where the policy
+// says no grant may (safety override, sudo, unanalysable shell).
+func grantCovers(d *policy.Decision, tool string, sessionTools []string, agent []session.Grant) (messages.Scope, bool) {
+	if d.Action != policy.Ask || !d.Grantable {
+		return "", false
+	}
+	for _, t := range sessionTools {
+		if t == tool {
+			return messages.ScopeSession, true
+		}
+	}
+	var patterns []string
+	for _, g := range agent {
+		if g.Tool != tool {
+			continue
+		}
+		if g.Pattern == "" {
+			return messages.ScopeAlways, true
+		}
+		patterns = append(patterns, g.Pattern)
+	}
+	if len(patterns) > 0 && d.Shell != nil && policy.PrefixCovered(*d.Shell, patterns) {
+		return messages.ScopeAlwaysPrefix, true
+	}
+	return "", false
+}
+
+// alwaysOf says what an "Always" answer would grant for d: the tool for
+// non-shell tools, the arity-prefix patterns for shell tools, nothing when
+// the command cannot be granted.
+func alwaysOf(d *policy.Decision, tool string) *messages.AlwaysGrant {
+	if !d.Grantable {
+		return nil
+	}
+	if d.Shell == nil {
+		return &messages.AlwaysGrant{Scope: messages.ScopeAlways, Tool: tool}
+	}
+	if len(d.Always) == 0 {
+		return nil
+	}
+	return &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: tool, Patterns: d.Always}
+}
+
+// riskOf explains d for approvers and the audit log.
+func riskOf(d *policy.Decision) messages.Risk {
+	r := messages.Risk{
+		Tier:           string(d.Tier),
+		Rule:           d.Rule,
+		Reason:         d.Reason,
+		SafetyOverride: d.SafetyOverride,
+	}
+	if len(d.Subcommands) > 0 {
+		r.Subcommands = make([]messages.Verdict, len(d.Subcommands))
+		for i, s := range d.Subcommands {
+			r.Subcommands[i] = messages.Verdict{Command: s.Command, Words: s.Words, Kind: s.Kind, Action: string(s.Action), Rule: s.Rule, Reason: s.Reason}
+		}
+	}
+	return r
+}

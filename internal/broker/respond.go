@@ -1,0 +1,315 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// askUserTools are the tools whose result is the approver's answer (seed
+// 002): the answer field is passed on for these only, so a confused or
+// hostile approver client cannot fabricate output for bash or write.
+var askUserTools = map[string]bool{"ask_user": true, "askuserquestion": true, "ask_user_question": true}
+
+// handleRespond applies an approver's response: first decision wins, quorum,
+// membership and no self-approval (DESIGN §4 step 8–10).
+func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
+	resp, err := messages.Decode[messages.Response](msg.Data, b.cfg.MaxMessageBytes)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	if refused := b.checkSignature(&resp); refused != nil {
+		return refused
+	}
+	log := b.log.With("request_id", resp.RequestID, "session_id", resp.SessionID, "approver", resp.Approver.ID)
+
+	sctx, cancel := b.storeCtx(ctx)
+	rec, err := b.store.Get(sctx, resp.SessionID, resp.RequestID)
+	cancel()
+	if err != nil {
+		return b.storeFailure("get", err)
+	}
+	if rec.State != messages.StatePending {
+		return encode(refusal(b, rec, "the request is already settled; the standing decision is final"))
+	}
+	pol := b.cfg.Policy.Current()
+	if why := authorize(pol, rec, resp.Approver.ID, b.cfg.OpenTeams); why != "" {
+		log.Warn("response refused", "why", why)
+		return encode(refusal(b, rec, why))
+	}
+	q, err := question(rec)
+	if err != nil {
+		return encodeError(messages.CodeInternal, "stored question is unreadable")
+	}
+
+	dec := messages.Decision{
+		V:             messages.Version,
+		RequestID:     rec.ID,
+		SessionID:     rec.SessionID,
+		Tool:          q.Request.Tool,
+		DecidedBy:     messages.Decider{Kind: messages.DeciderApprover, ID: resp.Approver.ID, Display: resp.Approver.Display, Channel: resp.Approver.Channel, Device: resp.Approver.Device},
+		DecidedAt:     time.Now().UTC(),
+		Feedback:      resp.Feedback,
+		PolicyVersion: pol.Version(),
+	}
+	var grant []session.Grant
+	if resp.Approved {
+		scope := resp.EffectiveScope()
+		grant, err = grantsFor(scope, rec, q.Always)
+		if err != nil {
+			return encode(refusal(b, rec, err.Error()))
+		}
+		dec.Outcome = messages.OutcomeAllow
+		dec.ReasonCode = messages.ReasonApproved
+		dec.Scope = scope
+		dec.Reason = fmt.Sprintf("approved (%s) by %s", scope, resp.Approver.ID)
+		for _, g := range grant {
+			if g.Pattern != "" {
+				dec.GrantedPattern = append(dec.GrantedPattern, g.Pattern)
+			}
+		}
+		if askUserTools[rec.Tool] {
+			dec.Answer = resp.Answer
+		}
+	} else {
+		mode := resp.EffectiveRejectMode()
+		dec.Outcome = messages.OutcomeDeny
+		dec.ReasonCode = messages.ReasonRejected
+		dec.RejectMode = mode
+		dec.Reason = fmt.Sprintf("rejected (%s) by %s", mode, resp.Approver.ID)
+		if mode == messages.RejectSoft {
+			dec.LLMMessage = messages.LLMMessageSoftReject(q.Request.Tool, resp.Feedback)
+		} else {
+			dec.LLMMessage = messages.LLMMessageHardReject(q.Request.Tool, resp.Feedback)
+		}
+	}
+
+	sctx, cancel = b.storeCtx(ctx)
+	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec})
+	cancel()
+	if err != nil {
+		return b.storeFailure("decide", err)
+	}
+	if !res.Applied {
+		why := "the request is already settled; the standing decision is final"
+		if errors.Is(res.Refusal, session.ErrDuplicateVote) {
+			why = "your approval was already counted; waiting for other approvers"
+		}
+		return encode(refusal(b, res.Record, why))
+	}
+	rec = res.Record
+	if rec.State == messages.StatePending {
+		// A quorum vote that did not settle yet: show the count everywhere.
+		log.Info("approval counted", "approvals", len(rec.Approvals), "required", rec.ApprovalsRequired)
+		b.announce(rec)
+		return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, ApprovalsSoFar: rec.Approvals,
+			Reason: fmt.Sprintf("approval %d of %d counted", len(rec.Approvals), rec.ApprovalsRequired)})
+	}
+	// Standing state first, then the news: an agent that gets this decision
+	// may send its next call at once, and that call must already see the
+	// grant or the stop signal.
+	switch {
+	case rec.State == messages.StateApproved && len(grant) > 0:
+		stored := b.storeGrants(ctx, rec, grant)
+		b.settled(rec, *rec.Decision)
+		if stored {
+			b.cascade(ctx, rec, grant[0].Kind, log)
+		}
+	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard:
+		stopped := b.hardStop(ctx, rec, resp.Approver.ID)
+		b.settled(rec, *rec.Decision)
+		for _, o := range stopped {
+			log.Info("hard stop rejected pending request", "stopped_request_id", o.ID)
+			b.settled(o, *o.Decision)
+		}
+	default:
+		b.settled(rec, *rec.Decision)
+	}
+	return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, Decision: rec.Decision, ApprovalsSoFar: rec.Approvals})
+}
+
+// authorize returns why approverID may not answer rec ("" when allowed). A
+// team without members is open to any approver only when openTeams is set
+// (dev mode); elsewhere it has no one who may answer.
+func authorize(pol *policy.Policy, rec *session.Record, approverID string, openTeams bool) string {
+	if rec.RequestedBy != "" && approverID == rec.RequestedBy {
+		return fmt.Sprintf("approver %q requested this call and may not answer it", approverID)
+	}
+	teams := pol.Teams()
+	for _, name := range rec.Teams {
+		t, ok := teams[name]
+		if !ok {
+			continue
+		}
+		if t.Open() && !openTeams {
+			return fmt.Sprintf("team %s lists no members: add members to the policy's teams (open teams are for dev mode only)", name)
+		}
+		if t.IsMember(approverID) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("approver %q is not a member of team %s", approverID, strings.Join(rec.Teams, ", "))
+}
+
+func refusal(b *Broker, rec *session.Record, why string) messages.RespondReply {
+	r := messages.RespondReply{V: messages.Version, Applied: false, State: rec.State, Reason: why, ApprovalsSoFar: rec.Approvals}
+	if rec.State.Final() {
+		rc := b.receiptFor(rec)
+		r.Decision = rc.Decision
+	}
+	return r
+}
+
+// grantsFor turns an approval's scope into the grants it stores.
+func grantsFor(scope messages.Scope, rec *session.Record, always *messages.AlwaysGrant) ([]session.Grant, error) {
+	switch scope {
+	case messages.ScopeOnce:
+		return nil, nil
+	case messages.ScopeSession:
+		return []session.Grant{{Kind: session.GrantSession, SessionID: rec.SessionID, Tool: rec.Tool}}, nil
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
+		if always == nil {
+			return nil, fmt.Errorf("scope %s is not available for this call (it holds a construct no standing grant may cover); approve once or for the session", scope)
+		}
+		if rec.AgentID == "" {
+			return nil, fmt.Errorf("scope %s needs the request's agent_id", scope)
+		}
+		if len(always.Patterns) == 0 {
+			if scope == messages.ScopeAlwaysPrefix {
+				return nil, errors.New("scope always_prefix applies to shell commands only; use always")
+			}
+			return []session.Grant{{Kind: session.GrantAgent, AgentID: rec.AgentID, Tool: rec.Tool}}, nil
+		}
+		out := make([]session.Grant, len(always.Patterns))
+		for i, p := range always.Patterns {
+			out[i] = session.Grant{Kind: session.GrantAgent, AgentID: rec.AgentID, Tool: rec.Tool, Pattern: p}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown scope %q", scope)
+}
+
+// storeGrants stores the grants of an approval; it reports whether all
+// were stored. A failure is logged: the approval itself stands.
+func (b *Broker) storeGrants(ctx context.Context, rec *session.Record, grants []session.Grant) bool {
+	for _, g := range grants {
+		sctx, cancel := b.storeCtx(ctx)
+		err := b.store.AddGrant(sctx, g)
+		cancel()
+		if err != nil {
+			b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
+			return false
+		}
+	}
+	return true
+}
+
+// cascade settles every other pending request that the grants of rec's
+// approval now allow: the session's for a session grant, the agent's for an
+// always grant (DESIGN §4 step 9).
+func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.GrantKind, log *slog.Logger) {
+	sctx, cancel := b.storeCtx(ctx)
+	var others []*session.Record
+	var err error
+	if kind == session.GrantSession {
+		others, err = b.store.ListPendingSession(sctx, rec.SessionID)
+	} else {
+		others, err = b.store.ListPendingAgent(sctx, rec.AgentID)
+	}
+	cancel()
+	if err != nil {
+		b.storeErr("list pending", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return
+	}
+	pol := b.cfg.Policy.Current()
+	for _, o := range others {
+		if o.ID == rec.ID && o.SessionID == rec.SessionID {
+			continue
+		}
+		q, err := question(o)
+		if err != nil {
+			continue
+		}
+		d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType,
+			Mode: b.modes.modeFor(o.SessionID, q.Request.AgentType)})
+		sctx, cancel := b.storeCtx(ctx)
+		look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID})
+		cancel()
+		if err != nil {
+			b.storeErr("lookup", err, "request_id", o.ID, "session_id", o.SessionID)
+			continue
+		}
+		if look.Stopped {
+			continue
+		}
+		allow := d.Action == policy.Allow
+		if !allow && d.Action == policy.Ask {
+			_, allow = grantCovers(&d, o.Tool, look.SessionTools, look.AgentGrants)
+		}
+		if !allow {
+			continue
+		}
+		dec := messages.Decision{
+			V:             messages.Version,
+			RequestID:     o.ID,
+			SessionID:     o.SessionID,
+			Tool:          q.Request.Tool,
+			Outcome:       messages.OutcomeAllow,
+			ReasonCode:    messages.ReasonCascade,
+			Reason:        fmt.Sprintf("allowed by the grant that approved %s (%s)", rec.ID, rec.Decision.DecidedBy.ID),
+			DecidedBy:     rec.Decision.DecidedBy,
+			DecidedAt:     time.Now().UTC(),
+			PolicyVersion: pol.Version(),
+		}
+		sctx, cancel = b.storeCtx(ctx)
+		res, err := b.store.Settle(sctx, o.SessionID, o.ID, messages.StateApproved, dec)
+		cancel()
+		if err != nil {
+			b.storeErr("settle", err, "request_id", o.ID, "session_id", o.SessionID)
+			continue
+		}
+		if res.Applied {
+			log.Info("cascade approved", "cascaded_request_id", o.ID)
+			b.settled(res.Record, dec)
+		}
+	}
+}
+
+// hardStop sets the session's stop signal and rejects its other pending
+// requests with hard_stop; it returns those it rejected.
+func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by string) []*session.Record {
+	sctx, cancel := b.storeCtx(ctx)
+	defer cancel()
+	version := b.cfg.Policy.Current().Version()
+	stopped, err := b.store.Stop(sctx, rec.SessionID, fmt.Sprintf("%s rejected %s (%s)", by, rec.Tool, rec.ID), func(o *session.Record) messages.Decision {
+		tool := toolOf(o)
+		return messages.Decision{
+			V:             messages.Version,
+			RequestID:     o.ID,
+			SessionID:     o.SessionID,
+			Tool:          tool,
+			Outcome:       messages.OutcomeDeny,
+			ReasonCode:    messages.ReasonHardStop,
+			RejectMode:    messages.RejectHard,
+			Reason:        fmt.Sprintf("the session was stopped when %s rejected %s", by, rec.Tool),
+			LLMMessage:    messages.LLMMessageHardStop(tool),
+			DecidedBy:     rec.Decision.DecidedBy,
+			DecidedAt:     time.Now().UTC(),
+			PolicyVersion: version,
+		}
+	})
+	if err != nil {
+		b.storeErr("stop", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return nil
+	}
+	return stopped
+}

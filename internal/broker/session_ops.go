@@ -1,0 +1,129 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// handleStatus answers an agent that lost track of a request (after a
+// reconnect) with its current receipt.
+func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
+	sessionID, err := b.subj.SessionFromSubject(messages.SubjectStatus, msg.Subject)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	req, err := messages.Decode[messages.StatusRequest](msg.Data, b.cfg.MaxMessageBytes)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	sctx, cancel := b.storeCtx(ctx)
+	rec, err := b.store.Get(sctx, sessionID, req.RequestID)
+	cancel()
+	if err != nil {
+		return b.storeFailure("get", err)
+	}
+	return encode(b.receiptFor(rec))
+}
+
+// handleCancel settles pending requests of a session cancelled: the agent
+// aborted or is shutting down.
+func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
+	sessionID, err := b.subj.SessionFromSubject(messages.SubjectCancel, msg.Subject)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	req, err := messages.Decode[messages.CancelRequest](msg.Data, b.cfg.MaxMessageBytes)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	reason := req.Reason
+	if reason == "" {
+		reason = "cancelled by the agent"
+	}
+	version := b.cfg.Policy.Current().Version()
+	sctx, cancel := b.storeCtx(ctx)
+	done, err := b.store.CancelSession(sctx, sessionID, req.RequestIDs, func(rec *session.Record) messages.Decision {
+		return messages.Decision{
+			V:             messages.Version,
+			RequestID:     rec.ID,
+			SessionID:     rec.SessionID,
+			Tool:          toolOf(rec),
+			Outcome:       messages.OutcomeDeny,
+			ReasonCode:    messages.ReasonCancelled,
+			Reason:        reason,
+			DecidedBy:     messages.Decider{Kind: messages.DeciderAgent, ID: rec.AgentID},
+			DecidedAt:     time.Now().UTC(),
+			PolicyVersion: version,
+		}
+	})
+	cancel()
+	if err != nil {
+		return b.storeFailure("cancel", err)
+	}
+	ids := make([]string, 0, len(done))
+	for _, rec := range done {
+		ids = append(ids, rec.ID)
+		b.settled(rec, *rec.Decision)
+	}
+	return encode(messages.CancelReply{V: messages.Version, Cancelled: ids})
+}
+
+// handleTurn clears a session's hard-stop signal: the user sent a new
+// message, so the agent may call tools again.
+func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
+	sessionID, err := b.subj.SessionFromSubject(messages.SubjectTurn, msg.Subject)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	if _, err := messages.Decode[messages.TurnRequest](msg.Data, b.cfg.MaxMessageBytes); err != nil {
+		return b.badMessage(err)
+	}
+	sctx, cancel := b.storeCtx(ctx)
+	cleared, err := b.store.NewTurn(sctx, sessionID)
+	cancel()
+	if err != nil {
+		return b.storeFailure("new turn", err)
+	}
+	if cleared {
+		b.log.Info("hard stop cleared by a new turn", "session_id", sessionID)
+	}
+	return encode(messages.TurnReply{V: messages.Version, StopCleared: cleared})
+}
+
+// handlePending lists a team's open questions for a device that connects.
+func (b *Broker) handlePending(ctx context.Context, msg *nats.Msg) []byte {
+	team, err := b.subj.TeamFromSubject(messages.SubjectPending, msg.Subject)
+	if err != nil {
+		return b.badMessage(err)
+	}
+	if _, err := messages.Decode[messages.PendingRequest](msg.Data, b.cfg.MaxMessageBytes); err != nil {
+		return b.badMessage(err)
+	}
+	sctx, cancel := b.storeCtx(ctx)
+	recs, err := b.store.ListPendingTeam(sctx, team)
+	cancel()
+	if err != nil {
+		return b.storeFailure("list pending", err)
+	}
+	out := messages.PendingReply{V: messages.Version, Questions: make([]messages.ApprovalNeeded, 0, len(recs))}
+	for _, rec := range recs {
+		q, err := question(rec)
+		if err != nil {
+			b.log.Error("stored question is unreadable", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+			continue
+		}
+		q.Team = team
+		out.Questions = append(out.Questions, q)
+	}
+	data := encode(out)
+	if len(data) > int(b.nc.MaxPayload()) {
+		return encodeError(messages.CodeTooLarge, fmt.Sprintf("team %s has %d open questions, too many for one reply (%d bytes > max payload %d)", team, len(recs), len(data), b.nc.MaxPayload()))
+	}
+	return data
+}

@@ -1,0 +1,159 @@
+package brokerd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Options are the broker's settings. Each has a flag, an environment
+// variable (SIGNOFF_ + the flag name in upper case with '-' as '_') and a
+// key in the --config file (the flag name); a flag beats the environment,
+// which beats the file.
+type Options struct {
+	Dev      bool
+	Listen   string
+	DataDir  string
+	NATSURL  string
+	NATSCred string
+	NATSNKey string
+	NATSUser string
+	NATSPass string
+	NATSCA   string
+	NATSCert string
+	NATSKey  string
+	NATSName string
+
+	RedisURL       string
+	RedisRetention time.Duration
+
+	PolicyFile     string
+	PolicyInterval time.Duration
+	HTTPAddr       string
+	Prefix         string
+	Replica        string
+	MaxBytes       int
+	Workers        int
+	StoreTimeout   time.Duration
+	ReapInterval   time.Duration
+	AuditReplicas  int
+	NoAudit        bool
+	RequireSigned  bool
+	ApproverKeys   string
+	ShutdownGrace  time.Duration
+	LogLevel       string
+	LogFormat      string
+	ConfigFile     string
+}
+
+// Flags binds every option to fs and returns a function that, after
+// fs.Parse, fills the options not set by a flag from the environment and
+// then from the --config file.
+func (o *Options) Flags(fs *flag.FlagSet) func() error {
+	fs.BoolVar(&o.Dev, "dev", false, "dev mode: embed a NATS server (with JetStream) and keep state in memory; nothing else to install")
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:4222", "dev mode: address of the embedded NATS server (port 0: a free port, printed at start)")
+	fs.StringVar(&o.DataDir, "data-dir", "", "dev mode: JetStream directory of the embedded NATS server (default: a temporary directory removed at exit)")
+	fs.StringVar(&o.NATSURL, "nats", "", "NATS server URLs, comma-separated (production mode), e.g. nats://nats-1:4222,nats://nats-2:4222")
+	fs.StringVar(&o.NATSCred, "nats-creds", "", "NATS credentials file (JWT + nkey seed)")
+	fs.StringVar(&o.NATSNKey, "nats-nkey", "", "NATS nkey seed file")
+	fs.StringVar(&o.NATSUser, "nats-user", "", "NATS user name")
+	fs.StringVar(&o.NATSPass, "nats-password", "", "NATS password (prefer SIGNOFF_NATS_PASSWORD)")
+	fs.StringVar(&o.NATSCA, "nats-ca", "", "CA certificate file to verify the NATS servers")
+	fs.StringVar(&o.NATSCert, "nats-cert", "", "client certificate file for NATS mutual TLS")
+	fs.StringVar(&o.NATSKey, "nats-key", "", "client key file for NATS mutual TLS")
+	fs.StringVar(&o.NATSName, "nats-name", "signoff-broker", "connection name shown by the NATS server")
+	fs.StringVar(&o.RedisURL, "redis", "", "Redis URL (production mode): redis://[user:pass@]host:6379/0, rediss:// for TLS, redis+sentinel://host:26379,host2:26379/master")
+	fs.DurationVar(&o.RedisRetention, "retention", 24*time.Hour, "how long settled requests stay readable (status after a reconnect)")
+	fs.StringVar(&o.PolicyFile, "policy", "", "policy file (YAML), reloaded on change; default: the built-in policy")
+	fs.DurationVar(&o.PolicyInterval, "policy-interval", time.Second, "how often the policy file is checked for changes")
+	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8080", "address for /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&o.Prefix, "prefix", "signoff.v1", "subject prefix")
+	fs.StringVar(&o.Replica, "replica", "", "replica name in logs and audit records (default: host name)")
+	fs.IntVar(&o.MaxBytes, "max-message-bytes", 64<<10, "largest message accepted")
+	fs.IntVar(&o.Workers, "workers", 256, "messages handled at once by this replica")
+	fs.DurationVar(&o.StoreTimeout, "store-timeout", 2*time.Second, "bound on each state store call; slower calls fail closed")
+	fs.DurationVar(&o.ReapInterval, "reap-interval", 500*time.Millisecond, "how often the reaper looks for expired requests (expiries are reported within expiry + one interval)")
+	fs.IntVar(&o.AuditReplicas, "audit-replicas", 1, "JetStream replicas of the audit stream (3 on a 3-node cluster)")
+	fs.BoolVar(&o.NoAudit, "no-audit", false, "do not record decisions in JetStream (for NATS servers without JetStream)")
+	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
+	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long a graceful shutdown may take")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.ConfigFile, "config", "", "config file (YAML): keys are the flag names")
+	return func() error { return o.fill(fs) }
+}
+
+// fill applies the environment and the config file to the flags that were
+// not set on the command line.
+func (o *Options) fill(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["config"] {
+		if v, ok := os.LookupEnv(envName("config")); ok {
+			o.ConfigFile = v
+			set["config"] = true
+		}
+	}
+	var file map[string]any
+	if o.ConfigFile != "" {
+		data, err := os.ReadFile(o.ConfigFile)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if err := yaml.Unmarshal(data, &file); err != nil {
+			return fmt.Errorf("config %s: %w", o.ConfigFile, err)
+		}
+		for k := range file {
+			if k == "config" || fs.Lookup(k) == nil {
+				return fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", o.ConfigFile, k)
+			}
+		}
+	}
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
+			}
+			return
+		}
+		if v, ok := file[f.Name]; ok {
+			if err := f.Value.Set(fmt.Sprint(v)); err != nil {
+				errs = append(errs, fmt.Errorf("config %s: %s: %w", o.ConfigFile, f.Name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func envName(flagName string) string {
+	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Validate reports contradictory or missing settings.
+func (o *Options) Validate() error {
+	switch {
+	case o.Dev && (o.NATSURL != "" || o.RedisURL != ""):
+		return errors.New("--dev embeds NATS and keeps state in memory: drop --nats and --redis, or drop --dev")
+	case !o.Dev && o.NATSURL == "":
+		return errors.New("production mode needs --nats (or SIGNOFF_NATS); use --dev to run everything in one process")
+	case !o.Dev && o.RedisURL == "":
+		return errors.New("production mode needs --redis (or SIGNOFF_REDIS): the replicas share their state there")
+	case o.LogFormat != "text" && o.LogFormat != "json":
+		return fmt.Errorf("--log-format %q: want text or json", o.LogFormat)
+	case (o.NATSCert == "") != (o.NATSKey == ""):
+		return errors.New("--nats-cert and --nats-key go together")
+	case o.RequireSigned && o.ApproverKeys == "":
+		return errors.New("--require-signed-responses needs --approver-keys: the public nkeys of the approver bots (deploy/nats/genkeys writes them)")
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package brokerd
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(t *testing.T, args []string, env map[string]string, file string) (Options, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	if file != "" {
+		path := filepath.Join(t.TempDir(), "broker.yaml")
+		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", path)
+	}
+	var o Options
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	fill := o.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, fill()
+}
+
+func TestAFlagBeatsTheEnvironmentWhichBeatsTheFile(t *testing.T) {
+	o, err := parse(t,
+		[]string{"--workers", "7"},
+		map[string]string{"SIGNOFF_WORKERS": "8", "SIGNOFF_STORE_TIMEOUT": "3s", "SIGNOFF_NATS": "nats://env:4222"},
+		"workers: 9\nstore-timeout: 4s\nredis: redis://file:6379/0\nnats: nats://file:4222\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Workers != 7 {
+		t.Errorf("workers = %d, want the flag's 7", o.Workers)
+	}
+	if o.StoreTimeout != 3*time.Second {
+		t.Errorf("store-timeout = %s, want the environment's 3s", o.StoreTimeout)
+	}
+	if o.NATSURL != "nats://env:4222" || o.RedisURL != "redis://file:6379/0" {
+		t.Errorf("nats = %q, redis = %q: want the environment's NATS and the file's Redis", o.NATSURL, o.RedisURL)
+	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestBadSettingsSayWhatAndWhere(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		file string
+		want string
+	}{
+		{"an unknown config key", nil, nil, "wokers: 3\n", `unknown key "wokers"`},
+		{"a bad duration in the file", nil, nil, "store-timeout: soon\n", "store-timeout"},
+		{"a bad number in the environment", nil, map[string]string{"SIGNOFF_WORKERS": "many"}, "", "SIGNOFF_WORKERS"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(t, tc.args, tc.env, tc.file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateRefusesContradictions(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"dev with a NATS URL", Options{Dev: true, NATSURL: "nats://x", LogFormat: "text"}, "--dev"},
+		{"production without NATS", Options{RedisURL: "redis://x", LogFormat: "text"}, "--nats"},
+		{"production without Redis", Options{NATSURL: "nats://x", LogFormat: "text"}, "--redis"},
+		{"an unknown log format", Options{Dev: true, LogFormat: "xml"}, "--log-format"},
+		{"a certificate without its key", Options{Dev: true, LogFormat: "text", NATSCert: "c.pem"}, "--nats-key"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}

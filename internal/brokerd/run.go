@@ -1,0 +1,269 @@
+package brokerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+	"github.com/signoff-dev/signoff/pkg/session/memstore"
+	"github.com/signoff-dev/signoff/pkg/session/redisstore"
+)
+
+// NewLogger returns the logger the options ask for, writing to w.
+func NewLogger(o *Options, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	ho := &slog.HandlerOptions{Level: level}
+	if o.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, ho)), nil
+}
+
+// Run runs one broker replica (or, with Dev, the whole plane) until ctx is
+// done, then shuts down gracefully within ShutdownGrace. It prints the
+// addresses to connect to on out.
+func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	var cleanups []func()
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
+
+	// Policy first: a bad policy file must stop the start, not a request.
+	var pol broker.PolicySource
+	var watcher *policy.Watcher
+	if o.PolicyFile != "" {
+		w, err := policy.NewWatcher(o.PolicyFile, log, o.PolicyInterval)
+		if err != nil {
+			return err
+		}
+		watcher, pol = w, w
+	} else {
+		pol = broker.StaticPolicy{P: policy.Default()}
+		log.Info("using the built-in policy (--policy FILE to use yours)")
+	}
+	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
+	if err != nil {
+		return fmt.Errorf("--approver-keys: %w", err)
+	}
+
+	var nc *nats.Conn
+	var store session.Store
+	if o.Dev {
+		srv, err := startEmbeddedNATS(o, log)
+		if err != nil {
+			return err
+		}
+		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown() })
+		nc, err = nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(o.NATSName), nats.MaxReconnects(-1))
+		if err != nil {
+			return fmt.Errorf("connect to the embedded NATS server: %w", err)
+		}
+		store = memstore.New(memstore.Options{Retention: o.RedisRetention})
+		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
+	} else {
+		var err error
+		nc, err = connectNATS(o, log)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
+		cancel()
+		if err != nil {
+			nc.Close()
+			return fmt.Errorf("redis: %w", err)
+		}
+	}
+	cleanups = append(cleanups, func() { _ = store.Close() })
+	cleanups = append(cleanups, func() {
+		if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			log.Warn("drain NATS connection", "err", err)
+			nc.Close()
+			return
+		}
+		for !nc.IsClosed() {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+
+	replica := o.Replica
+	if replica == "" {
+		host, _ := os.Hostname()
+		replica = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	b, err := broker.New(broker.Config{
+		Conn:            nc,
+		Store:           store,
+		Policy:          pol,
+		Logger:          log,
+		Prefix:          o.Prefix,
+		Replica:         replica,
+		MaxMessageBytes: o.MaxBytes,
+		Workers:         o.Workers,
+		StoreTimeout:    o.StoreTimeout,
+		ReapInterval:    o.ReapInterval,
+		DisableAudit:    o.NoAudit,
+		AuditReplicas:   o.AuditReplicas,
+		OpenTeams:       o.Dev,
+
+		RequireSignedResponses: o.RequireSigned,
+		ApproverKeys:           approverKeys,
+	})
+	if err != nil {
+		return err
+	}
+
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	var wg sync.WaitGroup
+	if watcher != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = watcher.Run(runCtx) }()
+	}
+	var httpSrv *http.Server
+	if o.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", o.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("--http %s: %w", o.HTTPAddr, err)
+		}
+		httpSrv = &http.Server{Handler: b.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("http server", "err", err)
+			}
+		}()
+		fmt.Fprintf(out, "  HTTP:    http://%s/healthz  /readyz  /metrics\n", ln.Addr())
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- b.Run(runCtx) }()
+	select {
+	case err := <-errc: // failed to start
+		stop()
+		if httpSrv != nil {
+			_ = httpSrv.Close()
+		}
+		wg.Wait()
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", o.ShutdownGrace)
+	stop()
+	var runErr error
+	select {
+	case runErr = <-errc:
+	case <-time.After(o.ShutdownGrace):
+		runErr = fmt.Errorf("shutdown took longer than %s; in-flight requests were abandoned (agents retry them)", o.ShutdownGrace)
+	}
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = httpSrv.Shutdown(sctx)
+		cancel()
+	}
+	wg.Wait()
+	return runErr
+}
+
+func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
+	host, portStr, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", o.Listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 {
+		return nil, fmt.Errorf("--listen %q: bad port", o.Listen)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default port 4222
+	}
+	dir := o.DataDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "signoff-dev-*"); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "signoff-dev",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   dir,
+		NoSigs:     true,
+		NoLog:      true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS server: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("embedded NATS server did not start on %s (port in use?)", o.Listen)
+	}
+	log.Info("embedded NATS server started", "url", srv.ClientURL(), "jetstream_dir", dir)
+	return srv, nil
+}
+
+func connectNATS(o Options, log *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(o.NATSName),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+			subject := ""
+			if s != nil {
+				subject = s.Subject
+			}
+			log.Error("NATS error", "subject", subject, "err", err)
+		}),
+	}
+	if o.NATSCred != "" {
+		opts = append(opts, nats.UserCredentials(o.NATSCred))
+	}
+	if o.NATSNKey != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NATSNKey)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-nkey: %w", err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(o.NATSUser, o.NATSPass))
+	}
+	if o.NATSCA != "" {
+		opts = append(opts, nats.RootCAs(o.NATSCA))
+	}
+	if o.NATSCert != "" {
+		opts = append(opts, nats.ClientCert(o.NATSCert, o.NATSKey))
+	}
+	nc, err := nats.Connect(o.NATSURL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS %s: %w", o.NATSURL, err)
+	}
+	return nc, nil
+}

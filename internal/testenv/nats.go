@@ -1,0 +1,140 @@
+package testenv
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// natsReadyTimeout bounds how long an embedded server may take to accept
+// connections.
+const natsReadyTimeout = 10 * time.Second
+
+// NATSOption changes the options of an embedded NATS server before it
+// starts (accounts, users, authorization, limits…).
+type NATSOption func(*server.Options)
+
+// WithoutJetStream starts the server without JetStream.
+func WithoutJetStream() NATSOption {
+	return func(o *server.Options) { o.JetStream = false }
+}
+
+// NATSServer is an embedded nats-server started for one test. Shutdown and
+// Restart must be called from the test's goroutine; the other methods are
+// safe for concurrent use.
+type NATSServer struct {
+	t    testing.TB
+	opts server.Options
+
+	mu  sync.Mutex
+	srv *server.Server
+}
+
+// NATS starts an embedded NATS server on a free loopback port, with
+// JetStream storing into a temporary directory, no logging and no signal
+// handlers; it waits until the server accepts connections and registers its
+// shutdown with t.Cleanup.
+func NATS(t testing.TB, opts ...NATSOption) *NATSServer {
+	t.Helper()
+	o := server.Options{
+		Host:      "127.0.0.1",
+		Port:      -1,
+		NoLog:     true,
+		NoSigs:    true,
+		JetStream: true,
+		StoreDir:  t.TempDir(),
+	}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	s := &NATSServer{t: t, opts: o}
+	t.Cleanup(s.shutdown)
+	s.start()
+	// Restart must come back on the same port, so pin the one chosen.
+	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port
+	return s
+}
+
+func (s *NATSServer) start() {
+	s.t.Helper()
+	o := s.opts // the server keeps a pointer; give each run its own copy
+	srv, err := server.NewServer(&o)
+	if err != nil {
+		s.t.Fatalf("testenv: nats: %v", err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(natsReadyTimeout) {
+		srv.Shutdown()
+		s.t.Fatalf("testenv: nats server not ready within %v", natsReadyTimeout)
+	}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+}
+
+// Server returns the running server (nil after Shutdown).
+func (s *NATSServer) Server() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv
+}
+
+// ClientURL returns the nats:// URL clients connect to. It stays the same
+// across Restart.
+func (s *NATSServer) ClientURL() string {
+	return "nats://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+}
+
+// Connect connects to the server with opts and registers the connection's
+// Close with t.Cleanup. It fails the test when the connection fails.
+func (s *NATSServer) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), opts...)
+	if err != nil {
+		t.Fatalf("testenv: nats connect %s: %v", s.ClientURL(), err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Shutdown stops the server and waits until it is down; clients see a
+// disconnect. Restart brings it back.
+func (s *NATSServer) Shutdown() {
+	s.t.Helper()
+	s.mu.Lock()
+	running := s.srv != nil
+	s.mu.Unlock()
+	if !running {
+		s.t.Fatalf("testenv: nats Shutdown: the server is not running")
+	}
+	s.shutdown()
+}
+
+// Restart starts a shut-down server again on the same port with the same
+// JetStream directory, so streams and their messages survive.
+func (s *NATSServer) Restart() {
+	s.t.Helper()
+	s.mu.Lock()
+	running := s.srv != nil
+	s.mu.Unlock()
+	if running {
+		s.t.Fatalf("testenv: nats Restart: the server is running")
+	}
+	s.start()
+}
+
+func (s *NATSServer) shutdown() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}

@@ -1,0 +1,345 @@
+package messages
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is the protocol version carried as "v" on every message.
+const Version = 1
+
+// Outcome is the final answer for a tool call.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeAllow Outcome = "allow"
+	OutcomeDeny  Outcome = "deny"
+)
+
+// ReasonCode says why a decision was made. See DESIGN §3.
+type ReasonCode string
+
+// Reason codes.
+const (
+	ReasonPolicyAllow ReasonCode = "policy_allow"
+	ReasonPolicyDeny  ReasonCode = "policy_deny"
+	ReasonModeAllow   ReasonCode = "mode_allow"
+	ReasonScopeGrant  ReasonCode = "scope_grant"
+	ReasonApproved    ReasonCode = "approved"
+	ReasonRejected    ReasonCode = "rejected"
+	ReasonHardStop    ReasonCode = "hard_stop"
+	ReasonTimeout     ReasonCode = "timeout"
+	ReasonCancelled   ReasonCode = "cancelled"
+	ReasonCascade     ReasonCode = "cascade"
+)
+
+// Scope is how far an approval reaches.
+type Scope string
+
+// Scopes. Once approves this call only; Session approves the tool name for the
+// rest of the session; Always approves for the agent (the tool name, or for
+// shell tools the arity-prefix patterns of the command); AlwaysPrefix approves
+// the arity-prefix patterns of a shell command for the agent.
+const (
+	ScopeOnce         Scope = "once"
+	ScopeSession      Scope = "session"
+	ScopeAlways       Scope = "always"
+	ScopeAlwaysPrefix Scope = "always_prefix"
+)
+
+// RejectMode says what a rejection does to the rest of the agent's turn.
+type RejectMode string
+
+// Reject modes. RejectHard is the default (seed 000/003).
+const (
+	RejectSoft RejectMode = "reject_soft"
+	RejectHard RejectMode = "reject_hard"
+)
+
+// Category is the agent's optional hint about a tool's kind; the policy's
+// own classification wins.
+type Category string
+
+// Categories.
+const (
+	CategoryRead  Category = "read"
+	CategoryWrite Category = "write"
+	CategoryExec  Category = "exec"
+	CategoryMCP   Category = "mcp"
+)
+
+// DeciderKind says who made a decision.
+type DeciderKind string
+
+// Decider kinds.
+const (
+	DeciderPolicy   DeciderKind = "policy"
+	DeciderApprover DeciderKind = "approver"
+	DeciderReaper   DeciderKind = "reaper"
+	DeciderAgent    DeciderKind = "agent"
+)
+
+// State is the lifecycle state of a request as reported in receipts and
+// status replies.
+type State string
+
+// States. Pending is the only state that can change; the others are final.
+const (
+	StatePending   State = "pending"
+	StateApproved  State = "approved"
+	StateRejected  State = "rejected"
+	StateExpired   State = "expired"
+	StateCancelled State = "cancelled"
+	// StateDecided is reported for requests decided without a human
+	// (policy, grant, hard stop): they never were pending.
+	StateDecided State = "decided"
+)
+
+// Final reports whether s can no longer change.
+func (s State) Final() bool { return s != StatePending && s != "" }
+
+// BatchItem is one tool call that follows the current one in the agent's batch.
+type BatchItem struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Request is what an agent sends on signoff.v1.req.<session>.
+type Request struct {
+	V              int             `json:"v"`
+	RequestID      string          `json:"request_id"`
+	SessionID      string          `json:"session_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentType      string          `json:"agent_type,omitempty"`
+	RequestedBy    string          `json:"requested_by,omitempty"`
+	CallID         string          `json:"call_id,omitempty"`
+	Tool           string          `json:"tool"`
+	Category       Category        `json:"category,omitempty"`
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	Description    string          `json:"description,omitempty"`
+	BatchRemaining []BatchItem     `json:"batch_remaining,omitempty"`
+	TTLMillis      int64           `json:"ttl_ms,omitempty"`
+}
+
+// Decider identifies who made a decision.
+type Decider struct {
+	Kind    DeciderKind `json:"kind"`
+	ID      string      `json:"id,omitempty"`
+	Display string      `json:"display,omitempty"`
+	Channel string      `json:"channel,omitempty"`
+	Device  string      `json:"device,omitempty"`
+}
+
+// Decision is the final answer for one request.
+type Decision struct {
+	V              int             `json:"v"`
+	RequestID      string          `json:"request_id"`
+	SessionID      string          `json:"session_id"`
+	Tool           string          `json:"tool,omitempty"`
+	Outcome        Outcome         `json:"outcome"`
+	ReasonCode     ReasonCode      `json:"reason_code"`
+	Reason         string          `json:"reason,omitempty"`
+	Scope          Scope           `json:"scope,omitempty"`
+	GrantedPattern []string        `json:"granted_pattern,omitempty"`
+	RejectMode     RejectMode      `json:"reject_mode,omitempty"`
+	Feedback       string          `json:"feedback,omitempty"`
+	LLMMessage     string          `json:"llm_message,omitempty"`
+	Answer         json.RawMessage `json:"answer,omitempty"`
+	DecidedBy      Decider         `json:"decided_by"`
+	DecidedAt      time.Time       `json:"decided_at"`
+	PolicyVersion  string          `json:"policy_version,omitempty"`
+}
+
+// Receipt is the broker's reply to a Request: the final decision, or
+// pending with the request id and its expiry.
+type Receipt struct {
+	V         int       `json:"v"`
+	RequestID string    `json:"request_id"`
+	State     State     `json:"state"`
+	Decision  *Decision `json:"decision,omitempty"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// Verdict is one parsed sub-command of a shell call with its own verdict.
+type Verdict struct {
+	Command string   `json:"command"`
+	Words   []string `json:"words,omitempty"`
+	Kind    string   `json:"kind,omitempty"` // "command" or "redirect"
+	Action  string   `json:"action"`         // allow | deny | ask
+	Rule    string   `json:"rule,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// Risk explains why a question is asked.
+type Risk struct {
+	Tier           string    `json:"tier"`
+	Rule           string    `json:"rule,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	SafetyOverride string    `json:"safety_override,omitempty"`
+	Subcommands    []Verdict `json:"subcommands,omitempty"`
+}
+
+// AlwaysGrant says what an "Always" answer would grant. Nil when the call
+// cannot be granted always (unprefixable shell constructs, safety override).
+type AlwaysGrant struct {
+	Scope    Scope    `json:"scope"`
+	Tool     string   `json:"tool"`
+	Patterns []string `json:"patterns,omitempty"`
+}
+
+// ApprovalNeeded is the question the broker publishes on
+// signoff.v1.ask.<team>.
+type ApprovalNeeded struct {
+	V                 int          `json:"v"`
+	Type              string       `json:"type"` // "approval_needed"
+	Request           Request      `json:"request"`
+	Team              string       `json:"team"`
+	Risk              Risk         `json:"risk"`
+	BatchRemaining    []BatchItem  `json:"batch_remaining,omitempty"`
+	ExpiresAt         time.Time    `json:"expires_at"`
+	ApprovalsRequired int          `json:"approvals_required"`
+	ApprovalsSoFar    []string     `json:"approvals_so_far,omitempty"`
+	Always            *AlwaysGrant `json:"always,omitempty"`
+}
+
+// Approver identifies the human who answered and where.
+type Approver struct {
+	ID      string `json:"id"`
+	Display string `json:"display,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	Device  string `json:"device,omitempty"`
+}
+
+// Response is an approver's answer, sent on signoff.v1.respond.
+type Response struct {
+	V          int             `json:"v"`
+	RequestID  string          `json:"request_id"`
+	SessionID  string          `json:"session_id"`
+	Approver   Approver        `json:"approver"`
+	Approved   bool            `json:"approved"`
+	Scope      Scope           `json:"scope,omitempty"`
+	RejectMode RejectMode      `json:"reject_mode,omitempty"`
+	Feedback   string          `json:"feedback,omitempty"`
+	Answer     json.RawMessage `json:"answer,omitempty"`
+	SignedAt   time.Time       `json:"signed_at,omitzero"`
+	KeyID      string          `json:"key_id,omitempty"`
+	Signature  string          `json:"signature,omitempty"`
+}
+
+// RespondReply is the broker's reply to a Response.
+type RespondReply struct {
+	V        int       `json:"v"`
+	Applied  bool      `json:"applied"`
+	State    State     `json:"state"`
+	Reason   string    `json:"reason,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
+	// ApprovalsSoFar lists the approvers counted so far on a quorum request.
+	ApprovalsSoFar []string `json:"approvals_so_far,omitempty"`
+}
+
+// Resolved tells every approver device that a question is settled.
+type Resolved struct {
+	V         int      `json:"v"`
+	Type      string   `json:"type"` // "resolved"
+	RequestID string   `json:"request_id"`
+	SessionID string   `json:"session_id"`
+	Team      string   `json:"team"`
+	State     State    `json:"state"`
+	Decision  Decision `json:"decision"`
+}
+
+// StatusRequest asks for the state of a request (signoff.v1.status.<session>).
+type StatusRequest struct {
+	V         int    `json:"v"`
+	RequestID string `json:"request_id"`
+}
+
+// CancelRequest cancels pending requests of a session
+// (signoff.v1.cancel.<session>). Empty RequestIDs cancels all of them.
+type CancelRequest struct {
+	V          int      `json:"v"`
+	RequestIDs []string `json:"request_ids,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+}
+
+// CancelReply lists what was cancelled.
+type CancelReply struct {
+	V         int      `json:"v"`
+	Cancelled []string `json:"cancelled"`
+}
+
+// TurnRequest announces a new user turn (signoff.v1.turn.<session>).
+type TurnRequest struct {
+	V int `json:"v"`
+}
+
+// TurnReply acknowledges a new turn.
+type TurnReply struct {
+	V           int  `json:"v"`
+	StopCleared bool `json:"stop_cleared"`
+}
+
+// PendingRequest asks for a team's open questions (signoff.v1.pending.<team>).
+type PendingRequest struct {
+	V int `json:"v"`
+}
+
+// PendingReply lists a team's open questions.
+type PendingReply struct {
+	V         int              `json:"v"`
+	Questions []ApprovalNeeded `json:"questions"`
+}
+
+// AdminRequest is sent on signoff.v1.admin.<op>.
+type AdminRequest struct {
+	V         int    `json:"v"`
+	SessionID string `json:"session_id,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+	Mode      string `json:"mode,omitempty"`
+}
+
+// AdminReply answers an admin request.
+type AdminReply struct {
+	V       int    `json:"v"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message,omitempty"`
+}
+
+// AuditRecord is appended to the SIGNOFF_AUDIT stream for every decision.
+type AuditRecord struct {
+	V        int       `json:"v"`
+	Request  Request   `json:"request"`
+	Decision Decision  `json:"decision"`
+	Risk     *Risk     `json:"risk,omitempty"`
+	Replica  string    `json:"replica,omitempty"`
+	Recorded time.Time `json:"recorded"`
+}
+
+// ErrorBody is the body of an error reply.
+type ErrorBody struct {
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
+}
+
+// ErrorReply is sent instead of a normal reply when a message cannot be
+// handled: {"v":1,"error":{"code":"invalid_request","message":"…"}}.
+type ErrorReply struct {
+	V     int       `json:"v"`
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorCode classifies an error reply.
+type ErrorCode string
+
+// Error codes.
+const (
+	CodeInvalidRequest     ErrorCode = "invalid_request"
+	CodeTooLarge           ErrorCode = "too_large"
+	CodeUnsupportedVersion ErrorCode = "unsupported_version"
+	CodeNotFound           ErrorCode = "not_found"
+	CodeForbidden          ErrorCode = "forbidden"
+	CodeUnavailable        ErrorCode = "unavailable"
+	CodeInternal           ErrorCode = "internal"
+)

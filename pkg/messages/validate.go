@@ -1,0 +1,604 @@
+package messages
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of individual fields. The whole message is limited too (see
+// [DefaultMaxBytes]); these keep one field from filling it.
+const (
+	// MaxToolBytes bounds tool names.
+	MaxToolBytes = 128
+	// MaxIDBytes bounds identifiers that are not subject tokens: agent_type,
+	// requested_by, call_id, approver ids and channels.
+	MaxIDBytes = 128
+	// MaxDescriptionBytes bounds a request's description.
+	MaxDescriptionBytes = 4 << 10
+	// MaxFeedbackBytes bounds an approver's feedback.
+	MaxFeedbackBytes = 4 << 10
+	// MaxReasonBytes bounds a cancel reason.
+	MaxReasonBytes = 1 << 10
+	// MaxDisplayBytes bounds display names and device labels.
+	MaxDisplayBytes = 256
+	// MaxSignatureBytes bounds a response's signature.
+	MaxSignatureBytes = 1 << 10
+	// MaxCancelIDs bounds the request ids of one cancel request.
+	MaxCancelIDs = 1000
+)
+
+// Validate checks the rules of a request beyond its JSON shape: the ids are
+// subject tokens, the tool is a bounded printable name, arguments (and those
+// of batch_remaining) are JSON objects, and the optional fields are in range.
+// The version is the codec's concern ([Decode], [Encode]). Every error is a
+// [*FieldError].
+//
+// Arguments are checked for their outer shape only: a decoded message is
+// well-formed JSON by construction, and encoding/json refuses to encode a
+// malformed json.RawMessage in a message built in Go.
+func (r *Request) Validate() error {
+	if err := checkToken("request_id", r.RequestID); err != nil {
+		return err
+	}
+	if err := checkToken("session_id", r.SessionID); err != nil {
+		return err
+	}
+	if err := checkToken("agent_id", r.AgentID); err != nil {
+		return err
+	}
+	if err := checkIdent("tool", r.Tool, MaxToolBytes, true); err != nil {
+		return err
+	}
+	if r.Category != "" && !r.Category.Valid() {
+		return enumError("category", string(r.Category), "read, write, exec, mcp or omitted")
+	}
+	if err := checkObject("arguments", r.Arguments); err != nil {
+		return err
+	}
+	if err := checkText("description", r.Description, MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if err := checkBatch("batch_remaining", r.BatchRemaining); err != nil {
+		return err
+	}
+	if r.TTLMillis < 0 {
+		return &FieldError{Field: "ttl_ms", Problem: "must not be negative, got " + strconv.FormatInt(r.TTLMillis, 10)}
+	}
+	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
+		return err
+	}
+	if err := checkIdent("requested_by", r.RequestedBy, MaxIDBytes, false); err != nil {
+		return err
+	}
+	return checkIdent("call_id", r.CallID, MaxIDBytes, false)
+}
+
+// TTL returns the requested time to live (0 when the policy's default
+// applies).
+func (r *Request) TTL() time.Duration { return time.Duration(r.TTLMillis) * time.Millisecond }
+
+func checkBatch(field string, items []BatchItem) error {
+	for i := range items {
+		if err := checkIdent("tool", items[i].Tool, MaxToolBytes, true); err != nil {
+			return nested(field+"["+strconv.Itoa(i)+"]", err)
+		}
+		if err := checkObject("arguments", items[i].Arguments); err != nil {
+			return nested(field+"["+strconv.Itoa(i)+"]", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks an approver's response: the ids are subject tokens, the
+// approver has an id, scope and reject_mode are known values, scope and
+// answer appear only on approvals and reject_mode only on rejections. Every
+// error is a [*FieldError].
+func (r *Response) Validate() error {
+	if err := checkToken("request_id", r.RequestID); err != nil {
+		return err
+	}
+	if err := checkToken("session_id", r.SessionID); err != nil {
+		return err
+	}
+	if err := r.Approver.validate(); err != nil {
+		return nested("approver", err)
+	}
+	if r.Scope != "" && !r.Scope.Valid() {
+		return enumError("scope", string(r.Scope), "once, session, always, always_prefix or omitted (once)")
+	}
+	if r.RejectMode != "" && !r.RejectMode.Valid() {
+		return enumError("reject_mode", string(r.RejectMode), "reject_soft, reject_hard or omitted (reject_hard)")
+	}
+	if !r.Approved && r.Scope != "" {
+		return &FieldError{Field: "scope", Problem: "applies only to approvals; omit it when approved is false"}
+	}
+	if r.Approved && r.RejectMode != "" {
+		return &FieldError{Field: "reject_mode", Problem: "applies only to rejections; omit it when approved is true"}
+	}
+	if !r.Approved && len(r.Answer) > 0 {
+		return &FieldError{Field: "answer", Problem: "applies only to approvals; omit it when approved is false"}
+	}
+	if err := checkText("feedback", r.Feedback, MaxFeedbackBytes); err != nil {
+		return err
+	}
+	return checkIdent("signature", r.Signature, MaxSignatureBytes, false)
+}
+
+// EffectiveScope returns the scope an approval grants: [ScopeOnce] when the
+// response leaves it empty, and "" for a rejection.
+func (r *Response) EffectiveScope() Scope {
+	switch {
+	case !r.Approved:
+		return ""
+	case r.Scope == "":
+		return ScopeOnce
+	}
+	return r.Scope
+}
+
+// EffectiveRejectMode returns the mode of a rejection: [RejectHard] when the
+// response leaves it empty (seeds 000/003), and "" for an approval.
+func (r *Response) EffectiveRejectMode() RejectMode {
+	switch {
+	case r.Approved:
+		return ""
+	case r.RejectMode == "":
+		return RejectHard
+	}
+	return r.RejectMode
+}
+
+func (a *Approver) validate() error {
+	if err := checkIdent("id", a.ID, MaxIDBytes, true); err != nil {
+		return err
+	}
+	if err := checkLine("display", a.Display, MaxDisplayBytes); err != nil {
+		return err
+	}
+	if err := checkIdent("channel", a.Channel, MaxIDBytes, false); err != nil {
+		return err
+	}
+	return checkLine("device", a.Device, MaxDisplayBytes)
+}
+
+// Validate checks that the request id is a subject token.
+func (r *StatusRequest) Validate() error { return checkToken("request_id", r.RequestID) }
+
+// Validate checks the request ids (subject tokens, at most [MaxCancelIDs])
+// and the reason.
+func (r *CancelRequest) Validate() error {
+	if len(r.RequestIDs) > MaxCancelIDs {
+		return &FieldError{Field: "request_ids", Problem: "must hold at most " + strconv.Itoa(MaxCancelIDs) +
+			" ids, got " + strconv.Itoa(len(r.RequestIDs))}
+	}
+	for i, id := range r.RequestIDs {
+		if err := checkToken("request_ids["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return checkText("reason", r.Reason, MaxReasonBytes)
+}
+
+// Validate accepts every turn request: it has no field but the version,
+// which [Decode] checks. It exists so that every request type validates
+// alike.
+func (r *TurnRequest) Validate() error { return nil }
+
+// Validate accepts every pending request: it has no field but the version,
+// which [Decode] checks. It exists so that every request type validates
+// alike.
+func (r *PendingRequest) Validate() error { return nil }
+
+// Validate checks the fields an admin request carries, whatever its
+// operation: ids are subject tokens, the mode is a known one. Use
+// [AdminRequest.ValidateOp] for the fields an operation needs.
+func (r *AdminRequest) Validate() error {
+	if r.SessionID != "" {
+		if err := checkToken("session_id", r.SessionID); err != nil {
+			return err
+		}
+	}
+	if r.AgentID != "" {
+		if err := checkToken("agent_id", r.AgentID); err != nil {
+			return err
+		}
+	}
+	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
+		return err
+	}
+	switch r.Mode {
+	case "", ModeAlwaysAsk, ModeAutoEdit, ModeYolo:
+		return nil
+	}
+	return enumError("mode", r.Mode, "always-ask, auto-edit, yolo or empty")
+}
+
+// ValidateOp checks r for the admin operation op (the last token of its
+// subject): [AdminOpSetMode] needs exactly one of session_id and agent_type
+// (an empty mode clears the override); [AdminOpRevokeGrants] needs
+// session_id, agent_id or both; [AdminOpReloadPolicy] takes no field. An
+// unknown op is an error wrapping [ErrInvalid].
+func (r *AdminRequest) ValidateOp(op string) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	switch op {
+	case AdminOpSetMode:
+		if (r.SessionID == "") == (r.AgentType == "") {
+			return &FieldError{Field: "session_id", Problem: "set_mode needs exactly one of session_id and agent_type"}
+		}
+		if r.AgentID != "" {
+			return &FieldError{Field: "agent_id", Problem: "set_mode applies to a session or an agent type, not an agent id"}
+		}
+	case AdminOpRevokeGrants:
+		if r.SessionID == "" && r.AgentID == "" {
+			return &FieldError{Field: "session_id", Problem: "revoke_grants needs session_id, agent_id or both"}
+		}
+		if f := r.firstSetField("agent_type", "mode"); f != "" {
+			return &FieldError{Field: f, Problem: "revoke_grants takes only session_id and agent_id"}
+		}
+	case AdminOpReloadPolicy:
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode"); f != "" {
+			return &FieldError{Field: f, Problem: "reload_policy takes no fields"}
+		}
+	default:
+		return fmt.Errorf("%w: unknown admin op %s (want %s, %s or %s)", ErrInvalid, quoteShort(op),
+			AdminOpSetMode, AdminOpReloadPolicy, AdminOpRevokeGrants)
+	}
+	return nil
+}
+
+// firstSetField returns the first of the named fields that is not empty.
+func (r *AdminRequest) firstSetField(names ...string) string {
+	for _, n := range names {
+		var v string
+		switch n {
+		case "session_id":
+			v = r.SessionID
+		case "agent_id":
+			v = r.AgentID
+		case "agent_type":
+			v = r.AgentType
+		case "mode":
+			v = r.Mode
+		}
+		if v != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// Validate checks a decision as an agent receives it, failing closed on
+// anything it cannot act on: the outcome must be allow or deny, a known
+// reason code must match the outcome (unknown codes are accepted: the
+// outcome decides), scope appears only on allows and reject_mode only on
+// denies, and decided_by and decided_at are set.
+func (d *Decision) Validate() error {
+	if err := checkToken("request_id", d.RequestID); err != nil {
+		return err
+	}
+	if err := checkToken("session_id", d.SessionID); err != nil {
+		return err
+	}
+	if !d.Outcome.Valid() {
+		return enumError("outcome", string(d.Outcome), "allow or deny")
+	}
+	if d.ReasonCode == "" {
+		return &FieldError{Field: "reason_code", Problem: "must not be empty"}
+	}
+	if want, known := d.ReasonCode.Outcome(); known && want != d.Outcome {
+		return &FieldError{Field: "reason_code", Problem: strconv.Quote(string(d.ReasonCode)) +
+			" goes with outcome " + string(want) + ", got " + string(d.Outcome)}
+	}
+	if d.Scope != "" {
+		if !d.Scope.Valid() {
+			return enumError("scope", string(d.Scope), "once, session, always, always_prefix or omitted")
+		}
+		if d.Outcome != OutcomeAllow {
+			return &FieldError{Field: "scope", Problem: "applies only to outcome allow"}
+		}
+	}
+	if d.RejectMode != "" {
+		if !d.RejectMode.Valid() {
+			return enumError("reject_mode", string(d.RejectMode), "reject_soft, reject_hard or omitted")
+		}
+		if d.Outcome != OutcomeDeny {
+			return &FieldError{Field: "reject_mode", Problem: "applies only to outcome deny"}
+		}
+	}
+	if d.DecidedBy.Kind == "" {
+		return &FieldError{Field: "decided_by.kind", Problem: "must not be empty"}
+	}
+	if d.DecidedAt.IsZero() {
+		return &FieldError{Field: "decided_at", Problem: "must be set"}
+	}
+	return nil
+}
+
+// EffectiveRejectMode returns the reject mode of a deny ([RejectHard] when
+// empty) and "" for an allow.
+func (d *Decision) EffectiveRejectMode() RejectMode {
+	switch {
+	case d.Outcome != OutcomeDeny:
+		return ""
+	case d.RejectMode == "":
+		return RejectHard
+	}
+	return d.RejectMode
+}
+
+// Validate checks a receipt: a pending receipt carries expires_at and no
+// decision, a final one carries a valid decision for the same request.
+func (r *Receipt) Validate() error {
+	if err := checkToken("request_id", r.RequestID); err != nil {
+		return err
+	}
+	if !r.State.Valid() {
+		return enumError("state", string(r.State), "a known state")
+	}
+	if r.State == StatePending {
+		if r.Decision != nil {
+			return &FieldError{Field: "decision", Problem: "must be absent while the request is pending"}
+		}
+		if r.ExpiresAt.IsZero() {
+			return &FieldError{Field: "expires_at", Problem: "must be set while the request is pending"}
+		}
+		return nil
+	}
+	return checkDecisionOf("decision", r.Decision, r.RequestID)
+}
+
+func checkDecisionOf(field string, d *Decision, requestID string) error {
+	if d == nil {
+		return &FieldError{Field: field, Problem: "must be present once the request is settled"}
+	}
+	if err := d.Validate(); err != nil {
+		return nested(field, err)
+	}
+	if d.RequestID != requestID {
+		return &FieldError{Field: field + ".request_id", Problem: "must be the request's id " +
+			strconv.Quote(requestID) + ", got " + quoteShort(d.RequestID)}
+	}
+	return nil
+}
+
+// Validate checks a question as an approver receives it.
+func (a *ApprovalNeeded) Validate() error {
+	if a.Type != TypeApprovalNeeded {
+		return enumError("type", a.Type, TypeApprovalNeeded)
+	}
+	if err := a.Request.Validate(); err != nil {
+		return nested("request", err)
+	}
+	if err := checkToken("team", a.Team); err != nil {
+		return err
+	}
+	if a.Risk.Tier == "" {
+		return &FieldError{Field: "risk.tier", Problem: "must not be empty"}
+	}
+	if err := checkBatch("batch_remaining", a.BatchRemaining); err != nil {
+		return err
+	}
+	if a.ExpiresAt.IsZero() {
+		return &FieldError{Field: "expires_at", Problem: "must be set"}
+	}
+	if a.ApprovalsRequired < 0 {
+		return &FieldError{Field: "approvals_required", Problem: "must not be negative, got " +
+			strconv.Itoa(a.ApprovalsRequired)}
+	}
+	for i, id := range a.ApprovalsSoFar {
+		if err := checkIdent("approvals_so_far["+strconv.Itoa(i)+"]", id, MaxIDBytes, true); err != nil {
+			return err
+		}
+	}
+	if a.Always != nil && a.Always.Scope != ScopeAlways && a.Always.Scope != ScopeAlwaysPrefix {
+		return enumError("always.scope", string(a.Always.Scope), "always or always_prefix")
+	}
+	return nil
+}
+
+// Approvals returns how many distinct approvals the question needs: at
+// least 1 (0 on the wire means 1).
+func (a *ApprovalNeeded) Approvals() int { return max(a.ApprovalsRequired, 1) }
+
+// Validate checks a resolution as an approver device receives it.
+func (r *Resolved) Validate() error {
+	if r.Type != TypeResolved {
+		return enumError("type", r.Type, TypeResolved)
+	}
+	if err := checkToken("request_id", r.RequestID); err != nil {
+		return err
+	}
+	if err := checkToken("session_id", r.SessionID); err != nil {
+		return err
+	}
+	if err := checkToken("team", r.Team); err != nil {
+		return err
+	}
+	if !r.State.Final() || !r.State.Valid() {
+		return enumError("state", string(r.State), "a final state")
+	}
+	return checkDecisionOf("decision", &r.Decision, r.RequestID)
+}
+
+// Validate checks the broker's reply to a response. State may be empty when
+// the response was refused before its request was found.
+func (r *RespondReply) Validate() error {
+	if r.State != "" && !r.State.Valid() {
+		return enumError("state", string(r.State), "a known state")
+	}
+	if r.Decision != nil {
+		if err := r.Decision.Validate(); err != nil {
+			return nested("decision", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks every question of the reply.
+func (r *PendingReply) Validate() error {
+	for i := range r.Questions {
+		if err := r.Questions[i].Validate(); err != nil {
+			return nested("questions["+strconv.Itoa(i)+"]", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks that the cancelled ids are subject tokens.
+func (r *CancelReply) Validate() error {
+	for i, id := range r.Cancelled {
+		if err := checkToken("cancelled["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the request and the decision of an audit record.
+func (a *AuditRecord) Validate() error {
+	if err := a.Request.Validate(); err != nil {
+		return nested("request", err)
+	}
+	return checkDecisionOf("decision", &a.Decision, a.Request.RequestID)
+}
+
+// The check functions below return a nil error (never a typed nil pointer)
+// on success and do not allocate then: they run for every request.
+
+func checkToken(field, v string) error {
+	if p := tokenProblem(v); p != "" {
+		fe := withValue(field, v, p)
+		fe.Err = &TokenError{What: field, Value: v, Problem: p}
+		return fe
+	}
+	return nil
+}
+
+// checkIdent checks an identifier that is not a subject token: bounded,
+// printable, no whitespace ('.', '*' and '>' are fine).
+func checkIdent(field, v string, maxBytes int, required bool) error {
+	switch {
+	case v == "" && required:
+		return &FieldError{Field: field, Problem: "must not be empty"}
+	case v == "":
+		return nil
+	case len(v) > maxBytes:
+		return withValue(field, v, "must be at most "+strconv.Itoa(maxBytes)+" bytes, got "+strconv.Itoa(len(v)))
+	}
+	if p := charProblem(v, false); p != "" {
+		return withValue(field, v, p)
+	}
+	return nil
+}
+
+// checkText checks free text shown to humans: bounded, valid UTF-8, no
+// control characters but tab and newlines (a terminal approver would run
+// escape sequences), no bidi overrides (they make text read differently than
+// it is).
+func checkText(field, v string, maxBytes int) error {
+	if len(v) > maxBytes {
+		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
+			" bytes, got " + strconv.Itoa(len(v))}
+	}
+	if p := textProblem(v, true); p != "" {
+		return &FieldError{Field: field, Problem: p}
+	}
+	return nil
+}
+
+// checkLine is checkText for single-line text (names, labels).
+func checkLine(field, v string, maxBytes int) error {
+	if len(v) > maxBytes {
+		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
+			" bytes, got " + strconv.Itoa(len(v))}
+	}
+	if p := textProblem(v, false); p != "" {
+		return &FieldError{Field: field, Problem: p}
+	}
+	return nil
+}
+
+func textProblem(v string, multiline bool) string {
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				if multiline && (c == '\t' || c == '\n' || c == '\r') {
+					i++
+					continue
+				}
+				return "must not contain control characters (found " + runeName(rune(c)) +
+					" at byte " + strconv.Itoa(i) + ")"
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(v[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return "must be valid UTF-8 (bad byte at " + strconv.Itoa(i) + ")"
+		case r >= 0x80 && r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return "must not contain control or bidi override characters (found " + runeName(r) +
+				" at byte " + strconv.Itoa(i) + ")"
+		}
+		i += size
+	}
+	return ""
+}
+
+func runeName(r rune) string {
+	s := strconv.FormatInt(int64(r), 16)
+	for len(s) < 4 {
+		s = "0" + s
+	}
+	return "U+" + s
+}
+
+// checkObject checks that raw, when present, is a JSON object.
+func checkObject(field string, raw []byte) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	i, j := 0, len(raw)
+	for i < j && isJSONSpace(raw[i]) {
+		i++
+	}
+	for j > i && isJSONSpace(raw[j-1]) {
+		j--
+	}
+	if i == j {
+		return &FieldError{Field: field, Problem: "must be a JSON object or omitted, got empty JSON"}
+	}
+	if raw[i] != '{' || raw[j-1] != '}' {
+		return &FieldError{Field: field, Problem: "must be a JSON object or omitted, got " + jsonValueKind(raw[i])}
+	}
+	return nil
+}
+
+func withValue(field, v, problem string) *FieldError {
+	if v != "" {
+		problem += ", got " + quoteShort(v)
+	}
+	return &FieldError{Field: field, Problem: problem}
+}
+
+func enumError(field, v, want string) error {
+	if v == "" {
+		return &FieldError{Field: field, Problem: "must be " + want + ", got nothing"}
+	}
+	return &FieldError{Field: field, Problem: "must be " + want + ", got " + quoteShort(v)}
+}
+
+// nested prefixes the field of a *FieldError with the path of its parent.
+func nested(parent string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{Field: parent + "." + fe.Field, Problem: fe.Problem, Err: fe.Err}
+	}
+	return err
+}

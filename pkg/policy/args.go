@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// argValue is one top-level argument of interest.
+type argValue struct {
+	key string
+	raw []byte // the raw JSON value
+}
+
+// scanArgs appends to dst every top-level member of the JSON object data
+// whose key is one of names, in document order. Unlike encoding/json it
+// compares keys exactly (encoding/json folds case, so {"path":".env",
+// "PATH":"x"} would be judged by the wrong member) and it reports every
+// duplicate, so the caller can judge them all. Empty or null data is an
+// empty object.
+func scanArgs(dst []argValue, data []byte, names []string) ([]argValue, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return dst, nil
+	}
+	if !json.Valid(data) {
+		return dst, errArgsNotJSON
+	}
+	if data[0] != '{' {
+		return dst, errArgsNotObject
+	}
+	i := skipSpace(data, 1)
+	for i < len(data) && data[i] != '}' {
+		kEnd := skipString(data, i)
+		rawKey := data[i:kEnd]
+		i = skipSpace(data, kEnd)
+		i = skipSpace(data, i+1) // ':'
+		vEnd := skipValue(data, i)
+		if key, ok := matchKey(rawKey, names); ok {
+			dst = append(dst, argValue{key: key, raw: data[i:vEnd]})
+		}
+		i = skipSpace(data, vEnd)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return dst, nil
+}
+
+// matchKey reports which of names the quoted JSON key rawKey spells.
+func matchKey(rawKey []byte, names []string) (string, bool) {
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		var k string
+		if json.Unmarshal(rawKey, &k) != nil {
+			return "", false
+		}
+		inner = []byte(k)
+	}
+	for _, n := range names {
+		if string(inner) == n {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// argString returns the string a raw JSON value holds; ok is false when the
+// value is not a string.
+func argString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// The scanners below run on input json.Valid accepted.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default:
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}

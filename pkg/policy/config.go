@@ -1,0 +1,785 @@
+package policy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gobwas/glob"
+	"gopkg.in/yaml.v3"
+)
+
+// MaxFileSize bounds a policy file; a larger one is rejected.
+const MaxFileSize = 4 << 20
+
+// Load reads and parses a policy file. Errors in the file are
+// [*ConfigError]s; I/O errors are wrapped.
+func Load(name string) (*Policy, error) {
+	data, err := readPolicyFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, name)
+}
+
+// Parse compiles a policy from YAML. filename is used in error messages and
+// [Policy.File]. Every mistake is reported as a [*ConfigError] with the
+// line and column of the offending value; unknown keys are mistakes too, so
+// that a typo cannot silently weaken a policy.
+//
+// "~" and "$HOME" in path patterns expand to the home: key, or to the
+// current user's home directory when the policy sets none.
+func Parse(data []byte, filename string) (p *Policy, err error) {
+	defer func() {
+		// yaml.v3 has panicked on hostile input in the past; a policy loader
+		// must report, not crash the broker that is reloading it.
+		if r := recover(); r != nil {
+			p, err = nil, &ConfigError{File: filename, Msg: fmt.Sprintf("cannot parse: %v", r)}
+		}
+	}()
+	if len(data) > MaxFileSize {
+		return nil, &ConfigError{File: filename, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &ConfigError{File: filename, Msg: "empty policy file"}
+		}
+		return nil, yamlError(filename, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if err != nil {
+			return nil, yamlError(filename, err)
+		}
+		return nil, &ConfigError{File: filename, Line: line, Msg: "more than one YAML document (---) in the policy file"}
+	}
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		return nil, &ConfigError{File: filename, Msg: "empty policy file"}
+	}
+	sum := sha256.Sum256(data)
+	d := &decoder{
+		file: filename,
+		p: &Policy{
+			file:    filename,
+			version: hex.EncodeToString(sum[:8]),
+			mode:    ModeAlwaysAsk,
+			ttl:     DefaultTTL,
+			maxTTL:  DefaultMaxTTL,
+			tools:   newToolTable(),
+			agents:  map[string]*ruleLayer{},
+			teams:   map[string]Team{},
+		},
+	}
+	if err := d.root(doc.Content[0]); err != nil {
+		return nil, err
+	}
+	return d.p, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a yaml.v3 syntax error into a ConfigError.
+func yamlError(file string, err error) *ConfigError {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &ConfigError{File: file, Line: line, Msg: "invalid YAML: " + m[2]}
+	}
+	return &ConfigError{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// decoder walks the YAML node tree; its methods return the first mistake.
+type decoder struct {
+	file string
+	p    *Policy
+}
+
+func (d *decoder) errf(n *yaml.Node, where, format string, args ...any) *ConfigError {
+	msg := fmt.Sprintf(format, args...)
+	if where != "" {
+		msg = where + ": " + msg
+	}
+	return &ConfigError{File: d.file, Line: n.Line, Column: n.Column, Msg: msg}
+}
+
+// member is one key/value pair of a mapping.
+type member struct {
+	key      string
+	keyNode  *yaml.Node
+	val      *yaml.Node
+	location string // the dotted path of the value, for messages
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// noAlias rejects YAML aliases: policy files are read by people deciding
+// what an agent may do, so every value is written out where it applies (and
+// alias expansion is a classic way to make a parser do unbounded work).
+func (d *decoder) noAlias(n *yaml.Node, where string) error {
+	if n.Kind == yaml.AliasNode {
+		return d.errf(n, where, "YAML aliases (*%s) are not supported in policy files; write the value out", n.Value)
+	}
+	return nil
+}
+
+// mapping checks that n is a mapping (or empty), has no duplicate keys and
+// only allowed keys (when allowed is non-nil).
+func (d *decoder) mapping(n *yaml.Node, where string, allowed []string) ([]member, error) {
+	if err := d.noAlias(n, where); err != nil {
+		return nil, err
+	}
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, where, "want a mapping, got %s", nodeKind(n))
+	}
+	out := make([]member, 0, len(n.Content)/2)
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if err := d.noAlias(k, where); err != nil {
+			return nil, err
+		}
+		if k.Kind != yaml.ScalarNode || isNull(k) {
+			return nil, d.errf(k, where, "keys must be plain strings, got %s", nodeKind(k))
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, d.errf(k, where, "duplicate key %q (first at line %d)", k.Value, first.Line)
+		}
+		seen[k.Value] = k
+		if allowed != nil && !slices.Contains(allowed, k.Value) {
+			return nil, d.errf(k, where, "unknown key %q (want %s)", k.Value, orList(allowed))
+		}
+		if err := d.noAlias(v, joinPath(where, k.Value)); err != nil {
+			return nil, err
+		}
+		out = append(out, member{key: k.Value, keyNode: k, val: v, location: joinPath(where, k.Value)})
+	}
+	return out, nil
+}
+
+// sequence checks that n is a list (or empty) and returns its items.
+func (d *decoder) sequence(n *yaml.Node, where string) ([]*yaml.Node, error) {
+	if err := d.noAlias(n, where); err != nil {
+		return nil, err
+	}
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, d.errf(n, where, "want a list, got %s", nodeKind(n))
+	}
+	for _, it := range n.Content {
+		if err := d.noAlias(it, where); err != nil {
+			return nil, err
+		}
+	}
+	return n.Content, nil
+}
+
+// str returns a non-empty scalar. Numbers are accepted as their text
+// (approver ids may be numeric chat user ids).
+func (d *decoder) str(n *yaml.Node, where string) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", d.errf(n, where, "want a string, got %s", nodeKind(n))
+	}
+	if isNull(n) || n.Value == "" {
+		return "", d.errf(n, where, "must not be empty")
+	}
+	return n.Value, nil
+}
+
+func (d *decoder) duration(n *yaml.Node, where string) (time.Duration, error) {
+	s, err := d.str(n, where)
+	if err != nil {
+		return 0, err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, d.errf(n, where, "invalid duration %q (want a Go duration such as 90s, 5m or 1h30m)", s)
+	}
+	if v <= 0 {
+		return 0, d.errf(n, where, "duration must be positive, got %s", s)
+	}
+	return v, nil
+}
+
+func (d *decoder) positiveInt(n *yaml.Node, where string) (int, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return 0, d.errf(n, where, "want a whole number, got %s", nodeKind(n))
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil || v < 1 {
+		return 0, d.errf(n, where, "must be at least 1, got %s", n.Value)
+	}
+	return v, nil
+}
+
+func orList(items []string) string {
+	switch len(items) {
+	case 0:
+		return "nothing"
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools"}
+
+func (d *decoder) root(n *yaml.Node) error {
+	ms, err := d.mapping(n, "", rootKeys)
+	if err != nil {
+		return err
+	}
+	byKey := map[string]member{}
+	for _, m := range ms {
+		byKey[m.key] = m
+	}
+	p := d.p
+	if m, ok := byKey["mode"]; ok {
+		s, err := d.str(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		if p.mode, err = ParseMode(s); err != nil {
+			return d.errf(m.val, m.location, "%v", err)
+		}
+	}
+	if m, ok := byKey["home"]; ok {
+		s, err := d.str(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		if !path.IsAbs(s) {
+			return d.errf(m.val, m.location, "home must be an absolute path, got %q", s)
+		}
+		p.home = path.Clean(s)
+	} else if h, err := os.UserHomeDir(); err == nil && path.IsAbs(h) {
+		p.home = path.Clean(h)
+	}
+	if m, ok := byKey["max_ttl"]; ok {
+		if p.maxTTL, err = d.duration(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	if m, ok := byKey["ttl"]; ok {
+		if p.ttl, err = d.duration(m.val, m.location); err != nil {
+			return err
+		}
+		if p.ttl > p.maxTTL {
+			return d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", p.ttl, p.maxTTL)
+		}
+	} else {
+		p.ttl = min(p.ttl, p.maxTTL)
+	}
+	if m, ok := byKey["tools"]; ok {
+		if err := d.tools(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	p.tools.finishWriteTools()
+	if m, ok := byKey["teams"]; ok {
+		if err := d.teams(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	if _, ok := p.teams["default"]; !ok {
+		p.teams["default"] = Team{Name: "default", ApprovalsRequired: 1}
+	}
+	p.static = &ruleLayer{name: "static"}
+	if m, ok := byKey["rules"]; ok {
+		if err := d.rules(m.val, m.location, p.static); err != nil {
+			return err
+		}
+	}
+	p.static.buildIndex(&p.tools)
+	if m, ok := byKey["agents"]; ok {
+		if err := d.agents(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var tierNames = map[string]Tier{"read": TierRead, "write": TierWrite, "exec": TierExec, "mcp": TierMCP}
+
+func (d *decoder) tools(n *yaml.Node, where string) error {
+	ms, err := d.mapping(n, where, []string{"tiers", "shell", "paths"})
+	if err != nil {
+		return err
+	}
+	t := &d.p.tools
+	declared := map[string]string{} // tool → the list it was declared in
+	for _, m := range ms {
+		switch m.key {
+		case "tiers":
+			tiers, err := d.mapping(m.val, m.location, nil)
+			if err != nil {
+				return err
+			}
+			seen := map[string]bool{}
+			for _, tm := range tiers {
+				name := lower(tm.key)
+				if err := checkToolName(name); err != nil {
+					return d.errf(tm.keyNode, m.location, "%v", err)
+				}
+				if seen[name] {
+					return d.errf(tm.keyNode, m.location, "tool %q is declared twice (tool names are case-insensitive)", tm.key)
+				}
+				seen[name] = true
+				s, err := d.str(tm.val, tm.location)
+				if err != nil {
+					return err
+				}
+				tier, ok := tierNames[s]
+				if !ok {
+					return d.errf(tm.val, tm.location, "unknown tier %q (want read, write, exec or mcp)", s)
+				}
+				if isGlob(name) {
+					g, err := glob.Compile(name)
+					if err != nil {
+						return d.errf(tm.keyNode, m.location, "invalid tool-name glob %q: %v", tm.key, err)
+					}
+					t.tierGlobs = append(t.tierGlobs, tierGlob{g: g, tier: tier})
+					continue
+				}
+				t.tiers[name] = tier
+			}
+		case "shell", "paths":
+			items, err := d.sequence(m.val, m.location)
+			if err != nil {
+				return err
+			}
+			kind := kindShell
+			if m.key == "paths" {
+				kind = kindPath
+			}
+			for i, it := range items {
+				loc := fmt.Sprintf("%s[%d]", m.location, i)
+				s, err := d.str(it, loc)
+				if err != nil {
+					return err
+				}
+				name := lower(s)
+				if err := checkToolName(name); err != nil {
+					return d.errf(it, loc, "%v", err)
+				}
+				if isGlob(name) {
+					return d.errf(it, loc, "tool names in tools.%s must be exact names, not globs", m.key)
+				}
+				if prev, ok := declared[name]; ok && prev != m.key {
+					return d.errf(it, loc, "tool %q is declared both in tools.%s and tools.%s", s, prev, m.key)
+				}
+				declared[name] = m.key
+				t.kinds[name] = kind
+			}
+		}
+	}
+	return nil
+}
+
+// validToken reports whether s can be a single NATS subject token (team
+// names become subjects: signoff.v1.ask.<team>).
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch c {
+		case '.', '*', '>', ' ', '\t', '\r', '\n', '\f', '\v':
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) teams(n *yaml.Node, where string) error {
+	ms, err := d.mapping(n, where, nil)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if !validToken(m.key) {
+			return d.errf(m.keyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.key)
+		}
+		team := Team{Name: m.key, ApprovalsRequired: 1}
+		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required"})
+		if err != nil {
+			return err
+		}
+		var approvals *member
+		for i, f := range fields {
+			switch f.key {
+			case "members":
+				items, err := d.sequence(f.val, f.location)
+				if err != nil {
+					return err
+				}
+				for j, it := range items {
+					loc := fmt.Sprintf("%s[%d]", f.location, j)
+					id, err := d.str(it, loc)
+					if err != nil {
+						return err
+					}
+					if slices.Contains(team.Members, id) {
+						return d.errf(it, loc, "member %q is listed twice", id)
+					}
+					team.Members = append(team.Members, id)
+				}
+			case "approvals_required":
+				approvals = &fields[i]
+			}
+		}
+		if len(team.Members) == 0 && m.key != "default" {
+			return d.errf(m.keyNode, m.location, "team %q has no members (only the default team may be open to every approver)", m.key)
+		}
+		if approvals != nil {
+			if team.ApprovalsRequired, err = d.positiveInt(approvals.val, approvals.location); err != nil {
+				return err
+			}
+			if !team.Open() && team.ApprovalsRequired > len(team.Members) {
+				return d.errf(approvals.val, approvals.location, "approvals_required %d exceeds the team's %d members", team.ApprovalsRequired, len(team.Members))
+			}
+		}
+		d.p.teams[m.key] = team
+	}
+	return nil
+}
+
+func (d *decoder) agents(n *yaml.Node, where string) error {
+	ms, err := d.mapping(n, where, nil)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		name := lower(m.key)
+		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n") {
+			return d.errf(m.keyNode, where, "invalid agent type %q", m.key)
+		}
+		if _, dup := d.p.agents[name]; dup {
+			return d.errf(m.keyNode, where, "agent type %q is defined twice (agent types are case-insensitive)", m.key)
+		}
+		l := &ruleLayer{name: "agent:" + name, agent: name}
+		fields, err := d.mapping(m.val, m.location, []string{"mode", "rules"})
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			switch f.key {
+			case "mode":
+				s, err := d.str(f.val, f.location)
+				if err != nil {
+					return err
+				}
+				if l.mode, err = ParseMode(s); err != nil {
+					return d.errf(f.val, f.location, "%v", err)
+				}
+			case "rules":
+				if err := d.rules(f.val, f.location, l); err != nil {
+					return err
+				}
+			}
+		}
+		l.buildIndex(&d.p.tools)
+		d.p.agents[name] = l
+	}
+	return nil
+}
+
+func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
+	items, err := d.sequence(n, where)
+	if err != nil {
+		return err
+	}
+	l.rules = make([]rule, 0, len(items))
+	for i, it := range items {
+		r, err := d.rule(it, fmt.Sprintf("%s[%d]", where, i))
+		if err != nil {
+			return err
+		}
+		l.rules = append(l.rules, r)
+	}
+	return nil
+}
+
+var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason"}
+
+// matchSources maps the keys of a rule's match: to the argument they read.
+var matchSources = map[string]argSource{
+	"path": srcPath, "file_path": srcPath, "notebook_path": srcPath,
+	"pattern": srcPattern,
+	"command": srcCommand, "cmd": srcCommand, "script": srcCommand,
+}
+
+func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
+	var r rule
+	ms, err := d.mapping(n, where, ruleKeys)
+	if err != nil {
+		return r, err
+	}
+	if n.Kind != yaml.MappingNode {
+		return r, d.errf(n, where, "want a rule such as {rule: \"bash(git status)\", action: allow}, got %s", nodeKind(n))
+	}
+	f := map[string]member{}
+	for _, m := range ms {
+		f[m.key] = m
+	}
+	ruleM, hasRule := f["rule"]
+	toolM, hasTool := f["tool"]
+	matchM, hasMatch := f["match"]
+	switch {
+	case hasRule && hasTool:
+		return r, d.errf(toolM.keyNode, where, "use either rule: or tool:, not both")
+	case hasRule && hasMatch:
+		return r, d.errf(matchM.keyNode, where, "match: goes with tool:, not rule: (write rule: \"tool(pattern)\" or tool: + match:)")
+	case !hasRule && !hasTool:
+		return r, d.errf(n, where, "missing rule: (for example rule: \"bash(git status)\")")
+	}
+
+	var (
+		toolText, pattern string
+		hasPattern        bool
+		valNode           *yaml.Node // where pattern errors point
+		valWhere          string
+		matchKey          string
+	)
+	if hasRule {
+		valNode, valWhere = ruleM.val, ruleM.location
+		s, err := d.str(ruleM.val, ruleM.location)
+		if err != nil {
+			return r, err
+		}
+		if toolText, pattern, hasPattern, err = parseRuleText(s); err != nil {
+			return r, d.errf(ruleM.val, ruleM.location, "%v", err)
+		}
+		r.text = strings.TrimSpace(s)
+	} else {
+		valNode, valWhere = toolM.val, toolM.location
+		if toolText, err = d.str(toolM.val, toolM.location); err != nil {
+			return r, err
+		}
+		toolText = strings.TrimSpace(toolText)
+		r.text = toolText
+		if hasMatch {
+			mm, err := d.mapping(matchM.val, matchM.location, nil)
+			if err != nil {
+				return r, err
+			}
+			if len(mm) != 1 {
+				return r, d.errf(matchM.val, matchM.location, "match: takes exactly one argument, got %d", len(mm))
+			}
+			m := mm[0]
+			src, ok := matchSources[m.key]
+			if !ok {
+				return r, d.errf(m.keyNode, matchM.location, "cannot match argument %q (want path, file_path, notebook_path, pattern, command, cmd or script)", m.key)
+			}
+			if pattern, err = d.str(m.val, m.location); err != nil {
+				return r, err
+			}
+			pattern = strings.TrimSpace(pattern)
+			if pattern == "" {
+				return r, d.errf(m.val, m.location, "empty pattern")
+			}
+			hasPattern, r.source, matchKey = true, src, m.key
+			valNode, valWhere = m.val, m.location
+		}
+	}
+
+	r.tool = lower(toolText)
+	if err := checkToolName(r.tool); err != nil {
+		return r, d.errf(valNode, valWhere, "%v", err)
+	}
+	if strings.HasPrefix(r.tool, "@") {
+		g, ok := toolGroups[r.tool]
+		if !ok {
+			return r, d.errf(valNode, valWhere, "unknown tool group %q (want @read, @write, @exec, @mcp, @shell or @files)", toolText)
+		}
+		r.group = g
+	} else if isGlob(r.tool) {
+		if r.toolGlob, err = glob.Compile(r.tool); err != nil {
+			return r, d.errf(valNode, valWhere, "invalid tool-name glob %q: %v", toolText, err)
+		}
+	}
+	r.anyArgs = !hasPattern || pattern == "*" || pattern == "**"
+	if hasMatch {
+		if r.source == srcPath || r.source == srcPattern {
+			r.text = fmt.Sprintf("%s(%s: %s)", toolText, matchKey, pattern)
+		} else {
+			r.text = fmt.Sprintf("%s(%s)", toolText, pattern)
+		}
+	}
+
+	// Check the pattern against what the tool's calls carry.
+	kind := d.p.tools.kindOf(r.tool)
+	if !r.multi() && hasPattern {
+		switch kind {
+		case kindName:
+			if hasMatch || !r.anyArgs {
+				return r, d.errf(valNode, valWhere, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", toolText)
+			}
+		case kindPath:
+			if r.source != srcAny && r.source != srcPath {
+				return r, d.errf(valNode, valWhere, "%s patterns match its path argument, not %s", toolText, matchKey)
+			}
+		case kindPattern, kindSearch:
+			if r.source == srcCommand {
+				return r, d.errf(valNode, valWhere, "%s patterns match its pattern and path arguments, not %s", toolText, matchKey)
+			}
+		case kindShell:
+			if r.source != srcAny && r.source != srcCommand {
+				return r, d.errf(valNode, valWhere, "%s patterns match its sub-commands, not %s", toolText, matchKey)
+			}
+		}
+	}
+	switch {
+	case r.group == groupFiles && r.source == srcCommand:
+		return r, d.errf(valNode, valWhere, "@files tools have no %s argument (use @shell)", matchKey)
+	case r.group == groupShell && (r.source == srcPath || r.source == srcPattern):
+		return r, d.errf(valNode, valWhere, "@shell tools have no %s argument (use @files)", matchKey)
+	}
+	if hasPattern && !r.anyArgs {
+		asPath := kind == kindPath || kind == kindPattern || kind == kindSearch ||
+			(r.multi() && r.group != groupShell)
+		asShell := kind == kindShell || (r.multi() && r.group != groupFiles)
+		if r.source == srcCommand {
+			asPath = false
+		} else if r.source != srcAny {
+			asShell = false
+		}
+		if asPath {
+			if _, had := expandHome(pattern, ""); had && d.p.home == "" {
+				return r, d.errf(valNode, valWhere, "cannot expand %q: no home directory is known (set home:)", pattern)
+			}
+			if r.path, err = compilePathPattern(normalizePatternText(pattern, d.p.home)); err != nil {
+				return r, d.errf(valNode, valWhere, "invalid path glob %q: %v", pattern, err)
+			}
+		}
+		if asShell {
+			r.shell = true
+			r.shellPattern = pattern
+			r.shellKey = shellKeyOf(pattern)
+		}
+	}
+
+	am, ok := f["action"]
+	if !ok {
+		return r, d.errf(n, where, "missing action: (want allow, deny or ask)")
+	}
+	s, err := d.str(am.val, am.location)
+	if err != nil {
+		return r, err
+	}
+	switch a := Action(s); a {
+	case Allow, Deny, Ask:
+		r.action = a
+	default:
+		return r, d.errf(am.val, am.location, "unknown action %q (want allow, deny or ask)", s)
+	}
+
+	if m, ok := f["reason"]; ok {
+		if r.reason, err = d.str(m.val, m.location); err != nil {
+			return r, err
+		}
+	}
+	for _, k := range []string{"route", "ttl", "approvals_required"} {
+		if m, ok := f[k]; ok && r.action != Ask {
+			return r, d.errf(m.keyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
+		}
+	}
+	team := d.p.teams["default"]
+	if m, ok := f["route"]; ok {
+		if r.route, err = d.str(m.val, m.location); err != nil {
+			return r, err
+		}
+		t, ok := d.p.teams[r.route]
+		if !ok {
+			return r, d.errf(m.val, m.location, "unknown team %q (defined: %s)", r.route, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
+		}
+		team = t
+	}
+	if m, ok := f["approvals_required"]; ok {
+		if r.approvals, err = d.positiveInt(m.val, m.location); err != nil {
+			return r, err
+		}
+		if !team.Open() && r.approvals > len(team.Members) {
+			return r, d.errf(m.val, m.location, "approvals_required %d exceeds the %d members of team %s", r.approvals, len(team.Members), team.Name)
+		}
+	}
+	if m, ok := f["ttl"]; ok {
+		if r.ttl, err = d.duration(m.val, m.location); err != nil {
+			return r, err
+		}
+		if r.ttl > d.p.maxTTL {
+			return r, d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
+		}
+	}
+	return r, nil
+}
+
+//go:embed default_policy.yaml
+var defaultPolicyYAML []byte
+
+var defaultPolicy = sync.OnceValue(func() *Policy {
+	p, err := Parse(defaultPolicyYAML, "default_policy.yaml")
+	if err != nil {
+		// The file is part of the binary and covered by tests.
+		panic("policy: built-in default policy is invalid: " + err.Error())
+	}
+	return p
+})
+
+// Default returns the built-in policy for dev mode (default_policy.yaml,
+// embedded): auto-edit mode, common read-only shell commands allowed,
+// .env-like secrets and key files denied to the file tools (except
+// *.env.example), questions about them from shells, and everything else by
+// mode. Its teams are the open default team. The same *Policy is returned on
+// every call.
+func Default() *Policy { return defaultPolicy() }
+
+// DefaultYAML returns the source of the built-in policy, a starting point
+// for a policy file.
+func DefaultYAML() []byte { return slices.Clone(defaultPolicyYAML) }

@@ -1,0 +1,609 @@
+package policy
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// subjectKind says what part of a call a subject is.
+type subjectKind uint8
+
+const (
+	// subjName: the call as a whole, judged by tool name (MCP and unknown
+	// tools, or a call without a usable argument).
+	subjName subjectKind = iota
+	// subjPath: a path argument (path, file_path, notebook_path).
+	subjPath
+	// subjPattern: the pattern argument of glob/grep.
+	subjPattern
+	// subjCommand: one simple command of a shell script.
+	subjCommand
+	// subjRedirect: a write redirection of a shell script, judged as a write
+	// of its target path.
+	subjRedirect
+)
+
+// subject is one thing the rules judge; a call has one or more and its
+// verdict is the strictest of theirs.
+type subject struct {
+	kind subjectKind
+	tier Tier
+	// value is the cleaned path, or the command's words joined by spaces.
+	value string
+	// base is the path's base name, or the base-name form of a
+	// path-qualified command ("rm -rf x" for "/bin/rm -rf x").
+	base         string
+	key, baseKey string // first words of value and base (shell index)
+	qualified    bool
+	// explicit subjects (grep's regular expression) are matched only by
+	// rules that name their argument (match: {pattern: …}) or take any
+	// arguments.
+	explicit bool
+	// floor is a reason that makes the subject at least ask whatever the
+	// rules say; floorLayer is the Decision.Layer it reports, and
+	// ungrantable marks floors no grant may lift.
+	floor       string
+	floorLayer  string
+	ungrantable bool
+	cmd         *ShellCommand
+}
+
+// verdict is the judgement of one subject.
+type verdict struct {
+	action Action
+	rule   *rule // nil when the mode or a floor decided
+	layer  string
+	reason string
+}
+
+// evaluation carries one call's context through the layers.
+type evaluation struct {
+	p     *Policy
+	tool  string // lower-case
+	name  string // as the agent wrote it, for messages
+	tier  Tier
+	mode  Mode
+	kind  toolKind
+	agent *ruleLayer
+}
+
+// Evaluate judges one call against the policy: the agent-type layer (its
+// deny is a veto), then the agent and static rules merged with the last
+// match winning, then the mode by tier; shell commands are judged
+// sub-command by sub-command, and safety overrides force a question. It does
+// no I/O and is safe for concurrent use.
+func (p *Policy) Evaluate(c Call) Decision {
+	e := evaluation{p: p, tool: lower(c.Tool), name: c.Tool, agent: p.agentLayer(c.AgentType)}
+	e.tier = p.tools.tierOf(e.tool)
+	e.kind = p.tools.kindOf(e.tool)
+	e.mode = c.Mode
+	if e.mode == "" {
+		e.mode = p.mode
+		if e.agent != nil && e.agent.mode != "" {
+			e.mode = e.agent.mode
+		}
+	}
+	if e.tool == "" {
+		s := subject{kind: subjName, tier: e.tier, floor: "the call names no tool", floorLayer: "input", ungrantable: true}
+		return e.single(&s)
+	}
+	switch e.kind {
+	case kindShell:
+		return e.shell(c.Arguments)
+	case kindPath, kindPattern, kindSearch:
+		return e.paths(c.Arguments)
+	}
+	s := subject{kind: subjName, tier: e.tier}
+	return e.single(&s)
+}
+
+// single decides a call judged as one subject.
+func (e *evaluation) single(s *subject) Decision {
+	v := e.judge(s)
+	d := Decision{Action: v.action, Tier: e.tier, Reason: v.reason, Layer: v.layer}
+	e.fromRule(&d, v.rule)
+	d.Grantable = d.Action == Ask && !s.ungrantable
+	return d
+}
+
+func (e *evaluation) fromRule(d *Decision, r *rule) {
+	if r == nil {
+		return
+	}
+	d.Rule = r.text
+	d.Route = r.route
+	d.ApprovalsRequired = r.approvals
+	d.TTL = r.ttl
+}
+
+// judge runs one subject through the layers.
+func (e *evaluation) judge(s *subject) verdict {
+	var hit *rule
+	if e.agent != nil {
+		if r := e.agent.lastMatch(e, s); r != nil {
+			if r.action == Deny {
+				// The agent layer's deny is a veto: nothing later may lift it.
+				return verdict{action: Deny, rule: r, layer: r.layer.name, reason: e.ruleReason(r, s)}
+			}
+			hit = r
+		}
+	}
+	if r := e.p.static.lastMatch(e, s); r != nil {
+		hit = r
+	}
+	var v verdict
+	if hit != nil {
+		v = verdict{action: hit.action, rule: hit, layer: hit.layer.name, reason: e.ruleReason(hit, s)}
+	} else {
+		v = e.modeVerdict(s)
+	}
+	if s.floor != "" {
+		switch v.action {
+		case Allow:
+			v = verdict{action: Ask, layer: s.floorLayer, reason: s.floor}
+			if hit != nil {
+				v.reason += " (rule " + hit.text + " would allow it)"
+			}
+		case Ask:
+			v.reason += "; " + s.floor
+		}
+	}
+	return v
+}
+
+// modeAllows is the modes × tiers table.
+func modeAllows(m Mode, t Tier) bool {
+	switch m {
+	case ModeYolo:
+		return true
+	case ModeAutoEdit:
+		return t == TierRead || t == TierWrite
+	default: // always-ask, and anything unexpected
+		return t == TierRead
+	}
+}
+
+func (e *evaluation) modeVerdict(s *subject) verdict {
+	a := Ask
+	if modeAllows(e.mode, s.tier) {
+		a = Allow
+	}
+	// One concatenation, one allocation: this is the hot path of every
+	// call no rule covers.
+	var reason string
+	switch s.kind {
+	case subjCommand:
+		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"`
+	case subjRedirect:
+		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"`
+	default:
+		// The mode judges paths by the tool's tier alone: naming the path
+		// would suggest otherwise.
+		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + "-tier tool " + e.name
+	}
+	return verdict{action: a, layer: "mode", reason: reason}
+}
+
+func (e *evaluation) ruleReason(r *rule, s *subject) string {
+	agent := ""
+	if r.layer.agent != "" {
+		agent = " (agent " + r.layer.agent + ")"
+	}
+	note := ""
+	if r.reason != "" {
+		note = ": " + r.reason
+	}
+	switch s.kind {
+	case subjName:
+		return "rule " + r.text + agent + " " + verb(r.action) + " " + e.name + note
+	case subjRedirect:
+		return "rule " + r.text + agent + " " + verb(r.action) + ` redirect to "` + quoteInner(s.value) + `"` + note
+	}
+	return "rule " + r.text + agent + " " + verb(r.action) + ` "` + quoteInner(s.value) + `"` + note
+}
+
+// quoteInner returns s as it appears between the quotes of strconv.Quote,
+// without allocating when s needs no escapes (the common case).
+func quoteInner(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
+}
+
+func verb(a Action) string {
+	switch a {
+	case Allow:
+		return "allows"
+	case Deny:
+		return "denies"
+	}
+	return "asks for"
+}
+
+// strictness orders actions: Deny > Ask > Allow.
+func strictness(a Action) int {
+	switch a {
+	case Allow:
+		return 0
+	case Deny:
+		return 2
+	}
+	return 1
+}
+
+// lastMatch returns the last rule of the layer that matches the subject, or
+// nil. The candidate lists come from the indexes and hold rule positions in
+// ascending order; merging them from the end visits candidates in reverse
+// rule order, so the first match is the last matching rule of the layer.
+func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
+	var lists [4][]int32
+	n := 0
+	switch s.kind {
+	case subjRedirect:
+		lists[0], n = l.writes, 1
+	case subjCommand:
+		if si := l.shell[e.tool]; si != nil {
+			lists[n] = si.byWord[s.key]
+			n++
+			if s.qualified && s.baseKey != s.key {
+				lists[n] = si.byWord[s.baseKey]
+				n++
+			}
+			lists[n] = si.any
+			n++
+		}
+		lists[n] = l.multiRules(e)
+		n++
+	default:
+		lists[0], lists[1], n = l.byTool[e.tool], l.multiRules(e), 2
+		if si := l.shell[e.tool]; si != nil {
+			lists[2], n = si.any, 3
+		}
+	}
+	var pos [4]int
+	for i := 0; i < n; i++ {
+		pos[i] = len(lists[i])
+	}
+	for {
+		best, bestIdx := -1, int32(-1)
+		for i := 0; i < n; i++ {
+			if pos[i] > 0 && lists[i][pos[i]-1] > bestIdx {
+				best, bestIdx = i, lists[i][pos[i]-1]
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		pos[best]--
+		if r := &l.rules[bestIdx]; r.matches(s) {
+			return r
+		}
+	}
+}
+
+// matches reports whether the rule's pattern matches the subject (the tool
+// name has been checked by the caller).
+func (r *rule) matches(s *subject) bool {
+	if r.source != srcAny {
+		switch s.kind {
+		case subjPath, subjRedirect:
+			if r.source != srcPath {
+				return false
+			}
+		case subjPattern:
+			if r.source != srcPattern {
+				return false
+			}
+		case subjCommand:
+			if r.source != srcCommand {
+				return false
+			}
+		default:
+			return false // no argument to match
+		}
+	}
+	if r.anyArgs {
+		return true
+	}
+	if s.explicit && r.source == srcAny {
+		return false
+	}
+	switch s.kind {
+	case subjPath, subjPattern, subjRedirect:
+		return r.path != nil && r.path.match(s.value, s.base)
+	case subjCommand:
+		if !r.shell {
+			return false
+		}
+		if (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.value) {
+			return true
+		}
+		// A path-qualified command (/bin/rm) meets deny and ask rules in its
+		// base-name form too, so a deny of rm cannot be dodged by spelling
+		// the path; an allow must name the path itself.
+		if s.qualified && r.action != Allow && (r.shellKey == "" || r.shellKey == s.baseKey) {
+			return MatchShellPattern(r.shellPattern, s.base)
+		}
+	}
+	return false
+}
+
+// paths decides a call of a path tool, glob or grep: every path-like
+// argument is judged and the strictest verdict wins.
+func (e *evaluation) paths(args json.RawMessage) Decision {
+	var buf [4]argValue
+	names := pathArgs
+	if e.kind != kindPath {
+		names = patternAndPathArgs
+	}
+	vals, err := scanArgs(buf[:0], args, names)
+	if err != nil {
+		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
+		return e.single(&s)
+	}
+	var sbuf [4]subject
+	subs := sbuf[:0]
+	for _, v := range vals {
+		str, ok := argString(v.raw)
+		if !ok {
+			subs = append(subs, subject{kind: subjName, tier: e.tier,
+				floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+			continue
+		}
+		if str == "" {
+			continue
+		}
+		s := subject{kind: subjPath, tier: e.tier}
+		if v.key == "pattern" {
+			s.kind = subjPattern
+			s.explicit = e.kind == kindSearch
+		}
+		var escapes bool
+		s.value, s.base, escapes = cleanPath(str, e.p.home)
+		if escapes {
+			s.floor, s.floorLayer = "path "+strconv.Quote(str)+" escapes the working directory", "safety"
+		}
+		subs = append(subs, s)
+	}
+	if len(subs) == 0 {
+		s := subject{kind: subjName, tier: e.tier}
+		return e.single(&s)
+	}
+	var d Decision
+	if len(subs) == 1 {
+		d = e.single(&subs[0])
+	} else {
+		d = e.combine(subs, nil)
+	}
+	if e.tier == TierWrite {
+		var safety []string
+		for i := range subs {
+			if subs[i].kind == subjPath {
+				if r := pathSafety(subs[i].value); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
+			}
+		}
+		e.applySafety(&d, safety)
+	}
+	return d
+}
+
+var patternAndPathArgs = append(slices.Clone(patternArgs), pathArgs...)
+
+// combine judges every subject and keeps the strictest verdict. When
+// subcommands is non-nil, each command/redirect verdict is recorded there.
+func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision {
+	var (
+		best     verdict
+		grantOK  = true
+		bestRank = -1
+	)
+	for i := range subs {
+		s := &subs[i]
+		v := e.judge(s)
+		if s.ungrantable {
+			grantOK = false
+		}
+		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect) {
+			sc := Subcommand{Command: s.value, Kind: "command", Action: v.action, Reason: v.reason}
+			if s.kind == subjRedirect {
+				sc.Kind = "redirect"
+			} else if s.cmd != nil {
+				sc.Words = s.cmd.Words
+			}
+			if v.rule != nil {
+				sc.Rule = v.rule.text
+			}
+			*subcommands = append(*subcommands, sc)
+		}
+		// The deciding subject is the first with the strictest action,
+		// preferring one whose rule routes the question, then any rule over
+		// the mode (so the operator's route, ttl and quorum apply).
+		rank := strictness(v.action)*4 + ruleRank(v.rule)
+		if rank > bestRank {
+			best, bestRank = v, rank
+		}
+	}
+	d := Decision{Action: best.action, Tier: e.tier, Reason: best.reason, Layer: best.layer}
+	e.fromRule(&d, best.rule)
+	d.Grantable = d.Action == Ask && grantOK
+	return d
+}
+
+func ruleRank(r *rule) int {
+	switch {
+	case r == nil:
+		return 0
+	case r.route != "":
+		return 2
+	}
+	return 1
+}
+
+// applySafety turns an allow or ask into a question with a safety-override
+// reason, except in yolo mode; an explicit deny stays a deny.
+func (e *evaluation) applySafety(d *Decision, reasons []string) {
+	if len(reasons) == 0 || e.mode == ModeYolo || d.Action == Deny {
+		return
+	}
+	d.SafetyOverride = strings.Join(reasons, "; ")
+	if d.Action == Allow {
+		d.Rule, d.Route, d.ApprovalsRequired, d.TTL = "", "", 0, 0
+	}
+	d.Action = Ask
+	d.Layer = "safety"
+	d.Reason = "safety override: " + d.SafetyOverride
+	d.Grantable = false
+}
+
+// shell decides a shell tool call: every simple command and write
+// redirection of the script is a subject.
+func (e *evaluation) shell(args json.RawMessage) Decision {
+	var buf [4]argValue
+	vals, err := scanArgs(buf[:0], args, commandArgs)
+	if err != nil {
+		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
+		return e.single(&s)
+	}
+	var sbuf, fbuf [2]string
+	scripts, floors := sbuf[:0], fbuf[:0]
+	for _, v := range vals {
+		str, ok := argString(v.raw)
+		if !ok {
+			floors = append(floors, "argument "+v.key+" is not a string")
+			continue
+		}
+		scripts = append(scripts, str)
+	}
+	if len(scripts) == 0 {
+		floor := "no command to analyse"
+		if len(floors) > 0 {
+			floor = floors[0]
+		}
+		s := subject{kind: subjName, tier: e.tier, floor: floor, floorLayer: "input", ungrantable: true}
+		return e.single(&s)
+	}
+	if len(scripts) > 1 || len(floors) > 0 {
+		floors = append(floors, "the call carries more than one command argument")
+	}
+
+	analysis := AnalyzeShell(scripts[0])
+	commands := analysis.Commands
+	for _, extra := range scripts[1:] {
+		a := AnalyzeShell(extra)
+		commands = append(slices.Clip(commands), a.Commands...)
+		analysis.Safety = append(analysis.Safety, a.Safety...)
+		if analysis.Unanalysable == "" {
+			analysis.Unanalysable = a.Unanalysable
+		}
+	}
+	if analysis.Unanalysable != "" {
+		floors = append(floors, "cannot analyse the command: "+analysis.Unanalysable)
+	}
+
+	var subBuf [8]subject
+	subs := subBuf[:0]
+	// Clipped, so that adding a path safety reason copies instead of writing
+	// into the analysis.
+	safety := slices.Clip(analysis.Safety)
+	for i := range commands {
+		c := &commands[i]
+		if c.Redirect {
+			s := subject{kind: subjRedirect, tier: TierWrite, cmd: c}
+			switch {
+			case c.Unanalysable != "":
+				s.value = c.Target
+				s.floor, s.floorLayer, s.ungrantable = "cannot analyse redirect: "+c.Unanalysable, "shell", true
+			case c.Target == "":
+				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
+			default:
+				var escapes bool
+				s.value, s.base, escapes = cleanPath(c.Target, e.p.home)
+				if isDeviceSink(s.value) {
+					continue
+				}
+				if escapes {
+					s.floor, s.floorLayer = "redirect target "+strconv.Quote(c.Target)+" escapes the working directory", "safety"
+				}
+				if r := pathSafety(s.value); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
+			}
+			if c.Elevated && s.floor == "" {
+				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+elevator(c)+")", "shell", true
+			}
+			subs = append(subs, s)
+			continue
+		}
+		s := subject{kind: subjCommand, tier: e.tier, cmd: c, value: strings.Join(c.Words, " ")}
+		s.key = commandKey(s.value)
+		if c.PathQualified && len(c.Words) > 0 {
+			s.qualified = true
+			s.base = c.Name
+			if len(c.Words) > 1 {
+				s.base = c.Name + " " + strings.Join(c.Words[1:], " ")
+			}
+			s.baseKey = commandKey(s.base)
+		}
+		switch {
+		case c.Unanalysable != "":
+			what := "command"
+			if s.value != "" {
+				what = strconv.Quote(s.value)
+			}
+			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
+		case c.Elevated:
+			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+elevator(c)+")", "shell", true
+		}
+		subs = append(subs, s)
+	}
+
+	var d Decision
+	if len(subs) == 0 {
+		// Nothing to judge one by one (a parse error, an empty script): the
+		// call is judged by tool name, so bare rules and vetoes still apply.
+		s := subject{kind: subjName, tier: e.tier}
+		if len(floors) > 0 {
+			s.floor, s.floorLayer, s.ungrantable = floors[0], "shell", true
+			floors = floors[1:]
+		}
+		d = e.single(&s)
+	} else {
+		subcommands := make([]Subcommand, 0, len(subs))
+		d = e.combine(subs, &subcommands)
+		d.Subcommands = subcommands
+	}
+	if len(floors) > 0 && d.Action != Deny {
+		if d.Action == Allow {
+			d.Rule, d.Route, d.ApprovalsRequired, d.TTL = "", "", 0, 0
+			d.Reason, d.Layer = floors[0], "shell"
+		} else {
+			d.Reason += "; " + floors[0]
+		}
+		d.Action = Ask
+		d.Grantable = false
+	}
+	e.applySafety(&d, safety)
+	d.Shell = &analysis
+	if len(scripts) == 1 {
+		d.Always = AlwaysPatterns(analysis)
+	}
+	return d
+}
+
+// elevator names the privilege wrapper of an elevated command.
+func elevator(c *ShellCommand) string {
+	for _, w := range c.Wrappers {
+		if w == "sudo" || w == "doas" {
+			return w
+		}
+	}
+	return "sudo"
+}

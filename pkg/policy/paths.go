@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gobwas/glob"
+)
+
+// pathCompiler compiles path patterns: '/' separates segments, so `*` and
+// `?` stay within one segment, `**` crosses them, and a whole-segment `**/`
+// also matches zero segments (gitignore). There is no special case for
+// leading dots: `*.env` matches ".env" (dotfiles match, as in seed 004).
+var pathCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
+
+// pathPattern is a compiled argument glob for path-like arguments.
+type pathPattern struct {
+	g *glob.Pattern
+	// base is true when the pattern has no '/': it then matches the base
+	// name of the path, gitignore-style, so `*.env` catches "app/.env".
+	base bool
+}
+
+func (p *pathPattern) match(clean, base string) bool {
+	if p.base {
+		return p.g.Match(base)
+	}
+	return p.g.Match(clean)
+}
+
+// expandHome replaces a leading "~", "$HOME" or "${HOME}" (alone or followed
+// by '/') with home. It reports whether s had such a prefix; when home is
+// empty s is returned unchanged.
+func expandHome(s, home string) (string, bool) {
+	for _, p := range [...]string{"~", "$HOME", "${HOME}"} {
+		if !strings.HasPrefix(s, p) {
+			continue
+		}
+		rest := s[len(p):]
+		if rest != "" && rest[0] != '/' {
+			continue // "~alice", "$HOMEDIR": not ours
+		}
+		if home == "" {
+			return s, true
+		}
+		return home + rest, true
+	}
+	return s, false
+}
+
+// normalizePatternText prepares a path pattern for compilation: home
+// expansion, a leading "./" dropped (values are cleaned the same way), and a
+// trailing '/' meaning "this directory and everything under it".
+func normalizePatternText(p, home string) string {
+	p, _ = expandHome(p, home)
+	for strings.HasPrefix(p, "./") && len(p) > 2 {
+		p = p[2:]
+	}
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		p += "**"
+	}
+	return p
+}
+
+// compilePathPattern compiles a normalized path pattern.
+func compilePathPattern(p string) (*pathPattern, error) {
+	g, err := pathCompiler.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	return &pathPattern{g: g, base: !strings.Contains(p, "/")}, nil
+}
+
+// cleanPath turns a path argument into the form rules match: home expanded,
+// lexically cleaned (so "a/../../etc" cannot sneak past "/etc/**"), and
+// reports whether a relative path climbs out of the working directory.
+func cleanPath(v, home string) (clean, base string, escapes bool) {
+	v, _ = expandHome(v, home)
+	clean = path.Clean(v)
+	if !path.IsAbs(clean) {
+		escapes = clean == ".." || strings.HasPrefix(clean, "../")
+	}
+	return clean, path.Base(clean), escapes
+}
+
+// isDeviceSink reports redirect targets that are not files: writing to them
+// changes nothing on disk.
+func isDeviceSink(target string) bool {
+	switch target {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(target, "/dev/fd/"); ok && rest != "" {
+		for i := 0; i < len(rest); i++ {
+			if rest[i] < '0' || rest[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,45 @@
+package policy
+
+// ShellCommand is one simple command found anywhere in a shell script, as the
+// policy judges it: wrappers seen through, quotes removed.
+type ShellCommand struct {
+	// Words are the literal words of the command that actually runs, after
+	// quote removal and after stripping wrappers (env, sudo, timeout, xargs,
+	// find -exec…) and leading VAR=value assignments. Words[0] is the command
+	// name as written (it may be path-qualified: "/bin/rm").
+	Words []string
+	// Name is the base name of Words[0] ("rm" for "/bin/rm").
+	Name string
+	// PathQualified is true when Words[0] contains a "/".
+	PathQualified bool
+	// Wrappers lists the wrappers that were seen through, outermost first.
+	Wrappers []string
+	// Elevated is true when sudo or doas wrapped the command.
+	Elevated bool
+	// Unanalysable is a non-empty reason when the command cannot be judged
+	// from its text (eval, source, non-literal name, sh -c with a non-literal
+	// script, a shell reading its script from stdin…). Such a command is
+	// never allowed.
+	Unanalysable string
+	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
+	// path written and Words is empty.
+	Redirect bool
+	Target   string
+}
+
+// ShellAnalysis is the result of parsing one shell command string.
+type ShellAnalysis struct {
+	// Commands are every simple command and write redirection in the tree,
+	// in source order.
+	Commands []ShellCommand
+	// Unanalysable is a non-empty reason when the script as a whole cannot be
+	// judged (parse error, empty command, lone &…).
+	Unanalysable string
+	// Unprefixable is a non-empty reason when no prefix grant may approve the
+	// script (command or process substitution, backticks, lone &, empty).
+	Unprefixable string
+	// Safety lists critical patterns found (rm -rf /, fork bomb,
+	// fetch-then-execute, writes to /etc/passwd, mkfs, dd of=/dev/…,
+	// shutdown/reboot), each a human reason.
+	Safety []string
+}

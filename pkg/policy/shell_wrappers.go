@@ -1,0 +1,877 @@
+package policy
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Wrappers are commands that run another command: the policy judges the
+// command they run, not the wrapper. Each handler reads the wrapper's own
+// options and returns the words of the wrapped command. A wrapper with
+// nothing after its options (`sudo`, `timeout 5`, `sudo -l`) is judged as
+// itself; an option the handler does not know makes it unanalysable, since
+// the policy can no longer tell where the wrapped command starts.
+//
+// Transparent wrappers: env (and BSD env -P), leading VAR=value assignments,
+// sudo, doas, pkexec, su -c, runuser, timeout, nice, nohup, stdbuf, time,
+// command (but `command -v x` is a lookup and judged as itself), builtin,
+// exec, xargs, find -exec/-execdir/-ok/-okdir, setsid, ionice, unbuffer,
+// chroot, taskset, flock, busybox, watch, trap, and the shells with -c.
+//
+// xargs without -I appends arguments it reads from its input: the wrapped
+// command gets a "{}" word standing for them, as find -exec has. With -I R
+// (and for find -exec, with {}) the input replaces R: a command name or an
+// sh -c script holding R runs input the policy cannot see, which makes it
+// unanalysable.
+
+// shWrapped is what a wrapper handler found.
+type shWrapped struct {
+	// rest are the words of the wrapped command; empty means the wrapper
+	// runs nothing and is judged as itself.
+	rest []shWord
+	// assigns are VAR=value operands (env, sudo), recorded as wrappers
+	// after the wrapper's own name.
+	assigns []string
+	// reason makes the wrapper itself the judged command, unanalysable.
+	reason string
+	// info describes the wrapper when it is judged as itself.
+	info shCmdInfo
+	// done means the handler emitted every command itself.
+	done bool
+}
+
+type shWrapperFunc func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped
+
+var shWrappers map[string]shWrapperFunc
+
+func init() {
+	shWrappers = map[string]shWrapperFunc{
+		"env":      shEnv,
+		"sudo":     shSudo,
+		"doas":     shDoas,
+		"pkexec":   shPkexec,
+		"su":       shSu,
+		"runuser":  shSu,
+		"timeout":  shTimeout,
+		"nice":     shNice,
+		"nohup":    shSimple(&shOpts{longStop: []string{"help", "version"}}),
+		"stdbuf":   shSimple(&shOpts{arg: "ioe", longArg: []string{"input", "output", "error"}, longStop: []string{"help", "version"}}),
+		"time":     shTime,
+		"command":  shSimple(&shOpts{flag: "p", stop: "vV"}),
+		"builtin":  shSimple(&shOpts{}),
+		"exec":     shSimple(&shOpts{arg: "a", flag: "cl"}),
+		"xargs":    shXargs,
+		"find":     shFind,
+		"setsid":   shSimple(&shOpts{flag: "cfw", longFlag: []string{"ctty", "fork", "wait"}, longStop: []string{"help", "version"}}),
+		"ionice":   shSimple(&shOpts{arg: "cn", flag: "t", stop: "pPuhV", longArg: []string{"class", "classdata"}, longFlag: []string{"ignore"}, longStop: []string{"pid", "pgid", "uid", "help", "version"}}),
+		"unbuffer": shSimple(&shOpts{flag: "p"}),
+		"chroot":   shOperandThen(&shOpts{longArg: []string{"userspec", "groups"}, longFlag: []string{"skip-chdir"}, longStop: []string{"help", "version"}}),
+		"taskset":  shOperandThen(&shOpts{flag: "ac", stop: "phV", longFlag: []string{"all-tasks", "cpu-list"}, longStop: []string{"pid", "help", "version"}}),
+		"flock":    shFlock,
+		"busybox":  shBusybox,
+		"watch":    shWatch,
+		"trap":     shTrap,
+		"eval":     shEval,
+		"source":   shSource,
+		".":        shSource,
+	}
+	for _, s := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh"} {
+		shWrappers[s] = shShell
+	}
+}
+
+// resolve sees through the wrappers at the start of w and emits the
+// command that finally runs.
+func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
+	for len(w) > 0 {
+		if !w[0].lit || w[0].glob || w[0].text == "" {
+			a.emit(w, fr, "", shCmdInfo{})
+			return
+		}
+		name := path.Base(w[0].text)
+		h := shWrappers[name]
+		if h == nil {
+			a.emit(w, fr, "", shInterpreterInfo(name, w))
+			return
+		}
+		r := h(a, w, &fr)
+		if r.done {
+			return
+		}
+		if len(r.rest) == 0 || r.reason != "" {
+			a.emit(w, fr, r.reason, r.info)
+			return
+		}
+		fr = fr.withWrapper(name)
+		fr.wrappers = append(fr.wrappers, r.assigns...)
+		w = r.rest
+	}
+}
+
+// shOpts describes the options of a wrapper, getopt style: short options
+// cluster (-iv), an option argument is attached (-uroot) or the next word
+// (-u root), long options take theirs after '=' or as the next word.
+type shOpts struct {
+	arg      string // short options with an argument
+	optArg   string // short options whose argument can only be attached (xargs -i[R])
+	flag     string // short options without argument
+	stop     string // short options after which the wrapper runs no command (sudo -l)
+	longArg  []string
+	longOpt  []string // long options with an optional "=value"
+	longFlag []string
+	longStop []string
+}
+
+// skip scans the options of w from index i. It calls on (when not nil)
+// for every option it recognises, with its argument if it has one. next is
+// the index of the first word after the options; stop reports an option
+// after which no command runs; bad is the reason when an option is not
+// understood.
+func (o *shOpts) skip(w []shWord, i int, on func(opt string, val *shWord)) (next int, stop bool, bad string) {
+	for i < len(w) {
+		t := &w[i]
+		s := t.text
+		if !t.lit {
+			if strings.HasPrefix(s, "-") {
+				return i, false, "option is not a literal: " + s
+			}
+			return i, false, ""
+		}
+		if s == "--" {
+			return i + 1, false, ""
+		}
+		if len(s) < 2 || s[0] != '-' {
+			return i, false, ""
+		}
+		if s[1] == '-' {
+			name, val, hasVal := strings.Cut(s[2:], "=")
+			switch {
+			case slices.Contains(o.longStop, name):
+				return i, true, ""
+			case slices.Contains(o.longFlag, name) && !hasVal:
+				if on != nil {
+					on(name, nil)
+				}
+				i++
+			case slices.Contains(o.longOpt, name):
+				if on != nil {
+					var v *shWord
+					if hasVal {
+						v = &shWord{text: val, lit: true}
+					}
+					on(name, v)
+				}
+				i++
+			case slices.Contains(o.longArg, name):
+				v := &shWord{text: val, lit: true}
+				if !hasVal {
+					if i+1 >= len(w) {
+						return len(w), false, ""
+					}
+					i++
+					v = &w[i]
+				}
+				if on != nil {
+					on(name, v)
+				}
+				i++
+			default:
+				return i, false, "unrecognised option " + s
+			}
+			continue
+		}
+		for j := 1; j < len(s); j++ {
+			c, opt := s[j], s[j:j+1]
+			switch {
+			case strings.IndexByte(o.stop, c) >= 0:
+				return i, true, ""
+			case strings.IndexByte(o.flag, c) >= 0:
+				if on != nil {
+					on(opt, nil)
+				}
+			case strings.IndexByte(o.optArg, c) >= 0:
+				if on != nil {
+					var v *shWord
+					if j+1 < len(s) {
+						v = &shWord{text: s[j+1:], lit: true}
+					}
+					on(opt, v)
+				}
+				j = len(s)
+			case strings.IndexByte(o.arg, c) >= 0:
+				var v *shWord
+				if j+1 < len(s) {
+					v = &shWord{text: s[j+1:], lit: true}
+				} else {
+					if i+1 >= len(w) {
+						return len(w), false, ""
+					}
+					i++
+					v = &w[i]
+				}
+				if on != nil {
+					on(opt, v)
+				}
+				j = len(s)
+			default:
+				return i, false, "unrecognised option -" + opt + " in " + s
+			}
+		}
+		i++
+	}
+	return i, false, ""
+}
+
+// shSimple is a wrapper whose command follows its options.
+func shSimple(o *shOpts) shWrapperFunc {
+	return func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+		next, stop, bad := o.skip(w, 1, nil)
+		if stop || bad != "" {
+			return shWrapped{reason: shWrapperBad(w, bad)}
+		}
+		return shWrapped{rest: w[next:]}
+	}
+}
+
+// shOperandThen is a wrapper whose command follows its options and one
+// operand (chroot NEWROOT, taskset MASK).
+func shOperandThen(o *shOpts) shWrapperFunc {
+	return func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+		next, stop, bad := o.skip(w, 1, nil)
+		if stop || bad != "" || next >= len(w) {
+			return shWrapped{reason: shWrapperBad(w, bad)}
+		}
+		return shWrapped{rest: w[next+1:]}
+	}
+}
+
+// shWrapperBad prefixes a reason with the wrapper's name.
+func shWrapperBad(w []shWord, bad string) string {
+	if bad == "" {
+		return ""
+	}
+	return path.Base(w[0].text) + ": " + bad
+}
+
+// shIsAssignment reports a NAME=value word.
+func shIsAssignment(w shWord) (name string, ok bool) {
+	name, _, ok = strings.Cut(w.text, "=")
+	if !ok || name == "" {
+		return "", false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return "", false
+	}
+	return name, true
+}
+
+// assignments consumes the NAME=value words at the start of w[i:].
+func (r *shWrapped) assignments(w []shWord, i int, fr *shFrame) int {
+	for ; i < len(w); i++ {
+		name, ok := shIsAssignment(w[i])
+		if !ok {
+			break
+		}
+		r.assigns = append(r.assigns, w[i].text)
+		if shExecVar(name) && fr.unanalysable == "" {
+			fr.unanalysable = shExecVarReason(name)
+		}
+	}
+	return i
+}
+
+var shEnvOpts = &shOpts{
+	arg:      "uCSP",
+	flag:     "i0v",
+	longArg:  []string{"unset", "chdir", "split-string"},
+	longOpt:  []string{"block-signal", "default-signal", "ignore-signal"},
+	longFlag: []string{"ignore-environment", "null", "debug", "list-signal-handling"},
+	longStop: []string{"help", "version"},
+}
+
+func shEnv(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	var split *shWord
+	var r shWrapped
+	next, stop, bad := shEnvOpts.skip(w, 1, func(opt string, v *shWord) {
+		switch opt {
+		case "S", "split-string":
+			split = v
+		case "P":
+			if fr.unanalysable == "" {
+				fr.unanalysable = "env -P changes where the command is looked up"
+			}
+		}
+	})
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if next < len(w) && w[next].lit && w[next].text == "-" {
+		next++ // "env -" is "env -i"
+	}
+	next = r.assignments(w, next, fr)
+	r.rest = w[next:]
+	if split != nil {
+		if !split.lit {
+			return shWrapped{reason: "env -S string is not a literal: " + split.text}
+		}
+		words, ok := a.splitString(split.text)
+		if !ok {
+			return shWrapped{reason: "env -S string is not a simple command: " + split.text}
+		}
+		r.rest = append(words, r.rest...)
+		if len(r.rest) > 0 {
+			// env -S 'A=1 cmd': the split words may start with assignments.
+			k := r.assignments(r.rest, 0, fr)
+			r.rest = r.rest[k:]
+		}
+	}
+	return r
+}
+
+// splitString splits s into words as env -S does, by parsing it as one
+// simple command with literal words.
+func (a *shAnalyzer) splitString(s string) ([]shWord, bool) {
+	f, err := shParse(s, syntax.LangBash)
+	if err != nil {
+		return nil, false
+	}
+	if len(f.Stmts) == 0 {
+		return nil, true
+	}
+	if len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Background || st.Negated || len(st.Redirs) > 0 {
+		return nil, false
+	}
+	sub := shAnalyzer{src: s}
+	words := make([]shWord, 0, len(c.Assigns)+len(c.Args))
+	for _, as := range c.Assigns {
+		// A=1 at the start of the string: the caller reads it as an
+		// assignment operand of env.
+		if as.Name == nil || as.Append || as.Index != nil || as.Array != nil {
+			return nil, false
+		}
+		v := shWord{lit: true}
+		if as.Value != nil {
+			v = sub.word(as.Value)
+		}
+		words = append(words, shWord{text: as.Name.Value + "=" + v.text, lit: v.lit})
+	}
+	args, ok := sub.words(c.Args)
+	if !ok {
+		return nil, false
+	}
+	words = append(words, args...)
+	for _, w := range words {
+		if !w.lit {
+			return nil, false
+		}
+	}
+	return words, true
+}
+
+var shSudoOpts = &shOpts{
+	arg:      "CDghpRrtTUu",
+	flag:     "AbBEHiknNPSs",
+	stop:     "eKlvV",
+	longArg:  []string{"chdir", "close-from", "group", "host", "prompt", "chroot", "role", "type", "command-timeout", "other-user", "user"},
+	longOpt:  []string{"preserve-env"},
+	longFlag: []string{"askpass", "background", "bell", "set-home", "login", "reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell", "no-update"},
+	longStop: []string{"edit", "help", "list", "remove-timestamp", "validate", "version"},
+}
+
+func shSudo(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	fr.elevated = true
+	next, stop, bad := shSudoOpts.skip(w, 1, func(opt string, _ *shWord) {
+		if opt == "b" || opt == "background" {
+			a.setBackground("sudo -b runs a command in the background")
+		}
+	})
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	var r shWrapped
+	next = r.assignments(w, next, fr)
+	r.rest = w[next:]
+	return r
+}
+
+var shDoasOpts = &shOpts{arg: "u", flag: "ns", stop: "CL"}
+
+func shDoas(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	fr.elevated = true
+	next, stop, bad := shDoasOpts.skip(w, 1, nil)
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	return shWrapped{rest: w[next:]}
+}
+
+var shPkexecOpts = &shOpts{
+	longArg:  []string{"user"},
+	longFlag: []string{"disable-internal-agent", "keep-cwd"},
+	longStop: []string{"help", "version"},
+}
+
+func shPkexec(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	fr.elevated = true
+	next, stop, bad := shPkexecOpts.skip(w, 1, nil)
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	return shWrapped{rest: w[next:]}
+}
+
+var shSuOpts = &shOpts{
+	arg:      "cgGswu",
+	flag:     "lmpPf",
+	longArg:  []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"},
+	longFlag: []string{"login", "preserve-environment", "pty"},
+	longStop: []string{"help", "version"},
+}
+
+// shSu handles su and runuser. `su [options] [user] -c CMD` runs CMD with
+// the user's shell; `runuser -u USER [--] COMMAND…` runs COMMAND directly.
+// Without a command, su opens an interactive shell: judged as itself.
+func shSu(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	fr.elevated = true
+	var script *shWord
+	userMode := false
+	on := func(opt string, v *shWord) {
+		switch opt {
+		case "c", "command", "session-command":
+			script = v
+		case "u", "user":
+			userMode = path.Base(w[0].text) == "runuser"
+		}
+	}
+	for i := 1; i < len(w); {
+		next, stop, bad := shSuOpts.skip(w, i, on)
+		if stop || bad != "" {
+			return shWrapped{reason: shWrapperBad(w, bad)}
+		}
+		if userMode {
+			return shWrapped{rest: w[next:]}
+		}
+		if next >= len(w) || w[next-1].lit && w[next-1].text == "--" {
+			break // what follows "--" are arguments for the shell
+		}
+		// w[next] is "-" (su - is su --login) or the user name; options
+		// may follow it.
+		i = next + 1
+	}
+	if script == nil {
+		return shWrapped{}
+	}
+	if !script.lit {
+		return shWrapped{reason: "runs a script that is not a literal: " + script.text, info: shCmdInfo{executor: true}}
+	}
+	a.nested(script.text, syntax.LangBash, *fr, path.Base(w[0].text))
+	return shWrapped{done: true}
+}
+
+var shTimeoutOpts = &shOpts{
+	arg:      "ks",
+	flag:     "fpv",
+	longArg:  []string{"kill-after", "signal"},
+	longFlag: []string{"foreground", "preserve-status", "verbose"},
+	longStop: []string{"help", "version"},
+}
+
+func shTimeout(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	next, stop, bad := shTimeoutOpts.skip(w, 1, nil)
+	if stop || bad != "" || next >= len(w) || !shIsDuration(w[next]) {
+		// Without a valid duration timeout runs nothing: judged as itself.
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	return shWrapped{rest: w[next+1:]} // after the duration
+}
+
+// shIsDuration reports a timeout duration: a decimal number with an
+// optional s, m, h or d suffix, or inf/infinity.
+func shIsDuration(w shWord) bool {
+	s := w.text
+	if !w.lit || s == "" {
+		return false
+	}
+	if s == "inf" || s == "infinity" {
+		return true
+	}
+	s = strings.TrimRight(s, "smhd")
+	digits, dot := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0 && len(w.text)-len(s) <= 1
+}
+
+// shNice handles nice [-n N | -N | --adjustment=N] command.
+func shNice(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	i := 1
+	for i < len(w) {
+		t := w[i]
+		s := t.text
+		if !t.lit {
+			if strings.HasPrefix(s, "-") {
+				return shWrapped{reason: "nice: option is not a literal: " + s}
+			}
+			break
+		}
+		switch {
+		case s == "--":
+			return shWrapped{rest: w[i+1:]}
+		case s == "-n" || s == "--adjustment":
+			i += 2
+		case strings.HasPrefix(s, "-n") || strings.HasPrefix(s, "--adjustment="):
+			i++
+		case s == "--help" || s == "--version":
+			return shWrapped{}
+		case len(s) > 1 && s[0] == '-' && shIsInt(s[1:]):
+			i++
+		case len(s) > 1 && s[0] == '-':
+			return shWrapped{reason: "nice: unrecognised option " + s}
+		default:
+			return shWrapped{rest: w[i:]}
+		}
+	}
+	return shWrapped{}
+}
+
+func shIsInt(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	return shAllDigits(s)
+}
+
+var shTimeOpts = &shOpts{
+	arg:      "fo",
+	flag:     "apqv",
+	stop:     "V",
+	longArg:  []string{"format", "output"},
+	longFlag: []string{"append", "portability", "quiet", "verbose"},
+	longStop: []string{"help", "version"},
+}
+
+// shTime handles time run as a program (/usr/bin/time, \time): the bash
+// keyword is parsed into a TimeClause instead. Its -o FILE writes FILE.
+func shTime(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	next, stop, bad := shTimeOpts.skip(w, 1, func(opt string, v *shWord) {
+		if (opt == "o" || opt == "output") && v != nil {
+			a.writeTarget(*v, *fr)
+		}
+	})
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	return shWrapped{rest: w[next:]}
+}
+
+var shXargsOpts = &shOpts{
+	arg:      "IaEdLnPs",
+	optArg:   "eil",
+	flag:     "0oprtx",
+	longArg:  []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+	longOpt:  []string{"eof", "replace", "max-lines"},
+	longFlag: []string{"null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty"},
+	longStop: []string{"help", "version", "show-limits"},
+}
+
+// shXargsArgs stands for the arguments xargs reads from its input: they
+// are unknown, so `ls | xargs rm` is judged as `rm {}` and matches the
+// patterns of rm with arguments (`rm *`), as `find -exec rm {} ;` does.
+const shXargsArgs = "{}"
+
+func shXargs(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	replace := ""
+	next, stop, bad := shXargsOpts.skip(w, 1, func(opt string, v *shWord) {
+		switch {
+		case opt == "I" && v != nil:
+			replace = v.text
+		case opt == "i" || opt == "replace":
+			replace = "{}"
+			if v != nil && v.text != "" {
+				replace = v.text
+			}
+		}
+	})
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if replace != "" {
+		fr.placeholder, fr.feeder = replace, "xargs"
+	}
+	rest := make([]shWord, 0, len(w)-next+2)
+	rest = append(rest, w[next:]...)
+	if len(rest) == 0 {
+		rest = append(rest, shWord{text: "echo", lit: true}) // xargs runs echo by default
+	}
+	if replace == "" {
+		rest = append(rest, shWord{text: shXargsArgs, lit: true})
+	}
+	return shWrapped{rest: rest}
+}
+
+// shFind emits find itself (it is a command in its own right, with its
+// own rules: find -delete) and every command its -exec, -execdir, -ok and
+// -okdir actions run. -fprint, -fprint0, -fprintf and -fls write files.
+func shFind(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	a.emit(w, *fr, "", shCmdInfo{})
+	for i := 1; i < len(w); {
+		s := w[i].text
+		switch s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			k := j
+			for k < len(w) && w[k].text != ";" && (w[k].text != "+" || k == j || w[k-1].text != "{}") {
+				k++
+			}
+			if k > j {
+				sub := fr.withWrapper("find " + s)
+				sub.placeholder, sub.feeder = "{}", "find"
+				a.resolve(w[j:k], sub)
+			}
+			i = k + 1
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(w) {
+				a.writeTarget(w[i+1], *fr)
+			}
+			i += 2
+		default:
+			i++
+		}
+	}
+	return shWrapped{done: true}
+}
+
+var shFlockOpts = &shOpts{
+	arg:      "wEc",
+	flag:     "sxunoFe",
+	longArg:  []string{"timeout", "wait", "conflict-exit-code", "command"},
+	longFlag: []string{"shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "verbose"},
+	longStop: []string{"help", "version"},
+}
+
+// shFlock handles `flock [options] FILE COMMAND…` and `flock [options]
+// FILE -c SCRIPT`; `flock [options] FD` runs nothing.
+func shFlock(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	var script *shWord
+	on := func(opt string, v *shWord) {
+		if opt == "c" || opt == "command" {
+			script = v
+		}
+	}
+	next, stop, bad := shFlockOpts.skip(w, 1, on)
+	if stop || bad != "" || next >= len(w) {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	// Options may also follow the lock file: flock FILE -c SCRIPT.
+	next, stop, bad = shFlockOpts.skip(w, next+1, on)
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if script != nil {
+		if !script.lit {
+			return shWrapped{reason: "runs a script that is not a literal: " + script.text, info: shCmdInfo{executor: true}}
+		}
+		a.nested(script.text, syntax.LangBash, *fr, "flock")
+		return shWrapped{done: true}
+	}
+	return shWrapped{rest: w[next:]}
+}
+
+// shBusybox handles `busybox APPLET args…`.
+func shBusybox(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	if len(w) < 2 || strings.HasPrefix(w[1].text, "-") {
+		return shWrapped{}
+	}
+	return shWrapped{rest: w[1:]}
+}
+
+var shWatchOpts = &shOpts{
+	arg:      "nq",
+	optArg:   "d",
+	flag:     "bcCegprtwx",
+	longArg:  []string{"interval", "equexit"},
+	longOpt:  []string{"differences"},
+	longFlag: []string{"exec", "no-title", "beep", "errexit", "chgexit", "color", "no-color", "precise", "no-wrap", "no-rerun"},
+	longStop: []string{"help", "version"},
+}
+
+// shWatch handles watch: without -x it joins its arguments with spaces and
+// runs them with sh -c, so they are parsed as a script.
+func shWatch(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	execMode := false
+	next, stop, bad := shWatchOpts.skip(w, 1, func(opt string, _ *shWord) {
+		if opt == "x" || opt == "exec" {
+			execMode = true
+		}
+	})
+	if stop || bad != "" || next >= len(w) {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if execMode {
+		return shWrapped{rest: w[next:]}
+	}
+	var b strings.Builder
+	for i, x := range w[next:] {
+		if !x.lit {
+			return shWrapped{reason: "runs a script that is not a literal: " + x.text, info: shCmdInfo{executor: true}}
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.text)
+	}
+	a.nested(b.String(), syntax.LangBash, *fr, "watch")
+	return shWrapped{done: true}
+}
+
+// shTrap handles `trap ACTION SIGNAL…`: ACTION is a script the shell runs
+// later (on EXIT, on a signal), so it is judged now.
+func shTrap(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	args := w[1:]
+	if len(args) > 0 && args[0].lit && args[0].text == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || args[0].lit && (args[0].text == "" || args[0].text == "-" || strings.HasPrefix(args[0].text, "-")) {
+		return shWrapped{} // trap -l, trap -p, trap - INT, trap '' INT
+	}
+	if !args[0].lit {
+		return shWrapped{reason: "trap action is not a literal: " + args[0].text, info: shCmdInfo{executor: true}}
+	}
+	a.nested(args[0].text, syntax.LangBash, *fr, "trap")
+	return shWrapped{done: true}
+}
+
+func shEval(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
+}
+
+func shSource(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	return shWrapped{reason: w[0].text + " runs a script file the policy cannot see", info: shCmdInfo{executor: true}}
+}
+
+// shShell handles sh, bash, zsh and the other shells: with -c the script
+// is parsed and judged command by command; without it the shell runs a
+// file or its standard input, which the policy cannot see.
+func shShell(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+	name := path.Base(w[0].text)
+	hasC, stdin := false, false
+	i := 1
+scan:
+	for i < len(w) {
+		t := w[i]
+		s := t.text
+		switch {
+		case !t.lit:
+			break scan
+		case s == "--":
+			i++
+			break scan
+		case s == "-":
+			stdin = true
+			i++
+			break scan
+		case s == "--version" || s == "--help":
+			return shWrapped{}
+		case strings.HasPrefix(s, "--"):
+			if s == "--rcfile" || s == "--init-file" {
+				i++
+			}
+			i++
+		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
+			for j := 1; j < len(s); j++ {
+				switch s[j] {
+				case 'c':
+					hasC = true
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++ // -o pipefail
+				}
+			}
+			i++
+		default:
+			break scan
+		}
+	}
+	info := shCmdInfo{executor: true}
+	switch {
+	case hasC && i >= len(w):
+		return shWrapped{reason: name + " -c has no script", info: info}
+	case hasC && !w[i].lit:
+		return shWrapped{reason: "runs a script that is not a literal: " + w[i].text, info: info}
+	case hasC && (name == "fish" || name == "csh" || name == "tcsh"):
+		return shWrapped{reason: "runs a " + name + " script, which the policy does not parse", info: info}
+	case hasC:
+		lang := syntax.LangBash
+		if name == "zsh" {
+			lang = syntax.LangZsh
+		}
+		a.nested(w[i].text, lang, *fr, name)
+		return shWrapped{done: true}
+	case stdin || i >= len(w):
+		info.stdinProgram = true
+		return shWrapped{reason: name + " reads its script from standard input", info: info}
+	default:
+		return shWrapped{reason: "runs a script file the policy cannot see: " + w[i].text, info: info}
+	}
+}
+
+// shInterpreters maps the interpreters that run a program given to them
+// to the short options that take the program inline (python -c).
+var shInterpreters = map[string]string{
+	"python": "cm", "python2": "cm", "python3": "cm", "pypy": "cm", "pypy3": "cm",
+	"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "php": "rRBEF",
+	"lua": "e", "tclsh": "", "osascript": "e",
+}
+
+// shInterpreterInfo describes a command that may run a program: whether
+// it reads the program from standard input (python with no script).
+func shInterpreterInfo(name string, w []shWord) shCmdInfo {
+	inline, ok := shInterpreters[name]
+	if !ok && strings.HasPrefix(name, "python3.") {
+		inline, ok = "cm", true
+	}
+	if !ok {
+		return shCmdInfo{}
+	}
+	info := shCmdInfo{executor: true}
+	for _, x := range w[1:] {
+		s := x.text
+		switch {
+		case s == "-":
+			info.stdinProgram = true
+			return info
+		case s == "--eval" || s == "--print" || strings.HasPrefix(s, "--eval=") || strings.HasPrefix(s, "--print="):
+			return info
+		case strings.HasPrefix(s, "--"):
+		case len(s) > 1 && s[0] == '-':
+			if strings.ContainsAny(s[1:], inline) {
+				return info
+			}
+		default:
+			return info // the program is a file
+		}
+	}
+	info.stdinProgram = true
+	return info
+}

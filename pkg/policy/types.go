@@ -1,0 +1,134 @@
+package policy
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Action is a policy verdict.
+type Action string
+
+// Actions, ordered by strictness: Deny > Ask > Allow.
+const (
+	Allow Action = "allow"
+	Ask   Action = "ask"
+	Deny  Action = "deny"
+)
+
+// Tier is how dangerous a tool is by kind.
+type Tier string
+
+// Tiers. Unknown tools are Exec (the safe default of seed 001).
+const (
+	TierRead  Tier = "read"
+	TierWrite Tier = "write"
+	TierExec  Tier = "exec"
+	TierMCP   Tier = "mcp"
+)
+
+// Mode says which tiers are allowed without a rule.
+type Mode string
+
+// Modes.
+const (
+	// ModeAlwaysAsk auto-allows only the read tier.
+	ModeAlwaysAsk Mode = "always-ask"
+	// ModeAutoEdit auto-allows read and write.
+	ModeAutoEdit Mode = "auto-edit"
+	// ModeYolo allows everything; explicit deny rules still deny and safety
+	// overrides do not ask.
+	ModeYolo Mode = "yolo"
+)
+
+// Call is one tool call to judge.
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage
+	// AgentType selects the agent-type layer (subagents), if any.
+	AgentType string
+	// Mode overrides the policy's mode for this call ("" = the mode the
+	// policy resolves for the agent type). Set by the broker from admin
+	// state, never from an agent's message.
+	Mode Mode
+}
+
+// Decision is the policy's verdict on one call, with its reasons.
+type Decision struct {
+	Action Action
+	Tier   Tier
+	// Reason is a human sentence saying why.
+	Reason string
+	// Rule is the source text of the deciding rule ("" when the mode decided).
+	Rule string
+	// Layer is where the decision came from: "agent:<type>" or "static" (a
+	// rule of that layer), "mode" (no rule matched), "safety" (a safety
+	// override or a path that escapes the working directory), "shell" (a
+	// command that cannot be analysed or runs elevated) or "input"
+	// (arguments that cannot be read).
+	Layer string
+	// SafetyOverride is the reason a critical pattern forced ask ("" if none).
+	SafetyOverride string
+	// Subcommands are the judged parts of a shell command, in source order.
+	Subcommands []Subcommand
+	// Grantable is false when no grant may turn this ask into an allow: a
+	// safety override, an elevated (sudo/doas) command, or a shell construct
+	// that cannot be analysed.
+	Grantable bool
+	// Always holds the arity-prefix patterns an "Always" answer would grant
+	// for a shell call; nil when the command has none (unprefixable).
+	Always []string
+	// Shell is the analysis of the command when the tool is a shell tool
+	// (nil otherwise). Grant matching uses it (PrefixCovered).
+	Shell *ShellAnalysis
+	// Route is the team the deciding rule routes questions to ("" = default).
+	Route string
+	// ApprovalsRequired from the deciding rule (0 = the team's setting).
+	ApprovalsRequired int
+	// TTL from the deciding rule (0 = the broker's default).
+	TTL time.Duration
+}
+
+// Subcommand is one judged part of a shell command.
+type Subcommand struct {
+	// Command is the words joined by single spaces (what shell patterns match).
+	Command string
+	Words   []string
+	// Kind is "command" or "redirect" (a write redirection judged as a write
+	// of its target path).
+	Kind   string
+	Action Action
+	Rule   string
+	Reason string
+}
+
+// Team is a named group of approvers that questions are routed to.
+type Team struct {
+	Name string
+	// Members are the approver ids allowed to answer. An empty list is only
+	// possible for the team "default" and makes it open (the broker honours
+	// that in dev mode only): any authenticated
+	// approver may answer (see docs/POLICY.md).
+	Members []string
+	// ApprovalsRequired is how many distinct members must approve (≥ 1).
+	ApprovalsRequired int
+}
+
+// Open reports whether any authenticated approver may answer for the team.
+func (t Team) Open() bool { return len(t.Members) == 0 }
+
+// IsMember reports whether the approver id may answer for the team: it is
+// listed, or the team is open.
+func (t Team) IsMember(approver string) bool {
+	if approver == "" {
+		return false
+	}
+	if t.Open() {
+		return true
+	}
+	for _, m := range t.Members {
+		if m == approver {
+			return true
+		}
+	}
+	return false
+}

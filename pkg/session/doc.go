@@ -1,0 +1,9 @@
+// Package session defines the shared state of Signoff: the [Store] interface
+// that every broker replica uses for requests, grants, hard-stop signals and
+// the expiry index, its sentinel errors, and the request state machine
+// (pending → approved | rejected | expired | cancelled; settled states never
+// change).
+//
+// Two implementations pass one conformance suite (package storetest):
+// redisstore for production and memstore for dev mode.
+package session

@@ -1,0 +1,58 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// ClaimExpired moves up to limit due requests to expired and returns them,
+// earliest expiry first; see [session.Store.ClaimExpired]. Requests that a
+// transition already expired are returned here too, once. It costs
+// O(k log n) for k claimed requests.
+func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
+	if err := session.CheckClaimLimit(limit); err != nil {
+		return nil, fmt.Errorf("memstore: claim expired: %w", err)
+	}
+	now, err := s.lock(ctx, "claim expired")
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []*session.Record
+	for len(out) < limit {
+		t := s.expiry.popDue(now)
+		if t == nil {
+			break
+		}
+		e := t.v
+		e.expiry = nil
+		if e.rec.State == messages.StatePending {
+			e.rec.State = messages.StateExpired
+			e.rec.DecidedAt = now
+			s.unindex(e)
+		}
+		s.retain(e, now)
+		out = append(out, e.rec.Clone())
+	}
+	return out, nil
+}
+
+// NextExpiry returns how long, by the store's clock, until the earliest
+// unclaimed expiry (zero when one is due); ok is false when nothing waits.
+// The reaper uses it to wake up on time without reading any clock itself.
+func (s *Store) NextExpiry(ctx context.Context) (d time.Duration, ok bool, err error) {
+	now, err := s.lock(ctx, "next expiry")
+	if err != nil {
+		return 0, false, err
+	}
+	defer s.mu.Unlock()
+	t := s.expiry.peek()
+	if t == nil {
+		return 0, false, nil
+	}
+	return max(t.at.Sub(now), 0), true, nil
+}

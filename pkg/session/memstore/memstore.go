@@ -1,0 +1,160 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// Options configures a [Store].
+type Options struct {
+	// Clock is the store's clock, the only one that decides expiry and
+	// retention (the in-memory counterpart of Redis TIME). Default time.Now.
+	Clock func() time.Time
+	// Retention is how long settled requests stay readable and how long an
+	// unused session keeps its grants. Zero or negative means
+	// session.DefaultRetention (24 h).
+	Retention time.Duration
+}
+
+// Store is an in-memory [session.Store]. Its methods are safe for concurrent
+// use; see the package documentation for lifetimes.
+type Store struct {
+	clock     func() time.Time
+	retention time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	seq    uint64
+
+	requests map[key]*entry
+	// Pending requests (state pending, due or not) by session, agent and team.
+	bySession map[string]map[*entry]struct{}
+	byAgent   map[string]map[*entry]struct{}
+	byTeam    map[string]map[*entry]struct{}
+	// expiry holds every request the reaper has not claimed yet: the pending
+	// ones and the ones a transition expired after their deadline.
+	expiry deadlines[*entry]
+	// purge holds settled, reported requests by the end of their retention.
+	purge deadlines[*entry]
+
+	stops         map[string]string // session id → stop reason
+	sessionGrants map[string]*sessionGrants
+	grantExpiry   deadlines[string] // session id by grant expiry
+	agentGrants   map[string]map[agentGrant]struct{}
+}
+
+type key struct{ session, id string }
+
+type entry struct {
+	rec    session.Record
+	expiry *timer[*entry] // in Store.expiry until claimed
+	purge  *timer[*entry] // in Store.purge once settled and reported
+}
+
+type sessionGrants struct {
+	tools  map[string]struct{}
+	expiry *timer[string]
+}
+
+type agentGrant struct{ tool, pattern string }
+
+var _ session.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = session.DefaultRetention
+	}
+	return &Store{
+		clock:         opts.Clock,
+		retention:     opts.Retention,
+		requests:      make(map[key]*entry),
+		bySession:     make(map[string]map[*entry]struct{}),
+		byAgent:       make(map[string]map[*entry]struct{}),
+		byTeam:        make(map[string]map[*entry]struct{}),
+		stops:         make(map[string]string),
+		sessionGrants: make(map[string]*sessionGrants),
+		agentGrants:   make(map[string]map[agentGrant]struct{}),
+	}
+}
+
+// lock takes the mutex and returns the store time, after dropping what
+// outlived its retention. It fails without locking when ctx is done or the
+// store is closed.
+func (s *Store) lock(ctx context.Context, op string) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("memstore: %s: %w", op, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return time.Time{}, fmt.Errorf("memstore: %s: store is closed: %w", op, session.ErrUnavailable)
+	}
+	now := s.clock()
+	s.gc(now)
+	return now, nil
+}
+
+// gc drops requests past their retention and session grants past their
+// expiry. Each drop costs O(log n), paid once.
+func (s *Store) gc(now time.Time) {
+	for t := s.purge.popDue(now); t != nil; t = s.purge.popDue(now) {
+		delete(s.requests, key{t.v.rec.SessionID, t.v.rec.ID})
+	}
+	for t := s.grantExpiry.popDue(now); t != nil; t = s.grantExpiry.popDue(now) {
+		delete(s.sessionGrants, t.v)
+	}
+}
+
+func (s *Store) nextSeq() uint64 {
+	s.seq++
+	return s.seq
+}
+
+// Now returns the store's clock.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	now, err := s.lock(ctx, "now")
+	if err != nil {
+		return time.Time{}, err
+	}
+	s.mu.Unlock()
+	return now, nil
+}
+
+// Ping reports ErrUnavailable once the store is closed.
+func (s *Store) Ping(ctx context.Context) error {
+	if _, err := s.lock(ctx, "ping"); err != nil {
+		return err
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// Close drops every record; later calls fail with ErrUnavailable. It is
+// idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	// The maps are emptied, not replaced: callers read the index fields
+	// before they take the lock (and then find the store closed).
+	clear(s.requests)
+	clear(s.bySession)
+	clear(s.byAgent)
+	clear(s.byTeam)
+	clear(s.stops)
+	clear(s.sessionGrants)
+	clear(s.agentGrants)
+	s.expiry, s.purge, s.grantExpiry = deadlines[*entry]{}, deadlines[*entry]{}, deadlines[string]{}
+	return nil
+}

@@ -1,0 +1,347 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// leaseMicros is how long a reaper holds the sessions it is expiring; if
+// the reaper dies mid-claim, another one takes the sessions over when the
+// lease runs out.
+const leaseMicros = 5_000_000
+
+// claimBudget bounds a ClaimExpired call (besides OpTimeout). It is shorter
+// than the lease, so that no finalize is sent after its lease ran out and
+// another reaper (or a Create's mark, which treats only a recent score as a
+// possible lease) could have acted on the session.
+const claimBudget = 4 * time.Second
+
+// leased is a session taken from a due shard.
+type leased struct {
+	sess  string
+	shard int
+	lease string // the lease score it holds
+	old   string // its score before the lease
+	oldF  float64
+	count int64 // due requests
+	alloc int64 // how many of them this call claims
+	next  string
+	claim *call
+}
+
+// ClaimExpired moves up to limit due requests (by Redis TIME) to expired
+// and returns them, earliest expiry first; see [session.Store.ClaimExpired].
+//
+// Each step is one pipeline of scripts, one per due shard or per session,
+// so that no script spans two hash slots:
+//
+//  1. lease due sessions (their score becomes now + 5 s, so other reapers
+//     skip them): about as many as limit needs, going by how many due
+//     requests recent sessions held;
+//  2. count the due requests of each leased session, to share limit out;
+//  3. claim: per session with a share, expire that many due requests with
+//     compare-and-set and return them with the session's next expiry;
+//     while limit is not used up and the shards had more, lease again (at
+//     most four rounds);
+//  4. finalize: reschedule each session at its next expiry, or drop it,
+//     unless a Create marked it meanwhile.
+//
+// Each request is returned exactly once: removing it from its session's
+// expiry index inside the claim script is the compare-and-set. A claim
+// whose reply is lost in transit (the connection drops after Redis ran it)
+// expires its requests without anyone being told; a status query still
+// reports them expired.
+func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
+	const op = "claim expired"
+	if err := session.CheckClaimLimit(limit); err != nil {
+		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	ctx, cancel, err := s.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
+	defer cancelBudget()
+
+	var (
+		all      []*leased
+		out      []*session.Record
+		firstErr error
+		budget   = int64(limit)
+		shards   = make([]int, dueShards)
+	)
+	for i := range shards {
+		shards[i] = i
+	}
+	for round := 0; round < 4 && budget > 0 && len(shards) > 0; round++ {
+		// 1. Lease.
+		want := min(budget, int64(math.Ceil(float64(budget)/s.duePerSession.load()))+1)
+		per := (want + int64(len(shards)) - 1) / int64(len(shards))
+		leases := make([]*call, len(shards))
+		for i, shard := range shards {
+			leases[i] = scall(scriptLease, []string{s.k.dueShard(shard)}, per, leaseMicros)
+		}
+		s.exec(ctx, leases...)
+		var got []*leased
+		var more []int
+		for i, c := range leases {
+			v, err := c.reply()
+			if err != nil {
+				firstErr = cmp.Or(firstErr, s.fail(op, err))
+				continue
+			}
+			ls, err := parseLease(shards[i], v)
+			if err != nil {
+				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
+				continue
+			}
+			got = append(got, ls...)
+			if int64(len(ls)) == per {
+				more = append(more, shards[i])
+			}
+		}
+		shards = more
+		if len(got) == 0 {
+			break
+		}
+		all = append(all, got...)
+		// Serve the sessions that have waited longest first.
+		slices.SortFunc(got, func(a, b *leased) int { return cmp.Compare(a.oldF, b.oldF) })
+
+		// 2. Count, and share the budget out.
+		counts := make([]*call, len(got))
+		for i, l := range got {
+			counts[i] = scall(scriptCountDue, []string{s.k.expiry(l.sess)})
+		}
+		s.exec(ctx, counts...)
+		var due, withDue int64
+		for i, l := range got {
+			l.next = l.old // unless counted below: retry it soon
+			v, err := counts[i].reply()
+			if err != nil {
+				firstErr = cmp.Or(firstErr, s.fail(op, err))
+				continue
+			}
+			if l.count, l.next, err = parseCount(v); err != nil {
+				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
+				l.next = l.old
+				continue
+			}
+			l.alloc = min(l.count, budget)
+			budget -= l.alloc
+			if l.count > 0 {
+				due += l.count
+				withDue++
+			}
+		}
+		if withDue > 0 {
+			s.duePerSession.update(float64(due) / float64(withDue))
+		}
+
+		// 3. Claim. Sessions without a share keep their next expiry from
+		// the count (still due if they had more than the budget).
+		var claims []*call
+		for _, l := range got {
+			if l.alloc > 0 {
+				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis)
+				claims = append(claims, l.claim)
+			}
+		}
+		if len(claims) > 0 {
+			s.exec(ctx, claims...)
+		}
+		for _, l := range got {
+			if l.claim == nil {
+				continue
+			}
+			v, err := l.claim.reply()
+			if err != nil {
+				// The lease score is still there: rescheduling the session at
+				// its old score lets the next call retry it.
+				firstErr = cmp.Or(firstErr, s.fail(op, err))
+				l.next = l.old
+				continue
+			}
+			recs, next, err := parseClaim(l.sess, v)
+			if err != nil {
+				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
+				l.next = l.old
+				continue
+			}
+			l.next = next
+			out = append(out, recs...)
+			// Give back what the session did not have after all (claimed
+			// meanwhile by a reaper whose lease had run out).
+			budget += l.alloc - int64(len(recs))
+		}
+	}
+	if len(all) == 0 {
+		return nil, firstErr
+	}
+
+	// 4. Finalize the leases.
+	type leaseKey struct {
+		shard int
+		score string
+	}
+	byLease := map[leaseKey][]any{}
+	for _, l := range all {
+		k := leaseKey{l.shard, l.lease}
+		if byLease[k] == nil {
+			byLease[k] = []any{l.lease}
+		}
+		byLease[k] = append(byLease[k], l.sess, l.next)
+	}
+	var after []*call
+	for k, args := range byLease {
+		after = append(after, scall(scriptFinalize, []string{s.k.dueShard(k.shard)}, args...))
+	}
+	s.exec(ctx, after...)
+	for _, c := range after {
+		if err := c.cmd.Err(); err != nil {
+			// Unfinalized leases run out by themselves.
+			s.log.Warn("redisstore: claim expired: best-effort finalize failed", "error", err)
+			break
+		}
+	}
+
+	slices.SortFunc(out, func(a, b *session.Record) int {
+		return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.ID, b.ID))
+	})
+	if len(out) > 0 {
+		// Claimed requests must reach the caller: an error now would lose
+		// them, since no later call returns them again.
+		if firstErr != nil {
+			s.log.Warn("redisstore: claim expired: partial failure", "error", firstErr)
+		}
+		return out, nil
+	}
+	return nil, firstErr
+}
+
+// parseCount decodes {count, earliest expiry or ”}.
+func parseCount(v any) (int64, string, error) {
+	a, err := asSlice(v)
+	if err != nil || len(a) != 2 {
+		return 0, "", cmp.Or(err, fmt.Errorf("count reply has %d elements", len(a)))
+	}
+	n, err := asInt(a[0])
+	if err != nil {
+		return 0, "", err
+	}
+	first, err := asString(a[1])
+	return n, first, err
+}
+
+// ewma is a moving average shared by concurrent calls (a float64 in an
+// atomic word); it starts at 1.
+type ewma struct{ bits atomic.Uint64 }
+
+func (e *ewma) load() float64 {
+	if b := e.bits.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return 1
+}
+
+func (e *ewma) update(x float64) {
+	e.bits.Store(math.Float64bits(max(1, (e.load()+x)/2)))
+}
+
+// parseLease decodes {lease score, {session, old score, …}} or {”}.
+func parseLease(shard int, v any) ([]*leased, error) {
+	a, err := asSlice(v)
+	if err != nil || len(a) == 0 {
+		return nil, cmp.Or(err, fmt.Errorf("empty lease reply"))
+	}
+	score, err := asString(a[0])
+	if err != nil || score == "" {
+		return nil, err
+	}
+	if len(a) != 2 {
+		return nil, fmt.Errorf("lease reply has %d elements", len(a))
+	}
+	m, err := asSlice(a[1])
+	if err != nil || len(m)%2 != 0 {
+		return nil, cmp.Or(err, fmt.Errorf("lease reply has %d members and scores", len(m)))
+	}
+	out := make([]*leased, 0, len(m)/2)
+	for i := 0; i < len(m); i += 2 {
+		sess, err1 := asString(m[i])
+		old, err2 := asString(m[i+1])
+		f, err3 := strconv.ParseFloat(old, 64)
+		if err := cmp.Or(err1, err2, err3); err != nil {
+			return nil, err
+		}
+		out = append(out, &leased{sess: sess, shard: shard, lease: score, old: old, oldF: f})
+	}
+	return out, nil
+}
+
+// parseClaim decodes {next expiry or ”, {id, record, …}}.
+func parseClaim(sess string, v any) ([]*session.Record, string, error) {
+	a, err := asSlice(v)
+	if err != nil || len(a) != 2 {
+		return nil, "", cmp.Or(err, fmt.Errorf("claim reply has %d elements", len(a)))
+	}
+	next, err := asString(a[0])
+	if err != nil {
+		return nil, "", err
+	}
+	recs, err := pairs(sess, a[1])
+	return recs, next, err
+}
+
+// NextExpiry returns how long, by Redis TIME, until the earliest scheduled
+// look at a session in the due index (zero when one is due now); ok is
+// false when nothing is scheduled. A reaper can sleep that long without
+// reading any clock of its own. The schedule may come a little early (see
+// docs/STATE.md), never late.
+func (s *Store) NextExpiry(ctx context.Context) (d time.Duration, ok bool, err error) {
+	const op = "next expiry"
+	ctx, cancel, err := s.begin(ctx, op)
+	if err != nil {
+		return 0, false, err
+	}
+	defer cancel()
+	calls := make([]*call, dueShards)
+	for i := range calls {
+		calls[i] = scall(scriptNextDue, []string{s.k.dueShard(i)})
+	}
+	s.exec(ctx, calls...)
+	best := int64(math.MaxInt64)
+	for _, c := range calls {
+		v, err := c.reply()
+		if err != nil {
+			return 0, false, s.fail(op, err)
+		}
+		a, err := asSlice(v)
+		if err != nil || len(a) != 2 {
+			return 0, false, s.corrupt(op, err)
+		}
+		score, _ := asString(a[1])
+		if score == "" {
+			continue
+		}
+		now, err1 := asInt(a[0])
+		at, err2 := strconv.ParseFloat(score, 64)
+		if err := cmp.Or(err1, err2); err != nil {
+			return 0, false, s.corrupt(op, err)
+		}
+		best = min(best, int64(at)-now)
+		ok = true
+	}
+	if !ok {
+		return 0, false, nil
+	}
+	return time.Duration(max(best, 0)) * time.Microsecond, true, nil
+}

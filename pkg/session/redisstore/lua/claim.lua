@@ -1,0 +1,33 @@
+-- claim: expire up to max due requests of one session and hand them out.
+-- Removing the id from the expiry index is the compare-and-set that makes
+-- each request claimed exactly once.
+-- KEYS[1] expiry index of the session
+-- ARGV[1] record key prefix, ARGV[2] max, ARGV[3] retention (ms)
+-- → {next expiry (µs) or '', {id, record, ...}}
+local now = now_us()
+local ids = redis.call('ZRANGE', KEYS[1], '-inf', num(now), 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  local k = ARGV[1] .. id
+  local v = redis.call('GET', k)
+  if v then
+    -- Only the fields up to "decided" change: decode no further.
+    local h, rest = dec(v, DECIDED)
+    if h[ST] == 'pending' then
+      h[ST] = 'expired'
+      h[DECIDED] = num(now)
+      v = enc(h) .. rest
+    end
+    if h[ST] == 'expired' then
+      redis.call('SET', k, v, 'PX', ARGV[3])
+      out[#out + 1] = id
+      out[#out + 1] = v
+    end
+  end
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first > 0 then
+  return {first[2], out}
+end
+return {'', out}

@@ -1,0 +1,48 @@
+-- decide: apply one vote with compare-and-set on pending.
+-- KEYS[1] expiry index of the session, KEYS[2] record
+-- ARGV[1] request id, ARGV[2] approver, ARGV[3] '1' approve | '0' deny,
+-- ARGV[4] decision (JSON), ARGV[5] retention (ms)
+-- → {'ok'|'settled'|'dup'|'due', record} or {'nf'}
+local v = redis.call('GET', KEYS[2])
+if not v then
+  return {'nf'}
+end
+local h, rest = dec(v, HEAD)
+if h[ST] ~= 'pending' then
+  return {'settled', v}
+end
+local now = now_us()
+if now >= tonumber(h[EXPIRES]) then
+  -- Due: expire it here; it stays in the expiry index for ClaimExpired.
+  h[ST] = 'expired'
+  h[DECIDED] = num(now)
+  v = enc(h) .. rest
+  redis.call('SET', KEYS[2], v)
+  return {'due', v}
+end
+local ap = dec(h[APPROVALS])
+for _, a in ipairs(ap) do
+  if a == ARGV[2] then
+    return {'dup', v}
+  end
+end
+local final = false
+if ARGV[3] == '0' then
+  settle_head(h, 'rejected', ARGV[4], now)
+  final = true
+else
+  ap[#ap + 1] = ARGV[2]
+  h[APPROVALS] = enc(ap)
+  if #ap >= tonumber(h[NEED]) then
+    settle_head(h, 'approved', ARGV[4], now)
+    final = true
+  end
+end
+v = enc(h) .. rest
+if final then
+  redis.call('SET', KEYS[2], v, 'PX', ARGV[5])
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[2], v)
+end
+return {'ok', v}

@@ -1,0 +1,66 @@
+-- Helpers shared by every script (prepended by scripts.go).
+--
+-- Times are microseconds since the epoch from Redis TIME, never the
+-- caller's clock. They exceed 2^31, so they are formatted with num(): Lua
+-- would print them in exponent notation and lose digits.
+--
+-- A record is a string of netstring-like fields "<len>:<bytes>". The first
+-- HEAD fields are the ones scripts change; the rest (ttl, agent,
+-- requested_by, tool, teams, codec, payload) is kept as an opaque tail.
+
+local ST, CREATED, EXPIRES, DECIDED, NEED, APPROVALS, DECISION = 2, 3, 4, 5, 6, 7, 8
+local HEAD = 8
+
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function num(n)
+  return string.format('%.0f', n)
+end
+
+-- dec splits up to n fields (all when n is nil) and returns them with the
+-- undecoded rest of v.
+local function dec(v, n)
+  local f, p, len = {}, 1, #v
+  while p <= len and (n == nil or #f < n) do
+    local c = string.find(v, ':', p, true)
+    local l = tonumber(string.sub(v, p, c - 1))
+    f[#f + 1] = string.sub(v, c + 1, c + l)
+    p = c + l + 1
+  end
+  return f, string.sub(v, p)
+end
+
+local function enc(f)
+  local t = {}
+  for i = 1, #f do
+    t[i] = #f[i] .. ':' .. f[i]
+  end
+  return table.concat(t)
+end
+
+-- settle_head moves a decoded head to a final state with a decision.
+local function settle_head(h, state, decision, now)
+  h[ST] = state
+  h[DECIDED] = num(now)
+  h[DECISION] = decision
+end
+
+-- list_open returns {id, record, ...} for the ids whose record is pending
+-- and not yet due at now.
+local function list_open(prefix, ids, now)
+  local out = {}
+  for _, id in ipairs(ids) do
+    local v = redis.call('GET', prefix .. id)
+    if v then
+      local h = dec(v, HEAD)
+      if h[ST] == 'pending' and tonumber(h[EXPIRES]) > now then
+        out[#out + 1] = id
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
+end

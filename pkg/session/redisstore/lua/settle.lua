@@ -1,0 +1,26 @@
+-- settle: move a pending request to a final state with compare-and-set.
+-- KEYS[1] expiry index of the session, KEYS[2] record
+-- ARGV[1] request id, ARGV[2] state, ARGV[3] decision (JSON),
+-- ARGV[4] retention (ms)
+-- → {'ok'|'settled'|'due', record} or {'nf'}
+local v = redis.call('GET', KEYS[2])
+if not v then
+  return {'nf'}
+end
+local h, rest = dec(v, HEAD)
+if h[ST] ~= 'pending' then
+  return {'settled', v}
+end
+local now = now_us()
+if now >= tonumber(h[EXPIRES]) then
+  h[ST] = 'expired'
+  h[DECIDED] = num(now)
+  v = enc(h) .. rest
+  redis.call('SET', KEYS[2], v)
+  return {'due', v}
+end
+settle_head(h, ARGV[2], ARGV[3], now)
+v = enc(h) .. rest
+redis.call('SET', KEYS[2], v, 'PX', ARGV[4])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return {'ok', v}

@@ -1,0 +1,363 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// markAhead is how much earlier than a new request's expiry its session is
+// scheduled in the due index. The due shard may live on another node than
+// the session (Redis Cluster), whose clock may differ a little; a visit
+// that comes early costs one script call, one that comes late would delay
+// the timeout.
+const markAhead = 250_000 // µs
+
+// Create stores req as pending unless a record with its id exists; see
+// [session.Store.Create]. An existing record is returned whatever its state,
+// even while the session is stopped. It costs one round trip: the create
+// script, then the due-index mark and the agent and team index entries,
+// pipelined.
+func (s *Store) Create(ctx context.Context, req session.Request) (*session.Record, bool, error) {
+	if err := req.Validate(); err != nil {
+		return nil, false, fmt.Errorf("redisstore: create: %w", err)
+	}
+	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
+		return nil, false, fmt.Errorf("redisstore: create: %w", err)
+	}
+	ctx, cancel, err := s.begin(ctx, "create")
+	if err != nil {
+		return nil, false, err
+	}
+	defer cancel()
+
+	sess, id := req.SessionID, req.ID
+	ttl := micros(req.TTL)
+	create := scall(scriptCreate,
+		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess)},
+		id, ttl, req.ApprovalsRequired, encodeTail(&req))
+	delay := max(int64(req.TTL/1000)-markAhead, 0)
+	// The create script runs first: a mark that comes after it never
+	// schedules a request that does not exist yet, so a reaper may drop a
+	// session it found empty without fearing an in-flight Create (see
+	// docs/STATE.md, Expiry).
+	calls := []*call{create, scall(scriptMark, []string{s.k.due(sess)}, sess, delay, leaseMicros)}
+	calls = append(calls, scall(scriptIndexAdd, []string{s.k.agentIndex(req.AgentID)}, sess, ttl, indexSlack))
+	for _, team := range dedup(req.Teams) {
+		calls = append(calls, scall(scriptIndexAdd, []string{s.k.teamIndex(team)}, sess, ttl, indexSlack))
+	}
+	s.exec(ctx, calls...)
+
+	v, err := create.reply()
+	if err != nil {
+		return nil, false, s.fail("create", err)
+	}
+	a, err := asSlice(v)
+	if err != nil || len(a) == 0 {
+		return nil, false, s.corrupt("create", err)
+	}
+	code, _ := asInt(a[0])
+	if code == 2 {
+		return nil, false, fmt.Errorf("redisstore: create %s/%s: %w", sess, id, session.ErrStopped)
+	}
+	if len(a) != 2 {
+		return nil, false, s.corrupt("create", fmt.Errorf("reply has %d elements", len(a)))
+	}
+	raw, _ := asString(a[1])
+	rec, err := decodeRecord(sess, id, raw)
+	if err != nil {
+		return nil, false, s.corrupt("create", err)
+	}
+	if code == 0 {
+		return rec, false, nil
+	}
+	for _, c := range calls[1:] {
+		if err := c.cmd.Err(); err != nil {
+			// The request exists but the reaper or the index readers may not
+			// find it: take it back, so that the failure leaves nothing
+			// behind and a retry starts afresh.
+			s.retract(ctx, rec)
+			return nil, false, s.fail("create "+sess+"/"+id+": index", err)
+		}
+	}
+	return rec, true, nil
+}
+
+// retract deletes a request that Create just stored when its index
+// updates failed, unless someone voted on it meanwhile. It gets a fresh
+// deadline: the caller's may be what ran out.
+func (s *Store) retract(ctx context.Context, rec *session.Record) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opTimeout)
+	defer cancel()
+	sess := rec.SessionID
+	if _, err := s.run(ctx, scriptRetract, []string{s.k.expiry(sess), s.k.record(sess, rec.ID)}, rec.ID); err != nil {
+		s.log.Warn("redisstore: could not retract a request whose indexes failed; it stays pending until settled or expired",
+			"session_id", sess, "request_id", rec.ID, "error", err)
+	}
+}
+
+// Get returns the record of a request, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.Record, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return nil, fmt.Errorf("redisstore: get: %w", err)
+	}
+	if err := checkTag("session id", sessionID); err != nil {
+		return nil, fmt.Errorf("redisstore: get: %w", err)
+	}
+	ctx, cancel, err := s.begin(ctx, "get")
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	raw, err := s.rdb.Get(ctx, s.k.record(sessionID, requestID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redisstore: get %s/%s: %w", sessionID, requestID, session.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.fail("get", err)
+	}
+	rec, err := decodeRecord(sessionID, requestID, raw)
+	if err != nil {
+		return nil, s.corrupt("get", err)
+	}
+	return rec, nil
+}
+
+// Decide applies one vote; see [session.Store.Decide]. A vote that arrives
+// once the request is due (by Redis TIME) expires it, is refused with
+// ErrSettled and leaves the request to ClaimExpired.
+func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v session.Vote) (session.Result, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: decide: %w", err)
+	}
+	if err := v.Validate(); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: decide %s/%s: %w", sessionID, requestID, err)
+	}
+	if err := checkTag("session id", sessionID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: decide: %w", err)
+	}
+	d, err := json.Marshal(&v.Decision)
+	if err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: decide %s/%s: %w: decision: %v", sessionID, requestID, session.ErrInvalid, err)
+	}
+	ctx, cancel, err := s.begin(ctx, "decide")
+	if err != nil {
+		return session.Result{}, err
+	}
+	defer cancel()
+	approve := "0"
+	if v.Approve {
+		approve = "1"
+	}
+	reply, err := s.run(ctx, scriptDecide,
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
+		requestID, v.ApproverID, approve, d, s.retMillis)
+	return s.transition(ctx, "decide", sessionID, requestID, reply, err)
+}
+
+// Settle moves a pending request to state with decision d; see
+// [session.Store.Settle].
+func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (session.Result, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)
+	}
+	if err := session.CheckSettleState(state); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: settle %s/%s: %w", sessionID, requestID, err)
+	}
+	if err := checkTag("session id", sessionID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)
+	}
+	dj, err := json.Marshal(&d)
+	if err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: settle %s/%s: %w: decision: %v", sessionID, requestID, session.ErrInvalid, err)
+	}
+	ctx, cancel, err := s.begin(ctx, "settle")
+	if err != nil {
+		return session.Result{}, err
+	}
+	defer cancel()
+	reply, err := s.run(ctx, scriptSettle,
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
+		requestID, string(state), dj, s.retMillis)
+	return s.transition(ctx, "settle", sessionID, requestID, reply, err)
+}
+
+// transition turns the reply of decide or settle into a Result; a request
+// found due makes sure its session is scheduled for the reaper.
+func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, err error) (session.Result, error) {
+	if err != nil {
+		return session.Result{}, s.fail(op, err)
+	}
+	a, err := asSlice(reply)
+	if err != nil || len(a) == 0 {
+		return session.Result{}, s.corrupt(op, err)
+	}
+	code, _ := asString(a[0])
+	if code == "nf" {
+		return session.Result{}, fmt.Errorf("redisstore: %s %s/%s: %w", op, sess, id, session.ErrNotFound)
+	}
+	if len(a) != 2 {
+		return session.Result{}, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
+	}
+	raw, _ := asString(a[1])
+	rec, err := decodeRecord(sess, id, raw)
+	if err != nil {
+		return session.Result{}, s.corrupt(op, err)
+	}
+	switch code {
+	case "ok":
+		return session.Result{Applied: true, Record: rec}, nil
+	case "settled":
+		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
+	case "due":
+		s.remark(ctx, sess)
+		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
+	case "dup":
+		return session.Result{Record: rec, Refusal: session.ErrDuplicateVote}, nil
+	}
+	return session.Result{}, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
+}
+
+// Lookup reads the existing record, the stop signal and the grants for one
+// request in one round trip: with SkipGrants one MGET (stop signal and
+// record); otherwise a pipeline of that MGET,
+// GETEX of the session's grants (which also keeps them for another
+// retention period: a Lookup counts as their use) and GET of the agent's
+// grants. Grant lists are strings so that this path needs nothing heavier
+// than a GET.
+//
+// The reads are not one script, unlike the transitions: they decide
+// nothing by themselves, and what a decision depends on is checked again
+// atomically by the transition that records it (Create refuses while the
+// session is stopped). Plain reads cost Redis a fraction of a script call,
+// which keeps this hot path close to a bare GET (docs/BENCHMARKS.md). On one
+// server the pipelined commands run back to back anyway.
+func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Lookup, error) {
+	if err := q.Validate(); err != nil {
+		return session.Lookup{}, fmt.Errorf("redisstore: lookup: %w", err)
+	}
+	if err := checkNames(q.SessionID, q.AgentID); err != nil {
+		return session.Lookup{}, fmt.Errorf("redisstore: lookup: %w", err)
+	}
+	ctx, cancel, err := s.begin(ctx, "lookup")
+	if err != nil {
+		return session.Lookup{}, err
+	}
+	defer cancel()
+	// No scripts, so no NOSCRIPT fallback: a plain pipeline.
+	sessKeys := []string{s.k.stop(q.SessionID)}
+	if q.RequestID != "" {
+		sessKeys = append(sessKeys, s.k.record(q.SessionID, q.RequestID))
+	}
+	var (
+		stopRec *redis.SliceCmd
+		tools   *redis.StringCmd
+		agent   *redis.StringCmd
+		cmds    []redis.Cmder
+	)
+	if q.SkipGrants {
+		// An allow or a deny: one MGET, no pipeline.
+		stopRec = s.rdb.MGet(ctx, sessKeys...)
+		cmds = []redis.Cmder{stopRec}
+	} else {
+		p := s.rdb.Pipeline()
+		stopRec = p.MGet(ctx, sessKeys...)
+		tools = p.GetEx(ctx, s.k.sessionGrants(q.SessionID), s.retention)
+		if q.AgentID != "" {
+			agent = p.Get(ctx, s.k.agentGrants(q.AgentID))
+		}
+		cmds, _ = p.Exec(ctx)
+	}
+	for _, c := range cmds {
+		// Each command's own error: a missing key (redis.Nil) is an
+		// answer, anything else fails the Lookup.
+		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return session.Lookup{}, s.fail("lookup", err)
+		}
+	}
+
+	var l session.Lookup
+	vals := stopRec.Val()
+	if len(vals) != len(sessKeys) {
+		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("MGET returned %d values for %d keys", len(vals), len(sessKeys)))
+	}
+	if reason, ok := vals[0].(string); ok {
+		l.Stopped, l.StopReason = true, reason
+	}
+	if len(vals) == 2 {
+		if raw, ok := vals[1].(string); ok {
+			if l.Existing, err = decodeRecord(q.SessionID, q.RequestID, raw); err != nil {
+				return session.Lookup{}, s.corrupt("lookup", err)
+			}
+		}
+	}
+	if tools == nil {
+		return l, nil
+	}
+	if l.SessionTools, err = splitFields(tools.Val()); err != nil {
+		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("session grants: %w", err))
+	}
+	slices.Sort(l.SessionTools)
+	if agent != nil {
+		entries, err := splitFields(agent.Val())
+		if err != nil {
+			return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grants: %w", err))
+		}
+		for _, e := range entries {
+			tool, pattern, ok := parseAgentGrantMember(e)
+			if !ok {
+				return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grant %q", e))
+			}
+			l.AgentGrants = append(l.AgentGrants, session.Grant{Kind: session.GrantAgent, AgentID: q.AgentID, Tool: tool, Pattern: pattern})
+		}
+		slices.SortFunc(l.AgentGrants, compareGrants)
+	}
+	return l, nil
+}
+
+func compareGrants(a, b session.Grant) int {
+	return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Pattern, b.Pattern))
+}
+
+// corrupt reports a reply or record the store cannot read: a bug or
+// foreign data under the key prefix, not an outage.
+func (s *Store) corrupt(op string, err error) error {
+	if err == nil {
+		err = errors.New("malformed script reply")
+	}
+	return fmt.Errorf("redisstore: %s: unreadable data: %w", op, err)
+}
+
+// checkNames checks that a session, an agent and teams can be hash tags.
+func checkNames(sess, agent string, teams ...string) error {
+	if err := checkTag("session id", sess); err != nil {
+		return err
+	}
+	if err := checkTag("agent id", agent); err != nil {
+		return err
+	}
+	for _, t := range teams {
+		if err := checkTag("team", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dedup(s []string) []string {
+	out := make([]string, 0, len(s))
+	for _, x := range s {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package redisstore
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// script is one Lua transition. Every script touches keys of a single hash
+// slot: the keys it is given and keys built from ARGV that carry the same
+// hash tag.
+type script struct {
+	name string
+	*redis.Script
+}
+
+// Script flags (Redis 7 shebang). Declaring a shebang also makes Redis
+// Cluster check that every key a script touches, declared or not, hashes to
+// the slot of its declared keys.
+const (
+	// flagsDefault: refused while Redis is out of memory (maxmemory with
+	// noeviction), like any write that grows the data set.
+	flagsDefault = "#!lua"
+	// flagsAllowOOM: the script settles, expires, reads or deletes, so it
+	// must keep working when Redis is out of memory; otherwise pending
+	// requests could neither be answered nor expire.
+	flagsAllowOOM = "#!lua flags=allow-oom"
+	// flagsReadOnly: the script never writes.
+	flagsReadOnly = "#!lua flags=no-writes"
+)
+
+var (
+	scriptCreate     = newScript("create", flagsDefault)
+	scriptGrantAdd   = newScript("grant_add", flagsDefault)
+	scriptMark       = newScript("mark", flagsAllowOOM)
+	scriptIndexAdd   = newScript("index_add", flagsAllowOOM)
+	scriptDecide     = newScript("decide", flagsAllowOOM)
+	scriptSettle     = newScript("settle", flagsAllowOOM)
+	scriptSettleMany = newScript("settle_many", flagsAllowOOM)
+	scriptStop       = newScript("stop", flagsAllowOOM)
+	scriptLease      = newScript("lease", flagsAllowOOM)
+	scriptClaim      = newScript("claim", flagsAllowOOM)
+	scriptFinalize   = newScript("finalize", flagsAllowOOM)
+	scriptRevoke     = newScript("revoke", flagsAllowOOM)
+	scriptRetract    = newScript("retract", flagsAllowOOM)
+	scriptPending    = newScript("pending", flagsReadOnly)
+	scriptCountDue   = newScript("count_due", flagsReadOnly)
+	scriptNextDue    = newScript("next_due", flagsReadOnly)
+	scriptIndexRead  = newScript("index_read", flagsReadOnly)
+)
+
+// scripts lists every script, for tests and for loading them up front.
+var scripts = []*script{
+	scriptCreate, scriptGrantAdd, scriptMark, scriptIndexAdd,
+	scriptDecide, scriptSettle, scriptSettleMany, scriptStop, scriptLease,
+	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
+	scriptCountDue, scriptNextDue, scriptIndexRead,
+}
+
+func newScript(name, flags string) *script {
+	prelude := mustRead("prelude.lua")
+	body := mustRead(name + ".lua")
+	var b strings.Builder
+	b.WriteString(flags)
+	b.WriteString("\n")
+	b.WriteString(prelude)
+	b.WriteString("\n")
+	b.WriteString(body)
+	return &script{name: name, Script: redis.NewScript(b.String())}
+}
+
+func mustRead(name string) string {
+	b, err := luaFiles.ReadFile("lua/" + name)
+	if err != nil {
+		panic("redisstore: missing embedded script " + name + ": " + err.Error())
+	}
+	return string(b)
+}

@@ -1,0 +1,81 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Clone returns a deep copy of r: slices, the payload and the decision are
+// copied too, so the caller may change the copy freely. Clone of nil is nil.
+func (r *Record) Clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Request = r.Request.clone()
+	c.Approvals = slices.Clone(r.Approvals)
+	if r.Decision != nil {
+		d := *r.Decision
+		d.GrantedPattern = slices.Clone(r.Decision.GrantedPattern)
+		d.Answer = slices.Clone(r.Decision.Answer)
+		c.Decision = &d
+	}
+	return &c
+}
+
+func (r Request) clone() Request {
+	r.Teams = slices.Clone(r.Teams)
+	r.Payload = slices.Clone(r.Payload)
+	return r
+}
+
+// Open reports whether the record can still be decided at the store time
+// now: it is pending and its expiry has not been reached.
+func (r *Record) Open(now time.Time) bool {
+	return r.State == messages.StatePending && now.Before(r.ExpiresAt)
+}
+
+// Due reports whether the record is pending but its expiry has been reached
+// at the store time now: the next transition on it settles it expired.
+//
+// The expiry rules every Store keeps (the conformance suite in storetest
+// checks them):
+//
+//   - A request is due once the store's clock reaches its ExpiresAt
+//     (now >= ExpiresAt). From then on it is no longer open: no vote, Settle,
+//     Stop or CancelSession can settle it approved, rejected or cancelled,
+//     and the ListPending methods leave it out.
+//   - A transition that finds a due request still pending settles it expired
+//     itself (State expired, DecidedAt = store time, Decision nil) and
+//     reports it as not applied with Refusal [ErrSettled]. The request stays
+//     in the expiry index, so [Store.ClaimExpired] still returns it exactly
+//     once: the reaper is the only component that reports timeouts, whoever
+//     moved the state.
+//   - Get and Lookup read without writing: a due request that no transition
+//     touched yet reads as pending (with ExpiresAt in the past) until the
+//     reaper claims it.
+//   - Retention counts from DecidedAt for approved, rejected and cancelled
+//     requests and from the claim for expired ones: a store never drops a
+//     request that the reaper has not reported.
+func (r *Record) Due(now time.Time) bool {
+	return r.State == messages.StatePending && !now.Before(r.ExpiresAt)
+}
+
+// HasApproval reports whether approverID's approval has been counted.
+func (r *Record) HasApproval(approverID string) bool {
+	return slices.Contains(r.Approvals, approverID)
+}
+
+// CheckSettleState returns an error wrapping [ErrInvalid] unless s is a state
+// that [Store.Settle] may move a request to: approved, rejected or cancelled.
+// Expired is reserved to the expiry path.
+func CheckSettleState(s messages.State) error {
+	switch s {
+	case messages.StateApproved, messages.StateRejected, messages.StateCancelled:
+		return nil
+	}
+	return fmt.Errorf("%w: settle state %q: want approved, rejected or cancelled", ErrInvalid, s)
+}

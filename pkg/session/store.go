@@ -1,0 +1,190 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Request is what the broker stores for a request that waits for humans.
+// The store keeps every field and returns it unchanged; it interprets only
+// the identity fields, Teams, RequestedBy and ApprovalsRequired.
+type Request struct {
+	ID          string
+	SessionID   string
+	AgentID     string
+	RequestedBy string
+	Tool        string
+	// Teams are the approver teams the question was routed to; the pending
+	// index by team is kept for each of them.
+	Teams []string
+	// ApprovalsRequired is the number of distinct approvals that settle the
+	// request (at least 1).
+	ApprovalsRequired int
+	// TTL is how long the request may stay pending. The store computes the
+	// expiry from its own clock (Redis TIME), never the caller's.
+	TTL time.Duration
+	// Payload is opaque to the store: the broker keeps the question it
+	// published (an encoded messages.ApprovalNeeded) so that cascades, pending
+	// replay and the reaper can work from any replica.
+	Payload []byte
+}
+
+// Record is a stored request with its state.
+type Record struct {
+	Request
+	State     messages.State
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// Approvals lists the approver ids whose approval has been counted, in
+	// order. Settled requests keep it.
+	Approvals []string
+	// Decision is the final decision, set when the request settles through
+	// Decide, Settle or CancelSession. It is nil while pending and for
+	// requests that expired: the broker derives the timeout decision from the
+	// record (ExpiresAt, DecidedAt) so that every replica reports the same one.
+	Decision *messages.Decision
+	// DecidedAt is the store's time of settlement (zero while pending).
+	DecidedAt time.Time
+}
+
+// GrantKind says which key a grant is attached to.
+type GrantKind string
+
+// Grant kinds.
+const (
+	// GrantSession is a tool-name grant for one session.
+	GrantSession GrantKind = "session"
+	// GrantAgent is a grant for every session of one agent id: a whole tool
+	// (Pattern empty) or a shell arity-prefix pattern.
+	GrantAgent GrantKind = "agent"
+)
+
+// Grant is a standing approval.
+type Grant struct {
+	Kind      GrantKind
+	SessionID string // for GrantSession
+	AgentID   string // for GrantAgent
+	Tool      string
+	// Pattern is empty for a whole-tool grant, else a shell prefix pattern
+	// such as "git push *".
+	Pattern string
+}
+
+// LookupQuery names what the hot path needs for one request.
+type LookupQuery struct {
+	SessionID string
+	RequestID string
+	AgentID   string
+	// SkipGrants says the caller needs no grants (the policy allowed or
+	// denied the call, and grants only ever turn an ask into an allow): the
+	// store may then read just the record and the stop signal. A store may
+	// return grants anyway.
+	SkipGrants bool
+}
+
+// Lookup is everything the hot path reads for one request, in one round trip.
+type Lookup struct {
+	// Existing is the stored record with the same request id, if any (an
+	// agent retry).
+	Existing *Record
+	// Stopped is true while the session carries a hard-stop signal.
+	Stopped    bool
+	StopReason string
+	// SessionTools are the tool names granted for the session.
+	SessionTools []string
+	// AgentGrants are the grants attached to the agent id.
+	AgentGrants []Grant
+}
+
+// Vote is one approver's answer to a pending request.
+type Vote struct {
+	ApproverID string
+	Approve    bool
+	// Decision is stored as the final decision if this vote settles the
+	// request (a deny, or the approval that reaches the quorum).
+	Decision messages.Decision
+}
+
+// Result reports what a state transition did.
+type Result struct {
+	// Applied is true when the call changed the record.
+	Applied bool
+	// Record is the record after the call (the standing one when not applied).
+	Record *Record
+	// Refusal says why the call was not applied (ErrSettled, ErrDuplicateVote…).
+	Refusal error
+}
+
+// Store holds the shared state of every broker replica. Every method is safe
+// for concurrent use by many goroutines and many processes sharing one
+// backend: each state transition is atomic, so two callers racing on one
+// request never both win. Methods return ErrUnavailable (wrapped) when the
+// backend cannot be reached: callers fail closed.
+type Store interface {
+	// Lookup reads, in one round trip, the existing record of the request id,
+	// the session's stop signal, its session grants and the agent's grants.
+	Lookup(ctx context.Context, q LookupQuery) (Lookup, error)
+
+	// Create stores req as pending unless a record with its id exists; it
+	// returns the stored record and whether it was created. It refuses with
+	// ErrStopped (and stores nothing) while the session has a stop signal.
+	Create(ctx context.Context, req Request) (*Record, bool, error)
+
+	// Get returns the record of a request, or ErrNotFound.
+	Get(ctx context.Context, sessionID, requestID string) (*Record, error)
+
+	// Decide applies one vote with compare-and-set on pending: a deny settles
+	// the request rejected; approvals from distinct approvers settle it
+	// approved when ApprovalsRequired is reached. A vote on a settled request
+	// or a second vote from the same approver is not applied (Result.Refusal
+	// is ErrSettled or ErrDuplicateVote). ErrNotFound for an unknown request.
+	Decide(ctx context.Context, sessionID, requestID string, v Vote) (Result, error)
+
+	// Settle moves a pending request to state (approved, rejected or
+	// cancelled) with decision; not applied when it already settled.
+	Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (Result, error)
+
+	// ListPendingSession returns the pending requests of a session, oldest first.
+	ListPendingSession(ctx context.Context, sessionID string) ([]*Record, error)
+	// ListPendingAgent returns the pending requests of an agent id, oldest first.
+	ListPendingAgent(ctx context.Context, agentID string) ([]*Record, error)
+	// ListPendingTeam returns the pending requests routed to team, oldest first.
+	ListPendingTeam(ctx context.Context, team string) ([]*Record, error)
+
+	// AddGrant stores a standing grant. Adding an existing grant is a no-op.
+	AddGrant(ctx context.Context, g Grant) error
+	// RevokeGrants removes every session grant of sessionID (if not empty)
+	// and every agent grant of agentID (if not empty); it returns how many
+	// grants were removed.
+	RevokeGrants(ctx context.Context, sessionID, agentID string) (int, error)
+
+	// Stop sets the session's hard-stop signal (from then on Create refuses
+	// with ErrStopped), then settles every pending request of the session
+	// rejected with the decision that mk returns for it, each with
+	// compare-and-set (a request settled meanwhile keeps its outcome). It
+	// returns the records it settled.
+	Stop(ctx context.Context, sessionID, reason string, mk func(*Record) messages.Decision) ([]*Record, error)
+	// NewTurn clears the session's stop signal; it reports whether one was set.
+	NewTurn(ctx context.Context, sessionID string) (bool, error)
+
+	// CancelSession settles the given pending requests of a session (all of
+	// them when ids is empty) cancelled with the decision mk returns for each;
+	// it returns the records it settled.
+	CancelSession(ctx context.Context, sessionID string, ids []string, mk func(*Record) messages.Decision) ([]*Record, error)
+
+	// ClaimExpired moves up to limit pending requests whose expiry has passed
+	// (by the store's clock) to expired and returns them. Each request is
+	// returned by exactly one call across every caller sharing the backend.
+	ClaimExpired(ctx context.Context, limit int) ([]*Record, error)
+
+	// Now returns the store's clock (Redis TIME for the Redis store).
+	Now(ctx context.Context) (time.Time, error)
+
+	// Ping checks that the backend answers.
+	Ping(ctx context.Context) error
+
+	// Close releases the store's resources. It is idempotent.
+	Close() error
+}

@@ -1,0 +1,31 @@
+// Package storetest provides the conformance suite that every
+// [session.Store] implementation passes: [Run] checks each transition and
+// refusal of the contract, retention, and the races that the atomic
+// transitions must win exactly once.
+//
+// The suite is black-box: it uses only the Store interface, real time and
+// short TTLs, so the same tests run against the in-memory store and against
+// a real Redis server. Subtests use their own session, agent and team names,
+// so a backend may be shared between them. Subtests that call ClaimExpired
+// (which claims across the whole backend) run one after the other, before
+// the others start; the rest run in parallel.
+//
+// Besides the doc comments of [session.Store] and the expiry rules on
+// [session.Record.Due], the suite pins down these choices:
+//
+//   - Create validates with [session.Request.Validate]; a retry returns the
+//     stored record (created false) whatever its state, before the stop
+//     signal is checked.
+//   - A second vote from an approver whose approval was counted is refused
+//     with ErrDuplicateVote, a deny included.
+//   - Stop and CancelSession need a decision func; they settle only open
+//     requests and return only those. CancelSession skips unknown and
+//     settled ids; an empty id is ErrInvalid.
+//   - RevokeGrants with neither a session nor an agent is ErrInvalid;
+//     AddGrant refuses a pattern on a session grant.
+//   - Lifetimes: settled requests are readable for the retention, then
+//     ErrNotFound; a session's grants lapse a retention after their last
+//     AddGrant or Lookup; agent grants last until revoked; a stop signal
+//     lasts until NewTurn.
+//   - After Close every method fails with an error wrapping ErrUnavailable.
+package storetest

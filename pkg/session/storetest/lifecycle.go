@@ -1,0 +1,104 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// lifecycleTests cover Now, Ping, Close, context cancellation and argument
+// checks that need no expiry.
+func (r *runner) lifecycleTests() []test {
+	return []test{
+		{"Now follows the store's clock forward", testNow},
+		{"Ping answers while the store is open", testPing},
+		{"Close is idempotent and every later call fails with ErrUnavailable", testClose},
+		{"A call with a cancelled context fails and changes nothing", testCancelledContext},
+		{"ClaimExpired rejects a limit below 1", testClaimLimit},
+	}
+}
+
+func testNow(t *testing.T, e *env) {
+	a := e.now(t)
+	time.Sleep(30 * time.Millisecond)
+	b := e.now(t)
+	if d := b.Sub(a); d < 20*time.Millisecond || d > 5*time.Second {
+		t.Errorf("Now moved %v over a 30ms sleep", d)
+	}
+}
+
+func testPing(t *testing.T, e *env) {
+	if err := e.s.Ping(e.ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+func testClose(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	if err := e.s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := e.s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	mk := (&mkRecorder{}).mk
+	calls := map[string]func() error{
+		"Ping": func() error { return e.s.Ping(e.ctx) },
+		"Now":  func() error { _, err := e.s.Now(e.ctx); return err },
+		"Get":  func() error { _, err := e.s.Get(e.ctx, rec.SessionID, rec.ID); return err },
+		"Create": func() error {
+			_, _, err := e.s.Create(e.ctx, e.request(rec.SessionID))
+			return err
+		},
+		"Lookup": func() error {
+			_, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID})
+			return err
+		},
+		"Decide": func() error { _, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann")); return err },
+		"Settle": func() error {
+			_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateCancelled, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
+			return err
+		},
+		"ListPendingSession": func() error { _, err := e.s.ListPendingSession(e.ctx, rec.SessionID); return err },
+		"ListPendingAgent":   func() error { _, err := e.s.ListPendingAgent(e.ctx, rec.AgentID); return err },
+		"ListPendingTeam":    func() error { _, err := e.s.ListPendingTeam(e.ctx, rec.Teams[0]); return err },
+		"AddGrant": func() error {
+			return e.s.AddGrant(e.ctx, session.Grant{Kind: session.GrantSession, SessionID: rec.SessionID, Tool: "write"})
+		},
+		"RevokeGrants":  func() error { _, err := e.s.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
+		"Stop":          func() error { _, err := e.s.Stop(e.ctx, rec.SessionID, "stop", mk); return err },
+		"NewTurn":       func() error { _, err := e.s.NewTurn(e.ctx, rec.SessionID); return err },
+		"CancelSession": func() error { _, err := e.s.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },
+		"ClaimExpired":  func() error { _, err := e.s.ClaimExpired(e.ctx, 10); return err },
+	}
+	for name, call := range calls {
+		wantErr(t, name+" after Close", call(), session.ErrUnavailable)
+	}
+}
+
+func testCancelledContext(t *testing.T, e *env) {
+	ctx := ctxCancelled()
+	req := e.request(e.name("sess"))
+	if _, _, err := e.s.Create(ctx, req); err == nil {
+		t.Fatal("Create with a cancelled context succeeded")
+	}
+	_, err := e.s.Get(e.ctx, req.SessionID, req.ID)
+	wantErr(t, "Get after a cancelled Create", err, session.ErrNotFound)
+
+	rec := e.create(t, req)
+	if _, err := e.s.Decide(ctx, rec.SessionID, rec.ID, deny(rec, "ann")); err == nil {
+		t.Fatal("Decide with a cancelled context succeeded")
+	}
+	if got := e.get(t, rec); got.State != messages.StatePending {
+		t.Errorf("record after a cancelled Decide is %s, want pending", got.State)
+	}
+}
+
+func testClaimLimit(t *testing.T, e *env) {
+	for _, limit := range []int{0, -1} {
+		_, err := e.s.ClaimExpired(e.ctx, limit)
+		wantErr(t, "ClaimExpired", err, session.ErrInvalid)
+	}
+}

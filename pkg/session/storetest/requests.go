@@ -1,0 +1,413 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// requestTests cover Create, Get, Decide and Settle on one request.
+func (r *runner) requestTests() []test {
+	return []test{
+		{"Create stores a pending request with the store's times and every field unchanged", testCreateStores},
+		{"Create rejects malformed requests and stores nothing", testCreateInvalid},
+		{"A retry with the same request id returns the stored record whatever its state", testCreateRetry},
+		{"The same request id in two sessions makes two records", testCreateTwoSessions},
+		{"Get of an unknown request is ErrNotFound", testGetUnknown},
+		{"Get rejects empty ids", testGetInvalid},
+		{"A deny rejects the request with the vote's decision", testDecideDeny},
+		{"An approval settles a request that needs one approval", testDecideApprove},
+		{"Approvals from distinct approvers settle the request at the quorum", testDecideQuorum},
+		{"A deny after approvals rejects and keeps the approvals", testDecideDenyAfterApprovals},
+		{"A second vote from an approver whose approval was counted is refused", testDecideDuplicate},
+		{"A vote on a settled request is refused and reports the standing decision", testDecideSettled},
+		{"A vote on an unknown request is ErrNotFound", testDecideUnknown},
+		{"A vote without an approver id is invalid", testDecideInvalid},
+		{"Settle moves a pending request to approved, rejected or cancelled", testSettle},
+		{"Settle refuses a target state that is not approved, rejected or cancelled", testSettleInvalidState},
+		{"Settle on a settled request is not applied", testSettleSettled},
+		{"Settle on an unknown request is ErrNotFound", testSettleUnknown},
+		{"Returned records are copies the caller may change", testCopies},
+	}
+}
+
+func testCreateStores(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.Teams = []string{"team-a-" + e.id, "team-b-" + e.id}
+	req.ApprovalsRequired = 2
+	req.TTL = 90 * time.Second
+	before := e.now(t)
+	rec := e.create(t, req)
+	after := e.now(t)
+
+	checkRequest(t, rec, req)
+	if rec.State != messages.StatePending {
+		t.Errorf("State = %s, want pending", rec.State)
+	}
+	between(t, "CreatedAt", rec.CreatedAt, before, after)
+	if d := rec.ExpiresAt.Sub(rec.CreatedAt) - req.TTL; d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("ExpiresAt - CreatedAt = %v, want the TTL %v", rec.ExpiresAt.Sub(rec.CreatedAt), req.TTL)
+	}
+	if len(rec.Approvals) != 0 || rec.Decision != nil || !rec.DecidedAt.IsZero() {
+		t.Errorf("new record has approvals %v, decision %v, decided at %v; want none", rec.Approvals, rec.Decision, rec.DecidedAt)
+	}
+	checkSame(t, "Get after Create", e.get(t, rec), rec)
+}
+
+func testCreateInvalid(t *testing.T, e *env) {
+	sess := e.name("sess")
+	tests := []struct {
+		name   string
+		change func(*session.Request)
+	}{
+		{"empty request id", func(r *session.Request) { r.ID = "" }},
+		{"empty session id", func(r *session.Request) { r.SessionID = "" }},
+		{"empty agent id", func(r *session.Request) { r.AgentID = "" }},
+		{"no teams", func(r *session.Request) { r.Teams = nil }},
+		{"an empty team name", func(r *session.Request) { r.Teams = []string{"ops", ""} }},
+		{"zero approvals required", func(r *session.Request) { r.ApprovalsRequired = 0 }},
+		{"negative approvals required", func(r *session.Request) { r.ApprovalsRequired = -1 }},
+		{"zero TTL", func(r *session.Request) { r.TTL = 0 }},
+		{"negative TTL", func(r *session.Request) { r.TTL = -time.Second }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := e.request(sess)
+			tc.change(&req)
+			rec, created, err := e.s.Create(e.ctx, req)
+			wantErr(t, "Create", err, session.ErrInvalid)
+			if created || rec != nil {
+				t.Errorf("Create = %v, created %v; want nothing", rec, created)
+			}
+			if req.ID != "" && req.SessionID != "" {
+				_, err := e.s.Get(e.ctx, req.SessionID, req.ID)
+				wantErr(t, "Get after a refused Create", err, session.ErrNotFound)
+			}
+		})
+	}
+}
+
+func testCreateRetry(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	first := e.create(t, req)
+
+	retry := req
+	retry.Payload = []byte(`{"different":true}`)
+	retry.TTL = time.Hour
+	again, created, err := e.s.Create(e.ctx, retry)
+	if err != nil || created {
+		t.Fatalf("retry Create: created = %v, err = %v; want the existing record", created, err)
+	}
+	checkSame(t, "retry of a pending request", again, first)
+
+	res, err := e.s.Decide(e.ctx, req.SessionID, req.ID, approve(first, "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "Decide", res, messages.StateApproved)
+	again, created, err = e.s.Create(e.ctx, req)
+	if err != nil || created {
+		t.Fatalf("retry Create after approval: created = %v, err = %v; want the existing record", created, err)
+	}
+	checkSame(t, "retry of an approved request", again, res.Record)
+}
+
+func testCreateTwoSessions(t *testing.T, e *env) {
+	a := e.request(e.name("sess"))
+	b := a
+	b.SessionID = e.name("sess")
+	ra, rb := e.create(t, a), e.create(t, b)
+	if _, err := e.s.Decide(e.ctx, a.SessionID, a.ID, deny(ra, "bob")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(t, rb); got.State != messages.StatePending {
+		t.Errorf("the other session's record is %s after a deny in the first, want pending", got.State)
+	}
+	if got := e.get(t, ra); got.State != messages.StateRejected {
+		t.Errorf("denied record is %s, want rejected", got.State)
+	}
+}
+
+func testGetUnknown(t *testing.T, e *env) {
+	_, err := e.s.Get(e.ctx, e.name("sess"), e.name("req"))
+	wantErr(t, "Get", err, session.ErrNotFound)
+}
+
+func testGetInvalid(t *testing.T, e *env) {
+	_, err := e.s.Get(e.ctx, "", e.name("req"))
+	wantErr(t, "Get with an empty session id", err, session.ErrInvalid)
+	_, err = e.s.Get(e.ctx, e.name("sess"), "")
+	wantErr(t, "Get with an empty request id", err, session.ErrInvalid)
+}
+
+func testDecideDeny(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	v := deny(rec, "bob")
+	before := e.now(t)
+	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	after := e.now(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "Decide deny", res, messages.StateRejected)
+	if !sameDecision(res.Record.Decision, &v.Decision) {
+		t.Errorf("Decision = %s, want the vote's %s", wire(res.Record.Decision), wire(&v.Decision))
+	}
+	between(t, "DecidedAt", res.Record.DecidedAt, before, after)
+	if len(res.Record.Approvals) != 0 {
+		t.Errorf("Approvals = %v after a deny, want none", res.Record.Approvals)
+	}
+	checkSame(t, "Get after deny", e.get(t, rec), res.Record)
+}
+
+func testDecideApprove(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	v := approve(rec, "bob")
+	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "Decide approve", res, messages.StateApproved)
+	if !slices.Equal(res.Record.Approvals, []string{"bob"}) {
+		t.Errorf("Approvals = %v, want [bob]", res.Record.Approvals)
+	}
+	if !sameDecision(res.Record.Decision, &v.Decision) || res.Record.DecidedAt.IsZero() {
+		t.Errorf("Decision = %v at %v, want the vote's decision and a time", res.Record.Decision, res.Record.DecidedAt)
+	}
+	checkSame(t, "Get after approval", e.get(t, rec), res.Record)
+}
+
+func testDecideQuorum(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.ApprovalsRequired = 3
+	rec := e.create(t, req)
+	for i, who := range []string{"ann", "bob"} {
+		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, who))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkApplied(t, "approval below the quorum", res, messages.StatePending)
+		if want := []string{"ann", "bob"}[:i+1]; !slices.Equal(res.Record.Approvals, want) {
+			t.Errorf("Approvals = %v, want %v", res.Record.Approvals, want)
+		}
+		if res.Record.Decision != nil || !res.Record.DecidedAt.IsZero() {
+			t.Errorf("a pending record has decision %v at %v", res.Record.Decision, res.Record.DecidedAt)
+		}
+	}
+	if got, err := e.s.ListPendingSession(e.ctx, rec.SessionID); err != nil || len(got) != 1 {
+		t.Errorf("ListPendingSession below the quorum = %v, %v; want the request", got, err)
+	}
+	last := approve(rec, "cid")
+	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "approval reaching the quorum", res, messages.StateApproved)
+	if !slices.Equal(res.Record.Approvals, []string{"ann", "bob", "cid"}) {
+		t.Errorf("Approvals = %v, want [ann bob cid]", res.Record.Approvals)
+	}
+	if !sameDecision(res.Record.Decision, &last.Decision) {
+		t.Errorf("Decision = %s, want the deciding vote's %s", wire(res.Record.Decision), wire(&last.Decision))
+	}
+}
+
+func testDecideDenyAfterApprovals(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.ApprovalsRequired = 2
+	rec := e.create(t, req)
+	if _, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann")); err != nil {
+		t.Fatal(err)
+	}
+	v := deny(rec, "bob")
+	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "deny after an approval", res, messages.StateRejected)
+	if !slices.Equal(res.Record.Approvals, []string{"ann"}) || !sameDecision(res.Record.Decision, &v.Decision) {
+		t.Errorf("record = %s, want approvals [ann] and bob's decision", describe(res.Record))
+	}
+}
+
+func testDecideDuplicate(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.ApprovalsRequired = 2
+	rec := e.create(t, req)
+	first, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []session.Vote{approve(rec, "ann"), deny(rec, "ann")} {
+		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, "second vote of ann", res, session.ErrDuplicateVote, messages.StatePending)
+		checkSame(t, "record after a duplicate vote", res.Record, first.Record)
+	}
+	checkSame(t, "Get after duplicate votes", e.get(t, rec), first.Record)
+}
+
+func testDecideSettled(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	won, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, deny(rec, "ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []session.Vote{approve(rec, "bob"), deny(rec, "bob"), deny(rec, "ann")} {
+		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, "vote on a rejected request", res, session.ErrSettled, messages.StateRejected)
+		checkSame(t, "standing record", res.Record, won.Record)
+	}
+}
+
+func testDecideUnknown(t *testing.T, e *env) {
+	rec := &session.Record{Request: e.request(e.name("sess"))}
+	_, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	wantErr(t, "Decide", err, session.ErrNotFound)
+}
+
+func testDecideInvalid(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	_, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, ""))
+	wantErr(t, "Decide with an empty approver", err, session.ErrInvalid)
+	_, err = e.s.Decide(e.ctx, rec.SessionID, "", approve(rec, "ann"))
+	wantErr(t, "Decide with an empty request id", err, session.ErrInvalid)
+	_, err = e.s.Decide(e.ctx, "", rec.ID, approve(rec, "ann"))
+	wantErr(t, "Decide with an empty session id", err, session.ErrInvalid)
+	if got := e.get(t, rec); got.State != messages.StatePending || len(got.Approvals) != 0 {
+		t.Errorf("record after invalid votes = %s, want untouched", describe(got))
+	}
+}
+
+func testSettle(t *testing.T, e *env) {
+	sess := e.name("sess")
+	for _, state := range []messages.State{messages.StateApproved, messages.StateRejected, messages.StateCancelled} {
+		t.Run(string(state), func(t *testing.T) {
+			rec := e.create(t, e.request(sess))
+			d := decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "policy")
+			before := e.now(t)
+			res, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
+			after := e.now(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkApplied(t, "Settle", res, state)
+			if !sameDecision(res.Record.Decision, &d) {
+				t.Errorf("Decision = %s, want %s", wire(res.Record.Decision), wire(&d))
+			}
+			between(t, "DecidedAt", res.Record.DecidedAt, before, after)
+			checkSame(t, "Get after Settle", e.get(t, rec), res.Record)
+			if got, err := e.s.ListPendingSession(e.ctx, sess); err != nil || slices.Contains(ids(got), rec.ID) {
+				t.Errorf("ListPendingSession after Settle = %v, %v; want the request gone", ids(got), err)
+			}
+		})
+	}
+}
+
+func testSettleInvalidState(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	d := decision(rec, messages.OutcomeDeny, messages.ReasonTimeout, "policy")
+	for _, state := range []messages.State{messages.StatePending, messages.StateExpired, messages.StateDecided, "", "approve"} {
+		_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
+		wantErr(t, "Settle to "+string(state), err, session.ErrInvalid)
+	}
+	if got := e.get(t, rec); got.State != messages.StatePending {
+		t.Errorf("record after invalid Settles is %s, want pending", got.State)
+	}
+}
+
+func testSettleSettled(t *testing.T, e *env) {
+	rec := e.create(t, e.request(e.name("sess")))
+	won, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []messages.State{messages.StateApproved, messages.StateRejected, messages.StateCancelled} {
+		res, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRefused(t, "Settle of an approved request", res, session.ErrSettled, messages.StateApproved)
+		checkSame(t, "standing record", res.Record, won.Record)
+	}
+}
+
+func testSettleUnknown(t *testing.T, e *env) {
+	rec := &session.Record{Request: e.request(e.name("sess"))}
+	_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateApproved, decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "policy"))
+	wantErr(t, "Settle", err, session.ErrNotFound)
+}
+
+func testCopies(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.ApprovalsRequired = 2
+	rec := e.create(t, req)
+	want := rec.Clone()
+	scribble := func(r *session.Record) {
+		r.State = messages.StateApproved
+		r.Teams[0] = "scribbled"
+		r.Payload[0] = 'X'
+		r.ExpiresAt = r.ExpiresAt.Add(time.Hour)
+		if len(r.Approvals) > 0 {
+			r.Approvals[0] = "scribbled"
+		}
+		r.Approvals = append(r.Approvals, "mallory")
+		if r.Decision != nil {
+			r.Decision.Reason = "scribbled"
+			r.Decision.Answer[0] = 'X'
+		}
+	}
+	scribble(rec)
+	scribble(e.get(t, want))
+	res, err := e.s.Decide(e.ctx, want.SessionID, want.ID, approve(want, "ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Approvals = []string{"ann"}
+	checkSame(t, "Decide after changing returned copies", res.Record, want)
+	scribble(res.Record)
+	list, err := e.s.ListPendingSession(e.ctx, want.SessionID)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("ListPendingSession = %v, %v", list, err)
+	}
+	scribble(list[0])
+	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: want.SessionID, RequestID: want.ID})
+	if err != nil || l.Existing == nil {
+		t.Fatalf("Lookup = %+v, %v", l, err)
+	}
+	scribble(l.Existing)
+	again, _, err := e.s.Create(e.ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble(again)
+	checkSame(t, "Get after changing returned copies", e.get(t, want), want)
+
+	v := deny(want, "bob")
+	res, err = e.s.Decide(e.ctx, want.SessionID, want.ID, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble(res.Record)
+	v.Decision.Answer[0] = 'X' // the caller reuses its vote
+	got := e.get(t, want)
+	wantD := deny(want, "bob").Decision
+	if got.State != messages.StateRejected || !sameDecision(got.Decision, &wantD) {
+		t.Errorf("record after changing copies = %s, want rejected with bob's decision", describe(got))
+	}
+}
+
+// ctxCancelled returns a context that is already cancelled.
+func ctxCancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}

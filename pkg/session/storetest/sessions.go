@@ -1,0 +1,353 @@
+package storetest
+
+import (
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// sessionTests cover the pending lists, Lookup, Stop, NewTurn and
+// CancelSession.
+func (r *runner) sessionTests() []test {
+	return []test{
+		{"ListPending returns only pending requests, oldest first, by session, agent and team", testLists},
+		{"ListPending of an unknown key is empty", testListsUnknown},
+		{"ListPending rejects an empty key", testListsInvalid},
+		{"Lookup of an unknown request reads no record, no stop signal and no grants", testLookupEmpty},
+		{"Lookup returns the existing record, the stop signal and the grants together", testLookupAll},
+		{"Lookup requires a session id", testLookupInvalid},
+		{"Stop rejects the session's pending requests with mk's decisions and refuses new ones until NewTurn", testStop},
+		{"NewTurn reports whether a stop signal was set", testNewTurn},
+		{"Stop and CancelSession require a session id and a decision func", testStopCancelInvalid},
+		{"CancelSession with no ids cancels every pending request of the session", testCancelAll},
+		{"CancelSession with ids cancels only those and skips unknown and settled ids", testCancelSome},
+	}
+}
+
+// mkRecorder is a decision func for Stop and CancelSession that records
+// what it was called with.
+type mkRecorder struct {
+	mu    sync.Mutex
+	calls []*session.Record
+	code  messages.ReasonCode
+}
+
+func (m *mkRecorder) mk(rec *session.Record) messages.Decision {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls = append(m.calls, rec.Clone())
+	return decision(rec, messages.OutcomeDeny, m.code, "mk")
+}
+
+func (m *mkRecorder) called() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return ids(m.calls)
+}
+
+func testLists(t *testing.T, e *env) {
+	sess, other := e.name("sess"), e.name("sess")
+	agentA, agentB := e.name("agent"), e.name("agent")
+	team1, team2 := e.name("team"), e.name("team")
+	mk := func(sess, agent string, teams ...string) *session.Record {
+		req := e.request(sess)
+		req.AgentID = agent
+		req.Teams = teams
+		return e.create(t, req)
+	}
+	// Created one after the other: each has a later CreatedAt.
+	r1 := mk(sess, agentA, team1)
+	r2 := mk(sess, agentA, team1, team2)
+	r3 := mk(other, agentA, team2)
+	r4 := mk(sess, agentB, team1)
+	r5 := mk(sess, agentB, team2)
+	for _, pair := range [][2]*session.Record{{r1, r2}, {r2, r3}, {r3, r4}, {r4, r5}} {
+		if pair[1].CreatedAt.Before(pair[0].CreatedAt) {
+			t.Fatalf("CreatedAt goes back: %s then %s", describe(pair[0]), describe(pair[1]))
+		}
+	}
+	if _, err := e.s.Decide(e.ctx, sess, r4.ID, deny(r4, "ann")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Settle(e.ctx, sess, r5.ID, messages.StateCancelled, decision(r5, messages.OutcomeDeny, messages.ReasonCancelled, "agent")); err != nil {
+		t.Fatal(err)
+	}
+	quorum := e.request(sess)
+	quorum.AgentID, quorum.Teams, quorum.ApprovalsRequired = agentB, []string{team2}, 2
+	r6 := e.create(t, quorum)
+	if _, err := e.s.Decide(e.ctx, sess, r6.ID, approve(r6, "ann")); err != nil { // still pending
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		list func() ([]*session.Record, error)
+		want []*session.Record
+	}{
+		{"session", func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, sess) }, []*session.Record{r1, r2, r6}},
+		{"other session", func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, other) }, []*session.Record{r3}},
+		{"agent A", func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, agentA) }, []*session.Record{r1, r2, r3}},
+		{"agent B", func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, agentB) }, []*session.Record{r6}},
+		{"team 1", func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, team1) }, []*session.Record{r1, r2}},
+		{"team 2", func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, team2) }, []*session.Record{r2, r3, r6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.list()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids(got), ids(tc.want)) {
+				t.Fatalf("list = %v, want %v", ids(got), ids(tc.want))
+			}
+			for _, rec := range got {
+				if rec.State != messages.StatePending {
+					t.Errorf("listed %s", describe(rec))
+				}
+				checkRequest(t, rec, e.get(t, rec).Request)
+			}
+			if got[len(got)-1].ID == r6.ID && !slices.Equal(got[len(got)-1].Approvals, []string{"ann"}) {
+				t.Errorf("listed quorum request has approvals %v, want [ann]", got[len(got)-1].Approvals)
+			}
+		})
+	}
+}
+
+func testListsUnknown(t *testing.T, e *env) {
+	for name, list := range map[string]func(string) ([]*session.Record, error){
+		"session": func(k string) ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, k) },
+		"agent":   func(k string) ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, k) },
+		"team":    func(k string) ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, k) },
+	} {
+		got, err := list(e.name(name))
+		if err != nil || len(got) != 0 {
+			t.Errorf("ListPending %s of an unknown key = %v, %v; want empty", name, ids(got), err)
+		}
+	}
+}
+
+func testListsInvalid(t *testing.T, e *env) {
+	_, err := e.s.ListPendingSession(e.ctx, "")
+	wantErr(t, "ListPendingSession", err, session.ErrInvalid)
+	_, err = e.s.ListPendingAgent(e.ctx, "")
+	wantErr(t, "ListPendingAgent", err, session.ErrInvalid)
+	_, err = e.s.ListPendingTeam(e.ctx, "")
+	wantErr(t, "ListPendingTeam", err, session.ErrInvalid)
+}
+
+func testLookupEmpty(t *testing.T, e *env) {
+	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: e.name("sess"), RequestID: e.name("req"), AgentID: e.name("agent")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Existing != nil || l.Stopped || l.StopReason != "" || len(l.SessionTools) != 0 || len(l.AgentGrants) != 0 {
+		t.Errorf("Lookup = %+v, want nothing", l)
+	}
+}
+
+func testLookupAll(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	rec := e.create(t, req)
+	grants := []session.Grant{
+		{Kind: session.GrantSession, SessionID: req.SessionID, Tool: "write"},
+		{Kind: session.GrantAgent, AgentID: req.AgentID, Tool: "bash", Pattern: "git push *"},
+	}
+	for _, g := range grants {
+		if err := e.s.AddGrant(e.ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.s.Stop(e.ctx, req.SessionID, "user said stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, AgentID: req.AgentID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Existing == nil || l.Existing.State != messages.StateRejected {
+		t.Fatalf("Existing = %v, want the request, rejected by Stop", l.Existing)
+	}
+	checkSame(t, "Existing", l.Existing, e.get(t, rec))
+	if !l.Stopped || l.StopReason != "user said stop" {
+		t.Errorf("Stopped, StopReason = %v, %q; want true, %q", l.Stopped, l.StopReason, "user said stop")
+	}
+	if !slices.Equal(l.SessionTools, []string{"write"}) {
+		t.Errorf("SessionTools = %v, want [write]", l.SessionTools)
+	}
+	if !slices.Equal(l.AgentGrants, grants[1:]) {
+		t.Errorf("AgentGrants = %+v, want %+v", l.AgentGrants, grants[1:])
+	}
+}
+
+func testLookupInvalid(t *testing.T, e *env) {
+	_, err := e.s.Lookup(e.ctx, session.LookupQuery{RequestID: e.name("req"), AgentID: e.name("agent")})
+	wantErr(t, "Lookup without a session id", err, session.ErrInvalid)
+}
+
+func testStop(t *testing.T, e *env) {
+	sess, other := e.name("sess"), e.name("sess")
+	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
+	r4 := e.create(t, e.request(other))
+	won, err := e.s.Decide(e.ctx, sess, r3.ID, approve(r3, "ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m := &mkRecorder{code: messages.ReasonHardStop}
+	stopped, err := e.s.Stop(e.ctx, sess, "rejected hard by ann", m.mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sorted(ids(stopped)), sorted([]string{r1.ID, r2.ID}); !slices.Equal(got, want) {
+		t.Fatalf("Stop settled %v, want %v", got, want)
+	}
+	if got, want := sorted(m.called()), sorted([]string{r1.ID, r2.ID}); !slices.Equal(got, want) {
+		t.Errorf("mk called for %v, want %v", got, want)
+	}
+	for _, rec := range m.calls {
+		if rec.State != messages.StatePending {
+			t.Errorf("mk got %s, want the pending record", describe(rec))
+		}
+	}
+	for _, rec := range stopped {
+		want := decision(rec, messages.OutcomeDeny, messages.ReasonHardStop, "mk")
+		if rec.State != messages.StateRejected || !sameDecision(rec.Decision, &want) || rec.DecidedAt.IsZero() {
+			t.Errorf("Stop returned %s, want rejected with mk's decision", describe(rec))
+		}
+		checkSame(t, "Get after Stop", e.get(t, rec), rec)
+	}
+	checkSame(t, "request approved before Stop", e.get(t, r3), won.Record)
+	if got := e.get(t, r4); got.State != messages.StatePending {
+		t.Errorf("the other session's request is %s after Stop, want pending", got.State)
+	}
+
+	refused := e.request(sess)
+	_, created, err := e.s.Create(e.ctx, refused)
+	wantErr(t, "Create in a stopped session", err, session.ErrStopped)
+	if created {
+		t.Error("Create in a stopped session reported created")
+	}
+	_, err = e.s.Get(e.ctx, sess, refused.ID)
+	wantErr(t, "Get of a request refused by the stop", err, session.ErrNotFound)
+	retry, created, err := e.s.Create(e.ctx, r1.Request)
+	if err != nil || created || retry.State != messages.StateRejected {
+		t.Errorf("retry of a stopped request = %v, created %v, err %v; want the rejected record", retry, created, err)
+	}
+	if _, _, err := e.s.Create(e.ctx, e.request(other)); err != nil {
+		t.Errorf("Create in another session: %v", err)
+	}
+	again, err := e.s.Stop(e.ctx, sess, "again", m.mk)
+	if err != nil || len(again) != 0 {
+		t.Errorf("second Stop = %v, %v; want nothing settled", ids(again), err)
+	}
+
+	cleared, err := e.s.NewTurn(e.ctx, sess)
+	if err != nil || !cleared {
+		t.Fatalf("NewTurn = %v, %v; want true", cleared, err)
+	}
+	e.create(t, refused)
+	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
+		t.Errorf("Lookup after NewTurn: stopped = %v, err = %v", l.Stopped, err)
+	}
+}
+
+func testNewTurn(t *testing.T, e *env) {
+	sess := e.name("sess")
+	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || cleared {
+		t.Errorf("NewTurn of a session never stopped = %v, %v; want false", cleared, err)
+	}
+	if _, err := e.s.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
+		t.Fatal(err)
+	}
+	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || !cleared {
+		t.Errorf("first NewTurn after Stop = %v, %v; want true", cleared, err)
+	}
+	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || cleared {
+		t.Errorf("second NewTurn = %v, %v; want false", cleared, err)
+	}
+	_, err := e.s.NewTurn(e.ctx, "")
+	wantErr(t, "NewTurn without a session id", err, session.ErrInvalid)
+}
+
+func testStopCancelInvalid(t *testing.T, e *env) {
+	sess := e.name("sess")
+	rec := e.create(t, e.request(sess))
+	mk := (&mkRecorder{}).mk
+	_, err := e.s.Stop(e.ctx, "", "stop", mk)
+	wantErr(t, "Stop without a session id", err, session.ErrInvalid)
+	_, err = e.s.Stop(e.ctx, sess, "stop", nil)
+	wantErr(t, "Stop without mk", err, session.ErrInvalid)
+	_, err = e.s.CancelSession(e.ctx, "", nil, mk)
+	wantErr(t, "CancelSession without a session id", err, session.ErrInvalid)
+	_, err = e.s.CancelSession(e.ctx, sess, nil, nil)
+	wantErr(t, "CancelSession without mk", err, session.ErrInvalid)
+	_, err = e.s.CancelSession(e.ctx, sess, []string{rec.ID, ""}, mk)
+	wantErr(t, "CancelSession with an empty id", err, session.ErrInvalid)
+	if got := e.get(t, rec); got.State != messages.StatePending {
+		t.Errorf("record after invalid calls is %s, want pending", got.State)
+	}
+	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
+		t.Errorf("an invalid Stop set the stop signal (%v, %v)", l.Stopped, err)
+	}
+}
+
+func testCancelAll(t *testing.T, e *env) {
+	sess, other := e.name("sess"), e.name("sess")
+	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
+	r4 := e.create(t, e.request(other))
+	if _, err := e.s.Decide(e.ctx, sess, r3.ID, deny(r3, "ann")); err != nil {
+		t.Fatal(err)
+	}
+	m := &mkRecorder{code: messages.ReasonCancelled}
+	got, err := e.s.CancelSession(e.ctx, sess, nil, m.mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := sorted(ids(got)), sorted([]string{r1.ID, r2.ID}); !slices.Equal(g, w) {
+		t.Fatalf("CancelSession settled %v, want %v", g, w)
+	}
+	if g, w := sorted(m.called()), sorted([]string{r1.ID, r2.ID}); !slices.Equal(g, w) {
+		t.Errorf("mk called for %v, want %v", g, w)
+	}
+	for _, rec := range got {
+		want := decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "mk")
+		if rec.State != messages.StateCancelled || !sameDecision(rec.Decision, &want) {
+			t.Errorf("CancelSession returned %s, want cancelled with mk's decision", describe(rec))
+		}
+		checkSame(t, "Get after CancelSession", e.get(t, rec), rec)
+	}
+	if g := e.get(t, r3); g.State != messages.StateRejected {
+		t.Errorf("rejected request is %s after CancelSession", g.State)
+	}
+	if g := e.get(t, r4); g.State != messages.StatePending {
+		t.Errorf("the other session's request is %s after CancelSession", g.State)
+	}
+	if _, _, err := e.s.Create(e.ctx, e.request(sess)); err != nil {
+		t.Errorf("Create after CancelSession: %v (cancel is not a stop)", err)
+	}
+}
+
+func testCancelSome(t *testing.T, e *env) {
+	sess := e.name("sess")
+	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
+	if _, err := e.s.Decide(e.ctx, sess, r3.ID, approve(r3, "ann")); err != nil {
+		t.Fatal(err)
+	}
+	m := &mkRecorder{code: messages.ReasonCancelled}
+	got, err := e.s.CancelSession(e.ctx, sess, []string{r1.ID, e.name("req"), r3.ID, r1.ID}, m.mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(got), []string{r1.ID}) || !slices.Equal(m.called(), []string{r1.ID}) {
+		t.Fatalf("CancelSession settled %v (mk called for %v), want [%s]", ids(got), m.called(), r1.ID)
+	}
+	if g := e.get(t, r2); g.State != messages.StatePending {
+		t.Errorf("request not named is %s, want pending", g.State)
+	}
+	if g := e.get(t, r3); g.State != messages.StateApproved {
+		t.Errorf("approved request is %s after CancelSession", g.State)
+	}
+}

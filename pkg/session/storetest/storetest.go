@@ -1,0 +1,295 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// Harness builds the stores under test.
+type Harness struct {
+	// New returns a store for one subtest. The subtest owns it and may Close
+	// it (the suite closes every store it gets when the subtest ends), so New
+	// must not hand out a client that other subtests share. Stores returned
+	// by different calls may share one backend.
+	New func(t *testing.T) session.Store
+	// Retention is the retention the stores were built with. Keep it short
+	// (1–2 s): the retention subtests wait a little longer than it.
+	Retention time.Duration
+}
+
+// Run runs the conformance suite against the stores h builds.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	if h.New == nil {
+		t.Fatal("storetest: Harness.New is nil")
+	}
+	if h.Retention <= 0 || h.Retention > 10*time.Second {
+		t.Fatalf("storetest: Harness.Retention is %v: want a short positive retention (1–2 s)", h.Retention)
+	}
+	r := &runner{h: h, prefix: randomToken()}
+
+	// ClaimExpired claims across the whole backend, so the subtests that
+	// rely on it must not overlap: they run one by one, and before any
+	// parallel subtest starts.
+	t.Run("expiry", func(t *testing.T) {
+		for _, tc := range r.expiryTests() {
+			t.Run(tc.name, func(t *testing.T) { tc.fn(t, r.env(t)) })
+		}
+	})
+	t.Run("contract", func(t *testing.T) {
+		var tests []test
+		tests = append(tests, r.requestTests()...)
+		tests = append(tests, r.sessionTests()...)
+		tests = append(tests, r.grantTests()...)
+		tests = append(tests, r.lifecycleTests()...)
+		tests = append(tests, r.retentionTests()...)
+		tests = append(tests, r.raceTests()...)
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				tc.fn(t, r.env(t))
+			})
+		}
+	})
+}
+
+type test struct {
+	name string
+	fn   func(t *testing.T, e *env)
+}
+
+type runner struct {
+	h      Harness
+	prefix string
+	n      atomic.Uint64
+}
+
+// env is what one subtest works with: its own store and a generator of
+// names nobody else uses.
+type env struct {
+	r   *runner
+	s   session.Store
+	ctx context.Context
+	id  string // unique to the subtest
+	seq int
+}
+
+func (r *runner) env(t *testing.T) *env {
+	t.Helper()
+	s := r.h.New(t)
+	if s == nil {
+		t.Fatal("storetest: Harness.New returned nil")
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return &env{r: r, s: s, ctx: t.Context(), id: fmt.Sprintf("%s-%d", r.prefix, r.n.Add(1))}
+}
+
+// name returns a fresh identifier with the given role ("sess", "agent",
+// "team", "req"), unique across the suite run and valid as a subject token.
+func (e *env) name(role string) string {
+	e.seq++
+	return fmt.Sprintf("%s-%s-%d", role, e.id, e.seq)
+}
+
+func randomToken() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "st" + hex.EncodeToString(b)
+}
+
+// request returns a valid request of session sess: one approval, one team,
+// a TTL long enough never to expire during the suite.
+func (e *env) request(sess string) session.Request {
+	id := e.name("req")
+	return session.Request{
+		ID:                id,
+		SessionID:         sess,
+		AgentID:           "agent-" + sess,
+		RequestedBy:       "alice",
+		Tool:              "bash",
+		Teams:             []string{"team-" + sess},
+		ApprovalsRequired: 1,
+		TTL:               time.Minute,
+		Payload:           []byte(`{"tool":"bash","request_id":"` + id + `"}`),
+	}
+}
+
+// create stores req and fails the test unless it was created.
+func (e *env) create(t *testing.T, req session.Request) *session.Record {
+	t.Helper()
+	rec, created, err := e.s.Create(e.ctx, req)
+	if err != nil {
+		t.Fatalf("Create(%s/%s): %v", req.SessionID, req.ID, err)
+	}
+	if !created {
+		t.Fatalf("Create(%s/%s): created = false for a new request id", req.SessionID, req.ID)
+	}
+	return rec
+}
+
+func (e *env) get(t *testing.T, rec *session.Record) *session.Record {
+	t.Helper()
+	got, err := e.s.Get(e.ctx, rec.SessionID, rec.ID)
+	if err != nil {
+		t.Fatalf("Get(%s/%s): %v", rec.SessionID, rec.ID, err)
+	}
+	return got
+}
+
+func (e *env) now(t *testing.T) time.Time {
+	t.Helper()
+	now, err := e.s.Now(e.ctx)
+	if err != nil {
+		t.Fatalf("Now: %v", err)
+	}
+	return now
+}
+
+// decision returns a distinctive decision for rec, so that tests can tell
+// which caller's decision a store kept.
+func decision(rec *session.Record, outcome messages.Outcome, code messages.ReasonCode, by string) messages.Decision {
+	return messages.Decision{
+		V:          messages.Version,
+		RequestID:  rec.ID,
+		SessionID:  rec.SessionID,
+		Tool:       rec.Tool,
+		Outcome:    outcome,
+		ReasonCode: code,
+		Reason:     string(code) + " by " + by,
+		Scope:      messages.ScopeOnce,
+		Feedback:   "feedback from " + by,
+		Answer:     json.RawMessage(`{"by":"` + by + `"}`),
+		DecidedBy:  messages.Decider{Kind: messages.DeciderApprover, ID: by, Channel: "web"},
+		DecidedAt:  time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC),
+	}
+}
+
+func approve(rec *session.Record, by string) session.Vote {
+	return session.Vote{ApproverID: by, Approve: true, Decision: decision(rec, messages.OutcomeAllow, messages.ReasonApproved, by)}
+}
+
+func deny(rec *session.Record, by string) session.Vote {
+	d := decision(rec, messages.OutcomeDeny, messages.ReasonRejected, by)
+	d.RejectMode = messages.RejectSoft
+	return session.Vote{ApproverID: by, Approve: false, Decision: d}
+}
+
+// sameDecision compares decisions by their wire form, which is what a store
+// must preserve.
+func sameDecision(a, b *messages.Decision) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return bytes.Equal(wire(a), wire(b))
+}
+
+func wire(d *messages.Decision) []byte {
+	c := *d
+	c.DecidedAt = c.DecidedAt.UTC()
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// checkRequest fails the test unless rec carries every field of req.
+func checkRequest(t *testing.T, rec *session.Record, req session.Request) {
+	t.Helper()
+	got, want := rec.Request, req
+	if got.ID != want.ID || got.SessionID != want.SessionID || got.AgentID != want.AgentID ||
+		got.RequestedBy != want.RequestedBy || got.Tool != want.Tool ||
+		got.ApprovalsRequired != want.ApprovalsRequired || got.TTL != want.TTL ||
+		!slices.Equal(got.Teams, want.Teams) || !bytes.Equal(got.Payload, want.Payload) {
+		t.Errorf("stored request = %+v, want %+v", got, want)
+	}
+}
+
+// checkSame fails the test unless a and b are the same record.
+func checkSame(t *testing.T, what string, a, b *session.Record) {
+	t.Helper()
+	if a == nil || b == nil {
+		t.Fatalf("%s: record is nil (%v, %v)", what, a, b)
+	}
+	checkRequest(t, a, b.Request)
+	if a.State != b.State || !a.CreatedAt.Equal(b.CreatedAt) || !a.ExpiresAt.Equal(b.ExpiresAt) ||
+		!a.DecidedAt.Equal(b.DecidedAt) || !slices.Equal(a.Approvals, b.Approvals) || !sameDecision(a.Decision, b.Decision) {
+		t.Errorf("%s: records differ:\n %s\n %s", what, describe(a), describe(b))
+	}
+}
+
+func describe(r *session.Record) string {
+	d := "nil"
+	if r.Decision != nil {
+		d = string(wire(r.Decision))
+	}
+	return fmt.Sprintf("{%s/%s state=%s created=%v expires=%v decided=%v approvals=%v decision=%s}",
+		r.SessionID, r.ID, r.State, r.CreatedAt, r.ExpiresAt, r.DecidedAt, r.Approvals, d)
+}
+
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: error = %v, want %v", what, err, target)
+	}
+}
+
+// checkApplied fails the test unless res was applied and left rec in state.
+func checkApplied(t *testing.T, what string, res session.Result, state messages.State) {
+	t.Helper()
+	if !res.Applied || res.Refusal != nil {
+		t.Fatalf("%s: applied = %v, refusal = %v; want applied", what, res.Applied, res.Refusal)
+	}
+	if res.Record == nil || res.Record.State != state {
+		t.Fatalf("%s: record = %v, want state %s", what, res.Record, state)
+	}
+}
+
+// checkRefused fails the test unless res was refused for why and reports the
+// standing record in state.
+func checkRefused(t *testing.T, what string, res session.Result, why error, state messages.State) {
+	t.Helper()
+	if res.Applied || !errors.Is(res.Refusal, why) {
+		t.Fatalf("%s: applied = %v, refusal = %v; want refused with %v", what, res.Applied, res.Refusal, why)
+	}
+	if res.Record == nil || res.Record.State != state {
+		t.Fatalf("%s: record = %v, want the standing record in state %s", what, res.Record, state)
+	}
+}
+
+// between fails the test unless lo <= got <= hi.
+func between(t *testing.T, what string, got, lo, hi time.Time) {
+	t.Helper()
+	if got.Before(lo) || got.After(hi) {
+		t.Errorf("%s = %v, want between %v and %v (store clock)", what, got, lo, hi)
+	}
+}
+
+// keyOf names a record across sessions.
+func keyOf(r *session.Record) string { return r.SessionID + "/" + r.ID }
+
+func ids(recs []*session.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,108 @@
+package session_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+func validRequest() session.Request {
+	return session.Request{
+		ID: "r1", SessionID: "s1", AgentID: "a1", Tool: "bash",
+		Teams: []string{"ops"}, ApprovalsRequired: 1, TTL: time.Minute,
+	}
+}
+
+func TestRequestValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		change    func(*session.Request)
+		wantField string // empty: valid
+	}{
+		{"a complete request is valid", func(*session.Request) {}, ""},
+		{"RequestedBy, Tool and Payload are optional", func(r *session.Request) { r.RequestedBy, r.Tool, r.Payload = "", "", nil }, ""},
+		{"an empty id is named", func(r *session.Request) { r.ID = "" }, "Request.ID"},
+		{"an empty session id is named", func(r *session.Request) { r.SessionID = "" }, "Request.SessionID"},
+		{"an empty agent id is named", func(r *session.Request) { r.AgentID = "" }, "Request.AgentID"},
+		{"no teams is named", func(r *session.Request) { r.Teams = nil }, "Request.Teams"},
+		{"an empty team is named with its index", func(r *session.Request) { r.Teams = []string{"ops", ""} }, "Request.Teams[1]"},
+		{"zero approvals required is named", func(r *session.Request) { r.ApprovalsRequired = 0 }, "Request.ApprovalsRequired"},
+		{"a zero TTL is named", func(r *session.Request) { r.TTL = 0 }, "Request.TTL"},
+		{"a negative TTL is named", func(r *session.Request) { r.TTL = -time.Second }, "Request.TTL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := validRequest()
+			tc.change(&r)
+			checkInvalid(t, r.Validate(), tc.wantField)
+		})
+	}
+}
+
+func TestGrantValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		g         session.Grant
+		wantField string
+	}{
+		{"a session grant of a tool is valid", session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "write"}, ""},
+		{"an agent grant of a tool is valid", session.Grant{Kind: session.GrantAgent, AgentID: "a", Tool: "write"}, ""},
+		{"an agent grant of a pattern is valid", session.Grant{Kind: session.GrantAgent, AgentID: "a", Tool: "bash", Pattern: "git push *"}, ""},
+		{"an unknown kind is named", session.Grant{Kind: "turn", SessionID: "s", Tool: "write"}, "Grant.Kind"},
+		{"a session grant without a session is named", session.Grant{Kind: session.GrantSession, Tool: "write"}, "Grant.SessionID"},
+		{"a session grant with a pattern is named", session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "bash", Pattern: "ls *"}, "Grant.Pattern"},
+		{"an agent grant without an agent is named", session.Grant{Kind: session.GrantAgent, Tool: "write"}, "Grant.AgentID"},
+		{"a grant without a tool is named", session.Grant{Kind: session.GrantAgent, AgentID: "a"}, "Grant.Tool"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { checkInvalid(t, tc.g.Validate(), tc.wantField) })
+	}
+}
+
+func TestSmallChecks(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		wantField string
+	}{
+		{"a vote with an approver is valid", session.Vote{ApproverID: "ann"}.Validate(), ""},
+		{"a vote without an approver is named", session.Vote{}.Validate(), "Vote.ApproverID"},
+		{"a lookup with only a session is valid", session.LookupQuery{SessionID: "s"}.Validate(), ""},
+		{"a lookup without a session is named", session.LookupQuery{RequestID: "r"}.Validate(), "LookupQuery.SessionID"},
+		{"a key with both ids is valid", session.CheckKey("s", "r"), ""},
+		{"a key without a session is named", session.CheckKey("", "r"), "session id"},
+		{"a key without a request is named", session.CheckKey("s", ""), "request id"},
+		{"an empty session is named", session.CheckSession(""), "session id"},
+		{"a claim limit of 1 is valid", session.CheckClaimLimit(1), ""},
+		{"a claim limit of 0 is named", session.CheckClaimLimit(0), "claim limit"},
+		{"approved is a settle state", session.CheckSettleState(messages.StateApproved), ""},
+		{"rejected is a settle state", session.CheckSettleState(messages.StateRejected), ""},
+		{"cancelled is a settle state", session.CheckSettleState(messages.StateCancelled), ""},
+		{"expired is reserved to the expiry path", session.CheckSettleState(messages.StateExpired), "settle state"},
+		{"pending is not a settle state", session.CheckSettleState(messages.StatePending), "settle state"},
+		{"decided is not a settle state", session.CheckSettleState(messages.StateDecided), "settle state"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { checkInvalid(t, tc.err, tc.wantField) })
+	}
+}
+
+func checkInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Fatalf("error = %v, want nil", err)
+		}
+		return
+	}
+	if !errors.Is(err, session.ErrInvalid) {
+		t.Fatalf("error = %v, want ErrInvalid", err)
+	}
+	if !strings.Contains(err.Error(), field) {
+		t.Errorf("error %q does not name %s", err, field)
+	}
+}

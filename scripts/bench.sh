@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every benchmark of docs/BENCHMARKS.md, section by section, with the
+# commands that section names. `make bench` runs it; pass section names
+# (policy, state, broker, approvers, load) to run only those.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/test-deps.sh
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(policy state broker approvers load)
+
+run() { echo "+ $*" >&2; "$@"; }
+
+for s in "${sections[@]}"; do
+	case "$s" in
+	policy)
+		run go test -run='^$' -bench=. -benchmem -count=6 ./pkg/policy/ ./pkg/messages/
+		;;
+	state)
+		run go test -run='^$' -bench='BenchmarkHotPath' -benchmem -benchtime=5000x -count=10 ./pkg/session/redisstore/
+		run go test -run='^$' -bench='BenchmarkCreate|BenchmarkDecide' -benchmem -benchtime=3000x -count=5 ./pkg/session/redisstore/
+		run go test -run='^$' -bench='BenchmarkReaperExpire100k' -benchtime=1x -count=3 -timeout=30m ./pkg/session/redisstore/
+		SIGNOFF_MEMORY_PENDING=100000 run go test -run='TestMemoryPerPendingRequest' -v -count=1 -timeout=30m ./pkg/session/redisstore/
+		run go test -run='^$' -bench=. -benchmem -benchtime=500x -count=3 ./pkg/session/memstore/ ./pkg/reaper/
+		;;
+	broker)
+		run go test -run='^$' -bench=Broker -benchtime=5000x -count=6 -timeout=30m ./internal/broker/
+		;;
+	approvers)
+		run go test -run='^$' -bench=. -benchmem -count=3 ./internal/approverbot/...
+		;;
+	load)
+		run ./scripts/build-images.sh
+		SIGNOFF_LOAD_FULL=1 run go test -run='TestDistributed/load' -v -count=1 -timeout=30m ./integration/
+		;;
+	*)
+		echo "bench: unknown section $s (want policy, state, broker, approvers, load)" >&2
+		exit 2
+		;;
+	esac
+done

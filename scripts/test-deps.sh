@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh machine: redis-server and
+# chromium (Debian packages; the web page is tested in a real headless
+# browser). Idempotent; prints what it did. Runs as part of `make test`.
+set -euo pipefail
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+
+if [ ${#need[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "test-deps: missing ${need[*]} and no apt-get; install them by hand" >&2
+	exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "test-deps: installing ${need[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# The Debian package starts a system redis on :6379; the tests start their
+# own servers on free ports, so the system one is not needed.
+if command -v systemctl >/dev/null 2>&1; then
+	$sudo systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
