@@ -222,6 +222,17 @@ func (a *shAnalyzer) visit(n syntax.Node) bool {
 		a.stack = a.stack[:len(a.stack)-1]
 		return true
 	}
+	switch n := n.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		// Leaves that hold no command: skipping them (and plain words made
+		// of them) spares the walk half its calls. Returning false here
+		// means Walk sends no closing nil, so nothing is pushed.
+		return false
+	case *syntax.Word:
+		if shPlainWord(n) {
+			return false
+		}
+	}
 	a.stack = append(a.stack, n)
 	if shPiping(n) {
 		a.piping++
@@ -255,6 +266,19 @@ func (a *shAnalyzer) visit(n syntax.Node) bool {
 		a.funcs = append(a.funcs, n)
 	case *syntax.Redirect:
 		a.redirect(n)
+	}
+	return true
+}
+
+// shPlainWord reports whether w is made only of literal text, plain or
+// single-quoted: a word with nothing inside for the walk to find.
+func shPlainWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
 	}
 	return true
 }
