@@ -32,8 +32,12 @@ type Broker struct {
 	js    jetstream.JetStream
 	modes *modeTable
 
-	sem      chan struct{}
-	inflight sync.WaitGroup
+	// The worker pool: jobs hands a message to an idle worker; workers
+	// counts the live ones (at most cfg.Workers); workersDone ends them.
+	jobs        chan job
+	workers     atomic.Int32
+	workersDone chan struct{}
+	inflight    sync.WaitGroup
 
 	// bgCtx ends when Run shuts down; background work (withdrawals) runs
 	// under it and is waited for through background.
@@ -63,14 +67,15 @@ func New(cfg Config) (*Broker, error) {
 		}
 	}
 	b := &Broker{
-		cfg:   cfg,
-		log:   cfg.Logger.With("replica", cfg.Replica),
-		nc:    cfg.Conn,
-		store: cfg.Store,
-		subj:  subj,
-		m:     cfg.Metrics,
-		sem:   make(chan struct{}, cfg.Workers),
-		modes: newModeTable(),
+		cfg:         cfg,
+		log:         cfg.Logger.With("replica", cfg.Replica),
+		nc:          cfg.Conn,
+		store:       cfg.Store,
+		subj:        subj,
+		m:           cfg.Metrics,
+		jobs:        make(chan job),
+		workersDone: make(chan struct{}),
+		modes:       newModeTable(),
 	}
 	b.bgCtx, b.bgCancel = context.WithCancel(context.Background())
 	return b, nil
@@ -148,6 +153,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.log.Info("broker draining")
 	b.unsubscribe()
 	b.inflight.Wait()
+	close(b.workersDone)
 	b.bgCancel()
 	b.background.Wait()
 	stop()
@@ -223,20 +229,33 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 }
 
 // handler handles one message and returns the reply body (nil: no reply).
-type handler func(ctx context.Context, msg *nats.Msg) []byte
+type handler struct {
+	fn func(ctx context.Context, msg *nats.Msg) []byte
+	// unbounded handlers get a context without a deadline: every blocking
+	// call they make is bounded on its own (storeCtx), and the request path
+	// does not pay for a second timer.
+	unbounded bool
+}
+
+// bounded handlers run under one deadline for the whole message.
+func bounded(fn func(context.Context, *nats.Msg) []byte) handler { return handler{fn: fn} }
+
+func unbounded(fn func(context.Context, *nats.Msg) []byte) handler {
+	return handler{fn: fn, unbounded: true}
+}
 
 func (b *Broker) subscribe() error {
 	queue := []struct {
 		subject string
 		h       handler
 	}{
-		{b.subj.ReqAll(), b.handleRequest},
-		{b.subj.StatusAll(), b.handleStatus},
-		{b.subj.CancelAll(), b.handleCancel},
-		{b.subj.TurnAll(), b.handleTurn},
-		{b.subj.Respond(), b.handleRespond},
-		{b.subj.PendingAll(), b.handlePending},
-		{b.subj.AdminAll(), b.handleAdmin},
+		{b.subj.ReqAll(), unbounded(b.handleRequest)},
+		{b.subj.StatusAll(), bounded(b.handleStatus)},
+		{b.subj.CancelAll(), bounded(b.handleCancel)},
+		{b.subj.TurnAll(), bounded(b.handleTurn)},
+		{b.subj.Respond(), bounded(b.handleRespond)},
+		{b.subj.PendingAll(), bounded(b.handlePending)},
+		{b.subj.AdminAll(), bounded(b.handleAdmin)},
 	}
 	for _, q := range queue {
 		sub, err := b.nc.QueueSubscribe(q.subject, messages.QueueGroup, b.dispatch(q.h))
@@ -248,7 +267,7 @@ func (b *Broker) subscribe() error {
 		b.subs = append(b.subs, sub)
 	}
 	// Policy reloads must reach every replica: no queue group.
-	sub, err := b.nc.Subscribe(b.subj.Admin(messages.AdminOpReloadPolicy), b.dispatch(b.handleReload))
+	sub, err := b.nc.Subscribe(b.subj.Admin(messages.AdminOpReloadPolicy), b.dispatch(bounded(b.handleReload)))
 	if err != nil {
 		return fmt.Errorf("broker: subscribe reload: %w", err)
 	}
@@ -275,28 +294,80 @@ func (b *Broker) unsubscribe() {
 	}
 }
 
-// dispatch runs h on a bounded worker pool and sends its reply. The NATS
-// callback blocks while all workers are busy, so bursts queue in the
+// job is one message for a worker.
+type job struct {
+	h   handler
+	msg *nats.Msg
+}
+
+// dispatch runs h on the worker pool and sends its reply. Workers live for
+// the whole Run, so each message is handled on a goroutine whose stack has
+// already grown to what a decision needs (a fresh goroutine per message
+// spent 5 % of the process's CPU growing stacks). A message goes to an idle
+// worker, else to a new one while there are fewer than cfg.Workers; with
+// every worker busy the NATS callback blocks, so bursts queue in the
 // subscription's pending buffer instead of in goroutines.
 func (b *Broker) dispatch(h handler) nats.MsgHandler {
 	return func(msg *nats.Msg) {
-		b.sem <- struct{}{}
 		b.inflight.Add(1)
-		go func() {
-			defer func() {
-				<-b.sem
-				b.inflight.Done()
-				if r := recover(); r != nil {
-					b.log.Error("handler panic", "subject", msg.Subject, "panic", r)
-					b.reply(msg, encodeError(messages.CodeInternal, "internal error"))
-				}
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*b.cfg.StoreTimeout+5*time.Second)
-			defer cancel()
-			if out := h(ctx, msg); out != nil {
-				b.reply(msg, out)
-			}
-		}()
+		j := job{h: h, msg: msg}
+		select {
+		case b.jobs <- j:
+			return
+		default:
+		}
+		if b.spawnWorker() {
+			go b.worker(j)
+			return
+		}
+		b.jobs <- j
+	}
+}
+
+// spawnWorker reserves a place for a new worker, if there is one.
+func (b *Broker) spawnWorker() bool {
+	for {
+		n := b.workers.Load()
+		if int(n) >= b.cfg.Workers {
+			return false
+		}
+		if b.workers.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// worker handles j, then every job handed to it until Run has finished.
+func (b *Broker) worker(j job) {
+	defer b.workers.Add(-1)
+	for {
+		b.handle(j)
+		select {
+		case j = <-b.jobs:
+		case <-b.workersDone:
+			return
+		}
+	}
+}
+
+// handle runs one job and replies; a panic is logged and answered with an
+// internal error instead of taking the replica down.
+func (b *Broker) handle(j job) {
+	defer b.inflight.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error("handler panic", "subject", j.msg.Subject, "panic", r)
+			b.reply(j.msg, encodeError(messages.CodeInternal, "internal error"))
+		}
+	}()
+	ctx := context.Background()
+	if !j.h.unbounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 2*b.cfg.StoreTimeout+5*time.Second)
+		defer cancel()
+	}
+	if out := j.h.fn(ctx, j.msg); out != nil {
+		b.reply(j.msg, out)
 	}
 }
 

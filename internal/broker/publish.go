@@ -90,9 +90,10 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 		b.log.Error("encode audit record", "err", err)
 		return
 	}
-	msg := &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data, Header: nats.Header{}}
-	// The request id and outcome de-duplicate retried appends in the stream.
-	msg.Header.Set(nats.MsgIdHdr, dec.RequestID+"/"+string(dec.ReasonCode))
+	// The request id and outcome de-duplicate retried appends in the
+	// stream. The header name is already canonical: no Header.Set.
+	msg := &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data,
+		Header: nats.Header{nats.MsgIdHdr: {dec.RequestID + "/" + string(dec.ReasonCode)}}}
 	// Acknowledgement failures reach auditFailed (jetstream.New option).
 	if _, err := b.js.PublishMsgAsync(msg); err != nil {
 		b.auditFailed(nil, msg, err)

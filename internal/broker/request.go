@@ -34,7 +34,6 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	if req.SessionID != sessionID {
 		return b.badMessage(&messages.FieldError{Field: "session_id", Problem: fmt.Sprintf("%q does not match the subject's session %q", req.SessionID, sessionID)})
 	}
-	log := b.log.With("request_id", req.RequestID, "session_id", req.SessionID, "tool", req.Tool)
 
 	pol := b.cfg.Policy.Current()
 	call := policy.Call{
@@ -55,7 +54,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		b.storeErr("lookup", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		dec := b.unavailableDecision(&req, pol.Version(), "cannot read the session's state (hard-stop signal, grants)")
 		result = "deny"
-		return b.finishAuto(&req, &d, dec, log)
+		return b.finishAuto(msg, &req, &d, dec)
 	}
 	if look.Existing != nil {
 		result = "retry"
@@ -69,16 +68,16 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	if look.Stopped {
 		dec := b.hardStopDecision(&req, pol.Version(), look.StopReason)
 		result = "deny"
-		return b.finishAuto(&req, &d, dec, log)
+		return b.finishAuto(msg, &req, &d, dec)
 	}
 
 	switch d.Action {
 	case policy.Deny:
 		result = "deny"
-		return b.finishAuto(&req, &d, b.policyDecision(&req, &d, pol.Version()), log)
+		return b.finishAuto(msg, &req, &d, b.policyDecision(&req, &d, pol.Version()))
 	case policy.Allow:
 		result = "allow"
-		return b.finishAuto(&req, &d, b.policyDecision(&req, &d, pol.Version()), log)
+		return b.finishAuto(msg, &req, &d, b.policyDecision(&req, &d, pol.Version()))
 	}
 	if scope, ok := grantCovers(&d, call.Tool, look.SessionTools, look.AgentGrants); ok {
 		result = "allow"
@@ -87,14 +86,14 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		dec.ReasonCode = messages.ReasonScopeGrant
 		dec.Reason = fmt.Sprintf("allowed by a standing %s grant (%s)", scope, d.Reason)
 		dec.Scope = scope
-		return b.finishAuto(&req, &d, dec, log)
+		return b.finishAuto(msg, &req, &d, dec)
 	}
 
 	rec, created, err := b.createPending(ctx, pol, &req, &d)
 	switch {
 	case errors.Is(err, session.ErrStopped):
 		result = "deny"
-		return b.finishAuto(&req, &d, b.hardStopDecision(&req, pol.Version(), ""), log)
+		return b.finishAuto(msg, &req, &d, b.hardStopDecision(&req, pol.Version(), ""))
 	case err != nil:
 		b.storeErr("create", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		result = "deny"
@@ -102,12 +101,12 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		if !errors.Is(err, session.ErrInvalid) {
 			b.withdraw(req, dec)
 		}
-		return b.finishAuto(&req, &d, dec, log)
+		return b.finishAuto(msg, &req, &d, dec)
 	}
 	if created {
 		result = "pending"
 		b.m.Pending.Inc()
-		log.Info("approval needed", "team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
+		b.requestLog(&req).Info("approval needed", "team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
 		b.announce(rec)
 	} else {
 		result = "retry"
@@ -118,16 +117,25 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	return encode(b.receiptFor(rec))
 }
 
-// finishAuto records an automatic decision (metrics, audit, log) and returns
-// its receipt. Automatic decisions are not stored: a retry re-evaluates and
+// finishAuto replies to an automatic decision, then records it (metrics,
+// audit, log), and returns nil: the reply is already sent. The receipt goes
+// first so that the agent does not wait behind the audit append on the
+// connection. Automatic decisions are not stored: a retry re-evaluates and
 // gets the same answer from the same policy and state.
-func (b *Broker) finishAuto(req *messages.Request, d *policy.Decision, dec messages.Decision, log *slog.Logger) []byte {
+func (b *Broker) finishAuto(msg *nats.Msg, req *messages.Request, d *policy.Decision, dec messages.Decision) []byte {
+	b.reply(msg, encode(messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec}))
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	b.audit(req, dec, riskOf(d))
-	if log.Enabled(context.Background(), slog.LevelDebug) {
-		log.Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", d.Rule)
+	if b.log.Enabled(context.Background(), slog.LevelDebug) {
+		b.requestLog(req).Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", d.Rule)
 	}
-	return encode(messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec})
+	return nil
+}
+
+// requestLog is the logger for one request. It is built only where a line
+// is written: the automatic path logs nothing at the default level.
+func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
+	return b.log.With("request_id", req.RequestID, "session_id", req.SessionID, "tool", req.Tool)
 }
 
 // createPending stores an ask as pending with the question it publishes.
