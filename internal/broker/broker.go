@@ -168,7 +168,11 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 		b.log.Warn("audit stream disabled: decisions are not recorded in JetStream")
 		return nil
 	}
-	js, err := jetstream.New(b.nc,
+	jsConn := b.cfg.AuditConn
+	if jsConn == nil {
+		jsConn = b.nc
+	}
+	js, err := jetstream.New(jsConn,
 		jetstream.WithPublishAsyncErrHandler(b.auditFailed),
 		jetstream.WithPublishAsyncMaxPending(4096))
 	if err != nil {

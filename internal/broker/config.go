@@ -44,6 +44,10 @@ type Config struct {
 	// Conn is the NATS connection the broker serves on (required). The
 	// broker does not close it; the owner drains it after Run returns.
 	Conn *nats.Conn
+	// AuditConn, when set, carries the JetStream traffic (audit appends and
+	// their acknowledgements, the modes bucket). Optional; Conn otherwise.
+	// The broker does not close it.
+	AuditConn *nats.Conn
 	// Store holds the shared state (required).
 	Store session.Store
 	// Policy gives the policy in force (required).

@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		return fmt.Errorf("--approver-keys: %w", err)
 	}
 
-	var nc *nats.Conn
+	var nc, auditNC *nats.Conn
 	var store session.Store
 	if o.Dev {
 		srv, err := startEmbeddedNATS(o, log)
@@ -80,33 +80,43 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		if err != nil {
 			return fmt.Errorf("connect to the embedded NATS server: %w", err)
 		}
+		if !o.NoAudit {
+			auditNC, err = nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(o.NATSName+"-audit"), nats.MaxReconnects(-1))
+			if err != nil {
+				nc.Close()
+				return fmt.Errorf("connect to the embedded NATS server: %w", err)
+			}
+		}
 		store = memstore.New(memstore.Options{Retention: o.RedisRetention})
 		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
 	} else {
 		var err error
-		nc, err = connectNATS(o, log)
+		nc, err = connectNATS(o, o.NATSName, log)
 		if err != nil {
 			return err
+		}
+		if !o.NoAudit {
+			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log); err != nil {
+				nc.Close()
+				return err
+			}
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
 		cancel()
 		if err != nil {
 			nc.Close()
+			if auditNC != nil {
+				auditNC.Close()
+			}
 			return fmt.Errorf("redis: %w", err)
 		}
 	}
 	cleanups = append(cleanups, func() { _ = store.Close() })
-	cleanups = append(cleanups, func() {
-		if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-			log.Warn("drain NATS connection", "err", err)
-			nc.Close()
-			return
-		}
-		for !nc.IsClosed() {
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
+	cleanups = append(cleanups, func() { drain(nc, log) })
+	if auditNC != nil {
+		cleanups = append(cleanups, func() { drain(auditNC, log) })
+	}
 
 	replica := o.Replica
 	if replica == "" {
@@ -115,6 +125,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	}
 	b, err := broker.New(broker.Config{
 		Conn:            nc,
+		AuditConn:       auditNC,
 		Store:           store,
 		Policy:          pol,
 		Logger:          log,
@@ -227,9 +238,24 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
 	return srv, nil
 }
 
-func connectNATS(o Options, log *slog.Logger) (*nats.Conn, error) {
+// drain lets a connection's pending messages go out, then closes it.
+func drain(nc *nats.Conn, log *slog.Logger) {
+	if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		log.Warn("drain NATS connection", "name", nc.Opts.Name, "err", err)
+		nc.Close()
+		return
+	}
+	for !nc.IsClosed() {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// connectNATS opens one connection with the configured credentials. The
+// broker opens two: one for requests and replies, one for its JetStream
+// traffic (docs/OPERATIONS.md).
+func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{
-		nats.Name(o.NATSName),
+		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),

@@ -150,6 +150,7 @@ func (p *Plane) StartReplica(name string) *Replica {
 	nc := p.NATS.Connect(t)
 	b, err := broker.New(broker.Config{
 		Conn:          nc,
+		AuditConn:     p.NATS.Connect(t),
 		Store:         store,
 		Policy:        broker.StaticPolicy{P: p.Policy},
 		Logger:        testLogger().With("replica", name),
