@@ -2,7 +2,7 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -85,7 +85,9 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	if risk.Tier != "" {
 		rec.Risk = &risk
 	}
-	data, err := json.Marshal(rec)
+	// One allocation: the message keeps its data until the append is
+	// acknowledged, so the buffer cannot be pooled.
+	data, err := rec.AppendJSON(make([]byte, 0, 1024+len(req.Arguments)))
 	if err != nil {
 		b.log.Error("encode audit record", "err", err)
 		return
@@ -97,6 +99,26 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	// Acknowledgement failures reach auditFailed (jetstream.New option).
 	if _, err := b.js.PublishMsgAsync(msg); err != nil {
 		b.auditFailed(nil, msg, err)
+	}
+}
+
+// receiptBufs recycles the buffers receipts are encoded into: Respond
+// copies the data into the connection's buffer before it returns.
+var receiptBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// replyReceipt encodes rc without reflection and replies with it.
+func (b *Broker) replyReceipt(msg *nats.Msg, rc *messages.Receipt) {
+	bp := receiptBufs.Get().(*[]byte)
+	data, err := rc.AppendJSON((*bp)[:0])
+	if err != nil {
+		// encode reports what json.Marshal makes of it.
+		b.reply(msg, encode(rc))
+	} else {
+		b.reply(msg, data)
+	}
+	if cap(data) <= 64<<10 {
+		*bp = data[:0]
+		receiptBufs.Put(bp)
 	}
 }
 

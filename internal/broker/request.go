@@ -123,7 +123,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 // connection. Automatic decisions are not stored: a retry re-evaluates and
 // gets the same answer from the same policy and state.
 func (b *Broker) finishAuto(msg *nats.Msg, req *messages.Request, d *policy.Decision, dec messages.Decision) []byte {
-	b.reply(msg, encode(messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec}))
+	b.replyReceipt(msg, &messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec})
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	b.audit(req, dec, riskOf(d))
 	if b.log.Enabled(context.Background(), slog.LevelDebug) {
