@@ -85,9 +85,12 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	if risk.Tier != "" {
 		rec.Risk = &risk
 	}
-	// One allocation: the message keeps its data until the append is
-	// acknowledged, so the buffer cannot be pooled.
-	data, err := rec.AppendJSON(make([]byte, 0, 1024+len(req.Arguments)))
+	// Encoded in a pooled buffer, then copied once at its exact size: the
+	// message keeps its data until the append is acknowledged.
+	bp := encodeBufs.Get().(*[]byte)
+	enc, err := rec.AppendJSON((*bp)[:0])
+	data := append([]byte(nil), enc...)
+	putEncodeBuf(bp, enc)
 	if err != nil {
 		b.log.Error("encode audit record", "err", err)
 		return
@@ -102,24 +105,29 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	}
 }
 
-// receiptBufs recycles the buffers receipts are encoded into: Respond
-// copies the data into the connection's buffer before it returns.
-var receiptBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// encodeBufs recycles the buffers messages are encoded into.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
-// replyReceipt encodes rc without reflection and replies with it.
+// putEncodeBuf returns a buffer (as grown by its last use) to the pool,
+// unless one large message made it too big to keep.
+func putEncodeBuf(bp *[]byte, used []byte) {
+	if cap(used) <= 64<<10 {
+		*bp = used[:0]
+		encodeBufs.Put(bp)
+	}
+}
+
+// replyReceipt encodes rc without reflection and replies with it; Respond
+// copies the data into the connection's buffer before it returns.
 func (b *Broker) replyReceipt(msg *nats.Msg, rc *messages.Receipt) {
-	bp := receiptBufs.Get().(*[]byte)
+	bp := encodeBufs.Get().(*[]byte)
 	data, err := rc.AppendJSON((*bp)[:0])
 	if err != nil {
-		// encode reports what json.Marshal makes of it.
-		b.reply(msg, encode(rc))
+		b.reply(msg, encodeError(messages.CodeInternal, "cannot encode reply: "+err.Error()))
 	} else {
 		b.reply(msg, data)
 	}
-	if cap(data) <= 64<<10 {
-		*bp = data[:0]
-		receiptBufs.Put(bp)
-	}
+	putEncodeBuf(bp, data)
 }
 
 func (b *Broker) auditFailed(_ jetstream.JetStream, msg *nats.Msg, err error) {
