@@ -592,7 +592,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	}
 	e.applySafety(&d, safety)
 	d.Shell = &analysis
-	if len(scripts) == 1 {
+	if len(scripts) == 1 && d.Action == Ask {
+		// Only a question has an "Always" answer: allows and denies skip
+		// the work (the hot path of automatic decisions).
 		d.Always = AlwaysPatterns(analysis)
 	}
 	return d

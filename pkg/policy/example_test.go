@@ -113,7 +113,7 @@ func ExampleRunCheck() {
 	err := policy.RunCheck(in, os.Stdout, p, "")
 	fmt.Println(errors.Is(err, policy.ErrInvalidLines))
 	// Output:
-	// {"line":1,"tool":"bash","action":"allow","tier":"exec","reason":"rule bash(git diff *) allows \"git diff --stat\"","rule":"bash(git diff *)","layer":"static","subcommands":[{"command":"git diff --stat","words":["git","diff","--stat"],"kind":"command","action":"allow","rule":"bash(git diff *)","reason":"rule bash(git diff *) allows \"git diff --stat\""}],"always":["git diff *"]}
+	// {"line":1,"tool":"bash","action":"allow","tier":"exec","reason":"rule bash(git diff *) allows \"git diff --stat\"","rule":"bash(git diff *)","layer":"static","subcommands":[{"command":"git diff --stat","words":["git","diff","--stat"],"kind":"command","action":"allow","rule":"bash(git diff *)","reason":"rule bash(git diff *) allows \"git diff --stat\""}]}
 	// {"line":2,"tool":"read_file","action":"deny","tier":"read","reason":"rule read_file(*.env) denies \".env\"","rule":"read_file(*.env)","layer":"static"}
 	// {"line":3,"error":"invalid request: unexpected EOF"}
 	// true

@@ -75,7 +75,8 @@ type Decision struct {
 	// that cannot be analysed.
 	Grantable bool
 	// Always holds the arity-prefix patterns an "Always" answer would grant
-	// for a shell call; nil when the command has none (unprefixable).
+	// for a shell call that asks; nil when the call does not ask (there is
+	// no answer to give) or the command has none (unprefixable).
 	Always []string
 	// Shell is the analysis of the command when the tool is a shell tool
 	// (nil otherwise). Grant matching uses it (PrefixCovered).
