@@ -14,7 +14,7 @@ run() { echo "+ $*" >&2; "$@"; }
 for s in "${sections[@]}"; do
 	case "$s" in
 	policy)
-		run go test -run='^$' -bench=. -benchmem -count=6 ./pkg/policy/ ./pkg/messages/
+		run go test -run='^$' -bench=. -benchmem -count=8 ./pkg/policy/ ./pkg/messages/
 		;;
 	state)
 		run go test -run='^$' -bench='BenchmarkHotPath' -benchmem -benchtime=5000x -count=10 ./pkg/session/redisstore/
@@ -24,7 +24,7 @@ for s in "${sections[@]}"; do
 		run go test -run='^$' -bench=. -benchmem -benchtime=500x -count=3 ./pkg/session/memstore/ ./pkg/reaper/
 		;;
 	broker)
-		run go test -run='^$' -bench=Broker -benchtime=5000x -count=6 -timeout=30m ./internal/broker/
+		run go test -run='^$' -bench=Broker -benchtime=5000x -count=5 -timeout=30m ./internal/broker/
 		;;
 	approvers)
 		run go test -run='^$' -bench=. -benchmem -count=3 ./internal/approverbot/...

@@ -27,7 +27,7 @@ import (
 // Each runs twice: serial (one request at a time: latency without queueing)
 // and parallel (16 requests in flight: throughput).
 //
-//	go test -run='^$' -bench=Broker -benchtime=5000x -count=6 ./internal/broker/
+//	go test -run='^$' -bench=Broker -benchtime=5000x -count=5 ./internal/broker/
 
 // benchLatencies runs op from `workers` goroutines until b.N calls are done
 // and reports p50/p99 latency and throughput.

@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // The codec benchmarks come in pairs: Decode against plain json.Unmarshal of
@@ -95,4 +96,50 @@ func BenchmarkParseDecisionSubject(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchAudit is an audit record shaped like the broker's for an automatic
+// shell decision.
+func benchAudit() AuditRecord {
+	at := time.Date(2026, 11, 22, 2, 40, 1, 123456789, time.UTC)
+	return AuditRecord{
+		V: Version,
+		Request: Request{V: Version, RequestID: "9ZbJq3ydPmO8WvA4nLq1Xk", SessionID: "sess-42", AgentID: "pod-7",
+			Tool: "bash", Arguments: json.RawMessage(`{"command":"git log --oneline -n 20 | grep fix | head -5"}`)},
+		Decision: Decision{V: Version, RequestID: "9ZbJq3ydPmO8WvA4nLq1Xk", SessionID: "sess-42", Tool: "bash",
+			Outcome: OutcomeAllow, ReasonCode: ReasonPolicyAllow, Reason: `rule bash(git log *) allows "git log --oneline -n 20"`,
+			DecidedBy: Decider{Kind: DeciderPolicy, ID: "broker-1"}, DecidedAt: at, PolicyVersion: "sha256:0f3a9c"},
+		Risk: &Risk{Tier: "exec", Rule: "bash(git log *)", Reason: `rule bash(git log *) allows "git log --oneline -n 20"`,
+			Subcommands: []Verdict{
+				{Command: "git log --oneline -n 20", Words: []string{"git", "log", "--oneline", "-n", "20"}, Kind: "command", Action: "allow", Rule: "bash(git log *)"},
+				{Command: "grep fix", Words: []string{"grep", "fix"}, Kind: "command", Action: "allow", Rule: "bash(grep *)"},
+				{Command: "head -5", Words: []string{"head", "-5"}, Kind: "command", Action: "allow", Rule: "bash(head *)"},
+			}},
+		Replica:  "broker-1",
+		Recorded: at,
+	}
+}
+
+// BenchmarkEncodeAuditRecord compares AppendJSON (what the broker uses on
+// every automatic decision) with json.Marshal of the same record.
+func BenchmarkEncodeAuditRecord(b *testing.B) {
+	rec := benchAudit()
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(&rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		buf := make([]byte, 0, 2048)
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if buf, err = rec.AppendJSON(buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
