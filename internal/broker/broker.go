@@ -117,7 +117,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		return err
 	}
 	if err := b.subscribe(); err != nil {
-		b.unsubscribe()
+		b.stopServing()
 		return err
 	}
 	b.ready.Store(true)
@@ -136,7 +136,7 @@ func (b *Broker) Run(ctx context.Context) error {
 			Logger:    b.log,
 		})
 		if err != nil {
-			b.unsubscribe()
+			b.stopServing()
 			return fmt.Errorf("broker: reaper: %w", err)
 		}
 		wg.Add(1)
@@ -151,9 +151,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	b.ready.Store(false)
 	b.log.Info("broker draining")
-	b.unsubscribe()
-	b.inflight.Wait()
-	close(b.workersDone)
+	b.stopServing()
 	b.bgCancel()
 	b.background.Wait()
 	stop()
@@ -277,6 +275,14 @@ func (b *Broker) subscribe() error {
 	}
 	b.subs = append(b.subs, sub)
 	return b.nc.Flush()
+}
+
+// stopServing stops taking messages, lets the ones in flight finish, and
+// ends the workers.
+func (b *Broker) stopServing() {
+	b.unsubscribe()
+	b.inflight.Wait()
+	close(b.workersDone)
 }
 
 func (b *Broker) unsubscribe() {
