@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,6 +98,9 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec})
 	cancel()
 	if err != nil {
+		if !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrNotFound) {
+			b.reconcileDecide(rec, resp.Approver.ID, dec, grant)
+		}
 		return b.storeFailure("decide", err)
 	}
 	if !res.Applied {
@@ -114,6 +118,14 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, ApprovalsSoFar: rec.Approvals,
 			Reason: fmt.Sprintf("approval %d of %d counted", len(rec.Approvals), rec.ApprovalsRequired)})
 	}
+	b.afterSettle(ctx, rec, grant, resp.Approver.ID, log)
+	return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, Decision: rec.Decision, ApprovalsSoFar: rec.Approvals})
+}
+
+// afterSettle runs what follows a response that settled rec: the grants it
+// gives (and the cascade they allow) or the hard stop it orders, then the
+// decision published to the agent, the devices and the audit log.
+func (b *Broker) afterSettle(ctx context.Context, rec *session.Record, grant []session.Grant, approverID string, log *slog.Logger) {
 	// Standing state first, then the news: an agent that gets this decision
 	// may send its next call at once, and that call must already see the
 	// grant or the stop signal.
@@ -125,7 +137,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 			b.cascade(ctx, rec, grant[0].Kind, log)
 		}
 	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard:
-		stopped := b.hardStop(ctx, rec, resp.Approver.ID)
+		stopped := b.hardStop(ctx, rec, approverID)
 		b.settled(rec, *rec.Decision)
 		for _, o := range stopped {
 			log.Info("hard stop rejected pending request", "stopped_request_id", o.ID)
@@ -134,7 +146,57 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	default:
 		b.settled(rec, *rec.Decision)
 	}
-	return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, Decision: rec.Decision, ApprovalsSoFar: rec.Approvals})
+}
+
+// reconcileFor bounds how long a replica follows up a failed Decide.
+const reconcileFor = 15 * time.Second
+
+// reconcileDecide follows up a Decide call that failed: its write may still
+// have reached the store (Redis ran it after the broker gave up), and then
+// the request is settled but no replica published the decision, stored the
+// grants or stopped the session. Until reconcileFor has passed it reads the
+// request again: settled by this very decision (same approver, same
+// decided_at), it runs what the response would have; counted towards a
+// quorum, it shows the new count; settled otherwise, or gone, it stops.
+// While the request is pending without this vote it keeps looking, as the
+// write may still be on its way; the approver was told to try again.
+func (b *Broker) reconcileDecide(rec *session.Record, approverID string, dec messages.Decision, grant []session.Grant) {
+	log := b.log.With("request_id", rec.ID, "session_id", rec.SessionID, "approver", approverID)
+	b.background.Add(1)
+	go func() {
+		defer b.background.Done()
+		ctx, cancel := context.WithTimeout(b.bgCtx, reconcileFor)
+		defer cancel()
+		backoff := 100 * time.Millisecond
+		for {
+			sctx, scancel := b.storeCtx(ctx)
+			cur, err := b.store.Get(sctx, rec.SessionID, rec.ID)
+			scancel()
+			switch {
+			case errors.Is(err, session.ErrNotFound):
+				return
+			case err != nil:
+			case cur.State != messages.StatePending:
+				if cur.Decision != nil && cur.Decision.DecidedBy.ID == approverID && cur.Decision.DecidedAt.Equal(dec.DecidedAt) {
+					log.Warn("a response settled the request after its store call had failed; publishing the decision now")
+					b.afterSettle(ctx, cur, grant, approverID, log)
+				}
+				return
+			case slices.Contains(cur.Approvals, approverID):
+				b.announce(cur)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				if err != nil {
+					log.Error("could not check whether a failed response reached the store", "err", err)
+				}
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+		}
+	}()
 }
 
 // authorize returns why approverID may not answer rec ("" when allowed). A
