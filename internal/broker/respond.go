@@ -162,41 +162,31 @@ const reconcileFor = 15 * time.Second
 // write may still be on its way; the approver was told to try again.
 func (b *Broker) reconcileDecide(rec *session.Record, approverID string, dec messages.Decision, grant []session.Grant) {
 	log := b.log.With("request_id", rec.ID, "session_id", rec.SessionID, "approver", approverID)
-	b.background.Add(1)
-	go func() {
-		defer b.background.Done()
-		ctx, cancel := context.WithTimeout(b.bgCtx, reconcileFor)
-		defer cancel()
-		backoff := 100 * time.Millisecond
-		for {
-			sctx, scancel := b.storeCtx(ctx)
-			cur, err := b.store.Get(sctx, rec.SessionID, rec.ID)
-			scancel()
-			switch {
-			case errors.Is(err, session.ErrNotFound):
-				return
-			case err != nil:
-			case cur.State != messages.StatePending:
-				if cur.Decision != nil && cur.Decision.DecidedBy.ID == approverID && cur.Decision.DecidedAt.Equal(dec.DecidedAt) {
-					log.Warn("a response settled the request after its store call had failed; publishing the decision now")
-					b.afterSettle(ctx, cur, grant, approverID, log)
-				}
-				return
-			case slices.Contains(cur.Approvals, approverID):
-				b.announce(cur)
-				return
+	b.followUp(reconcileFor, func(ctx context.Context) (bool, error) {
+		sctx, cancel := b.storeCtx(ctx)
+		cur, err := b.store.Get(sctx, rec.SessionID, rec.ID)
+		cancel()
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			return true, nil
+		case err != nil:
+			return false, err
+		case cur.State != messages.StatePending:
+			if cur.Decision != nil && cur.Decision.DecidedBy.ID == approverID && cur.Decision.DecidedAt.Equal(dec.DecidedAt) {
+				log.Warn("a response settled the request after its store call had failed; publishing the decision now")
+				b.afterSettle(ctx, cur, grant, approverID, log)
 			}
-			select {
-			case <-ctx.Done():
-				if err != nil {
-					log.Error("could not check whether a failed response reached the store", "err", err)
-				}
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 2*time.Second)
+			return true, nil
+		case slices.Contains(cur.Approvals, approverID):
+			b.announce(cur)
+			return true, nil
 		}
-	}()
+		return false, nil // not there yet: the write may still be on its way
+	}, func(err error) {
+		if err != nil {
+			log.Error("could not check whether a failed response reached the store", "err", err)
+		}
+	})
 }
 
 // authorize returns why approverID may not answer rec ("" when allowed). A

@@ -23,31 +23,47 @@ const withdrawFor = 10 * time.Minute
 // store answers. Only the approver devices hear of it (resolved); the agent
 // has its decision.
 func (b *Broker) withdraw(req messages.Request, dec messages.Decision) {
+	b.followUp(withdrawFor, func(ctx context.Context) (bool, error) {
+		sctx, cancel := b.storeCtx(ctx)
+		res, err := b.store.Settle(sctx, req.SessionID, req.RequestID, messages.StateCancelled, dec)
+		cancel()
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			return true, nil // the create never ran
+		case err != nil:
+			return false, err
+		}
+		if res.Applied {
+			b.log.Warn("withdrew a request stored after its creation had failed",
+				"request_id", req.RequestID, "session_id", req.SessionID)
+			b.announceSettled(res.Record, dec, false)
+		}
+		return true, nil
+	}, func(err error) {
+		b.log.Error("could not withdraw a request whose creation failed; it may stay pending until it expires",
+			"request_id", req.RequestID, "session_id", req.SessionID, "err", err)
+	})
+}
+
+// followUp runs try in the background until it reports done, again after
+// 100 ms, doubling to 2 s, for at most limit (or until Run shuts down); then
+// giveUp gets the last error try returned (nil when it only found nothing to
+// do yet). Run waits for it through b.background.
+func (b *Broker) followUp(limit time.Duration, try func(context.Context) (bool, error), giveUp func(error)) {
 	b.background.Add(1)
 	go func() {
 		defer b.background.Done()
-		ctx, cancel := context.WithTimeout(b.bgCtx, withdrawFor)
+		ctx, cancel := context.WithTimeout(b.bgCtx, limit)
 		defer cancel()
 		backoff := 100 * time.Millisecond
 		for {
-			sctx, scancel := b.storeCtx(ctx)
-			res, err := b.store.Settle(sctx, req.SessionID, req.RequestID, messages.StateCancelled, dec)
-			scancel()
-			switch {
-			case errors.Is(err, session.ErrNotFound):
-				return // the create never ran
-			case err == nil:
-				if res.Applied {
-					b.log.Warn("withdrew a request stored after its creation had failed",
-						"request_id", req.RequestID, "session_id", req.SessionID)
-					b.announceSettled(res.Record, dec, false)
-				}
+			done, err := try(ctx)
+			if done {
 				return
 			}
 			select {
 			case <-ctx.Done():
-				b.log.Error("could not withdraw a request whose creation failed; it may stay pending until it expires",
-					"request_id", req.RequestID, "session_id", req.SessionID, "err", err)
+				giveUp(err)
 				return
 			case <-time.After(backoff):
 			}

@@ -30,14 +30,16 @@ func (s lateWrites) Create(ctx context.Context, r session.Request) (*session.Rec
 	return nil, false, fmt.Errorf("create: %w", session.ErrUnavailable)
 }
 
-func TestARequestStoredAfterItsCreateFailedIsWithdrawn(t *testing.T) {
+// loneBroker runs one broker on store, with the test policy and no reaper,
+// on a NATS server of its own, and returns the server once it serves.
+func loneBroker(t *testing.T, store session.Store) *testenv.NATSServer {
+	t.Helper()
 	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memstore.New(memstore.Options{})
 	ns := testenv.NATS(t)
-	b, err := broker.New(broker.Config{Conn: ns.Connect(t), Store: lateWrites{mem}, Policy: broker.StaticPolicy{P: pol},
+	b, err := broker.New(broker.Config{Conn: ns.Connect(t), Store: store, Policy: broker.StaticPolicy{P: pol},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableReaper: true})
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +48,12 @@ func TestARequestStoredAfterItsCreateFailedIsWithdrawn(t *testing.T) {
 	for b.Ready(context.Background()) != nil {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return ns
+}
+
+func TestARequestStoredAfterItsCreateFailedIsWithdrawn(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	ns := loneBroker(t, lateWrites{mem})
 
 	c, err := client.New(ns.Connect(t), client.WithSession("s-late"), client.WithAgent("pod-1"))
 	if err != nil {
@@ -92,22 +100,9 @@ func (s lateDecides) Decide(ctx context.Context, sessionID, id string, v session
 // instead of leaving the agent to find out by polling, and the session
 // grant the approver gave covers the next call.
 func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
-	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	mem := memstore.New(memstore.Options{})
 	fail := new(atomic.Bool)
-	ns := testenv.NATS(t)
-	b, err := broker.New(broker.Config{Conn: ns.Connect(t), Store: lateDecides{mem, fail}, Policy: broker.StaticPolicy{P: pol},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableReaper: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	brokertest.Run(t, "broker.Run", b.Run)
-	for b.Ready(context.Background()) != nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	ns := loneBroker(t, lateDecides{mem, fail})
 	devices := ns.Connect(t)
 	resolved, err := devices.SubscribeSync(messages.Subjects{}.Resolved("default"))
 	if err != nil {
@@ -164,21 +159,8 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 // A vote that failed and never reached the store changes nothing: the
 // request stays open for the approver's retry.
 func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
-	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	mem := memstore.New(memstore.Options{})
-	ns := testenv.NATS(t)
-	b, err := broker.New(broker.Config{Conn: ns.Connect(t), Store: lostDecides{mem}, Policy: broker.StaticPolicy{P: pol},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DisableReaper: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	brokertest.Run(t, "broker.Run", b.Run)
-	for b.Ready(context.Background()) != nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	ns := loneBroker(t, lostDecides{mem})
 	c, err := client.New(ns.Connect(t), client.WithSession("s-lost"), client.WithAgent("pod-1"), client.WithStatusInterval(time.Hour))
 	if err != nil {
 		t.Fatal(err)
