@@ -518,6 +518,9 @@ func (d *decoder) agents(n *yaml.Node, where string) error {
 				if l.mode, err = ParseMode(s); err != nil {
 					return d.errf(f.val, f.location, "%v", err)
 				}
+				if modeLooseness(l.mode) > modeLooseness(d.p.mode) {
+					return d.errf(f.val, f.location, "mode %s allows more than the policy mode %s: an agent type is named by the agent itself, so its mode may only be as strict or stricter (always-ask, then auto-edit, then yolo)", l.mode, d.p.mode)
+				}
 			case "rules":
 				if err := d.rules(f.val, f.location, l); err != nil {
 					return err

@@ -36,7 +36,7 @@ rules:
   - { rule: "@shell(*)", action: allow }
 agents:
   explore:
-    mode: yolo
+    mode: always-ask
     rules:
       - { rule: "*", action: deny }
       - { rule: "read_file", action: allow }
@@ -53,6 +53,7 @@ tools:
 	f.Add([]byte("rules:\n  - &r { rule: bash, action: deny }\n  - *r\n"))
 	f.Add([]byte("mode: yolo\n---\nmode: always-ask\n"))
 	f.Add([]byte("teams: { oncall: { members: [a], approvals_required: 2 } }\n"))
+	f.Add([]byte("mode: always-ask\nagents:\n  general:\n    rules: [ { rule: bash, action: allow }, { rule: write_file, action: allow } ]\n"))
 	f.Add([]byte("{"))
 	f.Add([]byte("- [a, b]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -84,6 +85,10 @@ tools:
 					}
 				}
 				for _, c := range []Call{
+					{Tool: "read_file", Arguments: args("path", "src/a.go")},
+					{Tool: "write_file", Arguments: args("path", "docs/a.md")},
+					{Tool: "bash", Arguments: cmd("make build")},
+					{Tool: "bash", Arguments: cmd("git diff HEAD")},
 					{Tool: "read_file", Arguments: args("path", "/home/dev/.env")},
 					{Tool: "write_file", Arguments: args("file_path", "../../etc/passwd")},
 					{Tool: "mcp__github__create_issue"},
@@ -98,6 +103,14 @@ tools:
 					}
 					if d.Reason == "" {
 						t.Fatalf("%+v: no reason", c)
+					}
+					// The agent names its own type: naming one must
+					// never allow what the call without it would not.
+					if agent != "" && d.Action == Allow {
+						c.AgentType = ""
+						if base := p.Evaluate(c); base.Action != Allow {
+							t.Fatalf("%+v: allowed as agent type %q (%s), %s without it (%s)", c, agent, d.Reason, base.Action, base.Reason)
+						}
 					}
 				}
 			}

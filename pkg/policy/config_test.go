@@ -242,6 +242,11 @@ rules:
 			src:  "agents:\n  explore: {}\n  Explore: {}\n",
 			want: `policy.yaml:3:3: agents: agent type "Explore" is defined twice (agent types are case-insensitive)`,
 		},
+		{
+			name: "an agent mode looser than the policy's",
+			src:  "mode: auto-edit\nagents:\n  ci:\n    mode: yolo\n",
+			want: `policy.yaml:4:11: agents.ci.mode: mode yolo allows more than the policy mode auto-edit: an agent type is named by the agent itself, so its mode may only be as strict or stricter (always-ask, then auto-edit, then yolo)`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

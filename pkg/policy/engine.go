@@ -67,6 +67,11 @@ type evaluation struct {
 	mode  Mode
 	kind  toolKind
 	agent *ruleLayer
+	// baseMode is the mode of the call without its agent type: the admin's
+	// override, else the policy mode. The agent type is the agent's own
+	// claim, so its layer and mode may restrict a call, never allow more
+	// than this mode and the static rules would.
+	baseMode Mode
 }
 
 // Evaluate judges one call against the policy: the agent-type layer (its
@@ -84,6 +89,10 @@ func (p *Policy) Evaluate(c Call) Decision {
 		if e.agent != nil && e.agent.mode != "" {
 			e.mode = e.agent.mode
 		}
+	}
+	e.baseMode = c.Mode
+	if e.baseMode == "" {
+		e.baseMode = p.mode
 	}
 	if e.tool == "" {
 		s := subject{kind: subjName, tier: e.tier, floor: "the call names no tool", floorLayer: "input", ungrantable: true}
@@ -130,14 +139,22 @@ func (e *evaluation) judge(s *subject) verdict {
 			hit = r
 		}
 	}
-	if r := e.p.static.lastMatch(e, s); r != nil {
-		hit = r
+	static := e.p.static.lastMatch(e, s)
+	if static != nil {
+		hit = static
 	}
 	var v verdict
 	if hit != nil {
 		v = verdict{action: hit.action, rule: hit, layer: hit.layer.name, reason: e.ruleReason(hit, s)}
 	} else {
 		v = e.modeVerdict(s)
+	}
+	if v.action == Allow && static == nil && e.agent != nil && !modeAllows(e.baseMode, s.tier) {
+		// Allowed by the agent layer (a rule or its mode) where the static
+		// rules say nothing and the call's mode without the agent type
+		// asks: an agent cannot talk itself into more by naming a type.
+		v = verdict{action: Ask, layer: "mode", reason: e.modeReason(e.baseMode, Ask, s,
+			" (agent type "+e.agent.agent+" may restrict the policy, not loosen it)")}
 	}
 	if s.floor != "" {
 		switch v.action {
@@ -165,25 +182,37 @@ func modeAllows(m Mode, t Tier) bool {
 	}
 }
 
+// modeLooseness orders the modes by how much they allow.
+func modeLooseness(m Mode) int {
+	switch m {
+	case ModeYolo:
+		return 2
+	case ModeAutoEdit:
+		return 1
+	}
+	return 0
+}
+
 func (e *evaluation) modeVerdict(s *subject) verdict {
 	a := Ask
 	if modeAllows(e.mode, s.tier) {
 		a = Allow
 	}
-	// One concatenation, one allocation: this is the hot path of every
-	// call no rule covers.
-	var reason string
+	return verdict{action: a, layer: "mode", reason: e.modeReason(e.mode, a, s, "")}
+}
+
+// modeReason says why mode m gives a to s, then note. One concatenation,
+// one allocation: this is the hot path of every call no rule covers.
+func (e *evaluation) modeReason(m Mode, a Action, s *subject, note string) string {
 	switch s.kind {
 	case subjCommand:
-		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"`
+		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"` + note
 	case subjRedirect:
-		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"`
-	default:
-		// The mode judges paths by the tool's tier alone: naming the path
-		// would suggest otherwise.
-		reason = string(e.mode) + " mode " + verb(a) + " " + string(s.tier) + "-tier tool " + e.name
+		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"` + note
 	}
-	return verdict{action: a, layer: "mode", reason: reason}
+	// The mode judges paths by the tool's tier alone: naming the path
+	// would suggest otherwise.
+	return string(m) + " mode " + verb(a) + " " + string(s.tier) + "-tier tool " + e.name + note
 }
 
 func (e *evaluation) ruleReason(r *rule, s *subject) string {

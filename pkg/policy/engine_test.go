@@ -224,7 +224,7 @@ agents:
 		{name: "an unknown agent type has no layer", tool: "write_file", args: args("path", "a.go"), agentType: "nobody", want: Allow, wantLayer: "static"},
 		{name: "without an agent type the static layer decides", tool: "mcp__x__y", want: Ask, wantLayer: "mode"},
 		{name: "the agent veto applies to each sub-command", tool: "bash", args: args("command", "ls -la && make"), agentType: "explore", want: Deny, wantLayer: "agent:explore"},
-		{name: "agent allow of a shell tool is merged with static rules", tool: "bash", args: args("command", "make build"), agentType: "general", want: Allow, wantRule: "bash", wantLayer: "agent:general"},
+		{name: "an agent allow does not loosen what the policy asks", tool: "bash", args: args("command", "make build"), agentType: "general", want: Ask, wantLayer: "mode"},
 		{name: "a static rule after the agent allow wins", tool: "bash", args: args("command", "ls -la"), agentType: "general", want: Allow, wantRule: "bash(ls *)", wantLayer: "static"},
 	})
 	if got := p.ModeFor("explore"); got != ModeAlwaysAsk {
@@ -233,6 +233,13 @@ agents:
 	if got := p.ModeFor("general"); got != ModeAutoEdit {
 		t.Errorf("ModeFor(general) = %s, want the policy's auto-edit", got)
 	}
+	// Without an agent type, or with an unknown one, the same call asks:
+	// naming a type must not buy more.
+	runEvalCases(t, p, []evalCase{
+		{name: "the same call without an agent type asks", tool: "bash", args: args("command", "make build"), want: Ask, wantLayer: "mode"},
+		{name: "an agent allow counts where the policy allows anyway", tool: "write_file", args: args("path", "a.go"), agentType: "general", want: Allow, wantLayer: "static"},
+		{name: "an admin's mode override is the base an agent allow is held to", tool: "bash", args: args("command", "make build"), agentType: "general", mode: ModeYolo, want: Allow},
+	})
 	// explore's mode is always-ask: a write its rules do not cover asks.
 	p2 := mustParse(t, `
 mode: yolo
