@@ -110,18 +110,7 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 	}
 	_ = devices.Flush()
 
-	// No status polling: only a published decision can reach the agent.
-	c, err := client.New(ns.Connect(t), client.WithSession("s-late"), client.WithAgent("pod-1"), client.WithStatusInterval(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pending := brokertest.Ask(ctx, c, "late-ok", "bash", brokertest.Bash("make deploy"))
-	waitFor(t, func() bool {
-		open, _ := mem.ListPendingTeam(context.Background(), "default")
-		return len(open) == 1
-	})
+	c, pending := askUntilOpen(t, ns, mem, "s-late", "late-ok")
 
 	fail.Store(true)
 	data, _ := json.Marshal(messages.Response{V: 1, RequestID: "late-ok", SessionID: "s-late",
@@ -149,7 +138,7 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 		t.Fatalf("resolved %s", m.Data)
 	}
 	// The session grant was stored: the next call of the tool is allowed.
-	next, err := c.Request(ctx, client.Call{Tool: "bash", Arguments: brokertest.Bash("make test")})
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make test")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,17 +150,7 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	ns := loneBroker(t, lostDecides{mem})
-	c, err := client.New(ns.Connect(t), client.WithSession("s-lost"), client.WithAgent("pod-1"), client.WithStatusInterval(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pending := brokertest.Ask(ctx, c, "lost-1", "bash", brokertest.Bash("make deploy"))
-	waitFor(t, func() bool {
-		open, _ := mem.ListPendingTeam(context.Background(), "default")
-		return len(open) == 1
-	})
+	_, pending := askUntilOpen(t, ns, mem, "s-lost", "lost-1")
 	devices := ns.Connect(t)
 	data, _ := json.Marshal(messages.Response{V: 1, RequestID: "lost-1", SessionID: "s-lost",
 		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true})
@@ -191,6 +170,23 @@ func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
 		t.Fatalf("the agent got %+v %v for a vote that never landed", d, err)
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// askUntilOpen sends a call that asks, from an agent of session that does
+// not poll its status (only a published decision reaches it), and returns
+// once the question is open in mem.
+func askUntilOpen(t *testing.T, ns *testenv.NATSServer, mem *memstore.Store, session, id string) (*client.Client, *brokertest.Pending) {
+	t.Helper()
+	c, err := client.New(ns.Connect(t), client.WithSession(session), client.WithAgent("pod-1"), client.WithStatusInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := brokertest.Ask(t.Context(), c, id, "bash", brokertest.Bash("make deploy"))
+	waitFor(t, func() bool {
+		open, _ := mem.ListPendingTeam(context.Background(), "default")
+		return len(open) == 1
+	})
+	return c, pending
 }
 
 // lostDecides is a store whose votes fail before reaching the backend.

@@ -76,15 +76,20 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 			return err
 		}
 		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown() })
-		nc, err = nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(o.NATSName), nats.MaxReconnects(-1))
-		if err != nil {
-			return fmt.Errorf("connect to the embedded NATS server: %w", err)
+		connect := func(name string) (*nats.Conn, error) {
+			nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1))
+			if err != nil {
+				return nil, fmt.Errorf("connect to the embedded NATS server: %w", err)
+			}
+			return nc, nil
+		}
+		if nc, err = connect(o.NATSName); err != nil {
+			return err
 		}
 		if !o.NoAudit {
-			auditNC, err = nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(o.NATSName+"-audit"), nats.MaxReconnects(-1))
-			if err != nil {
+			if auditNC, err = connect(o.NATSName + "-audit"); err != nil {
 				nc.Close()
-				return fmt.Errorf("connect to the embedded NATS server: %w", err)
+				return err
 			}
 		}
 		store = memstore.New(memstore.Options{Retention: o.RedisRetention})
