@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -119,18 +120,30 @@ func BenchmarkBrokerBaselineGET(b *testing.B) {
 	}
 }
 
-func BenchmarkBrokerAutoAllow(b *testing.B) { benchAuto(b, "ls -la", messages.OutcomeAllow, false) }
+func BenchmarkBrokerAutoAllow(b *testing.B) {
+	benchAuto(b, "ls -la", messages.OutcomeAllow, brokertest.Options{})
+}
 
-func BenchmarkBrokerAutoDeny(b *testing.B) { benchAuto(b, "rm -rf /etc", messages.OutcomeDeny, false) }
+func BenchmarkBrokerAutoDeny(b *testing.B) {
+	benchAuto(b, "rm -rf /etc", messages.OutcomeDeny, brokertest.Options{})
+}
 
 // BenchmarkBrokerAutoAllowNoAudit shows what the JetStream audit append
 // costs the decision path (docs/BENCHMARKS.md).
 func BenchmarkBrokerAutoAllowNoAudit(b *testing.B) {
-	benchAuto(b, "ls -la", messages.OutcomeAllow, true)
+	benchAuto(b, "ls -la", messages.OutcomeAllow, brokertest.Options{DisableAudit: true})
 }
 
-func benchAuto(b *testing.B, cmd string, want messages.Outcome, noAudit bool) {
-	p := brokertest.Start(b, brokertest.Options{Replicas: 1, Redis: true, DisableAudit: noAudit})
+// BenchmarkBrokerAutoAllowUncoalesced shows what coalescing concurrent
+// Redis reads (redisstore Options.ReadRoundTrips) gains under load: every
+// Lookup has a round trip of its own.
+func BenchmarkBrokerAutoAllowUncoalesced(b *testing.B) {
+	benchAuto(b, "ls -la", messages.OutcomeAllow, brokertest.Options{ReadRoundTrips: math.MaxInt})
+}
+
+func benchAuto(b *testing.B, cmd string, want messages.Outcome, o brokertest.Options) {
+	o.Replicas, o.Redis = 1, true
+	p := brokertest.Start(b, o)
 	agent := p.NATS.Connect(b)
 	outcome := []byte(`"outcome":"` + string(want) + `"`)
 	subject := p.Subjects.Req("s-bench")

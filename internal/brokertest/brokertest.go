@@ -59,6 +59,9 @@ type Options struct {
 	// DisableAudit runs the replicas without the JetStream audit stream
 	// (benchmarks that measure its cost).
 	DisableAudit bool
+	// ReadRoundTrips, with Redis, is the store's redisstore
+	// Options.ReadRoundTrips (benchmarks that measure read coalescing).
+	ReadRoundTrips int
 	// RedisHook, with Redis, is added to every replica's Redis client (to
 	// count round trips).
 	RedisHook redis.Hook
@@ -133,12 +136,12 @@ func (p *Plane) StartReplica(name string) *Replica {
 	t.Helper()
 	var store session.Store = p.mem
 	if p.Redis != nil {
-		ro := redisstore.Options{URL: p.Redis.URL(), OpTimeout: 500 * time.Millisecond}
+		ro := redisstore.Options{URL: p.Redis.URL(), OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips}
 		if p.o.RedisHook != nil {
 			rdb := redis.NewClient(&redis.Options{Addr: p.Redis.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 			rdb.AddHook(p.o.RedisHook)
 			t.Cleanup(func() { _ = rdb.Close() })
-			ro = redisstore.Options{Client: rdb, OpTimeout: 500 * time.Millisecond}
+			ro = redisstore.Options{Client: rdb, OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips}
 		}
 		rs, err := redisstore.New(context.Background(), ro)
 		if err != nil {

@@ -8,3 +8,10 @@ func SetCompressMin(n int) (restore func()) {
 	compressMin = n
 	return func() { compressMin = old }
 }
+
+// QueuedReads returns how many Lookups wait for a round trip to end.
+func QueuedReads(s *Store) int {
+	s.reads.mu.Lock()
+	defer s.reads.mu.Unlock()
+	return len(s.reads.queue)
+}

@@ -20,6 +20,8 @@ import (
 const (
 	DefaultKeyPrefix = "signoff"
 	DefaultOpTimeout = 2 * time.Second
+	// DefaultReadRoundTrips is the default of Options.ReadRoundTrips.
+	DefaultReadRoundTrips = 1
 )
 
 // Options configures a [Store]. Exactly one way to reach Redis must be given:
@@ -62,6 +64,13 @@ type Options struct {
 	// OpTimeout bounds every Store method call (default 2 s). When Redis does
 	// not answer in time the call fails with session.ErrUnavailable.
 	OpTimeout time.Duration
+	// ReadRoundTrips is how many Lookup round trips may be in flight at
+	// once (default 1). While that many are, further Lookups queue and go
+	// out together in one pipeline as soon as one ends: under load, one
+	// round trip serves many requests (docs/STATE.md, "Coalesced reads").
+	// 2 keeps Lookups going past one stalled connection at the price of
+	// smaller batches; a very large value turns coalescing off.
+	ReadRoundTrips int
 	// Logger receives warnings about best-effort index maintenance
 	// (default: discard).
 	Logger *slog.Logger
@@ -76,6 +85,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.OpTimeout == 0 {
 		o.OpTimeout = DefaultOpTimeout
+	}
+	if o.ReadRoundTrips == 0 {
+		o.ReadRoundTrips = DefaultReadRoundTrips
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -109,6 +121,8 @@ func (o *Options) Validate() error {
 		return invalid("Retention %v: want at least 1ms", o.Retention)
 	case o.OpTimeout < time.Millisecond:
 		return invalid("OpTimeout %v: want at least 1ms", o.OpTimeout)
+	case o.ReadRoundTrips < 0:
+		return invalid("ReadRoundTrips %d: want at least 1 (0 for the default, %d)", o.ReadRoundTrips, DefaultReadRoundTrips)
 	}
 	return nil
 }

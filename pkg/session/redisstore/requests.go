@@ -240,6 +240,9 @@ func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, 
 // session is stopped). Plain reads cost Redis a fraction of a script call,
 // which keeps this hot path close to a bare GET (docs/BENCHMARKS.md). On one
 // server the pipelined commands run back to back anyway.
+//
+// Concurrent Lookups share round trips once Options.ReadRoundTrips are in
+// flight (coalesce.go).
 func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Lookup, error) {
 	if err := q.Validate(); err != nil {
 		return session.Lookup{}, fmt.Errorf("redisstore: lookup: %w", err)
@@ -252,7 +255,8 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 		return session.Lookup{}, err
 	}
 	defer cancel()
-	// No scripts, so no NOSCRIPT fallback: a plain pipeline.
+	// No scripts, so no NOSCRIPT fallback: plain commands, built here and
+	// sent by s.reads, alone or with other Lookups' commands.
 	sessKeys := []string{s.k.stop(q.SessionID)}
 	if q.RequestID != "" {
 		sessKeys = append(sessKeys, s.k.record(q.SessionID, q.RequestID))
@@ -261,20 +265,26 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 		stopRec *redis.SliceCmd
 		tools   *redis.StringCmd
 		agent   *redis.StringCmd
-		cmds    []redis.Cmder
 	)
-	if q.SkipGrants {
-		// An allow or a deny: one MGET, no pipeline.
-		stopRec = s.rdb.MGet(ctx, sessKeys...)
-		cmds = []redis.Cmder{stopRec}
-	} else {
-		p := s.rdb.Pipeline()
-		stopRec = p.MGet(ctx, sessKeys...)
-		tools = p.GetEx(ctx, s.k.sessionGrants(q.SessionID), s.retention)
+	cmds := make([]redis.Cmder, 0, 3)
+	mget := make([]any, 1, 1+len(sessKeys))
+	mget[0] = "mget"
+	for _, k := range sessKeys {
+		mget = append(mget, k)
+	}
+	stopRec = redis.NewSliceCmd(ctx, mget...)
+	cmds = append(cmds, stopRec)
+	if !q.SkipGrants {
+		// Not for an allow or a deny, which need no grants.
+		tools = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
+		cmds = append(cmds, tools)
 		if q.AgentID != "" {
-			agent = p.Get(ctx, s.k.agentGrants(q.AgentID))
+			agent = redis.NewStringCmd(ctx, "get", s.k.agentGrants(q.AgentID))
+			cmds = append(cmds, agent)
 		}
-		cmds, _ = p.Exec(ctx)
+	}
+	if err := s.reads.do(ctx, cmds); err != nil {
+		return session.Lookup{}, s.fail("lookup", err)
 	}
 	for _, c := range cmds {
 		// Each command's own error: a missing key (redis.Nil) is an

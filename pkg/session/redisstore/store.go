@@ -29,6 +29,8 @@ type Store struct {
 	// duePerSession estimates how many due requests a due session holds,
 	// so that ClaimExpired leases about as many sessions as its limit needs.
 	duePerSession ewma
+	// reads coalesces concurrent Lookups (coalesce.go).
+	reads reads
 }
 
 var _ session.Store = (*Store)(nil)
@@ -57,6 +59,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opTimeout: opts.OpTimeout,
 		log:       opts.Logger,
 	}
+	s.reads = reads{rdb: rdb, timeout: opts.OpTimeout, limit: opts.ReadRoundTrips}
 	if err := s.load(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
