@@ -601,6 +601,7 @@ func TestOptionsAreValidated(t *testing.T) {
 		{"sentinel addresses without a master", redisstore.Options{SentinelAddrs: []string{"127.0.0.1:26379"}}},
 		{"a key prefix with a brace", redisstore.Options{URL: "redis://127.0.0.1:1", KeyPrefix: "so{x"}},
 		{"a negative retention", redisstore.Options{URL: "redis://127.0.0.1:1", Retention: -time.Second}},
+		{"a negative number of read round trips", redisstore.Options{URL: "redis://127.0.0.1:1", ReadRoundTrips: -1}},
 		{"an unknown scheme", redisstore.Options{URL: "http://127.0.0.1:1"}},
 		{"a sentinel URL without a master", redisstore.Options{URL: "redis+sentinel://127.0.0.1:26379"}},
 		{"a sentinel URL with an unknown parameter", redisstore.Options{URL: "redis+sentinel://127.0.0.1:26379/mymaster?colour=blue"}},
