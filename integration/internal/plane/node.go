@@ -201,6 +201,25 @@ func (n *Node) Logs(ctx context.Context, lines int) string {
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
+// Errors returns the last n lines the container logged as errors or
+// warnings (slog's level=ERROR and level=WARN, nats-server's [ERR] and
+// [WRN]), which the last lines of a busy broker's log have often scrolled
+// past by the time a test fails.
+func (n *Node) Errors(ctx context.Context, lines int) string {
+	all, err := n.LogLines(ctx)
+	if err != nil {
+		return fmt.Sprintf("(logs: %v)", err)
+	}
+	var bad []string
+	for _, l := range all {
+		if strings.Contains(l, " level=ERROR ") || strings.Contains(l, " level=WARN ") ||
+			strings.Contains(l, "[ERR]") || strings.Contains(l, "[WRN]") {
+			bad = append(bad, l)
+		}
+	}
+	return strings.Join(bad[max(0, len(bad)-lines):], "\n")
+}
+
 // LogLines returns every line the container wrote (stdout and stderr),
 // across its restarts; the logs of a killed container remain readable.
 func (n *Node) LogLines(ctx context.Context) ([]string, error) {

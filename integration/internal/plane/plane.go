@@ -203,6 +203,9 @@ func (p *Plane) runContainer(ctx context.Context, tb testing.TB, name, image, ht
 			defer cancel()
 			if tb.Failed() {
 				tb.Logf("--- last log lines of %s ---\n%s", name, n.Logs(cctx, 40))
+				if errs := n.Errors(cctx, 40); errs != "" {
+					tb.Logf("--- last errors and warnings of %s ---\n%s", name, errs)
+				}
 			}
 			if err := testcontainers.TerminateContainer(c, testcontainers.StopContext(cctx), testcontainers.StopTimeout(time.Second)); err != nil {
 				tb.Logf("plane: remove %s: %v", name, err)
