@@ -30,7 +30,6 @@ type reads struct {
 	mu       sync.Mutex
 	inFlight int
 	queue    []*queuedRead
-	spare    []*queuedRead // a sent batch's slice, for the next queue
 }
 
 type queuedRead struct {
@@ -97,27 +96,28 @@ func (r *reads) exec(ctx context.Context, cmds []redis.Cmder) {
 // their own sends them (the caller returns now) and keeps the round trip's
 // slot until the queue is empty.
 func (r *reads) release() {
-	r.mu.Lock()
-	if len(r.queue) == 0 {
-		r.inFlight--
-		r.mu.Unlock()
-		return
+	if batch := r.next(); batch != nil {
+		go r.drain(batch)
 	}
-	batch := r.take()
-	r.mu.Unlock()
-	go r.drain(batch)
 }
 
-// take returns the queue and starts an empty one. r.mu is held.
-func (r *reads) take() []*queuedRead {
+// next takes the queue as the next batch, or gives up the round trip's
+// slot and returns nil when no Lookup waits.
+func (r *reads) next() []*queuedRead {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) == 0 {
+		r.inFlight--
+		return nil
+	}
 	batch := r.queue
-	r.queue, r.spare = r.spare, nil
+	r.queue = nil
 	return batch
 }
 
 func (r *reads) drain(batch []*queuedRead) {
 	var cmds []redis.Cmder
-	for {
+	for batch != nil {
 		cmds = cmds[:0]
 		for _, q := range batch {
 			cmds = append(cmds, q.cmds...)
@@ -128,18 +128,6 @@ func (r *reads) drain(batch []*queuedRead) {
 		for _, q := range batch {
 			close(q.done)
 		}
-		clear(batch)
-		clear(cmds)
-		r.mu.Lock()
-		if r.spare == nil {
-			r.spare = batch[:0]
-		}
-		if len(r.queue) == 0 {
-			r.inFlight--
-			r.mu.Unlock()
-			return
-		}
-		batch = r.take()
-		r.mu.Unlock()
+		batch = r.next()
 	}
 }
