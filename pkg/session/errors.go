@@ -11,6 +11,9 @@ var (
 	ErrSettled = errors.New("session: request already settled")
 	// ErrDuplicateVote: this approver's approval was already counted.
 	ErrDuplicateVote = errors.New("session: approver already voted")
+	// ErrExpired: a held request (see Store.Prepare) reached its expiry
+	// before it was opened; the store drops it.
+	ErrExpired = errors.New("session: held request expired before it was opened")
 	// ErrStopped: the session carries a hard-stop signal; nothing new may
 	// become pending until the agent announces a new turn.
 	ErrStopped = errors.New("session: session is hard-stopped")

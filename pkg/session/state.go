@@ -8,6 +8,11 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// StateCreating is the state of a held request: stored by [Store.Prepare],
+// not yet made pending by [Store.Open]. It exists only inside the store and
+// the broker; no message carries it.
+const StateCreating messages.State = "creating"
+
 // Clone returns a deep copy of r: slices, the payload and the decision are
 // copied too, so the caller may change the copy freely. Clone of nil is nil.
 func (r *Record) Clone() *Record {

@@ -132,6 +132,29 @@ type Store interface {
 	// ErrStopped (and stores nothing) while the session has a stop signal.
 	Create(ctx context.Context, req Request) (*Record, bool, error)
 
+	// Prepare is Create, except that the request is stored held, in state
+	// [StateCreating]: nobody can answer it until Open makes it pending.
+	// A held request is left out of the ListPending methods, Stop and
+	// CancelSession; Get, Decide and Settle report ErrNotFound for it; only
+	// Lookup returns it (so that an agent retry can open it). If its expiry
+	// passes while it is held, the store drops it: ClaimExpired never
+	// returns it, since no agent was told it is pending by anyone who could
+	// not also tell it the outcome.
+	//
+	// This is the first step of the broker's two-step create: a caller that
+	// never learns whether its Prepare landed (the reply was lost) may
+	// answer the agent with a fail-closed deny, because what it may have
+	// stored cannot be decided otherwise.
+	Prepare(ctx context.Context, req Request) (*Record, bool, error)
+
+	// Open makes a held request pending, unless the session has a stop
+	// signal (ErrStopped; the request stays held). Opening a request that is
+	// already pending or settled is not applied (Result.Refusal nil for a
+	// pending one, ErrSettled for a settled one). A held request whose
+	// expiry has passed is not opened (Refusal ErrExpired; the store drops
+	// it). ErrNotFound for an unknown request.
+	Open(ctx context.Context, sessionID, requestID string) (Result, error)
+
 	// Get returns the record of a request, or ErrNotFound.
 	Get(ctx context.Context, sessionID, requestID string) (*Record, error)
 

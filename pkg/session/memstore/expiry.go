@@ -11,7 +11,8 @@ import (
 
 // ClaimExpired moves up to limit due requests to expired and returns them,
 // earliest expiry first; see [session.Store.ClaimExpired]. Requests that a
-// transition already expired are returned here too, once. It costs
+// transition already expired are returned here too, once; held ones are
+// dropped. It costs
 // O(k log n) for k claimed requests.
 func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
 	if err := session.CheckClaimLimit(limit); err != nil {
@@ -30,6 +31,11 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		}
 		e := t.v
 		e.expiry = nil
+		if e.rec.State == session.StateCreating {
+			// Held until its expiry: nobody was told it is pending.
+			delete(s.requests, key{e.rec.SessionID, e.rec.ID})
+			continue
+		}
 		if e.rec.State == messages.StatePending {
 			e.rec.State = messages.StateExpired
 			e.rec.DecidedAt = now

@@ -15,10 +15,20 @@ import (
 // [session.Store.Create]. An existing record is returned whatever its state,
 // even while the session is stopped, so that an agent retry gets its receipt.
 func (s *Store) Create(ctx context.Context, req session.Request) (*session.Record, bool, error) {
+	return s.create(ctx, "create", req, messages.StatePending)
+}
+
+// Prepare stores req held, in state creating; see [session.Store.Prepare].
+// A held request is in the expiry heap but in no pending index until Open.
+func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
+	return s.create(ctx, "prepare", req, session.StateCreating)
+}
+
+func (s *Store) create(ctx context.Context, op string, req session.Request, state messages.State) (*session.Record, bool, error) {
 	if err := req.Validate(); err != nil {
-		return nil, false, fmt.Errorf("memstore: create: %w", err)
+		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
 	}
-	now, err := s.lock(ctx, "create")
+	now, err := s.lock(ctx, op)
 	if err != nil {
 		return nil, false, err
 	}
@@ -28,20 +38,61 @@ func (s *Store) Create(ctx context.Context, req session.Request) (*session.Recor
 		return e.rec.Clone(), false, nil
 	}
 	if _, stopped := s.stops[req.SessionID]; stopped {
-		return nil, false, fmt.Errorf("memstore: create %s/%s: %w", req.SessionID, req.ID, session.ErrStopped)
+		return nil, false, fmt.Errorf("memstore: %s %s/%s: %w", op, req.SessionID, req.ID, session.ErrStopped)
 	}
 	e := &entry{rec: session.Record{
 		Request:   req,
-		State:     messages.StatePending,
+		State:     state,
 		CreatedAt: now,
 		ExpiresAt: now.Add(req.TTL),
 	}}
 	e.rec = *e.rec.Clone() // own the caller's slices
 	s.requests[k] = e
-	s.index(e)
+	if state == messages.StatePending {
+		s.index(e)
+	}
 	e.expiry = &timer[*entry]{at: e.rec.ExpiresAt, seq: s.nextSeq(), v: e}
 	s.expiry.add(e.expiry)
 	return e.rec.Clone(), true, nil
+}
+
+// Open makes a held request pending; see [session.Store.Open].
+func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return session.Result{}, fmt.Errorf("memstore: open: %w", err)
+	}
+	now, err := s.lock(ctx, "open")
+	if err != nil {
+		return session.Result{}, err
+	}
+	defer s.mu.Unlock()
+	e, ok := s.requests[key{sessionID, requestID}]
+	switch {
+	case !ok:
+		return session.Result{}, fmt.Errorf("memstore: open %s/%s: %w", sessionID, requestID, session.ErrNotFound)
+	case e.rec.State == messages.StatePending:
+		return session.Result{Record: e.rec.Clone()}, nil
+	case e.rec.State != session.StateCreating:
+		return refused(e, session.ErrSettled), nil
+	case !now.Before(e.rec.ExpiresAt):
+		return refused(e, session.ErrExpired), nil // ClaimExpired drops it
+	}
+	if _, stopped := s.stops[sessionID]; stopped {
+		return session.Result{}, fmt.Errorf("memstore: open %s/%s: %w", sessionID, requestID, session.ErrStopped)
+	}
+	e.rec.State = messages.StatePending
+	s.index(e)
+	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
+}
+
+// answerable returns the entry of a request that may be read or decided:
+// a held one is reported as not found (see [session.Store.Prepare]).
+func (s *Store) answerable(sessionID, requestID string) (*entry, bool) {
+	e, ok := s.requests[key{sessionID, requestID}]
+	if !ok || e.rec.State == session.StateCreating {
+		return nil, false
+	}
+	return e, true
 }
 
 // Get returns a copy of the record, or ErrNotFound.
@@ -53,7 +104,7 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.requests[key{sessionID, requestID}]
+	e, ok := s.answerable(sessionID, requestID)
 	if !ok {
 		return nil, fmt.Errorf("memstore: get %s/%s: %w", sessionID, requestID, session.ErrNotFound)
 	}
@@ -76,7 +127,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 		return session.Result{}, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.requests[key{sessionID, requestID}]
+	e, ok := s.answerable(sessionID, requestID)
 	if !ok {
 		return session.Result{}, fmt.Errorf("memstore: decide %s/%s: %w", sessionID, requestID, session.ErrNotFound)
 	}
@@ -112,7 +163,7 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 		return session.Result{}, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.requests[key{sessionID, requestID}]
+	e, ok := s.answerable(sessionID, requestID)
 	if !ok {
 		return session.Result{}, fmt.Errorf("memstore: settle %s/%s: %w", sessionID, requestID, session.ErrNotFound)
 	}

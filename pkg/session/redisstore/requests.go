@@ -27,13 +27,24 @@ const markAhead = 250_000 // µs
 // script, then the due-index mark and the agent and team index entries,
 // pipelined.
 func (s *Store) Create(ctx context.Context, req session.Request) (*session.Record, bool, error) {
+	return s.create(ctx, "create", req, messages.StatePending)
+}
+
+// Prepare stores req held (state creating); see [session.Store.Prepare]. It
+// costs what Create costs: the indexes name sessions, and their readers
+// skip held requests.
+func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
+	return s.create(ctx, "prepare", req, session.StateCreating)
+}
+
+func (s *Store) create(ctx context.Context, op string, req session.Request, state messages.State) (*session.Record, bool, error) {
 	if err := req.Validate(); err != nil {
-		return nil, false, fmt.Errorf("redisstore: create: %w", err)
+		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
 	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
-		return nil, false, fmt.Errorf("redisstore: create: %w", err)
+		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	ctx, cancel, err := s.begin(ctx, "create")
+	ctx, cancel, err := s.begin(ctx, op)
 	if err != nil {
 		return nil, false, err
 	}
@@ -43,7 +54,7 @@ func (s *Store) Create(ctx context.Context, req session.Request) (*session.Recor
 	ttl := micros(req.TTL)
 	create := scall(scriptCreate,
 		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess)},
-		id, ttl, req.ApprovalsRequired, encodeTail(&req))
+		id, ttl, req.ApprovalsRequired, encodeTail(&req), string(state))
 	delay := max(int64(req.TTL/1000)-markAhead, 0)
 	// The create script runs first: a mark that comes after it never
 	// schedules a request that does not exist yet, so a reaper may drop a
@@ -58,23 +69,23 @@ func (s *Store) Create(ctx context.Context, req session.Request) (*session.Recor
 
 	v, err := create.reply()
 	if err != nil {
-		return nil, false, s.fail("create", err)
+		return nil, false, s.fail(op, err)
 	}
 	a, err := asSlice(v)
 	if err != nil || len(a) == 0 {
-		return nil, false, s.corrupt("create", err)
+		return nil, false, s.corrupt(op, err)
 	}
 	code, _ := asInt(a[0])
 	if code == 2 {
-		return nil, false, fmt.Errorf("redisstore: create %s/%s: %w", sess, id, session.ErrStopped)
+		return nil, false, fmt.Errorf("redisstore: %s %s/%s: %w", op, sess, id, session.ErrStopped)
 	}
 	if len(a) != 2 {
-		return nil, false, s.corrupt("create", fmt.Errorf("reply has %d elements", len(a)))
+		return nil, false, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
 	}
 	raw, _ := asString(a[1])
 	rec, err := decodeRecord(sess, id, raw)
 	if err != nil {
-		return nil, false, s.corrupt("create", err)
+		return nil, false, s.corrupt(op, err)
 	}
 	if code == 0 {
 		return rec, false, nil
@@ -85,7 +96,7 @@ func (s *Store) Create(ctx context.Context, req session.Request) (*session.Recor
 			// find it: take it back, so that the failure leaves nothing
 			// behind and a retry starts afresh.
 			s.retract(ctx, rec)
-			return nil, false, s.fail("create "+sess+"/"+id+": index", err)
+			return nil, false, s.fail(op+" "+sess+"/"+id+": index", err)
 		}
 	}
 	return rec, true, nil
@@ -104,7 +115,58 @@ func (s *Store) retract(ctx context.Context, rec *session.Record) {
 	}
 }
 
-// Get returns the record of a request, or ErrNotFound.
+// Open makes a held request pending; see [session.Store.Open]. One script
+// call: it checks the stop signal in the same step.
+func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: open: %w", err)
+	}
+	if err := checkTag("session id", sessionID); err != nil {
+		return session.Result{}, fmt.Errorf("redisstore: open: %w", err)
+	}
+	ctx, cancel, err := s.begin(ctx, "open")
+	if err != nil {
+		return session.Result{}, err
+	}
+	defer cancel()
+	reply, err := s.run(ctx, scriptOpen, []string{s.k.record(sessionID, requestID), s.k.stop(sessionID)})
+	if err != nil {
+		return session.Result{}, s.fail("open", err)
+	}
+	a, err := asSlice(reply)
+	if err != nil || len(a) == 0 {
+		return session.Result{}, s.corrupt("open", err)
+	}
+	code, _ := asString(a[0])
+	switch code {
+	case "nf":
+		return session.Result{}, fmt.Errorf("redisstore: open %s/%s: %w", sessionID, requestID, session.ErrNotFound)
+	case "stopped":
+		return session.Result{}, fmt.Errorf("redisstore: open %s/%s: %w", sessionID, requestID, session.ErrStopped)
+	}
+	if len(a) != 2 {
+		return session.Result{}, s.corrupt("open", fmt.Errorf("reply has %d elements", len(a)))
+	}
+	raw, _ := asString(a[1])
+	rec, err := decodeRecord(sessionID, requestID, raw)
+	if err != nil {
+		return session.Result{}, s.corrupt("open", err)
+	}
+	switch code {
+	case "ok":
+		return session.Result{Applied: true, Record: rec}, nil
+	case "pending":
+		return session.Result{Record: rec}, nil
+	case "settled":
+		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
+	case "due":
+		return session.Result{Record: rec, Refusal: session.ErrExpired}, nil
+	}
+	return session.Result{}, s.corrupt("open", fmt.Errorf("unknown reply code %q", code))
+}
+
+// Get returns the record of a request, or ErrNotFound (also for a held
+// request: see [session.Store.Prepare]).
 func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.Record, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return nil, fmt.Errorf("redisstore: get: %w", err)
@@ -127,6 +189,9 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 	rec, err := decodeRecord(sessionID, requestID, raw)
 	if err != nil {
 		return nil, s.corrupt("get", err)
+	}
+	if rec.State == session.StateCreating {
+		return nil, fmt.Errorf("redisstore: get %s/%s: %w (held, not yet opened)", sessionID, requestID, session.ErrNotFound)
 	}
 	return rec, nil
 }

@@ -35,6 +35,7 @@ const (
 
 var (
 	scriptCreate     = newScript("create", flagsDefault)
+	scriptOpen       = newScript("open", flagsAllowOOM)
 	scriptGrantAdd   = newScript("grant_add", flagsDefault)
 	scriptMark       = newScript("mark", flagsAllowOOM)
 	scriptIndexAdd   = newScript("index_add", flagsAllowOOM)
@@ -55,7 +56,7 @@ var (
 
 // scripts lists every script, for tests and for loading them up front.
 var scripts = []*script{
-	scriptCreate, scriptGrantAdd, scriptMark, scriptIndexAdd,
+	scriptCreate, scriptOpen, scriptGrantAdd, scriptMark, scriptIndexAdd,
 	scriptDecide, scriptSettle, scriptSettleMany, scriptStop, scriptLease,
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,

@@ -23,6 +23,7 @@ func (r *runner) expiryTests() []test {
 		{"Settle, Stop and CancelSession after the expiry leave the request to ClaimExpired", testSettleAfterExpiry},
 		{"Concurrent ClaimExpired callers claim each of 200 requests exactly once", testRaceClaim},
 		{"Votes racing ClaimExpired at the expiry give every request exactly one outcome", testRaceVoteClaim},
+		{"A held request past its expiry is not opened and is dropped, not claimed", testHeldExpiry},
 	}
 }
 

@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("contract", func(t *testing.T) {
 		var tests []test
 		tests = append(tests, r.requestTests()...)
+		tests = append(tests, r.heldTests()...)
 		tests = append(tests, r.sessionTests()...)
 		tests = append(tests, r.grantTests()...)
 		tests = append(tests, r.lifecycleTests()...)

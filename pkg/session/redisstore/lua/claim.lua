@@ -1,4 +1,5 @@
--- claim: expire up to max due requests of one session and hand them out.
+-- claim: expire up to max due requests of one session and hand them out;
+-- held ones (never opened) are deleted instead.
 -- Removing the id from the expiry index is the compare-and-set that makes
 -- each request claimed exactly once.
 -- KEYS[1] expiry index of the session
@@ -14,7 +15,10 @@ for _, id in ipairs(ids) do
   if v then
     -- Only the fields up to "decided" change: decode no further.
     local h, rest = dec(v, DECIDED)
-    if h[ST] == 'pending' then
+    if h[ST] == 'creating' then
+      -- Held until its expiry: nobody was told it is pending.
+      redis.call('DEL', k)
+    elseif h[ST] == 'pending' then
       h[ST] = 'expired'
       h[DECIDED] = num(now)
       v = enc(h) .. rest

@@ -2,12 +2,16 @@
 -- KEYS[1] expiry index of the session, KEYS[2] record
 -- ARGV[1] request id, ARGV[2] approver, ARGV[3] '1' approve | '0' deny,
 -- ARGV[4] decision (JSON), ARGV[5] retention (ms)
+-- A held request (creating) reads as not found.
 -- → {'ok'|'settled'|'dup'|'due', record} or {'nf'}
 local v = redis.call('GET', KEYS[2])
 if not v then
   return {'nf'}
 end
 local h, rest = dec(v, HEAD)
+if h[ST] == 'creating' then
+  return {'nf'}
+end
 if h[ST] ~= 'pending' then
   return {'settled', v}
 end

@@ -7,7 +7,7 @@ if not v then
   return 0
 end
 local h = dec(v, HEAD)
-if h[ST] ~= 'pending' or h[APPROVALS] ~= '' then
+if (h[ST] ~= 'pending' and h[ST] ~= 'creating') or h[APPROVALS] ~= '' then
   return 0
 end
 redis.call('DEL', KEYS[2])

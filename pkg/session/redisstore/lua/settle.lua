@@ -2,12 +2,16 @@
 -- KEYS[1] expiry index of the session, KEYS[2] record
 -- ARGV[1] request id, ARGV[2] state, ARGV[3] decision (JSON),
 -- ARGV[4] retention (ms)
+-- A held request (creating) reads as not found.
 -- → {'ok'|'settled'|'due', record} or {'nf'}
 local v = redis.call('GET', KEYS[2])
 if not v then
   return {'nf'}
 end
 local h, rest = dec(v, HEAD)
+if h[ST] == 'creating' then
+  return {'nf'}
+end
 if h[ST] ~= 'pending' then
   return {'settled', v}
 end
