@@ -111,10 +111,16 @@ func toolOf(rec *session.Record) string {
 	return rec.Tool
 }
 
-// receiptFor is the receipt of a stored request in any state.
+// receiptFor is the receipt of a stored request in any state; a held one
+// reads as pending.
 func (b *Broker) receiptFor(rec *session.Record) messages.Receipt {
 	r := messages.Receipt{V: messages.Version, RequestID: rec.ID, State: rec.State}
 	switch {
+	case rec.State == session.StateCreating:
+		// Held: being opened by the replica that told the agent it is
+		// pending, or by the agent's retry. No message carries "creating".
+		r.State = messages.StatePending
+		r.ExpiresAt = rec.ExpiresAt.UTC()
 	case rec.State == messages.StatePending:
 		r.ExpiresAt = rec.ExpiresAt.UTC()
 	case rec.Decision != nil:

@@ -28,18 +28,9 @@ func (b *Broker) announce(rec *session.Record) {
 // settled tells everyone about a request that just settled: the agent on its
 // decision subject, every approver device of its teams, and the audit log.
 func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
-	b.announceSettled(rec, dec, true)
-}
-
-// announceSettled is settled, with the agent told only when toAgent is set
-// (a withdrawn request: the agent has its decision, and no replica counted
-// the request as pending).
-func (b *Broker) announceSettled(rec *session.Record, dec messages.Decision, toAgent bool) {
-	if toAgent {
-		b.m.Pending.Dec()
-		b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
-		b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
-	}
+	b.m.Pending.Dec()
+	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
 	for _, team := range rec.Teams {
 		b.publish(b.subj.Resolved(team), encode(messages.Resolved{
 			V:         messages.Version,
@@ -51,14 +42,31 @@ func (b *Broker) announceSettled(rec *session.Record, dec messages.Decision, toA
 			Decision:  dec,
 		}))
 	}
-	var risk messages.Risk
-	req := messages.Request{RequestID: rec.ID, SessionID: rec.SessionID, AgentID: rec.AgentID, Tool: rec.Tool}
-	if q, err := question(rec); err == nil {
-		req, risk = q.Request, q.Risk
-	}
+	req, risk := requestOf(rec)
 	b.audit(&req, dec, risk)
 	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
 		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+}
+
+// tellAgent publishes the decision of a held request that will never be
+// opened to the agent that was told it is pending (openLater), and audits
+// it. No approver saw the question, so no device is told.
+func (b *Broker) tellAgent(rec *session.Record, dec messages.Decision) {
+	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
+	req, risk := requestOf(rec)
+	b.audit(&req, dec, risk)
+	b.log.Warn("decided a request that could not be opened", "request_id", rec.ID, "session_id", rec.SessionID,
+		"reason_code", dec.ReasonCode)
+}
+
+// requestOf is the agent's request and its risk, from the stored question
+// (the identity fields alone if the question is unreadable).
+func requestOf(rec *session.Record) (messages.Request, messages.Risk) {
+	if q, err := question(rec); err == nil {
+		return q.Request, q.Risk
+	}
+	return messages.Request{RequestID: rec.ID, SessionID: rec.SessionID, AgentID: rec.AgentID, Tool: rec.Tool}, messages.Risk{}
 }
 
 // onExpired is the reaper's callback: the store has moved rec to expired

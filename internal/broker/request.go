@@ -57,6 +57,14 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 	if look.Existing != nil {
+		if look.Existing.State == session.StateCreating {
+			// An earlier attempt stored it held and never opened it (its
+			// reply was lost, or its replica died): the agent retried, so it
+			// has no decision yet.
+			out, r := b.openHeld(ctx, msg, pol, &req, &d, look.Existing)
+			result = r
+			return out
+		}
 		result = "retry"
 		if look.Existing.State == messages.StatePending {
 			// The replica that created it may have died before announcing
@@ -89,32 +97,73 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 
-	rec, created, err := b.createPending(ctx, pol, &req, &d)
+	rec, _, err := b.createPending(ctx, pol, &req, &d)
 	switch {
 	case errors.Is(err, session.ErrStopped):
 		result = "deny"
 		return b.finishAuto(msg, &req, &d, b.hardStopDecision(&req, pol.Version(), ""))
 	case err != nil:
+		// Whether the request was stored is unknown (the write may have
+		// landed and its reply been lost), but whatever was stored is held:
+		// nobody can answer it, so this deny is the agent's only decision.
+		// Left held, it is dropped at its expiry.
 		b.storeErr("create", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		result = "deny"
-		dec := b.unavailableDecision(&req, pol.Version(), "cannot store the request for approval")
-		if !errors.Is(err, session.ErrInvalid) {
-			b.withdraw(req, dec)
-		}
-		return b.finishAuto(msg, &req, &d, dec)
+		return b.finishAuto(msg, &req, &d, b.unavailableDecision(&req, pol.Version(), "cannot store the request for approval"))
+	case rec.State == session.StateCreating:
+		// Stored held now, or by an earlier attempt racing this one.
+		out, r := b.openHeld(ctx, msg, pol, &req, &d, rec)
+		result = r
+		return out
 	}
-	if created {
-		result = "pending"
-		b.m.Pending.Inc()
-		b.requestLog(&req).Info("approval needed", "team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
+	// Another attempt of the same request id opened it (or it settled).
+	result = "retry"
+	if rec.State == messages.StatePending {
 		b.announce(rec)
-	} else {
-		result = "retry"
-		if rec.State == messages.StatePending {
-			b.announce(rec)
-		}
 	}
 	return encode(b.receiptFor(rec))
+}
+
+// openHeld makes a held request pending and asks its teams (the second
+// step of the two-step create, see docs/STATE.md "Held requests"), and
+// returns the reply and the latency metric's result label.
+//
+// If Open fails, the request may have been opened all the same and be
+// answered by approvers, so the agent must not get a decision: it is told
+// the request is pending, and this replica keeps opening it in the
+// background (openLater), which also tells the agent if it cannot be.
+func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy, req *messages.Request, d *policy.Decision, held *session.Record) ([]byte, string) {
+	sctx, cancel := b.storeCtx(ctx)
+	res, err := b.store.Open(sctx, held.SessionID, held.ID)
+	cancel()
+	switch {
+	case errors.Is(err, session.ErrStopped):
+		return b.finishAuto(msg, req, d, b.hardStopDecision(req, pol.Version(), "")), "deny"
+	case errors.Is(err, session.ErrNotFound):
+		// Dropped at its expiry since it was read: the store was out of
+		// reach for as long as the request could wait.
+		return b.finishAuto(msg, req, d, timeoutDecision(held)), "deny"
+	case err != nil:
+		b.storeErr("open", err, "request_id", req.RequestID, "session_id", req.SessionID)
+		b.openLater(held)
+		return encode(b.receiptFor(held)), "pending"
+	case errors.Is(res.Refusal, session.ErrExpired):
+		return b.finishAuto(msg, req, d, timeoutDecision(res.Record)), "deny"
+	case res.Applied:
+		b.opened(res.Record)
+		return encode(b.receiptFor(res.Record)), "pending"
+	case res.Record.State == messages.StatePending:
+		b.announce(res.Record)
+	}
+	return encode(b.receiptFor(res.Record)), "retry"
+}
+
+// opened counts and announces a request this replica just made pending.
+func (b *Broker) opened(rec *session.Record) {
+	b.m.Pending.Inc()
+	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
+	b.announce(rec)
 }
 
 // finishAuto replies to an automatic decision, then records it (metrics,
@@ -138,7 +187,8 @@ func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
 	return b.log.With("request_id", req.RequestID, "session_id", req.SessionID, "tool", req.Tool)
 }
 
-// createPending stores an ask as pending with the question it publishes.
+// createPending stores an ask held (session.Store.Prepare) with the
+// question it publishes once it is opened.
 func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
 	team := d.Route
 	if team == "" {
@@ -171,7 +221,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 	}
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
-	return b.store.Create(sctx, session.Request{
+	return b.store.Prepare(sctx, session.Request{
 		ID:                req.RequestID,
 		SessionID:         req.SessionID,
 		AgentID:           req.AgentID,

@@ -22,13 +22,18 @@ func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
+	// Lookup, not Get: it returns a held request too, which the agent was
+	// told is pending (see openHeld), and is the cheapest read.
 	sctx, cancel := b.storeCtx(ctx)
-	rec, err := b.store.Get(sctx, sessionID, req.RequestID)
+	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: sessionID, RequestID: req.RequestID, SkipGrants: true})
 	cancel()
-	if err != nil {
-		return b.storeFailure("get", err)
+	if err == nil && look.Existing == nil {
+		err = fmt.Errorf("status %s/%s: %w", sessionID, req.RequestID, session.ErrNotFound)
 	}
-	return encode(b.receiptFor(rec))
+	if err != nil {
+		return b.storeFailure("status", err)
+	}
+	return encode(b.receiptFor(look.Existing))
 }
 
 // handleCancel settles pending requests of a session cancelled: the agent

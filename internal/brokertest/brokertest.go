@@ -349,6 +349,18 @@ func (p *Pending) Result() (*messages.Decision, error) {
 	return r.d, r.err
 }
 
+// Peek returns the request's decision or error if it has finished, and
+// nil, nil while it waits.
+func (p *Pending) Peek() (*messages.Decision, error) {
+	select {
+	case r := <-p.done:
+		p.done <- r
+		return r.d, r.err
+	default:
+		return nil, nil
+	}
+}
+
 // Wait returns the request's decision; no decision in 10 s fails the test.
 func (p *Pending) Wait(t testing.TB) *messages.Decision {
 	t.Helper()

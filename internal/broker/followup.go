@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// openLater keeps trying to open a held request whose Open failed in
+// openHeld, whose agent was told the request is pending. It runs until the
+// request is open (then asks its teams), settled (whoever settled it told
+// the agent), or can no longer be opened: a stop signal or the expiry, which
+// this replica then tells the agent itself (tellAgent). It gives up a little
+// after the expiry; the agent's status queries then find nothing
+// (the reaper dropped the held request) and its SDK reports an error.
+func (b *Broker) openLater(held *session.Record) {
+	limit := max(time.Until(held.ExpiresAt), 0) + openSlack
+	b.followUp(limit, func(ctx context.Context) (bool, error) {
+		sctx, cancel := b.storeCtx(ctx)
+		res, err := b.store.Open(sctx, held.SessionID, held.ID)
+		cancel()
+		switch {
+		case errors.Is(err, session.ErrStopped):
+			req, _ := requestOf(held)
+			b.tellAgent(held, b.hardStopDecision(&req, b.cfg.Policy.Current().Version(), ""))
+		case errors.Is(err, session.ErrNotFound):
+			b.tellAgent(held, timeoutDecision(held)) // dropped at its expiry
+		case err != nil:
+			return false, err
+		case errors.Is(res.Refusal, session.ErrExpired):
+			b.tellAgent(held, timeoutDecision(res.Record))
+		case res.Applied:
+			b.opened(res.Record)
+		case res.Record.State == messages.StatePending:
+			// Opened by the failed call after all, or by the agent's
+			// retry: ask again (devices key questions by request id).
+			b.announce(res.Record)
+		}
+		return true, nil
+	}, func(err error) {
+		b.log.Error("could not open a request whose agent was told it is pending; it is dropped at its expiry",
+			"request_id", held.ID, "session_id", held.SessionID, "err", err)
+	})
+}
+
+// openSlack is how long past a held request's expiry openLater keeps
+// trying: the expiry is by the store's clock, the limit by this process's.
+const openSlack = 5 * time.Second
+
+// followUp runs try in the background until it reports done, again after
+// 100 ms, doubling to 2 s, for at most limit (or until Run shuts down); then
+// giveUp gets the last error try returned (nil when it only found nothing to
+// do yet). Run waits for it through b.background.
+func (b *Broker) followUp(limit time.Duration, try func(context.Context) (bool, error), giveUp func(error)) {
+	b.background.Add(1)
+	go func() {
+		defer b.background.Done()
+		ctx, cancel := context.WithTimeout(b.bgCtx, limit)
+		defer cancel()
+		backoff := 100 * time.Millisecond
+		for {
+			done, err := try(ctx)
+			if done {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				giveUp(err)
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+		}
+	}()
+}
