@@ -39,8 +39,9 @@ type Broker struct {
 	workersDone chan struct{}
 	inflight    sync.WaitGroup
 
-	// bgCtx ends when Run shuts down; background work (withdrawals) runs
-	// under it and is waited for through background.
+	// bgCtx ends when Run shuts down; background work (opening held
+	// requests, following up votes) runs under it and is waited for
+	// through background.
 	bgCtx      context.Context
 	bgCancel   context.CancelFunc
 	background sync.WaitGroup
