@@ -14,8 +14,12 @@ import (
 // request is open (then asks its teams), settled (whoever settled it told
 // the agent), or can no longer be opened: a stop signal or the expiry, which
 // this replica then tells the agent itself (tellAgent). It gives up a little
-// after the expiry; the agent's status queries then find nothing
-// (the reaper dropped the held request) and its SDK reports an error.
+// after the expiry, or when the broker shuts down: the request then stays
+// held, the agent's status queries read it as pending until the reaper drops
+// it at its expiry, and then find nothing (the SDK reports an error; the
+// agent has no decision, so nothing contradicts one). Opening it from a
+// status query instead would give a second decision to an agent that asks
+// about a request it was denied.
 func (b *Broker) openLater(held *session.Record) {
 	limit := max(time.Until(held.ExpiresAt), 0) + openSlack
 	b.followUp(limit, func(ctx context.Context) (bool, error) {

@@ -116,6 +116,8 @@ func everyMethod(s *redisstore.Store, rec *session.Record) []method {
 			return err
 		}},
 		{"Create", func(ctx context.Context) error { _, _, err := s.Create(ctx, request(sess, time.Minute)); return err }},
+		{"Prepare", func(ctx context.Context) error { _, _, err := s.Prepare(ctx, request(sess, time.Minute)); return err }},
+		{"Open", func(ctx context.Context) error { _, err := s.Open(ctx, sess, rec.ID); return err }},
 		{"Get", func(ctx context.Context) error { _, err := s.Get(ctx, sess, rec.ID); return err }},
 		{"Decide", func(ctx context.Context) error {
 			_, err := s.Decide(ctx, sess, rec.ID, session.Vote{ApproverID: "ann", Approve: true})
