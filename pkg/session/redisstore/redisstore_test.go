@@ -516,8 +516,12 @@ func TestAReaderRepairsALostSchedule(t *testing.T) {
 
 // failOn is a hook that fails the pipelined commands whose script
 // arguments name a key with the given infix, after Redis ran them: what a
-// caller sees when a reply is lost.
-type failOn struct{ infix string }
+// caller sees when a reply is lost. then, if set, runs between Redis's
+// replies and the caller seeing the failure.
+type failOn struct {
+	infix string
+	then  func()
+}
 
 func (f failOn) DialHook(next redis.DialHook) redis.DialHook          { return next }
 func (f failOn) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
@@ -528,6 +532,9 @@ func (f failOn) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 			for _, a := range c.Args() {
 				if s, ok := a.(string); ok && strings.Contains(s, f.infix) {
 					c.SetErr(errors.New("i/o timeout (injected)"))
+					if f.then != nil {
+						f.then()
+					}
 				}
 			}
 		}
@@ -549,6 +556,46 @@ func TestCreateRetractsARequestItCouldNotSchedule(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, req.SessionID, req.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Get after the failed Create: err = %v, want ErrNotFound (retracted)", err)
+	}
+}
+
+// A Prepare whose indexes fail takes its held request back, but not one
+// that an agent's retry opened (through another replica) in the meantime:
+// that one was announced, and approvers may answer it.
+func TestPrepareDoesNotRetractARequestOpenedMeanwhile(t *testing.T) {
+	srv := testenv.Redis(t)
+	other := newStore(t, options("redis://"+srv.Addr(), time.Hour))
+	ctx := context.Background()
+	req := request(uniq("sess"), time.Minute)
+	opened := false
+	c := storeClient(t, srv.Addr())
+	c.AddHook(failOn{infix: ":due:{", then: func() {
+		if opened {
+			return
+		}
+		opened = true
+		if res, err := other.Open(ctx, req.SessionID, req.ID); err != nil || !res.Applied {
+			t.Errorf("Open by the retry = %+v, %v; want it applied", res, err)
+		}
+	}})
+	s := newStore(t, redisstore.Options{Client: c})
+
+	if _, created, err := s.Prepare(ctx, req); err == nil || created {
+		t.Fatalf("Prepare with a failed schedule = created %v, %v; want an error", created, err)
+	}
+	rec, err := other.Get(ctx, req.SessionID, req.ID)
+	if err != nil || rec.State != messages.StatePending {
+		t.Fatalf("Get after the failed Prepare = %+v, %v; want the request the retry opened, pending", rec, err)
+	}
+
+	// Still held when the failure is seen: taken back.
+	req2 := request(uniq("sess"), time.Minute)
+	if _, _, err := s.Prepare(ctx, req2); err == nil {
+		t.Fatal("second Prepare with a failed schedule succeeded")
+	}
+	look, err := other.Lookup(ctx, session.LookupQuery{SessionID: req2.SessionID, RequestID: req2.ID, SkipGrants: true})
+	if err != nil || look.Existing != nil {
+		t.Errorf("Lookup after a failed Prepare = %+v, %v; want nothing (retracted)", look.Existing, err)
 	}
 }
 
