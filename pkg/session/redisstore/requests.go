@@ -95,23 +95,23 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 			// The request exists but the reaper or the index readers may not
 			// find it: take it back, so that the failure leaves nothing
 			// behind and a retry starts afresh.
-			s.retract(ctx, rec, state)
+			s.retract(ctx, rec)
 			return nil, false, s.fail(op+" "+sess+"/"+id+": index", err)
 		}
 	}
 	return rec, true, nil
 }
 
-// retract deletes a request that Create or Prepare just stored (in state)
-// when its index updates failed, unless it left that state or was voted on
+// retract deletes a request that Create or Prepare just stored (rec) when
+// its index updates failed, unless it left rec's state or was voted on
 // meanwhile: a held request an agent's retry opened on another replica has
 // been announced, and stays. It gets a fresh deadline: the caller's may be
 // what ran out.
-func (s *Store) retract(ctx context.Context, rec *session.Record, state messages.State) {
+func (s *Store) retract(ctx context.Context, rec *session.Record) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opTimeout)
 	defer cancel()
 	sess := rec.SessionID
-	if _, err := s.run(ctx, scriptRetract, []string{s.k.expiry(sess), s.k.record(sess, rec.ID)}, rec.ID, string(state)); err != nil {
+	if _, err := s.run(ctx, scriptRetract, []string{s.k.expiry(sess), s.k.record(sess, rec.ID)}, rec.ID, string(rec.State)); err != nil {
 		s.log.Warn("redisstore: could not retract a request whose indexes failed; it stays until it is settled or expires",
 			"session_id", sess, "request_id", rec.ID, "error", err)
 	}
