@@ -30,6 +30,7 @@ type Broker struct {
 	m     *Metrics
 
 	js    jetstream.JetStream
+	aud   *auditLog // nil with DisableAudit
 	modes *modeTable
 
 	// The worker pool: jobs hands a message to an idle worker; workers
@@ -129,6 +130,15 @@ func (b *Broker) Run(ctx context.Context) error {
 	defer stop()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
+	// The audit retry loop outlives the handlers and background work: it
+	// stops (and flushes) after them, below.
+	auditCtx, stopAudit := context.WithCancel(context.Background())
+	defer stopAudit()
+	var auditDone sync.WaitGroup
+	if b.aud != nil {
+		auditDone.Add(1)
+		go func() { defer auditDone.Done(); b.aud.run(auditCtx) }()
+	}
 	if !b.cfg.DisableReaper {
 		r, err := reaper.New(reaper.Config{
 			Store:     b.store,
@@ -157,6 +167,8 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.background.Wait()
 	stop()
 	wg.Wait()
+	stopAudit()
+	auditDone.Wait()
 	b.closed.Store(true)
 	b.log.Info("broker stopped")
 	return nil
@@ -171,12 +183,17 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 	if jsConn == nil {
 		jsConn = b.nc
 	}
+	aud := newAuditLog(nil, &b.cfg, b.log, b.m)
+	// Every async append has an ack timeout: an append into a frozen
+	// stream leader fails (and is retried) instead of waiting forever.
 	js, err := jetstream.New(jsConn,
-		jetstream.WithPublishAsyncErrHandler(b.auditFailed),
-		jetstream.WithPublishAsyncMaxPending(4096))
+		jetstream.WithPublishAsyncErrHandler(aud.failed),
+		jetstream.WithPublishAsyncTimeout(b.cfg.AuditAckTimeout),
+		jetstream.WithPublishAsyncMaxPending(8192))
 	if err != nil {
 		return fmt.Errorf("broker: jetstream: %w", err)
 	}
+	aud.js = js
 	// A fresh NATS cluster may still be electing its JetStream leader: keep
 	// trying (not ready meanwhile) rather than exit and restart.
 	backoff := 250 * time.Millisecond
@@ -188,6 +205,7 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 				return fmt.Errorf("broker: %w", err)
 			}
 			b.js = js
+			b.aud = aud
 			return nil
 		}
 		if ctx.Err() != nil {

@@ -82,6 +82,17 @@ type Config struct {
 	AuditReplicas int
 	// AuditMaxAge bounds how long audit records are kept (default 30 days).
 	AuditMaxAge time.Duration
+	// AuditMode is AuditAsync (default) or AuditStrict: whether an allow
+	// waits for its audit record's acknowledgement.
+	AuditMode AuditMode
+	// AuditAckTimeout bounds the wait for each audit append's
+	// acknowledgement (default 2 s); an append not acknowledged by then is
+	// retried (async) or denies the allow (strict).
+	AuditAckTimeout time.Duration
+	// AuditRetryLimit bounds the audit records held in memory for retry
+	// (default 65536, about 1–2 KiB each); a failed record past it is lost,
+	// counted in signoff_audit_lost_total{reason="overflow"}.
+	AuditRetryLimit int
 	// OpenTeams lets any approver answer for a team that lists no members
 	// (the built-in policy's "default"). Dev mode only: in production a team
 	// without members refuses every answer.
@@ -130,6 +141,15 @@ func (c *Config) setDefaults() {
 	if c.AuditMaxAge == 0 {
 		c.AuditMaxAge = 30 * 24 * time.Hour
 	}
+	if c.AuditMode == "" {
+		c.AuditMode = AuditAsync
+	}
+	if c.AuditAckTimeout == 0 {
+		c.AuditAckTimeout = 2 * time.Second
+	}
+	if c.AuditRetryLimit == 0 {
+		c.AuditRetryLimit = 65536
+	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
@@ -154,6 +174,13 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("broker: Workers %d must be at least 1", c.Workers)
 	case c.StoreTimeout < 0 || c.ReapInterval < 0:
 		return errors.New("broker: StoreTimeout and ReapInterval must not be negative")
+	case c.AuditAckTimeout < 0 || c.AuditRetryLimit < 0:
+		return errors.New("broker: AuditAckTimeout and AuditRetryLimit must not be negative")
+	case c.AuditMode == AuditStrict && c.DisableAudit:
+		return errors.New("broker: AuditMode strict needs the audit stream (DisableAudit is set)")
+	}
+	if _, err := ParseAuditMode(string(c.AuditMode)); err != nil {
+		return fmt.Errorf("broker: %w", err)
 	}
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {
 		return fmt.Errorf("broker: prefix: %w", err)

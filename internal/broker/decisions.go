@@ -68,6 +68,17 @@ func (b *Broker) unavailableDecision(req *messages.Request, version, what string
 	return dec
 }
 
+// auditUnavailableDecision replaces an allow whose audit record the
+// stream did not acknowledge in strict audit mode.
+func (b *Broker) auditUnavailableDecision(req *messages.Request, version string) messages.Decision {
+	dec := b.newDecision(req, version)
+	dec.Outcome = messages.OutcomeDeny
+	dec.ReasonCode = ReasonUnavailable
+	dec.Reason = "audit stream unavailable: the allow could not be recorded (strict audit); denied to fail closed, retry later"
+	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, dec.Reason)
+	return dec
+}
+
 // timeoutDecision is the decision of an expired request. It is derived from
 // the record alone — not even the replica whose reaper claimed it — so the
 // decision published at expiry and every later status reply are identical.

@@ -17,6 +17,12 @@ type Metrics struct {
 	NATSErrors      *prometheus.CounterVec
 	BadMessages     *prometheus.CounterVec
 	PolicyReloads   *prometheus.CounterVec
+
+	AuditFailures     *prometheus.CounterVec
+	AuditRetried      prometheus.Counter
+	AuditLost         *prometheus.CounterVec
+	AuditRetryPending prometheus.Gauge
+	AuditInflight     prometheus.Gauge
 }
 
 // NewMetrics registers the broker's metrics on reg (a new registry with the
@@ -61,8 +67,29 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "signoff_policy_reloads_total",
 			Help: "Policy reloads by result (ok, error).",
 		}, []string{"result"}),
+		AuditFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_audit_failures_total",
+			Help: "Audit appends that failed (each is retried), by kind: timeout, no_stream, stalled, disconnected, rejected, other.",
+		}, []string{"kind"}),
+		AuditRetried: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "signoff_audit_retried_total",
+			Help: "Audit records stored by a retry after their first append failed.",
+		}),
+		AuditLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_audit_lost_total",
+			Help: "Audit records given up, by reason: overflow (retry queue full), shutdown (not stored by the end of the flush), encode.",
+		}, []string{"reason"}),
+		AuditRetryPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "signoff_audit_retry_pending",
+			Help: "Audit records whose append failed, held in this replica's memory until the stream takes them.",
+		}),
+		AuditInflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "signoff_audit_inflight",
+			Help: "Audit appends awaiting their first acknowledgement (sampled every second).",
+		}),
 	}
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries,
-		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads)
+		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads,
+		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight)
 	return m
 }

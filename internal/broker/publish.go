@@ -3,10 +3,8 @@ package broker
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -76,41 +74,15 @@ func (b *Broker) onExpired(_ context.Context, rec *session.Record) {
 	b.settled(rec, timeoutDecision(rec))
 }
 
-// audit appends one record to the audit stream without waiting for the
-// acknowledgement: the decision path must not pay for a JetStream round trip.
-// Failed appends are counted and logged.
+// audit records dec in the audit stream without waiting for the
+// acknowledgement: the decision path does not pay for a JetStream round
+// trip. A failed append is retried from memory (auditLog).
 func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messages.Risk) {
-	if b.js == nil {
+	if b.aud == nil {
 		return
 	}
-	rec := messages.AuditRecord{
-		V:        messages.Version,
-		Request:  *req,
-		Decision: dec,
-		Replica:  b.cfg.Replica,
-		Recorded: time.Now().UTC(),
-	}
-	if risk.Tier != "" {
-		rec.Risk = &risk
-	}
-	// Encoded in a pooled buffer, then copied once at its exact size: the
-	// message keeps its data until the append is acknowledged.
-	bp := encodeBufs.Get().(*[]byte)
-	enc, err := rec.AppendJSON((*bp)[:0])
-	data := append([]byte(nil), enc...)
-	putEncodeBuf(bp, enc)
-	if err != nil {
-		b.log.Error("encode audit record", "err", err)
-		return
-	}
-	// The request id and outcome de-duplicate retried appends in the
-	// stream. The header name is already canonical: no Header.Set.
-	msg := &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data,
-		Header: nats.Header{nats.MsgIdHdr: {dec.RequestID + "/" + string(dec.ReasonCode)}}}
-	// Acknowledgement failures reach auditFailed (jetstream.New option).
-	if _, err := b.js.PublishMsgAsync(msg); err != nil {
-		b.auditFailed(nil, msg, err)
-	}
+	rec := b.aud.record(req, &dec, &risk)
+	b.aud.enqueue(&rec)
 }
 
 // encodeBufs recycles the buffers messages are encoded into.
@@ -136,9 +108,4 @@ func (b *Broker) replyReceipt(msg *nats.Msg, rc *messages.Receipt) {
 		b.reply(msg, data)
 	}
 	putEncodeBuf(bp, data)
-}
-
-func (b *Broker) auditFailed(_ jetstream.JetStream, msg *nats.Msg, err error) {
-	b.m.NATSErrors.WithLabelValues("audit").Inc()
-	b.log.Warn("audit append failed", "subject", msg.Subject, "msg_id", msg.Header.Get(nats.MsgIdHdr), "err", err)
 }

@@ -171,10 +171,27 @@ func (b *Broker) opened(rec *session.Record) {
 // first so that the agent does not wait behind the audit append on the
 // connection. Automatic decisions are not stored: a retry re-evaluates and
 // gets the same answer from the same policy and state.
+//
+// In strict audit mode an allow is first appended and acknowledged; if the
+// stream cannot take it the agent gets a deny of reason unavailable
+// instead (and that deny is audited as usual).
 func (b *Broker) finishAuto(msg *nats.Msg, req *messages.Request, d *policy.Decision, dec messages.Decision) []byte {
+	risk := riskOf(d)
+	audited := false
+	if b.cfg.AuditMode == AuditStrict && dec.Outcome == messages.OutcomeAllow && b.aud != nil {
+		rec := b.aud.record(req, &dec, &risk)
+		if err := b.aud.Append(context.Background(), &rec); err != nil {
+			b.requestLog(req).Warn("allow withheld: its audit record was not stored (strict audit)", "err", err)
+			dec = b.auditUnavailableDecision(req, dec.PolicyVersion)
+		} else {
+			audited = true
+		}
+	}
 	b.replyReceipt(msg, &messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec})
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
-	b.audit(req, dec, riskOf(d))
+	if !audited {
+		b.audit(req, dec, risk)
+	}
 	if b.log.Enabled(context.Background(), slog.LevelDebug) {
 		b.requestLog(req).Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", d.Rule)
 	}

@@ -43,6 +43,8 @@ type Options struct {
 	ReapInterval   time.Duration
 	AuditReplicas  int
 	NoAudit        bool
+	Audit          string
+	AuditTimeout   time.Duration
 	RequireSigned  bool
 	ApproverKeys   string
 	ShutdownGrace  time.Duration
@@ -80,6 +82,8 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.DurationVar(&o.ReapInterval, "reap-interval", 500*time.Millisecond, "how often the reaper looks for expired requests (expiries are reported within expiry + one interval)")
 	fs.IntVar(&o.AuditReplicas, "audit-replicas", 1, "JetStream replicas of the audit stream (3 on a 3-node cluster)")
 	fs.BoolVar(&o.NoAudit, "no-audit", false, "do not record decisions in JetStream (for NATS servers without JetStream)")
+	fs.StringVar(&o.Audit, "audit", "async", "audit mode: async (reply first, retry failed appends from memory) or strict (no allow before its audit record is stored; deny unavailable when the stream cannot take it)")
+	fs.DurationVar(&o.AuditTimeout, "audit-timeout", 2*time.Second, "bound on each audit append's acknowledgement; a slower append is retried (async) or denies the allow (strict)")
 	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
 	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long a graceful shutdown may take")
@@ -152,6 +156,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--log-format %q: want text or json", o.LogFormat)
 	case (o.NATSCert == "") != (o.NATSKey == ""):
 		return errors.New("--nats-cert and --nats-key go together")
+	case o.Audit != "" && o.Audit != "async" && o.Audit != "strict":
+		return fmt.Errorf("--audit %q: want async or strict", o.Audit)
+	case o.Audit == "strict" && o.NoAudit:
+		return errors.New("--audit=strict needs the audit stream: drop --no-audit")
+	case o.AuditTimeout < 0:
+		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
 	case o.RequireSigned && o.ApproverKeys == "":
 		return errors.New("--require-signed-responses needs --approver-keys: the public nkeys of the approver bots (deploy/nats/genkeys writes them)")
 	}

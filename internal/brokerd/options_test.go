@@ -85,6 +85,9 @@ func TestValidateRefusesContradictions(t *testing.T) {
 		{"production without Redis", Options{NATSURL: "nats://x", LogFormat: "text"}, "--redis"},
 		{"an unknown log format", Options{Dev: true, LogFormat: "xml"}, "--log-format"},
 		{"a certificate without its key", Options{Dev: true, LogFormat: "text", NATSCert: "c.pem"}, "--nats-key"},
+		{"an unknown audit mode", Options{Dev: true, LogFormat: "text", Audit: "paranoid"}, "--audit"},
+		{"strict audit without the audit stream", Options{Dev: true, LogFormat: "text", Audit: "strict", NoAudit: true}, "--no-audit"},
+		{"a negative audit timeout", Options{Dev: true, LogFormat: "text", AuditTimeout: -time.Second}, "--audit-timeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

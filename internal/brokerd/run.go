@@ -141,6 +141,8 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		StoreTimeout:    o.StoreTimeout,
 		ReapInterval:    o.ReapInterval,
 		DisableAudit:    o.NoAudit,
+		AuditMode:       broker.AuditMode(o.Audit),
+		AuditAckTimeout: o.AuditTimeout,
 		AuditReplicas:   o.AuditReplicas,
 		OpenTeams:       o.Dev,
 

@@ -1,0 +1,380 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// AuditMode says whether an allow waits for its audit record.
+type AuditMode string
+
+const (
+	// AuditAsync (the default) replies first and appends the audit record
+	// after: a record whose append fails is retried from this replica's
+	// memory until the stream takes it. Only a crash of the replica (or a
+	// retry queue full past Config.AuditRetryLimit) loses records, each
+	// counted (docs/OPERATIONS.md, "Audit").
+	AuditAsync AuditMode = "async"
+	// AuditStrict replies no allow before the stream acknowledged its audit
+	// record: an allow whose record cannot be stored becomes a deny of
+	// reason unavailable. Denies are audited as in AuditAsync.
+	AuditStrict AuditMode = "strict"
+)
+
+// ParseAuditMode parses the --audit flag's value ("" is AuditAsync).
+func ParseAuditMode(s string) (AuditMode, error) {
+	switch AuditMode(s) {
+	case "", AuditAsync:
+		return AuditAsync, nil
+	case AuditStrict:
+		return AuditStrict, nil
+	}
+	return "", fmt.Errorf("audit mode %q: want %s or %s", s, AuditAsync, AuditStrict)
+}
+
+// auditMsgID is the Nats-Msg-Id of a decision's audit record: the same for
+// every replica and every retry that records this decision, so the stream
+// keeps one copy within its duplicate window. The session is part of it
+// because request ids are the agent's and only unique within a session.
+func auditMsgID(dec *messages.Decision) string {
+	return dec.SessionID + "/" + dec.RequestID + "/" + string(dec.Outcome) + "/" + string(dec.ReasonCode)
+}
+
+// auditFlushTimeout bounds how long Run, shutting down, keeps trying to
+// store the records still in memory before it counts them lost.
+const auditFlushTimeout = 5 * time.Second
+
+// Retry backoff of the audit retry loop after a pass with failures.
+const (
+	auditRetryMin = 100 * time.Millisecond
+	auditRetryMax = 5 * time.Second
+)
+
+// auditLog appends decisions' audit records to the SIGNOFF_AUDIT stream.
+//
+// Two paths: Append waits for the stream's acknowledgement and returns the
+// error (strict mode, and callers that retry on their own); enqueue
+// publishes asynchronously and never blocks the decision path for long.
+// Every asynchronous append that fails (no acknowledgement within the ack
+// timeout, no stream responding during a leader election, a disconnect)
+// reaches failed, which keeps the record in the retry set; run republishes
+// the set with backoff until each record is acknowledged. The retry set is
+// bounded: a record that does not fit is lost, counted and logged.
+type auditLog struct {
+	js         jetstream.JetStream
+	subj       messages.Subjects
+	replica    string
+	ackTimeout time.Duration
+	limit      int
+	log        *slog.Logger
+	m          *Metrics
+
+	wake chan struct{} // a record entered or re-entered the retry set
+
+	mu     sync.Mutex
+	retry  map[string]*auditRetry // by Nats-Msg-Id
+	closed bool                   // run has given up what was left
+}
+
+// auditRetry is one record not yet stored.
+type auditRetry struct {
+	msg      *nats.Msg
+	attempts int
+	sending  bool // published by run, acknowledgement awaited
+}
+
+func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metrics) *auditLog {
+	subj, _ := messages.NewSubjects(cfg.Prefix)
+	return &auditLog{
+		js:         js,
+		subj:       subj,
+		replica:    cfg.Replica,
+		ackTimeout: cfg.AuditAckTimeout,
+		limit:      cfg.AuditRetryLimit,
+		log:        log,
+		m:          m,
+		wake:       make(chan struct{}, 1),
+		retry:      map[string]*auditRetry{},
+	}
+}
+
+// record builds the audit record of dec.
+func (a *auditLog) record(req *messages.Request, dec *messages.Decision, risk *messages.Risk) messages.AuditRecord {
+	rec := messages.AuditRecord{
+		V:        messages.Version,
+		Request:  *req,
+		Decision: *dec,
+		Replica:  a.replica,
+		Recorded: time.Now().UTC(),
+	}
+	if risk != nil && risk.Tier != "" {
+		r := *risk
+		rec.Risk = &r
+	}
+	return rec
+}
+
+// message encodes rec as the message appended to the stream. Encoded in a
+// pooled buffer, then copied once at its exact size: the message keeps its
+// data until the append is acknowledged.
+func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
+	bp := encodeBufs.Get().(*[]byte)
+	enc, err := rec.AppendJSON((*bp)[:0])
+	data := append([]byte(nil), enc...)
+	putEncodeBuf(bp, enc)
+	if err != nil {
+		return nil, fmt.Errorf("encode audit record %s: %w", rec.Decision.RequestID, err)
+	}
+	// The header name is already canonical: no Header.Set.
+	return &nats.Msg{Subject: a.subj.Audit(rec.Decision.SessionID), Data: data,
+		Header: nats.Header{nats.MsgIdHdr: {auditMsgID(&rec.Decision)}}}, nil
+}
+
+// Append stores rec in the stream and returns once the stream acknowledged
+// it (a duplicate of a record stored before counts as stored), or with the
+// error that kept it out: the caller decides whether to retry. It waits at
+// most the ack timeout. Safe for concurrent use.
+func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error {
+	msg, err := a.message(rec)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
+	defer cancel()
+	if _, err := a.js.PublishMsg(ctx, msg); err != nil {
+		a.m.AuditFailures.WithLabelValues(auditFailureKind(err)).Inc()
+		return fmt.Errorf("audit append %s: %w", msg.Header.Get(nats.MsgIdHdr), err)
+	}
+	return nil
+}
+
+// enqueue appends rec without waiting for the acknowledgement; failures go
+// to the retry set. It blocks only while the connection has its maximum of
+// unacknowledged appends, for at most a millisecond: past that the record
+// goes straight to the retry set. Safe for concurrent use.
+func (a *auditLog) enqueue(rec *messages.AuditRecord) {
+	msg, err := a.message(rec)
+	if err != nil {
+		a.m.AuditLost.WithLabelValues("encode").Inc()
+		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
+			"session_id", rec.Decision.SessionID, "err", err)
+		return
+	}
+	if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Millisecond)); err != nil {
+		a.failed(nil, msg, err)
+	}
+}
+
+// failed is the asynchronous publisher's error callback (and enqueue's for
+// errors returned at once): it keeps msg in the retry set and wakes run.
+// The first failure of a record is logged at WARN, later ones at DEBUG.
+func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
+	kind := auditFailureKind(err)
+	a.m.AuditFailures.WithLabelValues(kind).Inc()
+	a.m.NATSErrors.WithLabelValues("audit").Inc()
+	id := msg.Header.Get(nats.MsgIdHdr)
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		a.m.AuditLost.WithLabelValues("shutdown").Inc()
+		a.log.Error("audit record lost: the broker stopped before the stream took it", "msg_id", id, "err", err)
+		return
+	}
+	if r, ok := a.retry[id]; ok {
+		r.attempts++
+		r.sending = false
+		a.mu.Unlock()
+		a.log.Debug("audit append failed again; retrying", "msg_id", id, "attempts", r.attempts, "err", err)
+		a.poke()
+		return
+	}
+	if len(a.retry) >= a.limit {
+		a.mu.Unlock()
+		a.m.AuditLost.WithLabelValues("overflow").Inc()
+		a.log.Error("audit record lost: the retry queue is full", "msg_id", id, "limit", a.limit, "err", err)
+		return
+	}
+	a.retry[id] = &auditRetry{msg: msg, attempts: 1}
+	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.mu.Unlock()
+	a.log.Warn("audit record not stored yet; retrying from memory", "msg_id", id, "subject", msg.Subject,
+		"reason", kind, "err", err)
+	a.poke()
+}
+
+func (a *auditLog) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// auditFailureKind labels err for the failure metric.
+func auditFailureKind(err error) string {
+	switch {
+	case errors.Is(err, jetstream.ErrAsyncPublishTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return "timeout"
+	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
+		return "no_stream"
+	case errors.Is(err, jetstream.ErrTooManyStalledMsgs):
+		return "stalled"
+	case errors.Is(err, nats.ErrDisconnected), errors.Is(err, nats.ErrConnectionClosed),
+		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrConnectionDraining):
+		return "disconnected"
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return "rejected"
+	}
+	return "other"
+}
+
+// run republishes the retry set until ctx ends, then tries for at most
+// auditFlushTimeout more and counts what is left as lost. Broker.Run owns it.
+func (a *auditLog) run(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	backoff := auditRetryMin
+	for {
+		select {
+		case <-ctx.Done():
+			a.flush()
+			return
+		case <-a.wake:
+		case <-tick.C:
+			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending()))
+		}
+		if a.resend(auditFlushTimeout) > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, auditRetryMax)
+		} else {
+			backoff = auditRetryMin
+		}
+	}
+}
+
+// resend publishes every record of the retry set not already in flight and
+// waits (at most wait past the ack timeout) for their acknowledgements. It
+// returns how many failed again.
+func (a *auditLog) resend(wait time.Duration) int {
+	a.mu.Lock()
+	batch := make([]*auditRetry, 0, len(a.retry))
+	for _, r := range a.retry {
+		if !r.sending {
+			r.sending = true
+			batch = append(batch, r)
+		}
+	}
+	a.mu.Unlock()
+	if len(batch) == 0 {
+		return 0
+	}
+	futures := make([]jetstream.PubAckFuture, len(batch))
+	for i, r := range batch {
+		// A background goroutine: it may wait for room among the
+		// unacknowledged appends.
+		f, err := a.js.PublishMsgAsync(r.msg, jetstream.WithStallWait(a.ackTimeout))
+		if err != nil {
+			a.failed(nil, r.msg, err)
+			continue
+		}
+		futures[i] = f
+	}
+	stored, failed := 0, 0
+	deadline := time.NewTimer(a.ackTimeout + wait)
+	defer deadline.Stop()
+	for i, f := range futures {
+		if f == nil {
+			failed++
+			continue
+		}
+		select {
+		case <-f.Ok():
+			stored++
+			a.stored(batch[i])
+		case <-f.Err(): // failed has the record back in the retry set
+			failed++
+		case <-deadline.C:
+			// The publisher's ack timeout ends every future; this only
+			// guards against a connection closed under it.
+			a.mu.Lock()
+			for _, r := range batch[i:] {
+				r.sending = false
+			}
+			a.mu.Unlock()
+			return failed + len(futures) - i
+		}
+	}
+	if stored > 0 {
+		a.log.Info("audit records stored after retrying", "count", stored, "still_pending", a.pending())
+	}
+	return failed
+}
+
+// stored takes r out of the retry set.
+func (a *auditLog) stored(r *auditRetry) {
+	a.m.AuditRetried.Inc()
+	a.mu.Lock()
+	delete(a.retry, r.msg.Header.Get(nats.MsgIdHdr))
+	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.mu.Unlock()
+}
+
+func (a *auditLog) pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.retry)
+}
+
+// flush is run's last act: for at most auditFlushTimeout it waits for the
+// appends in flight and retries the retry set, then counts every record
+// still not stored as lost (reason shutdown) and logs them.
+func (a *auditLog) flush() {
+	deadline := time.Now().Add(auditFlushTimeout)
+	for a.pending() > 0 && time.Now().Before(deadline) {
+		if a.resend(time.Until(deadline)) > 0 {
+			time.Sleep(min(auditRetryMin, time.Until(deadline)))
+		}
+	}
+	select {
+	case <-a.js.PublishAsyncComplete():
+	case <-time.After(max(time.Until(deadline), 0)):
+	}
+	a.mu.Lock()
+	a.closed = true
+	left := make([]string, 0, len(a.retry))
+	for id, r := range a.retry {
+		if !r.sending {
+			left = append(left, id)
+		}
+	}
+	for _, id := range left {
+		delete(a.retry, id)
+	}
+	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.mu.Unlock()
+	inflight := a.js.PublishAsyncPending()
+	a.m.AuditInflight.Set(float64(inflight))
+	if len(left) > 0 {
+		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(len(left)))
+		a.log.Error("audit records lost: the broker stopped before the stream took them", "count", len(left),
+			"msg_ids", strings.Join(left[:min(len(left), 20)], ","))
+	}
+	if inflight > 0 {
+		a.log.Warn("broker stopped with audit appends unacknowledged; a failure still reaching this replica is counted lost",
+			"count", inflight)
+	}
+}

@@ -1,0 +1,339 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/internal/testenv"
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session/memstore"
+)
+
+// auditPlane is one broker on a NATS server of its own, with the admin's
+// view of the audit stream.
+type auditPlane struct {
+	t    *testing.T
+	ns   *testenv.NATSServer
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	m    *broker.Metrics
+	logs *brokertest.LogBuffer
+	stop func() // ends Run and waits for it
+}
+
+func startAuditPlane(t *testing.T, cfg broker.Config) *auditPlane {
+	t.Helper()
+	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &auditPlane{t: t, ns: testenv.NATS(t), logs: &brokertest.LogBuffer{}, m: broker.NewMetrics(nil)}
+	cfg.Conn = p.ns.Connect(t)
+	cfg.AuditConn = p.ns.Connect(t)
+	cfg.Store = memstore.New(memstore.Options{})
+	cfg.Policy = broker.StaticPolicy{P: pol}
+	cfg.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.Metrics = p.m
+	cfg.DisableReaper = true
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	stopped := false
+	p.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("broker.Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("broker.Run did not return within 20 s")
+		}
+	}
+	t.Cleanup(p.stop)
+	for b.Ready(context.Background()) != nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.nc = p.ns.Connect(t)
+	if p.js, err = jetstream.New(p.ns.Connect(t)); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// decide sends one request and returns its decision.
+func (p *auditPlane) decide(session, id, command string) messages.Decision {
+	p.t.Helper()
+	data, _ := json.Marshal(messages.Request{V: 1, RequestID: id, SessionID: session, AgentID: "pod-1", Tool: "bash",
+		Arguments: json.RawMessage(fmt.Sprintf(`{"command":%q}`, command))})
+	rep, err := p.nc.Request("signoff.v1.req."+session, data, 5*time.Second)
+	if err != nil {
+		p.t.Fatalf("request %s: %v", id, err)
+	}
+	var rc messages.Receipt
+	if err := json.Unmarshal(rep.Data, &rc); err != nil || rc.Decision == nil {
+		p.t.Fatalf("request %s: reply %s is not a decided receipt (%v)", id, rep.Data, err)
+	}
+	return *rc.Decision
+}
+
+// dropStream deletes the audit stream: appends find no stream to answer
+// them, as during a leader election.
+func (p *auditPlane) dropStream() {
+	p.t.Helper()
+	if err := p.js.DeleteStream(context.Background(), messages.AuditStream); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// restoreStream creates the audit stream again, as the broker does.
+func (p *auditPlane) restoreStream() {
+	p.t.Helper()
+	_, err := p.js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: messages.AuditStream, Subjects: []string{"signoff.v1.audit.>"}, Storage: jetstream.FileStorage})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// records returns the Nats-Msg-Id of every record in the audit stream, and
+// fails the test if one appears twice.
+func (p *auditPlane) records() []string {
+	p.t.Helper()
+	ctx := context.Background()
+	s, err := p.js.Stream(ctx, messages.AuditStream)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			p.t.Fatalf("audit record %d: %v", seq, err)
+		}
+		id := m.Header.Get(nats.MsgIdHdr)
+		if seen[id] {
+			p.t.Fatalf("audit record %s stored twice", id)
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (p *auditPlane) waitFor(what string, cond func() bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; broker log:\n%s", what, p.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The issue's lost records: appends during a leader election (no stream
+// answers) or into a frozen leader (no acknowledgement ever comes) were
+// dropped, some without a trace. Each is now counted, logged, kept in
+// memory and stored exactly once when the stream is back.
+func TestAuditRecordsAreRetriedUntilTheStreamTakesThem(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		frozen bool
+		kind   string
+	}{
+		{name: "no stream answers, as during a leader election", kind: "no_stream"},
+		{name: "the stream leader takes appends and never acknowledges them", frozen: true, kind: "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startAuditPlane(t, broker.Config{AuditAckTimeout: 300 * time.Millisecond})
+			p.decide("s-1", "before", "ls")
+			p.waitFor("the first record", func() bool { return len(p.records()) == 1 })
+
+			p.dropStream()
+			if tc.frozen {
+				// A responder that swallows appends: a leader frozen by
+				// SIGSTOP, as far as the publisher can tell.
+				sub, err := p.nc.Subscribe("signoff.v1.audit.>", func(*nats.Msg) {})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.nc.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = sub.Unsubscribe() }()
+			}
+			want := map[string]bool{"s-1/before/allow/policy_allow": true}
+			const n = 12
+			for i := range n {
+				id := fmt.Sprintf("r-%d", i)
+				cmd, rc := "ls", "allow/policy_allow"
+				if i%3 == 0 {
+					cmd, rc = "rm -rf /etc", "deny/policy_deny"
+				}
+				d := p.decide("s-1", id, cmd)
+				if got := string(d.Outcome) + "/" + string(d.ReasonCode); got != rc {
+					t.Fatalf("%s: decision %s, want %s (async audit is not a gate)", id, got, rc)
+				}
+				want["s-1/"+id+"/"+rc] = true
+			}
+			p.waitFor("every failed record in the retry set", func() bool {
+				return testutil.ToFloat64(p.m.AuditRetryPending) == n
+			})
+			if got := testutil.ToFloat64(p.m.AuditFailures.WithLabelValues(tc.kind)); got < n {
+				t.Errorf("signoff_audit_failures_total{kind=%q} = %v, want at least %d", tc.kind, got, n)
+			}
+			if got := strings.Count(p.logs.String(), "audit record not stored yet; retrying from memory"); got != n {
+				t.Errorf("%d first-failure log lines, want one per record (%d)", got, n)
+			}
+
+			// The swallower stays: with the stream back, the stream's
+			// acknowledgement is the reply, as when a leader wakes up.
+			p.restoreStream()
+			p.waitFor("every record stored", func() bool {
+				return testutil.ToFloat64(p.m.AuditRetryPending) == 0 && len(p.records()) == len(want)-1
+			})
+			for _, id := range p.records() {
+				if !want[id] {
+					t.Errorf("unexpected audit record %s", id)
+				}
+			}
+			if got := testutil.ToFloat64(p.m.AuditRetried); got != n {
+				t.Errorf("signoff_audit_retried_total = %v, want %d", got, n)
+			}
+			if lost := testutil.CollectAndCount(p.m.AuditLost); lost != 0 {
+				t.Errorf("%d records counted lost, want none", lost)
+			}
+		})
+	}
+}
+
+// A record the retry set has no room for, and the records still in it when
+// the broker stops, are the losses the docs allow: each is counted by
+// reason and logged.
+func TestAuditLossesAreCountedAndLogged(t *testing.T) {
+	p := startAuditPlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond, AuditRetryLimit: 2})
+	p.dropStream()
+	for i := range 5 {
+		p.decide("s-1", fmt.Sprintf("r-%d", i), "ls")
+	}
+	p.waitFor("three records lost to overflow", func() bool {
+		return testutil.ToFloat64(p.m.AuditLost.WithLabelValues("overflow")) == 3
+	})
+	if got := testutil.ToFloat64(p.m.AuditRetryPending); got != 2 {
+		t.Errorf("retry set holds %v records, want its limit 2", got)
+	}
+	if got := strings.Count(p.logs.String(), "audit record lost: the retry queue is full"); got != 3 {
+		t.Errorf("%d overflow log lines, want 3", got)
+	}
+	p.stop()
+	if got := testutil.ToFloat64(p.m.AuditLost.WithLabelValues("shutdown")); got != 2 {
+		t.Errorf("signoff_audit_lost_total{reason=shutdown} = %v, want the 2 records left in memory", got)
+	}
+	if !strings.Contains(p.logs.String(), "audit records lost: the broker stopped before the stream took them") {
+		t.Errorf("no log line for the records lost at shutdown:\n%s", p.logs.String())
+	}
+}
+
+// Records left in memory are stored by the shutdown flush when the stream
+// comes back in time: nothing is counted lost.
+func TestShutdownFlushStoresWhatTheStreamTakes(t *testing.T) {
+	p := startAuditPlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond})
+	p.dropStream()
+	p.decide("s-1", "r-1", "ls")
+	p.waitFor("the record in the retry set", func() bool { return testutil.ToFloat64(p.m.AuditRetryPending) == 1 })
+	p.restoreStream()
+	p.stop()
+	if got := p.records(); len(got) != 1 || got[0] != "s-1/r-1/allow/policy_allow" {
+		t.Errorf("stream holds %v, want the one record", got)
+	}
+	if lost := testutil.CollectAndCount(p.m.AuditLost); lost != 0 {
+		t.Errorf("%d records counted lost, want none", lost)
+	}
+}
+
+// Strict mode: no allow leaves the broker before its record is stored; an
+// allow the stream cannot take is a fail-closed deny, and allows resume as
+// soon as the stream is back. Denies do not wait for the stream.
+func TestStrictAuditRepliesNoAllowBeforeItsRecordIsStored(t *testing.T) {
+	p := startAuditPlane(t, broker.Config{AuditMode: broker.AuditStrict, AuditAckTimeout: 300 * time.Millisecond})
+
+	d := p.decide("s-1", "r-1", "ls")
+	brokertest.WantDecision(t, &d, messages.OutcomeAllow, messages.ReasonPolicyAllow)
+	// No wait: strict mode stored it before replying.
+	if got := p.records(); len(got) != 1 || got[0] != "s-1/r-1/allow/policy_allow" {
+		t.Fatalf("stream holds %v right after the allow, want its record", got)
+	}
+	// The agent's retry of the same request is the same record; the same
+	// request id in another session is another.
+	p.decide("s-1", "r-1", "ls")
+	p.decide("s-2", "r-1", "ls")
+	if got := p.records(); len(got) != 2 {
+		t.Fatalf("stream holds %v, want one record per session's request", got)
+	}
+
+	p.dropStream()
+	d = p.decide("s-1", "r-2", "ls")
+	brokertest.WantDecision(t, &d, messages.OutcomeDeny, broker.ReasonUnavailable)
+	if d.LLMMessage == "" || !strings.Contains(d.Reason, "audit") {
+		t.Errorf("unavailable deny = %+v, want a reason naming the audit stream and an llm_message", d)
+	}
+	d = p.decide("s-1", "r-3", "rm -rf /etc")
+	brokertest.WantDecision(t, &d, messages.OutcomeDeny, messages.ReasonPolicyDeny)
+
+	p.restoreStream()
+	d = p.decide("s-1", "r-2", "ls")
+	brokertest.WantDecision(t, &d, messages.OutcomeAllow, messages.ReasonPolicyAllow)
+	// The allow, and (retried from memory) the two denies.
+	p.waitFor("the denies' records", func() bool { return len(p.records()) == 3 })
+	got := strings.Join(p.records(), " ")
+	for _, id := range []string{"s-1/r-2/allow/policy_allow", "s-1/r-2/deny/unavailable", "s-1/r-3/deny/policy_deny"} {
+		if !strings.Contains(got, id) {
+			t.Errorf("stream holds %s, want %s", got, id)
+		}
+	}
+}
+
+func TestParseAuditMode(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    broker.AuditMode
+		wantErr bool
+	}{
+		{"", broker.AuditAsync, false},
+		{"async", broker.AuditAsync, false},
+		{"strict", broker.AuditStrict, false},
+		{"Strict", "", true},
+		{"off", "", true},
+	} {
+		got, err := broker.ParseAuditMode(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("ParseAuditMode(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
