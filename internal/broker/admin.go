@@ -23,17 +23,14 @@ func (b *Broker) handleAdmin(ctx context.Context, msg *nats.Msg) []byte {
 	if op == messages.AdminOpReloadPolicy {
 		return nil // every replica handles it on its own subscription
 	}
-	req, err := messages.Decode[messages.AdminRequest](msg.Data, b.cfg.MaxMessageBytes)
-	if err != nil {
-		return b.badMessage(err)
+	req, errReply := b.adminRequest(op, msg)
+	if errReply != nil {
+		return errReply
 	}
 	switch op {
 	case messages.AdminOpSetMode:
 		return b.adminSetMode(ctx, req)
 	case messages.AdminOpRevokeGrants:
-		if req.SessionID == "" && req.AgentID == "" {
-			return b.badMessage(&messages.FieldError{Field: "session_id", Problem: "revoke needs session_id, agent_id or both"})
-		}
 		sctx, cancel := b.storeCtx(ctx)
 		n, err := b.store.RevokeGrants(sctx, req.SessionID, req.AgentID)
 		cancel()
@@ -43,18 +40,25 @@ func (b *Broker) handleAdmin(ctx context.Context, msg *nats.Msg) []byte {
 		b.log.Info("grants revoked", "session_id", req.SessionID, "agent_id", req.AgentID, "count", n)
 		return encode(messages.AdminReply{V: messages.Version, OK: true, Message: fmt.Sprintf("revoked %d grants", n)})
 	}
-	return encodeError(messages.CodeInvalidRequest, fmt.Sprintf("unknown admin operation %q (want %s, %s or %s)", op, messages.AdminOpSetMode, messages.AdminOpRevokeGrants, messages.AdminOpReloadPolicy))
+	// ValidateOp knows every op this switch serves.
+	return encodeError(messages.CodeInternal, fmt.Sprintf("admin operation %q is valid but not served", op))
+}
+
+// adminRequest decodes the body of an admin message and checks it against
+// its operation (messages.AdminRequest.ValidateOp: the one place admin
+// requests are validated). On a problem it returns the error reply.
+func (b *Broker) adminRequest(op string, msg *nats.Msg) (messages.AdminRequest, []byte) {
+	req, err := messages.Decode[messages.AdminRequest](msg.Data, b.cfg.MaxMessageBytes)
+	if err == nil {
+		err = req.ValidateOp(op)
+	}
+	if err != nil {
+		return req, b.badMessage(err)
+	}
+	return req, nil
 }
 
 func (b *Broker) adminSetMode(ctx context.Context, req messages.AdminRequest) []byte {
-	if (req.SessionID == "") == (req.AgentType == "") {
-		return b.badMessage(&messages.FieldError{Field: "session_id", Problem: "set exactly one of session_id and agent_type"})
-	}
-	if req.Mode != "" {
-		if _, err := policy.ParseMode(req.Mode); err != nil {
-			return b.badMessage(&messages.FieldError{Field: "mode", Problem: err.Error()})
-		}
-	}
 	if b.modes.kv == nil {
 		return encodeError(messages.CodeUnavailable, "mode overrides need JetStream (the broker runs with the audit stream disabled)")
 	}
@@ -78,7 +82,13 @@ func (b *Broker) adminSetMode(ctx context.Context, req messages.AdminRequest) []
 
 // handleReload reloads the policy on this replica; every replica answers,
 // the requester keeps the first reply.
+//
+// The body is an AdminRequest without fields (`{"v":1}`); anything else is
+// an invalid_request and reloads nothing.
 func (b *Broker) handleReload(_ context.Context, msg *nats.Msg) []byte {
+	if _, errReply := b.adminRequest(messages.AdminOpReloadPolicy, msg); errReply != nil {
+		return errReply
+	}
 	err := b.cfg.Policy.Reload()
 	if err != nil {
 		b.m.PolicyReloads.WithLabelValues("error").Inc()

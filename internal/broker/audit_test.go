@@ -21,9 +21,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
 )
 
-// auditPlane is one broker on a NATS server of its own, with the admin's
-// view of the audit stream.
-type auditPlane struct {
+// lonePlane is one broker on a memory store and a NATS server of its own,
+// with its metrics, its log, and the admin's view of the audit stream.
+type lonePlane struct {
 	t    *testing.T
 	ns   *testenv.NATSServer
 	nc   *nats.Conn
@@ -33,17 +33,19 @@ type auditPlane struct {
 	stop func() // ends Run and waits for it
 }
 
-func startAuditPlane(t *testing.T, cfg broker.Config) *auditPlane {
+func startLonePlane(t *testing.T, cfg broker.Config) *lonePlane {
 	t.Helper()
 	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &auditPlane{t: t, ns: testenv.NATS(t), logs: &brokertest.LogBuffer{}, m: broker.NewMetrics(nil)}
+	p := &lonePlane{t: t, ns: testenv.NATS(t), logs: &brokertest.LogBuffer{}, m: broker.NewMetrics(nil)}
 	cfg.Conn = p.ns.Connect(t)
 	cfg.AuditConn = p.ns.Connect(t)
 	cfg.Store = memstore.New(memstore.Options{})
-	cfg.Policy = broker.StaticPolicy{P: pol}
+	if cfg.Policy == nil {
+		cfg.Policy = broker.StaticPolicy{P: pol}
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Metrics = p.m
 	cfg.DisableReaper = true
@@ -82,7 +84,7 @@ func startAuditPlane(t *testing.T, cfg broker.Config) *auditPlane {
 }
 
 // decide sends one request and returns its decision.
-func (p *auditPlane) decide(session, id, command string) messages.Decision {
+func (p *lonePlane) decide(session, id, command string) messages.Decision {
 	p.t.Helper()
 	data, _ := json.Marshal(messages.Request{V: 1, RequestID: id, SessionID: session, AgentID: "pod-1", Tool: "bash",
 		Arguments: json.RawMessage(fmt.Sprintf(`{"command":%q}`, command))})
@@ -99,7 +101,7 @@ func (p *auditPlane) decide(session, id, command string) messages.Decision {
 
 // dropStream deletes the audit stream: appends find no stream to answer
 // them, as during a leader election.
-func (p *auditPlane) dropStream() {
+func (p *lonePlane) dropStream() {
 	p.t.Helper()
 	if err := p.js.DeleteStream(context.Background(), messages.AuditStream); err != nil {
 		p.t.Fatal(err)
@@ -107,7 +109,7 @@ func (p *auditPlane) dropStream() {
 }
 
 // restoreStream creates the audit stream again, as the broker does.
-func (p *auditPlane) restoreStream() {
+func (p *lonePlane) restoreStream() {
 	p.t.Helper()
 	_, err := p.js.CreateStream(context.Background(), jetstream.StreamConfig{
 		Name: messages.AuditStream, Subjects: []string{"signoff.v1.audit.>"}, Storage: jetstream.FileStorage})
@@ -118,7 +120,7 @@ func (p *auditPlane) restoreStream() {
 
 // records returns the Nats-Msg-Id of every record in the audit stream, and
 // fails the test if one appears twice.
-func (p *auditPlane) records() []string {
+func (p *lonePlane) records() []string {
 	p.t.Helper()
 	ctx := context.Background()
 	s, err := p.js.Stream(ctx, messages.AuditStream)
@@ -146,7 +148,7 @@ func (p *auditPlane) records() []string {
 	return ids
 }
 
-func (p *auditPlane) waitFor(what string, cond func() bool) {
+func (p *lonePlane) waitFor(what string, cond func() bool) {
 	p.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
@@ -171,7 +173,7 @@ func TestAuditRecordsAreRetriedUntilTheStreamTakesThem(t *testing.T) {
 		{name: "the stream leader takes appends and never acknowledges them", frozen: true, kind: "timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := startAuditPlane(t, broker.Config{AuditAckTimeout: 300 * time.Millisecond})
+			p := startLonePlane(t, broker.Config{AuditAckTimeout: 300 * time.Millisecond})
 			p.decide("s-1", "before", "ls")
 			p.waitFor("the first record", func() bool { return len(p.records()) == 1 })
 
@@ -237,7 +239,7 @@ func TestAuditRecordsAreRetriedUntilTheStreamTakesThem(t *testing.T) {
 // the broker stops, are the losses the docs allow: each is counted by
 // reason and logged.
 func TestAuditLossesAreCountedAndLogged(t *testing.T) {
-	p := startAuditPlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond, AuditRetryLimit: 2})
+	p := startLonePlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond, AuditRetryLimit: 2})
 	p.dropStream()
 	for i := range 5 {
 		p.decide("s-1", fmt.Sprintf("r-%d", i), "ls")
@@ -263,7 +265,7 @@ func TestAuditLossesAreCountedAndLogged(t *testing.T) {
 // Records left in memory are stored by the shutdown flush when the stream
 // comes back in time: nothing is counted lost.
 func TestShutdownFlushStoresWhatTheStreamTakes(t *testing.T) {
-	p := startAuditPlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond})
+	p := startLonePlane(t, broker.Config{AuditAckTimeout: 200 * time.Millisecond})
 	p.dropStream()
 	p.decide("s-1", "r-1", "ls")
 	p.waitFor("the record in the retry set", func() bool { return testutil.ToFloat64(p.m.AuditRetryPending) == 1 })
@@ -281,7 +283,7 @@ func TestShutdownFlushStoresWhatTheStreamTakes(t *testing.T) {
 // allow the stream cannot take is a fail-closed deny, and allows resume as
 // soon as the stream is back. Denies do not wait for the stream.
 func TestStrictAuditRepliesNoAllowBeforeItsRecordIsStored(t *testing.T) {
-	p := startAuditPlane(t, broker.Config{AuditMode: broker.AuditStrict, AuditAckTimeout: 300 * time.Millisecond})
+	p := startLonePlane(t, broker.Config{AuditMode: broker.AuditStrict, AuditAckTimeout: 300 * time.Millisecond})
 
 	d := p.decide("s-1", "r-1", "ls")
 	brokertest.WantDecision(t, &d, messages.OutcomeAllow, messages.ReasonPolicyAllow)

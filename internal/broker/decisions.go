@@ -165,11 +165,16 @@ func (b *Broker) badMessage(err error) []byte {
 	return encode(rep)
 }
 
-// storeFailure answers a request that failed on the store.
+// storeFailure answers a request that failed on the store. Not finding
+// what the request names is the requester's problem, not the store's: it
+// is answered not_found and counted as a bad message, not as a store error
+// (the metric operators alert on) and not logged at ERROR.
 func (b *Broker) storeFailure(op string, err error) []byte {
-	b.storeErr(op, err)
 	if errors.Is(err, session.ErrNotFound) {
+		b.m.BadMessages.WithLabelValues(string(messages.CodeNotFound)).Inc()
+		b.log.Debug("not found", "op", op, "err", err)
 		return encodeError(messages.CodeNotFound, "unknown request id (never sent, or past its retention)")
 	}
+	b.storeErr(op, err)
 	return encodeError(messages.CodeUnavailable, "state store unavailable: "+op+" failed; retry later")
 }

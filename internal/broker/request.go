@@ -219,7 +219,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 			need = 1
 		}
 	}
-	ttl := pol.TTL(time.Duration(req.TTLMillis)*time.Millisecond, d.TTL)
+	ttl := pol.TTL(req.TTL(), d.TTL)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",

@@ -28,6 +28,8 @@ func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
 	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: sessionID, RequestID: req.RequestID, SkipGrants: true})
 	cancel()
 	if err == nil && look.Existing == nil {
+		// Never sent, or past its retention: storeFailure answers
+		// not_found without counting a store error.
 		err = fmt.Errorf("status %s/%s: %w", sessionID, req.RequestID, session.ErrNotFound)
 	}
 	if err != nil {
@@ -54,14 +56,16 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 	version := b.cfg.Policy.Current().Version()
 	sctx, cancel := b.storeCtx(ctx)
 	done, err := b.store.CancelSession(sctx, sessionID, req.RequestIDs, func(rec *session.Record) messages.Decision {
+		tool := toolOf(rec)
 		return messages.Decision{
 			V:             messages.Version,
 			RequestID:     rec.ID,
 			SessionID:     rec.SessionID,
-			Tool:          toolOf(rec),
+			Tool:          tool,
 			Outcome:       messages.OutcomeDeny,
 			ReasonCode:    messages.ReasonCancelled,
 			Reason:        reason,
+			LLMMessage:    messages.LLMMessageCancelled(tool, req.Reason),
 			DecidedBy:     messages.Decider{Kind: messages.DeciderAgent, ID: rec.AgentID},
 			DecidedAt:     time.Now().UTC(),
 			PolicyVersion: version,

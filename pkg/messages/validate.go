@@ -3,6 +3,7 @@ package messages
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -77,8 +78,15 @@ func (r *Request) Validate() error {
 }
 
 // TTL returns the requested time to live (0 when the policy's default
-// applies).
-func (r *Request) TTL() time.Duration { return time.Duration(r.TTLMillis) * time.Millisecond }
+// applies). A ttl_ms too large for a time.Duration (about 292 years)
+// saturates at the largest one instead of wrapping around, so the policy's
+// max_ttl caps it like any other long request.
+func (r *Request) TTL() time.Duration {
+	if r.TTLMillis > math.MaxInt64/int64(time.Millisecond) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(r.TTLMillis) * time.Millisecond
+}
 
 func checkBatch(field string, items []BatchItem) error {
 	for i := range items {

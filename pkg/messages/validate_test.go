@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +413,28 @@ func TestBracesAreRefusedInTokens(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "'{' or '}'") {
 			t.Errorf("ValidateToken(%q) = %v, want a brace error", v, err)
 		}
+	}
+}
+
+func TestRequestTTLSaturatesInsteadOfWrapping(t *testing.T) {
+	tests := []struct {
+		name string
+		ms   int64
+		want time.Duration
+	}{
+		{"none is zero (the policy's default)", 0, 0},
+		{"a minute", 60_000, time.Minute},
+		{"the largest value that fits", math.MaxInt64 / int64(time.Millisecond), time.Duration(math.MaxInt64/int64(time.Millisecond)) * time.Millisecond},
+		{"one more saturates", math.MaxInt64/int64(time.Millisecond) + 1, math.MaxInt64},
+		{"a value that wrapped to under a millisecond saturates", 18446744073710, math.MaxInt64},
+		{"MaxInt64 saturates instead of going negative", math.MaxInt64, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Request{TTLMillis: tt.ms}
+			if got := r.TTL(); got != tt.want {
+				t.Errorf("TTL() = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
