@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// loadResult is one load run, printed by the load role as one JSON line.
+type loadResult struct {
+	Requests    int     `json:"requests"`
+	Concurrency int     `json:"concurrency"`
+	P50Micros   float64 `json:"p50_us"`
+	P99Micros   float64 `json:"p99_us"`
+	PerSecond   float64 `json:"req_per_s"`
+	Errors      int64   `json:"errors"`
+	FirstError  string  `json:"first_error,omitempty"`
+}
+
+// loadConfig is the load role's command line.
+type loadConfig struct {
+	natsURL     string
+	session     string
+	command     string
+	want        string
+	requests    int
+	warmup      int
+	concurrency int
+	timeout     time.Duration
+}
+
+func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
+	var c loadConfig
+	fs := flag.NewFlagSet("procbench load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.natsURL, "nats", "", "NATS URL of the plane to load (required)")
+	fs.StringVar(&c.session, "session", "s-bench", "session id of the requests")
+	fs.StringVar(&c.command, "command", "ls -la", "bash command every request asks to run")
+	fs.StringVar(&c.want, "want", `"outcome":"allow"`, "bytes every reply must contain")
+	fs.IntVar(&c.requests, "requests", 5000, "requests measured")
+	fs.IntVar(&c.warmup, "warmup", 500, "requests sent (once the target answers) before measuring")
+	fs.IntVar(&c.concurrency, "concurrency", 1, "requests in flight")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "bound on each request")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.natsURL == "":
+		return c, errors.New("-nats is required")
+	case c.requests < 1 || c.concurrency < 1 || c.warmup < 0:
+		return c, errors.New("-requests and -concurrency must be at least 1, -warmup not negative")
+	}
+	return c, nil
+}
+
+// bodies are requests built before the clock starts, each with its own id.
+func bodies(c *loadConfig, n int) [][]byte {
+	args, _ := json.Marshal(map[string]string{"command": c.command})
+	out := make([][]byte, n)
+	for i := range out {
+		out[i], _ = json.Marshal(messages.Request{V: messages.Version, RequestID: nuid.Next(), SessionID: c.session,
+			AgentID: "procbench", Tool: "bash", Arguments: args})
+	}
+	return out
+}
+
+// runLoad waits until the target answers, warms it up, then sends
+// c.requests requests from c.concurrency goroutines on one connection and
+// measures each from send to reply.
+func runLoad(ctx context.Context, c loadConfig) (loadResult, error) {
+	nc, err := nats.Connect(c.natsURL, nats.Name("procbench-load"))
+	if err != nil {
+		return loadResult{}, fmt.Errorf("connect %s: %w", c.natsURL, err)
+	}
+	defer nc.Close()
+	subject := "signoff.v1.req." + c.session
+	probe := bodies(&c, 1)[0]
+	for {
+		_, err := nc.RequestWithContext(ctx, subject, probe)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return loadResult{}, fmt.Errorf("target never answered: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c.warmup > 0 {
+		if _, err := measure(ctx, nc, subject, bodies(&c, c.warmup), c); err != nil {
+			return loadResult{}, err
+		}
+	}
+	return measure(ctx, nc, subject, bodies(&c, c.requests), c)
+}
+
+func measure(ctx context.Context, nc *nats.Conn, subject string, reqs [][]byte, c loadConfig) (loadResult, error) {
+	want := []byte(c.want)
+	lat := make([]time.Duration, len(reqs))
+	var next, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(reqs) || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				rep, err := nc.Request(subject, reqs[i], c.timeout)
+				lat[i] = time.Since(t0)
+				if err == nil && !bytes.Contains(rep.Data, want) {
+					err = fmt.Errorf("reply %.200s does not contain %s", rep.Data, want)
+				}
+				if err != nil && failed.Add(1) == 1 {
+					firstErr.Store(err.Error())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return loadResult{}, err
+	}
+	slices.Sort(lat)
+	r := loadResult{
+		Requests:    len(reqs),
+		Concurrency: c.concurrency,
+		P50Micros:   float64(lat[len(lat)/2].Nanoseconds()) / 1e3,
+		P99Micros:   float64(lat[len(lat)*99/100].Nanoseconds()) / 1e3,
+		PerSecond:   float64(len(reqs)) / elapsed.Seconds(),
+		Errors:      failed.Load(),
+	}
+	if s, ok := firstErr.Load().(string); ok {
+		r.FirstError = s
+	}
+	return r, nil
+}
