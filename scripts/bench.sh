@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs every benchmark of docs/BENCHMARKS.md, section by section, with the
 # commands that section names. `make bench` runs it; pass section names
-# (policy, state, broker, approvers, load) to run only those.
+# (policy, state, broker, processes, approvers, load) to run only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/test-deps.sh
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(policy state broker approvers load)
+[ ${#sections[@]} -gt 0 ] || sections=(policy state broker processes approvers load)
 
 run() { echo "+ $*" >&2; "$@"; }
 
@@ -35,6 +35,19 @@ for s in "${sections[@]}"; do
 		run go run ./internal/benchratio < "$tmp/broker.txt"
 		rm -rf "$tmp"
 		;;
+	processes)
+		# The automatic path with nats-server, redis-server, the broker and
+		# the baseline responder each in its own process, loaded from
+		# outside (integration/cmd/procbench); binaries built from the
+		# module cache and this tree, nothing downloaded.
+		tmp=$(mktemp -d)
+		run go build -o "$tmp/nats-server" github.com/nats-io/nats-server/v2
+		run go build -o "$tmp/broker" ./cmd/broker
+		run go build -o "$tmp/procbench" ./integration/cmd/procbench
+		run "$tmp/procbench" -nats-server "$tmp/nats-server" -broker "$tmp/broker" \
+			-passes 7 -requests 5000 -concurrency 1,16 -modes async,strict,off
+		rm -rf "$tmp"
+		;;
 	approvers)
 		run go test -run='^$' -bench=. -benchmem -count=3 ./internal/approverbot/...
 		;;
@@ -43,7 +56,7 @@ for s in "${sections[@]}"; do
 		SIGNOFF_LOAD_FULL=1 run go test -run='TestDistributed/load' -v -count=1 -timeout=30m ./integration/
 		;;
 	*)
-		echo "bench: unknown section $s (want policy, state, broker, approvers, load)" >&2
+		echo "bench: unknown section $s (want policy, state, broker, processes, approvers, load)" >&2
 		exit 2
 		;;
 	esac

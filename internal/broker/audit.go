@@ -63,9 +63,10 @@ const (
 // auditLog appends decisions' audit records to the SIGNOFF_AUDIT stream.
 //
 // Two paths: Append waits for the stream's acknowledgement and returns the
-// error (strict mode, and callers that retry on their own); enqueue
-// publishes asynchronously and never blocks the decision path for long.
-// Every asynchronous append that fails (no acknowledgement within the ack
+// error (strict mode, and callers that retry on their own); enqueue hands
+// the record to runBatches, which publishes it asynchronously within
+// auditLinger, and never blocks the decision path. Every asynchronous
+// append that fails (no acknowledgement within the ack
 // timeout, no stream responding during a leader election, a disconnect)
 // reaches failed, which keeps the record in the retry set; run republishes
 // the set with backoff until each record is acknowledged. The retry set is
@@ -80,6 +81,10 @@ type auditLog struct {
 	m          *Metrics
 
 	wake chan struct{} // a record entered or re-entered the retry set
+	kick chan struct{} // the batch got its first record
+
+	bmu   sync.Mutex
+	batch []messages.AuditRecord // enqueued, published by runBatches
 
 	mu     sync.Mutex
 	retry  map[string]*auditRetry // by Nats-Msg-Id
@@ -104,6 +109,7 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 		log:        log,
 		m:          m,
 		wake:       make(chan struct{}, 1),
+		kick:       make(chan struct{}, 1),
 		retry:      map[string]*auditRetry{},
 	}
 }
@@ -158,21 +164,79 @@ func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error 
 	return nil
 }
 
-// enqueue appends rec without waiting for the acknowledgement; failures go
-// to the retry set. It blocks only while the connection has its maximum of
-// unacknowledged appends, for at most a millisecond: past that the record
-// goes straight to the retry set. Safe for concurrent use.
+// enqueue appends rec without waiting for the acknowledgement: it hands
+// rec to runBatches, which publishes it within auditLinger; failures go to
+// the retry set. It never blocks. Safe for concurrent use.
 func (a *auditLog) enqueue(rec *messages.AuditRecord) {
-	msg, err := a.message(rec)
-	if err != nil {
-		a.m.AuditLost.WithLabelValues("encode").Inc()
-		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
-			"session_id", rec.Decision.SessionID, "err", err)
-		return
+	a.bmu.Lock()
+	a.batch = append(a.batch, *rec)
+	first := len(a.batch) == 1
+	a.bmu.Unlock()
+	if first {
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
 	}
-	if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Millisecond)); err != nil {
-		a.failed(nil, msg, err)
+}
+
+// auditLinger is how long a record waits for others before runBatches
+// publishes them together. Publishing each record as its decision is
+// replied had the broker, the NATS server and JetStream wake up once per
+// record while the next request waited on the same two cores; a batch
+// costs them one wakeup (docs/BENCHMARKS.md, "Broker as separate
+// processes").
+const auditLinger = 2 * time.Millisecond
+
+// runBatches publishes the enqueued records, at most auditLinger after the
+// first of a batch arrived, until ctx ends; then it publishes what is left.
+func (a *auditLog) runBatches(ctx context.Context) {
+	t := time.NewTimer(auditLinger)
+	t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			a.publishBatch()
+			return
+		case <-a.kick:
+		}
+		t.Reset(auditLinger)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		a.publishBatch()
 	}
+}
+
+// publishBatch publishes every enqueued record asynchronously. A record
+// the publisher refuses at once (too many unacknowledged appends for the
+// ack timeout, a closed connection) goes to the retry set.
+func (a *auditLog) publishBatch() {
+	a.bmu.Lock()
+	batch := a.batch
+	a.batch = nil
+	a.bmu.Unlock()
+	for i := range batch {
+		msg, err := a.message(&batch[i])
+		if err != nil {
+			a.m.AuditLost.WithLabelValues("encode").Inc()
+			a.log.Error("audit record lost: cannot encode it", "request_id", batch[i].Decision.RequestID,
+				"session_id", batch[i].Decision.SessionID, "err", err)
+			continue
+		}
+		if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(a.ackTimeout)); err != nil {
+			a.failed(nil, msg, err)
+		}
+	}
+}
+
+// batched is the number of records waiting for runBatches.
+func (a *auditLog) batched() int {
+	a.bmu.Lock()
+	defer a.bmu.Unlock()
+	return len(a.batch)
 }
 
 // failed is the asynchronous publisher's error callback (and enqueue's for
@@ -239,20 +303,26 @@ func auditFailureKind(err error) string {
 	return "other"
 }
 
-// run republishes the retry set until ctx ends, then tries for at most
-// auditFlushTimeout more and counts what is left as lost. Broker.Run owns it.
+// run publishes the enqueued records (runBatches, which it owns) and
+// republishes the retry set until ctx ends, then tries for at most
+// auditFlushTimeout more and counts what is left as lost. Broker.Run owns
+// it.
 func (a *auditLog) run(ctx context.Context) {
+	var batches sync.WaitGroup
+	batches.Add(1)
+	go func() { defer batches.Done(); a.runBatches(ctx) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	backoff := auditRetryMin
 	for {
 		select {
 		case <-ctx.Done():
+			batches.Wait()
 			a.flush()
 			return
 		case <-a.wake:
 		case <-tick.C:
-			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending()))
+			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending() + a.batched()))
 		}
 		if a.resend(auditFlushTimeout) > 0 {
 			select {

@@ -85,7 +85,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		}),
 		AuditInflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "signoff_audit_inflight",
-			Help: "Audit appends awaiting their first acknowledgement (sampled every second).",
+			Help: "Audit records not yet acknowledged on their first append: batched or in flight (sampled every second).",
 		}),
 	}
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries,

@@ -27,6 +27,7 @@ import (
 type runConfig struct {
 	natsServer  string
 	broker      string
+	compare     string
 	redisServer string
 	passes      int
 	requests    int
@@ -48,6 +49,7 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.natsServer, "nats-server", "nats-server", "nats-server binary (go build github.com/nats-io/nats-server/v2)")
 	fs.StringVar(&c.broker, "broker", "broker", "broker binary (go build ./cmd/broker)")
+	fs.StringVar(&c.compare, "compare", "", "another broker binary (an older commit's), measured as compare-<mode> in every -modes mode: an A/B in the same passes")
 	fs.StringVar(&c.redisServer, "redis-server", "redis-server", "redis-server binary")
 	fs.IntVar(&c.passes, "passes", 5, "passes; each runs every target in turn")
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured per target, concurrency and pass")
@@ -68,7 +70,10 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	if c.passes < 1 || c.requests < 1 {
 		return c, errors.New("-passes and -requests must be at least 1")
 	}
-	for _, bin := range []*string{&c.natsServer, &c.broker, &c.redisServer} {
+	for _, bin := range []*string{&c.natsServer, &c.broker, &c.compare, &c.redisServer} {
+		if *bin == "" {
+			continue
+		}
 		p, err := exec.LookPath(*bin)
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", *bin, err)
@@ -110,6 +115,9 @@ func orchestrate(ctx context.Context, c runConfig, stderr io.Writer) (*summary, 
 
 	targets := []string{"baseline"}
 	for _, m := range c.modes {
+		if c.compare != "" {
+			targets = append(targets, "compare-"+m)
+		}
 		targets = append(targets, "broker-"+m)
 	}
 	sum := newSummary(targets, c)
@@ -208,7 +216,8 @@ func (p *plane) startTarget(ctx context.Context, c runConfig, self, target strin
 		// The load role waits until the target answers.
 		return t, nil
 	}
-	mode := strings.TrimPrefix(target, "broker-")
+	bin, mode, _ := strings.Cut(target, "-")
+	bin = map[string]string{"broker": c.broker, "compare": c.compare}[bin]
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	args := []string{"--nats", p.natsURL, "--redis", "redis://" + p.redisAddr + "/0", "--http", httpAddr,
 		"--replica", "procbench", "--log-level", "warn"}
@@ -217,7 +226,7 @@ func (p *plane) startTarget(ctx context.Context, c runConfig, self, target strin
 	} else {
 		args = append(args, "--audit", mode)
 	}
-	t, err := start(ctx, p.dir, target, c.broker, args...)
+	t, err := start(ctx, p.dir, target, bin, args...)
 	if err != nil {
 		return nil, err
 	}
