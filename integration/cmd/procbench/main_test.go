@@ -62,7 +62,9 @@ func TestLoadMeasuresTheBaselineResponder(t *testing.T) {
 	rs := testenv.Redis(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveBaseline(ctx, []string{"-nats", ns.ClientURL(), "-redis", rs.Addr()}, &bytes.Buffer{}, &bytes.Buffer{}) }()
+	go func() {
+		done <- serveBaseline(ctx, []string{"-nats", ns.ClientURL(), "-redis", rs.Addr()}, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
