@@ -85,6 +85,20 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	b.aud.enqueue(&rec)
 }
 
+// appendAudit records dec in the audit stream and returns once the stream
+// acknowledged it, or with the error that kept it out (the caller retries:
+// the record's Nats-Msg-Id makes a repeated append a no-op within the
+// stream's duplicate window). With the audit stream disabled it does
+// nothing. For effects that must not be done twice or lost, such as a
+// stored decision's record appended by an outbox.
+func (b *Broker) appendAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk) error {
+	if b.aud == nil {
+		return nil
+	}
+	rec := b.aud.record(req, &dec, &risk)
+	return b.aud.Append(ctx, &rec)
+}
+
 // encodeBufs recycles the buffers messages are encoded into.
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 

@@ -179,8 +179,7 @@ func (b *Broker) finishAuto(msg *nats.Msg, req *messages.Request, d *policy.Deci
 	risk := riskOf(d)
 	audited := false
 	if b.cfg.AuditMode == AuditStrict && dec.Outcome == messages.OutcomeAllow && b.aud != nil {
-		rec := b.aud.record(req, &dec, &risk)
-		if err := b.aud.Append(context.Background(), &rec); err != nil {
+		if err := b.appendAudit(context.Background(), req, dec, risk); err != nil {
 			b.requestLog(req).Warn("allow withheld: its audit record was not stored (strict audit)", "err", err)
 			dec = b.auditUnavailableDecision(req, dec.PolicyVersion)
 		} else {
