@@ -339,3 +339,53 @@ func TestParseAuditMode(t *testing.T) {
 		}
 	}
 }
+
+// Strict mode holds back a human approval too: the decision is published
+// to the agent, and a status query answers it, only once its audit record
+// is stored.
+func TestStrictAuditHoldsAnApprovalUntilItsRecordIsStored(t *testing.T) {
+	p := startLonePlane(t, broker.Config{AuditMode: broker.AuditStrict, AuditAckTimeout: 300 * time.Millisecond})
+	dev := newDevice(t, p.ns)
+	decisions, err := p.nc.SubscribeSync(subjects.Decision("s-1", "a-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.call(subjects.Req("s-1"), messages.Request{V: 1, RequestID: "a-1", SessionID: "s-1", AgentID: "pod-1",
+		Tool: "bash", Arguments: json.RawMessage(`{"command":"make deploy"}`)})
+	if !strings.Contains(string(out), `"pending"`) {
+		t.Fatalf("reply %s, want pending", out)
+	}
+	q := dev.nextAsk(t, "a-1")
+
+	p.dropStream()
+	dev.approve(t, q)
+	if m, err := decisions.NextMsg(time.Second); err == nil {
+		t.Fatalf("decision published before its audit record was stored: %s", m.Data)
+	}
+	code, _ := errorCode(p.call(subjects.Status("s-1"), messages.StatusRequest{V: 1, RequestID: "a-1"}))
+	if code != messages.CodeUnavailable {
+		t.Fatalf("status while the stream is gone: code %q, want unavailable (not the allow)", code)
+	}
+
+	p.restoreStream()
+	m, err := decisions.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no decision once the stream is back: %v\n%s", err, p.logs.String())
+	}
+	var d messages.Decision
+	if err := json.Unmarshal(m.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, &d, messages.OutcomeAllow, messages.ReasonApproved)
+	if got := p.records(); len(got) != 1 || got[0] != "s-1/a-1/allow/approved" {
+		t.Errorf("stream holds %v, want the approval's record once", got)
+	}
+	var rc messages.Receipt
+	if err := json.Unmarshal(p.call(subjects.Status("s-1"), messages.StatusRequest{V: 1, RequestID: "a-1"}), &rc); err != nil ||
+		rc.Decision == nil || rc.Decision.Outcome != messages.OutcomeAllow {
+		t.Errorf("status after the stream is back: %+v", rc)
+	}
+	if got := p.records(); len(got) != 1 {
+		t.Errorf("the status query's append was not deduplicated: %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -25,9 +26,31 @@ func (b *Broker) announce(rec *session.Record) {
 
 // settled tells everyone about a request that just settled: the agent on its
 // decision subject, every approver device of its teams, and the audit log.
+// In strict audit mode an allow is told only once its audit record is
+// stored; when the stream cannot take it now, strictLater keeps trying.
 func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
 	b.m.Pending.Dec()
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	req, risk := requestOf(rec)
+	if b.strictAllow(&dec) {
+		if err := b.appendAudit(context.Background(), &req, dec, risk); err != nil {
+			b.log.Warn("allow not published yet: its audit record was not stored (strict audit); retrying",
+				"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+			b.strictLater(rec, dec)
+			return
+		}
+		b.publishSettled(rec, dec)
+	} else {
+		b.publishSettled(rec, dec)
+		b.audit(&req, dec, risk)
+	}
+	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+}
+
+// publishSettled publishes a settled request's decision to its agent and
+// its resolution to the devices of its teams.
+func (b *Broker) publishSettled(rec *session.Record, dec messages.Decision) {
 	b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
 	for _, team := range rec.Teams {
 		b.publish(b.subj.Resolved(team), encode(messages.Resolved{
@@ -40,10 +63,52 @@ func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
 			Decision:  dec,
 		}))
 	}
+}
+
+// strictAllow reports whether dec may reach its agent only after its audit
+// record is acknowledged.
+func (b *Broker) strictAllow(dec *messages.Decision) bool {
+	return b.cfg.AuditMode == AuditStrict && b.aud != nil && dec.Outcome == messages.OutcomeAllow
+}
+
+// strictPublishFor bounds how long strictLater keeps trying to store a
+// settled allow's audit record before it gives up publishing it (the agent
+// then reads it through status, which appends the record first).
+const strictPublishFor = 10 * time.Minute
+
+// strictLater appends a settled allow's audit record in the background
+// and publishes the decision once the stream acknowledged it.
+func (b *Broker) strictLater(rec *session.Record, dec messages.Decision) {
 	req, risk := requestOf(rec)
-	b.audit(&req, dec, risk)
-	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
-		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+	b.followUp(strictPublishFor, func(ctx context.Context) (bool, error) {
+		if err := b.appendAudit(ctx, &req, dec, risk); err != nil {
+			return false, err
+		}
+		b.publishSettled(rec, dec)
+		b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+			"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID, "audit", "stored late")
+		return true, nil
+	}, func(err error) {
+		b.log.Error("allow never published: its audit record could not be stored (strict audit); the agent's status query stores it first",
+			"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+	})
+}
+
+// receiptReply encodes the receipt of a stored request for its agent. In
+// strict audit mode a receipt carrying an allow is sent only once the
+// allow's audit record is stored (an idempotent append: the record's
+// Nats-Msg-Id), else the agent gets an unavailable error and asks again.
+func (b *Broker) receiptReply(ctx context.Context, rec *session.Record) []byte {
+	rc := b.receiptFor(rec)
+	if rc.Decision != nil && b.strictAllow(rc.Decision) {
+		req, risk := requestOf(rec)
+		if err := b.appendAudit(ctx, &req, *rc.Decision, risk); err != nil {
+			b.log.Warn("allow withheld: its audit record was not stored (strict audit)",
+				"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+			return encodeError(messages.CodeUnavailable, "audit stream unavailable: the decision cannot be recorded (strict audit); retry later")
+		}
+	}
+	return encode(rc)
 }
 
 // tellAgent publishes the decision of a held request that will never be

@@ -71,7 +71,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 			// it: announce again (devices key questions by request id).
 			b.announce(look.Existing)
 		}
-		return encode(b.receiptFor(look.Existing))
+		return b.receiptReply(ctx, look.Existing)
 	}
 	if look.Stopped {
 		dec := b.hardStopDecision(&req, pol.Version(), look.StopReason)
@@ -121,7 +121,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	if rec.State == messages.StatePending {
 		b.announce(rec)
 	}
-	return encode(b.receiptFor(rec))
+	return b.receiptReply(ctx, rec)
 }
 
 // openHeld makes a held request pending and asks its teams (the second
@@ -146,16 +146,16 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 	case err != nil:
 		b.storeErr("open", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		b.openLater(held)
-		return encode(b.receiptFor(held)), "pending"
+		return b.receiptReply(ctx, held), "pending"
 	case errors.Is(res.Refusal, session.ErrExpired):
 		return b.finishAuto(msg, req, d, timeoutDecision(res.Record)), "deny"
 	case res.Applied:
 		b.opened(res.Record)
-		return encode(b.receiptFor(res.Record)), "pending"
+		return b.receiptReply(ctx, res.Record), "pending"
 	case res.Record.State == messages.StatePending:
 		b.announce(res.Record)
 	}
-	return encode(b.receiptFor(res.Record)), "retry"
+	return b.receiptReply(ctx, res.Record), "retry"
 }
 
 // opened counts and announces a request this replica just made pending.

@@ -35,7 +35,7 @@ func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.storeFailure("status", err)
 	}
-	return encode(b.receiptFor(look.Existing))
+	return b.receiptReply(ctx, look.Existing)
 }
 
 // handleCancel settles pending requests of a session cancelled: the agent
