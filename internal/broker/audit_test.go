@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,4 +390,86 @@ func TestStrictAuditHoldsAnApprovalUntilItsRecordIsStored(t *testing.T) {
 	if got := p.records(); len(got) != 1 {
 		t.Errorf("the status query's append was not deduplicated: %v", got)
 	}
+}
+
+// The NATS server restarts (same JetStream directory) while decisions are
+// made: appends caught in flight fail with a disconnect or find no stream
+// while JetStream recovers, and are retried; every decision an agent got
+// ends up in the stream exactly once.
+func TestEveryDecisionIsAuditedOnceAcrossANATSRestart(t *testing.T) {
+	p := startLonePlane(t, broker.Config{AuditAckTimeout: 500 * time.Millisecond})
+	agent := p.ns.Connect(t, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	decidedIDs := make(chan string, 1024)
+	stop := make(chan struct{})
+	var sent atomic.Int64
+	var workers sync.WaitGroup
+	for w := range 4 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				data, _ := json.Marshal(messages.Request{V: 1, RequestID: id, SessionID: "s-restart", AgentID: "pod-1", Tool: "bash",
+					Arguments: json.RawMessage(`{"command":"ls"}`)})
+				sent.Add(1)
+				rep, err := agent.Request(subjects.Req("s-restart"), data, time.Second)
+				if err != nil || !strings.Contains(string(rep.Data), `"decided"`) {
+					time.Sleep(20 * time.Millisecond) // the server or the broker is not back yet
+					continue
+				}
+				decidedIDs <- "s-restart/" + id + "/allow/policy_allow"
+			}
+		}()
+	}
+	// Let some decisions through, restart the server under the load, and
+	// let more through after it.
+	for sent.Load() < 60 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.ns.Shutdown()
+	time.Sleep(300 * time.Millisecond)
+	p.ns.Restart()
+	decided := map[string]bool{}
+	deadline := time.After(30 * time.Second)
+	for len(decided) < 300 {
+		select {
+		case id := <-decidedIDs:
+			decided[id] = true
+		case <-deadline:
+			close(stop)
+			workers.Wait()
+			t.Fatalf("only %d requests decided within 30 s of the restart", len(decided))
+		}
+	}
+	close(stop)
+	workers.Wait()
+	close(decidedIDs)
+	for id := range decidedIDs {
+		decided[id] = true
+	}
+	p.waitFor("every decision's record stored", func() bool {
+		if testutil.ToFloat64(p.m.AuditRetryPending) != 0 {
+			return false
+		}
+		got := map[string]bool{}
+		for _, id := range p.records() {
+			got[id] = true
+		}
+		for id := range decided {
+			if !got[id] {
+				return false
+			}
+		}
+		return true
+	})
+	if lost := testutil.CollectAndCount(p.m.AuditLost); lost != 0 {
+		t.Errorf("%d records counted lost", lost)
+	}
+	t.Logf("%d decisions, %v appends failed, %v retried", len(decided),
+		testutil.ToFloat64(p.m.NATSErrors.WithLabelValues("audit")), testutil.ToFloat64(p.m.AuditRetried))
 }
