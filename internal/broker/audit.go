@@ -169,6 +169,14 @@ func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error 
 // the retry set. It never blocks. Safe for concurrent use.
 func (a *auditLog) enqueue(rec *messages.AuditRecord) {
 	a.bmu.Lock()
+	if len(a.batch) >= a.limit {
+		// runBatches is stalled behind a stream that acknowledges nothing
+		// and the retry set is full too: the same bound applies.
+		a.bmu.Unlock()
+		a.m.AuditLost.WithLabelValues("overflow").Inc()
+		a.log.Error("audit record lost: the retry queue is full", "msg_id", auditMsgID(&rec.Decision), "limit", a.limit)
+		return
+	}
 	a.batch = append(a.batch, *rec)
 	first := len(a.batch) == 1
 	a.bmu.Unlock()

@@ -246,11 +246,13 @@ func TestAuditLossesAreCountedAndLogged(t *testing.T) {
 	for i := range 5 {
 		p.decide("s-1", fmt.Sprintf("r-%d", i), "ls")
 	}
-	p.waitFor("three records lost to overflow", func() bool {
-		return testutil.ToFloat64(p.m.AuditLost.WithLabelValues("overflow")) == 3
+	p.waitFor("three records lost to overflow and two held for retry", func() bool {
+		return testutil.ToFloat64(p.m.AuditLost.WithLabelValues("overflow")) == 3 &&
+			testutil.ToFloat64(p.m.AuditRetryPending) == 2
 	})
-	if got := testutil.ToFloat64(p.m.AuditRetryPending); got != 2 {
-		t.Errorf("retry set holds %v records, want its limit 2", got)
+	time.Sleep(100 * time.Millisecond)
+	if got := testutil.ToFloat64(p.m.AuditLost.WithLabelValues("overflow")); got != 3 {
+		t.Errorf("%v records lost to overflow, want 3", got)
 	}
 	if got := strings.Count(p.logs.String(), "audit record lost: the retry queue is full"); got != 3 {
 		t.Errorf("%d overflow log lines, want 3", got)
