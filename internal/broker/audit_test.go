@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -474,4 +476,177 @@ func TestEveryDecisionIsAuditedOnceAcrossANATSRestart(t *testing.T) {
 	}
 	t.Logf("%d decisions, %v appends failed, %v retried", len(decided),
 		testutil.ToFloat64(p.m.NATSErrors.WithLabelValues("audit")), testutil.ToFloat64(p.m.AuditRetried))
+}
+
+// natsCluster starts three embedded JetStream servers routed into one
+// cluster and returns their client URLs once JetStream has a meta leader.
+func natsCluster(t *testing.T) []string {
+	t.Helper()
+	var clusterPorts []int
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusterPorts = append(clusterPorts, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	var routes []string
+	for _, p := range clusterPorts {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var urls []string
+	for i, cp := range clusterPorts {
+		o := &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+			JetStream: true, StoreDir: t.TempDir(),
+			Cluster: server.ClusterOpts{Name: "audit", Host: "127.0.0.1", Port: cp},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ","))}
+		srv, err := server.NewServer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Start()
+		t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+		if !srv.ReadyForConnections(10 * time.Second) {
+			t.Fatalf("server n%d not ready", i)
+		}
+		urls = append(urls, srv.ClientURL())
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := js.AccountInfo(context.Background()); err == nil {
+			return urls
+		} else if time.Now().After(deadline) {
+			t.Fatalf("JetStream cluster has no meta leader: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The issue's election: on a 3-node JetStream cluster, the audit stream's
+// leader steps down again and again while decisions are made. Appends
+// during each election find no leader ("no response from stream") or are
+// not acknowledged in time; each is retried, and every decision an agent
+// got is in the replicated stream exactly once.
+func TestEveryDecisionIsAuditedOnceAcrossStreamLeaderElections(t *testing.T) {
+	urls := natsCluster(t)
+	pol, err := policy.Parse([]byte(brokertest.DefaultPolicy), "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func() *nats.Conn {
+		nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	m := broker.NewMetrics(nil)
+	logs := &brokertest.LogBuffer{}
+	b, err := broker.New(broker.Config{Conn: connect(), AuditConn: connect(), Store: memstore.New(memstore.Options{}),
+		Policy: broker.StaticPolicy{P: pol}, Logger: slog.New(slog.NewTextHandler(logs, nil)), Metrics: m,
+		DisableReaper: true, AuditReplicas: 3, AuditAckTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Run(t, "broker.Run", b.Run)
+	for b.Ready(context.Background()) != nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	agent, admin := connect(), connect()
+
+	decided := map[string]bool{}
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var workers sync.WaitGroup
+	for w := range 4 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				data, _ := json.Marshal(messages.Request{V: 1, RequestID: id, SessionID: "s-elect", AgentID: "pod-1", Tool: "bash",
+					Arguments: json.RawMessage(`{"command":"ls"}`)})
+				rep, err := agent.Request(subjects.Req("s-elect"), data, 2*time.Second)
+				if err == nil && strings.Contains(string(rep.Data), `"decided"`) {
+					mu.Lock()
+					decided["s-elect/"+id+"/allow/policy_allow"] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	stepdowns := 0
+	for range 4 {
+		time.Sleep(300 * time.Millisecond)
+		rep, err := admin.Request("$JS.API.STREAM.LEADER.STEPDOWN."+messages.AuditStream, nil, 5*time.Second)
+		if err == nil && strings.Contains(string(rep.Data), `"success":true`) {
+			stepdowns++
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	workers.Wait()
+	if stepdowns == 0 {
+		t.Fatal("no leader stepdown succeeded")
+	}
+
+	js, _ := jetstream.New(admin)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, dup := map[string]bool{}, ""
+		// The stream may still be electing its leader: ask again.
+		stream, err := js.Stream(context.Background(), messages.AuditStream)
+		var info *jetstream.StreamInfo
+		if err == nil {
+			info, err = stream.Info(context.Background())
+		}
+		if err == nil {
+			for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+				msg, err := stream.GetMsg(context.Background(), seq)
+				if err != nil {
+					continue
+				}
+				id := msg.Header.Get(nats.MsgIdHdr)
+				if got[id] {
+					dup = id
+				}
+				got[id] = true
+			}
+		}
+		if dup != "" {
+			t.Fatalf("audit record %s stored twice", dup)
+		}
+		missing := 0
+		for id := range decided {
+			if !got[id] {
+				missing++
+			}
+		}
+		if missing == 0 && testutil.ToFloat64(m.AuditRetryPending) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d decisions have no audit record (retry set %v)\n%s", missing, len(decided),
+				testutil.ToFloat64(m.AuditRetryPending), logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if lost := testutil.CollectAndCount(m.AuditLost); lost != 0 {
+		t.Errorf("%d records counted lost", lost)
+	}
+	t.Logf("%d decisions over %d leader elections; %v appends failed, %v stored by a retry", len(decided), stepdowns,
+		testutil.ToFloat64(m.NATSErrors.WithLabelValues("audit")), testutil.ToFloat64(m.AuditRetried))
 }
