@@ -45,7 +45,7 @@ for s in "${sections[@]}"; do
 		run go build -o "$tmp/broker" ./cmd/broker
 		run go build -o "$tmp/procbench" ./integration/cmd/procbench
 		run "$tmp/procbench" -nats-server "$tmp/nats-server" -broker "$tmp/broker" \
-			-passes 7 -requests 5000 -concurrency 1,16 -modes async,strict,off
+			-passes 7 -requests 5000 -concurrency 1,16,64 -modes async,strict,off
 		rm -rf "$tmp"
 		;;
 	approvers)

@@ -8,7 +8,8 @@
 //
 // A run is -passes passes; each pass runs every target in turn (the
 // baseline, then the broker in each -modes audit mode), each freshly
-// started, warmed up and then loaded at every -concurrency. The summary
+// started, warmed up and then loaded at every -concurrency, the requests
+// in flight spread over one agent connection each (-conns). The summary
 // gives, for every target and concurrency, the medians over the passes of
 // p50, p99, throughput and the target process's CPU per request, and the
 // median of its per-pass ratios to the baseline measured in the same pass.

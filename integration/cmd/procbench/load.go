@@ -39,6 +39,7 @@ type loadConfig struct {
 	requests    int
 	warmup      int
 	concurrency int
+	conns       int
 	timeout     time.Duration
 }
 
@@ -53,6 +54,7 @@ func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured")
 	fs.IntVar(&c.warmup, "warmup", 500, "requests sent (once the target answers) before measuring")
 	fs.IntVar(&c.concurrency, "concurrency", 1, "requests in flight")
+	fs.IntVar(&c.conns, "conns", 0, "NATS connections the requests are spread over (0: one per request in flight, as agents each have their own)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "bound on each request")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -60,8 +62,11 @@ func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
 	switch {
 	case c.natsURL == "":
 		return c, errors.New("-nats is required")
-	case c.requests < 1 || c.concurrency < 1 || c.warmup < 0:
-		return c, errors.New("-requests and -concurrency must be at least 1, -warmup not negative")
+	case c.requests < 1 || c.concurrency < 1 || c.warmup < 0 || c.conns < 0:
+		return c, errors.New("-requests and -concurrency must be at least 1, -warmup and -conns not negative")
+	}
+	if c.conns == 0 || c.conns > c.concurrency {
+		c.conns = c.concurrency
 	}
 	return c, nil
 }
@@ -78,18 +83,25 @@ func bodies(c *loadConfig, n int) [][]byte {
 }
 
 // runLoad waits until the target answers, warms it up, then sends
-// c.requests requests from c.concurrency goroutines on one connection and
-// measures each from send to reply.
+// c.requests requests from c.concurrency goroutines spread over c.conns
+// connections and measures each from send to reply.
 func runLoad(ctx context.Context, c loadConfig) (loadResult, error) {
-	nc, err := nats.Connect(c.natsURL, nats.Name("procbench-load"))
-	if err != nil {
-		return loadResult{}, fmt.Errorf("connect %s: %w", c.natsURL, err)
+	if c.conns < 1 {
+		c.conns = 1
 	}
-	defer nc.Close()
+	conns := make([]*nats.Conn, c.conns)
+	for i := range conns {
+		nc, err := nats.Connect(c.natsURL, nats.Name("procbench-load"))
+		if err != nil {
+			return loadResult{}, fmt.Errorf("connect %s: %w", c.natsURL, err)
+		}
+		defer nc.Close()
+		conns[i] = nc
+	}
 	subject := "signoff.v1.req." + c.session
 	probe := bodies(&c, 1)[0]
 	for {
-		_, err := nc.RequestWithContext(ctx, subject, probe)
+		_, err := conns[0].RequestWithContext(ctx, subject, probe)
 		if err == nil {
 			break
 		}
@@ -99,21 +111,22 @@ func runLoad(ctx context.Context, c loadConfig) (loadResult, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if c.warmup > 0 {
-		if _, err := measure(ctx, nc, subject, bodies(&c, c.warmup), c); err != nil {
+		if _, err := measure(ctx, conns, subject, bodies(&c, c.warmup), c); err != nil {
 			return loadResult{}, err
 		}
 	}
-	return measure(ctx, nc, subject, bodies(&c, c.requests), c)
+	return measure(ctx, conns, subject, bodies(&c, c.requests), c)
 }
 
-func measure(ctx context.Context, nc *nats.Conn, subject string, reqs [][]byte, c loadConfig) (loadResult, error) {
+func measure(ctx context.Context, conns []*nats.Conn, subject string, reqs [][]byte, c loadConfig) (loadResult, error) {
 	want := []byte(c.want)
 	lat := make([]time.Duration, len(reqs))
 	var next, failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range c.concurrency {
+	for w := range c.concurrency {
+		nc := conns[w%len(conns)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -33,6 +33,7 @@ type runConfig struct {
 	requests    int
 	warmup      int
 	concurrency intList
+	conns       int
 	modes       []string
 	command     string
 	keepDir     bool
@@ -55,6 +56,7 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured per target, concurrency and pass")
 	fs.IntVar(&c.warmup, "warmup", 500, "requests sent before each measurement")
 	fs.Var(&c.concurrency, "concurrency", "requests in flight, comma-separated (one measurement each)")
+	fs.IntVar(&c.conns, "conns", 0, "agent NATS connections the load is spread over (0: one per request in flight)")
 	fs.StringVar(&modes, "modes", "async,strict", "broker audit modes measured against the baseline: async, strict, off (--no-audit)")
 	fs.StringVar(&c.command, "command", "ls -la", "bash command of every request (the built-in policy allows it)")
 	fs.BoolVar(&c.keepDir, "keep", false, "keep the work directory (process logs, JetStream store)")
@@ -141,7 +143,8 @@ func runTarget(ctx context.Context, c runConfig, p *plane, self, target string, 
 	for _, conc := range c.concurrency {
 		cpu0, nats0 := t.cpu(), p.nats.cpu()
 		out, err := exec.CommandContext(ctx, self, "load", "-nats", p.natsURL, "-requests", strconv.Itoa(c.requests),
-			"-warmup", strconv.Itoa(c.warmup), "-concurrency", strconv.Itoa(conc), "-command", c.command).Output()
+			"-warmup", strconv.Itoa(c.warmup), "-concurrency", strconv.Itoa(conc), "-conns", strconv.Itoa(c.conns),
+			"-command", c.command).Output()
 		var r loadResult
 		if jerr := json.Unmarshal(out, &r); jerr != nil {
 			return fmt.Errorf("load at concurrency %d: %v (%v); %s log:\n%s", conc, err, jerr, target, t.tail())
