@@ -66,10 +66,10 @@ const (
 // error (strict mode, and callers that retry on their own); enqueue hands
 // the record to runBatches, which publishes it asynchronously within
 // auditLinger, and never blocks the decision path. Every asynchronous
-// append that fails (no acknowledgement within the ack
-// timeout, no stream responding during a leader election, a disconnect)
-// reaches failed, which keeps the record in the retry set; run republishes
-// the set with backoff until each record is acknowledged. The retry set is
+// append that fails (no acknowledgement within the ack timeout, no stream
+// responding during a leader election, a disconnect) reaches failed, which
+// keeps the record in the retry set; run republishes the set with backoff
+// until each record is acknowledged. The batch and the retry set are
 // bounded: a record that does not fit is lost, counted and logged.
 type auditLog struct {
 	js         jetstream.JetStream
