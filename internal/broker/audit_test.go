@@ -327,6 +327,28 @@ func TestStrictAuditRepliesNoAllowBeforeItsRecordIsStored(t *testing.T) {
 	}
 }
 
+func TestBrokerConfigRefusesBadAuditSettings(t *testing.T) {
+	nc := testenv.NATS(t, testenv.WithoutJetStream()).Connect(t)
+	pol := broker.StaticPolicy{P: policy.Default()}
+	for _, tc := range []struct {
+		name string
+		cfg  broker.Config
+		want string
+	}{
+		{"strict audit needs the audit stream", broker.Config{AuditMode: broker.AuditStrict, DisableAudit: true}, "needs the audit stream"},
+		{"an unknown audit mode", broker.Config{AuditMode: "paranoid"}, `audit mode "paranoid"`},
+		{"a negative ack timeout", broker.Config{AuditAckTimeout: -time.Second}, "must not be negative"},
+		{"a negative retry limit", broker.Config{AuditRetryLimit: -1}, "must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Conn, tc.cfg.Store, tc.cfg.Policy = nc, memstore.New(memstore.Options{}), pol
+			if _, err := broker.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestParseAuditMode(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
