@@ -42,6 +42,12 @@ func ParseAuditMode(s string) (AuditMode, error) {
 	return "", fmt.Errorf("audit mode %q: want %s or %s", s, AuditAsync, AuditStrict)
 }
 
+// errUnencodable wraps the error of an audit record that cannot be encoded:
+// retrying cannot help. Append counts it lost (reason encode); a caller
+// that retries (an outbox) should give the record up, a caller that gates
+// an allow on it (strict mode) should not allow.
+var errUnencodable = errors.New("audit record cannot be encoded")
+
 // auditMsgID is the Nats-Msg-Id of a decision's audit record: the same for
 // every replica and every retry that records this decision, so the stream
 // keeps one copy within its duplicate window. The session is part of it
@@ -139,7 +145,7 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 	data := append([]byte(nil), enc...)
 	putEncodeBuf(bp, enc)
 	if err != nil {
-		return nil, fmt.Errorf("encode audit record %s: %w", rec.Decision.RequestID, err)
+		return nil, fmt.Errorf("%w: %s: %w", errUnencodable, rec.Decision.RequestID, err)
 	}
 	// The header name is already canonical: no Header.Set.
 	return &nats.Msg{Subject: a.subj.Audit(rec.Decision.SessionID), Data: data,
@@ -148,11 +154,15 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 
 // Append stores rec in the stream and returns once the stream acknowledged
 // it (a duplicate of a record stored before counts as stored), or with the
-// error that kept it out: the caller decides whether to retry. It waits at
-// most the ack timeout. Safe for concurrent use.
+// error that kept it out: the caller decides whether to retry (not on
+// errUnencodable). It waits at most the ack timeout. Safe for concurrent
+// use.
 func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error {
 	msg, err := a.message(rec)
 	if err != nil {
+		a.m.AuditLost.WithLabelValues("encode").Inc()
+		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
+			"session_id", rec.Decision.SessionID, "err", err)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
