@@ -342,7 +342,14 @@ func (a *auditLog) run(ctx context.Context) {
 		case <-tick.C:
 			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending() + a.batched()))
 		}
-		if a.resend(auditFlushTimeout) > 0 {
+		// After a failed pass, probe with a few records rather than
+		// pour the whole set into a stream that may still be away.
+		probe := 0
+		if backoff > auditRetryMin {
+			probe = auditProbe
+		}
+		sent, failed := a.resend(probe, auditFlushTimeout)
+		if failed > 0 {
 			select {
 			case <-ctx.Done():
 			case <-time.After(backoff):
@@ -350,17 +357,28 @@ func (a *auditLog) run(ctx context.Context) {
 			backoff = min(2*backoff, auditRetryMax)
 		} else {
 			backoff = auditRetryMin
+			if sent > 0 && a.pending() > 0 {
+				a.poke() // the probe went through: send the rest now
+			}
 		}
 	}
 }
 
-// resend publishes every record of the retry set not already in flight and
-// waits (at most wait past the ack timeout) for their acknowledgements. It
-// returns how many failed again.
-func (a *auditLog) resend(wait time.Duration) int {
+// auditProbe is how many records a retry pass sends after a pass that
+// failed.
+const auditProbe = 256
+
+// resend publishes the records of the retry set not already in flight (at
+// most limit of them when limit > 0) and waits (at most wait past the ack
+// timeout) for their acknowledgements. It returns how many it sent and how
+// many of those failed again.
+func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 	a.mu.Lock()
 	batch := make([]*auditRetry, 0, len(a.retry))
 	for _, r := range a.retry {
+		if limit > 0 && len(batch) == limit {
+			break
+		}
 		if !r.sending {
 			r.sending = true
 			batch = append(batch, r)
@@ -368,7 +386,7 @@ func (a *auditLog) resend(wait time.Duration) int {
 	}
 	a.mu.Unlock()
 	if len(batch) == 0 {
-		return 0
+		return 0, 0
 	}
 	futures := make([]jetstream.PubAckFuture, len(batch))
 	for i, r := range batch {
@@ -381,7 +399,7 @@ func (a *auditLog) resend(wait time.Duration) int {
 		}
 		futures[i] = f
 	}
-	stored, failed := 0, 0
+	stored := 0
 	deadline := time.NewTimer(a.ackTimeout + wait)
 	defer deadline.Stop()
 	for i, f := range futures {
@@ -403,13 +421,13 @@ func (a *auditLog) resend(wait time.Duration) int {
 				r.sending = false
 			}
 			a.mu.Unlock()
-			return failed + len(futures) - i
+			return len(batch), failed + len(futures) - i
 		}
 	}
 	if stored > 0 {
 		a.log.Info("audit records stored after retrying", "count", stored, "still_pending", a.pending())
 	}
-	return failed
+	return len(batch), failed
 }
 
 // stored takes r out of the retry set.
@@ -433,7 +451,7 @@ func (a *auditLog) pending() int {
 func (a *auditLog) flush() {
 	deadline := time.Now().Add(auditFlushTimeout)
 	for a.pending() > 0 && time.Now().Before(deadline) {
-		if a.resend(time.Until(deadline)) > 0 {
+		if _, failed := a.resend(0, time.Until(deadline)); failed > 0 {
 			time.Sleep(min(auditRetryMin, time.Until(deadline)))
 		}
 	}
