@@ -178,7 +178,7 @@ func (b *Broker) opened(rec *session.Record) {
 func (b *Broker) finishAuto(msg *nats.Msg, req *messages.Request, d *policy.Decision, dec messages.Decision) []byte {
 	risk := riskOf(d)
 	audited := false
-	if b.cfg.AuditMode == AuditStrict && dec.Outcome == messages.OutcomeAllow && b.aud != nil {
+	if b.strictAllow(&dec) {
 		if err := b.appendAudit(context.Background(), req, dec, risk); err != nil {
 			b.requestLog(req).Warn("allow withheld: its audit record was not stored (strict audit)", "err", err)
 			dec = b.auditUnavailableDecision(req, dec.PolicyVersion)
