@@ -45,6 +45,7 @@ type Options struct {
 	NoAudit        bool
 	Audit          string
 	AuditTimeout   time.Duration
+	AuditRetryMax  int
 	RequireSigned  bool
 	ApproverKeys   string
 	ShutdownGrace  time.Duration
@@ -83,6 +84,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.IntVar(&o.AuditReplicas, "audit-replicas", 1, "JetStream replicas of the audit stream (3 on a 3-node cluster)")
 	fs.BoolVar(&o.NoAudit, "no-audit", false, "do not record decisions in JetStream (for NATS servers without JetStream)")
 	fs.StringVar(&o.Audit, "audit", "async", "audit mode: async (reply first, retry failed appends from memory) or strict (no allow before its audit record is stored; deny unavailable when the stream cannot take it)")
+	fs.IntVar(&o.AuditRetryMax, "audit-retry-limit", 65536, "audit records held in memory while the stream cannot take them (about 1-2 KiB each); past it a record is lost, counted and logged")
 	fs.DurationVar(&o.AuditTimeout, "audit-timeout", 2*time.Second, "bound on each audit append's acknowledgement; a slower append is retried (async) or denies the allow (strict)")
 	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
 	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
@@ -162,6 +164,8 @@ func (o *Options) Validate() error {
 		return errors.New("--audit=strict needs the audit stream: drop --no-audit")
 	case o.AuditTimeout < 0:
 		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
+	case o.AuditRetryMax < 0:
+		return fmt.Errorf("--audit-retry-limit %d: must not be negative", o.AuditRetryMax)
 	case o.RequireSigned && o.ApproverKeys == "":
 		return errors.New("--require-signed-responses needs --approver-keys: the public nkeys of the approver bots (deploy/nats/genkeys writes them)")
 	}

@@ -88,6 +88,7 @@ func TestValidateRefusesContradictions(t *testing.T) {
 		{"an unknown audit mode", Options{Dev: true, LogFormat: "text", Audit: "paranoid"}, "--audit"},
 		{"strict audit without the audit stream", Options{Dev: true, LogFormat: "text", Audit: "strict", NoAudit: true}, "--no-audit"},
 		{"a negative audit timeout", Options{Dev: true, LogFormat: "text", AuditTimeout: -time.Second}, "--audit-timeout"},
+		{"a negative audit retry limit", Options{Dev: true, LogFormat: "text", AuditRetryMax: -1}, "--audit-retry-limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

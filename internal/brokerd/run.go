@@ -143,6 +143,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		DisableAudit:    o.NoAudit,
 		AuditMode:       broker.AuditMode(o.Audit),
 		AuditAckTimeout: o.AuditTimeout,
+		AuditRetryLimit: o.AuditRetryMax,
 		AuditReplicas:   o.AuditReplicas,
 		OpenTeams:       o.Dev,
 
