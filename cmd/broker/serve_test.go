@@ -34,6 +34,10 @@ func buildBroker(t *testing.T) string {
 func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	bin := buildBroker(t)
 	cmd := exec.Command(bin, "--dev", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	// The JetStream directory goes to $TMPDIR and must be gone after a
+	// clean SIGTERM (--help says so).
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +119,34 @@ func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("broker did not stop within 15 s of SIGTERM")
 	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "signoff-dev-*")); len(left) > 0 {
+		t.Errorf("dev mode left its JetStream directory behind after SIGTERM: %v", left)
+	}
+}
+
+func TestDevModeWritesItsJetStreamDirectoryUnderTMPDIR(t *testing.T) {
+	// The other half of the SIGTERM test: the directory is made where the
+	// test looks for it, so "nothing left" is not vacuous.
+	bin := buildBroker(t)
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "--dev", "--listen", "127.0.0.1:0", "--http", "")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.Contains(sc.Text(), "NATS:") {
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "signoff-dev-*")); len(left) != 1 {
+		t.Fatalf("running dev broker: %v in TMPDIR, want its one JetStream directory", left)
+	}
+	// SIGKILL leaves it (nothing runs at exit); SIGTERM is tested above.
+	_ = cmd.Process.Kill()
 }
 
 var addrLine = regexp.MustCompile(`(NATS|HTTP):\s+(\S+)`)
@@ -151,12 +183,28 @@ func readAddresses(t *testing.T, r io.Reader) (natsURL, httpURL string) {
 	return natsURL, httpURL
 }
 
-func TestProductionModeNeedsNATSAndRedis(t *testing.T) {
-	var stderr strings.Builder
-	if code := run([]string{"--nats", "nats://127.0.0.1:4222"}, nil, io.Discard, &stderr); code != 2 {
-		t.Fatalf("exit %d, want 2", code)
+func TestProductionModeNeedsNATSRedisAndAPolicy(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without Redis", []string{"--nats", "nats://127.0.0.1:4222"}, "--redis"},
+		{"without a policy", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"},
+			`production mode needs --policy FILE (or SIGNOFF_POLICY): without one the broker would run the built-in dev policy, whose team "default" lists no members`},
+		{"the fix is named", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"}, "or --policy builtin to run the built-in policy on purpose"},
 	}
-	if !strings.Contains(stderr.String(), "--redis") {
-		t.Fatalf("stderr %q does not say --redis is missing", stderr.String())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SIGNOFF_POLICY", "")
+			os.Unsetenv("SIGNOFF_POLICY")
+			var stderr strings.Builder
+			if code := run(tc.args, nil, io.Discard, &stderr); code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("stderr %q does not say %q", stderr.String(), tc.want)
+			}
+		})
 	}
 }

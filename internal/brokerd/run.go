@@ -53,15 +53,17 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	// Policy first: a bad policy file must stop the start, not a request.
 	var pol broker.PolicySource
 	var watcher *policy.Watcher
-	if o.PolicyFile != "" {
+	switch o.PolicyFile {
+	case "", BuiltinPolicy:
+		// Validate allows "" in dev mode only.
+		pol = broker.StaticPolicy{P: policy.Default()}
+		log.Info("using the built-in policy (--policy FILE to use yours)", "policy_version", pol.Current().Version())
+	default:
 		w, err := policy.NewWatcher(o.PolicyFile, log, o.PolicyInterval)
 		if err != nil {
 			return err
 		}
 		watcher, pol = w, w
-	} else {
-		pol = broker.StaticPolicy{P: policy.Default()}
-		log.Info("using the built-in policy (--policy FILE to use yours)")
 	}
 	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
 	if err != nil {
@@ -71,11 +73,11 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	var nc, auditNC *nats.Conn
 	var store session.Store
 	if o.Dev {
-		srv, err := startEmbeddedNATS(o, log)
+		srv, removeDir, err := startEmbeddedNATS(o, log)
 		if err != nil {
 			return err
 		}
-		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown() })
+		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown(); removeDir() })
 		connect := func(name string) (*nats.Conn, error) {
 			nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1))
 			if err != nil {
@@ -204,25 +206,34 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	return runErr
 }
 
-func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
+// startEmbeddedNATS starts dev mode's NATS server. removeDir deletes the
+// JetStream directory when startEmbeddedNATS created it (no --data-dir);
+// call it after the server has shut down.
+func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeDir func(), err error) {
 	host, portStr, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", o.Listen, err)
+		return nil, nil, fmt.Errorf("--listen %q: %w", o.Listen, err)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil || port < 0 {
-		return nil, fmt.Errorf("--listen %q: bad port", o.Listen)
+		return nil, nil, fmt.Errorf("--listen %q: bad port", o.Listen)
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT // nats-server reads 0 as its default port 4222
 	}
 	dir := o.DataDir
+	removeDir = func() {}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "signoff-dev-*"); err != nil {
-			return nil, err
+			return nil, nil, fmt.Errorf("dev mode: JetStream directory: %w", err)
+		}
+		removeDir = func() {
+			if err := os.RemoveAll(dir); err != nil {
+				log.Warn("could not remove the dev JetStream directory", "dir", dir, "err", err)
+			}
 		}
 	}
-	srv, err := server.NewServer(&server.Options{
+	srv, err = server.NewServer(&server.Options{
 		ServerName: "signoff-dev",
 		Host:       host,
 		Port:       port,
@@ -232,15 +243,18 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
 		NoLog:      true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("embedded NATS server: %w", err)
+		removeDir()
+		return nil, nil, fmt.Errorf("embedded NATS server: %w", err)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("embedded NATS server did not start on %s (port in use?)", o.Listen)
+		srv.WaitForShutdown()
+		removeDir()
+		return nil, nil, fmt.Errorf("embedded NATS server did not start on %s (port in use?)", o.Listen)
 	}
 	log.Info("embedded NATS server started", "url", srv.ClientURL(), "jetstream_dir", dir)
-	return srv, nil
+	return srv, removeDir, nil
 }
 
 // drain lets a connection's pending messages go out, then closes it.
