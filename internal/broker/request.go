@@ -161,7 +161,7 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 // opened counts and announces a request this replica just made pending.
 func (b *Broker) opened(rec *session.Record) {
 	b.m.Pending.Inc()
-	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "agent_id", rec.AgentID, "tool", rec.Tool,
 		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
 	b.announce(rec)
 }

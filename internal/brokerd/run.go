@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -29,11 +31,31 @@ func NewLogger(o *Options, w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.LogLevel)
 	}
-	ho := &slog.HandlerOptions{Level: level}
+	ho := &slog.HandlerOptions{Level: level, ReplaceAttr: humanDurations}
 	if o.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, ho)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, ho)), nil
+}
+
+// humanDurations writes durations as Go duration strings ("1.5s", "250ms")
+// in both formats: slog's JSON handler would write nanoseconds, a number
+// without its unit.
+func humanDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
+}
+
+// redisLogger routes go-redis's own log lines (its connection pool's dial
+// failures) through slog at debug level: the broker's own lines ("store
+// create failed", /readyz) already surface every Redis error that matters,
+// with the request it hit.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "go-redis")
 }
 
 // Run runs one broker replica (or, with Dev, the whole plane) until ctx is
@@ -108,6 +130,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 				return err
 			}
 		}
+		redis.SetLogger(redisLogger{log})
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
 		cancel()
@@ -277,7 +300,12 @@ func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// A clean close or drain (shutdown) disconnects with no error.
+			if err != nil {
+				log.Warn("NATS disconnected; reconnecting", "name", nc.Opts.Name, "err", err)
+			}
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
 			subject := ""
