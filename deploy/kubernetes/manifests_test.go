@@ -34,7 +34,7 @@ const namespace = "signoff"
 
 // notInKustomization are the files kustomization.yaml leaves out on
 // purpose (examples to adapt before use).
-var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml"}
+var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml", "secrets.example.yaml"}
 
 // kustomization is the part of a kustomize.config.k8s.io Kustomization the
 // manifests use; unknown fields are errors like everywhere else.
