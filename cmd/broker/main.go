@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/signoff-dev/signoff/internal/brokerd"
+	"github.com/signoff-dev/signoff/internal/healthcheck"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -17,6 +18,9 @@ func main() {
 
 // run dispatches to a subcommand and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && args[0] == "health" {
+		return healthcheck.Main("broker health", args[1:], brokerHealthURL(), stdout, stderr)
+	}
 	if len(args) >= 1 && args[0] == "policy" {
 		if len(args) >= 2 && args[1] == "check" {
 			return policyCheck(args[2:], stdin, stdout, stderr)
@@ -103,4 +107,19 @@ func checkedPolicyFile(policyFlag, configFlag string) (string, error) {
 		return "", fmt.Errorf("--config %s has no \"policy\" key: name the policy file there, or pass --policy FILE", configFlag)
 	}
 	return file, nil
+}
+
+// brokerHealthURL is what `broker health` probes by default: /readyz on the
+// --http address the environment gives (SIGNOFF_HTTP, as in the image),
+// else on the flag's default.
+func brokerHealthURL() string {
+	listen := os.Getenv("SIGNOFF_HTTP")
+	if listen == "" {
+		listen = "127.0.0.1:8080"
+	}
+	u, err := healthcheck.LocalURL(listen, "/readyz")
+	if err != nil {
+		return "http://127.0.0.1:8080/readyz"
+	}
+	return u
 }

@@ -16,6 +16,7 @@ const serveUsage = `Usage:
   broker --dev [--listen ADDR] [--policy FILE] [--http ADDR]
   broker --nats URL --redis URL --policy FILE [flags]
   broker policy check [--policy FILE | --config FILE] [--mode MODE] < calls.jsonl
+  broker health [--url URL]   (exit 0 when /readyz answers 200: a container healthcheck)
 
 Runs one broker replica. --dev runs the whole plane in one process: an
 embedded NATS server (with JetStream), an in-memory store and, without

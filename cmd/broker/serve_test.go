@@ -108,6 +108,12 @@ func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 		t.Errorf("/metrics does not count the deny:\n%s", body)
 	}
 
+	// `broker health`, the image's healthcheck, sees the same readiness.
+	var hout, herr strings.Builder
+	if code := run([]string{"health", "--url", httpURL + "/readyz"}, nil, &hout, &herr); code != 0 {
+		t.Errorf("broker health on a ready broker: exit %d, stderr %q", code, herr.String())
+	}
+
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +129,21 @@ func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "signoff-dev-*")); len(left) > 0 {
 		t.Errorf("dev mode left its JetStream directory behind after SIGTERM: %v", left)
+	}
+	herr.Reset()
+	if code := run([]string{"health", "--url", httpURL + "/readyz"}, nil, &hout, &herr); code != 1 || !strings.Contains(herr.String(), "unhealthy") {
+		t.Errorf("broker health on a stopped broker: exit %d, stderr %q; want 1 and why", code, herr.String())
+	}
+}
+
+func TestBrokerHealthProbesTheAddressOfSIGNOFFHTTP(t *testing.T) {
+	t.Setenv("SIGNOFF_HTTP", "0.0.0.0:18081")
+	if got := brokerHealthURL(); got != "http://127.0.0.1:18081/readyz" {
+		t.Errorf("with SIGNOFF_HTTP=0.0.0.0:18081: %s", got)
+	}
+	t.Setenv("SIGNOFF_HTTP", "")
+	if got := brokerHealthURL(); got != "http://127.0.0.1:8080/readyz" {
+		t.Errorf("without SIGNOFF_HTTP: %s", got)
 	}
 }
 
