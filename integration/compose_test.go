@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -109,6 +110,77 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	}
 
 	composeCheckAudit(ctx, t, nc, session, id)
+	composeDemoAgent(ctx, t, natsURL, w)
+}
+
+// composeOutput collects a child's output for the test to read while the
+// child still writes.
+type composeOutput struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *composeOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *composeOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// composeDemoAgent runs the demo agent (examples/agent) against the compose
+// plane, as docs/OPERATIONS.md shows: its rm call must put a question on the
+// web page (the compose policy asks for it), which alice approves.
+func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *composeWeb) {
+	t.Helper()
+	out := &composeOutput{}
+	agent := exec.CommandContext(ctx, "go", "run", "./examples/agent", "-nats", natsURL, "-session", "compose-demo-"+strings.ToLower(nuid.Next()[18:]))
+	agent.Dir = ".."
+	agent.Stdout, agent.Stderr = out, out
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- agent.Wait() }()
+	var id string
+	for id == "" {
+		var list struct {
+			Questions []composeQuestion `json:"questions"`
+		}
+		if err := w.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+			t.Fatalf("list questions: %v", err)
+		}
+		for _, q := range list.Questions {
+			if strings.Contains(string(q.Question.Request.Arguments), "rm -rf build") {
+				id = q.RequestID
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the demo agent exited (%v) without a question on the web page:\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("the demo agent's rm call never reached the web page:\n%s", out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	var rep struct {
+		Applied bool `json:"applied"`
+	}
+	if err := w.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil || !rep.Applied {
+		t.Fatalf("alice approves the demo agent's call: %v %+v", err, rep)
+	}
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "✓ bash allowed (approved") {
+			t.Errorf("demo agent: %v\n%s", err, out.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("the demo agent did not finish after the approval:\n%s", out.String())
+	}
 }
 
 // composeCheckAudit checks that the audit stream is replicated on the three
