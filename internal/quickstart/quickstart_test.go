@@ -126,7 +126,7 @@ func start(t *testing.T, line string, env ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command("sh", "-c", line), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Dir = repoRoot
-	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Env = append(userEnv(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
@@ -146,6 +146,21 @@ func start(t *testing.T, line string, env ...string) *process {
 		}
 	})
 	return p
+}
+
+// userEnv is the environment of a user at a shell: this process's, without
+// what a surrounding `make test` adds (its MAKEFLAGS would reach `make run`).
+func userEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 func freePort(t *testing.T) string {
@@ -264,7 +279,7 @@ func TestTheREADMEQuickstartRunsAsWritten(t *testing.T) {
 
 	// The policy check line, exactly as written.
 	check := exec.CommandContext(ctx, "sh", "-c", q.check)
-	check.Dir = repoRoot
+	check.Dir, check.Env = repoRoot, userEnv()
 	checkOut, err := check.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", q.check, err, checkOut)
