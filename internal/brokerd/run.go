@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,10 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		return fmt.Errorf("--approver-keys: %w", err)
 	}
 
+	// Subscriptions the NATS server refuses (permissions) make /readyz fail:
+	// a replica that cannot receive requests is not ready, whatever its
+	// connection says.
+	refused := &subRefusals{}
 	var nc, auditNC *nats.Conn
 	var store session.Store
 	if o.Dev {
@@ -120,12 +125,12 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
 	} else {
 		var err error
-		nc, err = connectNATS(o, o.NATSName, log)
+		nc, err = connectNATS(o, o.NATSName, log, refused)
 		if err != nil {
 			return err
 		}
 		if !o.NoAudit {
-			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log); err != nil {
+			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log, refused); err != nil {
 				nc.Close()
 				return err
 			}
@@ -189,7 +194,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		if err != nil {
 			return fmt.Errorf("--http %s: %w", o.HTTPAddr, err)
 		}
-		httpSrv = &http.Server{Handler: b.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
+		httpSrv = &http.Server{Handler: refused.gate(b.HTTPHandler()), ReadHeaderTimeout: 5 * time.Second}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -295,7 +300,7 @@ func drain(nc *nats.Conn, log *slog.Logger) {
 // connectNATS opens one connection with the configured credentials. The
 // broker opens two: one for requests and replies, one for its JetStream
 // traffic (docs/OPERATIONS.md).
-func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
+func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -306,12 +311,18 @@ func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
 				log.Warn("NATS disconnected; reconnecting", "name", nc.Opts.Name, "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted()) }),
-		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			// The subscriptions were sent again: refused ones are reported
+			// again if the permissions still refuse them.
+			refused.clear(nc.Opts.Name)
+			log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(nc *nats.Conn, s *nats.Subscription, err error) {
 			subject := ""
 			if s != nil {
 				subject = s.Subject
 			}
+			refused.note(nc.Opts.Name, err)
 			log.Error("NATS error", "subject", subject, "err", err)
 		}),
 	}
@@ -339,4 +350,60 @@ func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", o.NATSURL, err)
 	}
 	return nc, nil
+}
+
+// subRefusals records the subscriptions NATS refused, per connection.
+type subRefusals struct {
+	mu  sync.Mutex
+	err map[string]error // connection name → the refusal
+}
+
+// note records err when it is a refused subscription.
+func (r *subRefusals) note(conn string, err error) {
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), "Subscription to") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = map[string]error{}
+	}
+	r.err[conn] = err
+}
+
+func (r *subRefusals) clear(conn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.err, conn)
+}
+
+// check returns a refusal, if any.
+func (r *subRefusals) check() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.err))
+	for name := range r.err {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return fmt.Errorf("NATS refused a subscription of connection %s (check the broker user's permissions and --prefix): %w", names[0], r.err[names[0]])
+}
+
+// gate makes GET /readyz answer 503 while a subscription is refused, and
+// hands everything else to next.
+func (r *subRefusals) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/readyz" {
+			if err := r.check(); err != nil {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+				return
+			}
+		}
+		next.ServeHTTP(w, req)
+	})
 }

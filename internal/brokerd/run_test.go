@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nuid"
 
 	"github.com/signoff-dev/signoff/internal/testenv"
@@ -211,4 +212,80 @@ func waitReady(t *testing.T, httpURL string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestARefusedSubscriptionMakesTheReplicaUnready: a broker user whose
+// permissions refuse the request subjects (a wrong --prefix, a permissions
+// file without the broker's queue subscriptions) cannot receive requests;
+// /readyz must say so instead of "ready" from a connected client.
+func TestARefusedSubscriptionMakesTheReplicaUnready(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		Users: []*server.User{{
+			Username: "broker", Password: "secret",
+			Permissions: &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{">"}},
+				Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"signoff.v1.req.*"}},
+			},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	t.Cleanup(srv.Shutdown)
+	rs := testenv.Redis(t)
+	o := Options{
+		NATSURL: srv.ClientURL(), NATSUser: "broker", NATSPass: "secret", RedisURL: rs.URL(), PolicyFile: BuiltinPolicy,
+		HTTPAddr: "127.0.0.1:0", LogLevel: "info", LogFormat: "json", NoAudit: true,
+		NATSName: "test-broker", Prefix: messages.DefaultPrefix, MaxBytes: 64 << 10, Workers: 4,
+		StoreTimeout: 500 * time.Millisecond, ReapInterval: 100 * time.Millisecond, ShutdownGrace: 5 * time.Second,
+		PolicyInterval: time.Second, RedisRetention: time.Hour, AuditReplicas: 1,
+	}
+	log, _ := NewLogger(&o, io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o, pw, log); pw.Close() }()
+	httpURL := ""
+	sc := bufio.NewScanner(pr)
+	for httpURL == "" && sc.Scan() {
+		if m := regexp.MustCompile(`HTTP:\s+(http://\S+)/healthz`).FindStringSubmatch(sc.Text()); m != nil {
+			httpURL = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if httpURL == "" {
+		t.Fatalf("the broker printed no HTTP address: %v", <-done)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(httpURL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), `NATS refused a subscription`) &&
+			strings.Contains(string(body), `signoff.v1.req.*`) {
+			break
+		}
+		if resp.StatusCode == http.StatusOK && time.Now().After(deadline) {
+			t.Fatalf("/readyz says %q although NATS refused the request subscription", body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d %q", resp.StatusCode, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// /healthz stays up: liveness never depends on NATS.
+	resp, err := http.Get(httpURL + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }
