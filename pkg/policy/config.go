@@ -268,7 +268,7 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools"}
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs"}
 
 func (d *decoder) root(n *yaml.Node) error {
 	ms, err := d.mapping(n, "", rootKeys)
@@ -322,6 +322,14 @@ func (d *decoder) root(n *yaml.Node) error {
 		}
 	}
 	p.tools.finishWriteTools()
+	p.progs = builtinPrograms()
+	if m, ok := byKey["programs"]; ok {
+		t := &programTable{byName: map[string]*progSpec{}}
+		if err := d.programs(m.val, m.location, t, p.progs); err != nil {
+			return err
+		}
+		p.progs = t
+	}
 	if m, ok := byKey["teams"]; ok {
 		if err := d.teams(m.val, m.location); err != nil {
 			return err
@@ -702,6 +710,9 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			}
 		}
 		if asShell {
+			if err := checkShellPattern(pattern); err != nil {
+				return r, d.errf(valNode, valWhere, "invalid shell pattern %q: %v", pattern, err)
+			}
 			r.shell = true
 			r.shellPattern = pattern
 			r.shellKey = shellKeyOf(pattern)

@@ -23,6 +23,9 @@ const (
 	// subjRedirect: a write redirection of a shell script, judged as a write
 	// of its target path.
 	subjRedirect
+	// subjRead: a path a shell command reads (cat FILE, grep -r PAT DIR),
+	// judged by the rules of the read-tier file tools.
+	subjRead
 )
 
 // subject is one thing the rules judge; a call has one or more and its
@@ -36,7 +39,13 @@ type subject struct {
 	// path-qualified command ("rm -rf x" for "/bin/rm -rf x").
 	base         string
 	key, baseKey string // first words of value and base (shell index)
-	qualified    bool
+	// short is the command without its global options (git status for
+	// git -C dir status); "" when it has none.
+	short     string
+	qualified bool
+	// recursive: the path stands for the whole tree under it (grep -r,
+	// rm -r, a deleted or moved directory).
+	recursive bool
 	// explicit subjects (grep's regular expression) are matched only by
 	// rules that name their argument (match: {pattern: …}) or take any
 	// arguments.
@@ -209,6 +218,8 @@ func (e *evaluation) modeReason(m Mode, a Action, s *subject, note string) strin
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"` + note
 	case subjRedirect:
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return string(m) + " mode " + verb(a) + ` reading "` + quoteInner(s.value) + `"` + note
 	}
 	// The mode judges paths by the tool's tier alone: naming the path
 	// would suggest otherwise.
@@ -229,6 +240,8 @@ func (e *evaluation) ruleReason(r *rule, s *subject) string {
 		return "rule " + r.text + agent + " " + verb(r.action) + " " + e.name + note
 	case subjRedirect:
 		return "rule " + r.text + agent + " " + verb(r.action) + ` redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return "rule " + r.text + agent + " " + verb(r.action) + ` reading "` + quoteInner(s.value) + `"` + note
 	}
 	return "rule " + r.text + agent + " " + verb(r.action) + ` "` + quoteInner(s.value) + `"` + note
 }
@@ -276,6 +289,8 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 	switch s.kind {
 	case subjRedirect:
 		lists[0], n = l.writes, 1
+	case subjRead:
+		lists[0], n = l.reads, 1
 	case subjCommand:
 		if si := l.shell[e.tool]; si != nil {
 			lists[n] = si.byWord[s.key]
@@ -321,7 +336,7 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 func (r *rule) matches(s *subject) bool {
 	if r.source != srcAny {
 		switch s.kind {
-		case subjPath, subjRedirect:
+		case subjPath, subjRedirect, subjRead:
 			if r.source != srcPath {
 				return false
 			}
@@ -344,13 +359,24 @@ func (r *rule) matches(s *subject) bool {
 		return false
 	}
 	switch s.kind {
-	case subjPath, subjPattern, subjRedirect:
-		return r.path != nil && r.path.match(s.value, s.base)
+	case subjPath, subjPattern, subjRedirect, subjRead:
+		if r.path == nil {
+			return false
+		}
+		if s.recursive {
+			return r.path.matchTree(s.value, s.base)
+		}
+		return r.path.match(s.value, s.base)
 	case subjCommand:
 		if !r.shell {
 			return false
 		}
 		if (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.value) {
+			return true
+		}
+		// Global options are skipped: git -C dir status meets the rules of
+		// git status.
+		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.short) {
 			return true
 		}
 		// A path-qualified command (/bin/rm) meets deny and ask rules in its
@@ -440,10 +466,12 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 		if s.ungrantable {
 			grantOK = false
 		}
-		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect) {
+		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect || s.kind == subjRead) {
 			sc := Subcommand{Command: s.value, Kind: "command", Action: v.action, Reason: v.reason}
 			if s.kind == subjRedirect {
 				sc.Kind = "redirect"
+			} else if s.kind == subjRead {
+				sc.Kind = "read"
 			} else if s.cmd != nil {
 				sc.Words = s.cmd.Words
 			}
@@ -523,10 +551,10 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "the call carries more than one command argument")
 	}
 
-	analysis := AnalyzeShell(scripts[0])
+	analysis := analyzeShell(scripts[0], e.p.progs)
 	commands := analysis.Commands
 	for _, extra := range scripts[1:] {
-		a := AnalyzeShell(extra)
+		a := analyzeShell(extra, e.p.progs)
 		commands = append(slices.Clip(commands), a.Commands...)
 		analysis.Safety = append(analysis.Safety, a.Safety...)
 		if analysis.Unanalysable == "" {
@@ -566,8 +594,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 				}
 			}
 			if c.Elevated && s.floor == "" {
-				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+elevator(c)+")", "shell", true
+				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 			}
+			s.recursive = c.Recursive
 			subs = append(subs, s)
 			continue
 		}
@@ -589,9 +618,17 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
 		case c.Elevated:
-			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+elevator(c)+")", "shell", true
+			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
+		}
+		if c.Options > 0 {
+			s.short = strings.Join(withoutOptions(c), " ")
 		}
 		subs = append(subs, s)
+		for _, r := range c.Reads {
+			rs := subject{kind: subjRead, tier: TierRead, recursive: c.Recursive}
+			rs.value, rs.base, _ = cleanPath(r, e.p.home)
+			subs = append(subs, rs)
+		}
 	}
 
 	var d Decision
@@ -624,17 +661,22 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) == 1 && d.Action == Ask {
 		// Only a question has an "Always" answer: allows and denies skip
 		// the work (the hot path of automatic decisions).
-		d.Always = AlwaysPatterns(analysis)
+		d.Always = alwaysPatterns(analysis, e.p.progs)
 	}
 	return d
 }
 
-// elevator names the privilege wrapper of an elevated command.
-func elevator(c *ShellCommand) string {
+// elevator names the privilege wrapper of an elevated command: the first
+// wrapper the program table marks elevated, or the program itself
+// (sudoedit).
+func (e *evaluation) elevator(c *ShellCommand) string {
 	for _, w := range c.Wrappers {
-		if w == "sudo" || w == "doas" {
+		if s := e.p.progs.lookup(w); s != nil && (s.elevated || s.wrapper != nil && s.wrapper.elevated) {
 			return w
 		}
+	}
+	if c.Name != "" {
+		return c.Name
 	}
 	return "sudo"
 }

@@ -31,6 +31,9 @@ type Policy struct {
 	static  *ruleLayer
 	agents  map[string]*ruleLayer // by lower-case agent type
 	teams   map[string]Team
+	// progs is the program table: the built-in one, extended by the
+	// file's programs: entries.
+	progs *programTable
 }
 
 // Version identifies the policy by content: the first 16 hex digits of the

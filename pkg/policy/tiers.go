@@ -116,6 +116,9 @@ type toolTable struct {
 	// (built-in and declared); a glob-named rule applies to write
 	// redirections when it matches one of them.
 	writeTools []string
+	// readTools likewise for read-tier file tools (path, glob, grep): their
+	// rules judge the files shell commands read.
+	readTools []string
 }
 
 func newToolTable() toolTable {
@@ -170,9 +173,16 @@ func (t *toolTable) kindOf(name string) toolKind {
 func (t *toolTable) finishWriteTools() {
 	seen := map[string]bool{}
 	add := func(n string) {
-		if !seen[n] && t.tierOf(n) == TierWrite && t.kindOf(n) == kindPath {
-			seen[n] = true
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		k := t.kindOf(n)
+		switch tier := t.tierOf(n); {
+		case tier == TierWrite && k == kindPath:
 			t.writeTools = append(t.writeTools, n)
+		case tier == TierRead && (k == kindPath || k == kindPattern || k == kindSearch):
+			t.readTools = append(t.readTools, n)
 		}
 	}
 	for n := range builtinTiers {

@@ -94,8 +94,10 @@ type Subcommand struct {
 	// Command is the words joined by single spaces (what shell patterns match).
 	Command string
 	Words   []string
-	// Kind is "command" or "redirect" (a write redirection judged as a write
-	// of its target path).
+	// Kind is "command", "redirect" (a write redirection, or a file a
+	// command writes by its options or operands, judged as a write of its
+	// target path) or "read" (a file a command reads, judged by the rules
+	// of the read-tier file tools).
 	Kind   string
 	Action Action
 	Rule   string

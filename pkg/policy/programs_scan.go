@@ -1,0 +1,418 @@
+package policy
+
+import (
+	"strings"
+)
+
+// progUse is what one command does according to its program's entry: the
+// paths it reads and writes, the command lines it runs, and what makes it
+// ask.
+type progUse struct {
+	spec *progSpec
+	// global is the index of the first word after the global options.
+	global int
+	// sub is the sub-command's entry, when the program has one for it.
+	sub       *progSpec
+	reads     []shWord
+	writes    []shWord
+	runs      []progRun
+	ask       string // a reason that makes the command ask
+	recursive bool
+	inPlace   bool
+	pattern   bool // an option gave the pattern (grep -e)
+	stop      bool
+	unelevate bool
+	script    *shWord
+	scriptOpt string
+	// operands are the words that are not options or option values.
+	operands []shWord
+	// bad is the reason an option of a strict scan was not understood.
+	bad string
+	// seen are the options found, in order, for hooks (tar's mode).
+	seen []seenOption
+}
+
+// seenOption is one option found by the scan and its value.
+type seenOption struct {
+	opt   *progOption
+	value *shWord
+}
+
+// progRun is a command line an option runs.
+type progRun struct {
+	what  string // "tar --to-command"
+	value shWord
+}
+
+// option finds the entry of an option spelled name ("-o", "--output"),
+// looking in the sub-command's options first.
+func (u *progUse) option(name string) *progOption {
+	if u.sub != nil {
+		if o := u.sub.options[name]; o != nil {
+			return o
+		}
+	}
+	if o := u.spec.options[name]; o != nil {
+		return o
+	}
+	return u.spec.global[name]
+}
+
+// longOption resolves a long option as getopt_long does: an exact name, or
+// an unambiguous prefix of one (--outp → --output). When the prefix is
+// ambiguous, the first candidate with an effect is returned, so that an
+// option the program would refuse is judged by its most dangerous reading.
+func (u *progUse) longOption(name string) *progOption {
+	if o := u.option(name); o != nil {
+		return o
+	}
+	if len(name) < 3 {
+		return nil
+	}
+	var found *progOption
+	for _, longs := range [2][]string{u.subLongs(), u.spec.longs} {
+		for _, l := range longs {
+			if !strings.HasPrefix(l, name) {
+				continue
+			}
+			o := u.option(l)
+			if found == nil || found.effect == effNone && o.effect != effNone {
+				found = o
+			}
+		}
+	}
+	return found
+}
+
+func (u *progUse) subLongs() []string {
+	if u.sub == nil {
+		return nil
+	}
+	return u.sub.longs
+}
+
+// dangerous reports whether the program has options that write, run or
+// ask, so that a word that may expand to an option matters.
+func (s *progSpec) dangerous() bool {
+	for _, m := range []map[string]*progOption{s.options} {
+		for _, o := range m {
+			switch o.effect {
+			case effWrite, effRun, effCode, effAsk, effInPlace, effScript:
+				return true
+			}
+		}
+	}
+	for _, sub := range s.subs {
+		if sub.dangerous() {
+			return true
+		}
+	}
+	return false
+}
+
+// scanProgram reads the words of a command by its program's entry. strict
+// makes an unknown option an error (wrappers: the policy can no longer
+// tell where the wrapped command starts); firstOperandEnds stops the
+// option scan at the first operand.
+func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) progUse {
+	u := progUse{spec: spec, global: 1, recursive: spec.recursive}
+	if len(spec.global) > 0 {
+		texts := make([]string, len(w))
+		for i := range w {
+			texts[i] = w[i].text
+		}
+		u.global = spec.globalEnd(texts)
+		// Global options with an effect (git -c NAME=VALUE).
+		for i := 1; i < u.global; i++ {
+			name, val, hasVal := strings.Cut(w[i].text, "=")
+			o := spec.global[name]
+			if o == nil && len(name) > 2 && name[1] != '-' {
+				o, val, hasVal = spec.global[name[:2]], w[i].text[2:], true
+			}
+			if o == nil {
+				continue
+			}
+			v := shWord{text: val, lit: w[i].lit}
+			if !hasVal && o.value == valRequired && i+1 < u.global {
+				i++
+				v = w[i]
+			}
+			if eo := spec.options[o.name]; eo != nil {
+				u.apply(eo, &v, spec.name+" "+o.name)
+			}
+		}
+	}
+	i := u.global
+	if spec.subs != nil && i < len(w) && w[i].lit {
+		if sub := spec.subs[w[i].text]; sub != nil {
+			u.sub = sub
+			i++
+		}
+	}
+	optionsDone := spec.style == styleNone
+	danger := -1 // unknown until needed
+	for ; i < len(w); i++ {
+		t := &w[i]
+		s := t.text
+		if !t.lit && !optionsDone && mayBeOption(s) {
+			if danger < 0 {
+				danger = 0
+				if spec.dangerous() {
+					danger = 1
+				}
+			}
+			if danger == 1 && u.ask == "" {
+				u.ask = "the word " + s + " may expand to an option of " + spec.name + " that writes or runs something"
+			}
+		}
+		if optionsDone || !t.lit || len(s) < 2 || (s[0] != '-' && s[0] != '+') {
+			u.operands = append(u.operands, *t)
+			if firstOperandEnds {
+				optionsDone = true
+			}
+			continue
+		}
+		if s == "--" {
+			optionsDone = true
+			continue
+		}
+		if s[0] == '+' {
+			if o := u.option("+"); o != nil {
+				v := shWord{text: s[1:], lit: true}
+				u.apply(o, &v, spec.name+" +")
+				continue
+			}
+			u.operands = append(u.operands, *t)
+			if firstOperandEnds {
+				optionsDone = true
+			}
+			continue
+		}
+		switch {
+		case spec.style == styleSingle || s[1] == '-':
+			name, val, hasVal := strings.Cut(s, "=")
+			var o *progOption
+			if spec.style == styleSingle {
+				// Go's flag package takes -name and --name alike.
+				o = u.option("-" + strings.TrimLeft(name, "-"))
+				if o == nil {
+					o = u.option(name)
+				}
+			} else {
+				o = u.longOption(name)
+			}
+			if o == nil {
+				if strict {
+					u.bad = "unrecognised option " + s
+					return u
+				}
+				continue
+			}
+			var v *shWord
+			switch {
+			case hasVal:
+				v = &shWord{text: val, lit: true}
+			case o.value == valRequired && i+1 < len(w):
+				i++
+				v = &w[i]
+			}
+			if o.value == valNone && hasVal && strict {
+				u.bad = "option " + name + " takes no value: " + s
+				return u
+			}
+			u.apply(o, v, spec.name+" "+o.name)
+		default:
+			for j := 1; j < len(s); j++ {
+				o := u.option("-" + s[j:j+1])
+				if o == nil {
+					if strict {
+						u.bad = "unrecognised option -" + s[j:j+1] + " in " + s
+						return u
+					}
+					continue
+				}
+				if o.value == valNone {
+					u.apply(o, nil, spec.name+" "+o.name)
+					continue
+				}
+				var v *shWord
+				switch {
+				case j+1 < len(s):
+					v = &shWord{text: s[j+1:], lit: true}
+				case o.value == valRequired && i+1 < len(w):
+					i++
+					v = &w[i]
+				}
+				u.apply(o, v, spec.name+" "+o.name)
+				break
+			}
+		}
+		if u.stop {
+			return u
+		}
+	}
+	u.operandEffects()
+	return u
+}
+
+// mayBeOption reports whether the source text of a non-literal word may
+// expand to something starting with '-': anything but a word that starts
+// with literal text or the home directory.
+func mayBeOption(src string) bool {
+	s := strings.TrimLeft(src, `"`)
+	if s == "" {
+		return false
+	}
+	if _, home := expandHome(s, ""); home {
+		return false
+	}
+	switch s[0] {
+	case '$', '`', '<':
+		return true
+	}
+	return s[0] == '-'
+}
+
+// apply records the effect of option o with value v (nil when it has
+// none).
+func (u *progUse) apply(o *progOption, v *shWord, what string) {
+	u.seen = append(u.seen, seenOption{opt: o, value: v})
+	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
+		return
+	}
+	reason := o.reason
+	switch o.effect {
+	case effRead:
+		if v != nil {
+			u.reads = append(u.reads, *v)
+		}
+	case effWrite:
+		if v != nil {
+			u.writes = append(u.writes, *v)
+		}
+	case effRun:
+		if v != nil {
+			u.runs = append(u.runs, progRun{what: what, value: *v})
+		} else if u.ask == "" {
+			u.ask = what + " runs a program it is not told on the command line"
+		}
+	case effCode:
+		if reason == "" {
+			reason = what + " runs program text the policy cannot judge"
+		}
+		u.setAsk(reason)
+	case effAsk:
+		if reason == "" {
+			reason = what + " can make " + u.spec.name + " run or write something the policy cannot see"
+			if v != nil {
+				reason = what + " " + v.text + " can make " + u.spec.name + " run or write something the policy cannot see"
+			}
+		}
+		u.setAsk(reason)
+	case effRecursive:
+		u.recursive = true
+	case effInPlace:
+		u.inPlace = true
+	case effPattern:
+		u.pattern = true
+		if v != nil && o.name != "-e" && o.name != "--regexp" && o.name != "-E" {
+			// grep -f FILE: the pattern comes from a file it reads.
+			u.reads = append(u.reads, *v)
+		}
+	case effStop:
+		u.stop = true
+	case effUnelevate:
+		u.unelevate = true
+	case effScript:
+		if v != nil {
+			u.script, u.scriptOpt = v, what
+		}
+	}
+}
+
+func (u *progUse) setAsk(reason string) {
+	if u.ask == "" {
+		u.ask = reason
+	}
+}
+
+// operandEffects applies the entry's operand positions to the operands.
+func (u *progUse) operandEffects() {
+	specs := u.spec.operands
+	if u.sub != nil && u.sub.operands != nil {
+		specs = u.sub.operands
+	}
+	ops := u.operands
+	n := len(ops)
+	for _, sp := range specs {
+		e := sp.effect
+		if e == effRead && u.inPlace {
+			e = effWrite
+		}
+		var sel []shWord
+		switch sp.pos {
+		case posAll:
+			sel = ops
+		case posFirst:
+			if n > 0 {
+				sel = ops[:1]
+			}
+			if e == effPattern {
+				continue
+			}
+		case posLast:
+			if n > 0 {
+				sel = ops[n-1:]
+			}
+		case posRest:
+			if n > 1 {
+				sel = ops[1:]
+			}
+			if u.pattern && u.hasFirstPattern(specs) {
+				sel = ops
+			}
+		case posInit:
+			if n > 1 {
+				sel = ops[:n-1]
+			}
+		case posKey:
+			for _, o := range ops {
+				if v, ok := strings.CutPrefix(o.text, sp.key); ok && o.lit {
+					u.effectOn(e, shWord{text: v, lit: true}, u.spec.name+" "+sp.key)
+				}
+			}
+			continue
+		default:
+			if sp.pos <= n {
+				sel = ops[sp.pos-1 : sp.pos]
+			}
+		}
+		for _, o := range sel {
+			u.effectOn(e, o, u.spec.name)
+		}
+	}
+}
+
+func (u *progUse) hasFirstPattern(specs []progOperand) bool {
+	for _, sp := range specs {
+		if sp.pos == posFirst && sp.effect == effPattern {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *progUse) effectOn(e effect, w shWord, what string) {
+	switch e {
+	case effRead:
+		u.reads = append(u.reads, w)
+	case effWrite:
+		u.writes = append(u.writes, w)
+	case effRun:
+		u.runs = append(u.runs, progRun{what: what, value: w})
+	case effCode:
+		u.setAsk(what + " runs program text the policy cannot judge")
+	case effAsk:
+		u.setAsk(what + " " + w.text + " can run or write something the policy cannot see")
+	}
+}
