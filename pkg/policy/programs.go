@@ -183,9 +183,9 @@ type progSpec struct {
 	// ARGS…: the script's arguments are not python's). Wrappers always
 	// read options first; other programs take options anywhere (GNU).
 	optionsFirst bool
-	wrapper         *wrapperSpec
-	hook            string
-	elevated        bool
+	wrapper      *wrapperSpec
+	hook         string
+	elevated     bool
 	// recursive: the program always reads or writes whole trees (rg,
 	// find), not only with an option.
 	recursive bool

@@ -3,8 +3,8 @@ package policy
 import (
 	"errors"
 	"path"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
