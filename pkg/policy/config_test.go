@@ -35,7 +35,7 @@ rules:
 		{
 			name: "a misspelt top-level key",
 			src:  "mode: auto-edit\nrule:\n  - { rule: bash, action: deny }\n",
-			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools or programs)`,
+			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs or workspace)`,
 		},
 		{
 			name: "a misspelt rule key",

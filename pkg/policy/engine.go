@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,10 @@ type subject struct {
 	// path-qualified command ("rm -rf x" for "/bin/rm -rf x").
 	base         string
 	key, baseKey string // first words of value and base (shell index)
+	// rel is a path's form relative to the call's working directory (or
+	// the cleaned relative path without one): relative rule patterns
+	// (src/**) match it.
+	rel string
 	// short is the command without its global options (git status for
 	// git -C dir status); "" when it has none.
 	short     string
@@ -70,6 +75,16 @@ type verdict struct {
 // evaluation carries one call's context through the layers.
 type evaluation struct {
 	p     *Policy
+	cwd   string // where relative paths resolve ("" = unknown)
+	// home is the call's working directory, the default workspace (a
+	// shell tool's workdir argument moves cwd, not this).
+	callCwd string
+	// relBase prefixes relative paths when a shell tool's workdir is
+	// relative and the call's working directory unknown.
+	relBase string
+	// cdAway is set when a script changes directory to somewhere its
+	// relative paths can no longer be placed (cd /etc, cd .., cd $X).
+	cdAway string
 	tool  string // lower-case
 	name  string // as the agent wrote it, for messages
 	tier  Tier
@@ -90,6 +105,12 @@ type evaluation struct {
 // no I/O and is safe for concurrent use.
 func (p *Policy) Evaluate(c Call) Decision {
 	e := evaluation{p: p, tool: lower(c.Tool), name: c.Tool, agent: p.agentLayer(c.AgentType)}
+	if c.Cwd != "" && path.IsAbs(c.Cwd) {
+		// The broker validates cwd; a caller of the package that passes a
+		// relative one gets the behaviour of an unknown directory.
+		e.cwd = path.Clean(c.Cwd)
+		e.callCwd = e.cwd
+	}
 	e.tier = p.tools.tierOf(e.tool)
 	e.kind = p.tools.kindOf(e.tool)
 	e.mode = c.Mode
@@ -110,7 +131,7 @@ func (p *Policy) Evaluate(c Call) Decision {
 	switch e.kind {
 	case kindShell:
 		return e.shell(c.Arguments)
-	case kindPath, kindPattern, kindSearch:
+	case kindPath, kindPattern, kindSearch, kindPatch:
 		return e.paths(c.Arguments)
 	}
 	s := subject{kind: subjName, tier: e.tier}
@@ -364,9 +385,9 @@ func (r *rule) matches(s *subject) bool {
 			return false
 		}
 		if s.recursive {
-			return r.path.matchTree(s.value, s.base)
+			return r.path.matchTree(s.value, s.base) || s.rel != "" && !r.path.abs && r.path.matchTree(s.rel, s.base)
 		}
-		return r.path.match(s.value, s.base)
+		return r.path.match(s.value, s.base) || s.rel != "" && !r.path.abs && r.path.match(s.rel, s.base)
 	case subjCommand:
 		if !r.shell {
 			return false
@@ -389,13 +410,18 @@ func (r *rule) matches(s *subject) bool {
 	return false
 }
 
-// paths decides a call of a path tool, glob or grep: every path-like
-// argument is judged and the strictest verdict wins.
+// paths decides a call of a path tool, glob, grep or patch: every
+// path-like argument (one string or a list of them, under any of the
+// spellings of pathArgs) and every path a patch touches is judged, and the
+// strictest verdict wins. A file tool whose path cannot be found asks.
 func (e *evaluation) paths(args json.RawMessage) Decision {
 	var buf [4]argValue
 	names := pathArgs
-	if e.kind != kindPath {
+	switch e.kind {
+	case kindPattern, kindSearch:
 		names = patternAndPathArgs
+	case kindPatch:
+		names = patchAndPathArgs
 	}
 	vals, err := scanArgs(buf[:0], args, names)
 	if err != nil {
@@ -404,30 +430,54 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	}
 	var sbuf [4]subject
 	subs := sbuf[:0]
+	tree := treeTools[e.tool]
+	var strs [4]string
 	for _, v := range vals {
-		str, ok := argString(v.raw)
+		if v.key == "input" || v.key == "patch" || v.key == "patchtext" {
+			text, ok := argString(v.raw)
+			if !ok {
+				subs = append(subs, subject{kind: subjName, tier: e.tier,
+					floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+				continue
+			}
+			files, bad := patchPaths(text)
+			if bad != "" {
+				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
+			}
+			for _, f := range files {
+				s := e.pathSubject(subjPath, e.tier, f.path)
+				s.recursive = f.tree
+				subs = append(subs, s)
+			}
+			continue
+		}
+		list, ok := argStrings(v.raw, strs[:0])
 		if !ok {
 			subs = append(subs, subject{kind: subjName, tier: e.tier,
-				floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+				floor: "argument " + v.key + " is not a string or a list of strings", floorLayer: "input", ungrantable: true})
 			continue
 		}
-		if str == "" {
-			continue
+		for _, str := range list {
+			if str == "" {
+				continue
+			}
+			kind := subjPath
+			if v.key == "pattern" {
+				kind = subjPattern
+			}
+			s := e.pathSubject(kind, e.tier, str)
+			s.explicit = kind == subjPattern && e.kind == kindSearch
+			s.recursive = tree && kind == subjPath
+			subs = append(subs, s)
 		}
-		s := subject{kind: subjPath, tier: e.tier}
-		if v.key == "pattern" {
-			s.kind = subjPattern
-			s.explicit = e.kind == kindSearch
-		}
-		var escapes bool
-		s.value, s.base, escapes = cleanPath(str, e.p.home)
-		if escapes {
-			s.floor, s.floorLayer = "path "+strconv.Quote(str)+" escapes the working directory", "safety"
-		}
-		subs = append(subs, s)
 	}
 	if len(subs) == 0 {
 		s := subject{kind: subjName, tier: e.tier}
+		if e.tier == TierRead || e.tier == TierWrite {
+			// A file tool whose path is not where the policy looks must not
+			// pass as a harmless call.
+			s.floor, s.floorLayer = "no path argument found for "+e.name+" (looked for "+strings.Join(names, ", ")+")", "input"
+		}
 		return e.single(&s)
 	}
 	var d Decision
@@ -443,6 +493,9 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 				if r := pathSafety(subs[i].value); r != "" && !slices.Contains(safety, r) {
 					safety = append(safety, r)
 				}
+				if r := e.outsideWorkspace(&subs[i]); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
 			}
 		}
 		e.applySafety(&d, safety)
@@ -450,7 +503,104 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	return d
 }
 
-var patternAndPathArgs = append(slices.Clone(patternArgs), pathArgs...)
+// pathSubject makes the subject of a path value: home expanded, resolved
+// against the call's working directory, cleaned; a relative path that
+// climbs out of an unknown working directory gets a floor.
+func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject {
+	s := subject{kind: kind, tier: tier}
+	if e.cdAway != "" {
+		if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+			s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
+		}
+	}
+	var escapes bool
+	s.value, s.base, s.rel, escapes = e.resolvePath(v)
+	if escapes && kind != subjRead && s.floor == "" {
+		what := "path "
+		if kind == subjRedirect {
+			what = "redirect target "
+		}
+		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
+	}
+	return s
+}
+
+// resolvePath cleans v as rules see it (see cleanPath) and, when the call
+// has a working directory, makes a relative v absolute under it; rel is
+// the path relative to the working directory when it lies inside it (or
+// the cleaned relative path when there is none), which relative rule
+// patterns match.
+func (e *evaluation) resolvePath(v string) (clean, base, rel string, escapes bool) {
+	if e.relBase != "" {
+		if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+			v = e.relBase + "/" + v
+		}
+	}
+	clean, base, escapes = cleanPath(v, e.p.home)
+	if e.cwd == "" {
+		if !path.IsAbs(clean) {
+			rel = clean
+		}
+		return clean, base, rel, escapes
+	}
+	if !path.IsAbs(clean) {
+		clean = path.Join(e.cwd, clean)
+		base = path.Base(clean)
+	}
+	if r, ok := underDir(clean, e.cwd); ok {
+		rel = r
+	}
+	return clean, base, rel, false
+}
+
+// underDir reports whether p lies in dir (or is dir), and its path
+// relative to dir ("." for dir itself).
+func underDir(p, dir string) (string, bool) {
+	if p == dir {
+		return ".", true
+	}
+	if dir == "/" {
+		return p[1:], true
+	}
+	if strings.HasPrefix(p, dir) && p[len(dir)] == '/' {
+		return p[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// outsideWorkspace returns the safety reason of a write outside the
+// workspace in auto-edit mode, or "". The workspace is the policy's
+// workspace: directories, "." standing for the call's working directory
+// (the default). Without a working directory, "." covers relative paths
+// (they land wherever the agent runs, which is its own directory) but no
+// absolute or home path.
+func (e *evaluation) outsideWorkspace(s *subject) string {
+	if e.mode != ModeAutoEdit || s.value == "" {
+		return ""
+	}
+	for _, w := range e.p.workspaceDirs() {
+		if w == "." {
+			if e.callCwd == "" && !path.IsAbs(s.value) {
+				return ""
+			}
+			if e.callCwd != "" {
+				if _, ok := underDir(s.value, e.callCwd); ok {
+					return ""
+				}
+			}
+			continue
+		}
+		if _, ok := underDir(s.value, w); ok {
+			return ""
+		}
+	}
+	return "writes " + s.value + ", outside the workspace"
+}
+
+var (
+	patternAndPathArgs = append(slices.Clone(patternArgs), pathArgs...)
+	patchAndPathArgs   = append(slices.Clone(patchArgs), pathArgs...)
+)
 
 // combine judges every subject and keeps the strictest verdict. When
 // subcommands is non-nil, each command/redirect verdict is recorded there.
@@ -524,7 +674,7 @@ func (e *evaluation) applySafety(d *Decision, reasons []string) {
 // redirection of the script is a subject.
 func (e *evaluation) shell(args json.RawMessage) Decision {
 	var buf [4]argValue
-	vals, err := scanArgs(buf[:0], args, commandArgs)
+	vals, err := scanArgs(buf[:0], args, shellArgs)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
 		return e.single(&s)
@@ -532,9 +682,21 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	var sbuf, fbuf [2]string
 	scripts, floors := sbuf[:0], fbuf[:0]
 	for _, v := range vals {
+		if slices.Contains(workdirArgs, v.key) {
+			if f := e.workdir(v); f != "" {
+				floors = append(floors, f)
+			}
+			continue
+		}
 		str, ok := argString(v.raw)
 		if !ok {
-			floors = append(floors, "argument "+v.key+" is not a string")
+			// Codex's shell tool passes an argv: ["bash", "-lc", "…"].
+			if argv, isList := argStrings(v.raw, nil); isList && len(argv) > 0 {
+				str, ok = shellJoin(argv), true
+			}
+		}
+		if !ok {
+			floors = append(floors, "argument "+v.key+" is not a string or a list of strings")
 			continue
 		}
 		scripts = append(scripts, str)
@@ -565,6 +727,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "cannot analyse the command: "+analysis.Unanalysable)
 	}
 
+	e.cdAway = cdAway(commands)
 	var subBuf [8]subject
 	subs := subBuf[:0]
 	// Clipped, so that adding a path safety reason copies instead of writing
@@ -581,15 +744,15 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			case c.Target == "":
 				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
 			default:
-				var escapes bool
-				s.value, s.base, escapes = cleanPath(c.Target, e.p.home)
+				s = e.pathSubject(subjRedirect, TierWrite, c.Target)
+				s.cmd = c
 				if isDeviceSink(s.value) {
 					continue
 				}
-				if escapes {
-					s.floor, s.floorLayer = "redirect target "+strconv.Quote(c.Target)+" escapes the working directory", "safety"
-				}
 				if r := pathSafety(s.value); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
+				if r := e.outsideWorkspace(&s); r != "" && !slices.Contains(safety, r) {
 					safety = append(safety, r)
 				}
 			}
@@ -625,8 +788,8 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		}
 		subs = append(subs, s)
 		for _, r := range c.Reads {
-			rs := subject{kind: subjRead, tier: TierRead, recursive: c.Recursive}
-			rs.value, rs.base, _ = cleanPath(r, e.p.home)
+			rs := e.pathSubject(subjRead, TierRead, r)
+			rs.recursive = c.Recursive
 			subs = append(subs, rs)
 		}
 	}
@@ -679,4 +842,82 @@ func (e *evaluation) elevator(c *ShellCommand) string {
 		return c.Name
 	}
 	return "sudo"
+}
+
+// workdirArgs are the arguments of shell tools that say where the command
+// runs (Codex workdir, Gemini directory).
+var (
+	workdirArgs = []string{"workdir", "directory", "cwd", "dir", "workingdirectory"}
+	shellArgs   = append(slices.Clone(commandArgs), workdirArgs...)
+)
+
+// workdir applies a shell tool's working-directory argument: relative
+// paths of the command resolve against it. It returns a floor when the
+// value cannot be used.
+func (e *evaluation) workdir(v argValue) string {
+	str, ok := argString(v.raw)
+	if !ok {
+		return "argument " + v.key + " is not a string"
+	}
+	if str == "" {
+		return ""
+	}
+	x, _ := expandHome(str, e.p.home)
+	x = path.Clean(x)
+	switch {
+	case path.IsAbs(x):
+		e.cwd = x
+	case e.cwd != "":
+		e.cwd = path.Join(e.cwd, x)
+	case x == ".." || strings.HasPrefix(x, "../"):
+		return "the command runs in " + strconv.Quote(str) + ", outside the working directory"
+	case x != ".":
+		e.relBase = x
+	}
+	return ""
+}
+
+// cdAway returns the cd of a script after which its relative paths are no
+// longer where they look, or "": cd to an absolute or home path, out of
+// the directory (..), to a word with an expansion, or popd/pushd.
+func cdAway(commands []ShellCommand) string {
+	for i := range commands {
+		c := &commands[i]
+		switch c.Name {
+		case "pushd", "popd":
+			return c.Name
+		case "cd", "chdir":
+		default:
+			continue
+		}
+		args := c.Words[1:]
+		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return "cd to the home directory"
+		}
+		t := args[0]
+		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`") || t == "-" {
+			return "cd " + t
+		}
+		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {
+			return "cd " + t
+		}
+	}
+	return ""
+}
+
+// shellJoin quotes an argv as one shell command line.
+func shellJoin(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
 }

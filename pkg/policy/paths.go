@@ -19,6 +19,10 @@ type pathPattern struct {
 	// base is true when the pattern has no '/': it then matches the base
 	// name of the path, gitignore-style, so `*.env` catches "app/.env".
 	base bool
+	// abs is true when the pattern is anchored at the root (after home
+	// expansion); a relative pattern also matches paths relative to the
+	// call's working directory.
+	abs bool
 	// dir is the pattern's fixed leading directory ("/home/u/.ssh" for
 	// ~/.ssh/**), "" when it starts with a wildcard.
 	dir string
@@ -98,7 +102,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	pp := &pathPattern{g: g, base: !strings.Contains(p, "/")}
+	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/")}
 	if !pp.base {
 		lit := p
 		if i := strings.IndexAny(p, globMeta); i >= 0 {

@@ -173,7 +173,7 @@ func (g toolGroup) has(tier Tier, kind toolKind) bool {
 	case groupShell:
 		return kind == kindShell
 	case groupFiles:
-		return kind == kindPath || kind == kindPattern || kind == kindSearch
+		return kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch
 	}
 	return false
 }
@@ -296,7 +296,7 @@ func (l *ruleLayer) buildIndex(t *toolTable) {
 			}
 			continue
 		}
-		if t.tierOf(r.tool) == TierWrite && t.kindOf(r.tool) == kindPath {
+		if k := t.kindOf(r.tool); t.tierOf(r.tool) == TierWrite && (k == kindPath || k == kindPatch) {
 			l.writes = append(l.writes, idx)
 		}
 		if t.tierOf(r.tool) == TierRead && t.kindOf(r.tool) != kindName && t.kindOf(r.tool) != kindShell {

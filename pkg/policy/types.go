@@ -46,6 +46,10 @@ type Call struct {
 	Arguments json.RawMessage
 	// AgentType selects the agent-type layer (subagents), if any.
 	AgentType string
+	// Cwd is the agent's working directory (absolute and clean, or ""
+	// when unknown): relative paths of file tools, shell redirections and
+	// operands resolve against it, and it is the default workspace.
+	Cwd string
 	// Mode overrides the policy's mode for this call ("" = the mode the
 	// policy resolves for the agent type). Set by the broker from admin
 	// state, never from an agent's message.
