@@ -430,7 +430,8 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	}
 	var sbuf [4]subject
 	subs := sbuf[:0]
-	tree := treeTools[e.tool]
+	// Glob, grep and list tools read the whole tree under their path.
+	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
 	var strs [4]string
 	for _, v := range vals {
 		if v.key == "input" || v.key == "patch" || v.key == "patchtext" {

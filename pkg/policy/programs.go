@@ -189,6 +189,9 @@ type progSpec struct {
 	// recursive: the program always reads or writes whole trees (rg,
 	// find), not only with an option.
 	recursive bool
+	// writeTree: the paths the program writes may be directories it
+	// writes files into (cp a DIR, cp -t DIR): they are judged as trees.
+	writeTree bool
 	// neverAlways: an "Always" answer never grants this program by prefix
 	// (interpreters, shells: `python *` would grant any program).
 	neverAlways bool
@@ -257,7 +260,7 @@ var builtinEnvVars = sync.OnceValue(func() map[string]bool {
 func programEnvVar(name string) bool { return builtinEnvVars()[name] }
 
 var progKeys = []string{"same_as", "arity", "subcommands", "global", "options", "operands",
-	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "env"}
+	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "env"}
 
 var progHooks = map[string]bool{
 	"env": true, "sudo": true, "su": true, "timeout": true, "nice": true, "time": true,
@@ -396,7 +399,7 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 			default:
 				return nil, d.errf(m.val, m.location, "unknown option style %q (want gnu, single or none)", v)
 			}
-		case "options_first", "elevated", "never_always", "recursive":
+		case "options_first", "elevated", "never_always", "recursive", "write_tree":
 			b, err := d.boolean(m.val, m.location)
 			if err != nil {
 				return nil, err
@@ -408,6 +411,8 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 				s.elevated = b
 			case "recursive":
 				s.recursive = b
+			case "write_tree":
+				s.writeTree = b
 			default:
 				s.neverAlways = b
 			}

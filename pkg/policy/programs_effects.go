@@ -58,7 +58,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		n := len(a.res.Commands)
 		a.writeTarget(w, fr)
 		if len(a.res.Commands) > n {
-			a.res.Commands[n].Recursive = u.recursive
+			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
 		}
 	}
 	for _, r := range u.runs {

@@ -122,6 +122,12 @@ var treeTools = map[string]bool{
 	"move_file": true, "rename_file": true,
 }
 
+// dirTools list or search the directory their path names, and under it.
+var dirTools = map[string]bool{
+	"ls": true, "list": true, "list_dir": true, "list_directory": true, "list_files": true,
+	"read_many_files": true, "list_code_definition_names": true,
+}
+
 // Argument names each kind of tool is judged by, in lower case without
 // separators (file_path, filePath and FILE_PATH are all "filepath"). A
 // tool that carries several of them is judged on each (the strictest
