@@ -74,8 +74,8 @@ type verdict struct {
 
 // evaluation carries one call's context through the layers.
 type evaluation struct {
-	p     *Policy
-	cwd   string // where relative paths resolve ("" = unknown)
+	p   *Policy
+	cwd string // where relative paths resolve ("" = unknown)
 	// home is the call's working directory, the default workspace (a
 	// shell tool's workdir argument moves cwd, not this).
 	callCwd string
@@ -85,12 +85,12 @@ type evaluation struct {
 	// cdAway is set when a script changes directory to somewhere its
 	// relative paths can no longer be placed (cd /etc, cd .., cd $X).
 	cdAway string
-	tool  string // lower-case
-	name  string // as the agent wrote it, for messages
-	tier  Tier
-	mode  Mode
-	kind  toolKind
-	agent *ruleLayer
+	tool   string // lower-case
+	name   string // as the agent wrote it, for messages
+	tier   Tier
+	mode   Mode
+	kind   toolKind
+	agent  *ruleLayer
 	// baseMode is the mode of the call without its agent type: the admin's
 	// override, else the policy mode. The agent type is the agent's own
 	// claim, so its layer and mode may restrict a call, never allow more

@@ -396,14 +396,14 @@ rules:
   - { rule: "write_file(/etc/**)", action: deny }
 `)
 	for cmd, want := range map[string]Action{
-		"mytool --out=/etc/x":       Deny,
-		"mytool --hook='rm x'":      Deny,
-		"mytool a b":                Allow,
-		"sort --debug-file /etc/x":  Deny,
-		"sort -o /etc/x f":          Deny, // the built-in options stay
-		"sort f":                    Allow,
-		"git -C /x status --short":  Allow, // global options stay too
-		"git -c core.pager=id log":  Ask,
+		"mytool --out=/etc/x":      Deny,
+		"mytool --hook='rm x'":     Deny,
+		"mytool a b":               Allow,
+		"sort --debug-file /etc/x": Deny,
+		"sort -o /etc/x f":         Deny, // the built-in options stay
+		"sort f":                   Allow,
+		"git -C /x status --short": Allow, // global options stay too
+		"git -c core.pager=id log": Ask,
 	} {
 		if d := evalBash(p, cmd, ""); d.Action != want {
 			t.Errorf("%s → %s (%s), want %s", cmd, d.Action, d.Reason, want)
