@@ -129,13 +129,20 @@ func shEscapePattern(b *strings.Builder, w string) {
 // class; a backslash makes the next character literal. Everything else
 // matches itself. It does not allocate.
 func MatchShellPattern(pattern, command string) bool {
-	// "X *" also matches X alone: a rule allowing git log with any
-	// arguments allows git log without any.
-	if n := len(pattern); n >= 3 && pattern[n-2:] == " *" && !shEscaped(pattern, n-2) &&
-		matchShellPattern(pattern[:n-2], command) {
+	if matchShellPattern(pattern, command) {
 		return true
 	}
-	return matchShellPattern(pattern, command)
+	// "X *" also matches X alone: a rule allowing git log with any
+	// arguments allows git log without any.
+	n := len(pattern)
+	if n < 3 || pattern[n-2:] != " *" || shEscaped(pattern, n-2) {
+		return false
+	}
+	head := pattern[:n-2]
+	if strings.IndexAny(head, "*?[\\") < 0 {
+		return command == head // the common case: a literal prefix
+	}
+	return matchShellPattern(head, command)
 }
 
 // shEscaped reports whether pattern[i] is escaped by an odd number of

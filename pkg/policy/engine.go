@@ -385,9 +385,9 @@ func (r *rule) matches(s *subject) bool {
 			return false
 		}
 		if s.recursive {
-			return r.path.matchTree(s.value, s.base) || s.rel != "" && !r.path.abs && r.path.matchTree(s.rel, s.base)
+			return r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base)
 		}
-		return r.path.match(s.value, s.base) || s.rel != "" && !r.path.abs && r.path.match(s.rel, s.base)
+		return r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base)
 	case subjCommand:
 		if !r.shell {
 			return false

@@ -774,13 +774,13 @@ func (s *progSpec) arityOf(words []string) int {
 // globalEnd returns the index of the first word after the program's global
 // options (1 when it has none or none are used): `git -C dir --no-pager
 // log` → 4. An option it does not know ends the scan.
-func (s *progSpec) globalEnd(words []string) int {
+func (s *progSpec) globalEnd(words []shWord) int {
 	i := 1
 	if s == nil || len(s.global) == 0 {
 		return i
 	}
 	for i < len(words) {
-		w := words[i]
+		w := words[i].text
 		if len(w) < 2 || w[0] != '-' || w == "--" {
 			return i
 		}

@@ -122,7 +122,7 @@ func findUse(spec *progSpec, w []shWord) progUse {
 			del = true
 			continue
 		}
-		u.apply(o, v, "find "+o.name)
+		u.apply(o, v)
 	}
 	for _, p := range points {
 		if del {

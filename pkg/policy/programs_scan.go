@@ -28,8 +28,10 @@ type progUse struct {
 	operands []shWord
 	// bad is the reason an option of a strict scan was not understood.
 	bad string
-	// seen are the options found, in order, for hooks (tar's mode).
-	seen []seenOption
+	// seen are the options found, in order, for hooks (tar's mode); only
+	// recorded when record is set.
+	seen   []seenOption
+	record bool
 }
 
 // seenOption is one option found by the scan and its value.
@@ -116,12 +118,9 @@ func (s *progSpec) dangerous() bool {
 // option scan at the first operand.
 func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) progUse {
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive}
+	u.record = spec.hook != ""
 	if len(spec.global) > 0 {
-		texts := make([]string, len(w))
-		for i := range w {
-			texts[i] = w[i].text
-		}
-		u.global = spec.globalEnd(texts)
+		u.global = spec.globalEnd(w)
 		// Global options with an effect (git -c NAME=VALUE).
 		for i := 1; i < u.global; i++ {
 			name, val, hasVal := strings.Cut(w[i].text, "=")
@@ -138,7 +137,7 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 				v = w[i]
 			}
 			if eo := spec.options[o.name]; eo != nil {
-				u.apply(eo, &v, spec.name+" "+o.name)
+				u.apply(eo, &v)
 			}
 		}
 	}
@@ -149,6 +148,9 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 			i++
 		}
 	}
+	// Operands are kept only where something reads them (an allocation
+	// on the hot path otherwise).
+	keepOps := len(spec.operands) > 0 || u.sub != nil && len(u.sub.operands) > 0 || u.record
 	optionsDone := spec.style == styleNone
 	danger := -1 // unknown until needed
 	for ; i < len(w); i++ {
@@ -166,7 +168,9 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 			}
 		}
 		if optionsDone || !t.lit || len(s) < 2 || (s[0] != '-' && s[0] != '+') {
-			u.operands = append(u.operands, *t)
+			if keepOps {
+				u.operands = append(u.operands, *t)
+			}
 			if firstOperandEnds {
 				optionsDone = true
 			}
@@ -179,10 +183,12 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 		if s[0] == '+' {
 			if o := u.option("+"); o != nil {
 				v := shWord{text: s[1:], lit: true}
-				u.apply(o, &v, spec.name+" +")
+				u.apply(o, &v)
 				continue
 			}
-			u.operands = append(u.operands, *t)
+			if keepOps {
+				u.operands = append(u.operands, *t)
+			}
 			if firstOperandEnds {
 				optionsDone = true
 			}
@@ -220,7 +226,7 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 				u.bad = "option " + name + " takes no value: " + s
 				return u
 			}
-			u.apply(o, v, spec.name+" "+o.name)
+			u.apply(o, v)
 		default:
 			for j := 1; j < len(s); j++ {
 				o := u.option("-" + s[j:j+1])
@@ -232,7 +238,7 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 					continue
 				}
 				if o.value == valNone {
-					u.apply(o, nil, spec.name+" "+o.name)
+					u.apply(o, nil)
 					continue
 				}
 				var v *shWord
@@ -243,7 +249,7 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 					i++
 					v = &w[i]
 				}
-				u.apply(o, v, spec.name+" "+o.name)
+				u.apply(o, v)
 				break
 			}
 		}
@@ -275,12 +281,19 @@ func mayBeOption(src string) bool {
 
 // apply records the effect of option o with value v (nil when it has
 // none).
-func (u *progUse) apply(o *progOption, v *shWord, what string) {
-	u.seen = append(u.seen, seenOption{opt: o, value: v})
+func (u *progUse) apply(o *progOption, v *shWord) {
+	if u.record {
+		u.seen = append(u.seen, seenOption{opt: o, value: v})
+	}
 	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
 		return
 	}
 	reason := o.reason
+	what := ""
+	switch o.effect {
+	case effRun, effCode, effAsk, effScript:
+		what = u.spec.name + " " + o.name // only where a message needs it
+	}
 	switch o.effect {
 	case effRead:
 		if v != nil {
