@@ -159,3 +159,15 @@ func TestProgramTableDocumented(t *testing.T) {
 		t.Errorf("the program table in %s is out of date: go test ./pkg/policy -run TestProgramTableDocumented -update-docs", docsFile)
 	}
 }
+
+// TestBuiltinPolicyDocumented keeps the built-in policy shown in
+// docs/POLICY.md equal to default_policy.yaml.
+func TestBuiltinPolicyDocumented(t *testing.T) {
+	doc, err := os.ReadFile(docsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), string(defaultPolicyYAML)) {
+		t.Errorf("docs/POLICY.md does not show default_policy.yaml as it is")
+	}
+}
