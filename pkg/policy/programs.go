@@ -70,12 +70,16 @@ const (
 	// effScript: the value is a shell script the wrapper runs (su -c,
 	// script -c): judged command by command.
 	effScript
+	// effChdir: the value is the directory the program works in (git -C,
+	// make -C): its relative paths resolve there. On a wrapper (env -C,
+	// sudo -D) the wrapped command's paths can no longer be placed: ask.
+	effChdir
 )
 
 var effectNames = map[string]effect{
 	"none": effNone, "read": effRead, "write": effWrite, "run": effRun, "code": effCode,
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
-	"stop": effStop, "unelevate": effUnelevate, "script": effScript,
+	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -584,7 +588,7 @@ func (d *decoder) optionMap(n *yaml.Node, where string, into map[string]*progOpt
 			return d.errf(m.keyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
-		case effRead, effWrite, effRun, effCode, effScript:
+		case effRead, effWrite, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
 				return d.errf(m.keyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}

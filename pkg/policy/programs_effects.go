@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -41,6 +42,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	c.Options = u.global - 1
 	c.Recursive = u.recursive
+	if u.chdir != nil {
+		u.placeUnder(*u.chdir)
+	}
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
@@ -187,7 +191,17 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 			u.writes = append(u.writes, *file)
 		}
 		u.recursive = true
-		u.reads = append(u.reads, u.operands...)
+		for _, op := range u.operands {
+			// tar -C DIR c NAME archives DIR/NAME.
+			if x, home := expandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) {
+				if !dir.lit || !op.lit {
+					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
+					continue
+				}
+				op = shWord{text: path.Join(dir.text, op.text), lit: true}
+			}
+			u.reads = append(u.reads, op)
+		}
 	case 'x':
 		if file != nil && file.text != "-" {
 			u.reads = append(u.reads, *file)
@@ -508,4 +522,29 @@ func analyzeShell(src string, progs *programTable) ShellAnalysis {
 	res := a.res
 	a.release()
 	return res
+}
+
+// placeUnder resolves the relative paths the command reads and writes
+// against the directory its chdir option names (git -C /etc … --output=x
+// writes /etc/x). A directory that is not a literal makes them unknown:
+// the command asks.
+func (u *progUse) placeUnder(dir shWord) {
+	relative := func(w shWord) bool {
+		x, home := expandHome(w.text, "")
+		return !home && !path.IsAbs(x)
+	}
+	move := func(ws []shWord) {
+		for i, w := range ws {
+			if !relative(w) {
+				continue
+			}
+			if !dir.lit || !w.lit {
+				u.setAsk(u.spec.name + " works in " + dir.text + ", so " + w.text + " may be anywhere")
+				continue
+			}
+			ws[i] = shWord{text: path.Join(dir.text, w.text), lit: true}
+		}
+	}
+	move(u.reads)
+	move(u.writes)
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 )
 
@@ -24,6 +25,8 @@ type progUse struct {
 	unelevate bool
 	script    *shWord
 	scriptOpt string
+	// chdir is the directory an option moves the program to (git -C).
+	chdir *shWord
 	// operands are the words that are not options or option values.
 	operands []shWord
 	// bad is the reason an option of a strict scan was not understood.
@@ -336,6 +339,18 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		u.stop = true
 	case effUnelevate:
 		u.unelevate = true
+	case effChdir:
+		if v != nil {
+			if u.chdir != nil {
+				// git -C a -C b: each is relative to the one before.
+				j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
+				if x, _ := expandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
+					j = *v
+				}
+				v = &j
+			}
+			u.chdir = v
+		}
 	case effScript:
 		if v != nil {
 			u.script, u.scriptOpt = v, what

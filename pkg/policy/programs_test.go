@@ -465,3 +465,27 @@ func TestBrokenShellGlobsFailToLoad(t *testing.T) {
 		t.Error("a lone [ is the test command, not a class")
 	}
 }
+
+// TestChdirOptions: an option that moves a program to another directory
+// moves its relative paths with it.
+func TestChdirOptions(t *testing.T) {
+	p := mustParse(t, programsPolicy)
+	for cmd, want := range map[string]Action{
+		"git -C /etc diff --output=hosts":                       Deny,
+		"git -C /etc -C x diff --output=hosts":                  Deny,
+		"git -C sub diff --output=out.txt":                      Allow,
+		"git -C $D diff --output=out.txt":                       Ask,
+		"git -C /etc status":                                    Allow,
+		"make -C /etc -f x all":                                 Allow,
+		"tar -C /home/dev/.ssh -czf k.tgz .":                    Deny,
+		"tar -C /etc -czf out.tgz .":                            Allow,
+		"env -C /etc tee hosts":                                 Ask,
+		"sudo -D /etc tee hosts":                                Ask,
+		"systemd-run --user --working-directory=/etc tee hosts": Ask,
+		"go -C /etc build -o x .":                               Deny,
+	} {
+		if d := evalBash(p, cmd, ""); d.Action != want {
+			t.Errorf("%s → %s (%s), want %s", cmd, d.Action, d.Reason, want)
+		}
+	}
+}

@@ -199,6 +199,10 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 			st.script = v
 		case effUnelevate:
 			st.unelevate = true
+		case effChdir:
+			if st.reason == "" {
+				st.reason = spec.name + " " + name + " moves the command to another directory, so its relative paths are not where they look"
+			}
 		case effCode, effAsk, effRun:
 			if st.reason == "" {
 				st.reason = o.reason
@@ -374,6 +378,10 @@ func shEnv(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 			if fr.unanalysable == "" {
 				fr.unanalysable = "env -P changes where the command is looked up"
 			}
+		case "C", "chdir":
+			if fr.unanalysable == "" {
+				fr.unanalysable = "env -C moves the command to another directory, so its relative paths are not where they look"
+			}
 		}
 	})
 	if stop || bad != "" {
@@ -450,8 +458,13 @@ func (a *shAnalyzer) splitString(s string) ([]shWord, bool) {
 func shSudo(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	fr.elevated = true
 	next, stop, bad := spec.sh.skip(w, 1, func(opt string, _ *shWord) {
-		if opt == "b" || opt == "background" {
+		switch opt {
+		case "b", "background":
 			a.setBackground("sudo -b runs a command in the background")
+		case "D", "chdir", "R", "chroot":
+			if fr.unanalysable == "" {
+				fr.unanalysable = "sudo -" + opt + " moves the command to another directory, so its relative paths are not where they look"
+			}
 		}
 	})
 	if stop || bad != "" {
