@@ -34,6 +34,8 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			u.sedScripts(words)
 		case "awk":
 			u.awkProgram(words)
+		case "apply_patch":
+			u.patchOperands()
 		}
 	}
 	if spec.elevated {
@@ -547,4 +549,27 @@ func (u *progUse) placeUnder(dir shWord) {
 	}
 	move(u.reads)
 	move(u.writes)
+}
+
+// patchOperands judges Codex's apply_patch run as a command
+// (["apply_patch", "*** Begin Patch…"]): every path of the patch is a
+// write; a patch read from standard input (a here-document) cannot be seen.
+func (u *progUse) patchOperands() {
+	if len(u.operands) == 0 {
+		u.setAsk("apply_patch reads its patch from standard input, which the policy cannot see")
+		return
+	}
+	for _, op := range u.operands {
+		if !op.lit {
+			u.setAsk("apply_patch's patch is not a literal")
+			continue
+		}
+		files, bad := patchPaths(op.text)
+		if bad != "" {
+			u.setAsk(bad)
+		}
+		for _, f := range files {
+			u.writes = append(u.writes, shWord{text: f.path, lit: true})
+		}
+	}
 }

@@ -329,6 +329,9 @@ func TestWrapperEntries(t *testing.T) {
 		{"timeout 1e3 is a duration", "timeout 1e3 rm x", Deny},
 		{"timeout .5s is a duration", "timeout .5s rm x", Deny},
 		{"timeout with an unreadable duration asks", "timeout 5x rm x", Ask},
+		{"apply_patch as a command writes its paths", "apply_patch '*** Begin Patch\n*** Add File: /etc/cron.d/x\n+x\n*** End Patch'", Deny},
+		{"apply_patch as a command in the project", "apply_patch '*** Begin Patch\n*** Update File: a.go\n@@\n-a\n+b\n*** End Patch'", Allow},
+		{"apply_patch from a here-document asks", "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\nEOF", Ask},
 		{"an unknown wrapper option makes it unanalysable", "nohup --frobnicate rm x", Ask},
 	}
 	for _, tt := range tests {
