@@ -338,121 +338,136 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 		s.name, s.line, s.file = name, n.Line, d.file
 	}
 	for _, m := range ms {
-		switch m.key {
-		case "same_as":
-		case "arity":
-			if s.arity, err = d.positiveInt(m.val, m.location); err != nil {
-				return nil, err
-			}
-		case "subcommands":
-			subs, err := d.mapping(m.val, m.location, nil)
-			if err != nil {
-				return nil, err
-			}
-			if s.subs == nil {
-				s.subs = map[string]*progSpec{}
-			} else {
-				s.subs = maps.Clone(s.subs)
-			}
-			for _, sm := range subs {
-				var sub *progSpec
-				if sm.val.Kind == yaml.ScalarNode && sm.val.Tag == "!!int" {
-					ar, err := d.positiveInt(sm.val, sm.location)
-					if err != nil {
-						return nil, err
-					}
-					sub = &progSpec{name: name + " " + sm.key, line: sm.val.Line, arity: ar}
-					if old := s.subs[sm.key]; old != nil {
-						sub = old.clone()
-						sub.arity = ar
-					}
-				} else {
-					sub, err = d.subcommand(sm.val, sm.location, name+" "+sm.key, s.subs[sm.key])
-					if err != nil {
-						return nil, err
-					}
-				}
-				s.subs[sm.key] = sub
-			}
-		case "global":
-			s.global = maps.Clone(s.global)
-			if err := d.optionList(m.val, m.location, s.global); err != nil {
-				return nil, err
-			}
-		case "options":
-			s.options = maps.Clone(s.options)
-			if err := d.optionMap(m.val, m.location, s.options); err != nil {
-				return nil, err
-			}
-		case "operands":
-			if s.operands, err = d.operandMap(m.val, m.location); err != nil {
-				return nil, err
-			}
-		case "style":
-			v, err := d.str(m.val, m.location)
-			if err != nil {
-				return nil, err
-			}
-			switch v {
-			case "gnu":
-				s.style = styleGNU
-			case "single":
-				s.style = styleSingle
-			case "none":
-				s.style = styleNone
-			default:
-				return nil, d.errf(m.val, m.location, "unknown option style %q (want gnu, single or none)", v)
-			}
-		case "options_first", "elevated", "never_always", "recursive", "write_tree":
-			b, err := d.boolean(m.val, m.location)
-			if err != nil {
-				return nil, err
-			}
-			switch m.key {
-			case "options_first":
-				s.optionsFirst = b
-			case "elevated":
-				s.elevated = b
-			case "recursive":
-				s.recursive = b
-			case "write_tree":
-				s.writeTree = b
-			default:
-				s.neverAlways = b
-			}
-		case "wrapper":
-			if s.wrapper, err = d.wrapperSpec(m.val, m.location); err != nil {
-				return nil, err
-			}
-		case "hook":
-			h, err := d.str(m.val, m.location)
-			if err != nil {
-				return nil, err
-			}
-			if !progHooks[h] {
-				return nil, d.errf(m.val, m.location, "unknown hook %q (want %s)", h, orList(slices.Sorted(maps.Keys(progHooks))))
-			}
-			s.hook = h
-		case "env":
-			items, err := d.sequence(m.val, m.location)
-			if err != nil {
-				return nil, err
-			}
-			s.env = nil
-			for i, it := range items {
-				v, err := d.str(it, fmt.Sprintf("%s[%d]", m.location, i))
-				if err != nil {
-					return nil, err
-				}
-				if _, ok := shIsAssignment(shWord{text: v + "=", lit: true}); !ok {
-					return nil, d.errf(it, m.location, "%q is not an environment variable name", v)
-				}
-				s.env = append(s.env, v)
-			}
+		if err := d.programKey(s, m, name); err != nil {
+			return nil, err
 		}
 	}
 	s.finish()
 	return s, nil
+}
+
+// programKey decodes one key of a program entry into s.
+func (d *decoder) programKey(s *progSpec, m member, name string) error {
+	var err error
+	switch m.key {
+	case "same_as":
+	case "arity":
+		if s.arity, err = d.positiveInt(m.val, m.location); err != nil {
+			return err
+		}
+	case "subcommands":
+		return d.subcommands(s, m, name)
+	case "global":
+		s.global = maps.Clone(s.global)
+		if err := d.optionList(m.val, m.location, s.global); err != nil {
+			return err
+		}
+	case "options":
+		s.options = maps.Clone(s.options)
+		if err := d.optionMap(m.val, m.location, s.options); err != nil {
+			return err
+		}
+	case "operands":
+		if s.operands, err = d.operandMap(m.val, m.location); err != nil {
+			return err
+		}
+	case "style":
+		v, err := d.str(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		switch v {
+		case "gnu":
+			s.style = styleGNU
+		case "single":
+			s.style = styleSingle
+		case "none":
+			s.style = styleNone
+		default:
+			return d.errf(m.val, m.location, "unknown option style %q (want gnu, single or none)", v)
+		}
+	case "options_first", "elevated", "never_always", "recursive", "write_tree":
+		b, err := d.boolean(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		switch m.key {
+		case "options_first":
+			s.optionsFirst = b
+		case "elevated":
+			s.elevated = b
+		case "recursive":
+			s.recursive = b
+		case "write_tree":
+			s.writeTree = b
+		default:
+			s.neverAlways = b
+		}
+	case "wrapper":
+		if s.wrapper, err = d.wrapperSpec(m.val, m.location); err != nil {
+			return err
+		}
+	case "hook":
+		h, err := d.str(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		if !progHooks[h] {
+			return d.errf(m.val, m.location, "unknown hook %q (want %s)", h, orList(slices.Sorted(maps.Keys(progHooks))))
+		}
+		s.hook = h
+	case "env":
+		items, err := d.sequence(m.val, m.location)
+		if err != nil {
+			return err
+		}
+		s.env = nil
+		for i, it := range items {
+			v, err := d.str(it, fmt.Sprintf("%s[%d]", m.location, i))
+			if err != nil {
+				return err
+			}
+			if _, ok := shIsAssignment(shWord{text: v + "=", lit: true}); !ok {
+				return d.errf(it, m.location, "%q is not an environment variable name", v)
+			}
+			s.env = append(s.env, v)
+		}
+	}
+	return nil
+}
+
+// subcommands decodes a program's subcommands: mapping into s.
+func (d *decoder) subcommands(s *progSpec, m member, name string) error {
+	subs, err := d.mapping(m.val, m.location, nil)
+	if err != nil {
+		return err
+	}
+	if s.subs == nil {
+		s.subs = map[string]*progSpec{}
+	} else {
+		s.subs = maps.Clone(s.subs)
+	}
+	for _, sm := range subs {
+		var sub *progSpec
+		if sm.val.Kind == yaml.ScalarNode && sm.val.Tag == "!!int" {
+			ar, err := d.positiveInt(sm.val, sm.location)
+			if err != nil {
+				return err
+			}
+			sub = &progSpec{name: name + " " + sm.key, line: sm.val.Line, arity: ar}
+			if old := s.subs[sm.key]; old != nil {
+				sub = old.clone()
+				sub.arity = ar
+			}
+		} else {
+			sub, err = d.subcommand(sm.val, sm.location, name+" "+sm.key, s.subs[sm.key])
+			if err != nil {
+				return err
+			}
+		}
+		s.subs[sm.key] = sub
+	}
+	return nil
 }
 
 // subcommand decodes a sub-command entry: arity, options, operands.

@@ -28,7 +28,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	case "tar":
 		u = tarUse(spec, words)
 	default:
-		u = scanProgram(spec, words, false, spec.wrapper != nil || spec.optionsFirst)
+		u = scanProgram(spec, words, spec.wrapper != nil || spec.optionsFirst)
 		switch spec.hook {
 		case "sed":
 			u.sedScripts(words)
@@ -161,7 +161,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		}
 		words = append(words, w[next:]...)
 	}
-	u := scanProgram(spec, words, false, false)
+	u := scanProgram(spec, words, false)
 	mode := byte(0)
 	var file, dir *shWord
 	for _, s := range u.seen {

@@ -29,8 +29,6 @@ type progUse struct {
 	chdir *shWord
 	// operands are the words that are not options or option values.
 	operands []shWord
-	// bad is the reason an option of a strict scan was not understood.
-	bad string
 	// seen are the options found, in order, for hooks (tar's mode); only
 	// recorded when record is set.
 	seen   []seenOption
@@ -115,35 +113,15 @@ func (s *progSpec) dangerous() bool {
 	return false
 }
 
-// scanProgram reads the words of a command by its program's entry. strict
-// makes an unknown option an error (wrappers: the policy can no longer
-// tell where the wrapped command starts); firstOperandEnds stops the
-// option scan at the first operand.
-func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) progUse {
-	u := progUse{spec: spec, global: 1, recursive: spec.recursive}
-	u.record = spec.hook != ""
-	if len(spec.global) > 0 {
-		u.global = spec.globalEnd(w)
-		// Global options with an effect (git -c NAME=VALUE).
-		for i := 1; i < u.global; i++ {
-			name, val, hasVal := strings.Cut(w[i].text, "=")
-			o := spec.global[name]
-			if o == nil && len(name) > 2 && name[1] != '-' {
-				o, val, hasVal = spec.global[name[:2]], w[i].text[2:], true
-			}
-			if o == nil {
-				continue
-			}
-			v := shWord{text: val, lit: w[i].lit}
-			if !hasVal && o.value == valRequired && i+1 < u.global {
-				i++
-				v = w[i]
-			}
-			if eo := spec.options[o.name]; eo != nil {
-				u.apply(eo, &v)
-			}
-		}
-	}
+// scanProgram reads the words of a command by its program's entry: the
+// global options, the sub-command, the options (getopt style, or single
+// words for style single) and the operands, and records their effects.
+// firstOperandEnds stops the option scan at the first operand (python
+// SCRIPT ARGS…). Options the entry does not list are skipped: they have no
+// effect the policy knows of.
+func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
+	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: spec.hook != ""}
+	u.scanGlobal(w)
 	i := u.global
 	if spec.subs != nil && i < len(w) && w[i].lit {
 		if sub := spec.subs[w[i].text]; sub != nil {
@@ -156,7 +134,7 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 	keepOps := len(spec.operands) > 0 || u.sub != nil && len(u.sub.operands) > 0 || u.record
 	optionsDone := spec.style == styleNone
 	danger := -1 // unknown until needed
-	for ; i < len(w); i++ {
+	for ; i < len(w) && !u.stop; i++ {
 		t := &w[i]
 		s := t.text
 		if !t.lit && !optionsDone && mayBeOption(s) {
@@ -166,102 +144,118 @@ func scanProgram(spec *progSpec, w []shWord, strict, firstOperandEnds bool) prog
 					danger = 1
 				}
 			}
-			if danger == 1 && u.ask == "" {
-				u.ask = "the word " + s + " may expand to an option of " + spec.name + " that writes or runs something"
+			if danger == 1 {
+				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something")
 			}
 		}
-		if optionsDone || !t.lit || len(s) < 2 || (s[0] != '-' && s[0] != '+') {
-			if keepOps {
-				u.operands = append(u.operands, *t)
-			}
-			if firstOperandEnds {
-				optionsDone = true
-			}
-			continue
-		}
-		if s == "--" {
+		if s == "--" && t.lit && !optionsDone {
 			optionsDone = true
 			continue
 		}
-		if s[0] == '+' {
+		if s != "" && s[0] == '+' && t.lit && !optionsDone {
 			if o := u.option("+"); o != nil {
-				v := shWord{text: s[1:], lit: true}
-				u.apply(o, &v)
+				u.apply(o, &shWord{text: s[1:], lit: true})
 				continue
 			}
+		}
+		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
 			if keepOps {
 				u.operands = append(u.operands, *t)
 			}
-			if firstOperandEnds {
-				optionsDone = true
-			}
+			optionsDone = optionsDone || firstOperandEnds
 			continue
 		}
-		switch {
-		case spec.style == styleSingle || s[1] == '-':
-			name, val, hasVal := strings.Cut(s, "=")
-			var o *progOption
-			if spec.style == styleSingle {
-				// Go's flag package takes -name and --name alike.
-				o = u.option("-" + strings.TrimLeft(name, "-"))
-				if o == nil {
-					o = u.option(name)
-				}
-			} else {
-				o = u.longOption(name)
-			}
-			if o == nil {
-				if strict {
-					u.bad = "unrecognised option " + s
-					return u
-				}
-				continue
-			}
-			var v *shWord
-			switch {
-			case hasVal:
-				v = &shWord{text: val, lit: true}
-			case o.value == valRequired && i+1 < len(w):
-				i++
-				v = &w[i]
-			}
-			if o.value == valNone && hasVal && strict {
-				u.bad = "option " + name + " takes no value: " + s
-				return u
-			}
-			u.apply(o, v)
-		default:
-			for j := 1; j < len(s); j++ {
-				o := u.option("-" + s[j:j+1])
-				if o == nil {
-					if strict {
-						u.bad = "unrecognised option -" + s[j:j+1] + " in " + s
-						return u
-					}
-					continue
-				}
-				if o.value == valNone {
-					u.apply(o, nil)
-					continue
-				}
-				var v *shWord
-				switch {
-				case j+1 < len(s):
-					v = &shWord{text: s[j+1:], lit: true}
-				case o.value == valRequired && i+1 < len(w):
-					i++
-					v = &w[i]
-				}
-				u.apply(o, v)
-				break
-			}
-		}
-		if u.stop {
-			return u
+		if spec.style == styleSingle || s[1] == '-' {
+			i = u.longWord(w, i)
+		} else {
+			i = u.shortCluster(w, i)
 		}
 	}
 	u.operandEffects()
 	return u
+}
+
+// scanGlobal skips the global options at the start of w (git -C DIR) and
+// applies the effects the entry gives them (git -c NAME=VALUE).
+func (u *progUse) scanGlobal(w []shWord) {
+	spec := u.spec
+	if len(spec.global) == 0 {
+		return
+	}
+	u.global = spec.globalEnd(w)
+	for i := 1; i < u.global; i++ {
+		name, val, hasVal := strings.Cut(w[i].text, "=")
+		o := spec.global[name]
+		if o == nil && len(name) > 2 && name[1] != '-' {
+			o, val, hasVal = spec.global[name[:2]], w[i].text[2:], true
+		}
+		if o == nil {
+			continue
+		}
+		v := shWord{text: val, lit: w[i].lit}
+		if !hasVal && o.value == valRequired && i+1 < u.global {
+			i++
+			v = w[i]
+		}
+		if eo := spec.options[o.name]; eo != nil {
+			u.apply(eo, &v)
+		}
+	}
+}
+
+// longWord reads the option word w[i] spelled --name[=value] (or -name
+// for style single) and returns the index of the last word it used.
+func (u *progUse) longWord(w []shWord, i int) int {
+	name, val, hasVal := strings.Cut(w[i].text, "=")
+	var o *progOption
+	if u.spec.style == styleSingle {
+		// Go's flag package takes -name and --name alike.
+		if o = u.option("-" + strings.TrimLeft(name, "-")); o == nil {
+			o = u.option(name)
+		}
+	} else {
+		o = u.longOption(name)
+	}
+	if o == nil {
+		return i
+	}
+	var v *shWord
+	switch {
+	case hasVal:
+		v = &shWord{text: val, lit: true}
+	case o.value == valRequired && i+1 < len(w):
+		i++
+		v = &w[i]
+	}
+	u.apply(o, v)
+	return i
+}
+
+// shortCluster reads the short options clustered in w[i] (-uo FILE,
+// -oFILE) and returns the index of the last word it used.
+func (u *progUse) shortCluster(w []shWord, i int) int {
+	s := w[i].text
+	for j := 1; j < len(s); j++ {
+		o := u.option("-" + s[j:j+1])
+		if o == nil {
+			continue
+		}
+		if o.value == valNone {
+			u.apply(o, nil)
+			continue
+		}
+		var v *shWord
+		switch {
+		case j+1 < len(s):
+			v = &shWord{text: s[j+1:], lit: true}
+		case o.value == valRequired && i+1 < len(w):
+			i++
+			v = &w[i]
+		}
+		u.apply(o, v)
+		break
+	}
+	return i
 }
 
 // mayBeOption reports whether the source text of a non-literal word may
