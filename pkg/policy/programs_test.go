@@ -235,6 +235,8 @@ func TestProgramEntries(t *testing.T) {
 		{"make --eval asks", "make --eval='x:;id' x", Ask},
 		{"make SHELL= asks", "make SHELL=/tmp/sh all", Ask},
 		{"make test is fine", "make test", Allow},
+		{"npx -c runs its command", "npx -c 'rm -rf x'", Deny},
+		{"npm exec --call runs its command", "npm exec --call='rm -rf x'", Deny},
 		{"python -c asks", "python3 -c 'print(1)'", Ask},
 		{"a versioned python -c asks", "python3.12 -c 'print(1)'", Ask},
 		{"python script.py -c is the script's option", "python3 script.py -c x", Allow},
