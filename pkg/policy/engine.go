@@ -468,7 +468,7 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 			}
 			s := e.pathSubject(kind, e.tier, str)
 			s.explicit = kind == subjPattern && e.kind == kindSearch
-			s.recursive = tree && kind == subjPath
+			s.recursive = tree && kind == subjPath && !slices.Contains(filterArgs, v.key)
 			subs = append(subs, s)
 		}
 	}
@@ -599,7 +599,7 @@ func (e *evaluation) outsideWorkspace(s *subject) string {
 }
 
 var (
-	patternAndPathArgs = append(slices.Clone(patternArgs), pathArgs...)
+	patternAndPathArgs = append(append(slices.Clone(patternArgs), filterArgs...), pathArgs...)
 	patchAndPathArgs   = append(slices.Clone(patchArgs), pathArgs...)
 )
 

@@ -140,6 +140,9 @@ type progOperand struct {
 	key    string
 	effect effect
 	reason string
+	// when: the effect applies only to operands matching one of these
+	// shell patterns (lower case), as for options.
+	when []string
 }
 
 // optStyle is how a program spells its options.
@@ -681,7 +684,28 @@ func (d *decoder) operandMap(n *yaml.Node, where string) ([]progOperand, error) 
 			}
 			op.pos = i
 		}
-		if op.effect, err = d.effect(m.val, m.location, operandEffects); err != nil {
+		if m.val.Kind == yaml.MappingNode {
+			fs, err := d.mapping(m.val, m.location, []string{"effect", "reason", "when"})
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range fs {
+				switch f.key {
+				case "effect":
+					if op.effect, err = d.effect(f.val, f.location, operandEffects); err != nil {
+						return nil, err
+					}
+				case "reason":
+					if op.reason, err = d.str(f.val, f.location); err != nil {
+						return nil, err
+					}
+				case "when":
+					if op.when, err = d.patternList(f.val, f.location); err != nil {
+						return nil, err
+					}
+				}
+			}
+		} else if op.effect, err = d.effect(m.val, m.location, operandEffects); err != nil {
 			return nil, err
 		}
 		out = append(out, op)

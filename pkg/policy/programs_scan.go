@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -410,6 +411,15 @@ func (u *progUse) operandEffects() {
 			}
 		}
 		for _, o := range sel {
+			if sp.when != nil && !(o.lit && slices.ContainsFunc(sp.when, func(p string) bool {
+				return MatchShellPattern(p, strings.ToLower(o.text))
+			})) {
+				continue
+			}
+			if sp.reason != "" && (e == effAsk || e == effCode) {
+				u.setAsk(sp.reason)
+				continue
+			}
 			u.effectOn(e, o, u.spec.name)
 		}
 	}

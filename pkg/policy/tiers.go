@@ -141,6 +141,11 @@ var (
 		"oldpath", "newpath", "from", "to", "target",
 	}
 	patternArgs = []string{"pattern"}
+	// filterArgs are the file filters of search tools (Claude's Grep glob,
+	// Gemini's and opencode's include, Cline's file_pattern, Cursor's
+	// include_pattern): the files searched, judged as paths, so that
+	// Grep {glob: "*.env"} meets the rules on *.env.
+	filterArgs = []string{"glob", "include", "filepattern", "includepattern"}
 	commandArgs = []string{"command", "cmd", "script"}
 	patchArgs   = []string{"input", "patch", "patchtext"}
 )
