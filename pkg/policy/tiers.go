@@ -145,7 +145,7 @@ var (
 	// Gemini's and opencode's include, Cline's file_pattern, Cursor's
 	// include_pattern): the files searched, judged as paths, so that
 	// Grep {glob: "*.env"} meets the rules on *.env.
-	filterArgs = []string{"glob", "include", "filepattern", "includepattern"}
+	filterArgs  = []string{"glob", "include", "filepattern", "includepattern"}
 	commandArgs = []string{"command", "cmd", "script"}
 	patchArgs   = []string{"input", "patch", "patchtext"}
 )
