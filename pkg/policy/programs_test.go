@@ -496,3 +496,24 @@ func TestChdirOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantsSkipGlobalOptions: an "Always" grant of git status * covers
+// git -C dir status, as the rule would; a global option that runs
+// something is never covered.
+func TestGrantsSkipGlobalOptions(t *testing.T) {
+	grants := []string{"git status *", "git log *"}
+	for cmd, want := range map[string]bool{
+		"git status":                        true,
+		"git -C repo status --short":        true,
+		"git --no-pager log -n 3":           true,
+		"git -c color.ui=never log":         true,
+		"git -c core.pager=id log":          false,
+		"git -C repo push":                  false,
+		"git --git-dir=/tmp/evil status":    false,
+		"git -C repo status > /tmp/out.txt": false,
+	} {
+		if got := PrefixCovered(AnalyzeShell(cmd), grants); got != want {
+			t.Errorf("PrefixCovered(%q, %q) = %v, want %v", cmd, grants, got, want)
+		}
+	}
+}
