@@ -240,7 +240,7 @@ func (e *evaluation) modeReason(m Mode, a Action, s *subject, note string) strin
 	case subjRedirect:
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"` + note
 	case subjRead:
-		return string(m) + " mode " + verb(a) + ` reading "` + quoteInner(s.value) + `"` + note
+		return string(m) + " mode " + verb(a) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	// The mode judges paths by the tool's tier alone: naming the path
 	// would suggest otherwise.
@@ -262,7 +262,7 @@ func (e *evaluation) ruleReason(r *rule, s *subject) string {
 	case subjRedirect:
 		return "rule " + r.text + agent + " " + verb(r.action) + ` redirect to "` + quoteInner(s.value) + `"` + note
 	case subjRead:
-		return "rule " + r.text + agent + " " + verb(r.action) + ` reading "` + quoteInner(s.value) + `"` + note
+		return "rule " + r.text + agent + " " + verb(r.action) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	return "rule " + r.text + agent + " " + verb(r.action) + ` "` + quoteInner(s.value) + `"` + note
 }
@@ -509,11 +509,7 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 // climbs out of an unknown working directory gets a floor.
 func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject {
 	s := subject{kind: kind, tier: tier}
-	if e.cdAway != "" {
-		if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
-			s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
-		}
-	}
+	e.cdFloor(&s, v)
 	var escapes bool
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
 	if escapes && kind != subjRead && s.floor == "" {
@@ -524,6 +520,17 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
 	}
 	return s
+}
+
+// cdFloor gives a subject of the relative path v a floor when the script
+// changed directory to somewhere v can no longer be placed (cdAway).
+func (e *evaluation) cdFloor(s *subject, v string) {
+	if e.cdAway == "" || s.floor != "" {
+		return
+	}
+	if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+		s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
+	}
 }
 
 // resolvePath cleans v as rules see it (see cleanPath) and, when the call
@@ -757,6 +764,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 					safety = append(safety, r)
 				}
 			}
+			e.cdFloor(&s, c.Target)
 			if c.Elevated && s.floor == "" {
 				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 			}

@@ -228,5 +228,5 @@ rules:
 	// allow - auto-edit mode allows write-tier tool Write
 	// ask - safety override: writes /etc/hosts, outside the workspace
 	// ask - safety override: writes /home/notes.txt, outside the workspace
-	// deny - rule read_file(**/.ssh/**) denies reading "/home/dev/.ssh/id_rsa"
+	// deny - rule read_file(**/.ssh/**) denies read of "/home/dev/.ssh/id_rsa"
 }
