@@ -182,3 +182,13 @@ workspace: [".", /tmp, ~/scratch]
 		t.Error("a relative workspace directory loads")
 	}
 }
+
+func TestWorkspaceWithoutDotAndNoCwd(t *testing.T) {
+	p := mustParse(t, "mode: auto-edit\nworkspace: [/srv/project]\n")
+	for path, want := range map[string]Action{"src/a.go": Ask, "/srv/project/a": Allow, "/etc/x": Ask} {
+		d := p.Evaluate(Call{Tool: "write_file", Arguments: json.RawMessage(`{"path": "` + path + `"}`)})
+		if d.Action != want {
+			t.Errorf("write %s without a cwd → %s (%s), want %s", path, d.Action, d.Reason, want)
+		}
+	}
+}
