@@ -275,6 +275,10 @@ func TestProgramEntries(t *testing.T) {
 		{"grep -r over the home reads ~/.ssh only for anchored rules", "grep -r x src", Allow},
 		{"grep's pattern is not a path", "grep /home/dev/.ssh/id_rsa f", Allow},
 		{"head reads", "head /home/dev/.ssh/id_rsa", Deny},
+		{"base64 reads", "base64 -w0 /home/dev/.ssh/id_rsa", Deny},
+		{"zip -r reads the tree", "zip -r k.zip /home/dev/.ssh", Deny},
+		{"zip writes its archive", "zip /etc/x.zip a", Deny},
+		{"unzip -d writes there", "unzip a.zip -d /etc", Deny},
 		{"a word that may be an option asks", `sort "$OPTS" f`, Ask},
 		{"a word that is a home path is not an option", "cat $HOME/notes", Allow},
 	}
