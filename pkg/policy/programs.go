@@ -175,8 +175,6 @@ type wrapperSpec struct {
 // progSpec is one program's entry.
 type progSpec struct {
 	name  string
-	line  int // in the file it came from (0 for merged parts)
-	file  string
 	arity int // 0 = 1
 	// subArity and subs: by sub-command (the first operand after the
 	// global options).
@@ -314,10 +312,9 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 	if err != nil {
 		return nil, err
 	}
-	s := &progSpec{name: name, line: n.Line, file: d.file}
+	s := &progSpec{name: name}
 	if prev != nil {
 		s = prev.clone()
-		s.line, s.file = n.Line, d.file
 	}
 	if s.options == nil {
 		s.options = map[string]*progOption{}
@@ -338,7 +335,7 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 			return nil, d.errf(m.val, m.location, "unknown program %q (same_as must name a program defined earlier)", other)
 		}
 		s = o.clone()
-		s.name, s.line, s.file = name, n.Line, d.file
+		s.name = name
 	}
 	for _, m := range ms {
 		if err := d.programKey(s, m, name); err != nil {
@@ -457,7 +454,7 @@ func (d *decoder) subcommands(s *progSpec, m member, name string) error {
 			if err != nil {
 				return err
 			}
-			sub = &progSpec{name: name + " " + sm.key, line: sm.val.Line, arity: ar}
+			sub = &progSpec{name: name + " " + sm.key, arity: ar}
 			if old := s.subs[sm.key]; old != nil {
 				sub = old.clone()
 				sub.arity = ar
@@ -479,7 +476,7 @@ func (d *decoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (
 	if err != nil {
 		return nil, err
 	}
-	s := &progSpec{name: name, line: n.Line, file: d.file, options: map[string]*progOption{}}
+	s := &progSpec{name: name, options: map[string]*progOption{}}
 	if prev != nil {
 		s = prev.clone()
 	}

@@ -25,7 +25,6 @@ type progUse struct {
 	stop      bool
 	unelevate bool
 	script    *shWord
-	scriptOpt string
 	// chdir is the directory an option moves the program to (git -C).
 	chdir *shWord
 	// operands are the words that are not options or option values.
@@ -348,7 +347,7 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		}
 	case effScript:
 		if v != nil {
-			u.script, u.scriptOpt = v, what
+			u.script = v
 		}
 	}
 }
