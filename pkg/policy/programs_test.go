@@ -280,6 +280,8 @@ func TestProgramEntries(t *testing.T) {
 		{"zip writes its archive", "zip /etc/x.zip a", Deny},
 		{"unzip -d writes there", "unzip a.zip -d /etc", Deny},
 		{"a word that may be an option asks", `sort "$OPTS" f`, Ask},
+		{"a variable after an option that takes a value is its value", `git log -n "$N"`, Allow},
+		{"a variable after a flag may be an option", `git log -p "$X"`, Ask},
 		{"a word that is a home path is not an option", "cat $HOME/notes", Allow},
 	}
 	for _, tt := range tests {
