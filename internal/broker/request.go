@@ -40,6 +40,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		Tool:      strings.ToLower(req.Tool),
 		Arguments: req.Arguments,
 		AgentType: req.AgentType,
+		Cwd:       req.Cwd,
 		Mode:      b.modes.modeFor(req.SessionID, req.AgentType),
 	}
 	d := pol.Evaluate(call)
