@@ -165,8 +165,8 @@ func TestStatusOfAnUnknownRequestIsNotFoundNotAStoreError(t *testing.T) {
 	if code != messages.CodeNotFound {
 		t.Errorf("code %q, want not_found", code)
 	}
-	if n := testutil.CollectAndCount(p.m.StoreErrors); n != 0 {
-		t.Errorf("%d store error series after a status of an unknown id", n)
+	if n := metricSum(t, p.m, "signoff_store_errors_total"); n != 0 {
+		t.Errorf("%v store errors counted after a status of an unknown id", n)
 	}
 	if got := testutil.ToFloat64(p.m.BadMessages.WithLabelValues(string(messages.CodeNotFound))); got != 1 {
 		t.Errorf("signoff_bad_messages_total{code=not_found} = %v, want 1", got)
