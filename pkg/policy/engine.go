@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ const (
 	// subjRedirect: a write redirection of a shell script, judged as a write
 	// of its target path.
 	subjRedirect
+	// subjRead: an input redirection of a shell script (< file), judged as
+	// a read of its target path.
+	subjRead
 )
 
 // subject is one thing the rules judge; a call has one or more and its
@@ -48,6 +52,18 @@ type subject struct {
 	floorLayer  string
 	ungrantable bool
 	cmd         *ShellCommand
+	// inexact subjects stand for several strings (engine_inexact.go):
+	// globs are their alternatives (a command's glob, then its base-name
+	// form), unknownName says the command name itself is not known.
+	inexact     bool
+	unknownName bool
+	globs       []gWord
+	// liftKey, when set, is the shell word a rule must name (its literal
+	// first word) for the floor not to apply: a zsh -c script is judged
+	// by a rule that names zsh. liftAny: a rule with any arguments lifts
+	// the floor (a call of the zsh tool).
+	liftKey string
+	liftAny bool
 }
 
 // verdict is the judgement of one subject.
@@ -129,6 +145,9 @@ func (e *evaluation) fromRule(d *Decision, r *rule) {
 
 // judge runs one subject through the layers.
 func (e *evaluation) judge(s *subject) verdict {
+	if s.inexact {
+		return e.judgeInexact(s)
+	}
 	var hit *rule
 	if e.agent != nil {
 		if r := e.agent.lastMatch(e, s); r != nil {
@@ -149,6 +168,12 @@ func (e *evaluation) judge(s *subject) verdict {
 	} else {
 		v = e.modeVerdict(s)
 	}
+	return e.settle(s, v, hit, static)
+}
+
+// settle applies to a layer verdict what no rule may lift: an agent type
+// cannot loosen the policy, and a subject's floor makes it at least ask.
+func (e *evaluation) settle(s *subject, v verdict, hit, static *rule) verdict {
 	if v.action == Allow && static == nil && e.agent != nil && !modeAllows(e.baseMode, s.tier) {
 		// Allowed by the agent layer (a rule or its mode) where the static
 		// rules say nothing and the call's mode without the agent type
@@ -156,7 +181,7 @@ func (e *evaluation) judge(s *subject) verdict {
 		v = verdict{action: Ask, layer: "mode", reason: e.modeReason(e.baseMode, Ask, s,
 			" (agent type "+e.agent.agent+" may restrict the policy, not loosen it)")}
 	}
-	if s.floor != "" {
+	if s.floor != "" && !s.lifted(hit) {
 		switch v.action {
 		case Allow:
 			v = verdict{action: Ask, layer: s.floorLayer, reason: s.floor}
@@ -209,6 +234,8 @@ func (e *evaluation) modeReason(m Mode, a Action, s *subject, note string) strin
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"` + note
 	case subjRedirect:
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return string(m) + " mode " + verb(a) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	// The mode judges paths by the tool's tier alone: naming the path
 	// would suggest otherwise.
@@ -229,6 +256,8 @@ func (e *evaluation) ruleReason(r *rule, s *subject) string {
 		return "rule " + r.text + agent + " " + verb(r.action) + " " + e.name + note
 	case subjRedirect:
 		return "rule " + r.text + agent + " " + verb(r.action) + ` redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return "rule " + r.text + agent + " " + verb(r.action) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	return "rule " + r.text + agent + " " + verb(r.action) + ` "` + quoteInner(s.value) + `"` + note
 }
@@ -276,6 +305,8 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 	switch s.kind {
 	case subjRedirect:
 		lists[0], n = l.writes, 1
+	case subjRead:
+		lists[0], n = l.reads, 1
 	case subjCommand:
 		if si := l.shell[e.tool]; si != nil {
 			lists[n] = si.byWord[s.key]
@@ -321,7 +352,7 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 func (r *rule) matches(s *subject) bool {
 	if r.source != srcAny {
 		switch s.kind {
-		case subjPath, subjRedirect:
+		case subjPath, subjRedirect, subjRead:
 			if r.source != srcPath {
 				return false
 			}
@@ -344,7 +375,7 @@ func (r *rule) matches(s *subject) bool {
 		return false
 	}
 	switch s.kind {
-	case subjPath, subjPattern, subjRedirect:
+	case subjPath, subjPattern, subjRedirect, subjRead:
 		return r.path != nil && r.path.match(s.value, s.base)
 	case subjCommand:
 		if !r.shell {
@@ -440,10 +471,12 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 		if s.ungrantable {
 			grantOK = false
 		}
-		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect) {
+		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect || s.kind == subjRead) {
 			sc := Subcommand{Command: s.value, Kind: "command", Action: v.action, Reason: v.reason}
 			if s.kind == subjRedirect {
 				sc.Kind = "redirect"
+			} else if s.kind == subjRead {
+				sc.Kind = "read"
 			} else if s.cmd != nil {
 				sc.Words = s.cmd.Words
 			}
@@ -522,6 +555,13 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) > 1 || len(floors) > 0 {
 		floors = append(floors, "the call carries more than one command argument")
 	}
+	if shForeignShells[e.tool] {
+		// The tool runs another shell's grammar: judged by name, asked
+		// unless a rule for the tool takes any arguments.
+		s := subject{kind: subjName, tier: e.tier, floor: "the " + e.name +
+			" tool runs " + e.tool + " scripts, which the policy does not parse (only bash and POSIX sh are analysed)", floorLayer: "shell", ungrantable: true, liftAny: true}
+		return e.single(&s)
+	}
 
 	analysis := AnalyzeShell(scripts[0])
 	commands := analysis.Commands
@@ -544,14 +584,22 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	safety := slices.Clip(analysis.Safety)
 	for i := range commands {
 		c := &commands[i]
+		if c.Read {
+			subs = append(subs, e.readSubject(c))
+			continue
+		}
 		if c.Redirect {
 			s := subject{kind: subjRedirect, tier: TierWrite, cmd: c}
 			switch {
 			case c.Unanalysable != "":
 				s.value = c.Target
 				s.floor, s.floorLayer, s.ungrantable = "cannot analyse redirect: "+c.Unanalysable, "shell", true
+				e.inexactPath(&s, c)
 			case c.Target == "":
 				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
+			case c.globs != nil:
+				s.value = c.Target
+				e.inexactPath(&s, c)
 			default:
 				var escapes bool
 				s.value, s.base, escapes = cleanPath(c.Target, e.p.home)
@@ -581,6 +629,15 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.baseKey = commandKey(s.base)
 		}
+		if c.glob != nil {
+			s.inexact = true
+			s.globs = []gWord{c.glob}
+			if c.baseGlob != nil {
+				s.globs = append(s.globs, c.baseGlob)
+			}
+			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
+				strings.HasPrefix(c.Unanalysable, "command name")
+		}
 		switch {
 		case c.Unanalysable != "":
 			what := "command"
@@ -588,6 +645,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 				what = strconv.Quote(s.value)
 			}
 			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
+			if c.foreign {
+				s.liftKey = c.Name
+			}
 		case c.Elevated:
 			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+elevator(c)+")", "shell", true
 		}

@@ -19,6 +19,9 @@ type pathPattern struct {
 	// base is true when the pattern has no '/': it then matches the base
 	// name of the path, gitignore-style, so `*.env` catches "app/.env".
 	base bool
+	// text is the normalized pattern, for matching paths that are not
+	// known literally (engine_inexact.go).
+	text string
 }
 
 func (p *pathPattern) match(clean, base string) bool {
@@ -68,7 +71,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathPattern{g: g, base: !strings.Contains(p, "/")}, nil
+	return &pathPattern{g: g, base: !strings.Contains(p, "/"), text: p}, nil
 }
 
 // cleanPath turns a path argument into the form rules match: home expanded,

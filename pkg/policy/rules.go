@@ -76,6 +76,9 @@ type ruleLayer struct {
 	// writes are the rules that judge write redirections: the rules of
 	// write-tier path tools, by exact name or by a glob that matches one.
 	writes []int32
+	// reads are the rules that judge input redirections (< file): the
+	// rules of read-tier path tools (engine_inexact.go).
+	reads []int32
 
 	// multiFor caches, per tool name, the positions of the multi-tool rules
 	// (globs, groups) that apply to it, so that a call does not test every
@@ -270,6 +273,7 @@ func commandKey(cmd string) string {
 
 // buildIndex fills the lookup indexes once all rules are compiled.
 func (l *ruleLayer) buildIndex(t *toolTable) {
+	l.buildReadIndex(t)
 	l.byTool = map[string][]int32{}
 	l.shell = map[string]*shellIndex{}
 	for i := range l.rules {

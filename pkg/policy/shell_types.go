@@ -25,6 +25,23 @@ type ShellCommand struct {
 	// path written and Words is empty.
 	Redirect bool
 	Target   string
+	// Read is true, with Redirect, for an input redirection (<, <>, <&file,
+	// $(< file)): Target is the path read, judged by the read rules. <>
+	// is recorded twice, as a read and as a write.
+	Read bool
+
+	// glob describes the strings the command (its words joined by spaces)
+	// can stand for when a word is not a plain literal; baseGlob is the
+	// same for the base-name form of a path-qualified command. nil when
+	// every word is known.
+	glob, baseGlob gWord
+	// globs are the paths a redirection's target can stand for, before
+	// home expansion and cleaning: a pattern, an expansion, or a relative
+	// path after a cd. nil when Target is the one known path.
+	globs []gWord
+	// foreign marks a script for another shell (zsh -c), unanalysable
+	// unless a rule names that shell.
+	foreign bool
 }
 
 // ShellAnalysis is the result of parsing one shell command string.

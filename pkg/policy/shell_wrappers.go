@@ -78,7 +78,7 @@ func init() {
 		"source":   shSource,
 		".":        shSource,
 	}
-	for _, s := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh"} {
+	for _, s := range shShellNames {
 		shWrappers[s] = shShell
 	}
 }
@@ -819,14 +819,10 @@ scan:
 		return shWrapped{reason: name + " -c has no script", info: info}
 	case hasC && !w[i].lit:
 		return shWrapped{reason: "runs a script that is not a literal: " + w[i].text, info: info}
-	case hasC && (name == "fish" || name == "csh" || name == "tcsh"):
-		return shWrapped{reason: "runs a " + name + " script, which the policy does not parse", info: info}
+	case hasC && shForeignShells[name]:
+		return shWrapped{reason: shForeignReason(name), info: info}
 	case hasC:
-		lang := syntax.LangBash
-		if name == "zsh" {
-			lang = syntax.LangZsh
-		}
-		a.nested(w[i].text, lang, *fr, name)
+		a.nested(w[i].text, shDialect(name), *fr, name)
 		return shWrapped{done: true}
 	case stdin || i >= len(w):
 		info.stdinProgram = true
