@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -463,7 +464,7 @@ func (a *shAnalyzer) decl(d *syntax.DeclClause) {
 // ok is false when a brace expansion is too large to enumerate; words then
 // holds the unexpanded words.
 func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
-	words = a.scratch[:0]
+	words = slices.Grow(a.scratch[:0], len(args))
 	defer func() { a.scratch = words[:0] }()
 	ok = true
 	for _, w := range args {

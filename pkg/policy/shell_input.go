@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -84,6 +85,19 @@ const (
 // budget.
 type shBudget struct {
 	used int
+	// wrapped counts the words wrapper handlers have scanned: each level
+	// of a chain scans what follows it.
+	wrapped int
+}
+
+// shMaxWrapped bounds the words wrapper handlers scan in one analysis:
+// twice the words a 64 KiB command can hold.
+const shMaxWrapped = 64 << 10
+
+// takeWrapper charges a wrapper handler's scan of n words.
+func (b *shBudget) takeWrapper(n int) bool {
+	b.wrapped += n
+	return b.wrapped <= shMaxWrapped && b.take(n)
 }
 
 // take spends n units and reports whether the budget still holds.
@@ -95,32 +109,86 @@ func (b *shBudget) take(n int) bool {
 func (b *shBudget) spent() bool { return b.used > shBudgetUnits }
 
 // prescreen charges the parse of src to the budget and refuses, before
-// parsing, input whose nesting would make the parser recurse deeply: the
-// parser is recursive descent, and its cost and stack grow with the
-// nesting. The scan is linear and over-counts (a quoted paren counts), so
-// it can only refuse more, never less.
+// parsing, input that would make the parser build a deep tree: the parser
+// is recursive descent, and its cost (stack growth, allocation) grows with
+// the depth of what it builds. One linear scan bounds the three shapes
+// that nest: brackets ( { [ (quoted or not), compound commands (if, while,
+// until, for, case, select), and chains of | && || (each one a level).
+// Operators inside (( )) and $(( )) chain the same way and are bounded
+// with them.
 func (b *shBudget) prescreen(src string) string {
 	if !b.take(len(src)) {
 		return shTooComplex
 	}
-	depth, maxDepth := 0, 0
+	depth, kw, chain := 0, 0, 0
 	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '(', '{', '[', '`', '"':
+		c := src[i]
+		switch c {
+		case '(', '{', '[':
 			depth++
-			if depth > maxDepth {
-				maxDepth = depth
+			if depth > shMaxNesting {
+				return shTooComplex + ": nested more than " + strconv.Itoa(shMaxNesting) + " levels deep"
 			}
 		case ')', '}', ']':
 			if depth > 0 {
 				depth--
 			}
-		}
-		if maxDepth > shMaxNesting {
-			return shTooComplex + ": nested more than " + strconv.Itoa(shMaxNesting) + " levels deep"
+		case '|', '&', '+', '-', '*', '/', '%', '<', '>', '=', '^', '!', '~', '?', ':', ',':
+			// Counted once per run: "&&" and "||" are one operator, and so
+			// is an option's "--".
+			if i == 0 || !shIsOpChar(src[i-1]) {
+				chain++
+				if chain > shMaxOperators {
+					return shTooComplex + ": more than " + strconv.Itoa(shMaxOperators) + " operators"
+				}
+			}
+		default:
+			if (c == 'i' || c == 'w' || c == 'u' || c == 'f' || c == 'c' || c == 's' || c == 'd' || c == 'e') &&
+				(i == 0 || !shIsWordChar(src[i-1])) {
+				switch shKeywordAt(src, i) {
+				case 1:
+					kw++
+					if kw > shMaxNesting {
+						return shTooComplex + ": compound commands nested more than " + strconv.Itoa(shMaxNesting) + " levels deep"
+					}
+				case -1:
+					if kw > 0 {
+						kw--
+					}
+				}
+			}
 		}
 	}
 	return ""
+}
+
+// shMaxOperators bounds the operator runs of one input (pipes, && and ||,
+// arithmetic operators, option dashes): more than a 64 KiB script of
+// ordinary commands holds, fewer than it takes to build a tree deep
+// enough to be slow.
+const shMaxOperators = 12000
+
+func shIsOpChar(c byte) bool {
+	return strings.IndexByte("|&+-*/%<>=^!~?:,", c) >= 0
+}
+
+func shIsWordChar(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// shKeywordAt reports a reserved word at src[i:]: 1 for one that opens a
+// compound command, -1 for one that closes it, 0 otherwise.
+func shKeywordAt(src string, i int) int {
+	for _, k := range [...]struct {
+		w string
+		d int
+	}{{"if", 1}, {"while", 1}, {"until", 1}, {"for", 1}, {"case", 1}, {"select", 1},
+		{"fi", -1}, {"done", -1}, {"esac", -1}} {
+		if strings.HasPrefix(src[i:], k.w) && (i+len(k.w) == len(src) || !shIsWordChar(src[i+len(k.w)])) {
+			return k.d
+		}
+	}
+	return 0
 }
 
 // shShellNames are the shells handled as wrappers: with -c their script
@@ -156,3 +224,6 @@ func shDialect(name string) syntax.LangVariant {
 	}
 	return syntax.LangBash
 }
+
+// shMaxWrappers bounds the wrappers one command is seen through.
+const shMaxWrappers = 16

@@ -401,8 +401,15 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) gWord {
 			}
 		}
 	}
+	if len(g) > gMaxWord {
+		return gWord{gAnyRun} // could be anything: the strict reading
+	}
 	return g
 }
+
+// gMaxWord bounds the tokens of one word's glob; a longer word is taken
+// as unknown.
+const gMaxWord = 1024
 
 // gAppendUnquotedGlob appends the glob of an unquoted literal: * ? [..]
 // are pattern characters (they never match '/' in a pathname expansion),
@@ -416,7 +423,9 @@ func gAppendUnquotedGlob(g gWord, v string) gWord {
 				i++
 			}
 		case '*':
-			g = append(g, gTok{star: true, any: true, noSlash: true})
+			if n := len(g); n == 0 || !g[n-1].star {
+				g = append(g, gTok{star: true, any: true, noSlash: true})
+			}
 			i++
 			continue
 		case '?':

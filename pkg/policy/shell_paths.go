@@ -166,6 +166,14 @@ func shCommandGlob(words []shWord, fr shFrame, qualified bool, name string) (ful
 	if !inexact {
 		return nil, nil
 	}
+	size := len(words)
+	for _, w := range words {
+		size += len(w.text)
+	}
+	if size > gMaxCommand {
+		// Too long to describe: the command could be anything.
+		return gWord{gAnyRun}, nil
+	}
 	g := make(gWord, 0, 32)
 	restAt := 0
 	for i, w := range words {
@@ -194,3 +202,6 @@ func shCommandGlob(words []shWord, fr shFrame, qualified bool, name string) (ful
 	}
 	return g, base
 }
+
+// gMaxCommand bounds the length of a command described as a glob.
+const gMaxCommand = 8192

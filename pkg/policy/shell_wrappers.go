@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -95,6 +96,12 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 		h := shWrappers[name]
 		if h == nil {
 			a.emit(w, fr, "", shInterpreterInfo(name, w))
+			return
+		}
+		if len(fr.wrappers) >= shMaxWrappers || !a.budget.takeWrapper(len(w)) {
+			// A chain of wrappers (env env env …) costs each handler a scan
+			// of the rest: bounded, so the analysis stays linear.
+			a.emit(w, fr, shTooComplex+": more than "+strconv.Itoa(shMaxWrappers)+" wrappers", shCmdInfo{})
 			return
 		}
 		r := h(a, w, &fr)
