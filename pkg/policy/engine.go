@@ -58,6 +58,7 @@ type subject struct {
 	inexact     bool
 	unknownName bool
 	globs       []gWord
+	baseGlobs   []gWord
 	// liftKey, when set, is the shell word a rule must name (its literal
 	// first word) for the floor not to apply: a zsh -c script is judged
 	// by a rule that names zsh. liftAny: a rule with any arguments lifts
@@ -629,12 +630,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.baseKey = commandKey(s.base)
 		}
-		if c.glob != nil {
+		if c.globs != nil {
 			s.inexact = true
-			s.globs = []gWord{c.glob}
-			if c.baseGlob != nil {
-				s.globs = append(s.globs, c.baseGlob)
-			}
+			s.globs, s.baseGlobs = c.globs, c.baseGlobs
 			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
 				strings.HasPrefix(c.Unanalysable, "command name")
 		}

@@ -130,18 +130,14 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		if !ok {
 			return true, false
 		}
-		all = true
-		for _, w := range s.globs {
-			covered := false
-			for _, p := range alts {
-				if !could && gIntersects(p, w) {
-					could = true
-				}
-				if !covered && gCovers(p, w) {
-					covered = true
-				}
+		w := s.globs[0]
+		for _, p := range alts {
+			if !could && gIntersects(p, w) {
+				could = true
 			}
-			all = all && covered
+			if !all && gCovers(p, w) {
+				all = true
+			}
 		}
 		return could || all, all
 	case subjCommand:
@@ -152,8 +148,8 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		w := s.globs[0]
 		could = gIntersects(p, w)
 		all = gCovers(p, w)
-		if !could && s.qualified && r.action != Allow && len(s.globs) > 1 {
-			could = gIntersects(p, s.globs[1])
+		if !could && s.qualified && r.action != Allow && len(s.baseGlobs) > 0 {
+			could = gIntersects(p, s.baseGlobs[0])
 		}
 		return could || all, all
 	}
@@ -165,6 +161,30 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 // has a rule for, the agent layer those it does not, and the mode the
 // rest; the strictest of these is the verdict.
 func (e *evaluation) judgeInexact(s *subject) verdict {
+	if len(s.globs) <= 1 {
+		return e.judgeInexactOne(s)
+	}
+	// Alternatives (a word that may vanish, the directories a cd may have
+	// led to) are judged one by one; the strictest verdict stands.
+	var best verdict
+	for k := range s.globs {
+		alt := *s
+		alt.globs = s.globs[k : k+1]
+		if k < len(s.baseGlobs) {
+			alt.baseGlobs = s.baseGlobs[k : k+1]
+		}
+		v := e.judgeInexactOne(&alt)
+		if k == 0 || strictness(v.action) > strictness(best.action) {
+			best = v
+		}
+		if best.action == Deny {
+			break
+		}
+	}
+	return best
+}
+
+func (e *evaluation) judgeInexactOne(s *subject) verdict {
 	var agentHit *rule
 	agentOpen := true
 	if e.agent != nil {

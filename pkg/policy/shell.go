@@ -215,6 +215,9 @@ type shWord struct {
 	// g describes the strings the word can stand for when it is not a
 	// plain literal (an expansion, a pattern, ~user); nil otherwise.
 	g gWord
+	// vanish: the word may expand to no word at all (an unquoted $x that
+	// is empty, "$@").
+	vanish bool
 }
 
 // shFrame is the context a command is resolved in: the wrappers already
@@ -495,7 +498,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	var b strings.Builder
 	sw := shWord{lit: true}
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
-		return shWord{text: a.source(w), g: a.shGlobOfWord(w)}
+		return shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
 	}
 	sw.text = b.String()
 	if sw.glob {
@@ -873,7 +876,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 		c.Unanalysable = shBuiltinUnanalysable(c.Words)
 	}
 	c.foreign = reason != "" && c.Unanalysable == reason && shForeignShells[c.Name]
-	c.glob, c.baseGlob = shCommandGlob(words, fr, c.PathQualified, c.Name)
+	c.globs, c.baseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
 	info.span = a.cur
 	info.piped = a.piping > 0
 	a.res.Commands = append(a.res.Commands, c)
@@ -1041,4 +1044,29 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.res.Commands = append(a.res.Commands, c)
 		a.info = append(a.info, info)
 	}
+}
+
+// shMayVanish reports whether an expanded word may become no word at all:
+// it holds no literal text and every expansion in it is unquoted or "$@".
+func shMayVanish(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if p.Value != "" {
+				return false
+			}
+		case *syntax.SglQuoted:
+			return false
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				pe, ok := q.(*syntax.ParamExp)
+				if !ok || pe.Param == nil || !(pe.Param.Value == "@" || shIsAllIndex(pe.Index)) {
+					return false
+				}
+			}
+		case *syntax.ArithmExp:
+			return false // always a number
+		}
+	}
+	return true
 }

@@ -227,3 +227,10 @@ func shDialect(name string) syntax.LangVariant {
 
 // shMaxWrappers bounds the wrappers one command is seen through.
 const shMaxWrappers = 16
+
+// shStartupReason is why a login or interactive shell is not analysed: it
+// first runs start-up files (/etc/profile, ~/.profile, ~/.bashrc) the
+// policy cannot see.
+func shStartupReason(name, opt string) string {
+	return name + " " + opt + " runs the shell's start-up files (/etc/profile, ~/.profile, ~/.bashrc), which the policy cannot see"
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // What redirections read and write, and where relative paths point after
@@ -144,63 +145,126 @@ func shProtectedWriteGlob(g gWord) string {
 	return ""
 }
 
-// shCommandGlob returns the glob of a command's words joined by spaces
-// when one of them is not a plain literal, and of its base-name form for a
-// path-qualified command. A "{}" passed by xargs or find -exec stands for
-// input the policy cannot see.
-func shCommandGlob(words []shWord, fr shFrame, qualified bool, name string) (full, base gWord) {
+// shCommandGlobs returns the globs of a command's words joined by spaces
+// when one of them is not a plain literal, one per alternative, and the
+// same for the base-name form of a path-qualified command. A "{}" passed
+// by xargs or find -exec stands for input the policy cannot see; a word
+// with a tilde bash expands (~/x, NAME=~/x) stands for a path the
+// analysis does not spell out; a word that may vanish yields alternatives
+// with and without it.
+func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (full, base []gWord) {
 	fed := fr.placeholder != ""
 	for _, w := range fr.wrappers {
 		if w == "xargs" || strings.HasPrefix(w, "find -") {
 			fed = true
 		}
 	}
-	inexact := false
+	unknown := func(w shWord) bool {
+		return fed && (strings.Contains(w.text, shXargsArgs) || fr.placeholder != "" && strings.Contains(w.text, fr.placeholder))
+	}
+	inexact, size, vanishing := false, len(words), 0
 	for _, w := range words {
-		if w.g != nil || !w.lit || fed && strings.Contains(w.text, shXargsArgs) ||
-			fed && fr.placeholder != "" && strings.Contains(w.text, fr.placeholder) {
+		size += len(w.text)
+		if w.g != nil || !w.lit || unknown(w) || w.lit && shTildeExpands(w.text) {
 			inexact = true
-			break
+		}
+		if w.vanish {
+			vanishing++
 		}
 	}
 	if !inexact {
 		return nil, nil
 	}
-	size := len(words)
-	for _, w := range words {
-		size += len(w.text)
-	}
 	if size > gMaxCommand {
 		// Too long to describe: the command could be anything.
-		return gWord{gAnyRun}, nil
+		return []gWord{{gAnyRun}}, nil
 	}
-	g := make(gWord, 0, 32)
-	restAt := 0
-	for i, w := range words {
-		if i > 0 {
-			g = append(g, gTok{r: ' '})
+	build := func(drop uint, glue bool) (g, b gWord) {
+		g = make(gWord, 0, size)
+		restAt, k := 0, 0
+		for i, w := range words {
+			if w.vanish {
+				k++
+				if drop&(1<<(k-1)) != 0 {
+					continue
+				}
+			}
+			if i > 0 && !(glue && w.vanish) {
+				g = append(g, gTok{r: ' '})
+			}
+			switch {
+			case unknown(w):
+				g = append(g, gAnyRun)
+			case w.g != nil:
+				g = append(g, w.g...)
+			case !w.lit:
+				g = append(g, gAnyRun)
+			case shTildeExpands(w.text):
+				g = gAppendTilde(g, w.text)
+			default:
+				g = gLiteral(g, w.text)
+			}
+			if i == 0 {
+				restAt = len(g)
+			}
 		}
-		if i == 1 {
-			restAt = len(g) - 1
+		if qualified {
+			b = append(gLiteral(make(gWord, 0, len(g)), name), g[restAt:]...)
 		}
-		switch {
-		case fed && (strings.Contains(w.text, shXargsArgs) || fr.placeholder != "" && strings.Contains(w.text, fr.placeholder)):
+		return g, b
+	}
+	if vanishing == 0 || vanishing > 3 || words[0].vanish {
+		// One glob; a vanishing word absorbs the space before it.
+		g, b := build(0, vanishing > 0)
+		return []gWord{g}, shOptGlob(b, qualified)
+	}
+	for drop := uint(0); drop < 1<<vanishing; drop++ {
+		g, b := build(drop, false)
+		full = append(full, g)
+		if qualified {
+			base = append(base, b)
+		}
+	}
+	return full, base
+}
+
+func shOptGlob(b gWord, qualified bool) []gWord {
+	if !qualified {
+		return nil
+	}
+	return []gWord{b}
+}
+
+// shTildeExpands reports a word in which bash expands a tilde: at its
+// start, or after the = (and after a :) of a NAME=value word.
+func shTildeExpands(s string) bool {
+	if strings.HasPrefix(s, "~") {
+		return true
+	}
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || !shIsIdent(name) {
+		return false
+	}
+	return strings.HasPrefix(val, "~") || strings.Contains(val, ":~")
+}
+
+// gAppendTilde appends the glob of a word whose tilde prefixes bash
+// expands: each ~prefix (up to a / or :) is a directory the analysis does
+// not spell out.
+func gAppendTilde(g gWord, s string) gWord {
+	for i := 0; i < len(s); {
+		if s[i] == '~' && (i == 0 || s[i-1] == '=' || s[i-1] == ':') {
 			g = append(g, gAnyRun)
-		case w.g != nil:
-			g = append(g, w.g...)
-		case !w.lit:
-			g = append(g, gAnyRun)
-		default:
-			g = gLiteral(g, w.text)
+			for i < len(s) && s[i] != '/' && s[i] != ':' {
+				i++
+			}
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		g = append(g, gTok{r: r})
+		i += size
 	}
-	if qualified {
-		base = gLiteral(make(gWord, 0, len(g)), name)
-		if len(words) > 1 {
-			base = append(base, g[restAt:]...)
-		}
-	}
-	return g, base
+	return g
 }
 
 // gMaxCommand bounds the length of a command described as a glob.

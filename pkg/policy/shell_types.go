@@ -30,15 +30,15 @@ type ShellCommand struct {
 	// is recorded twice, as a read and as a write.
 	Read bool
 
-	// glob describes the strings the command (its words joined by spaces)
-	// can stand for when a word is not a plain literal; baseGlob is the
-	// same for the base-name form of a path-qualified command. nil when
-	// every word is known.
-	glob, baseGlob gWord
-	// globs are the paths a redirection's target can stand for, before
-	// home expansion and cleaning: a pattern, an expansion, or a relative
-	// path after a cd. nil when Target is the one known path.
-	globs []gWord
+	// globs describe the strings the entry can stand for when it is not
+	// one known value, one glob per alternative: for a command, its words
+	// joined by spaces when a word is not a plain literal (an expansion, a
+	// pattern, ~), with an alternative per combination of words that may
+	// vanish; for a redirection, the paths its target may name before home
+	// expansion and cleaning (a pattern, an expansion, a relative path
+	// after a cd). baseGlobs parallel globs for the base-name form of a
+	// path-qualified command. nil when the entry is one known value.
+	globs, baseGlobs []gWord
 	// foreign marks a script for another shell (zsh -c), unanalysable
 	// unless a rule names that shell.
 	foreign bool

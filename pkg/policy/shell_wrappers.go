@@ -782,6 +782,7 @@ func shSource(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 func shShell(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	name := path.Base(w[0].text)
 	hasC, stdin := false, false
+	startup := "" // -l, -i: start-up files run first
 	i := 1
 scan:
 	for i < len(w) {
@@ -799,10 +800,13 @@ scan:
 			break scan
 		case s == "--version" || s == "--help":
 			return shWrapped{}
-		case strings.HasPrefix(s, "--"):
+		case s == "--login" || s == "--rcfile" || s == "--init-file" || s == "--interactive":
+			startup = shStartupReason(name, s)
 			if s == "--rcfile" || s == "--init-file" {
 				i++
 			}
+			i++
+		case strings.HasPrefix(s, "--"):
 			i++
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
 			for j := 1; j < len(s); j++ {
@@ -813,6 +817,10 @@ scan:
 					stdin = true
 				case 'o', 'O':
 					i++ // -o pipefail
+				case 'l', 'i':
+					if s[0] == '-' {
+						startup = shStartupReason(name, s)
+					}
 				}
 			}
 			i++
@@ -830,6 +838,10 @@ scan:
 		return shWrapped{reason: shForeignReason(name), info: info}
 	case hasC:
 		a.nested(w[i].text, shDialect(name), *fr, name)
+		if startup != "" {
+			a.setUnanalysable(startup)
+			a.setUnprefixable(startup)
+		}
 		return shWrapped{done: true}
 	case stdin || i >= len(w):
 		info.stdinProgram = true
