@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,8 +52,9 @@ func readCorpus(t *testing.T, name string) []corpusCase {
 	return cases
 }
 
-// decodeCorpus turns \n into a newline and \\ into a backslash; any other
-// backslash is kept.
+// decodeCorpus turns \n into a newline and \\ into a backslash; \u{HEX}
+// is the character U+HEX and \x{HH} the raw byte HH (for control
+// characters and invalid UTF-8). Any other backslash is kept.
 func decodeCorpus(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -66,6 +68,20 @@ func decodeCorpus(s string) string {
 				b.WriteByte('\\')
 				i++
 				continue
+			case 'u', 'x':
+				if i+2 < len(s) && s[i+2] == '{' {
+					if end := strings.IndexByte(s[i+3:], '}'); end > 0 {
+						if v, err := strconv.ParseUint(s[i+3:i+3+end], 16, 32); err == nil {
+							if s[i+1] == 'u' {
+								b.WriteRune(rune(v))
+							} else {
+								b.WriteByte(byte(v))
+							}
+							i += 3 + end
+							continue
+						}
+					}
+				}
 			}
 		}
 		b.WriteByte(s[i])
@@ -75,11 +91,15 @@ func decodeCorpus(s string) string {
 
 func TestDecodeCorpus(t *testing.T) {
 	for in, want := range map[string]string{
-		`ls\nrm`:    "ls\nrm",
-		`r\\\nm`:    "r\\\nm",
-		`\rm \;`:    `\rm \;`,
-		`'a\\n'`:    `'a\n'`,
-		`trailing\`: `trailing\`,
+		`ls\nrm`:     "ls\nrm",
+		`r\\\nm`:     "r\\\nm",
+		`\rm \;`:     `\rm \;`,
+		`'a\\n'`:     `'a\n'`,
+		`trailing\`:  `trailing\`,
+		`a\u{2028}b`: "a\u2028b",
+		`a\x{0d}b`:   "a\rb",
+		`\x{ff}`:     "\xff",
+		`\x72m`:      `\x72m`,
 	} {
 		if got := decodeCorpus(in); got != want {
 			t.Errorf("decodeCorpus(%q) = %q, want %q", in, got, want)

@@ -634,7 +634,10 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			s.inexact = true
 			s.globs, s.baseGlobs = c.globs, c.baseGlobs
 			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
-				strings.HasPrefix(c.Unanalysable, "command name")
+				strings.HasPrefix(c.Unanalysable, "command name") || c.unknownCode
+			if c.baseGlobs != nil {
+				s.qualified = true
+			}
 		}
 		switch {
 		case c.Unanalysable != "":

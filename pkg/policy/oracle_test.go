@@ -370,7 +370,14 @@ func oracleCheck(t testing.TB, sb *oracleSandbox, p *policy.Policy, src string) 
 // command: bash's "No such file or directory" for it is a failed exec.
 func oracleIsCommandName(a policy.ShellAnalysis, p string) bool {
 	for _, c := range a.Commands {
-		if !c.Redirect && len(c.Words) > 0 && c.Words[0] == p {
+		if c.Redirect || len(c.Words) == 0 {
+			continue
+		}
+		name := c.Words[0]
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			name = oracleHome + "/" + rest
+		}
+		if name == p {
 			return true
 		}
 	}

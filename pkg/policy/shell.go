@@ -877,6 +877,11 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	}
 	c.foreign = reason != "" && c.Unanalysable == reason && shForeignShells[c.Name]
 	c.globs, c.baseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
+	if info.executor && shRunsUnknownCode(reason) {
+		// bash -c "$CMD", eval "$x": the code is a value the agent chose;
+		// it could be any command, so every deny and ask rule could match.
+		c.globs, c.baseGlobs, c.unknownCode = []gWord{{gAnyRun}}, nil, true
+	}
 	info.span = a.cur
 	info.piped = a.piping > 0
 	a.res.Commands = append(a.res.Commands, c)
@@ -947,7 +952,9 @@ func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 		if st := a.enclosingStmt(); st != nil {
 			a.cur = shSpanOf(st)
 		}
-		a.readTarget(a.word(r.Word))
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
 		return
 	case syntax.DplIn:
 		if l := r.Word.Lit(); l == "-" || shAllDigits(l) {
@@ -956,13 +963,17 @@ func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 		if st := a.enclosingStmt(); st != nil {
 			a.cur = shSpanOf(st)
 		}
-		a.readTarget(a.word(r.Word))
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
 		return
 	case syntax.RdrInOut:
 		if st := a.enclosingStmt(); st != nil {
 			a.cur = shSpanOf(st)
 		}
-		a.readTarget(a.word(r.Word))
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
 	case syntax.DplOut:
@@ -977,7 +988,22 @@ func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 	if st := a.enclosingStmt(); st != nil {
 		a.cur = shSpanOf(st)
 	}
-	a.writeTarget(a.word(r.Word), shFrame{})
+	for _, w := range a.targetWords(r.Word) {
+		a.writeTarget(w, shFrame{})
+	}
+}
+
+// targetWords returns the words a redirection target expands to: bash
+// brace-expands it (> .e{n..n}v writes .env; two words or more are an
+// "ambiguous redirect" it refuses, judged all the same).
+func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
+	if shHasBraces(w) {
+		if exp, ok := a.expandBraces(w); ok {
+			return slices.Clone(exp)
+		}
+		return []shWord{{text: a.source(w), g: gWord{gAnyRun}}}
+	}
+	return []shWord{a.word(w)}
 }
 
 func shAllDigits(s string) bool {
@@ -1069,4 +1095,12 @@ func shMayVanish(w *syntax.Word) bool {
 		}
 	}
 	return true
+}
+
+// shRunsUnknownCode reports the reasons of a command that runs code given
+// as a value the analysis does not know (a non-literal -c script, eval of
+// an expansion, a non-literal trap action or env -S string).
+func shRunsUnknownCode(reason string) bool {
+	return strings.HasPrefix(reason, "runs a script that is not a literal") ||
+		strings.HasPrefix(reason, "eval runs") || strings.HasPrefix(reason, "trap action is not a literal")
 }

@@ -97,7 +97,7 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 	case *syntax.UnaryTest:
 		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
 			if w, ok := n.X.(*syntax.Word); ok {
-				a.nameArg(a.word(w), "[[ -v ]]")
+				a.nameArgOf(a.word(w), "[[ -v ]]", false)
 			}
 		}
 	case *syntax.BinaryTest:
@@ -370,8 +370,13 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 }
 
 // nameArg checks an argument that bash reads as a variable name: a
-// subscript in it is evaluated as arithmetic.
+// subscript in it is evaluated as arithmetic. Unless the builtin only
+// tests the name (test -v), the variable is assigned.
 func (a *shAnalyzer) nameArg(w shWord, what string) {
+	a.nameArgOf(w, what, true)
+}
+
+func (a *shAnalyzer) nameArgOf(w shWord, what string, assigns bool) {
 	if !w.lit {
 		a.codeUnknown(what + " takes the variable name " + w.text + ", which is not a literal")
 		return
@@ -383,6 +388,9 @@ func (a *shAnalyzer) nameArg(w shWord, what string) {
 			a.codeUnknown(what + " evaluates the subscript of " + shQuoteShort(w.text) + " as arithmetic, which may run code")
 			return
 		}
+	}
+	if !assigns {
+		return
 	}
 	if shExecVar(name) {
 		a.codeUnknown(what + " assigns " + name + ", which changes what later commands run")
@@ -498,7 +506,7 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 	case "test", "[":
 		for i := 0; i+1 < len(args); i++ {
 			if args[i].lit && (args[i].text == "-v" || args[i].text == "-R") {
-				a.nameArg(args[i+1], name+" -v")
+				a.nameArgOf(args[i+1], name+" -v", false)
 			}
 		}
 	case "let":

@@ -33,7 +33,9 @@ func shScreenInput(src string) string {
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			return "the command is not valid UTF-8 (byte " + strconv.Itoa(i) + "), which bash and the analysis may read differently"
-		case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xFEFF:
+		case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xFEFF, r == utf8.RuneError:
+			// U+FFFD is what a JSON decoder makes of invalid UTF-8: the
+			// bytes bash runs were something else.
 			return "the command contains " + shCharName(r) + " at byte " + strconv.Itoa(i) +
 				", which bash and the analysis may read differently"
 		}
@@ -61,6 +63,8 @@ func shCharName(r rune) string {
 		return "U+2029 (paragraph separator)"
 	case 0xFEFF:
 		return "U+FEFF (byte order mark)"
+	case utf8.RuneError:
+		return "U+FFFD (a replaced invalid byte)"
 	}
 	return "U+" + strconv.FormatInt(int64(r)+0x10000, 16)[1:]
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -181,7 +182,7 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 	}
 	build := func(drop uint, glue bool) (g, b gWord) {
 		g = make(gWord, 0, size)
-		restAt, k := 0, 0
+		restAt, baseAt, k := 0, -1, 0
 		for i, w := range words {
 			if w.vanish {
 				k++
@@ -206,33 +207,40 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 			}
 			if i == 0 {
 				restAt = len(g)
+				// The base name of a pattern or path name: after its last '/'.
+				baseAt = -1
+				for k := len(g) - 1; k >= 0; k-- {
+					if g[k].lit() && g[k].r == '/' {
+						baseAt = k + 1
+						break
+					}
+				}
 			}
 		}
-		if qualified {
+		switch {
+		case qualified:
 			b = append(gLiteral(make(gWord, 0, len(g)), name), g[restAt:]...)
+		case baseAt > 0:
+			b = slices.Clone(g[baseAt:])
 		}
 		return g, b
 	}
 	if vanishing == 0 || vanishing > 3 || words[0].vanish {
 		// One glob; a vanishing word absorbs the space before it.
 		g, b := build(0, vanishing > 0)
-		return []gWord{g}, shOptGlob(b, qualified)
+		if b == nil {
+			return []gWord{g}, nil
+		}
+		return []gWord{g}, []gWord{b}
 	}
 	for drop := uint(0); drop < 1<<vanishing; drop++ {
 		g, b := build(drop, false)
 		full = append(full, g)
-		if qualified {
+		if b != nil {
 			base = append(base, b)
 		}
 	}
 	return full, base
-}
-
-func shOptGlob(b gWord, qualified bool) []gWord {
-	if !qualified {
-		return nil
-	}
-	return []gWord{b}
 }
 
 // shTildeExpands reports a word in which bash expands a tilde: at its

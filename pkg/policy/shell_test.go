@@ -254,7 +254,7 @@ func TestAnalyzeShellRefusesWhatItCannotSee(t *testing.T) {
 		{"a glob command name", "/bin/r? x", "pathname pattern"},
 		{"a bracket glob command name", "/bin/r[m] x", "pathname pattern"},
 		{"a command name with a space", "'ls -la' x", "contains whitespace"},
-		{"eval", "eval 'rm x'", "eval"},
+		{"eval of an expansion", `eval "$x"`, "eval"},
 		{"source", "source ./env.sh", "source runs a script file"},
 		{"dot", ". ./env.sh", ". runs a script file"},
 		{"sh -c with a non-literal script", `sh -c "$CMD"`, "not a literal"},

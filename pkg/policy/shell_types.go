@@ -39,6 +39,9 @@ type ShellCommand struct {
 	// after a cd). baseGlobs parallel globs for the base-name form of a
 	// path-qualified command. nil when the entry is one known value.
 	globs, baseGlobs []gWord
+	// unknownCode marks a command that runs code the agent gave as a value
+	// (bash -c "$CMD"): it stands for any command.
+	unknownCode bool
 	// foreign marks a script for another shell (zsh -c), unanalysable
 	// unless a rule names that shell.
 	foreign bool

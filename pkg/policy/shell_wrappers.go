@@ -768,8 +768,25 @@ func shTrap(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	return shWrapped{done: true}
 }
 
+// shEval handles eval: its arguments, joined by spaces, are parsed and run
+// as a script; with every argument literal that script is analysed.
 func shEval(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-	return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
+	args := w[1:]
+	if len(args) > 0 && args[0].lit && args[0].text == "--" {
+		args = args[1:]
+	}
+	parts := make([]string, 0, len(args))
+	for _, x := range args {
+		if !x.lit || x.g != nil {
+			return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
+		}
+		parts = append(parts, x.text)
+	}
+	if len(parts) == 0 {
+		return shWrapped{}
+	}
+	a.nested(strings.Join(parts, " "), syntax.LangBash, *fr, "eval")
+	return shWrapped{done: true}
 }
 
 func shSource(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
