@@ -18,36 +18,6 @@ import (
 // every string (no earlier rule decides any of them). With no such rule,
 // the mode decides the strings no rule matched.
 
-// buildReadIndex collects the rules that judge input redirections: the
-// rules of read-tier path tools, by exact name or by a tool glob that
-// matches one.
-func (l *ruleLayer) buildReadIndex(t *toolTable) {
-	l.reads = l.reads[:0]
-	var readTools []string
-	for n := range builtinTiers {
-		if t.tierOf(n) == TierRead && t.kindOf(n) == kindPath {
-			readTools = append(readTools, n)
-		}
-	}
-	for n := range t.tiers {
-		if t.tierOf(n) == TierRead && t.kindOf(n) == kindPath && !slices.Contains(readTools, n) {
-			readTools = append(readTools, n)
-		}
-	}
-	for i := range l.rules {
-		r := &l.rules[i]
-		if r.multi() {
-			if slices.ContainsFunc(readTools, func(n string) bool { return r.matchesTool(n, t.tierOf(n), t.kindOf(n)) }) {
-				l.reads = append(l.reads, int32(i))
-			}
-			continue
-		}
-		if t.tierOf(r.tool) == TierRead && t.kindOf(r.tool) == kindPath {
-			l.reads = append(l.reads, int32(i))
-		}
-	}
-}
-
 // candidates returns the positions of the rules that may judge s, in
 // ascending order; for a command whose name is not known, every rule of
 // the shell tool.
@@ -242,16 +212,20 @@ func (e *evaluation) inexactPath(s *subject, c *ShellCommand) {
 
 // readSubject is the subject of an input redirection.
 func (e *evaluation) readSubject(c *ShellCommand) subject {
-	s := subject{kind: subjRead, tier: TierRead, cmd: c, value: c.Target}
+	var s subject
 	switch {
 	case c.Unanalysable != "":
+		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
 		s.floor, s.floorLayer, s.ungrantable = "cannot analyse input redirect: "+c.Unanalysable, "shell", true
 	case c.globs == nil:
-		s.value, s.base, _ = cleanPath(c.Target, e.p.home)
+		s = e.pathSubject(subjRead, TierRead, c.Target)
+	default:
+		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
 	}
+	s.cmd = c
 	e.inexactPath(&s, c)
 	if c.Elevated && s.floor == "" {
-		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(c.Target)+" runs elevated ("+elevator(c)+")", "shell", true
+		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	}
 	return s
 }

@@ -82,7 +82,7 @@ func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 // AnalyzeShell is safe for concurrent use.
 func AnalyzeShell(src string) ShellAnalysis {
 	var budget shBudget
-	a := shAnalyze(src, syntax.LangBash, 0, &budget)
+	a := shAnalyze(src, syntax.LangBash, 0, builtinPrograms(), &budget)
 	res := a.res
 	a.release()
 	return res
@@ -90,9 +90,9 @@ func AnalyzeShell(src string) ShellAnalysis {
 
 // shAnalyze parses and analyses one script at the given nesting depth. The
 // caller releases the analyzer once it has read res and info.
-func shAnalyze(src string, lang syntax.LangVariant, depth int, budget *shBudget) *shAnalyzer {
+func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable, budget *shBudget) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
-	a.src, a.depth, a.budget = src, depth, budget
+	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
 	if r := shScreenInput(src); r != "" {
 		a.res.Unanalysable, a.res.Unprefixable = r, r
 		return a
@@ -174,6 +174,7 @@ type shCmdInfo struct {
 type shAnalyzer struct {
 	src   string
 	depth int
+	progs *programTable // the program table (programs.go)
 	res   ShellAnalysis
 	info  []shCmdInfo
 
@@ -887,9 +888,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, info)
 	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
-	if c.Name == "tee" && c.Unanalysable == "" {
-		a.teeTargets(words, fr)
-	}
+	a.programEffects(len(a.res.Commands)-1, words, fr)
 	a.builtinCode(words)
 }
 
@@ -1041,7 +1040,7 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
 			", which " + fr.feeder + " replaces with input the policy cannot see")
 	}
-	in := shAnalyze(script, lang, a.depth+1, a.budget)
+	in := shAnalyze(script, lang, a.depth+1, a.progs, a.budget)
 	defer in.release()
 	label := wrapper + " script: "
 	if in.res.Unanalysable != "" {
