@@ -238,7 +238,16 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 		}
 	}
 
-	args := []string{"--ro-bind", "/", "/"}
+	// Only what bash needs is bound (not the whole root: the machine's
+	// other mounts come and go, and a recursive bind of / races them).
+	args := []string{"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"}
+	for _, l := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
+		if target, err := os.Readlink(l); err == nil {
+			args = append(args, "--symlink", target, l)
+		} else if fi, err := os.Stat(l); err == nil && fi.IsDir() {
+			args = append(args, "--ro-bind", l, l)
+		}
+	}
 	for _, d := range sb.dirs {
 		args = append(args, "--ro-bind", filepath.Join(sb.root, strings.ReplaceAll(strings.TrimPrefix(d, "/"), "/", "_")), d)
 	}
@@ -250,9 +259,11 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev",
 		"--tmpfs", "/work", "--bind", filepath.Join(scratch, "proj"), oracleCwd,
+		"--dir", "/mnt", "--dir", "/var/tmp", "--dir", "/root",
 		"--tmpfs", "/home", "--bind", filepath.Join(scratch, "home"), oracleHome,
 		"--bind", filepath.Join(scratch, "tmp"), "/tmp",
 		"--bind", filepath.Join(scratch, "log"), "/mnt",
+		"--remount-ro", "/", // the sandbox's own root: nothing but the scratch is writable
 		"--chdir", oracleCwd,
 		"--clearenv", "--setenv", "HOME", oracleHome, "--setenv", "LANG", "C.UTF-8",
 		"--setenv", "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -376,6 +387,8 @@ func oracleIsCommandName(a policy.ShellAnalysis, p string) bool {
 		name := c.Words[0]
 		if rest, ok := strings.CutPrefix(name, "~/"); ok {
 			name = oracleHome + "/" + rest
+		} else if name == "~" {
+			name = oracleHome
 		}
 		if name == p {
 			return true
@@ -431,7 +444,7 @@ func TestShellOracle(t *testing.T) {
 // and an analysis that did not judge them is caught.
 func TestShellOracleSeesWhatBashRuns(t *testing.T) {
 	sb := oracleSetup(t)
-	r, err := sb.run(context.Background(), `echo "$(rm -rf build)" > out.txt; cat < .env; echo x > /etc/hosts`)
+	r, err := sb.run(context.Background(), `echo "$(rm -rf build)" > out.txt; cat < .env; echo x > /etc/hosts; echo > /x`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,8 +460,8 @@ func TestShellOracleSeesWhatBashRuns(t *testing.T) {
 			t.Errorf("opened files %q, want %s among them", r.opened, want)
 		}
 	}
-	if !slices.Contains(r.refused, "/etc/hosts") {
-		t.Errorf("refused redirections %q, want /etc/hosts (stderr %q)", r.refused, r.stderr)
+	if !slices.Contains(r.refused, "/etc/hosts") || !slices.Contains(r.refused, "/x") {
+		t.Errorf("refused redirections %q, want /etc/hosts and /x (stderr %q)", r.refused, r.stderr)
 	}
 	blind := policy.AnalyzeShell("echo hi")
 	if policy.OracleJudgesExec(blind, "/usr/bin/rm", []string{"rm", "-rf", "build"}) {
