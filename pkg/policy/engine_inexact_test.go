@@ -26,7 +26,7 @@ rules:
 		want                Action
 	}{
 		{"an allow rule covers every value of a variable", "bash", `cat "$f"`, Allow},
-		{"a literal allow rule does not cover a variable", "bash", `cat $f`, Allow}, // cat * covers it
+		{"a trailing star covers an unquoted variable too", "bash", `cat $f`, Allow},
 		{"a deny rule meets a variable command name", "bash", `$cmd -rf x`, Deny},
 		{"a deny rule meets a pattern command name", "bash", `/bin/r? x`, Deny},
 		{"an ask rule meets a variable option", "bash", `git push $F origin`, Ask},
