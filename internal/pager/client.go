@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -122,9 +123,9 @@ func (cl *client) gaveUp(ctx context.Context, c call, last *APIError, attempts i
 		cerr = err
 	}
 	if last == nil {
-		return &APIError{Pager: cl.cfg.Name, Kind: cl.cfg.Kind, Op: c.op, Attempts: attempts, Err: cerr}
+		return fmt.Errorf("pager %q (%s): %s stopped: %w", cl.cfg.Name, cl.cfg.Kind, c.op, cerr)
 	}
-	return errors.Join(cerr, cl.finish(c, last, attempts))
+	return fmt.Errorf("%w; stopped: %w", cl.finish(c, last, attempts), cerr)
 }
 
 // attempt sends one request. The error is a network error, scrubbed of the

@@ -397,3 +397,19 @@ func TestNetworkErrorsAreRetriedAndReported(t *testing.T) {
 		}
 	})
 }
+
+func TestCancellationDuringASlowAnswerIsOnlyTheCancellation(t *testing.T) {
+	forEachVendor(t, func(t *testing.T, v *vendor) {
+		p, _ := v.newPager(t, nil)
+		v.inject(pagertest.Fault{Delay: 2 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		err := p.Resolve(ctx, pager.DedupKey("", "r-slow-cancel"))
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pager.ErrUnavailable) || errors.Is(err, pager.ErrRejected) {
+			t.Fatalf("err = %v, want only the deadline", err)
+		}
+		if v.requests() != 1 {
+			t.Fatalf("requests = %d", v.requests())
+		}
+	})
+}
