@@ -284,26 +284,3 @@ func (cl *client) probe(ctx context.Context, c call, ok func(status int) bool) e
 	}
 	return nil
 }
-
-// pageTime is when the request was asked, or now.
-func pageTime(p Page) time.Time {
-	if p.Time.IsZero() {
-		return time.Now().UTC()
-	}
-	return p.Time.UTC()
-}
-
-// details are the key/value pairs both vendors show on the incident.
-func details(p Page) map[string]string {
-	d := make(map[string]string, len(p.Details)+5)
-	for k, v := range p.Details {
-		d[k] = v
-	}
-	d["request_id"] = p.RequestID
-	for k, v := range map[string]string{"team": p.Team, "tool": p.Tool, "session_id": p.SessionID, "link": p.Link} {
-		if v != "" {
-			d[k] = v
-		}
-	}
-	return d
-}

@@ -159,10 +159,13 @@ func (c *Config) Validate() error {
 		if err := one(c.RoutingKeyFile, c.RoutingKeyEnv, "routing_key_file", "routing_key_env"); err != nil {
 			return err
 		}
-		for key, v := range map[string]bool{"api_key_file": c.APIKeyFile != "", "api_key_env": c.APIKeyEnv != "",
-			"region": c.Region != "", "responders": len(c.Responders) > 0, "tags": len(c.Tags) > 0} {
-			if v {
-				return bad("%s is an opsgenie setting; this pager is kind pagerduty", key)
+		for _, o := range []struct {
+			key string
+			set bool
+		}{{"api_key_file", c.APIKeyFile != ""}, {"api_key_env", c.APIKeyEnv != ""}, {"region", c.Region != ""},
+			{"responders", len(c.Responders) > 0}, {"tags", len(c.Tags) > 0}} {
+			if o.set {
+				return bad("%s is an opsgenie setting; this pager is kind pagerduty", o.key)
 			}
 		}
 	case KindOpsgenie:

@@ -112,9 +112,10 @@ func (o *opsgenie) Trigger(ctx context.Context, pg Page) (Ref, error) {
 		return Ref{}, err
 	}
 	alias := DedupKey(o.cfg.DedupPrefix, pg.RequestID)
+	// The link goes first so that cutting a long description keeps it.
 	desc := pg.Description
 	if pg.Link != "" {
-		desc = strings.TrimSpace(desc + "\n\nOpen the question: " + pg.Link)
+		desc = strings.TrimSpace("Open the question: " + pg.Link + "\n\n" + desc)
 	}
 	body, err := json.Marshal(ogCreate{
 		Message:     truncate(pg.Summary, ogMaxMessage),

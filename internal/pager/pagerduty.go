@@ -19,6 +19,9 @@ const (
 	pdLinkText       = "Open the question in Signoff"
 	pdClass          = "approval request"
 	pdMaxPayloadByte = 512 << 10
+	// pdMaxDetail cuts each custom detail, so a long description cannot
+	// push the event past the 512 KB limit on its own.
+	pdMaxDetail = 16 << 10
 )
 
 // pagerDuty pages through the Events API v2.
@@ -85,6 +88,9 @@ func (p *pagerDuty) Trigger(ctx context.Context, pg Page) (Ref, error) {
 	}
 	if pg.Description != "" {
 		ev.Payload.CustomDetails["description"] = pg.Description
+	}
+	for k, v := range ev.Payload.CustomDetails {
+		ev.Payload.CustomDetails[k] = truncate(v, pdMaxDetail)
 	}
 	if pg.Link != "" {
 		ev.Links = []pdLink{{Href: pg.Link, Text: pdLinkText}}

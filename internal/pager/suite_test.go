@@ -145,7 +145,7 @@ func opsgenieVendor(t *testing.T) *vendor {
 			for _, a := range fake.Alerts() {
 				link := ""
 				if _, after, ok := strings.Cut(a.First.Description, "Open the question: "); ok {
-					link = after
+					link, _, _ = strings.Cut(after, "\n")
 				}
 				out = append(out, incident{key: a.Alias, count: a.Count, closed: a.Closed,
 					summary: a.First.Message, link: link, severity: a.First.Priority, details: a.First.Details})

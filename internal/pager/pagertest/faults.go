@@ -1,6 +1,8 @@
 package pagertest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -58,6 +60,10 @@ func (f *faults) next() (Fault, bool) {
 // apply serves a fault; it returns true when the request was answered.
 func (ft Fault) apply(w http.ResponseWriter, r *http.Request, defaultBody func(status int) string) bool {
 	if ft.Delay > 0 {
+		// Read the body first: the server notices a client that gave up
+		// (and cancels r.Context()) only once the body has been read.
+		data, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(data))
 		t := time.NewTimer(ft.Delay)
 		defer t.Stop()
 		select {
