@@ -300,10 +300,17 @@ func TestDedupKey(t *testing.T) {
 	seen := map[string]bool{}
 	for _, id := range odd {
 		k := DedupKey("", id)
-		if !strings.HasPrefix(k, "signoff-sha256-") || k != DedupKey("", id) || seen[k] {
+		if !strings.HasPrefix(k, "signoff.sha256.") || k != DedupKey("", id) || seen[k] {
 			t.Fatalf("DedupKey(%q) = %q: not hashed, not stable, or colliding", id, k)
 		}
 		seen[k] = true
+		// A request id chosen to look like the hashed form of another
+		// maps elsewhere.
+		forged := strings.TrimPrefix(k, "signoff.")
+		forged = strings.ReplaceAll(forged, ".", "-")
+		if DedupKey("", forged) == k || DedupKey("", strings.ReplaceAll(forged, "-", ":")) == k {
+			t.Fatalf("request id %q forges the key of %q", forged, id)
+		}
 	}
 	// The longest prefix with the longest request id fits both vendors.
 	long := DedupKey(strings.Repeat("p", 64), strings.Repeat("r", 128))

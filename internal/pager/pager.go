@@ -125,12 +125,16 @@ func (p Page) validate() (Page, error) {
 }
 
 // DedupKey is the incident key of a request: prefix, '-', and the request id
-// when it is made of letters, digits, '-', '_' and ':' only, else a SHA-256
-// of it (request ids may hold '/', '%' or non-ASCII, which Opsgenie's alias
-// travels badly with in a URL path). It is a pure function: every replica,
-// every retry and the later resolve compute the same key. With the default
-// prefix and request ids of at most 128 bytes it fits both vendors' limits
-// (PagerDuty 255 characters, Opsgenie 512).
+// when it is made of letters, digits, '-', '_' and ':' only; else prefix,
+// ".sha256.", and the SHA-256 of the id in hex (request ids may hold '/',
+// '%' or non-ASCII, which Opsgenie's alias travels badly with in a URL
+// path). The '.' cannot occur in the first form, so no request id, however
+// chosen, maps to the key of another: an agent cannot name its request so
+// that settling it resolves someone else's page. It is a pure function:
+// every replica, every retry and the later resolve compute the same key.
+// With a prefix of at most 64 characters and request ids of at most 128
+// bytes it fits both vendors' limits (PagerDuty 255 characters, Opsgenie
+// 512).
 func DedupKey(prefix, requestID string) string {
 	if prefix == "" {
 		prefix = DefaultDedupPrefix
@@ -144,7 +148,7 @@ func DedupKey(prefix, requestID string) string {
 		return prefix + "-" + requestID
 	}
 	sum := sha256.Sum256([]byte(requestID))
-	return prefix + "-sha256-" + hex.EncodeToString(sum[:])
+	return prefix + ".sha256." + hex.EncodeToString(sum[:])
 }
 
 // pageTime is when the request was asked, or now.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
@@ -348,6 +349,14 @@ func TestAgentTextIsCleanedAndCutToTheVendorsLimits(t *testing.T) {
 		}
 		if want := map[pager.Kind]string{pager.KindPagerDuty: "critical", pager.KindOpsgenie: "P1"}[v.kind]; in.severity != want {
 			t.Fatalf("severity = %q, want %q", in.severity, want)
+		}
+		if v.kind == pager.KindPagerDuty {
+			if d := in.details["description"]; utf8.RuneCountInString(d) > 16384 || !strings.HasSuffix(d, "…") {
+				t.Fatalf("description detail of %d characters was not cut", utf8.RuneCountInString(d))
+			}
+		}
+		if in.link != pg.Link {
+			t.Fatalf("the link was lost when the text was cut: %q", in.link)
 		}
 		if in.details["request_id"] != "r-long" {
 			t.Fatalf("the request id was dropped to fit the details: %v", in.details)
