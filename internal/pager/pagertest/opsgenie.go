@@ -107,12 +107,21 @@ type Opsgenie struct {
 // t ends.
 func NewOpsgenie(t testing.TB, apiKey string) *Opsgenie {
 	t.Helper()
+	f := StartOpsgenie(apiKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// StartOpsgenie starts a fake outside a test; the caller must Close it.
+func StartOpsgenie(apiKey string) *Opsgenie {
 	f := &Opsgenie{Received: make(chan OGRequest, 1024), key: apiKey, open: map[string]*OGAlert{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	f.URL = f.srv.URL
-	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// Close stops the fake, waiting for requests in flight.
+func (f *Opsgenie) Close() { f.srv.Close() }
 
 // Accepted lists the accepted requests in order.
 func (f *Opsgenie) Accepted() []OGRequest {

@@ -95,12 +95,22 @@ type PagerDuty struct {
 // stops when t ends.
 func NewPagerDuty(t testing.TB, routingKey string) *PagerDuty {
 	t.Helper()
+	f := StartPagerDuty(routingKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// StartPagerDuty starts a fake outside a test (an example, a demo); the
+// caller must Close it.
+func StartPagerDuty(routingKey string) *PagerDuty {
 	f := &PagerDuty{Received: make(chan PDEvent, 1024), key: routingKey, open: map[string]*PDIncident{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	f.URL = f.srv.URL
-	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// Close stops the fake, waiting for requests in flight.
+func (f *PagerDuty) Close() { f.srv.Close() }
 
 // Events lists the accepted events in order.
 func (f *PagerDuty) Events() []PDEvent {
