@@ -92,6 +92,7 @@ func (cl *client) do(ctx context.Context, c call) (response, error) {
 			resp.attempts = attempt
 			return resp, nil
 		}
+		cl.finish(c, last, attempt)
 		if attempt >= cl.cfg.MaxAttempts {
 			return response{}, cl.finish(c, last, attempt)
 		}

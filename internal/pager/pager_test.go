@@ -401,8 +401,9 @@ func TestNetworkErrorsAreRetriedAndReported(t *testing.T) {
 		if !errors.Is(err, pager.ErrUnavailable) || !errors.As(err, &ae) || ae.Status != 0 || ae.Attempts != 3 {
 			t.Fatalf("err = %v", err)
 		}
-		if strings.Count(logs.String(), "retrying") != 2 {
-			t.Fatalf("want 2 retries logged:\n%s", logs)
+		if strings.Count(logs.String(), "retrying") != 2 || strings.Count(logs.String(), "request_id=r-net") != 2 ||
+			!strings.Contains(logs.String(), `pager \"`+p.Name()+`\"`) {
+			t.Fatalf("want 2 retries logged, naming the request and the pager:\n%s", logs)
 		}
 	})
 }
