@@ -68,7 +68,9 @@ func (cl *client) do(ctx context.Context, c call) (response, error) {
 	var last *APIError
 	for attempt := 1; ; attempt++ {
 		resp, err := cl.attempt(ctx, c)
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
+			// An answer that arrived is used even if ctx ended right
+			// after: the vendor has acted on it.
 			return response{}, cl.gaveUp(ctx, c, last, attempt, err)
 		}
 		var wait time.Duration
@@ -94,7 +96,7 @@ func (cl *client) do(ctx context.Context, c call) (response, error) {
 		}
 		cl.finish(c, last, attempt)
 		if attempt >= cl.cfg.MaxAttempts {
-			return response{}, cl.finish(c, last, attempt)
+			return response{}, last
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			// Waiting past the caller's deadline only to fail is worse
