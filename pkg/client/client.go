@@ -61,6 +61,9 @@ type Call struct {
 	Description string
 	// TTL asks for a shorter or longer wait for approvers (capped by policy).
 	TTL time.Duration
+	// Cwd is the agent's working directory (absolute), against which the
+	// policy resolves relative paths.
+	Cwd string
 }
 
 // Request asks whether call may run and waits for the final decision: at
@@ -122,6 +125,7 @@ func (c *Client) build(call Call, rest []messages.BatchItem) (messages.Request, 
 		Description:    call.Description,
 		BatchRemaining: rest,
 		TTLMillis:      call.TTL.Milliseconds(),
+		Cwd:            call.Cwd,
 	}
 	args, err := rawArguments(call.Arguments)
 	if err != nil {

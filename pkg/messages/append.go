@@ -129,6 +129,7 @@ func (r *Request) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"ttl_ms":`...)
 		b = strconv.AppendInt(b, r.TTLMillis, 10)
 	}
+	b = appendOptString(b, `,"cwd":`, r.Cwd)
 	return append(b, '}'), nil
 }
 

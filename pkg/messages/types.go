@@ -120,6 +120,9 @@ type Request struct {
 	Description    string          `json:"description,omitempty"`
 	BatchRemaining []BatchItem     `json:"batch_remaining,omitempty"`
 	TTLMillis      int64           `json:"ttl_ms,omitempty"`
+	// Cwd is the agent's working directory (an absolute path), against which
+	// the policy resolves relative paths and the default workspace.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // Decider identifies who made a decision.

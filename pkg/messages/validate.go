@@ -73,7 +73,27 @@ func (r *Request) Validate() error {
 	if err := checkIdent("requested_by", r.RequestedBy, MaxIDBytes, false); err != nil {
 		return err
 	}
+	if err := checkCwd(r.Cwd); err != nil {
+		return err
+	}
 	return checkIdent("call_id", r.CallID, MaxIDBytes, false)
+}
+
+// MaxCwdBytes bounds a request's working directory.
+const MaxCwdBytes = 4 << 10
+
+// checkCwd accepts an empty cwd or an absolute path on one line.
+func checkCwd(cwd string) error {
+	if cwd == "" {
+		return nil
+	}
+	if err := checkLine("cwd", cwd, MaxCwdBytes); err != nil {
+		return err
+	}
+	if cwd[0] != '/' {
+		return &FieldError{Field: "cwd", Problem: "must be an absolute path, got " + strconv.Quote(cwd)}
+	}
+	return nil
 }
 
 // TTL returns the requested time to live (0 when the policy's default

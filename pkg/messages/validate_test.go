@@ -90,6 +90,10 @@ func TestRequestValidate(t *testing.T) {
 		{"requested_by over 128 bytes is rejected", func(r *Request) { r.RequestedBy = strings.Repeat("x", 129) }, "requested_by", "at most 128"},
 		{"an email as requested_by is fine", func(r *Request) { r.RequestedBy = "alice@example.com" }, "", ""},
 		{"a call id with a tab is rejected", func(r *Request) { r.CallID = "call\t1" }, "call_id", "whitespace"},
+		{"an absolute cwd is fine", func(r *Request) { r.Cwd = "/home/alice/src/app" }, "", ""},
+		{"a relative cwd is rejected", func(r *Request) { r.Cwd = "src/app" }, "cwd", "absolute path"},
+		{"a cwd with a newline is rejected", func(r *Request) { r.Cwd = "/tmp\n/etc" }, "cwd", "U+000a"},
+		{"a cwd over 4 KiB is rejected", func(r *Request) { r.Cwd = "/" + strings.Repeat("d", 4096) }, "cwd", "at most 4096"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
