@@ -95,7 +95,13 @@ func (c *Client) request(ctx context.Context, call Call, rest []messages.BatchIt
 	defer func() { _ = sub.Unsubscribe() }()
 
 	var rc messages.Receipt
-	if err := c.roundTrip(ctx, c.subj.Req(req.SessionID), data, &rc); err != nil {
+	rctx := ctx
+	if c.o.receiptTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, c.o.receiptTimeout)
+		defer cancel()
+	}
+	if err := c.roundTrip(rctx, c.subj.Req(req.SessionID), data, &rc); err != nil {
 		return nil, err
 	}
 	if rc.Decision != nil {
