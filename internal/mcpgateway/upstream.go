@@ -1,0 +1,110 @@
+package mcpgateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstream is one fronted MCP server and the client session to it. A
+// session that ends (a stdio server that exited, an HTTP session the server
+// dropped) is opened again on the next call.
+type upstream struct {
+	g   *Gateway
+	cfg Upstream
+
+	mu sync.Mutex
+	cs *mcp.ClientSession
+}
+
+func (u *upstream) transport() mcp.Transport {
+	if u.cfg.URL != "" {
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL}
+	}
+	return &mcp.CommandTransport{Command: exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)}
+}
+
+// connect opens the session.
+func (u *upstream) connect(ctx context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.connectLocked(ctx)
+}
+
+func (u *upstream) connectLocked(ctx context.Context) error {
+	c := mcp.NewClient(&mcp.Implementation{Name: "signoff-mcp-gateway", Version: u.g.cfg.Version}, &mcp.ClientOptions{
+		Logger: u.g.log,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// Not on the notification's goroutine: refresh calls the
+			// upstream, whose reply that goroutine would deliver.
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), u.g.cfg.CallTimeout)
+				defer cancel()
+				if err := u.g.refresh(ctx, u); err != nil {
+					u.g.log.Warn("refreshing tools after list_changed", "upstream", u.cfg.Name, "err", err)
+				}
+			}()
+		},
+	})
+	cs, err := c.Connect(ctx, u.transport(), nil)
+	if err != nil {
+		return fmt.Errorf("upstream %s: connect: %w", u.cfg.Name, err)
+	}
+	u.cs = cs
+	return nil
+}
+
+// session returns the open session, opening it again if it ended.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == nil {
+		if err := u.connectLocked(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return u.cs, nil
+}
+
+// call forwards one tool call. When the session turns out to be closed the
+// call was not delivered, so it is retried once on a new session.
+func (u *upstream) call(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		cs, err := u.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, mcp.ErrConnectionClosed) || attempt > 0 {
+			return nil, err
+		}
+		u.drop(cs)
+	}
+}
+
+// drop forgets cs if it is still the current session.
+func (u *upstream) drop(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == cs {
+		_ = cs.Close()
+		u.cs = nil
+	}
+}
+
+func (u *upstream) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs != nil {
+		_ = u.cs.Close()
+		u.cs = nil
+	}
+}
