@@ -8,7 +8,7 @@
 #   signoff/approver-bot:dev  SIGNOFF_IMAGE_APPROVER_BOT   cmd/approver-bot
 #   signoff/nats:dev          SIGNOFF_IMAGE_NATS           nats-server at go.mod's version
 #   signoff/redis:dev         SIGNOFF_IMAGE_REDIS          Debian's redis-server
-#   signoff/agent:dev         SIGNOFF_IMAGE_AGENT          integration/cmd/loadagent
+#   signoff/agent:dev         SIGNOFF_IMAGE_AGENT          integration/cmd/loadagent + cmd/signoff
 #
 # Usage: scripts/build-images.sh [--force] [broker|approver-bot|nats|redis|agent ...]
 #
@@ -105,6 +105,8 @@ declare -A bin=([broker]=broker [approver-bot]=approver-bot [nats]=nats-server [
 
 pkgs=()
 for n in "${names[@]}"; do [[ -n ${pkg[$n]+x} ]] && pkgs+=("${pkg[$n]}"); done
+# The agent image also carries signoff, the hooks and MCP gateway of agents.
+want agent && pkgs+=(./cmd/signoff)
 mkdir -p "$BUILD_DIR/bin"
 if [[ ${#pkgs[@]} -gt 0 ]]; then
 	start=$SECONDS
@@ -155,7 +157,7 @@ context() {
 		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"
 		;;
 	agent)
-		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"
+		cp "$BUILD_DIR/bin/${bin[$n]}" "$BUILD_DIR/bin/signoff" "$dir/"
 		;;
 	nats)
 		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"

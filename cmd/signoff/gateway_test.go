@@ -20,7 +20,13 @@ import (
 const upstreamEnv = "SIGNOFF_TEST_UPSTREAM"
 
 func serveTestUpstream() int {
-	if err := mcpgatewaytest.Upstream(&mcpgatewaytest.Calls{}).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := mcpgatewaytest.Upstream(&mcpgatewaytest.Calls{})
+	// exit ends this upstream process, as a crashed stdio server would.
+	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Exit the server"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
 	}
 	return 0
@@ -34,6 +40,7 @@ mode: auto-edit
 rules:
   - { tool: mcp__up__echo, action: allow }
   - { tool: mcp__up__touch, action: deny }
+  - { tool: mcp__up__exit, action: allow }
 teams:
   default: { members: [alice, bob] }
 `})
@@ -91,6 +98,17 @@ teams:
 	}
 	if res := <-done; res == nil || res.IsError || textOf(res) != "deployed" {
 		t.Fatalf("approved call: %+v", res)
+	}
+
+	// The upstream dies during a call: that call fails, the next one
+	// starts it again.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__exit", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "upstream MCP server \"up\" failed") {
+		t.Fatalf("call that killed the upstream: %v %+v %q", err, res, textOf(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "again"}})
+	if err != nil || res.IsError || textOf(res) != "echo: again" {
+		t.Fatalf("call after the upstream died: %v %+v %q", err, res, textOf(res))
 	}
 }
 

@@ -112,7 +112,7 @@ func runBin(t *testing.T, stdin []byte, env []string, args ...string) result {
 
 // fixture loads testdata/name and sets top-level fields; "command" sets
 // tool_input.command.
-func fixture(t *testing.T, name string, set map[string]any) []byte {
+func fixture(t testing.TB, name string, set map[string]any) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -29,6 +29,7 @@ type Gateway struct {
 	server  *mcp.Server
 	session string // the Signoff session of stdio clients
 
+	wg        sync.WaitGroup // the upstream sessions' watchers
 	mu        sync.Mutex
 	upstreams []*upstream
 	exposed   map[string]*upstream // exposed tool name → its upstream
@@ -93,6 +94,7 @@ func (g *Gateway) Close() {
 	for _, up := range ups {
 		up.close()
 	}
+	g.wg.Wait()
 	g.nc.Close()
 }
 

@@ -163,6 +163,40 @@ func TestGatewayOverHTTP(t *testing.T) {
 	})
 }
 
+func TestGatewayWithdrawsTheQuestionWhenTheClientGivesUp(t *testing.T) {
+	p, calls, cs := httpSetup(t)
+	approver := p.Approver("default")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__deploy", Arguments: map[string]any{}})
+		done <- err
+	}()
+	var q messages.ApprovalNeeded
+	select {
+	case q = <-approver.Asks:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no question")
+	}
+	cancel()
+	<-done
+	agent := p.Agent(q.Request.SessionID, "pod-1")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rc, err := agent.Status(t.Context(), q.Request.RequestID)
+		if err == nil && rc.State == messages.StateCancelled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request still %s (%v) after the client cancelled", rc.State, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if calls.Deploy.Load() != 0 {
+		t.Fatal("a call the client gave up on reached the upstream")
+	}
+}
+
 func TestGatewayDeniesWhenSignoffIsAway(t *testing.T) {
 	p := brokertest.Start(t, brokertest.Options{Policy: gatewayPolicy, NoBroker: true})
 	calls := &mcpgatewaytest.Calls{}

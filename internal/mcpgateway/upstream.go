@@ -56,6 +56,14 @@ func (u *upstream) connectLocked(ctx context.Context) error {
 		return fmt.Errorf("upstream %s: connect: %w", u.cfg.Name, err)
 	}
 	u.cs = cs
+	// Forget the session when it ends (a stdio server that exited), so the
+	// next call opens a new one. The goroutine ends with the session.
+	u.g.wg.Add(1)
+	go func() {
+		defer u.g.wg.Done()
+		_ = cs.Wait()
+		u.drop(cs)
+	}()
 	return nil
 }
 
