@@ -52,6 +52,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var ups upstreamList
 	fs.Var(&ups, "upstream", "an upstream MCP server, repeatable: `name=http(s)://URL` (streamable HTTP) or name=command args… (stdio)")
 	listen := fs.String("listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765, path /mcp); empty: serve one client on stdin/stdout")
+	fs.StringVar(&cfg.BearerToken, "listen-token", "", "with --listen: require \"Authorization: Bearer <token>\" of HTTP clients (prefer SIGNOFF_LISTEN_TOKEN)")
 	fs.StringVar(&cfg.Session, "session", "", "Signoff session of every call (default: the MCP session id over HTTP, a random id per process over stdio)")
 	fs.DurationVar(&cfg.DecisionTimeout, "decision-timeout", 10*time.Minute, "longest wait for a decision on one call; a call still pending then is cancelled and not run")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", 5*time.Minute, "longest forwarded call to an upstream")

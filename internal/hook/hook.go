@@ -338,8 +338,14 @@ func (a *answerer) write(out []byte, code int) {
 		return
 	}
 	a.done, a.exit = true, code
-	if len(out) > 0 {
-		_, _ = a.stdout.Write(append(out, '\n'))
+	if len(out) == 0 {
+		return
+	}
+	if _, err := a.stdout.Write(append(out, '\n')); err != nil {
+		// The host may not have read the answer, and silence is not a
+		// deny in either host: block.
+		a.exit = ExitBlock
+		fmt.Fprintf(a.stderr, "signoff: Signoff denied this tool call: writing the answer failed: %v\n", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
+	"github.com/signoff-dev/signoff/internal/brokertest"
 )
 
 const preToolUse = `{"hook_event_name":"PreToolUse","session_id":"s-1","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}`
@@ -71,5 +72,23 @@ func TestSessionEndErrorsDoNotClaimToBlock(t *testing.T) {
 	code := Run(context.Background(), cfg, strings.NewReader(`{"hook_event_name":"SessionEnd","session_id":"s-1"}`), &stdout, &stderr)
 	if code != ExitError {
 		t.Fatalf("exit %d, want 1 (SessionEnd cannot block)", code)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A deny the host cannot read is no deny: the hook must block instead.
+func TestAnAnswerThatCannotBeWrittenBlocks(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	cfg := testConfig(nil)
+	cfg.Agent.NATSURL = p.URL()
+	cfg.Connect = cfg.Agent.Connect
+	var stderr bytes.Buffer
+	in := `{"hook_event_name":"PreToolUse","session_id":"s-w","tool_name":"bash","tool_input":{"command":"rm -rf /etc"},"tool_use_id":"toolu_w"}`
+	code := Run(context.Background(), cfg, strings.NewReader(in), failingWriter{}, &stderr)
+	if code != ExitBlock || !strings.Contains(stderr.String(), "writing the answer failed") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }

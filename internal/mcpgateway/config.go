@@ -76,6 +76,9 @@ type Config struct {
 	CallTimeout time.Duration
 	// Connect opens the NATS connection (default Agent.Connect).
 	Connect func(ctx context.Context, name string) (*nats.Conn, error)
+	// BearerToken, when set, is required of HTTP clients
+	// ("Authorization: Bearer <token>").
+	BearerToken string
 	// Logger receives the gateway's logs (default: discarded).
 	Logger *slog.Logger
 	// Version is reported to clients and upstreams.

@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -81,8 +82,27 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 
 // Handler serves MCP clients over streamable HTTP; each MCP session is its
 // own Signoff session unless Config.Session fixes one.
+//
+// Browsers' cross-origin requests are refused, and the SDK's DNS-rebinding
+// protection applies on loopback addresses. With Config.BearerToken set,
+// every request must carry "Authorization: Bearer <token>".
 func (g *Gateway) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{Logger: g.log})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Logger:                g.log,
+		CrossOriginProtection: http.NewCrossOriginProtection(),
+	})
+	if g.cfg.BearerToken == "" {
+		return h
+	}
+	want := []byte("Bearer " + g.cfg.BearerToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="signoff-mcp-gateway"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Close closes the upstream sessions (stopping stdio upstreams) and the

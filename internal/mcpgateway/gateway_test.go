@@ -226,3 +226,59 @@ func TestGatewayDeniesWhenSignoffIsAway(t *testing.T) {
 		t.Fatalf("with no broker: %+v %q, upstream calls %d", res, text(t, res), calls.Echo.Load())
 	}
 }
+
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
+}
+
+func TestGatewayHTTPRequiresItsBearerToken(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: gatewayPolicy})
+	up := mcpgatewaytest.Upstream(&mcpgatewaytest.Calls{})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(upSrv.Close)
+	g, err := mcpgateway.New(t.Context(), mcpgateway.Config{
+		Upstreams:   []mcpgateway.Upstream{{Name: "up", URL: upSrv.URL}},
+		Agent:       agentcfg.Config{NATSURL: p.URL(), Agent: "pod-1", Prefix: messages.DefaultPrefix, AttemptTimeout: time.Second, ReceiptTimeout: time.Second},
+		BearerToken: "s3cret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() { srv.Close(); g.Close() })
+
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the token: %s", res.Status)
+	}
+	for _, token := range []string{"wrong", "s3cret"} {
+		hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1}, nil)
+		if token == "wrong" {
+			if err == nil {
+				_ = cs.Close()
+				t.Fatal("a wrong token connected")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.Close()
+	}
+}
