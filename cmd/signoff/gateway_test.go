@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 )
 
 // upstreamEnv makes the test binary an upstream MCP server on stdio.
-const upstreamEnv = "SIGNOFF_TEST_UPSTREAM"
+const upstreamEnv = "MCPGW_TEST_UPSTREAM"
 
 func serveTestUpstream() int {
 	s := mcpgatewaytest.Upstream(&mcpgatewaytest.Calls{})
@@ -25,6 +26,16 @@ func serveTestUpstream() int {
 	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Exit the server"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
+	})
+	// env reports the SIGNOFF_* settings this upstream was given.
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Signoff settings seen"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		var seen []string
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "SIGNOFF_") {
+				seen = append(seen, kv)
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(len(seen))}}}, nil, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
@@ -41,6 +52,7 @@ rules:
   - { tool: mcp__up__echo, action: allow }
   - { tool: mcp__up__touch, action: deny }
   - { tool: mcp__up__exit, action: allow }
+  - { tool: mcp__up__env, action: allow }
 teams:
   default: { members: [alice, bob] }
 `})
@@ -73,6 +85,11 @@ teams:
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "over stdio"}})
 	if err != nil || res.IsError || textOf(res) != "echo: over stdio" {
 		t.Fatalf("allowed call: %v %+v %q", err, res, textOf(res))
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__env", Arguments: map[string]any{}})
+	if err != nil || res.IsError || textOf(res) != "0" {
+		t.Fatalf("the upstream saw %q SIGNOFF_* settings (%v)", textOf(res), err)
 	}
 
 	marker := filepath.Join(t.TempDir(), "marker")

@@ -122,6 +122,8 @@ func (g *Gateway) Close() {
 // are added, gone ones removed. The SDK tells connected clients that the
 // list changed.
 func (g *Gateway) refresh(ctx context.Context, up *upstream) error {
+	up.refreshing.Lock()
+	defer up.refreshing.Unlock()
 	cs, err := up.session(ctx)
 	if err != nil {
 		return err

@@ -282,3 +282,58 @@ func TestGatewayHTTPRequiresItsBearerToken(t *testing.T) {
 		_ = cs.Close()
 	}
 }
+
+func TestGatewayFollowsTheUpstreamsToolList(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: gatewayPolicy})
+	up := mcpgatewaytest.Upstream(&mcpgatewaytest.Calls{})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(upSrv.Close)
+	g, err := mcpgateway.New(t.Context(), mcpgateway.Config{
+		Upstreams: []mcpgateway.Upstream{{Name: "up", URL: upSrv.URL}},
+		Agent:     agentcfg.Config{NATSURL: p.URL(), Agent: "pod-1", Prefix: messages.DefaultPrefix, AttemptTimeout: time.Second, ReceiptTimeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go func() { _ = g.ServeStdio(context.WithoutCancel(t.Context()), serverT) }()
+	changed := make(chan struct{}, 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(t.Context(), clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+
+	waitFor := func(what string, ok func(map[string]bool) bool) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			res, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]bool{}
+			for _, tool := range res.Tools {
+				names[tool.Name] = true
+			}
+			if ok(names) {
+				return
+			}
+			select {
+			case <-changed:
+			case <-time.After(100 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("%s: tools %v", what, names)
+			}
+		}
+	}
+	mcp.AddTool(up, &mcp.Tool{Name: "status", Description: "Status"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "green"}}}, nil, nil
+	})
+	waitFor("a tool added upstream is listed", func(n map[string]bool) bool { return n["up__status"] })
+	up.RemoveTools("touch")
+	waitFor("a tool removed upstream is gone", func(n map[string]bool) bool { return !n["up__touch"] && n["up__echo"] })
+}

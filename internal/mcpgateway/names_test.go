@@ -63,3 +63,10 @@ func TestParseUpstream(t *testing.T) {
 		})
 	}
 }
+
+func TestUpstreamsDoNotInheritSignoffSettings(t *testing.T) {
+	got := upstreamEnv([]string{"PATH=/bin", "SIGNOFF_NATS_PASSWORD=x", "SIGNOFF_NATS_CREDS=/a.creds", "HOME=/root"})
+	if strings.Join(got, " ") != "PATH=/bin HOME=/root" {
+		t.Fatalf("upstream env %q", got)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +20,10 @@ type upstream struct {
 	g   *Gateway
 	cfg Upstream
 
+	// refreshing serializes listings, so that an older list is never
+	// applied after a newer one.
+	refreshing sync.Mutex
+
 	mu sync.Mutex
 	cs *mcp.ClientSession
 }
@@ -26,7 +32,23 @@ func (u *upstream) transport() mcp.Transport {
 	if u.cfg.URL != "" {
 		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL}
 	}
-	return &mcp.CommandTransport{Command: exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)}
+	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+	cmd.Env = upstreamEnv(os.Environ())
+	return &mcp.CommandTransport{Command: cmd}
+}
+
+// upstreamEnv is the gateway's environment without its SIGNOFF_* settings:
+// an upstream server is someone else's code, and with the agent's NATS
+// credentials it could speak for the agent's sessions (start a new turn,
+// cancel requests).
+func upstreamEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SIGNOFF_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // connect opens the session.
