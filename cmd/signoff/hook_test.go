@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,6 +163,23 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		r = wait(t, ch)
 		if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "deny" {
 			t.Fatalf("the pending call answered %s after SessionEnd", r.stdout)
+		}
+	})
+
+	t.Run("a hook the host interrupts denies and withdraws its question", func(t *testing.T) {
+		s, id := ids()
+		ch, proc := startProc(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make deploy"}), env, "hook", "claude-code")
+		approver.NextAsk(agentcfg.Token(id))
+		if err := proc.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		r := wait(t, ch)
+		if r.code != 2 || r.stdout != "" {
+			t.Fatalf("interrupted hook: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		rc, err := p.Agent(s, "pod-1").Status(t.Context(), agentcfg.Token(id))
+		if err != nil || rc.State != messages.StateCancelled {
+			t.Fatalf("the request is %s (%v) after the interrupt, want cancelled", rc.State, err)
 		}
 	})
 

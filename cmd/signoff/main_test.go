@@ -69,6 +69,13 @@ func hostEnv(env ...string) []string {
 // start runs the binary with args, stdin and env in the background.
 func start(t *testing.T, stdin []byte, env []string, args ...string) <-chan result {
 	t.Helper()
+	ch, _ := startProc(t, stdin, env, args...)
+	return ch
+}
+
+// startProc is start that also returns the running process.
+func startProc(t *testing.T, stdin []byte, env []string, args ...string) (<-chan result, *os.Process) {
+	t.Helper()
 	ch := make(chan result, 1)
 	cmd := exec.Command(signoffBin, args...)
 	cmd.Env = hostEnv(env...)
@@ -90,7 +97,7 @@ func start(t *testing.T, stdin []byte, env []string, args ...string) <-chan resu
 		ch <- result{stdout: stdout.String(), stderr: stderr.String(), code: code, took: time.Since(t0)}
 	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return ch
+	return ch, cmd.Process
 }
 
 // wait returns the run's result; none in 30 s fails the test.

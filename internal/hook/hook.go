@@ -189,8 +189,9 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 		d = giveUp(ctx, c, call)
 	default:
 		// The request may exist (a broker took it but its receipt was
-		// lost): cancel it, briefly, so no approver is asked in vain.
-		cctx, cstop := context.WithTimeout(ctx, cfg.CancelGrace/2)
+		// lost, or the host interrupted the hook with SIGTERM while it
+		// waited): cancel it, briefly, so no approver is asked in vain.
+		cctx, cstop := context.WithTimeout(context.WithoutCancel(ctx), cfg.CancelGrace/2)
 		_, _ = c.Cancel(cctx, call.RequestID)
 		cstop()
 		ans.fail(in.HookEventName, fmt.Errorf("no decision from Signoff: %w", err))
