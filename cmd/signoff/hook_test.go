@@ -198,6 +198,29 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		}
 	})
 
+	t.Run("a host that runs the hook twice for one call gets one request and one decision", func(t *testing.T) {
+		s, id := ids()
+		event := fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make deploy"})
+		first := start(t, event, env, "hook", "claude-code")
+		q := approver.NextAsk(agentcfg.Token(id))
+		second := start(t, event, env, "hook", "claude-code")
+		time.Sleep(300 * time.Millisecond) // the retry reaches the broker
+		approver.Approve(q, "alice", messages.ScopeOnce)
+		for _, ch := range []<-chan result{first, second} {
+			r := wait(t, ch)
+			if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "allow" {
+				t.Fatalf("answer %s, stderr %q", r.stdout, r.stderr)
+			}
+		}
+		// The broker may show the question again on the retry, but as the
+		// same request: never a second one to answer.
+		for len(approver.Asks) > 0 {
+			if extra := <-approver.Asks; extra.Request.SessionID == s && extra.Request.RequestID != q.Request.RequestID {
+				t.Fatalf("a second request for the same call: %+v", extra.Request)
+			}
+		}
+	})
+
 	t.Run("a subagent's type goes with its calls", func(t *testing.T) {
 		s, id := ids()
 		ch := start(t, fixture(t, "claude-code/pre_tool_use_subagent.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make lint"}), env, "hook", "claude-code")

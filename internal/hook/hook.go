@@ -178,10 +178,11 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	defer nc.Close()
 	wait, stop := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-cfg.CancelGrace*3/4)
 	defer stop()
-	// The request lives until the hook's deadline, a little past the wait,
-	// so that the hook's own cancellation settles it rather than a race
-	// with the broker's expiry.
-	call.TTL = time.Until(deadlineOf(ctx))
+	// The request lives as long as the hook's deadline, a little past the
+	// wait, so that the hook's own cancellation settles it rather than a
+	// race with the broker's expiry. It is the configured deadline, not the
+	// time left, so that a host's retry sends the very same request.
+	call.TTL = cfg.Deadline
 	d, err := c.Request(wait, call)
 	switch {
 	case err == nil:
