@@ -221,6 +221,18 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		}
 	})
 
+	t.Run("a pinned session replaces the host's", func(t *testing.T) {
+		_, id := ids()
+		ch := start(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"tool_use_id": id, "command": "make lint"}),
+			hookEnv(p, "SIGNOFF_SESSION=pod-1-session"), "hook", "claude-code")
+		q := approver.NextAsk(agentcfg.Token(id))
+		if q.Request.SessionID != "pod-1-session" {
+			t.Fatalf("session %q, want the pinned one", q.Request.SessionID)
+		}
+		approver.Approve(q, "alice", messages.ScopeOnce)
+		wait(t, ch)
+	})
+
 	t.Run("a subagent's type goes with its calls", func(t *testing.T) {
 		s, id := ids()
 		ch := start(t, fixture(t, "claude-code/pre_tool_use_subagent.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make lint"}), env, "hook", "claude-code")

@@ -79,6 +79,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cfg := hook.Config{Host: host}
 	fill := cfg.Agent.Bind(fs)
 	fs.DurationVar(&cfg.Deadline, "deadline", hook.DefaultDeadline, "answer (deny, when no decision came) this long after the hook started; keep it under the host's hook timeout (docs/AGENTS.md)")
+	fs.StringVar(&cfg.Session, "session", "", "Signoff session of every event instead of the host's session id (for NATS users pinned to their sessions)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", 0, "the end of the deadline kept for cancelling a request still pending (default 1s, at most a quarter of the deadline)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: signoff hook %s [flags] < event.json

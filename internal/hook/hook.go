@@ -42,6 +42,10 @@ type Config struct {
 	// CancelGrace is kept at the end of the deadline to cancel a pending
 	// request (default DefaultCancelGrace, at most a quarter of Deadline).
 	CancelGrace time.Duration
+	// Session, when set, is the Signoff session of every event instead of
+	// the host's session id: for NATS users pinned to their sessions
+	// (deploy/nats, auth-per-agent.conf template 2).
+	Session string
 	// Connect opens the NATS connection (default Agent.Connect). Tests
 	// inject faults here.
 	Connect func(ctx context.Context, name string) (*nats.Conn, error)
@@ -63,6 +67,9 @@ func (c *Config) setDefaults() {
 func (c *Config) Validate() error {
 	if _, err := ParseHost(string(c.Host)); err != nil {
 		return err
+	}
+	if c.Session != "" && agentcfg.Token(c.Session) != c.Session {
+		return fmt.Errorf("session %q is not a single subject token", c.Session)
 	}
 	switch {
 	case c.Deadline <= 0:
@@ -97,7 +104,10 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	// The watchdog answers at the deadline; the handler stops a little
 	// before it, and stops waiting for approvers CancelGrace before it, to
 	// cancel what is pending.
-	hard, cancelHard := context.WithTimeout(ctx, cfg.Deadline)
+	// The watchdog's clock ignores ctx's cancellation (a SIGTERM from the
+	// host): the handler then withdraws its pending request and answers,
+	// within the deadline still.
+	hard, cancelHard := context.WithTimeout(context.WithoutCancel(ctx), cfg.Deadline)
 	defer cancelHard()
 	work, cancelWork := context.WithTimeout(ctx, cfg.Deadline-cfg.CancelGrace/4)
 	defer cancelWork()
@@ -146,15 +156,19 @@ func handle(ctx context.Context, cfg Config, stdin io.Reader, ans *answerer) {
 
 // session opens a client for the event's session on a new connection.
 func session(ctx context.Context, cfg Config, in Input) (*client.Client, *nats.Conn, error) {
-	if in.SessionID == "" {
-		return nil, nil, fmt.Errorf("%w: session_id is missing", errInput)
+	sessionID := cfg.Session
+	if sessionID == "" {
+		if in.SessionID == "" {
+			return nil, nil, fmt.Errorf("%w: session_id is missing", errInput)
+		}
+		sessionID = agentcfg.Token(in.SessionID)
 	}
 	nc, err := cfg.Connect(ctx, "signoff-hook-"+string(cfg.Host))
 	if err != nil {
 		return nil, nil, err
 	}
 	agentType := agentcfg.Token(in.AgentType)
-	c, err := client.New(nc, cfg.Agent.ClientOptions(agentcfg.Token(in.SessionID), agentType)...)
+	c, err := client.New(nc, cfg.Agent.ClientOptions(sessionID, agentType)...)
 	if err != nil {
 		nc.Close()
 		return nil, nil, err

@@ -66,13 +66,10 @@ func ReadInput(r io.Reader) (Input, error) {
 	return in, nil
 }
 
-// checkToolCall checks what a gated event needs: a session, a tool and an
-// object of arguments.
+// checkToolCall checks what a gated event needs besides a session: a tool
+// and an object of arguments.
 func (in *Input) checkToolCall() error {
-	switch {
-	case in.SessionID == "":
-		return fmt.Errorf("%w: session_id is missing", errInput)
-	case in.ToolName == "":
+	if in.ToolName == "" {
 		return fmt.Errorf("%w: tool_name is missing", errInput)
 	}
 	args := bytes.TrimSpace(in.ToolInput)
