@@ -15,13 +15,15 @@ import (
 )
 
 // hookPolicy allows ls, denies rm -rf of absolute paths and asks the
-// default team about every other command (auto-edit mode).
+// default team about every other command (auto-edit mode) and about the
+// questions the agent has for its user.
 const hookPolicy = `
 mode: auto-edit
 rules:
   - { rule: "Bash(ls)", action: allow }
   - { rule: "Bash(ls *)", action: allow }
   - { rule: "Bash(rm -rf /*)", action: deny }
+  - { tool: AskUserQuestion, action: ask }
 teams:
   default: { members: [alice, bob] }
 `
@@ -231,6 +233,22 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		}
 		approver.Approve(q, "alice", messages.ScopeOnce)
 		wait(t, ch)
+	})
+
+	t.Run("an ask-user tool answered through Signoff hands the answer to the model", func(t *testing.T) {
+		s, id := ids()
+		event := fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id,
+			"tool_name": "AskUserQuestion", "tool_input": map[string]any{"questions": []any{map[string]any{"question": "Which database?", "header": "DB"}}}})
+		ch := start(t, event, env, "hook", "claude-code")
+		q := approver.NextAsk(agentcfg.Token(id))
+		approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: []byte(`"Postgres, please"`)})
+		r := wait(t, ch)
+		out := r.json(t)
+		reason, _ := field(out, "hookSpecificOutput", "permissionDecisionReason").(string)
+		if field(out, "hookSpecificOutput", "permissionDecision") != "deny" || !strings.Contains(reason, "Postgres, please") {
+			t.Fatalf("answer %s", r.stdout)
+		}
 	})
 
 	t.Run("a subagent's type goes with its calls", func(t *testing.T) {

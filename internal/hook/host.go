@@ -109,6 +109,14 @@ type permissionDecision struct {
 // means "write nothing, exit 0".
 func (h Host) answer(event string, d *messages.Decision) ([]byte, error) {
 	allow := d.Outcome == messages.OutcomeAllow
+	if allow && len(d.Answer) > 0 {
+		// An ask-user tool a person answered through Signoff: the answer
+		// is the tool's output, so the tool must not run (it would ask a
+		// terminal nobody watches); the model reads the answer as the
+		// reason instead.
+		allow = false
+		d = answered(d)
+	}
 	var out hookOutput
 	switch event {
 	case "PreToolUse":
@@ -184,4 +192,25 @@ func quoteName(s string) string {
 		return "call"
 	}
 	return "'" + s + "'"
+}
+
+// answered turns an approval that carries an answer into the deny that
+// hands the answer to the model.
+func answered(d *messages.Decision) *messages.Decision {
+	var text string
+	if json.Unmarshal(d.Answer, &text) != nil {
+		text = string(d.Answer) // not a string: the JSON as it came
+	}
+	out := *d
+	out.Outcome = messages.OutcomeDeny
+	who := d.DecidedBy.Display
+	if who == "" {
+		who = d.DecidedBy.ID
+	}
+	if who == "" {
+		who = "the user"
+	}
+	out.Reason = who + " answered through Signoff"
+	out.LLMMessage = "The user answered through Signoff (the tool was not run; this is its result): " + text
+	return &out
 }
