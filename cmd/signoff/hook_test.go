@@ -251,6 +251,26 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		}
 	})
 
+	t.Run("a file tool keeps its host name and path", func(t *testing.T) {
+		s, id := ids()
+		r := runBin(t, fixture(t, "claude-code/pre_tool_use_write.json", map[string]any{"session_id": s, "tool_use_id": id}), env, "hook", "claude-code")
+		if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "allow" {
+			t.Fatalf("a Write in auto-edit mode answered %s (stderr %q)", r.stdout, r.stderr)
+		}
+		_, id = ids()
+		ch := start(t, fixture(t, "claude-code/pre_tool_use_write.json", map[string]any{"session_id": s, "tool_use_id": id,
+			"tool_input": map[string]any{"file_path": "/etc/passwd", "content": "root::0:0::/:/bin/sh\n"}}), env, "hook", "claude-code")
+		q := approver.NextAsk(agentcfg.Token(id))
+		if q.Request.Tool != "Write" || !strings.Contains(string(q.Request.Arguments), `"file_path":"/etc/passwd"`) {
+			t.Fatalf("question about %s %s", q.Request.Tool, q.Request.Arguments)
+		}
+		approver.Reject(q, "bob", messages.RejectSoft, "no")
+		r = wait(t, ch)
+		if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "deny" {
+			t.Fatalf("rejected write answered %s", r.stdout)
+		}
+	})
+
 	t.Run("a subagent's type goes with its calls", func(t *testing.T) {
 		s, id := ids()
 		ch := start(t, fixture(t, "claude-code/pre_tool_use_subagent.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make lint"}), env, "hook", "claude-code")
