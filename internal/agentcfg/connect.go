@@ -15,7 +15,10 @@ import (
 // be reached is an error at once, not a retry loop, so that a hook answers
 // before its host gives up on it. Later disconnections are retried while the
 // caller waits for a decision.
-func (c *Config) Connect(ctx context.Context, name string) (*nats.Conn, error) {
+//
+// extra options come last; a long-running caller passes
+// nats.RetryOnFailedConnect(true) to start while NATS is away.
+func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option) (*nats.Conn, error) {
 	timeout := 5 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
@@ -55,7 +58,7 @@ func (c *Config) Connect(ctx context.Context, name string) (*nats.Conn, error) {
 	if c.NATSInboxPrefix != "" {
 		opts = append(opts, nats.CustomInboxPrefix(c.NATSInboxPrefix))
 	}
-	nc, err := nats.Connect(c.NATSURL, opts...)
+	nc, err := nats.Connect(c.NATSURL, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURLs(c.NATSURL), err)
 	}

@@ -59,7 +59,7 @@ func (c *Config) setDefaults() {
 		c.CancelGrace = min(DefaultCancelGrace, c.Deadline/4)
 	}
 	if c.Connect == nil {
-		c.Connect = c.Agent.Connect
+		c.Connect = func(ctx context.Context, name string) (*nats.Conn, error) { return c.Agent.Connect(ctx, name) }
 	}
 }
 

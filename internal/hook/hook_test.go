@@ -84,7 +84,7 @@ func TestAnAnswerThatCannotBeWrittenBlocks(t *testing.T) {
 	p := brokertest.Start(t, brokertest.Options{})
 	cfg := testConfig(nil)
 	cfg.Agent.NATSURL = p.URL()
-	cfg.Connect = cfg.Agent.Connect
+	cfg.Connect = nil // the default: the real connection
 	var stderr bytes.Buffer
 	in := `{"hook_event_name":"PreToolUse","session_id":"s-w","tool_name":"bash","tool_input":{"command":"rm -rf /etc"},"tool_use_id":"toolu_w"}`
 	code := Run(context.Background(), cfg, strings.NewReader(in), failingWriter{}, &stderr)

@@ -74,7 +74,8 @@ type Config struct {
 	DecisionTimeout time.Duration
 	// CallTimeout bounds one forwarded call (default 5 min).
 	CallTimeout time.Duration
-	// Connect opens the NATS connection (default Agent.Connect).
+	// Connect opens the NATS connection (default Agent.Connect, retrying
+	// in the background when NATS cannot be reached at start).
 	Connect func(ctx context.Context, name string) (*nats.Conn, error)
 	// BearerToken, when set, is required of HTTP clients
 	// ("Authorization: Bearer <token>").
@@ -93,7 +94,12 @@ func (c *Config) setDefaults() {
 		c.CallTimeout = 5 * time.Minute
 	}
 	if c.Connect == nil {
-		c.Connect = c.Agent.Connect
+		// The gateway outlives NATS outages, its start included: calls
+		// made while NATS is away are refused (not forwarded) until it is
+		// back.
+		c.Connect = func(ctx context.Context, name string) (*nats.Conn, error) {
+			return c.Agent.Connect(ctx, name, nats.RetryOnFailedConnect(true))
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
