@@ -92,3 +92,14 @@ func TestAnAnswerThatCannotBeWrittenBlocks(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// A failed new turn must not block the user's prompt (calls stay stopped,
+// the safe side), but the user is told.
+func TestANewTurnThatFailsTellsTheUserWithoutBlockingThePrompt(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cfg := testConfig(func(context.Context, string) (*nats.Conn, error) { return nil, errors.New("no servers") })
+	code := Run(context.Background(), cfg, strings.NewReader(`{"hook_event_name":"UserPromptSubmit","session_id":"s-1","prompt":"go on"}`), &stdout, &stderr)
+	if code != ExitOK || !strings.Contains(stdout.String(), `"systemMessage":"Signoff could not start a new turn`) {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+}
