@@ -103,3 +103,22 @@ func TestANewTurnThatFailsTellsTheUserWithoutBlockingThePrompt(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q", code, stdout.String())
 	}
 }
+
+func TestCwdIsCleanedOrDropped(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"a clean absolute path is kept", "/workspace/app", "/workspace/app"},
+		{"a trailing slash is cleaned away", "/workspace/app/", "/workspace/app"},
+		{"dot segments are cleaned away", "/workspace/./app/../app", "/workspace/app"},
+		{"a relative path is dropped", "workspace/app", ""},
+		{"a path with a terminal escape is dropped", "/tmp/\x1b[2J", ""},
+		{"a path with a newline is dropped", "/tmp\n/etc", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Cwd: tt.in}
+			if got := in.cwd(); got != tt.want {
+				t.Fatalf("cwd(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // maxInputBytes bounds the hook input read from stdin. Larger inputs are
@@ -83,14 +84,20 @@ func (in *Input) checkToolCall() error {
 	return nil
 }
 
-// cwd returns the input's working directory when it is a clean absolute
-// path on one line, else "" (the policy then resolves nothing against it).
+// cwd returns the input's working directory, cleaned, when the protocol
+// accepts it, else "": without a cwd the policy resolves nothing against it
+// and counts writes as outside the workspace, the cautious side, where a
+// refused request would block every call.
 func (in *Input) cwd() string {
-	c := in.Cwd
-	if c == "" || c[0] != '/' || strings.ContainsAny(c, "\x00\n\r") {
+	if in.Cwd == "" || !path.IsAbs(in.Cwd) {
 		return ""
 	}
-	return path.Clean(c)
+	c := path.Clean(in.Cwd)
+	r := messages.Request{V: messages.Version, RequestID: "x", SessionID: "x", AgentID: "x", Tool: "x", Cwd: c}
+	if r.Validate() != nil {
+		return ""
+	}
+	return c
 }
 
 // description is the human text a tool's input carries for approvers
