@@ -137,7 +137,7 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		s, id := ids()
 		r := runBin(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make deploy"}),
 			hookEnv(p, "SIGNOFF_DEADLINE=2s"), "hook", "claude-code")
-		if r.took > 2*time.Second+500*time.Millisecond {
+		if r.took > 3*time.Second { // the deadline, plus process start on a loaded machine
 			t.Fatalf("answered after %s, deadline 2s", r.took)
 		}
 		out := r.json(t)
