@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -287,6 +289,22 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		r := runBin(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": "team.alpha run 7", "tool_use_id": id}), env, "hook", "claude-code")
 		if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "allow" {
 			t.Fatalf("answered %s, stderr %q", r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("the log file records each decision and each refusal", func(t *testing.T) {
+		s, id := ids()
+		logFile := filepath.Join(t.TempDir(), "hook.log")
+		runBin(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id}), hookEnv(p, "SIGNOFF_LOG_FILE="+logFile), "hook", "claude-code")
+		runBin(t, []byte(`{"hook_event_name":"PreToolUse"`), hookEnv(p, "SIGNOFF_LOG_FILE="+logFile), "hook", "claude-code")
+		data, err := os.ReadFile(logFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], `"outcome":"allow"`) || !strings.Contains(lines[0], `"request_id":"`+id+`"`) ||
+			!strings.Contains(lines[1], `"msg":"refused"`) {
+			t.Fatalf("log:\n%s", data)
 		}
 	})
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -79,6 +80,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cfg := hook.Config{Host: host}
 	fill := cfg.Agent.Bind(fs)
 	fs.DurationVar(&cfg.Deadline, "deadline", hook.DefaultDeadline, "answer (deny, when no decision came) this long after the hook started; keep it under the host's hook timeout (docs/AGENTS.md)")
+	logFile := fs.String("log-file", "", "append one JSON line per event (decision, or why the call was refused) to this `file`")
 	fs.StringVar(&cfg.Session, "session", "", "Signoff session of every event instead of the host's session id (for NATS users pinned to their sessions)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", 0, "the end of the deadline kept for cancelling a request still pending (default 1s, at most a quarter of the deadline)")
 	fs.Usage = func() {
@@ -105,6 +107,17 @@ Flags:
 	if err := fill(); err != nil {
 		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: configuration: %v\n", err)
 		return 2
+	}
+	if *logFile != "" {
+		// A log that cannot be opened must not refuse calls: the hook runs
+		// without it and says so on stderr (the host's verbose mode).
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "signoff: --log-file: %v (not logging)\n", err)
+		} else {
+			defer f.Close()
+			cfg.Logger = slog.New(slog.NewJSONHandler(f, nil))
+		}
 	}
 	return hook.Run(ctx, cfg, stdin, stdout, stderr)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -46,6 +47,9 @@ type Config struct {
 	// the host's session id: for NATS users pinned to their sessions
 	// (deploy/nats, auth-per-agent.conf template 2).
 	Session string
+	// Logger receives one record per event: the decision, or why the hook
+	// refused (default: discarded; stderr belongs to the host).
+	Logger *slog.Logger
 	// Connect opens the NATS connection (default Agent.Connect). Tests
 	// inject faults here.
 	Connect func(ctx context.Context, name string) (*nats.Conn, error)
@@ -57,6 +61,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.CancelGrace == 0 {
 		c.CancelGrace = min(DefaultCancelGrace, c.Deadline/4)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Connect == nil {
 		c.Connect = func(ctx context.Context, name string) (*nats.Conn, error) { return c.Agent.Connect(ctx, name) }
@@ -97,7 +104,7 @@ const (
 // answer deny (exit code 2, the hosts' "block").
 func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg.setDefaults()
-	ans := &answerer{stdout: stdout, stderr: stderr, host: cfg.Host}
+	ans := &answerer{stdout: stdout, stderr: stderr, host: cfg.Host, log: cfg.Logger.With("host", string(cfg.Host))}
 	if err := cfg.Validate(); err != nil {
 		return ans.fail("", fmt.Errorf("configuration: %w", err))
 	}
@@ -140,6 +147,7 @@ func handle(ctx context.Context, cfg Config, stdin io.Reader, ans *answerer) {
 		return
 	}
 	ans.setEvent(in.HookEventName)
+	ans.log = ans.log.With("event", in.HookEventName, "session_id", in.SessionID)
 	switch cfg.Host.eventKind(in.HookEventName) {
 	case kindGate:
 		gate(ctx, cfg, in, ans)
@@ -224,6 +232,8 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 		ans.fail(in.HookEventName, err)
 		return
 	}
+	ans.log.Info("decision", "request_id", d.RequestID, "tool", d.Tool, "outcome", string(d.Outcome),
+		"reason_code", string(d.ReasonCode), "reason", d.Reason, "decided_by", d.DecidedBy.ID)
 	ans.write(out, ExitOK)
 }
 
@@ -328,6 +338,7 @@ func deadlineOf(ctx context.Context) time.Time {
 type answerer struct {
 	stdout, stderr io.Writer
 	host           Host
+	log            *slog.Logger
 	mu             sync.Mutex
 	event          string
 	done           bool
@@ -387,6 +398,7 @@ func (a *answerer) fail(event string, err error) int {
 		code = ExitError
 	}
 	a.done, a.exit = true, code
+	a.log.Warn("refused", "exit", code, "err", err.Error())
 	msg := err.Error()
 	if code == ExitBlock && event != "UserPromptSubmit" {
 		msg = "Signoff denied this tool call: " + msg
