@@ -144,9 +144,12 @@ func (g *Gateway) refresh(ctx context.Context, up *upstream) error {
 			g.log.Error("MCP tool name collision; tool not served", "upstream", up.cfg.Name, "tool", t.Name, "name", name)
 			continue
 		}
+		if err := g.addTool(g.toolFor(name, t), g.handler(up, name, t.Name)); err != nil {
+			g.log.Error("upstream tool refused; not served", "upstream", up.cfg.Name, "tool", t.Name, "err", err)
+			continue
+		}
 		keep[name] = true
 		g.exposed[name] = up
-		g.server.AddTool(g.toolFor(up, name, t), g.handler(up, name, t.Name))
 	}
 	var gone []string
 	for name, owner := range g.exposed {
@@ -162,8 +165,21 @@ func (g *Gateway) refresh(ctx context.Context, up *upstream) error {
 	return nil
 }
 
+// addTool adds t, turning the SDK's panic on a tool it cannot serve (an
+// upstream's malformed schema or annotations) into an error: one bad tool
+// must not take the gateway down.
+func (g *Gateway) addTool(t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	g.server.AddTool(t, h)
+	return nil
+}
+
 // toolFor is the tool as the gateway lists it.
-func (g *Gateway) toolFor(up *upstream, name string, t *mcp.Tool) *mcp.Tool {
+func (g *Gateway) toolFor(name string, t *mcp.Tool) *mcp.Tool {
 	out := *t
 	out.Name = name
 	out.Meta = nil
@@ -235,7 +251,7 @@ func (g *Gateway) decide(ctx context.Context, session, tool string, args []byte,
 		Tool:        tool,
 		Category:    messages.CategoryMCP,
 		Arguments:   json.RawMessage(args),
-		Description: fmt.Sprintf("MCP tool %q of server %q", orig, server),
+		Description: fmt.Sprintf("MCP tool %.200q of server %q", orig, server),
 		TTL:         g.cfg.DecisionTimeout,
 	}
 	wctx, cancel := context.WithTimeout(ctx, g.cfg.DecisionTimeout)

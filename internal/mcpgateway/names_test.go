@@ -1,8 +1,11 @@
 package mcpgateway
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestExposedNamesAreValidBoundedAndDistinct(t *testing.T) {
@@ -68,5 +71,17 @@ func TestUpstreamsDoNotInheritSignoffSettings(t *testing.T) {
 	got := upstreamEnv([]string{"PATH=/bin", "SIGNOFF_NATS_PASSWORD=x", "SIGNOFF_NATS_CREDS=/a.creds", "HOME=/root"})
 	if strings.Join(got, " ") != "PATH=/bin HOME=/root" {
 		t.Fatalf("upstream env %q", got)
+	}
+}
+
+func TestAToolTheSDKCannotServeIsAnErrorNotAPanic(t *testing.T) {
+	g := &Gateway{server: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)}
+	err := g.addTool(&mcp.Tool{Name: "up__bad", InputSchema: map[string]any{"type": "string"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), "object") {
+		t.Fatalf("err %v", err)
+	}
+	if got := objectSchema(map[string]any{"type": "string"}); got.(map[string]any)["type"] != "object" {
+		t.Fatalf("objectSchema kept a non-object schema: %v", got)
 	}
 }
