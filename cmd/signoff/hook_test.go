@@ -26,6 +26,7 @@ rules:
   - { rule: "Bash(ls *)", action: allow }
   - { rule: "Bash(rm -rf /*)", action: deny }
   - { tool: AskUserQuestion, action: ask }
+  - { rule: "@write(**/.claude/**)", action: deny }
 teams:
   default: { members: [alice, bob] }
 `
@@ -270,6 +271,21 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		r = wait(t, ch)
 		if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "deny" {
 			t.Fatalf("rejected write answered %s", r.stdout)
+		}
+	})
+
+	t.Run("the agent cannot rewrite its own hook configuration (docs/AGENTS.md rule)", func(t *testing.T) {
+		s, _ := ids()
+		for _, ev := range [][]byte{
+			fixture(t, "claude-code/pre_tool_use_write.json", map[string]any{"session_id": s, "tool_use_id": "toolu_" + nuid.Next(),
+				"tool_input": map[string]any{"file_path": "/workspace/app/.claude/settings.local.json", "content": "{}"}}),
+			fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": "toolu_" + nuid.Next(),
+				"command": "echo '{}' > /workspace/app/.claude/settings.json"}),
+		} {
+			r := runBin(t, ev, env, "hook", "claude-code")
+			if got := field(r.json(t), "hookSpecificOutput", "permissionDecision"); got != "deny" {
+				t.Fatalf("answer %s for %s", r.stdout, ev)
+			}
 		}
 	})
 
