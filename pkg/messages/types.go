@@ -169,7 +169,7 @@ type Receipt struct {
 type Verdict struct {
 	Command string   `json:"command"`
 	Words   []string `json:"words,omitempty"`
-	Kind    string   `json:"kind,omitempty"` // "command" or "redirect"
+	Kind    string   `json:"kind,omitempty"` // "command", "redirect" (a file written) or "read" (a file read)
 	Action  string   `json:"action"`         // allow | deny | ask
 	Rule    string   `json:"rule,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
