@@ -146,8 +146,7 @@ func handle(ctx context.Context, cfg Config, stdin io.Reader, ans *answerer) {
 		ans.fail("", err)
 		return
 	}
-	ans.setEvent(in.HookEventName)
-	ans.log = ans.log.With("event", in.HookEventName, "session_id", in.SessionID)
+	ans.setEvent(in.HookEventName, in.SessionID)
 	switch cfg.Host.eventKind(in.HookEventName) {
 	case kindGate:
 		gate(ctx, cfg, in, ans)
@@ -232,7 +231,7 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 		ans.fail(in.HookEventName, err)
 		return
 	}
-	ans.log.Info("decision", "request_id", d.RequestID, "tool", d.Tool, "outcome", string(d.Outcome),
+	ans.logger().Info("decision", "request_id", d.RequestID, "tool", d.Tool, "outcome", string(d.Outcome),
 		"reason_code", string(d.ReasonCode), "reason", d.Reason, "decided_by", d.DecidedBy.ID)
 	ans.write(out, ExitOK)
 }
@@ -345,10 +344,20 @@ type answerer struct {
 	exit           int
 }
 
-func (a *answerer) setEvent(e string) {
+// setEvent records the event being answered (and adds it to the log
+// records). The watchdog reads both, hence the lock.
+func (a *answerer) setEvent(event, session string) {
 	a.mu.Lock()
-	a.event = e
+	a.event = event
+	a.log = a.log.With("event", event, "session_id", session)
 	a.mu.Unlock()
+}
+
+// logger is the answer's logger.
+func (a *answerer) logger() *slog.Logger {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log
 }
 
 func (a *answerer) eventName() string {
