@@ -289,6 +289,18 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		}
 	})
 
+	t.Run("the host's cwd is the workspace: a write outside it asks", func(t *testing.T) {
+		s, id := ids()
+		ch := start(t, fixture(t, "claude-code/pre_tool_use_write.json", map[string]any{"session_id": s, "tool_use_id": id,
+			"tool_input": map[string]any{"file_path": "/etc/hosts", "content": "127.0.0.1 evil\n"}}), env, "hook", "claude-code")
+		q := approver.NextAsk(agentcfg.Token(id))
+		if q.Request.Cwd != "/workspace/app" || !strings.Contains(q.Risk.Reason, "outside the workspace") {
+			t.Fatalf("question: cwd %q, risk %+v", q.Request.Cwd, q.Risk)
+		}
+		approver.Reject(q, "bob", messages.RejectSoft, "")
+		wait(t, ch)
+	})
+
 	t.Run("a subagent's type goes with its calls", func(t *testing.T) {
 		s, id := ids()
 		ch := start(t, fixture(t, "claude-code/pre_tool_use_subagent.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make lint"}), env, "hook", "claude-code")
