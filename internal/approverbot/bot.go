@@ -232,9 +232,12 @@ type Answer struct {
 	RequestID string
 	// Approver is the approver id the channel resolved (see
 	// Responder.Approver); Channel and Device say where they answered.
-	Approver   string
-	Channel    string
-	Device     string
+	Approver string
+	Channel  string
+	Device   string
+	// Choice is what they picked; [Choose] fills the fields below from
+	// it. An answer built by hand (Choice empty) is read from them.
+	Choice     Choice
 	Approved   bool
 	Scope      messages.Scope
 	RejectMode messages.RejectMode
@@ -262,9 +265,17 @@ func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
-	if a.Approved && (a.Scope == messages.ScopeAlways || a.Scope == messages.ScopeAlwaysPrefix) && q.Always == nil {
-		return messages.RespondReply{}, errors.New("this question cannot be approved always; approve once or for the session")
+	// Every channel's answer passes the one set of rules, whether it
+	// came through Choose or was built by hand.
+	c := a.Choice
+	if c == "" {
+		c = ChoiceFromScope(a.Approved, a.Scope, a.RejectMode)
 	}
+	checked, err := Choose(q, c, a.Approver, a.Channel, a.Device, a.Feedback)
+	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
 	resp := messages.Response{
 		V:         messages.Version,
 		RequestID: q.Request.RequestID,

@@ -421,7 +421,7 @@ func TestRespondRefusesWhatCannotBeAnswered(t *testing.T) {
 	}
 	for _, scope := range []messages.Scope{messages.ScopeAlways, messages.ScopeAlwaysPrefix} {
 		_, err := b.Respond(ctx, Answer{RequestID: "r-no-always", Approver: "bob", Channel: "test", Approved: true, Scope: scope})
-		if err == nil || !strings.Contains(err.Error(), "cannot be approved always") {
+		if !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "Always is not offered") {
 			t.Errorf("Respond with scope %s on a question without Always = %v, want a refusal", scope, err)
 		}
 	}

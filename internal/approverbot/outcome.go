@@ -86,9 +86,6 @@ func withReason(s, reason string) string {
 	return s + ": " + OneLine(reason)
 }
 
-// OneLine folds every run of white space, newlines included, into one space.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // ShortVerdict names an outcome in a few words ("approved (session)").
 func ShortVerdict(r messages.Resolved) string {
 	s := OutcomeLine(r)

@@ -15,6 +15,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "slack"
+
 // InteractionsPath is where Slack posts interaction payloads: set the app's
 // Interactivity Request URL to https://<bot host>/slack/interactions.
 const InteractionsPath = "/slack/interactions"
@@ -120,7 +123,7 @@ func trimSlash(s string) string {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "slack" }
+func (c *Channel) Name() string { return Name }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
 // [InteractionsPath].

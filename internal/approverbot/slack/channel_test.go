@@ -124,7 +124,7 @@ func TestAskAgainUpdatesTheSameMessageAndResolveForgetsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := next(t, fake.Updated, "updated question")
-	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 (carol)") {
+	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 so far: carol") {
 		t.Errorf("update %s:\n%s", u.TS, u.VisibleText())
 	}
 	if err := ch.Resolve(ctx, messages.Resolved{RequestID: "r1", State: messages.StateExpired, Decision: messages.Decision{Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonTimeout}}); err != nil {

@@ -251,7 +251,7 @@ func TestSlackQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 		t.Errorf("carol is told %q", r.Text)
 	}
 	u := next(t, e.slack.Updated, "message with the count")
-	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 (carol)") || len(u.Buttons()) == 0 {
+	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 so far: carol") || len(u.Buttons()) == 0 {
 		t.Errorf("message after one approval (buttons %v):\n%s", actionIDs(u), u.VisibleText())
 	}
 
@@ -343,7 +343,7 @@ func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	}
 	m := next(t, e.slack.Posted, "question in Slack")
 	b, ok := m.Button(always)
-	if !ok || !strings.Contains(b.Confirm, "git push *") || !strings.Contains(m.VisibleText(), "Always approves, for agent a1 now and later: git push *") {
+	if !ok || !strings.Contains(b.Confirm, "git push *") || !strings.Contains(m.VisibleText(), "Always approves bash(git push *) for agent a1, until revoked") {
 		t.Fatalf("Always button %+v does not say what it grants:\n%s", b, m.VisibleText())
 	}
 	if status, body := e.click(t, m, always, alice); status != http.StatusOK {

@@ -113,7 +113,7 @@ func TestTelegramSessionAlwaysDenyAndDenyAndStopSendTheirAnswers(t *testing.T) {
 			e := start(t)
 			pend, _ := e.ask(t, "r1", c.command)
 			m := next(t, e.tg.Sent, "question in Telegram")
-			if c.button == always && !strings.Contains(m.Text, "Always approves, for agent a1 now and later: git push *") {
+			if c.button == always && !strings.Contains(m.Text, "Always approves bash(git push *) for agent a1, until revoked") {
 				t.Errorf("the question does not say what Always grants:\n%s", m.Text)
 			}
 			e.tap(t, m, c.button, bob)
@@ -235,7 +235,7 @@ func TestTelegramQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 		t.Errorf("carol is told %q (alert %v)", a.Text, a.ShowAlert)
 	}
 	u := next(t, e.tg.Edited, "message with the count")
-	if u.MessageID != m.MessageID || !strings.Contains(u.Text, "Approvals: 1 of 2 (carol)") || len(u.Keyboard) == 0 {
+	if u.MessageID != m.MessageID || !strings.Contains(u.Text, "Approvals: 1 of 2 so far: carol") || len(u.Keyboard) == 0 {
 		t.Errorf("message after one approval (buttons %v):\n%s", labels(u), u.Text)
 	}
 	e.tap(t, u, approve, dave)
