@@ -22,11 +22,10 @@ func parseData(data string) (byte, string, error) {
 	if len(data) < 3 || data[1] != ':' {
 		return 0, "", errGarbled
 	}
-	switch data[0] {
-	case tapApprove, tapSession, tapAlways, tapDeny, tapDenyStop:
-		return data[0], data[2:], nil
+	if _, ok := choiceOf[data[0]]; !ok {
+		return 0, "", errGarbled
 	}
-	return 0, "", errGarbled
+	return data[0], data[2:], nil
 }
 
 // handleTap answers one callback query: it maps the Telegram user to an
@@ -61,27 +60,17 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 		c.answer(ctx, cq.ID, "This button does not belong to this chat: nothing was sent.", true)
 		return
 	}
-	appr, ok := r.Approver("telegram", strconv.FormatInt(cq.From.ID, 10))
+	appr, ok := r.Approver(Name, strconv.FormatInt(cq.From.ID, 10))
 	if !ok {
 		log.Warn("tap from a Telegram user that is not a configured approver")
 		c.answer(ctx, cq.ID, fmt.Sprintf("You are not a configured approver (Telegram user %d): nothing was sent.", cq.From.ID), true)
 		return
 	}
-	ans := approverbot.Answer{RequestID: id, Approver: appr.ID, Channel: "telegram", Device: "telegram user " + strconv.FormatInt(cq.From.ID, 10)}
-	switch action {
-	case tapApprove:
-		ans.Approved, ans.Scope = true, messages.ScopeOnce
-	case tapSession:
-		ans.Approved, ans.Scope = true, messages.ScopeSession
-	case tapAlways:
-		ans.Approved, ans.Scope = true, messages.ScopeAlways
-		if q.Always != nil && q.Always.Scope != "" {
-			ans.Scope = q.Always.Scope
-		}
-	case tapDeny:
-		ans.RejectMode = messages.RejectSoft
-	case tapDenyStop:
-		ans.RejectMode = messages.RejectHard
+	ans, err := approverbot.Choose(q, choiceOf[action], appr.ID, Name, "telegram user "+strconv.FormatInt(cq.From.ID, 10), "")
+	if err != nil {
+		log.Warn("answer refused", "err", err)
+		c.answer(ctx, cq.ID, approverbot.NotSentText(err), true)
+		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
 	rep, err := r.Respond(rctx, ans)

@@ -18,6 +18,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "telegram"
+
 // callTimeout bounds one Bot API call other than the long poll.
 const callTimeout = 30 * time.Second
 
@@ -138,7 +141,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "telegram" }
+func (c *Channel) Name() string { return Name }
 
 // CheckHealth implements [approverbot.Channel] with getMe: the token is
 // valid and the Bot API is reachable.
@@ -245,7 +248,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	c.prune()
 	s := c.entry(q, chatID)
 	html := renderQuestion(q, c.now())
-	kb := keyboard(s.short, q.Always != nil)
+	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
 		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
@@ -311,6 +314,12 @@ const (
 	tapDeny     = 'd'
 	tapDenyStop = 'x'
 )
+
+// choiceOf maps a callback data action to the choice it stands for.
+var choiceOf = map[byte]approverbot.Choice{
+	tapApprove: approverbot.ChoiceOnce, tapSession: approverbot.ChoiceSession, tapAlways: approverbot.ChoiceAlways,
+	tapDeny: approverbot.ChoiceReject, tapDenyStop: approverbot.ChoiceRejectStop,
+}
 
 // keyboard is a question's inline keyboard; the Always button only when
 // the question offers it.

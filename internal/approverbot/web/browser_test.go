@@ -183,14 +183,15 @@ func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
 
 	// Alice approves: bob's card shows who decided within a second, then goes.
 	alice.click("req-deploy", actionApprove)
-	if got := bob.outcome("req-deploy", time.Second); got != "Approved (once) by Alice via web" {
+	// It says which device: alice may be signed in on two.
+	if got := bob.outcome("req-deploy", time.Second); got != "Approved (once) by Alice via web (Headless Chrome on Linux)" {
 		t.Fatalf("bob's card says %q", got)
 	}
 	if bob.eval(`document.querySelector('#q-req-deploy .answer') ? 'buttons' : 'none'`) != "none" {
 		t.Fatal("bob's settled card still has its buttons")
 	}
 	if got := alice.poll("alice's card shows the broker's reply",
-		`document.querySelector('#q-req-deploy .reply.ok')?.textContent ?? ''`, time.Second); got != "Done: Approved (once) by Alice via web" {
+		`document.querySelector('#q-req-deploy .reply.ok')?.textContent ?? ''`, time.Second); got != "Done: Approved (once) by Alice via web (Headless Chrome on Linux)" {
 		t.Fatalf("alice's reply %q", got)
 	}
 	bob.cardGone("req-deploy", linger+2*time.Second)
@@ -241,7 +242,7 @@ func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
 	}
 	bob.do("type feedback", chromedp.SendKeys(chromedp.CSS(`#q-req-hostile .feedback`), "use the staging target"))
 	bob.click("req-hostile", actionRejectHard)
-	if got := alice.outcome("req-hostile", time.Second); got != `Rejected & stopped by Bob via web: "use the staging target"` {
+	if got := alice.outcome("req-hostile", time.Second); got != `Rejected & stopped by Bob via web (Headless Chrome on Linux): "use the staging target"` {
 		t.Fatalf("alice's card says %q", got)
 	}
 	d = stopped.Wait(t)

@@ -193,6 +193,6 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: alwaysText(q.ApprovalNeeded),
-		Actions: actionsOf(q.ApprovalNeeded), Mine: d.Mine, HTML: buf.String()}, nil
+	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: approverbot.Present(q, approverbot.DefaultLimits).Always.Grants,
+		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}, nil
 }

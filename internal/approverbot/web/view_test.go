@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -84,22 +83,6 @@ func TestReplyMessage(t *testing.T) {
 	}
 }
 
-func TestAlwaysText(t *testing.T) {
-	q := question("req-1", "git push origin main").ApprovalNeeded
-	q.Always = &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"git push *", "make test"}}
-	if got, want := alwaysText(q), "Always allow `git push *`, `make test` for agent pod-7"; got != want {
-		t.Errorf("patterns: %q, want %q", got, want)
-	}
-	q.Always = &messages.AlwaysGrant{Scope: messages.ScopeAlways, Tool: "write"}
-	if got, want := alwaysText(q), "Always allow every `write` call for agent pod-7"; got != want {
-		t.Errorf("whole tool: %q, want %q", got, want)
-	}
-	q.Always = nil
-	if got := alwaysText(q); got != "" {
-		t.Errorf("no always: %q", got)
-	}
-}
-
 func TestDeviceLabel(t *testing.T) {
 	tests := []struct {
 		name, supplied, ua, want string
@@ -118,28 +101,6 @@ func TestDeviceLabel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := deviceLabel(tt.supplied, tt.ua); got != tt.want {
-				t.Fatalf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestPrettyJSON(t *testing.T) {
-	tests := []struct {
-		name  string
-		raw   string
-		limit int
-		want  string
-	}{
-		{"an object is indented", `{"command":"ls","n":1}`, 100, "{\n  \"command\": \"ls\",\n  \"n\": 1\n}"},
-		{"a JSON string holding JSON is unwrapped", `"{\"path\":\"a.md\"}"`, 100, "{\n  \"path\": \"a.md\"\n}"},
-		{"invalid JSON is shown as it is", `{"a":`, 100, `{"a":`},
-		{"long text is cut with a note", `{"a":"` + strings.Repeat("x", 50) + `"}`, 20, `{` + "\n" + `  "a": "xxxxxxxxxx… (43 more bytes)`},
-		{"nothing is an empty object", ``, 100, `{}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := prettyJSON(json.RawMessage(tt.raw), tt.limit); got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
