@@ -189,7 +189,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			failures++
 			wait := c.backoff(err, failures)
 			c.log.Warn("getUpdates failed; polling again later", "err", err, "retry_in", wait)
-			if sleep(ctx, wait) != nil {
+			if approverbot.Sleep(ctx, wait) != nil {
 				break
 			}
 			continue

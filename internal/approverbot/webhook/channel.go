@@ -23,6 +23,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "webhook"
+
 // Options are the optional parts of a [Channel].
 type Options struct {
 	// Logger receives the channel's logs (default slog.Default()).
@@ -101,7 +104,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "webhook" }
+func (c *Channel) Name() string { return Name }
 
 // Run implements [approverbot.Channel]: responses are taken while it runs.
 func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
@@ -207,7 +210,7 @@ func (c *Channel) post(ctx context.Context, event, delivery string, body []byte)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		// The URL may hold a credential (a token in its path or query).
-		return 0, stripURL(err)
+		return 0, approverbot.StripURL(err)
 	}
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
@@ -230,13 +233,4 @@ func (c *Channel) setHealth(err error) {
 	c.healthMu.Lock()
 	c.lastErr = err
 	c.healthMu.Unlock()
-}
-
-// stripURL drops the URL from an HTTP client error.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
