@@ -53,7 +53,7 @@ func OutcomeLine(r messages.Resolved) string {
 	case messages.ReasonApproved:
 		s := "✓ approved"
 		if d.Scope != "" {
-			s += " (" + string(d.Scope) + ")"
+			s += " (" + ScopeText(d.Scope) + ")"
 		}
 		s += " by " + DecidedBy(d)
 		if len(d.GrantedPattern) > 0 {
@@ -69,6 +69,10 @@ func OutcomeLine(r messages.Resolved) string {
 		return "⌛ timed out: denied, nobody answered in time"
 	case messages.ReasonCancelled:
 		return withReason("⊘ cancelled by the agent", d.Reason)
+	case messages.ReasonCascade, messages.ReasonScopeGrant:
+		return "✓ allowed: " + ReasonText(d)
+	case messages.ReasonHardStop:
+		return "✗ denied: " + ReasonText(d)
 	}
 	switch d.Outcome {
 	case messages.OutcomeAllow:
@@ -129,4 +133,40 @@ func NotSentText(err error) string {
 		return "You are not a configured approver: nothing was sent."
 	}
 	return "Not sent: " + err.Error() + ". Nothing was decided; try again."
+}
+
+// ScopeText names an approval's scope for people: once, session, always
+// (the wire's always_prefix is an Always on a shell command's prefixes).
+func ScopeText(s messages.Scope) string {
+	switch s {
+	case messages.ScopeSession:
+		return "session"
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
+		return "always"
+	case "":
+		return ""
+	}
+	return "once"
+}
+
+// ReasonText says why a question was settled without anyone answering it,
+// in plain words; the brokers' reason text (which names policy internals)
+// is kept for the policy's own verdicts only.
+func ReasonText(d messages.Decision) string {
+	switch d.ReasonCode {
+	case messages.ReasonScopeGrant:
+		return "an earlier Session or Always approval covers it"
+	case messages.ReasonCascade:
+		if who := d.DecidedBy.Display + d.DecidedBy.ID; who != "" {
+			return "covered by the grant " + DecidedBy(d) + " gave on another question"
+		}
+		return "covered by a grant given on another question"
+	case messages.ReasonHardStop:
+		return "an earlier reject & stop ended the agent's turn"
+	case messages.ReasonTimeout:
+		return "nobody answered in time"
+	case messages.ReasonCancelled:
+		return "the agent withdrew it"
+	}
+	return OneLine(d.Reason)
 }

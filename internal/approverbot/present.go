@@ -1,6 +1,7 @@
 package approverbot
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -89,8 +90,10 @@ type SubcommandView struct {
 	Rule, Reason string
 }
 
-// BatchView is one call the batch runs next.
-type BatchView struct{ Tool, Args string }
+// BatchView is one call the batch runs next: its tool, its arguments on
+// one line, and its main argument (the command, path, pattern or URL; ""
+// when it has none) for a one-line summary.
+type BatchView struct{ Tool, Args, Main string }
 
 // Offer is one standing answer (Session, Always): what it would grant, or
 // why it is not offered.
@@ -143,7 +146,8 @@ func Present(q Question, l Limits) View {
 		batch = req.BatchRemaining
 	}
 	for _, b := range batch[:min(len(batch), l.Batch)] {
-		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width), Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width)})
+		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
+			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(mainArgument(b.Arguments)), l.BatchArgs, l.Width)})
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session = Offer{Offered: true, Tool: req.Tool,
@@ -190,19 +194,7 @@ func alwaysOffer(q Question, l Limits) Offer {
 		o.Patterns = append(o.Patterns, ClipWidth(OneLine(p), l.Pattern, l.Width))
 	}
 	o.MorePatterns = len(ps) - len(o.Patterns)
-	if len(o.Patterns) == 0 {
-		o.Grants = "every " + o.Tool + " call"
-	} else {
-		calls := make([]string, len(o.Patterns))
-		for i, p := range o.Patterns {
-			calls[i] = o.Tool + "(" + p + ")"
-		}
-		o.Grants = strings.Join(calls, ", ")
-		if o.MorePatterns > 0 {
-			o.Grants += " and " + strconv.Itoa(o.MorePatterns) + " more"
-		}
-	}
-	o.Grants += " for agent " + o.Agent + ", until revoked"
+	o.Grants = o.Short() + " for agent " + o.Agent + ", until revoked"
 	return o
 }
 
@@ -248,3 +240,39 @@ func (v View) Mine(approver string) bool { return approver != "" && v.Requester 
 
 // WhyNotMine is why approvals are not offered on one's own request.
 const WhyNotMine = "you cannot approve a request made on your behalf; another approver must (you may reject it)"
+
+// mainArgument is the argument that says what a call does: a shell
+// command, a file path, a search pattern, a URL; "" when there is none.
+func mainArgument(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
+		return ""
+	}
+	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
+		var s string
+		if json.Unmarshal(m[key], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Short is what Always grants without the agent: "bash(git push *)",
+// "every write call".
+func (o Offer) Short() string {
+	if !o.Offered {
+		return ""
+	}
+	if len(o.Patterns) == 0 {
+		return "every " + o.Tool + " call"
+	}
+	calls := make([]string, len(o.Patterns))
+	for i, p := range o.Patterns {
+		calls[i] = o.Tool + "(" + p + ")"
+	}
+	s := strings.Join(calls, ", ")
+	if o.MorePatterns > 0 {
+		s += " and " + strconv.Itoa(o.MorePatterns) + " more"
+	}
+	return s
+}
