@@ -162,6 +162,9 @@ func ReasonText(d messages.Decision) string {
 		}
 		return "covered by a grant given on another question"
 	case messages.ReasonHardStop:
+		if d.Reason != "" {
+			return OneLine(d.Reason) // "the session was stopped when bob rejected bash"
+		}
 		return "an earlier reject & stop ended the agent's turn"
 	case messages.ReasonTimeout:
 		return "nobody answered in time"

@@ -355,7 +355,7 @@ func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 		t.Errorf("decision scope %s grants %v, want always_prefix git push *", d.Scope, d.GrantedPattern)
 	}
 	u := nextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
-	if !strings.Contains(u.VisibleText(), "approved (always_prefix) by Alice via slack; grants git push *") {
+	if !strings.Contains(u.VisibleText(), "approved (always) by Alice via slack; grants git push *") {
 		t.Errorf("settled message:\n%s", u.VisibleText())
 	}
 	// The grant holds: the next push of the same agent is not asked.
