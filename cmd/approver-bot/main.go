@@ -12,8 +12,12 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	_ "github.com/signoff-dev/signoff/internal/approverbot/channels"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
+	"github.com/signoff-dev/signoff/internal/approverbotd"
 )
 
 const usage = `Usage:
@@ -121,7 +125,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	// The terminal channel puts a shared terminal in raw mode: logs need
 	// "\r\n", and only warnings, to leave the prompt readable.
 	logOut := stderr
-	if cfg.Terminal != nil && isTerminal(stderr) {
+	if _, on := cfg.Channels[terminal.Name]; on && isTerminal(stderr) {
 		logOut = terminal.LogWriter(stderr)
 		if s.logLevel == "" {
 			s.logLevel = "warn"
@@ -138,9 +142,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := runBot(ctx, cfg, stdin, stdout, log); err != nil {
+	if err := approverbotd.Run(ctx, cfg, stdin, stdout, log); err != nil {
 		log.Error("approver bot failed", "err", err)
-		var ue usageError
+		var ue approverbotd.UsageError
 		if errors.As(err, &ue) {
 			return exitUsage
 		}
@@ -149,12 +153,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	return exitOK
 }
 
-// usageError is a problem with the config or the environment found while
-// starting (a channel refusing its settings, a port in use): exit status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // newLogger returns a slog logger writing to w.
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {

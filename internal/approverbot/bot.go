@@ -325,38 +325,66 @@ func (b *Bot) Open() []Question { return b.board.open() }
 // Lookup implements [Responder].
 func (b *Bot) Lookup(id string) (Question, bool) { return b.board.get(id) }
 
-// Approver implements [Responder]: "web" and "webhook" users are approver
-// ids; "slack" users are Slack user ids; "telegram" users are Telegram user
-// ids; "terminal" is the configured operator.
+// Approver implements [Responder]: the channel's kind maps its user to an
+// approver id (its Recipient, or its first approver key, or the user is an
+// approver id), and the id must be a configured approver.
 func (b *Bot) Approver(channel, user string) (Approver, bool) {
-	switch channel {
-	case "terminal":
-		if b.cfg.Terminal == nil {
-			return Approver{}, false
-		}
-		user = b.cfg.Terminal.Approver
-	case "slack":
-		for id, a := range b.cfg.Approvers {
-			if a.Slack != "" && a.Slack == user {
-				return Approver{ID: id, Display: a.Display}, true
-			}
-		}
-		return Approver{}, false
-	case "telegram":
-		n, err := strconv.ParseInt(user, 10, 64)
-		if err != nil {
-			return Approver{}, false
-		}
-		for id, a := range b.cfg.Approvers {
-			if a.Telegram != 0 && a.Telegram == n {
-				return Approver{ID: id, Display: a.Display}, true
-			}
-		}
-		return Approver{}, false
-	}
-	a, ok := b.cfg.Approvers[user]
+	id, ok := Recipient(b.cfg, channel, user)
 	if !ok {
 		return Approver{}, false
 	}
-	return Approver{ID: user, Display: a.Display}, true
+	a, ok := b.cfg.Approvers[id]
+	if !ok {
+		return Approver{}, false
+	}
+	return Approver{ID: id, Display: a.Display}, true
+}
+
+// Recipient maps a user of channel to an approver id of c, as the
+// channel's kind says; false when the user maps to none.
+func Recipient(c *Config, channel, user string) (string, bool) {
+	k, ok := lookupKind(channel)
+	if !ok {
+		_, known := c.Approvers[user]
+		return user, known && user != ""
+	}
+	if _, enabled := c.Channels[channel]; !enabled {
+		return "", false
+	}
+	if k.Recipient != nil {
+		return k.Recipient(c, c.Channels[channel], user)
+	}
+	var key ApproverKey
+	for _, ak := range k.ApproverKeys {
+		if ak.User {
+			key = ak
+		}
+	}
+	if key.Key == "" {
+		_, known := c.Approvers[user]
+		return user, known && user != ""
+	}
+	if user == "" {
+		return "", false
+	}
+	want := user
+	if key.Int {
+		n, err := strconv.ParseInt(user, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		want = strconv.FormatInt(n, 10)
+	}
+	for _, id := range sortedKeys(c.Approvers) {
+		v := c.Approvers[id].Keys[key.Key]
+		if key.Int {
+			if n, err := strconv.ParseInt(v, 0, 64); err == nil {
+				v = strconv.FormatInt(n, 10)
+			}
+		}
+		if v != "" && v == want {
+			return id, true
+		}
+	}
+	return "", false
 }

@@ -21,7 +21,7 @@ import (
 func newChannel(t *testing.T, apiURL, token string) *slack.Channel {
 	t.Helper()
 	cfg := testConfig(t, apiURL)
-	cfg.Slack.BotToken = token
+	cfg.Channels[slack.Name].(*slack.Config).BotToken = token
 	ch, err := slack.New(cfg, slack.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxRetryAfter: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +45,10 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		change func(*approverbot.Config)
 		want   string
 	}{
-		{"no slack section", func(c *approverbot.Config) { c.Slack = nil }, "not configured"},
-		{"no signing secret", func(c *approverbot.Config) { c.Slack.SigningSecret = "" }, "signing_secret"},
-		{"a team without a channel", func(c *approverbot.Config) { delete(c.Slack.Channels, "oncall") }, `team "oncall"`},
-		{"an API URL that is not http", func(c *approverbot.Config) { c.Slack.APIURL = "ftp://slack" }, "api_url"},
+		{"no slack section", func(c *approverbot.Config) { delete(c.Channels, slack.Name) }, "not configured"},
+		{"no signing secret", func(c *approverbot.Config) { c.Channels[slack.Name].(*slack.Config).SigningSecret = "" }, "signing_secret"},
+		{"a team without a channel", func(c *approverbot.Config) { delete(c.Channels[slack.Name].(*slack.Config).Channels, "oncall") }, `team "oncall"`},
+		{"an API URL that is not http", func(c *approverbot.Config) { c.Channels[slack.Name].(*slack.Config).APIURL = "ftp://slack" }, "api_url"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ type Options struct {
 // Channel is the Telegram channel. Create it with [New]; it implements
 // [approverbot.Channel].
 type Channel struct {
-	cfg     approverbot.TelegramConfig
+	cfg     Config
 	api     *api
 	log     *slog.Logger
 	now     func() time.Time
@@ -78,10 +78,11 @@ var _ approverbot.Channel = (*Channel)(nil)
 
 // New returns the Telegram channel of cfg (cfg.Telegram must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	if cfg == nil || cfg.Telegram == nil {
+	s, ok := approverbot.SectionOf[*Config](cfg, Name)
+	if !ok {
 		return nil, errors.New("telegram: not configured (no telegram section)")
 	}
-	tc := *cfg.Telegram
+	tc := *s
 	if tc.Token == "" {
 		return nil, errors.New("telegram: token is required")
 	}

@@ -280,7 +280,7 @@ func TestTelegramCheckHealthCallsGetMe(t *testing.T) {
 		t.Errorf("CheckHealth = %v after %d getMe calls, want nil after 1", err, fake.Calls("getMe"))
 	}
 	cfg := testConfig(t, fake.URL())
-	cfg.Telegram.Token = "1:revoked-token"
+	cfg.Channels[telegram.Name].(*telegram.Config).Token = "1:revoked-token"
 	bad, err := telegram.New(cfg, telegram.Options{})
 	if err != nil {
 		t.Fatal(err)

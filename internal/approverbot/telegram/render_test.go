@@ -186,7 +186,7 @@ func TestParseData(t *testing.T) {
 }
 
 func TestHandlesDifferBetweenRuns(t *testing.T) {
-	cfg := &approverbot.Config{Teams: []string{"default"}, Telegram: &approverbot.TelegramConfig{Token: "1:x", Chats: map[string]int64{"default": 1}}}
+	cfg := &approverbot.Config{Teams: []string{"default"}, Channels: map[string]any{Name: &Config{Token: "1:x", Chats: map[string]int64{"default": 1}}}}
 	a, _ := New(cfg, Options{})
 	b, _ := New(cfg, Options{})
 	q := hostileQuestion()

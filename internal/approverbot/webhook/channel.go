@@ -67,10 +67,10 @@ var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the webhook channel of cfg (cfg.Webhook must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	if cfg == nil || cfg.Webhook == nil {
+	wc, ok := approverbot.SectionOf[*Config](cfg, Name)
+	if !ok {
 		return nil, errors.New("webhook: not configured (no webhook section)")
 	}
-	wc := cfg.Webhook
 	u, err := url.Parse(wc.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("webhook: url is not an http(s) URL")

@@ -1,4 +1,4 @@
-package main
+package approverbotd
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func()) (nc *nats.Conn, closed <-chan struct{}, err error) {
 	opts, err := natsOptions(c)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, UsageError{err}
 	}
 	done := make(chan struct{})
 	opts = append(opts,
