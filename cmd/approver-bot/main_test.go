@@ -275,12 +275,20 @@ webhook: {url: "`+receiver.URL+`/hook", secret: "`+secret+`"}
 	base := "http://" + started["http"].(string)
 
 	for _, path := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
+		// Ready once the first pending replay is in: poll.
+		var resp *http.Response
+		var body []byte
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			resp, err = http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 || time.Now().After(deadline) {
+				break
+			}
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s = %d %s", path, resp.StatusCode, body)
 		}

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	// The built-in channels register themselves.
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels"
@@ -35,6 +38,10 @@ func Run(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout i
 	nc, closed, err := connectNATS(cfg.NATS, log, func() {
 		if b := bot.Load(); b != nil {
 			b.Reconnected()
+		}
+	}, func(s *nats.Subscription, err error) {
+		if b := bot.Load(); b != nil {
+			b.NATSError(s, err)
 		}
 	})
 	if err != nil {
@@ -72,7 +79,8 @@ func Run(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout i
 		}
 	}
 	mux.HandleFunc("GET /healthz", healthz)
-	mux.Handle("GET /readyz", readyz(nc, channels))
+	mux.Handle("GET /readyz", readyz(nc, b, channels))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.Metrics().Registry, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 	if err != nil {
 		return UsageError{fmt.Errorf("http.listen: %w", err)}

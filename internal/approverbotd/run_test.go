@@ -46,7 +46,7 @@ func TestReadyzNeedsNATSAndEveryChannel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			readyz(fakeStatus(tt.nats), tt.channels).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			readyz(fakeStatus(tt.nats), &fakeBot{}, tt.channels).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 			if rec.Code != tt.code || rec.Body.String() != tt.body {
 				t.Errorf("readyz = %d %q, want %d %q", rec.Code, rec.Body.String(), tt.code, tt.body)
 			}
@@ -90,4 +90,18 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// fakeBot is a bot whose NATS traffic is as ready as err says.
+type fakeBot struct {
+	err    error
+	health map[string]error
+}
+
+func (f *fakeBot) Ready() error { return f.err }
+func (f *fakeBot) RecordHealth(ch string, err error) {
+	if f.health == nil {
+		f.health = map[string]error{}
+	}
+	f.health[ch] = err
 }
