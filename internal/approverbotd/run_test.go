@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -95,11 +96,14 @@ func writeFile(t *testing.T, name, content string) string {
 // fakeBot is a bot whose NATS traffic is as ready as err says.
 type fakeBot struct {
 	err    error
+	mu     sync.Mutex
 	health map[string]error
 }
 
 func (f *fakeBot) Ready() error { return f.err }
 func (f *fakeBot) RecordHealth(ch string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.health == nil {
 		f.health = map[string]error{}
 	}
