@@ -70,7 +70,7 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 func Offered(q Question, c Choice, approver string) error {
 	v := Present(q, Limits{Patterns: 1, Subcommands: 1, Batch: 1})
 	switch {
-	case c.Approves() && v.Mine(approver):
+	case v.Mine(approver):
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
 	case c == ChoiceAlways && !v.Always.Offered:
 		return fmt.Errorf("%w: Always is %s", ErrChoice, v.Always.WhyNot)
@@ -82,7 +82,7 @@ func Offered(q Question, c Choice, approver string) error {
 // given where it was made. Always sends the scope the question offers
 // (always, or always_prefix for a shell command's prefixes). It refuses a
 // choice q does not offer: Always where no standing grant may cover the
-// call, an approval of one's own request.
+// call, any answer to one's own request (the brokers refuse those too).
 func Choose(q Question, c Choice, approver, channel, device, feedback string) (Answer, error) {
 	if _, err := ParseChoice(string(c)); err != nil {
 		return Answer{}, err

@@ -235,11 +235,11 @@ func (v View) Approvals() string {
 }
 
 // Mine reports whether approver is the human the agent works for: the
-// brokers refuse their approval (nobody approves their own request).
+// brokers refuse any answer of theirs (nobody decides their own request).
 func (v View) Mine(approver string) bool { return approver != "" && v.Requester == approver }
 
-// WhyNotMine is why approvals are not offered on one's own request.
-const WhyNotMine = "you cannot approve a request made on your behalf; another approver must (you may reject it)"
+// WhyNotMine is why no choice is offered on one's own request.
+const WhyNotMine = "it was made on your behalf, so another approver must answer it"
 
 // mainArgument is the argument that says what a call does: a shell
 // command, a file path, a search pattern, a URL; "" when there is none.

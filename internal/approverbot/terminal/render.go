@@ -272,7 +272,13 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		}
 		row("next", sb.String())
 	}
-	row("time left", v.TimeLeft(now))
+	if !v.ExpiresAt.IsZero() {
+		left := "expired: the reaper rejects it shortly"
+		if d := v.Left(now); d > 0 {
+			left = d.String()
+		}
+		row("time left", left)
+	}
 	row("approvals", line(v.Approvals()))
 	if v.Always.Offered {
 		row("always", "would grant "+line(v.Always.Grants))

@@ -75,11 +75,11 @@ func TestQuestionsList(t *testing.T) {
 	if !strings.Contains(v1.HTML, `data-action="always"`) || strings.Contains(v2.HTML, `data-action="always"`) {
 		t.Error("the Always button must show exactly when the question offers Always")
 	}
-	// req-2 offers no Always, and alice requested it: she may only reject.
-	if fmt.Sprint(v2.Actions) != "[reject_soft reject_hard]" {
-		t.Errorf("actions on one's own request without Always: %v", v2.Actions)
+	// alice requested req-2: the brokers refuse any answer of hers.
+	if fmt.Sprint(v2.Actions) != "[]" {
+		t.Errorf("actions on one's own request: %v", v2.Actions)
 	}
-	if !strings.Contains(v2.HTML, `data-action="approve" disabled data-refused title="you cannot approve a request made on your behalf`) {
+	if !strings.Contains(v2.HTML, `data-action="approve" disabled data-refused title="it was made on your behalf`) {
 		t.Errorf("the approve button of one's own request is not disabled with the reason:\n%s", v2.HTML)
 	}
 	if strings.Contains(v1.HTML, "disabled") {

@@ -146,7 +146,7 @@ func verdictClass(v, fallback string) string {
 
 // actionsOf lists the actions q offers viewer.
 func actionsOf(q approverbot.Question, viewer string) []string {
-	var out []string
+	out := []string{}
 	for _, c := range approverbot.Choices {
 		if approverbot.Offered(q, c, viewer) == nil {
 			out = append(out, string(c))
