@@ -90,6 +90,19 @@ type SubcommandView struct {
 	Rule, Reason string
 }
 
+// Explain is the sub-command's rule and reason in one phrase ("rule
+// bash(kubectl *): kubectl goes to oncall"); "" when it has neither.
+func (s SubcommandView) Explain() string {
+	var why []string
+	if s.Rule != "" {
+		why = append(why, "rule "+s.Rule)
+	}
+	if s.Reason != "" {
+		why = append(why, s.Reason)
+	}
+	return strings.Join(why, ": ")
+}
+
 // BatchView is one call the batch runs next: its tool, its arguments on
 // one line, and its main argument (the command, path, pattern or URL; ""
 // when it has none) for a one-line summary.

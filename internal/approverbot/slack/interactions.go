@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -18,9 +17,6 @@ import (
 // maxInteractionBytes bounds an interaction request. A block_actions
 // payload embeds the whole message, which Slack bounds well below this.
 const maxInteractionBytes = 1 << 20
-
-// respondTimeout bounds one click's round trip to the brokers.
-const respondTimeout = 30 * time.Second
 
 // click is a verified button click, queued for a worker.
 type click struct {
@@ -151,27 +147,12 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 	if !ok {
 		q.Request.RequestID = k.requestID
 	}
-	ans, err := approverbot.Choose(q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
-	if err != nil {
-		log.Warn("answer refused", "err", err)
-		c.tell(ctx, k, approverbot.NotSentText(err))
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
-	rep, err := r.Respond(rctx, ans)
-	cancel()
-	if err != nil {
-		log.Warn("answer not sent", "err", err)
-		c.tell(ctx, k, approverbot.NotSentText(err))
-		return
-	}
-	log.Info("answer sent", "approver", appr.ID, "applied", rep.Applied, "state", rep.State)
-	c.tell(ctx, k, approverbot.ReplyText(rep))
-	if !rep.Applied && rep.Decision != nil && rep.State.Final() && k.channel != "" && k.ts != "" {
+	o := approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	c.tell(ctx, k, o.Text)
+	if o.Settled != nil && k.channel != "" && k.ts != "" {
 		// Settled elsewhere: make sure this message shows it, even if the
 		// resolution never reached this bot.
-		res := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: k.requestID, Team: q.Team, State: rep.State, Decision: *rep.Decision}
-		if err := c.showSettled(ctx, k.channel, k.ts, q, res); err != nil {
+		if err := c.showSettled(ctx, k.channel, k.ts, q, *o.Settled); err != nil {
 			log.Warn("could not update the settled question's message", "err", err)
 		}
 	}

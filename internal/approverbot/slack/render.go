@@ -232,15 +232,8 @@ func detailBlocks(v approverbot.View) []any {
 
 func subcommandItem(s approverbot.SubcommandView) richContainer {
 	el := []any{rcode(s.Command), rtext(" — "), rbold(s.Mark)}
-	var why []string
-	if s.Rule != "" {
-		why = append(why, "rule "+s.Rule)
-	}
-	if s.Reason != "" {
-		why = append(why, s.Reason)
-	}
-	if len(why) > 0 {
-		el = append(el, rtext(" ("+clip(strings.Join(why, ": "), maxCommandChars)+")"))
+	if why := s.Explain(); why != "" {
+		el = append(el, rtext(" ("+clip(why, maxCommandChars)+")"))
 	}
 	return rsection(el...)
 }

@@ -138,15 +138,8 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 			w.code(s.Command)
 			w.plain(" — ")
 			w.bold(s.Mark)
-			var why []string
-			if s.Rule != "" {
-				why = append(why, "rule "+s.Rule)
-			}
-			if s.Reason != "" {
-				why = append(why, s.Reason)
-			}
-			if len(why) > 0 {
-				w.plain(" (" + clip(strings.Join(why, ": "), maxCommandChars) + ")")
+			if why := s.Explain(); why != "" {
+				w.plain(" (" + clip(why, maxCommandChars) + ")")
 			}
 		}
 		if v.MoreSubcommands > 0 {
