@@ -76,8 +76,7 @@ type world struct {
 func start(t *testing.T, newHarness Factory, as string) *world {
 	t.Helper()
 	p := brokertest.Start(t, brokertest.Options{})
-	logs := &brokertest.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log, logs := Logger()
 	h := newHarness(t, Setup{As: as, Logger: log})
 	cfg, err := approverbot.ParseConfig([]byte(h.Config()), "channeltest.yaml")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack/slacktest"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -86,7 +87,7 @@ func TestAskStaysWithinBlockKitLimitsWhateverTheAgentSends(t *testing.T) {
 	if err := ch.Ask(context.Background(), q); err != nil {
 		t.Fatalf("Ask: %v (the fake applies Slack's documented limits)", err)
 	}
-	m := next(t, fake.Posted, "question")
+	m := channeltest.Next(t, fake.Posted, "question")
 	text := m.VisibleText()
 	for _, want := range []string{"more characters not shown", "and 485 more sub-commands", "and 290 more calls", "and 90 more"} {
 		if !strings.Contains(text, want) {
@@ -102,7 +103,7 @@ func TestAskStaysWithinBlockKitLimitsWhateverTheAgentSends(t *testing.T) {
 	if err := ch.Resolve(context.Background(), resolved); err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
-	if u := next(t, fake.Updated, "settled question"); u.TS != m.TS || len(u.Buttons()) != 0 {
+	if u := channeltest.Next(t, fake.Updated, "settled question"); u.TS != m.TS || len(u.Buttons()) != 0 {
 		t.Errorf("settled %s with buttons %v, want %s without", u.TS, actionIDs(u), m.TS)
 	}
 }
@@ -118,19 +119,19 @@ func TestAskAgainUpdatesTheSameMessageAndResolveForgetsIt(t *testing.T) {
 	if err := ch.Ask(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	m := next(t, fake.Posted, "question")
+	m := channeltest.Next(t, fake.Posted, "question")
 	q.ApprovalsSoFar = []string{"carol"}
 	if err := ch.Ask(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	u := next(t, fake.Updated, "updated question")
+	u := channeltest.Next(t, fake.Updated, "updated question")
 	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 so far: carol") {
 		t.Errorf("update %s:\n%s", u.TS, u.VisibleText())
 	}
 	if err := ch.Resolve(ctx, messages.Resolved{RequestID: "r1", State: messages.StateExpired, Decision: messages.Decision{Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonTimeout}}); err != nil {
 		t.Fatal(err)
 	}
-	if u := next(t, fake.Updated, "settled question"); !strings.Contains(u.VisibleText(), "timed out") {
+	if u := channeltest.Next(t, fake.Updated, "settled question"); !strings.Contains(u.VisibleText(), "timed out") {
 		t.Errorf("settled:\n%s", u.VisibleText())
 	}
 	// A resolution for a question without a message changes nothing.
@@ -161,7 +162,7 @@ func TestAskWaitsOutARateLimit(t *testing.T) {
 	if n := fake.Calls("chat.postMessage"); n != 2 {
 		t.Errorf("chat.postMessage called %d times, want 2 (one limited, one retried)", n)
 	}
-	next(t, fake.Posted, "question")
+	channeltest.Next(t, fake.Posted, "question")
 }
 
 func TestAskFailsOnARateLimitLongerThanItWaits(t *testing.T) {

@@ -145,7 +145,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 		}
 		req.Body, _ = req.GetBody()
 	}
-	return next(t, h.fake.Responses, "the reply to the click").Text
+	return channeltest.Next(t, h.fake.Responses, "the reply to the click").Text
 }
 
 func (h *harness) Settled(t *testing.T, id string) string {

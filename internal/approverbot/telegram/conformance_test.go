@@ -109,7 +109,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 		if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {
 			t.Fatal(err)
 		}
-		return next(t, h.fake.Answers, "the answer to the tap").Text
+		return channeltest.Next(t, h.fake.Answers, "the answer to the tap").Text
 	}
 	t.Fatalf("no button for %s", c)
 	return ""
