@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,22 +17,24 @@ func TestSlackPassesTheChannelSuite(t *testing.T) {
 	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
 		fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT"}})
 		t.Cleanup(fake.Close)
-		h := &harness{s: s, fake: fake, shown: map[string]slacktest.Message{}}
+		h := &harness{s: s, fake: fake, board: &channeltest.Board[slacktest.Message]{
+			Sources: []<-chan slacktest.Message{fake.Posted, fake.Updated}, ID: requestOf,
+			Same: func(a, b slacktest.Message) bool { return a.TS == b.TS },
+		}}
 		h.as = map[string]slacktest.User{"alice": alice, "dave": dave}[s.As]
 		return h
 	})
 }
 
-// harness drives the Slack channel through the fake Slack; the messages
-// the fake receives are collected by ts.
+// harness drives the Slack channel through the fake Slack; the board keeps
+// each question's latest message.
 type harness struct {
 	s    channeltest.Setup
 	fake *slacktest.Server
 	as   slacktest.User
 	bot  *httptest.Server
 
-	mu    sync.Mutex
-	shown map[string]slacktest.Message // latest message by request id
+	board *channeltest.Board[slacktest.Message]
 }
 
 func (h *harness) Config() string {
@@ -71,43 +72,11 @@ func requestOf(m slacktest.Message) string {
 	return ""
 }
 
-// latest waits until the message of request id matches done.
-func (h *harness) latest(t *testing.T, id string, done func(slacktest.Message) bool) slacktest.Message {
-	t.Helper()
-	deadline := time.After(channeltest.Wait)
-	for {
-		h.mu.Lock()
-		m, ok := h.shown[id]
-		h.mu.Unlock()
-		if ok && done(m) {
-			return m
-		}
-		var got slacktest.Message
-		select {
-		case got = <-h.fake.Posted:
-		case got = <-h.fake.Updated:
-		case <-deadline:
-			t.Fatalf("request %s never showed as wanted; last: %+v", id, m)
-		}
-		h.mu.Lock()
-		if rid := requestOf(got); rid != "" {
-			h.shown[rid] = got
-		} else {
-			for rid, prev := range h.shown {
-				if prev.TS == got.TS {
-					h.shown[rid] = got
-				}
-			}
-		}
-		h.mu.Unlock()
-	}
-}
-
 var choiceOfAction = map[string]approverbot.Choice{approve: approverbot.ChoiceOnce, session: approverbot.ChoiceSession,
 	always: approverbot.ChoiceAlways, deny: approverbot.ChoiceReject, denyStop: approverbot.ChoiceRejectStop}
 
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
-	m := h.latest(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
+	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
 		cs = append(cs, choiceOfAction[b.ActionID])
@@ -116,7 +85,7 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 }
 
 func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string) string {
-	m := h.latest(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
+	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	action := ""
 	for a, ch := range choiceOfAction {
 		if ch == c {
@@ -149,7 +118,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 }
 
 func (h *harness) Settled(t *testing.T, id string) string {
-	return h.latest(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) == 0 }).VisibleText()
+	return h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) == 0 }).VisibleText()
 }
 
 func (h *harness) Feedback() bool    { return false }

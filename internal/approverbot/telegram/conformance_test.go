@@ -2,7 +2,6 @@ package telegram_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,10 @@ func TestTelegramPassesTheChannelSuite(t *testing.T) {
 	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
 		fake := telegramtest.New(telegramtest.Options{Token: testToken, Chats: []int64{defaultChat}})
 		t.Cleanup(fake.Close)
-		h := &harness{s: s, fake: fake, shown: map[string]telegramtest.Message{}}
+		h := &harness{s: s, fake: fake, board: &channeltest.Board[telegramtest.Message]{
+			Sources: []<-chan telegramtest.Message{fake.Sent, fake.Edited}, ID: requestOf,
+			Same: func(a, b telegramtest.Message) bool { return a.ChatID == b.ChatID && a.MessageID == b.MessageID },
+		}}
 		h.as = map[string]telegramtest.User{"alice": alice, "dave": dave}[s.As]
 		return h
 	})
@@ -29,8 +31,7 @@ type harness struct {
 	fake *telegramtest.Server
 	as   telegramtest.User
 
-	mu    sync.Mutex
-	shown map[string]telegramtest.Message // latest message by request id
+	board *channeltest.Board[telegramtest.Message]
 }
 
 func (h *harness) Config() string {
@@ -56,35 +57,14 @@ func (h *harness) Channel(t *testing.T, cfg *approverbot.Config) approverbot.Cha
 	return ch
 }
 
-func (h *harness) latest(t *testing.T, id string, done func(telegramtest.Message) bool) telegramtest.Message {
-	t.Helper()
-	deadline := time.After(channeltest.Wait)
-	for {
-		h.mu.Lock()
-		m, ok := h.shown[id]
-		h.mu.Unlock()
-		if ok && done(m) {
-			return m
-		}
-		var got telegramtest.Message
-		select {
-		case got = <-h.fake.Sent:
-		case got = <-h.fake.Edited:
-		case <-deadline:
-			t.Fatalf("request %s never showed as wanted; last: %+v", id, m)
-		}
-		h.mu.Lock()
-		for rid, prev := range h.shown {
-			if prev.MessageID == got.MessageID && prev.ChatID == got.ChatID {
-				h.shown[rid] = got
-			}
-		}
-		if i := strings.Index(got.Text, "request "); i >= 0 {
-			rid, _, _ := strings.Cut(got.Text[i+len("request "):], "\n")
-			h.shown[strings.TrimSpace(rid)] = got
-		}
-		h.mu.Unlock()
+// requestOf is the request id a message shows ("request <id>").
+func requestOf(m telegramtest.Message) string {
+	i := strings.Index(m.Text, "request ")
+	if i < 0 {
+		return ""
 	}
+	id, _, _ := strings.Cut(m.Text[i+len("request "):], "\n")
+	return strings.TrimSpace(id)
 }
 
 // choiceOfTap maps a button's callback data action to its choice.
@@ -92,7 +72,7 @@ var choiceOfTap = map[byte]approverbot.Choice{'a': approverbot.ChoiceOnce, 's': 
 	'w': approverbot.ChoiceAlways, 'd': approverbot.ChoiceReject, 'x': approverbot.ChoiceRejectStop}
 
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
-	m := h.latest(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
 		cs = append(cs, choiceOfTap[b.CallbackData[0]])
@@ -101,7 +81,7 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 }
 
 func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string) string {
-	m := h.latest(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
 	for _, b := range m.Buttons() {
 		if choiceOfTap[b.CallbackData[0]] != c {
 			continue
@@ -116,7 +96,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 }
 
 func (h *harness) Settled(t *testing.T, id string) string {
-	return h.latest(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) == 0 }).Text
+	return h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) == 0 }).Text
 }
 
 func (h *harness) Feedback() bool    { return false }

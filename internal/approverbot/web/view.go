@@ -243,14 +243,13 @@ func deciderText(d messages.Decider) string {
 	return t
 }
 
+// scopeLabel names an approval's scope ("once" when the decision names
+// none: an approval's default).
 func scopeLabel(s messages.Scope) string {
-	switch s {
-	case messages.ScopeSession:
-		return "session"
-	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
-		return "always"
+	if s == "" {
+		return "once"
 	}
-	return "once"
+	return approverbot.ScopeText(s)
 }
 
 // replyMessage summarises the broker's reply to the viewer's own answer.
