@@ -160,7 +160,7 @@ func Present(q Question, l Limits) View {
 	}
 	for _, b := range batch[:min(len(batch), l.Batch)] {
 		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
-			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(mainArgument(b.Arguments)), l.BatchArgs, l.Width)})
+			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(MainArgument(b.Arguments)), l.BatchArgs, l.Width)})
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session = Offer{Offered: true, Tool: req.Tool,
@@ -254,9 +254,9 @@ func (v View) Mine(approver string) bool { return approver != "" && v.Requester 
 // WhyNotMine is why no choice is offered on one's own request.
 const WhyNotMine = "it was made on your behalf, so another approver must answer it"
 
-// mainArgument is the argument that says what a call does: a shell
+// MainArgument is the argument that says what a call does: a shell
 // command, a file path, a search pattern, a URL; "" when there is none.
-func mainArgument(raw json.RawMessage) string {
+func MainArgument(raw json.RawMessage) string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
 		return ""

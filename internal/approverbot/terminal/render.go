@@ -132,29 +132,15 @@ func valueText(v json.RawMessage) string {
 	return buf.String()
 }
 
-// summary renders a tool call on one line (for batch_remaining): the
-// command, path or pattern when there is one, else compact arguments.
+// summary renders a tool call on one line (a new question's notice): its
+// main argument (the core's pick: command, path, pattern, URL) when it has
+// one, else its compact arguments.
 func summary(tool string, args json.RawMessage) string {
-	fs := fields(args)
-	var text string
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
-		for _, f := range fs {
-			if f.key == key {
-				text = valueText(f.value)
-				break
-			}
-		}
-		if text != "" {
-			break
-		}
+	text := approverbot.MainArgument(args)
+	if text == "" {
+		text = approverbot.CompactArgs(args, maxSummary, nil)
 	}
-	if text == "" && len(fs) > 0 {
-		text = valueText(args)
-	}
-	text = line(text)
-	if utf8.RuneCountInString(text) > maxSummary {
-		text = string([]rune(text)[:maxSummary-1]) + "…"
-	}
+	text = approverbot.Clip(line(text), maxSummary)
 	if text == "" {
 		return line(tool)
 	}
