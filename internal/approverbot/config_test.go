@@ -75,6 +75,21 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 	}
 }
 
+func TestConfigAcceptsWhatYAMLAcceptsForEachType(t *testing.T) {
+	// yaml.v3 reads yes/on as booleans, 0x10 as an integer: configs that
+	// loaded before the checks must still load.
+	c, err := ParseConfig([]byte("approvers:\n  bob: {chat: 0x10}\ndesk: {approver: bob}\nim: {verbose: yes}\nchat: {token: t, rooms: {default: 1_000}}\n"), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, _ := SectionOf[*imSection](c, "im"); !im.Verbose {
+		t.Error("verbose: yes did not read as true")
+	}
+	if chat, _ := SectionOf[*chatSection](c, "chat"); chat.Rooms["default"] != 1000 {
+		t.Errorf("rooms %v", chat.Rooms)
+	}
+}
+
 func TestConfigSectionsAreDecodedIntoTheirKindsTypes(t *testing.T) {
 	c, err := ParseConfig([]byte("approvers:\n  bob: {chat: 0x10, im: U1, im_pin: \"1234\"}\ndesk: {approver: bob}\nchat: {token: t, rooms: {default: -100}}\n"), "bot.yaml")
 	if err != nil {

@@ -138,16 +138,17 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 	bad := func(want string) error {
 		return &ConfigError{File: file, Line: n.Line, Key: path, Msg: fmt.Sprintf("%s: want %s, got %s", where, want, describe(n))}
 	}
-	if t == reflect.TypeOf(time.Duration(0)) {
-		if n.Kind != yaml.ScalarNode {
-			return bad("a duration such as 30s or 12h")
-		}
-		if _, err := time.ParseDuration(n.Value); err != nil {
-			if _, err := strconv.ParseInt(n.Value, 10, 64); err != nil || n.Tag != "!!int" {
-				return bad("a duration such as 30s or 12h")
-			}
+	// A scalar is whatever yaml.v3 itself accepts for the type (yes/on
+	// for booleans, 0x10 for integers, 90s for durations): the check only
+	// words the refusal.
+	scalar := func(want string) error {
+		if n.Kind != yaml.ScalarNode || n.Decode(reflect.New(t).Interface()) != nil {
+			return bad(want)
 		}
 		return nil
+	}
+	if t == reflect.TypeOf(time.Duration(0)) {
+		return scalar("a duration such as 30s or 12h")
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -192,17 +193,11 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 			}
 		}
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			return bad("a string")
-		}
+		return scalar("a string")
 	case reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			return bad("true or false")
-		}
+		return scalar("true or false")
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			return bad("an integer")
-		}
+		return scalar("an integer")
 	}
 	return nil
 }
