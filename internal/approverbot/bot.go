@@ -311,9 +311,16 @@ func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	return rep, err
 }
 
-// respondFailure: the answer did not reach the brokers, or their reply
-// was not one.
+// respondFailure: the answer went out but no reply came back, or the reply
+// was not one: it may have been applied.
 type respondFailure struct{ err error }
+
+// IsUnconfirmed reports whether err says an answer went out without a
+// reply (it may have been applied; the resolution will tell).
+func IsUnconfirmed(err error) bool {
+	var f *respondFailure
+	return errors.As(err, &f)
+}
 
 func (e *respondFailure) Error() string { return e.err.Error() }
 func (e *respondFailure) Unwrap() error { return e.err }

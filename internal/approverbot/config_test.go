@@ -2,6 +2,7 @@ package approverbot
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -109,3 +110,27 @@ func TestConfigSectionsAreDecodedIntoTheirKindsTypes(t *testing.T) {
 		t.Errorf("chat user 16 (0x10 in the file) maps to %q, %v; want bob", id, ok)
 	}
 }
+
+func TestNotSentTextSaysWhetherTheAnswerMayHaveBeenApplied(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no reply: it may have been applied", &respondFailure{errors.New("no broker answered: nats: timeout")},
+			"Not confirmed: no broker answered: nats: timeout. The answer may have been applied; the question shows its outcome once it is settled."},
+		{"a choice not offered was never sent", choiceErr(),
+			"Not sent: Always is not offered: x. Nothing was decided."},
+		{"an unknown approver", ErrUnknownApprover, "You are not a configured approver: nothing was sent."},
+		{"another failure", errors.New("signing key gone"), "Not sent: signing key gone. Nothing was decided; try again."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NotSentText(tt.err); got != tt.want {
+				t.Errorf("NotSentText = %q\nwant          %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func choiceErr() error { return fmt.Errorf("%w: Always is not offered: x", ErrChoice) }

@@ -131,6 +131,12 @@ func NotSentText(err error) string {
 		return "Not sent: this question is unknown to the bot (settled long ago, or sent by an earlier run). Nothing was decided."
 	case errors.Is(err, ErrUnknownApprover):
 		return "You are not a configured approver: nothing was sent."
+	case errors.Is(err, ErrChoice):
+		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrChoice.Error()+": ") + ". Nothing was decided."
+	case IsUnconfirmed(err):
+		// The answer went out; only its reply is missing (a refused reply
+		// inbox does that): it may well have been applied.
+		return "Not confirmed: " + err.Error() + ". The answer may have been applied; the question shows its outcome once it is settled."
 	}
 	return "Not sent: " + err.Error() + ". Nothing was decided; try again."
 }
