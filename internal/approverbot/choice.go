@@ -68,12 +68,11 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 
 // Offered reports whether q offers c to approver, and if not, why.
 func Offered(q Question, c Choice, approver string) error {
-	v := Present(q, Limits{Patterns: 1, Subcommands: 1, Batch: 1})
-	switch {
-	case v.Mine(approver):
+	if approver != "" && q.Request.RequestedBy == approver {
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
-	case c == ChoiceAlways && !v.Always.Offered:
-		return fmt.Errorf("%w: Always is %s", ErrChoice, v.Always.WhyNot)
+	}
+	if why := whyNoAlways(q); c == ChoiceAlways && why != "" {
+		return fmt.Errorf("%w: Always is %s", ErrChoice, why)
 	}
 	return nil
 }

@@ -191,12 +191,20 @@ const WhyNoAlways = "not offered: this call holds something no standing grant ma
 // whyNoAgent is why Always is not offered on a request without an agent.
 const whyNoAgent = "not offered: the request names no agent to grant it to; approve once or for the session"
 
-func alwaysOffer(q Question, l Limits) Offer {
+// whyNoAlways says why q offers no Always ("" when it does).
+func whyNoAlways(q Question) string {
 	switch {
 	case q.Always == nil:
-		return Offer{WhyNot: WhyNoAlways}
+		return WhyNoAlways
 	case q.Request.AgentID == "":
-		return Offer{WhyNot: whyNoAgent}
+		return whyNoAgent
+	}
+	return ""
+}
+
+func alwaysOffer(q Question, l Limits) Offer {
+	if why := whyNoAlways(q); why != "" {
+		return Offer{WhyNot: why}
 	}
 	o := Offer{Offered: true, Tool: q.Always.Tool, Agent: q.Request.AgentID}
 	if o.Tool == "" {

@@ -94,7 +94,11 @@ type alwaysLine struct {
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
-	v := approverbot.Present(q, approverbot.DefaultLimits)
+	return cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+}
+
+// cardFromView lays the core's view out as a card for viewer.
+func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	d := cardData{
 		ID:             v.RequestID,
 		Tool:           v.Tool,
