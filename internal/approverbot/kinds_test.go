@@ -53,7 +53,7 @@ func init() {
 	Register(Kind{
 		Name:         "im",
 		Section:      func() any { return &imSection{} },
-		ApproverKeys: []ApproverKey{{Key: "im", User: true}, {Key: "im_pin", Secret: true}},
+		ApproverKeys: []ApproverKey{{Key: "im", User: true}, {Key: "im_pin"}},
 		New:          func(Env) (Channel, error) { return newRecorder("im"), nil },
 	})
 }

@@ -47,8 +47,6 @@ type ApproverKey struct {
 	// User: the value is the approver's user on the channel, which maps
 	// to them; two approvers may not share it.
 	User bool
-	// Secret: the value is a credential (a password hash): never logged.
-	Secret bool
 }
 
 // Env is what a channel is built from.

@@ -27,7 +27,7 @@ func init() {
 	approverbot.Register(approverbot.Kind{
 		Name:         Name,
 		Section:      func() any { return &Config{} },
-		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash, Secret: true}},
+		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash}},
 		Check: func(_ *approverbot.Config, s any) error {
 			if c := s.(*Config); c.SessionTTL == 0 {
 				c.SessionTTL = DefaultSessionTTL
