@@ -86,9 +86,10 @@ func Choose(q Question, c Choice, approver, channel, device, feedback string) (A
 	if _, err := ParseChoice(string(c)); err != nil {
 		return Answer{}, err
 	}
-	if q.Open() {
+	if q.Open() && q.Request.Tool != "" {
 		// A settled question's answer goes to the brokers all the same:
-		// their reply says who decided it.
+		// their reply says who decided it; one the bot does not know is
+		// refused as unknown by Respond.
 		if err := Offered(q, c, approver); err != nil {
 			return Answer{}, err
 		}

@@ -61,3 +61,12 @@ func TestSettledTextsUseNoInternalNames(t *testing.T) {
 		})
 	}
 }
+
+func TestChooseLeavesAnUnknownQuestionToRespond(t *testing.T) {
+	var q approverbot.Question
+	q.Request.RequestID = "r-gone"
+	a, err := approverbot.Choose(q, approverbot.ChoiceAlways, "alice", "slack", "d", "")
+	if err != nil || a.Scope != messages.ScopeAlways || a.RequestID != "r-gone" {
+		t.Errorf("Choose on an unknown question = %+v, %v; want the answer, for Respond to refuse as unknown", a, err)
+	}
+}
