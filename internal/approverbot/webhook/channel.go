@@ -126,10 +126,38 @@ func (c *Channel) CheckHealth(context.Context) error {
 	return c.lastErr
 }
 
-// Ask implements [approverbot.Channel]: it posts the question.
+// QuestionEvent is an approval_needed delivery: the wire message, plus what
+// the receiving system needs to offer the right answers.
+type QuestionEvent struct {
+	messages.ApprovalNeeded
+	Offers Offers `json:"offers"`
+}
+
+// Offers are the core's view of a question's answers.
+type Offers struct {
+	// Actions are the choices the question offers (approve, session,
+	// always, reject_soft, reject_hard), as /webhook/respond takes them
+	// (always: "scope": "always").
+	Actions []string `json:"actions"`
+	// Session and Always say what those answers grant; AlwaysNotOffered
+	// why Always is not offered (Always is then empty).
+	Session          string `json:"session"`
+	Always           string `json:"always,omitempty"`
+	AlwaysNotOffered string `json:"always_not_offered,omitempty"`
+}
+
+// Ask implements [approverbot.Channel]: it posts the question with its
+// offers.
 func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
-	msg := q.ApprovalNeeded
+	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
+	v := approverbot.Present(q, approverbot.Limits{Subcommands: 1, Batch: 1})
+	msg.Offers = Offers{Actions: []string{}, Session: v.Session.Grants, Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot}
+	for _, ch := range approverbot.Choices {
+		if approverbot.Offered(q, ch, "") == nil {
+			msg.Offers.Actions = append(msg.Offers.Actions, string(ch))
+		}
+	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
 }
 

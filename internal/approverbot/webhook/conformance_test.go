@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
-	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 func TestWebhookPassesTheChannelSuite(t *testing.T) {
@@ -113,19 +113,23 @@ func (h *harness) await(t *testing.T, id, event string) []byte {
 }
 
 // Shown: the receiving system reads the question's JSON; its controls are
-// the respond endpoint's answers, Always among them when the question
-// carries an always grant.
+// the respond endpoint's answers the delivery's offers list.
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
 	body := h.await(t, id, "approval_needed")
-	var q messages.ApprovalNeeded
+	var q webhook.QuestionEvent
 	if err := json.Unmarshal(body, &q); err != nil {
 		t.Fatal(err)
 	}
 	var cs []approverbot.Choice
-	for _, c := range approverbot.Choices {
-		if c != approverbot.ChoiceAlways || q.Always != nil {
-			cs = append(cs, c)
+	for _, a := range q.Offers.Actions {
+		c, err := approverbot.ParseChoice(a)
+		if err != nil {
+			t.Fatal(err)
 		}
+		cs = append(cs, c)
+	}
+	if q.Always != nil && !strings.Contains(q.Offers.Always, "for agent") {
+		t.Errorf("the offers do not say what Always grants: %+v", q.Offers)
 	}
 	return string(body), cs
 }
