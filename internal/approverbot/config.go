@@ -90,6 +90,9 @@ func LoadConfig(path string) (*Config, error) {
 	return ParseConfig(data, path)
 }
 
+// MaxConfigSize bounds a config file (a real one is a few KiB).
+const MaxConfigSize = 1 << 20
+
 // coreKeys are the config's own top-level keys.
 var coreKeys = []string{"approvers", "http", "nats", "prefix", "teams"}
 
@@ -107,6 +110,9 @@ func ParseConfig(data []byte, name string) (c *Config, err error) {
 	}()
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ConfigError{File: name, Msg: "the config is empty (see docs/APPROVERS.md)"}
+	}
+	if len(data) > MaxConfigSize {
+		return nil, &ConfigError{File: name, Msg: fmt.Sprintf("the config is larger than %d bytes", MaxConfigSize)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -128,9 +134,6 @@ func ParseConfig(data []byte, name string) (c *Config, err error) {
 
 // decode fills c from the root mapping.
 func (c *Config) decode(file string, root *yaml.Node) error {
-	for root.Kind == yaml.AliasNode && root.Alias != nil {
-		root = root.Alias
-	}
 	if root.Kind != yaml.MappingNode {
 		return &ConfigError{File: file, Line: root.Line, Msg: "the config must be a mapping of keys (see docs/APPROVERS.md), got " + describe(root)}
 	}
@@ -191,6 +194,9 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil
 	}
+	if n.Kind == yaml.AliasNode {
+		return checkNode(file, n, reflect.TypeOf(map[string]string{}), "approvers")
+	}
 	if n.Kind != yaml.MappingNode {
 		return &ConfigError{File: file, Line: n.Line, Key: "approvers", Msg: "approvers: want a mapping of approver ids, got " + describe(n)}
 	}
@@ -204,6 +210,9 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 		idn, v := n.Content[i], n.Content[i+1]
 		id, where := idn.Value, "approvers."+idn.Value
 		c.lines[where] = idn.Line
+		if v.Kind == yaml.AliasNode {
+			return checkNode(file, v, reflect.TypeOf(ApproverConfig{}), where)
+		}
 		a := ApproverConfig{Keys: map[string]string{}}
 		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
 			c.Approvers[id] = a
@@ -216,6 +225,9 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 			kn, vn := v.Content[j], v.Content[j+1]
 			key := where + "." + kn.Value
 			c.lines[key] = kn.Line
+			if vn.Kind == yaml.AliasNode {
+				return checkNode(file, vn, reflect.TypeOf(""), key)
+			}
 			if kn.Value == "display" {
 				if vn.Kind != yaml.ScalarNode {
 					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a string, got " + describe(vn)}

@@ -54,6 +54,13 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 			"approvers:\n  alice: {}\ndesk:\n\tapprover: alice\n",
 			`bot.yaml:4: invalid YAML: a tab in the indentation (YAML indents with spaces)`},
 		{"an empty file", "\n# nothing\n", `bot.yaml: the config is empty (see docs/APPROVERS.md)`},
+		{"an alias (a billion laughs needs them)",
+			"approvers:\n  alice: {}\ndesk: &d {approver: alice}\nim: *d\n",
+			`bot.yaml:4: im: YAML aliases (*d) are not supported in the bot's config; write the value out`},
+		{"an alias among the approvers",
+			"approvers:\n  alice: &a {}\n  bob: *a\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.bob: YAML aliases (*a) are not supported in the bot's config; write the value out`},
+		{"a file over 1 MiB", desk + "# " + strings.Repeat("x", 1<<20) + "\n", `bot.yaml: the config is larger than 1048576 bytes`},
 		{"a list at the top", "- a\n- b\n", `bot.yaml:1: the config must be a mapping of keys (see docs/APPROVERS.md), got a list`},
 	}
 	for _, tt := range tests {

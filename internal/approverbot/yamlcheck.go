@@ -122,8 +122,10 @@ func levelList(levels []int) string {
 // of the wrong kind (with the kind wanted). keys adds the known keys of a
 // mapping the type does not list (the channels' sections).
 func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+	if n.Kind == yaml.AliasNode {
+		// As in the policy: an alias can multiply a small file into a huge
+		// document, and a config gains nothing from it.
+		return &ConfigError{File: file, Line: n.Line, Key: path, Msg: fmt.Sprintf("%s: YAML aliases (*%s) are not supported in the bot's config; write the value out", orConfig(path), n.Value)}
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -200,6 +202,13 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 		return scalar("an integer")
 	}
 	return nil
+}
+
+func orConfig(path string) string {
+	if path == "" {
+		return "the config"
+	}
+	return path
 }
 
 func join(path, key string) string {
