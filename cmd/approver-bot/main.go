@@ -165,7 +165,14 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	ho := &slog.HandlerOptions{Level: l}
+	// Durations as Go writes them ("1.5s"): slog's JSON handler would
+	// write nanoseconds, which read as a count.
+	ho := &slog.HandlerOptions{Level: l, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
 	switch format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, ho)), nil

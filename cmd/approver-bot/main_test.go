@@ -451,3 +451,15 @@ func TestBinaryHashPasswordDoesNotEchoOnATerminal(t *testing.T) {
 		t.Errorf("hash %q does not match: %v\n%s", hash, err, text)
 	}
 }
+
+func TestJSONLogsWriteDurationsAsGoDurations(t *testing.T) {
+	var buf strings.Builder
+	log, err := newLogger("info", "json", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("webhook delivery failed; retrying", "retry_in", 1500*time.Millisecond)
+	if !strings.Contains(buf.String(), `"retry_in":"1.5s"`) {
+		t.Errorf("a duration is logged as %s", buf.String())
+	}
+}
