@@ -164,7 +164,7 @@ func Present(q Question, l Limits) View {
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session = Offer{Offered: true, Tool: req.Tool,
-		Grants: "every " + req.Tool + " call of session " + req.SessionID + " that a standing grant may cover"}
+		Grants: "this call, and later " + req.Tool + " calls of session " + req.SessionID + " that a standing grant may cover"}
 	v.Always = alwaysOffer(q, l)
 	return v
 }

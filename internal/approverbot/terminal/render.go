@@ -332,7 +332,7 @@ func helpText(q approverbot.Question) string {
 	v := view(q)
 	var b strings.Builder
 	b.WriteString("  y  approve this call once\n")
-	fmt.Fprintf(&b, "  s  approve it and %s\n", line(v.Session.Grants))
+	fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
 	if v.Always.Offered {
 		fmt.Fprintf(&b, "  a  approve always: %s\n", line(v.Always.Grants))
 	} else {

@@ -394,7 +394,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("› ")
 		tp.typeKeys(t, "?")
 		help := tp.out.expect("this help")
-		for _, want := range []string{"approve this call once", "every bash call of session sess-help", "reject and stop (hard)", "skip"} {
+		for _, want := range []string{"approve this call once", "later bash calls of session sess-help", "reject and stop (hard)", "skip"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("help lacks %q:\n%s", want, help)
 			}
