@@ -20,6 +20,8 @@ func DecidedBy(d messages.Decision) string {
 	switch {
 	case who == "" && d.DecidedBy.Kind == messages.DeciderReaper:
 		who = "the reaper"
+	case who == "" && d.DecidedBy.Kind == messages.DeciderAgent:
+		who = "the agent"
 	case who == "" && d.DecidedBy.Kind != "":
 		who = string(d.DecidedBy.Kind)
 	case who == "":

@@ -366,29 +366,9 @@ func answeredLine(st style, tool string, a approverbot.Answer, grant string) str
 	return s
 }
 
-// deciderName names who settled a question.
-func deciderName(d messages.Decider) string {
-	switch {
-	case d.Display != "":
-		return line(d.Display)
-	case d.ID != "":
-		return line(d.ID)
-	case d.Kind == messages.DeciderReaper:
-		return "the reaper"
-	case d.Kind == messages.DeciderAgent:
-		return "the agent"
-	case d.Kind != "":
-		return line(string(d.Kind))
-	}
-	return "another device"
-}
-
 // settledText says how a question was settled: "alice via web (approved)".
 func settledText(state messages.State, d messages.Decision) string {
-	s := deciderName(d.DecidedBy)
-	if d.DecidedBy.Channel != "" {
-		s += " via " + line(d.DecidedBy.Channel)
-	}
+	s := line(approverbot.DecidedBy(d))
 	what := string(state)
 	if what == "" {
 		switch d.Outcome {
