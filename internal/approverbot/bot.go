@@ -450,13 +450,7 @@ func Recipient(c *Config, channel, user string) (string, bool) {
 		want = strconv.FormatInt(n, 10)
 	}
 	for _, id := range sortedKeys(c.Approvers) {
-		v := c.Approvers[id].Keys[key.Key]
-		if key.Int {
-			if n, err := strconv.ParseInt(v, 0, 64); err == nil {
-				v = strconv.FormatInt(n, 10)
-			}
-		}
-		if v != "" && v == want {
+		if v := c.Approvers[id].Keys[key.Key]; v != "" && v == want {
 			return id, true
 		}
 	}

@@ -250,12 +250,17 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 			if vn.Tag == "!!null" {
 				continue
 			}
+			v := vn.Value
 			if ak.Int {
-				if _, err := strconv.ParseInt(vn.Value, 0, 64); err != nil {
+				// Kept in decimal, so 16 and 0x10 are one user to the
+				// uniqueness check and to Recipient.
+				var n int64
+				if err := vn.Decode(&n); err != nil {
 					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want an integer, got " + describe(vn)}
 				}
+				v = strconv.FormatInt(n, 10)
 			}
-			a.Keys[kn.Value] = vn.Value
+			a.Keys[kn.Value] = v
 		}
 		c.Approvers[id] = a
 	}

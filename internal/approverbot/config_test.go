@@ -60,6 +60,9 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 		{"an alias among the approvers",
 			"approvers:\n  alice: &a {}\n  bob: *a\ndesk: {approver: alice}\n",
 			`bot.yaml:3: approvers.bob: YAML aliases (*a) are not supported in the bot's config; write the value out`},
+		{"one user written two ways for two approvers",
+			"approvers:\n  alice: {chat: 16}\n  bob: {chat: 0x10}\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.bob.chat: user 16 already maps to alice`},
 		{"a file over 1 MiB", desk + "# " + strings.Repeat("x", 1<<20) + "\n", `bot.yaml: the config is larger than 1048576 bytes`},
 		{"a list at the top", "- a\n- b\n", `bot.yaml:1: the config must be a mapping of keys (see docs/APPROVERS.md), got a list`},
 	}
