@@ -88,7 +88,7 @@ func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error
 		b.metrics.initChannel(ch.Name())
 	}
 	for _, team := range cfg.Teams {
-		b.replayed[team] = errors.New("not replayed yet")
+		b.replayed[team] = errors.New(notReplayedYet)
 	}
 	b.metrics.Ready.Set(0)
 	return b, nil
@@ -479,17 +479,28 @@ func (b *Bot) NATSError(sub *nats.Subscription, err error) {
 	b.updateReady()
 }
 
-// replayDone records the result of a team's pending replay.
+// replayDone records the result of a team's pending replay. It logs a
+// change (a new failure, a recovery), not every retry of the same one.
 func (b *Bot) replayDone(team string, err error) {
-	if err != nil {
-		b.metrics.NATSErrors.WithLabelValues(NATSReplay).Inc()
-		b.log.Warn("pending replay failed; retrying", "team", team, "err", err)
-	}
 	b.healthMu.Lock()
+	prev, seen := b.replayed[team]
 	b.replayed[team] = err
 	b.healthMu.Unlock()
+	wasFailing := seen && prev != nil && prev.Error() != notReplayedYet
+	switch {
+	case err != nil:
+		b.metrics.NATSErrors.WithLabelValues(NATSReplay).Inc()
+		if !wasFailing || prev.Error() != err.Error() {
+			b.log.Warn("pending replay failed; retrying every "+b.retryEvery.String(), "team", team, "err", err)
+		}
+	case wasFailing:
+		b.log.Info("pending replay succeeded again", "team", team)
+	}
 	b.updateReady()
 }
+
+// notReplayedYet is a team's replay state before the first replay.
+const notReplayedYet = "not replayed yet"
 
 // Ready reports whether the bot's NATS traffic works: no subscription or
 // publish refused by the server, and every team's latest pending replay
