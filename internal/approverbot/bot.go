@@ -237,6 +237,9 @@ func (b *Bot) replay(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		msg, err := b.nc.RequestWithContext(rctx, b.subj.Pending(team), data)
 		cancel()
+		if ctx.Err() != nil {
+			return // shutting down: not a failure
+		}
 		if err != nil {
 			b.replayDone(team, fmt.Errorf("no broker answered the pending replay (%w); NATS permissions must let the bot publish on %s and subscribe to its reply inbox (nats.inbox_prefix)", err, b.subj.Pending(team)))
 			continue
