@@ -100,20 +100,6 @@ func TestSlackDenyAndStopRejectsHardAndEndsTheTurn(t *testing.T) {
 	}
 }
 
-func TestSlackDenyRejectsSoftly(t *testing.T) {
-	e := start(t)
-	pend, _ := e.Ask(t, "r1", "make clean")
-	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
-	if status, body := e.click(t, m, deny, carol); status != http.StatusOK {
-		t.Fatalf("click: %d %s", status, body)
-	}
-	d := pend.Wait(t)
-	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-	if d.RejectMode != messages.RejectSoft {
-		t.Errorf("reject mode %s, want reject_soft", d.RejectMode)
-	}
-}
-
 func TestSlackRefusesForgedStaleAndUnsignedRequestsAndDecidesNothing(t *testing.T) {
 	e := start(t)
 	pend, _ := e.Ask(t, "r1", "make deploy")

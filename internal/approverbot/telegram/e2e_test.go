@@ -77,56 +77,6 @@ func TestTelegramQuestionIsSentAndATapOnApproveReachesTheAgent(t *testing.T) {
 	eventually(t, "the bot confirms the update it handled", func() bool { return e.tg.Pending() == 0 })
 }
 
-func TestTelegramSessionAlwaysDenyAndDenyAndStopSendTheirAnswers(t *testing.T) {
-	cases := []struct {
-		name    string
-		command string
-		button  string
-		check   func(t *testing.T, d *messages.Decision)
-	}{
-		{"Session approves the tool for the session", "make deploy", session, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-			if d.Scope != messages.ScopeSession {
-				t.Errorf("scope %s, want session", d.Scope)
-			}
-		}},
-		{"Always grants the command's prefix", "git push origin main", always, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-			if d.Scope != messages.ScopeAlwaysPrefix || !slices.Equal(d.GrantedPattern, []string{"git push *"}) {
-				t.Errorf("scope %s grants %v, want always_prefix git push *", d.Scope, d.GrantedPattern)
-			}
-		}},
-		{"Deny rejects softly", "make clean", deny, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-			if d.RejectMode != messages.RejectSoft {
-				t.Errorf("reject mode %s, want reject_soft", d.RejectMode)
-			}
-		}},
-		{"Deny & stop rejects hard", "make clean", denyStop, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-			if d.RejectMode != messages.RejectHard {
-				t.Errorf("reject mode %s, want reject_hard", d.RejectMode)
-			}
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := start(t)
-			pend, _ := e.Ask(t, "r1", c.command)
-			m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
-			if c.button == always && !strings.Contains(m.Text, "Always approves bash(git push *) for agent a1, until revoked") {
-				t.Errorf("the question does not say what Always grants:\n%s", m.Text)
-			}
-			e.tap(t, m, c.button, bob)
-			d := pend.Wait(t)
-			c.check(t, d)
-			if d.DecidedBy.ID != "bob" {
-				t.Errorf("decided by %s, want bob", d.DecidedBy.ID)
-			}
-		})
-	}
-}
-
 func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {
 	e := start(t)
 	pend, _ := e.Ask(t, "r1", "git push origin main")
