@@ -33,9 +33,10 @@ The config file is described in docs/APPROVERS.md.
 
 One HTTP listener (http.listen, default 127.0.0.1:8090) serves the web page,
 Slack's interactions (/slack/interactions), the webhook's responses
-(/webhook/respond), GET /healthz (the process is up) and GET /readyz (NATS
-is connected and every channel is healthy). SIGINT or SIGTERM shut the bot
-down gracefully.
+(/webhook/respond), GET /healthz (the process is up), GET /readyz (NATS
+is connected, the server accepts the bot's subscriptions, every team's
+pending replay was answered and every channel is healthy) and GET /metrics
+(Prometheus). SIGINT or SIGTERM shut the bot down gracefully.
 
 Commands:
   hash-password   read a password (without echo on a terminal) and print
