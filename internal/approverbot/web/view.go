@@ -198,9 +198,10 @@ func resolutionText(r messages.Resolved) string {
 		}
 		return t
 	case messages.ReasonCascade, messages.ReasonScopeGrant:
-		return withReason("Allowed by a grant given on another question", d.Reason)
+		// In plain words: the brokers' reason names policy internals.
+		return "Allowed: " + approverbot.ReasonText(d)
 	case messages.ReasonHardStop:
-		return withReason("Rejected: the agent's turn was stopped", d.Reason)
+		return "Rejected: " + approverbot.ReasonText(d)
 	case messages.ReasonTimeout:
 		return "Timed out (no approver response)"
 	case messages.ReasonCancelled:
