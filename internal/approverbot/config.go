@@ -137,6 +137,9 @@ func (c *Config) decode(file string, root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
 		return &ConfigError{File: file, Line: root.Line, Msg: "the config must be a mapping of keys (see docs/APPROVERS.md), got " + describe(root)}
 	}
+	if err := noDuplicateKeys(file, root, ""); err != nil {
+		return err
+	}
 	core := &yaml.Node{Kind: yaml.MappingNode}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -200,6 +203,9 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return &ConfigError{File: file, Line: n.Line, Key: "approvers", Msg: "approvers: want a mapping of approver ids, got " + describe(n)}
 	}
+	if err := noDuplicateKeys(file, n, "approvers"); err != nil {
+		return err
+	}
 	keys := approverKeys()
 	known := []string{"display"}
 	for _, k := range keys {
@@ -220,6 +226,9 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 		}
 		if v.Kind != yaml.MappingNode {
 			return &ConfigError{File: file, Line: v.Line, Key: where, Msg: where + ": want a mapping of " + strings.Join(known, ", ") + ", got " + describe(v)}
+		}
+		if err := noDuplicateKeys(file, v, where); err != nil {
+			return err
 		}
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			kn, vn := v.Content[j], v.Content[j+1]

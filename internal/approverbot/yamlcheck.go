@@ -152,6 +152,11 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 	if t == reflect.TypeOf(time.Duration(0)) {
 		return scalar("a duration such as 30s or 12h")
 	}
+	if n.Kind == yaml.MappingNode {
+		if err := noDuplicateKeys(file, n, path); err != nil {
+			return err
+		}
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
@@ -200,6 +205,21 @@ func checkNode(file string, n *yaml.Node, t reflect.Type, path string) error {
 		return scalar("true or false")
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		return scalar("an integer")
+	}
+	return nil
+}
+
+// noDuplicateKeys refuses a mapping that sets a key twice (YAML forbids it;
+// a second value silently winning would hide a mistake).
+func noDuplicateKeys(file string, n *yaml.Node, path string) error {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if first, dup := seen[k.Value]; dup {
+			return &ConfigError{File: file, Line: k.Line, Key: join(path, k.Value),
+				Msg: fmt.Sprintf("%s: set twice (first at line %d)", join(path, k.Value), first)}
+		}
+		seen[k.Value] = k.Line
 	}
 	return nil
 }
