@@ -180,8 +180,16 @@ func (c *Config) decode(file string, root *yaml.Node) error {
 	return nil
 }
 
-// recordLines remembers the line of every key below path.
+// recordLines remembers the line of every key and list item below path.
 func (c *Config) recordLines(path string, n *yaml.Node) {
+	if n.Kind == yaml.SequenceNode {
+		for i, item := range n.Content {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			c.lines[p] = item.Line
+			c.recordLines(p, item)
+		}
+		return
+	}
 	if n.Kind != yaml.MappingNode {
 		return
 	}
@@ -309,7 +317,10 @@ func findKey(keys []ApproverKey, k string) (ApproverKey, bool) {
 // ConfigError at the line of the key it names.
 func (c *Config) locate(file string, err error) error {
 	msg := err.Error()
-	key, _, _ := strings.Cut(msg, ": ")
+	key := msg
+	if i := strings.IndexAny(key, ": "); i >= 0 {
+		key = key[:i]
+	}
 	for key != "" {
 		if line, ok := c.lines[key]; ok {
 			return &ConfigError{File: file, Line: line, Key: key, Msg: msg}
