@@ -65,8 +65,10 @@ type cardData struct {
 	Required       int
 	SoFar          []string
 	Always         *alwaysLine
-	// NoAlways says why Always is not offered.
-	NoAlways string
+	// NoAlways says why Always is not offered; SessionGrants what Session
+	// grants.
+	NoAlways      string
+	SessionGrants string
 	// Mine is set when the viewer is the human the agent works for;
 	// NotYours says why they cannot approve.
 	Mine     bool
@@ -116,6 +118,7 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 		Required:       v.Required,
 		SoFar:          v.SoFar,
 		Mine:           v.Mine(viewer),
+		SessionGrants:  v.Session.Grants,
 	}
 	if d.Mine {
 		d.NotYours = approverbot.WhyNotMine
