@@ -94,8 +94,13 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		}
 	}
 
+	vote := session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec}
+	if dec.RejectMode == messages.RejectHard {
+		// The stop is part of the vote: a rejection without it cannot exist.
+		vote.Stop = stopReason(resp.Approver.ID, rec)
+	}
 	sctx, cancel = b.storeCtx(ctx)
-	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec})
+	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, vote)
 	cancel()
 	if err != nil {
 		if !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrNotFound) {
@@ -105,8 +110,11 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	}
 	if !res.Applied {
 		why := "the request is already settled; the standing decision is final"
-		if errors.Is(res.Refusal, session.ErrDuplicateVote) {
+		switch {
+		case errors.Is(res.Refusal, session.ErrDuplicateVote):
 			why = "your approval was already counted; waiting for other approvers"
+		case errors.Is(res.Refusal, session.ErrStopped):
+			why = "the session was hard-stopped (a reject_hard); its pending requests are being rejected"
 		}
 		return encode(refusal(b, res.Record, why))
 	}
@@ -336,13 +344,18 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 	}
 }
 
+// stopReason is the stop signal's text for a reject_hard of rec by approver.
+func stopReason(by string, rec *session.Record) string {
+	return fmt.Sprintf("%s rejected %s (%s)", by, rec.Tool, rec.ID)
+}
+
 // hardStop sets the session's stop signal and rejects its other pending
 // requests with hard_stop; it returns those it rejected.
 func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by string) []*session.Record {
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
 	version := b.cfg.Policy.Current().Version()
-	stopped, err := b.store.Stop(sctx, rec.SessionID, fmt.Sprintf("%s rejected %s (%s)", by, rec.Tool, rec.ID), func(o *session.Record) messages.Decision {
+	stopped, err := b.store.Stop(sctx, rec.SessionID, stopReason(by, rec), func(o *session.Record) messages.Decision {
 		tool := toolOf(o)
 		return messages.Decision{
 			V:             messages.Version,

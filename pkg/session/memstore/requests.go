@@ -137,9 +137,15 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	if e.rec.HasApproval(v.ApproverID) {
 		return refused(e, session.ErrDuplicateVote), nil
 	}
+	if _, stopped := s.stops[sessionID]; stopped && v.Approve {
+		return refused(e, session.ErrStopped), nil
+	}
 	switch {
 	case !v.Approve:
 		s.settle(e, messages.StateRejected, &v.Decision, now)
+		if v.Stop != "" {
+			s.stops[sessionID] = v.Stop
+		}
 	default:
 		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
 		if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
@@ -169,6 +175,9 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	}
 	if !s.open(e, now) {
 		return refused(e, session.ErrSettled), nil
+	}
+	if _, stopped := s.stops[sessionID]; stopped && state == messages.StateApproved {
+		return refused(e, session.ErrStopped), nil
 	}
 	s.settle(e, state, &d, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil

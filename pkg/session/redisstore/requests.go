@@ -225,8 +225,8 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 		approve = "1"
 	}
 	reply, err := s.run(ctx, scriptDecide,
-		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
-		requestID, v.ApproverID, approve, d, s.retMillis)
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID)},
+		requestID, v.ApproverID, approve, d, s.retMillis, v.Stop)
 	return s.transition(ctx, "decide", sessionID, requestID, reply, err)
 }
 
@@ -252,7 +252,7 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	}
 	defer cancel()
 	reply, err := s.run(ctx, scriptSettle,
-		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID)},
 		requestID, string(state), dj, s.retMillis)
 	return s.transition(ctx, "settle", sessionID, requestID, reply, err)
 }
@@ -289,6 +289,8 @@ func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, 
 		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
 	case "dup":
 		return session.Result{Record: rec, Refusal: session.ErrDuplicateVote}, nil
+	case "stopped":
+		return session.Result{Record: rec, Refusal: session.ErrStopped}, nil
 	}
 	return session.Result{}, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
 }

@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 		tests = append(tests, r.lifecycleTests()...)
 		tests = append(tests, r.retentionTests()...)
 		tests = append(tests, r.raceTests()...)
+		tests = append(tests, r.stopVoteTests()...)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
