@@ -46,6 +46,10 @@ type Broker struct {
 	bgCancel   context.CancelFunc
 	background sync.WaitGroup
 
+	// acks acknowledges carried-out outbox effects (outbox.go); nil until
+	// Run starts it, and then effects are acknowledged inline.
+	acks *acker
+
 	mu      sync.Mutex
 	subs    []*nats.Subscription
 	running bool
@@ -117,8 +121,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.setupJetStream(ctx); err != nil {
 		return err
 	}
+	// Before the handlers start: they queue acknowledgements.
+	b.startAcker()
 	if err := b.subscribe(); err != nil {
 		b.stopServing()
+		b.acks.stop()
 		return err
 	}
 	b.ready.Store(true)
@@ -127,6 +134,18 @@ func (b *Broker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	ow, err := b.newOutboxWorker()
+	if err != nil {
+		b.stopServing()
+		return fmt.Errorf("broker: outbox: %w", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := ow.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			b.log.Error("outbox worker stopped", "err", err)
+		}
+	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
 	if !b.cfg.DisableReaper {
@@ -157,6 +176,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.background.Wait()
 	stop()
 	wg.Wait()
+	b.acks.stop()
 	b.closed.Store(true)
 	b.log.Info("broker stopped")
 	return nil

@@ -227,7 +227,7 @@ func (s lateDecides) Decide(ctx context.Context, sessionID, id string, v session
 // instead of leaving the agent to find out by polling, and the session
 // grant the approver gave covers the next call.
 func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
-	mem := memstore.New(memstore.Options{})
+	mem := memstore.New(memstore.Options{EffectLease: 200 * time.Millisecond})
 	fail := new(atomic.Bool)
 	ns := loneBroker(t, lateDecides{mem, fail})
 	devices := ns.Connect(t)

@@ -13,6 +13,7 @@ type Metrics struct {
 	DecisionLatency *prometheus.HistogramVec
 	Pending         prometheus.Gauge
 	ReaperExpiries  prometheus.Counter
+	OutboxClaims    prometheus.Counter
 	StoreErrors     *prometheus.CounterVec
 	NATSErrors      *prometheus.CounterVec
 	BadMessages     *prometheus.CounterVec
@@ -45,6 +46,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "signoff_reaper_expiries_total",
 			Help: "Pending requests this replica's reaper expired.",
 		}),
+		OutboxClaims: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "signoff_outbox_claims_total",
+			Help: "Outbox entries this replica claimed after their lease ran out: effects of decisions whose replica died or failed before it acknowledged them.",
+		}),
 		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signoff_store_errors_total",
 			Help: "State store (Redis) calls that failed, by operation.",
@@ -62,7 +67,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Policy reloads by result (ok, error).",
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries,
+	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads)
 	return m
 }

@@ -150,7 +150,7 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 	case errors.Is(res.Refusal, session.ErrExpired):
 		return b.finishAuto(msg, req, d, timeoutDecision(res.Record)), "deny"
 	case res.Applied:
-		b.opened(res.Record)
+		b.opened(ctx, res.Record)
 		return encode(b.receiptFor(res.Record)), "pending"
 	case res.Record.State == messages.StatePending:
 		b.announce(res.Record)
@@ -158,12 +158,13 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 	return encode(b.receiptFor(res.Record)), "retry"
 }
 
-// opened counts and announces a request this replica just made pending.
-func (b *Broker) opened(rec *session.Record) {
+// opened counts a request this replica just made pending and carries out
+// what its Open recorded in the outbox: the question to its teams.
+func (b *Broker) opened(ctx context.Context, rec *session.Record) {
 	b.m.Pending.Inc()
 	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
 		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
-	b.announce(rec)
+	b.carryOut(ctx, rec)
 }
 
 // finishAuto replies to an automatic decision, then records it (metrics,

@@ -215,6 +215,19 @@ type Store interface {
 	// returned by exactly one call across every caller sharing the backend.
 	ClaimExpired(ctx context.Context, limit int) ([]*Record, error)
 
+	// ClaimEffects leases up to limit outbox entries whose lease has run out
+	// and returns the records they name, as they stand now; see the outbox
+	// rules at [DefaultEffectLease]. Each entry is returned to one caller per
+	// lease: if that caller does not acknowledge it (AckEffects) before the
+	// lease ends, a later call returns it again.
+	ClaimEffects(ctx context.Context, limit int) ([]*Record, error)
+
+	// AckEffects removes the outbox entries of recs (records returned by a
+	// transition or by ClaimEffects) once their effects are carried out. An
+	// entry that a later transition of the same request replaced stays:
+	// its effects are still owed.
+	AckEffects(ctx context.Context, recs ...*Record) error
+
 	// Now returns the store's clock (Redis TIME for the Redis store).
 	Now(ctx context.Context) (time.Time, error)
 

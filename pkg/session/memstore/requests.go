@@ -81,6 +81,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 		return session.Result{}, fmt.Errorf("memstore: open %s/%s: %w", sessionID, requestID, session.ErrStopped)
 	}
 	e.rec.State = messages.StatePending
+	s.record(e, now)
 	s.index(e)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
@@ -152,6 +153,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 			s.settle(e, messages.StateApproved, &v.Decision, now)
 		}
 	}
+	s.record(e, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
 
@@ -180,6 +182,7 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 		return refused(e, session.ErrStopped), nil
 	}
 	s.settle(e, state, &d, now)
+	s.record(e, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
 
@@ -293,6 +296,7 @@ func (s *Store) settleAll(entries []*entry, state messages.State, mk func(*sessi
 		}
 		d := mk(e.rec.Clone())
 		s.settle(e, state, &d, now)
+		s.record(e, now)
 		out = append(out, e.rec.Clone())
 	}
 	return out

@@ -35,6 +35,7 @@ type leased struct {
 	alloc int64 // how many of them this call claims
 	next  string
 	claim *call
+	mark  *call // the outbox-index mark sent with the claim
 }
 
 // ClaimExpired moves up to limit due requests (by Redis TIME) to expired
@@ -149,11 +150,14 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 
 		// 3. Claim. Sessions without a share keep their next expiry from
 		// the count (still due if they had more than the budget).
+		// Each claim records its timeouts in the session's outbox: the
+		// outbox index is marked first, in the same pipeline (outbox.go).
 		var claims []*call
 		for _, l := range got {
 			if l.alloc > 0 {
-				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis)
-				claims = append(claims, l.claim)
+				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess), s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis, s.obLease)
+				l.mark = s.obMark(l.sess)
+				claims = append(claims, l.mark, l.claim)
 			}
 		}
 		if len(claims) > 0 {
@@ -178,6 +182,9 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 				continue
 			}
 			l.next = next
+			if len(recs) > 0 {
+				s.ensureMarked(ctx, l.mark, l.sess)
+			}
 			out = append(out, recs...)
 			// Give back what the session did not have after all (claimed
 			// meanwhile by a reaper whose lease had run out).

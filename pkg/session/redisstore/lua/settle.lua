@@ -1,7 +1,8 @@
 -- settle: move a pending request to a final state with compare-and-set.
--- KEYS[1] expiry index of the session, KEYS[2] record, KEYS[3] stop signal
+-- KEYS[1] expiry index of the session, KEYS[2] record, KEYS[3] stop signal,
+-- KEYS[4] outbox of the session
 -- ARGV[1] request id, ARGV[2] state, ARGV[3] decision (JSON),
--- ARGV[4] retention (ms)
+-- ARGV[4] retention (ms), ARGV[5] outbox lease (µs)
 -- A held request (creating) reads as not found; approving in a stopped
 -- session is refused.
 -- → {'ok'|'settled'|'due'|'stopped', record} or {'nf'}
@@ -31,4 +32,5 @@ settle_head(h, ARGV[2], ARGV[3], now)
 v = enc(h) .. rest
 redis.call('SET', KEYS[2], v, 'PX', ARGV[4])
 redis.call('ZREM', KEYS[1], ARGV[1])
+ob_put(KEYS[4], ARGV[1], h, now, ARGV[5])
 return {'ok', v}
