@@ -74,7 +74,8 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
 	defer cancelBudget()
 
-	// 1. Lease.
+	// 1. Lease (after releasing leases that earlier calls could not).
+	s.releaseFailed(ctx)
 	per := limit/dueShards + 1
 	leases := make([]*call, dueShards)
 	for i := range leases {
@@ -132,19 +133,7 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 	}
 
 	// 3. Finalize (the due index's script: it acts on a lease score only).
-	byShard := map[int][]any{}
-	for _, l := range got {
-		if byShard[l.shard] == nil {
-			byShard[l.shard] = []any{l.lease}
-		}
-		byShard[l.shard] = append(byShard[l.shard], l.sess, l.next)
-	}
-	var after []*call
-	for shard, args := range byShard {
-		after = append(after, scall(scriptFinalize, []string{s.k.obxShard(shard)}, args...))
-	}
-	s.exec(ctx, after...)
-	s.logFailures("outbox finalize", after)
+	s.finalize(ctx, op, s.k.obxShard, got)
 
 	if len(out) > 0 {
 		// Claimed entries are leased to this caller: an error now would

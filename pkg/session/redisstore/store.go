@@ -32,6 +32,8 @@ type Store struct {
 	duePerSession ewma
 	// reads coalesces concurrent Lookups (coalesce.go).
 	reads reads
+	// unreleased holds lease finalizations that failed (expiry.go).
+	unreleased releases
 }
 
 var _ session.Store = (*Store)(nil)
