@@ -57,6 +57,10 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 	if look.Existing != nil {
+		if err := retryConflict(look.Existing, &req); err != nil {
+			result = "conflict"
+			return b.badMessage(err)
+		}
 		if look.Existing.State == session.StateCreating {
 			// An earlier attempt stored it held and never opened it (its
 			// reply was lost, or its replica died): the agent retried, so it
@@ -97,7 +101,14 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 
-	rec, _, err := b.createPending(ctx, pol, &req, &d)
+	rec, created, err := b.createPending(ctx, pol, &req, &d)
+	if err == nil && !created {
+		// Another attempt of the same request id stored it first.
+		if err := retryConflict(rec, &req); err != nil {
+			result = "conflict"
+			return b.badMessage(err)
+		}
+	}
 	switch {
 	case errors.Is(err, session.ErrStopped):
 		result = "deny"
