@@ -133,7 +133,8 @@ func TestARetryOpensARequestLeftHeld(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	ns := loneBroker(t, mem)
 	q, _ := json.Marshal(messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
-		Request: messages.Request{V: 1, RequestID: "held-1", SessionID: "s-held", AgentID: "pod-1", Tool: "bash"}})
+		Request: messages.Request{V: 1, RequestID: "held-1", SessionID: "s-held", AgentID: "pod-1", Tool: "bash",
+			Arguments: json.RawMessage(`{"command":"make deploy"}`)}})
 	if _, _, err := mem.Prepare(context.Background(), session.Request{ID: "held-1", SessionID: "s-held", AgentID: "pod-1",
 		Tool: "bash", Teams: []string{"default"}, ApprovalsRequired: 1, TTL: time.Minute, Payload: q}); err != nil {
 		t.Fatal(err)
