@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -104,8 +105,12 @@ type acker struct {
 	done chan struct{}
 }
 
-// ackBatch bounds one acknowledgement round trip.
-const ackBatch = 256
+// ackBatch bounds one acknowledgement round trip; ackGather is how long the
+// acker waits for more after the first.
+const (
+	ackBatch  = 256
+	ackGather = 5 * time.Millisecond
+)
 
 func (b *Broker) startAcker() {
 	b.acks = &acker{b: b, ch: make(chan *session.Record, 4*ackBatch), done: make(chan struct{})}
@@ -137,6 +142,10 @@ func (a *acker) run() {
 	batch := make([]*session.Record, 0, ackBatch)
 	for rec := range a.ch {
 		batch = append(batch[:0], rec)
+		// Gather for a moment: acknowledgements are not urgent (the lease
+		// is seconds), and one flush and one round trip per batch keep
+		// them off the CPU that the next requests need.
+		gather := time.NewTimer(ackGather)
 	more:
 		for len(batch) < ackBatch {
 			select {
@@ -145,10 +154,11 @@ func (a *acker) run() {
 					break more
 				}
 				batch = append(batch, r)
-			default:
+			case <-gather.C:
 				break more
 			}
 		}
+		gather.Stop()
 		a.b.ack(context.Background(), batch)
 	}
 }
