@@ -58,6 +58,7 @@ func TestDistributed(t *testing.T) {
 		{"a broker cut off from Redis", testBrokerCutOff},
 		{"a deciding broker frozen during CLIENT PAUSE WRITE and killed as writes resume", testVoteOfADeadBroker},
 		{"hard rejects in a burst with Redis killed", testHardRejectsAndRedisKilled},
+		{"the audit stream's leader frozen", testAuditLeaderFrozen},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {

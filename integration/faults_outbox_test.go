@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/signoff-dev/signoff/integration/internal/plane"
 	"github.com/signoff-dev/signoff/integration/internal/workload"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -318,4 +320,77 @@ func testHardRejectsAndRedisKilled(t *testing.T, h *harness) {
 	for _, s := range sessions {
 		s.check(ctx, t, h, resolved, 30*time.Second)
 	}
+}
+
+// auditFreeze is long enough for the other nodes to elect a new leader.
+const auditFreeze = 10 * time.Second
+
+// testAuditLeaderFrozen freezes (SIGSTOP, docker pause) the NATS node that
+// leads the audit stream while agents ask and approvers answer, long enough for an election,
+// then lets it go on. Every request gets exactly one decision (published
+// repeats of one decision count once: effects are at least once), and
+// every decision a human or the reaper made has exactly one audit record:
+// its append is an outbox effect, retried until the stream acknowledges
+// it and deduplicated by its Nats-Msg-Id.
+func testAuditLeaderFrozen(t *testing.T, h *harness) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	name := h.name("auditleader")
+	js, err := jetstream.New(h.p.Connect(t, name+"-js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, messages.AuditStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := st.CachedInfo()
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		t.Fatalf("audit stream has no leader: %+v", info.Cluster)
+	}
+	var node *plane.Node
+	for _, n := range h.p.NATS {
+		if n.Name == info.Cluster.Leader {
+			node = n
+		}
+	}
+	if node == nil {
+		t.Fatalf("audit stream leader %q is not a node of the plane", info.Cluster.Leader)
+	}
+	t.Cleanup(func() { _ = node.Unpause(context.Background()) })
+	tr := h.startTraffic(t, name, trafficConfig{Agents: 6, Gap: 20 * time.Millisecond, Think: 100 * time.Millisecond, Mix: workload.Split(2)})
+	time.Sleep(time.Second)
+	if err := node.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s (audit leader) frozen", node.Name)
+	time.Sleep(auditFreeze)
+	if err := node.Unpause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	tr.Stop(t)
+	tr.Check(t, workload.Tolerance{})
+
+	// One audit record per decision of a human or the reaper.
+	bySession := map[string][]workload.Entry{}
+	for _, e := range tr.Ledger.Entries() {
+		if d := e.Decision(); d != nil && (d.DecidedBy.Kind == messages.DeciderApprover || d.DecidedBy.Kind == messages.DeciderReaper) {
+			bySession[e.Session] = append(bySession[e.Session], e)
+		}
+	}
+	human := 0
+	for sess, entries := range bySession {
+		counts := auditRecords(ctx, t, h, sess, len(entries))
+		for _, e := range entries {
+			human++
+			if counts[e.ID] != 1 {
+				t.Errorf("%s (%s): %d audit records, want exactly 1", e.ID, e.Decision().ReasonCode, counts[e.ID])
+			}
+		}
+	}
+	if human == 0 {
+		t.Error("no decision by an approver: the scenario checked nothing")
+	}
+	t.Logf("%d decisions of approvers or the reaper, each with one audit record", human)
 }
