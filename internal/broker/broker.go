@@ -153,7 +153,10 @@ func (b *Broker) Run(ctx context.Context) error {
 			Store:     b.store,
 			Interval:  b.cfg.ReapInterval,
 			OnExpired: b.onExpired,
-			Logger:    b.log,
+			// Each report waits for its audit append: enough at once that
+			// a slow stream does not hold the next expiries back.
+			Concurrency: 16,
+			Logger:      b.log,
 		})
 		if err != nil {
 			b.stopServing()

@@ -58,7 +58,10 @@ func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
 	}
 	switch {
 	case rec.State == messages.StateApproved:
-		grants := b.grantsOf(rec)
+		var grants []session.Grant
+		if rec.Decision.ReasonCode == messages.ReasonApproved {
+			grants = b.grantsOf(rec) // a cascade's approval grants nothing more
+		}
 		if err := b.storeGrants(ctx, rec, grants); err != nil {
 			return err
 		}
