@@ -141,8 +141,33 @@ func openStoppedSession(ctx context.Context, t *testing.T, agents *nats.Conn, qu
 // check waits for the session's decisions and checks the stop: the target
 // rejected (reject_hard), the sibling rejected hard_stop or approved before
 // the reject, both seen by the devices, a policy allow of the session
-// denied hard_stop, exactly one audit record each.
+// denied hard_stop; then checkAudit.
 func (s *stoppedSession) check(ctx context.Context, t *testing.T, h *harness, resolved *resolvedTap, within time.Duration) {
+	t.Helper()
+	s.decided(ctx, t, h, resolved, within)
+	checkAudit(ctx, t, h, s)
+}
+
+// checkAudit checks that the target and the sibling of every session have
+// exactly one audit record.
+func checkAudit(ctx context.Context, t *testing.T, h *harness, ss ...*stoppedSession) {
+	t.Helper()
+	sessions := make([]string, len(ss))
+	for i, s := range ss {
+		sessions[i] = s.c.SessionID()
+	}
+	counts := auditRecordsOf(ctx, t, h, sessions, 3*len(ss))
+	for _, s := range ss {
+		for _, id := range []string{s.target.RequestID, s.sibling.RequestID} {
+			if counts[id] != 1 {
+				t.Errorf("%s: %d audit records, want exactly 1", id, counts[id])
+			}
+		}
+	}
+}
+
+// decided is check without the audit records.
+func (s *stoppedSession) decided(ctx context.Context, t *testing.T, h *harness, resolved *resolvedTap, within time.Duration) {
 	t.Helper()
 	wait := func(ch <-chan outcome, what string) *messages.Decision {
 		select {
@@ -185,12 +210,6 @@ func (s *stoppedSession) check(ctx context.Context, t *testing.T, h *harness, re
 	}
 	d := request(ctx, t, s.c, workload.KindAllow, s.c.SessionID()+"-after")
 	expect(t, "a policy allow after the hard reject", d, messages.OutcomeDeny, messages.ReasonHardStop)
-	counts := auditRecords(ctx, t, h, s.c.SessionID(), 3)
-	for _, id := range []string{s.target.RequestID, s.sibling.RequestID} {
-		if counts[id] != 1 {
-			t.Errorf("%s: %d audit records, want exactly 1 (all: %v)", id, counts[id], counts)
-		}
-	}
 }
 
 // testVoteOfADeadBroker: a reject_hard reaches the only serving broker
@@ -260,6 +279,35 @@ func testVoteOfADeadBroker(t *testing.T, h *harness) {
 	h.requireReady(t, "after the deciding broker's restart")
 }
 
+// redisFault is a fault of Redis for the hard-reject burst: it starts the
+// fault and returns what ends it.
+type redisFault func(ctx context.Context, t *testing.T, redis *plane.Node) (end func())
+
+// killRedis kills Redis (-9); the end restarts it from its append-only file.
+func killRedis(ctx context.Context, t *testing.T, redis *plane.Node) func() {
+	if err := redis.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := redis.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// freezeRedis freezes Redis (SIGSTOP, docker pause); the end thaws it.
+func freezeRedis(ctx context.Context, t *testing.T, redis *plane.Node) func() {
+	t.Cleanup(func() { _ = redis.Unpause(context.Background()) })
+	if err := redis.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := redis.Unpause(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // testHardRejectsAndRedisKilled: a burst of hard rejects, with approvals of
 // their sessions' other questions racing them, and Redis killed (-9)
 // within milliseconds; Redis restarts from its append-only file and the
@@ -268,6 +316,17 @@ func testVoteOfADeadBroker(t *testing.T, h *harness) {
 // not poll), no sibling approved after its session's reject, every policy
 // allow of the session denied hard_stop, one audit record each.
 func testHardRejectsAndRedisKilled(t *testing.T, h *harness) {
+	testHardRejectsAndRedisFault(t, h, killRedis)
+}
+
+// testHardRejectsAndRedisFrozen is the same burst with Redis frozen for a
+// second instead: the votes in flight may run when it thaws, after their
+// brokers answered the approvers "unavailable".
+func testHardRejectsAndRedisFrozen(t *testing.T, h *harness) {
+	testHardRejectsAndRedisFault(t, h, freezeRedis)
+}
+
+func testHardRejectsAndRedisFault(t *testing.T, h *harness, fault redisFault) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	redis := h.p.Redis
@@ -307,19 +366,16 @@ func testHardRejectsAndRedisKilled(t *testing.T, h *harness) {
 		answer(s.sq, messages.Response{Approver: messages.Approver{ID: "alice"}, Approved: true})
 	}
 	time.Sleep(3 * time.Millisecond)
-	if err := redis.Kill(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("redis killed in the burst")
+	end := fault(ctx, t, redis)
+	t.Log("redis fault in the burst")
 	time.Sleep(time.Second)
-	if err := redis.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h.requireReady(t, "after the Redis restart")
+	end()
+	h.requireReady(t, "after the Redis fault")
 	wg.Wait()
 	for _, s := range sessions {
-		s.check(ctx, t, h, resolved, 30*time.Second)
+		s.decided(ctx, t, h, resolved, 30*time.Second)
 	}
+	checkAudit(ctx, t, h, sessions...)
 }
 
 // auditFreeze is long enough for the other nodes to elect a new leader.
@@ -332,7 +388,13 @@ const auditFreeze = 10 * time.Second
 // every decision a human or the reaper made has exactly one audit record:
 // its append is an outbox effect, retried until the stream acknowledges
 // it and deduplicated by its Nats-Msg-Id.
-func testAuditLeaderFrozen(t *testing.T, h *harness) {
+func testAuditLeaderFrozen(t *testing.T, h *harness) { testAuditLeaderDown(t, h, false) }
+
+// testAuditLeaderKilled is the same with the node killed (-9) and started
+// again after as long.
+func testAuditLeaderKilled(t *testing.T, h *harness) { testAuditLeaderDown(t, h, true) }
+
+func testAuditLeaderDown(t *testing.T, h *harness, kill bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	name := h.name("auditleader")
@@ -357,15 +419,23 @@ func testAuditLeaderFrozen(t *testing.T, h *harness) {
 	if node == nil {
 		t.Fatalf("audit stream leader %q is not a node of the plane", info.Cluster.Leader)
 	}
-	t.Cleanup(func() { _ = node.Unpause(context.Background()) })
+	t.Cleanup(func() { _ = node.Unpause(context.Background()); restartIfDown(t, node) })
 	tr := h.startTraffic(t, name, trafficConfig{Agents: 6, Gap: 20 * time.Millisecond, Think: 100 * time.Millisecond, Mix: workload.Split(2)})
 	time.Sleep(time.Second)
-	if err := node.Pause(ctx); err != nil {
+	if kill {
+		if err := node.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := node.Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s (audit leader) frozen", node.Name)
+	t.Logf("%s (audit leader) %s", node.Name, map[bool]string{true: "killed", false: "frozen"}[kill])
 	time.Sleep(auditFreeze)
-	if err := node.Unpause(ctx); err != nil {
+	if kill {
+		if err := node.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := node.Unpause(ctx); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second)
