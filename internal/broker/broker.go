@@ -40,7 +40,7 @@ type Broker struct {
 	inflight    sync.WaitGroup
 
 	// bgCtx ends when Run shuts down; background work (opening held
-	// requests, following up votes) runs under it and is waited for
+	// requests whose Open failed) runs under it and is waited for
 	// through background.
 	bgCtx      context.Context
 	bgCancel   context.CancelFunc

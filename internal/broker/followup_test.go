@@ -285,7 +285,7 @@ func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
 	if _, err := devices.Request(messages.Subjects{}.Respond(), data, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // the follow-up has read the request several times
+	time.Sleep(500 * time.Millisecond) // anything the failed vote could have set off has run
 	rec, err := mem.Get(context.Background(), "s-lost", "lost-1")
 	if err != nil || rec.State != messages.StatePending || len(rec.Approvals) != 0 {
 		t.Fatalf("record %+v %v, want it pending with no approval", rec, err)
