@@ -8,7 +8,7 @@ GOFLAGS   ?=
 TESTFLAGS ?= -race -count=1 -timeout 20m
 SECTIONS  ?=
 
-.PHONY: all build test test-deps lint run bench images clean
+.PHONY: all build test test-deps lint run bench images clean helm-test
 
 all: lint build
 
@@ -21,9 +21,18 @@ test-deps:
 	./scripts/test-deps.sh
 
 ## test: lint, build the images, then every test against real servers and
-## containers (CI runs this)
+## containers (CI runs this), and the Helm chart's test (a module of its own)
 test: test-deps lint images
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	$(MAKE) helm-test
+
+# deploy/helm is a nested Go module: Helm's library pulls in much of k8s.io,
+# which stays out of the main module's build, vet and go.sum this way.
+HELM_MOD = deploy/helm
+
+## helm-test: render the Helm chart with Helm's library and check every object
+helm-test:
+	cd $(HELM_MOD) && $(GO) test $(TESTFLAGS) ./...
 
 ## images: the container images of deploy/ (built locally; no registry needed)
 images:
@@ -34,6 +43,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd $(HELM_MOD) && $(GO) vet ./...
 
 ## run: the whole plane in one process (embedded NATS, memory store)
 run:

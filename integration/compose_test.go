@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ const (
 func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	images := requireImages(t)
 	cp := newComposeProject(t, images.Broker, images.ApproverBot, images.NATS, images.Redis)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 
 	start := time.Now()
@@ -53,7 +54,8 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	}
 	web := "http://" + cp.waitReady(ctx, t, "approver-bot", 8090)
 	natsURL := "nats://" + cp.port(ctx, t, "nats-1", 4222)
-	t.Logf("compose plane %s: up in %s, ready in %s", cp.project, upTook.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	cp.waitHealthy(ctx, t, "nats-1", "nats-2", "nats-3", "redis", "broker-1", "broker-2", "broker-3", "approver-bot")
+	t.Logf("compose plane %s: up in %s, ready and healthy in %s", cp.project, upTook.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 
 	nc, err := nats.Connect(natsURL, nats.Name("compose-test-agent"), nats.MaxReconnects(-1))
 	if err != nil {
@@ -108,6 +110,77 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	}
 
 	composeCheckAudit(ctx, t, nc, session, id)
+	composeDemoAgent(ctx, t, natsURL, w)
+}
+
+// composeOutput collects a child's output for the test to read while the
+// child still writes.
+type composeOutput struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *composeOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *composeOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// composeDemoAgent runs the demo agent (examples/agent) against the compose
+// plane, as docs/OPERATIONS.md shows: its rm call must put a question on the
+// web page (the compose policy asks for it), which alice approves.
+func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *composeWeb) {
+	t.Helper()
+	out := &composeOutput{}
+	agent := exec.CommandContext(ctx, "go", "run", "./examples/agent", "-nats", natsURL, "-session", "compose-demo-"+strings.ToLower(nuid.Next()[18:]))
+	agent.Dir = ".."
+	agent.Stdout, agent.Stderr = out, out
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- agent.Wait() }()
+	var id string
+	for id == "" {
+		var list struct {
+			Questions []composeQuestion `json:"questions"`
+		}
+		if err := w.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+			t.Fatalf("list questions: %v", err)
+		}
+		for _, q := range list.Questions {
+			if strings.Contains(string(q.Question.Request.Arguments), "rm -rf build") {
+				id = q.RequestID
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the demo agent exited (%v) without a question on the web page:\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("the demo agent's rm call never reached the web page:\n%s", out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	var rep struct {
+		Applied bool `json:"applied"`
+	}
+	if err := w.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil || !rep.Applied {
+		t.Fatalf("alice approves the demo agent's call: %v %+v", err, rep)
+	}
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "✓ bash allowed (approved") {
+			t.Errorf("demo agent: %v\n%s", err, out.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("the demo agent did not finish after the approval:\n%s", out.String())
+	}
 }
 
 // composeCheckAudit checks that the audit stream is replicated on the three
@@ -265,8 +338,8 @@ func (cp *composeProject) run(ctx context.Context, args ...string) (string, erro
 	return string(out), err
 }
 
-// up starts the project. Readiness is checked by the caller on /readyz:
-// the images have no shell, so they carry no HEALTHCHECK to wait on.
+// up starts the project. Readiness is checked by the caller on /readyz,
+// health with waitHealthy.
 func (cp *composeProject) up(ctx context.Context, t *testing.T) {
 	t.Helper()
 	if out, err := cp.run(ctx, "up", "-d", "--no-build"); err != nil {
@@ -324,6 +397,46 @@ func (cp *composeProject) waitReady(ctx context.Context, t *testing.T, service s
 			ps, _ := cp.run(context.Background(), "ps")
 			t.Fatalf("%s never became ready (last: %v)\n%s", service, last, ps)
 		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// waitHealthy waits until Docker reports every service's container
+// healthy: each has a healthcheck (the images are FROM scratch, so each
+// probes with a binary of its own), and none reports "none" or
+// "unhealthy" for good.
+func (cp *composeProject) waitHealthy(ctx context.Context, t *testing.T, services ...string) {
+	t.Helper()
+	status := map[string]string{}
+	for {
+		healthy := 0
+		for _, svc := range services {
+			out, err := cp.run(ctx, "ps", "-q", svc)
+			id := strings.TrimSpace(out)
+			if err != nil || id == "" {
+				status[svc] = fmt.Sprintf("no container (%v)", err)
+				continue
+			}
+			h, err := exec.CommandContext(ctx, "docker", "inspect", "--format", "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}", id).Output()
+			if err != nil {
+				status[svc] = err.Error()
+				continue
+			}
+			status[svc] = strings.TrimSpace(string(h))
+			if status[svc] == "none" {
+				t.Fatalf("%s has no healthcheck", svc)
+			}
+			if status[svc] == "healthy" {
+				healthy++
+			}
+		}
+		if healthy == len(services) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("not every container became healthy: %v", status)
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

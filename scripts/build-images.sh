@@ -101,10 +101,17 @@ declare -A pkg=(
 	[nats]=github.com/nats-io/nats-server/v2
 	[agent]=./integration/cmd/loadagent
 )
+# Extra binaries an image carries: the NATS image's healthcheck (it is FROM
+# scratch: nothing else could probe nats-server's /healthz).
+declare -A extra_pkg=([nats]=./deploy/docker/healthcheck)
+declare -A extra_bin=([nats]=healthcheck)
 declare -A bin=([broker]=broker [approver-bot]=approver-bot [nats]=nats-server [agent]=loadagent)
 
 pkgs=()
-for n in "${names[@]}"; do [[ -n ${pkg[$n]+x} ]] && pkgs+=("${pkg[$n]}"); done
+for n in "${names[@]}"; do
+	[[ -n ${pkg[$n]+x} ]] && pkgs+=("${pkg[$n]}")
+	[[ -n ${extra_pkg[$n]+x} ]] && pkgs+=("${extra_pkg[$n]}")
+done
 mkdir -p "$BUILD_DIR/bin"
 if [[ ${#pkgs[@]} -gt 0 ]]; then
 	start=$SECONDS
@@ -127,14 +134,18 @@ fresh() {
 # redis_rootfs DIR copies redis-server, every library ldd lists for it and
 # the dynamic loader into DIR at the paths the binary looks for them.
 redis_rootfs() {
-	local root=$1 src lib
+	local root=$1 src cli lib
 	src=$(command -v redis-server)
+	# redis-cli (Debian's redis-tools, a dependency of redis-server): the
+	# image's healthcheck runs `redis-cli ping`, as with the official image.
+	cli=$(command -v redis-cli) || die "redis-cli not found (Debian package redis-tools)"
 	mkdir -p "$root/usr/bin" "$root/etc/redis"
 	# Debian's redis-server is a symlink to redis-check-rdb; the binary
 	# picks its role from argv[0], so it is copied under the server's name.
 	cp -L "$src" "$root/usr/bin/redis-server"
+	cp -L "$cli" "$root/usr/bin/redis-cli"
 	local libs
-	libs=$(ldd "$src") || die "ldd $src failed: is it a dynamic executable?"
+	libs=$( (ldd "$src" && ldd "$cli") | sort -u) || die "ldd $src $cli failed: are they dynamic executables?"
 	while read -r lib; do
 		[[ -n $lib ]] || continue
 		mkdir -p "$root$(dirname "$lib")"
@@ -159,6 +170,7 @@ context() {
 		;;
 	nats)
 		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"
+		cp "$BUILD_DIR/bin/${extra_bin[$n]}" "$dir/signoff-healthcheck"
 		mkdir "$dir/data"
 		;;
 	redis)

@@ -14,11 +14,13 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
+	"github.com/signoff-dev/signoff/internal/healthcheck"
 )
 
 const usage = `Usage:
   approver-bot --config FILE [--log-level LEVEL] [--log-format FORMAT]
   approver-bot hash-password [--cost N] < password
+  approver-bot health [--url URL]
 
 Connects to a Signoff plane over NATS, shows the open questions of the teams
 in its config on every channel the config enables (terminal, web, slack,
@@ -34,6 +36,8 @@ down gracefully.
 Commands:
   hash-password   read a password (without echo on a terminal) and print
                   its bcrypt hash for approvers.<id>.password_hash
+  health          exit 0 when --url (default http://127.0.0.1:8090/readyz)
+                  answers 200: a container healthcheck
 
 Every flag can also be set in the environment: SIGNOFF_BOT_CONFIG,
 SIGNOFF_BOT_LOG_LEVEL, SIGNOFF_BOT_LOG_FORMAT; a flag wins over its
@@ -55,6 +59,10 @@ func main() {
 
 // run dispatches to a subcommand and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "health" {
+		// A container healthcheck (the image has no shell): GET /readyz.
+		return healthcheck.Main("approver-bot health", args[1:], "http://127.0.0.1:8090/readyz", stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "hash-password" {
 		return hashPassword(args[1:], stdin, stdout, stderr)
 	}

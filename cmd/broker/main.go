@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/signoff-dev/signoff/internal/brokerd"
+	"github.com/signoff-dev/signoff/internal/healthcheck"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -16,6 +18,9 @@ func main() {
 
 // run dispatches to a subcommand and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && args[0] == "health" {
+		return healthcheck.Main("broker health", args[1:], brokerHealthURL(), stdout, stderr)
+	}
 	if len(args) >= 1 && args[0] == "policy" {
 		if len(args) >= 2 && args[1] == "check" {
 			return policyCheck(args[2:], stdin, stdout, stderr)
@@ -32,10 +37,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func policyCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("broker policy check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "policy `file` (YAML) to evaluate; the built-in dev policy when empty")
+	policyFile := fs.String("policy", "", "policy `file` (YAML) to evaluate, as the broker's --policy; the built-in dev policy when empty")
+	config := fs.String("config", "", "broker config `file` (as broker --config): evaluate the policy its \"policy\" key names")
 	mode := fs.String("mode", "", "evaluate every call in this `mode` (always-ask, auto-edit or yolo) instead of the policy's")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: broker policy check [--config FILE] [--mode MODE] < calls.jsonl
+		fmt.Fprintf(fs.Output(), `Usage: broker policy check [--policy FILE | --config BROKER-CONFIG] [--mode MODE] < calls.jsonl
 
 Reads one JSON request per line ({"tool":"bash","arguments":{"command":"ls"}},
 optionally "agent_type"), evaluates it against the policy and writes one JSON
@@ -56,10 +62,14 @@ Flags:
 		fmt.Fprintf(stderr, "broker policy check: unexpected argument %q (calls are read from stdin)\n", fs.Arg(0))
 		return 2
 	}
+	file, err := checkedPolicyFile(*policyFile, *config)
+	if err != nil {
+		fmt.Fprintf(stderr, "broker policy check: %v\n", err)
+		return 2
+	}
 	p := policy.Default()
-	if *config != "" {
-		var err error
-		if p, err = policy.Load(*config); err != nil {
+	if file != "" && file != brokerd.BuiltinPolicy {
+		if p, err = policy.Load(file); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
@@ -77,4 +87,39 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// checkedPolicyFile returns the policy file `policy check` evaluates: the
+// --policy flag, else the "policy" key of the broker config file named by
+// --config ("" for the built-in policy).
+func checkedPolicyFile(policyFlag, configFlag string) (string, error) {
+	switch {
+	case policyFlag != "" && configFlag != "":
+		return "", errors.New("--policy and --config: give one (--policy names the policy file, --config a broker config file whose \"policy\" key names it)")
+	case configFlag == "":
+		return policyFlag, nil
+	}
+	file, err := brokerd.PolicyOfConfig(configFlag)
+	if err != nil {
+		return "", err
+	}
+	if file == "" {
+		return "", fmt.Errorf("--config %s has no \"policy\" key: name the policy file there, or pass --policy FILE", configFlag)
+	}
+	return file, nil
+}
+
+// brokerHealthURL is what `broker health` probes by default: /readyz on the
+// --http address the environment gives (SIGNOFF_HTTP, as in the image),
+// else on the flag's default.
+func brokerHealthURL() string {
+	listen := os.Getenv("SIGNOFF_HTTP")
+	if listen == "" {
+		listen = "127.0.0.1:8080"
+	}
+	u, err := healthcheck.LocalURL(listen, "/readyz")
+	if err != nil {
+		return "http://127.0.0.1:8080/readyz"
+	}
+	return u
 }

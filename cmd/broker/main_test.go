@@ -18,6 +18,15 @@ func TestPolicyCheckCommand(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("mode: auto-edit\nrules:\n  - { rule: \"bash(rm *)\", action: nope }\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Broker config files: one naming the good policy, one naming none.
+	brokerConf := filepath.Join(dir, "broker.yaml")
+	if err := os.WriteFile(brokerConf, []byte("policy: "+good+"\nworkers: 8\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noPolicyConf := filepath.Join(dir, "nopolicy.yaml")
+	if err := os.WriteFile(noPolicyConf, []byte("workers: 8\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name       string
 		args       []string
@@ -28,14 +37,14 @@ func TestPolicyCheckCommand(t *testing.T) {
 	}{
 		{
 			name:       "every line evaluated",
-			args:       []string{"policy", "check", "--config", good},
+			args:       []string{"policy", "check", "--policy", good},
 			stdin:      `{"tool":"bash","arguments":{"command":"rm -rf x"}}` + "\n",
 			wantStatus: 0,
 			wantOut:    `"action":"deny"`,
 		},
 		{
 			name:       "a bad line exits 1 after the other lines",
-			args:       []string{"policy", "check", "--config", good},
+			args:       []string{"policy", "check", "--policy", good},
 			stdin:      "{\n" + `{"tool":"write_file","arguments":{"path":"x"}}` + "\n",
 			wantStatus: 1,
 			wantOut:    `{"line":2,"tool":"write_file","action":"allow"`,
@@ -43,20 +52,20 @@ func TestPolicyCheckCommand(t *testing.T) {
 		},
 		{
 			name:       "the mode flag overrides the policy",
-			args:       []string{"policy", "check", "--config", good, "--mode", "always-ask"},
+			args:       []string{"policy", "check", "--policy", good, "--mode", "always-ask"},
 			stdin:      `{"tool":"write_file","arguments":{"path":"x"}}`,
 			wantStatus: 0,
 			wantOut:    `"action":"ask"`,
 		},
 		{
 			name:       "an invalid policy exits 2 with its position",
-			args:       []string{"policy", "check", "--config", bad},
+			args:       []string{"policy", "check", "--policy", bad},
 			wantStatus: 2,
 			wantErr:    bad + `:3:35: rules[0].action: unknown action "nope" (want allow, deny or ask)`,
 		},
 		{
 			name:       "a missing policy file exits 2",
-			args:       []string{"policy", "check", "--config", filepath.Join(dir, "none.yaml")},
+			args:       []string{"policy", "check", "--policy", filepath.Join(dir, "none.yaml")},
 			wantStatus: 2,
 			wantErr:    "no such file",
 		},
@@ -67,8 +76,40 @@ func TestPolicyCheckCommand(t *testing.T) {
 			wantErr:    `unknown mode "wild"`,
 		},
 		{
-			name:       "without --config the built-in policy is used",
+			name:       "without --policy the built-in policy is used",
 			args:       []string{"policy", "check"},
+			stdin:      `{"tool":"read_file","arguments":{"path":"app/.env"}}`,
+			wantStatus: 0,
+			wantOut:    `"action":"deny"`,
+		},
+		{
+			name:       "--config reads the policy a broker config file names",
+			args:       []string{"policy", "check", "--config", brokerConf},
+			stdin:      `{"tool":"bash","arguments":{"command":"rm -rf x"}}`,
+			wantStatus: 0,
+			wantOut:    `"action":"deny"`,
+		},
+		{
+			name:       "a policy file given as --config says to use --policy",
+			args:       []string{"policy", "check", "--config", good},
+			wantStatus: 2,
+			wantErr:    "this looks like a policy file (it has the key \"rules\"): pass it as --policy " + good,
+		},
+		{
+			name:       "a broker config without a policy key is an error, not the built-in policy",
+			args:       []string{"policy", "check", "--config", noPolicyConf},
+			wantStatus: 2,
+			wantErr:    `has no "policy" key`,
+		},
+		{
+			name:       "--policy and --config together are refused",
+			args:       []string{"policy", "check", "--config", brokerConf, "--policy", good},
+			wantStatus: 2,
+			wantErr:    "--policy and --config: give one",
+		},
+		{
+			name:       "--policy builtin is the built-in policy, as for the broker",
+			args:       []string{"policy", "check", "--policy", "builtin"},
 			stdin:      `{"tool":"read_file","arguments":{"path":"app/.env"}}`,
 			wantStatus: 0,
 			wantOut:    `"action":"deny"`,

@@ -14,12 +14,15 @@ import (
 
 const serveUsage = `Usage:
   broker --dev [--listen ADDR] [--policy FILE] [--http ADDR]
-  broker --nats URL --redis URL [--policy FILE] [flags]
-  broker policy check [--config FILE] [--mode MODE] < calls.jsonl
+  broker --nats URL --redis URL --policy FILE [flags]
+  broker policy check [--policy FILE | --config FILE] [--mode MODE] < calls.jsonl
+  broker health [--url URL]   (exit 0 when /readyz answers 200: a container healthcheck)
 
 Runs one broker replica. --dev runs the whole plane in one process: an
-embedded NATS server (with JetStream) and an in-memory store. Production
-replicas share a NATS cluster and Redis; run as many as you like.
+embedded NATS server (with JetStream), an in-memory store and, without
+--policy, the built-in dev policy. Production replicas share a NATS cluster
+and Redis; run as many as you like. They need a policy file (--policy
+builtin runs the built-in one on purpose).
 
 Every flag can also be set as SIGNOFF_<FLAG> (upper case, '-' as '_') or as a
 key of the --config file (YAML, keys are the flag names); flags win over the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // buildBroker compiles this command into a temporary directory.
@@ -34,6 +36,10 @@ func buildBroker(t *testing.T) string {
 func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	bin := buildBroker(t)
 	cmd := exec.Command(bin, "--dev", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	// The JetStream directory goes to $TMPDIR and must be gone after a
+	// clean SIGTERM (--help says so).
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +108,12 @@ func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 		t.Errorf("/metrics does not count the deny:\n%s", body)
 	}
 
+	// `broker health`, the image's healthcheck, sees the same readiness.
+	var hout, herr strings.Builder
+	if code := run([]string{"health", "--url", httpURL + "/readyz"}, nil, &hout, &herr); code != 0 {
+		t.Errorf("broker health on a ready broker: exit %d, stderr %q", code, herr.String())
+	}
+
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +127,49 @@ func TestDevModeRunsThePlaneAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("broker did not stop within 15 s of SIGTERM")
 	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "signoff-dev-*")); len(left) > 0 {
+		t.Errorf("dev mode left its JetStream directory behind after SIGTERM: %v", left)
+	}
+	herr.Reset()
+	if code := run([]string{"health", "--url", httpURL + "/readyz"}, nil, &hout, &herr); code != 1 || !strings.Contains(herr.String(), "unhealthy") {
+		t.Errorf("broker health on a stopped broker: exit %d, stderr %q; want 1 and why", code, herr.String())
+	}
+}
+
+func TestBrokerHealthProbesTheAddressOfSIGNOFFHTTP(t *testing.T) {
+	t.Setenv("SIGNOFF_HTTP", "0.0.0.0:18081")
+	if got := brokerHealthURL(); got != "http://127.0.0.1:18081/readyz" {
+		t.Errorf("with SIGNOFF_HTTP=0.0.0.0:18081: %s", got)
+	}
+	t.Setenv("SIGNOFF_HTTP", "")
+	if got := brokerHealthURL(); got != "http://127.0.0.1:8080/readyz" {
+		t.Errorf("without SIGNOFF_HTTP: %s", got)
+	}
+}
+
+func TestDevModeWritesItsJetStreamDirectoryUnderTMPDIR(t *testing.T) {
+	// The other half of the SIGTERM test: the directory is made where the
+	// test looks for it, so "nothing left" is not vacuous.
+	bin := buildBroker(t)
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "--dev", "--listen", "127.0.0.1:0", "--http", "")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.Contains(sc.Text(), "NATS:") {
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "signoff-dev-*")); len(left) != 1 {
+		t.Fatalf("running dev broker: %v in TMPDIR, want its one JetStream directory", left)
+	}
+	// SIGKILL leaves it (nothing runs at exit); SIGTERM is tested above.
+	_ = cmd.Process.Kill()
 }
 
 var addrLine = regexp.MustCompile(`(NATS|HTTP):\s+(\S+)`)
@@ -151,12 +206,170 @@ func readAddresses(t *testing.T, r io.Reader) (natsURL, httpURL string) {
 	return natsURL, httpURL
 }
 
-func TestProductionModeNeedsNATSAndRedis(t *testing.T) {
-	var stderr strings.Builder
-	if code := run([]string{"--nats", "nats://127.0.0.1:4222"}, nil, io.Discard, &stderr); code != 2 {
-		t.Fatalf("exit %d, want 2", code)
+func TestProductionModeNeedsNATSRedisAndAPolicy(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without Redis", []string{"--nats", "nats://127.0.0.1:4222"}, "--redis"},
+		{"without a policy", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"},
+			`production mode needs --policy FILE (or SIGNOFF_POLICY): without one the broker would run the built-in dev policy, whose team "default" lists no members`},
+		{"the fix is named", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"}, "or --policy builtin to run the built-in policy on purpose"},
 	}
-	if !strings.Contains(stderr.String(), "--redis") {
-		t.Fatalf("stderr %q does not say --redis is missing", stderr.String())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SIGNOFF_POLICY", "")
+			os.Unsetenv("SIGNOFF_POLICY")
+			var stderr strings.Builder
+			if code := run(tc.args, nil, io.Discard, &stderr); code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("stderr %q does not say %q", stderr.String(), tc.want)
+			}
+		})
 	}
+}
+
+// TestFileReloadsShowInTheMetrics edits the policy file of a running broker
+// and reads /metrics after each step: reload counts by result, the version
+// in force, and whether the file on disk is rejected.
+func TestFileReloadsShowInTheMetrics(t *testing.T) {
+	bin := buildBroker(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path+".tmp", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const good, better = "mode: auto-edit\n", "mode: always-ask\n"
+	write(good)
+	v1 := mustVersion(t, path)
+	cmd := exec.Command(bin, "--dev", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--policy", path, "--policy-interval", "20ms", "--log-format", "json")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, httpURL := readAddresses(t, stdout)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+
+	// At start: the version in force, every series at 0.
+	waitMetrics(t, httpURL,
+		`signoff_policy_info{version="`+v1+`"} 1`,
+		`signoff_policy_reloads_total{result="ok"} 0`,
+		`signoff_policy_reloads_total{result="error"} 0`,
+		`signoff_policy_file_rejected 0`,
+		`signoff_store_errors_total{op="create"} 0`,
+		`signoff_nats_errors_total{kind="audit"} 0`)
+
+	// A bad file: counted once, flagged, the old version stays.
+	write("mode: wild\n")
+	waitMetrics(t, httpURL,
+		`signoff_policy_reloads_total{result="error"} 1`,
+		`signoff_policy_file_rejected 1`,
+		`signoff_policy_info{version="`+v1+`"} 1`)
+
+	// The good file back: ok, no longer flagged, and a log line says so.
+	write(good)
+	waitMetrics(t, httpURL,
+		`signoff_policy_reloads_total{result="ok"} 1`,
+		`signoff_policy_file_rejected 0`)
+	if !strings.Contains(stderr.String(), "policy file restored to the policy in force") {
+		t.Errorf("restoring the good file was not logged:\n%s", stderr.String())
+	}
+
+	// A new policy: its version replaces the old one (one series).
+	write(better)
+	v2 := mustVersion(t, path)
+	body := waitMetrics(t, httpURL,
+		`signoff_policy_reloads_total{result="ok"} 2`,
+		`signoff_policy_info{version="`+v2+`"} 1`)
+	if strings.Contains(body, v1) {
+		t.Errorf("/metrics still lists the old version %s:\n%s", v1, body)
+	}
+	if n := strings.Count(body, `signoff_policy_reloads_total{result="error"} 1`); n != 1 {
+		t.Errorf("the bad file was counted more than once (polled every 20 ms):\n%s", body)
+	}
+}
+
+func mustVersion(t *testing.T, path string) string {
+	t.Helper()
+	p, err := policy.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Version()
+}
+
+// waitMetrics polls /metrics until it holds every line of want, and
+// returns the body.
+func waitMetrics(t *testing.T, httpURL string, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var body string
+	for {
+		resp, err := http.Get(httpURL + "/metrics")
+		if err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(data)
+			missing := ""
+			for _, w := range want {
+				if !strings.Contains(body, w+"\n") {
+					missing = w
+					break
+				}
+			}
+			if missing == "" {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/metrics has no line %q after 10 s:\n%s", missing, grepLines(body, "signoff_"))
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// lockedBuffer is an io.Writer for a child's stderr that the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

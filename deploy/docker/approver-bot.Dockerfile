@@ -13,4 +13,7 @@ ENV SIGNOFF_BOT_CONFIG=/etc/signoff/approver-bot.yaml
 USER 65532:65532
 # http.listen: set it to 0.0.0.0:8090 in the config to publish the page.
 EXPOSE 8090
+# `approver-bot health` GETs http://127.0.0.1:8090/readyz (--url for another
+# listener).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 CMD ["/usr/local/bin/approver-bot", "health"]
 ENTRYPOINT ["/usr/local/bin/approver-bot"]

@@ -15,4 +15,7 @@ ENV SIGNOFF_HTTP=0.0.0.0:8080
 # Kubernetes check runAsNonRoot without an /etc/passwd.
 USER 65532:65532
 EXPOSE 8080
+# `broker health` GETs /readyz on SIGNOFF_HTTP (a flag --http given to the
+# container does not reach it: pass the same address with --url).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 CMD ["/usr/local/bin/broker", "health"]
 ENTRYPOINT ["/usr/local/bin/broker"]

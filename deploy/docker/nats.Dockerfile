@@ -6,6 +6,10 @@
 # Built by scripts/build-images.sh from deploy/build/nats/.
 FROM scratch
 COPY nats-server /usr/local/bin/nats-server
+# The healthcheck (deploy/docker/healthcheck): GET /healthz?js-enabled-only=true
+# on the monitoring port 8222. The image has no shell to run curl in.
+COPY signoff-healthcheck /usr/local/bin/signoff-healthcheck
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 CMD ["/usr/local/bin/signoff-healthcheck"]
 # JetStream's store: mount a volume here. The directory belongs to the
 # image's user, and Docker copies that ownership into a new named volume.
 COPY --chown=65532:65532 data /data

@@ -13,5 +13,7 @@ COPY --chown=999:999 data /data
 USER 999:999
 WORKDIR /data
 EXPOSE 6379
+# redis-cli is in the image for this (and for `docker exec … redis-cli`).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 CMD ["/usr/bin/redis-cli", "ping"]
 ENTRYPOINT ["/usr/bin/redis-server", "/etc/redis/redis.conf"]
 CMD ["--appendonly", "yes", "--appendfsync", "everysec"]

@@ -34,7 +34,7 @@ const namespace = "signoff"
 
 // notInKustomization are the files kustomization.yaml leaves out on
 // purpose (examples to adapt before use).
-var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml"}
+var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml", "secrets.example.yaml", "servicemonitor.yaml"}
 
 // kustomization is the part of a kustomize.config.k8s.io Kustomization the
 // manifests use; unknown fields are errors like everywhere else.
@@ -72,10 +72,32 @@ func newObject(apiVersion, kind string) any {
 		return &autoscalingv2.HorizontalPodAutoscaler{}
 	case "networking.k8s.io/v1, Ingress":
 		return &networkingv1.Ingress{}
+	case "networking.k8s.io/v1, NetworkPolicy":
+		return &networkingv1.NetworkPolicy{}
+	case "monitoring.coreos.com/v1, ServiceMonitor":
+		return &serviceMonitor{}
 	case "kustomize.config.k8s.io/v1beta1, Kustomization":
 		return &kustomization{}
 	}
 	return nil
+}
+
+// serviceMonitor is the part of the Prometheus Operator's ServiceMonitor
+// (monitoring.coreos.com/v1) the manifests use; anything else is an error.
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector          metav1.LabelSelector `json:"selector"`
+		NamespaceSelector struct {
+			MatchNames []string `json:"matchNames"`
+		} `json:"namespaceSelector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
 }
 
 // document is one decoded YAML document.
@@ -395,8 +417,8 @@ func env(c corev1.Container, name string) (corev1.EnvVar, bool) {
 
 func TestBrokerOutlivesItsShutdownGraceAndSpreads(t *testing.T) {
 	d, c := theBroker(t, loadManifests(t))
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
-		t.Errorf("broker replicas %s, want 3", deref(d.Spec.Replicas, "%d"))
+	if d.Spec.Replicas != nil {
+		t.Errorf("broker replicas %d: the HorizontalPodAutoscaler owns the count; a fixed one is reset by every apply", *d.Spec.Replicas)
 	}
 	grace := 15 * time.Second // the broker's default --shutdown-grace
 	if e, ok := env(c, "SIGNOFF_SHUTDOWN_GRACE"); ok {
@@ -622,6 +644,101 @@ func TestServicesAndReferencesResolve(t *testing.T) {
 					t.Errorf("Ingress %s routes to Service %s, which is not in the manifests", ing.Name, p.Backend.Service.Name)
 				}
 			}
+		}
+	}
+}
+
+func TestNetworkPoliciesDenyByDefaultAndOpenWhatEachPartNeeds(t *testing.T) {
+	docs := loadManifests(t)
+	pols := all[*networkingv1.NetworkPolicy](docs)
+	denyAll := false
+	for _, p := range pols {
+		if len(p.Spec.PodSelector.MatchLabels) == 0 && len(p.Spec.PodSelector.MatchExpressions) == 0 &&
+			len(p.Spec.Ingress) == 0 && len(p.Spec.Egress) == 0 &&
+			slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) && slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
+			denyAll = true
+		}
+	}
+	if !denyAll {
+		t.Error("no default-deny NetworkPolicy (empty pod selector, Ingress and Egress, no rules)")
+	}
+	// What each Deployment must be able to reach (egress) and be reached on
+	// (ingress: every container port, for Prometheus or the Ingress).
+	needs := map[string][]int32{
+		"signoff-broker":       {4222, 6379, 26379, 53},
+		"signoff-approver-bot": {4222, 443, 53},
+	}
+	for _, d := range all[*appsv1.Deployment](docs) {
+		podLabels := labels.Set(d.Spec.Template.Labels)
+		var egress, ingress []int32
+		for _, p := range pols {
+			sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+			if err != nil {
+				t.Fatalf("%s: %v", p.Name, err)
+			}
+			if !sel.Matches(podLabels) {
+				continue
+			}
+			for _, r := range p.Spec.Egress {
+				for _, port := range r.Ports {
+					egress = append(egress, port.Port.IntVal)
+				}
+			}
+			for _, r := range p.Spec.Ingress {
+				for _, port := range r.Ports {
+					ingress = append(ingress, port.Port.IntVal)
+				}
+			}
+		}
+		want, ok := needs[d.Name]
+		if !ok {
+			t.Errorf("%s: no expectation of its traffic in this test", d.Name)
+			continue
+		}
+		for _, port := range want {
+			if !slices.Contains(egress, port) {
+				t.Errorf("%s: no NetworkPolicy lets it out to port %d", d.Name, port)
+			}
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, cp := range c.Ports {
+				if !slices.Contains(ingress, cp.ContainerPort) {
+					t.Errorf("%s: no NetworkPolicy lets anyone reach its port %s (%d)", d.Name, cp.Name, cp.ContainerPort)
+				}
+			}
+		}
+	}
+}
+
+func TestTheServiceMonitorScrapesTheBrokerService(t *testing.T) {
+	docs := loadManifests(t)
+	sms := all[*serviceMonitor](docs)
+	if len(sms) != 1 {
+		t.Fatalf("%d ServiceMonitors, want 1", len(sms))
+	}
+	sm := sms[0]
+	svc, ok := byName(all[*corev1.Service](docs), "signoff-broker")
+	if !ok {
+		t.Fatal("no Service signoff-broker")
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(svc.Labels)) {
+		t.Errorf("the ServiceMonitor's selector %v does not select the broker Service %v", sm.Spec.Selector, svc.Labels)
+	}
+	for _, other := range all[*corev1.Service](docs) {
+		if other.Name != svc.Name && sel.Matches(labels.Set(other.Labels)) {
+			t.Errorf("the ServiceMonitor also selects Service %s", other.Name)
+		}
+	}
+	if !slices.Equal(sm.Spec.NamespaceSelector.MatchNames, []string{namespace}) {
+		t.Errorf("namespaceSelector %v, want [%s]", sm.Spec.NamespaceSelector.MatchNames, namespace)
+	}
+	if len(sm.Spec.Endpoints) == 0 {
+		t.Fatal("the ServiceMonitor has no endpoint")
+	}
+	for _, e := range sm.Spec.Endpoints {
+		if e.Path != "/metrics" || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == e.Port }) {
+			t.Errorf("endpoint %+v: want /metrics on a named port of the broker Service", e)
 		}
 	}
 }

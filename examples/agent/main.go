@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,55 +17,91 @@ import (
 )
 
 func main() {
-	url := flag.String("nats", nats.DefaultURL, "NATS URL of the Signoff plane")
-	sessionID := flag.String("session", "demo", "session id")
-	agentID := flag.String("agent", "demo-agent", "agent id")
-	user := flag.String("user", "", "the human this agent works for (may not approve its own calls)")
+	var s settings
+	defaultURL := nats.DefaultURL
+	if v := os.Getenv("NATS_URL"); v != "" {
+		defaultURL = v
+	}
+	flag.StringVar(&s.url, "nats", defaultURL, "NATS URL of the Signoff plane (make run: nats://127.0.0.1:4222; the compose plane: nats://127.0.0.1:14222); default $NATS_URL, as for the nats CLI")
+	flag.StringVar(&s.session, "session", "demo", "session id")
+	flag.StringVar(&s.agent, "agent", "demo-agent", "agent id")
+	flag.StringVar(&s.user, "user", "", "the human this agent works for (may not approve its own calls)")
+	flag.DurationVar(&s.wait, "wait", 10*time.Second, "how long to wait for a broker's first answer before giving up")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *url, *sessionID, *agentID, *user); err != nil {
+	if err := run(ctx, s, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, url, sessionID, agentID, user string) error {
-	nc, err := nats.Connect(url, nats.Name("signoff-demo-agent"))
-	if err != nil {
-		return fmt.Errorf("connect to %s (is `make run` running?): %w", url, err)
-	}
-	defer nc.Close()
-	c, err := client.New(nc, client.WithSession(sessionID), client.WithAgent(agentID), client.WithRequestedBy(user))
-	if err != nil {
-		return err
-	}
-	if _, err := c.NewTurn(ctx); err != nil {
-		return err
-	}
-	calls := []client.Call{
+// settings are the demo agent's flags.
+type settings struct {
+	url, session, agent, user string
+	wait                      time.Duration
+}
+
+// demoCalls are the tool calls the demo agent asks about. The README and
+// docs/OPERATIONS.md say what the built-in and the compose policies answer
+// (main_test.go holds them to it).
+func demoCalls() []client.Call {
+	return []client.Call{
 		{Tool: "bash", Arguments: map[string]any{"command": "ls -la"}},
 		{Tool: "read_file", Arguments: map[string]any{"path": "app/.env"}},
 		{Tool: "write_file", Arguments: map[string]any{"path": "notes.md", "content": "hello"}},
 		{Tool: "bash", Arguments: map[string]any{"command": "rm -rf build && make build"}, TTL: 2 * time.Minute},
 	}
-	fmt.Printf("asking about %d tool calls in session %q; answer questions on signoff.v1.ask.default\n", len(calls), sessionID)
+}
+
+// errNoBroker is the error when NATS answers but no broker does.
+var errNoBroker = errors.New("no Signoff broker answered")
+
+func run(ctx context.Context, s settings, stdout, stderr io.Writer) error {
+	nc, err := nats.Connect(s.url, nats.Name("signoff-demo-agent"))
+	if err != nil {
+		return fmt.Errorf("connect to NATS at %s (is `make run` or the compose plane running?): %w", s.url, err)
+	}
+	defer nc.Close()
+	// The client retries while no broker answers; say so instead of
+	// waiting in silence.
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "agent: "+format+"\n", args...) }
+	c, err := client.New(nc, client.WithSession(s.session), client.WithAgent(s.agent), client.WithRequestedBy(s.user), client.WithLogf(logf))
+	if err != nil {
+		return err
+	}
+
+	// A first round trip, bounded: NATS being up says nothing about the
+	// brokers behind it.
+	first, cancel := context.WithTimeout(ctx, s.wait)
+	_, err = c.NewTurn(first)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w within %s on %s: NATS is up, but no broker serves the signoff.v1 subjects there "+
+			"(start one: `make run`, or the compose plane; a broker with another --prefix does not count): %v", errNoBroker, s.wait, s.url, err)
+	}
+
+	calls := demoCalls()
+	fmt.Fprintf(stdout, "asking about %d tool calls in session %q; calls the policy asks about wait for an approver (README: the approver bot)\n", len(calls), s.session)
 	results, err := c.RunBatch(ctx, calls, func(_ context.Context, call client.Call) error {
-		fmt.Printf("  running %s %v\n", call.Tool, call.Arguments)
+		fmt.Fprintf(stdout, "  running %s %v\n", call.Tool, call.Arguments)
 		return nil
 	})
 	for _, r := range results {
 		switch {
 		case r.Decision == nil:
-			fmt.Printf("✗ %s skipped: %s\n", r.Call.Tool, r.LLMMessage)
+			fmt.Fprintf(stdout, "✗ %s skipped: %s\n", r.Call.Tool, r.LLMMessage)
 		case r.Ran:
-			fmt.Printf("✓ %s allowed (%s: %s)\n", r.Call.Tool, r.Decision.ReasonCode, r.Decision.Reason)
+			fmt.Fprintf(stdout, "✓ %s allowed (%s: %s)\n", r.Call.Tool, r.Decision.ReasonCode, r.Decision.Reason)
 		default:
-			fmt.Printf("✗ %s denied (%s): %s\n", r.Call.Tool, r.Decision.ReasonCode, r.LLMMessage)
+			fmt.Fprintf(stdout, "✗ %s denied (%s): %s\n", r.Call.Tool, r.Decision.ReasonCode, r.LLMMessage)
 		}
 	}
-	if err != nil && err != client.ErrHardStop {
+	if err != nil && !errors.Is(err, client.ErrHardStop) {
 		return err
 	}
 	return nil

@@ -80,8 +80,10 @@ func (b *Broker) adminSetMode(ctx context.Context, req messages.AdminRequest) []
 // the requester keeps the first reply.
 func (b *Broker) handleReload(_ context.Context, msg *nats.Msg) []byte {
 	err := b.cfg.Policy.Reload()
+	if _, counted := b.cfg.Policy.(reloadReporter); !counted {
+		b.m.policyReloaded(policy.ReloadEvent{Err: err, Version: b.cfg.Policy.Current().Version()})
+	}
 	if err != nil {
-		b.m.PolicyReloads.WithLabelValues("error").Inc()
 		b.log.Error("policy reload failed; the last good policy stays in force", "err", err)
 		var ce *policy.ConfigError
 		if errors.As(err, &ce) {
@@ -89,7 +91,6 @@ func (b *Broker) handleReload(_ context.Context, msg *nats.Msg) []byte {
 		}
 		return encodeError(messages.CodeInvalidRequest, err.Error())
 	}
-	b.m.PolicyReloads.WithLabelValues("ok").Inc()
 	v := b.cfg.Policy.Current().Version()
 	b.log.Info("policy reloaded", "policy_version", v)
 	return encode(messages.AdminReply{V: messages.Version, OK: true, Message: "policy " + v + " in force on " + b.cfg.Replica})

@@ -83,6 +83,10 @@ func New(cfg Config) (*Broker, error) {
 		modes:       newModeTable(),
 	}
 	b.bgCtx, b.bgCancel = context.WithCancel(context.Background())
+	b.m.setPolicyVersion(cfg.Policy.Current().Version())
+	if src, ok := cfg.Policy.(reloadReporter); ok {
+		src.OnReload(b.m.policyReloaded)
+	}
 	return b, nil
 }
 

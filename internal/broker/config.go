@@ -28,6 +28,13 @@ type PolicySource interface {
 	Reload() error
 }
 
+// reloadReporter is a [PolicySource] that reports its reloads, file polls
+// and admin requests alike (*policy.Watcher): its reloads are counted as
+// they happen, not by the admin handler.
+type reloadReporter interface {
+	OnReload(func(policy.ReloadEvent))
+}
+
 // StaticPolicy is a [PolicySource] that never changes.
 type StaticPolicy struct{ P *policy.Policy }
 

@@ -3,6 +3,9 @@ package broker
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // Metrics are the broker's Prometheus metrics (DESIGN §8).
@@ -18,7 +21,30 @@ type Metrics struct {
 	NATSErrors      *prometheus.CounterVec
 	BadMessages     *prometheus.CounterVec
 	PolicyReloads   *prometheus.CounterVec
+	// PolicyInfo is 1 for the version of the policy in force (one series).
+	PolicyInfo *prometheus.GaugeVec
+	// PolicyFileRejected is 1 while the policy file on disk is rejected
+	// and an older policy stays in force.
+	PolicyFileRejected prometheus.Gauge
 }
+
+// The label values every labelled counter starts with, at 0: an alert on
+// rate(signoff_store_errors_total[5m]) needs the series before the first
+// error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
+var (
+	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects"}
+	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
+	badMessageCodes = []string{"reply_subject",
+		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
+		string(messages.CodeNotFound), string(messages.CodeForbidden), string(messages.CodeUnavailable), string(messages.CodeInternal)}
+	policyReloadResults = []string{"ok", "error"}
+	decisionLabels      = map[messages.Outcome][]messages.ReasonCode{
+		messages.OutcomeAllow: {messages.ReasonPolicyAllow, messages.ReasonModeAllow, messages.ReasonScopeGrant, messages.ReasonApproved},
+		messages.OutcomeDeny: {messages.ReasonPolicyDeny, messages.ReasonRejected, messages.ReasonHardStop, messages.ReasonTimeout,
+			messages.ReasonCancelled, messages.ReasonCascade, ReasonUnavailable},
+	}
+)
 
 // NewMetrics registers the broker's metrics on reg (a new registry with the
 // Go and process collectors when reg is nil).
@@ -64,10 +90,53 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		}, []string{"code"}),
 		PolicyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signoff_policy_reloads_total",
-			Help: "Policy reloads by result (ok, error).",
+			Help: "Policy reloads by result (ok, error): new or restored policy files, rejected files (once per distinct error), admin reloads.",
 		}, []string{"result"}),
+		PolicyInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "signoff_policy_info",
+			Help: "1 for the version (content hash) of the policy in force on this replica.",
+		}, []string{"version"}),
+		PolicyFileRejected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "signoff_policy_file_rejected",
+			Help: "1 while the policy file on disk is rejected (unreadable or invalid) and an older policy stays in force.",
+		}),
 	}
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
-		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads)
+		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected)
+	for _, v := range storeOps {
+		m.StoreErrors.WithLabelValues(v)
+	}
+	for _, v := range natsErrorKinds {
+		m.NATSErrors.WithLabelValues(v)
+	}
+	for _, v := range badMessageCodes {
+		m.BadMessages.WithLabelValues(v)
+	}
+	for _, v := range policyReloadResults {
+		m.PolicyReloads.WithLabelValues(v)
+	}
+	for outcome, reasons := range decisionLabels {
+		for _, r := range reasons {
+			m.Decisions.WithLabelValues(string(outcome), string(r))
+		}
+	}
 	return m
+}
+
+// setPolicyVersion makes version the one series of signoff_policy_info.
+func (m *Metrics) setPolicyVersion(version string) {
+	m.PolicyInfo.Reset()
+	m.PolicyInfo.WithLabelValues(version).Set(1)
+}
+
+// policyReloaded counts one reload outcome.
+func (m *Metrics) policyReloaded(ev policy.ReloadEvent) {
+	if ev.Err != nil {
+		m.PolicyReloads.WithLabelValues("error").Inc()
+		m.PolicyFileRejected.Set(1)
+	} else {
+		m.PolicyReloads.WithLabelValues("ok").Inc()
+		m.PolicyFileRejected.Set(0)
+	}
+	m.setPolicyVersion(ev.Version)
 }

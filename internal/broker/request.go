@@ -40,6 +40,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		Tool:      strings.ToLower(req.Tool),
 		Arguments: req.Arguments,
 		AgentType: req.AgentType,
+		Cwd:       req.Cwd,
 		Mode:      b.modes.modeFor(req.SessionID, req.AgentType),
 	}
 	d := pol.Evaluate(call)
@@ -173,7 +174,7 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 // what its Open recorded in the outbox: the question to its teams.
 func (b *Broker) opened(ctx context.Context, rec *session.Record) {
 	b.m.Pending.Inc()
-	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "agent_id", rec.AgentID, "tool", rec.Tool,
 		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
 	b.carryOut(ctx, rec)
 }

@@ -232,7 +232,7 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 		if err != nil {
 			continue
 		}
-		d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType,
+		d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType, Cwd: q.Request.Cwd,
 			Mode: b.modes.modeFor(o.SessionID, q.Request.AgentType)})
 		sctx, cancel := b.storeCtx(ctx)
 		look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID})

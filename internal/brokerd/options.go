@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,10 @@ type Options struct {
 	ConfigFile     string
 }
 
+// BuiltinPolicy is the --policy value that selects the built-in policy
+// (pkg/policy's Default) explicitly; a file of that name is ./builtin.
+const BuiltinPolicy = "builtin"
+
 // Flags binds every option to fs and returns a function that, after
 // fs.Parse, fills the options not set by a flag from the environment and
 // then from the --config file.
@@ -69,7 +74,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.NATSName, "nats-name", "signoff-broker", "connection name shown by the NATS server")
 	fs.StringVar(&o.RedisURL, "redis", "", "Redis URL (production mode): redis://[user:pass@]host:6379/0, rediss:// for TLS, redis+sentinel://host:26379,host2:26379/master")
 	fs.DurationVar(&o.RedisRetention, "retention", 24*time.Hour, "how long settled requests stay readable (status after a reconnect)")
-	fs.StringVar(&o.PolicyFile, "policy", "", "policy file (YAML), reloaded on change; default: the built-in policy")
+	fs.StringVar(&o.PolicyFile, "policy", "", "policy `file` (YAML), reloaded on change; required in production mode ("+BuiltinPolicy+": the built-in dev policy, on purpose); dev mode default: the built-in policy")
 	fs.DurationVar(&o.PolicyInterval, "policy-interval", time.Second, "how often the policy file is checked for changes")
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8080", "address for /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&o.Prefix, "prefix", "signoff.v1", "subject prefix")
@@ -85,7 +90,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&o.ConfigFile, "config", "", "config file (YAML): keys are the flag names")
+	fs.StringVar(&o.ConfigFile, "config", "", "broker config `file` (YAML): keys are the flag names (the policy file is --policy)")
 	return func() error { return o.fill(fs) }
 }
 
@@ -102,17 +107,9 @@ func (o *Options) fill(fs *flag.FlagSet) error {
 	}
 	var file map[string]any
 	if o.ConfigFile != "" {
-		data, err := os.ReadFile(o.ConfigFile)
-		if err != nil {
-			return fmt.Errorf("config: %w", err)
-		}
-		if err := yaml.Unmarshal(data, &file); err != nil {
-			return fmt.Errorf("config %s: %w", o.ConfigFile, err)
-		}
-		for k := range file {
-			if k == "config" || fs.Lookup(k) == nil {
-				return fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", o.ConfigFile, k)
-			}
+		var err error
+		if file, err = readConfigFile(o.ConfigFile, fs); err != nil {
+			return err
 		}
 	}
 	var errs []error
@@ -135,6 +132,53 @@ func (o *Options) fill(fs *flag.FlagSet) error {
 	return errors.Join(errs...)
 }
 
+// readConfigFile reads a broker config file: a YAML map whose keys are the
+// flag names of fs.
+func readConfigFile(path string, fs *flag.FlagSet) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var file map[string]any
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	var unknown []string
+	for k := range file {
+		if k == "config" || fs.Lookup(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return file, nil
+	}
+	slices.Sort(unknown)
+	// A policy file given as --config (the old `policy check --config`).
+	for _, k := range []string{"rules", "teams", "mode", "agents", "tools", "max_ttl"} {
+		if _, ok := file[k]; ok {
+			return nil, fmt.Errorf("config %s: this looks like a policy file (it has the key %q): pass it as --policy %s; --config names a broker config file, whose keys are the flag names", path, k, path)
+		}
+	}
+	return nil, fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", path, unknown[0])
+}
+
+// PolicyOfConfig returns the policy file a broker config file names (its
+// "policy" key; "" when it has none), checking the file as the broker does.
+func PolicyOfConfig(path string) (string, error) {
+	var o Options
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	o.Flags(fs)
+	file, err := readConfigFile(path, fs)
+	if err != nil {
+		return "", err
+	}
+	v, ok := file["policy"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	return fmt.Sprint(v), nil
+}
+
 func envName(flagName string) string {
 	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -148,6 +192,10 @@ func (o *Options) Validate() error {
 		return errors.New("production mode needs --nats (or SIGNOFF_NATS); use --dev to run everything in one process")
 	case !o.Dev && o.RedisURL == "":
 		return errors.New("production mode needs --redis (or SIGNOFF_REDIS): the replicas share their state there")
+	case !o.Dev && o.PolicyFile == "":
+		return errors.New("production mode needs --policy FILE (or SIGNOFF_POLICY): without one the broker would run the built-in dev policy, " +
+			"whose team \"default\" lists no members, so no answer would count and every question would time out; " +
+			"pass your policy file (docs/POLICY.md), or --policy " + BuiltinPolicy + " to run the built-in policy on purpose")
 	case o.LogFormat != "text" && o.LogFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", o.LogFormat)
 	case (o.NATSCert == "") != (o.NATSKey == ""):

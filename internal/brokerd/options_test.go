@@ -47,8 +47,12 @@ func TestAFlagBeatsTheEnvironmentWhichBeatsTheFile(t *testing.T) {
 	if o.NATSURL != "nats://env:4222" || o.RedisURL != "redis://file:6379/0" {
 		t.Errorf("nats = %q, redis = %q: want the environment's NATS and the file's Redis", o.NATSURL, o.RedisURL)
 	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--policy") {
+		t.Errorf("Validate without a policy: %v, want the missing --policy refused", err)
+	}
+	o.PolicyFile = BuiltinPolicy
 	if err := o.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
+		t.Errorf("Validate with --policy builtin: %v", err)
 	}
 }
 
@@ -61,6 +65,7 @@ func TestBadSettingsSayWhatAndWhere(t *testing.T) {
 		want string
 	}{
 		{"an unknown config key", nil, nil, "wokers: 3\n", `unknown key "wokers"`},
+		{"a policy file given as the config", nil, nil, "mode: auto-edit\nrules: []\n", "looks like a policy file"},
 		{"a bad duration in the file", nil, nil, "store-timeout: soon\n", "store-timeout"},
 		{"a bad number in the environment", nil, map[string]string{"SIGNOFF_WORKERS": "many"}, "", "SIGNOFF_WORKERS"},
 	}
@@ -83,6 +88,7 @@ func TestValidateRefusesContradictions(t *testing.T) {
 		{"dev with a NATS URL", Options{Dev: true, NATSURL: "nats://x", LogFormat: "text"}, "--dev"},
 		{"production without NATS", Options{RedisURL: "redis://x", LogFormat: "text"}, "--nats"},
 		{"production without Redis", Options{NATSURL: "nats://x", LogFormat: "text"}, "--redis"},
+		{"production without a policy", Options{NATSURL: "nats://x", RedisURL: "redis://x", LogFormat: "text"}, "production mode needs --policy FILE"},
 		{"an unknown log format", Options{Dev: true, LogFormat: "xml"}, "--log-format"},
 		{"a certificate without its key", Options{Dev: true, LogFormat: "text", NATSCert: "c.pem"}, "--nats-key"},
 	}
@@ -93,5 +99,12 @@ func TestValidateRefusesContradictions(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestDevModeKeepsTheBuiltInPolicy(t *testing.T) {
+	o := Options{Dev: true, LogFormat: "text"}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("dev mode without --policy: %v, want the built-in policy", err)
 	}
 }

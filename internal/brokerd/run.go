@@ -9,12 +9,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -29,11 +32,31 @@ func NewLogger(o *Options, w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.LogLevel)
 	}
-	ho := &slog.HandlerOptions{Level: level}
+	ho := &slog.HandlerOptions{Level: level, ReplaceAttr: humanDurations}
 	if o.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, ho)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, ho)), nil
+}
+
+// humanDurations writes durations as Go duration strings ("1.5s", "250ms")
+// in both formats: slog's JSON handler would write nanoseconds, a number
+// without its unit.
+func humanDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
+}
+
+// redisLogger routes go-redis's own log lines (its connection pool's dial
+// failures) through slog at debug level: the broker's own lines ("store
+// create failed", /readyz) already surface every Redis error that matters,
+// with the request it hit.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "go-redis")
 }
 
 // Run runs one broker replica (or, with Dev, the whole plane) until ctx is
@@ -53,29 +76,35 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	// Policy first: a bad policy file must stop the start, not a request.
 	var pol broker.PolicySource
 	var watcher *policy.Watcher
-	if o.PolicyFile != "" {
+	switch o.PolicyFile {
+	case "", BuiltinPolicy:
+		// Validate allows "" in dev mode only.
+		pol = broker.StaticPolicy{P: policy.Default()}
+		log.Info("using the built-in policy (--policy FILE to use yours)", "policy_version", pol.Current().Version())
+	default:
 		w, err := policy.NewWatcher(o.PolicyFile, log, o.PolicyInterval)
 		if err != nil {
 			return err
 		}
 		watcher, pol = w, w
-	} else {
-		pol = broker.StaticPolicy{P: policy.Default()}
-		log.Info("using the built-in policy (--policy FILE to use yours)")
 	}
 	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
 	if err != nil {
 		return fmt.Errorf("--approver-keys: %w", err)
 	}
 
+	// Subscriptions the NATS server refuses (permissions) make /readyz fail:
+	// a replica that cannot receive requests is not ready, whatever its
+	// connection says.
+	refused := &subRefusals{}
 	var nc, auditNC *nats.Conn
 	var store session.Store
 	if o.Dev {
-		srv, err := startEmbeddedNATS(o, log)
+		srv, removeDir, err := startEmbeddedNATS(o, log)
 		if err != nil {
 			return err
 		}
-		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown() })
+		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown(); removeDir() })
 		connect := func(name string) (*nats.Conn, error) {
 			nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1))
 			if err != nil {
@@ -96,16 +125,17 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
 	} else {
 		var err error
-		nc, err = connectNATS(o, o.NATSName, log)
+		nc, err = connectNATS(o, o.NATSName, log, refused)
 		if err != nil {
 			return err
 		}
 		if !o.NoAudit {
-			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log); err != nil {
+			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log, refused); err != nil {
 				nc.Close()
 				return err
 			}
 		}
+		redis.SetLogger(redisLogger{log})
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
 		cancel()
@@ -164,7 +194,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		if err != nil {
 			return fmt.Errorf("--http %s: %w", o.HTTPAddr, err)
 		}
-		httpSrv = &http.Server{Handler: b.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
+		httpSrv = &http.Server{Handler: refused.gate(b.HTTPHandler()), ReadHeaderTimeout: 5 * time.Second}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -204,25 +234,34 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	return runErr
 }
 
-func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
+// startEmbeddedNATS starts dev mode's NATS server. removeDir deletes the
+// JetStream directory when startEmbeddedNATS created it (no --data-dir);
+// call it after the server has shut down.
+func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeDir func(), err error) {
 	host, portStr, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", o.Listen, err)
+		return nil, nil, fmt.Errorf("--listen %q: %w", o.Listen, err)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil || port < 0 {
-		return nil, fmt.Errorf("--listen %q: bad port", o.Listen)
+		return nil, nil, fmt.Errorf("--listen %q: bad port", o.Listen)
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT // nats-server reads 0 as its default port 4222
 	}
 	dir := o.DataDir
+	removeDir = func() {}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "signoff-dev-*"); err != nil {
-			return nil, err
+			return nil, nil, fmt.Errorf("dev mode: JetStream directory: %w", err)
+		}
+		removeDir = func() {
+			if err := os.RemoveAll(dir); err != nil {
+				log.Warn("could not remove the dev JetStream directory", "dir", dir, "err", err)
+			}
 		}
 	}
-	srv, err := server.NewServer(&server.Options{
+	srv, err = server.NewServer(&server.Options{
 		ServerName: "signoff-dev",
 		Host:       host,
 		Port:       port,
@@ -232,15 +271,18 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (*server.Server, error) {
 		NoLog:      true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("embedded NATS server: %w", err)
+		removeDir()
+		return nil, nil, fmt.Errorf("embedded NATS server: %w", err)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("embedded NATS server did not start on %s (port in use?)", o.Listen)
+		srv.WaitForShutdown()
+		removeDir()
+		return nil, nil, fmt.Errorf("embedded NATS server did not start on %s (port in use?)", o.Listen)
 	}
 	log.Info("embedded NATS server started", "url", srv.ClientURL(), "jetstream_dir", dir)
-	return srv, nil
+	return srv, removeDir, nil
 }
 
 // drain lets a connection's pending messages go out, then closes it.
@@ -258,18 +300,29 @@ func drain(nc *nats.Conn, log *slog.Logger) {
 // connectNATS opens one connection with the configured credentials. The
 // broker opens two: one for requests and replies, one for its JetStream
 // traffic (docs/OPERATIONS.md).
-func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
+func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted()) }),
-		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// A clean close or drain (shutdown) disconnects with no error.
+			if err != nil {
+				log.Warn("NATS disconnected; reconnecting", "name", nc.Opts.Name, "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			// The subscriptions were sent again: refused ones are reported
+			// again if the permissions still refuse them.
+			refused.clear(nc.Opts.Name)
+			log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(nc *nats.Conn, s *nats.Subscription, err error) {
 			subject := ""
 			if s != nil {
 				subject = s.Subject
 			}
+			refused.note(nc.Opts.Name, err)
 			log.Error("NATS error", "subject", subject, "err", err)
 		}),
 	}
@@ -297,4 +350,60 @@ func connectNATS(o Options, name string, log *slog.Logger) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", o.NATSURL, err)
 	}
 	return nc, nil
+}
+
+// subRefusals records the subscriptions NATS refused, per connection.
+type subRefusals struct {
+	mu  sync.Mutex
+	err map[string]error // connection name → the refusal
+}
+
+// note records err when it is a refused subscription.
+func (r *subRefusals) note(conn string, err error) {
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), "Subscription to") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = map[string]error{}
+	}
+	r.err[conn] = err
+}
+
+func (r *subRefusals) clear(conn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.err, conn)
+}
+
+// check returns a refusal, if any.
+func (r *subRefusals) check() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.err))
+	for name := range r.err {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return fmt.Errorf("NATS refused a subscription of connection %s (check the broker user's permissions and --prefix): %w", names[0], r.err[names[0]])
+}
+
+// gate makes GET /readyz answer 503 while a subscription is refused, and
+// hands everything else to next.
+func (r *subRefusals) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/readyz" {
+			if err := r.check(); err != nil {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+				return
+			}
+		}
+		next.ServeHTTP(w, req)
+	})
 }

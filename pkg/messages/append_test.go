@@ -84,7 +84,7 @@ func randRequest(r *rand.Rand) Request {
 	req := Request{
 		V: r.IntN(3), RequestID: randString(r), SessionID: randString(r), AgentID: randString(r),
 		AgentType: randString(r), RequestedBy: randString(r), CallID: randString(r), Tool: randString(r),
-		Category: Category(randString(r)), Arguments: randRaw(r), Description: randString(r),
+		Category: Category(randString(r)), Arguments: randRaw(r), Description: randString(r), Cwd: randString(r),
 		TTLMillis: r.Int64N(3) * r.Int64N(1<<40),
 	}
 	if r.IntN(3) == 0 {

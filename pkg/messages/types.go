@@ -107,19 +107,23 @@ type BatchItem struct {
 
 // Request is what an agent sends on signoff.v1.req.<session>.
 type Request struct {
-	V              int             `json:"v"`
-	RequestID      string          `json:"request_id"`
-	SessionID      string          `json:"session_id"`
-	AgentID        string          `json:"agent_id"`
-	AgentType      string          `json:"agent_type,omitempty"`
-	RequestedBy    string          `json:"requested_by,omitempty"`
-	CallID         string          `json:"call_id,omitempty"`
-	Tool           string          `json:"tool"`
-	Category       Category        `json:"category,omitempty"`
-	Arguments      json.RawMessage `json:"arguments,omitempty"`
-	Description    string          `json:"description,omitempty"`
-	BatchRemaining []BatchItem     `json:"batch_remaining,omitempty"`
-	TTLMillis      int64           `json:"ttl_ms,omitempty"`
+	V           int             `json:"v"`
+	RequestID   string          `json:"request_id"`
+	SessionID   string          `json:"session_id"`
+	AgentID     string          `json:"agent_id"`
+	AgentType   string          `json:"agent_type,omitempty"`
+	RequestedBy string          `json:"requested_by,omitempty"`
+	CallID      string          `json:"call_id,omitempty"`
+	Tool        string          `json:"tool"`
+	Category    Category        `json:"category,omitempty"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
+	Description string          `json:"description,omitempty"`
+	// Cwd is the agent's working directory: absolute, clean, without
+	// control characters. The policy resolves relative paths against it
+	// and takes it as the default workspace (docs/POLICY.md).
+	Cwd            string      `json:"cwd,omitempty"`
+	BatchRemaining []BatchItem `json:"batch_remaining,omitempty"`
+	TTLMillis      int64       `json:"ttl_ms,omitempty"`
 }
 
 // Decider identifies who made a decision.
@@ -165,7 +169,7 @@ type Receipt struct {
 type Verdict struct {
 	Command string   `json:"command"`
 	Words   []string `json:"words,omitempty"`
-	Kind    string   `json:"kind,omitempty"` // "command" or "redirect"
+	Kind    string   `json:"kind,omitempty"` // "command", "redirect" (a file written) or "read" (a file read)
 	Action  string   `json:"action"`         // allow | deny | ask
 	Rule    string   `json:"rule,omitempty"`
 	Reason  string   `json:"reason,omitempty"`

@@ -3,6 +3,7 @@ package messages
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -18,6 +19,8 @@ const (
 	MaxIDBytes = 128
 	// MaxDescriptionBytes bounds a request's description.
 	MaxDescriptionBytes = 4 << 10
+	// MaxCwdBytes bounds a request's working directory (PATH_MAX).
+	MaxCwdBytes = 4096
 	// MaxFeedbackBytes bounds an approver's feedback.
 	MaxFeedbackBytes = 4 << 10
 	// MaxReasonBytes bounds a cancel reason.
@@ -59,6 +62,9 @@ func (r *Request) Validate() error {
 		return err
 	}
 	if err := checkText("description", r.Description, MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if err := checkCwd("cwd", r.Cwd); err != nil {
 		return err
 	}
 	if err := checkBatch("batch_remaining", r.BatchRemaining); err != nil {
@@ -601,4 +607,25 @@ func nested(parent string, err error) error {
 		return &FieldError{Field: parent + "." + fe.Field, Problem: fe.Problem, Err: fe.Err}
 	}
 	return err
+}
+
+// checkCwd checks a working directory: empty (unknown), or an absolute,
+// clean path without control characters, at most MaxCwdBytes long. A
+// relative or unclean one would make the policy resolve paths somewhere
+// else than the agent does.
+func checkCwd(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkLine(field, v, MaxCwdBytes); err != nil {
+		return err
+	}
+	switch {
+	case !path.IsAbs(v):
+		return &FieldError{Field: field, Problem: "must be an absolute path, got " + strconv.Quote(v)}
+	case path.Clean(v) != v:
+		return &FieldError{Field: field, Problem: "must be a clean path (no ., .., // or trailing /), got " +
+			strconv.Quote(v) + "; did you mean " + strconv.Quote(path.Clean(v)) + "?"}
+	}
+	return nil
 }

@@ -47,6 +47,9 @@ func scanArgs(dst []argValue, data []byte, names []string) ([]argValue, error) {
 }
 
 // matchKey reports which of names the quoted JSON key rawKey spells.
+// Names are written in lower case without separators ("filepath"); a key
+// matches whatever its case and its '_' or '-' separators (file_path,
+// filePath, FILE-PATH), so that no agent's spelling hides a path.
 func matchKey(rawKey []byte, names []string) (string, bool) {
 	inner := rawKey[1 : len(rawKey)-1]
 	if bytes.IndexByte(inner, '\\') >= 0 {
@@ -57,11 +60,48 @@ func matchKey(rawKey []byte, names []string) (string, bool) {
 		inner = []byte(k)
 	}
 	for _, n := range names {
-		if string(inner) == n {
+		if keyEqual(inner, n) {
 			return n, true
 		}
 	}
 	return "", false
+}
+
+// keyEqual compares a key with a normalized name, ignoring ASCII case and
+// the separators '_' and '-'. It does not allocate.
+func keyEqual(key []byte, name string) bool {
+	j := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '_' || c == '-' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if j >= len(name) || name[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(name)
+}
+
+// argStrings returns the strings a raw JSON value holds: one for a string,
+// each item for an array of strings. ok is false for anything else (a
+// number, an object, an array holding a non-string).
+func argStrings(raw []byte, dst []string) ([]string, bool) {
+	if s, ok := argString(raw); ok {
+		return append(dst, s), true
+	}
+	if len(raw) == 0 || raw[0] != '[' {
+		return dst, false
+	}
+	var items []string
+	if json.Unmarshal(raw, &items) != nil {
+		return dst, false
+	}
+	return append(dst, items...), true
 }
 
 // argString returns the string a raw JSON value holds; ok is false when the

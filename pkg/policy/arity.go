@@ -5,87 +5,48 @@ import (
 	"unicode/utf8"
 )
 
-// The arity table of seed 004: how many leading words of a command form
-// its "command prefix", the part an "Always" answer grants. A two-word key
-// ("npm run") takes precedence over the first word alone ("npm"). Commands
-// not listed have arity 1 (`cat README.md` → `cat *`).
-//
-// Extensions to the seed's table: more package managers and build tools
-// with subcommands at arity 2 (go, make, pip3, podman, helm, brew, apt…),
-// and their "run"/"exec"-style and resource-group subcommands at arity 3
-// (pnpm run, yarn run, uv run, bundle exec, go mod, kubectl config, docker
-// image…).
-var shArity1 = map[string]int{
-	// arity 2: tools with subcommands
-	"git": 2, "npm": 2, "bun": 2, "docker": 2, "cargo": 2, "kubectl": 2, "pip": 2,
-	"pnpm": 2, "yarn": 2, "terraform": 2, "systemctl": 2, "bunx": 2,
-	"go": 2, "make": 2, "pip3": 2, "podman": 2, "helm": 2, "brew": 2, "apt": 2,
-	"apt-get": 2, "dnf": 2, "yum": 2, "poetry": 2, "uv": 2, "deno": 2, "rustup": 2,
-	"conda": 2, "dotnet": 2, "composer": 2, "bundle": 2, "gem": 2, "just": 2,
-	"tofu": 2, "pulumi": 2, "npx": 2, "pnpx": 2, "nix": 2, "swift": 2,
-	"flutter": 2, "dart": 2, "mix": 2, "mvn": 2, "gradle": 2,
-	// arity 3: deep subcommand tools
-	"aws": 3, "gcloud": 3, "gh": 3, "az": 3,
-}
-
-type shArityKey struct{ first, second string }
-
-var shArity2 = map[shArityKey]int{
-	{"npm", "run"}:          3,
-	{"bun", "run"}:          3,
-	{"docker", "compose"}:   3,
-	{"git", "remote"}:       3,
-	{"git", "stash"}:        3,
-	{"pnpm", "run"}:         3,
-	{"yarn", "run"}:         3,
-	{"npm", "exec"}:         3,
-	{"pnpm", "exec"}:        3,
-	{"podman", "compose"}:   3,
-	{"uv", "run"}:           3,
-	{"poetry", "run"}:       3,
-	{"bundle", "exec"}:      3,
-	{"git", "submodule"}:    3,
-	{"git", "worktree"}:     3,
-	{"go", "mod"}:           3,
-	{"helm", "repo"}:        3,
-	{"kubectl", "config"}:   3,
-	{"kubectl", "rollout"}:  3,
-	{"docker", "image"}:     3,
-	{"docker", "container"}: 3,
-	{"docker", "volume"}:    3,
-	{"docker", "network"}:   3,
-	{"cargo", "+nightly"}:   3,
-}
+// The arity of a command is how many leading words form its "command
+// prefix", the part an "Always" answer grants (seed 004). It comes from the
+// program table (programs.yaml, arity: and subcommands:): a sub-command's
+// arity ("npm run" → 3) takes precedence over the program's ("npm" → 2);
+// programs not listed have arity 1 (`cat README.md` → `cat *`). Global
+// options (git -C DIR) are not counted: the prefix is built from the
+// command without them.
 
 // ShellArity returns how many leading words of words form the command
-// prefix that an "Always" answer grants (seed 004's arity table).
+// prefix that an "Always" answer grants, by the built-in program table.
+// words must not hold global options (see [ShellCommand.Options]).
 func ShellArity(words []string) int {
 	if len(words) == 0 {
 		return 0
 	}
-	if len(words) >= 2 {
-		if n, ok := shArity2[shArityKey{words[0], words[1]}]; ok {
-			return n
-		}
-	}
-	if n, ok := shArity1[words[0]]; ok {
-		return n
-	}
-	return 1
+	return builtinPrograms().lookup(words[0]).arityOf(words)
 }
 
 // shNeverAlways reports commands an "Always" answer never grants by
 // prefix: shells, eval and source, wrappers judged as themselves (sudo
 // with no command, env printing the environment…) and interpreters, since
 // `python *` would grant any program.
-func shNeverAlways(name string) bool {
-	if _, ok := shWrappers[name]; ok {
-		return name != "find" // find is a command in its own right
+func shNeverAlways(spec *progSpec) bool {
+	if spec == nil {
+		return false
 	}
-	if _, ok := shInterpreters[name]; ok {
+	if spec.neverAlways || spec.wrapper != nil || spec.hook == "interpreter" {
 		return true
 	}
-	return strings.HasPrefix(name, "python")
+	_, wrapperHook := shHooks[spec.hook]
+	return wrapperHook && spec.hook != "find" // find is a command in its own right
+}
+
+// withoutOptions returns the words of c without its global options (git -C
+// dir status → git status); words itself when it has none.
+func withoutOptions(c *ShellCommand) []string {
+	if c.Options <= 0 || c.Options+1 > len(c.Words) {
+		return c.Words
+	}
+	out := make([]string, 0, len(c.Words)-c.Options)
+	out = append(out, c.Words[0])
+	return append(out, c.Words[1+c.Options:]...)
 }
 
 // AlwaysPatterns returns the shell patterns an "Always" answer on the
@@ -101,17 +62,22 @@ func shNeverAlways(name string) bool {
 // it is unprefixable or unanalysable, has a safety reason, or one of its
 // commands is unanalysable, elevated, a redirection, path-qualified, or a
 // shell, eval, source, wrapper or interpreter.
-func AlwaysPatterns(a ShellAnalysis) []string {
+func AlwaysPatterns(a ShellAnalysis) []string { return alwaysPatterns(a, builtinPrograms()) }
+
+// alwaysPatterns is AlwaysPatterns with the policy's program table.
+func alwaysPatterns(a ShellAnalysis, progs *programTable) []string {
 	if a.Unanalysable != "" || a.Unprefixable != "" || len(a.Safety) > 0 || len(a.Commands) == 0 {
 		return nil
 	}
 	var out []string
-	for _, c := range a.Commands {
+	for i := range a.Commands {
+		c := &a.Commands[i]
 		if c.Redirect || c.Unanalysable != "" || c.Elevated || c.PathQualified ||
-			len(c.Words) == 0 || shNeverAlways(c.Name) {
+			len(c.Words) == 0 || shNeverAlways(progs.lookup(c.Name)) {
 			return nil
 		}
-		p := shPrefixPattern(c.Words)
+		words := withoutOptions(c)
+		p := shPrefixPattern(words, progs.lookup(c.Name).arityOf(words))
 		dup := false
 		for _, o := range out {
 			dup = dup || o == p
@@ -124,8 +90,8 @@ func AlwaysPatterns(a ShellAnalysis) []string {
 }
 
 // shPrefixPattern builds the arity-prefix pattern of one command.
-func shPrefixPattern(words []string) string {
-	n := min(ShellArity(words), len(words))
+func shPrefixPattern(words []string, arity int) string {
+	n := min(arity, len(words))
 	for _, w := range words[1:n] {
 		if strings.HasPrefix(w, "-") {
 			n = len(words)
@@ -163,6 +129,33 @@ func shEscapePattern(b *strings.Builder, w string) {
 // class; a backslash makes the next character literal. Everything else
 // matches itself. It does not allocate.
 func MatchShellPattern(pattern, command string) bool {
+	if matchShellPattern(pattern, command) {
+		return true
+	}
+	// "X *" also matches X alone: a rule allowing git log with any
+	// arguments allows git log without any.
+	n := len(pattern)
+	if n < 3 || pattern[n-2:] != " *" || shEscaped(pattern, n-2) {
+		return false
+	}
+	head := pattern[:n-2]
+	if strings.IndexAny(head, "*?[\\") < 0 {
+		return command == head // the common case: a literal prefix
+	}
+	return matchShellPattern(head, command)
+}
+
+// shEscaped reports whether pattern[i] is escaped by an odd number of
+// backslashes before it.
+func shEscaped(pattern string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && pattern[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func matchShellPattern(pattern, command string) bool {
 	px, sx := 0, 0
 	// The position to resume from when a match after the last '*' fails.
 	starPx, starSx := -1, -1
@@ -181,6 +174,15 @@ func MatchShellPattern(pattern, command string) bool {
 					continue
 				}
 			case '[':
+				if shLoneBracket(pattern, px) {
+					// `[ -f x ]`: the test command, not a class.
+					if sx < len(command) && command[sx] == '[' {
+						px++
+						sx++
+						continue
+					}
+					break
+				}
 				if sx < len(command) {
 					r, size := utf8.DecodeRuneInString(command[sx:])
 					if ok, end, valid := shMatchClass(pattern, px, r); valid {
@@ -225,6 +227,12 @@ func MatchShellPattern(pattern, command string) bool {
 		return false
 	}
 	return true
+}
+
+// shLoneBracket reports a '[' that is a word of its own in a pattern (the
+// test command `[ -f x ]`): it is matched literally, never as a class.
+func shLoneBracket(p string, i int) bool {
+	return (i == 0 || p[i-1] == ' ') && (i+1 == len(p) || p[i+1] == ' ')
 }
 
 // shMatchClass matches r against the bracket expression starting at
@@ -276,14 +284,19 @@ func PrefixCovered(a ShellAnalysis, patterns []string) bool {
 		len(a.Safety) > 0 || len(a.Commands) == 0 {
 		return false
 	}
-	for _, c := range a.Commands {
+	for i := range a.Commands {
+		c := &a.Commands[i]
 		if c.Redirect || c.Elevated || c.Unanalysable != "" || len(c.Words) == 0 {
 			return false
 		}
 		cmd := strings.Join(c.Words, " ")
+		short := cmd
+		if c.Options > 0 {
+			short = strings.Join(withoutOptions(c), " ")
+		}
 		covered := false
 		for _, p := range patterns {
-			if MatchShellPattern(p, cmd) {
+			if MatchShellPattern(p, cmd) || MatchShellPattern(p, short) {
 				covered = true
 				break
 			}

@@ -51,7 +51,9 @@ func TestAlwaysPatterns(t *testing.T) {
 		{"a chain, deduplicated in order", "cargo build && cargo test && cargo build --release | grep x",
 			[]string{"cargo build", "cargo test", "cargo build *", "grep *"}},
 		{"the same pattern twice", "cat a; cat b", []string{"cat *"}},
-		{"an option inside the prefix gives the exact command", "git -C /repo status", []string{"git -C /repo status"}},
+		{"global options are not part of the prefix", "git -C /repo status", []string{"git status"}},
+		{"global options with values are skipped", "git --no-pager -c color.ui=never log -n 3", []string{"git log *"}},
+		{"an option inside the prefix gives the exact command", "npm --prefix /x run build", []string{"npm --prefix /x run build"}},
 		{"glob characters are escaped", "npm run 'te*st'", []string{`npm run te\*st`}},
 		{"wrappers are seen through", "timeout 60 cargo test --all", []string{"cargo test *"}},
 		{"xargs commands get their arguments", "ls | xargs rm", []string{"ls", "rm *"}},
@@ -87,7 +89,7 @@ func TestAlwaysPatterns(t *testing.T) {
 func TestAlwaysPatternsCoverTheirOwnCommand(t *testing.T) {
 	for _, src := range []string{
 		"git push origin main", "npm run build", "cat 'a b*'", "cargo build && cargo test",
-		"npm run 'te*st' x", "git -C '/a b' status", "ls | xargs -I{} mv {} '[x]'", "echo '\\'",
+		"npm run 'te*st' x", "git -C '/a b' status", "ls | xargs -I{} grep {} '[x]'", "echo '\\'",
 	} {
 		a := AnalyzeShell(src)
 		p := AlwaysPatterns(a)
@@ -109,7 +111,10 @@ func TestMatchShellPattern(t *testing.T) {
 		{"git status", "git status", true},
 		{"git status", "git status -s", false},
 		{"git diff *", "git diff --stat", true},
-		{"git diff *", "git diff", false},
+		{"git diff *", "git diff", true}, // "X *" covers X alone
+		{"git diff *", "git diffx", false},
+		{"git diff \\ *", "git diff", false},
+		{"git diff *", "git", false},
 		{"git diff *", "git difftool x", false},
 		{"cat *", "cat /etc/passwd ../x", true},
 		{"*", "", true},

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strconv"
 )
 
 // MaxCheckLine is the longest input line [RunCheck] accepts.
@@ -20,6 +22,7 @@ type checkInput struct {
 	Tool      *string         `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	AgentType string          `json:"agent_type"`
+	Cwd       string          `json:"cwd"`
 
 	V              json.RawMessage `json:"v"`
 	RequestID      json.RawMessage `json:"request_id"`
@@ -158,7 +161,10 @@ func checkLine(n int, line []byte, p *Policy, mode Mode) checkOutput {
 	if a := bytes.TrimSpace(in.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return checkOutput{Line: n, Error: "invalid request: arguments must be a JSON object"}
 	}
-	d := p.Evaluate(Call{Tool: *in.Tool, Arguments: in.Arguments, AgentType: in.AgentType, Mode: mode})
+	if in.Cwd != "" && (!path.IsAbs(in.Cwd) || path.Clean(in.Cwd) != in.Cwd) {
+		return checkOutput{Line: n, Error: "invalid request: cwd must be an absolute, clean path, got " + strconv.Quote(in.Cwd)}
+	}
+	d := p.Evaluate(Call{Tool: *in.Tool, Arguments: in.Arguments, AgentType: in.AgentType, Cwd: in.Cwd, Mode: mode})
 	o := checkOutput{
 		Line:              n,
 		Tool:              *in.Tool,

@@ -208,3 +208,22 @@ func TestCheckExample(t *testing.T) {
 		t.Errorf("output differs from %s (run go test -run TestCheckExample -update and update docs/POLICY.md):\n%s", golden, out.String())
 	}
 }
+
+func TestRunCheckCwd(t *testing.T) {
+	p := mustParse(t, "mode: auto-edit\n")
+	in := `{"tool":"write_file","arguments":{"path":"../../etc/x"},"cwd":"/home/dev/project"}
+{"tool":"write_file","arguments":{"path":"src/a.go"},"cwd":"/home/dev/project"}
+{"tool":"write_file","arguments":{"path":"a"},"cwd":"relative"}
+`
+	var out strings.Builder
+	err := RunCheck(strings.NewReader(in), &out, p, "")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !errors.Is(err, ErrInvalidLines) {
+		t.Fatalf("RunCheck: %v\n%s", err, out.String())
+	}
+	for i, want := range []string{`"action":"ask"`, `"action":"allow"`, `cwd must be an absolute, clean path`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: %s, want %s", i+1, lines[i], want)
+		}
+	}
+}

@@ -268,7 +268,7 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools"}
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace"}
 
 func (d *decoder) root(n *yaml.Node) error {
 	ms, err := d.mapping(n, "", rootKeys)
@@ -322,6 +322,19 @@ func (d *decoder) root(n *yaml.Node) error {
 		}
 	}
 	p.tools.finishWriteTools()
+	if m, ok := byKey["workspace"]; ok {
+		if err := d.workspace(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	p.progs = builtinPrograms()
+	if m, ok := byKey["programs"]; ok {
+		t := &programTable{byName: map[string]*progSpec{}}
+		if err := d.programs(m.val, m.location, t, p.progs); err != nil {
+			return err
+		}
+		p.progs = t
+	}
 	if m, ok := byKey["teams"]; ok {
 		if err := d.teams(m.val, m.location); err != nil {
 			return err
@@ -664,7 +677,7 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			if hasMatch || !r.anyArgs {
 				return r, d.errf(valNode, valWhere, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", toolText)
 			}
-		case kindPath:
+		case kindPath, kindPatch:
 			if r.source != srcAny && r.source != srcPath {
 				return r, d.errf(valNode, valWhere, "%s patterns match its path argument, not %s", toolText, matchKey)
 			}
@@ -685,7 +698,7 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 		return r, d.errf(valNode, valWhere, "@shell tools have no %s argument (use @files)", matchKey)
 	}
 	if hasPattern && !r.anyArgs {
-		asPath := kind == kindPath || kind == kindPattern || kind == kindSearch ||
+		asPath := kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch ||
 			(r.multi() && r.group != groupShell)
 		asShell := kind == kindShell || (r.multi() && r.group != groupFiles)
 		if r.source == srcCommand {
@@ -702,6 +715,9 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			}
 		}
 		if asShell {
+			if err := checkShellPattern(pattern); err != nil {
+				return r, d.errf(valNode, valWhere, "invalid shell pattern %q: %v", pattern, err)
+			}
 			r.shell = true
 			r.shellPattern = pattern
 			r.shellKey = shellKeyOf(pattern)
@@ -786,3 +802,34 @@ func Default() *Policy { return defaultPolicy() }
 // DefaultYAML returns the source of the built-in policy, a starting point
 // for a policy file.
 func DefaultYAML() []byte { return slices.Clone(defaultPolicyYAML) }
+
+// workspace decodes workspace: the directories writes stay in without a
+// question in auto-edit mode: absolute paths, ~/… paths, and "." for the
+// request's working directory.
+func (d *decoder) workspace(n *yaml.Node, where string) error {
+	items, err := d.sequence(n, where)
+	if err != nil {
+		return err
+	}
+	d.p.workspace = make([]string, 0, len(items))
+	for i, it := range items {
+		loc := fmt.Sprintf("%s[%d]", where, i)
+		s, err := d.str(it, loc)
+		if err != nil {
+			return err
+		}
+		if s == "." {
+			d.p.workspace = append(d.p.workspace, ".")
+			continue
+		}
+		x, home := expandHome(s, d.p.home)
+		if home && d.p.home == "" {
+			return d.errf(it, loc, "cannot expand %q: no home directory is known (set home:)", s)
+		}
+		if !path.IsAbs(x) {
+			return d.errf(it, loc, "workspace directory %q must be absolute, start with ~/, or be \".\" (the request's working directory)", s)
+		}
+		d.p.workspace = append(d.p.workspace, path.Clean(x))
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -127,7 +128,7 @@ func FuzzScanArgs(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"path": "é\n"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		names := []string{"path", "file_path", "command"}
+		names := []string{"path", "filepath", "command"}
 		got, err := scanArgs(nil, data, names)
 		var m map[string]json.RawMessage
 		jerr := json.Unmarshal(data, &m)
@@ -152,8 +153,10 @@ func FuzzScanArgs(f *testing.F) {
 		if err != nil {
 			t.Fatalf("valid object %q: %v", data, err)
 		}
-		// encoding/json folds case and keeps the last duplicate; compare
-		// only when every key is distinct even after folding.
+		// Keys match whatever their case and their _ or - separators;
+		// compare only when every key is distinct after that
+		// normalization (encoding/json folds case and keeps the last
+		// duplicate).
 		var keys []string
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.Token()
@@ -166,18 +169,23 @@ func FuzzScanArgs(f *testing.F) {
 				return
 			}
 		}
+		norm := func(k string) string {
+			return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+		}
 		seen := map[string]bool{}
+		byName := map[string]json.RawMessage{}
 		for _, k := range keys {
-			lk := string(bytes.ToLower([]byte(k)))
-			if seen[lk] {
+			lk, nk := strings.ToLower(k), norm(k)
+			if seen[lk] || seen["\x00"+nk] {
 				return
 			}
-			seen[lk] = true
+			seen[lk], seen["\x00"+nk] = true, true
+			byName[nk] = m[k]
 		}
 		want := 0
 		for _, k := range keys {
 			for _, n := range names {
-				if k == n {
+				if norm(k) == n {
 					want++
 				}
 			}
@@ -187,13 +195,13 @@ func FuzzScanArgs(f *testing.F) {
 		}
 		for _, g := range got {
 			var a, b any
-			if json.Unmarshal(g.raw, &a) != nil || json.Unmarshal(m[g.key], &b) != nil {
+			if json.Unmarshal(g.raw, &a) != nil || json.Unmarshal(byName[g.key], &b) != nil {
 				t.Fatalf("%q: value of %s is not JSON: %q", data, g.key, g.raw)
 			}
 			ja, _ := json.Marshal(a)
 			jb, _ := json.Marshal(b)
 			if !bytes.Equal(ja, jb) {
-				t.Fatalf("%q: %s = %s, encoding/json says %s", data, g.key, g.raw, m[g.key])
+				t.Fatalf("%q: %s = %s, encoding/json says %s", data, g.key, g.raw, byName[g.key])
 			}
 		}
 	})

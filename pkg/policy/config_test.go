@@ -35,7 +35,7 @@ rules:
 		{
 			name: "a misspelt top-level key",
 			src:  "mode: auto-edit\nrule:\n  - { rule: bash, action: deny }\n",
-			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams or tools)`,
+			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs or workspace)`,
 		},
 		{
 			name: "a misspelt rule key",
@@ -344,7 +344,8 @@ func TestDefaultPolicy(t *testing.T) {
 		{name: "git diff writing a file asks", tool: "bash", args: cmd("git diff --output=/tmp/x"), want: Ask},
 		{name: "other commands ask", tool: "bash", args: cmd("npm install"), want: Ask},
 		{name: "other shell tools get the same rules", tool: "run_shell", args: cmd("pwd"), want: Allow},
-		{name: "cat of a .env asks", tool: "bash", args: cmd("cat app/.env"), want: Ask},
+		{name: "cat of a .env is denied like read_file of it", tool: "bash", args: cmd("cat app/.env"), want: Deny},
+		{name: "a command that only mentions a .env asks", tool: "bash", args: cmd("echo app/.env"), want: Ask},
 		{name: "a redirect into .env is denied", tool: "bash", args: cmd("echo KEY=1 >> .env"), want: Deny},
 		{name: "reading .env is denied", tool: "read_file", args: args("path", "services/api/.env"), want: Deny},
 		{name: "reading .env.local is denied", tool: "Read", args: args("file_path", ".env.local"), want: Deny},

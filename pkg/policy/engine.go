@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ const (
 	// subjRedirect: a write redirection of a shell script, judged as a write
 	// of its target path.
 	subjRedirect
+	// subjRead: a path a shell command reads (cat FILE, grep -r PAT DIR),
+	// judged by the rules of the read-tier file tools.
+	subjRead
 )
 
 // subject is one thing the rules judge; a call has one or more and its
@@ -36,7 +40,17 @@ type subject struct {
 	// path-qualified command ("rm -rf x" for "/bin/rm -rf x").
 	base         string
 	key, baseKey string // first words of value and base (shell index)
-	qualified    bool
+	// rel is a path's form relative to the call's working directory (or
+	// the cleaned relative path without one): relative rule patterns
+	// (src/**) match it.
+	rel string
+	// short is the command without its global options (git status for
+	// git -C dir status); "" when it has none.
+	short     string
+	qualified bool
+	// recursive: the path stands for the whole tree under it (grep -r,
+	// rm -r, a deleted or moved directory).
+	recursive bool
 	// explicit subjects (grep's regular expression) are matched only by
 	// rules that name their argument (match: {pattern: …}) or take any
 	// arguments.
@@ -60,13 +74,23 @@ type verdict struct {
 
 // evaluation carries one call's context through the layers.
 type evaluation struct {
-	p     *Policy
-	tool  string // lower-case
-	name  string // as the agent wrote it, for messages
-	tier  Tier
-	mode  Mode
-	kind  toolKind
-	agent *ruleLayer
+	p   *Policy
+	cwd string // where relative paths resolve ("" = unknown)
+	// home is the call's working directory, the default workspace (a
+	// shell tool's workdir argument moves cwd, not this).
+	callCwd string
+	// relBase prefixes relative paths when a shell tool's workdir is
+	// relative and the call's working directory unknown.
+	relBase string
+	// cdAway is set when a script changes directory to somewhere its
+	// relative paths can no longer be placed (cd /etc, cd .., cd $X).
+	cdAway string
+	tool   string // lower-case
+	name   string // as the agent wrote it, for messages
+	tier   Tier
+	mode   Mode
+	kind   toolKind
+	agent  *ruleLayer
 	// baseMode is the mode of the call without its agent type: the admin's
 	// override, else the policy mode. The agent type is the agent's own
 	// claim, so its layer and mode may restrict a call, never allow more
@@ -81,6 +105,12 @@ type evaluation struct {
 // no I/O and is safe for concurrent use.
 func (p *Policy) Evaluate(c Call) Decision {
 	e := evaluation{p: p, tool: lower(c.Tool), name: c.Tool, agent: p.agentLayer(c.AgentType)}
+	if c.Cwd != "" && path.IsAbs(c.Cwd) {
+		// The broker validates cwd; a caller of the package that passes a
+		// relative one gets the behaviour of an unknown directory.
+		e.cwd = path.Clean(c.Cwd)
+		e.callCwd = e.cwd
+	}
 	e.tier = p.tools.tierOf(e.tool)
 	e.kind = p.tools.kindOf(e.tool)
 	e.mode = c.Mode
@@ -101,7 +131,7 @@ func (p *Policy) Evaluate(c Call) Decision {
 	switch e.kind {
 	case kindShell:
 		return e.shell(c.Arguments)
-	case kindPath, kindPattern, kindSearch:
+	case kindPath, kindPattern, kindSearch, kindPatch:
 		return e.paths(c.Arguments)
 	}
 	s := subject{kind: subjName, tier: e.tier}
@@ -209,6 +239,8 @@ func (e *evaluation) modeReason(m Mode, a Action, s *subject, note string) strin
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier command "` + quoteInner(s.value) + `"` + note
 	case subjRedirect:
 		return string(m) + " mode " + verb(a) + " " + string(s.tier) + `-tier redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return string(m) + " mode " + verb(a) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	// The mode judges paths by the tool's tier alone: naming the path
 	// would suggest otherwise.
@@ -229,6 +261,8 @@ func (e *evaluation) ruleReason(r *rule, s *subject) string {
 		return "rule " + r.text + agent + " " + verb(r.action) + " " + e.name + note
 	case subjRedirect:
 		return "rule " + r.text + agent + " " + verb(r.action) + ` redirect to "` + quoteInner(s.value) + `"` + note
+	case subjRead:
+		return "rule " + r.text + agent + " " + verb(r.action) + ` read of "` + quoteInner(s.value) + `"` + note
 	}
 	return "rule " + r.text + agent + " " + verb(r.action) + ` "` + quoteInner(s.value) + `"` + note
 }
@@ -276,6 +310,8 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 	switch s.kind {
 	case subjRedirect:
 		lists[0], n = l.writes, 1
+	case subjRead:
+		lists[0], n = l.reads, 1
 	case subjCommand:
 		if si := l.shell[e.tool]; si != nil {
 			lists[n] = si.byWord[s.key]
@@ -321,7 +357,7 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 func (r *rule) matches(s *subject) bool {
 	if r.source != srcAny {
 		switch s.kind {
-		case subjPath, subjRedirect:
+		case subjPath, subjRedirect, subjRead:
 			if r.source != srcPath {
 				return false
 			}
@@ -344,13 +380,24 @@ func (r *rule) matches(s *subject) bool {
 		return false
 	}
 	switch s.kind {
-	case subjPath, subjPattern, subjRedirect:
-		return r.path != nil && r.path.match(s.value, s.base)
+	case subjPath, subjPattern, subjRedirect, subjRead:
+		if r.path == nil {
+			return false
+		}
+		if s.recursive {
+			return r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base)
+		}
+		return r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base)
 	case subjCommand:
 		if !r.shell {
 			return false
 		}
 		if (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.value) {
+			return true
+		}
+		// Global options are skipped: git -C dir status meets the rules of
+		// git status.
+		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.short) {
 			return true
 		}
 		// A path-qualified command (/bin/rm) meets deny and ask rules in its
@@ -363,13 +410,18 @@ func (r *rule) matches(s *subject) bool {
 	return false
 }
 
-// paths decides a call of a path tool, glob or grep: every path-like
-// argument is judged and the strictest verdict wins.
+// paths decides a call of a path tool, glob, grep or patch: every
+// path-like argument (one string or a list of them, under any of the
+// spellings of pathArgs) and every path a patch touches is judged, and the
+// strictest verdict wins. A file tool whose path cannot be found asks.
 func (e *evaluation) paths(args json.RawMessage) Decision {
 	var buf [4]argValue
 	names := pathArgs
-	if e.kind != kindPath {
+	switch e.kind {
+	case kindPattern, kindSearch:
 		names = patternAndPathArgs
+	case kindPatch:
+		names = patchAndPathArgs
 	}
 	vals, err := scanArgs(buf[:0], args, names)
 	if err != nil {
@@ -378,30 +430,55 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	}
 	var sbuf [4]subject
 	subs := sbuf[:0]
+	// Glob, grep and list tools read the whole tree under their path.
+	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
+	var strs [4]string
 	for _, v := range vals {
-		str, ok := argString(v.raw)
+		if v.key == "input" || v.key == "patch" || v.key == "patchtext" {
+			text, ok := argString(v.raw)
+			if !ok {
+				subs = append(subs, subject{kind: subjName, tier: e.tier,
+					floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+				continue
+			}
+			files, bad := patchPaths(text)
+			if bad != "" {
+				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
+			}
+			for _, f := range files {
+				s := e.pathSubject(subjPath, e.tier, f.path)
+				s.recursive = f.tree
+				subs = append(subs, s)
+			}
+			continue
+		}
+		list, ok := argStrings(v.raw, strs[:0])
 		if !ok {
 			subs = append(subs, subject{kind: subjName, tier: e.tier,
-				floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+				floor: "argument " + v.key + " is not a string or a list of strings", floorLayer: "input", ungrantable: true})
 			continue
 		}
-		if str == "" {
-			continue
+		for _, str := range list {
+			if str == "" {
+				continue
+			}
+			kind := subjPath
+			if v.key == "pattern" {
+				kind = subjPattern
+			}
+			s := e.pathSubject(kind, e.tier, str)
+			s.explicit = kind == subjPattern && e.kind == kindSearch
+			s.recursive = tree && kind == subjPath && !slices.Contains(filterArgs, v.key)
+			subs = append(subs, s)
 		}
-		s := subject{kind: subjPath, tier: e.tier}
-		if v.key == "pattern" {
-			s.kind = subjPattern
-			s.explicit = e.kind == kindSearch
-		}
-		var escapes bool
-		s.value, s.base, escapes = cleanPath(str, e.p.home)
-		if escapes {
-			s.floor, s.floorLayer = "path "+strconv.Quote(str)+" escapes the working directory", "safety"
-		}
-		subs = append(subs, s)
 	}
 	if len(subs) == 0 {
 		s := subject{kind: subjName, tier: e.tier}
+		if e.tier == TierRead || e.tier == TierWrite {
+			// A file tool whose path is not where the policy looks must not
+			// pass as a harmless call.
+			s.floor, s.floorLayer = "no path argument found for "+e.name+" (looked for "+strings.Join(names, ", ")+")", "input"
+		}
 		return e.single(&s)
 	}
 	var d Decision
@@ -417,6 +494,9 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 				if r := pathSafety(subs[i].value); r != "" && !slices.Contains(safety, r) {
 					safety = append(safety, r)
 				}
+				if r := e.outsideWorkspace(&subs[i]); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
 			}
 		}
 		e.applySafety(&d, safety)
@@ -424,7 +504,111 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	return d
 }
 
-var patternAndPathArgs = append(slices.Clone(patternArgs), pathArgs...)
+// pathSubject makes the subject of a path value: home expanded, resolved
+// against the call's working directory, cleaned; a relative path that
+// climbs out of an unknown working directory gets a floor.
+func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject {
+	s := subject{kind: kind, tier: tier}
+	e.cdFloor(&s, v)
+	var escapes bool
+	s.value, s.base, s.rel, escapes = e.resolvePath(v)
+	if escapes && kind != subjRead && s.floor == "" {
+		what := "path "
+		if kind == subjRedirect {
+			what = "redirect target "
+		}
+		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
+	}
+	return s
+}
+
+// cdFloor gives a subject of the relative path v a floor when the script
+// changed directory to somewhere v can no longer be placed (cdAway).
+func (e *evaluation) cdFloor(s *subject, v string) {
+	if e.cdAway == "" || s.floor != "" {
+		return
+	}
+	if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+		s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
+	}
+}
+
+// resolvePath cleans v as rules see it (see cleanPath) and, when the call
+// has a working directory, makes a relative v absolute under it; rel is
+// the path relative to the working directory when it lies inside it (or
+// the cleaned relative path when there is none), which relative rule
+// patterns match.
+func (e *evaluation) resolvePath(v string) (clean, base, rel string, escapes bool) {
+	if e.relBase != "" {
+		if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+			v = e.relBase + "/" + v
+		}
+	}
+	clean, base, escapes = cleanPath(v, e.p.home)
+	if e.cwd == "" {
+		if !path.IsAbs(clean) {
+			rel = clean
+		}
+		return clean, base, rel, escapes
+	}
+	if !path.IsAbs(clean) {
+		clean = path.Join(e.cwd, clean)
+		base = path.Base(clean)
+	}
+	if r, ok := underDir(clean, e.cwd); ok {
+		rel = r
+	}
+	return clean, base, rel, false
+}
+
+// underDir reports whether p lies in dir (or is dir), and its path
+// relative to dir ("." for dir itself).
+func underDir(p, dir string) (string, bool) {
+	if p == dir {
+		return ".", true
+	}
+	if dir == "/" {
+		return p[1:], true
+	}
+	if strings.HasPrefix(p, dir) && p[len(dir)] == '/' {
+		return p[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// outsideWorkspace returns the safety reason of a write outside the
+// workspace in auto-edit mode, or "". The workspace is the policy's
+// workspace: directories, "." standing for the call's working directory
+// (the default). Without a working directory, "." covers relative paths
+// (they land wherever the agent runs, which is its own directory) but no
+// absolute or home path.
+func (e *evaluation) outsideWorkspace(s *subject) string {
+	if e.mode != ModeAutoEdit || s.value == "" {
+		return ""
+	}
+	for _, w := range e.p.workspaceDirs() {
+		if w == "." {
+			if e.callCwd == "" && !path.IsAbs(s.value) {
+				return ""
+			}
+			if e.callCwd != "" {
+				if _, ok := underDir(s.value, e.callCwd); ok {
+					return ""
+				}
+			}
+			continue
+		}
+		if _, ok := underDir(s.value, w); ok {
+			return ""
+		}
+	}
+	return "writes " + s.value + ", outside the workspace"
+}
+
+var (
+	patternAndPathArgs = append(append(slices.Clone(patternArgs), filterArgs...), pathArgs...)
+	patchAndPathArgs   = append(slices.Clone(patchArgs), pathArgs...)
+)
 
 // combine judges every subject and keeps the strictest verdict. When
 // subcommands is non-nil, each command/redirect verdict is recorded there.
@@ -440,10 +624,12 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 		if s.ungrantable {
 			grantOK = false
 		}
-		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect) {
+		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect || s.kind == subjRead) {
 			sc := Subcommand{Command: s.value, Kind: "command", Action: v.action, Reason: v.reason}
 			if s.kind == subjRedirect {
 				sc.Kind = "redirect"
+			} else if s.kind == subjRead {
+				sc.Kind = "read"
 			} else if s.cmd != nil {
 				sc.Words = s.cmd.Words
 			}
@@ -496,7 +682,7 @@ func (e *evaluation) applySafety(d *Decision, reasons []string) {
 // redirection of the script is a subject.
 func (e *evaluation) shell(args json.RawMessage) Decision {
 	var buf [4]argValue
-	vals, err := scanArgs(buf[:0], args, commandArgs)
+	vals, err := scanArgs(buf[:0], args, shellArgs)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
 		return e.single(&s)
@@ -504,9 +690,21 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	var sbuf, fbuf [2]string
 	scripts, floors := sbuf[:0], fbuf[:0]
 	for _, v := range vals {
+		if slices.Contains(workdirArgs, v.key) {
+			if f := e.workdir(v); f != "" {
+				floors = append(floors, f)
+			}
+			continue
+		}
 		str, ok := argString(v.raw)
 		if !ok {
-			floors = append(floors, "argument "+v.key+" is not a string")
+			// Codex's shell tool passes an argv: ["bash", "-lc", "…"].
+			if argv, isList := argStrings(v.raw, nil); isList && len(argv) > 0 {
+				str, ok = shellJoin(argv), true
+			}
+		}
+		if !ok {
+			floors = append(floors, "argument "+v.key+" is not a string or a list of strings")
 			continue
 		}
 		scripts = append(scripts, str)
@@ -523,10 +721,10 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "the call carries more than one command argument")
 	}
 
-	analysis := AnalyzeShell(scripts[0])
+	analysis := analyzeShell(scripts[0], e.p.progs)
 	commands := analysis.Commands
 	for _, extra := range scripts[1:] {
-		a := AnalyzeShell(extra)
+		a := analyzeShell(extra, e.p.progs)
 		commands = append(slices.Clip(commands), a.Commands...)
 		analysis.Safety = append(analysis.Safety, a.Safety...)
 		if analysis.Unanalysable == "" {
@@ -537,6 +735,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "cannot analyse the command: "+analysis.Unanalysable)
 	}
 
+	e.cdAway = cdAway(commands)
 	var subBuf [8]subject
 	subs := subBuf[:0]
 	// Clipped, so that adding a path safety reason copies instead of writing
@@ -553,21 +752,23 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			case c.Target == "":
 				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
 			default:
-				var escapes bool
-				s.value, s.base, escapes = cleanPath(c.Target, e.p.home)
+				s = e.pathSubject(subjRedirect, TierWrite, c.Target)
+				s.cmd = c
 				if isDeviceSink(s.value) {
 					continue
-				}
-				if escapes {
-					s.floor, s.floorLayer = "redirect target "+strconv.Quote(c.Target)+" escapes the working directory", "safety"
 				}
 				if r := pathSafety(s.value); r != "" && !slices.Contains(safety, r) {
 					safety = append(safety, r)
 				}
+				if r := e.outsideWorkspace(&s); r != "" && !slices.Contains(safety, r) {
+					safety = append(safety, r)
+				}
 			}
+			e.cdFloor(&s, c.Target)
 			if c.Elevated && s.floor == "" {
-				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+elevator(c)+")", "shell", true
+				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 			}
+			s.recursive = c.Recursive
 			subs = append(subs, s)
 			continue
 		}
@@ -589,9 +790,17 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
 		case c.Elevated:
-			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+elevator(c)+")", "shell", true
+			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
+		}
+		if c.Options > 0 {
+			s.short = strings.Join(withoutOptions(c), " ")
 		}
 		subs = append(subs, s)
+		for _, r := range c.Reads {
+			rs := e.pathSubject(subjRead, TierRead, r)
+			rs.recursive = c.Recursive
+			subs = append(subs, rs)
+		}
 	}
 
 	var d Decision
@@ -624,17 +833,100 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) == 1 && d.Action == Ask {
 		// Only a question has an "Always" answer: allows and denies skip
 		// the work (the hot path of automatic decisions).
-		d.Always = AlwaysPatterns(analysis)
+		d.Always = alwaysPatterns(analysis, e.p.progs)
 	}
 	return d
 }
 
-// elevator names the privilege wrapper of an elevated command.
-func elevator(c *ShellCommand) string {
+// elevator names the privilege wrapper of an elevated command: the first
+// wrapper the program table marks elevated, or the program itself
+// (sudoedit).
+func (e *evaluation) elevator(c *ShellCommand) string {
 	for _, w := range c.Wrappers {
-		if w == "sudo" || w == "doas" {
+		if s := e.p.progs.lookup(w); s != nil && (s.elevated || s.wrapper != nil && s.wrapper.elevated) {
 			return w
 		}
 	}
+	if c.Name != "" {
+		return c.Name
+	}
 	return "sudo"
+}
+
+// workdirArgs are the arguments of shell tools that say where the command
+// runs (Codex workdir, Gemini directory).
+var (
+	workdirArgs = []string{"workdir", "directory", "cwd", "dir", "workingdirectory"}
+	shellArgs   = append(slices.Clone(commandArgs), workdirArgs...)
+)
+
+// workdir applies a shell tool's working-directory argument: relative
+// paths of the command resolve against it. It returns a floor when the
+// value cannot be used.
+func (e *evaluation) workdir(v argValue) string {
+	str, ok := argString(v.raw)
+	if !ok {
+		return "argument " + v.key + " is not a string"
+	}
+	if str == "" {
+		return ""
+	}
+	x, _ := expandHome(str, e.p.home)
+	x = path.Clean(x)
+	switch {
+	case path.IsAbs(x):
+		e.cwd = x
+	case e.cwd != "":
+		e.cwd = path.Join(e.cwd, x)
+	case x == ".." || strings.HasPrefix(x, "../"):
+		return "the command runs in " + strconv.Quote(str) + ", outside the working directory"
+	case x != ".":
+		e.relBase = x
+	}
+	return ""
+}
+
+// cdAway returns the cd of a script after which its relative paths are no
+// longer where they look, or "": cd to an absolute or home path, out of
+// the directory (..), to a word with an expansion, or popd/pushd.
+func cdAway(commands []ShellCommand) string {
+	for i := range commands {
+		c := &commands[i]
+		switch c.Name {
+		case "pushd", "popd":
+			return c.Name
+		case "cd", "chdir":
+		default:
+			continue
+		}
+		args := c.Words[1:]
+		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return "cd to the home directory"
+		}
+		t := args[0]
+		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`") || t == "-" {
+			return "cd " + t
+		}
+		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {
+			return "cd " + t
+		}
+	}
+	return ""
+}
+
+// shellJoin quotes an argv as one shell command line.
+func shellJoin(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
 }

@@ -330,15 +330,19 @@ rules:
   - { rule: "read_file", action: allow }
 `)
 	runEvalCases(t, p, []evalCase{
-		{name: "a path tool without a path is judged by name", tool: "write_file", args: json.RawMessage(`{}`), want: Allow, wantRule: "write_file(*)"},
-		{name: "null arguments are no arguments", tool: "read_file", args: json.RawMessage(`null`), want: Allow},
-		{name: "a non-string path asks", tool: "read_file", args: json.RawMessage(`{"path": ["a", "b"]}`), want: Ask, wantLayer: "input"},
+		{name: "a path tool without a path asks", tool: "write_file", args: json.RawMessage(`{}`), want: Ask, wantLayer: "input"},
+		{name: "null arguments are no arguments, so no path", tool: "read_file", args: json.RawMessage(`null`), want: Ask, wantLayer: "input"},
+		{name: "a path in an unknown key asks", tool: "write_file", args: json.RawMessage(`{"where": "/etc/x"}`), want: Ask, wantLayer: "input"},
+		{name: "a list of paths is judged path by path", tool: "read_file", args: json.RawMessage(`{"path": ["a", "b"]}`), want: Allow},
+		{name: "a non-string path asks", tool: "read_file", args: json.RawMessage(`{"path": 5}`), want: Ask, wantLayer: "input"},
+		{name: "a list holding a non-string asks", tool: "read_file", args: json.RawMessage(`{"paths": ["a", 5]}`), want: Ask, wantLayer: "input"},
 		{name: "arguments that are not an object ask", tool: "read_file", args: json.RawMessage(`"x"`), want: Ask, wantLayer: "input"},
 		{name: "invalid JSON asks", tool: "read_file", args: json.RawMessage(`{"path":`), want: Ask, wantLayer: "input"},
 		{name: "a shell call without a command asks", tool: "bash", args: json.RawMessage(`{"cwd": "/"}`), want: Ask, wantLayer: "input"},
-		{name: "a shell call with a non-string command asks", tool: "bash", args: json.RawMessage(`{"command": ["rm", "-rf"]}`), want: Ask, wantLayer: "input"},
+		{name: "a shell call with a non-string command asks", tool: "bash", args: json.RawMessage(`{"command": {"argv": ["rm"]}}`), want: Ask, wantLayer: "input"},
 		{name: "a call without a tool name asks", tool: "", want: Ask, wantLayer: "input"},
-		{name: "names are exact: PATH is not path", tool: "write_file", args: json.RawMessage(`{"PATH": "../../x"}`), want: Allow},
+		{name: "keys are case-insensitive: PATH is path", tool: "write_file", args: json.RawMessage(`{"PATH": "../../x"}`), want: Ask, wantLayer: "safety"},
+		{name: "camelCase keys are path keys: filePath", tool: "write_file", args: json.RawMessage(`{"filePath": "../../x"}`), want: Ask, wantLayer: "safety"},
 	})
 	// Duplicate keys: every occurrence is judged.
 	p2 := mustParse(t, `

@@ -65,7 +65,7 @@ func ExampleMatchShellPattern() {
 	fmt.Println(policy.MatchShellPattern(`npm run te\*st`, "npm run test"))
 	// Output:
 	// true
-	// false
+	// true
 	// false
 }
 

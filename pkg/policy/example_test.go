@@ -198,3 +198,35 @@ func ExamplePolicy_TTL() {
 	// Output:
 	// 5m0s 30m0s 10m0s 1m0s
 }
+
+// A request's working directory places relative paths, and writes outside
+// the workspace (by default, that directory) ask in auto-edit mode. The
+// program table makes the files a command writes or reads count too.
+func ExamplePolicy_Evaluate_cwd() {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git diff *)", action: allow }
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "read_file(**/.ssh/**)", action: deny }
+`), "policy.yaml")
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range []policy.Call{
+		{Tool: "Write", Arguments: json.RawMessage(`{"file_path": "src/main.go"}`)},
+		{Tool: "Edit", Arguments: json.RawMessage(`{"file_path": "/etc/hosts"}`)},
+		{Tool: "Bash", Arguments: json.RawMessage(`{"command": "git -C .. diff --output=../notes.txt"}`)},
+		{Tool: "Bash", Arguments: json.RawMessage(`{"command": "cat ../.ssh/id_rsa"}`)},
+	} {
+		c.Cwd = "/home/dev/project"
+		d := p.Evaluate(c)
+		fmt.Println(d.Action, "-", d.Reason)
+	}
+	// Output:
+	// allow - auto-edit mode allows write-tier tool Write
+	// ask - safety override: writes /etc/hosts, outside the workspace
+	// ask - safety override: writes /home/notes.txt, outside the workspace
+	// deny - rule read_file(**/.ssh/**) denies read of "/home/dev/.ssh/id_rsa"
+}

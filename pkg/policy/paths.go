@@ -19,6 +19,13 @@ type pathPattern struct {
 	// base is true when the pattern has no '/': it then matches the base
 	// name of the path, gitignore-style, so `*.env` catches "app/.env".
 	base bool
+	// abs is true when the pattern is anchored at the root (after home
+	// expansion); a relative pattern also matches paths relative to the
+	// call's working directory.
+	abs bool
+	// dir is the pattern's fixed leading directory ("/home/u/.ssh" for
+	// ~/.ssh/**), "" when it starts with a wildcard.
+	dir string
 }
 
 func (p *pathPattern) match(clean, base string) bool {
@@ -26,6 +33,33 @@ func (p *pathPattern) match(clean, base string) bool {
 		return p.g.Match(base)
 	}
 	return p.g.Match(clean)
+}
+
+// matchTree reports whether the pattern matches the tree at clean: the
+// directory itself or a path under it (a recursive read or write of
+// ~/.ssh meets **/.ssh/**, and a delete of .git meets .git/**), or, for an
+// anchored pattern, whether its fixed directory lies under clean (grep -r
+// x ~ reads ~/.ssh/** too). A base-name pattern (*.env) is matched against
+// the tree's own name only: every directory may hold a .env, and asking
+// for every recursive read would teach people to click yes.
+func (p *pathPattern) matchTree(clean, base string) bool {
+	if p.match(clean, base) {
+		return true
+	}
+	if p.base {
+		return false
+	}
+	if p.g.Match(strings.TrimSuffix(clean, "/") + "/\x00") {
+		return true
+	}
+	if p.dir == "" {
+		return false
+	}
+	if clean == "/" {
+		return true
+	}
+	return p.dir == clean || strings.HasPrefix(p.dir, strings.TrimSuffix(clean, "/")+"/") ||
+		clean == "." && !path.IsAbs(p.dir)
 }
 
 // expandHome replaces a leading "~", "$HOME" or "${HOME}" (alone or followed
@@ -68,7 +102,17 @@ func compilePathPattern(p string) (*pathPattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathPattern{g: g, base: !strings.Contains(p, "/")}, nil
+	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/")}
+	if !pp.base {
+		lit := p
+		if i := strings.IndexAny(p, globMeta); i >= 0 {
+			lit = p[:i]
+		}
+		if j := strings.LastIndexByte(lit, '/'); j > 0 {
+			pp.dir = path.Clean(lit[:j])
+		}
+	}
+	return pp, nil
 }
 
 // cleanPath turns a path argument into the form rules match: home expanded,

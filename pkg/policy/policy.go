@@ -31,7 +31,24 @@ type Policy struct {
 	static  *ruleLayer
 	agents  map[string]*ruleLayer // by lower-case agent type
 	teams   map[string]Team
+	// progs is the program table: the built-in one, extended by the
+	// file's programs: entries.
+	progs *programTable
+	// workspace are the directories writes stay in without a question in
+	// auto-edit mode; "." is the call's working directory.
+	workspace []string
 }
+
+// workspaceDirs returns the workspace: the policy's, or the call's
+// working directory alone.
+func (p *Policy) workspaceDirs() []string {
+	if p.workspace == nil {
+		return defaultWorkspace
+	}
+	return p.workspace
+}
+
+var defaultWorkspace = []string{"."}
 
 // Version identifies the policy by content: the first 16 hex digits of the
 // SHA-256 of its source bytes. Decisions carry it as policy_version.

@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobwas/glob"
 )
@@ -76,6 +78,10 @@ type ruleLayer struct {
 	// writes are the rules that judge write redirections: the rules of
 	// write-tier path tools, by exact name or by a glob that matches one.
 	writes []int32
+	// reads are the rules that judge the files shell commands read: the
+	// rules of read-tier file tools, by exact name or by a glob that
+	// matches one.
+	reads []int32
 
 	// multiFor caches, per tool name, the positions of the multi-tool rules
 	// (globs, groups) that apply to it, so that a call does not test every
@@ -167,7 +173,7 @@ func (g toolGroup) has(tier Tier, kind toolKind) bool {
 	case groupShell:
 		return kind == kindShell
 	case groupFiles:
-		return kind == kindPath || kind == kindPattern || kind == kindSearch
+		return kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch
 	}
 	return false
 }
@@ -283,10 +289,18 @@ func (l *ruleLayer) buildIndex(t *toolTable) {
 			}) {
 				l.writes = append(l.writes, idx)
 			}
+			if slices.ContainsFunc(t.readTools, func(w string) bool {
+				return r.matchesTool(w, t.tierOf(w), t.kindOf(w))
+			}) {
+				l.reads = append(l.reads, idx)
+			}
 			continue
 		}
-		if t.tierOf(r.tool) == TierWrite && t.kindOf(r.tool) == kindPath {
+		if k := t.kindOf(r.tool); t.tierOf(r.tool) == TierWrite && (k == kindPath || k == kindPatch) {
 			l.writes = append(l.writes, idx)
+		}
+		if t.tierOf(r.tool) == TierRead && t.kindOf(r.tool) != kindName && t.kindOf(r.tool) != kindShell {
+			l.reads = append(l.reads, idx)
 		}
 		if t.kindOf(r.tool) == kindShell {
 			si := l.shell[r.tool]
@@ -303,4 +317,66 @@ func (l *ruleLayer) buildIndex(t *toolTable) {
 		}
 		l.byTool[r.tool] = append(l.byTool[r.tool], idx)
 	}
+}
+
+// checkShellPattern reports what is wrong with a shell pattern (a rule's,
+// or a value pattern of the program table), in the terms path globs use:
+// a '[' without its ']', a range whose ends are reversed (`[z-a]` matches
+// nothing, so a deny with it would deny nothing), an empty class, or a
+// trailing backslash. MatchShellPattern would read such a pattern as
+// literal text, which is never what its author meant.
+func checkShellPattern(p string) error {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i+1 >= len(p) {
+				return errors.New("the pattern ends with a backslash that escapes nothing")
+			}
+			i++
+		case '[':
+			if shLoneBracket(p, i) {
+				continue
+			}
+			end, err := checkShellClass(p, i)
+			if err != nil {
+				return err
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// checkShellClass checks the bracket expression at p[start] == '[' as
+// shMatchClass reads it, and returns the index of its closing ']'.
+func checkShellClass(p string, start int) (int, error) {
+	i := start + 1
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
+		i++
+	}
+	first := true
+	for i < len(p) {
+		if p[i] == ']' && !first {
+			return i, nil
+		}
+		first = false
+		lo, size := utf8.DecodeRuneInString(p[i:])
+		if lo == '\\' && i+1 < len(p) {
+			i++
+			lo, size = utf8.DecodeRuneInString(p[i:])
+		}
+		i += size
+		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
+			hi, s := utf8.DecodeRuneInString(p[i+1:])
+			if hi == '\\' && i+2 < len(p) {
+				hi, s = utf8.DecodeRuneInString(p[i+2:])
+				s++
+			}
+			if hi < lo {
+				return 0, fmt.Errorf("character range %c-%c at offset %d is reversed and matches nothing", lo, hi, i-size)
+			}
+			i += 1 + s
+		}
+	}
+	return 0, fmt.Errorf("'[' at offset %d has no closing ']' (write \\[ for a literal bracket)", start)
 }

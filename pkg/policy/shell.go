@@ -74,7 +74,7 @@ func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 //
 // AnalyzeShell is safe for concurrent use.
 func AnalyzeShell(src string) ShellAnalysis {
-	a := shAnalyze(src, syntax.LangBash, 0)
+	a := shAnalyze(src, syntax.LangBash, 0, builtinPrograms())
 	res := a.res
 	a.release()
 	return res
@@ -82,9 +82,9 @@ func AnalyzeShell(src string) ShellAnalysis {
 
 // shAnalyze parses and analyses one script at the given nesting depth. The
 // caller releases the analyzer once it has read res and info.
-func shAnalyze(src string, lang syntax.LangVariant, depth int) *shAnalyzer {
+func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
-	a.src, a.depth = src, depth
+	a.src, a.depth, a.progs = src, depth, progs
 	f, err := shParse(src, lang)
 	if err != nil {
 		a.res.Unanalysable = "cannot parse shell command: " + err.Error()
@@ -149,6 +149,7 @@ type shCmdInfo struct {
 type shAnalyzer struct {
 	src   string
 	depth int
+	progs *programTable // the program table (programs.go)
 	res   ShellAnalysis
 	info  []shCmdInfo
 
@@ -796,9 +797,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, info)
 	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
-	if c.Name == "tee" && c.Unanalysable == "" {
-		a.teeTargets(words, fr)
-	}
+	a.programEffects(len(a.res.Commands)-1, words, fr)
 }
 
 // allocWords returns a slice of n strings carved from the arena.
@@ -899,7 +898,7 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
 			", which " + fr.feeder + " replaces with input the policy cannot see")
 	}
-	in := shAnalyze(script, lang, a.depth+1)
+	in := shAnalyze(script, lang, a.depth+1, a.progs)
 	defer in.release()
 	label := wrapper + " script: "
 	if in.res.Unanalysable != "" {

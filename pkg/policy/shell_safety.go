@@ -50,7 +50,7 @@ var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG"}
 
 // shExecVar reports whether assigning name changes what later commands run.
 func shExecVar(name string) bool {
-	if shExecVars[name] {
+	if shExecVars[name] || programEnvVar(name) {
 		return true
 	}
 	for _, p := range shExecVarPrefixes {
@@ -297,21 +297,6 @@ func shCriticalRmTarget(t string) string {
 		return "the system directory " + strings.TrimSuffix(c, "/*")
 	}
 	return ""
-}
-
-// teeTargets records the files tee writes as write targets.
-func (a *shAnalyzer) teeTargets(words []shWord, fr shFrame) {
-	opts := true
-	for _, w := range words[1:] {
-		s := w.text
-		switch {
-		case opts && w.lit && s == "--":
-			opts = false
-		case opts && w.lit && len(s) > 1 && s[0] == '-':
-		default:
-			a.writeTarget(w, fr)
-		}
-	}
 }
 
 // checkForkBombs flags functions that call themselves in a pipe, in the

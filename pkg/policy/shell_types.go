@@ -21,6 +21,18 @@ type ShellCommand struct {
 	// script, a shell reading its script from stdin…). Such a command is
 	// never allowed.
 	Unanalysable string
+	// Options is how many words after the name are global options of the
+	// program (git -C DIR --no-pager: 3), per the program table; rules and
+	// "Always" patterns also see the command without them.
+	Options int
+	// Reads are the paths the command reads through its operands and
+	// options, per the program table (cat FILE, cp SRC DST, grep -f FILE),
+	// as written (a word with an expansion in its source form).
+	Reads []string
+	// Recursive is true when the command reads or writes whole trees under
+	// the directories it names (grep -r, cp -r, find, rm -r); on a write
+	// target, that the write covers the tree.
+	Recursive bool
 	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
 	// path written and Words is empty.
 	Redirect bool

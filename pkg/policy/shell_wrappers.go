@@ -1,25 +1,26 @@
 package policy
 
 import (
+	"errors"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Wrappers are commands that run another command: the policy judges the
-// command they run, not the wrapper. Each handler reads the wrapper's own
-// options and returns the words of the wrapped command. A wrapper with
-// nothing after its options (`sudo`, `timeout 5`, `sudo -l`) is judged as
-// itself; an option the handler does not know makes it unanalysable, since
-// the policy can no longer tell where the wrapped command starts.
-//
-// Transparent wrappers: env (and BSD env -P), leading VAR=value assignments,
-// sudo, doas, pkexec, su -c, runuser, timeout, nice, nohup, stdbuf, time,
-// command (but `command -v x` is a lookup and judged as itself), builtin,
-// exec, xargs, find -exec/-execdir/-ok/-okdir, setsid, ionice, unbuffer,
-// chroot, taskset, flock, busybox, watch, trap, and the shells with -c.
+// command they run, not the wrapper. The program table (programs.yaml)
+// says which programs are wrappers: most are described there alone
+// (wrapper: how many operands come before the command, whether it runs
+// elevated, which option holds a script), a few by a named hook below
+// (env, sudo, su, timeout, nice, time, xargs, find, flock, busybox,
+// watch, trap, eval, source, the shells, parallel), with their options
+// still read from the table. A wrapper with nothing after its options
+// (`sudo`, `timeout 5`, `sudo -l`) is judged as itself; an option the
+// table does not list makes it unanalysable, since the policy can no
+// longer tell where the wrapped command starts.
 //
 // xargs without -I appends arguments it reads from its input: the wrapped
 // command gets a "{}" word standing for them, as find -exec has. With -I R
@@ -43,43 +44,29 @@ type shWrapped struct {
 	done bool
 }
 
-type shWrapperFunc func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped
+// shHook is a wrapper procedure the table refers to by name (hook:).
+type shHook func(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped
 
-var shWrappers map[string]shWrapperFunc
+var shHooks map[string]shHook
 
 func init() {
-	shWrappers = map[string]shWrapperFunc{
+	shHooks = map[string]shHook{
 		"env":      shEnv,
 		"sudo":     shSudo,
-		"doas":     shDoas,
-		"pkexec":   shPkexec,
 		"su":       shSu,
-		"runuser":  shSu,
 		"timeout":  shTimeout,
 		"nice":     shNice,
-		"nohup":    shSimple(&shOpts{longStop: []string{"help", "version"}}),
-		"stdbuf":   shSimple(&shOpts{arg: "ioe", longArg: []string{"input", "output", "error"}, longStop: []string{"help", "version"}}),
 		"time":     shTime,
-		"command":  shSimple(&shOpts{flag: "p", stop: "vV"}),
-		"builtin":  shSimple(&shOpts{}),
-		"exec":     shSimple(&shOpts{arg: "a", flag: "cl"}),
 		"xargs":    shXargs,
 		"find":     shFind,
-		"setsid":   shSimple(&shOpts{flag: "cfw", longFlag: []string{"ctty", "fork", "wait"}, longStop: []string{"help", "version"}}),
-		"ionice":   shSimple(&shOpts{arg: "cn", flag: "t", stop: "pPuhV", longArg: []string{"class", "classdata"}, longFlag: []string{"ignore"}, longStop: []string{"pid", "pgid", "uid", "help", "version"}}),
-		"unbuffer": shSimple(&shOpts{flag: "p"}),
-		"chroot":   shOperandThen(&shOpts{longArg: []string{"userspec", "groups"}, longFlag: []string{"skip-chdir"}, longStop: []string{"help", "version"}}),
-		"taskset":  shOperandThen(&shOpts{flag: "ac", stop: "phV", longFlag: []string{"all-tasks", "cpu-list"}, longStop: []string{"pid", "help", "version"}}),
 		"flock":    shFlock,
 		"busybox":  shBusybox,
 		"watch":    shWatch,
 		"trap":     shTrap,
 		"eval":     shEval,
 		"source":   shSource,
-		".":        shSource,
-	}
-	for _, s := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh"} {
-		shWrappers[s] = shShell
+		"shell":    shShell,
+		"parallel": shParallel,
 	}
 }
 
@@ -92,12 +79,24 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 			return
 		}
 		name := path.Base(w[0].text)
-		h := shWrappers[name]
-		if h == nil {
-			a.emit(w, fr, "", shInterpreterInfo(name, w))
+		spec := a.progs.lookup(name)
+		var r shWrapped
+		switch {
+		case spec == nil:
+			a.emit(w, fr, "", shCmdInfo{})
+			return
+		case shHooks[spec.hook] != nil:
+			r = shHooks[spec.hook](a, w, &fr, spec)
+		case spec.wrapper != nil:
+			r = shTableWrapper(a, w, &fr, spec)
+		default:
+			info := shCmdInfo{}
+			if spec.hook == "interpreter" {
+				info = shInterpreterInfo(spec, w)
+			}
+			a.emit(w, fr, "", info)
 			return
 		}
-		r := h(a, w, &fr)
 		if r.done {
 			return
 		}
@@ -108,6 +107,110 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 		fr = fr.withWrapper(name)
 		fr.wrappers = append(fr.wrappers, r.assigns...)
 		w = r.rest
+	}
+}
+
+// shTableWrapper runs a wrapper the table describes: its options (strict:
+// an unknown option makes it unanalysable), then wrapper.operands
+// operands, then the command, or the script of an option with effect
+// script (sg -c, script -c).
+func shTableWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	ws := spec.wrapper
+	var st wrapState
+	next, stop, bad := spec.sh.skip(w, 1, a.wrapperOption(spec, fr, &st))
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if st.reason != "" {
+		return shWrapped{reason: st.reason}
+	}
+	if (ws.elevated || spec.elevated) && !st.unelevate {
+		fr.elevated = true
+	}
+	if st.script != nil {
+		if !st.script.lit {
+			return shWrapped{reason: "runs a script that is not a literal: " + st.script.text, info: shCmdInfo{executor: true}}
+		}
+		// The wrapper is judged as itself too: its operands (script's log
+		// file) are its own effects.
+		a.emit(w, *fr, "", shCmdInfo{})
+		a.nested(st.script.text, syntax.LangBash, *fr, path.Base(w[0].text))
+		return shWrapped{done: true}
+	}
+	if next+ws.operands > len(w) {
+		return shWrapped{}
+	}
+	rest := w[next+ws.operands:]
+	if ws.joined && len(rest) > 0 && rest[0].lit && rest[0].text == "-c" {
+		rest = rest[1:] // sg GROUP -c CMD
+	}
+	if ws.joined && len(rest) > 0 {
+		return shJoined(a, rest, fr, path.Base(w[0].text))
+	}
+	return shWrapped{rest: rest}
+}
+
+// shJoined runs words joined by spaces as one shell script (sg GROUP
+// CMD…, watch without -x).
+func shJoined(a *shAnalyzer, words []shWord, fr *shFrame, wrapper string) shWrapped {
+	var b strings.Builder
+	for i, x := range words {
+		if !x.lit {
+			return shWrapped{reason: "runs a script that is not a literal: " + x.text, info: shCmdInfo{executor: true}}
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.text)
+	}
+	a.nested(b.String(), syntax.LangBash, *fr, wrapper)
+	return shWrapped{done: true}
+}
+
+// wrapState collects what a wrapper's options say while they are read.
+type wrapState struct {
+	script    *shWord // the script an option with effect script gives
+	unelevate bool    // an option runs the command as the calling user
+	reason    string  // an option runs something the policy cannot see
+}
+
+// wrapperOption returns the callback that applies the table's effects of
+// a wrapper's options as they are read: files it writes (strace -o) are
+// recorded at once, the rest goes into st.
+func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) func(string, *shWord) {
+	return func(opt string, v *shWord) {
+		name := "--" + opt
+		if len(opt) == 1 {
+			name = "-" + opt
+		}
+		o := spec.options[name]
+		if o == nil {
+			return
+		}
+		if v != nil && v.lit && !o.appliesTo(v.text) {
+			return
+		}
+		switch o.effect {
+		case effWrite:
+			if v != nil {
+				a.writeTarget(*v, *fr)
+			}
+		case effScript:
+			st.script = v
+		case effUnelevate:
+			st.unelevate = true
+		case effChdir:
+			if st.reason == "" {
+				st.reason = spec.name + " " + name + " moves the command to another directory, so its relative paths are not where they look"
+			}
+		case effCode, effAsk, effRun:
+			if st.reason == "" {
+				st.reason = o.reason
+				if st.reason == "" {
+					st.reason = spec.name + " " + name + " runs something the policy cannot see"
+				}
+			}
+		}
 	}
 }
 
@@ -225,29 +328,6 @@ func (o *shOpts) skip(w []shWord, i int, on func(opt string, val *shWord)) (next
 	return i, false, ""
 }
 
-// shSimple is a wrapper whose command follows its options.
-func shSimple(o *shOpts) shWrapperFunc {
-	return func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-		next, stop, bad := o.skip(w, 1, nil)
-		if stop || bad != "" {
-			return shWrapped{reason: shWrapperBad(w, bad)}
-		}
-		return shWrapped{rest: w[next:]}
-	}
-}
-
-// shOperandThen is a wrapper whose command follows its options and one
-// operand (chroot NEWROOT, taskset MASK).
-func shOperandThen(o *shOpts) shWrapperFunc {
-	return func(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-		next, stop, bad := o.skip(w, 1, nil)
-		if stop || bad != "" || next >= len(w) {
-			return shWrapped{reason: shWrapperBad(w, bad)}
-		}
-		return shWrapped{rest: w[next+1:]}
-	}
-}
-
 // shWrapperBad prefixes a reason with the wrapper's name.
 func shWrapperBad(w []shWord, bad string) string {
 	if bad == "" {
@@ -287,25 +367,20 @@ func (r *shWrapped) assignments(w []shWord, i int, fr *shFrame) int {
 	return i
 }
 
-var shEnvOpts = &shOpts{
-	arg:      "uCSP",
-	flag:     "i0v",
-	longArg:  []string{"unset", "chdir", "split-string"},
-	longOpt:  []string{"block-signal", "default-signal", "ignore-signal"},
-	longFlag: []string{"ignore-environment", "null", "debug", "list-signal-handling"},
-	longStop: []string{"help", "version"},
-}
-
-func shEnv(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shEnv(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	var split *shWord
 	var r shWrapped
-	next, stop, bad := shEnvOpts.skip(w, 1, func(opt string, v *shWord) {
+	next, stop, bad := spec.sh.skip(w, 1, func(opt string, v *shWord) {
 		switch opt {
 		case "S", "split-string":
 			split = v
 		case "P":
 			if fr.unanalysable == "" {
 				fr.unanalysable = "env -P changes where the command is looked up"
+			}
+		case "C", "chdir":
+			if fr.unanalysable == "" {
+				fr.unanalysable = "env -C moves the command to another directory, so its relative paths are not where they look"
 			}
 		}
 	})
@@ -380,21 +455,16 @@ func (a *shAnalyzer) splitString(s string) ([]shWord, bool) {
 	return words, true
 }
 
-var shSudoOpts = &shOpts{
-	arg:      "CDghpRrtTUu",
-	flag:     "AbBEHiknNPSs",
-	stop:     "eKlvV",
-	longArg:  []string{"chdir", "close-from", "group", "host", "prompt", "chroot", "role", "type", "command-timeout", "other-user", "user"},
-	longOpt:  []string{"preserve-env"},
-	longFlag: []string{"askpass", "background", "bell", "set-home", "login", "reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell", "no-update"},
-	longStop: []string{"edit", "help", "list", "remove-timestamp", "validate", "version"},
-}
-
-func shSudo(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shSudo(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	fr.elevated = true
-	next, stop, bad := shSudoOpts.skip(w, 1, func(opt string, _ *shWord) {
-		if opt == "b" || opt == "background" {
+	next, stop, bad := spec.sh.skip(w, 1, func(opt string, _ *shWord) {
+		switch opt {
+		case "b", "background":
 			a.setBackground("sudo -b runs a command in the background")
+		case "D", "chdir", "R", "chroot":
+			if fr.unanalysable == "" {
+				fr.unanalysable = "sudo -" + opt + " moves the command to another directory, so its relative paths are not where they look"
+			}
 		}
 	})
 	if stop || bad != "" {
@@ -406,44 +476,10 @@ func shSudo(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	return r
 }
 
-var shDoasOpts = &shOpts{arg: "u", flag: "ns", stop: "CL"}
-
-func shDoas(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-	fr.elevated = true
-	next, stop, bad := shDoasOpts.skip(w, 1, nil)
-	if stop || bad != "" {
-		return shWrapped{reason: shWrapperBad(w, bad)}
-	}
-	return shWrapped{rest: w[next:]}
-}
-
-var shPkexecOpts = &shOpts{
-	longArg:  []string{"user"},
-	longFlag: []string{"disable-internal-agent", "keep-cwd"},
-	longStop: []string{"help", "version"},
-}
-
-func shPkexec(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-	fr.elevated = true
-	next, stop, bad := shPkexecOpts.skip(w, 1, nil)
-	if stop || bad != "" {
-		return shWrapped{reason: shWrapperBad(w, bad)}
-	}
-	return shWrapped{rest: w[next:]}
-}
-
-var shSuOpts = &shOpts{
-	arg:      "cgGswu",
-	flag:     "lmpPf",
-	longArg:  []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"},
-	longFlag: []string{"login", "preserve-environment", "pty"},
-	longStop: []string{"help", "version"},
-}
-
 // shSu handles su and runuser. `su [options] [user] -c CMD` runs CMD with
 // the user's shell; `runuser -u USER [--] COMMAND…` runs COMMAND directly.
 // Without a command, su opens an interactive shell: judged as itself.
-func shSu(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shSu(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	fr.elevated = true
 	var script *shWord
 	userMode := false
@@ -456,7 +492,7 @@ func shSu(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 		}
 	}
 	for i := 1; i < len(w); {
-		next, stop, bad := shSuOpts.skip(w, i, on)
+		next, stop, bad := spec.sh.skip(w, i, on)
 		if stop || bad != "" {
 			return shWrapped{reason: shWrapperBad(w, bad)}
 		}
@@ -480,50 +516,64 @@ func shSu(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	return shWrapped{done: true}
 }
 
-var shTimeoutOpts = &shOpts{
-	arg:      "ks",
-	flag:     "fpv",
-	longArg:  []string{"kill-after", "signal"},
-	longFlag: []string{"foreground", "preserve-status", "verbose"},
-	longStop: []string{"help", "version"},
-}
-
-func shTimeout(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-	next, stop, bad := shTimeoutOpts.skip(w, 1, nil)
-	if stop || bad != "" || next >= len(w) || !shIsDuration(w[next]) {
-		// Without a valid duration timeout runs nothing: judged as itself.
+func shTimeout(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	next, stop, bad := spec.sh.skip(w, 1, nil)
+	if stop || bad != "" || next >= len(w) {
 		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if !shIsDuration(w[next]) {
+		// GNU timeout refuses a duration it cannot read and runs nothing;
+		// but the policy's reading must not be the weaker one: a word it
+		// does not understand may be one timeout accepts.
+		return shWrapped{reason: "timeout: cannot read the duration " + w[next].text}
 	}
 	return shWrapped{rest: w[next+1:]} // after the duration
 }
 
-// shIsDuration reports a timeout duration: a decimal number with an
-// optional s, m, h or d suffix, or inf/infinity.
+// shIsDuration reports a duration GNU timeout accepts: a floating-point
+// number as C's strtod reads it (decimal, hexadecimal 0x10, exponents,
+// a leading '+', inf/infinity in any case), not negative and not NaN,
+// with an optional s, m, h or d suffix.
 func shIsDuration(w shWord) bool {
 	s := w.text
-	if !w.lit || s == "" {
+	if !w.lit {
 		return false
 	}
-	if s == "inf" || s == "infinity" {
-		return true
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	if s != "" && strings.IndexByte("smhd", s[len(s)-1]) >= 0 {
+		s = s[:len(s)-1]
 	}
-	s = strings.TrimRight(s, "smhd")
-	digits, dot := 0, false
+	s = strings.TrimPrefix(s, "+")
+	if s == "" || s[0] == '-' || s[0] == '+' || strings.ContainsRune(s, '_') {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "inf", "infinity":
+		return true
+	case "nan":
+		return false
+	}
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		// strtod reads hexadecimal with an optional binary exponent; Go
+		// wants the exponent.
+		h := s
+		if !strings.ContainsAny(h[2:], "pP") {
+			h += "p0"
+		}
+		_, err := strconv.ParseFloat(h, 64)
+		return err == nil
+	}
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' && !dot:
-			dot = true
-		default:
+		if c := s[i]; !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
 			return false
 		}
 	}
-	return digits > 0 && len(w.text)-len(s) <= 1
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // shNice handles nice [-n N | -N | --adjustment=N] command.
-func shNice(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shNice(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	i := 1
 	for i < len(w) {
 		t := w[i]
@@ -561,37 +611,15 @@ func shIsInt(s string) bool {
 	return shAllDigits(s)
 }
 
-var shTimeOpts = &shOpts{
-	arg:      "fo",
-	flag:     "apqv",
-	stop:     "V",
-	longArg:  []string{"format", "output"},
-	longFlag: []string{"append", "portability", "quiet", "verbose"},
-	longStop: []string{"help", "version"},
-}
-
 // shTime handles time run as a program (/usr/bin/time, \time): the bash
 // keyword is parsed into a TimeClause instead. Its -o FILE writes FILE.
-func shTime(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
-	next, stop, bad := shTimeOpts.skip(w, 1, func(opt string, v *shWord) {
-		if (opt == "o" || opt == "output") && v != nil {
-			a.writeTarget(*v, *fr)
-		}
-	})
-	if stop || bad != "" {
-		return shWrapped{reason: shWrapperBad(w, bad)}
+func shTime(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	var st wrapState
+	next, stop, bad := spec.sh.skip(w, 1, a.wrapperOption(spec, fr, &st))
+	if stop || bad != "" || st.reason != "" {
+		return shWrapped{reason: shWrapperBad(w, bad) + st.reason}
 	}
 	return shWrapped{rest: w[next:]}
-}
-
-var shXargsOpts = &shOpts{
-	arg:      "IaEdLnPs",
-	optArg:   "eil",
-	flag:     "0oprtx",
-	longArg:  []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-	longOpt:  []string{"eof", "replace", "max-lines"},
-	longFlag: []string{"null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty"},
-	longStop: []string{"help", "version", "show-limits"},
 }
 
 // shXargsArgs stands for the arguments xargs reads from its input: they
@@ -599,9 +627,9 @@ var shXargsOpts = &shOpts{
 // patterns of rm with arguments (`rm *`), as `find -exec rm {} ;` does.
 const shXargsArgs = "{}"
 
-func shXargs(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	replace := ""
-	next, stop, bad := shXargsOpts.skip(w, 1, func(opt string, v *shWord) {
+	next, stop, bad := spec.sh.skip(w, 1, func(opt string, v *shWord) {
 		switch {
 		case opt == "I" && v != nil:
 			replace = v.text
@@ -630,9 +658,10 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 }
 
 // shFind emits find itself (it is a command in its own right, with its
-// own rules: find -delete) and every command its -exec, -execdir, -ok and
-// -okdir actions run. -fprint, -fprint0, -fprintf and -fls write files.
-func shFind(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+// own rules and effects: it reads its starting points recursively, -delete
+// and -fprint write; see findUse) and every command its -exec, -execdir,
+// -ok and -okdir actions run.
+func shFind(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	a.emit(w, *fr, "", shCmdInfo{})
 	for i := 1; i < len(w); {
 		s := w[i].text
@@ -649,11 +678,6 @@ func shFind(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 				a.resolve(w[j:k], sub)
 			}
 			i = k + 1
-		case "-fprint", "-fprint0", "-fprintf", "-fls":
-			if i+1 < len(w) {
-				a.writeTarget(w[i+1], *fr)
-			}
-			i += 2
 		default:
 			i++
 		}
@@ -661,29 +685,21 @@ func shFind(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	return shWrapped{done: true}
 }
 
-var shFlockOpts = &shOpts{
-	arg:      "wEc",
-	flag:     "sxunoFe",
-	longArg:  []string{"timeout", "wait", "conflict-exit-code", "command"},
-	longFlag: []string{"shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "verbose"},
-	longStop: []string{"help", "version"},
-}
-
 // shFlock handles `flock [options] FILE COMMAND…` and `flock [options]
 // FILE -c SCRIPT`; `flock [options] FD` runs nothing.
-func shFlock(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shFlock(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	var script *shWord
 	on := func(opt string, v *shWord) {
 		if opt == "c" || opt == "command" {
 			script = v
 		}
 	}
-	next, stop, bad := shFlockOpts.skip(w, 1, on)
+	next, stop, bad := spec.sh.skip(w, 1, on)
 	if stop || bad != "" || next >= len(w) {
 		return shWrapped{reason: shWrapperBad(w, bad)}
 	}
 	// Options may also follow the lock file: flock FILE -c SCRIPT.
-	next, stop, bad = shFlockOpts.skip(w, next+1, on)
+	next, stop, bad = spec.sh.skip(w, next+1, on)
 	if stop || bad != "" {
 		return shWrapped{reason: shWrapperBad(w, bad)}
 	}
@@ -698,28 +714,18 @@ func shFlock(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 }
 
 // shBusybox handles `busybox APPLET args…`.
-func shBusybox(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shBusybox(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	if len(w) < 2 || strings.HasPrefix(w[1].text, "-") {
 		return shWrapped{}
 	}
 	return shWrapped{rest: w[1:]}
 }
 
-var shWatchOpts = &shOpts{
-	arg:      "nq",
-	optArg:   "d",
-	flag:     "bcCegprtwx",
-	longArg:  []string{"interval", "equexit"},
-	longOpt:  []string{"differences"},
-	longFlag: []string{"exec", "no-title", "beep", "errexit", "chgexit", "color", "no-color", "precise", "no-wrap", "no-rerun"},
-	longStop: []string{"help", "version"},
-}
-
 // shWatch handles watch: without -x it joins its arguments with spaces and
 // runs them with sh -c, so they are parsed as a script.
-func shWatch(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shWatch(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	execMode := false
-	next, stop, bad := shWatchOpts.skip(w, 1, func(opt string, _ *shWord) {
+	next, stop, bad := spec.sh.skip(w, 1, func(opt string, _ *shWord) {
 		if opt == "x" || opt == "exec" {
 			execMode = true
 		}
@@ -746,7 +752,7 @@ func shWatch(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 
 // shTrap handles `trap ACTION SIGNAL…`: ACTION is a script the shell runs
 // later (on EXIT, on a signal), so it is judged now.
-func shTrap(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shTrap(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	args := w[1:]
 	if len(args) > 0 && args[0].lit && args[0].text == "--" {
 		args = args[1:]
@@ -761,18 +767,18 @@ func shTrap(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
 	return shWrapped{done: true}
 }
 
-func shEval(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shEval(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
 }
 
-func shSource(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shSource(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	return shWrapped{reason: w[0].text + " runs a script file the policy cannot see", info: shCmdInfo{executor: true}}
 }
 
 // shShell handles sh, bash, zsh and the other shells: with -c the script
 // is parsed and judged command by command; without it the shell runs a
 // file or its standard input, which the policy cannot see.
-func shShell(a *shAnalyzer, w []shWord, fr *shFrame) shWrapped {
+func shShell(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	name := path.Base(w[0].text)
 	hasC, stdin := false, false
 	i := 1
@@ -836,24 +842,11 @@ scan:
 	}
 }
 
-// shInterpreters maps the interpreters that run a program given to them
-// to the short options that take the program inline (python -c).
-var shInterpreters = map[string]string{
-	"python": "cm", "python2": "cm", "python3": "cm", "pypy": "cm", "pypy3": "cm",
-	"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "php": "rRBEF",
-	"lua": "e", "tclsh": "", "osascript": "e",
-}
-
-// shInterpreterInfo describes a command that may run a program: whether
-// it reads the program from standard input (python with no script).
-func shInterpreterInfo(name string, w []shWord) shCmdInfo {
-	inline, ok := shInterpreters[name]
-	if !ok && strings.HasPrefix(name, "python3.") {
-		inline, ok = "cm", true
-	}
-	if !ok {
-		return shCmdInfo{}
-	}
+// shInterpreterInfo describes a command that may run a program (hook:
+// interpreter): whether it reads the program from standard input (python
+// with no script). Its options with effect code (python -c) give the
+// program inline.
+func shInterpreterInfo(spec *progSpec, w []shWord) shCmdInfo {
 	info := shCmdInfo{executor: true}
 	for _, x := range w[1:] {
 		s := x.text
@@ -861,12 +854,16 @@ func shInterpreterInfo(name string, w []shWord) shCmdInfo {
 		case s == "-":
 			info.stdinProgram = true
 			return info
-		case s == "--eval" || s == "--print" || strings.HasPrefix(s, "--eval=") || strings.HasPrefix(s, "--print="):
-			return info
 		case strings.HasPrefix(s, "--"):
-		case len(s) > 1 && s[0] == '-':
-			if strings.ContainsAny(s[1:], inline) {
+			name, _, _ := strings.Cut(s, "=")
+			if o := spec.options[name]; o != nil && o.effect == effCode {
 				return info
+			}
+		case len(s) > 1 && s[0] == '-':
+			for j := 1; j < len(s); j++ {
+				if o := spec.options["-"+s[j:j+1]]; o != nil && o.effect == effCode {
+					return info
+				}
 			}
 		default:
 			return info // the program is a file
@@ -874,4 +871,45 @@ func shInterpreterInfo(name string, w []shWord) shCmdInfo {
 	}
 	info.stdinProgram = true
 	return info
+}
+
+// shParallel handles GNU parallel: `parallel [options] COMMAND… ::: ARGS`
+// runs COMMAND (through a shell) once per argument, and without a command
+// the arguments themselves are the command lines. Without ::: it reads
+// them from its input, which the policy cannot see.
+func shParallel(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	var st wrapState
+	next, stop, bad := spec.sh.skip(w, 1, a.wrapperOption(spec, fr, &st))
+	if stop || bad != "" || st.reason != "" {
+		return shWrapped{reason: shWrapperBad(w, bad) + st.reason}
+	}
+	sep := len(w)
+	for i := next; i < len(w); i++ {
+		if w[i].lit && strings.HasPrefix(w[i].text, ":::") && strings.Trim(w[i].text, ":+") == "" {
+			sep = i
+			break
+		}
+	}
+	template := w[next:sep]
+	if len(template) > 0 {
+		sub := fr.withWrapper("parallel")
+		sub.placeholder, sub.feeder = "{", "parallel"
+		r := shJoined(a, template, &sub, "parallel")
+		if r.reason != "" {
+			return r
+		}
+		return shWrapped{done: true}
+	}
+	if sep == len(w) {
+		return shWrapped{reason: "parallel runs command lines it reads from its input", info: shCmdInfo{executor: true}}
+	}
+	for _, x := range w[sep+1:] {
+		if x.lit && strings.HasPrefix(x.text, ":::") && strings.Trim(x.text, ":+") == "" {
+			return shWrapped{reason: "parallel combines argument lists into command lines the policy does not build"}
+		}
+		if r := shJoined(a, []shWord{x}, fr, "parallel"); r.reason != "" {
+			return r
+		}
+	}
+	return shWrapped{done: true}
 }

@@ -23,40 +23,67 @@ const (
 	kindSearch
 	// kindShell tools are matched by each sub-command of their command.
 	kindShell
+	// kindPatch tools (apply_patch) are judged by every path their patch
+	// touches: Codex's *** Begin Patch envelope or a unified diff.
+	kindPatch
 )
 
-// builtinTiers classifies the tools named in the seed documents (and the
-// usual spellings of the common agent frameworks, lower-cased). Tools that
-// are not listed are exec, MCP tools (mcp__…) are mcp.
+// builtinTiers classifies the tools named in the seed documents and the
+// tools of the agents people run (lower-cased): Claude Code (Read, Write,
+// Edit, MultiEdit, NotebookEdit, Glob, Grep, LS, Bash, WebFetch,
+// WebSearch, Task/Agent, TodoWrite, AskUserQuestion, ExitPlanMode…),
+// Codex (shell, exec_command, apply_patch, update_plan, view_image),
+// Gemini CLI (read_file, read_many_files, list_directory, glob,
+// search_file_content, write_file, replace, run_shell_command, web_fetch,
+// google_web_search, save_memory), opencode (read, write, edit, list,
+// glob, grep, patch, multiedit, bash, webfetch, todowrite, todoread),
+// Cursor (read_file, edit_file, search_replace, delete_file, list_dir,
+// run_terminal_cmd, codebase_search, grep_search, file_search) and Cline
+// (read_file, write_to_file, replace_in_file, search_files, list_files,
+// list_code_definition_names, execute_command, browser_action…). Tools
+// that are not listed are exec, MCP tools (mcp__…) are mcp.
 var builtinTiers = map[string]Tier{
 	// read: reads data or only touches UI/session metadata.
 	"read": TierRead, "read_file": TierRead, "view": TierRead,
 	"glob": TierRead, "grep": TierRead, "search": TierRead,
-	"list_files": TierRead, "list_directory": TierRead, "ls": TierRead,
-	"get_file_info": TierRead, "task_output": TierRead, "bashoutput": TierRead,
-	"ask_user": TierRead, "askuserquestion": TierRead,
+	"list_files": TierRead, "list_directory": TierRead, "ls": TierRead, "list": TierRead,
+	"list_dir": TierRead, "get_file_info": TierRead, "task_output": TierRead, "bashoutput": TierRead,
+	"ask_user": TierRead, "askuserquestion": TierRead, "ask_followup_question": TierRead,
 	"enter_plan_mode": TierRead, "exit_plan_mode": TierRead, "exitplanmode": TierRead,
-	"write_plan": TierRead, "load_guide": TierRead,
-	"todo_write": TierRead, "todowrite": TierRead,
+	"plan_mode_respond": TierRead, "attempt_completion": TierRead,
+	"write_plan": TierRead, "load_guide": TierRead, "update_plan": TierRead,
+	"todo_write": TierRead, "todowrite": TierRead, "todoread": TierRead, "write_todos": TierRead,
+	"read_many_files": TierRead, "search_file_content": TierRead, "search_files": TierRead,
+	"notebookread": TierRead, "notebook_read": TierRead, "view_image": TierRead,
+	"list_code_definition_names": TierRead, "grep_search": TierRead, "file_search": TierRead,
+	"codebase_search": TierRead,
 
 	// write: mutates files or session state, runs no code.
-	"write": TierWrite, "write_file": TierWrite,
-	"edit": TierWrite, "edit_file": TierWrite,
+	"write": TierWrite, "write_file": TierWrite, "write_to_file": TierWrite,
+	"edit": TierWrite, "edit_file": TierWrite, "replace": TierWrite, "replace_in_file": TierWrite,
+	"search_replace": TierWrite, "str_replace_editor": TierWrite, "str_replace_based_edit_tool": TierWrite,
 	"multi_edit": TierWrite, "multiedit": TierWrite,
 	"notebook_edit": TierWrite, "notebookedit": TierWrite,
-	"apply_patch": TierWrite,
-	"delete":      TierWrite, "delete_file": TierWrite,
+	"apply_patch": TierWrite, "patch": TierWrite,
+	"delete": TierWrite, "delete_file": TierWrite,
 	"remove": TierWrite, "remove_file": TierWrite,
 	"create_directory": TierWrite, "mkdir": TierWrite,
 	"move_file": TierWrite, "rename_file": TierWrite, "copy_file": TierWrite,
+	"save_memory": TierWrite,
 
 	// exec: runs code, spawns agents, talks to the outside world. Listed for
 	// documentation: unknown tools are exec anyway.
 	"bash": TierExec, "sh": TierExec, "zsh": TierExec, "shell": TierExec,
 	"shell_exec": TierExec, "run_shell": TierExec, "run_command": TierExec,
 	"execute_command": TierExec, "run": TierExec, "run_in_dir": TierExec,
-	"run_background": TierExec, "exec": TierExec,
-	"spawn": TierExec, "task": TierExec, "kill_task": TierExec, "killshell": TierExec,
+	"run_background": TierExec, "exec": TierExec, "exec_command": TierExec,
+	"local_shell": TierExec, "run_shell_command": TierExec, "run_terminal_cmd": TierExec,
+	"write_stdin": TierExec,
+	"spawn":       TierExec, "task": TierExec, "agent": TierExec, "new_task": TierExec,
+	"kill_task": TierExec, "killshell": TierExec,
+	"webfetch": TierExec, "web_fetch": TierExec, "websearch": TierExec, "web_search": TierExec,
+	"google_web_search": TierExec, "browser_action": TierExec,
+	"slashcommand": TierExec, "skill": TierExec,
 	"send_email": TierExec, "post": TierExec,
 }
 
@@ -64,16 +91,19 @@ var builtinTiers = map[string]Tier{
 var builtinShellTools = []string{
 	"bash", "sh", "zsh", "shell", "shell_exec", "run_shell", "run_command",
 	"execute_command", "run", "run_in_dir", "run_background", "exec",
+	"exec_command", "local_shell", "run_shell_command", "run_terminal_cmd",
 }
 
-// builtinPathTools are the tools whose path argument is what their rule
+// builtinPathTools are the tools whose path arguments are what their rule
 // patterns match.
 var builtinPathTools = []string{
-	"read", "read_file", "view", "write", "write_file", "edit", "edit_file",
-	"multi_edit", "multiedit", "notebook_edit", "notebookedit",
+	"read", "read_file", "view", "write", "write_file", "write_to_file", "edit", "edit_file",
+	"replace", "replace_in_file", "search_replace", "str_replace_editor", "str_replace_based_edit_tool",
+	"multi_edit", "multiedit", "notebook_edit", "notebookedit", "notebookread", "notebook_read",
 	"delete", "delete_file", "remove", "remove_file",
-	"list_files", "list_directory", "ls", "get_file_info",
-	"create_directory", "mkdir",
+	"list_files", "list_directory", "ls", "list", "list_dir", "get_file_info",
+	"create_directory", "mkdir", "move_file", "rename_file", "copy_file",
+	"read_many_files", "view_image", "list_code_definition_names",
 }
 
 // builtinPatternTools list files: their pattern and path arguments are
@@ -81,16 +111,43 @@ var builtinPathTools = []string{
 // regular expression only on request.
 var (
 	builtinPatternTools = []string{"glob"}
-	builtinSearchTools  = []string{"grep"}
+	builtinSearchTools  = []string{"grep", "search_file_content", "search_files"}
+	builtinPatchTools   = []string{"apply_patch", "patch"}
 )
 
-// Argument names each kind of tool is judged by. A tool that carries
-// several of them is judged on each (the strictest verdict wins), so that
-// an agent cannot hide a path behind the other spelling.
+// treeTools delete, move or rename what their path names: a directory goes
+// with everything under it, so a rule on dir/** applies to dir itself.
+var treeTools = map[string]bool{
+	"delete": true, "delete_file": true, "remove": true, "remove_file": true,
+	"move_file": true, "rename_file": true,
+}
+
+// dirTools list or search the directory their path names, and under it.
+var dirTools = map[string]bool{
+	"ls": true, "list": true, "list_dir": true, "list_directory": true, "list_files": true,
+	"read_many_files": true, "list_code_definition_names": true,
+}
+
+// Argument names each kind of tool is judged by, in lower case without
+// separators (file_path, filePath and FILE_PATH are all "filepath"). A
+// tool that carries several of them is judged on each (the strictest
+// verdict wins), so that an agent cannot hide a path behind another
+// spelling; an argument may hold one string or a list of them.
 var (
-	pathArgs    = []string{"path", "file_path", "notebook_path"}
+	pathArgs = []string{
+		"path", "filepath", "notebookpath", "absolutepath", "targetfile", "relativeworkspacepath",
+		"paths", "filepaths", "file", "files", "filename", "dirpath", "targetdirectories",
+		"source", "destination", "src", "dst", "dest", "sourcepath", "destinationpath",
+		"oldpath", "newpath", "from", "to", "target",
+	}
 	patternArgs = []string{"pattern"}
+	// filterArgs are the file filters of search tools (Claude's Grep glob,
+	// Gemini's and opencode's include, Cline's file_pattern, Cursor's
+	// include_pattern): the files searched, judged as paths, so that
+	// Grep {glob: "*.env"} meets the rules on *.env.
+	filterArgs  = []string{"glob", "include", "filepattern", "includepattern"}
 	commandArgs = []string{"command", "cmd", "script"}
+	patchArgs   = []string{"input", "patch", "patchtext"}
 )
 
 // mcpPrefixes mark MCP tools: "mcp__server__tool" (Claude Code) and
@@ -116,6 +173,9 @@ type toolTable struct {
 	// (built-in and declared); a glob-named rule applies to write
 	// redirections when it matches one of them.
 	writeTools []string
+	// readTools likewise for read-tier file tools (path, glob, grep): their
+	// rules judge the files shell commands read.
+	readTools []string
 }
 
 func newToolTable() toolTable {
@@ -134,6 +194,9 @@ func newToolTable() toolTable {
 	}
 	for _, n := range builtinShellTools {
 		t.kinds[n] = kindShell
+	}
+	for _, n := range builtinPatchTools {
+		t.kinds[n] = kindPatch
 	}
 	return t
 }
@@ -170,9 +233,16 @@ func (t *toolTable) kindOf(name string) toolKind {
 func (t *toolTable) finishWriteTools() {
 	seen := map[string]bool{}
 	add := func(n string) {
-		if !seen[n] && t.tierOf(n) == TierWrite && t.kindOf(n) == kindPath {
-			seen[n] = true
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		k := t.kindOf(n)
+		switch tier := t.tierOf(n); {
+		case tier == TierWrite && (k == kindPath || k == kindPatch):
 			t.writeTools = append(t.writeTools, n)
+		case tier == TierRead && (k == kindPath || k == kindPattern || k == kindSearch):
+			t.readTools = append(t.readTools, n)
 		}
 	}
 	for n := range builtinTiers {

@@ -46,6 +46,10 @@ type Call struct {
 	Arguments json.RawMessage
 	// AgentType selects the agent-type layer (subagents), if any.
 	AgentType string
+	// Cwd is the agent's working directory (absolute and clean, or ""
+	// when unknown): relative paths of file tools, shell redirections and
+	// operands resolve against it, and it is the default workspace.
+	Cwd string
 	// Mode overrides the policy's mode for this call ("" = the mode the
 	// policy resolves for the agent type). Set by the broker from admin
 	// state, never from an agent's message.
@@ -94,8 +98,10 @@ type Subcommand struct {
 	// Command is the words joined by single spaces (what shell patterns match).
 	Command string
 	Words   []string
-	// Kind is "command" or "redirect" (a write redirection judged as a write
-	// of its target path).
+	// Kind is "command", "redirect" (a write redirection, or a file a
+	// command writes by its options or operands, judged as a write of its
+	// target path) or "read" (a file a command reads, judged by the rules
+	// of the read-tier file tools).
 	Kind   string
 	Action Action
 	Rule   string

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +35,21 @@ type Watcher struct {
 	hash     [32]byte   // content hash of the policy in force
 	lastErr  string     // last reported failure, so a bad file is logged once
 	onChange []func(*Policy)
+	onReload []func(ReloadEvent)
+}
+
+// ReloadEvent is the outcome of one reload of a [Watcher]'s file that
+// operators should see: a new policy in force, a file rejected, or the file
+// in force restored after a rejection. Polling an unchanged file is not an
+// event; an admin's [Watcher.Reload] always is.
+type ReloadEvent struct {
+	// Err is why the file was rejected (the policy in force did not
+	// change), or nil.
+	Err error
+	// Changed reports that a new policy was swapped in.
+	Changed bool
+	// Version is the version of the policy in force after the event.
+	Version string
 }
 
 // NewWatcher loads the policy file once and returns a watcher for it; it
@@ -65,14 +79,26 @@ func NewWatcher(path string, logger *slog.Logger, interval time.Duration) (*Watc
 func (w *Watcher) Current() *Policy { return w.cur.Load() }
 
 // OnChange registers fn to be called with each new policy after it is
-// swapped in, on the goroutine that performed the reload.
+// swapped in, on the goroutine that performed the reload. Reloads are
+// serialized and the callbacks run within one: fn must not call the
+// watcher's Reload, OnChange or OnReload.
 func (w *Watcher) OnChange(fn func(*Policy)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.onChange = append(w.onChange, fn)
 }
 
-// Run polls the file until ctx is done, then returns nil.
+// OnReload registers fn to be called with every [ReloadEvent], in order,
+// on the goroutine that performed the reload (for metrics). As for
+// OnChange, fn must not call back into the watcher.
+func (w *Watcher) OnReload(fn func(ReloadEvent)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onReload = append(w.onReload, fn)
+}
+
+// Run polls the file until ctx is done, then returns nil. A rejected file
+// is logged and reported once per distinct error, not on every poll.
 func (w *Watcher) Run(ctx context.Context) error {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
@@ -81,16 +107,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			if err := w.reload(); err != nil {
-				w.mu.Lock()
-				report := err.Error() != w.lastErr
-				w.lastErr = err.Error()
-				w.mu.Unlock()
-				if report {
-					w.logger.Error("policy file rejected; the last good policy stays in force",
-						"file", w.path, "error", err.Error(), "version", w.Current().Version())
-				}
-			}
+			w.reload(false)
 		}
 	}
 }
@@ -99,42 +116,62 @@ func (w *Watcher) Run(ctx context.Context) error {
 // [*ConfigError] or I/O error when the file is unusable, in which case the
 // current policy stays in force; an unchanged file is not an error.
 func (w *Watcher) Reload() error {
-	err := w.reload()
-	if err != nil {
-		w.logger.Error("policy reload failed; the last good policy stays in force",
-			"file", w.path, "error", err.Error(), "version", w.Current().Version())
+	return w.reload(true)
+}
+
+// reload reads the file and swaps in its policy when it changed. forced
+// (an admin's request) reports every outcome; a poll reports changes only.
+func (w *Watcher) reload(forced bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	data, err := readPolicyFile(w.path)
+	var sum [32]byte
+	if err == nil {
+		sum = sha256.Sum256(data)
+		if sum == w.hash {
+			// The file in force: unchanged, or restored after a rejection.
+			restored := w.lastErr != ""
+			w.lastErr = ""
+			if restored {
+				w.logger.Info("policy file restored to the policy in force; it is accepted again",
+					"file", w.path, "version", w.Current().Version())
+			}
+			if restored || forced {
+				w.notify(ReloadEvent{Version: w.Current().Version()})
+			}
+			return nil
+		}
+		var p *Policy
+		if p, err = Parse(data, w.path); err == nil {
+			old := w.cur.Swap(p)
+			w.hash = sum
+			w.lastErr = ""
+			w.logger.Info("policy reloaded", "file", w.path, "old_version", old.Version(), "version", p.Version())
+			for _, fn := range w.onChange {
+				fn(p)
+			}
+			w.notify(ReloadEvent{Changed: true, Version: p.Version()})
+			return nil
+		}
 	}
+	if !forced && err.Error() == w.lastErr {
+		return err // reported when first seen
+	}
+	w.lastErr = err.Error()
+	msg := "policy file rejected; the last good policy stays in force"
+	if forced {
+		msg = "policy reload failed; the last good policy stays in force"
+	}
+	w.logger.Error(msg, "file", w.path, "error", err.Error(), "version", w.Current().Version())
+	w.notify(ReloadEvent{Err: err, Version: w.Current().Version()})
 	return err
 }
 
-func (w *Watcher) reload() error {
-	data, err := readPolicyFile(w.path)
-	if err != nil {
-		return err
+// notify calls the OnReload callbacks; w.mu is held.
+func (w *Watcher) notify(ev ReloadEvent) {
+	for _, fn := range w.onReload {
+		fn(ev)
 	}
-	sum := sha256.Sum256(data)
-	w.mu.Lock()
-	if sum == w.hash {
-		w.lastErr = ""
-		w.mu.Unlock()
-		return nil
-	}
-	p, err := Parse(data, w.path)
-	if err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	old := w.cur.Swap(p)
-	w.hash = sum
-	w.lastErr = ""
-	callbacks := slices.Clone(w.onChange)
-	w.mu.Unlock()
-
-	w.logger.Info("policy reloaded", "file", w.path, "old_version", old.Version(), "version", p.Version())
-	for _, fn := range callbacks {
-		fn(p)
-	}
-	return nil
 }
 
 // readPolicyFile reads a policy file, refusing files over MaxFileSize.

@@ -206,3 +206,72 @@ func TestWatcherCurrentIsSafeDuringReloads(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+func TestWatcherReportsEveryReloadOutcomeOnceAndTheRestoreOfAGoodFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	writeAtomically(t, path, "mode: always-ask\n")
+	logs := &syncBuffer{}
+	w, err := NewWatcher(path, slog.New(slog.NewTextHandler(logs, nil)), 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := w.Current().Version()
+	events := make(chan ReloadEvent, 100)
+	w.OnReload(func(ev ReloadEvent) { events <- ev })
+	startWatcher(t, w)
+	next := func() ReloadEvent {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reload event in 10 s")
+		}
+		return ReloadEvent{}
+	}
+
+	// A bad file: one event with its error, not one per poll.
+	writeAtomically(t, path, "mode: wild\n")
+	if ev := next(); ev.Err == nil || ev.Changed || ev.Version != good {
+		t.Fatalf("bad file: %+v, want its error with %s still in force", ev, good)
+	}
+	// The good content back: an event without error, no change, and a log
+	// line that says the file is accepted again.
+	writeAtomically(t, path, "mode: always-ask\n")
+	if ev := next(); ev.Err != nil || ev.Changed || ev.Version != good {
+		t.Fatalf("restored file: %+v, want ok with %s in force", ev, good)
+	}
+	if !strings.Contains(logs.String(), "policy file restored to the policy in force") {
+		t.Errorf("restoring the good file logged nothing:\n%s", logs)
+	}
+	// A new good file: a change to its version.
+	writeAtomically(t, path, "mode: yolo\n")
+	ev := next()
+	if ev.Err != nil || !ev.Changed || ev.Version == good || ev.Version != w.Current().Version() {
+		t.Fatalf("new file: %+v, want a change to %s", ev, w.Current().Version())
+	}
+	// A missing file is rejected like a bad one.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); !errors.Is(ev.Err, os.ErrNotExist) {
+		t.Fatalf("removed file: %+v", ev)
+	}
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case ev := <-events:
+		t.Errorf("unexpected extra event %+v (polls of an unchanged state are not events)", ev)
+	default:
+	}
+	// An admin's reload is always an event, even when it changes nothing.
+	writeAtomically(t, path, "mode: yolo\n")
+	for ev := next(); ev.Err != nil || ev.Changed; ev = next() {
+	}
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Err != nil || ev.Changed {
+		t.Errorf("forced reload of the file in force: %+v, want an ok event", ev)
+	}
+}

@@ -1,0 +1,481 @@
+package helm_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+const (
+	chartDir  = "signoff"
+	release   = "so"
+	namespace = "signoff"
+)
+
+// serviceMonitor is the part of monitoring.coreos.com/v1 ServiceMonitor the
+// chart renders; anything else is an error.
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector          metav1.LabelSelector `json:"selector"`
+		NamespaceSelector struct {
+			MatchNames []string `json:"matchNames"`
+		} `json:"namespaceSelector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+func newObject(apiVersion, kind string) any {
+	switch apiVersion + ", " + kind {
+	case "v1, ConfigMap":
+		return &corev1.ConfigMap{}
+	case "v1, Secret":
+		return &corev1.Secret{}
+	case "v1, Service":
+		return &corev1.Service{}
+	case "v1, ServiceAccount":
+		return &corev1.ServiceAccount{}
+	case "apps/v1, Deployment":
+		return &appsv1.Deployment{}
+	case "apps/v1, StatefulSet":
+		return &appsv1.StatefulSet{}
+	case "policy/v1, PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
+	case "autoscaling/v2, HorizontalPodAutoscaler":
+		return &autoscalingv2.HorizontalPodAutoscaler{}
+	case "networking.k8s.io/v1, NetworkPolicy":
+		return &networkingv1.NetworkPolicy{}
+	case "monitoring.coreos.com/v1, ServiceMonitor":
+		return &serviceMonitor{}
+	}
+	return nil
+}
+
+// decodeStrict decodes one document into its typed object: unknown fields,
+// wrong types and duplicate keys are errors.
+func decodeStrict(doc []byte) (any, error) {
+	data, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return nil, fmt.Errorf("YAML: %w", err)
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return nil, err
+	}
+	obj := newObject(tm.APIVersion, tm.Kind)
+	if obj == nil {
+		return nil, fmt.Errorf("unexpected kind %s %s", tm.APIVersion, tm.Kind)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(obj); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", tm.APIVersion, tm.Kind, err)
+	}
+	return obj, nil
+}
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// render renders the chart with overrides over values.yaml, as `helm
+// template` would (schema validation included, strict about missing
+// values), and returns the error.
+func render(t *testing.T, overrides map[string]any) ([]any, error) {
+	t.Helper()
+	c := loadChart(t)
+	vals, err := chartutil.ToRenderValues(c, overrides, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	out, err := engine.Engine{Strict: true}.Render(c, vals)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(out))
+	for name := range out {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var objs []any
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out[name])))
+		for i := 1; ; i++ {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			obj, err := decodeStrict(doc)
+			if err != nil {
+				t.Fatalf("%s, document %d: %v\n%s", name, i, err, doc)
+			}
+			if obj != nil {
+				objs = append(objs, obj)
+			}
+		}
+	}
+	return objs, nil
+}
+
+func mustRender(t *testing.T, overrides map[string]any) []any {
+	t.Helper()
+	objs, err := render(t, overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func all[T any](objs []any) []T {
+	var out []T
+	for _, o := range objs {
+		if v, ok := o.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func named[T interface{ GetName() string }](t *testing.T, objs []any, name string) T {
+	t.Helper()
+	for _, o := range all[T](objs) {
+		if o.GetName() == name {
+			return o
+		}
+	}
+	var zero T
+	t.Fatalf("no %T %s", zero, name)
+	return zero
+}
+
+func env(c corev1.Container, name string) (corev1.EnvVar, bool) {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return corev1.EnvVar{}, false
+}
+
+// bundledUsers are public nkeys for the bundled NATS's users, made once.
+var bundledUsers = func() map[string]any {
+	users := map[string]any{}
+	for _, name := range []string{"broker", "approver", "admin", "agent"} {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			panic(err)
+		}
+		users[name], _ = kp.PublicKey()
+	}
+	return users
+}()
+
+func TestTheChartLintsClean(t *testing.T) {
+	for name, vals := range map[string]map[string]any{
+		"defaults": nil,
+		"bundled":  {"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "redis": map[string]any{"bundled": map[string]any{"enabled": true}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := lint.All(chartDir, vals, namespace, false)
+			for _, m := range l.Messages {
+				if m.Severity >= support.WarningSev {
+					t.Errorf("helm lint: %s", m)
+				}
+			}
+		})
+	}
+}
+
+func TestEveryPartIsLockedDownProbedAndLimited(t *testing.T) {
+	objs := mustRender(t, map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "redis": map[string]any{"bundled": map[string]any{"enabled": true}}})
+	var pods []struct {
+		name string
+		spec corev1.PodSpec
+	}
+	for _, d := range all[*appsv1.Deployment](objs) {
+		pods = append(pods, struct {
+			name string
+			spec corev1.PodSpec
+		}{d.Name, d.Spec.Template.Spec})
+	}
+	for _, s := range all[*appsv1.StatefulSet](objs) {
+		pods = append(pods, struct {
+			name string
+			spec corev1.PodSpec
+		}{s.Name, s.Spec.Template.Spec})
+	}
+	if len(pods) != 4 {
+		t.Fatalf("%d workloads, want broker, bot, NATS and Redis", len(pods))
+	}
+	for _, p := range pods {
+		if p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken {
+			t.Errorf("%s: automountServiceAccountToken must be false", p.name)
+		}
+		for _, c := range p.spec.Containers {
+			sc := c.SecurityContext
+			if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+				sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+				t.Errorf("%s/%s: security context not locked down: %+v", p.name, c.Name, sc)
+			}
+			if c.ReadinessProbe == nil || c.LivenessProbe == nil {
+				t.Errorf("%s/%s: no readiness or liveness probe", p.name, c.Name)
+			}
+			if c.Resources.Limits.Memory().IsZero() || c.Resources.Requests.Cpu().IsZero() {
+				t.Errorf("%s/%s: no resources", p.name, c.Name)
+			}
+		}
+	}
+}
+
+func TestTheBrokerNeedsNoFixedCountUnderTheAutoscalerAndRunsThePolicy(t *testing.T) {
+	objs := mustRender(t, nil)
+	d := named[*appsv1.Deployment](t, objs, release+"-broker")
+	if d.Spec.Replicas != nil {
+		t.Errorf("broker replicas %d with the autoscaler on", *d.Spec.Replicas)
+	}
+	hpa := named[*autoscalingv2.HorizontalPodAutoscaler](t, objs, release+"-broker")
+	if hpa.Spec.ScaleTargetRef.Name != d.Name || *hpa.Spec.MinReplicas != 3 {
+		t.Errorf("HPA %+v", hpa.Spec)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	p, _ := env(c, "SIGNOFF_POLICY")
+	cm := named[*corev1.ConfigMap](t, objs, release+"-policy")
+	if filepath.Dir(p.Value) != "/etc/signoff/policy" || cm.Data[filepath.Base(p.Value)] == "" {
+		t.Fatalf("SIGNOFF_POLICY %q is not the ConfigMap's file", p.Value)
+	}
+	if _, err := policy.Parse([]byte(cm.Data["policy.yaml"]), "values broker.policy"); err != nil {
+		t.Errorf("the default policy does not parse: %v", err)
+	}
+	if r, _ := env(c, "SIGNOFF_REDIS"); r.ValueFrom == nil || r.ValueFrom.SecretKeyRef == nil || r.ValueFrom.SecretKeyRef.Name != "signoff-redis" {
+		t.Errorf("SIGNOFF_REDIS %+v: want the existing Secret signoff-redis", r)
+	}
+	if n, _ := env(c, "SIGNOFF_NATS"); n.Value != "nats://nats.nats.svc:4222" {
+		t.Errorf("SIGNOFF_NATS %q", n.Value)
+	}
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g <= 15 {
+		t.Errorf("terminationGracePeriodSeconds %v must exceed the 15s shutdown grace", g)
+	}
+
+	fixed := mustRender(t, map[string]any{"broker": map[string]any{"autoscaling": map[string]any{"enabled": false}, "replicas": 4}})
+	d = named[*appsv1.Deployment](t, fixed, release+"-broker")
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 4 || len(all[*autoscalingv2.HorizontalPodAutoscaler](fixed)) != 0 {
+		t.Errorf("without autoscaling: replicas %v and %d HPAs, want 4 and none", d.Spec.Replicas, len(all[*autoscalingv2.HorizontalPodAutoscaler](fixed)))
+	}
+}
+
+func TestTheRenderedBotConfigParsesAndUsesTheApproversInbox(t *testing.T) {
+	objs := mustRender(t, nil)
+	sec := named[*corev1.Secret](t, objs, release+"-approver-bot")
+	cfg, err := approverbot.ParseConfig([]byte(sec.StringData["approver-bot.yaml"]), "rendered approver-bot.yaml")
+	if err != nil {
+		t.Fatalf("the rendered bot config does not parse: %v\n%s", err, sec.StringData["approver-bot.yaml"])
+	}
+	if cfg.NATS.InboxPrefix != "_INBOX.approver" || cfg.NATS.NKeySeed != "/etc/signoff/nats/approver.nk" || cfg.NATS.URL != "nats://nats.nats.svc:4222" {
+		t.Errorf("bot NATS settings %+v: want deploy/nats's approver inbox, the mounted seed and nats.url", cfg.NATS)
+	}
+	d := named[*appsv1.Deployment](t, objs, release+"-approver-bot")
+	if d.Spec.Template.Annotations["checksum/config"] == "" {
+		t.Error("the bot's pods carry no checksum of the rendered config: a new config would not roll them")
+	}
+	var secretVol string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "config" && v.Secret != nil {
+			secretVol = v.Secret.SecretName
+		}
+	}
+	if secretVol != sec.Name {
+		t.Errorf("the bot mounts Secret %q, want the rendered %s", secretVol, sec.Name)
+	}
+
+	// With an existing Secret the chart renders none and mounts that one.
+	objs = mustRender(t, map[string]any{"approverBot": map[string]any{"existingSecret": "my-bot"}})
+	for _, s := range all[*corev1.Secret](objs) {
+		t.Errorf("rendered Secret %s although approverBot.existingSecret is set", s.Name)
+	}
+	d = named[*appsv1.Deployment](t, objs, release+"-approver-bot")
+	if v := d.Spec.Template.Spec.Volumes[0]; v.Secret == nil || v.Secret.SecretName != "my-bot" {
+		t.Errorf("bot config volume %+v, want Secret my-bot", v)
+	}
+}
+
+func TestTheBundledNATSRunsDeployNATSsConfiguration(t *testing.T) {
+	objs := mustRender(t, map[string]any{
+		"nats":  map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}},
+		"redis": map[string]any{"bundled": map[string]any{"enabled": true}},
+	})
+	cm := named[*corev1.ConfigMap](t, objs, release+"-nats")
+	ss := named[*appsv1.StatefulSet](t, objs, release+"-nats")
+	// The chart's copies are deploy/nats's files.
+	dir := t.TempDir()
+	for key, data := range cm.Data {
+		want, err := os.ReadFile(filepath.Join("..", "nats", key))
+		if err != nil {
+			t.Fatalf("ConfigMap key %s: %v", key, err)
+		}
+		if strings.TrimSpace(data) != strings.TrimSpace(string(want)) {
+			t.Errorf("the chart's files/%s differs from deploy/nats/%s: copy it again", key, key)
+		}
+		if err := os.WriteFile(filepath.Join(dir, key), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// nats-server reads it with the StatefulSet's environment.
+	c := ss.Spec.Template.Spec.Containers[0]
+	for _, e := range c.Env {
+		t.Setenv(e.Name, e.Value)
+	}
+	if !slices.Equal(c.Args, []string{"-c", "/etc/nats/nats-server.conf"}) {
+		t.Fatalf("NATS args %v", c.Args)
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats-server.conf"))
+	if err != nil {
+		t.Fatalf("nats-server refuses the bundled config: %v", err)
+	}
+	if !opts.JetStream || len(opts.Nkeys) != 4 {
+		t.Errorf("bundled NATS: JetStream %v, %d nkey users; want JetStream and the 4 users", opts.JetStream, len(opts.Nkeys))
+	}
+
+	// The broker and the bot use the bundled servers.
+	b := named[*appsv1.Deployment](t, objs, release+"-broker").Spec.Template.Spec.Containers[0]
+	svc := named[*corev1.Service](t, objs, release+"-nats")
+	if n, _ := env(b, "SIGNOFF_NATS"); n.Value != "nats://"+svc.Name+":4222" {
+		t.Errorf("broker SIGNOFF_NATS %q, want the bundled Service %s", n.Value, svc.Name)
+	}
+	if r, _ := env(b, "SIGNOFF_REDIS"); r.Value != "redis://"+release+"-redis:6379/0" {
+		t.Errorf("broker SIGNOFF_REDIS %+v, want the bundled Redis", r)
+	}
+	if a, _ := env(b, "SIGNOFF_AUDIT_REPLICAS"); a.Value != "1" {
+		t.Errorf("SIGNOFF_AUDIT_REPLICAS %q on one bundled server, want 1", a.Value)
+	}
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	if !sel.Matches(labels.Set(ss.Spec.Template.Labels)) {
+		t.Error("the NATS Service does not select the NATS pods")
+	}
+	redis := named[*appsv1.StatefulSet](t, objs, release+"-redis").Spec.Template.Spec.Containers[0]
+	if !strings.Contains(strings.Join(redis.Args, " "), "--maxmemory-policy noeviction") || !strings.Contains(strings.Join(redis.Args, " "), "--appendonly yes") {
+		t.Errorf("bundled Redis args %v: want AOF and noeviction", redis.Args)
+	}
+}
+
+func TestBadValuesAreRefusedWithTheirKey(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"an unknown top-level key", map[string]any{"brokr": map[string]any{}}, "brokr"},
+		{"a misspelt nested key", map[string]any{"broker": map[string]any{"autoscaling": map[string]any{"enable": true}}}, "enable"},
+		{"a bad pull policy", map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
+		{"a NATS URL that is not one", map[string]any{"nats": map[string]any{"url": "http://nats:4222"}}, "url"},
+		{"an empty policy", map[string]any{"broker": map[string]any{"policy": ""}}, "policy"},
+		{"a bad public nkey", map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": map[string]any{"broker": "SUAB"}}}}, "broker"},
+		{"bundled NATS without its users", map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true}}}, "nats.bundled.users.broker"},
+		{"extra env that is not a flag variable", map[string]any{"broker": map[string]any{"extraEnv": map[string]any{"PATH": "/tmp"}}}, "PATH"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render(t, tc.values)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("render error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNetworkPoliciesAndTheServiceMonitor(t *testing.T) {
+	objs := mustRender(t, map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}}})
+	pols := all[*networkingv1.NetworkPolicy](objs)
+	deny := named[*networkingv1.NetworkPolicy](t, objs, release+"-default-deny")
+	if len(deny.Spec.Ingress)+len(deny.Spec.Egress) != 0 || len(deny.Spec.PolicyTypes) != 2 {
+		t.Errorf("default deny %+v", deny.Spec)
+	}
+	needs := map[string][]int32{release + "-broker": {4222, 6379, 53}, release + "-approver-bot": {4222, 443, 53}}
+	for _, d := range all[*appsv1.Deployment](objs) {
+		denied := false
+		var egress []int32
+		for _, p := range pols {
+			s, _ := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+			if !s.Matches(labels.Set(d.Spec.Template.Labels)) {
+				continue
+			}
+			denied = denied || p.Name == deny.Name
+			for _, r := range p.Spec.Egress {
+				for _, port := range r.Ports {
+					egress = append(egress, port.Port.IntVal)
+				}
+			}
+		}
+		if !denied {
+			t.Errorf("%s: not under the default deny", d.Name)
+		}
+		for _, port := range needs[d.Name] {
+			if !slices.Contains(egress, port) {
+				t.Errorf("%s: may not reach port %d", d.Name, port)
+			}
+		}
+	}
+	sm := all[*serviceMonitor](objs)
+	if len(sm) != 1 {
+		t.Fatalf("%d ServiceMonitors with metrics.serviceMonitor.enabled", len(sm))
+	}
+	svc := named[*corev1.Service](t, objs, release+"-broker")
+	sel, _ := metav1.LabelSelectorAsSelector(&sm[0].Spec.Selector)
+	if !sel.Matches(labels.Set(svc.Labels)) || sel.Matches(labels.Set(named[*corev1.Service](t, objs, release+"-approver-bot").Labels)) {
+		t.Error("the ServiceMonitor must select the broker Service only")
+	}
+	if sm[0].Labels["release"] != "prometheus" || sm[0].Spec.Endpoints[0].Port != "http" {
+		t.Errorf("ServiceMonitor %+v", sm[0])
+	}
+	if len(all[*serviceMonitor](mustRender(t, nil))) != 0 {
+		t.Error("a ServiceMonitor by default: the CRD may not exist")
+	}
+}

@@ -1,0 +1,322 @@
+package nats_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session/memstore"
+)
+
+// shippedBotConfig is the approver bot's config as deploy/kubernetes ships
+// it (the signoff-approver-bot Secret's approver-bot.yaml).
+const shippedSecrets = "../kubernetes/secrets.example.yaml"
+
+// TestTheShippedBotConfigWorksUnderTheShippedPermissions runs the approver
+// bot binary with the config deploy/kubernetes ships, against a server with
+// the permissions of deploy/nats: a question asked before the bot started
+// reaches its web page (the pending replay), and alice's answer is reported
+// applied. Only what a test must change is changed: the server URL and the
+// seed file, a free listen address, a password hash and cookies for plain
+// HTTP (the Ingress terminates TLS in the cluster), and no Slack or Telegram
+// (internet services). The NATS settings, inbox prefix included, are the
+// shipped ones.
+func TestTheShippedBotConfigWorksUnderTheShippedPermissions(t *testing.T) {
+	cfg := loadShippedBotConfig(t)
+	nc, _ := cfg["nats"].(map[string]any)
+	if nc["inbox_prefix"] != "_INBOX.approver" {
+		t.Errorf("the shipped bot config's nats.inbox_prefix is %v; deploy/nats lets the approver subscribe to _INBOX.approver.> only", nc["inbox_prefix"])
+	}
+	web := runShippedBot(t, cfg)
+	if !web.ok {
+		t.Fatalf("the bot did not serve its page:\n%s", web.logs())
+	}
+	if id := web.answer(t); id == "" {
+		t.Fatalf("see above; bot logs:\n%s", web.logs())
+	}
+	if strings.Contains(web.logs(), "Permissions Violation") {
+		t.Errorf("the server refused something of the bot:\n%s", web.logs())
+	}
+}
+
+// TestWithoutTheInboxPrefixTheBotCannotWork is the control: the same config
+// without nats.inbox_prefix gets its replay refused by the same server, so
+// the test above can fail.
+func TestWithoutTheInboxPrefixTheBotCannotWork(t *testing.T) {
+	cfg := loadShippedBotConfig(t)
+	delete(cfg["nats"].(map[string]any), "inbox_prefix")
+	bot := runShippedBot(t, cfg)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(bot.logs(), "Permissions Violation") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no permissions violation in the bot's logs without inbox_prefix:\n%s", bot.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func loadShippedBotConfig(t *testing.T) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(shippedSecrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc struct {
+			Kind     string                `yaml:"kind"`
+			Metadata struct{ Name string } `yaml:"metadata"`
+			Data     map[string]string     `yaml:"stringData"`
+		}
+		if err := dec.Decode(&doc); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", shippedSecrets, err)
+		}
+		if doc.Kind == "Secret" && doc.Metadata.Name == "signoff-approver-bot" {
+			var cfg map[string]any
+			if err := yaml.Unmarshal([]byte(doc.Data["approver-bot.yaml"]), &cfg); err != nil {
+				t.Fatalf("%s: approver-bot.yaml: %v", shippedSecrets, err)
+			}
+			return cfg
+		}
+	}
+	t.Fatalf("%s has no Secret signoff-approver-bot", shippedSecrets)
+	return nil
+}
+
+// shippedBot is a running approver bot and the plane around it.
+type shippedBot struct {
+	ok      bool
+	base    string
+	id      string // asked before the bot started
+	pending *brokertest.Pending
+	cancel  context.CancelFunc
+	out     *lockedLog
+	hc      *http.Client
+	csrf    string
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (b *shippedBot) logs() string {
+	b.out.mu.Lock()
+	defer b.out.mu.Unlock()
+	return b.out.b.String()
+}
+
+const botPassword = "correct horse battery staple"
+
+// runShippedBot starts a server with deploy/nats's permissions and a
+// broker; asks one question as an agent and waits until it is pending; then
+// starts the bot binary with
+// cfg (adapted as TestTheShippedBotConfigWorksUnderTheShippedPermissions
+// says) and waits for its page to answer.
+func runShippedBot(t *testing.T, cfg map[string]any) *shippedBot {
+	t.Helper()
+	ring := newKeyring(t, roles...)
+	srv := startServer(t, "nats-server.conf")
+	startBroker(t, srv, ring, memstore.New(memstore.Options{}), "replica-1")
+	agentConn := connect(t, srv, ring, "agent", "_INBOX.agent")
+	agent, err := client.New(agentConn.Conn, client.WithSession("s-bot"), client.WithAgent("pod-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The question is open before the bot starts: only the bot's pending
+	// replay can show it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	id := "bot-" + fmt.Sprint(time.Now().UnixNano())
+	pending := brokertest.Ask(ctx, agent, id, "bash", brokertest.Bash("make deploy"))
+	open := connect(t, srv, ring, "approver", "_INBOX.approver")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var rep messages.PendingReply
+		request(t, open, subj.Pending("default"), messages.PendingRequest{V: 1}, &rep)
+		if len(rep.Questions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the question never became pending: %+v", rep)
+		}
+	}
+
+	dir := t.TempDir()
+	hash, err := bcrypt.GenerateFromPassword([]byte(botPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := cfg["nats"].(map[string]any)
+	nc["url"] = srv.ClientURL()
+	nc["nkey_seed"] = ring.seedFile(t, "approver")
+	cfg["http"] = map[string]any{"listen": freeAddr(t)}
+	cfg["web"] = map[string]any{"insecure_cookies": true}
+	delete(cfg, "slack")
+	delete(cfg, "telegram")
+	approvers := cfg["approvers"].(map[string]any)
+	alice := approvers["alice"].(map[string]any)
+	alice["password_hash"] = string(hash)
+	delete(alice, "slack")
+	delete(alice, "telegram")
+	for id, a := range approvers {
+		if id != "alice" {
+			delete(a.(map[string]any), "password_hash")
+		}
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	confFile := filepath.Join(dir, "approver-bot.yaml")
+	if err := os.WriteFile(confFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := filepath.Join(dir, "approver-bot")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/approver-bot").CombinedOutput(); err != nil {
+		t.Fatalf("go build approver-bot: %v\n%s", err, out)
+	}
+	b := &shippedBot{base: "http://" + cfg["http"].(map[string]any)["listen"].(string), id: id, pending: pending, cancel: cancel, out: &lockedLog{}}
+	cmd := exec.Command(bin, "--config", confFile, "--log-level", "debug")
+	cmd.Stdout, cmd.Stderr = b.out, b.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(b.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			b.ok = resp.StatusCode == http.StatusOK
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return b
+}
+
+// answer waits for the question asked before the bot started on the bot's
+// page, approves it as alice and checks the agent's decision; it returns the
+// request id, or "" after failing t.
+func (b *shippedBot) answer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, pending := b.id, b.pending
+
+	jar, _ := cookiejar.New(nil)
+	b.hc = &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	var login struct {
+		CSRFToken string `json:"csrf_token"`
+	}
+	if err := b.do(ctx, http.MethodPost, "/login", map[string]string{"approver": "alice", "password": botPassword}, &login); err != nil {
+		t.Errorf("alice signs in: %v", err)
+		return ""
+	}
+	b.csrf = login.CSRFToken
+	for {
+		var list struct {
+			Questions []struct {
+				RequestID string `json:"request_id"`
+			} `json:"questions"`
+		}
+		if err := b.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+			t.Errorf("list questions: %v", err)
+			return ""
+		}
+		found := false
+		for _, q := range list.Questions {
+			found = found || q.RequestID == id
+		}
+		if found {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("the question %s never reached the bot's page", id)
+			return ""
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	var rep struct {
+		Applied bool           `json:"applied"`
+		State   messages.State `json:"state"`
+	}
+	if err := b.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil {
+		t.Errorf("alice approves: %v", err)
+		return ""
+	}
+	if !rep.Applied || rep.State != messages.StateApproved {
+		t.Errorf("respond reply %+v, want applied and approved", rep)
+		return ""
+	}
+	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	return id
+}
+
+func (b *shippedBot) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if b.csrf != "" {
+		req.Header.Set("X-CSRF-Token", b.csrf)
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return json.Unmarshal(data, out)
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

@@ -1,0 +1,7 @@
+// Package quickstart holds no code: its tests run the README's quickstart
+// commands, as extracted from README.md, end to end (the dev broker, the
+// demo agent, an approver's answer on the web page, `policy check`), so the
+// README breaks the build when it drifts from what the commands do; and
+// check that the dev plane, its example bots and the compose plane never
+// take the same port.
+package quickstart
