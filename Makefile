@@ -8,7 +8,7 @@ GOFLAGS   ?=
 TESTFLAGS ?= -race -count=1 -timeout 20m
 SECTIONS  ?=
 
-.PHONY: all build test test-deps lint run bench images clean helm-test
+.PHONY: all build test test-deps lint run bench fuzz images clean helm-test
 
 all: lint build
 
@@ -24,6 +24,7 @@ test-deps:
 ## containers (CI runs this), and the Helm chart's test (a module of its own)
 test: test-deps lint images
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) helm-test
 
 # deploy/helm is a nested Go module: Helm's library pulls in much of k8s.io,
@@ -33,6 +34,14 @@ HELM_MOD = deploy/helm
 ## helm-test: render the Helm chart with Helm's library and check every object
 helm-test:
 	cd $(HELM_MOD) && $(GO) test $(TESTFLAGS) ./...
+
+## fuzz: the policy's fuzzers, FUZZTIME each (make test runs them for 5s;
+## run longer by hand: make fuzz FUZZTIME=10m). FuzzShellOracle runs real
+## bash in bwrap on scripts from a grammar (pkg/policy/oracle_fuzz_test.go).
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
+	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 
 ## images: the container images of deploy/ (built locally; no registry needed)
 images:

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs on a fresh machine: redis-server and
+# Installs what the test suite needs on a fresh machine: redis-server,
 # chromium (Debian packages; the web page is tested in a real headless
-# browser). Idempotent; prints what it did. Runs as part of `make test`.
+# browser) and bubblewrap (the policy's differential oracle runs bash in a
+# bwrap sandbox). Idempotent; prints what it did. Runs as part of `make test`.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

@@ -9,10 +9,15 @@ import (
 	"io"
 	"path"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// MaxCheckLine is the longest input line [RunCheck] accepts.
-const MaxCheckLine = 1 << 20
+// MaxCheckLine is the longest input line [RunCheck] accepts: the broker's
+// default message limit ([messages.DefaultMaxBytes]), so that a request the
+// broker would refuse as too large is refused here too, not decided.
+const MaxCheckLine = messages.DefaultMaxBytes
 
 // checkInput is the part of a request (DESIGN §3) that the policy reads;
 // the other request fields are accepted and ignored, unknown fields are
@@ -79,7 +84,7 @@ type checkSubcommand struct {
 // {"line":N,"error":"…"} and the run goes on; RunCheck then returns an error
 // wrapping [ErrInvalidLines]. mode, when not empty, replaces the policy's
 // mode for every call (like an admin's mode override). Lines may be up to
-// [MaxCheckLine] bytes.
+// [MaxCheckLine] bytes (64 KiB, the broker's limit) and must be UTF-8.
 func RunCheck(in io.Reader, out io.Writer, p *Policy, mode Mode) error {
 	if mode != "" {
 		if _, err := ParseMode(string(mode)); err != nil {
@@ -99,7 +104,7 @@ func RunCheck(in io.Reader, out io.Writer, p *Policy, mode Mode) error {
 			return fmt.Errorf("policy check: read line %d: %w", n, err)
 		}
 		if tooLong || len(bytes.TrimSpace(line)) > 0 {
-			o := checkOutput{Line: n, Error: fmt.Sprintf("line is longer than %d bytes", MaxCheckLine)}
+			o := checkOutput{Line: n, Error: fmt.Sprintf("line is longer than %d bytes, the broker's message limit", MaxCheckLine)}
 			if !tooLong {
 				o = checkLine(n, line, p, mode)
 			}
@@ -146,6 +151,10 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 }
 
 func checkLine(n int, line []byte, p *Policy, mode Mode) checkOutput {
+	if !utf8.Valid(line) {
+		// The broker refuses such a message before any decision.
+		return checkOutput{Line: n, Error: "invalid request: not valid UTF-8"}
+	}
 	var in checkInput
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()

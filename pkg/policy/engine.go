@@ -24,8 +24,9 @@ const (
 	// subjRedirect: a write redirection of a shell script, judged as a write
 	// of its target path.
 	subjRedirect
-	// subjRead: a path a shell command reads (cat FILE, grep -r PAT DIR),
-	// judged by the rules of the read-tier file tools.
+	// subjRead: a path a shell command reads (cat FILE, grep -r PAT DIR,
+	// an input redirection < FILE), judged by the rules of the read-tier
+	// file tools.
 	subjRead
 )
 
@@ -62,6 +63,19 @@ type subject struct {
 	floorLayer  string
 	ungrantable bool
 	cmd         *ShellCommand
+	// inexact subjects stand for several strings (engine_inexact.go):
+	// globs are their alternatives (a command's glob, then its base-name
+	// form), unknownName says the command name itself is not known.
+	inexact     bool
+	unknownName bool
+	globs       []gWord
+	baseGlobs   []gWord
+	// liftKey, when set, is the shell word a rule must name (its literal
+	// first word) for the floor not to apply: a zsh -c script is judged
+	// by a rule that names zsh. liftAny: a rule with any arguments lifts
+	// the floor (a call of the zsh tool).
+	liftKey string
+	liftAny bool
 }
 
 // verdict is the judgement of one subject.
@@ -159,6 +173,9 @@ func (e *evaluation) fromRule(d *Decision, r *rule) {
 
 // judge runs one subject through the layers.
 func (e *evaluation) judge(s *subject) verdict {
+	if s.inexact {
+		return e.judgeInexact(s)
+	}
 	var hit *rule
 	if e.agent != nil {
 		if r := e.agent.lastMatch(e, s); r != nil {
@@ -179,6 +196,12 @@ func (e *evaluation) judge(s *subject) verdict {
 	} else {
 		v = e.modeVerdict(s)
 	}
+	return e.settle(s, v, hit, static)
+}
+
+// settle applies to a layer verdict what no rule may lift: an agent type
+// cannot loosen the policy, and a subject's floor makes it at least ask.
+func (e *evaluation) settle(s *subject, v verdict, hit, static *rule) verdict {
 	if v.action == Allow && static == nil && e.agent != nil && !modeAllows(e.baseMode, s.tier) {
 		// Allowed by the agent layer (a rule or its mode) where the static
 		// rules say nothing and the call's mode without the agent type
@@ -186,7 +209,7 @@ func (e *evaluation) judge(s *subject) verdict {
 		v = verdict{action: Ask, layer: "mode", reason: e.modeReason(e.baseMode, Ask, s,
 			" (agent type "+e.agent.agent+" may restrict the policy, not loosen it)")}
 	}
-	if s.floor != "" {
+	if s.floor != "" && !s.lifted(hit) {
 		switch v.action {
 		case Allow:
 			v = verdict{action: Ask, layer: s.floorLayer, reason: s.floor}
@@ -720,6 +743,13 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) > 1 || len(floors) > 0 {
 		floors = append(floors, "the call carries more than one command argument")
 	}
+	if shForeignShells[e.tool] {
+		// The tool runs another shell's grammar: judged by name, asked
+		// unless a rule for the tool takes any arguments.
+		s := subject{kind: subjName, tier: e.tier, floor: "the " + e.name +
+			" tool runs " + e.tool + " scripts, which the policy does not parse (only bash and POSIX sh are analysed)", floorLayer: "shell", ungrantable: true, liftAny: true}
+		return e.single(&s)
+	}
 
 	analysis := analyzeShell(scripts[0], e.p.progs)
 	commands := analysis.Commands
@@ -743,14 +773,22 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	safety := slices.Clip(analysis.Safety)
 	for i := range commands {
 		c := &commands[i]
+		if c.Read {
+			subs = append(subs, e.readSubject(c))
+			continue
+		}
 		if c.Redirect {
 			s := subject{kind: subjRedirect, tier: TierWrite, cmd: c}
 			switch {
 			case c.Unanalysable != "":
 				s.value = c.Target
 				s.floor, s.floorLayer, s.ungrantable = "cannot analyse redirect: "+c.Unanalysable, "shell", true
+				e.inexactPath(&s, c)
 			case c.Target == "":
 				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
+			case c.globs != nil:
+				s.value = c.Target
+				e.inexactPath(&s, c)
 			default:
 				s = e.pathSubject(subjRedirect, TierWrite, c.Target)
 				s.cmd = c
@@ -782,6 +820,15 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.baseKey = commandKey(s.base)
 		}
+		if c.globs != nil {
+			s.inexact = true
+			s.globs, s.baseGlobs = c.globs, c.baseGlobs
+			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
+				strings.HasPrefix(c.Unanalysable, "command name") || c.unknownCode
+			if c.baseGlobs != nil {
+				s.qualified = true
+			}
+		}
 		switch {
 		case c.Unanalysable != "":
 			what := "command"
@@ -789,6 +836,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 				what = strconv.Quote(s.value)
 			}
 			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
+			if c.foreign {
+				s.liftKey = c.Name
+			}
 		case c.Elevated:
 			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
 		}

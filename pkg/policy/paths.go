@@ -19,6 +19,9 @@ type pathPattern struct {
 	// base is true when the pattern has no '/': it then matches the base
 	// name of the path, gitignore-style, so `*.env` catches "app/.env".
 	base bool
+	// text is the normalized pattern, for matching paths that are not
+	// known literally (engine_inexact.go).
+	text string
 	// abs is true when the pattern is anchored at the root (after home
 	// expansion); a relative pattern also matches paths relative to the
 	// call's working directory.
@@ -102,7 +105,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/")}
+	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/"), text: p}
 	if !pp.base {
 		lit := p
 		if i := strings.IndexAny(p, globMeta); i >= 0 {

@@ -520,7 +520,8 @@ func isAwkIdent(c byte) bool {
 
 // analyzeShell is AnalyzeShell with the policy's program table.
 func analyzeShell(src string, progs *programTable) ShellAnalysis {
-	a := shAnalyze(src, syntax.LangBash, 0, progs)
+	var budget shBudget
+	a := shAnalyze(src, syntax.LangBash, 0, progs, &budget)
 	res := a.res
 	a.release()
 	return res

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ var (
 	shZshParsers = sync.Pool{New: func() any {
 		return &shParser{p: syntax.NewParser(syntax.Variant(syntax.LangZsh))}
 	}}
+	shPOSIXParsers = sync.Pool{New: func() any {
+		return &shParser{p: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))}
+	}}
 	// shAnalyzers holds the scratch state of finished analyses.
 	shAnalyzers = sync.Pool{New: func() any { return new(shAnalyzer) }}
 )
@@ -50,8 +54,11 @@ var (
 // shParse parses src in the given dialect.
 func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 	pool := &shBashParsers
-	if lang == syntax.LangZsh {
+	switch lang {
+	case syntax.LangZsh:
 		pool = &shZshParsers
+	case syntax.LangPOSIX:
+		pool = &shPOSIXParsers
 	}
 	sp := pool.Get().(*shParser)
 	sp.r.Reset(src)
@@ -74,7 +81,8 @@ func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 //
 // AnalyzeShell is safe for concurrent use.
 func AnalyzeShell(src string) ShellAnalysis {
-	a := shAnalyze(src, syntax.LangBash, 0, builtinPrograms())
+	var budget shBudget
+	a := shAnalyze(src, syntax.LangBash, 0, builtinPrograms(), &budget)
 	res := a.res
 	a.release()
 	return res
@@ -82,10 +90,27 @@ func AnalyzeShell(src string) ShellAnalysis {
 
 // shAnalyze parses and analyses one script at the given nesting depth. The
 // caller releases the analyzer once it has read res and info.
-func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable) *shAnalyzer {
+func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable, budget *shBudget) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
-	a.src, a.depth, a.progs = src, depth, progs
+	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
+	if r := shScreenInput(src); r != "" {
+		a.res.Unanalysable, a.res.Unprefixable = r, r
+		return a
+	}
+	if r := budget.prescreen(src); r != "" {
+		a.res.Unanalysable, a.res.Unprefixable = r, r
+		return a
+	}
 	f, err := shParse(src, lang)
+	if err != nil && lang == syntax.LangPOSIX {
+		// Not POSIX sh (dash refuses it too): still unanalysable, but the
+		// bash reading finds the safety patterns and deny rules' commands.
+		if bf, berr := shParse(src, syntax.LangBash); berr == nil {
+			a.run(bf)
+			a.res.Unanalysable = "cannot parse shell command as POSIX sh: " + err.Error()
+			return a
+		}
+	}
 	if err != nil {
 		a.res.Unanalysable = "cannot parse shell command: " + err.Error()
 		return a
@@ -164,6 +189,18 @@ type shAnalyzer struct {
 	// arena backs the Words of emitted commands: one allocation serves
 	// several commands. It belongs to the result, never to the pool.
 	arena []string
+
+	// budget is the work left to the whole analysis, nested scripts
+	// included (shell_input.go).
+	budget *shBudget
+
+	// What the script tells about its variables (shell_code.go).
+	safeAt    map[string]uint // first offset of a numeric assignment
+	tainted   map[string]bool // assigned a value the analysis does not know
+	intVars   map[string]bool // declared -i
+	arithUses []shArithUse
+	// cds are the directory changes of the script (shell_paths.go).
+	cds []shCd
 }
 
 // shWord is one word of a command after quote removal.
@@ -176,6 +213,12 @@ type shWord struct {
 	// glob is true when an unquoted *, ? or [...] makes the shell expand
 	// the word as a pathname pattern.
 	glob bool
+	// g describes the strings the word can stand for when it is not a
+	// plain literal (an expansion, a pattern, ~user); nil otherwise.
+	g gWord
+	// vanish: the word may expand to no word at all (an unquoted $x that
+	// is empty, "$@").
+	vanish bool
 }
 
 // shFrame is the context a command is resolved in: the wrappers already
@@ -211,11 +254,21 @@ func (a *shAnalyzer) run(f *syntax.File) {
 	}
 	a.res.Commands = make([]ShellCommand, 0, 4)
 	syntax.Walk(f, a.visit)
+	if a.budget.spent() {
+		a.setUnanalysable(shTooComplex)
+		a.setUnprefixable(shTooComplex)
+		return
+	}
+	a.finishCode()
+	a.finishCds()
 	a.checkForkBombs()
 	a.checkFetchExecute()
 }
 
 func (a *shAnalyzer) visit(n syntax.Node) bool {
+	if !a.budget.take(1) {
+		return false
+	}
 	if n == nil {
 		if shPiping(a.stack[len(a.stack)-1]) {
 			a.piping--
@@ -247,6 +300,7 @@ func (a *shAnalyzer) visit(n syntax.Node) bool {
 		a.call(n)
 	case *syntax.DeclClause:
 		a.decl(n)
+		a.codeNode(n)
 	case *syntax.CoprocClause:
 		a.setBackground("runs a coprocess in the background")
 	case *syntax.CmdSubst:
@@ -267,6 +321,11 @@ func (a *shAnalyzer) visit(n syntax.Node) bool {
 		a.funcs = append(a.funcs, n)
 	case *syntax.Redirect:
 		a.redirect(n)
+	case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop,
+		*syntax.ParamExp, *syntax.Assign, *syntax.UnaryTest, *syntax.BinaryTest:
+		a.codeNode(n)
+	case *syntax.ForClause:
+		a.codeNode(n)
 	}
 	return true
 }
@@ -409,7 +468,7 @@ func (a *shAnalyzer) decl(d *syntax.DeclClause) {
 // ok is false when a brace expansion is too large to enumerate; words then
 // holds the unexpanded words.
 func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
-	words = a.scratch[:0]
+	words = slices.Grow(a.scratch[:0], len(args))
 	defer func() { a.scratch = words[:0] }()
 	ok = true
 	for _, w := range args {
@@ -429,17 +488,38 @@ func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
 // word returns w after quote removal.
 func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	if len(w.Parts) == 1 {
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') {
-			return shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') && !shTildeUser(l.Value) {
+			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
+			if sw.glob {
+				sw.g = a.shGlobOfWord(w)
+			}
+			return sw
 		}
 	}
 	var b strings.Builder
 	sw := shWord{lit: true}
-	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) {
-		return shWord{text: a.source(w)}
+	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
+		return shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
 	}
 	sw.text = b.String()
+	if sw.glob {
+		sw.g = a.shGlobOfWord(w)
+	}
 	return sw
+}
+
+// shTildeUser reports an unquoted literal starting with ~user, ~+ or ~-:
+// a directory the analysis cannot know (~ and ~/ are the home directory).
+func shTildeUser(v string) bool {
+	return len(v) > 1 && v[0] == '~' && v[1] != '/'
+}
+
+func shTildeUserWord(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && shTildeUser(l.Value)
 }
 
 // shUnquoteParts appends the quote-removed text of parts to b; it returns
@@ -630,11 +710,15 @@ func (a *shAnalyzer) expandBraces(w *syntax.Word) (words []shWord, ok bool) {
 		sw := shWord{lit: true}
 		if !shUnquoteParts(&b, parts, false, &sw.glob) {
 			// The expansion holds a $var or $(…): keep the word whole.
-			return []shWord{{text: a.source(w)}}, true
+			return []shWord{{text: a.source(w), g: a.shGlobOfWord(w)}}, true
 		}
 		sw.text = b.String()
 		if sw.text == "" {
 			continue // bash drops words that expand to nothing
+		}
+		if alt := (&syntax.Word{Parts: parts}); sw.glob || shTildeUserWord(alt) {
+			sw.g = a.shGlobOfWord(alt)
+			sw.lit = !shTildeUserWord(alt)
 		}
 		words = append(words, sw)
 	}
@@ -792,12 +876,20 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	if c.Unanalysable == "" {
 		c.Unanalysable = shBuiltinUnanalysable(c.Words)
 	}
+	c.foreign = reason != "" && c.Unanalysable == reason && shForeignShells[c.Name]
+	c.globs, c.baseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
+	if info.executor && shRunsUnknownCode(reason) {
+		// bash -c "$CMD", eval "$x": the code is a value the agent chose;
+		// it could be any command, so every deny and ask rule could match.
+		c.globs, c.baseGlobs, c.unknownCode = []gWord{{gAnyRun}}, nil, true
+	}
 	info.span = a.cur
 	info.piped = a.piping > 0
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, info)
 	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
 	a.programEffects(len(a.res.Commands)-1, words, fr)
+	a.builtinCode(words)
 }
 
 // allocWords returns a slice of n strings carved from the arena.
@@ -821,8 +913,13 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	if len(fr.wrappers) > 0 {
 		c.Wrappers = append([]string(nil), fr.wrappers...)
 	}
+	c.globs = a.targetGlobs(w)
 	if !w.lit {
 		c.Unanalysable = "redirect target is not a literal: " + w.text
+	} else if w.g != nil {
+		// bash expands a pattern in a redirection when it names exactly
+		// one file: which file is not known.
+		c.Unanalysable = "redirect target is a pathname pattern: " + w.text
 	} else if w.text == "" {
 		// bash refuses it ("ambiguous redirect"); there is no path to judge.
 		a.setUnanalysable("redirect target is empty")
@@ -838,16 +935,46 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 			a.addSafety("writes to the device " + clean)
 		}
 	}
+	if w.g != nil {
+		if r := shProtectedWriteGlob(w.g); r != "" {
+			a.addSafety(r)
+		}
+	}
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, shCmdInfo{span: a.cur})
 }
 
-// redirect records a redirection that writes a file.
+// redirect records a redirection that writes or reads a file.
 func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 	switch r.Op {
+	case syntax.RdrIn:
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
+		return
+	case syntax.DplIn:
+		if l := r.Word.Lit(); l == "-" || shAllDigits(l) {
+			return
+		}
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
+		return
+	case syntax.RdrInOut:
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
-		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob,
-		syntax.RdrInOut:
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
 	case syntax.DplOut:
 		// >&2 and >&- duplicate or close a descriptor; >&file (bash) is
 		// &>file.
@@ -860,7 +987,22 @@ func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 	if st := a.enclosingStmt(); st != nil {
 		a.cur = shSpanOf(st)
 	}
-	a.writeTarget(a.word(r.Word), shFrame{})
+	for _, w := range a.targetWords(r.Word) {
+		a.writeTarget(w, shFrame{})
+	}
+}
+
+// targetWords returns the words a redirection target expands to: bash
+// brace-expands it (> .e{n..n}v writes .env; two words or more are an
+// "ambiguous redirect" it refuses, judged all the same).
+func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
+	if shHasBraces(w) {
+		if exp, ok := a.expandBraces(w); ok {
+			return slices.Clone(exp)
+		}
+		return []shWord{{text: a.source(w), g: gWord{gAnyRun}}}
+	}
+	return []shWord{a.word(w)}
 }
 
 func shAllDigits(s string) bool {
@@ -898,7 +1040,7 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
 			", which " + fr.feeder + " replaces with input the policy cannot see")
 	}
-	in := shAnalyze(script, lang, a.depth+1, a.progs)
+	in := shAnalyze(script, lang, a.depth+1, a.progs, a.budget)
 	defer in.release()
 	label := wrapper + " script: "
 	if in.res.Unanalysable != "" {
@@ -927,4 +1069,37 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.res.Commands = append(a.res.Commands, c)
 		a.info = append(a.info, info)
 	}
+}
+
+// shMayVanish reports whether an expanded word may become no word at all:
+// it holds no literal text and every expansion in it is unquoted or "$@".
+func shMayVanish(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if p.Value != "" {
+				return false
+			}
+		case *syntax.SglQuoted:
+			return false
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				pe, ok := q.(*syntax.ParamExp)
+				if !ok || pe.Param == nil || !(pe.Param.Value == "@" || shIsAllIndex(pe.Index)) {
+					return false
+				}
+			}
+		case *syntax.ArithmExp:
+			return false // always a number
+		}
+	}
+	return true
+}
+
+// shRunsUnknownCode reports the reasons of a command that runs code given
+// as a value the analysis does not know (a non-literal -c script, eval of
+// an expansion, a non-literal trap action or env -S string).
+func shRunsUnknownCode(reason string) bool {
+	return strings.HasPrefix(reason, "runs a script that is not a literal") ||
+		strings.HasPrefix(reason, "eval runs") || strings.HasPrefix(reason, "trap action is not a literal")
 }

@@ -90,3 +90,22 @@ func BenchmarkAnalyzeShellHostile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnalyzeShellWorstCase measures every hostile shape of
+// shHostileShapes (64 KiB each) against an ordinary command of the same
+// size, in the same run: the bound is 10 ms per decision.
+func BenchmarkAnalyzeShellWorstCase(b *testing.B) {
+	shapes := append([]struct {
+		name, src    string
+		unanalysable bool
+	}{{"baseline-ordinary", strings.Repeat("git log --oneline -n 20 | grep -v WIP; ", 64<<10/40), false}},
+		shHostileShapes()...)
+	for _, s := range shapes {
+		b.Run(strings.ReplaceAll(s.name, " ", "-"), func(b *testing.B) {
+			b.SetBytes(int64(len(s.src)))
+			for b.Loop() {
+				AnalyzeShell(s.src)
+			}
+		})
+	}
+}

@@ -34,7 +34,12 @@ import (
 // the commands that follow unanalysable (`PATH=/tmp/evil ls`).
 var shExecVars = map[string]bool{
 	"PATH": true, "BASH_ENV": true, "ENV": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"PROMPT_COMMAND": true, "PS4": true,
+	"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true,
+	// Variables that change how bash reads words, finds programs, or what
+	// ~ and relative paths mean.
+	"IFS": true, "GLOBIGNORE": true, "HOME": true, "CDPATH": true, "PWD": true, "OLDPWD": true,
+	"POSIXLY_CORRECT": true, "BASH_CMDS": true, "BASH_ALIASES": true, "BASH_LOADABLES_PATH": true,
+	"EXECIGNORE": true, "BASH_COMPAT": true, "BASH_ARGV0": true, "HISTFILE": true, "INPUTRC": true,
 	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true,
 	"GIT_EDITOR": true, "GIT_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_PROXY_COMMAND": true,
 	"GIT_SEQUENCE_EDITOR": true, "SSH_ASKPASS": true,

@@ -10,7 +10,9 @@ import (
 // "[sudo env] rm -rf x (elevated) (unanalysable)" or "> /etc/hosts".
 func shtRender(c ShellCommand) string {
 	var b strings.Builder
-	if c.Redirect {
+	if c.Read {
+		b.WriteString("< " + c.Target)
+	} else if c.Redirect {
 		b.WriteString("> " + c.Target)
 	} else {
 		if len(c.Wrappers) > 0 {
@@ -68,7 +70,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"if conditions and every branch", "if test -f a; then rm a; elif false; then rm b; else rm c; fi",
 			[]string{"test -f a", "rm a", "false", "rm b", "rm c"}},
 		{"for loop bodies", "for f in *.txt; do rm \"$f\"; done", []string{`rm "$f"`}},
-		{"while conditions and bodies", "while read -r l; do echo \"$l\"; done < list", []string{"read -r l", `echo "$l"`}},
+		{"while conditions and bodies", "while read -r l; do echo \"$l\"; done < list", []string{"read -r l", `echo "$l"`, "< list"}},
 		{"until loops", "until false; do sleep 1; done", []string{"false", "sleep 1"}},
 		{"case bodies", "case $x in a) rm a;; *) rm b;; esac", []string{"rm a", "rm b"}},
 		{"function bodies and calls", "f() { rm -rf x; }; f", []string{"rm -rf x", "f"}},
@@ -78,7 +80,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"command substitution in an unquoted heredoc", "cat <<EOF\n$(rm -rf x)\nEOF", []string{"cat", "rm -rf x"}},
 		{"no command in a quoted heredoc", "cat <<'EOF'\n$(rm -rf x)\nEOF", []string{"cat"}},
 		{"process substitution", "diff <(ls a) >(cat)", []string{"diff <(ls a) >(cat)", "ls a", "cat"}},
-		{"command substitution inside arithmetic", "echo $((1 + $(id -u)))", []string{"echo $((1 + $(id -u)))", "id -u"}},
+		{"command substitution inside [[ == ]]", "[[ $(id -u) == 0 ]] && ls", []string{"id -u", "ls"}},
 		{"command substitution inside [[ ]]", "[[ -f $(rm x) ]]", []string{"rm x"}},
 		{"command substitution in an assignment", "X=$(rm x)", []string{"rm x"}},
 		{"command substitution in a parameter default", "echo ${X:-$(rm x)}", []string{"echo ${X:-$(rm x)}", "rm x"}},
@@ -90,7 +92,8 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"assignment-only commands run nothing", "FOO=1 BAR=2", nil},
 		{"declarations run nothing", "export FOO=1; local x; readonly y=2", nil},
 		{"let runs nothing", "let x=1+2", nil},
-		{"arithmetic commands run nothing", "(( x++ ))", nil},
+		{"arithmetic on a variable the script set runs nothing", "x=0; (( x++ ))", nil},
+		{"a C-style loop runs nothing", "for ((i=0; i<3; i++)); do echo $i; done", []string{"echo $i"}},
 		{"a function declared but never called", "f() { ls; }", []string{"ls"}},
 		{"brace expansion of the command name", "{rm,-rf,x}", []string{"rm -rf x"}},
 		{"brace expansion of arguments", "cp f{,.bak}", []string{"cp f f.bak", "> f.bak"}},
@@ -204,8 +207,8 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		{"bash -lc", "bash -lc 'make && make test'", []string{"[bash] make", "[bash] make test"}},
 		{"bash -ec and -xc", "bash -ec 'rm a' && bash -xc 'rm b'", []string{"[bash] rm a", "[bash] rm b"}},
 		{"bash -o pipefail -c", "bash -o pipefail -c 'rm x | cat'", []string{"[bash] rm x", "[bash] cat"}},
-		{"zsh -c", "zsh -c 'rm x'", []string{"[zsh] rm x"}},
-		{"dash and ksh -c", "dash -c 'rm a'; ksh -c 'rm b'", []string{"[dash] rm a", "[ksh] rm b"}},
+		{"zsh -c is another grammar", "zsh -c 'rm x'", []string{"zsh -c rm x (unanalysable)"}},
+		{"dash -c is parsed, ksh -c is not", "dash -c 'rm a'; ksh -c 'rm b'", []string{"[dash] rm a", "ksh -c rm b (unanalysable)"}},
 		{"nested sh -c", `sh -c "bash -c 'rm x'"`, []string{"[sh bash] rm x"}},
 		{"shell --version runs nothing", "bash --version", []string{"bash --version"}},
 		{"nested wrappers resolve fully", "sudo env FOO=1 timeout 5 nice rm x", []string{"[sudo env FOO=1 timeout nice] rm x (elevated)"}},
@@ -251,7 +254,7 @@ func TestAnalyzeShellRefusesWhatItCannotSee(t *testing.T) {
 		{"a glob command name", "/bin/r? x", "pathname pattern"},
 		{"a bracket glob command name", "/bin/r[m] x", "pathname pattern"},
 		{"a command name with a space", "'ls -la' x", "contains whitespace"},
-		{"eval", "eval 'rm x'", "eval"},
+		{"eval of an expansion", `eval "$x"`, "eval"},
 		{"source", "source ./env.sh", "source runs a script file"},
 		{"dot", ". ./env.sh", ". runs a script file"},
 		{"sh -c with a non-literal script", `sh -c "$CMD"`, "not a literal"},
@@ -370,7 +373,7 @@ func TestAnalyzeShellRecordsWriteRedirections(t *testing.T) {
 		{"all output", "make &> build.log", []string{"make", "> build.log"}},
 		{"all output appended", "make &>> build.log", []string{"make", "> build.log"}},
 		{"a numbered descriptor", "make 2> err.log", []string{"make", "> err.log"}},
-		{"read-write open", "cat 3<> f", []string{"cat", "> f"}},
+		{"read-write open", "cat 3<> f", []string{"cat", "< f", "> f"}},
 		{">& with a file", "make >& log", []string{"make", "> log"}},
 		{"a quoted target", `echo x > "my file"`, []string{"echo x", "> my file"}},
 		{"a redirection before the command", "> out.txt echo x", []string{"echo x", "> out.txt"}},
@@ -381,7 +384,7 @@ func TestAnalyzeShellRecordsWriteRedirections(t *testing.T) {
 		{"closing a descriptor is not a write", "make >&-", []string{"make"}},
 		{"/dev/null is not a write", "make > /dev/null 2>/dev/null", []string{"make"}},
 		{"standard streams are not writes", "echo x > /dev/stderr >/dev/stdout > /dev/tty > /dev/fd/2", []string{"echo x"}},
-		{"input is not a write", "wc -l < f", []string{"wc -l"}},
+		{"input is a read, not a write", "wc -l < f", []string{"wc -l", "< f"}},
 		{"heredocs are not writes", "cat <<EOF\nx\nEOF", []string{"cat"}},
 		{"here-strings are not writes", "cat <<< hi", []string{"cat"}},
 		{"tee targets are writes", "echo x | tee -a a.log b.log", []string{"echo x", "tee -a a.log b.log", "> a.log", "> b.log"}},

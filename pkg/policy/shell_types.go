@@ -37,6 +37,26 @@ type ShellCommand struct {
 	// path written and Words is empty.
 	Redirect bool
 	Target   string
+	// Read is true, with Redirect, for an input redirection (<, <>, <&file,
+	// $(< file)): Target is the path read, judged by the read rules. <>
+	// is recorded twice, as a read and as a write.
+	Read bool
+
+	// globs describe the strings the entry can stand for when it is not
+	// one known value, one glob per alternative: for a command, its words
+	// joined by spaces when a word is not a plain literal (an expansion, a
+	// pattern, ~), with an alternative per combination of words that may
+	// vanish; for a redirection, the paths its target may name before home
+	// expansion and cleaning (a pattern, an expansion, a relative path
+	// after a cd). baseGlobs parallel globs for the base-name form of a
+	// path-qualified command. nil when the entry is one known value.
+	globs, baseGlobs []gWord
+	// unknownCode marks a command that runs code the agent gave as a value
+	// (bash -c "$CMD"): it stands for any command.
+	unknownCode bool
+	// foreign marks a script for another shell (zsh -c), unanalysable
+	// unless a rule names that shell.
+	foreign bool
 }
 
 // ShellAnalysis is the result of parsing one shell command string.

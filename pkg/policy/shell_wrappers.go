@@ -79,9 +79,19 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 			return
 		}
 		name := path.Base(w[0].text)
+		if len(fr.wrappers) >= shMaxWrappers || !a.budget.takeWrapper(len(w)) {
+			// A chain of wrappers (env env env …) costs each handler a scan
+			// of the rest: bounded, so the analysis stays linear.
+			a.emit(w, fr, shTooComplex+": more than "+strconv.Itoa(shMaxWrappers)+" wrappers", shCmdInfo{})
+			return
+		}
 		spec := a.progs.lookup(name)
 		var r shWrapped
 		switch {
+		case shForeignShells[name] && (spec == nil || spec.hook != "shell"):
+			// Another shell's grammar (pwsh, nu, elvish…), whether or not
+			// the program table lists it.
+			r = shShell(a, w, &fr, spec)
 		case spec == nil:
 			a.emit(w, fr, "", shCmdInfo{})
 			return
@@ -767,8 +777,25 @@ func shTrap(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	return shWrapped{done: true}
 }
 
+// shEval handles eval: its arguments, joined by spaces, are parsed and run
+// as a script; with every argument literal that script is analysed.
 func shEval(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
-	return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
+	args := w[1:]
+	if len(args) > 0 && args[0].lit && args[0].text == "--" {
+		args = args[1:]
+	}
+	parts := make([]string, 0, len(args))
+	for _, x := range args {
+		if !x.lit || x.g != nil {
+			return shWrapped{reason: "eval runs a string the policy cannot see", info: shCmdInfo{executor: true}}
+		}
+		parts = append(parts, x.text)
+	}
+	if len(parts) == 0 {
+		return shWrapped{}
+	}
+	a.nested(strings.Join(parts, " "), syntax.LangBash, *fr, "eval")
+	return shWrapped{done: true}
 }
 
 func shSource(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
@@ -781,6 +808,7 @@ func shSource(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped 
 func shShell(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	name := path.Base(w[0].text)
 	hasC, stdin := false, false
+	startup := "" // -l, -i: start-up files run first
 	i := 1
 scan:
 	for i < len(w) {
@@ -798,10 +826,13 @@ scan:
 			break scan
 		case s == "--version" || s == "--help":
 			return shWrapped{}
-		case strings.HasPrefix(s, "--"):
+		case s == "--login" || s == "--rcfile" || s == "--init-file" || s == "--interactive":
+			startup = shStartupReason(name, s)
 			if s == "--rcfile" || s == "--init-file" {
 				i++
 			}
+			i++
+		case strings.HasPrefix(s, "--"):
 			i++
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
 			for j := 1; j < len(s); j++ {
@@ -812,6 +843,10 @@ scan:
 					stdin = true
 				case 'o', 'O':
 					i++ // -o pipefail
+				case 'l', 'i':
+					if s[0] == '-' {
+						startup = shStartupReason(name, s)
+					}
 				}
 			}
 			i++
@@ -825,14 +860,14 @@ scan:
 		return shWrapped{reason: name + " -c has no script", info: info}
 	case hasC && !w[i].lit:
 		return shWrapped{reason: "runs a script that is not a literal: " + w[i].text, info: info}
-	case hasC && (name == "fish" || name == "csh" || name == "tcsh"):
-		return shWrapped{reason: "runs a " + name + " script, which the policy does not parse", info: info}
+	case hasC && shForeignShells[name]:
+		return shWrapped{reason: shForeignReason(name), info: info}
 	case hasC:
-		lang := syntax.LangBash
-		if name == "zsh" {
-			lang = syntax.LangZsh
+		a.nested(w[i].text, shDialect(name), *fr, name)
+		if startup != "" {
+			a.setUnanalysable(startup)
+			a.setUnprefixable(startup)
 		}
-		a.nested(w[i].text, lang, *fr, name)
 		return shWrapped{done: true}
 	case stdin || i >= len(w):
 		info.stdinProgram = true

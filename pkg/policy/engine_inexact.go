@@ -1,0 +1,231 @@
+package policy
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Judging subjects whose value is not known literally (issue 12, class
+// 4): a command with a word such as $f, $(…), a pathname pattern or
+// ~user, and a redirection whose target is one of those or a relative
+// path after a cd. See shell_match.go for the glob model.
+//
+// Within a layer the last matching rule wins, per string the subject can
+// stand for. The verdict for the subject is the strictest over those
+// strings: scanning the rules from the last, a deny or ask rule that
+// could match some string counts, an allow rule counts only when it
+// matches every string, and the scan stops at the first rule that matches
+// every string (no earlier rule decides any of them). With no such rule,
+// the mode decides the strings no rule matched.
+
+// candidates returns the positions of the rules that may judge s, in
+// ascending order; for a command whose name is not known, every rule of
+// the shell tool.
+func (l *ruleLayer) candidates(e *evaluation, s *subject) []int32 {
+	switch s.kind {
+	case subjRedirect:
+		return l.writes
+	case subjRead:
+		return l.reads
+	}
+	var out []int32
+	si := l.shell[e.tool]
+	if s.kind == subjCommand && si != nil {
+		if s.unknownName {
+			for _, list := range si.byWord {
+				out = append(out, list...)
+			}
+		} else {
+			out = append(out, si.byWord[s.key]...)
+			if s.qualified && s.baseKey != s.key {
+				out = append(out, si.byWord[s.baseKey]...)
+			}
+		}
+		out = append(out, si.any...)
+	}
+	out = append(out, l.multiRules(e)...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// lastMatchInexact returns the rule that decides an inexact subject, and
+// whether some string it stands for may be decided by no rule of the
+// layer (the mode then applies to it).
+func (l *ruleLayer) lastMatchInexact(e *evaluation, s *subject) (hit *rule, open bool) {
+	cands := l.candidates(e, s)
+	for k := len(cands) - 1; k >= 0; k-- {
+		r := &l.rules[cands[k]]
+		could, all := r.matchesInexact(s)
+		if !could {
+			continue
+		}
+		if r.action != Allow || all {
+			if hit == nil || strictness(r.action) > strictness(hit.action) {
+				hit = r
+			}
+		}
+		if all {
+			return hit, false
+		}
+	}
+	return hit, true
+}
+
+// matchesInexact reports whether some string the subject stands for
+// could match the rule, and whether all of them do.
+func (r *rule) matchesInexact(s *subject) (could, all bool) {
+	if r.source != srcAny {
+		switch s.kind {
+		case subjPath, subjRedirect, subjRead:
+			if r.source != srcPath {
+				return false, false
+			}
+		case subjCommand:
+			if r.source != srcCommand {
+				return false, false
+			}
+		default:
+			return false, false
+		}
+	}
+	if r.anyArgs {
+		return true, true
+	}
+	switch s.kind {
+	case subjRedirect, subjRead:
+		if r.path == nil {
+			return false, false
+		}
+		alts, ok := gPathAlternatives(r.path.text)
+		if !ok {
+			return true, false
+		}
+		w := s.globs[0]
+		for _, p := range alts {
+			if !could && gIntersects(p, w) {
+				could = true
+			}
+			if !all && gCovers(p, w) {
+				all = true
+			}
+		}
+		return could || all, all
+	case subjCommand:
+		if !r.shell {
+			return false, false
+		}
+		p := gFromShellPattern(r.shellPattern)
+		w := s.globs[0]
+		could = gIntersects(p, w)
+		all = gCovers(p, w)
+		if !could && s.qualified && r.action != Allow && len(s.baseGlobs) > 0 {
+			could = gIntersects(p, s.baseGlobs[0])
+		}
+		return could || all, all
+	}
+	return false, false
+}
+
+// judgeInexact runs an inexact subject through the layers: the agent
+// layer's possible deny is a veto, the static layer decides the strings it
+// has a rule for, the agent layer those it does not, and the mode the
+// rest; the strictest of these is the verdict.
+func (e *evaluation) judgeInexact(s *subject) verdict {
+	if len(s.globs) <= 1 {
+		return e.judgeInexactOne(s)
+	}
+	// Alternatives (a word that may vanish, the directories a cd may have
+	// led to) are judged one by one; the strictest verdict stands.
+	var best verdict
+	for k := range s.globs {
+		alt := *s
+		alt.globs = s.globs[k : k+1]
+		if k < len(s.baseGlobs) {
+			alt.baseGlobs = s.baseGlobs[k : k+1]
+		}
+		v := e.judgeInexactOne(&alt)
+		if k == 0 || strictness(v.action) > strictness(best.action) {
+			best = v
+		}
+		if best.action == Deny {
+			break
+		}
+	}
+	return best
+}
+
+func (e *evaluation) judgeInexactOne(s *subject) verdict {
+	var agentHit *rule
+	agentOpen := true
+	if e.agent != nil {
+		agentHit, agentOpen = e.agent.lastMatchInexact(e, s)
+		if agentHit != nil && agentHit.action == Deny {
+			return verdict{action: Deny, rule: agentHit, layer: agentHit.layer.name, reason: e.ruleReason(agentHit, s)}
+		}
+	}
+	static, staticOpen := e.p.static.lastMatchInexact(e, s)
+	var v verdict
+	hit := static
+	if static != nil {
+		v = verdict{action: static.action, rule: static, layer: static.layer.name, reason: e.ruleReason(static, s)}
+	}
+	if static == nil || staticOpen {
+		if agentHit != nil && (static == nil || strictness(agentHit.action) > strictness(v.action)) {
+			v = verdict{action: agentHit.action, rule: agentHit, layer: agentHit.layer.name, reason: e.ruleReason(agentHit, s)}
+			hit = agentHit
+		}
+		if agentHit == nil || agentOpen {
+			if m := e.modeVerdict(s); hit == nil || strictness(m.action) > strictness(v.action) {
+				v, hit = m, nil
+			}
+		}
+	}
+	return e.settle(s, v, hit, static)
+}
+
+// lifted reports whether the deciding rule lifts the subject's floor: it
+// names the foreign shell the subject runs.
+func (s *subject) lifted(hit *rule) bool {
+	switch {
+	case hit == nil:
+		return false
+	case s.liftAny:
+		return hit.anyArgs
+	case s.liftKey != "":
+		return hit.shell && hit.shellKey == s.liftKey
+	}
+	return false
+}
+
+// inexactPath makes a redirection subject stand for the paths its target
+// can name.
+func (e *evaluation) inexactPath(s *subject, c *ShellCommand) {
+	if c.globs == nil {
+		return
+	}
+	s.inexact = true
+	s.globs = make([]gWord, len(c.globs))
+	for i, g := range c.globs {
+		s.globs[i] = gCleanPath(g, e.p.home)
+	}
+}
+
+// readSubject is the subject of an input redirection.
+func (e *evaluation) readSubject(c *ShellCommand) subject {
+	var s subject
+	switch {
+	case c.Unanalysable != "":
+		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
+		s.floor, s.floorLayer, s.ungrantable = "cannot analyse input redirect: "+c.Unanalysable, "shell", true
+	case c.globs == nil:
+		s = e.pathSubject(subjRead, TierRead, c.Target)
+	default:
+		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
+	}
+	s.cmd = c
+	e.inexactPath(&s, c)
+	if c.Elevated && s.floor == "" {
+		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
+	}
+	return s
+}

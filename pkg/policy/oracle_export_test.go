@@ -1,0 +1,118 @@
+package policy
+
+import (
+	"path"
+	"strings"
+)
+
+// What the differential oracle (oracle_test.go) asks of an analysis: did
+// it judge the program bash executed, and the file a redirection opened?
+
+// OracleJudgesExec reports whether the analysis judged a program bash
+// executed: exe is the path of the program that ran, argv its arguments
+// (argv[0] as bash passed it). A command matches when its name is the
+// program's and its description (words, or glob when a word is not
+// literal) covers the arguments; a wrapper seen through (sudo, env, xargs,
+// find -exec…) matches by name, its own options being its handler's
+// business.
+func OracleJudgesExec(a ShellAnalysis, exe string, argv []string) bool {
+	rest := ""
+	if len(argv) > 1 {
+		rest = " " + strings.Join(argv[1:], " ")
+	}
+	// The program as bash named it (argv[0]: "python3", "/bin/rm") and as
+	// the kernel resolved it (python3.11): a symlink changes the latter.
+	names := []string{path.Base(exe)}
+	typed := path.Base(exe)
+	if len(argv) > 0 && argv[0] != "" {
+		typed = argv[0]
+		names = append(names, path.Base(argv[0]))
+	}
+	for _, c := range a.Commands {
+		if c.Redirect {
+			continue
+		}
+		for _, w := range c.Wrappers {
+			head, _, _ := strings.Cut(w, " ")
+			for _, n := range names {
+				if path.Base(head) == n {
+					return true
+				}
+			}
+		}
+		if c.globs != nil {
+			for k, g := range c.globs {
+				for _, s := range []string{typed + rest, names[0] + rest} {
+					if gIntersects(g, gLiteral(nil, s)) {
+						return true
+					}
+				}
+				for _, n := range names {
+					if k < len(c.baseGlobs) && gIntersects(c.baseGlobs[k], gLiteral(nil, n+rest)) {
+						return true
+					}
+				}
+			}
+			continue
+		}
+		if len(c.Words) == 0 {
+			continue
+		}
+		cr := ""
+		if len(c.Words) > 1 {
+			cr = " " + strings.Join(c.Words[1:], " ")
+		}
+		for _, n := range names {
+			if c.Name == n && cr == rest {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OracleJudgesFile reports whether the analysis judged a redirection (a
+// write or a read) of the file p (absolute, as the sandbox names it), run
+// in cwd with the given home.
+func OracleJudgesFile(a ShellAnalysis, p, cwd, home string) bool {
+	lit := gLiteral(nil, p)
+	for _, c := range a.Commands {
+		if !c.Redirect {
+			continue
+		}
+		if c.globs == nil {
+			t, _, _ := cleanPath(c.Target, home)
+			if !path.IsAbs(t) {
+				t = path.Join(cwd, t)
+			}
+			if t == p {
+				return true
+			}
+			continue
+		}
+		for _, g := range c.globs {
+			g = gCleanPath(g, home)
+			if len(g) > 0 && g[0].lit() && g[0].r != '/' {
+				g = append(gLiteral(nil, cwd+"/"), g...)
+			}
+			if gIntersects(g, lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OracleUnanalysable returns why the analysis, or one of its commands,
+// cannot be judged from its text ("" when everything was judged).
+func OracleUnanalysable(a ShellAnalysis) string {
+	if a.Unanalysable != "" {
+		return a.Unanalysable
+	}
+	for _, c := range a.Commands {
+		if c.Unanalysable != "" {
+			return c.Unanalysable
+		}
+	}
+	return ""
+}

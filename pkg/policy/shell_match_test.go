@@ -1,0 +1,91 @@
+package policy
+
+import "testing"
+
+func TestGlobIntersectionDecidesWhetherTwoPatternsShareAString(t *testing.T) {
+	for _, tt := range []struct {
+		name, a, b string
+		want       bool
+	}{
+		{"a literal meets itself", "rm -rf x", "rm -rf x", true},
+		{"a star meets anything", "rm *", "rm -rf x", true},
+		{"two stars meet", "r*", "*m", true},
+		{"a question mark meets one character", "r?", "rm", true},
+		{"a class meets a member", "r[a-m]", "rm", true},
+		{"a class misses a non-member", "r[a-l]", "rm", false},
+		{"a negated class misses a member", "r[!m]", "rm", false},
+		{"different literals do not meet", "ls *", "rm *", false},
+		{"a prefix and a suffix that conflict", "a*b", "c*", false},
+		{"stars on both sides with a common middle", "*x*", "*y*x", true},
+		{"lengths that cannot agree", "??", "???", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gIntersects(gFromShellPattern(tt.a), gFromShellPattern(tt.b)); got != tt.want {
+				t.Errorf("gIntersects(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGlobCoverIsSound(t *testing.T) {
+	for _, tt := range []struct {
+		name, pattern, word string
+		want                bool
+	}{
+		{"a trailing star covers an unknown tail", "cat *", "cat *", true},
+		{"a literal cannot cover an unknown", "cat .env", "cat *", false},
+		{"a question mark covers one unknown character", "r?", "r?", true},
+		{"a question mark cannot cover an unknown run", "r?", "r*", false},
+		{"a literal prefix then star covers", "git log *", "git log --x *", true},
+		{"a class cannot cover an unknown character", "r[m]", "r?", false},
+		{"a pattern covers a literal it matches", "ls *", "ls -la", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gCovers(gFromShellPattern(tt.pattern), gFromShellPattern(tt.word)); got != tt.want {
+				t.Errorf("gCovers(%q, %q) = %v, want %v", tt.pattern, tt.word, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPathAlternativesUnfoldBracesAndGlobstars(t *testing.T) {
+	for _, tt := range []struct {
+		name, pattern, path string
+		want                bool
+	}{
+		{"globstar matches zero segments", "**/.env", ".env", true},
+		{"globstar matches several segments", "**/.env", "a/b/.env", true},
+		{"globstar does not match a suffix of a name", "**/.env", "prod.env", false},
+		{"a base-name pattern matches under any directory", "*.env*", "app/.env.local", true},
+		{"a star does not cross a slash", "/etc/*", "/etc/ssh/x", false},
+		{"braces are alternatives", "/etc/{hosts,passwd}", "/etc/passwd", true},
+		{"a home pattern", "/home/dev/.ssh/**", "/home/dev/.ssh/id_rsa", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alts, ok := gPathAlternatives(tt.pattern)
+			if !ok {
+				t.Fatal("too many alternatives")
+			}
+			got := false
+			for _, a := range alts {
+				got = got || gIntersects(a, gLiteral(nil, tt.path))
+			}
+			if got != tt.want {
+				t.Errorf("%q matches %q: %v, want %v", tt.pattern, tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIntersectionIsBounded(t *testing.T) {
+	long := make(gWord, 0, 100000)
+	for i := 0; i < 100000; i++ {
+		long = append(long, gTok{r: 'a'})
+	}
+	if !gIntersects(long, gFromShellPattern("b*")) {
+		t.Error("past the bound the answer must be the strict one (could match)")
+	}
+	if gCovers(gFromShellPattern("*a*"), long) {
+		t.Error("past the bound cover must answer no")
+	}
+}

@@ -1,0 +1,279 @@
+package policy
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// What redirections read and write, and where relative paths point after
+// a cd (issue 12, class 4).
+
+// shCd is one directory change of the script: dir is its literal operand
+// ("~" for a bare cd), or known is false.
+type shCd struct {
+	dir   string
+	known bool
+}
+
+// shMaxCdDirs bounds the directories a relative path is judged under.
+const shMaxCdDirs = 16
+
+// noteCd records cd, pushd or popd with their operands.
+func (a *shAnalyzer) noteCd(args []shWord) {
+	var ops []shWord
+	for i, w := range args {
+		if w.lit && w.text == "--" {
+			ops = append(ops, args[i+1:]...)
+			break
+		}
+		if w.lit && len(w.text) > 1 && w.text[0] == '-' {
+			continue // -L, -P, -e, -@
+		}
+		ops = append(ops, w)
+	}
+	switch {
+	case len(ops) == 0:
+		a.cds = append(a.cds, shCd{dir: "~", known: true})
+	case len(ops) == 1 && ops[0].lit && ops[0].g == nil && ops[0].text != "-" &&
+		!strings.HasPrefix(ops[0].text, "+") && !strings.HasPrefix(ops[0].text, "-"):
+		a.cds = append(a.cds, shCd{dir: ops[0].text, known: true})
+	default:
+		a.cds = append(a.cds, shCd{})
+	}
+}
+
+// finishCds gives the relative redirection targets of a script that
+// changes directory the paths they may name: under every directory the
+// cds may have led to, or anywhere when a cd's operand is unknown
+// (CDPATH, cd -, cd "$d", popd).
+func (a *shAnalyzer) finishCds() {
+	if len(a.cds) == 0 {
+		return
+	}
+	dirs := []string{"."}
+	unknown := false
+	for _, cd := range a.cds {
+		if !cd.known {
+			unknown = true
+			break
+		}
+		n := len(dirs)
+		for i := 0; i < n; i++ {
+			d := cd.dir
+			if !path.IsAbs(d) && !strings.HasPrefix(d, "~") {
+				d = path.Join(dirs[i], d)
+			}
+			dirs = append(dirs, d)
+		}
+		if len(dirs) > shMaxCdDirs {
+			unknown = true
+			break
+		}
+	}
+	for i := range a.res.Commands {
+		c := &a.res.Commands[i]
+		if !c.Redirect {
+			continue
+		}
+		targets := c.globs
+		if targets == nil {
+			if c.Target == "" || path.IsAbs(c.Target) || strings.HasPrefix(c.Target, "~") || shHarmlessSink(c.Target) {
+				continue
+			}
+			targets = []gWord{gLiteral(nil, c.Target)}
+		}
+		var out []gWord
+		for _, t := range targets {
+			if len(t) > 0 && (t[0].lit() && (t[0].r == '/' || t[0].r == '~')) {
+				out = append(out, t)
+				continue
+			}
+			if unknown {
+				out = append(out, t, append(gWord{gAnyRun, {r: '/'}}, t...))
+				continue
+			}
+			for _, d := range dirs {
+				out = append(out, append(gLiteral(nil, d+"/"), t...))
+			}
+		}
+		c.globs = out
+	}
+}
+
+// targetGlobs returns the paths a redirection target can name when it is
+// not one known path, else nil.
+func (a *shAnalyzer) targetGlobs(w shWord) []gWord {
+	if w.g == nil {
+		return nil
+	}
+	return []gWord{w.g}
+}
+
+// readTarget records an input redirection of the file named by w.
+func (a *shAnalyzer) readTarget(w shWord) {
+	if a.full() {
+		return
+	}
+	c := ShellCommand{Redirect: true, Read: true, Target: w.text, globs: a.targetGlobs(w)}
+	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
+		return
+	}
+	if w.lit && w.text == "" {
+		a.setUnanalysable("redirect source is empty")
+		c.Unanalysable = "redirect source is empty"
+	}
+	a.res.Commands = append(a.res.Commands, c)
+	a.info = append(a.info, shCmdInfo{span: a.cur})
+}
+
+// shProtectedWriteGlob returns the safety reason when a pattern or an
+// expansion could name a protected file or a device, or "".
+func shProtectedWriteGlob(g gWord) string {
+	c := gCleanPath(g, "")
+	for f := range shProtectedFiles {
+		if gIntersects(c, gLiteral(nil, f)) {
+			return "may write to " + f
+		}
+	}
+	if gIntersects(c, gFromPathText("/etc/sudoers.d/*")) {
+		return "may write to a file in /etc/sudoers.d"
+	}
+	if gIntersects(c, gFromPathText("/dev/sd*")) || gIntersects(c, gFromPathText("/dev/nvme*")) {
+		return "may write to a device under /dev"
+	}
+	return ""
+}
+
+// shCommandGlobs returns the globs of a command's words joined by spaces
+// when one of them is not a plain literal, one per alternative, and the
+// same for the base-name form of a path-qualified command. A "{}" passed
+// by xargs or find -exec stands for input the policy cannot see; a word
+// with a tilde bash expands (~/x, NAME=~/x) stands for a path the
+// analysis does not spell out; a word that may vanish yields alternatives
+// with and without it.
+func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (full, base []gWord) {
+	fed := fr.placeholder != ""
+	for _, w := range fr.wrappers {
+		if w == "xargs" || strings.HasPrefix(w, "find -") {
+			fed = true
+		}
+	}
+	unknown := func(w shWord) bool {
+		return fed && (strings.Contains(w.text, shXargsArgs) || fr.placeholder != "" && strings.Contains(w.text, fr.placeholder))
+	}
+	inexact, size, vanishing := false, len(words), 0
+	for _, w := range words {
+		size += len(w.text)
+		if w.g != nil || !w.lit || unknown(w) || w.lit && shTildeExpands(w.text) {
+			inexact = true
+		}
+		if w.vanish {
+			vanishing++
+		}
+	}
+	if !inexact {
+		return nil, nil
+	}
+	if size > gMaxCommand {
+		// Too long to describe: the command could be anything.
+		return []gWord{{gAnyRun}}, nil
+	}
+	build := func(drop uint, glue bool) (g, b gWord) {
+		g = make(gWord, 0, size)
+		restAt, baseAt, k := 0, -1, 0
+		for i, w := range words {
+			if w.vanish {
+				k++
+				if drop&(1<<(k-1)) != 0 {
+					continue
+				}
+			}
+			if i > 0 && !(glue && w.vanish) {
+				g = append(g, gTok{r: ' '})
+			}
+			switch {
+			case unknown(w):
+				g = append(g, gAnyRun)
+			case w.g != nil:
+				g = append(g, w.g...)
+			case !w.lit:
+				g = append(g, gAnyRun)
+			case shTildeExpands(w.text):
+				g = gAppendTilde(g, w.text)
+			default:
+				g = gLiteral(g, w.text)
+			}
+			if i == 0 {
+				restAt = len(g)
+				// The base name of a pattern or path name: after its last '/'.
+				baseAt = -1
+				for k := len(g) - 1; k >= 0; k-- {
+					if g[k].lit() && g[k].r == '/' {
+						baseAt = k + 1
+						break
+					}
+				}
+			}
+		}
+		switch {
+		case qualified:
+			b = append(gLiteral(make(gWord, 0, len(g)), name), g[restAt:]...)
+		case baseAt > 0:
+			b = slices.Clone(g[baseAt:])
+		}
+		return g, b
+	}
+	if vanishing == 0 || vanishing > 3 || words[0].vanish {
+		// One glob; a vanishing word absorbs the space before it.
+		g, b := build(0, vanishing > 0)
+		if b == nil {
+			return []gWord{g}, nil
+		}
+		return []gWord{g}, []gWord{b}
+	}
+	for drop := uint(0); drop < 1<<vanishing; drop++ {
+		g, b := build(drop, false)
+		full = append(full, g)
+		if b != nil {
+			base = append(base, b)
+		}
+	}
+	return full, base
+}
+
+// shTildeExpands reports a word in which bash expands a tilde: at its
+// start, or after the = (and after a :) of a NAME=value word.
+func shTildeExpands(s string) bool {
+	if strings.HasPrefix(s, "~") {
+		return true
+	}
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || !shIsIdent(name) {
+		return false
+	}
+	return strings.HasPrefix(val, "~") || strings.Contains(val, ":~")
+}
+
+// gAppendTilde appends the glob of a word whose tilde prefixes bash
+// expands: each ~prefix (up to a / or :) is a directory the analysis does
+// not spell out.
+func gAppendTilde(g gWord, s string) gWord {
+	for i := 0; i < len(s); {
+		if s[i] == '~' && (i == 0 || s[i-1] == '=' || s[i-1] == ':') {
+			g = append(g, gAnyRun)
+			for i < len(s) && s[i] != '/' && s[i] != ':' {
+				i++
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		g = append(g, gTok{r: r})
+		i += size
+	}
+	return g
+}
+
+// gMaxCommand bounds the length of a command described as a glob.
+const gMaxCommand = 8192
