@@ -41,11 +41,15 @@ type Broker struct {
 	inflight    sync.WaitGroup
 
 	// bgCtx ends when Run shuts down; background work (opening held
-	// requests, following up votes) runs under it and is waited for
+	// requests whose Open failed) runs under it and is waited for
 	// through background.
 	bgCtx      context.Context
 	bgCancel   context.CancelFunc
 	background sync.WaitGroup
+
+	// acks acknowledges carried-out outbox effects (outbox.go); nil until
+	// Run starts it, and then effects are acknowledged inline.
+	acks *acker
 
 	mu      sync.Mutex
 	subs    []*nats.Subscription
@@ -122,8 +126,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.setupJetStream(ctx); err != nil {
 		return err
 	}
+	// Before the handlers start: they queue acknowledgements.
+	b.startAcker()
 	if err := b.subscribe(); err != nil {
 		b.stopServing()
+		b.acks.stop()
 		return err
 	}
 	b.ready.Store(true)
@@ -132,6 +139,18 @@ func (b *Broker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	ow, err := b.newOutboxWorker()
+	if err != nil {
+		b.stopServing()
+		return fmt.Errorf("broker: outbox: %w", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := ow.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			b.log.Error("outbox worker stopped", "err", err)
+		}
+	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
 	// The audit retry loop outlives the handlers and background work: it
@@ -148,7 +167,10 @@ func (b *Broker) Run(ctx context.Context) error {
 			Store:     b.store,
 			Interval:  b.cfg.ReapInterval,
 			OnExpired: b.onExpired,
-			Logger:    b.log,
+			// Each report waits for its audit append: enough at once that
+			// a slow stream does not hold the next expiries back.
+			Concurrency: 16,
+			Logger:      b.log,
 		})
 		if err != nil {
 			b.stopServing()
@@ -171,6 +193,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.background.Wait()
 	stop()
 	wg.Wait()
+	b.acks.stop()
 	stopAudit()
 	auditDone.Wait()
 	b.closed.Store(true)

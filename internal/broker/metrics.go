@@ -16,6 +16,7 @@ type Metrics struct {
 	DecisionLatency *prometheus.HistogramVec
 	Pending         prometheus.Gauge
 	ReaperExpiries  prometheus.Counter
+	OutboxClaims    prometheus.Counter
 	StoreErrors     *prometheus.CounterVec
 	NATSErrors      *prometheus.CounterVec
 	BadMessages     *prometheus.CounterVec
@@ -38,7 +39,7 @@ type Metrics struct {
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn"}
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
@@ -78,6 +79,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		ReaperExpiries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "signoff_reaper_expiries_total",
 			Help: "Pending requests this replica's reaper expired.",
+		}),
+		OutboxClaims: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "signoff_outbox_claims_total",
+			Help: "Outbox entries this replica claimed after their lease ran out: effects of decisions whose replica died or failed before it acknowledged them.",
 		}),
 		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signoff_store_errors_total",
@@ -124,7 +129,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Audit records not yet acknowledged on their first append: batched or in flight (sampled every second).",
 		}),
 	}
-	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries,
+	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
 		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight)
 	for _, v := range storeOps {

@@ -2,8 +2,9 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -24,34 +25,27 @@ func (b *Broker) announce(rec *session.Record) {
 	}
 }
 
-// settled tells everyone about a request that just settled: the agent on its
-// decision subject, every approver device of its teams, and the audit log.
-// In strict audit mode an allow is told only once its audit record is
-// stored; when the stream cannot take it now, strictLater keeps trying.
-func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
+// settled tells everyone about a request that settled: the agent on its
+// decision subject, every approver device of its teams, and the audit log,
+// whose append it waits for. It is an outbox effect (outbox.go): an error
+// leaves it to be carried out again, so every part is idempotent (keyed by
+// request id; the audit append by its Nats-Msg-Id). In strict audit mode
+// an allow is published only once its record is stored: the append comes
+// first, and its failure leaves the whole effect to the outbox's retry.
+func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.Decision) error {
 	b.m.Pending.Dec()
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	req, risk := requestOf(rec)
-	if b.strictAllow(&dec) {
-		if err := b.appendAudit(context.Background(), &req, dec, risk); err != nil {
-			b.log.Warn("allow not published yet: its audit record was not stored (strict audit); retrying",
-				"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
-			b.strictLater(rec, dec)
-			return
+	strict := b.strictAllow(&dec)
+	if strict {
+		if err := b.settledAudit(ctx, &req, dec, risk); err != nil {
+			return err
 		}
-		b.publishSettled(rec, dec)
-	} else {
-		b.publishSettled(rec, dec)
-		b.audit(&req, dec, risk)
 	}
-	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
-		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
-}
-
-// publishSettled publishes a settled request's decision to its agent and
-// its resolution to the devices of its teams.
-func (b *Broker) publishSettled(rec *session.Record, dec messages.Decision) {
-	b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
+	if err := b.nc.Publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec)); err != nil {
+		b.m.NATSErrors.WithLabelValues("publish").Inc()
+		return fmt.Errorf("publish decision: %w", err)
+	}
 	for _, team := range rec.Teams {
 		b.publish(b.subj.Resolved(team), encode(messages.Resolved{
 			V:         messages.Version,
@@ -63,35 +57,30 @@ func (b *Broker) publishSettled(rec *session.Record, dec messages.Decision) {
 			Decision:  dec,
 		}))
 	}
+	if !strict {
+		if err := b.settledAudit(ctx, &req, dec, risk); err != nil {
+			return err
+		}
+	}
+	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+	return nil
+}
+
+// settledAudit is settled's acknowledged append. A record that can never be
+// encoded is given up (counted lost by Append): retrying cannot help.
+func (b *Broker) settledAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk) error {
+	err := b.appendAudit(ctx, req, dec, risk)
+	if err != nil && !errors.Is(err, errUnencodable) {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
 }
 
 // strictAllow reports whether dec may reach its agent only after its audit
 // record is acknowledged.
 func (b *Broker) strictAllow(dec *messages.Decision) bool {
 	return b.cfg.AuditMode == AuditStrict && b.aud != nil && dec.Outcome == messages.OutcomeAllow
-}
-
-// strictPublishFor bounds how long strictLater keeps trying to store a
-// settled allow's audit record before it gives up publishing it (the agent
-// then reads it through status, which appends the record first).
-const strictPublishFor = 10 * time.Minute
-
-// strictLater appends a settled allow's audit record in the background
-// and publishes the decision once the stream acknowledged it.
-func (b *Broker) strictLater(rec *session.Record, dec messages.Decision) {
-	req, risk := requestOf(rec)
-	b.followUp(strictPublishFor, func(ctx context.Context) (bool, error) {
-		if err := b.appendAudit(ctx, &req, dec, risk); err != nil {
-			return false, err
-		}
-		b.publishSettled(rec, dec)
-		b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
-			"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID, "audit", "stored late")
-		return true, nil
-	}, func(err error) {
-		b.log.Error("allow never published: its audit record could not be stored (strict audit); the agent's status query stores it first",
-			"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
-	})
 }
 
 // receiptReply encodes the receipt of a stored request for its agent. In
@@ -133,10 +122,11 @@ func requestOf(rec *session.Record) (messages.Request, messages.Risk) {
 }
 
 // onExpired is the reaper's callback: the store has moved rec to expired
-// exactly once across replicas; publish its timeout decision.
-func (b *Broker) onExpired(_ context.Context, rec *session.Record) {
+// exactly once across replicas and recorded its timeout in the outbox;
+// carry it out.
+func (b *Broker) onExpired(ctx context.Context, rec *session.Record) {
 	b.m.ReaperExpiries.Inc()
-	b.settled(rec, timeoutDecision(rec))
+	b.carryOut(ctx, rec)
 }
 
 // audit records dec in the audit stream without waiting for the
@@ -153,9 +143,9 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 // appendAudit records dec in the audit stream and returns once the stream
 // acknowledged it, or with the error that kept it out (the caller retries:
 // the record's Nats-Msg-Id makes a repeated append a no-op within the
-// stream's duplicate window). With the audit stream disabled it does
-// nothing. For effects that must not be done twice or lost, such as a
-// stored decision's record appended by an outbox.
+// stream's duplicate window; not on errUnencodable). With the audit stream
+// disabled it does nothing. The outbox's audit effect and strict mode use
+// it.
 func (b *Broker) appendAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk) error {
 	if b.aud == nil {
 		return nil
