@@ -68,8 +68,13 @@ type subject struct {
 	// form), unknownName says the command name itself is not known.
 	inexact     bool
 	unknownName bool
-	globs       []gWord
-	baseGlobs   []gWord
+	// anchored: a deny or ask rule meets the subject only when the word's
+	// own characters reach into every name the rule spells
+	// (gIntersectsAnchored): a read operand that is a pattern or an
+	// expansion (cat .e*, not cat *.go).
+	anchored  bool
+	globs     []gWord
+	baseGlobs []gWord
 	// liftKey, when set, is the shell word a rule must name (its literal
 	// first word) for the floor not to apply: a zsh -c script is judged
 	// by a rule that names zsh. liftAny: a rule with any arguments lifts
@@ -846,7 +851,11 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			s.short = strings.Join(withoutOptions(c), " ")
 		}
 		subs = append(subs, s)
-		for _, r := range c.Reads {
+		for i, r := range c.Reads {
+			if i < len(c.readGlobs) && c.readGlobs[i] != nil {
+				subs = append(subs, e.readGlobSubject(c, r, c.readGlobs[i]))
+				continue
+			}
 			rs := e.pathSubject(subjRead, TierRead, r)
 			rs.recursive = c.Recursive
 			subs = append(subs, rs)

@@ -36,6 +36,8 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			u.awkProgram(words)
 		case "apply_patch":
 			u.patchOperands()
+		case "jq":
+			u.jqFiles(words)
 		}
 	}
 	if spec.elevated {
@@ -56,6 +58,17 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			// "$HOME/.ssh/x": the source form without its quotes, so that
 			// home expansion and the patterns see the path.
 			t = strings.ReplaceAll(t, `"`, "")
+		}
+		if r.g != nil {
+			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
+			// it names: judged as every path it can stand for, like an
+			// input redirection's target.
+			if c.readGlobs == nil {
+				c.readGlobs = make([]gWord, len(c.Reads), len(u.reads))
+			}
+			c.readGlobs = append(c.readGlobs, r.g)
+		} else if c.readGlobs != nil {
+			c.readGlobs = append(c.readGlobs, nil)
 		}
 		c.Reads = append(c.Reads, t)
 	}
@@ -550,6 +563,24 @@ func (u *progUse) placeUnder(dir shWord) {
 	}
 	move(u.reads)
 	move(u.writes)
+}
+
+// jqFiles records the files jq's two-word options read: --rawfile NAME
+// FILE and --slurpfile NAME FILE (the table's grammar gives an option one
+// value, so the scan took FILE for an operand).
+func (u *progUse) jqFiles(w []shWord) {
+	for i := 1; i+2 < len(w); i++ {
+		if !w[i].lit {
+			continue
+		}
+		switch w[i].text {
+		case "--":
+			return
+		case "--rawfile", "--slurpfile":
+			u.reads = append(u.reads, w[i+2])
+			i += 2
+		}
+	}
 }
 
 // patchOperands judges Codex's apply_patch run as a command

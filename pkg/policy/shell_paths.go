@@ -197,7 +197,14 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 			case unknown(w):
 				g = append(g, gAnyRun)
 			case w.g != nil:
+				at := len(g)
 				g = append(g, w.g...)
+				if len(w.g) > 0 && w.g[0].lit() && w.g[0].r == '~' && (len(w.g) == 1 || w.g[1].lit() && w.g[1].r == '/') {
+					// ~/.ss?/x: bash expands the tilde before the pattern,
+					// so the word names a path under a directory the
+					// analysis does not spell out (as gAppendTilde).
+					g[at] = gAnyRun
+				}
 			case !w.lit:
 				g = append(g, gAnyRun)
 			case shTildeExpands(w.text):
