@@ -413,9 +413,16 @@ func (r *rule) matches(s *subject) bool {
 			return false
 		}
 		if s.recursive {
-			return r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base)
+			if r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base) {
+				return true
+			}
+		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
+			return true
 		}
-		return r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base)
+		// A deny or ask rule meets the path in any case: a case-insensitive
+		// file system opens .env for .ENV. An allow must match as written.
+		return r.action != Allow && (r.path.foldedMatch(s.value, s.base, s.recursive) ||
+			s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive))
 	case subjCommand:
 		if !r.shell {
 			return false

@@ -109,6 +109,18 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 				all = true
 			}
 		}
+		if !could && !all && r.action != Allow && (r.path.fold != r.path || gHasUpper(w)) {
+			// As for a known path, a deny or ask rule meets the word in
+			// any case (cat .E*).
+			if folded, ok := gPathAlternatives(r.path.fold.text); ok {
+				lw := gLower(w)
+				for _, p := range folded {
+					if s.anchored && gIntersectsAnchored(lw, p) || !s.anchored && gIntersects(p, lw) {
+						return true, false
+					}
+				}
+			}
+		}
 		return could || all, all
 	case subjCommand:
 		if !r.shell {

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -377,6 +379,27 @@ func gIntersectsAnchored(w, p gWord) bool {
 		}
 	}
 	return false
+}
+
+// gHasUpper reports whether a literal token of g is an upper-case letter.
+func gHasUpper(g gWord) bool {
+	for _, t := range g {
+		if t.lit() && unicode.IsUpper(t.r) {
+			return true
+		}
+	}
+	return false
+}
+
+// gLower returns g with its literal tokens in lower case (a copy).
+func gLower(g gWord) gWord {
+	out := slices.Clone(g)
+	for i, t := range out {
+		if t.lit() {
+			out[i].r = unicode.ToLower(t.r)
+		}
+	}
+	return out
 }
 
 // gCovers reports whether every string w stands for matches the pattern

@@ -1,0 +1,37 @@
+package policy_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestFileToolsMeetDenyRulesInAnyCase attacks the file tools with the
+// spellings a case-insensitive file system (macOS's and Windows' default)
+// opens as the protected file, next to ordinary upper-case paths that must
+// stay allowed (corpus_policy.yaml, auto-edit mode).
+func TestFileToolsMeetDenyRulesInAnyCase(t *testing.T) {
+	p := corpusPolicy(t)
+	for _, tt := range []struct {
+		name, tool, args, cwd string
+		want                  policy.Action
+	}{
+		{"an upper-case .ENV is the .env file", "read_file", `{"path":".ENV"}`, "/home/dev/proj", policy.Deny},
+		{"a mixed-case .Env.local too", "read_file", `{"path":".Env.local"}`, "/home/dev/proj", policy.Deny},
+		{"an upper-case .SSH directory is ~/.ssh", "read_file", `{"path":"/home/dev/.SSH/id_rsa"}`, "", policy.Deny},
+		{"a tilde path with a mixed-case .Ssh too", "read_file", `{"path":"~/.Ssh/config"}`, "", policy.Deny},
+		{"a write to /ETC/passwd meets /etc/**", "write_file", `{"path":"/ETC/passwd","content":"x"}`, "", policy.Deny},
+		{"a write to ~/.BASHRC meets ~/.bashrc", "write_file", `{"path":"~/.BASHRC","content":"x"}`, "", policy.Deny},
+		{"a write to proj/.ENV meets **/.env", "write_file", `{"path":"proj/.ENV","content":"x"}`, "/home/dev", policy.Deny},
+		{"an upper-case README stays readable", "read_file", `{"path":"README.md"}`, "/home/dev/proj", policy.Allow},
+		{"an upper-case file stays writable", "write_file", `{"path":"NOTES.md","content":"x"}`, "/home/dev/proj", policy.Allow},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := p.Evaluate(policy.Call{Tool: tt.tool, Arguments: json.RawMessage(tt.args), Cwd: tt.cwd})
+			if d.Action != tt.want {
+				t.Errorf("%s %s: got %s (%s: %s), want %s", tt.tool, tt.args, d.Action, d.Layer, d.Reason, tt.want)
+			}
+		})
+	}
+}
