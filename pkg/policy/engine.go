@@ -973,7 +973,8 @@ func cdAway(commands []ShellCommand) string {
 			return "cd to the home directory"
 		}
 		t := args[0]
-		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`") || t == "-" {
+		// A pattern (cd .s*) names a directory the analysis cannot place.
+		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`*?[") || t == "-" || len(args) > 1 {
 			return "cd " + t
 		}
 		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {

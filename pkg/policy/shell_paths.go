@@ -100,6 +100,55 @@ func (a *shAnalyzer) finishCds() {
 		}
 		c.globs = out
 	}
+	a.placeReadsAfterCd(dirs, unknown)
+}
+
+// placeReadsAfterCd gives the relative files the commands of a script that
+// changes directory read (cd .ssh && cat id_rsa) the paths they may name:
+// each is judged as written and under every directory the cds may have led
+// to, or under any directory when a cd's operand is unknown (cd .s*).
+func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
+	for i := range a.res.Commands {
+		c := &a.res.Commands[i]
+		if c.Redirect || len(c.Reads) == 0 {
+			continue
+		}
+		n := len(c.Reads)
+		for k := 0; k < n; k++ {
+			r := c.Reads[k]
+			var g gWord
+			if k < len(c.readGlobs) {
+				g = c.readGlobs[k]
+			}
+			if x, home := expandHome(r, ""); home || path.IsAbs(x) || g != nil && len(g) > 0 && g[0].lit() && (g[0].r == '/' || g[0].r == '~') {
+				continue
+			}
+			if g == nil {
+				g = gLiteral(nil, r)
+			}
+			add := func(text string, pg gWord) {
+				if c.readGlobs == nil {
+					c.readGlobs = make([]gWord, len(c.Reads), len(c.Reads)+len(dirs))
+				}
+				c.Reads = append(c.Reads, text)
+				c.readGlobs = append(c.readGlobs, pg)
+			}
+			if unknown {
+				add("*/"+r, append(gWord{gAnyRun, {r: '/'}}, g...))
+				continue
+			}
+			for _, d := range dirs {
+				if d == "." {
+					continue
+				}
+				if k < len(c.readGlobs) && c.readGlobs[k] != nil {
+					add(path.Join(d, r), append(gLiteral(nil, d+"/"), g...))
+				} else {
+					add(path.Join(d, r), nil)
+				}
+			}
+		}
+	}
 }
 
 // targetGlobs returns the paths a redirection target can name when it is
