@@ -169,6 +169,10 @@ func (a *shAnalyzer) readTarget(w shWord) {
 	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
 		return
 	}
+	if cl := path.Clean(w.text); w.lit && (strings.HasPrefix(cl, "/dev/tcp/") || strings.HasPrefix(cl, "/dev/udp/")) {
+		// bash itself connects: cat < /dev/tcp/host/80 downloads.
+		a.addSafety("reads from the network (" + cl + ")")
+	}
 	if w.lit && w.text == "" {
 		a.setUnanalysable("redirect source is empty")
 		c.Unanalysable = "redirect source is empty"
