@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -31,6 +32,37 @@ func TestFileToolsMeetDenyRulesInAnyCase(t *testing.T) {
 			d := p.Evaluate(policy.Call{Tool: tt.tool, Arguments: json.RawMessage(tt.args), Cwd: tt.cwd})
 			if d.Action != tt.want {
 				t.Errorf("%s %s: got %s (%s: %s), want %s", tt.tool, tt.args, d.Action, d.Layer, d.Reason, tt.want)
+			}
+		})
+	}
+}
+
+// TestSafetyOverridesMeetProtectedFilesInAnyCase checks that the critical
+// write paths (safety.go) are recognised in any case, by file tools and by
+// shell redirections, patterns included.
+func TestSafetyOverridesMeetProtectedFilesInAnyCase(t *testing.T) {
+	p, err := policy.Parse([]byte("mode: auto-edit\nhome: /home/dev\n"), "redteam.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, tool, args string
+		want             string // in SafetyOverride; "" for none
+	}{
+		{"write_file of /ETC/PASSWD", "write_file", `{"path":"/ETC/PASSWD","content":"x"}`, "/etc/passwd"},
+		{"write_file of /etc/Sudoers", "write_file", `{"path":"/etc/Sudoers","content":"x"}`, "/etc/sudoers"},
+		{"a redirection to /ETC/shadow", "bash", `{"command":"echo x > /ETC/shadow"}`, "/etc/shadow"},
+		{"tee into /Etc/sudoers.d", "bash", `{"command":"echo x | tee /Etc/sudoers.d/x"}`, "sudoers.d"},
+		{"a pattern that may be /etc/passwd", "bash", `{"command":"echo x > /ETC/PASS?D"}`, "/etc/passwd"},
+		{"an ordinary file in the project", "write_file", `{"path":"Passwd.md","content":"x"}`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := p.Evaluate(policy.Call{Tool: tt.tool, Arguments: json.RawMessage(tt.args), Cwd: "/home/dev/proj"})
+			switch {
+			case tt.want == "" && d.SafetyOverride != "":
+				t.Errorf("unexpected safety override %q", d.SafetyOverride)
+			case tt.want != "" && !strings.Contains(d.SafetyOverride, tt.want):
+				t.Errorf("safety override %q does not name %s (action %s: %s)", d.SafetyOverride, tt.want, d.Action, d.Reason)
 			}
 		})
 	}

@@ -184,7 +184,7 @@ func (a *shAnalyzer) readTarget(w shWord) {
 // shProtectedWriteGlob returns the safety reason when a pattern or an
 // expansion could name a protected file or a device, or "".
 func shProtectedWriteGlob(g gWord) string {
-	c := gCleanPath(g, "")
+	c := gLower(gCleanPath(g, ""))
 	for f := range shProtectedFiles {
 		if gIntersects(c, gLiteral(nil, f)) {
 			return "may write to " + f
