@@ -54,6 +54,17 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
+	if len(a.varVals) > 0 {
+		// A read of "$f" where the script set f=VALUE: VALUE is read too.
+		for _, r := range u.reads {
+			if r.lit {
+				continue
+			}
+			if name := varOfWord(r.text); name != "" {
+				u.reads = append(u.reads, a.varVals[name]...)
+			}
+		}
+	}
 	for _, r := range u.reads {
 		t := r.text
 		if !r.lit {
