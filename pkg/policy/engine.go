@@ -358,6 +358,19 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 		if si := l.shell[e.tool]; si != nil {
 			lists[2], n = si.any, 3
 		}
+		// A read or a write of a path is the same act whatever file tool
+		// does it: the deny and ask rules of the tier's other file tools
+		// (read_file(**/.ssh/**) for Read, write_file(**/.env) for Write)
+		// judge it too, as they judge the files shell commands read and
+		// write. Their allows do not.
+		if s.kind == subjPath {
+			switch e.tier {
+			case TierRead:
+				lists[3], n = l.reads, 4
+			case TierWrite:
+				lists[3], n = l.writes, 4
+			}
+		}
 	}
 	var pos [4]int
 	for i := 0; i < n; i++ {
@@ -374,7 +387,7 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 			return nil
 		}
 		pos[best]--
-		if r := &l.rules[bestIdx]; r.matches(s) {
+		if r := &l.rules[bestIdx]; r.matches(s) && (best < 3 || r.action != Allow) {
 			return r
 		}
 	}

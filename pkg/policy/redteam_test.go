@@ -8,11 +8,13 @@ import (
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
-// TestFileToolsMeetDenyRulesInAnyCase attacks the file tools with the
-// spellings a case-insensitive file system (macOS's and Windows' default)
-// opens as the protected file, next to ordinary upper-case paths that must
-// stay allowed (corpus_policy.yaml, auto-edit mode).
-func TestFileToolsMeetDenyRulesInAnyCase(t *testing.T) {
+// TestFileToolsMeetDenyRulesInAnyCaseAndUnderAnyName attacks the file
+// tools with the spellings a case-insensitive file system (macOS's and
+// Windows' default) opens as the protected file, and with the file tools
+// of other agents than the one the rule names (Read for read_file), next
+// to ordinary paths that must stay allowed (corpus_policy.yaml, auto-edit
+// mode).
+func TestFileToolsMeetDenyRulesInAnyCaseAndUnderAnyName(t *testing.T) {
 	p := corpusPolicy(t)
 	for _, tt := range []struct {
 		name, tool, args, cwd string
@@ -25,6 +27,12 @@ func TestFileToolsMeetDenyRulesInAnyCase(t *testing.T) {
 		{"a write to /ETC/passwd meets /etc/**", "write_file", `{"path":"/ETC/passwd","content":"x"}`, "", policy.Deny},
 		{"a write to ~/.BASHRC meets ~/.bashrc", "write_file", `{"path":"~/.BASHRC","content":"x"}`, "", policy.Deny},
 		{"a write to proj/.ENV meets **/.env", "write_file", `{"path":"proj/.ENV","content":"x"}`, "/home/dev", policy.Deny},
+		{"Claude Code's Read meets the read_file rule", "Read", `{"file_path":"/home/dev/.ssh/id_rsa"}`, "", policy.Deny},
+		{"Write meets the write_file rule", "Write", `{"file_path":"proj/.env","content":"x"}`, "/home/dev", policy.Deny},
+		{"Edit meets the write_file rule", "Edit", `{"file_path":"/home/dev/.bashrc","old_string":"a","new_string":"b"}`, "", policy.Deny},
+		{"MultiEdit meets the write_file rule", "MultiEdit", `{"file_path":"/home/dev/.ssh/config","edits":[]}`, "", policy.Deny},
+		{"Read of an ordinary file stays allowed", "Read", `{"file_path":"src/main.go"}`, "/home/dev/proj", policy.Allow},
+		{"Write of an ordinary file stays allowed", "Write", `{"file_path":"src/main.go","content":"x"}`, "/home/dev/proj", policy.Allow},
 		{"an upper-case README stays readable", "read_file", `{"path":"README.md"}`, "/home/dev/proj", policy.Allow},
 		{"an upper-case file stays writable", "write_file", `{"path":"NOTES.md","content":"x"}`, "/home/dev/proj", policy.Allow},
 	} {
