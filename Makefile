@@ -12,7 +12,7 @@ SECTIONS  ?=
 
 all: lint build
 
-## build: compile the broker and the approver bot into ./bin
+## build: compile the broker, the approver bot and signoff (agents' hooks, MCP gateway) into ./bin
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/...
 

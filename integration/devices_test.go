@@ -127,14 +127,23 @@ func testTwoDevices(t *testing.T, h *harness) {
 // per request id.
 func auditRecords(ctx context.Context, t *testing.T, h *harness, session string, want int) map[string]int {
 	t.Helper()
-	js, err := jetstream.New(h.p.Connect(t, session+"-audit-reader"))
+	return auditRecordsOf(ctx, t, h, []string{session}, want)
+}
+
+// auditRecordsOf is auditRecords over several sessions at once.
+func auditRecordsOf(ctx context.Context, t *testing.T, h *harness, sessions []string, want int) map[string]int {
+	t.Helper()
+	js, err := jetstream.New(h.p.Connect(t, sessions[0]+"-audit-reader"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := messages.DefaultPrefix + ".audit." + session
+	subjects := make([]string, len(sessions))
+	for i, s := range sessions {
+		subjects[i] = messages.DefaultPrefix + ".audit." + s
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+		cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
 		if err != nil {
 			t.Fatalf("audit consumer: %v", err)
 		}

@@ -56,6 +56,11 @@ func TestDistributed(t *testing.T) {
 		{"Redis paused", testRedisPaused},
 		{"Redis restarted keeps pending requests grants and stops", testRedisRestarted},
 		{"a broker cut off from Redis", testBrokerCutOff},
+		{"a deciding broker frozen during CLIENT PAUSE WRITE and killed as writes resume", testVoteOfADeadBroker},
+		{"hard rejects in a burst with Redis killed", testHardRejectsAndRedisKilled},
+		{"hard rejects in a burst with Redis frozen", testHardRejectsAndRedisFrozen},
+		{"the audit stream's leader frozen", testAuditLeaderFrozen},
+		{"the audit stream's leader killed", testAuditLeaderKilled},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {

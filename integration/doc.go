@@ -7,8 +7,12 @@
 // (integration/internal/plane), then puts them through the faults of a
 // distributed deployment — a broker killed mid-request, a NATS node
 // restarted, Redis paused and restarted, a broker cut off from Redis, two
-// approver devices racing on one question — and a load run with one and
-// three replicas. Agents (pkg/client) and approvers speak NATS from the
+// approver devices racing on one question, and the faults of issue 14: a
+// deciding broker frozen while Redis pauses writes and killed as they
+// resume, bursts of hard rejects with Redis killed or frozen, the audit
+// stream's leader frozen or killed (the decisions' effects must come from
+// the outbox of another replica, exactly one audit record each) — and a
+// load run with one and three replicas. Agents (pkg/client) and approvers speak NATS from the
 // test process; a ledger (integration/internal/workload) checks that every
 // request got exactly one decision and that nothing was allowed without a
 // policy allow or a stored approval.

@@ -8,7 +8,7 @@
 #   signoff/approver-bot:dev  SIGNOFF_IMAGE_APPROVER_BOT   cmd/approver-bot
 #   signoff/nats:dev          SIGNOFF_IMAGE_NATS           nats-server at go.mod's version
 #   signoff/redis:dev         SIGNOFF_IMAGE_REDIS          Debian's redis-server
-#   signoff/agent:dev         SIGNOFF_IMAGE_AGENT          integration/cmd/loadagent
+#   signoff/agent:dev         SIGNOFF_IMAGE_AGENT          integration/cmd/loadagent + cmd/signoff
 #
 # Usage: scripts/build-images.sh [--force] [broker|approver-bot|nats|redis|agent ...]
 #
@@ -102,9 +102,10 @@ declare -A pkg=(
 	[agent]=./integration/cmd/loadagent
 )
 # Extra binaries an image carries: the NATS image's healthcheck (it is FROM
-# scratch: nothing else could probe nats-server's /healthz).
-declare -A extra_pkg=([nats]=./deploy/docker/healthcheck)
-declare -A extra_bin=([nats]=healthcheck)
+# scratch: nothing else could probe nats-server's /healthz), and signoff in
+# the agent image (the hooks and MCP gateway of agents, docs/AGENTS.md).
+declare -A extra_pkg=([nats]=./deploy/docker/healthcheck [agent]=./cmd/signoff)
+declare -A extra_bin=([nats]=healthcheck [agent]=signoff)
 declare -A bin=([broker]=broker [approver-bot]=approver-bot [nats]=nats-server [agent]=loadagent)
 
 pkgs=()
@@ -166,7 +167,7 @@ context() {
 		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"
 		;;
 	agent)
-		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"
+		cp "$BUILD_DIR/bin/${bin[$n]}" "$BUILD_DIR/bin/${extra_bin[$n]}" "$dir/"
 		;;
 	nats)
 		cp "$BUILD_DIR/bin/${bin[$n]}" "$dir/"

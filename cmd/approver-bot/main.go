@@ -12,8 +12,12 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	_ "github.com/signoff-dev/signoff/internal/approverbot/channels"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
+	"github.com/signoff-dev/signoff/internal/approverbotd"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
 )
 
@@ -29,9 +33,10 @@ The config file is described in docs/APPROVERS.md.
 
 One HTTP listener (http.listen, default 127.0.0.1:8090) serves the web page,
 Slack's interactions (/slack/interactions), the webhook's responses
-(/webhook/respond), GET /healthz (the process is up) and GET /readyz (NATS
-is connected and every channel is healthy). SIGINT or SIGTERM shut the bot
-down gracefully.
+(/webhook/respond), GET /healthz (the process is up), GET /readyz (NATS
+is connected, the server accepts the bot's subscriptions, every team's
+pending replay was answered and every channel is healthy) and GET /metrics
+(Prometheus). SIGINT or SIGTERM shut the bot down gracefully.
 
 Commands:
   hash-password   read a password (without echo on a terminal) and print
@@ -129,7 +134,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	// The terminal channel puts a shared terminal in raw mode: logs need
 	// "\r\n", and only warnings, to leave the prompt readable.
 	logOut := stderr
-	if cfg.Terminal != nil && isTerminal(stderr) {
+	if _, on := cfg.Channels[terminal.Name]; on && isTerminal(stderr) {
 		logOut = terminal.LogWriter(stderr)
 		if s.logLevel == "" {
 			s.logLevel = "warn"
@@ -146,9 +151,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := runBot(ctx, cfg, stdin, stdout, log); err != nil {
+	if err := approverbotd.Run(ctx, cfg, stdin, stdout, log); err != nil {
 		log.Error("approver bot failed", "err", err)
-		var ue usageError
+		var ue approverbotd.UsageError
 		if errors.As(err, &ue) {
 			return exitUsage
 		}
@@ -157,12 +162,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	return exitOK
 }
 
-// usageError is a problem with the config or the environment found while
-// starting (a channel refusing its settings, a port in use): exit status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // newLogger returns a slog logger writing to w.
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
@@ -170,7 +174,14 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	ho := &slog.HandlerOptions{Level: l}
+	// Durations as Go writes them ("1.5s"): slog's JSON handler would
+	// write nanoseconds, which read as a count.
+	ho := &slog.HandlerOptions{Level: l, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
 	switch format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, ho)), nil

@@ -20,10 +20,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/nats-io/nats.go"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -75,9 +73,9 @@ func TestBadInvocationsExitWithStatus2AndSayWhy(t *testing.T) {
 	}{
 		{"no config", nil, nil, "--config FILE (or SIGNOFF_BOT_CONFIG) is required"},
 		{"a missing config file", []string{"--config", "/nonexistent/bot.yaml"}, nil, "no such file"},
-		{"an invalid config", []string{"--config", bad}, nil, bad + `: terminal.approver: "mallory" is not in approvers`},
-		{"an invalid config named by the environment", nil, map[string]string{"SIGNOFF_BOT_CONFIG": bad}, bad + ": terminal.approver"},
-		{"a flag wins over the environment", []string{"--config", bad}, map[string]string{"SIGNOFF_BOT_CONFIG": good}, bad + ": terminal.approver"},
+		{"an invalid config", []string{"--config", bad}, nil, bad + `:2: terminal.approver: "mallory" is not in approvers`},
+		{"an invalid config named by the environment", nil, map[string]string{"SIGNOFF_BOT_CONFIG": bad}, bad + ":2: terminal.approver"},
+		{"a flag wins over the environment", []string{"--config", bad}, map[string]string{"SIGNOFF_BOT_CONFIG": good}, bad + ":2: terminal.approver"},
 		{"an unknown flag", []string{"--colour"}, nil, "flag provided but not defined: -colour"},
 		{"a stray argument", []string{"--config", good, "extra"}, nil, `unexpected argument "extra"`},
 		{"a bad log level", []string{"--config", good, "--log-level", "loud"}, nil, `--log-level "loud"`},
@@ -137,75 +135,6 @@ func TestHashPasswordPrintsABcryptHash(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errOut, tt.want)
 			}
 		})
-	}
-}
-
-// fakeStatus is a NATS connection's status.
-type fakeStatus nats.Status
-
-func (f fakeStatus) Status() nats.Status { return nats.Status(f) }
-
-// healthChannel is a channel with a given health.
-type healthChannel struct {
-	approverbot.Channel
-	name string
-	err  error
-}
-
-func (h healthChannel) Name() string                      { return h.name }
-func (h healthChannel) CheckHealth(context.Context) error { return h.err }
-
-func TestReadyzNeedsNATSAndEveryChannel(t *testing.T) {
-	ok := healthChannel{name: "web"}
-	broken := healthChannel{name: "slack", err: errors.New("slack: auth.test: invalid_auth")}
-	tests := []struct {
-		name     string
-		nats     nats.Status
-		channels []approverbot.Channel
-		code     int
-		body     string
-	}{
-		{"all healthy", nats.CONNECTED, []approverbot.Channel{ok}, 200, "nats: ok\nweb: ok\n"},
-		{"a channel failing", nats.CONNECTED, []approverbot.Channel{ok, broken}, 503, "nats: ok\nweb: ok\nslack: slack: auth.test: invalid_auth\n"},
-		{"NATS reconnecting", nats.RECONNECTING, []approverbot.Channel{ok}, 503, "nats: not connected (RECONNECTING)\nweb: ok\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			readyz(fakeStatus(tt.nats), tt.channels).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
-			if rec.Code != tt.code || rec.Body.String() != tt.body {
-				t.Errorf("readyz = %d %q, want %d %q", rec.Code, rec.Body.String(), tt.code, tt.body)
-			}
-		})
-	}
-}
-
-func TestNATSOptionsRefuseHalfSettings(t *testing.T) {
-	seed := writeFile(t, "bot.nk", "not a seed")
-	tests := []struct {
-		name string
-		c    approverbot.NATSConfig
-		want string
-	}{
-		{"creds and an nkey", approverbot.NATSConfig{Creds: "a.creds", NKeySeed: "b.nk"}, "creds or nkey_seed, not both"},
-		{"a password without a user", approverbot.NATSConfig{Password: "p"}, "password is set without user"},
-		{"a certificate without its key", approverbot.NATSConfig{Cert: "c.pem"}, "cert and key go together"},
-		{"a key without its certificate", approverbot.NATSConfig{Key: "k.pem"}, "cert and key go together"},
-		{"an unreadable nkey seed", approverbot.NATSConfig{NKeySeed: seed}, "nats.nkey_seed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := natsOptions(tt.c); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("natsOptions = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-func TestRedactURLsHidesSecrets(t *testing.T) {
-	got := redactURLs("nats://bot:s3cret@n1:4222,nats://tok3n@n2:4222,nats://n3:4222")
-	if strings.Contains(got, "s3cret") || strings.Contains(got, "tok3n") || !strings.Contains(got, "n3:4222") || !strings.Contains(got, "bot:REDACTED@n1") {
-		t.Errorf("redactURLs = %q", got)
 	}
 }
 
@@ -346,12 +275,20 @@ webhook: {url: "`+receiver.URL+`/hook", secret: "`+secret+`"}
 	base := "http://" + started["http"].(string)
 
 	for _, path := range []string{"/healthz", "/readyz"} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
+		// Ready once the first pending replay is in: poll.
+		var resp *http.Response
+		var body []byte
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			resp, err = http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 || time.Now().After(deadline) {
+				break
+			}
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s = %d %s", path, resp.StatusCode, body)
 		}
@@ -512,5 +449,17 @@ func TestBinaryHashPasswordDoesNotEchoOnATerminal(t *testing.T) {
 	hash := regexp.MustCompile(`\$2a\$04\$\S+`).FindString(text)
 	if err := bcrypt.CompareHashAndPassword([]byte(hash), []byte("tr0ub4dor&3")); err != nil {
 		t.Errorf("hash %q does not match: %v\n%s", hash, err, text)
+	}
+}
+
+func TestJSONLogsWriteDurationsAsGoDurations(t *testing.T) {
+	var buf strings.Builder
+	log, err := newLogger("info", "json", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("webhook delivery failed; retrying", "retry_in", 1500*time.Millisecond)
+	if !strings.Contains(buf.String(), `"retry_in":"1.5s"`) {
+		t.Errorf("a duration is logged as %s", buf.String())
 	}
 }

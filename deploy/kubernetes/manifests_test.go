@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 

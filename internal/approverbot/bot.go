@@ -27,6 +27,14 @@ type Bot struct {
 
 	pumps   map[string]*pump
 	replayc chan struct{}
+	metrics *Metrics
+	// retryEvery is how often a failed pending replay is retried.
+	retryEvery time.Duration
+
+	// health is what readiness needs to know of the bot's NATS traffic.
+	healthMu sync.Mutex
+	refused  map[string]string // subjects the server refused, with its error
+	replayed map[string]error  // each team's latest pending replay (nil: it succeeded)
 }
 
 // Signer signs responses (the bot's nkey, DESIGN §3 "optional signature").
@@ -39,6 +47,11 @@ type Signer interface {
 type Options struct {
 	Logger *slog.Logger
 	Signer Signer
+	// Metrics receives the bot's metrics (default: a new registry).
+	Metrics *Metrics
+	// ReplayRetry is how often a failed pending replay is retried
+	// (default 10 s).
+	ReplayRetry time.Duration
 }
 
 // New returns a bot serving cfg's teams on nc with channels. The bot does
@@ -58,20 +71,41 @@ func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	if o.ReplayRetry <= 0 {
+		o.ReplayRetry = 10 * time.Second
+	}
 	b := &Bot{cfg: cfg, nc: nc, subj: subj, log: o.Logger, channels: channels, board: newBoard(),
-		signer: o.Signer, pumps: map[string]*pump{}, replayc: make(chan struct{}, 1)}
+		signer: o.Signer, pumps: map[string]*pump{}, replayc: make(chan struct{}, 1), metrics: o.Metrics, retryEvery: o.ReplayRetry,
+		refused: map[string]string{}, replayed: map[string]error{}}
 	for _, ch := range channels {
 		if _, dup := b.pumps[ch.Name()]; dup {
 			return nil, fmt.Errorf("approverbot: channel %s configured twice", ch.Name())
 		}
 		b.pumps[ch.Name()] = newPump()
+		b.metrics.initChannel(ch.Name())
 	}
+	for _, team := range cfg.Teams {
+		b.replayed[team] = errors.New(notReplayedYet)
+	}
+	b.metrics.Ready.Set(0)
 	return b, nil
 }
 
+// Metrics returns the bot's metrics.
+func (b *Bot) Metrics() *Metrics { return b.metrics }
+
 // Reconnected asks the bot to replay the open questions (after a NATS
-// reconnect, questions and resolutions may have been missed).
+// reconnect, questions and resolutions may have been missed). The client
+// subscribes again: refusals seen before the reconnect are forgotten, and
+// reported again if the server still refuses.
 func (b *Bot) Reconnected() {
+	b.healthMu.Lock()
+	clear(b.refused)
+	b.healthMu.Unlock()
+	b.updateReady()
 	select {
 	case b.replayc <- struct{}{}:
 	default:
@@ -109,7 +143,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	for _, ch := range b.channels {
 		p := b.pumps[ch.Name()]
 		wg.Add(2)
-		go func() { defer wg.Done(); p.run(ctx, ch, b.log) }()
+		go func() { defer wg.Done(); p.run(ctx, ch, b.log, b.metrics) }()
 		go func() {
 			defer wg.Done()
 			if err := ch.Run(ctx, b); err != nil && ctx.Err() == nil {
@@ -120,6 +154,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.replay(ctx)
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
+	retry := time.NewTicker(b.retryEvery)
+	defer retry.Stop()
 	var err error
 loop:
 	for {
@@ -131,6 +167,12 @@ loop:
 			break loop
 		case <-b.replayc:
 			b.replay(ctx)
+		case <-retry.C:
+			// A failed replay (brokers not up yet, a permission the
+			// operator has since fixed) is retried until it succeeds.
+			if b.replayFailed() {
+				b.replay(ctx)
+			}
 		case <-tick.C:
 			for _, q := range b.board.prune() {
 				// Long past its expiry and no resolution seen: it was
@@ -195,19 +237,23 @@ func (b *Bot) replay(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		msg, err := b.nc.RequestWithContext(rctx, b.subj.Pending(team), data)
 		cancel()
+		if ctx.Err() != nil {
+			return // shutting down: not a failure
+		}
 		if err != nil {
-			b.log.Warn("pending replay failed; will retry on the next reconnect", "team", team, "err", err)
+			b.replayDone(team, fmt.Errorf("no broker answered the pending replay (%w); NATS permissions must let the bot publish on %s and subscribe to its reply inbox (nats.inbox_prefix)", err, b.subj.Pending(team)))
 			continue
 		}
 		if e, ok := messages.IsErrorReply(msg.Data); ok {
-			b.log.Warn("pending replay refused", "team", team, "code", e.Error.Code, "message", e.Error.Message)
+			b.replayDone(team, fmt.Errorf("the brokers refused the pending replay: %s: %s", e.Error.Code, e.Error.Message))
 			continue
 		}
 		var rep messages.PendingReply
 		if err := json.Unmarshal(msg.Data, &rep); err != nil {
-			b.log.Warn("pending replay garbled", "team", team, "err", err)
+			b.replayDone(team, fmt.Errorf("garbled pending replay: %w", err))
 			continue
 		}
+		b.replayDone(team, nil)
 		listed := map[string]bool{}
 		for _, q := range rep.Questions {
 			listed[q.Request.RequestID] = true
@@ -232,9 +278,12 @@ type Answer struct {
 	RequestID string
 	// Approver is the approver id the channel resolved (see
 	// Responder.Approver); Channel and Device say where they answered.
-	Approver   string
-	Channel    string
-	Device     string
+	Approver string
+	Channel  string
+	Device   string
+	// Choice is what they picked; [Choose] fills the fields below from
+	// it. An answer built by hand (Choice empty) is read from them.
+	Choice     Choice
 	Approved   bool
 	Scope      messages.Scope
 	RejectMode messages.RejectMode
@@ -249,6 +298,37 @@ var ErrUnknownApprover = errors.New("you are not a configured approver")
 
 // Respond implements [Responder].
 func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
+	rep, err := b.respond(ctx, a)
+	result := ResultApplied
+	var failed *respondFailure
+	switch {
+	case errors.As(err, &failed):
+		result = ResultFailed
+		b.metrics.NATSErrors.WithLabelValues(NATSRespond).Inc()
+	case err != nil:
+		result = ResultRefused
+	case !rep.Applied:
+		result = ResultNotApplied
+	}
+	b.metrics.Answers.WithLabelValues(a.Channel, result).Inc()
+	return rep, err
+}
+
+// respondFailure: the answer went out but no reply came back, or the reply
+// was not one: it may have been applied.
+type respondFailure struct{ err error }
+
+// IsUnconfirmed reports whether err says an answer went out without a
+// reply (it may have been applied; the resolution will tell).
+func IsUnconfirmed(err error) bool {
+	var f *respondFailure
+	return errors.As(err, &f)
+}
+
+func (e *respondFailure) Error() string { return e.err.Error() }
+func (e *respondFailure) Unwrap() error { return e.err }
+
+func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
 	appr, ok := b.cfg.Approvers[a.Approver]
 	if !ok {
 		return messages.RespondReply{}, fmt.Errorf("%w (%q)", ErrUnknownApprover, a.Approver)
@@ -262,9 +342,17 @@ func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
-	if a.Approved && (a.Scope == messages.ScopeAlways || a.Scope == messages.ScopeAlwaysPrefix) && q.Always == nil {
-		return messages.RespondReply{}, errors.New("this question cannot be approved always; approve once or for the session")
+	// Every channel's answer passes the one set of rules, whether it
+	// came through Choose or was built by hand.
+	c := a.Choice
+	if c == "" {
+		c = ChoiceFromScope(a.Approved, a.Scope, a.RejectMode)
 	}
+	checked, err := Choose(q, c, a.Approver, a.Channel, a.Device, a.Feedback)
+	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
 	resp := messages.Response{
 		V:         messages.Version,
 		RequestID: q.Request.RequestID,
@@ -294,14 +382,14 @@ func (b *Bot) Respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	defer cancel()
 	msg, err := b.nc.RequestWithContext(rctx, b.subj.Respond(), data)
 	if err != nil {
-		return messages.RespondReply{}, fmt.Errorf("no broker answered: %w", err)
+		return messages.RespondReply{}, &respondFailure{fmt.Errorf("no broker answered: %w", err)}
 	}
 	if e, ok := messages.IsErrorReply(msg.Data); ok {
 		return messages.RespondReply{}, e.Err()
 	}
 	var rep messages.RespondReply
 	if err := json.Unmarshal(msg.Data, &rep); err != nil {
-		return messages.RespondReply{}, fmt.Errorf("bad broker reply: %w", err)
+		return messages.RespondReply{}, &respondFailure{fmt.Errorf("bad broker reply: %w", err)}
 	}
 	b.log.Info("response sent", "request_id", a.RequestID, "approver", a.Approver, "channel", a.Channel,
 		"approved", a.Approved, "applied", rep.Applied, "state", rep.State, "reason", rep.Reason)
@@ -314,38 +402,152 @@ func (b *Bot) Open() []Question { return b.board.open() }
 // Lookup implements [Responder].
 func (b *Bot) Lookup(id string) (Question, bool) { return b.board.get(id) }
 
-// Approver implements [Responder]: "web" and "webhook" users are approver
-// ids; "slack" users are Slack user ids; "telegram" users are Telegram user
-// ids; "terminal" is the configured operator.
+// Approver implements [Responder]: the channel's kind maps its user to an
+// approver id (its Recipient, or its first approver key, or the user is an
+// approver id), and the id must be a configured approver.
 func (b *Bot) Approver(channel, user string) (Approver, bool) {
-	switch channel {
-	case "terminal":
-		if b.cfg.Terminal == nil {
-			return Approver{}, false
-		}
-		user = b.cfg.Terminal.Approver
-	case "slack":
-		for id, a := range b.cfg.Approvers {
-			if a.Slack != "" && a.Slack == user {
-				return Approver{ID: id, Display: a.Display}, true
-			}
-		}
-		return Approver{}, false
-	case "telegram":
-		n, err := strconv.ParseInt(user, 10, 64)
-		if err != nil {
-			return Approver{}, false
-		}
-		for id, a := range b.cfg.Approvers {
-			if a.Telegram != 0 && a.Telegram == n {
-				return Approver{ID: id, Display: a.Display}, true
-			}
-		}
-		return Approver{}, false
-	}
-	a, ok := b.cfg.Approvers[user]
+	id, ok := Recipient(b.cfg, channel, user)
 	if !ok {
 		return Approver{}, false
 	}
-	return Approver{ID: user, Display: a.Display}, true
+	a, ok := b.cfg.Approvers[id]
+	if !ok {
+		return Approver{}, false
+	}
+	return Approver{ID: id, Display: a.Display}, true
+}
+
+// Recipient maps a user of channel to an approver id of c, as the
+// channel's kind says; false when the user maps to none.
+func Recipient(c *Config, channel, user string) (string, bool) {
+	k, ok := lookupKind(channel)
+	if !ok {
+		_, known := c.Approvers[user]
+		return user, known && user != ""
+	}
+	if _, enabled := c.Channels[channel]; !enabled {
+		return "", false
+	}
+	if k.Recipient != nil {
+		return k.Recipient(c, c.Channels[channel], user)
+	}
+	var key ApproverKey
+	for _, ak := range k.ApproverKeys {
+		if ak.User {
+			key = ak
+		}
+	}
+	if key.Key == "" {
+		_, known := c.Approvers[user]
+		return user, known && user != ""
+	}
+	if user == "" {
+		return "", false
+	}
+	want := user
+	if key.Int {
+		n, err := strconv.ParseInt(user, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		want = strconv.FormatInt(n, 10)
+	}
+	for _, id := range sortedKeys(c.Approvers) {
+		if v := c.Approvers[id].Keys[key.Key]; v != "" && v == want {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// NATSError takes an asynchronous error of the bot's NATS connection (its
+// ErrorHandler): a permissions violation on a subscription or a publish
+// makes the bot not ready until a reconnect and a new replay clear it.
+func (b *Bot) NATSError(sub *nats.Subscription, err error) {
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		b.metrics.NATSErrors.WithLabelValues(NATSAsync).Inc()
+		return
+	}
+	b.metrics.NATSErrors.WithLabelValues(NATSPermission).Inc()
+	key := err.Error()
+	if sub != nil {
+		key = sub.Subject
+	}
+	b.healthMu.Lock()
+	b.refused[key] = err.Error()
+	b.healthMu.Unlock()
+	b.updateReady()
+}
+
+// replayDone records the result of a team's pending replay. It logs a
+// change (a new failure, a recovery), not every retry of the same one.
+func (b *Bot) replayDone(team string, err error) {
+	b.healthMu.Lock()
+	prev, seen := b.replayed[team]
+	b.replayed[team] = err
+	b.healthMu.Unlock()
+	wasFailing := seen && prev != nil && prev.Error() != notReplayedYet
+	switch {
+	case err != nil:
+		b.metrics.NATSErrors.WithLabelValues(NATSReplay).Inc()
+		if !wasFailing || prev.Error() != err.Error() {
+			b.log.Warn("pending replay failed; retrying every "+b.retryEvery.String(), "team", team, "err", err)
+		}
+	case wasFailing:
+		b.log.Info("pending replay succeeded again", "team", team)
+	}
+	b.updateReady()
+}
+
+// notReplayedYet is a team's replay state before the first replay.
+const notReplayedYet = "not replayed yet"
+
+// Ready reports whether the bot's NATS traffic works: no subscription or
+// publish refused by the server, and every team's latest pending replay
+// answered. (The connection's own state is the caller's to check.)
+func (b *Bot) Ready() error {
+	b.healthMu.Lock()
+	defer b.healthMu.Unlock()
+	var errs []error
+	for _, s := range sortedKeys(b.refused) {
+		errs = append(errs, fmt.Errorf("refused by the NATS server: %s", b.refused[s]))
+	}
+	for _, team := range sortedKeys(b.replayed) {
+		if err := b.replayed[team]; err != nil {
+			errs = append(errs, fmt.Errorf("team %s: %w", team, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Bot) updateReady() {
+	if b.Ready() == nil {
+		b.metrics.Ready.Set(1)
+	} else {
+		b.metrics.Ready.Set(0)
+	}
+}
+
+// RecordHealth sets a channel's health gauge from a health check.
+func (b *Bot) RecordHealth(channel string, err error) {
+	v := 1.0
+	if err != nil {
+		v = 0
+	}
+	b.metrics.ChannelUp.WithLabelValues(channel).Set(v)
+}
+
+// replayFailed reports whether some team's latest replay failed.
+func (b *Bot) replayFailed() bool {
+	b.healthMu.Lock()
+	defer b.healthMu.Unlock()
+	for _, err := range b.replayed {
+		if err != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -110,9 +110,10 @@ const testConfig = `
 teams: [default]
 approvers:
   alice: {}
-  bob: {display: Bob Builder, slack: U0BOB, telegram: 4242}
+  bob: {display: Bob Builder, im: U0BOB, chat: 4242}
   dave: {}
-terminal: {approver: bob}
+desk: {approver: bob}
+im: {}
 `
 
 func mustConfig(t *testing.T, yaml string) *Config {
@@ -327,7 +328,12 @@ func TestApproverMapsChannelUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noTerminal, err := New(mustConfig(t, "approvers: {alice: {}}\nweb: {}\n"), testenv.NATS(t).Connect(t), []Channel{newRecorder("a")}, Options{})
+	noTerminal, err := New(mustConfig(t, "approvers: {alice: {}}\nim: {}\n"), testenv.NATS(t).Connect(t), []Channel{newRecorder("a")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := New(mustConfig(t, "approvers: {alice: {}, bob: {display: Bob Builder, chat: 4242}}\nchat: {token: t, rooms: {default: 1}}\n"),
+		testenv.NATS(t).Connect(t), []Channel{newRecorder("a")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,18 +344,20 @@ func TestApproverMapsChannelUsers(t *testing.T) {
 		user    string
 		want    string // approver id, "" for none
 	}{
-		{"a Slack user id", b, "slack", "U0BOB", "bob"},
-		{"an unknown Slack user", b, "slack", "U0EVE", ""},
-		{"an empty Slack user", b, "slack", "", ""},
-		{"a Telegram user id", b, "telegram", "4242", "bob"},
-		{"an unknown Telegram user", b, "telegram", "1", ""},
-		{"a garbled Telegram user", b, "telegram", "42x", ""},
-		{"a Telegram user 0", b, "telegram", "0", ""},
-		{"the terminal is its operator whoever asks", b, "terminal", "alice", "bob"},
-		{"no terminal operator", noTerminal, "terminal", "", ""},
-		{"a web login is an approver id", b, "web", "alice", "alice"},
-		{"an unknown web login", b, "web", "mallory", ""},
-		{"a webhook approver id", b, "webhook", "dave", "dave"},
+		{"a string user key", b, "im", "U0BOB", "bob"},
+		{"an unknown string user", b, "im", "U0EVE", ""},
+		{"a string user key of an enabled channel", noTerminal, "im", "alice", ""},
+		{"an integer user key", chat, "chat", "4242", "bob"},
+		{"an integer user key written otherwise", chat, "chat", "04242", "bob"},
+		{"an unknown integer user", chat, "chat", "1", ""},
+		{"a garbled integer user", chat, "chat", "42x", ""},
+		{"an integer user 0", chat, "chat", "0", ""},
+		{"a channel that is not enabled maps nobody", b, "chat", "4242", ""},
+		{"a recipient of the kind's own: the desk's operator whoever asks", b, "desk", "alice", "bob"},
+		{"no desk operator", noTerminal, "desk", "", ""},
+		{"an unregistered channel's user is an approver id", b, "web", "alice", "alice"},
+		{"an unknown approver id", b, "web", "mallory", ""},
+		{"an empty user", b, "web", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -421,7 +429,7 @@ func TestRespondRefusesWhatCannotBeAnswered(t *testing.T) {
 	}
 	for _, scope := range []messages.Scope{messages.ScopeAlways, messages.ScopeAlwaysPrefix} {
 		_, err := b.Respond(ctx, Answer{RequestID: "r-no-always", Approver: "bob", Channel: "test", Approved: true, Scope: scope})
-		if err == nil || !strings.Contains(err.Error(), "cannot be approved always") {
+		if !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "Always is not offered") {
 			t.Errorf("Respond with scope %s on a question without Always = %v, want a refusal", scope, err)
 		}
 	}

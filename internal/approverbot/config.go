@@ -2,14 +2,13 @@ package approverbot
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -17,6 +16,8 @@ import (
 )
 
 // Config is the approver bot's configuration file (docs/APPROVERS.md).
+// The core keys are below; every other top-level key is a channel's
+// section, decoded into the type its [Kind] registered.
 type Config struct {
 	NATS   NATSConfig `yaml:"nats"`
 	Prefix string     `yaml:"prefix"`
@@ -24,15 +25,16 @@ type Config struct {
 	Teams []string `yaml:"teams"`
 	// Approvers maps approver ids (the ids the policy's teams list) to the
 	// users that stand for them on each channel.
-	Approvers map[string]ApproverConfig `yaml:"approvers"`
-	// HTTP is the listener shared by the web page, the Slack interactions
-	// endpoint, the webhook endpoint and /healthz.
-	HTTP     HTTPConfig      `yaml:"http"`
-	Terminal *TerminalConfig `yaml:"terminal"`
-	Web      *WebConfig      `yaml:"web"`
-	Slack    *SlackConfig    `yaml:"slack"`
-	Telegram *TelegramConfig `yaml:"telegram"`
-	Webhook  *WebhookConfig  `yaml:"webhook"`
+	Approvers map[string]ApproverConfig `yaml:"-"`
+	// HTTP is the listener shared by the channels that serve HTTP, /healthz,
+	// /readyz and /metrics.
+	HTTP HTTPConfig `yaml:"http"`
+	// Channels are the enabled channels' sections, by channel name: the
+	// pointer each kind's Section returned. Read one with [SectionOf].
+	Channels map[string]any `yaml:"-"`
+
+	// lines are the lines of the keys, by dotted path, for errors.
+	lines map[string]int
 }
 
 // NATSConfig says how to reach the plane.
@@ -53,68 +55,21 @@ type NATSConfig struct {
 	InboxPrefix string `yaml:"inbox_prefix"`
 }
 
-// ApproverConfig maps one approver's users on each channel.
+// ApproverConfig is one approver: a display name, and the keys channels
+// add (the Slack user id, the Telegram user id, the web password hash).
 type ApproverConfig struct {
-	Display string `yaml:"display"`
-	// Slack is the Slack user id (U…).
-	Slack string `yaml:"slack"`
-	// Telegram is the Telegram user id.
-	Telegram int64 `yaml:"telegram"`
-	// PasswordHash is the bcrypt hash of the web page password
-	// (`approver-bot hash-password`); empty: no password login.
-	PasswordHash string `yaml:"password_hash"`
+	Display string
+	// Keys are the channels' keys of this approver, by key, as written
+	// (integers in decimal).
+	Keys map[string]string
 }
+
+// Key returns the approver's value of a channel's key ("" when unset).
+func (a ApproverConfig) Key(k string) string { return a.Keys[k] }
 
 // HTTPConfig configures the bot's HTTP listener.
 type HTTPConfig struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8090
-}
-
-// TerminalConfig enables the terminal channel for one operator.
-type TerminalConfig struct {
-	Approver string `yaml:"approver"`
-}
-
-// WebConfig enables the web page.
-type WebConfig struct {
-	// TrustedHeader, when set, takes the approver id from this request
-	// header (set by an authenticating reverse proxy) instead of a password
-	// login. Only use it when the bot is reachable through that proxy alone.
-	TrustedHeader string `yaml:"trusted_header"`
-	// InsecureCookies drops the Secure flag of the session cookie (plain
-	// HTTP on localhost only).
-	InsecureCookies bool `yaml:"insecure_cookies"`
-	// SessionTTL bounds a login (default 12 h).
-	SessionTTL time.Duration `yaml:"session_ttl"`
-}
-
-// SlackConfig enables Slack.
-type SlackConfig struct {
-	BotToken      string `yaml:"bot_token"`
-	SigningSecret string `yaml:"signing_secret"`
-	// APIURL is Slack's Web API base (default https://slack.com/api).
-	APIURL string `yaml:"api_url"`
-	// Channels maps teams to Slack channel ids.
-	Channels map[string]string `yaml:"channels"`
-}
-
-// TelegramConfig enables Telegram.
-type TelegramConfig struct {
-	Token string `yaml:"token"`
-	// APIURL is the Bot API base (default https://api.telegram.org).
-	APIURL string `yaml:"api_url"`
-	// Chats maps teams to Telegram chat ids.
-	Chats       map[string]int64 `yaml:"chats"`
-	PollTimeout time.Duration    `yaml:"poll_timeout"`
-}
-
-// WebhookConfig enables the generic signed webhook.
-type WebhookConfig struct {
-	// URL receives each question and resolution as a signed POST.
-	URL string `yaml:"url"`
-	// Secret signs outgoing bodies and verifies incoming responses
-	// (HMAC-SHA256).
-	Secret string `yaml:"secret"`
 }
 
 // Approver is an approver identity resolved from a channel user.
@@ -122,6 +77,9 @@ type Approver struct {
 	ID      string
 	Display string
 }
+
+// Enabled lists the enabled channels' names, sorted.
+func (c *Config) Enabled() []string { return sortedKeys(c.Channels) }
 
 // LoadConfig reads and checks a config file.
 func LoadConfig(path string) (*Config, error) {
@@ -132,22 +90,248 @@ func LoadConfig(path string) (*Config, error) {
 	return ParseConfig(data, path)
 }
 
-// ParseConfig decodes and checks a config; unknown keys are errors.
-func ParseConfig(data []byte, name string) (*Config, error) {
-	var c Config
+// MaxConfigSize bounds a config file (a real one is a few KiB).
+const MaxConfigSize = 1 << 20
+
+// coreKeys are the config's own top-level keys.
+var coreKeys = []string{"approvers", "http", "nats", "prefix", "teams"}
+
+func isCoreKey(k string) bool { return slices.Contains(coreKeys, k) }
+
+// ParseConfig decodes and checks a config. Every mistake is a
+// [*ConfigError] naming the file, the line and the key: unknown keys (with
+// the known ones), values of the wrong type (with the type wanted), YAML
+// syntax and indentation (at the line that breaks the nesting).
+func ParseConfig(data []byte, name string) (c *Config, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, &ConfigError{File: name, Msg: fmt.Sprintf("cannot parse: %v", r)}
+		}
+	}()
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s: the config is empty (see docs/APPROVERS.md)", name)
+		return nil, &ConfigError{File: name, Msg: "the config is empty (see docs/APPROVERS.md)"}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if len(data) > MaxConfigSize {
+		return nil, &ConfigError{File: name, Msg: fmt.Sprintf("the config is larger than %d bytes", MaxConfigSize)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlSyntaxError(name, data, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &ConfigError{File: name, Msg: "the config is empty (see docs/APPROVERS.md)"}
+	}
+	c = &Config{Channels: map[string]any{}, Approvers: map[string]ApproverConfig{}, lines: map[string]int{}}
+	if err := c.decode(name, doc.Content[0]); err != nil {
+		return nil, err
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, c.locate(name, err)
 	}
-	return &c, nil
+	return c, nil
+}
+
+// decode fills c from the root mapping.
+func (c *Config) decode(file string, root *yaml.Node) error {
+	if root.Kind != yaml.MappingNode {
+		return &ConfigError{File: file, Line: root.Line, Msg: "the config must be a mapping of keys (see docs/APPROVERS.md), got " + describe(root)}
+	}
+	if err := noDuplicateKeys(file, root, ""); err != nil {
+		return err
+	}
+	core := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		c.lines[k.Value] = k.Line
+		switch {
+		case k.Value == "approvers":
+			if err := c.decodeApprovers(file, v); err != nil {
+				return err
+			}
+		case isCoreKey(k.Value):
+			core.Content = append(core.Content, k, v)
+		default:
+			kind, ok := lookupKind(k.Value)
+			if !ok {
+				return &ConfigError{File: file, Line: k.Line, Key: k.Value,
+					Msg: fmt.Sprintf("unknown key %q (known: %s)", k.Value, strings.Join(topKeys(), ", "))}
+			}
+			section := kind.Section()
+			if err := checkNode(file, v, reflect.TypeOf(section), k.Value); err != nil {
+				return err
+			}
+			if err := v.Decode(section); err != nil {
+				return &ConfigError{File: file, Line: v.Line, Key: k.Value, Msg: k.Value + ": " + err.Error()}
+			}
+			c.Channels[k.Value] = section
+			c.recordLines(k.Value, v)
+		}
+	}
+	if err := checkNode(file, core, reflect.TypeOf(c).Elem(), ""); err != nil {
+		return err
+	}
+	if err := core.Decode(c); err != nil {
+		return &ConfigError{File: file, Msg: err.Error()}
+	}
+	for i := 0; i+1 < len(core.Content); i += 2 {
+		c.recordLines(core.Content[i].Value, core.Content[i+1])
+	}
+	return nil
+}
+
+// recordLines remembers the line of every key and list item below path.
+func (c *Config) recordLines(path string, n *yaml.Node) {
+	if n.Kind == yaml.SequenceNode {
+		for i, item := range n.Content {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			c.lines[p] = item.Line
+			c.recordLines(p, item)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		p := path + "." + n.Content[i].Value
+		c.lines[p] = n.Content[i].Line
+		c.recordLines(p, n.Content[i+1])
+	}
+}
+
+// decodeApprovers reads approvers: id → {display, and the channels' keys}.
+func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return checkNode(file, n, reflect.TypeOf(map[string]string{}), "approvers")
+	}
+	if n.Kind != yaml.MappingNode {
+		return &ConfigError{File: file, Line: n.Line, Key: "approvers", Msg: "approvers: want a mapping of approver ids, got " + describe(n)}
+	}
+	if err := noDuplicateKeys(file, n, "approvers"); err != nil {
+		return err
+	}
+	keys := approverKeys()
+	known := []string{"display"}
+	for _, k := range keys {
+		known = append(known, k.Key)
+	}
+	sort.Strings(known)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		idn, v := n.Content[i], n.Content[i+1]
+		id, where := idn.Value, "approvers."+idn.Value
+		c.lines[where] = idn.Line
+		if v.Kind == yaml.AliasNode {
+			return checkNode(file, v, reflect.TypeOf(ApproverConfig{}), where)
+		}
+		a := ApproverConfig{Keys: map[string]string{}}
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			c.Approvers[id] = a
+			continue
+		}
+		if v.Kind != yaml.MappingNode {
+			return &ConfigError{File: file, Line: v.Line, Key: where, Msg: where + ": want a mapping of " + strings.Join(known, ", ") + ", got " + describe(v)}
+		}
+		if err := noDuplicateKeys(file, v, where); err != nil {
+			return err
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			kn, vn := v.Content[j], v.Content[j+1]
+			key := where + "." + kn.Value
+			c.lines[key] = kn.Line
+			if vn.Kind == yaml.AliasNode {
+				return checkNode(file, vn, reflect.TypeOf(""), key)
+			}
+			if kn.Value == "display" {
+				if vn.Kind != yaml.ScalarNode {
+					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a string, got " + describe(vn)}
+				}
+				a.Display = vn.Value
+				continue
+			}
+			ak, ok := findKey(keys, kn.Value)
+			if !ok {
+				return &ConfigError{File: file, Line: kn.Line, Key: key,
+					Msg: fmt.Sprintf("unknown key %q in %s (known: %s)", kn.Value, where, strings.Join(known, ", "))}
+			}
+			t := reflect.TypeOf("")
+			if ak.Int {
+				t = reflect.TypeOf(int64(0))
+			}
+			if err := checkNode(file, vn, t, key); err != nil {
+				return err
+			}
+			if vn.Tag == "!!null" {
+				continue
+			}
+			v := vn.Value
+			if ak.Int {
+				// Kept in decimal, so 16 and 0x10 are one user to the
+				// uniqueness check and to Recipient.
+				var n int64
+				if err := vn.Decode(&n); err != nil {
+					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want an integer, got " + describe(vn)}
+				}
+				v = strconv.FormatInt(n, 10)
+			}
+			a.Keys[kn.Value] = v
+		}
+		c.Approvers[id] = a
+	}
+	return nil
+}
+
+// topKeys lists the keys the config knows: the core's and the registered
+// channels'.
+func topKeys() []string {
+	out := slices.Clone(coreKeys)
+	for _, k := range Kinds() {
+		out = append(out, k.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// approverKeys lists the keys every registered channel adds to approvers.
+func approverKeys() []ApproverKey {
+	var out []ApproverKey
+	for _, k := range Kinds() {
+		out = append(out, k.ApproverKeys...)
+	}
+	return out
+}
+
+func findKey(keys []ApproverKey, k string) (ApproverKey, bool) {
+	for _, ak := range keys {
+		if ak.Key == k {
+			return ak, true
+		}
+	}
+	return ApproverKey{}, false
+}
+
+// locate turns an error of Validate ("terminal.approver: …") into a
+// ConfigError at the line of the key it names.
+func (c *Config) locate(file string, err error) error {
+	msg := err.Error()
+	key := msg
+	if i := strings.IndexAny(key, ": "); i >= 0 {
+		key = key[:i]
+	}
+	for key != "" {
+		if line, ok := c.lines[key]; ok {
+			return &ConfigError{File: file, Line: line, Key: key, Msg: msg}
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return &ConfigError{File: file, Msg: msg}
 }
 
 func (c *Config) setDefaults() {
@@ -166,30 +350,17 @@ func (c *Config) setDefaults() {
 	if c.HTTP.Listen == "" {
 		c.HTTP.Listen = "127.0.0.1:8090"
 	}
-	if c.Web != nil && c.Web.SessionTTL == 0 {
-		c.Web.SessionTTL = 12 * time.Hour
-	}
-	if c.Slack != nil && c.Slack.APIURL == "" {
-		c.Slack.APIURL = "https://slack.com/api"
-	}
-	if c.Telegram != nil {
-		if c.Telegram.APIURL == "" {
-			c.Telegram.APIURL = "https://api.telegram.org"
-		}
-		if c.Telegram.PollTimeout == 0 {
-			c.Telegram.PollTimeout = 30 * time.Second
-		}
-	}
 }
 
-// Validate reports the first problem, naming the key.
+// Validate reports the first problem, naming the key. It runs each enabled
+// channel's Check, which fills the section's defaults.
 func (c *Config) Validate() error {
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {
 		return fmt.Errorf("prefix: %w", err)
 	}
 	if p := c.NATS.InboxPrefix; p != "" {
 		if _, err := messages.NewSubjects(p); err != nil || strings.ContainsAny(p, "*>") {
-			return fmt.Errorf("nats.inbox_prefix %q: want dot-separated subject tokens without wildcards", p)
+			return fmt.Errorf("nats.inbox_prefix: %q: want dot-separated subject tokens without wildcards", p)
 		}
 	}
 	for i, t := range c.Teams {
@@ -197,57 +368,49 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	slack, tg := map[string]string{}, map[int64]string{}
+	unique := map[string]map[string]string{} // key → value → approver
 	for _, id := range sortedKeys(c.Approvers) {
-		a := c.Approvers[id]
 		if err := checkApproverID(id); err != nil {
-			return fmt.Errorf("approvers: %w", err)
+			return fmt.Errorf("approvers.%s: %w", id, err)
 		}
-		if a.Slack != "" {
-			if other, dup := slack[a.Slack]; dup {
-				return fmt.Errorf("approvers.%s.slack: Slack user %s already maps to %s", id, a.Slack, other)
+		for _, ak := range approverKeys() {
+			v := c.Approvers[id].Keys[ak.Key]
+			if v == "" || !ak.User {
+				continue
 			}
-			slack[a.Slack] = id
-		}
-		if a.Telegram != 0 {
-			if other, dup := tg[a.Telegram]; dup {
-				return fmt.Errorf("approvers.%s.telegram: Telegram user %d already maps to %s", id, a.Telegram, other)
+			if unique[ak.Key] == nil {
+				unique[ak.Key] = map[string]string{}
 			}
-			tg[a.Telegram] = id
+			if other, dup := unique[ak.Key][v]; dup {
+				return fmt.Errorf("approvers.%s.%s: user %s already maps to %s", id, ak.Key, v, other)
+			}
+			unique[ak.Key][v] = id
 		}
 	}
-	if c.Terminal == nil && c.Web == nil && c.Slack == nil && c.Telegram == nil && c.Webhook == nil {
-		return errors.New("no channel enabled: configure at least one of terminal, web, slack, telegram, webhook")
+	if len(c.Channels) == 0 {
+		names := make([]string, 0)
+		for _, k := range Kinds() {
+			names = append(names, k.Name)
+		}
+		return fmt.Errorf("no channel enabled: configure at least one of %s", strings.Join(names, ", "))
 	}
-	if c.Terminal != nil {
-		if _, ok := c.Approvers[c.Terminal.Approver]; !ok {
-			return fmt.Errorf("terminal.approver: %q is not in approvers", c.Terminal.Approver)
+	for _, name := range c.Enabled() {
+		k, ok := lookupKind(name)
+		if !ok {
+			return fmt.Errorf("%s: no such channel in this program", name)
 		}
-	}
-	if c.Slack != nil {
-		if c.Slack.BotToken == "" || c.Slack.SigningSecret == "" {
-			return errors.New("slack: bot_token and signing_secret are required")
+		if k.Check != nil {
+			if err := k.Check(c, c.Channels[name]); err != nil {
+				return err
+			}
 		}
-		if err := c.teamsMapped("slack.channels", keys(c.Slack.Channels)); err != nil {
-			return err
-		}
-	}
-	if c.Telegram != nil {
-		if c.Telegram.Token == "" {
-			return errors.New("telegram: token is required")
-		}
-		if err := c.teamsMapped("telegram.chats", keys(c.Telegram.Chats)); err != nil {
-			return err
-		}
-	}
-	if c.Webhook != nil && (c.Webhook.URL == "" || len(c.Webhook.Secret) < 16) {
-		return errors.New("webhook: url and a secret of at least 16 bytes are required")
 	}
 	return nil
 }
 
-// teamsMapped checks that every team of the bot has a destination.
-func (c *Config) teamsMapped(key string, mapped []string) error {
+// TeamsMapped checks that every team of the bot has a destination in a
+// channel's mapping (slack.channels, telegram.chats); key names it.
+func (c *Config) TeamsMapped(key string, mapped []string) error {
 	for _, t := range c.Teams {
 		if !slices.Contains(mapped, t) {
 			return fmt.Errorf("%s: no destination for team %q", key, t)
@@ -256,16 +419,14 @@ func (c *Config) teamsMapped(key string, mapped []string) error {
 	return nil
 }
 
-func keys[V any](m map[string]V) []string {
+// Keys returns m's keys, sorted.
+func Keys[V any](m map[string]V) []string { return sortedKeys(m) }
+
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := keys(m)
 	sort.Strings(out)
 	return out
 }

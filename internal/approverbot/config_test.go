@@ -1,149 +1,161 @@
-package approverbot_test
+package approverbot
 
 import (
-	"os"
-	"path/filepath"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/signoff-dev/signoff/internal/approverbot"
 )
 
-func TestParseConfigFillsDefaults(t *testing.T) {
-	c, err := approverbot.ParseConfig([]byte("approvers: {alice: {}}\nterminal: {approver: alice}\nweb: {}\ntelegram: {token: t, chats: {default: -100}}\nslack: {bot_token: x, signing_secret: y, channels: {default: C1}}\n"), "bot.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checks := []struct {
-		name      string
-		got, want any
-	}{
-		{"prefix", c.Prefix, "signoff.v1"},
-		{"nats url", c.NATS.URL, "nats://127.0.0.1:4222"},
-		{"nats name", c.NATS.Name, "signoff-approver-bot"},
-		{"teams", strings.Join(c.Teams, ","), "default"},
-		{"listen", c.HTTP.Listen, "127.0.0.1:8090"},
-		{"web session ttl", c.Web.SessionTTL, 12 * time.Hour},
-		{"slack api", c.Slack.APIURL, "https://slack.com/api"},
-		{"telegram api", c.Telegram.APIURL, "https://api.telegram.org"},
-		{"telegram poll", c.Telegram.PollTimeout, 30 * time.Second},
-	}
-	for _, ch := range checks {
-		if ch.got != ch.want {
-			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
-		}
-	}
-}
-
-func TestParseConfigKeepsWhatIsSet(t *testing.T) {
-	c, err := approverbot.ParseConfig([]byte(`
-nats: {url: "nats://n1:4222", name: bot-eu}
-prefix: acme.v1
-teams: [default, oncall]
-http: {listen: ":9000"}
-approvers:
-  alice: {display: Alice, slack: U1, telegram: 42, password_hash: "$2a$10$abc"}
-web: {trusted_header: X-Forwarded-User, session_ttl: 1h}
-`), "bot.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := c.Approvers["alice"]
-	if c.NATS.URL != "nats://n1:4222" || c.NATS.Name != "bot-eu" || c.Prefix != "acme.v1" || len(c.Teams) != 2 ||
-		c.HTTP.Listen != ":9000" || a.Display != "Alice" || a.Slack != "U1" || a.Telegram != 42 ||
-		a.PasswordHash != "$2a$10$abc" || c.Web.TrustedHeader != "X-Forwarded-User" || c.Web.SessionTTL != time.Hour {
-		t.Errorf("config not kept as written: %+v", c)
-	}
-}
-
-func TestParseConfigRejectsBadConfigs(t *testing.T) {
-	const terminal = "approvers: {alice: {}}\nterminal: {approver: alice}\n"
+func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
+	const desk = "approvers:\n  alice: {}\ndesk:\n  approver: alice\n"
 	tests := []struct {
 		name string
 		yaml string
-		want string // in the error
+		want string // the whole error
 	}{
-		{"an unknown key", terminal + "colour: red\n", "field colour not found"},
-		{"a misspelt channel key", "approvers: {alice: {}}\nterminal: {aprover: alice}\n", "field aprover not found"},
-		{"no channel", "approvers: {alice: {}}\n", "no channel enabled"},
-		{"a terminal operator who is not an approver", "approvers: {alice: {}}\nterminal: {approver: mallory}\n", `terminal.approver: "mallory" is not in approvers`},
-		{"a terminal without an operator", "approvers: {alice: {}}\nterminal: {}\n", `terminal.approver: "" is not in approvers`},
-		{"a team that is not a subject token", terminal + "teams: [\"on call\"]\n", "teams[0]"},
-		{"a team with a wildcard", terminal + "teams: [\"ops.*\"]\n", "teams[0]"},
-		{"a bad prefix", terminal + "prefix: \"a..b\"\n", "prefix"},
-		{"one Slack user for two approvers", "approvers: {alice: {slack: U1}, bob: {slack: U1}}\nterminal: {approver: alice}\n", "approvers.bob.slack: Slack user U1 already maps to alice"},
-		{"one Telegram user for two approvers", "approvers: {alice: {telegram: 7}, bob: {telegram: 7}}\nterminal: {approver: alice}\n", "approvers.bob.telegram: Telegram user 7 already maps to alice"},
-		{"Slack without its secrets", terminal + "slack: {bot_token: x, channels: {default: C1}}\n", "slack: bot_token and signing_secret are required"},
-		{"Slack without a channel for a team", terminal + "teams: [default, oncall]\nslack: {bot_token: x, signing_secret: y, channels: {default: C1}}\n", `slack.channels: no destination for team "oncall"`},
-		{"Telegram without a token", terminal + "telegram: {chats: {default: 1}}\n", "telegram: token is required"},
-		{"Telegram without a chat for a team", terminal + "telegram: {token: t}\n", `telegram.chats: no destination for team "default"`},
-		{"a webhook with a short secret", terminal + "webhook: {url: \"https://h/x\", secret: short}\n", "secret of at least 16 bytes"},
-		{"a webhook without a url", terminal + "webhook: {secret: 0123456789abcdef}\n", "webhook: url"},
-		{"a value of the wrong type", "approvers: {alice: {telegram: abc}}\nterminal: {approver: alice}\n", "cannot unmarshal"},
+		{"a misspelt key of a channel's section lists the section's keys",
+			"approvers:\n  alice: {}\ndesk:\n  aprover: alice\n",
+			`bot.yaml:4: unknown key "aprover" in desk (known: approver)`},
+		{"a misspelt top-level key lists the core's and the channels' keys",
+			desk + "teamz: [ops]\n",
+			`bot.yaml:5: unknown key "teamz" (known: approvers, chat, desk, http, im, nats, prefix, teams)`},
+		{"a misspelt approver key lists the channels' keys",
+			"approvers:\n  alice: {displya: Alice}\ndesk: {approver: alice}\n",
+			`bot.yaml:2: unknown key "displya" in approvers.alice (known: chat, display, im, im_pin)`},
+		{"a string where an integer goes says which was wanted",
+			"approvers:\n  alice:\n    chat: abc\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.alice.chat: want an integer, got "abc"`},
+		{"a string where a mapping goes",
+			desk + "chat:\n  token: t\n  rooms: lobby\n",
+			`bot.yaml:7: chat.rooms: want a mapping, got "lobby"`},
+		{"a word where a boolean goes",
+			desk + "im: {verbose: sometimes}\n",
+			`bot.yaml:5: im.verbose: want true or false, got "sometimes"`},
+		{"a list where a string goes",
+			desk + "prefix: [a, b]\n",
+			`bot.yaml:5: prefix: want a string, got a list`},
+		{"a nested unknown key",
+			desk + "nats:\n  url: nats://x\n  tls: on\n",
+			`bot.yaml:7: unknown key "tls" in nats (known: ca, cert, creds, inbox_prefix, key, name, nkey_seed, password, url, user)`},
+		{"a check of a section names its key's line",
+			desk + "chat:\n  token: t\n  rooms: {ops: 1}\n",
+			`bot.yaml:7: chat.rooms: no destination for team "default"`},
+		{"a key indented one space short is reported where it is, not a line above",
+			"teams: [default]\napprovers:\n  alice: {}\ndesk:\n  approver: alice\n im: {}\n",
+			`bot.yaml:6: invalid YAML: this line is indented 1 space(s), which lines up with no section above it (those are indented 0, 2)`},
+		{"a key indented short after a deeper block",
+			"teams: [default]\napprovers:\n  alice:\n    display: Alice\n   im: U1\ndesk: {approver: alice}\n",
+			`bot.yaml:5: invalid YAML: this line is indented 3 space(s), which lines up with no section above it (those are indented 0, 2, 4)`},
+		{"a key indented under a value",
+			"teams: [default]\napprovers:\n  alice:\n    display: Alice\n      im: U1\ndesk: {approver: alice}\n",
+			`bot.yaml:5: invalid YAML: this line is indented deeper than the key above it, which already has a value`},
+		{"a tab in the indentation",
+			"approvers:\n  alice: {}\ndesk:\n\tapprover: alice\n",
+			`bot.yaml:4: invalid YAML: a tab in the indentation (YAML indents with spaces)`},
+		{"an empty file", "\n# nothing\n", `bot.yaml: the config is empty (see docs/APPROVERS.md)`},
+		{"an alias (a billion laughs needs them)",
+			"approvers:\n  alice: {}\ndesk: &d {approver: alice}\nim: *d\n",
+			`bot.yaml:4: im: YAML aliases (*d) are not supported in the bot's config; write the value out`},
+		{"an alias among the approvers",
+			"approvers:\n  alice: &a {}\n  bob: *a\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.bob: YAML aliases (*a) are not supported in the bot's config; write the value out`},
+		{"one user written two ways for two approvers",
+			"approvers:\n  alice: {chat: 16}\n  bob: {chat: 0x10}\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.bob.chat: user 16 already maps to alice`},
+		{"a list item is placed at its own line",
+			"approvers: {alice: {}}\ndesk: {approver: alice}\nteams:\n  - default\n  - on call\n",
+			`bot.yaml:5: teams[1] "on call": must be a single subject token (no '.', '*', '>' or whitespace)`},
+		{"a key set twice in a section",
+			"approvers:\n  alice: {}\ndesk:\n  approver: alice\n  approver: bob\n",
+			`bot.yaml:5: desk.approver: set twice (first at line 4)`},
+		{"an approver listed twice",
+			"approvers:\n  alice: {}\n  alice: {display: Alice}\ndesk: {approver: alice}\n",
+			`bot.yaml:3: approvers.alice: set twice (first at line 2)`},
+		{"a section given twice",
+			"approvers:\n  alice: {}\ndesk: {approver: alice}\ndesk: {approver: alice}\n",
+			`bot.yaml:4: desk: set twice (first at line 3)`},
+		{"an approver's key set twice",
+			"approvers:\n  alice: {chat: 1, chat: 2}\ndesk: {approver: alice}\n",
+			`bot.yaml:2: approvers.alice.chat: set twice (first at line 2)`},
+		{"a file over 1 MiB", desk + "# " + strings.Repeat("x", 1<<20) + "\n", `bot.yaml: the config is larger than 1048576 bytes`},
+		{"a list at the top", "- a\n- b\n", `bot.yaml:1: the config must be a mapping of keys (see docs/APPROVERS.md), got a list`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := approverbot.ParseConfig([]byte(tt.yaml), "bot.yaml")
+			_, err := ParseConfig([]byte(tt.yaml), "bot.yaml")
 			if err == nil {
 				t.Fatalf("ParseConfig accepted:\n%s", tt.yaml)
 			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "bot.yaml: ") {
-				t.Errorf("error %q does not name the file and say %q", err, tt.want)
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %T is not a *ConfigError", err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error\n  %s\nwant\n  %s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "approverbot.") || strings.Contains(err.Error(), "!!") {
+				t.Errorf("error leaks Go or YAML internals: %s", err)
 			}
 		})
 	}
 }
 
-func TestLoadConfigReadsAFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bot.yaml")
-	if err := os.WriteFile(path, []byte("approvers: {alice: {}}\nterminal: {approver: alice}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := approverbot.LoadConfig(path)
+func TestConfigAcceptsWhatYAMLAcceptsForEachType(t *testing.T) {
+	// yaml.v3 reads yes/on as booleans, 0x10 as an integer: configs that
+	// loaded before the checks must still load.
+	c, err := ParseConfig([]byte("approvers:\n  bob: {chat: 0x10}\ndesk: {approver: bob}\nim: {verbose: yes}\nchat: {token: t, rooms: {default: 1_000}}\n"), "bot.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Terminal.Approver != "alice" {
-		t.Errorf("terminal approver %q, want alice", c.Terminal.Approver)
+	if im, _ := SectionOf[*imSection](c, "im"); !im.Verbose {
+		t.Error("verbose: yes did not read as true")
 	}
-	if _, err := approverbot.LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); !os.IsNotExist(err) {
-		t.Errorf("LoadConfig of a missing file = %v, want a not-exist error", err)
+	if chat, _ := SectionOf[*chatSection](c, "chat"); chat.Rooms["default"] != 1000 {
+		t.Errorf("rooms %v", chat.Rooms)
 	}
 }
 
-func TestTheTerminalExampleConfigIsValid(t *testing.T) {
-	c, err := approverbot.LoadConfig(filepath.Join("..", "..", "examples", "approver-bot", "terminal.yaml"))
+func TestConfigSectionsAreDecodedIntoTheirKindsTypes(t *testing.T) {
+	c, err := ParseConfig([]byte("approvers:\n  bob: {chat: 0x10, im: U1, im_pin: \"1234\"}\ndesk: {approver: bob}\nchat: {token: t, rooms: {default: -100}}\n"), "bot.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Terminal == nil || c.Web != nil || c.Slack != nil || c.Telegram != nil || c.Webhook != nil {
-		t.Errorf("the terminal example enables other channels: %+v", c)
+	chat, ok := SectionOf[*chatSection](c, "chat")
+	if !ok || chat.Rooms["default"] != -100 {
+		t.Fatalf("chat section %+v", c.Channels["chat"])
+	}
+	if _, ok := SectionOf[*imSection](c, "im"); ok {
+		t.Error("a channel without a section is enabled")
+	}
+	if got := strings.Join(c.Enabled(), ","); got != "chat,desk" {
+		t.Errorf("enabled %s, want chat,desk", got)
+	}
+	if id, ok := Recipient(c, "chat", "16"); !ok || id != "bob" {
+		t.Errorf("chat user 16 (0x10 in the file) maps to %q, %v; want bob", id, ok)
 	}
 }
 
-func TestTheFullExampleOfTheDocsIsValid(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "APPROVERS.md"))
-	if err != nil {
-		t.Fatal(err)
+func TestNotSentTextSaysWhetherTheAnswerMayHaveBeenApplied(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no reply: it may have been applied", &respondFailure{errors.New("no broker answered: nats: timeout")},
+			"Not confirmed: no broker answered: nats: timeout. The answer may have been applied; the question shows its outcome once it is settled."},
+		{"a choice not offered was never sent", choiceErr(),
+			"Not sent: Always is not offered: x. Nothing was decided."},
+		{"an unknown approver", ErrUnknownApprover, "You are not a configured approver: nothing was sent."},
+		{"another failure", errors.New("signing key gone"), "Not sent: signing key gone. Nothing was decided; try again."},
 	}
-	_, rest, ok := strings.Cut(string(doc), "\n## Configuration\n")
-	if !ok {
-		t.Fatal("docs/APPROVERS.md has no Configuration section")
-	}
-	_, rest, ok = strings.Cut(rest, "```yaml\n")
-	example, _, closed := strings.Cut(rest, "```")
-	if !ok || !closed {
-		t.Fatal("the Configuration section has no yaml example")
-	}
-	c, err := approverbot.ParseConfig([]byte(example), "docs/APPROVERS.md")
-	if err != nil {
-		t.Fatalf("the documented example does not parse: %v", err)
-	}
-	if c.Terminal == nil || c.Web == nil || c.Slack == nil || c.Telegram == nil || c.Webhook == nil {
-		t.Errorf("the full example does not show every channel: %+v", c)
-	}
-	if c.Approvers["alice"].Slack == "" || c.Approvers["alice"].Telegram == 0 || c.Approvers["alice"].PasswordHash == "" {
-		t.Errorf("the example's alice does not map every channel: %+v", c.Approvers["alice"])
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NotSentText(tt.err); got != tt.want {
+				t.Errorf("NotSentText = %q\nwant          %q", got, tt.want)
+			}
+		})
 	}
 }
+
+func choiceErr() error { return fmt.Errorf("%w: Always is not offered: x", ErrChoice) }

@@ -1,10 +1,16 @@
-// Package approverbot provides the approver bot: it connects to a Signoff
+// Package approverbot is the approver bot's core: it connects to a Signoff
 // plane over NATS, keeps the open questions of the teams it serves (replayed
 // from the brokers on every (re)connect, then live from the ask and resolved
-// subjects), shows them on its channels — terminal, web page, Slack,
-// Telegram, webhook — and sends the answers of the humans who respond, with
-// the approver identity their channel user maps to.
+// subjects), shows them on its channels, and sends the answers of the humans
+// who respond, with the approver identity their channel user maps to.
 //
-// Channels sit behind one port, [Channel]; they answer through the
-// [Responder] the bot gives them.
+// The core knows no channel. It builds what a question shows once
+// ([Present] → [View]) and what each choice answers ([Choose]); a channel
+// lays the view out in its own markup, maps its controls to [Choice]s and
+// its users to approvers, and registers itself with its config section
+// ([Register], [Kind]). Channels sit behind one port, [Channel]; they answer
+// through the [Responder] the bot gives them. The built-in ones live in the
+// sub-packages terminal, web, slack, telegram and webhook (imported
+// together by internal/approverbot/channels); every one passes the
+// conformance suite in internal/approverbot/channeltest.
 package approverbot

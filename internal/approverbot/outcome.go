@@ -20,6 +20,8 @@ func DecidedBy(d messages.Decision) string {
 	switch {
 	case who == "" && d.DecidedBy.Kind == messages.DeciderReaper:
 		who = "the reaper"
+	case who == "" && d.DecidedBy.Kind == messages.DeciderAgent:
+		who = "the agent"
 	case who == "" && d.DecidedBy.Kind != "":
 		who = string(d.DecidedBy.Kind)
 	case who == "":
@@ -53,7 +55,7 @@ func OutcomeLine(r messages.Resolved) string {
 	case messages.ReasonApproved:
 		s := "✓ approved"
 		if d.Scope != "" {
-			s += " (" + string(d.Scope) + ")"
+			s += " (" + ScopeText(d.Scope) + ")"
 		}
 		s += " by " + DecidedBy(d)
 		if len(d.GrantedPattern) > 0 {
@@ -69,6 +71,10 @@ func OutcomeLine(r messages.Resolved) string {
 		return "⌛ timed out: denied, nobody answered in time"
 	case messages.ReasonCancelled:
 		return withReason("⊘ cancelled by the agent", d.Reason)
+	case messages.ReasonCascade, messages.ReasonScopeGrant:
+		return "✓ allowed: " + ReasonText(d)
+	case messages.ReasonHardStop:
+		return "✗ denied: " + ReasonText(d)
 	}
 	switch d.Outcome {
 	case messages.OutcomeAllow:
@@ -85,9 +91,6 @@ func withReason(s, reason string) string {
 	}
 	return s + ": " + OneLine(reason)
 }
-
-// OneLine folds every run of white space, newlines included, into one space.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ShortVerdict names an outcome in a few words ("approved (session)").
 func ShortVerdict(r messages.Resolved) string {
@@ -130,6 +133,51 @@ func NotSentText(err error) string {
 		return "Not sent: this question is unknown to the bot (settled long ago, or sent by an earlier run). Nothing was decided."
 	case errors.Is(err, ErrUnknownApprover):
 		return "You are not a configured approver: nothing was sent."
+	case errors.Is(err, ErrChoice):
+		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrChoice.Error()+": ") + ". Nothing was decided."
+	case IsUnconfirmed(err):
+		// The answer went out; only its reply is missing (a refused reply
+		// inbox does that): it may well have been applied.
+		return "Not confirmed: " + err.Error() + ". The answer may have been applied; the question shows its outcome once it is settled."
 	}
 	return "Not sent: " + err.Error() + ". Nothing was decided; try again."
+}
+
+// ScopeText names an approval's scope for people: once, session, always
+// (the wire's always_prefix is an Always on a shell command's prefixes).
+func ScopeText(s messages.Scope) string {
+	switch s {
+	case messages.ScopeSession:
+		return "session"
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
+		return "always"
+	case "":
+		return ""
+	}
+	return "once"
+}
+
+// ReasonText says why a question was settled without anyone answering it,
+// in plain words; the brokers' reason text (which names policy internals)
+// is kept for the policy's own verdicts only.
+func ReasonText(d messages.Decision) string {
+	switch d.ReasonCode {
+	case messages.ReasonScopeGrant:
+		return "an earlier Session or Always approval covers it"
+	case messages.ReasonCascade:
+		if who := d.DecidedBy.Display + d.DecidedBy.ID; who != "" {
+			return "covered by the grant " + DecidedBy(d) + " gave on another question"
+		}
+		return "covered by a grant given on another question"
+	case messages.ReasonHardStop:
+		if d.Reason != "" {
+			return OneLine(d.Reason) // "the session was stopped when bob rejected bash"
+		}
+		return "an earlier reject & stop ended the agent's turn"
+	case messages.ReasonTimeout:
+		return "nobody answered in time"
+	case messages.ReasonCancelled:
+		return "the agent withdrew it"
+	}
+	return OneLine(d.Reason)
 }

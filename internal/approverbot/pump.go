@@ -48,7 +48,7 @@ func (p *pump) take() []event {
 // run delivers until ctx is done. A failed delivery is retried a few times
 // with backoff, then logged and dropped: the channel's next replay shows the
 // current state again.
-func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger) {
+func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger, m *Metrics) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -63,10 +63,14 @@ func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger) {
 				} else {
 					err = ch.Resolve(ctx, *e.resolved)
 				}
+				if err == nil && e.ask != nil {
+					m.QuestionsShown.WithLabelValues(ch.Name()).Inc()
+				}
 				if err == nil || ctx.Err() != nil {
 					break
 				}
 				if attempt == 3 {
+					m.DeliveryFailures.WithLabelValues(ch.Name()).Inc()
 					log.Error("channel delivery failed", "channel", ch.Name(), "err", err)
 					break
 				}

@@ -40,11 +40,15 @@ type Broker struct {
 	inflight    sync.WaitGroup
 
 	// bgCtx ends when Run shuts down; background work (opening held
-	// requests, following up votes) runs under it and is waited for
+	// requests whose Open failed) runs under it and is waited for
 	// through background.
 	bgCtx      context.Context
 	bgCancel   context.CancelFunc
 	background sync.WaitGroup
+
+	// acks acknowledges carried-out outbox effects (outbox.go); nil until
+	// Run starts it, and then effects are acknowledged inline.
+	acks *acker
 
 	mu      sync.Mutex
 	subs    []*nats.Subscription
@@ -121,8 +125,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.setupJetStream(ctx); err != nil {
 		return err
 	}
+	// Before the handlers start: they queue acknowledgements.
+	b.startAcker()
 	if err := b.subscribe(); err != nil {
 		b.stopServing()
+		b.acks.stop()
 		return err
 	}
 	b.ready.Store(true)
@@ -131,6 +138,18 @@ func (b *Broker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	ow, err := b.newOutboxWorker()
+	if err != nil {
+		b.stopServing()
+		return fmt.Errorf("broker: outbox: %w", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := ow.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			b.log.Error("outbox worker stopped", "err", err)
+		}
+	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
 	if !b.cfg.DisableReaper {
@@ -138,7 +157,10 @@ func (b *Broker) Run(ctx context.Context) error {
 			Store:     b.store,
 			Interval:  b.cfg.ReapInterval,
 			OnExpired: b.onExpired,
-			Logger:    b.log,
+			// Each report waits for its audit append: enough at once that
+			// a slow stream does not hold the next expiries back.
+			Concurrency: 16,
+			Logger:      b.log,
 		})
 		if err != nil {
 			b.stopServing()
@@ -161,6 +183,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.background.Wait()
 	stop()
 	wg.Wait()
+	b.acks.stop()
 	b.closed.Store(true)
 	b.log.Info("broker stopped")
 	return nil

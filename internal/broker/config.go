@@ -78,6 +78,11 @@ type Config struct {
 	// expiry is reported within expiry + 1 s even when the request was created
 	// while the reaper slept).
 	ReapInterval time.Duration
+	// OutboxInterval is how often the outbox worker looks for effects whose
+	// lease ran out (default 1 s): effects of decisions whose replica died
+	// or failed before it acknowledged them are carried out within the
+	// store's effect lease plus this.
+	OutboxInterval time.Duration
 	// DisableReaper turns the in-process reaper off (tests that need to
 	// control expiry; never in production).
 	DisableReaper bool
@@ -131,6 +136,9 @@ func (c *Config) setDefaults() {
 	if c.ReapInterval == 0 {
 		c.ReapInterval = 500 * time.Millisecond
 	}
+	if c.OutboxInterval == 0 {
+		c.OutboxInterval = time.Second
+	}
 	if c.AuditReplicas == 0 {
 		c.AuditReplicas = 1
 	}
@@ -159,7 +167,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("broker: MaxMessageBytes %d is too small (minimum 1024)", c.MaxMessageBytes)
 	case c.Workers < 1:
 		return fmt.Errorf("broker: Workers %d must be at least 1", c.Workers)
-	case c.StoreTimeout < 0 || c.ReapInterval < 0:
+	case c.StoreTimeout < 0 || c.ReapInterval < 0 || c.OutboxInterval < 0:
 		return errors.New("broker: StoreTimeout and ReapInterval must not be negative")
 	}
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {

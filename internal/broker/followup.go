@@ -37,7 +37,7 @@ func (b *Broker) openLater(held *session.Record) {
 		case errors.Is(res.Refusal, session.ErrExpired):
 			b.tellAgent(held, timeoutDecision(res.Record))
 		case res.Applied:
-			b.opened(res.Record)
+			b.opened(ctx, res.Record)
 		case res.Record.State == messages.StatePending:
 			// Opened by the failed call after all, or by the agent's
 			// retry: ask again (devices key questions by request id).

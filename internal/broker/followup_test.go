@@ -133,7 +133,8 @@ func TestARetryOpensARequestLeftHeld(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	ns := loneBroker(t, mem)
 	q, _ := json.Marshal(messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
-		Request: messages.Request{V: 1, RequestID: "held-1", SessionID: "s-held", AgentID: "pod-1", Tool: "bash"}})
+		Request: messages.Request{V: 1, RequestID: "held-1", SessionID: "s-held", AgentID: "pod-1", Tool: "bash",
+			Arguments: json.RawMessage(`{"command":"make deploy"}`)}})
 	if _, _, err := mem.Prepare(context.Background(), session.Request{ID: "held-1", SessionID: "s-held", AgentID: "pod-1",
 		Tool: "bash", Teams: []string{"default"}, ApprovalsRequired: 1, TTL: time.Minute, Payload: q}); err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func (s lateDecides) Decide(ctx context.Context, sessionID, id string, v session
 // instead of leaving the agent to find out by polling, and the session
 // grant the approver gave covers the next call.
 func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
-	mem := memstore.New(memstore.Options{})
+	mem := memstore.New(memstore.Options{EffectLease: 200 * time.Millisecond})
 	fail := new(atomic.Bool)
 	ns := loneBroker(t, lateDecides{mem, fail})
 	devices := ns.Connect(t)
@@ -284,7 +285,7 @@ func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
 	if _, err := devices.Request(messages.Subjects{}.Respond(), data, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // the follow-up has read the request several times
+	time.Sleep(500 * time.Millisecond) // anything the failed vote could have set off has run
 	rec, err := mem.Get(context.Background(), "s-lost", "lost-1")
 	if err != nil || rec.State != messages.StatePending || len(rec.Approvals) != 0 {
 		t.Fatalf("record %+v %v, want it pending with no approval", rec, err)

@@ -16,6 +16,7 @@ type Metrics struct {
 	DecisionLatency *prometheus.HistogramVec
 	Pending         prometheus.Gauge
 	ReaperExpiries  prometheus.Counter
+	OutboxClaims    prometheus.Counter
 	StoreErrors     *prometheus.CounterVec
 	NATSErrors      *prometheus.CounterVec
 	BadMessages     *prometheus.CounterVec
@@ -32,7 +33,7 @@ type Metrics struct {
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn"}
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
@@ -71,6 +72,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "signoff_reaper_expiries_total",
 			Help: "Pending requests this replica's reaper expired.",
 		}),
+		OutboxClaims: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "signoff_outbox_claims_total",
+			Help: "Outbox entries this replica claimed after their lease ran out: effects of decisions whose replica died or failed before it acknowledged them.",
+		}),
 		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signoff_store_errors_total",
 			Help: "State store (Redis) calls that failed, by operation.",
@@ -96,7 +101,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "1 while the policy file on disk is rejected (unreadable or invalid) and an older policy stays in force.",
 		}),
 	}
-	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries,
+	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected)
 	for _, v := range storeOps {
 		m.StoreErrors.WithLabelValues(v)

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -25,12 +26,18 @@ func (b *Broker) announce(rec *session.Record) {
 	}
 }
 
-// settled tells everyone about a request that just settled: the agent on its
-// decision subject, every approver device of its teams, and the audit log.
-func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
+// settled tells everyone about a request that settled: the agent on its
+// decision subject, every approver device of its teams, and the audit log,
+// whose append it waits for. It is an outbox effect (outbox.go): an error
+// leaves it to be carried out again, so every part is idempotent (keyed by
+// request id; the audit append by its Nats-Msg-Id).
+func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.Decision) error {
 	b.m.Pending.Dec()
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
-	b.publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec))
+	if err := b.nc.Publish(b.subj.Decision(rec.SessionID, rec.ID), encode(dec)); err != nil {
+		b.m.NATSErrors.WithLabelValues("publish").Inc()
+		return fmt.Errorf("publish decision: %w", err)
+	}
 	for _, team := range rec.Teams {
 		b.publish(b.subj.Resolved(team), encode(messages.Resolved{
 			V:         messages.Version,
@@ -43,9 +50,12 @@ func (b *Broker) settled(rec *session.Record, dec messages.Decision) {
 		}))
 	}
 	req, risk := requestOf(rec)
-	b.audit(&req, dec, risk)
+	if err := b.appendAudit(ctx, &req, dec, risk); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
 	b.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
 		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+	return nil
 }
 
 // tellAgent publishes the decision of a held request that will never be
@@ -70,10 +80,11 @@ func requestOf(rec *session.Record) (messages.Request, messages.Risk) {
 }
 
 // onExpired is the reaper's callback: the store has moved rec to expired
-// exactly once across replicas; publish its timeout decision.
-func (b *Broker) onExpired(_ context.Context, rec *session.Record) {
+// exactly once across replicas and recorded its timeout in the outbox;
+// carry it out.
+func (b *Broker) onExpired(ctx context.Context, rec *session.Record) {
 	b.m.ReaperExpiries.Inc()
-	b.settled(rec, timeoutDecision(rec))
+	b.carryOut(ctx, rec)
 }
 
 // audit appends one record to the audit stream without waiting for the
@@ -83,6 +94,47 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	if b.js == nil {
 		return
 	}
+	msg, err := b.auditMsg(req, dec, risk)
+	if err != nil {
+		b.log.Error("encode audit record", "err", err)
+		return
+	}
+	// Acknowledgement failures reach auditFailed (jetstream.New option).
+	if _, err := b.js.PublishMsgAsync(msg); err != nil {
+		b.auditFailed(nil, msg, err)
+	}
+}
+
+// auditAckTimeout bounds the wait for the stream's acknowledgement of one
+// append of an outbox effect.
+const auditAckTimeout = 5 * time.Second
+
+// appendAudit appends one audit record and waits for the stream's
+// acknowledgement: the outbox's audit effect (outbox.go), which is done
+// only once the record is stored. A retried append is deduplicated by the
+// stream within its duplicate window (the Nats-Msg-Id header).
+func (b *Broker) appendAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk) error {
+	if b.js == nil {
+		return nil
+	}
+	msg, err := b.auditMsg(req, dec, risk)
+	if err != nil {
+		// Not transient: retrying cannot help. Logged, and the effect is
+		// done without its record.
+		b.log.Error("encode audit record", "request_id", dec.RequestID, "err", err)
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, auditAckTimeout)
+	defer cancel()
+	if _, err := b.js.PublishMsg(actx, msg); err != nil {
+		b.auditFailed(nil, msg, err)
+		return err
+	}
+	return nil
+}
+
+// auditMsg builds the audit stream message of one decision.
+func (b *Broker) auditMsg(req *messages.Request, dec messages.Decision, risk messages.Risk) (*nats.Msg, error) {
 	rec := messages.AuditRecord{
 		V:        messages.Version,
 		Request:  *req,
@@ -100,17 +152,12 @@ func (b *Broker) audit(req *messages.Request, dec messages.Decision, risk messag
 	data := append([]byte(nil), enc...)
 	putEncodeBuf(bp, enc)
 	if err != nil {
-		b.log.Error("encode audit record", "err", err)
-		return
+		return nil, err
 	}
 	// The request id and outcome de-duplicate retried appends in the
 	// stream. The header name is already canonical: no Header.Set.
-	msg := &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data,
-		Header: nats.Header{nats.MsgIdHdr: {dec.RequestID + "/" + string(dec.ReasonCode)}}}
-	// Acknowledgement failures reach auditFailed (jetstream.New option).
-	if _, err := b.js.PublishMsgAsync(msg); err != nil {
-		b.auditFailed(nil, msg, err)
-	}
+	return &nats.Msg{Subject: b.subj.Audit(dec.SessionID), Data: data,
+		Header: nats.Header{nats.MsgIdHdr: {dec.RequestID + "/" + string(dec.ReasonCode)}}}, nil
 }
 
 // encodeBufs recycles the buffers messages are encoded into.

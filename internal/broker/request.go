@@ -58,6 +58,10 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 	if look.Existing != nil {
+		if err := retryConflict(look.Existing, &req); err != nil {
+			result = "conflict"
+			return b.badMessage(err)
+		}
 		if look.Existing.State == session.StateCreating {
 			// An earlier attempt stored it held and never opened it (its
 			// reply was lost, or its replica died): the agent retried, so it
@@ -98,7 +102,14 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 
-	rec, _, err := b.createPending(ctx, pol, &req, &d)
+	rec, created, err := b.createPending(ctx, pol, &req, &d)
+	if err == nil && !created {
+		// Another attempt of the same request id stored it first.
+		if err := retryConflict(rec, &req); err != nil {
+			result = "conflict"
+			return b.badMessage(err)
+		}
+	}
 	switch {
 	case errors.Is(err, session.ErrStopped):
 		result = "deny"
@@ -151,7 +162,7 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 	case errors.Is(res.Refusal, session.ErrExpired):
 		return b.finishAuto(msg, req, d, timeoutDecision(res.Record)), "deny"
 	case res.Applied:
-		b.opened(res.Record)
+		b.opened(ctx, res.Record)
 		return encode(b.receiptFor(res.Record)), "pending"
 	case res.Record.State == messages.StatePending:
 		b.announce(res.Record)
@@ -159,12 +170,13 @@ func (b *Broker) openHeld(ctx context.Context, msg *nats.Msg, pol *policy.Policy
 	return encode(b.receiptFor(res.Record)), "retry"
 }
 
-// opened counts and announces a request this replica just made pending.
-func (b *Broker) opened(rec *session.Record) {
+// opened counts a request this replica just made pending and carries out
+// what its Open recorded in the outbox: the question to its teams.
+func (b *Broker) opened(ctx context.Context, rec *session.Record) {
 	b.m.Pending.Inc()
 	b.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "agent_id", rec.AgentID, "tool", rec.Tool,
 		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
-	b.announce(rec)
+	b.carryOut(ctx, rec)
 }
 
 // finishAuto replies to an automatic decision, then records it (metrics,

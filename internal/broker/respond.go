@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,10 +60,9 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		Feedback:      resp.Feedback,
 		PolicyVersion: pol.Version(),
 	}
-	var grant []session.Grant
 	if resp.Approved {
 		scope := resp.EffectiveScope()
-		grant, err = grantsFor(scope, rec, q.Always)
+		grant, err := grantsFor(scope, rec, q.Always)
 		if err != nil {
 			return encode(refusal(b, rec, err.Error()))
 		}
@@ -94,99 +91,40 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		}
 	}
 
+	vote := session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec}
+	if dec.RejectMode == messages.RejectHard {
+		// The stop is part of the vote: a rejection without it cannot exist.
+		vote.Stop = stopReason(resp.Approver.ID, rec)
+	}
 	sctx, cancel = b.storeCtx(ctx)
-	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec})
+	res, err := b.store.Decide(sctx, rec.SessionID, rec.ID, vote)
 	cancel()
 	if err != nil {
-		if !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrNotFound) {
-			b.reconcileDecide(rec, resp.Approver.ID, dec, grant)
-		}
+		// The vote may have reached the store all the same (its reply was
+		// lost, or Redis ran it after the call gave up): then its outbox
+		// entry carries its effects out after the lease, on any replica.
 		return b.storeFailure("decide", err)
 	}
 	if !res.Applied {
 		why := "the request is already settled; the standing decision is final"
-		if errors.Is(res.Refusal, session.ErrDuplicateVote) {
+		switch {
+		case errors.Is(res.Refusal, session.ErrDuplicateVote):
 			why = "your approval was already counted; waiting for other approvers"
+		case errors.Is(res.Refusal, session.ErrStopped):
+			why = "the session was hard-stopped (a reject_hard); its pending requests are being rejected"
 		}
 		return encode(refusal(b, res.Record, why))
 	}
 	rec = res.Record
+	// Grants, a stop's rejections, the decision, resolved, audit, the
+	// cascade — or, for a vote towards a quorum, the new count.
+	b.carryOut(ctx, rec)
 	if rec.State == messages.StatePending {
-		// A quorum vote that did not settle yet: show the count everywhere.
 		log.Info("approval counted", "approvals", len(rec.Approvals), "required", rec.ApprovalsRequired)
-		b.announce(rec)
 		return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, ApprovalsSoFar: rec.Approvals,
 			Reason: fmt.Sprintf("approval %d of %d counted", len(rec.Approvals), rec.ApprovalsRequired)})
 	}
-	b.afterSettle(ctx, rec, grant, resp.Approver.ID, log)
 	return encode(messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, Decision: rec.Decision, ApprovalsSoFar: rec.Approvals})
-}
-
-// afterSettle runs what follows a response that settled rec: the grants it
-// gives (and the cascade they allow) or the hard stop it orders, then the
-// decision published to the agent, the devices and the audit log.
-func (b *Broker) afterSettle(ctx context.Context, rec *session.Record, grant []session.Grant, approverID string, log *slog.Logger) {
-	// Standing state first, then the news: an agent that gets this decision
-	// may send its next call at once, and that call must already see the
-	// grant or the stop signal.
-	switch {
-	case rec.State == messages.StateApproved && len(grant) > 0:
-		stored := b.storeGrants(ctx, rec, grant)
-		b.settled(rec, *rec.Decision)
-		if stored {
-			b.cascade(ctx, rec, grant[0].Kind, log)
-		}
-	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard:
-		stopped := b.hardStop(ctx, rec, approverID)
-		b.settled(rec, *rec.Decision)
-		for _, o := range stopped {
-			log.Info("hard stop rejected pending request", "stopped_request_id", o.ID)
-			b.settled(o, *o.Decision)
-		}
-	default:
-		b.settled(rec, *rec.Decision)
-	}
-}
-
-// reconcileFor bounds how long a replica follows up a failed Decide.
-const reconcileFor = 15 * time.Second
-
-// reconcileDecide follows up a Decide call that failed: its write may still
-// have reached the store (Redis ran it after the broker gave up), and then
-// the request is settled but no replica published the decision, stored the
-// grants or stopped the session. Until reconcileFor has passed it reads the
-// request again: settled by this very decision (same approver, same
-// decided_at), it runs what the response would have; counted towards a
-// quorum, it shows the new count; settled otherwise, or gone, it stops.
-// While the request is pending without this vote it keeps looking, as the
-// write may still be on its way; the approver was told to try again.
-func (b *Broker) reconcileDecide(rec *session.Record, approverID string, dec messages.Decision, grant []session.Grant) {
-	log := b.log.With("request_id", rec.ID, "session_id", rec.SessionID, "approver", approverID)
-	b.followUp(reconcileFor, func(ctx context.Context) (bool, error) {
-		sctx, cancel := b.storeCtx(ctx)
-		cur, err := b.store.Get(sctx, rec.SessionID, rec.ID)
-		cancel()
-		switch {
-		case errors.Is(err, session.ErrNotFound):
-			return true, nil
-		case err != nil:
-			return false, err
-		case cur.State != messages.StatePending:
-			if cur.Decision != nil && cur.Decision.DecidedBy.ID == approverID && cur.Decision.DecidedAt.Equal(dec.DecidedAt) {
-				log.Warn("a response settled the request after its store call had failed; publishing the decision now")
-				b.afterSettle(ctx, cur, grant, approverID, log)
-			}
-			return true, nil
-		case slices.Contains(cur.Approvals, approverID):
-			b.announce(cur)
-			return true, nil
-		}
-		return false, nil // not there yet: the write may still be on its way
-	}, func(err error) {
-		if err != nil {
-			log.Error("could not check whether a failed response reached the store", "err", err)
-		}
-	})
 }
 
 // authorize returns why approverID may not answer rec ("" when allowed). A
@@ -250,25 +188,28 @@ func grantsFor(scope messages.Scope, rec *session.Record, always *messages.Alway
 	return nil, fmt.Errorf("unknown scope %q", scope)
 }
 
-// storeGrants stores the grants of an approval; it reports whether all
-// were stored. A failure is logged: the approval itself stands.
-func (b *Broker) storeGrants(ctx context.Context, rec *session.Record, grants []session.Grant) bool {
+// storeGrants stores the grants of an approval (an outbox effect: adding
+// a grant twice is a no-op).
+func (b *Broker) storeGrants(ctx context.Context, rec *session.Record, grants []session.Grant) error {
 	for _, g := range grants {
 		sctx, cancel := b.storeCtx(ctx)
 		err := b.store.AddGrant(sctx, g)
 		cancel()
 		if err != nil {
 			b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
-			return false
+			return err
 		}
 	}
-	return true
+	return nil
 }
 
 // cascade settles every other pending request that the grants of rec's
 // approval now allow: the session's for a session grant, the agent's for an
-// always grant (DESIGN §4 step 9).
-func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.GrantKind, log *slog.Logger) {
+// always grant (DESIGN §4 step 9). It is an outbox effect of the approval:
+// run again, it finds only what is still pending. It fails only when it
+// could not list the pending requests; a request it could not re-check or
+// settle stays pending for the approvers.
+func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.GrantKind) error {
 	sctx, cancel := b.storeCtx(ctx)
 	var others []*session.Record
 	var err error
@@ -280,7 +221,7 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 	cancel()
 	if err != nil {
 		b.storeErr("list pending", err, "request_id", rec.ID, "session_id", rec.SessionID)
-		return
+		return err
 	}
 	pol := b.cfg.Policy.Current()
 	for _, o := range others {
@@ -330,19 +271,26 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 			continue
 		}
 		if res.Applied {
-			log.Info("cascade approved", "cascaded_request_id", o.ID)
-			b.settled(res.Record, dec)
+			b.log.Info("cascade approved", "request_id", rec.ID, "session_id", rec.SessionID, "cascaded_request_id", o.ID)
+			b.carryOut(ctx, res.Record)
 		}
 	}
+	return nil
 }
 
-// hardStop sets the session's stop signal and rejects its other pending
-// requests with hard_stop; it returns those it rejected.
-func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by string) []*session.Record {
+// stopReason is the stop signal's text for a reject_hard of rec by approver.
+func stopReason(by string, rec *session.Record) string {
+	return fmt.Sprintf("%s rejected %s (%s)", by, rec.Tool, rec.ID)
+}
+
+// hardStop rejects the other pending requests of rec's session with
+// hard_stop (keeping the stop signal, reason, that rec's vote set); it
+// returns those it rejected, whose effects are owed by the caller.
+func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by, reason string) ([]*session.Record, error) {
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
 	version := b.cfg.Policy.Current().Version()
-	stopped, err := b.store.Stop(sctx, rec.SessionID, fmt.Sprintf("%s rejected %s (%s)", by, rec.Tool, rec.ID), func(o *session.Record) messages.Decision {
+	stopped, err := b.store.Stop(sctx, rec.SessionID, reason, func(o *session.Record) messages.Decision {
 		tool := toolOf(o)
 		return messages.Decision{
 			V:             messages.Version,
@@ -361,7 +309,7 @@ func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by string) [
 	})
 	if err != nil {
 		b.storeErr("stop", err, "request_id", rec.ID, "session_id", rec.SessionID)
-		return nil
+		return nil, err
 	}
-	return stopped
+	return stopped, nil
 }

@@ -74,8 +74,8 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 	ids := make([]string, 0, len(done))
 	for _, rec := range done {
 		ids = append(ids, rec.ID)
-		b.settled(rec, *rec.Decision)
 	}
+	b.carryOut(ctx, done...)
 	return encode(messages.CancelReply{V: messages.Version, Cancelled: ids})
 }
 

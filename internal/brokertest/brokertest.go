@@ -62,6 +62,12 @@ type Options struct {
 	// ReadRoundTrips, with Redis, is the store's redisstore
 	// Options.ReadRoundTrips (benchmarks that measure read coalescing).
 	ReadRoundTrips int
+	// EffectLease is the store's outbox lease (default the store's, 5 s):
+	// tests of effects left by a replica that died shorten it.
+	EffectLease time.Duration
+	// OutboxInterval is the replicas' outbox worker interval (default the
+	// broker's, 1 s).
+	OutboxInterval time.Duration
 	// RedisHook, with Redis, is added to every replica's Redis client (to
 	// count round trips).
 	RedisHook redis.Hook
@@ -119,7 +125,7 @@ func Start(t testing.TB, o Options) *Plane {
 	if o.Redis {
 		p.Redis = testenv.Redis(t)
 	} else {
-		p.mem = memstore.New(memstore.Options{})
+		p.mem = memstore.New(memstore.Options{EffectLease: o.EffectLease})
 	}
 	for i := range o.Replicas {
 		if o.NoBroker {
@@ -136,12 +142,12 @@ func (p *Plane) StartReplica(name string) *Replica {
 	t.Helper()
 	var store session.Store = p.mem
 	if p.Redis != nil {
-		ro := redisstore.Options{URL: p.Redis.URL(), OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips}
+		ro := p.RedisOptions()
 		if p.o.RedisHook != nil {
 			rdb := redis.NewClient(&redis.Options{Addr: p.Redis.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 			rdb.AddHook(p.o.RedisHook)
 			t.Cleanup(func() { _ = rdb.Close() })
-			ro = redisstore.Options{Client: rdb, OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips}
+			ro.URL, ro.Client = "", rdb
 		}
 		rs, err := redisstore.New(context.Background(), ro)
 		if err != nil {
@@ -152,16 +158,17 @@ func (p *Plane) StartReplica(name string) *Replica {
 	}
 	nc := p.NATS.Connect(t)
 	b, err := broker.New(broker.Config{
-		Conn:          nc,
-		AuditConn:     p.NATS.Connect(t),
-		Store:         store,
-		Policy:        broker.StaticPolicy{P: p.Policy},
-		Logger:        testLogger().With("replica", name),
-		Replica:       name,
-		StoreTimeout:  500 * time.Millisecond,
-		ReapInterval:  p.o.ReapInterval,
-		DisableReaper: p.o.DisableReaper,
-		DisableAudit:  p.o.DisableAudit,
+		Conn:           nc,
+		AuditConn:      p.NATS.Connect(t),
+		Store:          store,
+		Policy:         broker.StaticPolicy{P: p.Policy},
+		Logger:         testLogger().With("replica", name),
+		Replica:        name,
+		StoreTimeout:   500 * time.Millisecond,
+		ReapInterval:   p.o.ReapInterval,
+		OutboxInterval: p.o.OutboxInterval,
+		DisableReaper:  p.o.DisableReaper,
+		DisableAudit:   p.o.DisableAudit,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
@@ -179,6 +186,26 @@ func (p *Plane) StartReplica(name string) *Replica {
 	}
 	p.Replicas = append(p.Replicas, r)
 	return r
+}
+
+// RedisOptions are the options of the replicas' Redis stores (with Redis).
+func (p *Plane) RedisOptions() redisstore.Options {
+	return redisstore.Options{URL: p.Redis.URL(), OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips, EffectLease: p.o.EffectLease}
+}
+
+// Store returns the plane's memory store, or a new store on its Redis
+// (closed with the test): what a replica that died would have written
+// with.
+func (p *Plane) Store() session.Store {
+	if p.Redis == nil {
+		return p.mem
+	}
+	rs, err := redisstore.New(context.Background(), p.RedisOptions())
+	if err != nil {
+		p.t.Fatalf("brokertest: redis store: %v", err)
+	}
+	p.t.Cleanup(func() { _ = rs.Close() })
+	return rs
 }
 
 // Stop shuts the replica down gracefully (idempotent).

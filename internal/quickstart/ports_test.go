@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
 	"github.com/signoff-dev/signoff/internal/brokerd"
 )
 

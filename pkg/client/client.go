@@ -61,6 +61,9 @@ type Call struct {
 	Description string
 	// TTL asks for a shorter or longer wait for approvers (capped by policy).
 	TTL time.Duration
+	// Cwd is the agent's working directory (absolute), against which the
+	// policy resolves relative paths.
+	Cwd string
 }
 
 // Request asks whether call may run and waits for the final decision: at
@@ -92,7 +95,13 @@ func (c *Client) request(ctx context.Context, call Call, rest []messages.BatchIt
 	defer func() { _ = sub.Unsubscribe() }()
 
 	var rc messages.Receipt
-	if err := c.roundTrip(ctx, c.subj.Req(req.SessionID), data, &rc); err != nil {
+	rctx := ctx
+	if c.o.receiptTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, c.o.receiptTimeout)
+		defer cancel()
+	}
+	if err := c.roundTrip(rctx, c.subj.Req(req.SessionID), data, &rc); err != nil {
 		return nil, err
 	}
 	if rc.Decision != nil {
@@ -122,6 +131,7 @@ func (c *Client) build(call Call, rest []messages.BatchItem) (messages.Request, 
 		Description:    call.Description,
 		BatchRemaining: rest,
 		TTLMillis:      call.TTL.Milliseconds(),
+		Cwd:            call.Cwd,
 	}
 	args, err := rawArguments(call.Arguments)
 	if err != nil {

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -216,4 +217,29 @@ func ExampleClient_Status() {
 	rc, _ := c.Status(ctx, "req-9")
 	fmt.Println(rc.State, rc.Decision.Outcome, rc.Decision.DecidedBy.ID)
 	// Output: approved allow alice
+}
+
+// A hook or a gateway that must answer its host in time bounds how long it
+// waits for a broker to take a request: with no broker on the NATS server,
+// Request gives up after the receipt timeout instead of retrying until its
+// context ends. The wait for a human's answer is not bounded by it.
+func ExampleWithReceiptTimeout() {
+	srv, err := server.NewServer(&server.Options{Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	srv.ReadyForConnections(10 * time.Second)
+	nc, _ := nats.Connect(srv.ClientURL())
+	defer nc.Close()
+
+	c, _ := client.New(nc, client.WithSession("session-1"), client.WithAgent("pod-7"),
+		client.WithReceiptTimeout(300*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "ls"}})
+	fmt.Println(errors.Is(err, context.DeadlineExceeded), time.Since(start) < 5*time.Second)
+	// Output: true true
 }

@@ -23,6 +23,7 @@ type options struct {
 	statusInterval time.Duration
 	reconnectCheck time.Duration
 	expiryGrace    time.Duration
+	receiptTimeout time.Duration
 	logf           func(format string, args ...any)
 }
 
@@ -115,6 +116,21 @@ func WithLogf(f func(format string, args ...any)) Option {
 			return errors.New("nil log function")
 		}
 		o.logf = f
+		return nil
+	}
+}
+
+// WithReceiptTimeout bounds how long [Client.Request] tries to get the
+// broker's receipt (the decision, or "pending") before it gives up with an
+// error; by default it keeps retrying until the call's context ends. The wait
+// for a pending request's decision is not bounded by it. A hook that must
+// answer its host in time uses it to report "no broker" in seconds.
+func WithReceiptTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("receipt timeout %s must be positive", d)
+		}
+		o.receiptTimeout = d
 		return nil
 	}
 }

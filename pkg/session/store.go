@@ -105,6 +105,11 @@ type Vote struct {
 	// Decision is stored as the final decision if this vote settles the
 	// request (a deny, or the approval that reaches the quorum).
 	Decision messages.Decision
+	// Stop, on a deny, is the reason of the session's hard-stop signal: the
+	// store sets the signal in the same atomic step that settles the
+	// request rejected (a reject_hard), so that a rejection without its
+	// stop cannot exist. Empty: no stop. Only a deny may carry one.
+	Stop string
 }
 
 // Result reports what a state transition did.
@@ -163,10 +168,18 @@ type Store interface {
 	// approved when ApprovalsRequired is reached. A vote on a settled request
 	// or a second vote from the same approver is not applied (Result.Refusal
 	// is ErrSettled or ErrDuplicateVote). ErrNotFound for an unknown request.
+	//
+	// A deny with Vote.Stop sets the session's stop signal in the same step
+	// (see [Vote]). An approval in a stopped session is not applied
+	// (Refusal ErrStopped; the request stays pending until the stop's
+	// rejections reach it): once a stop exists, nothing of the session can
+	// be approved until NewTurn.
 	Decide(ctx context.Context, sessionID, requestID string, v Vote) (Result, error)
 
 	// Settle moves a pending request to state (approved, rejected or
 	// cancelled) with decision; not applied when it already settled.
+	// Settling approved in a stopped session is not applied (Refusal
+	// ErrStopped), as for Decide.
 	Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (Result, error)
 
 	// ListPendingSession returns the pending requests of a session, oldest first.
@@ -201,6 +214,19 @@ type Store interface {
 	// (by the store's clock) to expired and returns them. Each request is
 	// returned by exactly one call across every caller sharing the backend.
 	ClaimExpired(ctx context.Context, limit int) ([]*Record, error)
+
+	// ClaimEffects leases up to limit outbox entries whose lease has run out
+	// and returns the records they name, as they stand now; see the outbox
+	// rules at [DefaultEffectLease]. Each entry is returned to one caller per
+	// lease: if that caller does not acknowledge it (AckEffects) before the
+	// lease ends, a later call returns it again.
+	ClaimEffects(ctx context.Context, limit int) ([]*Record, error)
+
+	// AckEffects removes the outbox entries of recs (records returned by a
+	// transition or by ClaimEffects) once their effects are carried out. An
+	// entry that a later transition of the same request replaced stays:
+	// its effects are still owed.
+	AckEffects(ctx context.Context, recs ...*Record) error
 
 	// Now returns the store's clock (Redis TIME for the Redis store).
 	Now(ctx context.Context) (time.Time, error)

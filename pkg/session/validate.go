@@ -32,10 +32,13 @@ func (r Request) Validate() error {
 }
 
 // Validate returns an error wrapping [ErrInvalid] when the vote has no
-// approver id.
+// approver id, or is an approval that carries a stop reason.
 func (v Vote) Validate() error {
 	if v.ApproverID == "" {
 		return invalid("Vote.ApproverID is empty")
+	}
+	if v.Approve && v.Stop != "" {
+		return invalid("Vote.Stop is set on an approval: only a deny may stop the session")
 	}
 	return nil
 }

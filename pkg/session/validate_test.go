@@ -71,6 +71,8 @@ func TestSmallChecks(t *testing.T) {
 	}{
 		{"a vote with an approver is valid", session.Vote{ApproverID: "ann"}.Validate(), ""},
 		{"a vote without an approver is named", session.Vote{}.Validate(), "Vote.ApproverID"},
+		{"a deny may carry a stop", session.Vote{ApproverID: "ann", Stop: "ann rejected bash"}.Validate(), ""},
+		{"an approval that would stop the session is named", session.Vote{ApproverID: "ann", Approve: true, Stop: "x"}.Validate(), "Vote.Stop"},
 		{"a lookup with only a session is valid", session.LookupQuery{SessionID: "s"}.Validate(), ""},
 		{"a lookup without a session is named", session.LookupQuery{RequestID: "r"}.Validate(), "LookupQuery.SessionID"},
 		{"a key with both ids is valid", session.CheckKey("s", "r"), ""},

@@ -297,9 +297,14 @@ func (p *Plane) startNATS(ctx context.Context, tb testing.TB, i int) (*Node, err
 }
 
 func (p *Plane) startRedis(ctx context.Context, tb testing.TB) (*Node, error) {
+	// Pinned, so that a test talking to Redis finds it after a restart.
+	pin, err := pinPorts(redisPort)
+	if err != nil {
+		return nil, err
+	}
 	return p.runContainer(ctx, tb, "redis", p.cfg.Images.Redis, "", []*testcontainers.DockerNetwork{p.RedisNet},
 		testcontainers.WithCmd(p.cfg.RedisArgs...),
-		testcontainers.WithExposedPorts(redisPort),
+		pin,
 		testcontainers.WithWaitStrategyAndDeadline(p.cfg.StartTimeout, wait.ForLog("Ready to accept connections").WithStartupTimeout(p.cfg.StartTimeout)),
 	)
 }

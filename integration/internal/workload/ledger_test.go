@@ -151,7 +151,7 @@ func TestLedgerCheck(t *testing.T) {
 			want: "standing decision is deny/rejected",
 		},
 		{
-			name: "a decision published twice is doubled",
+			name: "the same decision published twice is one decision delivered at least once",
 			kind: KindAsk,
 			play: func(l *Ledger) {
 				l.Question("r")
@@ -160,7 +160,20 @@ func TestLedgerCheck(t *testing.T) {
 				l.Published(*approved)
 				l.Published(*approved)
 			},
-			want: "2 decisions published",
+		},
+		{
+			name: "two different decisions published are doubled",
+			kind: KindAsk,
+			play: func(l *Ledger) {
+				l.Question("r")
+				l.Answered("r", Answer{Approver: "alice", Approved: true, Reply: reply(true, approved)})
+				l.Finish("r", approved, nil)
+				l.Published(*approved)
+				again := *approved
+				again.DecidedAt = again.DecidedAt.Add(time.Millisecond)
+				l.Published(again)
+			},
+			want: "2 different decisions published",
 		},
 		{
 			name: "a published decision other than the agent's is a second decision",

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
 )
 
 // maxResponseBytes bounds what the channel reads from Slack.
@@ -96,7 +98,7 @@ func (a *api) call(ctx context.Context, method string, in, out any) error {
 			if attempt >= a.rateRetries || wait > a.maxRetryAfter {
 				return &APIError{Method: method, Code: "ratelimited", Status: resp.StatusCode, RetryAfter: wait}
 			}
-			if err := sleep(ctx, wait); err != nil {
+			if err := approverbot.Sleep(ctx, wait); err != nil {
 				return fmt.Errorf("slack %s: rate limited: %w", method, err)
 			}
 			continue
@@ -147,7 +149,7 @@ func (a *api) postResponseURL(ctx context.Context, url string, msg any) error {
 	if err != nil {
 		// The URL is a bearer credential for 30 minutes: keep it out of
 		// errors and logs.
-		return fmt.Errorf("slack response_url: %w", stripURL(err))
+		return fmt.Errorf("slack response_url: %w", approverbot.StripURL(err))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
 	_ = resp.Body.Close()
@@ -165,15 +167,4 @@ func retryAfter(h string) time.Duration {
 		return time.Second
 	}
 	return time.Duration(n) * time.Second
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

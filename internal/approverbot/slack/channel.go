@@ -15,6 +15,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "slack"
+
 // InteractionsPath is where Slack posts interaction payloads: set the app's
 // Interactivity Request URL to https://<bot host>/slack/interactions.
 const InteractionsPath = "/slack/interactions"
@@ -38,7 +41,7 @@ type Options struct {
 // Channel is the Slack channel. Create it with [New]; it implements
 // [approverbot.HTTPChannel].
 type Channel struct {
-	cfg     approverbot.SlackConfig
+	cfg     Config
 	api     *api
 	log     *slog.Logger
 	now     func() time.Time
@@ -66,10 +69,11 @@ var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the Slack channel of cfg (cfg.Slack must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	if cfg == nil || cfg.Slack == nil {
+	s, ok := approverbot.SectionOf[*Config](cfg, Name)
+	if !ok {
 		return nil, errors.New("slack: not configured (no slack section)")
 	}
-	sc := *cfg.Slack
+	sc := *s
 	if sc.BotToken == "" || sc.SigningSecret == "" {
 		return nil, errors.New("slack: bot_token and signing_secret are required")
 	}
@@ -120,7 +124,7 @@ func trimSlash(s string) string {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "slack" }
+func (c *Channel) Name() string { return Name }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
 // [InteractionsPath].

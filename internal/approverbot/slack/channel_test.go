@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack/slacktest"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -21,7 +22,7 @@ import (
 func newChannel(t *testing.T, apiURL, token string) *slack.Channel {
 	t.Helper()
 	cfg := testConfig(t, apiURL)
-	cfg.Slack.BotToken = token
+	cfg.Channels[slack.Name].(*slack.Config).BotToken = token
 	ch, err := slack.New(cfg, slack.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxRetryAfter: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +46,10 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		change func(*approverbot.Config)
 		want   string
 	}{
-		{"no slack section", func(c *approverbot.Config) { c.Slack = nil }, "not configured"},
-		{"no signing secret", func(c *approverbot.Config) { c.Slack.SigningSecret = "" }, "signing_secret"},
-		{"a team without a channel", func(c *approverbot.Config) { delete(c.Slack.Channels, "oncall") }, `team "oncall"`},
-		{"an API URL that is not http", func(c *approverbot.Config) { c.Slack.APIURL = "ftp://slack" }, "api_url"},
+		{"no slack section", func(c *approverbot.Config) { delete(c.Channels, slack.Name) }, "not configured"},
+		{"no signing secret", func(c *approverbot.Config) { c.Channels[slack.Name].(*slack.Config).SigningSecret = "" }, "signing_secret"},
+		{"a team without a channel", func(c *approverbot.Config) { delete(c.Channels[slack.Name].(*slack.Config).Channels, "oncall") }, `team "oncall"`},
+		{"an API URL that is not http", func(c *approverbot.Config) { c.Channels[slack.Name].(*slack.Config).APIURL = "ftp://slack" }, "api_url"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestAskStaysWithinBlockKitLimitsWhateverTheAgentSends(t *testing.T) {
 	if err := ch.Ask(context.Background(), q); err != nil {
 		t.Fatalf("Ask: %v (the fake applies Slack's documented limits)", err)
 	}
-	m := next(t, fake.Posted, "question")
+	m := channeltest.Next(t, fake.Posted, "question")
 	text := m.VisibleText()
 	for _, want := range []string{"more characters not shown", "and 485 more sub-commands", "and 290 more calls", "and 90 more"} {
 		if !strings.Contains(text, want) {
@@ -102,7 +103,7 @@ func TestAskStaysWithinBlockKitLimitsWhateverTheAgentSends(t *testing.T) {
 	if err := ch.Resolve(context.Background(), resolved); err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
-	if u := next(t, fake.Updated, "settled question"); u.TS != m.TS || len(u.Buttons()) != 0 {
+	if u := channeltest.Next(t, fake.Updated, "settled question"); u.TS != m.TS || len(u.Buttons()) != 0 {
 		t.Errorf("settled %s with buttons %v, want %s without", u.TS, actionIDs(u), m.TS)
 	}
 }
@@ -118,19 +119,19 @@ func TestAskAgainUpdatesTheSameMessageAndResolveForgetsIt(t *testing.T) {
 	if err := ch.Ask(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	m := next(t, fake.Posted, "question")
+	m := channeltest.Next(t, fake.Posted, "question")
 	q.ApprovalsSoFar = []string{"carol"}
 	if err := ch.Ask(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	u := next(t, fake.Updated, "updated question")
-	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 (carol)") {
+	u := channeltest.Next(t, fake.Updated, "updated question")
+	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 so far: carol") {
 		t.Errorf("update %s:\n%s", u.TS, u.VisibleText())
 	}
 	if err := ch.Resolve(ctx, messages.Resolved{RequestID: "r1", State: messages.StateExpired, Decision: messages.Decision{Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonTimeout}}); err != nil {
 		t.Fatal(err)
 	}
-	if u := next(t, fake.Updated, "settled question"); !strings.Contains(u.VisibleText(), "timed out") {
+	if u := channeltest.Next(t, fake.Updated, "settled question"); !strings.Contains(u.VisibleText(), "timed out") {
 		t.Errorf("settled:\n%s", u.VisibleText())
 	}
 	// A resolution for a question without a message changes nothing.
@@ -161,7 +162,7 @@ func TestAskWaitsOutARateLimit(t *testing.T) {
 	if n := fake.Calls("chat.postMessage"); n != 2 {
 		t.Errorf("chat.postMessage called %d times, want 2 (one limited, one retried)", n)
 	}
-	next(t, fake.Posted, "question")
+	channeltest.Next(t, fake.Posted, "question")
 }
 
 func TestAskFailsOnARateLimitLongerThanItWaits(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack/slacktest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
@@ -25,9 +26,9 @@ const (
 
 func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "make deploy")
+	pend, q := e.Ask(t, "r1", "make deploy")
 
-	m := next(t, e.slack.Posted, "question in Slack")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	if m.Channel != "CDEFAULT" {
 		t.Errorf("posted to %s, want the default team's channel CDEFAULT", m.Channel)
 	}
@@ -65,14 +66,14 @@ func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testi
 		t.Errorf("decision scope %s by %+v, want session by alice (Alice) via slack", d.Scope, d.DecidedBy)
 	}
 
-	r := next(t, e.slack.Responses, "answer to the clicking user")
+	r := channeltest.Next(t, e.slack.Responses, "answer to the clicking user")
 	if r.ResponseType != "ephemeral" || r.ReplaceOriginal {
 		t.Errorf("answer is %q (replace_original %v), want an ephemeral message beside the question", r.ResponseType, r.ReplaceOriginal)
 	}
 	if !strings.Contains(r.Text, "approved (session) by Alice via slack") {
 		t.Errorf("the clicking user is told %q", r.Text)
 	}
-	u := nextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
+	u := channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
 	if u.TS != m.TS || u.Channel != m.Channel {
 		t.Errorf("updated %s/%s, want the question's message %s/%s", u.Channel, u.TS, m.Channel, m.TS)
 	}
@@ -83,8 +84,8 @@ func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testi
 
 func TestSlackDenyAndStopRejectsHardAndEndsTheTurn(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make clean")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, _ := e.Ask(t, "r1", "make clean")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	if status, body := e.click(t, m, denyStop, bob); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
@@ -93,30 +94,16 @@ func TestSlackDenyAndStopRejectsHardAndEndsTheTurn(t *testing.T) {
 	if d.RejectMode != messages.RejectHard || d.DecidedBy.ID != "bob" {
 		t.Errorf("decision %s by %s, want reject_hard by bob", d.RejectMode, d.DecidedBy.ID)
 	}
-	u := nextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
+	u := channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
 	if got := u.VisibleText(); !strings.Contains(got, "denied and stopped by Bob via slack") {
 		t.Errorf("settled message:\n%s", got)
 	}
 }
 
-func TestSlackDenyRejectsSoftly(t *testing.T) {
-	e := start(t)
-	pend, _ := e.ask(t, "r1", "make clean")
-	m := next(t, e.slack.Posted, "question in Slack")
-	if status, body := e.click(t, m, deny, carol); status != http.StatusOK {
-		t.Fatalf("click: %d %s", status, body)
-	}
-	d := pend.Wait(t)
-	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-	if d.RejectMode != messages.RejectSoft {
-		t.Errorf("reject mode %s, want reject_soft", d.RejectMode)
-	}
-}
-
 func TestSlackRefusesForgedStaleAndUnsignedRequestsAndDecidesNothing(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 
 	// Every refused request would have rejected the call hard as alice.
 	body, err := e.slack.Click(m, denyStop, alice)
@@ -174,13 +161,13 @@ func TestSlackRefusesForgedStaleAndUnsignedRequestsAndDecidesNothing(t *testing.
 
 func TestSlackUnknownUserIsToldAndNothingIsSent(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 
 	if status, body := e.click(t, m, approve, nobody); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
-	r := next(t, e.slack.Responses, "answer to the unknown user")
+	r := channeltest.Next(t, e.slack.Responses, "answer to the unknown user")
 	if r.ResponseType != "ephemeral" || !strings.Contains(r.Text, "not a configured approver") || !strings.Contains(r.Text, "UNOBODY") {
 		t.Errorf("unknown user is told %q (%s)", r.Text, r.ResponseType)
 	}
@@ -195,15 +182,15 @@ func TestSlackUnknownUserIsToldAndNothingIsSent(t *testing.T) {
 
 func TestSlackClickOnAQuestionSettledElsewhereSaysWhoDecidedAndUpdatesTheMessage(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "make deploy")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, q := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 
 	// Carol answers on another device first.
-	if rep := e.device.Approve(q, "carol", messages.ScopeOnce); !rep.Applied {
+	if rep := e.Device.Approve(q, "carol", messages.ScopeOnce); !rep.Applied {
 		t.Fatalf("carol's approval not applied: %+v", rep)
 	}
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	u := nextFor(t, e.slack.Updated, "message settled by the resolution", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
+	u := channeltest.NextFor(t, e.slack.Updated, "message settled by the resolution", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
 	if got := u.VisibleText(); !strings.Contains(got, "approved (once) by carol via test") {
 		t.Errorf("settled message:\n%s", got)
 	}
@@ -212,23 +199,23 @@ func TestSlackClickOnAQuestionSettledElsewhereSaysWhoDecidedAndUpdatesTheMessage
 	if status, body := e.click(t, m, deny, alice); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
-	r := next(t, e.slack.Responses, "answer to the late click")
+	r := channeltest.Next(t, e.slack.Responses, "answer to the late click")
 	if !strings.Contains(r.Text, "Not applied: already decided by carol via test") {
 		t.Errorf("late click is told %q", r.Text)
 	}
-	u = nextFor(t, e.slack.Updated, "message updated after the late click", func(u slacktest.Message) bool { return u.TS == m.TS })
+	u = channeltest.NextFor(t, e.slack.Updated, "message updated after the late click", func(u slacktest.Message) bool { return u.TS == m.TS })
 	if len(u.Buttons()) != 0 || !strings.Contains(u.VisibleText(), "approved (once) by carol") {
 		t.Errorf("message after the late click has buttons %v:\n%s", actionIDs(u), u.VisibleText())
 	}
-	if rec, ok := e.device.ResolvedFor("r1"); !ok || rec.Decision.DecidedBy.ID != "carol" || rec.Decision.Outcome != messages.OutcomeAllow {
+	if rec, ok := e.Device.ResolvedFor("r1"); !ok || rec.Decision.DecidedBy.ID != "carol" || rec.Decision.Outcome != messages.OutcomeAllow {
 		t.Errorf("resolution %+v, want carol's approval to stand", rec)
 	}
 }
 
 func TestSlackQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "k1", "kubectl rollout restart deploy/api")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, _ := e.Ask(t, "k1", "kubectl rollout restart deploy/api")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	if m.Channel != "CONCALL" {
 		t.Fatalf("posted to %s, want the oncall team's channel", m.Channel)
 	}
@@ -240,18 +227,18 @@ func TestSlackQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	if status, body := e.click(t, m, approve, bob); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
-	if r := next(t, e.slack.Responses, "answer to bob"); !strings.Contains(r.Text, `Not applied: approver "bob" is not a member of team oncall`) {
+	if r := channeltest.Next(t, e.slack.Responses, "answer to bob"); !strings.Contains(r.Text, `Not applied: approver "bob" is not a member of team oncall`) {
 		t.Errorf("bob is told %q", r.Text)
 	}
 
 	if status, body := e.click(t, m, approve, carol); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
-	if r := next(t, e.slack.Responses, "answer to carol"); !strings.Contains(r.Text, "approval 1 of 2 counted") {
+	if r := channeltest.Next(t, e.slack.Responses, "answer to carol"); !strings.Contains(r.Text, "approval 1 of 2 counted") {
 		t.Errorf("carol is told %q", r.Text)
 	}
-	u := next(t, e.slack.Updated, "message with the count")
-	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 (carol)") || len(u.Buttons()) == 0 {
+	u := channeltest.Next(t, e.slack.Updated, "message with the count")
+	if u.TS != m.TS || !strings.Contains(u.VisibleText(), "Approvals: 1 of 2 so far: carol") || len(u.Buttons()) == 0 {
 		t.Errorf("message after one approval (buttons %v):\n%s", actionIDs(u), u.VisibleText())
 	}
 
@@ -263,7 +250,7 @@ func TestSlackQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	if d.DecidedBy.ID != "dave" {
 		t.Errorf("settled by %s, want dave's approval to complete the quorum", d.DecidedBy.ID)
 	}
-	u = nextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
+	u = channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
 	if u.TS != m.TS {
 		t.Errorf("settled a different message %s, want %s", u.TS, m.TS)
 	}
@@ -271,8 +258,8 @@ func TestSlackQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 
 func TestSlackGarbledInteractionsGetAClear400(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.slack.Posted, "question in Slack")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 
 	valid, err := e.slack.Click(m, approve, alice)
 	if err != nil {
@@ -337,13 +324,13 @@ func TestSlackCheckHealthCallsAuthTest(t *testing.T) {
 
 func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "git push origin main")
+	pend, q := e.Ask(t, "r1", "git push origin main")
 	if q.Always == nil || !slices.Equal(q.Always.Patterns, []string{"git push *"}) {
 		t.Fatalf("test setup: the broker offers Always %+v, want git push *", q.Always)
 	}
-	m := next(t, e.slack.Posted, "question in Slack")
+	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	b, ok := m.Button(always)
-	if !ok || !strings.Contains(b.Confirm, "git push *") || !strings.Contains(m.VisibleText(), "Always approves, for agent a1 now and later: git push *") {
+	if !ok || !strings.Contains(b.Confirm, "git push *") || !strings.Contains(m.VisibleText(), "Always approves bash(git push *) for agent a1, until revoked") {
 		t.Fatalf("Always button %+v does not say what it grants:\n%s", b, m.VisibleText())
 	}
 	if status, body := e.click(t, m, always, alice); status != http.StatusOK {
@@ -354,12 +341,12 @@ func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	if d.Scope != messages.ScopeAlwaysPrefix || !slices.Equal(d.GrantedPattern, []string{"git push *"}) {
 		t.Errorf("decision scope %s grants %v, want always_prefix git push *", d.Scope, d.GrantedPattern)
 	}
-	u := nextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
-	if !strings.Contains(u.VisibleText(), "approved (always_prefix) by Alice via slack; grants git push *") {
+	u := channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
+	if !strings.Contains(u.VisibleText(), "approved (always) by Alice via slack; grants git push *") {
 		t.Errorf("settled message:\n%s", u.VisibleText())
 	}
 	// The grant holds: the next push of the same agent is not asked.
-	d, err := e.agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
+	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
 	if err != nil {
 		t.Fatal(err)
 	}

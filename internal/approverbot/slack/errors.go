@@ -2,7 +2,6 @@ package slack
 
 import (
 	"errors"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -41,14 +40,4 @@ func (e *APIError) Error() string {
 		s += ": " + strings.Join(e.Details, "; ")
 	}
 	return s
-}
-
-// stripURL drops the URL from an HTTP client error: some URLs are
-// credentials (a response_url is one for 30 minutes).
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

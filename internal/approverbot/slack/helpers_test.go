@@ -3,20 +3,16 @@ package slack_test
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack"
 	"github.com/signoff-dev/signoff/internal/approverbot/slack/slacktest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
-	"github.com/signoff-dev/signoff/pkg/client"
-	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 const (
@@ -65,10 +61,7 @@ type env struct {
 	bot  *httptest.Server
 	logs *brokertest.LogBuffer
 
-	device *brokertest.Approver
-	agent  *client.Client
-	once   sync.Once
-	runBot func()
+	*channeltest.Bot
 }
 
 func start(t *testing.T) *env {
@@ -77,8 +70,7 @@ func start(t *testing.T) *env {
 	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
 	t.Cleanup(fake.Close)
 	cfg := testConfig(t, fake.APIURL())
-	logs := &brokertest.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log, logs := channeltest.Logger()
 	ch, err := slack.New(cfg, slack.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -87,36 +79,8 @@ func start(t *testing.T) *env {
 	ch.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	bot, err := approverbot.New(cfg, p.NATS.Connect(t), []approverbot.Channel{ch}, approverbot.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{plane: p, slack: fake, ch: ch, bot: srv, logs: logs}
-	e.device = p.Approver("default", "oncall")
-	e.agent = p.Agent("s1", "a1")
-	e.runBot = func() {
-		t.Cleanup(func() { // after the bot stopped
-			if s := logs.String(); strings.Contains(s, testToken) || strings.Contains(s, testSecret) {
-				t.Errorf("a secret appears in the logs:\n%s", s)
-			}
-		})
-		brokertest.Run(t, "bot.Run", bot.Run)
-	}
+	e := &env{plane: p, slack: fake, ch: ch, bot: srv, logs: logs, Bot: channeltest.NewBot(t, p, cfg, ch, log, logs, testToken, testSecret)}
 	return e
-}
-
-// ask has the agent ask about a bash command, waits until the question is
-// pending (a device of both teams saw it), then starts the bot if it is not
-// running yet. (The bot once cleared a question published while its
-// start-up replay was in flight; bot.go keeps such questions now, and
-// starting the bot after the question exists keeps these tests independent
-// of start-up timing.)
-func (e *env) ask(t *testing.T, id, command string) (*brokertest.Pending, messages.ApprovalNeeded) {
-	t.Helper()
-	pend := brokertest.Ask(t.Context(), e.agent, id, "bash", brokertest.Bash(command))
-	q := e.device.NextAsk(id)
-	e.once.Do(e.runBot)
-	return pend, q
 }
 
 // post sends body to the interactions endpoint with header and returns the
@@ -155,35 +119,6 @@ func (e *env) click(t *testing.T, m slacktest.Message, actionID string, u slackt
 		t.Fatal(err)
 	}
 	return e.post(t, body, slacktest.Sign(testSecret, time.Now(), body))
-}
-
-// next waits for the next value on c.
-func next[T any](t *testing.T, c <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s within 10 s", what)
-	}
-	var zero T
-	return zero
-}
-
-// nextFor waits for the next value on c that matches.
-func nextFor[T any](t *testing.T, c <-chan T, what string, match func(T) bool) T {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case v := <-c:
-			if match(v) {
-				return v
-			}
-		case <-deadline:
-			t.Fatalf("no %s within 10 s", what)
-		}
-	}
 }
 
 func actionIDs(m slacktest.Message) []string {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -18,9 +17,6 @@ import (
 // maxInteractionBytes bounds an interaction request. A block_actions
 // payload embeds the whole message, which Slack bounds well below this.
 const maxInteractionBytes = 1 << 20
-
-// respondTimeout bounds one click's round trip to the brokers.
-const respondTimeout = 30 * time.Second
 
 // click is a verified button click, queued for a worker.
 type click struct {
@@ -119,10 +115,8 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
-	switch a.ActionID {
-	case actionApprove, actionSession, actionAlways, actionDeny, actionDenyStop:
-	default:
-		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", clip(a.ActionID, 64))
+	if _, ok := choiceOf[a.ActionID]; !ok {
+		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
@@ -142,46 +136,23 @@ func parseInteraction(body []byte) (click, error) {
 // sends the answer and tells the user what came of it.
 func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k click) {
 	log := c.log.With("request_id", k.requestID, "slack_user", k.user, "action", k.action)
-	appr, ok := r.Approver("slack", k.user)
+	appr, ok := r.Approver(Name, k.user)
 	if !ok {
 		log.Warn("click from a Slack user that is not a configured approver")
 		c.tell(ctx, k, "You are not a configured approver (Slack user "+k.user+"): nothing was sent. "+
 			"Ask an admin to map your Slack user to an approver in the bot's config.")
 		return
 	}
-	ans := approverbot.Answer{RequestID: k.requestID, Approver: appr.ID, Channel: "slack", Device: "slack user " + k.user}
-	switch k.action {
-	case actionApprove:
-		ans.Approved, ans.Scope = true, messages.ScopeOnce
-	case actionSession:
-		ans.Approved, ans.Scope = true, messages.ScopeSession
-	case actionAlways:
-		ans.Approved, ans.Scope = true, messages.ScopeAlways
-		if q, ok := r.Lookup(k.requestID); ok && q.Always != nil && q.Always.Scope != "" {
-			ans.Scope = q.Always.Scope
-		}
-	case actionDeny:
-		ans.RejectMode = messages.RejectSoft
-	case actionDenyStop:
-		ans.RejectMode = messages.RejectHard
+	q, ok := r.Lookup(k.requestID)
+	if !ok {
+		q.Request.RequestID = k.requestID
 	}
-	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
-	rep, err := r.Respond(rctx, ans)
-	cancel()
-	if err != nil {
-		log.Warn("answer not sent", "err", err)
-		c.tell(ctx, k, approverbot.NotSentText(err))
-		return
-	}
-	log.Info("answer sent", "approver", appr.ID, "applied", rep.Applied, "state", rep.State)
-	c.tell(ctx, k, approverbot.ReplyText(rep))
-	if !rep.Applied && rep.Decision != nil && rep.State.Final() && k.channel != "" && k.ts != "" {
+	o := approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	c.tell(ctx, k, o.Text)
+	if o.Settled != nil && k.channel != "" && k.ts != "" {
 		// Settled elsewhere: make sure this message shows it, even if the
 		// resolution never reached this bot.
-		q, _ := r.Lookup(k.requestID)
-		q.Request.RequestID = k.requestID
-		res := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: k.requestID, Team: q.Team, State: rep.State, Decision: *rep.Decision}
-		if err := c.showSettled(ctx, k.channel, k.ts, q, res); err != nil {
+		if err := c.showSettled(ctx, k.channel, k.ts, q, *o.Settled); err != nil {
 			log.Warn("could not update the settled question's message", "err", err)
 		}
 	}

@@ -1,13 +1,10 @@
 package slack
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -23,6 +20,27 @@ const (
 	actionDenyStop = "signoff_deny_stop"
 )
 
+// buttons are the question's buttons, in order: the choice each stands for.
+var buttons = []struct {
+	choice       approverbot.Choice
+	action, text string
+}{
+	{approverbot.ChoiceOnce, actionApprove, "Approve"},
+	{approverbot.ChoiceSession, actionSession, "Approve for session"},
+	{approverbot.ChoiceAlways, actionAlways, "Always approve"},
+	{approverbot.ChoiceReject, actionDeny, "Deny"},
+	{approverbot.ChoiceRejectStop, actionDenyStop, "Deny & stop"},
+}
+
+// choiceOf maps a button's action id to the choice it stands for.
+var choiceOf = func() map[string]approverbot.Choice {
+	m := map[string]approverbot.Choice{}
+	for _, b := range buttons {
+		m[b.action] = b.choice
+	}
+	return m
+}()
+
 // Bounds of the dynamic parts of a message, in characters: a question fits
 // Slack's limits whatever the agent sends.
 const (
@@ -33,7 +51,6 @@ const (
 	maxBatchItems    = 10
 	maxBatchArgChars = 200
 	maxPatterns      = 10
-	maxPatternChars  = 200
 )
 
 // escapeMrkdwn escapes the three characters Slack's mrkdwn parser treats as
@@ -43,120 +60,19 @@ func escapeMrkdwn(s string) string { return escapeMrkdwnr.Replace(s) }
 
 var escapeMrkdwnr = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
+// limits bound a question's parts to fit Slack's block limits.
+var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Command: maxCommandChars,
+	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns}
+
 // clip shortens s to at most n characters, marking the cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-1 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
-}
-
-// clipNote shortens s to n characters and says how much was left out.
-func clipNote(s string, n int) string {
-	total := utf8.RuneCountInString(s)
-	if total <= n {
-		return s
-	}
-	return clip(s, n) + "\n(" + strconv.Itoa(total-n+1) + " more characters not shown)"
-}
-
-// splitArgs renders a call's arguments for people. A shell tool's
-// "command" string comes out as it is (newlines included), the rest as
-// indented JSON. Arguments are decoded first, as the policy decoded them:
-// with duplicate keys the last one wins in what is shown too, and
-// '<', '>' and '&' are not hidden behind \u escapes.
-func splitArgs(raw json.RawMessage, limit int) (command, rest string) {
-	if len(raw) == 0 {
-		return "", ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return "", clipNote(string(raw), limit)
-	}
-	if c, ok := m["command"].(string); ok {
-		command = clipNote(c, limit)
-		delete(m, "command")
-	}
-	if len(m) == 0 {
-		return command, ""
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(m); err != nil {
-		return command, clipNote(string(raw), limit)
-	}
-	return command, clipNote(strings.TrimSuffix(buf.String(), "\n"), limit)
-}
-
-// compactArgs renders a JSON object on one line, bounded.
-func compactArgs(raw json.RawMessage, limit int) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return clip(approverbot.OneLine(string(raw)), limit)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return clip(approverbot.OneLine(string(raw)), limit)
-	}
-	return clip(strings.TrimSuffix(buf.String(), "\n"), limit)
-}
-
-// verdictMark is the symbol shown before a sub-command's verdict.
-func verdictMark(action string) string {
-	switch action {
-	case "allow":
-		return "✓ allow"
-	case "deny":
-		return "✗ deny"
-	case "ask":
-		return "? ask"
-	}
-	return action
-}
+func clip(s string, n int) string { return approverbot.Clip(s, n) }
 
 // alwaysGrants says in words what an Always answer would grant.
-func alwaysGrants(q approverbot.Question) string {
-	a := q.Always
-	if a == nil {
+func alwaysGrants(v approverbot.View) string {
+	if !v.Always.Offered {
 		return ""
 	}
-	who := "agent " + q.Request.AgentID
-	if len(a.Patterns) == 0 {
-		tool := a.Tool
-		if tool == "" {
-			tool = q.Request.Tool
-		}
-		return "Always approves every " + tool + " call of " + who + ", now and later"
-	}
-	ps := a.Patterns
-	more := ""
-	if len(ps) > maxPatterns {
-		more = fmt.Sprintf(" and %d more", len(ps)-maxPatterns)
-		ps = ps[:maxPatterns]
-	}
-	clipped := make([]string, len(ps))
-	for i, p := range ps {
-		clipped[i] = clip(approverbot.OneLine(p), maxPatternChars)
-	}
-	return "Always approves, for " + who + " now and later: " + strings.Join(clipped, ", ") + more
+	return "Always approves " + v.Always.Grants
 }
 
 // slackDate renders t with Slack's date formatting, shown in each reader's
@@ -176,45 +92,42 @@ func roundLeft(d time.Duration) string {
 
 // questionBlocks renders an open question with its buttons.
 func questionBlocks(q approverbot.Question, now time.Time) []any {
-	blocks := detailBlocks(q)
+	v := approverbot.Present(q, limits)
+	blocks := detailBlocks(v)
 	ctx := []*textObject{}
-	if !q.ExpiresAt.IsZero() {
-		ctx = append(ctx, mrkdwn("⏳ Expires "+slackDate(q.ExpiresAt)+" ("+roundLeft(q.ExpiresAt.Sub(now))+" left when posted)"))
+	if !v.ExpiresAt.IsZero() {
+		ctx = append(ctx, mrkdwn("⏳ Expires "+slackDate(v.ExpiresAt)+" ("+v.TimeLeft(now)+" when posted)"))
 	}
-	if need := q.Approvals(); need > 1 {
-		s := fmt.Sprintf("👥 Approvals: %d of %d", len(q.ApprovalsSoFar), need)
-		if len(q.ApprovalsSoFar) > 0 {
-			s += " (" + strings.Join(q.ApprovalsSoFar, ", ") + ")"
-		}
-		ctx = append(ctx, plain(s))
+	if v.Required > 1 {
+		ctx = append(ctx, plain(clip("👥 Approvals: "+v.Approvals(), maxSectionText)))
 	}
 	if len(ctx) > 0 {
 		blocks = append(blocks, contextBlock{Type: "context", Elements: ctx})
 	}
-	if grants := alwaysGrants(q); grants != "" {
+	if grants := alwaysGrants(v); grants != "" {
 		blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip("♾ "+grants, maxSectionText))}})
 	}
-	id := q.Request.RequestID
-	buttons := []button{
-		{Type: "button", Text: plain("Approve"), ActionID: actionApprove, Value: id, Style: "primary"},
-		{Type: "button", Text: plain("Approve for session"), ActionID: actionSession, Value: id},
+	id := v.RequestID
+	var row []button
+	for _, bt := range buttons {
+		b := button{Type: "button", Text: plain(bt.text), ActionID: bt.action, Value: id}
+		switch bt.choice {
+		case approverbot.ChoiceOnce:
+			b.Style = "primary"
+		case approverbot.ChoiceAlways:
+			if !v.Always.Offered {
+				continue
+			}
+			b.Confirm = &confirmDialog{Title: plain("Always approve?"), Text: plain(clip(alwaysGrants(v)+".", maxConfirmText)),
+				Confirm: plain("Always approve"), Deny: plain("Cancel")}
+		case approverbot.ChoiceRejectStop:
+			b.Style = "danger"
+		}
+		row = append(row, b)
 	}
-	if q.Always != nil {
-		buttons = append(buttons, button{Type: "button", Text: plain("Always approve"), ActionID: actionAlways, Value: id,
-			Confirm: &confirmDialog{
-				Title:   plain("Always approve?"),
-				Text:    plain(clip(alwaysGrants(q)+".", maxConfirmText)),
-				Confirm: plain("Always approve"),
-				Deny:    plain("Cancel"),
-			}})
-	}
-	buttons = append(buttons,
-		button{Type: "button", Text: plain("Deny"), ActionID: actionDeny, Value: id},
-		button{Type: "button", Text: plain("Deny & stop"), ActionID: actionDenyStop, Value: id, Style: "danger"},
-	)
 	// A new block_id per rendering: Slack asks for a fresh one whenever a
 	// message is updated.
-	blocks = append(blocks, actionsBlock{Type: "actions", BlockID: "signoff-" + strconv.Itoa(len(q.ApprovalsSoFar)), Elements: buttons})
+	blocks = append(blocks, actionsBlock{Type: "actions", BlockID: "signoff-" + strconv.Itoa(len(q.ApprovalsSoFar)), Elements: row})
 	return blocks
 }
 
@@ -224,7 +137,7 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 func settledBlocks(q approverbot.Question, r messages.Resolved) []any {
 	var blocks []any
 	if q.Request.Tool != "" {
-		blocks = detailBlocks(q)
+		blocks = detailBlocks(approverbot.Present(q, limits))
 	}
 	blocks = append(blocks, sectionBlock{Type: "section", Text: mrkdwn("*" + escapeMrkdwn(clip(approverbot.OutcomeLine(r), maxSectionText-2)) + "*")})
 	var ctx []*textObject
@@ -243,42 +156,39 @@ func settledBlocks(q approverbot.Question, r messages.Resolved) []any {
 // detailBlocks renders what a question is about: tool, arguments, the
 // parsed sub-commands with their verdicts, why it asks and what the batch
 // does next. Everything the agent controls is in rich text or plain text.
-func detailBlocks(q approverbot.Question) []any {
-	req := q.Request
+func detailBlocks(v approverbot.View) []any {
 	blocks := []any{
-		headerBlock{Type: "header", Text: plain(clip("Approval needed: "+req.Tool, maxHeaderText))},
+		headerBlock{Type: "header", Text: plain(clip("Approval needed: "+v.Tool, maxHeaderText))},
 	}
-	meta := "team " + q.Team
-	if q.Risk.Tier != "" {
-		meta += " · tier " + q.Risk.Tier
+	meta := "team " + v.Team
+	if v.Tier != "" {
+		meta += " · tier " + v.Tier
 	}
-	meta += " · session " + req.SessionID + " · agent " + req.AgentID
-	if req.AgentType != "" {
-		meta += " (" + req.AgentType + ")"
+	meta += " · session " + v.SessionID + " · agent " + v.AgentID
+	if v.AgentType != "" {
+		meta += " (" + v.AgentType + ")"
 	}
-	if req.RequestedBy != "" {
-		meta += " · for " + req.RequestedBy
+	if v.Requester != "" {
+		meta += " · for " + v.Requester
 	}
-	meta += " · request " + req.RequestID
+	meta += " · request " + v.RequestID
 	blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip(meta, maxSectionText))}})
 
 	var rich []any
-	command, args := splitArgs(req.Arguments, maxArgsChars)
-	if command != "" {
-		rich = append(rich, rsection(rbold("Command")), rpre(command))
+	if v.Command != "" {
+		rich = append(rich, rsection(rbold("Command")), rpre(v.Command))
 	}
-	if args != "" {
-		rich = append(rich, rsection(rbold("Arguments")), rpre(args))
+	if v.Args != "" {
+		rich = append(rich, rsection(rbold("Arguments")), rpre(v.Args))
 	}
-	if subs := q.Risk.Subcommands; len(subs) > 0 {
-		shown := subs[:min(len(subs), maxSubcommands)]
-		items := make([]richContainer, 0, len(shown))
-		for _, v := range shown {
-			items = append(items, subcommandItem(v))
+	if len(v.Subcommands) > 0 {
+		items := make([]richContainer, 0, len(v.Subcommands))
+		for _, s := range v.Subcommands {
+			items = append(items, subcommandItem(s))
 		}
 		rich = append(rich, rsection(rbold("Sub-commands")), rlist("bullet", items...))
-		if len(subs) > len(shown) {
-			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more sub-commands", len(subs)-len(shown)))))
+		if v.MoreSubcommands > 0 {
+			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more sub-commands", v.MoreSubcommands))))
 		}
 	}
 	if len(rich) > 0 {
@@ -286,63 +196,44 @@ func detailBlocks(q approverbot.Question) []any {
 	}
 
 	var why []string
-	if d := req.Description; d != "" {
-		why = append(why, "*Agent's description:* "+escapeMrkdwn(clip(approverbot.OneLine(d), maxProseChars)))
+	if v.Description != "" {
+		why = append(why, "*Agent's description:* "+escapeMrkdwn(v.Description))
 	}
-	if r := q.Risk.Reason; r != "" {
-		why = append(why, "*Why it asks:* "+escapeMrkdwn(clip(approverbot.OneLine(r), maxProseChars)))
+	if v.Why != "" {
+		why = append(why, "*Why it asks:* "+escapeMrkdwn(v.Why))
 	}
-	if s := q.Risk.SafetyOverride; s != "" {
-		why = append(why, "⚠️ *Safety override:* "+escapeMrkdwn(clip(approverbot.OneLine(s), maxProseChars)))
+	if v.SafetyOverride != "" {
+		why = append(why, "⚠️ *Safety override:* "+escapeMrkdwn(v.SafetyOverride))
 	}
-	if r := q.Risk.Rule; r != "" {
-		why = append(why, "*Rule:* "+escapeMrkdwn(clip(approverbot.OneLine(r), maxCommandChars)))
+	if v.Rule != "" {
+		why = append(why, "*Rule:* "+escapeMrkdwn(v.Rule))
 	}
 	if len(why) > 0 {
 		blocks = append(blocks, sectionBlock{Type: "section", Text: mrkdwn(clip(strings.Join(why, "\n"), maxSectionText))})
 	}
 
-	batch := q.BatchRemaining
-	if len(batch) == 0 {
-		batch = req.BatchRemaining
-	}
-	if len(batch) > 0 {
-		shown := batch[:min(len(batch), maxBatchItems)]
-		items := make([]richContainer, 0, len(shown))
-		for _, it := range shown {
-			el := []any{rcode(clip(it.Tool, maxCommandChars))}
-			if a := compactArgs(it.Arguments, maxBatchArgChars); a != "" {
-				el = append(el, rtext(" "), rcode(a))
+	if len(v.Batch) > 0 {
+		items := make([]richContainer, 0, len(v.Batch))
+		for _, it := range v.Batch {
+			el := []any{rcode(it.Tool)}
+			if it.Args != "" {
+				el = append(el, rtext(" "), rcode(it.Args))
 			}
 			items = append(items, rsection(el...))
 		}
 		rich := []any{rsection(rbold("Then the batch runs")), rlist("ordered", items...)}
-		if len(batch) > len(shown) {
-			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more calls", len(batch)-len(shown)))))
+		if v.MoreBatch > 0 {
+			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more calls", v.MoreBatch))))
 		}
 		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: rich})
 	}
 	return blocks
 }
 
-func subcommandItem(v messages.Verdict) richContainer {
-	cmd := v.Command
-	if cmd == "" {
-		cmd = strings.Join(v.Words, " ")
-	}
-	if v.Kind == "redirect" {
-		cmd = "write to " + cmd
-	}
-	el := []any{rcode(clip(approverbot.OneLine(cmd), maxCommandChars)), rtext(" — "), rbold(verdictMark(v.Action))}
-	var why []string
-	if v.Rule != "" {
-		why = append(why, "rule "+v.Rule)
-	}
-	if v.Reason != "" {
-		why = append(why, v.Reason)
-	}
-	if len(why) > 0 {
-		el = append(el, rtext(" ("+clip(approverbot.OneLine(strings.Join(why, ": ")), maxCommandChars)+")"))
+func subcommandItem(s approverbot.SubcommandView) richContainer {
+	el := []any{rcode(s.Command), rtext(" — "), rbold(s.Mark)}
+	if why := s.Explain(); why != "" {
+		el = append(el, rtext(" ("+clip(why, maxCommandChars)+")"))
 	}
 	return rsection(el...)
 }
@@ -351,7 +242,7 @@ func subcommandItem(v messages.Verdict) richContainer {
 // by clients that cannot render blocks.
 func fallbackText(q approverbot.Question) string {
 	s := "Approval needed: " + q.Request.Tool
-	if a := compactArgs(q.Request.Arguments, 200); a != "" {
+	if a := approverbot.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
 		s += " " + a
 	}
 	s += " (team " + q.Team + ")"

@@ -133,7 +133,7 @@ func TestQuestionBlocksShowEveryDetailAndNothingTheAgentSendsCanPingOrLink(t *te
 		}
 	}
 	for _, want := range []string{"Approval needed: bash", "team default", "tier exec", "session s1", "agent a1", "request r1",
-		"Approvals: 1 of 2 (carol)", "Always approves, for agent a1 now and later: curl *, echo *", "Expires <!date^1700000300^", "5m0s left"} {
+		"Approvals: 1 of 2 so far: carol", "Always approves bash(curl *), bash(echo *) for agent a1, until revoked", "Expires <!date^1700000300^", "5m0s left"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("question does not show %q:\n%s", want, all)
 		}
@@ -180,7 +180,7 @@ func TestQuestionButtonsOfferAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 				if b.Value != "r1" {
 					t.Errorf("button %s carries %q", b.ActionID, b.Value)
 				}
-				if b.ActionID == actionAlways && (b.Confirm == nil || !strings.Contains(b.Confirm.Text.Text, "curl *, echo *")) {
+				if b.ActionID == actionAlways && (b.Confirm == nil || !strings.Contains(b.Confirm.Text.Text, "bash(curl *), bash(echo *)")) {
 					t.Errorf("Always does not confirm what it grants: %+v", b.Confirm)
 				}
 			}
@@ -198,7 +198,7 @@ func TestAlwaysForANonShellToolGrantsTheWholeTool(t *testing.T) {
 	q := hostileQuestion()
 	q.Request.Tool = "write"
 	q.Always = &messages.AlwaysGrant{Scope: messages.ScopeAlways, Tool: "write"}
-	if got := alwaysGrants(q); got != "Always approves every write call of agent a1, now and later" {
+	if got := alwaysGrants(approverbot.Present(q, limits)); got != "Always approves every write call for agent a1, until revoked" {
 		t.Errorf("alwaysGrants = %q", got)
 	}
 }
@@ -239,7 +239,7 @@ func TestOutcomeLine(t *testing.T) {
 			"✓ approved (session) by Alice via web"},
 		{"an always approval names what it grants",
 			messages.Resolved{State: messages.StateApproved, Decision: messages.Decision{Outcome: messages.OutcomeAllow, ReasonCode: messages.ReasonApproved, Scope: messages.ScopeAlwaysPrefix, GrantedPattern: []string{"git push *"}, DecidedBy: alice}},
-			"✓ approved (always_prefix) by Alice via web; grants git push *"},
+			"✓ approved (always) by Alice via web; grants git push *"},
 		{"a soft rejection lets the agent go on",
 			messages.Resolved{State: messages.StateRejected, Decision: messages.Decision{Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectSoft, DecidedBy: alice}},
 			"✗ denied by Alice via web (the agent may continue)"},
@@ -257,7 +257,7 @@ func TestOutcomeLine(t *testing.T) {
 			"✗ denied: the session was stopped when bob rejected bash"},
 		{"a cascade allow gives the grant",
 			messages.Resolved{State: messages.StateApproved, Decision: messages.Decision{Outcome: messages.OutcomeAllow, ReasonCode: messages.ReasonCascade, Reason: "allowed by the grant that approved r0 (alice)"}},
-			"✓ allowed: allowed by the grant that approved r0 (alice)"},
+			"✓ allowed: covered by a grant given on another question"},
 		{"a resolution missed while disconnected",
 			messages.Resolved{Decision: messages.Decision{Reason: "settled while this bot was disconnected"}},
 			"settled elsewhere: settled while this bot was disconnected"},
@@ -291,28 +291,6 @@ func TestReplyTextTellsTheClickingUserWhatHappened(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := approverbot.ReplyText(c.rep); got != c.want {
 				t.Errorf("replyText = %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
-func TestSplitArgsShowsWhatThePolicyJudged(t *testing.T) {
-	cases := []struct {
-		name, raw     string
-		command, rest string
-	}{
-		{"a shell command comes out as it is", `{"command":"echo \u003cb\u003e \u0026\u0026 ls\nrm x"}`, "echo <b> && ls\nrm x", ""},
-		{"other arguments stay JSON, keys sorted", `{"path":"/etc/hosts","content":"127.0.0.1 x"}`, "", "{\n  \"content\": \"127.0.0.1 x\",\n  \"path\": \"/etc/hosts\"\n}"},
-		{"a repeated key shows its last value, as the policy read it", `{"command":"ls","command":"rm -rf /"}`, "rm -rf /", ""},
-		{"a command that is not a string stays in the JSON", `{"command":["rm","-rf"]}`, "", "{\n  \"command\": [\n    \"rm\",\n    \"-rf\"\n  ]\n}"},
-		{"numbers keep their digits", `{"n":12345678901234567890}`, "", "{\n  \"n\": 12345678901234567890\n}"},
-		{"no arguments show nothing", ``, "", ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			command, rest := splitArgs(json.RawMessage(c.raw), 1000)
-			if command != c.command || rest != c.rest {
-				t.Errorf("splitArgs = %q, %q; want %q, %q", command, rest, c.command, c.rest)
 			}
 		})
 	}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
 )
 
 // maxResponseBytes bounds what the channel reads from the Bot API (a
@@ -145,7 +145,7 @@ func (a *api) call(ctx context.Context, method string, params, out any) error {
 		}
 		if e.Code == http.StatusTooManyRequests && attempt < a.rateRetries && e.RetryAfter <= a.maxRetryAfter {
 			wait := max(e.RetryAfter, time.Second)
-			if err := sleep(ctx, wait); err != nil {
+			if err := approverbot.Sleep(ctx, wait); err != nil {
 				return fmt.Errorf("telegram %s: rate limited: %w", method, err)
 			}
 			continue
@@ -164,12 +164,12 @@ func (a *api) post(ctx context.Context, method string, body []byte) (envelope, i
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return envelope{}, 0, fmt.Errorf("telegram %s: %w", method, stripURL(err))
+		return envelope{}, 0, fmt.Errorf("telegram %s: %w", method, approverbot.StripURL(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return envelope{}, resp.StatusCode, fmt.Errorf("telegram %s: read response: %w", method, stripURL(err))
+		return envelope{}, resp.StatusCode, fmt.Errorf("telegram %s: read response: %w", method, approverbot.StripURL(err))
 	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
@@ -178,25 +178,4 @@ func (a *api) post(ctx context.Context, method string, body []byte) (envelope, i
 			Description: fmt.Sprintf("HTTP %d with a body that is not a Bot API answer", resp.StatusCode)}
 	}
 	return env, resp.StatusCode, nil
-}
-
-// stripURL drops the URL (which holds the token) from an HTTP client
-// error.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -5,14 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
-	"github.com/signoff-dev/signoff/pkg/messages"
 )
-
-// respondTimeout bounds one tap's round trip to the brokers.
-const respondTimeout = 30 * time.Second
 
 // errGarbled is callback data this bot did not make.
 var errGarbled = errors.New("not a Signoff button")
@@ -22,11 +17,10 @@ func parseData(data string) (byte, string, error) {
 	if len(data) < 3 || data[1] != ':' {
 		return 0, "", errGarbled
 	}
-	switch data[0] {
-	case tapApprove, tapSession, tapAlways, tapDeny, tapDenyStop:
-		return data[0], data[2:], nil
+	if _, ok := choiceOf[data[0]]; !ok {
+		return 0, "", errGarbled
 	}
-	return 0, "", errGarbled
+	return data[0], data[2:], nil
 }
 
 // handleTap answers one callback query: it maps the Telegram user to an
@@ -61,44 +55,19 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 		c.answer(ctx, cq.ID, "This button does not belong to this chat: nothing was sent.", true)
 		return
 	}
-	appr, ok := r.Approver("telegram", strconv.FormatInt(cq.From.ID, 10))
+	appr, ok := r.Approver(Name, strconv.FormatInt(cq.From.ID, 10))
 	if !ok {
 		log.Warn("tap from a Telegram user that is not a configured approver")
 		c.answer(ctx, cq.ID, fmt.Sprintf("You are not a configured approver (Telegram user %d): nothing was sent.", cq.From.ID), true)
 		return
 	}
-	ans := approverbot.Answer{RequestID: id, Approver: appr.ID, Channel: "telegram", Device: "telegram user " + strconv.FormatInt(cq.From.ID, 10)}
-	switch action {
-	case tapApprove:
-		ans.Approved, ans.Scope = true, messages.ScopeOnce
-	case tapSession:
-		ans.Approved, ans.Scope = true, messages.ScopeSession
-	case tapAlways:
-		ans.Approved, ans.Scope = true, messages.ScopeAlways
-		if q.Always != nil && q.Always.Scope != "" {
-			ans.Scope = q.Always.Scope
-		}
-	case tapDeny:
-		ans.RejectMode = messages.RejectSoft
-	case tapDenyStop:
-		ans.RejectMode = messages.RejectHard
-	}
-	rctx, cancel := context.WithTimeout(ctx, respondTimeout)
-	rep, err := r.Respond(rctx, ans)
-	cancel()
-	if err != nil {
-		log.Warn("answer not sent", "err", err)
-		c.answer(ctx, cq.ID, approverbot.NotSentText(err), true)
-		return
-	}
-	log.Info("answer sent", "approver", appr.ID, "applied", rep.Applied, "state", rep.State)
-	c.answer(ctx, cq.ID, approverbot.ReplyText(rep), !rep.Applied)
-	if !rep.Applied && rep.Decision != nil && rep.State.Final() && cq.Message != nil {
+	o := approverbot.Submit(ctx, r, log, q, choiceOf[action], appr.ID, Name, "telegram user "+strconv.FormatInt(cq.From.ID, 10), "")
+	c.answer(ctx, cq.ID, o.Text, !o.Applied)
+	if o.Settled != nil && cq.Message != nil {
 		// Settled elsewhere: make sure this message shows it, even if the
 		// resolution never reached this bot.
-		res := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: id, Team: q.Team, State: rep.State, Decision: *rep.Decision}
 		ectx, cancel := context.WithTimeout(ctx, callTimeout)
-		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, res)
+		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, *o.Settled)
 		cancel()
 		if err != nil {
 			log.Warn("could not update the settled question's message", "err", err)

@@ -18,6 +18,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "telegram"
+
 // callTimeout bounds one Bot API call other than the long poll.
 const callTimeout = 30 * time.Second
 
@@ -43,7 +46,7 @@ type Options struct {
 // Channel is the Telegram channel. Create it with [New]; it implements
 // [approverbot.Channel].
 type Channel struct {
-	cfg     approverbot.TelegramConfig
+	cfg     Config
 	api     *api
 	log     *slog.Logger
 	now     func() time.Time
@@ -75,10 +78,11 @@ var _ approverbot.Channel = (*Channel)(nil)
 
 // New returns the Telegram channel of cfg (cfg.Telegram must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	if cfg == nil || cfg.Telegram == nil {
+	s, ok := approverbot.SectionOf[*Config](cfg, Name)
+	if !ok {
 		return nil, errors.New("telegram: not configured (no telegram section)")
 	}
-	tc := *cfg.Telegram
+	tc := *s
 	if tc.Token == "" {
 		return nil, errors.New("telegram: token is required")
 	}
@@ -138,7 +142,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "telegram" }
+func (c *Channel) Name() string { return Name }
 
 // CheckHealth implements [approverbot.Channel] with getMe: the token is
 // valid and the Bot API is reachable.
@@ -186,7 +190,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			failures++
 			wait := c.backoff(err, failures)
 			c.log.Warn("getUpdates failed; polling again later", "err", err, "retry_in", wait)
-			if sleep(ctx, wait) != nil {
+			if approverbot.Sleep(ctx, wait) != nil {
 				break
 			}
 			continue
@@ -245,7 +249,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	c.prune()
 	s := c.entry(q, chatID)
 	html := renderQuestion(q, c.now())
-	kb := keyboard(s.short, q.Always != nil)
+	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
 		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
@@ -311,6 +315,12 @@ const (
 	tapDeny     = 'd'
 	tapDenyStop = 'x'
 )
+
+// choiceOf maps a callback data action to the choice it stands for.
+var choiceOf = map[byte]approverbot.Choice{
+	tapApprove: approverbot.ChoiceOnce, tapSession: approverbot.ChoiceSession, tapAlways: approverbot.ChoiceAlways,
+	tapDeny: approverbot.ChoiceReject, tapDenyStop: approverbot.ChoiceRejectStop,
+}
 
 // keyboard is a question's inline keyboard; the Always button only when
 // the question offers it.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/telegram"
 	"github.com/signoff-dev/signoff/internal/approverbot/telegram/telegramtest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
@@ -26,9 +27,9 @@ const (
 
 func TestTelegramQuestionIsSentAndATapOnApproveReachesTheAgent(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "make deploy")
+	pend, q := e.Ask(t, "r1", "make deploy")
 
-	m := next(t, e.tg.Sent, "question in Telegram")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
 	if m.ChatID != defaultChat || m.ParseMode != "HTML" {
 		t.Errorf("sent to chat %d in %q, want the default team's chat in HTML", m.ChatID, m.ParseMode)
 	}
@@ -66,7 +67,7 @@ func TestTelegramQuestionIsSentAndATapOnApproveReachesTheAgent(t *testing.T) {
 	if a.Text != "Done: ✓ approved (once) by Alice via telegram." || a.ShowAlert {
 		t.Errorf("tap answered %q (alert %v)", a.Text, a.ShowAlert)
 	}
-	u := nextFor(t, e.tg.Edited, "settled message", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 })
+	u := channeltest.NextFor(t, e.tg.Edited, "settled message", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 })
 	if u.MessageID != m.MessageID || u.ChatID != m.ChatID {
 		t.Errorf("edited %d/%d, want the question's message %d/%d", u.ChatID, u.MessageID, m.ChatID, m.MessageID)
 	}
@@ -76,62 +77,12 @@ func TestTelegramQuestionIsSentAndATapOnApproveReachesTheAgent(t *testing.T) {
 	eventually(t, "the bot confirms the update it handled", func() bool { return e.tg.Pending() == 0 })
 }
 
-func TestTelegramSessionAlwaysDenyAndDenyAndStopSendTheirAnswers(t *testing.T) {
-	cases := []struct {
-		name    string
-		command string
-		button  string
-		check   func(t *testing.T, d *messages.Decision)
-	}{
-		{"Session approves the tool for the session", "make deploy", session, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-			if d.Scope != messages.ScopeSession {
-				t.Errorf("scope %s, want session", d.Scope)
-			}
-		}},
-		{"Always grants the command's prefix", "git push origin main", always, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-			if d.Scope != messages.ScopeAlwaysPrefix || !slices.Equal(d.GrantedPattern, []string{"git push *"}) {
-				t.Errorf("scope %s grants %v, want always_prefix git push *", d.Scope, d.GrantedPattern)
-			}
-		}},
-		{"Deny rejects softly", "make clean", deny, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-			if d.RejectMode != messages.RejectSoft {
-				t.Errorf("reject mode %s, want reject_soft", d.RejectMode)
-			}
-		}},
-		{"Deny & stop rejects hard", "make clean", denyStop, func(t *testing.T, d *messages.Decision) {
-			brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-			if d.RejectMode != messages.RejectHard {
-				t.Errorf("reject mode %s, want reject_hard", d.RejectMode)
-			}
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := start(t)
-			pend, _ := e.ask(t, "r1", c.command)
-			m := next(t, e.tg.Sent, "question in Telegram")
-			if c.button == always && !strings.Contains(m.Text, "Always approves, for agent a1 now and later: git push *") {
-				t.Errorf("the question does not say what Always grants:\n%s", m.Text)
-			}
-			e.tap(t, m, c.button, bob)
-			d := pend.Wait(t)
-			c.check(t, d)
-			if d.DecidedBy.ID != "bob" {
-				t.Errorf("decided by %s, want bob", d.DecidedBy.ID)
-			}
-		})
-	}
-}
-
 func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "git push origin main")
-	e.tap(t, next(t, e.tg.Sent, "question"), always, alice)
+	pend, _ := e.Ask(t, "r1", "git push origin main")
+	e.tap(t, channeltest.Next(t, e.tg.Sent, "question"), always, alice)
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	d, err := e.agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
+	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +91,8 @@ func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {
 
 func TestTelegramUnknownUserIsToldAndNothingIsSent(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.tg.Sent, "question in Telegram")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
 
 	a := e.answerTo(t, e.tap(t, m, approve, nobody))
 	if !a.ShowAlert || !strings.Contains(a.Text, "not a configured approver") || !strings.Contains(a.Text, "9999") {
@@ -156,14 +107,14 @@ func TestTelegramUnknownUserIsToldAndNothingIsSent(t *testing.T) {
 
 func TestTelegramTapOnAQuestionSettledElsewhereSaysWhoDecided(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "make deploy")
-	m := next(t, e.tg.Sent, "question in Telegram")
+	pend, q := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
 
-	if rep := e.device.Approve(q, "carol", messages.ScopeSession); !rep.Applied {
+	if rep := e.Device.Approve(q, "carol", messages.ScopeSession); !rep.Applied {
 		t.Fatalf("carol's approval not applied: %+v", rep)
 	}
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	u := nextFor(t, e.tg.Edited, "message settled by the resolution", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 })
+	u := channeltest.NextFor(t, e.tg.Edited, "message settled by the resolution", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 })
 	if !strings.Contains(u.Text, "✓ approved (session) by carol via test") {
 		t.Errorf("settled message:\n%s", u.Text)
 	}
@@ -177,15 +128,15 @@ func TestTelegramTapOnAQuestionSettledElsewhereSaysWhoDecided(t *testing.T) {
 	if len(cur.Keyboard) != 0 || !strings.Contains(cur.Text, "by carol via test") {
 		t.Errorf("message after the late tap has buttons %v:\n%s", labels(cur), cur.Text)
 	}
-	if r, ok := e.device.ResolvedFor("r1"); !ok || r.Decision.DecidedBy.ID != "carol" {
+	if r, ok := e.Device.ResolvedFor("r1"); !ok || r.Decision.DecidedBy.ID != "carol" {
 		t.Errorf("resolution %+v, want carol's approval to stand", r)
 	}
 }
 
 func TestTelegramGarbledCallbackDataGetsAClearAnswer(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.tg.Sent, "question in Telegram")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
 	b, _ := m.Button(approve)
 	_, handle, _ := strings.Cut(b.CallbackData, ":")
 
@@ -223,8 +174,8 @@ func TestTelegramGarbledCallbackDataGetsAClearAnswer(t *testing.T) {
 
 func TestTelegramQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "k1", "kubectl rollout restart deploy/api")
-	m := next(t, e.tg.Sent, "question in Telegram")
+	pend, _ := e.Ask(t, "k1", "kubectl rollout restart deploy/api")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
 	if m.ChatID != oncallChat || !strings.Contains(m.Text, "Approvals: 0 of 2") {
 		t.Fatalf("question in chat %d:\n%s", m.ChatID, m.Text)
 	}
@@ -234,8 +185,8 @@ func TestTelegramQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	if a := e.answerTo(t, e.tap(t, m, approve, carol)); !strings.Contains(a.Text, "approval 1 of 2 counted") || a.ShowAlert {
 		t.Errorf("carol is told %q (alert %v)", a.Text, a.ShowAlert)
 	}
-	u := next(t, e.tg.Edited, "message with the count")
-	if u.MessageID != m.MessageID || !strings.Contains(u.Text, "Approvals: 1 of 2 (carol)") || len(u.Keyboard) == 0 {
+	u := channeltest.Next(t, e.tg.Edited, "message with the count")
+	if u.MessageID != m.MessageID || !strings.Contains(u.Text, "Approvals: 1 of 2 so far: carol") || len(u.Keyboard) == 0 {
 		t.Errorf("message after one approval (buttons %v):\n%s", labels(u), u.Text)
 	}
 	e.tap(t, u, approve, dave)
@@ -244,7 +195,7 @@ func TestTelegramQuorumCountsEachApprovalInTheSameMessage(t *testing.T) {
 	if d.DecidedBy.ID != "dave" {
 		t.Errorf("settled by %s, want dave", d.DecidedBy.ID)
 	}
-	nextFor(t, e.tg.Edited, "settled message", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 && u.MessageID == m.MessageID })
+	channeltest.NextFor(t, e.tg.Edited, "settled message", func(u telegramtest.Message) bool { return len(u.Keyboard) == 0 && u.MessageID == m.MessageID })
 }
 
 func TestTelegramPollingSurvivesErrorsAndRateLimits(t *testing.T) {
@@ -254,8 +205,8 @@ func TestTelegramPollingSurvivesErrorsAndRateLimits(t *testing.T) {
 		s.RateLimit("getUpdates", 1)
 		s.RateLimit("sendMessage", 1)
 	})
-	pend, _ := e.ask(t, "r1", "make deploy")
-	m := next(t, e.tg.Sent, "question in Telegram (after a rate limit)")
+	pend, _ := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram (after a rate limit)")
 	e.tap(t, m, approve, alice)
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 	if n := e.tg.Calls("getUpdates"); n < 4 {
@@ -280,7 +231,7 @@ func TestTelegramCheckHealthCallsGetMe(t *testing.T) {
 		t.Errorf("CheckHealth = %v after %d getMe calls, want nil after 1", err, fake.Calls("getMe"))
 	}
 	cfg := testConfig(t, fake.URL())
-	cfg.Telegram.Token = "1:revoked-token"
+	cfg.Channels[telegram.Name].(*telegram.Config).Token = "1:revoked-token"
 	bad, err := telegram.New(cfg, telegram.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,14 @@
 package telegram_test
 
 import (
-	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/telegram"
 	"github.com/signoff-dev/signoff/internal/approverbot/telegram/telegramtest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
-	"github.com/signoff-dev/signoff/pkg/client"
-	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 const testToken = "7777777:AAH-secret-bot-token"
@@ -62,10 +58,7 @@ type env struct {
 	ch    *telegram.Channel
 	logs  *brokertest.LogBuffer
 
-	device *brokertest.Approver
-	agent  *client.Client
-	once   sync.Once
-	runBot func()
+	*channeltest.Bot
 }
 
 // start starts the plane and the bot; before runs first (to arm failures
@@ -79,42 +72,13 @@ func start(t *testing.T, before ...func(*telegramtest.Server)) *env {
 		f(fake)
 	}
 	cfg := testConfig(t, fake.URL())
-	logs := &brokertest.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log, logs := channeltest.Logger()
 	ch, err := telegram.New(cfg, telegram.Options{Logger: log, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bot, err := approverbot.New(cfg, p.NATS.Connect(t), []approverbot.Channel{ch}, approverbot.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{plane: p, tg: fake, ch: ch, logs: logs}
-	e.device = p.Approver("default", "oncall")
-	e.agent = p.Agent("s1", "a1")
-	e.runBot = func() {
-		t.Cleanup(func() { // after the bot stopped
-			if s := logs.String(); strings.Contains(s, testToken) || strings.Contains(s, "secret-bot-token") {
-				t.Errorf("the token appears in the logs:\n%s", s)
-			}
-		})
-		brokertest.Run(t, "bot.Run", bot.Run)
-	}
+	e := &env{plane: p, tg: fake, ch: ch, logs: logs, Bot: channeltest.NewBot(t, p, cfg, ch, log, logs, testToken, "secret-bot-token")}
 	return e
-}
-
-// ask has the agent ask about a bash command, waits until the question is
-// pending (a device of both teams saw it), then starts the bot if it is not
-// running yet. (The bot once cleared a question published while its
-// start-up replay was in flight; bot.go keeps such questions now, and
-// starting the bot after the question exists keeps these tests independent
-// of start-up timing.)
-func (e *env) ask(t *testing.T, id, command string) (*brokertest.Pending, messages.ApprovalNeeded) {
-	t.Helper()
-	pend := brokertest.Ask(t.Context(), e.agent, id, "bash", brokertest.Bash(command))
-	q := e.device.NextAsk(id)
-	e.once.Do(e.runBot)
-	return pend, q
 }
 
 // tap has u tap the button labelled label on m.
@@ -134,7 +98,7 @@ func (e *env) tap(t *testing.T, m telegramtest.Message, label string, u telegram
 // answerTo waits for the answer to callback query id.
 func (e *env) answerTo(t *testing.T, id string) telegramtest.Answer {
 	t.Helper()
-	return nextFor(t, e.tg.Answers, "answer to "+id, func(a telegramtest.Answer) bool { return a.CallbackQueryID == id })
+	return channeltest.NextFor(t, e.tg.Answers, "answer to "+id, func(a telegramtest.Answer) bool { return a.CallbackQueryID == id })
 }
 
 func labels(m telegramtest.Message) []string {
@@ -143,33 +107,6 @@ func labels(m telegramtest.Message) []string {
 		out = append(out, b.Text)
 	}
 	return out
-}
-
-func next[T any](t *testing.T, c <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s within 10 s", what)
-	}
-	var zero T
-	return zero
-}
-
-func nextFor[T any](t *testing.T, c <-chan T, what string, match func(T) bool) T {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case v := <-c:
-			if match(v) {
-				return v
-			}
-		case <-deadline:
-			t.Fatalf("no %s within 10 s", what)
-		}
-	}
 }
 
 // eventually waits until cond holds.

@@ -1,13 +1,10 @@
 package telegram
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -45,30 +42,13 @@ func length(s string) int {
 	return n
 }
 
-// clip shortens s to at most n UTF-16 code units, marking the cut.
-func clip(s string, n int) string {
-	if length(s) <= n {
-		return s
-	}
-	used := 1 // the ellipsis
-	for i, r := range s {
-		if used+utf16.RuneLen(r) > n {
-			return s[:i] + "…"
-		}
-		used += utf16.RuneLen(r)
-	}
-	return s
-}
+// limits bound a question's parts; Telegram counts UTF-16 code units.
+var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Command: maxCommandChars,
+	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns,
+	Pattern: maxCommandChars, Width: utf16.RuneLen}
 
-// clipNote shortens s to n characters and says how much was left out.
-func clipNote(s string, n int) string {
-	total := utf8.RuneCountInString(s)
-	if length(s) <= n {
-		return s
-	}
-	c := clip(s, n)
-	return c + "\n(" + fmt.Sprint(total-utf8.RuneCountInString(c)+1) + " more characters not shown)"
-}
+// clip shortens s to at most n UTF-16 code units, marking the cut.
+func clip(s string, n int) string { return approverbot.ClipWidth(s, n, utf16.RuneLen) }
 
 // htmlWriter builds an HTML message within a budget of visible
 // characters. Markup is written whole or not at all, so a cut never leaves
@@ -113,169 +93,57 @@ func (w *htmlWriter) String() string {
 	return w.b.String()
 }
 
-// splitArgs renders a call's arguments for people. A shell tool's
-// "command" string comes out as it is (newlines included), the rest as
-// indented JSON. Arguments are decoded first, as the policy decoded them:
-// with duplicate keys the last one wins in what is shown too, and
-// '<', '>' and '&' are not hidden behind \u escapes.
-func splitArgs(raw json.RawMessage, limit int) (command, rest string) {
-	if len(raw) == 0 {
-		return "", ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return "", clipNote(string(raw), limit)
-	}
-	if c, ok := m["command"].(string); ok {
-		command = clipNote(c, limit)
-		delete(m, "command")
-	}
-	if len(m) == 0 {
-		return command, ""
-	}
-	s, err := encodeJSON(m, true)
-	if err != nil {
-		return command, clipNote(string(raw), limit)
-	}
-	return command, clipNote(s, limit)
-}
-
-// compactArgs renders a JSON object on one line, bounded.
-func compactArgs(raw json.RawMessage, limit int) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return clip(approverbot.OneLine(string(raw)), limit)
-	}
-	s, err := encodeJSON(v, false)
-	if err != nil {
-		return clip(approverbot.OneLine(string(raw)), limit)
-	}
-	return clip(s, limit)
-}
-
-func encodeJSON(v any, indent bool) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if indent {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
-}
-
-func verdictMark(action string) string {
-	switch action {
-	case "allow":
-		return "✓ allow"
-	case "deny":
-		return "✗ deny"
-	case "ask":
-		return "? ask"
-	}
-	return action
-}
-
-// alwaysGrants says in words what an Always answer would grant.
-func alwaysGrants(q approverbot.Question) (lead string, patterns []string, more int) {
-	a := q.Always
-	if a == nil {
-		return "", nil, 0
-	}
-	who := "agent " + q.Request.AgentID
-	if len(a.Patterns) == 0 {
-		tool := a.Tool
-		if tool == "" {
-			tool = q.Request.Tool
-		}
-		return "Always approves every " + tool + " call of " + who + ", now and later", nil, 0
-	}
-	ps := a.Patterns
-	if len(ps) > maxPatterns {
-		more = len(ps) - maxPatterns
-		ps = ps[:maxPatterns]
-	}
-	for _, p := range ps {
-		patterns = append(patterns, clip(approverbot.OneLine(p), maxCommandChars))
-	}
-	return "Always approves, for " + who + " now and later:", patterns, more
-}
-
 // renderQuestion renders q as an HTML message: what the call is, why it
 // asks, what follows in the batch, time left, approvals so far and what
 // Always would grant.
 func renderQuestion(q approverbot.Question, now time.Time) string {
+	v := approverbot.Present(q, limits)
 	w := &htmlWriter{budget: questionBudget}
-	req := q.Request
-	w.bold("❓ Approval needed: " + req.Tool)
+	w.bold("❓ Approval needed: " + v.Tool)
 	w.plain("\nteam ")
-	w.code(q.Team)
-	if q.Risk.Tier != "" {
-		w.plain(" · tier " + q.Risk.Tier)
+	w.code(v.Team)
+	if v.Tier != "" {
+		w.plain(" · tier " + v.Tier)
 	}
 	w.plain(" · session ")
-	w.code(req.SessionID)
+	w.code(v.SessionID)
 	w.plain(" · agent ")
-	w.code(req.AgentID)
-	if req.AgentType != "" {
-		w.plain(" (" + req.AgentType + ")")
+	w.code(v.AgentID)
+	if v.AgentType != "" {
+		w.plain(" (" + v.AgentType + ")")
 	}
-	if req.RequestedBy != "" {
-		w.plain(" · for " + req.RequestedBy)
+	if v.Requester != "" {
+		w.plain(" · for " + v.Requester)
 	}
 	w.plain(" · request ")
-	w.code(req.RequestID)
+	w.code(v.RequestID)
 
-	command, args := splitArgs(req.Arguments, maxArgsChars)
-	if command != "" {
+	if v.Command != "" {
 		w.plain("\n\n")
 		w.bold("Command")
 		w.plain("\n")
-		w.pre(command)
+		w.pre(v.Command)
 	}
-	if args != "" {
+	if v.Args != "" {
 		w.plain("\n\n")
 		w.bold("Arguments")
 		w.plain("\n")
-		w.pre(args)
+		w.pre(v.Args)
 	}
-	if subs := q.Risk.Subcommands; len(subs) > 0 {
+	if len(v.Subcommands) > 0 {
 		w.plain("\n\n")
 		w.bold("Sub-commands")
-		for _, v := range subs[:min(len(subs), maxSubcommands)] {
-			cmd := v.Command
-			if cmd == "" {
-				cmd = strings.Join(v.Words, " ")
-			}
-			if v.Kind == "redirect" {
-				cmd = "write to " + cmd
-			}
+		for _, s := range v.Subcommands {
 			w.plain("\n• ")
-			w.code(clip(approverbot.OneLine(cmd), maxCommandChars))
+			w.code(s.Command)
 			w.plain(" — ")
-			w.bold(verdictMark(v.Action))
-			var why []string
-			if v.Rule != "" {
-				why = append(why, "rule "+v.Rule)
-			}
-			if v.Reason != "" {
-				why = append(why, v.Reason)
-			}
-			if len(why) > 0 {
-				w.plain(" (" + clip(approverbot.OneLine(strings.Join(why, ": ")), maxCommandChars) + ")")
+			w.bold(s.Mark)
+			if why := s.Explain(); why != "" {
+				w.plain(" (" + clip(why, maxCommandChars) + ")")
 			}
 		}
-		if len(subs) > maxSubcommands {
-			w.text("\n<i>", fmt.Sprintf("and %d more sub-commands", len(subs)-maxSubcommands), "</i>")
+		if v.MoreSubcommands > 0 {
+			w.text("\n<i>", fmt.Sprintf("and %d more sub-commands", v.MoreSubcommands), "</i>")
 		}
 	}
 	prose := func(label, s string) {
@@ -284,69 +152,59 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 		}
 		w.plain("\n")
 		w.bold(label)
-		w.plain(" " + clip(approverbot.OneLine(s), maxProseChars))
+		w.plain(" " + s)
 	}
-	if req.Description != "" || q.Risk.Reason != "" || q.Risk.SafetyOverride != "" || q.Risk.Rule != "" {
+	if v.Description != "" || v.Why != "" || v.SafetyOverride != "" || v.Rule != "" {
 		w.plain("\n")
 	}
-	prose("Agent's description:", req.Description)
-	prose("Why it asks:", q.Risk.Reason)
-	prose("⚠️ Safety override:", q.Risk.SafetyOverride)
-	if q.Risk.Rule != "" {
+	prose("Agent's description:", v.Description)
+	prose("Why it asks:", v.Why)
+	prose("⚠️ Safety override:", v.SafetyOverride)
+	if v.Rule != "" {
 		w.plain("\n")
 		w.bold("Rule:")
 		w.plain(" ")
-		w.code(clip(approverbot.OneLine(q.Risk.Rule), maxCommandChars))
+		w.code(v.Rule)
 	}
 
-	batch := q.BatchRemaining
-	if len(batch) == 0 {
-		batch = req.BatchRemaining
-	}
-	if len(batch) > 0 {
+	if len(v.Batch) > 0 {
 		w.plain("\n\n")
 		w.bold("Then the batch runs")
-		for i, it := range batch[:min(len(batch), maxBatchItems)] {
+		for i, it := range v.Batch {
 			w.plain(fmt.Sprintf("\n%d. ", i+1))
-			w.code(clip(it.Tool, maxCommandChars))
-			if a := compactArgs(it.Arguments, maxBatchArgChars); a != "" {
+			w.code(it.Tool)
+			if it.Args != "" {
 				w.plain(" ")
-				w.code(a)
+				w.code(it.Args)
 			}
 		}
-		if len(batch) > maxBatchItems {
-			w.text("\n<i>", fmt.Sprintf("and %d more calls", len(batch)-maxBatchItems), "</i>")
+		if v.MoreBatch > 0 {
+			w.text("\n<i>", fmt.Sprintf("and %d more calls", v.MoreBatch), "</i>")
 		}
 	}
 
 	w.plain("\n")
-	if !q.ExpiresAt.IsZero() {
-		left := q.ExpiresAt.Sub(now).Round(time.Second)
-		l := "expired"
-		if left > 0 {
-			l = left.String() + " left when sent"
-		}
-		w.plain("\n⏳ Expires " + q.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + l + ")")
+	if !v.ExpiresAt.IsZero() {
+		w.plain("\n⏳ Expires " + v.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + v.TimeLeft(now) + " when sent)")
 	}
-	if need := q.Approvals(); need > 1 {
-		s := fmt.Sprintf("\n👥 Approvals: %d of %d", len(q.ApprovalsSoFar), need)
-		if len(q.ApprovalsSoFar) > 0 {
-			s += " (" + strings.Join(q.ApprovalsSoFar, ", ") + ")"
-		}
-		w.plain(s)
+	if v.Required > 1 {
+		w.plain("\n👥 Approvals: " + v.Approvals())
 	}
-	if lead, patterns, more := alwaysGrants(q); lead != "" {
-		w.plain("\n♾ " + lead)
-		for i, p := range patterns {
+	if a := v.Always; a.Offered {
+		w.plain("\n♾ Always approves ")
+		if len(a.Patterns) == 0 {
+			w.plain("every " + a.Tool + " call")
+		}
+		for i, p := range a.Patterns {
 			if i > 0 {
-				w.plain(",")
+				w.plain(", ")
 			}
-			w.plain(" ")
-			w.code(p)
+			w.code(a.Tool + "(" + p + ")")
 		}
-		if more > 0 {
-			w.plain(fmt.Sprintf(" and %d more", more))
+		if a.MorePatterns > 0 {
+			w.plain(fmt.Sprintf(" and %d more", a.MorePatterns))
 		}
+		w.plain(" for agent " + a.Agent + ", until revoked")
 	}
 	return w.String()
 }

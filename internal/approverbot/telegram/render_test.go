@@ -74,8 +74,8 @@ func TestRenderQuestionShowsEveryDetailExactlyAndParsesAsTelegramHTML(t *testing
 		"Rule: bash(curl *)",
 		"Then the batch runs\n1. write {\"path\":\"</code>.txt\"}",
 		"⏳ Expires 2023-11-14 22:18:20 UTC (5m0s left when sent)",
-		"👥 Approvals: 1 of 2 (carol)",
-		"♾ Always approves, for agent a1 now and later: curl *, echo <*>",
+		"👥 Approvals: 1 of 2 so far: carol",
+		"♾ Always approves bash(curl *), bash(echo <*>) for agent a1, until revoked",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the message does not show %q:\n%s", want, shown)
@@ -186,7 +186,7 @@ func TestParseData(t *testing.T) {
 }
 
 func TestHandlesDifferBetweenRuns(t *testing.T) {
-	cfg := &approverbot.Config{Teams: []string{"default"}, Telegram: &approverbot.TelegramConfig{Token: "1:x", Chats: map[string]int64{"default": 1}}}
+	cfg := &approverbot.Config{Teams: []string{"default"}, Channels: map[string]any{Name: &Config{Token: "1:x", Chats: map[string]int64{"default": 1}}}}
 	a, _ := New(cfg, Options{})
 	b, _ := New(cfg, Options{})
 	q := hostileQuestion()

@@ -132,114 +132,36 @@ func valueText(v json.RawMessage) string {
 	return buf.String()
 }
 
-// summary renders a tool call on one line (for batch_remaining): the
-// command, path or pattern when there is one, else compact arguments.
+// summary renders a tool call on one line (a new question's notice): its
+// main argument (the core's pick: command, path, pattern, URL) when it has
+// one, else its compact arguments.
 func summary(tool string, args json.RawMessage) string {
-	fs := fields(args)
-	var text string
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
-		for _, f := range fs {
-			if f.key == key {
-				text = valueText(f.value)
-				break
-			}
-		}
-		if text != "" {
-			break
-		}
+	text := approverbot.MainArgument(args)
+	if text == "" {
+		text = approverbot.CompactArgs(args, maxSummary, nil)
 	}
-	if text == "" && len(fs) > 0 {
-		text = valueText(args)
-	}
-	text = line(text)
-	if utf8.RuneCountInString(text) > maxSummary {
-		text = string([]rune(text)[:maxSummary-1]) + "…"
-	}
+	text = approverbot.Clip(line(text), maxSummary)
 	if text == "" {
 		return line(tool)
 	}
 	return line(tool) + " " + text
 }
 
-// alwaysScope is the scope an Always answer sends.
-func alwaysScope(g *messages.AlwaysGrant) messages.Scope {
-	if g.Scope == "" {
-		return messages.ScopeAlways
-	}
-	return g.Scope
+// view is the core's view of q, as the terminal shows it: nothing cut
+// but multi-line values (argumentsText bounds those).
+func view(q approverbot.Question) approverbot.View {
+	return approverbot.Present(q, approverbot.DefaultLimits)
 }
 
 // grantText says exactly what an Always answer would grant.
-func grantText(q approverbot.Question) string {
-	g := q.Always
-	tool := g.Tool
-	if tool == "" {
-		tool = q.Request.Tool
-	}
-	var what string
-	if len(g.Patterns) == 0 {
-		what = "every " + line(tool) + " call"
-	} else {
-		ps := make([]string, len(g.Patterns))
-		for i, p := range g.Patterns {
-			ps[i] = line(tool) + "(" + line(p) + ")"
-		}
-		what = strings.Join(ps, ", ")
-	}
-	if q.Request.AgentID != "" {
-		what += " for agent " + line(q.Request.AgentID)
-	}
-	return what
-}
-
-// grantShort is grantText without the agent, for the prompt line.
-func grantShort(q approverbot.Question) string {
-	g := q.Always
-	tool := g.Tool
-	if tool == "" {
-		tool = q.Request.Tool
-	}
-	if len(g.Patterns) == 0 {
-		return "every " + line(tool) + " call"
-	}
-	ps := make([]string, len(g.Patterns))
-	for i, p := range g.Patterns {
-		ps[i] = line(tool) + "(" + line(p) + ")"
-	}
-	return strings.Join(ps, ", ")
-}
+func grantText(q approverbot.Question) string { return line(view(q).Always.Grants) }
 
 // timeLeft renders the time until expiry, to the second.
-func timeLeft(exp, now time.Time) string {
-	if exp.IsZero() {
-		return ""
-	}
-	d := exp.Sub(now).Round(time.Second)
-	if d <= 0 {
-		return "expired (the reaper settles it shortly)"
-	}
-	return d.String()
-}
+func timeLeft(q approverbot.Question, now time.Time) string { return view(q).TimeLeft(now) }
 
 // approvalsText renders the quorum state ("" for single-approval questions
 // nobody has approved yet).
-func approvalsText(q approverbot.Question) string {
-	need := q.Approvals()
-	if need <= 1 && len(q.ApprovalsSoFar) == 0 {
-		return ""
-	}
-	s := strconv.Itoa(len(q.ApprovalsSoFar)) + " of " + strconv.Itoa(need)
-	if len(q.ApprovalsSoFar) > 0 {
-		who := make([]string, len(q.ApprovalsSoFar))
-		for i, id := range q.ApprovalsSoFar {
-			who[i] = line(id)
-		}
-		s += " so far: " + strings.Join(who, ", ")
-	} else {
-		s += " needed, none yet"
-	}
-	return s
-}
+func approvalsText(q approverbot.Question) string { return line(view(q).Approvals()) }
 
 // verdictGlyph marks a sub-command's verdict.
 func verdictGlyph(st style, action string) string {
@@ -289,58 +211,65 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 	row("request", line(q.Request.RequestID)+"  "+st.dim(from))
 	row("arguments", argumentsText(q.Request.Arguments))
 	row("says", clean(q.Request.Description, true))
-	if len(q.Risk.Subcommands) > 0 {
+	v := view(q)
+	if len(v.Subcommands) > 0 {
 		var sb strings.Builder
-		for i, v := range q.Risk.Subcommands {
+		for i, sc := range v.Subcommands {
 			if i > 0 {
 				sb.WriteString("\n")
 			}
-			cmd := v.Command
-			if cmd == "" {
-				cmd = strings.Join(v.Words, " ")
+			sb.WriteString(verdictGlyph(st, sc.Action) + " " + line(sc.Command) + "  " + st.dim(line(sc.Action)))
+			if sc.Reason != "" {
+				sb.WriteString(st.dim(": " + line(sc.Reason)))
 			}
-			if v.Kind == "redirect" {
-				cmd = "write " + cmd
-			}
-			sb.WriteString(verdictGlyph(st, v.Action) + " " + line(cmd) + "  " + st.dim(line(v.Action)))
-			if v.Reason != "" && v.Reason != q.Risk.Reason {
-				sb.WriteString(st.dim(": " + line(v.Reason)))
-			}
-			if v.Rule != "" {
-				sb.WriteString(st.dim(" [" + line(v.Rule) + "]"))
+			if sc.Rule != "" {
+				sb.WriteString(st.dim(" [" + line(sc.Rule) + "]"))
 			}
 		}
 		row("commands", sb.String())
 	}
-	why := line(q.Risk.Reason)
-	if q.Risk.Rule != "" {
-		why += st.dim(" [rule " + line(q.Risk.Rule) + "]")
+	why := line(v.Why)
+	if v.Rule != "" {
+		why += st.dim(" [rule " + line(v.Rule) + "]")
 	}
-	if q.Risk.Tier != "" {
-		why += st.dim(" (tier " + line(q.Risk.Tier) + ")")
+	if v.Tier != "" {
+		why += st.dim(" (tier " + line(v.Tier) + ")")
 	}
 	row("why", strings.TrimSpace(why))
-	if q.Risk.SafetyOverride != "" {
-		row("safety", st.yellow("⚠ "+line(q.Risk.SafetyOverride)))
+	if v.SafetyOverride != "" {
+		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
-	if n := len(q.BatchRemaining); n > 0 {
+	if n := len(v.Batch) + v.MoreBatch; n > 0 {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "%d more call(s) in this batch after this one:", n)
-		for i, it := range q.BatchRemaining {
+		for i, it := range v.Batch {
 			if i == maxBatchShown {
 				fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
 				break
 			}
-			sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + summary(it.Tool, it.Arguments))
+			text := it.Main
+			if text == "" {
+				text = it.Args
+			}
+			sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
+			if text != "" {
+				sb.WriteString(" " + line(approverbot.Clip(text, maxSummary)))
+			}
 		}
 		row("next", sb.String())
 	}
-	row("time left", timeLeft(q.ExpiresAt, now))
-	row("approvals", approvalsText(q))
-	if q.Always != nil {
-		row("always", "would grant "+grantText(q))
+	if !v.ExpiresAt.IsZero() {
+		left := "expired: the reaper rejects it shortly"
+		if d := v.Left(now); d > 0 {
+			left = d.String()
+		}
+		row("time left", left)
+	}
+	row("approvals", line(v.Approvals()))
+	if v.Always.Offered {
+		row("always", "would grant "+line(v.Always.Grants))
 	} else {
-		row("always", st.dim("not offered for this call"))
+		row("always", st.dim(line(v.Always.WhyNot)))
 	}
 	return b.String()
 }
@@ -378,25 +307,36 @@ func argumentsText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// promptText is the one-key prompt for q.
-func promptText(st style, q approverbot.Question) string {
+// promptText is the one-key prompt for q, after the time left (which
+// the prompt loop rewrites every second on a terminal).
+func promptText(st style, q approverbot.Question, now time.Time) string {
+	v := view(q)
 	keys := []string{st.bold("[y]") + " once", st.bold("[s]") + " session"}
-	if q.Always != nil {
-		keys = append(keys, st.bold("[a]")+" always "+grantShort(q))
+	if v.Always.Offered {
+		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
 	}
 	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop", st.bold("[k]")+" skip", st.bold("[?]")+" help")
-	return strings.Join(keys, "  ") + " › "
+	left := ""
+	if !v.ExpiresAt.IsZero() {
+		t := "expired"
+		if d := v.Left(now); d > 0 {
+			t = d.String() + " left"
+		}
+		left = st.yellow("⏳ "+t) + "  "
+	}
+	return left + strings.Join(keys, "  ") + " › "
 }
 
 // helpText explains the keys for q.
 func helpText(q approverbot.Question) string {
+	v := view(q)
 	var b strings.Builder
 	b.WriteString("  y  approve this call once\n")
-	fmt.Fprintf(&b, "  s  approve every %s call of session %s from now on\n", line(q.Request.Tool), line(q.Request.SessionID))
-	if q.Always != nil {
-		fmt.Fprintf(&b, "  a  approve always: %s (stored until revoked)\n", grantText(q))
+	fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
+	if v.Always.Offered {
+		fmt.Fprintf(&b, "  a  approve always: %s\n", line(v.Always.Grants))
 	} else {
-		b.WriteString("  a  (not offered: this call cannot be approved always)\n")
+		fmt.Fprintf(&b, "  a  (%s)\n", line(v.Always.WhyNot))
 	}
 	b.WriteString("  n  reject (soft): the agent skips this call and goes on; you may give feedback\n")
 	b.WriteString("  x  reject and stop (hard): the agent skips the rest of its turn; you may give feedback\n")
@@ -410,8 +350,8 @@ func helpText(q approverbot.Question) string {
 // brokers applied.
 func answeredLine(st style, tool string, a approverbot.Answer, grant string) string {
 	if a.Approved {
-		scope := string(a.Scope)
-		if a.Scope == messages.ScopeAlways || a.Scope == messages.ScopeAlwaysPrefix {
+		scope := approverbot.ScopeText(a.Scope)
+		if scope == "always" && grant != "" {
 			scope = "always: " + grant
 		}
 		return st.green("✓") + " " + tool + " approved (" + scope + ")"
@@ -426,29 +366,9 @@ func answeredLine(st style, tool string, a approverbot.Answer, grant string) str
 	return s
 }
 
-// deciderName names who settled a question.
-func deciderName(d messages.Decider) string {
-	switch {
-	case d.Display != "":
-		return line(d.Display)
-	case d.ID != "":
-		return line(d.ID)
-	case d.Kind == messages.DeciderReaper:
-		return "the reaper"
-	case d.Kind == messages.DeciderAgent:
-		return "the agent"
-	case d.Kind != "":
-		return line(string(d.Kind))
-	}
-	return "another device"
-}
-
 // settledText says how a question was settled: "alice via web (approved)".
 func settledText(state messages.State, d messages.Decision) string {
-	s := deciderName(d.DecidedBy)
-	if d.DecidedBy.Channel != "" {
-		s += " via " + line(d.DecidedBy.Channel)
-	}
+	s := line(approverbot.DecidedBy(d))
 	what := string(state)
 	if what == "" {
 		switch d.Outcome {
@@ -461,8 +381,14 @@ func settledText(state messages.State, d messages.Decision) string {
 		}
 	}
 	detail := d.Feedback
-	if d.DecidedBy.Kind != messages.DeciderApprover {
-		detail = d.Reason
+	switch {
+	case d.ReasonCode == messages.ReasonCascade:
+		what = "approved"
+		detail = approverbot.ReasonText(d)
+	case d.DecidedBy.Kind != messages.DeciderApprover:
+		// The brokers' reason names policy internals; the core says it
+		// in plain words.
+		detail = approverbot.ReasonText(d)
 	}
 	if detail != "" {
 		what += ": " + line(detail)

@@ -48,13 +48,13 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 		"request     r-1  session s-1, agent pod-7 (coder), for zoe",
 		"arguments   command: make build && kubectl apply -f k8s/\n              timeout: 30",
 		"says        Deploy the API",
-		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask [bash(kubectl *)]\n              ✗ write /etc/hosts  deny: write to /etc",
+		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask\n              ✗ write to /etc/hosts  deny: write to /etc",
 		"why         kubectl goes to oncall [rule bash(kubectl *)] (tier exec)",
 		"safety      ⚠ writes outside the workspace",
 		"next        2 more call(s) in this batch after this one:\n              1. write notes.md\n              2. bash kubectl rollout status deploy/api",
 		"time left   4m30s",
 		"approvals   1 of 2 so far: carol",
-		"always      would grant bash(make build), bash(kubectl apply *) for agent pod-7",
+		"always      would grant bash(make build), bash(kubectl apply *) for agent pod-7, until revoked",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the question lacks %q; it reads:\n%s", want, got)
@@ -115,7 +115,7 @@ func TestHostileArgumentsCannotReachTheTerminal(t *testing.T) {
 	q.Always.Patterns = []string{"\x1b[8m"}
 	for name, s := range map[string]string{
 		"question": renderQuestion(style{}, q, now, 0),
-		"prompt":   promptText(style{}, q),
+		"prompt":   promptText(style{}, q, now),
 		"help":     helpText(q),
 	} {
 		if strings.ContainsAny(s, "\x1b\a\u009b") {
@@ -126,11 +126,11 @@ func TestHostileArgumentsCannotReachTheTerminal(t *testing.T) {
 
 func TestPromptOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 	q := richQuestion()
-	if got := promptText(style{}, q); !strings.Contains(got, "[a] always bash(make build), bash(kubectl apply *)") {
+	if got := promptText(style{}, q, now); !strings.Contains(got, "[a] always bash(make build), bash(kubectl apply *)") {
 		t.Errorf("prompt %q does not say what Always grants", got)
 	}
 	q.Always = nil
-	got := promptText(style{}, q)
+	got := promptText(style{}, q, now)
 	if strings.Contains(got, "[a]") {
 		t.Errorf("prompt %q offers Always on a question without it", got)
 	}
@@ -139,7 +139,7 @@ func TestPromptOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 			t.Errorf("prompt %q lacks %s", got, key)
 		}
 	}
-	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "always      not offered for this call") {
+	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "always      not offered: this call holds something no standing grant may cover") {
 		t.Errorf("the question does not say Always is not offered:\n%s", r)
 	}
 }
@@ -151,9 +151,10 @@ func TestGrantTextSaysExactlyWhatAlwaysGrants(t *testing.T) {
 		agent string
 		want  string
 	}{
-		{"patterns are shown as rules", messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}}, "pod-1", "bash(git push *) for agent pod-1"},
-		{"no patterns grant the whole tool", messages.AlwaysGrant{Tool: "write"}, "pod-1", "every write call for agent pod-1"},
-		{"the request's tool stands in for a missing one", messages.AlwaysGrant{}, "", "every edit call"},
+		{"patterns are shown as rules", messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}}, "pod-1", "bash(git push *) for agent pod-1, until revoked"},
+		{"no patterns grant the whole tool", messages.AlwaysGrant{Tool: "write"}, "pod-1", "every write call for agent pod-1, until revoked"},
+		{"the request's tool stands in for a missing one", messages.AlwaysGrant{}, "pod-2", "every edit call for agent pod-2, until revoked"},
+		{"a request without an agent offers none", messages.AlwaysGrant{Tool: "bash"}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,10 +208,15 @@ func TestLogLinesMatchTheSeed(t *testing.T) {
 }
 
 func TestTimeLeftAndApprovals(t *testing.T) {
-	if got := timeLeft(now.Add(90*time.Second+400*time.Millisecond), now); got != "1m30s" {
-		t.Errorf("timeLeft = %q, want 1m30s", got)
+	at := func(exp time.Time) approverbot.Question {
+		q := approverbot.Question{}
+		q.ExpiresAt = exp
+		return q
 	}
-	if got := timeLeft(now.Add(-time.Second), now); !strings.HasPrefix(got, "expired") {
+	if got := timeLeft(at(now.Add(90*time.Second+400*time.Millisecond)), now); got != "1m30s left" {
+		t.Errorf("timeLeft = %q, want 1m30s left", got)
+	}
+	if got := timeLeft(at(now.Add(-time.Second)), now); !strings.HasPrefix(got, "expired") {
 		t.Errorf("timeLeft past expiry = %q, want expired", got)
 	}
 	q := approverbot.Question{}

@@ -42,6 +42,9 @@ type Options struct {
 	Device string
 	// Now is the clock for "time left" (tests); default time.Now.
 	Now func() time.Time
+	// Tick is how often the prompt's time left is rewritten on a
+	// terminal; default 1 s.
+	Tick time.Duration
 	// Interrupt is called for Ctrl-C in raw mode, where the terminal sends
 	// no signal; default: send os.Interrupt to this process, so Ctrl-C
 	// shuts the bot down as it would in a normal terminal.
@@ -89,6 +92,9 @@ func New(in io.Reader, out io.Writer, o Options) *Channel {
 	}
 	if o.Interrupt == nil {
 		o.Interrupt = interruptSelf
+	}
+	if o.Tick <= 0 {
+		o.Tick = time.Second
 	}
 	return &Channel{in: in, out: out, o: o, color: useColor(out, os.Getenv("NO_COLOR")),
 		signal: make(chan struct{}, 1)}

@@ -296,11 +296,11 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-na", "agent-1"), "default", "req-na", "make $(whoami)")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "not offered for this call") {
+		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "not offered: this call holds something no standing grant may cover") {
 			t.Errorf("a question without Always shows an [a] key or does not say Always is not offered:\n%s", shown)
 		}
 		tp.typeKeys(t, "a")
-		tp.out.expect("Always is not offered for this call")
+		tp.out.expect("Always is not offered: this call holds")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
 		d := req.Wait(t)
@@ -394,7 +394,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("› ")
 		tp.typeKeys(t, "?")
 		help := tp.out.expect("this help")
-		for _, want := range []string{"approve this call once", "every bash call of session sess-help", "reject and stop (hard)", "skip"} {
+		for _, want := range []string{"approve this call once", "later bash calls of session sess-help", "reject and stop (hard)", "skip"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("help lacks %q:\n%s", want, help)
 			}
@@ -554,4 +554,36 @@ func TestConfigRefusesATerminalOperatorWhoIsNotAnApprover(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `terminal.approver: "mallory" is not in approvers`) {
 		t.Fatalf("ParseConfig = %v, want the unknown terminal approver named", err)
 	}
+}
+
+func TestTerminalCountsDownTheTimeLeft(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	req := pending(t, p, p.Agent("sess-clock", "agent-1"), "default", "req-clock", "make deploy")
+	var skew atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{Now: clock, Tick: 20 * time.Millisecond})
+	leftRE := regexp.MustCompile(`⏳ ([0-9hms]+) left`)
+	first := leftRE.FindAllStringSubmatch(tp.out.expect("› "), -1)
+	if len(first) == 0 {
+		t.Fatalf("the prompt shows no time left:\n%s", tp.out.text())
+	}
+	was, err := time.ParseDuration(first[len(first)-1][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	skew.Store(int64(2 * time.Minute))
+	deadline := time.Now().Add(waitFor)
+	for {
+		m := leftRE.FindAllStringSubmatch(tp.out.text(), -1)
+		now, _ := time.ParseDuration(m[len(m)-1][1])
+		if now <= was-2*time.Minute+2*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt's time left stayed at %s (was %s; the clock moved 2m):\n%s", now, was, tp.out.text())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tp.typeKeys(t, "y")
+	req.Wait(t)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -57,12 +58,16 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 		keys = "type a key, then Enter"
 	}
 	u.out.println(u.st.dim("Signoff terminal approver: answering as " + who + "; questions appear here (" + keys + ", ? for help)."))
+	tick := time.NewTicker(u.c.o.Tick)
+	defer tick.Stop()
 	for {
 		u.promptNext()
 		select {
 		case <-ctx.Done():
 			u.out.breakLine()
 			return
+		case <-tick.C:
+			u.countDown()
 		case <-u.c.signal:
 			for _, e := range u.c.take() {
 				if e.q != nil {
@@ -103,7 +108,18 @@ func (u *ui) prompt() {
 		u.out.print(u.feedbackPrompt() + string(u.typing.buf))
 		return
 	}
-	u.out.print(promptText(u.st, u.cur.q))
+	u.out.print(promptText(u.st, u.cur.q, u.c.o.Now()))
+}
+
+// countDown rewrites the prompt line with the time left, on a terminal
+// and while the operator is at the keys (not typing feedback: a rewrite
+// would move their cursor). Elsewhere the time left is as of the latest
+// prompt.
+func (u *ui) countDown() {
+	if !u.raw || u.cur == nil || u.typing != nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
+		return
+	}
+	u.out.print("\r\x1b[K" + promptText(u.st, u.cur.q, u.c.o.Now()))
 }
 
 func (u *ui) feedbackPrompt() string {
@@ -219,16 +235,11 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	}
 	switch key {
 	case 'y':
-		u.send(ctx, approverbot.Answer{Approved: true, Scope: messages.ScopeOnce})
+		u.send(ctx, approverbot.ChoiceOnce, "")
 	case 's':
-		u.send(ctx, approverbot.Answer{Approved: true, Scope: messages.ScopeSession})
+		u.send(ctx, approverbot.ChoiceSession, "")
 	case 'a':
-		if u.cur.q.Always == nil {
-			u.out.println("  Always is not offered for this call (it cannot be granted as a standing rule); approve once or for the session")
-			u.prompt()
-			return
-		}
-		u.send(ctx, approverbot.Answer{Approved: true, Scope: alwaysScope(u.cur.q.Always)})
+		u.send(ctx, approverbot.ChoiceAlways, "")
 	case 'n':
 		u.typing = &feedback{mode: messages.RejectSoft}
 		u.prompt()
@@ -283,10 +294,13 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 
 // submit sends the rejection being typed with its feedback.
 func (u *ui) submit(ctx context.Context, text string) {
-	mode := u.typing.mode
+	choice := approverbot.ChoiceReject
+	if u.typing.mode == messages.RejectHard {
+		choice = approverbot.ChoiceRejectStop
+	}
 	u.typing = nil
 	u.out.breakLine()
-	u.send(ctx, approverbot.Answer{Approved: false, RejectMode: mode, Feedback: strings.TrimSpace(text)})
+	u.send(ctx, choice, text)
 }
 
 // skip moves the current question to the end of the queue.
@@ -301,14 +315,18 @@ func (u *ui) skip() {
 	u.queue = append(u.queue, it)
 }
 
-// send answers the current question and prints how it went.
-func (u *ui) send(ctx context.Context, a approverbot.Answer) {
+// send answers the current question with choice and prints how it went.
+// A choice the question does not offer is refused here, and the prompt
+// stays.
+func (u *ui) send(ctx context.Context, choice approverbot.Choice, feedback string) {
 	it := u.cur
-	a.RequestID = it.id()
-	a.Approver = u.op.ID
-	a.Channel = Name
-	a.Device = u.c.o.Device
+	a, err := approverbot.Choose(it.q, choice, u.op.ID, Name, u.c.o.Device, feedback)
 	u.out.breakLine()
+	if err != nil {
+		u.out.println("  " + line(strings.TrimPrefix(err.Error(), approverbot.ErrChoice.Error()+": ")))
+		u.prompt()
+		return
+	}
 	rep, err := u.r.Respond(ctx, a)
 	if ctx.Err() != nil {
 		return
@@ -326,8 +344,8 @@ func (u *ui) send(ctx context.Context, a approverbot.Answer) {
 	}
 	u.cur = nil
 	grant := ""
-	if it.q.Always != nil {
-		grant = grantShort(it.q)
+	if a.Choice == approverbot.ChoiceAlways {
+		grant = line(view(it.q).Always.Short())
 	}
 	switch {
 	case !rep.Applied:

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -95,35 +94,15 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 			"unknown question "+cleanLine(body.RequestID, 80)+" (never shown here, or settled long ago)")
 		return
 	}
-	a := approverbot.Answer{
-		RequestID: body.RequestID,
-		Approver:  p.approver,
-		Channel:   c.Name(),
-		Device:    deviceLabel(body.Device, r.UserAgent()),
-		Feedback:  strings.TrimSpace(body.Feedback),
-	}
-	switch body.Action {
-	case actionApprove:
-		a.Approved, a.Scope = true, messages.ScopeOnce
-	case actionSession:
-		a.Approved, a.Scope = true, messages.ScopeSession
-	case actionAlways:
-		if q.Always == nil && q.Open() {
-			writeError(w, http.StatusBadRequest, "invalid_request",
-				"this question offers no Always (the command cannot be granted for good); approve once or for the session")
-			return
-		}
-		a.Approved, a.Scope = true, messages.ScopeAlways
-		if q.Always != nil && q.Always.Scope.Valid() {
-			a.Scope = q.Always.Scope
-		}
-	case actionRejectSoft:
-		a.RejectMode = messages.RejectSoft
-	case actionRejectHard:
-		a.RejectMode = messages.RejectHard
-	default:
+	choice, err := approverbot.ParseChoice(body.Action)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request",
 			"action must be approve, session, always, reject_soft or reject_hard, got "+strqs(body.Action))
+		return
+	}
+	a, err := approverbot.Choose(q, choice, p.approver, c.Name(), deviceLabel(body.Device, r.UserAgent()), body.Feedback)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
 	rep, err := resp.Respond(r.Context(), a)

@@ -69,14 +69,21 @@ func TestQuestionsList(t *testing.T) {
 		t.Fatalf("listed %+v, want req-1 then req-2", list.Questions)
 	}
 	v1, v2 := list.Questions[0], list.Questions[1]
-	if v1.AlwaysGrants != "Always allow `make *` for agent pod-7" {
+	if v1.AlwaysGrants != "bash(make *) for agent pod-7, until revoked" {
 		t.Errorf("always_grants %q", v1.AlwaysGrants)
 	}
 	if !strings.Contains(v1.HTML, `data-action="always"`) || strings.Contains(v2.HTML, `data-action="always"`) {
 		t.Error("the Always button must show exactly when the question offers Always")
 	}
-	if fmt.Sprint(v2.Actions) != "[approve session reject_soft reject_hard]" {
-		t.Errorf("actions without Always: %v", v2.Actions)
+	// alice requested req-2: the brokers refuse any answer of hers.
+	if fmt.Sprint(v2.Actions) != "[]" {
+		t.Errorf("actions on one's own request: %v", v2.Actions)
+	}
+	if !strings.Contains(v2.HTML, `data-action="approve" disabled data-refused title="it was made on your behalf`) {
+		t.Errorf("the approve button of one's own request is not disabled with the reason:\n%s", v2.HTML)
+	}
+	if strings.Contains(v1.HTML, "disabled") {
+		t.Error("another's request has disabled buttons")
 	}
 	if v1.Mine || !v2.Mine {
 		t.Errorf("mine: %v %v, want false true (alice requested req-2)", v1.Mine, v2.Mine)
@@ -140,6 +147,11 @@ func TestRespond(t *testing.T) {
 			}
 			want := *tt.want
 			want.Approver, want.Channel = "alice", "web"
+			if want.Approved {
+				want.Choice = approverbot.ChoiceFromScope(true, want.Scope, "")
+			} else {
+				want.Choice = approverbot.ChoiceFromScope(false, "", want.RejectMode)
+			}
 			if want.Device == "" {
 				want.Device = "Chrome on Android"
 			}

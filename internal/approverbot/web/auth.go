@@ -286,8 +286,8 @@ func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply b
 func (c *Channel) checkPassword(id, password string) (string, bool) {
 	hash := c.dummyHash
 	a, known := c.cfg.Approvers[id]
-	if known && a.PasswordHash != "" {
-		hash = []byte(a.PasswordHash)
+	if known && a.Key(KeyPasswordHash) != "" {
+		hash = []byte(a.Key(KeyPasswordHash))
 	} else {
 		known = false
 	}

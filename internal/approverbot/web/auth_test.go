@@ -146,7 +146,7 @@ func TestUnknownApproversCostAsMuchAsKnownOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := cfg.Approvers["erin"]
-	a.PasswordHash = string(h6)
+	a.Keys[KeyPasswordHash] = string(h6)
 	cfg.Approvers["erin"] = a
 	ch, err := New(cfg, Options{Logger: quietLogger()})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -183,14 +184,15 @@ func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
 
 	// Alice approves: bob's card shows who decided within a second, then goes.
 	alice.click("req-deploy", actionApprove)
-	if got := bob.outcome("req-deploy", time.Second); got != "Approved (once) by Alice via web" {
+	// It says which device: alice may be signed in on two.
+	if got := bob.outcome("req-deploy", time.Second); got != "Approved (once) by Alice via web (Headless Chrome on Linux)" {
 		t.Fatalf("bob's card says %q", got)
 	}
 	if bob.eval(`document.querySelector('#q-req-deploy .answer') ? 'buttons' : 'none'`) != "none" {
 		t.Fatal("bob's settled card still has its buttons")
 	}
 	if got := alice.poll("alice's card shows the broker's reply",
-		`document.querySelector('#q-req-deploy .reply.ok')?.textContent ?? ''`, time.Second); got != "Done: Approved (once) by Alice via web" {
+		`document.querySelector('#q-req-deploy .reply.ok')?.textContent ?? ''`, time.Second); got != "Done: Approved (once) by Alice via web (Headless Chrome on Linux)" {
 		t.Fatalf("alice's reply %q", got)
 	}
 	bob.cardGone("req-deploy", linger+2*time.Second)
@@ -241,7 +243,7 @@ func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
 	}
 	bob.do("type feedback", chromedp.SendKeys(chromedp.CSS(`#q-req-hostile .feedback`), "use the staging target"))
 	bob.click("req-hostile", actionRejectHard)
-	if got := alice.outcome("req-hostile", time.Second); got != `Rejected & stopped by Bob via web: "use the staging target"` {
+	if got := alice.outcome("req-hostile", time.Second); got != `Rejected & stopped by Bob via web (Headless Chrome on Linux): "use the staging target"` {
 		t.Fatalf("alice's card says %q", got)
 	}
 	d = stopped.Wait(t)
@@ -258,4 +260,51 @@ func TestBrowserApproversSeeOneQuestionLive(t *testing.T) {
 	if strings.Contains(alice.eval(`document.body.innerText`), "offline") {
 		t.Fatal("alice's page went offline")
 	}
+}
+
+func TestBrowserOnAPhoneTheBarFitsAndOnesOwnRequestCannotBeApproved(t *testing.T) {
+	r := startRig(t, 1, "[default]", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 360, 800)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.do("a phone's viewport", chromedp.EmulateViewport(360, 800, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	alice.login(r.srv.URL, "alice", alicePassword)
+
+	// The bar: the display name alone (the id is its title), Sign out on
+	// one line, beside the name.
+	if got := alice.eval(`document.querySelector('.who').textContent`); got != "Alice" {
+		t.Errorf("the bar names the approver %q, want Alice", got)
+	}
+	if got := alice.eval(`document.querySelector('.who').title`); got != "approver id alice" {
+		t.Errorf("the name's title %q", got)
+	}
+	geometry := alice.eval(`(() => {
+		const b = document.getElementById('logout').getBoundingClientRect();
+		const w = document.querySelector('.who').getBoundingClientRect();
+		const line = parseFloat(getComputedStyle(document.getElementById('logout')).lineHeight) || 20;
+		const oneLine = document.getElementById('logout').scrollHeight <= Math.max(44, line * 1.6) + 1;
+		const sameRow = Math.abs((b.top + b.bottom) / 2 - (w.top + w.bottom) / 2) < 8;
+		return JSON.stringify({oneLine, sameRow, right: b.right <= window.innerWidth});
+	})()`)
+	if geometry != `{"oneLine":true,"sameRow":true,"right":true}` {
+		t.Errorf("on a 360 px phone the bar does not fit: %s", geometry)
+	}
+
+	// A request alice's agent made on her behalf: the brokers refuse any
+	// answer of hers, so every button is disabled with the reason.
+	mine := r.plane.Agent("sess-mine", "pod-9", client.WithRequestedBy("alice"))
+	brokertest.Ask(ctx, mine, "req-mine", "bash", brokertest.Bash("make deploy"))
+	alice.poll("alice's own request shows", `document.getElementById('q-req-mine') ? 'yes' : ''`, 5*time.Second)
+	state := alice.eval(`JSON.stringify([...document.querySelectorAll('#q-req-mine button[data-action]')].map(b => b.dataset.action + ':' + (b.disabled ? 'off' : 'on')))`)
+	if state != `["approve:off","session:off","always:off","reject_soft:off","reject_hard:off"]` {
+		t.Errorf("buttons on one's own request: %s", state)
+	}
+	if why := alice.eval(`document.querySelector('#q-req-mine button[data-action="approve"]').title`); !strings.Contains(why, "on your behalf") {
+		t.Errorf("the disabled approve button does not say why: %q", why)
+	}
+	if note := alice.eval(`document.querySelector('#q-req-mine .notice').textContent`); !strings.Contains(note, "another approver must answer it") {
+		t.Errorf("the card does not say why it cannot be answered: %q", note)
+	}
+	alice.noProblems()
 }

@@ -59,7 +59,7 @@ type Options struct {
 // which runs it. Safe for concurrent use.
 type Channel struct {
 	cfg       *approverbot.Config
-	web       approverbot.WebConfig
+	web       Config
 	log       *slog.Logger
 	now       func() time.Time
 	heartbeat time.Duration
@@ -86,9 +86,9 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if cfg == nil {
 		return nil, errors.New("web: config is required")
 	}
-	var wc approverbot.WebConfig
-	if cfg.Web != nil {
-		wc = *cfg.Web
+	var wc Config
+	if s, ok := approverbot.SectionOf[*Config](cfg, Name); ok {
+		wc = *s
 	}
 	switch {
 	case wc.SessionTTL < 0:
@@ -153,7 +153,7 @@ func (c *Channel) passwordCost() (int, error) {
 	sort.Strings(ids)
 	cost := 0
 	for _, id := range ids {
-		h := c.cfg.Approvers[id].PasswordHash
+		h := c.cfg.Approvers[id].Key(KeyPasswordHash)
 		if h == "" {
 			continue
 		}
@@ -187,7 +187,10 @@ func validHeaderName(s string) bool {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "web" }
+func (c *Channel) Name() string { return Name }
+
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "web"
 
 // Register implements [approverbot.HTTPChannel]: it adds the page, the API
 // and the event stream to mux.

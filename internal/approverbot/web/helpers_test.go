@@ -361,3 +361,11 @@ func nextEvent(t *testing.T, events <-chan sseEvent, name string) sseEvent {
 		}
 	}
 }
+
+// The actions of POST /api/respond, as the tests send them.
+const (
+	actionApprove    = string(approverbot.ChoiceOnce)
+	actionSession    = string(approverbot.ChoiceSession)
+	actionRejectSoft = string(approverbot.ChoiceReject)
+	actionRejectHard = string(approverbot.ChoiceRejectStop)
+)

@@ -99,7 +99,7 @@ func TestAnswersThroughTheHTTPAPI(t *testing.T) {
 		if status != http.StatusOK || !out.Applied || out.State != messages.StateApproved {
 			t.Fatalf("respond: %d %s", status, raw)
 		}
-		if out.Message != "Done: Approved (once) by Alice via web" {
+		if out.Message != "Done: Approved (once) by Alice via web (curl)" {
 			t.Fatalf("message %q", out.Message)
 		}
 		d := pending.Wait(t)

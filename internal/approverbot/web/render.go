@@ -189,10 +189,11 @@ func (c *Channel) render(w http.ResponseWriter, status int, name string, data an
 // questionView renders q for viewer.
 func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionView, error) {
 	var buf bytes.Buffer
-	d := newCardData(q, viewer, c.now())
+	v := approverbot.Present(q, approverbot.DefaultLimits)
+	d := cardFromView(v, viewer, c.now())
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: alwaysText(q.ApprovalNeeded),
-		Actions: actionsOf(q.ApprovalNeeded), Mine: d.Mine, HTML: buf.String()}, nil
+	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
+		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}, nil
 }

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -13,27 +11,15 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// Actions an approver can take on a card ("action" of POST /api/respond).
-const (
-	actionApprove    = "approve"
-	actionSession    = "session"
-	actionAlways     = "always"
-	actionRejectSoft = "reject_soft"
-	actionRejectHard = "reject_hard"
-)
-
-// maxShownArgs bounds the pretty-printed arguments a card shows; the rest is
-// cut with a note (the agent may send up to the broker's message limit).
-const maxShownArgs = 16 << 10
-
 // QuestionView is one open question as GET /api/questions and the
 // "question" event carry it: the broker's question unchanged, plus what the
 // page derives from it for the viewer.
 type QuestionView struct {
 	RequestID string                  `json:"request_id"`
 	Question  messages.ApprovalNeeded `json:"question"`
-	// AlwaysGrants says what the Always answer would grant ("Always allow
-	// `git push *` for agent pod-7"); empty when Always is not offered.
+	// AlwaysGrants says what the Always answer would grant
+	// ("bash(git push *) for agent pod-7, until revoked"); empty when
+	// Always is not offered.
 	AlwaysGrants string `json:"always_grants,omitempty"`
 	// Actions are the actions POST /api/respond accepts for this question.
 	Actions []string `json:"actions"`
@@ -79,7 +65,14 @@ type cardData struct {
 	Required       int
 	SoFar          []string
 	Always         *alwaysLine
-	Mine           bool
+	// NoAlways says why Always is not offered; SessionGrants what Session
+	// grants.
+	NoAlways      string
+	SessionGrants string
+	// Mine is set when the viewer is the human the agent works for;
+	// NotYours says why they cannot approve.
+	Mine     bool
+	NotYours string
 }
 
 type verdictLine struct {
@@ -103,57 +96,47 @@ type alwaysLine struct {
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
-	r := q.Request
+	return cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+}
+
+// cardFromView lays the core's view out as a card for viewer.
+func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	d := cardData{
-		ID:             r.RequestID,
-		Tool:           r.Tool,
-		Tier:           verdictClass(q.Risk.Tier, "exec"),
-		Team:           q.Team,
-		Agent:          r.AgentID,
-		Session:        r.SessionID,
-		RequestedBy:    r.RequestedBy,
-		Description:    r.Description,
-		Command:        commandOf(r.Arguments),
-		Args:           prettyJSON(r.Arguments, maxShownArgs),
-		Rule:           q.Risk.Rule,
-		Reason:         q.Risk.Reason,
-		SafetyOverride: q.Risk.SafetyOverride,
-		Required:       max(q.ApprovalsRequired, 1),
-		SoFar:          q.ApprovalsSoFar,
-		Mine:           viewer != "" && r.RequestedBy == viewer,
+		ID:             v.RequestID,
+		Tool:           v.Tool,
+		Tier:           verdictClass(v.Tier, "exec"),
+		Team:           v.Team,
+		Agent:          v.AgentID,
+		Session:        v.SessionID,
+		RequestedBy:    v.Requester,
+		Description:    v.Description,
+		Command:        v.Command,
+		Args:           v.Args,
+		Rule:           v.Rule,
+		Reason:         v.Why,
+		SafetyOverride: v.SafetyOverride,
+		Required:       v.Required,
+		SoFar:          v.SoFar,
+		Mine:           v.Mine(viewer),
+		SessionGrants:  v.Session.Grants,
 	}
-	if d.SafetyOverride != "" && strings.Contains(d.Reason, d.SafetyOverride) {
-		// The reason only repeats the override, which the card shows
-		// highlighted on its own.
-		d.Reason = ""
+	if d.Mine {
+		d.NotYours = approverbot.WhyNotMine
 	}
-	if !q.ExpiresAt.IsZero() {
-		d.ExpiresAt = q.ExpiresAt.UTC().Format(time.RFC3339Nano)
-		d.ExpiresText = timeLeft(q.ExpiresAt.Sub(now))
+	if !v.ExpiresAt.IsZero() {
+		d.ExpiresAt = v.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		d.ExpiresText = timeLeft(v.ExpiresAt.Sub(now))
 	}
-	for _, s := range q.Risk.Subcommands {
-		v := verdictLine{Command: s.Command, Action: verdictClass(s.Action, "ask"), Rule: s.Rule, Reason: s.Reason}
-		if v.Reason == q.Risk.Reason {
-			// The card says it once, as why it asks.
-			v.Reason, v.Rule = "", ""
-		}
-		d.Subcommands = append(d.Subcommands, v)
+	for _, s := range v.Subcommands {
+		d.Subcommands = append(d.Subcommands, verdictLine{Command: s.Command, Action: verdictClass(s.Action, "ask"), Rule: s.Rule, Reason: s.Reason})
 	}
-	if d.Rule != "" && strings.Contains(d.Reason, d.Rule) {
-		d.Rule = ""
+	for _, b := range v.Batch {
+		d.Batch = append(d.Batch, batchLine{Tool: b.Tool, Args: b.Args})
 	}
-	batch := q.BatchRemaining
-	if len(batch) == 0 {
-		batch = r.BatchRemaining
-	}
-	for _, b := range batch {
-		d.Batch = append(d.Batch, batchLine{Tool: b.Tool, Args: compactJSON(b.Arguments, 240)})
-	}
-	if q.Always != nil {
-		d.Always = &alwaysLine{Patterns: q.Always.Patterns, Tool: q.Always.Tool, Agent: r.AgentID}
-		if d.Always.Tool == "" {
-			d.Always.Tool = r.Tool
-		}
+	if a := v.Always; a.Offered {
+		d.Always = &alwaysLine{Patterns: a.Patterns, Tool: a.Tool, Agent: a.Agent}
+	} else {
+		d.NoAlways = a.WhyNot
 	}
 	return d
 }
@@ -168,109 +151,15 @@ func verdictClass(v, fallback string) string {
 	return fallback
 }
 
-// actionsOf lists the actions a question offers.
-func actionsOf(q messages.ApprovalNeeded) []string {
-	if q.Always == nil {
-		return []string{actionApprove, actionSession, actionRejectSoft, actionRejectHard}
-	}
-	return []string{actionApprove, actionSession, actionAlways, actionRejectSoft, actionRejectHard}
-}
-
-// alwaysText says what the Always answer would grant, in one line.
-func alwaysText(q messages.ApprovalNeeded) string {
-	if q.Always == nil {
-		return ""
-	}
-	tool := q.Always.Tool
-	if tool == "" {
-		tool = q.Request.Tool
-	}
-	var b strings.Builder
-	b.WriteString("Always allow ")
-	if len(q.Always.Patterns) == 0 {
-		b.WriteString("every `" + tool + "` call")
-	} else {
-		for i, p := range q.Always.Patterns {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("`" + p + "`")
+// actionsOf lists the actions q offers viewer.
+func actionsOf(q approverbot.Question, viewer string) []string {
+	out := []string{}
+	for _, c := range approverbot.Choices {
+		if approverbot.Offered(q, c, viewer) == nil {
+			out = append(out, string(c))
 		}
 	}
-	if q.Request.AgentID != "" {
-		b.WriteString(" for agent " + q.Request.AgentID)
-	}
-	return b.String()
-}
-
-// commandOf returns the "command" string argument of a shell-like call.
-func commandOf(args json.RawMessage) string {
-	var v struct {
-		Command json.RawMessage `json:"command"`
-	}
-	if json.Unmarshal(args, &v) != nil || len(v.Command) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(v.Command, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// prettyJSON indents raw JSON for display; a JSON string holding JSON (the
-// seeds' batch_remaining carries arguments that way) is unwrapped first.
-// Text longer than limit is cut with a note.
-func prettyJSON(raw json.RawMessage, limit int) string {
-	raw = unwrapJSONString(raw)
-	if len(raw) == 0 {
-		return "{}"
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return cut(string(raw), limit)
-	}
-	return cut(out.String(), limit)
-}
-
-// compactJSON is prettyJSON on one line.
-func compactJSON(raw json.RawMessage, limit int) string {
-	raw = unwrapJSONString(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	var out bytes.Buffer
-	if err := json.Compact(&out, raw); err != nil {
-		return cut(string(raw), limit)
-	}
-	return cut(out.String(), limit)
-}
-
-func unwrapJSONString(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return raw
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return raw
-	}
-	if inner := bytes.TrimSpace([]byte(s)); json.Valid(inner) {
-		return inner
-	}
-	return raw
-}
-
-// cut shortens s to at most limit bytes, on a rune boundary, with a note.
-func cut(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "… (" + strconv.Itoa(len(s)-n) + " more bytes)"
+	return out
 }
 
 // timeLeft renders a duration as the page's countdown does.
@@ -312,9 +201,10 @@ func resolutionText(r messages.Resolved) string {
 		}
 		return t
 	case messages.ReasonCascade, messages.ReasonScopeGrant:
-		return withReason("Allowed by a grant given on another question", d.Reason)
+		// In plain words: the brokers' reason names policy internals.
+		return "Allowed: " + approverbot.ReasonText(d)
 	case messages.ReasonHardStop:
-		return withReason("Rejected: the agent's turn was stopped", d.Reason)
+		return "Rejected: " + approverbot.ReasonText(d)
 	case messages.ReasonTimeout:
 		return "Timed out (no approver response)"
 	case messages.ReasonCancelled:
@@ -348,30 +238,26 @@ func withReason(t, reason string) string {
 	return t + " (" + reason + ")"
 }
 
-// deciderText is " by Alice via slack", or "" when nobody is named.
+// deciderText is " by Alice via web (Chrome on Android)", or "" when nobody
+// is named. The device tells apart the answers of one person on two.
 func deciderText(d messages.Decider) string {
-	who := d.Display
-	if who == "" {
-		who = d.ID
-	}
-	if who == "" {
+	if d.Display == "" && d.ID == "" {
 		return ""
 	}
-	t := " by " + who
-	if d.Channel != "" {
-		t += " via " + d.Channel
+	t := " by " + approverbot.DecidedBy(messages.Decision{DecidedBy: d})
+	if dev := cleanLine(d.Device, 64); dev != "" {
+		t += " (" + dev + ")"
 	}
 	return t
 }
 
+// scopeLabel names an approval's scope ("once" when the decision names
+// none: an approval's default).
 func scopeLabel(s messages.Scope) string {
-	switch s {
-	case messages.ScopeSession:
-		return "session"
-	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
-		return "always"
+	if s == "" {
+		return "once"
 	}
-	return "once"
+	return approverbot.ScopeText(s)
 }
 
 // replyMessage summarises the broker's reply to the viewer's own answer.

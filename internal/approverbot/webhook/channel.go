@@ -23,6 +23,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
+// Name is the channel's name (Approver.Channel of its answers).
+const Name = "webhook"
+
 // Options are the optional parts of a [Channel].
 type Options struct {
 	// Logger receives the channel's logs (default slog.Default()).
@@ -64,10 +67,10 @@ var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the webhook channel of cfg (cfg.Webhook must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	if cfg == nil || cfg.Webhook == nil {
+	wc, ok := approverbot.SectionOf[*Config](cfg, Name)
+	if !ok {
 		return nil, errors.New("webhook: not configured (no webhook section)")
 	}
-	wc := cfg.Webhook
 	u, err := url.Parse(wc.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("webhook: url is not an http(s) URL")
@@ -101,7 +104,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 }
 
 // Name implements [approverbot.Channel].
-func (c *Channel) Name() string { return "webhook" }
+func (c *Channel) Name() string { return Name }
 
 // Run implements [approverbot.Channel]: responses are taken while it runs.
 func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
@@ -123,10 +126,38 @@ func (c *Channel) CheckHealth(context.Context) error {
 	return c.lastErr
 }
 
-// Ask implements [approverbot.Channel]: it posts the question.
+// QuestionEvent is an approval_needed delivery: the wire message, plus what
+// the receiving system needs to offer the right answers.
+type QuestionEvent struct {
+	messages.ApprovalNeeded
+	Offers Offers `json:"offers"`
+}
+
+// Offers are the core's view of a question's answers.
+type Offers struct {
+	// Actions are the choices the question offers (approve, session,
+	// always, reject_soft, reject_hard), as /webhook/respond takes them
+	// (always: "scope": "always").
+	Actions []string `json:"actions"`
+	// Session and Always say what those answers grant; AlwaysNotOffered
+	// why Always is not offered (Always is then empty).
+	Session          string `json:"session"`
+	Always           string `json:"always,omitempty"`
+	AlwaysNotOffered string `json:"always_not_offered,omitempty"`
+}
+
+// Ask implements [approverbot.Channel]: it posts the question with its
+// offers.
 func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
-	msg := q.ApprovalNeeded
+	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
+	v := approverbot.Present(q, approverbot.Limits{Subcommands: 1, Batch: 1})
+	msg.Offers = Offers{Actions: []string{}, Session: v.Session.Grants, Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot}
+	for _, ch := range approverbot.Choices {
+		if approverbot.Offered(q, ch, "") == nil {
+			msg.Offers.Actions = append(msg.Offers.Actions, string(ch))
+		}
+	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
 }
 
@@ -207,7 +238,7 @@ func (c *Channel) post(ctx context.Context, event, delivery string, body []byte)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		// The URL may hold a credential (a token in its path or query).
-		return 0, stripURL(err)
+		return 0, approverbot.StripURL(err)
 	}
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
@@ -230,13 +261,4 @@ func (c *Channel) setHealth(err error) {
 	c.healthMu.Lock()
 	c.lastErr = err
 	c.healthMu.Unlock()
-}
-
-// stripURL drops the URL from an HTTP client error.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

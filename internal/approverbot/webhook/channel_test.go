@@ -37,9 +37,9 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		change func(*approverbot.Config)
 		want   string
 	}{
-		{"no webhook section", func(c *approverbot.Config) { c.Webhook = nil }, "not configured"},
-		{"a URL that is not http", func(c *approverbot.Config) { c.Webhook.URL = "file:///etc/passwd" }, "not an http(s) URL"},
-		{"a short secret", func(c *approverbot.Config) { c.Webhook.Secret = "short" }, "at least 16 bytes"},
+		{"no webhook section", func(c *approverbot.Config) { delete(c.Channels, webhook.Name) }, "not configured"},
+		{"a URL that is not http", func(c *approverbot.Config) { c.Channels[webhook.Name].(*webhook.Config).URL = "file:///etc/passwd" }, "not an http(s) URL"},
+		{"a short secret", func(c *approverbot.Config) { c.Channels[webhook.Name].(*webhook.Config).Secret = "short" }, "at least 16 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func decodeError(t *testing.T, data []byte) messages.ErrorReply {
 
 func TestWebhookSignedRoundTrip(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
+	pend, _ := e.Ask(t, "r1", "make deploy")
 
 	d := e.recv.next(t, "approval_needed", "r1")
 	q, err := messages.Decode[messages.ApprovalNeeded](d.Body, 1<<20)
@@ -73,7 +73,7 @@ func TestWebhookSignedRoundTrip(t *testing.T) {
 
 func TestWebhookRefusesBadSignaturesAndReplaysAndDecidesNothing(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "r1", "make deploy")
+	pend, _ := e.Ask(t, "r1", "make deploy")
 	e.recv.next(t, "approval_needed", "r1")
 
 	// Every refused request would approve the call for the session as alice.
@@ -128,7 +128,7 @@ func TestWebhookRefusesBadSignaturesAndReplaysAndDecidesNothing(t *testing.T) {
 
 func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "echo $(whoami)")
+	pend, q := e.Ask(t, "r1", "echo $(whoami)")
 	if q.Always != nil {
 		t.Fatalf("test setup: the broker offers Always %+v for a command substitution", q.Always)
 	}
@@ -152,7 +152,7 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 		{"a scope on a rejection", raw(`{"request_id":"r1","approver":"alice","approved":false,"scope":"session"}`), 400, messages.CodeInvalidRequest, "scope goes with approvals only"},
 		{"feedback on an approval", raw(`{"request_id":"r1","approver":"alice","approved":true,"feedback":"ok"}`), 400, messages.CodeInvalidRequest, "feedback goes with rejections only"},
 		{"an unknown scope", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"forever"}`), 400, messages.CodeInvalidRequest, `scope "forever"`},
-		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"always"}`), 400, messages.CodeInvalidRequest, "offers no standing grant"},
+		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"always"}`), 400, messages.CodeInvalidRequest, "no standing grant may cover"},
 		{"a device with a control character", raw(`{"request_id":"r1","approver":"alice","approved":true,"device":"pa\u001bger"}`), 400, messages.CodeInvalidRequest, "device"},
 		{"a body over 64 KiB", raw(`{"request_id":"r1","approver":"alice","approved":false,"feedback":"` + strings.Repeat("x", 70<<10) + `"}`), 413, messages.CodeTooLarge, "larger than"},
 	}
@@ -179,9 +179,9 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 
 func TestWebhookLateResponseGetsTheStandingDecision(t *testing.T) {
 	e := start(t)
-	pend, q := e.ask(t, "r1", "make deploy")
+	pend, q := e.Ask(t, "r1", "make deploy")
 	e.recv.next(t, "approval_needed", "r1") // the bot shows it before carol answers
-	if rep := e.device.Approve(q, "carol", messages.ScopeOnce); !rep.Applied {
+	if rep := e.Device.Approve(q, "carol", messages.ScopeOnce); !rep.Applied {
 		t.Fatalf("carol's approval: %+v", rep)
 	}
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
@@ -199,7 +199,7 @@ func TestWebhookLateResponseGetsTheStandingDecision(t *testing.T) {
 
 func TestWebhookQuorumAndMembershipAreTheBrokers(t *testing.T) {
 	e := start(t)
-	pend, _ := e.ask(t, "k1", "kubectl delete pod api-0")
+	pend, _ := e.Ask(t, "k1", "kubectl delete pod api-0")
 	e.recv.next(t, "approval_needed", "k1")
 
 	_, answer := e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "bob", Approved: true})

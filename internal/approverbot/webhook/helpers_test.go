@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
 	"github.com/signoff-dev/signoff/internal/brokertest"
-	"github.com/signoff-dev/signoff/pkg/client"
-	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 const testSecret = "whsec-0123456789abcdef-test"
@@ -136,10 +135,7 @@ type env struct {
 	bot   *httptest.Server
 	logs  *brokertest.LogBuffer
 
-	device *brokertest.Approver
-	agent  *client.Client
-	once   sync.Once
-	runBot func()
+	*channeltest.Bot
 }
 
 func start(t *testing.T) *env {
@@ -147,8 +143,7 @@ func start(t *testing.T) *env {
 	p := brokertest.Start(t, brokertest.Options{})
 	recv := newReceiver(t)
 	cfg := testConfig(t, recv.srv.URL+"/hooks/signoff")
-	logs := &brokertest.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log, logs := channeltest.Logger()
 	o := quietOptions()
 	o.Logger = log
 	ch, err := webhook.New(cfg, o)
@@ -159,36 +154,8 @@ func start(t *testing.T) *env {
 	ch.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	bot, err := approverbot.New(cfg, p.NATS.Connect(t), []approverbot.Channel{ch}, approverbot.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{plane: p, recv: recv, bot: srv, logs: logs}
-	e.device = p.Approver("default", "oncall")
-	e.agent = p.Agent("s1", "a1")
-	e.runBot = func() {
-		t.Cleanup(func() { // after the bot stopped
-			if strings.Contains(logs.String(), testSecret) {
-				t.Errorf("the secret appears in the logs:\n%s", logs.String())
-			}
-		})
-		brokertest.Run(t, "bot.Run", bot.Run)
-	}
+	e := &env{plane: p, recv: recv, bot: srv, logs: logs, Bot: channeltest.NewBot(t, p, cfg, ch, log, logs, testSecret)}
 	return e
-}
-
-// ask has the agent ask about a bash command, waits until the question is
-// pending (a device of both teams saw it), then starts the bot if it is not
-// running yet. (The bot once cleared a question published while its
-// start-up replay was in flight; bot.go keeps such questions now, and
-// starting the bot after the question exists keeps these tests independent
-// of start-up timing.)
-func (e *env) ask(t *testing.T, id, command string) (*brokertest.Pending, messages.ApprovalNeeded) {
-	t.Helper()
-	pend := brokertest.Ask(t.Context(), e.agent, id, "bash", brokertest.Bash(command))
-	q := e.device.NextAsk(id)
-	e.once.Do(e.runBot)
-	return pend, q
 }
 
 // post sends body with header to the respond endpoint; 503 (the bot's

@@ -106,23 +106,25 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
 		return
 	}
-	appr, ok := resp.Approver("webhook", in.Approver)
+	appr, ok := resp.Approver(Name, in.Approver)
 	if !ok {
 		c.log.Warn("response from an approver that is not configured", "approver", in.Approver, "request_id", in.RequestID)
 		writeError(w, http.StatusForbidden, messages.CodeForbidden, "approver %q is not a configured approver", in.Approver)
 		return
 	}
-	if in.Scope == messages.ScopeAlways || in.Scope == messages.ScopeAlwaysPrefix {
-		if q, ok := resp.Lookup(in.RequestID); ok && q.Open() && q.Always == nil {
-			writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest,
-				"scope %s: this question offers no standing grant (it holds a construct none may cover); approve once or for the session", in.Scope)
-			return
-		}
+	device := in.Device
+	if device == "" {
+		device = Name
 	}
-	ans := approverbot.Answer{RequestID: in.RequestID, Approver: appr.ID, Channel: "webhook", Device: in.Device,
-		Approved: *in.Approved, Scope: in.Scope, RejectMode: in.RejectMode, Feedback: in.Feedback}
-	if ans.Device == "" {
-		ans.Device = "webhook"
+	q, ok := resp.Lookup(in.RequestID)
+	if !ok {
+		writeError(w, http.StatusNotFound, messages.CodeNotFound, "%v: %s", approverbot.ErrUnknownQuestion, in.RequestID)
+		return
+	}
+	ans, err := approverbot.Choose(q, approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode), appr.ID, Name, device, in.Feedback)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
+		return
 	}
 	rep, err := resp.Respond(r.Context(), ans)
 	var fe *messages.FieldError

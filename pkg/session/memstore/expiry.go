@@ -42,6 +42,7 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 			s.unindex(e)
 		}
 		s.retain(e, now)
+		s.record(e, now)
 		out = append(out, e.rec.Clone())
 	}
 	return out, nil

@@ -18,13 +18,18 @@ type Options struct {
 	// unused session keeps its grants. Zero or negative means
 	// session.DefaultRetention (24 h).
 	Retention time.Duration
+	// EffectLease is how long a transition's caller alone carries out the
+	// effects it recorded in the outbox. Zero or negative means
+	// session.DefaultEffectLease (5 s).
+	EffectLease time.Duration
 }
 
 // Store is an in-memory [session.Store]. Its methods are safe for concurrent
 // use; see the package documentation for lifetimes.
 type Store struct {
-	clock     func() time.Time
-	retention time.Duration
+	clock       func() time.Time
+	retention   time.Duration
+	effectLease time.Duration
 
 	mu     sync.Mutex
 	closed bool
@@ -45,6 +50,8 @@ type Store struct {
 	sessionGrants map[string]*sessionGrants
 	grantExpiry   deadlines[string] // session id by grant expiry
 	agentGrants   map[string]map[agentGrant]struct{}
+	// outbox holds the unacknowledged outbox entries, by request.
+	outbox map[key]*obEntry
 }
 
 type key struct{ session, id string }
@@ -72,9 +79,14 @@ func New(opts Options) *Store {
 	if opts.Retention <= 0 {
 		opts.Retention = session.DefaultRetention
 	}
+	if opts.EffectLease <= 0 {
+		opts.EffectLease = session.DefaultEffectLease
+	}
 	return &Store{
 		clock:         opts.Clock,
 		retention:     opts.Retention,
+		effectLease:   opts.EffectLease,
+		outbox:        make(map[key]*obEntry),
 		requests:      make(map[key]*entry),
 		bySession:     make(map[string]map[*entry]struct{}),
 		byAgent:       make(map[string]map[*entry]struct{}),

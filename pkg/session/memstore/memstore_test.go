@@ -10,11 +10,12 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	const retention = time.Second
+	const retention, effectLease = time.Second, 200 * time.Millisecond
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) session.Store {
-			return memstore.New(memstore.Options{Retention: retention})
+			return memstore.New(memstore.Options{Retention: retention, EffectLease: effectLease})
 		},
-		Retention: retention,
+		Retention:   retention,
+		EffectLease: effectLease,
 	})
 }

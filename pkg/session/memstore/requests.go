@@ -81,6 +81,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 		return session.Result{}, fmt.Errorf("memstore: open %s/%s: %w", sessionID, requestID, session.ErrStopped)
 	}
 	e.rec.State = messages.StatePending
+	s.record(e, now)
 	s.index(e)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
@@ -137,15 +138,22 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	if e.rec.HasApproval(v.ApproverID) {
 		return refused(e, session.ErrDuplicateVote), nil
 	}
+	if _, stopped := s.stops[sessionID]; stopped && v.Approve {
+		return refused(e, session.ErrStopped), nil
+	}
 	switch {
 	case !v.Approve:
 		s.settle(e, messages.StateRejected, &v.Decision, now)
+		if v.Stop != "" {
+			s.stops[sessionID] = v.Stop
+		}
 	default:
 		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
 		if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
 			s.settle(e, messages.StateApproved, &v.Decision, now)
 		}
 	}
+	s.record(e, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
 
@@ -170,7 +178,11 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	if !s.open(e, now) {
 		return refused(e, session.ErrSettled), nil
 	}
+	if _, stopped := s.stops[sessionID]; stopped && state == messages.StateApproved {
+		return refused(e, session.ErrStopped), nil
+	}
 	s.settle(e, state, &d, now)
+	s.record(e, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
 }
 
@@ -284,6 +296,7 @@ func (s *Store) settleAll(entries []*entry, state messages.State, mk func(*sessi
 		}
 		d := mk(e.rec.Clone())
 		s.settle(e, state, &d, now)
+		s.record(e, now)
 		out = append(out, e.rec.Clone())
 	}
 	return out

@@ -6,19 +6,30 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/session"
+	"github.com/signoff-dev/signoff/pkg/session/redisstore"
 	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 // suiteRetention is the short retention the conformance suite runs with.
 const suiteRetention = time.Second
 
+// suiteEffectLease is the short outbox lease it runs with.
+const suiteEffectLease = 200 * time.Millisecond
+
+func suiteOptions(url string) redisstore.Options {
+	o := options(url, suiteRetention)
+	o.EffectLease = suiteEffectLease
+	return o
+}
+
 func TestConformance(t *testing.T) {
 	srv := testenv.Redis(t)
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) session.Store {
-			return newStore(t, options(srv.URL(), suiteRetention))
+			return newStore(t, suiteOptions(srv.URL()))
 		},
-		Retention: suiteRetention,
+		Retention:   suiteRetention,
+		EffectLease: suiteEffectLease,
 	})
 }
 
@@ -31,8 +42,9 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 	srv := testenv.Redis(t, testenv.WithCluster())
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) session.Store {
-			return newStore(t, options("redis+cluster://"+srv.Addr(), suiteRetention))
+			return newStore(t, suiteOptions("redis+cluster://"+srv.Addr()))
 		},
-		Retention: suiteRetention,
+		Retention:   suiteRetention,
+		EffectLease: suiteEffectLease,
 	})
 }

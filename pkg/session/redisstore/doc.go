@@ -14,7 +14,10 @@
 // [Store.Create]. [Store.ClaimExpired] finds due requests through a due
 // index sharded over a few keys and leased by the reapers, so that any
 // number of replicas may run the reaper and each request still expires
-// exactly once.
+// exactly once. The transitions record their effects in a per-session
+// outbox in the same script; [Store.ClaimEffects] finds the entries whose
+// lease ran out through an outbox index sharded and leased the same way.
+// A claim that fails after its lease releases the lease on the next call.
 //
 // Any error that means Redis could not be reached or could not serve in
 // time wraps session.ErrUnavailable: callers fail closed. Calls never

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,7 @@ type leased struct {
 	alloc int64 // how many of them this call claims
 	next  string
 	claim *call
+	mark  *call // the outbox-index mark sent with the claim
 }
 
 // ClaimExpired moves up to limit due requests (by Redis TIME) to expired
@@ -82,6 +84,10 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 	for i := range shards {
 		shards[i] = i
 	}
+	// Leases an earlier call could not finalize (Redis failed after it
+	// leased) are released first, so that a failed sweep delays its
+	// sessions by one retry of the reaper, not by the whole lease.
+	s.releaseFailed(ctx)
 	for round := 0; round < 4 && budget > 0 && len(shards) > 0; round++ {
 		// 1. Lease.
 		want := min(budget, int64(math.Ceil(float64(budget)/s.duePerSession.load()))+1)
@@ -149,11 +155,14 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 
 		// 3. Claim. Sessions without a share keep their next expiry from
 		// the count (still due if they had more than the budget).
+		// Each claim records its timeouts in the session's outbox: the
+		// outbox index is marked first, in the same pipeline (outbox.go).
 		var claims []*call
 		for _, l := range got {
 			if l.alloc > 0 {
-				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis)
-				claims = append(claims, l.claim)
+				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess), s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis, s.obLease)
+				l.mark = s.obMark(l.sess)
+				claims = append(claims, l.mark, l.claim)
 			}
 		}
 		if len(claims) > 0 {
@@ -178,6 +187,9 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 				continue
 			}
 			l.next = next
+			if len(recs) > 0 {
+				s.ensureMarked(ctx, l.mark, l.sess)
+			}
 			out = append(out, recs...)
 			// Give back what the session did not have after all (claimed
 			// meanwhile by a reaper whose lease had run out).
@@ -188,31 +200,9 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		return nil, firstErr
 	}
 
-	// 4. Finalize the leases.
-	type leaseKey struct {
-		shard int
-		score string
-	}
-	byLease := map[leaseKey][]any{}
-	for _, l := range all {
-		k := leaseKey{l.shard, l.lease}
-		if byLease[k] == nil {
-			byLease[k] = []any{l.lease}
-		}
-		byLease[k] = append(byLease[k], l.sess, l.next)
-	}
-	var after []*call
-	for k, args := range byLease {
-		after = append(after, scall(scriptFinalize, []string{s.k.dueShard(k.shard)}, args...))
-	}
-	s.exec(ctx, after...)
-	for _, c := range after {
-		if err := c.cmd.Err(); err != nil {
-			// Unfinalized leases run out by themselves.
-			s.log.Warn("redisstore: claim expired: best-effort finalize failed", "error", err)
-			break
-		}
-	}
+	// 4. Finalize the leases (a session whose steps failed gets its old,
+	// due score back, so that the next call retries it at once).
+	s.finalize(ctx, op, s.k.dueShard, all)
 
 	slices.SortFunc(out, func(a, b *session.Record) int {
 		return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.ID, b.ID))
@@ -344,4 +334,90 @@ func (s *Store) NextExpiry(ctx context.Context) (d time.Duration, ok bool, err e
 		return 0, false, nil
 	}
 	return time.Duration(max(best, 0)) * time.Microsecond, true, nil
+}
+
+// finalize ends the leases of ls (sessions of the shards key names): each
+// session still holding its lease score is rescheduled at its next time, or
+// dropped. Finalizations that fail are kept and sent again before the next
+// claim of any kind (releaseFailed): Redis may be back by then, and a
+// lease left in place would hold its sessions for the whole lease.
+func (s *Store) finalize(ctx context.Context, op string, key func(int) string, ls []*leased) {
+	type leaseKey struct {
+		shard int
+		score string
+	}
+	byLease := map[leaseKey][]any{}
+	for _, l := range ls {
+		k := leaseKey{l.shard, l.lease}
+		if byLease[k] == nil {
+			byLease[k] = []any{l.lease}
+		}
+		byLease[k] = append(byLease[k], l.sess, l.next)
+	}
+	var after []*call
+	for k, args := range byLease {
+		after = append(after, scall(scriptFinalize, []string{key(k.shard)}, args...))
+	}
+	// A fresh deadline: the caller's may be what ran out.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opTimeout)
+	defer cancel()
+	s.exec(fctx, after...)
+	var failed []*call
+	var firstErr error
+	for _, c := range after {
+		if err := c.cmd.Err(); err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			failed = append(failed, scall(scriptFinalize, c.keys, c.args...))
+		}
+	}
+	if len(failed) > 0 {
+		s.log.Warn("redisstore: "+op+": could not release leases; retrying with the next claim", "count", len(failed), "error", firstErr)
+		s.unreleased.add(failed)
+	}
+}
+
+// releaseFailed sends again the finalizations that failed before. Each
+// acts only while its lease score stands, so a late one is harmless.
+func (s *Store) releaseFailed(ctx context.Context) {
+	calls := s.unreleased.take()
+	if len(calls) == 0 {
+		return
+	}
+	s.exec(ctx, calls...)
+	var again []*call
+	for _, c := range calls {
+		if c.cmd.Err() != nil {
+			again = append(again, scall(scriptFinalize, c.keys, c.args...))
+		}
+	}
+	s.unreleased.add(again)
+}
+
+// releases is a list of finalize calls to send again, bounded: past
+// maxReleases the oldest are dropped (their leases run out by themselves).
+type releases struct {
+	mu    sync.Mutex
+	calls []*call
+}
+
+const maxReleases = 1024
+
+func (r *releases) add(calls []*call) {
+	if len(calls) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, calls...)
+	if n := len(r.calls); n > maxReleases {
+		r.calls = slices.Clone(r.calls[n-maxReleases:])
+	}
+}
+
+func (r *releases) take() []*call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.calls
+	r.calls = nil
+	return c
 }

@@ -27,6 +27,7 @@ func (k keys) record(sess, id string) string   { return k.session(sess) + ":r:" 
 func (k keys) recordPrefix(sess string) string { return k.session(sess) + ":r:" }
 func (k keys) expiry(sess string) string       { return k.session(sess) + ":exp" }
 func (k keys) stop(sess string) string         { return k.session(sess) + ":stop" }
+func (k keys) outbox(sess string) string       { return k.session(sess) + ":ob" }
 func (k keys) sessionGrants(sess string) string {
 	return k.session(sess) + ":grants"
 }
@@ -42,6 +43,13 @@ func (k keys) teamIndex(team string) string    { return k.prefix + ":team:{" + t
 func (k keys) due(sess string) string { return k.dueShard(shardOf(sess)) }
 
 func (k keys) dueShard(n int) string { return k.prefix + ":due:{" + strconv.Itoa(n) + "}" }
+
+// obx returns the outbox-index shard of a session: the sessions whose
+// outbox may hold entries, scored by when a worker must look (µs). The
+// same sharding as the due index.
+func (k keys) obx(sess string) string { return k.obxShard(shardOf(sess)) }
+
+func (k keys) obxShard(n int) string { return k.prefix + ":obx:{" + strconv.Itoa(n) + "}" }
 
 func shardOf(sess string) int {
 	h := fnv.New32a()

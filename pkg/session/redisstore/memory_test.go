@@ -39,15 +39,22 @@ func TestMemoryPerPendingRequest(t *testing.T) {
 		compressMin int // -1: the store's default
 		perSession  int
 		check       bool
+		twoStep     bool // Prepare + Open, outbox entries not acknowledged
 	}
-	cases := []shape{{"zstd payloads, 10 requests per session", -1, 10, true}}
+	cases := []shape{
+		{"zstd payloads, 10 requests per session", -1, 10, true, false},
+		// The broker's own writes, with every Open's outbox entry still
+		// there: the worst case, when no replica acknowledged them.
+		{"zstd payloads, 10 requests per session, two-step create, outbox entries unacknowledged", -1, 10, true, true},
+	}
 	if report {
 		// For docs/BENCHMARKS.md: what compression saves, and the worst
 		// case of one request per session (each pays for its session's
 		// expiry index and due-index member alone).
 		cases = append(cases,
-			shape{"raw payloads, 10 requests per session", math.MaxInt, 10, false},
-			shape{"zstd payloads, 1 request per session", -1, 1, false})
+			shape{"raw payloads, 10 requests per session", math.MaxInt, 10, false, false},
+			shape{"zstd payloads, 1 request per session", -1, 1, false, false},
+			shape{"zstd payloads, 1 request per session, two-step create, outbox entries unacknowledged", -1, 1, false, true})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +67,7 @@ func TestMemoryPerPendingRequest(t *testing.T) {
 			ctx := context.Background()
 			before := usedMemory(t, admin)
 			w := newWorkload(tc.perSession)
-			recs := createMany(t, s, w, n, time.Hour)
+			recs := storeMany(t, s, w, n, time.Hour, tc.twoStep)
 			// The store's connections hold query buffers: close them so that
 			// used_memory counts the data only.
 			if err := s.Close(); err != nil {
@@ -89,9 +96,10 @@ func TestMemoryPerPendingRequest(t *testing.T) {
 				payload += len(r.Payload)
 			}
 			t.Logf("%d pending requests in %d sessions, payload %d bytes of JSON on average", n, len(w.sessions), payload/n)
-			t.Logf("used_memory grew %.0f bytes per request; MEMORY USAGE per request: records %d, session expiry indexes %d, agent indexes %d, team indexes %d, due index %d",
+			t.Logf("used_memory grew %.0f bytes per request; MEMORY USAGE per request: records %d, session expiry indexes %d, agent indexes %d, team indexes %d, due index %d, outboxes %d, outbox index %d",
 				perRequest, usage("signoff:{*}:r:*")/int64(n), usage("signoff:{*}:exp")/int64(n),
-				usage("signoff:agent:*")/int64(n), usage("signoff:team:*")/int64(n), usage("signoff:due:*")/int64(n))
+				usage("signoff:agent:*")/int64(n), usage("signoff:team:*")/int64(n), usage("signoff:due:*")/int64(n),
+				usage("signoff:{*}:ob")/int64(n), usage("signoff:obx:*")/int64(n))
 			if tc.check && perRequest >= 1024 {
 				t.Errorf("a pending request costs %.0f bytes of Redis memory, want under 1 KiB", perRequest)
 			}

@@ -64,6 +64,12 @@ type Options struct {
 	// OpTimeout bounds every Store method call (default 2 s). When Redis does
 	// not answer in time the call fails with session.ErrUnavailable.
 	OpTimeout time.Duration
+	// EffectLease is how long the caller of a transition alone carries out
+	// the effects it recorded in the outbox, and how long a ClaimEffects
+	// caller holds the entries it claimed (default
+	// session.DefaultEffectLease, 5 s). It must exceed the time a broker
+	// takes to carry effects out, or they are carried out twice.
+	EffectLease time.Duration
 	// ReadRoundTrips is how many Lookup round trips may be in flight at
 	// once (default 1). While that many are, further Lookups queue and go
 	// out together in one pipeline as soon as one ends: under load, one
@@ -88,6 +94,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ReadRoundTrips == 0 {
 		o.ReadRoundTrips = DefaultReadRoundTrips
+	}
+	if o.EffectLease == 0 {
+		o.EffectLease = session.DefaultEffectLease
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -121,6 +130,8 @@ func (o *Options) Validate() error {
 		return invalid("Retention %v: want at least 1ms", o.Retention)
 	case o.OpTimeout < time.Millisecond:
 		return invalid("OpTimeout %v: want at least 1ms", o.OpTimeout)
+	case o.EffectLease < 10*time.Millisecond:
+		return invalid("EffectLease %v: want at least 10ms", o.EffectLease)
 	case o.ReadRoundTrips < 0:
 		return invalid("ReadRoundTrips %d: want at least 1 (0 for the default, %d)", o.ReadRoundTrips, DefaultReadRoundTrips)
 	}

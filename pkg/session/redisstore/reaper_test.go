@@ -3,10 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/reaper"
@@ -140,4 +143,149 @@ func TestThreeReapersExpireEachRequestOnceAndOnTime(t *testing.T) {
 	if worst > time.Second {
 		t.Errorf("latest report came %v after its expiry, want within 1s", worst)
 	}
+}
+
+// failAfter is a go-redis hook that, once armed, lets `pass` more round
+// trips through and fails every later one (as when Redis goes away in
+// the middle of a sweep), until disarmed.
+type failAfter struct {
+	mu    sync.Mutex
+	armed bool
+	pass  int
+}
+
+func (f *failAfter) arm(pass int) { f.mu.Lock(); f.armed, f.pass = true, pass; f.mu.Unlock() }
+func (f *failAfter) disarm()      { f.mu.Lock(); f.armed = false; f.mu.Unlock() }
+
+func (f *failAfter) fail() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed {
+		return false
+	}
+	if f.pass > 0 {
+		f.pass--
+		return false
+	}
+	return true
+}
+
+var errInjected = fmt.Errorf("injected: %w", net.ErrClosed)
+
+func (f *failAfter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *failAfter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.fail() {
+			cmd.SetErr(errInjected)
+			return errInjected
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *failAfter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if f.fail() {
+			for _, c := range cmds {
+				c.SetErr(errInjected)
+			}
+			return errInjected
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A sweep that fails after it leased a session (Redis went away between
+// the lease and the claim, and the finalize failed too) must not hold the
+// session for the whole 5 s lease: the next sweep, once Redis answers,
+// releases the lease and claims the request (issue 14, item 4).
+func TestASweepThatFailsAfterItsLeaseReleasesItOnTheNextCall(t *testing.T) {
+	srv := testenv.Redis(t)
+	hook := &failAfter{}
+	c := storeClient(t, srv.Addr())
+	c.AddHook(hook)
+	s := newStore(t, redisstore.Options{Client: c})
+	rec := mustCreate(t, s, request(uniq("sess"), 100*time.Millisecond))
+	waitRedis(t, s, rec.ExpiresAt)
+
+	hook.arm(1) // the lease pipeline goes through; count, claim and finalize fail
+	got, err := s.ClaimExpired(context.Background(), 10)
+	if err == nil || len(got) != 0 {
+		t.Fatalf("failing sweep: %v, %v; want an error and nothing claimed", ids(got), err)
+	}
+	hook.disarm()
+
+	start := time.Now()
+	got, err = s.ClaimExpired(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != rec.ID {
+		t.Fatalf("the sweep after Redis came back claimed %v, want %s at once (its session must not stay leased)", ids(got), rec.ID)
+	}
+	t.Logf("claimed %v after Redis came back", time.Since(start))
+}
+
+// The same through the reaper: with Redis failing mid-sweep for a second,
+// the request is still reported within its expiry + 1 s of Redis coming
+// back.
+func TestTheReaperReportsWithinASecondOfRedisComingBack(t *testing.T) {
+	srv := testenv.Redis(t)
+	hook := &failAfter{}
+	c := storeClient(t, srv.Addr())
+	c.AddHook(hook)
+	s := newStore(t, redisstore.Options{Client: c})
+	rec := mustCreate(t, s, request(uniq("sess"), 300*time.Millisecond))
+	reported := make(chan time.Time, 1)
+	r, err := reaper.New(reaper.Config{Store: s, OnExpired: func(_ context.Context, got *session.Record) {
+		if got.ID == rec.ID {
+			reported <- time.Now()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRedis(t, s, rec.ExpiresAt)
+	hook.arm(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(time.Second)
+	back := time.Now()
+	hook.disarm()
+	select {
+	case at := <-reported:
+		if d := at.Sub(back); d > time.Second {
+			t.Fatalf("reported %v after Redis came back, want within 1 s", d)
+		} else {
+			t.Logf("reported %v after Redis came back", d)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("not reported within 3 s of Redis coming back")
+	}
+}
+
+// waitRedis waits until Redis TIME reaches at.
+func waitRedis(t *testing.T, s *redisstore.Store, at time.Time) {
+	t.Helper()
+	for {
+		now, err := s.Now(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !now.Before(at) {
+			return
+		}
+		time.Sleep(at.Sub(now))
+	}
+}
+
+func ids(recs []*session.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.ID
+	}
+	return out
 }

@@ -131,7 +131,8 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 		return session.Result{}, err
 	}
 	defer cancel()
-	reply, err := s.run(ctx, scriptOpen, []string{s.k.record(sessionID, requestID), s.k.stop(sessionID)})
+	reply, err := s.recording(ctx, sessionID, scall(scriptOpen,
+		[]string{s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)}, requestID, s.obLease))
 	if err != nil {
 		return session.Result{}, s.fail("open", err)
 	}
@@ -224,9 +225,9 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	if v.Approve {
 		approve = "1"
 	}
-	reply, err := s.run(ctx, scriptDecide,
-		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
-		requestID, v.ApproverID, approve, d, s.retMillis)
+	reply, err := s.recording(ctx, sessionID, scall(scriptDecide,
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)},
+		requestID, v.ApproverID, approve, d, s.retMillis, v.Stop, s.obLease))
 	return s.transition(ctx, "decide", sessionID, requestID, reply, err)
 }
 
@@ -251,9 +252,9 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 		return session.Result{}, err
 	}
 	defer cancel()
-	reply, err := s.run(ctx, scriptSettle,
-		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID)},
-		requestID, string(state), dj, s.retMillis)
+	reply, err := s.recording(ctx, sessionID, scall(scriptSettle,
+		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)},
+		requestID, string(state), dj, s.retMillis, s.obLease))
 	return s.transition(ctx, "settle", sessionID, requestID, reply, err)
 }
 
@@ -289,6 +290,8 @@ func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, 
 		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
 	case "dup":
 		return session.Result{Record: rec, Refusal: session.ErrDuplicateVote}, nil
+	case "stopped":
+		return session.Result{Record: rec, Refusal: session.ErrStopped}, nil
 	}
 	return session.Result{}, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
 }

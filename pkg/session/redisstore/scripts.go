@@ -52,6 +52,10 @@ var (
 	scriptCountDue   = newScript("count_due", flagsReadOnly)
 	scriptNextDue    = newScript("next_due", flagsReadOnly)
 	scriptIndexRead  = newScript("index_read", flagsReadOnly)
+	scriptObMark     = newScript("ob_mark", flagsAllowOOM)
+	scriptObLease    = newScript("ob_lease", flagsAllowOOM)
+	scriptObClaim    = newScript("ob_claim", flagsAllowOOM)
+	scriptObAck      = newScript("ob_ack", flagsAllowOOM)
 )
 
 // scripts lists every script, for tests and for loading them up front.
@@ -60,6 +64,7 @@ var scripts = []*script{
 	scriptDecide, scriptSettle, scriptSettleMany, scriptStop, scriptLease,
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,
+	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,
 }
 
 func newScript(name, flags string) *script {

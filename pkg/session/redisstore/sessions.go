@@ -250,8 +250,8 @@ func (s *Store) settleMany(ctx context.Context, op, sess string, open []*session
 		return nil, nil
 	}
 	sortRecords(open)
-	args := make([]any, 0, 3+2*len(open))
-	args = append(args, s.k.recordPrefix(sess), string(state), s.retMillis)
+	args := make([]any, 0, 4+2*len(open))
+	args = append(args, s.k.recordPrefix(sess), string(state), s.retMillis, s.obLease)
 	for _, r := range open {
 		d := mk(r.Clone())
 		dj, err := json.Marshal(&d)
@@ -260,7 +260,7 @@ func (s *Store) settleMany(ctx context.Context, op, sess string, open []*session
 		}
 		args = append(args, r.ID, dj)
 	}
-	v, err := s.run(ctx, scriptSettleMany, []string{s.k.expiry(sess)}, args...)
+	v, err := s.recording(ctx, sess, scall(scriptSettleMany, []string{s.k.expiry(sess), s.k.outbox(sess)}, args...))
 	if err != nil {
 		return nil, s.fail(op, err)
 	}

@@ -24,6 +24,7 @@ type Store struct {
 	retention time.Duration
 	retMillis string // retention in ms, as scripts take it
 	opTimeout time.Duration
+	obLease   string // outbox lease in µs, as scripts take it
 	log       *slog.Logger
 	closed    atomic.Bool
 	// duePerSession estimates how many due requests a due session holds,
@@ -31,6 +32,8 @@ type Store struct {
 	duePerSession ewma
 	// reads coalesces concurrent Lookups (coalesce.go).
 	reads reads
+	// unreleased holds lease finalizations that failed (expiry.go).
+	unreleased releases
 }
 
 var _ session.Store = (*Store)(nil)
@@ -57,6 +60,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		retention: opts.Retention,
 		retMillis: strconv.FormatInt(max(opts.Retention.Milliseconds(), 1), 10),
 		opTimeout: opts.OpTimeout,
+		obLease:   strconv.FormatInt(opts.EffectLease.Microseconds(), 10),
 		log:       opts.Logger,
 	}
 	s.reads = reads{rdb: rdb, timeout: opts.OpTimeout, limit: opts.ReadRoundTrips}

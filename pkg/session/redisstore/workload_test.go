@@ -83,6 +83,13 @@ func (w *workload) request(ttl time.Duration) session.Request {
 // returns them.
 func createMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Duration) []*session.Record {
 	tb.Helper()
+	return storeMany(tb, s, w, n, ttl, false)
+}
+
+// storeMany is createMany, or, with twoStep, what the broker does: Prepare,
+// then Open, whose outbox entry stays (nobody acknowledges it).
+func storeMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Duration, twoStep bool) []*session.Record {
+	tb.Helper()
 	const workers = 32
 	recs := make([]*session.Record, n)
 	var next atomic.Int64
@@ -95,10 +102,22 @@ func createMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Dur
 				if i >= n {
 					return
 				}
-				rec, created, err := s.Create(context.Background(), w.request(ttl))
+				create := s.Create
+				if twoStep {
+					create = s.Prepare
+				}
+				rec, created, err := create(context.Background(), w.request(ttl))
 				if err != nil || !created {
 					failed.Store(fmt.Errorf("Create: created %v, %v", created, err))
 					return
+				}
+				if twoStep {
+					res, err := s.Open(context.Background(), rec.SessionID, rec.ID)
+					if err != nil || !res.Applied {
+						failed.Store(fmt.Errorf("Open: %+v, %v", res, err))
+						return
+					}
+					rec = res.Record
 				}
 				recs[i] = rec
 			}

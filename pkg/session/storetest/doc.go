@@ -7,8 +7,8 @@
 // short TTLs, so the same tests run against the in-memory store and against
 // a real Redis server. Subtests use their own session, agent and team names,
 // so a backend may be shared between them. Subtests that call ClaimExpired
-// (which claims across the whole backend) run one after the other, before
-// the others start; the rest run in parallel.
+// or ClaimEffects (which claim across the whole backend) run one after the
+// other, before the others start; the rest run in parallel.
 //
 // Besides the doc comments of [session.Store] and the expiry rules on
 // [session.Record.Due], the suite pins down these choices:
@@ -27,5 +27,9 @@
 //     ErrNotFound; a session's grants lapse a retention after their last
 //     AddGrant or Lookup; agent grants last until revoked; a stop signal
 //     lasts until NewTurn.
+//   - A deny with Vote.Stop sets the stop signal in the same call; a
+//     stopped session approves nothing (Decide or Settle), denies apply.
+//   - Create and Prepare record no outbox entry; Open, applied votes,
+//     Settle, Stop, CancelSession and ClaimExpired record one per request.
 //   - After Close every method fails with an error wrapping ErrUnavailable.
 package storetest

@@ -16,7 +16,7 @@ func (r *runner) lifecycleTests() []test {
 		{"Ping answers while the store is open", testPing},
 		{"Close is idempotent and every later call fails with ErrUnavailable", testClose},
 		{"A call with a cancelled context fails and changes nothing", testCancelledContext},
-		{"ClaimExpired rejects a limit below 1", testClaimLimit},
+		{"ClaimExpired and ClaimEffects reject a limit below 1", testClaimLimit},
 	}
 }
 
@@ -72,6 +72,8 @@ func testClose(t *testing.T, e *env) {
 		"NewTurn":       func() error { _, err := e.s.NewTurn(e.ctx, rec.SessionID); return err },
 		"CancelSession": func() error { _, err := e.s.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },
 		"ClaimExpired":  func() error { _, err := e.s.ClaimExpired(e.ctx, 10); return err },
+		"ClaimEffects":  func() error { _, err := e.s.ClaimEffects(e.ctx, 10); return err },
+		"AckEffects":    func() error { return e.s.AckEffects(e.ctx, rec) },
 	}
 	for name, call := range calls {
 		wantErr(t, name+" after Close", call(), session.ErrUnavailable)
@@ -100,5 +102,7 @@ func testClaimLimit(t *testing.T, e *env) {
 	for _, limit := range []int{0, -1} {
 		_, err := e.s.ClaimExpired(e.ctx, limit)
 		wantErr(t, "ClaimExpired", err, session.ErrInvalid)
+		_, err = e.s.ClaimEffects(e.ctx, limit)
+		wantErr(t, "ClaimEffects", err, session.ErrInvalid)
 	}
 }

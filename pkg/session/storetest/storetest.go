@@ -27,6 +27,9 @@ type Harness struct {
 	// Retention is the retention the stores were built with. Keep it short
 	// (1–2 s): the retention subtests wait a little longer than it.
 	Retention time.Duration
+	// EffectLease is the outbox lease the stores were built with. Keep it
+	// short (100–500 ms): the outbox subtests wait a little longer than it.
+	EffectLease time.Duration
 }
 
 // Run runs the conformance suite against the stores h builds.
@@ -38,13 +41,16 @@ func Run(t *testing.T, h Harness) {
 	if h.Retention <= 0 || h.Retention > 10*time.Second {
 		t.Fatalf("storetest: Harness.Retention is %v: want a short positive retention (1–2 s)", h.Retention)
 	}
+	if h.EffectLease <= 0 || h.EffectLease > 2*time.Second {
+		t.Fatalf("storetest: Harness.EffectLease is %v: want a short positive lease (100–500 ms)", h.EffectLease)
+	}
 	r := &runner{h: h, prefix: randomToken()}
 
 	// ClaimExpired claims across the whole backend, so the subtests that
 	// rely on it must not overlap: they run one by one, and before any
 	// parallel subtest starts.
 	t.Run("expiry", func(t *testing.T) {
-		for _, tc := range r.expiryTests() {
+		for _, tc := range append(r.expiryTests(), r.outboxTests()...) {
 			t.Run(tc.name, func(t *testing.T) { tc.fn(t, r.env(t)) })
 		}
 	})
@@ -57,6 +63,7 @@ func Run(t *testing.T, h Harness) {
 		tests = append(tests, r.lifecycleTests()...)
 		tests = append(tests, r.retentionTests()...)
 		tests = append(tests, r.raceTests()...)
+		tests = append(tests, r.stopVoteTests()...)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

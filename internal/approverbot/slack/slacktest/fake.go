@@ -55,6 +55,7 @@ type Server struct {
 	responses map[string]*responseURL
 	limited   map[string][]int // method -> pending Retry-After seconds
 	calls     map[string]int
+	down      bool
 
 	// Posted receives chat.postMessage calls.
 	Posted chan Message
@@ -156,9 +157,22 @@ type messageArgs struct {
 	User    string            `json:"user"`
 }
 
+// SetDown makes every Web API call fail with 503 and a page that is not
+// Slack's (an outage, a proxy in the way) while down is set.
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	s.down = down
+	s.mu.Unlock()
+}
+
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	method := r.PathValue("method")
 	s.mu.Lock()
+	if s.down {
+		s.mu.Unlock()
+		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	s.calls[method]++
 	var wait int
 	if q := s.limited[method]; len(q) > 0 {

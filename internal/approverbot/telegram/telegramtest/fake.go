@@ -95,6 +95,7 @@ type Server struct {
 	limited  map[string][]int
 	failures map[string][]int
 	calls    map[string]int
+	down     bool
 
 	// Sent receives sendMessage calls.
 	Sent chan Message
@@ -249,7 +250,22 @@ func fail(w http.ResponseWriter, code int, description string) {
 	reply(w, code, map[string]any{"ok": false, "error_code": code, "description": description})
 }
 
+// SetDown makes every call fail with 503 and a page that is not the Bot
+// API's (an outage, a proxy in the way) while down is set.
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	s.down = down
+	s.mu.Unlock()
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	if r.PathValue("bot") != "bot"+s.token {
 		fail(w, http.StatusUnauthorized, "Unauthorized")
 		return

@@ -202,7 +202,7 @@
     } catch (err) {
       show('error', 'Network error: ' + err.message);
     } finally {
-      for (const b of buttons) b.disabled = false;
+      for (const b of buttons) b.disabled = b.hasAttribute('data-refused');
     }
   }
 

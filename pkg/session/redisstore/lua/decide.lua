@@ -1,9 +1,14 @@
 -- decide: apply one vote with compare-and-set on pending.
--- KEYS[1] expiry index of the session, KEYS[2] record
+-- KEYS[1] expiry index of the session, KEYS[2] record, KEYS[3] stop signal,
+-- KEYS[4] outbox of the session
 -- ARGV[1] request id, ARGV[2] approver, ARGV[3] '1' approve | '0' deny,
--- ARGV[4] decision (JSON), ARGV[5] retention (ms)
--- A held request (creating) reads as not found.
--- → {'ok'|'settled'|'dup'|'due', record} or {'nf'}
+-- ARGV[4] decision (JSON), ARGV[5] retention (ms), ARGV[6] stop reason
+-- ('' for none; a deny only): set in this same step, so that a reject_hard
+-- without its stop signal cannot exist. ARGV[7] outbox lease (µs).
+-- An applied vote records its effects in the outbox.
+-- A held request (creating) reads as not found. An approval in a stopped
+-- session is refused: nothing of it is approved until a new turn.
+-- → {'ok'|'settled'|'dup'|'due'|'stopped', record} or {'nf'}
 local v = redis.call('GET', KEYS[2])
 if not v then
   return {'nf'}
@@ -30,10 +35,16 @@ for _, a in ipairs(ap) do
     return {'dup', v}
   end
 end
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
+  return {'stopped', v}
+end
 local final = false
 if ARGV[3] == '0' then
   settle_head(h, 'rejected', ARGV[4], now)
   final = true
+  if ARGV[6] ~= '' then
+    redis.call('SET', KEYS[3], ARGV[6])
+  end
 else
   ap[#ap + 1] = ARGV[2]
   h[APPROVALS] = enc(ap)
@@ -49,4 +60,5 @@ if final then
 else
   redis.call('SET', KEYS[2], v)
 end
+ob_put(KEYS[4], ARGV[1], h, now, ARGV[7])
 return {'ok', v}

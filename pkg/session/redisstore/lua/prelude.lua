@@ -64,3 +64,18 @@ local function list_open(prefix, ids, now)
   end
   return out
 end
+
+-- The outbox (docs/STATE.md "Outbox"): a transition with effects outside
+-- Redis records them in the session's outbox hash, in the same script:
+-- field = request id, value = '<lease end, µs>|<mark>'. The mark names
+-- the transition (state, decision time, number of approvals), so that the
+-- acknowledgement of an older transition never removes a newer one's
+-- entry. Until the lease ends only the caller of the transition carries
+-- the effects out; then any replica may claim them.
+local function ob_mark(h)
+  return h[ST] .. ':' .. h[DECIDED] .. ':' .. #dec(h[APPROVALS])
+end
+
+local function ob_put(key, id, h, now, lease)
+  redis.call('HSET', key, id, num(now + tonumber(lease)) .. '|' .. ob_mark(h))
+end

@@ -1,4 +1,4 @@
-package main
+package approverbotd
 
 import (
 	"errors"
@@ -15,11 +15,13 @@ import (
 
 // connectNATS connects as c says. It reconnects forever (a bot outlives
 // NATS restarts) and calls onReconnect after each reconnect, so the bot
-// replays what it missed. closed is closed when the connection is.
-func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func()) (nc *nats.Conn, closed <-chan struct{}, err error) {
+// replays what it missed, and onError with each asynchronous error (a
+// refused subscription makes the bot not ready). closed is closed when the
+// connection is.
+func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func(), onError func(*nats.Subscription, error)) (nc *nats.Conn, closed <-chan struct{}, err error) {
 	opts, err := natsOptions(c)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, UsageError{err}
 	}
 	done := make(chan struct{})
 	opts = append(opts,
@@ -40,6 +42,7 @@ func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func())
 				subject = s.Subject
 			}
 			log.Warn("NATS error", "subject", subject, "err", err)
+			onError(s, err)
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(done) }),
 	)

@@ -1,4 +1,4 @@
-package main
+package approverbotd
 
 import (
 	"context"
@@ -26,9 +26,18 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // natsStatus is what /readyz needs of the NATS connection.
 type natsStatus interface{ Status() nats.Status }
 
-// readyz serves GET /readyz: 200 when NATS is connected and every channel
-// reports healthy, else 503; the body has one line per check.
-func readyz(nc natsStatus, channels []approverbot.Channel) http.Handler {
+// botHealth is what /readyz needs of the bot: whether its subscriptions
+// and replays work, and where to record the channels' health.
+type botHealth interface {
+	Ready() error
+	RecordHealth(channel string, err error)
+}
+
+// readyz serves GET /readyz: 200 when NATS is connected, the server
+// accepts the bot's subscriptions and answers its pending replays, and
+// every channel reports healthy; else 503. The body has one line per
+// check. Each channel's result also sets signoff_bot_channel_up.
+func readyz(nc natsStatus, bot botHealth, channels []approverbot.Channel) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout)
 		defer cancel()
@@ -39,16 +48,21 @@ func readyz(nc natsStatus, channels []approverbot.Channel) http.Handler {
 			go func() {
 				defer wg.Done()
 				errs[i] = ch.CheckHealth(ctx)
+				bot.RecordHealth(ch.Name(), errs[i])
 			}()
 		}
 		wg.Wait()
 
 		var b strings.Builder
 		ok := true
-		if st := nc.Status(); st != nats.CONNECTED {
+		switch st := nc.Status(); {
+		case st != nats.CONNECTED:
 			ok = false
 			fmt.Fprintf(&b, "nats: not connected (%s)\n", st)
-		} else {
+		case bot.Ready() != nil:
+			ok = false
+			fmt.Fprintf(&b, "nats: connected, but %s\n", strings.ReplaceAll(bot.Ready().Error(), "\n", "; "))
+		default:
 			b.WriteString("nats: ok\n")
 		}
 		for i, ch := range channels {

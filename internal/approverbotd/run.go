@@ -1,4 +1,4 @@
-package main
+package approverbotd
 
 import (
 	"context"
@@ -8,31 +8,40 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
-	"github.com/signoff-dev/signoff/internal/approverbot/slack"
-	"github.com/signoff-dev/signoff/internal/approverbot/telegram"
-	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
-	"github.com/signoff-dev/signoff/internal/approverbot/web"
-	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
+	// The built-in channels register themselves.
+	_ "github.com/signoff-dev/signoff/internal/approverbot/channels"
 )
 
 // shutdownGrace bounds the graceful part of a shutdown: HTTP requests in
 // flight, then draining NATS.
 const shutdownGrace = 10 * time.Second
 
-// runBot connects, serves until ctx is done or a part fails, then shuts
-// down gracefully.
-func runBot(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+// UsageError is a problem with the config or the environment found while
+// starting (a channel refusing its settings, a port in use): the command
+// exits with status 2 for it.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Run connects, serves until ctx is done or a part fails, then shuts down
+// gracefully. stdin and stdout are the terminal channel's.
+func Run(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
 	var bot atomic.Pointer[approverbot.Bot]
 	nc, closed, err := connectNATS(cfg.NATS, log, func() {
 		if b := bot.Load(); b != nil {
 			b.Reconnected()
+		}
+	}, func(s *nats.Subscription, err error) {
+		if b := bot.Load(); b != nil {
+			b.NATSError(s, err)
 		}
 	})
 	if err != nil {
@@ -40,9 +49,9 @@ func runBot(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdou
 	}
 	defer drainNATS(nc, closed, log)
 
-	channels, err := buildChannels(cfg, stdin, stdout, log)
+	channels, err := approverbot.Build(cfg, log, stdin, stdout)
 	if err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	opts := approverbot.Options{Logger: log}
 	if cfg.NATS.NKeySeed != "" {
@@ -50,14 +59,14 @@ func runBot(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdou
 		// started with --require-signed-responses accept them.
 		signer, err := approverbot.NewNKeySigner(cfg.NATS.NKeySeed)
 		if err != nil {
-			return usageError{err}
+			return UsageError{err}
 		}
 		opts.Signer = signer
 		log.Info("signing responses", "key_id", signer.PublicKey())
 	}
 	b, err := approverbot.New(cfg, nc, channels, opts)
 	if err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	bot.Store(b)
 
@@ -70,10 +79,11 @@ func runBot(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdou
 		}
 	}
 	mux.HandleFunc("GET /healthz", healthz)
-	mux.Handle("GET /readyz", readyz(nc, channels))
+	mux.Handle("GET /readyz", readyz(nc, b, channels))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.Metrics().Registry, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 	if err != nil {
-		return usageError{fmt.Errorf("http.listen: %w", err)}
+		return UsageError{fmt.Errorf("http.listen: %w", err)}
 	}
 	srv := &http.Server{
 		Handler:           mux,
@@ -127,47 +137,4 @@ func runBot(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdou
 		httpErr = <-httpDone
 	}
 	return errors.Join(botErr, httpErr)
-}
-
-// buildChannels creates the channels the config enables, in a fixed order.
-func buildChannels(cfg *approverbot.Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) ([]approverbot.Channel, error) {
-	var chs []approverbot.Channel
-	if cfg.Terminal != nil {
-		chs = append(chs, terminal.New(stdin, stdout, terminal.Options{Logger: log.With("channel", "terminal")}))
-	}
-	if cfg.Web != nil {
-		ch, err := web.New(cfg, web.Options{Logger: log.With("channel", "web")})
-		if err != nil {
-			return nil, err
-		}
-		chs = append(chs, ch)
-	}
-	if cfg.Slack != nil {
-		ch, err := slack.New(cfg, slack.Options{Logger: log.With("channel", "slack")})
-		if err != nil {
-			return nil, err
-		}
-		chs = append(chs, ch)
-	}
-	if cfg.Telegram != nil {
-		ch, err := telegram.New(cfg, telegram.Options{Logger: log.With("channel", "telegram")})
-		if err != nil {
-			return nil, err
-		}
-		chs = append(chs, ch)
-	}
-	if cfg.Webhook != nil {
-		ch, err := webhook.New(cfg, webhook.Options{Logger: log.With("channel", "webhook")})
-		if err != nil {
-			return nil, err
-		}
-		chs = append(chs, ch)
-	}
-	return chs, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,208 @@
+package agentcfg
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/pkg/client"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Config is what every subcommand of cmd/signoff needs to ask Signoff.
+type Config struct {
+	// NATSURL lists the NATS servers, comma-separated (default
+	// nats://127.0.0.1:4222, where `broker --dev` listens).
+	NATSURL string
+	// NATSCreds is a credentials file (JWT + nkey seed); NATSNKey an nkey
+	// seed file; NATSToken a token; NATSUser/NATSPassword a user.
+	NATSCreds    string
+	NATSNKey     string
+	NATSToken    string
+	NATSUser     string
+	NATSPassword string
+	// NATSCA verifies the servers; NATSCert/NATSKey are a client
+	// certificate for mutual TLS.
+	NATSCA   string
+	NATSCert string
+	NATSKey  string
+	// NATSInboxPrefix replaces "_INBOX" for replies, to match NATS
+	// permissions that give each agent its own inbox space.
+	NATSInboxPrefix string
+	// Prefix is the subject prefix (default signoff.v1).
+	Prefix string
+	// Agent is the agent (worker, pod) id that "always" grants attach to.
+	// Default: the pod name ($HOSTNAME, else the host name), made a token
+	// with [Token].
+	Agent string
+	// AgentType names the agent type whose policy layer applies when the
+	// host does not say (Claude Code reports its subagents' types itself).
+	AgentType string
+	// RequestedBy is the human the agent works for; they may not approve
+	// their own agent's calls.
+	RequestedBy string
+	// AttemptTimeout bounds each request to the broker (retried until the
+	// deadline).
+	AttemptTimeout time.Duration
+	// ReceiptTimeout bounds how long a request waits for a broker to take
+	// it (no broker, no responders) before it is refused.
+	ReceiptTimeout time.Duration
+	// ConfigFile is the YAML file the other settings may come from.
+	ConfigFile string
+}
+
+// Bind registers the connection and identity flags on fs, with their
+// defaults, and returns the function to call after fs.Parse: it fills what no
+// flag set from the environment (SIGNOFF_ + the flag name in upper case,
+// '-' as '_') and then from the --config file, and validates the result.
+func (c *Config) Bind(fs *flag.FlagSet) func() error {
+	fs.StringVar(&c.NATSURL, "nats", nats.DefaultURL, "NATS server URLs, comma-separated")
+	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` (JWT + nkey seed)")
+	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "NATS nkey seed `file`")
+	fs.StringVar(&c.NATSToken, "nats-token", "", "NATS token (prefer SIGNOFF_NATS_TOKEN)")
+	fs.StringVar(&c.NATSUser, "nats-user", "", "NATS user name")
+	fs.StringVar(&c.NATSPassword, "nats-password", "", "NATS password (prefer SIGNOFF_NATS_PASSWORD)")
+	fs.StringVar(&c.NATSCA, "nats-ca", "", "CA certificate `file` to verify the NATS servers")
+	fs.StringVar(&c.NATSCert, "nats-cert", "", "client certificate `file` for NATS mutual TLS")
+	fs.StringVar(&c.NATSKey, "nats-key", "", "client key `file` for NATS mutual TLS")
+	fs.StringVar(&c.NATSInboxPrefix, "nats-inbox-prefix", "", "inbox prefix for replies (default _INBOX), to match per-agent NATS permissions")
+	fs.StringVar(&c.Prefix, "prefix", messages.DefaultPrefix, "subject prefix")
+	fs.StringVar(&c.Agent, "agent", "", "agent id that \"always\" grants attach to (default: $HOSTNAME, the pod name)")
+	fs.StringVar(&c.AgentType, "agent-type", "", "agent type whose policy layer applies, when the host does not report one")
+	fs.StringVar(&c.RequestedBy, "requested-by", "", "the human the agent works for (may not approve their own agent's calls)")
+	fs.DurationVar(&c.AttemptTimeout, "attempt-timeout", 2*time.Second, "bound on each request to a broker (retried with the same id until the deadline)")
+	fs.DurationVar(&c.ReceiptTimeout, "receipt-timeout", 10*time.Second, "how long to retry while no broker takes a request before refusing the call")
+	fs.StringVar(&c.ConfigFile, "config", "", "config `file` (YAML): keys are the flag names")
+	return func() error {
+		if err := Fill(fs, "config"); err != nil {
+			return err
+		}
+		return c.setDefaultsAndValidate()
+	}
+}
+
+func (c *Config) setDefaultsAndValidate() error {
+	if c.Agent == "" {
+		name := os.Getenv("HOSTNAME")
+		if name == "" {
+			name, _ = os.Hostname()
+		}
+		c.Agent = Token(name)
+		if c.Agent == "" {
+			return errors.New("--agent is not set and the host name is unknown: set --agent or SIGNOFF_AGENT")
+		}
+	}
+	if err := validToken("--agent", c.Agent); err != nil {
+		return err
+	}
+	if _, err := messages.NewSubjects(c.Prefix); err != nil {
+		return fmt.Errorf("--prefix: %w", err)
+	}
+	switch {
+	case c.NATSURL == "":
+		return errors.New("--nats is empty: set the NATS server URL (SIGNOFF_NATS)")
+	case (c.NATSCert == "") != (c.NATSKey == ""):
+		return errors.New("--nats-cert and --nats-key go together (client certificate and its key)")
+	case c.NATSCreds != "" && c.NATSNKey != "":
+		return errors.New("set --nats-creds or --nats-nkey, not both (a creds file holds its own nkey)")
+	case c.NATSPassword != "" && c.NATSUser == "":
+		return errors.New("--nats-password is set without --nats-user")
+	case c.AttemptTimeout <= 0:
+		return fmt.Errorf("--attempt-timeout %s must be positive", c.AttemptTimeout)
+	case c.ReceiptTimeout <= 0:
+		return fmt.Errorf("--receipt-timeout %s must be positive", c.ReceiptTimeout)
+	}
+	return nil
+}
+
+// Fill sets every flag of fs that the command line did not set from the
+// environment (SIGNOFF_<FLAG>) and then from the YAML file named by the flag
+// configFlag (whose own value may come from the environment). Keys of the
+// file are flag names; an unknown key is an error. A list in the file is
+// given to the flag item by item (for repeatable flags).
+func Fill(fs *flag.FlagSet, configFlag string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cf := fs.Lookup(configFlag)
+	if cf != nil && !set[configFlag] {
+		if v, ok := os.LookupEnv(EnvName(configFlag)); ok {
+			if err := cf.Value.Set(v); err != nil {
+				return err
+			}
+		}
+	}
+	var file map[string]any
+	path := ""
+	if cf != nil {
+		path = cf.Value.String()
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if err := yaml.Unmarshal(data, &file); err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+		for k := range file {
+			if k == configFlag || fs.Lookup(k) == nil {
+				return fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", path, k)
+			}
+		}
+	}
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || f.Name == configFlag {
+			return
+		}
+		if v, ok := os.LookupEnv(EnvName(f.Name)); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, err))
+			}
+			return
+		}
+		v, ok := file[f.Name]
+		if !ok {
+			return
+		}
+		items, isList := v.([]any)
+		if !isList {
+			items = []any{v}
+		}
+		for _, it := range items {
+			if err := f.Value.Set(fmt.Sprint(it)); err != nil {
+				errs = append(errs, fmt.Errorf("config %s: %s: %w", path, f.Name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// EnvName is the environment variable of a flag: SIGNOFF_ and the flag name
+// in upper case with '-' as '_'.
+func EnvName(flagName string) string {
+	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// ClientOptions are the SDK options for one session of this agent;
+// agentType, when not empty, overrides the configured agent type.
+func (c *Config) ClientOptions(session, agentType string) []client.Option {
+	if agentType == "" {
+		agentType = c.AgentType
+	}
+	return []client.Option{
+		client.WithSession(session),
+		client.WithAgent(c.Agent),
+		client.WithAgentType(agentType),
+		client.WithRequestedBy(c.RequestedBy),
+		client.WithPrefix(c.Prefix),
+		client.WithAttemptTimeout(c.AttemptTimeout),
+		client.WithReceiptTimeout(c.ReceiptTimeout),
+	}
+}

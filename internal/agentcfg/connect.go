@@ -1,0 +1,84 @@
+package agentcfg
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Connect connects to NATS as c says, named name. The first connection
+// attempt is bounded by ctx's deadline (at most 5 s); a server that cannot
+// be reached is an error at once, not a retry loop, so that a hook answers
+// before its host gives up on it. Later disconnections are retried while the
+// caller waits for a decision.
+//
+// extra options come last; a long-running caller passes
+// nats.RetryOnFailedConnect(true) to start while NATS is away.
+func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option) (*nats.Conn, error) {
+	timeout := 5 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURLs(c.NATSURL), context.DeadlineExceeded)
+	}
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.Timeout(timeout),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.MaxReconnects(-1),
+		nats.NoCallbacksAfterClientClose(),
+	}
+	if c.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(c.NATSCreds))
+	}
+	if c.NATSNKey != "" {
+		o, err := nats.NkeyOptionFromSeed(c.NATSNKey)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-nkey: %w", err)
+		}
+		opts = append(opts, o)
+	}
+	if c.NATSToken != "" {
+		opts = append(opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSCA != "" {
+		opts = append(opts, nats.RootCAs(c.NATSCA))
+	}
+	if c.NATSCert != "" {
+		opts = append(opts, nats.ClientCert(c.NATSCert, c.NATSKey))
+	}
+	if c.NATSInboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(c.NATSInboxPrefix))
+	}
+	nc, err := nats.Connect(c.NATSURL, append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURLs(c.NATSURL), err)
+	}
+	return nc, nil
+}
+
+// RedactURLs hides passwords and tokens in a comma-separated server list.
+func RedactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
+		}
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		} else {
+			u.User = url.User("REDACTED")
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
+}

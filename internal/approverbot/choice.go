@@ -1,0 +1,115 @@
+package approverbot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Choice is what a human picked on a question: a button, a key, an action
+// of an API. Every channel offers the same five; [Choose] turns one into
+// the [Answer] the brokers get, so the scope and reject rules live here
+// once.
+type Choice string
+
+// The choices, in the order channels offer them. The values are the web
+// API's action names.
+const (
+	ChoiceOnce       Choice = "approve"     // approve this call
+	ChoiceSession    Choice = "session"     // approve, and grant the session the tool
+	ChoiceAlways     Choice = "always"      // approve, and grant the agent the Always patterns
+	ChoiceReject     Choice = "reject_soft" // reject; the agent goes on
+	ChoiceRejectStop Choice = "reject_hard" // reject and end the agent's turn
+)
+
+// Choices lists every choice, in the order channels offer them.
+var Choices = []Choice{ChoiceOnce, ChoiceSession, ChoiceAlways, ChoiceReject, ChoiceRejectStop}
+
+// Approves reports whether the choice approves.
+func (c Choice) Approves() bool {
+	return c == ChoiceOnce || c == ChoiceSession || c == ChoiceAlways
+}
+
+// ParseChoice reads a choice's name; the error lists the valid ones.
+func ParseChoice(s string) (Choice, error) {
+	for _, c := range Choices {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	names := make([]string, len(Choices))
+	for i, c := range Choices {
+		names[i] = string(c)
+	}
+	return "", fmt.Errorf("%w: unknown choice %q (want %s)", ErrChoice, Clip(s, 40), strings.Join(names, ", "))
+}
+
+// ErrChoice: the choice is not offered on this question; nothing was sent.
+var ErrChoice = errors.New("choice not offered")
+
+// ChoiceFromScope is the choice a scope-and-mode answer stands for (the
+// webhook's body): an approval's scope (empty: once), or a rejection's mode
+// (empty: reject_hard, as DESIGN §3 says).
+func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMode) Choice {
+	switch {
+	case approved && scope == messages.ScopeSession:
+		return ChoiceSession
+	case approved && (scope == messages.ScopeAlways || scope == messages.ScopeAlwaysPrefix):
+		return ChoiceAlways
+	case approved:
+		return ChoiceOnce
+	case mode == messages.RejectSoft:
+		return ChoiceReject
+	}
+	return ChoiceRejectStop
+}
+
+// Offered reports whether q offers c to approver, and if not, why.
+func Offered(q Question, c Choice, approver string) error {
+	if approver != "" && q.Request.RequestedBy == approver {
+		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
+	}
+	if why := whyNoAlways(q); c == ChoiceAlways && why != "" {
+		return fmt.Errorf("%w: Always is %s", ErrChoice, why)
+	}
+	return nil
+}
+
+// Choose turns a choice on q into the answer of approver (an approver id),
+// given where it was made. Always sends the scope the question offers
+// (always, or always_prefix for a shell command's prefixes). It refuses a
+// choice q does not offer: Always where no standing grant may cover the
+// call, any answer to one's own request (the brokers refuse those too).
+func Choose(q Question, c Choice, approver, channel, device, feedback string) (Answer, error) {
+	if _, err := ParseChoice(string(c)); err != nil {
+		return Answer{}, err
+	}
+	if q.Open() && q.Request.Tool != "" {
+		// A settled question's answer goes to the brokers all the same:
+		// their reply says who decided it; one the bot does not know is
+		// refused as unknown by Respond.
+		if err := Offered(q, c, approver); err != nil {
+			return Answer{}, err
+		}
+	}
+	a := Answer{RequestID: q.Request.RequestID, Approver: approver, Channel: channel, Device: device, Choice: c,
+		Feedback: strings.TrimSpace(feedback)}
+	switch c {
+	case ChoiceOnce:
+		a.Approved, a.Scope = true, messages.ScopeOnce
+	case ChoiceSession:
+		a.Approved, a.Scope = true, messages.ScopeSession
+	case ChoiceAlways:
+		a.Approved, a.Scope = true, messages.ScopeAlways
+		if q.Always != nil && q.Always.Scope.Valid() {
+			a.Scope = q.Always.Scope
+		}
+	case ChoiceReject:
+		a.RejectMode = messages.RejectSoft
+	case ChoiceRejectStop:
+		a.RejectMode = messages.RejectHard
+	}
+	return a, nil
+}

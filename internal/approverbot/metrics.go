@@ -1,0 +1,91 @@
+package approverbot
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// The results an answer is counted under (signoff_bot_answers_total).
+const (
+	ResultApplied    = "applied"     // the brokers applied it (a decision, or a counted quorum vote)
+	ResultNotApplied = "not_applied" // the brokers refused it (settled already, not a team member…)
+	ResultRefused    = "refused"     // the bot refused it: unknown approver or question, a choice not offered
+	ResultFailed     = "failed"      // no broker answered, or the reply was an error
+)
+
+var answerResults = []string{ResultApplied, ResultNotApplied, ResultRefused, ResultFailed}
+
+// The kinds of NATS errors (signoff_bot_nats_errors_total).
+const (
+	NATSPermission = "permission" // the server refused a subscription or a publish
+	NATSReplay     = "replay"     // the pending replay of a team failed
+	NATSRespond    = "respond"    // an answer's request to the brokers failed
+	NATSAsync      = "async"      // another asynchronous error (slow consumer…)
+)
+
+var natsErrorKinds = []string{NATSPermission, NATSReplay, NATSRespond, NATSAsync}
+
+// Metrics are the approver bot's Prometheus metrics. Every labelled series
+// exists from the start (at zero), so an alert on a rate sees a series
+// before the first error.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	QuestionsShown   *prometheus.CounterVec
+	DeliveryFailures *prometheus.CounterVec
+	Answers          *prometheus.CounterVec
+	ChannelUp        *prometheus.GaugeVec
+	NATSErrors       *prometheus.CounterVec
+	Ready            prometheus.Gauge
+}
+
+// NewMetrics registers the bot's metrics on reg (a new registry with the
+// Go and process collectors when reg is nil).
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m := &Metrics{
+		Registry: reg,
+		QuestionsShown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_bot_questions_shown_total",
+			Help: "Questions (and their updates) delivered to a channel.",
+		}, []string{"channel"}),
+		DeliveryFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_bot_delivery_failures_total",
+			Help: "Questions or resolutions a channel failed to show after its retries.",
+		}, []string{"channel"}),
+		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_bot_answers_total",
+			Help: "Answers from a channel, by result: applied, not_applied (by the brokers), refused (by the bot), failed (no broker answered).",
+		}, []string{"channel", "result"}),
+		ChannelUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "signoff_bot_channel_up",
+			Help: "1 when the channel's latest health check passed (it reaches its service), else 0.",
+		}, []string{"channel"}),
+		NATSErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_bot_nats_errors_total",
+			Help: "NATS errors by kind: permission (a refused subscription or publish), replay, respond, async.",
+		}, []string{"kind"}),
+		Ready: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "signoff_bot_nats_ready",
+			Help: "1 when every subscription of the bot is accepted and every team's latest pending replay succeeded.",
+		}),
+	}
+	reg.MustRegister(m.QuestionsShown, m.DeliveryFailures, m.Answers, m.ChannelUp, m.NATSErrors, m.Ready)
+	for _, k := range natsErrorKinds {
+		m.NATSErrors.WithLabelValues(k)
+	}
+	return m
+}
+
+// initChannel creates a channel's series at zero.
+func (m *Metrics) initChannel(name string) {
+	m.QuestionsShown.WithLabelValues(name)
+	m.DeliveryFailures.WithLabelValues(name)
+	m.ChannelUp.WithLabelValues(name)
+	for _, r := range answerResults {
+		m.Answers.WithLabelValues(name, r)
+	}
+}

@@ -1,0 +1,41 @@
+package slack
+
+import (
+	"errors"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+)
+
+// Config is the slack section of the bot's config.
+type Config struct {
+	BotToken      string `yaml:"bot_token"`
+	SigningSecret string `yaml:"signing_secret"`
+	// APIURL is Slack's Web API base (default https://slack.com/api).
+	APIURL string `yaml:"api_url"`
+	// Channels maps teams to Slack channel ids.
+	Channels map[string]string `yaml:"channels"`
+}
+
+// KeyUser is the approvers' key holding their Slack user id (U…).
+const KeyUser = "slack"
+
+func init() {
+	approverbot.Register(approverbot.Kind{
+		Name:         Name,
+		Section:      func() any { return &Config{} },
+		ApproverKeys: []approverbot.ApproverKey{{Key: KeyUser, User: true}},
+		Check: func(c *approverbot.Config, s any) error {
+			sc := s.(*Config)
+			if sc.BotToken == "" || sc.SigningSecret == "" {
+				return errors.New("slack: bot_token and signing_secret are required")
+			}
+			if sc.APIURL == "" {
+				sc.APIURL = "https://slack.com/api"
+			}
+			return c.TeamsMapped("slack.channels", approverbot.Keys(sc.Channels))
+		},
+		New: func(e approverbot.Env) (approverbot.Channel, error) {
+			return New(e.Config, Options{Logger: e.Logger})
+		},
+	})
+}

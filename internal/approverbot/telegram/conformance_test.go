@@ -1,0 +1,105 @@
+package telegram_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
+	"github.com/signoff-dev/signoff/internal/approverbot/telegram"
+	"github.com/signoff-dev/signoff/internal/approverbot/telegram/telegramtest"
+)
+
+func TestTelegramPassesTheChannelSuite(t *testing.T) {
+	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
+		fake := telegramtest.New(telegramtest.Options{Token: testToken, Chats: []int64{defaultChat}})
+		t.Cleanup(fake.Close)
+		h := &harness{s: s, fake: fake, board: &channeltest.Board[telegramtest.Message]{
+			Sources: []<-chan telegramtest.Message{fake.Sent, fake.Edited}, ID: requestOf,
+			Same: func(a, b telegramtest.Message) bool { return a.ChatID == b.ChatID && a.MessageID == b.MessageID },
+		}}
+		h.as = map[string]telegramtest.User{"alice": alice, "dave": dave}[s.As]
+		return h
+	})
+}
+
+// harness drives the Telegram channel through the fake Bot API; messages
+// are matched to questions by the request id they show.
+type harness struct {
+	s    channeltest.Setup
+	fake *telegramtest.Server
+	as   telegramtest.User
+
+	board *channeltest.Board[telegramtest.Message]
+}
+
+func (h *harness) Config() string {
+	return `
+teams: [default]
+approvers:
+  alice: {display: Alice, telegram: 1001}
+  bob:   {telegram: 1002}
+  dave:  {display: Dave, telegram: 1004}
+telegram:
+  token: "` + testToken + `"
+  api_url: ` + h.fake.URL() + `
+  chats: {default: -1001}
+  poll_timeout: 1s
+`
+}
+
+func (h *harness) Channel(t *testing.T, cfg *approverbot.Config) approverbot.Channel {
+	ch, err := telegram.New(cfg, telegram.Options{Logger: h.s.Logger, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// requestOf is the request id a message shows ("request <id>").
+func requestOf(m telegramtest.Message) string {
+	i := strings.Index(m.Text, "request ")
+	if i < 0 {
+		return ""
+	}
+	id, _, _ := strings.Cut(m.Text[i+len("request "):], "\n")
+	return strings.TrimSpace(id)
+}
+
+// choiceOfTap maps a button's callback data action to its choice.
+var choiceOfTap = map[byte]approverbot.Choice{'a': approverbot.ChoiceOnce, 's': approverbot.ChoiceSession,
+	'w': approverbot.ChoiceAlways, 'd': approverbot.ChoiceReject, 'x': approverbot.ChoiceRejectStop}
+
+func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	var cs []approverbot.Choice
+	for _, b := range m.Buttons() {
+		cs = append(cs, choiceOfTap[b.CallbackData[0]])
+	}
+	return m.Text, cs
+}
+
+func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string) string {
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	for _, b := range m.Buttons() {
+		if choiceOfTap[b.CallbackData[0]] != c {
+			continue
+		}
+		if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {
+			t.Fatal(err)
+		}
+		return channeltest.Next(t, h.fake.Answers, "the answer to the tap").Text
+	}
+	t.Fatalf("no button for %s", c)
+	return ""
+}
+
+func (h *harness) Settled(t *testing.T, id string) string {
+	return h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) == 0 }).Text
+}
+
+func (h *harness) Feedback() bool    { return false }
+func (h *harness) Break() bool       { h.fake.SetDown(true); return true }
+func (h *harness) Heal() bool        { h.fake.SetDown(false); return true }
+func (h *harness) Secrets() []string { return []string{testToken, "secret-bot-token"} }

@@ -1,0 +1,144 @@
+package terminal_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
+	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
+)
+
+func TestTerminalPassesTheChannelSuite(t *testing.T) {
+	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
+		return &harness{s: s, tp: openPTY(t)}
+	})
+}
+
+// harness plays the terminal's operator (Setup.As) on a pseudo-terminal.
+type harness struct {
+	s  channeltest.Setup
+	tp *ttyPair
+}
+
+func (h *harness) Config() string {
+	return `
+teams: [default]
+approvers:
+  alice: {display: Alice}
+  bob: {}
+  dave: {display: Dave}
+terminal: {approver: ` + h.s.As + `}
+`
+}
+
+func (h *harness) Channel(t *testing.T, _ *approverbot.Config) approverbot.Channel {
+	return terminal.New(h.tp.tty, h.tp.tty, terminal.Options{Logger: h.s.Logger, Device: "ct-tty",
+		Interrupt: func() { t.Error("unexpected interrupt") }})
+}
+
+// block is the question's view on the screen: from its header to the
+// prompt that follows it ("" while it is not shown).
+func (h *harness) block(id string) string {
+	all := h.tp.out.text()
+	i := strings.Index(all, "request     "+id)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndex(all[:i], "▶ ")
+	end := strings.Index(all[i:], "› ")
+	if start < 0 || end < 0 {
+		return ""
+	}
+	return all[start : i+end+len("› ")]
+}
+
+// Shown waits for question id at the prompt; a question queued behind
+// another is brought forward by skipping the one prompted.
+func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
+	deadline := time.Now().Add(channeltest.Wait)
+	for h.block(id) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("question %s never prompted; the screen:\n%s", id, h.tp.out.text())
+		}
+		if strings.Contains(h.tp.out.text(), "new question") && strings.HasSuffix(strings.TrimRight(h.tp.out.text(), " "), "›") {
+			h.tp.typeKeys(t, "k")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	text := h.block(id)
+	prompt := text[strings.LastIndex(text, "\n")+1:]
+	var cs []approverbot.Choice
+	for key, c := range map[string]approverbot.Choice{"[y]": approverbot.ChoiceOnce, "[s]": approverbot.ChoiceSession,
+		"[a]": approverbot.ChoiceAlways, "[n]": approverbot.ChoiceReject, "[x]": approverbot.ChoiceRejectStop} {
+		if strings.Contains(prompt, key) {
+			cs = append(cs, c)
+		}
+	}
+	// In the prompt's order.
+	ordered := []approverbot.Choice{}
+	for _, c := range approverbot.Choices {
+		for _, got := range cs {
+			if got == c {
+				ordered = append(ordered, c)
+			}
+		}
+	}
+	h.tp.out.mark = len(h.tp.out.text())
+	return text, ordered
+}
+
+func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
+	h.Shown(t, id)
+	key := map[approverbot.Choice]string{approverbot.ChoiceOnce: "y", approverbot.ChoiceSession: "s",
+		approverbot.ChoiceAlways: "a", approverbot.ChoiceReject: "n", approverbot.ChoiceRejectStop: "x"}[c]
+	h.tp.typeKeys(t, key)
+	if !c.Approves() {
+		h.tp.out.expect("feedback for the agent")
+		h.tp.typeKeys(t, feedback+"\r")
+	}
+	// The answer's log line: ✓ or ✗ when applied, ! when not.
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		all := h.tp.out.text()
+		rest := all[min(h.tp.out.mark, len(all)):]
+		for _, l := range strings.Split(rest, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "✓ ") || strings.HasPrefix(t, "✗ ") || strings.HasPrefix(t, "! ") {
+				return t
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer line after %s; the screen:\n%s", c, rest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Settled waits until the question left the prompt: answered here (its
+// log line) or settled elsewhere (a ⏭ line).
+func (h *harness) Settled(t *testing.T, id string) string {
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		all := h.tp.out.text()
+		rest := all[min(h.tp.out.mark, len(all)):]
+		for _, l := range strings.Split(rest, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "⏭ ") || strings.HasPrefix(t, "✓ ") || strings.HasPrefix(t, "✗ ") {
+				return t
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("question %s never left the prompt; the screen:\n%s", id, rest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) Feedback() bool { return true }
+
+// Break ends the terminal's input (its "service"): it can show questions
+// but no longer answer them, which cannot be undone.
+func (h *harness) Break() bool { _ = h.tp.master.Close(); return true }
+func (h *harness) Heal() bool  { return false }
+
+func (h *harness) Secrets() []string { return nil }

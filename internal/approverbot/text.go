@@ -1,0 +1,158 @@
+package approverbot
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Width measures one character against a channel's limits: [RuneWidth]
+// counts characters (Slack, the terminal, the web), a channel whose API
+// counts otherwise passes its own (Telegram counts UTF-16 code units).
+type Width func(r rune) int
+
+// RuneWidth counts every character as one.
+func RuneWidth(rune) int { return 1 }
+
+// measure is the length of s under w.
+func measure(s string, w Width) int {
+	if w == nil {
+		return utf8.RuneCountInString(s)
+	}
+	n := 0
+	for _, r := range s {
+		n += w(r)
+	}
+	return n
+}
+
+// Clip shortens s to at most n characters, marking the cut with "…".
+func Clip(s string, n int) string { return ClipWidth(s, n, nil) }
+
+// ClipWidth is [Clip] with characters measured by w (nil: [RuneWidth]).
+func ClipWidth(s string, n int, w Width) string {
+	if w == nil {
+		w = RuneWidth
+	}
+	if measure(s, w) <= n {
+		return s
+	}
+	used := 1 // the ellipsis
+	for i, r := range s {
+		if used+w(r) > n {
+			return s[:i] + "…"
+		}
+		used += w(r)
+	}
+	return s
+}
+
+// ClipNote shortens s to n characters (measured by w) and says on a line
+// of its own how many characters were left out.
+func ClipNote(s string, n int, w Width) string {
+	if measure(s, w) <= n {
+		return s
+	}
+	c := ClipWidth(s, n, w)
+	left := utf8.RuneCountInString(s) - utf8.RuneCountInString(c) + 1
+	return c + "\n(" + strconv.Itoa(left) + " more characters not shown)"
+}
+
+// OneLine folds every run of white space, newlines included, into one space.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// SplitArgs renders a call's arguments for people. A shell tool's
+// "command" string comes out as it is (newlines included), the rest as
+// indented JSON; each is clipped to limit characters with a note.
+// Arguments are decoded first, as the policy decoded them: with duplicate
+// keys the last one wins in what is shown too, and '<', '>' and '&' are not
+// hidden behind \u escapes.
+func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return "", ClipNote(string(raw), limit, w)
+	}
+	if c, ok := m["command"].(string); ok {
+		command = ClipNote(c, limit, w)
+		delete(m, "command")
+	}
+	if len(m) == 0 {
+		return command, ""
+	}
+	s, err := encodeJSON(m, true)
+	if err != nil {
+		return command, ClipNote(string(raw), limit, w)
+	}
+	return command, ClipNote(s, limit, w)
+}
+
+// CompactArgs renders a call's arguments on one line, clipped to limit
+// characters. Arguments sent as a JSON string holding JSON (some agents
+// send batch_remaining that way) are unwrapped first.
+func CompactArgs(raw json.RawMessage, limit int, w Width) string {
+	raw = unwrapJSONString(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return ClipWidth(OneLine(string(raw)), limit, w)
+	}
+	s, err := encodeJSON(v, false)
+	if err != nil {
+		return ClipWidth(OneLine(string(raw)), limit, w)
+	}
+	return ClipWidth(s, limit, w)
+}
+
+func encodeJSON(v any, indent bool) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// unwrapJSONString returns the JSON inside a JSON string, or raw itself.
+func unwrapJSONString(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return raw
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return raw
+	}
+	if inner := bytes.TrimSpace([]byte(s)); len(inner) > 0 && (inner[0] == '{' || inner[0] == '[') && json.Valid(inner) {
+		return inner
+	}
+	return raw
+}
+
+// VerdictMark is a sub-command's verdict with its symbol: "✓ allow",
+// "? ask", "✗ deny".
+func VerdictMark(action string) string {
+	switch action {
+	case "allow":
+		return "✓ allow"
+	case "deny":
+		return "✗ deny"
+	case "ask":
+		return "? ask"
+	}
+	return "? " + action
+}

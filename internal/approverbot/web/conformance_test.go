@@ -1,0 +1,165 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
+)
+
+func TestWebPassesTheChannelSuite(t *testing.T) {
+	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
+		hashes(t)
+		return &harness{s: s, resolved: map[string]string{}}
+	})
+}
+
+// harness signs in as Setup.As and uses the page's API: the questions
+// list, the respond endpoint and the event stream.
+type harness struct {
+	s   channeltest.Setup
+	srv *server
+
+	once     sync.Once
+	c        *http.Client
+	csrf     string
+	mu       sync.Mutex
+	resolved map[string]string // request id → the "resolved" event's text
+}
+
+func (h *harness) Config() string {
+	return `
+teams: [default]
+approvers:
+  alice: { display: Alice, password_hash: "` + aliceHash + `" }
+  bob:   { password_hash: "` + bobHash + `" }
+  dave:  { display: Dave, password_hash: "` + daveHash + `" }
+web: {insecure_cookies: true}
+`
+}
+
+func (h *harness) Channel(t *testing.T, cfg *approverbot.Config) approverbot.Channel {
+	ch, err := New(cfg, Options{Logger: h.s.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	ch.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	h.srv = &server{ch: ch, srv: srv}
+	return ch
+}
+
+var passwords = map[string]string{"alice": alicePassword, "bob": bobPassword, "dave": "dave-password"}
+
+// session signs in once the bot runs, and follows the event stream.
+func (h *harness) session(t *testing.T) {
+	h.once.Do(func() {
+		for h.srv.ch.responder() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		h.c, h.csrf = h.srv.login(t, h.s.As, passwords[h.s.As])
+		// The stream lives as long as the bot: the channel ends it when
+		// the bot stops (t may be a subtest's that ends sooner).
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", h.srv.srv.URL+"/events", nil)
+		res, err := h.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := readEvents(res.Body)
+		go func() {
+			for ev := range events {
+				if ev.name != "resolved" {
+					continue
+				}
+				var r ResolvedView
+				if json.Unmarshal([]byte(ev.data), &r) == nil {
+					h.mu.Lock()
+					h.resolved[r.RequestID] = r.Text
+					h.mu.Unlock()
+				}
+			}
+		}()
+		for h.srv.ch.hub.count() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
+	h.session(t)
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		var list questionsReply
+		decodeJSON(t, h.srv.do(t, h.c, "GET", "/api/questions", ""), &list)
+		for _, v := range list.Questions {
+			if v.RequestID != id {
+				continue
+			}
+			var cs []approverbot.Choice
+			for _, a := range v.Actions {
+				c, err := approverbot.ParseChoice(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs = append(cs, c)
+			}
+			return html.UnescapeString(tags.ReplaceAllString(v.HTML, " ")), cs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("question %s never listed", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
+	h.session(t)
+	body, _ := json.Marshal(RespondRequest{RequestID: id, Action: string(c), Feedback: feedback})
+	res := h.srv.do(t, h.c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, h.csrf)
+	var out RespondResult
+	raw := readBody(t, res)
+	if json.Unmarshal([]byte(raw), &out) != nil || out.Message == "" {
+		return raw
+	}
+	return out.Message
+}
+
+func (h *harness) Settled(t *testing.T, id string) string {
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		h.mu.Lock()
+		text, ok := h.resolved[id]
+		h.mu.Unlock()
+		if ok {
+			var list questionsReply
+			decodeJSON(t, h.srv.do(t, h.c, "GET", "/api/questions", ""), &list)
+			for _, v := range list.Questions {
+				if v.RequestID == id {
+					t.Fatalf("question %s is settled (%s) but still listed with its buttons", id, text)
+				}
+			}
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no resolved event for %s", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) Feedback() bool    { return true }
+func (h *harness) Break() bool       { return false }
+func (h *harness) Heal() bool        { return false }
+func (h *harness) Secrets() []string { return []string{alicePassword, bobPassword, aliceHash} }

@@ -1,0 +1,111 @@
+package approverbotd
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+)
+
+// fakeStatus is a NATS connection's status.
+type fakeStatus nats.Status
+
+func (f fakeStatus) Status() nats.Status { return nats.Status(f) }
+
+// healthChannel is a channel with a given health.
+type healthChannel struct {
+	approverbot.Channel
+	name string
+	err  error
+}
+
+func (h healthChannel) Name() string                      { return h.name }
+func (h healthChannel) CheckHealth(context.Context) error { return h.err }
+
+func TestReadyzNeedsNATSAndEveryChannel(t *testing.T) {
+	ok := healthChannel{name: "web"}
+	broken := healthChannel{name: "slack", err: errors.New("slack: auth.test: invalid_auth")}
+	tests := []struct {
+		name     string
+		nats     nats.Status
+		channels []approverbot.Channel
+		code     int
+		body     string
+	}{
+		{"all healthy", nats.CONNECTED, []approverbot.Channel{ok}, 200, "nats: ok\nweb: ok\n"},
+		{"a channel failing", nats.CONNECTED, []approverbot.Channel{ok, broken}, 503, "nats: ok\nweb: ok\nslack: slack: auth.test: invalid_auth\n"},
+		{"NATS reconnecting", nats.RECONNECTING, []approverbot.Channel{ok}, 503, "nats: not connected (RECONNECTING)\nweb: ok\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			readyz(fakeStatus(tt.nats), &fakeBot{}, tt.channels).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			if rec.Code != tt.code || rec.Body.String() != tt.body {
+				t.Errorf("readyz = %d %q, want %d %q", rec.Code, rec.Body.String(), tt.code, tt.body)
+			}
+		})
+	}
+}
+
+func TestNATSOptionsRefuseHalfSettings(t *testing.T) {
+	seed := writeFile(t, "bot.nk", "not a seed")
+	tests := []struct {
+		name string
+		c    approverbot.NATSConfig
+		want string
+	}{
+		{"creds and an nkey", approverbot.NATSConfig{Creds: "a.creds", NKeySeed: "b.nk"}, "creds or nkey_seed, not both"},
+		{"a password without a user", approverbot.NATSConfig{Password: "p"}, "password is set without user"},
+		{"a certificate without its key", approverbot.NATSConfig{Cert: "c.pem"}, "cert and key go together"},
+		{"a key without its certificate", approverbot.NATSConfig{Key: "k.pem"}, "cert and key go together"},
+		{"an unreadable nkey seed", approverbot.NATSConfig{NKeySeed: seed}, "nats.nkey_seed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := natsOptions(tt.c); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("natsOptions = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactURLsHidesSecrets(t *testing.T) {
+	got := redactURLs("nats://bot:s3cret@n1:4222,nats://tok3n@n2:4222,nats://n3:4222")
+	if strings.Contains(got, "s3cret") || strings.Contains(got, "tok3n") || !strings.Contains(got, "n3:4222") || !strings.Contains(got, "bot:REDACTED@n1") {
+		t.Errorf("redactURLs = %q", got)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakeBot is a bot whose NATS traffic is as ready as err says.
+type fakeBot struct {
+	err    error
+	mu     sync.Mutex
+	health map[string]error
+}
+
+func (f *fakeBot) Ready() error { return f.err }
+func (f *fakeBot) RecordHealth(ch string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.health == nil {
+		f.health = map[string]error{}
+	}
+	f.health[ch] = err
+}

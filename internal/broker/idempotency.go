@@ -1,0 +1,71 @@
+package broker
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// retryConflict checks an agent's retry of a request id that is stored
+// (DESIGN §3: the request id is the idempotency key; a retry with
+// different content is an invalid_request). It returns nil when req is the
+// stored request again, and otherwise a field error on request_id naming
+// the fields that differ — as payment APIs answer a reused idempotency key.
+//
+// The stored request is the one in the record's question, compared as
+// JSON values: whitespace and key order inside the arguments do not count,
+// any field the protocol gains does. Automatic decisions are not stored, so
+// a retry of one is evaluated afresh whatever its content (docs/PROTOCOL.md).
+func retryConflict(stored *session.Record, req *messages.Request) error {
+	q, err := question(stored)
+	if err != nil {
+		// Nothing to compare with; the stored receipt stands.
+		return nil
+	}
+	was := q.Request
+	was.BatchRemaining = q.BatchRemaining // stored once, at the top level
+	a, errA := contentOf(&was)
+	b, errB := contentOf(req)
+	if errA != nil || errB != nil {
+		return nil
+	}
+	var diff []string
+	for k := range a {
+		if !reflect.DeepEqual(a[k], b[k]) {
+			diff = append(diff, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	slices.Sort(diff)
+	return &messages.FieldError{Field: "request_id", Problem: fmt.Sprintf(
+		"%q was already used for a different request (%s differs); a retry must repeat the request unchanged, a new call needs a new request_id",
+		req.RequestID, strings.Join(diff, ", "))}
+}
+
+// contentOf is a request as JSON values by field, without the version.
+func contentOf(r *messages.Request) (map[string]any, error) {
+	c := *r
+	c.V = 0
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "v")
+	return m, nil
+}

@@ -1,0 +1,238 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/reaper"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// The outbox (DESIGN §4 step 10, docs/STATE.md "Outbox"): every store
+// transition with effects outside the store records them in the store's
+// outbox in the same atomic step, leased to its caller. The caller carries
+// them out at once (carryOut) and acknowledges them; if it dies or fails
+// first, the outbox worker of any replica claims them once the lease has
+// run out and carries them out again. Effects are therefore at least once,
+// and each is idempotent: decisions and questions are keyed by request id
+// (agents and devices drop repeats), audit appends carry a Nats-Msg-Id,
+// grants are sets, and the cascade and a stop's rejections are
+// compare-and-set transitions with outbox entries of their own.
+
+// carryOut performs the effects that the transitions which left recs as
+// they are recorded in the outbox, and queues the acknowledgement of those
+// that succeeded. A failure is logged and leaves the entry to the outbox
+// worker after the lease.
+func (b *Broker) carryOut(ctx context.Context, recs ...*session.Record) {
+	for _, rec := range recs {
+		if err := b.effects(ctx, rec); err != nil {
+			b.log.Warn("effects of a decision failed; the outbox carries them out after its lease",
+				"request_id", rec.ID, "session_id", rec.SessionID, "state", rec.State, "err", err)
+			continue
+		}
+		b.queueAck(ctx, rec)
+	}
+}
+
+// effects performs what rec's state calls for: a pending request's question
+// (just opened, or an approval counted towards its quorum); a settled
+// request's grants (before its decision is published: the agent's next
+// call must see them), its stop's rejections, its decision, `resolved` and
+// audit record, and its cascade.
+func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
+	switch rec.State {
+	case messages.StatePending:
+		b.announce(rec)
+		return nil
+	case messages.StateExpired:
+		return b.settled(ctx, rec, timeoutDecision(rec))
+	}
+	if rec.Decision == nil {
+		return fmt.Errorf("settled request %s has no stored decision", rec.ID)
+	}
+	switch {
+	case rec.State == messages.StateApproved:
+		var grants []session.Grant
+		if rec.Decision.ReasonCode == messages.ReasonApproved {
+			grants = b.grantsOf(rec) // a cascade's approval grants nothing more
+		}
+		if err := b.storeGrants(ctx, rec, grants); err != nil {
+			return err
+		}
+		if err := b.settled(ctx, rec, *rec.Decision); err != nil {
+			return err
+		}
+		if len(grants) > 0 {
+			return b.cascade(ctx, rec, grants[0].Kind)
+		}
+		return nil
+	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
+		if err := b.stopRest(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return b.settled(ctx, rec, *rec.Decision)
+}
+
+// grantsOf returns the grants an approval gives, from its stored decision
+// and question (the same that grantsFor computed when the response came).
+func (b *Broker) grantsOf(rec *session.Record) []session.Grant {
+	q, err := question(rec)
+	if err != nil {
+		b.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return nil
+	}
+	grants, err := grantsFor(rec.Decision.Scope, rec, q.Always)
+	if err != nil {
+		b.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return nil
+	}
+	return grants
+}
+
+// acker acknowledges carried-out effects in batches, off the path that
+// replied: the deciding replica's acknowledgement costs its caller nothing.
+// Before each batch it flushes the NATS connection, so that what the
+// effects published reached the server first. A batch that fails is
+// logged: its entries are carried out again after their lease (harmless:
+// effects are idempotent).
+type acker struct {
+	b    *Broker
+	ch   chan *session.Record
+	done chan struct{}
+}
+
+// ackBatch bounds one acknowledgement round trip; ackGather is how long the
+// acker waits for more after the first.
+const (
+	ackBatch  = 256
+	ackGather = 5 * time.Millisecond
+)
+
+func (b *Broker) startAcker() {
+	b.acks = &acker{b: b, ch: make(chan *session.Record, 4*ackBatch), done: make(chan struct{})}
+	go b.acks.run()
+}
+
+// queueAck queues rec's acknowledgement; with the queue full (or no acker
+// running), it acknowledges at once.
+func (b *Broker) queueAck(ctx context.Context, rec *session.Record) {
+	if b.acks != nil {
+		select {
+		case b.acks.ch <- rec:
+			return
+		default:
+		}
+	}
+	b.ack(ctx, []*session.Record{rec})
+}
+
+// stop acknowledges what is queued and ends the acker; nothing may be added
+// after it.
+func (a *acker) stop() {
+	close(a.ch)
+	<-a.done
+}
+
+func (a *acker) run() {
+	defer close(a.done)
+	batch := make([]*session.Record, 0, ackBatch)
+	for rec := range a.ch {
+		batch = append(batch[:0], rec)
+		// Gather for a moment: acknowledgements are not urgent (the lease
+		// is seconds), and one flush and one round trip per batch keep
+		// them off the CPU that the next requests need.
+		gather := time.NewTimer(ackGather)
+	more:
+		for len(batch) < ackBatch {
+			select {
+			case r, ok := <-a.ch:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			case <-gather.C:
+				break more
+			}
+		}
+		gather.Stop()
+		a.b.ack(context.Background(), batch)
+	}
+}
+
+func (b *Broker) ack(ctx context.Context, recs []*session.Record) {
+	if err := b.nc.FlushTimeout(b.cfg.StoreTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		b.log.Warn("NATS flush before acknowledging effects failed; they are carried out again after their lease", "count", len(recs), "err", err)
+		return
+	}
+	sctx, cancel := b.storeCtx(context.WithoutCancel(ctx))
+	defer cancel()
+	if err := b.store.AckEffects(sctx, recs...); err != nil {
+		b.storeErr("ack effects", err, "count", len(recs))
+	}
+}
+
+// outboxClaims adapts the store's outbox to the reaper's loop: an outbox
+// entry whose lease ran out is claimed as the reaper claims an expiry.
+type outboxClaims struct{ s session.Store }
+
+func (o outboxClaims) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
+	return o.s.ClaimEffects(ctx, limit)
+}
+
+// outboxBatch is how many entries one ClaimEffects call takes.
+const outboxBatch = 100
+
+// newOutboxWorker returns the loop that carries out effects whose lease ran
+// out: left by a replica that died or failed before it acknowledged them.
+// Every replica runs one.
+func (b *Broker) newOutboxWorker() (*reaper.Reaper, error) {
+	log := b.log.With("component", "outbox")
+	return reaper.New(reaper.Config{
+		Store:       outboxClaims{b.store},
+		Interval:    b.cfg.OutboxInterval,
+		Jitter:      b.cfg.OutboxInterval / 4,
+		Batch:       outboxBatch,
+		Concurrency: 8,
+		Logger:      log,
+		OnExpired: func(ctx context.Context, rec *session.Record) {
+			b.m.OutboxClaims.Inc()
+			log.LogAttrs(ctx, slog.LevelWarn, "carrying out the effects of a transition whose replica did not acknowledge them",
+				slog.String("request_id", rec.ID), slog.String("session_id", rec.SessionID), slog.String("state", string(rec.State)))
+			b.carryOut(ctx, rec)
+		},
+	})
+}
+
+// stopRest rejects the other pending requests of rec's session with
+// hard_stop, after rec's reject_hard set the stop signal (in its vote). If
+// the agent has begun a new turn since (the signal is gone), the stop is
+// over and nothing is rejected: this runs again only when the replica that
+// recorded the rejection did not finish it.
+func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
+	sctx, cancel := b.storeCtx(ctx)
+	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})
+	cancel()
+	if err != nil {
+		b.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return err
+	}
+	if !look.Stopped {
+		return nil
+	}
+	stopped, err := b.hardStop(ctx, rec, rec.Decision.DecidedBy.ID, look.StopReason)
+	if err != nil {
+		return err
+	}
+	for _, o := range stopped {
+		b.log.Info("hard stop rejected pending request", "request_id", rec.ID, "session_id", rec.SessionID, "stopped_request_id", o.ID)
+	}
+	b.carryOut(ctx, stopped...)
+	return nil
+}

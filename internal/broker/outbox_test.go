@@ -1,0 +1,219 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// outboxPlane is a plane on a real redis-server with a short outbox lease,
+// so that effects a dead replica left behind are carried out quickly.
+func outboxPlane(t *testing.T) *brokertest.Plane {
+	return brokertest.Start(t, brokertest.Options{Redis: true, EffectLease: 300 * time.Millisecond, OutboxInterval: 100 * time.Millisecond})
+}
+
+// auditCounts returns how many audit records each request of session has,
+// once at least want records are there (or after 5 s).
+func auditCounts(t *testing.T, p *brokertest.Plane, session string, want int) map[string]int {
+	t.Helper()
+	js, err := jetstream.New(p.NATS.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.Subjects.Audit(session)}})
+		if err != nil {
+			t.Fatalf("audit consumer: %v", err)
+		}
+		counts, total := map[string]int{}, 0
+		for {
+			batch, err := cons.Fetch(256, jetstream.FetchMaxWait(300*time.Millisecond))
+			if err != nil {
+				t.Fatalf("audit fetch: %v", err)
+			}
+			n := 0
+			for m := range batch.Messages() {
+				n++
+				var rec messages.AuditRecord
+				if err := json.Unmarshal(m.Data(), &rec); err != nil {
+					t.Fatalf("audit record: %v", err)
+				}
+				counts[rec.Decision.RequestID+" "+string(rec.Decision.ReasonCode)]++
+			}
+			total += n
+			if n == 0 {
+				break
+			}
+		}
+		if total >= want || time.Now().After(deadline) {
+			return counts
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// nextAsks waits until dev saw the questions of every id, in any order.
+func nextAsks(t *testing.T, dev *brokertest.Approver, ids ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	timeout := time.After(5 * time.Second)
+	for len(want) > 0 {
+		select {
+		case q := <-dev.Asks:
+			delete(want, q.Request.RequestID)
+		case <-timeout:
+			t.Fatalf("no question for %v", want)
+		}
+	}
+}
+
+// A replica that recorded a hard reject and died before anything else: the
+// rejection and its stop are in Redis (one script), and the outbox entry
+// the vote recorded makes another replica carry out the rest — the
+// decision to the agent (which does not poll), the devices' resolved, the
+// sibling's hard_stop, one audit record each.
+func TestAHardRejectWhoseReplicaDiedIsCarriedOutByAnother(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-died", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "died-1", "bash", brokertest.Bash("make deploy"))
+	second := brokertest.Ask(t.Context(), c, "died-2", "bash", brokertest.Bash("make release"))
+	nextAsks(t, dev, "died-1", "died-2")
+
+	// The dead replica's vote, straight into Redis.
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-died", "died-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (died-1)"})
+	if err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+
+	// The stop is part of the vote: the next call is denied at once.
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
+
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	brokertest.WantDecision(t, second.Wait(t), messages.OutcomeDeny, messages.ReasonHardStop)
+	waitFor(t, func() bool {
+		_, ok1 := dev.ResolvedFor("died-1")
+		_, ok2 := dev.ResolvedFor("died-2")
+		return ok1 && ok2
+	})
+	counts := auditCounts(t, p, "s-died", 3)
+	for _, k := range []string{"died-1 rejected", "died-2 hard_stop"} {
+		if counts[k] != 1 {
+			t.Errorf("audit records %v: want exactly one %q", counts, k)
+		}
+	}
+}
+
+// An approval whose replica died after its vote: the session grant is
+// stored and the cascade runs on another replica, and the agent's next
+// call of the tool is allowed by the grant.
+func TestAnApprovalWhoseReplicaDiedStoresItsGrantAndCascades(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-grant", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "g-1", "bash", brokertest.Bash("make deploy"))
+	sibling := brokertest.Ask(t.Context(), c, "g-2", "bash", brokertest.Bash("make release"))
+	nextAsks(t, dev, "g-1", "g-2")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-grant", "g-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeAllow,
+		ReasonCode: messages.ReasonApproved, Scope: messages.ScopeSession, Reason: "approved (session) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Approve: true, Decision: dec}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	brokertest.WantDecision(t, sibling.Wait(t), messages.OutcomeAllow, messages.ReasonCascade)
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonScopeGrant)
+}
+
+// A request opened by a replica that died before asking its teams (its
+// Open landed, its reply or its process was lost) is asked by another.
+func TestAQuestionWhoseReplicaDiedIsAskedByAnother(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	store := p.Store()
+	q := messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default", ApprovalsRequired: 1,
+		Request: messages.Request{V: 1, RequestID: "ask-1", SessionID: "s-ask", AgentID: "pod-1", Tool: "bash",
+			Arguments: json.RawMessage(`{"command":"make deploy"}`)}}
+	payload, _ := json.Marshal(q)
+	req := session.Request{ID: "ask-1", SessionID: "s-ask", AgentID: "pod-1", Tool: "bash", Teams: []string{"default"},
+		ApprovalsRequired: 1, TTL: time.Minute, Payload: payload}
+	if _, _, err := store.Prepare(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := store.Open(t.Context(), "s-ask", "ask-1"); err != nil || !res.Applied {
+		t.Fatalf("Open: %+v, %v", res, err)
+	}
+	got := dev.NextAsk("ask-1")
+	if got.Request.SessionID != "s-ask" {
+		t.Fatalf("question %+v", got)
+	}
+}
+
+// Effects carried out by the replica that made the transition are
+// acknowledged: no other replica carries them out again (no second
+// publication of the decision after the lease).
+func TestEffectsOfALiveReplicaAreCarriedOutOnce(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-once", "pod-1", client.WithStatusInterval(time.Hour))
+	decisions := make(chan *nats.Msg, 10)
+	sub, err := p.NATS.Connect(t).ChanSubscribe(p.Subjects.Decision("s-once", "once-1"), decisions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	pending := brokertest.Ask(t.Context(), c, "once-1", "bash", brokertest.Bash("make deploy"))
+	q := dev.NextAsk("once-1")
+	if rep := dev.Reject(q, "alice", messages.RejectSoft, "not now"); !rep.Applied {
+		t.Fatalf("reject: %+v", rep)
+	}
+	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	time.Sleep(time.Second) // three leases, ten outbox sweeps
+	if n := len(decisions); n != 1 {
+		t.Fatalf("the decision was published %d times, want once", n)
+	}
+	if counts := auditCounts(t, p, "s-once", 1); counts["once-1 rejected"] != 1 {
+		t.Fatalf("audit records %v, want one rejection", counts)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	if left, err := p.Store().ClaimEffects(ctx, 100); err != nil || len(left) != 0 {
+		t.Fatalf("outbox after acknowledged effects: %d entries, %v", len(left), err)
+	}
+}

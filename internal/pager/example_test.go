@@ -1,0 +1,74 @@
+package pager_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/signoff-dev/signoff/internal/pager"
+	"github.com/signoff-dev/signoff/internal/pager/pagertest"
+)
+
+// Example pages the on-call person about an unanswered request and resolves
+// the page once the request is settled, against the PagerDuty fake.
+func Example() {
+	fake := pagertest.StartPagerDuty(pdKey)
+	defer fake.Close()
+	dir, _ := os.MkdirTemp("", "pager-example")
+	defer os.RemoveAll(dir)
+	keyFile := filepath.Join(dir, "routing-key")
+	_ = os.WriteFile(keyFile, []byte(pdKey+"\n"), 0o600)
+
+	pagers, err := pager.NewSet(map[string]pager.Config{
+		"oncall-pd": {Kind: pager.KindPagerDuty, RoutingKeyFile: keyFile, BaseURL: fake.URL, AllowHTTP: true},
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pd := pagers["oncall-pd"]
+	ctx := context.Background()
+	ref, err := pd.Trigger(ctx, pager.Page{
+		RequestID: "01HVZ8K3",
+		Summary:   "Approval needed: Bash terraform apply (team ops)",
+		Link:      "https://signoff.example.com/#/q/01HVZ8K3",
+		Team:      "ops",
+		Tool:      "Bash",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("triggered", ref.DedupKey)
+	// Every replica that sees the request settle may resolve: the second
+	// resolve finds the incident closed and is still a success.
+	fmt.Println(pd.Resolve(ctx, ref.DedupKey), pd.Resolve(ctx, ref.DedupKey))
+	for _, in := range fake.Incidents() {
+		fmt.Println(in.DedupKey, "resolved:", in.Resolved)
+	}
+	// Output:
+	// triggered signoff-01HVZ8K3
+	// <nil> <nil>
+	// signoff-01HVZ8K3 resolved: true
+}
+
+// FuzzDedupKeyIsInjective checks that two different request ids never share
+// an incident key, whatever characters they hold.
+func FuzzDedupKeyIsInjective(f *testing.F) {
+	f.Add("a/b", "sha256-0123")
+	f.Add("r-1", "r_1")
+	f.Add("é", "%C3%A9")
+	f.Add("x:y", "x-y")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if a == b {
+			return
+		}
+		if ka, kb := pager.DedupKey("", a), pager.DedupKey("", b); ka == kb {
+			t.Fatalf("request ids %q and %q share the key %q", a, b, ka)
+		}
+	})
+}
