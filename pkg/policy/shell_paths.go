@@ -258,6 +258,12 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 					// analysis does not spell out (as gAppendTilde).
 					g[at] = gAnyRun
 				}
+				if w.glob {
+					// A pathname pattern expands to every match, as
+					// separate words that may hold slashes each
+					// (./.env ./.env.local): the rest may be anything.
+					g = append(g, gAnyRun)
+				}
 			case !w.lit:
 				g = append(g, gAnyRun)
 			case shTildeExpands(w.text):
