@@ -52,6 +52,11 @@ func TestTheShippedBotConfigWorksUnderTheShippedPermissions(t *testing.T) {
 	if id := web.answer(t); id == "" {
 		t.Fatalf("see above; bot logs:\n%s", web.logs())
 	}
+	if resp, err := http.Get(web.base + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz with the shipped config: %v %v, want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	if strings.Contains(web.logs(), "Permissions Violation") {
 		t.Errorf("the server refused something of the bot:\n%s", web.logs())
 	}
@@ -68,6 +73,21 @@ func TestWithoutTheInboxPrefixTheBotCannotWork(t *testing.T) {
 	for !strings.Contains(bot.logs(), "Permissions Violation") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no permissions violation in the bot's logs without inbox_prefix:\n%s", bot.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its readiness says so (a Kubernetes probe would keep it out).
+	for {
+		resp, err := http.Get(bot.base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz %d without inbox_prefix, want 503", resp.StatusCode)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -68,8 +68,13 @@ type subject struct {
 	// form), unknownName says the command name itself is not known.
 	inexact     bool
 	unknownName bool
-	globs       []gWord
-	baseGlobs   []gWord
+	// anchored: a deny or ask rule meets the subject only when the word's
+	// own characters reach into every name the rule spells
+	// (gIntersectsAnchored): a read operand that is a pattern or an
+	// expansion (cat .e*, not cat *.go).
+	anchored  bool
+	globs     []gWord
+	baseGlobs []gWord
 	// liftKey, when set, is the shell word a rule must name (its literal
 	// first word) for the floor not to apply: a zsh -c script is judged
 	// by a rule that names zsh. liftAny: a rule with any arguments lifts
@@ -353,6 +358,19 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 		if si := l.shell[e.tool]; si != nil {
 			lists[2], n = si.any, 3
 		}
+		// A read or a write of a path is the same act whatever file tool
+		// does it: the deny and ask rules of the tier's other file tools
+		// (read_file(**/.ssh/**) for Read, write_file(**/.env) for Write)
+		// judge it too, as they judge the files shell commands read and
+		// write. Their allows do not.
+		if s.kind == subjPath {
+			switch e.tier {
+			case TierRead:
+				lists[3], n = l.reads, 4
+			case TierWrite:
+				lists[3], n = l.writes, 4
+			}
+		}
 	}
 	var pos [4]int
 	for i := 0; i < n; i++ {
@@ -369,7 +387,7 @@ func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
 			return nil
 		}
 		pos[best]--
-		if r := &l.rules[bestIdx]; r.matches(s) {
+		if r := &l.rules[bestIdx]; r.matches(s) && (best < 3 || r.action != Allow) {
 			return r
 		}
 	}
@@ -408,9 +426,16 @@ func (r *rule) matches(s *subject) bool {
 			return false
 		}
 		if s.recursive {
-			return r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base)
+			if r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base) {
+				return true
+			}
+		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
+			return true
 		}
-		return r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base)
+		// A deny or ask rule meets the path in any case: a case-insensitive
+		// file system opens .env for .ENV. An allow must match as written.
+		return r.action != Allow && (r.path.foldedMatch(s.value, s.base, s.recursive) ||
+			s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive))
 	case subjCommand:
 		if !r.shell {
 			return false
@@ -846,7 +871,11 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			s.short = strings.Join(withoutOptions(c), " ")
 		}
 		subs = append(subs, s)
-		for _, r := range c.Reads {
+		for i, r := range c.Reads {
+			if i < len(c.readGlobs) && c.readGlobs[i] != nil {
+				subs = append(subs, e.readGlobSubject(c, r, c.readGlobs[i]))
+				continue
+			}
 			rs := e.pathSubject(subjRead, TierRead, r)
 			rs.recursive = c.Recursive
 			subs = append(subs, rs)
@@ -957,7 +986,8 @@ func cdAway(commands []ShellCommand) string {
 			return "cd to the home directory"
 		}
 		t := args[0]
-		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`") || t == "-" {
+		// A pattern (cd .s*) names a directory the analysis cannot place.
+		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`*?[") || t == "-" || len(args) > 1 {
 			return "cd " + t
 		}
 		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {

@@ -102,11 +102,23 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		}
 		w := s.globs[0]
 		for _, p := range alts {
-			if !could && gIntersects(p, w) {
+			if !could && (s.anchored && gIntersectsAnchored(w, p) || !s.anchored && gIntersects(p, w)) {
 				could = true
 			}
 			if !all && gCovers(p, w) {
 				all = true
+			}
+		}
+		if !could && !all && r.action != Allow && (r.path.fold != r.path || gHasUpper(w)) {
+			// As for a known path, a deny or ask rule meets the word in
+			// any case (cat .E*).
+			if folded, ok := gPathAlternatives(r.path.fold.text); ok {
+				lw := gLower(w)
+				for _, p := range folded {
+					if s.anchored && gIntersectsAnchored(lw, p) || !s.anchored && gIntersects(p, lw) {
+						return true, false
+					}
+				}
 			}
 		}
 		return could || all, all
@@ -208,6 +220,23 @@ func (e *evaluation) inexactPath(s *subject, c *ShellCommand) {
 	for i, g := range c.globs {
 		s.globs[i] = gCleanPath(g, e.p.home)
 	}
+}
+
+// readGlobSubject is the subject of a read operand that is not a plain
+// literal (cat .e*, grep -r x ~/.s*, cat "$f"): it stands for every path
+// its glob can name and, when the command reads trees, for every path
+// under them.
+func (e *evaluation) readGlobSubject(c *ShellCommand, text string, g gWord) subject {
+	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: true}
+	clean := gCleanPath(g, e.p.home)
+	s.globs = []gWord{clean}
+	if c.Recursive {
+		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], gTok{r: '/'}, gAnyRun))
+	}
+	if c.Elevated {
+		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
+	}
+	return s
 }
 
 // readSubject is the subject of an input redirection.

@@ -29,6 +29,27 @@ type pathPattern struct {
 	// dir is the pattern's fixed leading directory ("/home/u/.ssh" for
 	// ~/.ssh/**), "" when it starts with a wildcard.
 	dir string
+	// fold is the pattern in lower case, for deny and ask rules to meet
+	// paths whatever their case (a case-insensitive file system, macOS's
+	// and Windows' default, opens .env for ".ENV"); the pattern itself
+	// when it has no upper-case letter.
+	fold *pathPattern
+}
+
+// foldedMatch reports whether the pattern, both sides in lower case,
+// matches the path (as a tree when tree is true): how a deny or ask rule
+// meets ".ENV" or "~/.SSH/id_rsa", which a case-insensitive file system
+// opens as .env and ~/.ssh/id_rsa. It allocates only when the path has
+// upper-case letters.
+func (p *pathPattern) foldedMatch(clean, base string, tree bool) bool {
+	lc, lb := lower(clean), lower(base)
+	if lc == clean && lb == base && p.fold == p {
+		return false // the exact match already said no
+	}
+	if tree {
+		return p.fold.matchTree(lc, lb)
+	}
+	return p.fold.match(lc, lb)
 }
 
 func (p *pathPattern) match(clean, base string) bool {
@@ -114,6 +135,14 @@ func compilePathPattern(p string) (*pathPattern, error) {
 		if j := strings.LastIndexByte(lit, '/'); j > 0 {
 			pp.dir = path.Clean(lit[:j])
 		}
+	}
+	pp.fold = pp
+	if lp := lower(p); lp != p {
+		f, err := compilePathPattern(lp)
+		if err != nil {
+			return nil, err
+		}
+		pp.fold = f
 	}
 	return pp, nil
 }

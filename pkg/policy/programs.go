@@ -271,7 +271,7 @@ var progHooks = map[string]bool{
 	"env": true, "sudo": true, "su": true, "timeout": true, "nice": true, "time": true,
 	"xargs": true, "find": true, "flock": true, "busybox": true, "watch": true, "trap": true,
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
-	"tar": true, "parallel": true, "apply_patch": true,
+	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the

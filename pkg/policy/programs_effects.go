@@ -36,6 +36,10 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			u.awkProgram(words)
 		case "apply_patch":
 			u.patchOperands()
+		case "jq":
+			u.jqFiles(words)
+		case "git":
+			u.gitPaths(words)
 		}
 	}
 	if spec.elevated {
@@ -50,12 +54,34 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
+	if len(a.varVals) > 0 {
+		// A read of "$f" where the script set f=VALUE: VALUE is read too.
+		for _, r := range u.reads {
+			if r.lit {
+				continue
+			}
+			if name := varOfWord(r.text); name != "" {
+				u.reads = append(u.reads, a.varVals[name]...)
+			}
+		}
+	}
 	for _, r := range u.reads {
 		t := r.text
 		if !r.lit {
 			// "$HOME/.ssh/x": the source form without its quotes, so that
 			// home expansion and the patterns see the path.
 			t = strings.ReplaceAll(t, `"`, "")
+		}
+		if r.g != nil {
+			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
+			// it names: judged as every path it can stand for, like an
+			// input redirection's target.
+			if c.readGlobs == nil {
+				c.readGlobs = make([]gWord, len(c.Reads), len(u.reads))
+			}
+			c.readGlobs = append(c.readGlobs, r.g)
+		} else if c.readGlobs != nil {
+			c.readGlobs = append(c.readGlobs, nil)
 		}
 		c.Reads = append(c.Reads, t)
 	}
@@ -502,6 +528,18 @@ func awkDanger(src string) string {
 				inPrint, depth = true, 0
 			case "system":
 				return "awk program runs a command (system)"
+			case "getline":
+				// getline < FILE, getline var < FILE: a file the operands
+				// do not name (plain getline reads the input).
+				k := j
+				for k < len(src) && (src[k] == ' ' || src[k] == '\t' || isAwkIdent(src[k])) {
+					k++
+				}
+				if k < len(src) && src[k] == '<' {
+					return "awk program reads a file (getline <)"
+				}
+			case "ARGV":
+				return "awk program changes the files it reads (ARGV)"
 			}
 			i = j - 1
 			prev = 'a'
@@ -550,6 +588,97 @@ func (u *progUse) placeUnder(dir shWord) {
 	}
 	move(u.reads)
 	move(u.writes)
+}
+
+// gitContentSubs are the git sub-commands that print the content of the
+// paths they are given: in the working tree (git diff .env, git diff
+// --no-index ~/.ssh/id_rsa /dev/null), or as committed (git show
+// HEAD:.env, git log -p -- .env).
+var gitContentSubs = map[string]bool{
+	"show": true, "log": true, "diff": true, "blame": true, "annotate": true, "grep": true,
+	"whatchanged": true, "cat-file": true, "archive": true, "diff-files": true, "diff-index": true,
+	"diff-tree": true, "format-patch": true, "shortlog": false,
+}
+
+// gitPaths records the paths a content-printing git sub-command reads:
+// every operand that looks like a path (gitLooksLikePath; all of them
+// under diff --no-index), the PATH of REV:PATH, and everything after --.
+// git grep's first operand is its pattern unless -e or -f gave one.
+func (u *progUse) gitPaths(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit || !gitContentSubs[w[u.global].text] {
+		return
+	}
+	sub := w[u.global].text
+	patternFirst := sub == "grep"
+	dashes, noIndex := false, false
+	if sub == "diff" {
+		for _, t := range w[u.global+1:] {
+			if t.lit && t.text == "--" {
+				break
+			}
+			noIndex = noIndex || t.lit && t.text == "--no-index"
+		}
+	}
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
+		if !dashes && t.lit && t.text == "--" {
+			dashes = true
+			continue
+		}
+		if !dashes && t.lit && strings.HasPrefix(t.text, "-") {
+			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
+				patternFirst = false
+			}
+			continue
+		}
+		if patternFirst && !dashes {
+			patternFirst = false
+			continue
+		}
+		if !dashes && t.lit {
+			if _, p, ok := strings.Cut(t.text, ":"); ok && !strings.Contains(t.text[:len(t.text)-len(p)-1], "/") {
+				// REV:PATH (HEAD:.env, :0:.env, :.env): the blob at PATH.
+				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
+				if p != "" {
+					u.reads = append(u.reads, shWord{text: p, lit: true})
+				}
+				continue
+			}
+		}
+		if dashes || noIndex || !t.lit || gitLooksLikePath(t.text) {
+			u.reads = append(u.reads, t)
+		}
+	}
+}
+
+// gitLooksLikePath tells a git operand that names a file (.env,
+// config/x.yaml, ../x) from a revision (HEAD~1, main, a1b2c3, a..b, @{u}),
+// so that revisions are not listed as reads. A path without a dot or a
+// slash passes for a revision: git diff id_rsa in ~/.ssh is judged only by
+// its command rules.
+func gitLooksLikePath(s string) bool {
+	if s == "" || strings.ContainsAny(s, "~^@") || strings.Contains(s, "..") && !strings.HasPrefix(s, "../") {
+		return false
+	}
+	return strings.ContainsAny(s, "./")
+}
+
+// jqFiles records the files jq's two-word options read: --rawfile NAME
+// FILE and --slurpfile NAME FILE (the table's grammar gives an option one
+// value, so the scan took FILE for an operand).
+func (u *progUse) jqFiles(w []shWord) {
+	for i := 1; i+2 < len(w); i++ {
+		if !w[i].lit {
+			continue
+		}
+		switch w[i].text {
+		case "--":
+			return
+		case "--rawfile", "--slurpfile":
+			u.reads = append(u.reads, w[i+2])
+			i += 2
+		}
+	}
 }
 
 // patchOperands judges Codex's apply_patch run as a command

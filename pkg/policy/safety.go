@@ -19,10 +19,13 @@ var criticalWritePaths = map[string]string{
 // pathSafety returns the safety-override reason for a write of the cleaned
 // absolute path p, or "".
 func pathSafety(p string) string {
-	if r, ok := criticalWritePaths[p]; ok {
+	// In any case: a case-insensitive file system writes /etc/passwd for
+	// /ETC/PASSWD.
+	lp := lower(p)
+	if r, ok := criticalWritePaths[lp]; ok {
 		return r
 	}
-	if strings.HasPrefix(p, "/etc/sudoers.d/") {
+	if strings.HasPrefix(lp, "/etc/sudoers.d/") {
 		return "write to " + p + " (root privileges)"
 	}
 	return ""

@@ -195,8 +195,11 @@ type shAnalyzer struct {
 	budget *shBudget
 
 	// What the script tells about its variables (shell_code.go).
-	safeAt    map[string]uint // first offset of a numeric assignment
-	tainted   map[string]bool // assigned a value the analysis does not know
+	safeAt  map[string]uint // first offset of a numeric assignment
+	tainted map[string]bool // assigned a value the analysis does not know
+	// varVals are the literal values plain assignments of the script give
+	// each variable (f=~/.ssh/id_rsa), for the reads of "$f".
+	varVals   map[string][]shWord
 	intVars   map[string]bool // declared -i
 	arithUses []shArithUse
 	// cds are the directory changes of the script (shell_paths.go).

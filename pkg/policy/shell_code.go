@@ -93,6 +93,16 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 	case *syntax.ForClause:
 		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
 			a.taint(wi.Name.Value)
+			// for f in .env x; do cat "$f"; done: each literal item (or
+			// pattern) is a value a read of "$f" names.
+			for _, item := range wi.Items {
+				if w := a.word(item); w.lit && len(a.varVals) < shMaxVarVals {
+					if a.varVals == nil {
+						a.varVals = map[string][]shWord{}
+					}
+					a.varVals[wi.Name.Value] = append(a.varVals[wi.Name.Value], w)
+				}
+			}
 		}
 	case *syntax.UnaryTest:
 		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
@@ -313,12 +323,43 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 			a.noteSafeAssign(name, as.Pos().Offset()) // x= is empty: 0
 		}
 	default:
-		if w := a.word(as.Value); w.lit && !as.Append && shIsArithNumber(w.text) {
+		w := a.word(as.Value)
+		if w.lit && !as.Append && shIsArithNumber(w.text) {
 			a.noteSafeAssign(name, as.Pos().Offset())
 		} else {
 			a.taint(name)
 		}
+		if w.lit && !as.Append && len(a.varVals) < shMaxVarVals {
+			// f=~/.ssh/id_rsa; cat "$f": the value a read of "$f" names.
+			if a.varVals == nil {
+				a.varVals = map[string][]shWord{}
+			}
+			a.varVals[name] = append(a.varVals[name], w)
+		}
 	}
+}
+
+// shMaxVarVals bounds the variables whose literal values are kept.
+const shMaxVarVals = 64
+
+// varOfWord returns NAME when the source text of a word is one whole
+// expansion of it: $NAME, ${NAME}, "$NAME" or "${NAME}".
+func varOfWord(text string) string {
+	t := strings.TrimSuffix(strings.TrimPrefix(text, `"`), `"`)
+	if len(t) != len(text)-2 && t != text {
+		return ""
+	}
+	if !strings.HasPrefix(t, "$") {
+		return ""
+	}
+	t = t[1:]
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+		t = t[1 : len(t)-1]
+	}
+	if !shIsIdent(t) {
+		return ""
+	}
+	return t
 }
 
 // declCode checks declare, local, typeset, export, readonly: -i makes

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -301,6 +303,103 @@ func gIntersects(a, b gWord) bool {
 		}
 	}
 	return false
+}
+
+// gIntersectsAnchored reports whether some string matches both the word
+// w and the rule pattern p with every run of p's literal characters
+// (between its stars and slashes: ".env" in "*.env*", ".ssh" in
+// "**/.ssh/**") meeting at least one character w spells itself (a
+// literal or a class, not a run or a ?). It is how a read operand that is
+// a pattern or an expansion meets a deny or ask rule: "cat .e*" and
+// "cat ~/.ss?/id_rsa" could read .env and ~/.ssh/id_rsa, while in
+// "wc -l *.go" or "cat $f" the rule's name would have to come wholly out of
+// the word's wildcard (for a dot file, bash's * and ? do not even match
+// its leading dot). Past gMaxProduct it answers true.
+func gIntersectsAnchored(w, p gWord) bool {
+	nw, np := len(w)+1, len(p)+1
+	if 2*nw*np > gMaxProduct {
+		return true
+	}
+	inRun := func(j int) bool {
+		return j < len(p) && !p[j].star && !(p[j].lit() && p[j].r == '/')
+	}
+	seen := make([]bool, 2*nw*np)
+	stack := make([]int32, 0, 64)
+	push := func(i, j, t int) {
+		k := (i*np+j)*2 + t
+		if !seen[k] {
+			seen[k] = true
+			stack = append(stack, int32(k))
+		}
+	}
+	// step moves past p[j] (consumed against w[i] when wi is true),
+	// checking the run p[j] ends.
+	step := func(ni, i, j, t int, anchor bool) {
+		if !inRun(j) {
+			push(ni, j+1, 0)
+			return
+		}
+		if anchor {
+			t = 1
+		}
+		if !inRun(j + 1) {
+			if t == 0 {
+				return
+			}
+			t = 0
+		}
+		push(ni, j+1, t)
+	}
+	push(0, 0, 0)
+	for len(stack) > 0 {
+		k := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		t := k % 2
+		i, j := (k/2)/np, (k/2)%np
+		if i == len(w) && j == len(p) {
+			return true
+		}
+		if i < len(w) && w[i].star {
+			push(i+1, j, t)
+		}
+		if j < len(p) && p[j].star {
+			push(i, j+1, 0)
+		}
+		if i < len(w) && j < len(p) && gSetsMeet(w[i], p[j]) {
+			switch {
+			case p[j].star && w[i].star:
+				// Both runs go on; nothing of a run of p is consumed.
+			case p[j].star:
+				push(i+1, j, 0)
+			case w[i].star:
+				step(i, i, j, t, false)
+			default:
+				step(i+1, i, j, t, !w[i].any)
+			}
+		}
+	}
+	return false
+}
+
+// gHasUpper reports whether a literal token of g is an upper-case letter.
+func gHasUpper(g gWord) bool {
+	for _, t := range g {
+		if t.lit() && unicode.IsUpper(t.r) {
+			return true
+		}
+	}
+	return false
+}
+
+// gLower returns g with its literal tokens in lower case (a copy).
+func gLower(g gWord) gWord {
+	out := slices.Clone(g)
+	for i, t := range out {
+		if t.lit() {
+			out[i].r = unicode.ToLower(t.r)
+		}
+	}
+	return out
 }
 
 // gCovers reports whether every string w stands for matches the pattern

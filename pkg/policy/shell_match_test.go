@@ -89,3 +89,33 @@ func TestIntersectionIsBounded(t *testing.T) {
 		t.Error("past the bound cover must answer no")
 	}
 }
+
+func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
+	for _, tt := range []struct {
+		name, word, rule string
+		want             bool
+	}{
+		{"a literal path meets its rule", "/h/.ssh/id_rsa", "**/.ssh/**", true},
+		{"a prefix of the name anchors it", ".e*", "*.env*", true},
+		{"a question mark inside the name is anchored by the rest", ".en?", "*.env*", true},
+		{"a class anchors the name", ".[e]nv", "*.env*", true},
+		{"a star in the directory name is anchored by its dot", "/h/.s*/id_rsa", "**/.ssh/**", true},
+		{"an expansion followed by the literal name", "*/.env", "**/.env", true},
+		{"the name wholly from a star does not count", "*.go", "*.env*", false},
+		{"a bare expansion does not count", "*", "**/.ssh/**", false},
+		{"a directory wholly from a star does not count", "/h/*/id_rsa", "**/.ssh/**", false},
+		{"a rule of stars alone is met by anything", "*.go", "**", true},
+		{"words that cannot meet at all", "/h/.s*", "/etc/**", false},
+		{"every name of the rule must be anchored", "/h/.ssh/*", "**/.ssh/id_rsa", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, p := gFromShellPattern(tt.word), gFromShellPattern(tt.rule)
+			if got := gIntersectsAnchored(w, p); got != tt.want {
+				t.Errorf("gIntersectsAnchored(%q, %q) = %v, want %v", tt.word, tt.rule, got, tt.want)
+			}
+			if tt.want && !gIntersects(w, p) {
+				t.Errorf("anchored meeting without a meeting: %q, %q", tt.word, tt.rule)
+			}
+		})
+	}
+}

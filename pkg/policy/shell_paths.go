@@ -100,6 +100,55 @@ func (a *shAnalyzer) finishCds() {
 		}
 		c.globs = out
 	}
+	a.placeReadsAfterCd(dirs, unknown)
+}
+
+// placeReadsAfterCd gives the relative files the commands of a script that
+// changes directory read (cd .ssh && cat id_rsa) the paths they may name:
+// each is judged as written and under every directory the cds may have led
+// to, or under any directory when a cd's operand is unknown (cd .s*).
+func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
+	for i := range a.res.Commands {
+		c := &a.res.Commands[i]
+		if c.Redirect || len(c.Reads) == 0 {
+			continue
+		}
+		n := len(c.Reads)
+		for k := 0; k < n; k++ {
+			r := c.Reads[k]
+			var g gWord
+			if k < len(c.readGlobs) {
+				g = c.readGlobs[k]
+			}
+			if x, home := expandHome(r, ""); home || path.IsAbs(x) || g != nil && len(g) > 0 && g[0].lit() && (g[0].r == '/' || g[0].r == '~') {
+				continue
+			}
+			if g == nil {
+				g = gLiteral(nil, r)
+			}
+			add := func(text string, pg gWord) {
+				if c.readGlobs == nil {
+					c.readGlobs = make([]gWord, len(c.Reads), len(c.Reads)+len(dirs))
+				}
+				c.Reads = append(c.Reads, text)
+				c.readGlobs = append(c.readGlobs, pg)
+			}
+			if unknown {
+				add("*/"+r, append(gWord{gAnyRun, {r: '/'}}, g...))
+				continue
+			}
+			for _, d := range dirs {
+				if d == "." {
+					continue
+				}
+				if k < len(c.readGlobs) && c.readGlobs[k] != nil {
+					add(path.Join(d, r), append(gLiteral(nil, d+"/"), g...))
+				} else {
+					add(path.Join(d, r), nil)
+				}
+			}
+		}
+	}
 }
 
 // targetGlobs returns the paths a redirection target can name when it is
@@ -120,6 +169,10 @@ func (a *shAnalyzer) readTarget(w shWord) {
 	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
 		return
 	}
+	if cl := path.Clean(w.text); w.lit && (strings.HasPrefix(cl, "/dev/tcp/") || strings.HasPrefix(cl, "/dev/udp/")) {
+		// bash itself connects: cat < /dev/tcp/host/80 downloads.
+		a.addSafety("reads from the network (" + cl + ")")
+	}
 	if w.lit && w.text == "" {
 		a.setUnanalysable("redirect source is empty")
 		c.Unanalysable = "redirect source is empty"
@@ -131,7 +184,7 @@ func (a *shAnalyzer) readTarget(w shWord) {
 // shProtectedWriteGlob returns the safety reason when a pattern or an
 // expansion could name a protected file or a device, or "".
 func shProtectedWriteGlob(g gWord) string {
-	c := gCleanPath(g, "")
+	c := gLower(gCleanPath(g, ""))
 	for f := range shProtectedFiles {
 		if gIntersects(c, gLiteral(nil, f)) {
 			return "may write to " + f
@@ -197,7 +250,20 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 			case unknown(w):
 				g = append(g, gAnyRun)
 			case w.g != nil:
+				at := len(g)
 				g = append(g, w.g...)
+				if len(w.g) > 0 && w.g[0].lit() && w.g[0].r == '~' && (len(w.g) == 1 || w.g[1].lit() && w.g[1].r == '/') {
+					// ~/.ss?/x: bash expands the tilde before the pattern,
+					// so the word names a path under a directory the
+					// analysis does not spell out (as gAppendTilde).
+					g[at] = gAnyRun
+				}
+				if w.glob {
+					// A pathname pattern expands to every match, as
+					// separate words that may hold slashes each
+					// (./.env ./.env.local): the rest may be anything.
+					g = append(g, gAnyRun)
+				}
 			case !w.lit:
 				g = append(g, gAnyRun)
 			case shTildeExpands(w.text):

@@ -117,7 +117,7 @@ var shProtectedFiles = map[string]bool{
 // shProtectedWrite returns the safety reason for writing the cleaned path
 // p, or "".
 func shProtectedWrite(p string) string {
-	if shProtectedFiles[p] || strings.HasPrefix(p, "/etc/sudoers.d/") {
+	if lp := lower(p); shProtectedFiles[lp] || strings.HasPrefix(lp, "/etc/sudoers.d/") {
 		return "writes to " + p
 	}
 	return ""

@@ -51,6 +51,10 @@ type ShellCommand struct {
 	// after a cd). baseGlobs parallel globs for the base-name form of a
 	// path-qualified command. nil when the entry is one known value.
 	globs, baseGlobs []gWord
+	// readGlobs parallel Reads: the paths a read operand that is not a
+	// plain literal can name (a pattern, an expansion: cat .e*, cat $f),
+	// nil for a literal one; nil when every read is literal.
+	readGlobs []gWord
 	// unknownCode marks a command that runs code the agent gave as a value
 	// (bash -c "$CMD"): it stands for any command.
 	unknownCode bool
