@@ -3,11 +3,11 @@ package agentcfg
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/signoff-dev/signoff/internal/natsurl"
 )
 
 // Connect connects to NATS as c says, named name. The first connection
@@ -24,7 +24,7 @@ func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option)
 		timeout = min(timeout, time.Until(dl))
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURLs(c.NATSURL), context.DeadlineExceeded)
+		return nil, fmt.Errorf("connect to NATS at %s: %w", natsurl.Redact(c.NATSURL), context.DeadlineExceeded)
 	}
 	opts := []nats.Option{
 		nats.Name(name),
@@ -60,25 +60,7 @@ func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option)
 	}
 	nc, err := nats.Connect(c.NATSURL, append(opts, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURLs(c.NATSURL), err)
+		return nil, fmt.Errorf("connect to NATS at %s: %w", natsurl.Redact(c.NATSURL), err)
 	}
 	return nc, nil
-}
-
-// RedactURLs hides passwords and tokens in a comma-separated server list.
-func RedactURLs(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		u, err := url.Parse(strings.TrimSpace(p))
-		if err != nil || u.User == nil {
-			continue
-		}
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		} else {
-			u.User = url.User("REDACTED")
-		}
-		parts[i] = u.String()
-	}
-	return strings.Join(parts, ",")
 }

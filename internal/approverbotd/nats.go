@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 )
 
 // connectNATS connects as c says. It reconnects forever (a bot outlives
@@ -48,7 +47,7 @@ func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func(),
 	)
 	nc, err = nats.Connect(c.URL, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to NATS at %s (is the plane running?): %w", redactURLs(c.URL), err)
+		return nil, nil, fmt.Errorf("connect to NATS at %s (is the plane running?): %w", natsurl.Redact(c.URL), err)
 	}
 	return nc, done, nil
 }
@@ -103,22 +102,4 @@ func drainNATS(nc *nats.Conn, closed <-chan struct{}, log *slog.Logger) {
 		log.Warn("NATS did not drain in time; closing")
 		nc.Close()
 	}
-}
-
-// redactURLs hides passwords in a comma-separated NATS server list.
-func redactURLs(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		u, err := url.Parse(strings.TrimSpace(p))
-		if err != nil || u.User == nil {
-			continue
-		}
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		} else {
-			u.User = url.User("REDACTED") // a token
-		}
-		parts[i] = u.String()
-	}
-	return strings.Join(parts, ",")
 }
