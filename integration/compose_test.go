@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -87,7 +87,7 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 		Applied bool           `json:"applied"`
 		State   messages.State `json:"state"`
 	}
-	if err := w.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil {
+	if err := w.Do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil {
 		t.Fatalf("alice approves on the web page: %v", err)
 	}
 	if !rep.Applied || rep.State != messages.StateApproved {
@@ -151,7 +151,7 @@ func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *comp
 		var list struct {
 			Questions []composeQuestion `json:"questions"`
 		}
-		if err := w.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+		if err := w.Do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
 			t.Fatalf("list questions: %v", err)
 		}
 		for _, q := range list.Questions {
@@ -170,7 +170,7 @@ func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *comp
 	var rep struct {
 		Applied bool `json:"applied"`
 	}
-	if err := w.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil || !rep.Applied {
+	if err := w.Do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil || !rep.Applied {
 		t.Fatalf("alice approves the demo agent's call: %v %+v", err, rep)
 	}
 	select {
@@ -442,58 +442,18 @@ func (cp *composeProject) waitHealthy(ctx context.Context, t *testing.T, service
 }
 
 // composeWeb is a browser signed in to the bot's web page.
-type composeWeb struct {
-	base, csrf string
-	hc         *http.Client
-}
+type composeWeb struct{ *webtest.Client }
 
 func composeSignIn(ctx context.Context, t *testing.T, base, approver, password string) *composeWeb {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	w := &composeWeb{base: base, hc: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
-	var login struct {
-		CSRFToken string `json:"csrf_token"`
-	}
-	if err := w.do(ctx, http.MethodPost, "/login", map[string]string{"approver": approver, "password": password}, &login); err != nil {
+	w := &composeWeb{webtest.New(base)}
+	if err := w.Login(ctx, approver, password); err != nil {
 		t.Fatalf("%s signs in: %v", approver, err)
 	}
-	if login.CSRFToken == "" {
+	if w.CSRF == "" {
 		t.Fatalf("%s signed in without a CSRF token", approver)
 	}
-	w.csrf = login.CSRFToken
 	return w
-}
-
-func (w *composeWeb) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, w.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if w.csrf != "" {
-		req.Header.Set("X-CSRF-Token", w.csrf)
-	}
-	resp, err := w.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	return json.Unmarshal(data, out)
 }
 
 // composeQuestion is the part of a GET /api/questions entry the test reads.
@@ -509,7 +469,7 @@ func (w *composeWeb) waitQuestion(ctx context.Context, t *testing.T, id string) 
 		var list struct {
 			Questions []composeQuestion `json:"questions"`
 		}
-		if err := w.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+		if err := w.Do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
 			t.Fatalf("list questions: %v", err)
 		}
 		for _, q := range list.Questions {

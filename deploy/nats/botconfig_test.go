@@ -3,12 +3,10 @@ package nats_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -131,8 +130,6 @@ type shippedBot struct {
 	pending *brokertest.Pending
 	cancel  context.CancelFunc
 	out     *lockedLog
-	hc      *http.Client
-	csrf    string
 }
 
 type lockedLog struct {
@@ -251,28 +248,19 @@ func (b *shippedBot) answer(t *testing.T) string {
 	defer cancel()
 	id, pending := b.id, b.pending
 
-	jar, _ := cookiejar.New(nil)
-	b.hc = &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	var login struct {
-		CSRFToken string `json:"csrf_token"`
-	}
-	if err := b.do(ctx, http.MethodPost, "/login", map[string]string{"approver": "alice", "password": botPassword}, &login); err != nil {
+	page := webtest.New(b.base)
+	if err := page.Login(ctx, "alice", botPassword); err != nil {
 		t.Errorf("alice signs in: %v", err)
 		return ""
 	}
-	b.csrf = login.CSRFToken
 	for {
-		var list struct {
-			Questions []struct {
-				RequestID string `json:"request_id"`
-			} `json:"questions"`
-		}
-		if err := b.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+		list, err := page.Questions(ctx)
+		if err != nil {
 			t.Errorf("list questions: %v", err)
 			return ""
 		}
 		found := false
-		for _, q := range list.Questions {
+		for _, q := range list {
 			found = found || q.RequestID == id
 		}
 		if found {
@@ -285,11 +273,8 @@ func (b *shippedBot) answer(t *testing.T) string {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	var rep struct {
-		Applied bool           `json:"applied"`
-		State   messages.State `json:"state"`
-	}
-	if err := b.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil {
+	rep, err := page.Respond(ctx, id, "approve")
+	if err != nil {
 		t.Errorf("alice approves: %v", err)
 		return ""
 	}
@@ -299,35 +284,6 @@ func (b *shippedBot) answer(t *testing.T) string {
 	}
 	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 	return id
-}
-
-func (b *shippedBot) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, b.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if b.csrf != "" {
-		req.Header.Set("X-CSRF-Token", b.csrf)
-	}
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	return json.Unmarshal(data, out)
 }
 
 // freeAddr returns a loopback address with a port free right now.

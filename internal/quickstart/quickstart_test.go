@@ -3,12 +3,8 @@ package quickstart
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
 )
 
 // repoRoot is where the README's commands run.
@@ -247,11 +245,8 @@ func TestTheREADMEQuickstartRunsAsWritten(t *testing.T) {
 	// README says.
 	page := signIn(ctx, t, web, q.approver, q.password)
 	id := page.waitQuestion(ctx, t, "rm -rf build")
-	var rep struct {
-		Applied bool   `json:"applied"`
-		State   string `json:"state"`
-	}
-	if err := page.do(ctx, http.MethodPost, "/api/respond", map[string]string{"request_id": id, "action": "approve"}, &rep); err != nil {
+	rep, err := page.Respond(ctx, id, "approve")
+	if err != nil {
 		t.Fatalf("%s approves: %v", q.approver, err)
 	}
 	if !rep.Applied || rep.State != "approved" {
@@ -290,22 +285,14 @@ func TestTheREADMEQuickstartRunsAsWritten(t *testing.T) {
 }
 
 // page is a browser signed in to the bot's web page.
-type page struct {
-	base, csrf string
-	hc         *http.Client
-}
+type page struct{ *webtest.Client }
 
 func signIn(ctx context.Context, t *testing.T, base, approver, password string) *page {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	p := &page{base: base, hc: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
-	var login struct {
-		CSRFToken string `json:"csrf_token"`
-	}
-	if err := p.do(ctx, http.MethodPost, "/login", map[string]string{"approver": approver, "password": password}, &login); err != nil {
+	p := &page{webtest.New(base)}
+	if err := p.Login(ctx, approver, password); err != nil {
 		t.Fatalf("%s signs in with the README's password: %v", approver, err)
 	}
-	p.csrf = login.CSRFToken
 	return p
 }
 
@@ -314,16 +301,11 @@ func signIn(ctx context.Context, t *testing.T, base, approver, password string) 
 func (p *page) waitQuestion(ctx context.Context, t *testing.T, command string) string {
 	t.Helper()
 	for {
-		var list struct {
-			Questions []struct {
-				RequestID string          `json:"request_id"`
-				Question  json.RawMessage `json:"question"`
-			} `json:"questions"`
-		}
-		if err := p.do(ctx, http.MethodGet, "/api/questions", nil, &list); err != nil {
+		list, err := p.Questions(ctx)
+		if err != nil {
 			t.Fatalf("list questions: %v", err)
 		}
-		for _, q := range list.Questions {
+		for _, q := range list {
 			if bytes.Contains(q.Question, []byte(command)) {
 				return q.RequestID
 			}
@@ -334,33 +316,4 @@ func (p *page) waitQuestion(ctx context.Context, t *testing.T, command string) s
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func (p *page) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if p.csrf != "" {
-		req.Header.Set("X-CSRF-Token", p.csrf)
-	}
-	resp, err := p.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	return json.Unmarshal(data, out)
 }
