@@ -1,7 +1,6 @@
 package approverbotd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,28 +58,10 @@ func permissionedNATS(t *testing.T, perms *server.Permissions) *testenv.NATSServ
 	return s
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runAssembled runs the whole bot (Run, as the binary does) with a web
 // channel until the test ends; it returns the HTTP base URL, the logs, and
 // a function that stops it and returns Run's error.
-func runAssembled(t *testing.T, natsURL, extra string) (string, *syncBuffer, func() error) {
+func runAssembled(t *testing.T, natsURL, extra string) (string, *testenv.LogBuffer, func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,7 +78,7 @@ web: {trusted_header: X-User, insecure_cookies: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -1,17 +1,16 @@
 package pager_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
 
 // Keys the fakes accept. They are distinctive so a leak is found by a
@@ -35,30 +34,12 @@ type incident struct {
 // vendor drives one implementation and its fake through the same suite.
 type vendor struct {
 	kind      pager.Kind
-	newPager  func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *logBuffer)
+	newPager  func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *testenv.LogBuffer)
 	incidents func() []incident
 	inject    func(...pagertest.Fault)
 	requests  func() int
 	// rejectStatus is the vendor's status for an invalid body.
 	rejectStatus int
-}
-
-// logBuffer collects log output from every goroutine.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // writeKey writes a key file the way operators do (with a newline).
@@ -72,7 +53,7 @@ func writeKey(t *testing.T, key string) string {
 }
 
 // fastConfig returns retry settings that keep the suite quick.
-func fastConfig(c *pager.Config, logs *logBuffer) {
+func fastConfig(c *pager.Config, logs *testenv.LogBuffer) {
 	c.AllowHTTP = true
 	c.MinBackoff = 2 * time.Millisecond
 	c.MaxBackoff = 20 * time.Millisecond
@@ -85,8 +66,8 @@ func pagerDutyVendor(t *testing.T) *vendor {
 	fake := pagertest.NewPagerDuty(t, pdKey)
 	return &vendor{
 		kind: pager.KindPagerDuty,
-		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *logBuffer) {
-			logs := &logBuffer{}
+		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *testenv.LogBuffer) {
+			logs := &testenv.LogBuffer{}
 			c := pager.Config{Name: "oncall-pd", Kind: pager.KindPagerDuty, RoutingKeyFile: writeKey(t, pdKey), BaseURL: fake.URL}
 			fastConfig(&c, logs)
 			if mod != nil {
@@ -126,8 +107,8 @@ func opsgenieVendor(t *testing.T) *vendor {
 	fake := pagertest.NewOpsgenie(t, ogKey)
 	return &vendor{
 		kind: pager.KindOpsgenie,
-		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *logBuffer) {
-			logs := &logBuffer{}
+		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *testenv.LogBuffer) {
+			logs := &testenv.LogBuffer{}
 			c := pager.Config{Name: "oncall-og", Kind: pager.KindOpsgenie, APIKeyFile: writeKey(t, ogKey), BaseURL: fake.URL,
 				Responders: []string{"team:platform", "user:ana@example.com"}, Tags: []string{"signoff"}}
 			fastConfig(&c, logs)

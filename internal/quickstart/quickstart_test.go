@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
 
 // repoRoot is where the README's commands run.
@@ -97,32 +97,15 @@ func readQuickstart(t *testing.T) quickstart {
 // process is one README command running in its own process group.
 type process struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testenv.LogBuffer
 	done chan struct{} // closed when the command has exited
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start runs line with sh in the repository root; env adds to the
 // environment. The process group is stopped at the end of the test.
 func start(t *testing.T, line string, env ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command("sh", "-c", line), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{cmd: exec.Command("sh", "-c", line), out: &testenv.LogBuffer{}, done: make(chan struct{})}
 	p.cmd.Dir = repoRoot
 	p.cmd.Env = append(userEnv(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

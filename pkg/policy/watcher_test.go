@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,25 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
-
-// syncBuffer is a log sink safe for the watcher's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // writeAtomically replaces the file the way editors do: write a new file,
 // rename it over the old one.
@@ -87,7 +70,7 @@ func TestWatcherSwapsOnChangeAndKeepsLastGood(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.yaml")
 	writeAtomically(t, path, "mode: always-ask\n")
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	w, err := NewWatcher(path, slog.New(slog.NewTextHandler(logs, nil)), 5*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +194,7 @@ func TestWatcherReportsEveryReloadOutcomeOnceAndTheRestoreOfAGoodFile(t *testing
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.yaml")
 	writeAtomically(t, path, "mode: always-ask\n")
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	w, err := NewWatcher(path, slog.New(slog.NewTextHandler(logs, nil)), 5*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
