@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
+	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -113,31 +113,12 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	composeDemoAgent(ctx, t, natsURL, w)
 }
 
-// composeOutput collects a child's output for the test to read while the
-// child still writes.
-type composeOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *composeOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *composeOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 // composeDemoAgent runs the demo agent (examples/agent) against the compose
 // plane, as docs/OPERATIONS.md shows: its rm call must put a question on the
 // web page (the compose policy asks for it), which alice approves.
 func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *composeWeb) {
 	t.Helper()
-	out := &composeOutput{}
+	out := &testenv.LogBuffer{}
 	agent := exec.CommandContext(ctx, "go", "run", "./examples/agent", "-nats", natsURL, "-session", "compose-demo-"+strings.ToLower(nuid.Next()[18:]))
 	agent.Dir = ".."
 	agent.Stdout, agent.Stderr = out, out

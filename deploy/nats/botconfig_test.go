@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot/web/webtest"
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -129,25 +129,10 @@ type shippedBot struct {
 	id      string // asked before the bot started
 	pending *brokertest.Pending
 	cancel  context.CancelFunc
-	out     *lockedLog
+	out     *testenv.LogBuffer
 }
 
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (b *shippedBot) logs() string {
-	b.out.mu.Lock()
-	defer b.out.mu.Unlock()
-	return b.out.b.String()
-}
+func (b *shippedBot) logs() string { return b.out.String() }
 
 const botPassword = "correct horse battery staple"
 
@@ -219,7 +204,7 @@ func runShippedBot(t *testing.T, cfg map[string]any) *shippedBot {
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/approver-bot").CombinedOutput(); err != nil {
 		t.Fatalf("go build approver-bot: %v\n%s", err, out)
 	}
-	b := &shippedBot{base: "http://" + cfg["http"].(map[string]any)["listen"].(string), id: id, pending: pending, cancel: cancel, out: &lockedLog{}}
+	b := &shippedBot{base: "http://" + cfg["http"].(map[string]any)["listen"].(string), id: id, pending: pending, cancel: cancel, out: &testenv.LogBuffer{}}
 	cmd := exec.Command(bin, "--config", confFile, "--log-level", "debug")
 	cmd.Stdout, cmd.Stderr = b.out, b.out
 	if err := cmd.Start(); err != nil {
