@@ -11,11 +11,6 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// ReasonUnavailable is the reason code of a fail-closed deny when the state
-// store cannot be reached. It extends the list of DESIGN §3 (documented in
-// docs/PROTOCOL.md).
-const ReasonUnavailable messages.ReasonCode = "unavailable"
-
 func (b *Broker) newDecision(req *messages.Request, version string) messages.Decision {
 	return messages.Decision{
 		V:             messages.Version,
@@ -48,6 +43,14 @@ func (b *Broker) policyDecision(req *messages.Request, d *policy.Decision, versi
 
 func (b *Broker) hardStopDecision(req *messages.Request, version, why string) messages.Decision {
 	dec := b.newDecision(req, version)
+	setHardStop(&dec, req.Tool, why)
+	return dec
+}
+
+// setHardStop makes dec the hard_stop deny of tool; why is the stop signal
+// (who rejected what). It is the one place that writes hard_stop's texts,
+// for the requests pending at the reject and for the later ones alike.
+func setHardStop(dec *messages.Decision, tool, why string) {
 	dec.Outcome = messages.OutcomeDeny
 	dec.ReasonCode = messages.ReasonHardStop
 	dec.RejectMode = messages.RejectHard
@@ -55,26 +58,26 @@ func (b *Broker) hardStopDecision(req *messages.Request, version, why string) me
 	if why != "" {
 		dec.Reason += " (" + why + ")"
 	}
-	dec.LLMMessage = messages.LLMMessageHardStop(req.Tool)
-	return dec
+	dec.LLMMessage = messages.LLMMessageHardStop(tool)
 }
 
 func (b *Broker) unavailableDecision(req *messages.Request, version, what string) messages.Decision {
-	dec := b.newDecision(req, version)
-	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = ReasonUnavailable
-	dec.Reason = "state store unavailable: " + what + "; denied to fail closed, retry later"
-	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, dec.Reason)
-	return dec
+	return b.failClosed(req, version, "state store unavailable: "+what+"; denied to fail closed, retry later")
 }
 
 // auditUnavailableDecision replaces an allow whose audit record the
 // stream did not acknowledge in strict audit mode.
 func (b *Broker) auditUnavailableDecision(req *messages.Request, version string) messages.Decision {
+	return b.failClosed(req, version, "audit stream unavailable: the allow could not be recorded (strict audit); denied to fail closed, retry later")
+}
+
+// failClosed is the unavailable deny of req, with reason saying what could
+// not be reached.
+func (b *Broker) failClosed(req *messages.Request, version, reason string) messages.Decision {
 	dec := b.newDecision(req, version)
 	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = ReasonUnavailable
-	dec.Reason = "audit stream unavailable: the allow could not be recorded (strict audit); denied to fail closed, retry later"
+	dec.ReasonCode = messages.ReasonUnavailable
+	dec.Reason = reason
 	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, dec.Reason)
 	return dec
 }

@@ -50,7 +50,7 @@ var (
 	decisionLabels      = map[messages.Outcome][]messages.ReasonCode{
 		messages.OutcomeAllow: {messages.ReasonPolicyAllow, messages.ReasonModeAllow, messages.ReasonScopeGrant, messages.ReasonApproved},
 		messages.OutcomeDeny: {messages.ReasonPolicyDeny, messages.ReasonRejected, messages.ReasonHardStop, messages.ReasonTimeout,
-			messages.ReasonCancelled, messages.ReasonCascade, ReasonUnavailable},
+			messages.ReasonCancelled, messages.ReasonCascade, messages.ReasonUnavailable},
 	}
 )
 

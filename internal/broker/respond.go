@@ -286,26 +286,22 @@ func stopReason(by string, rec *session.Record) string {
 // hardStop rejects the other pending requests of rec's session with
 // hard_stop (keeping the stop signal, reason, that rec's vote set); it
 // returns those it rejected, whose effects are owed by the caller.
-func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by, reason string) ([]*session.Record, error) {
+func (b *Broker) hardStop(ctx context.Context, rec *session.Record, reason string) ([]*session.Record, error) {
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
 	version := b.cfg.Policy.Current().Version()
 	stopped, err := b.store.Stop(sctx, rec.SessionID, reason, func(o *session.Record) messages.Decision {
-		tool := toolOf(o)
-		return messages.Decision{
+		dec := messages.Decision{
 			V:             messages.Version,
 			RequestID:     o.ID,
 			SessionID:     o.SessionID,
-			Tool:          tool,
-			Outcome:       messages.OutcomeDeny,
-			ReasonCode:    messages.ReasonHardStop,
-			RejectMode:    messages.RejectHard,
-			Reason:        fmt.Sprintf("the session was stopped when %s rejected %s", by, rec.Tool),
-			LLMMessage:    messages.LLMMessageHardStop(tool),
+			Tool:          toolOf(o),
 			DecidedBy:     rec.Decision.DecidedBy,
 			DecidedAt:     time.Now().UTC(),
 			PolicyVersion: version,
 		}
+		setHardStop(&dec, dec.Tool, reason)
+		return dec
 	})
 	if err != nil {
 		b.storeErr("stop", err, "request_id", rec.ID, "session_id", rec.SessionID)

@@ -9,7 +9,7 @@ func (c ReasonCode) Outcome() (Outcome, bool) {
 	switch c {
 	case ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade:
 		return OutcomeAllow, true
-	case ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled:
+	case ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable:
 		return OutcomeDeny, true
 	}
 	return "", false

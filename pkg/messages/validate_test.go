@@ -393,7 +393,7 @@ func TestApprovalsRequiredOfZeroMeansOne(t *testing.T) {
 
 func TestReasonCodesHaveOneOutcome(t *testing.T) {
 	allow := []ReasonCode{ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade}
-	deny := []ReasonCode{ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled}
+	deny := []ReasonCode{ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable}
 	for want, codes := range map[Outcome][]ReasonCode{OutcomeAllow: allow, OutcomeDeny: deny} {
 		for _, c := range codes {
 			if got, ok := c.Outcome(); !ok || got != want {
