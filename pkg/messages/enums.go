@@ -3,6 +3,12 @@ package messages
 // Valid reports whether o is allow or deny.
 func (o Outcome) Valid() bool { return o == OutcomeAllow || o == OutcomeDeny }
 
+// ReasonCodes lists every reason code this version knows, allows first.
+func ReasonCodes() []ReasonCode {
+	return []ReasonCode{ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade,
+		ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable}
+}
+
 // Outcome returns the outcome every decision with this reason code has, and
 // false for a code this version does not know.
 func (c ReasonCode) Outcome() (Outcome, bool) {

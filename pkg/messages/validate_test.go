@@ -401,6 +401,14 @@ func TestReasonCodesHaveOneOutcome(t *testing.T) {
 			}
 		}
 	}
+	if n := len(allow) + len(deny); n != len(ReasonCodes()) {
+		t.Errorf("ReasonCodes lists %d codes, the test knows %d", len(ReasonCodes()), n)
+	}
+	for _, c := range ReasonCodes() {
+		if _, ok := c.Outcome(); !ok {
+			t.Errorf("ReasonCodes lists %s, which has no outcome", c)
+		}
+	}
 	if _, ok := ReasonCode("something_new").Outcome(); ok {
 		t.Error("an unknown reason code reports an outcome")
 	}
