@@ -63,6 +63,19 @@ func (s State) Valid() bool {
 	return false
 }
 
+// Outcome returns the outcome every request in this final state has, and
+// false for pending (not decided yet), decided (decided without a human:
+// either outcome, read the decision) and a state this version does not know.
+func (s State) Outcome() (Outcome, bool) {
+	switch s {
+	case StateApproved:
+		return OutcomeAllow, true
+	case StateRejected, StateExpired, StateCancelled:
+		return OutcomeDeny, true
+	}
+	return "", false
+}
+
 // Message types carried in the "type" field of broker-published messages.
 const (
 	TypeApprovalNeeded = "approval_needed"

@@ -414,6 +414,27 @@ func TestReasonCodesHaveOneOutcome(t *testing.T) {
 	}
 }
 
+func TestFinalStatesHaveOneOutcomeAndOthersNone(t *testing.T) {
+	tests := []struct {
+		state State
+		want  Outcome
+		known bool
+	}{
+		{StateApproved, OutcomeAllow, true},
+		{StateRejected, OutcomeDeny, true},
+		{StateExpired, OutcomeDeny, true},
+		{StateCancelled, OutcomeDeny, true},
+		{StatePending, "", false},
+		{StateDecided, "", false},
+		{State("creating"), "", false},
+	}
+	for _, tc := range tests {
+		if got, ok := tc.state.Outcome(); got != tc.want || ok != tc.known {
+			t.Errorf("%s.Outcome() = %q, %v; want %q, %v", tc.state, got, ok, tc.want, tc.known)
+		}
+	}
+}
+
 func TestTokenFieldErrorsWrapTheTokenError(t *testing.T) {
 	r := validRequest()
 	r.SessionID = "a.b"
