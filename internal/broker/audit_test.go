@@ -307,7 +307,7 @@ func TestStrictAuditRepliesNoAllowBeforeItsRecordIsStored(t *testing.T) {
 
 	p.dropStream()
 	d = p.decide("s-1", "r-2", "ls")
-	brokertest.WantDecision(t, &d, messages.OutcomeDeny, broker.ReasonUnavailable)
+	brokertest.WantDecision(t, &d, messages.OutcomeDeny, messages.ReasonUnavailable)
 	if d.LLMMessage == "" || !strings.Contains(d.Reason, "audit") {
 		t.Errorf("unavailable deny = %+v, want a reason naming the audit stream and an llm_message", d)
 	}

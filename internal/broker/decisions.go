@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -10,11 +11,6 @@ import (
 	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
-
-// ReasonUnavailable is the reason code of a fail-closed deny when the state
-// store cannot be reached. It extends the list of DESIGN §3 (documented in
-// docs/PROTOCOL.md).
-const ReasonUnavailable messages.ReasonCode = "unavailable"
 
 func (b *Broker) newDecision(req *messages.Request, version string) messages.Decision {
 	return messages.Decision{
@@ -28,54 +24,115 @@ func (b *Broker) newDecision(req *messages.Request, version string) messages.Dec
 	}
 }
 
+// facts are what a decision's texts are made from; each reason code reads
+// the fields it needs (see decisionTexts).
+type facts struct {
+	Detail   string              // the policy's reason, what was unreachable, the stop signal, or the agent's cancel reason
+	By       string              // the approver (approved, rejected, cascade)
+	Scope    messages.Scope      // approved, scope_grant
+	Mode     messages.RejectMode // rejected
+	Feedback string              // rejected: the approver's words to the agent
+	Approved string              // cascade: the request whose approval granted it
+}
+
+// decisionTexts is the one table of decision texts: for each reason code,
+// the human reason and the llm_message ("" when the agent gets none). Every
+// reason code pkg/messages knows has a row (TestEveryReasonCodeHasTexts).
+var decisionTexts = map[messages.ReasonCode]func(tool string, f facts) (reason, llm string){
+	messages.ReasonPolicyAllow: func(_ string, f facts) (string, string) { return f.Detail, "" },
+	messages.ReasonModeAllow:   func(_ string, f facts) (string, string) { return f.Detail, "" },
+	messages.ReasonPolicyDeny: func(tool string, f facts) (string, string) {
+		return f.Detail, messages.LLMMessageDenied(tool, f.Detail)
+	},
+	messages.ReasonScopeGrant: func(_ string, f facts) (string, string) {
+		return fmt.Sprintf("allowed by a standing %s grant (%s)", f.Scope, f.Detail), ""
+	},
+	messages.ReasonApproved: func(_ string, f facts) (string, string) {
+		return fmt.Sprintf("approved (%s) by %s", f.Scope, f.By), ""
+	},
+	messages.ReasonRejected: func(tool string, f facts) (string, string) {
+		reason := fmt.Sprintf("rejected (%s) by %s", f.Mode, f.By)
+		if f.Mode == messages.RejectSoft {
+			return reason, messages.LLMMessageSoftReject(tool, f.Feedback)
+		}
+		return reason, messages.LLMMessageHardReject(tool, f.Feedback)
+	},
+	messages.ReasonHardStop: func(tool string, f facts) (string, string) {
+		reason := "the session was stopped by a hard reject; a new user turn clears it"
+		if f.Detail != "" {
+			reason += " (" + f.Detail + ")"
+		}
+		return reason, messages.LLMMessageHardStop(tool)
+	},
+	messages.ReasonTimeout: func(tool string, _ facts) (string, string) {
+		return reaper.TimeoutReason, messages.LLMMessageTimeout(tool)
+	},
+	messages.ReasonCancelled: func(tool string, f facts) (string, string) {
+		reason := f.Detail
+		if reason == "" {
+			reason = "cancelled by the agent"
+		}
+		return reason, messages.LLMMessageCancelled(tool, f.Detail)
+	},
+	messages.ReasonCascade: func(_ string, f facts) (string, string) {
+		return fmt.Sprintf("allowed by the grant that approved %s (%s)", f.Approved, f.By), ""
+	},
+	messages.ReasonUnavailable: func(tool string, f facts) (string, string) {
+		return f.Detail, messages.LLMMessageDenied(tool, f.Detail)
+	},
+}
+
+// settle makes dec a decision with reason code code: its outcome, texts,
+// and the scope or reject mode the code carries. dec.Tool must be set.
+func settle(dec *messages.Decision, code messages.ReasonCode, f facts) {
+	dec.Outcome, _ = code.Outcome()
+	dec.ReasonCode = code
+	dec.Reason, dec.LLMMessage = decisionTexts[code](dec.Tool, f)
+	switch code {
+	case messages.ReasonApproved, messages.ReasonScopeGrant:
+		dec.Scope = f.Scope
+	case messages.ReasonRejected:
+		dec.RejectMode = f.Mode
+	case messages.ReasonHardStop:
+		dec.RejectMode = messages.RejectHard
+	}
+}
+
 // policyDecision turns a policy allow or deny into a decision.
 func (b *Broker) policyDecision(req *messages.Request, d *policy.Decision, version string) messages.Decision {
 	dec := b.newDecision(req, version)
-	dec.Reason = d.Reason
+	code := messages.ReasonPolicyDeny
 	if d.Action == policy.Allow {
-		dec.Outcome = messages.OutcomeAllow
-		dec.ReasonCode = messages.ReasonPolicyAllow
+		code = messages.ReasonPolicyAllow
 		if d.Rule == "" {
-			dec.ReasonCode = messages.ReasonModeAllow
+			code = messages.ReasonModeAllow
 		}
-		return dec
 	}
-	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = messages.ReasonPolicyDeny
-	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, d.Reason)
+	settle(&dec, code, facts{Detail: d.Reason})
 	return dec
 }
 
 func (b *Broker) hardStopDecision(req *messages.Request, version, why string) messages.Decision {
 	dec := b.newDecision(req, version)
-	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = messages.ReasonHardStop
-	dec.RejectMode = messages.RejectHard
-	dec.Reason = "the session was stopped by a hard reject; a new user turn clears it"
-	if why != "" {
-		dec.Reason += " (" + why + ")"
-	}
-	dec.LLMMessage = messages.LLMMessageHardStop(req.Tool)
+	settle(&dec, messages.ReasonHardStop, facts{Detail: why})
 	return dec
 }
 
 func (b *Broker) unavailableDecision(req *messages.Request, version, what string) messages.Decision {
-	dec := b.newDecision(req, version)
-	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = ReasonUnavailable
-	dec.Reason = "state store unavailable: " + what + "; denied to fail closed, retry later"
-	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, dec.Reason)
-	return dec
+	return b.failClosed(req, version, "state store unavailable: "+what+"; denied to fail closed, retry later")
 }
 
 // auditUnavailableDecision replaces an allow whose audit record the
 // stream did not acknowledge in strict audit mode.
 func (b *Broker) auditUnavailableDecision(req *messages.Request, version string) messages.Decision {
+	return b.failClosed(req, version, "audit stream unavailable: the allow could not be recorded (strict audit); denied to fail closed, retry later")
+}
+
+// failClosed is the unavailable deny of req, with reason saying what could
+// not be reached.
+func (b *Broker) failClosed(req *messages.Request, version, reason string) messages.Decision {
 	dec := b.newDecision(req, version)
-	dec.Outcome = messages.OutcomeDeny
-	dec.ReasonCode = ReasonUnavailable
-	dec.Reason = "audit stream unavailable: the allow could not be recorded (strict audit); denied to fail closed, retry later"
-	dec.LLMMessage = messages.LLMMessageDenied(req.Tool, dec.Reason)
+	settle(&dec, messages.ReasonUnavailable, facts{Detail: reason})
 	return dec
 }
 
@@ -87,19 +144,16 @@ func timeoutDecision(rec *session.Record) messages.Decision {
 	if at.IsZero() {
 		at = rec.ExpiresAt
 	}
-	tool := toolOf(rec)
-	return messages.Decision{
-		V:          messages.Version,
-		RequestID:  rec.ID,
-		SessionID:  rec.SessionID,
-		Tool:       tool,
-		Outcome:    messages.OutcomeDeny,
-		ReasonCode: messages.ReasonTimeout,
-		Reason:     reaper.TimeoutReason,
-		LLMMessage: messages.LLMMessageTimeout(tool),
-		DecidedBy:  messages.Decider{Kind: messages.DeciderReaper},
-		DecidedAt:  at.UTC(),
+	dec := messages.Decision{
+		V:         messages.Version,
+		RequestID: rec.ID,
+		SessionID: rec.SessionID,
+		Tool:      toolOf(rec),
+		DecidedBy: messages.Decider{Kind: messages.DeciderReaper},
+		DecidedAt: at.UTC(),
 	}
+	settle(&dec, messages.ReasonTimeout, facts{})
+	return dec
 }
 
 // question decodes the stored question of a pending record.

@@ -99,7 +99,7 @@ func TestARequestStoredAfterItsCreateFailedCannotBeAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WantDecision(t, d, messages.OutcomeDeny, broker.ReasonUnavailable)
+	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonUnavailable)
 
 	// The write landed, held.
 	look, err := mem.Lookup(context.Background(), session.LookupQuery{SessionID: "s-late", RequestID: "late-1"})

@@ -47,12 +47,20 @@ var (
 	policyReloadResults = []string{"ok", "error"}
 	auditFailureKinds   = []string{"timeout", "no_stream", "stalled", "disconnected", "rejected", "other"}
 	auditLostReasons    = []string{"overflow", "shutdown", "encode"}
-	decisionLabels      = map[messages.Outcome][]messages.ReasonCode{
-		messages.OutcomeAllow: {messages.ReasonPolicyAllow, messages.ReasonModeAllow, messages.ReasonScopeGrant, messages.ReasonApproved},
-		messages.OutcomeDeny: {messages.ReasonPolicyDeny, messages.ReasonRejected, messages.ReasonHardStop, messages.ReasonTimeout,
-			messages.ReasonCancelled, messages.ReasonCascade, ReasonUnavailable},
-	}
+	decisionLabels      = decisionLabelsOf(messages.ReasonCodes())
 )
+
+// decisionLabelsOf groups codes by their outcome: the (outcome, reason_code)
+// pairs a decision can carry, so only those series are created at zero.
+func decisionLabelsOf(codes []messages.ReasonCode) map[messages.Outcome][]messages.ReasonCode {
+	m := make(map[messages.Outcome][]messages.ReasonCode)
+	for _, c := range codes {
+		if o, ok := c.Outcome(); ok {
+			m[o] = append(m[o], c)
+		}
+	}
+	return m
+}
 
 // NewMetrics registers the broker's metrics on reg (a new registry with the
 // Go and process collectors when reg is nil).

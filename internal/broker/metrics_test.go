@@ -13,13 +13,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 func TestLabelledCountersExistAtZeroBeforeTheFirstEvent(t *testing.T) {
 	m := NewMetrics(nil)
-	decisions := 0
-	for _, reasons := range decisionLabels {
-		decisions += len(reasons)
+	decisions := len(messages.ReasonCodes()) // one series per code, under its own outcome
+	for outcome, reasons := range decisionLabels {
+		for _, r := range reasons {
+			if want, _ := r.Outcome(); want != outcome {
+				t.Errorf("series %s/%s is created, but %s decisions are %s", outcome, r, r, want)
+			}
+		}
 	}
 	tests := []struct {
 		name string

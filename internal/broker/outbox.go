@@ -226,7 +226,7 @@ func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
 	if !look.Stopped {
 		return nil
 	}
-	stopped, err := b.hardStop(ctx, rec, rec.Decision.DecidedBy.ID, look.StopReason)
+	stopped, err := b.hardStop(ctx, rec, look.StopReason)
 	if err != nil {
 		return err
 	}

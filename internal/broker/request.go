@@ -95,10 +95,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	if scope, ok := grantCovers(&d, call.Tool, look.SessionTools, look.AgentGrants); ok {
 		result = "allow"
 		dec := b.newDecision(&req, pol.Version())
-		dec.Outcome = messages.OutcomeAllow
-		dec.ReasonCode = messages.ReasonScopeGrant
-		dec.Reason = fmt.Sprintf("allowed by a standing %s grant (%s)", scope, d.Reason)
-		dec.Scope = scope
+		settle(&dec, messages.ReasonScopeGrant, facts{Scope: scope, Detail: d.Reason})
 		return b.finishAuto(msg, &req, &d, dec)
 	}
 

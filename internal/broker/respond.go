@@ -66,10 +66,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		if err != nil {
 			return encode(refusal(b, rec, err.Error()))
 		}
-		dec.Outcome = messages.OutcomeAllow
-		dec.ReasonCode = messages.ReasonApproved
-		dec.Scope = scope
-		dec.Reason = fmt.Sprintf("approved (%s) by %s", scope, resp.Approver.ID)
+		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID})
 		for _, g := range grant {
 			if g.Pattern != "" {
 				dec.GrantedPattern = append(dec.GrantedPattern, g.Pattern)
@@ -79,16 +76,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 			dec.Answer = resp.Answer
 		}
 	} else {
-		mode := resp.EffectiveRejectMode()
-		dec.Outcome = messages.OutcomeDeny
-		dec.ReasonCode = messages.ReasonRejected
-		dec.RejectMode = mode
-		dec.Reason = fmt.Sprintf("rejected (%s) by %s", mode, resp.Approver.ID)
-		if mode == messages.RejectSoft {
-			dec.LLMMessage = messages.LLMMessageSoftReject(q.Request.Tool, resp.Feedback)
-		} else {
-			dec.LLMMessage = messages.LLMMessageHardReject(q.Request.Tool, resp.Feedback)
-		}
+		settle(&dec, messages.ReasonRejected, facts{Mode: resp.EffectiveRejectMode(), By: resp.Approver.ID, Feedback: resp.Feedback})
 	}
 
 	vote := session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec}
@@ -256,13 +244,11 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 			RequestID:     o.ID,
 			SessionID:     o.SessionID,
 			Tool:          q.Request.Tool,
-			Outcome:       messages.OutcomeAllow,
-			ReasonCode:    messages.ReasonCascade,
-			Reason:        fmt.Sprintf("allowed by the grant that approved %s (%s)", rec.ID, rec.Decision.DecidedBy.ID),
 			DecidedBy:     rec.Decision.DecidedBy,
 			DecidedAt:     time.Now().UTC(),
 			PolicyVersion: pol.Version(),
 		}
+		settle(&dec, messages.ReasonCascade, facts{Approved: rec.ID, By: rec.Decision.DecidedBy.ID})
 		sctx, cancel = b.storeCtx(ctx)
 		res, err := b.store.Settle(sctx, o.SessionID, o.ID, messages.StateApproved, dec)
 		cancel()
@@ -286,26 +272,22 @@ func stopReason(by string, rec *session.Record) string {
 // hardStop rejects the other pending requests of rec's session with
 // hard_stop (keeping the stop signal, reason, that rec's vote set); it
 // returns those it rejected, whose effects are owed by the caller.
-func (b *Broker) hardStop(ctx context.Context, rec *session.Record, by, reason string) ([]*session.Record, error) {
+func (b *Broker) hardStop(ctx context.Context, rec *session.Record, reason string) ([]*session.Record, error) {
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
 	version := b.cfg.Policy.Current().Version()
 	stopped, err := b.store.Stop(sctx, rec.SessionID, reason, func(o *session.Record) messages.Decision {
-		tool := toolOf(o)
-		return messages.Decision{
+		dec := messages.Decision{
 			V:             messages.Version,
 			RequestID:     o.ID,
 			SessionID:     o.SessionID,
-			Tool:          tool,
-			Outcome:       messages.OutcomeDeny,
-			ReasonCode:    messages.ReasonHardStop,
-			RejectMode:    messages.RejectHard,
-			Reason:        fmt.Sprintf("the session was stopped when %s rejected %s", by, rec.Tool),
-			LLMMessage:    messages.LLMMessageHardStop(tool),
+			Tool:          toolOf(o),
 			DecidedBy:     rec.Decision.DecidedBy,
 			DecidedAt:     time.Now().UTC(),
 			PolicyVersion: version,
 		}
+		settle(&dec, messages.ReasonHardStop, facts{Detail: reason})
+		return dec
 	})
 	if err != nil {
 		b.storeErr("stop", err, "request_id", rec.ID, "session_id", rec.SessionID)

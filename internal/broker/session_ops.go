@@ -49,27 +49,20 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	reason := req.Reason
-	if reason == "" {
-		reason = "cancelled by the agent"
-	}
 	version := b.cfg.Policy.Current().Version()
 	sctx, cancel := b.storeCtx(ctx)
 	done, err := b.store.CancelSession(sctx, sessionID, req.RequestIDs, func(rec *session.Record) messages.Decision {
-		tool := toolOf(rec)
-		return messages.Decision{
+		dec := messages.Decision{
 			V:             messages.Version,
 			RequestID:     rec.ID,
 			SessionID:     rec.SessionID,
-			Tool:          tool,
-			Outcome:       messages.OutcomeDeny,
-			ReasonCode:    messages.ReasonCancelled,
-			Reason:        reason,
-			LLMMessage:    messages.LLMMessageCancelled(tool, req.Reason),
+			Tool:          toolOf(rec),
 			DecidedBy:     messages.Decider{Kind: messages.DeciderAgent, ID: rec.AgentID},
 			DecidedAt:     time.Now().UTC(),
 			PolicyVersion: version,
 		}
+		settle(&dec, messages.ReasonCancelled, facts{Detail: req.Reason})
+		return dec
 	})
 	cancel()
 	if err != nil {

@@ -3,13 +3,19 @@ package messages
 // Valid reports whether o is allow or deny.
 func (o Outcome) Valid() bool { return o == OutcomeAllow || o == OutcomeDeny }
 
+// ReasonCodes lists every reason code this version knows, allows first.
+func ReasonCodes() []ReasonCode {
+	return []ReasonCode{ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade,
+		ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable}
+}
+
 // Outcome returns the outcome every decision with this reason code has, and
 // false for a code this version does not know.
 func (c ReasonCode) Outcome() (Outcome, bool) {
 	switch c {
 	case ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade:
 		return OutcomeAllow, true
-	case ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled:
+	case ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable:
 		return OutcomeDeny, true
 	}
 	return "", false
@@ -55,6 +61,19 @@ func (s State) Valid() bool {
 		return true
 	}
 	return false
+}
+
+// Outcome returns the outcome every request in this final state has, and
+// false for pending (not decided yet), decided (decided without a human:
+// either outcome, read the decision) and a state this version does not know.
+func (s State) Outcome() (Outcome, bool) {
+	switch s {
+	case StateApproved:
+		return OutcomeAllow, true
+	case StateRejected, StateExpired, StateCancelled:
+		return OutcomeDeny, true
+	}
+	return "", false
 }
 
 // Message types carried in the "type" field of broker-published messages.

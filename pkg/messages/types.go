@@ -32,6 +32,10 @@ const (
 	ReasonTimeout     ReasonCode = "timeout"
 	ReasonCancelled   ReasonCode = "cancelled"
 	ReasonCascade     ReasonCode = "cascade"
+	// ReasonUnavailable is the fail-closed deny of a request whose state
+	// (the session store, or the audit stream in strict audit mode) could
+	// not be reached. It extends DESIGN §3's list (docs/PROTOCOL.md).
+	ReasonUnavailable ReasonCode = "unavailable"
 )
 
 // Scope is how far an approval reaches.

@@ -393,7 +393,7 @@ func TestApprovalsRequiredOfZeroMeansOne(t *testing.T) {
 
 func TestReasonCodesHaveOneOutcome(t *testing.T) {
 	allow := []ReasonCode{ReasonPolicyAllow, ReasonModeAllow, ReasonScopeGrant, ReasonApproved, ReasonCascade}
-	deny := []ReasonCode{ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled}
+	deny := []ReasonCode{ReasonPolicyDeny, ReasonRejected, ReasonHardStop, ReasonTimeout, ReasonCancelled, ReasonUnavailable}
 	for want, codes := range map[Outcome][]ReasonCode{OutcomeAllow: allow, OutcomeDeny: deny} {
 		for _, c := range codes {
 			if got, ok := c.Outcome(); !ok || got != want {
@@ -401,8 +401,37 @@ func TestReasonCodesHaveOneOutcome(t *testing.T) {
 			}
 		}
 	}
+	if n := len(allow) + len(deny); n != len(ReasonCodes()) {
+		t.Errorf("ReasonCodes lists %d codes, the test knows %d", len(ReasonCodes()), n)
+	}
+	for _, c := range ReasonCodes() {
+		if _, ok := c.Outcome(); !ok {
+			t.Errorf("ReasonCodes lists %s, which has no outcome", c)
+		}
+	}
 	if _, ok := ReasonCode("something_new").Outcome(); ok {
 		t.Error("an unknown reason code reports an outcome")
+	}
+}
+
+func TestFinalStatesHaveOneOutcomeAndOthersNone(t *testing.T) {
+	tests := []struct {
+		state State
+		want  Outcome
+		known bool
+	}{
+		{StateApproved, OutcomeAllow, true},
+		{StateRejected, OutcomeDeny, true},
+		{StateExpired, OutcomeDeny, true},
+		{StateCancelled, OutcomeDeny, true},
+		{StatePending, "", false},
+		{StateDecided, "", false},
+		{State("creating"), "", false},
+	}
+	for _, tc := range tests {
+		if got, ok := tc.state.Outcome(); got != tc.want || ok != tc.known {
+			t.Errorf("%s.Outcome() = %q, %v; want %q, %v", tc.state, got, ok, tc.want, tc.known)
+		}
 	}
 }
 

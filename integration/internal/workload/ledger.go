@@ -12,8 +12,8 @@ import (
 )
 
 // ReasonUnavailable is the reason code of the brokers' fail-closed deny
-// when Redis cannot be reached (internal/broker.ReasonUnavailable).
-const ReasonUnavailable messages.ReasonCode = "unavailable"
+// when Redis cannot be reached.
+const ReasonUnavailable = messages.ReasonUnavailable
 
 // Entry is what the ledger knows about one request.
 type Entry struct {
