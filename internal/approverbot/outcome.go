@@ -171,7 +171,7 @@ func ReasonText(d messages.Decision) string {
 		return "covered by a grant given on another question"
 	case messages.ReasonHardStop:
 		if d.Reason != "" {
-			return OneLine(d.Reason) // "the session was stopped when bob rejected bash"
+			return OneLine(d.Reason) // "the session was stopped by a hard reject; a new user turn clears it (bob rejected bash (id))"
 		}
 		return "an earlier reject & stop ended the agent's turn"
 	case messages.ReasonTimeout:
