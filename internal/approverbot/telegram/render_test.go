@@ -125,18 +125,19 @@ func TestRenderQuestionFitsTelegramsLimitWhateverTheAgentSends(t *testing.T) {
 	}
 }
 
-func TestKeyboardOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
+func TestKeyboardOffersSessionAndAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 	cases := []struct {
-		name   string
-		always bool
-		want   []string
+		name            string
+		session, always bool
+		want            []string
 	}{
-		{"a grantable call", true, []string{"✅ Approve", "🕒 Session", "♾ Always", "❌ Deny", "⛔ Deny & stop"}},
-		{"a call no grant may cover", false, []string{"✅ Approve", "🕒 Session", "❌ Deny", "⛔ Deny & stop"}},
+		{"a grantable call", true, true, []string{"✅ Approve", "🕒 Session", "♾ Always", "❌ Deny", "⛔ Deny & stop"}},
+		{"a call no always grant may cover", true, false, []string{"✅ Approve", "🕒 Session", "❌ Deny", "⛔ Deny & stop"}},
+		{"a call no grant may settle", false, false, []string{"✅ Approve", "❌ Deny", "⛔ Deny & stop"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			kb := keyboard("abcdef7", c.always)
+			kb := keyboard("abcdef7", c.session, c.always)
 			var got []string
 			for _, row := range kb.InlineKeyboard {
 				for _, b := range row {
@@ -145,7 +146,7 @@ func TestKeyboardOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 					if err != nil || short != "abcdef7" || len(b.CallbackData) > 64 {
 						t.Errorf("button %q carries %q: %v", b.Text, b.CallbackData, err)
 					}
-					if (action == tapAlways) != (b.Text == "♾ Always") {
+					if (action == tapAlways) != (b.Text == "♾ Always") || (action == tapSession) != (b.Text == "🕒 Session") {
 						t.Errorf("button %q carries action %q", b.Text, action)
 					}
 				}
