@@ -91,6 +91,13 @@ type Decision struct {
 	ApprovalsRequired int
 	// TTL from the deciding rule (0 = the broker's default).
 	TTL time.Duration
+	// ExplicitAsk is the text of an ask rule without grantable: true that
+	// made this call (or one of its sub-commands) ask: no grant settles
+	// the question, which asks every time ("" when none did).
+	ExplicitAsk string
+	// GrantMaxAge is the shortest max_age of the rules that made this call
+	// ask (0 = none set): it caps grants made by answering the question.
+	GrantMaxAge time.Duration
 }
 
 // Subcommand is one judged part of a shell command.
