@@ -83,8 +83,8 @@ func CheckGrantID(id string) error {
 		return fmt.Errorf("%w: a grant id is required", messages.ErrInvalid)
 	case len(id) > maxGrantID:
 		return fmt.Errorf("%w: grant id too long (%d bytes, at most %d)", messages.ErrInvalid, len(id), maxGrantID)
-	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-		return fmt.Errorf("%w: grant id %q holds white space or control characters", messages.ErrInvalid, Clip(id, 40))
+	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '.' || r == '*' || r == '>' }) >= 0:
+		return fmt.Errorf("%w: grant id %q holds white space, a control character, '.', '*' or '>' (ids look like gr_3kq7x2mz9d4vbn8c)", messages.ErrInvalid, Clip(id, 40))
 	}
 	return nil
 }
