@@ -222,3 +222,38 @@ func BenchmarkRenderQuestion(b *testing.B) {
 		_ = renderQuestion(q, now)
 	}
 }
+
+func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
+	offered := hostileQuestion()
+	offered.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"curl *", "echo <*>"}},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"curl *"}},
+	}
+	refused := hostileQuestion()
+	refused.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, WhyNot: "team oncall needs 2 approvals, and a grant made here would carry 1"},
+		{Scope: messages.ScopeAlways, WhyNot: "team oncall needs 2 approvals, and a grant made here would carry 1"},
+	}
+	for _, c := range []struct {
+		name string
+		q    approverbot.Question
+		want []string
+	}{
+		{"offered", offered, []string{"🕒 Session approves bash(curl *), bash(echo <*>) for session s1",
+			"♾ Always approves bash(curl *) for agent a1, until revoked or it expires"}},
+		{"refused", refused, []string{"🕒 Session not offered: team oncall needs 2 approvals, and a grant made here would carry 1",
+			"♾ Always not offered: team oncall needs 2 approvals"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shown, err := telegramtest.ParseHTML(renderQuestion(c.q, time.Now()))
+			if err != nil {
+				t.Fatalf("the Bot API would refuse it: %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(shown, w) {
+					t.Errorf("the message lacks %q:\n%s", w, shown)
+				}
+			}
+		})
+	}
+}
