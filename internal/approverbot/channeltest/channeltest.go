@@ -118,6 +118,7 @@ func (w *world) ask(t *testing.T, command string) (*brokertest.Pending, messages
 func Run(t *testing.T, newHarness Factory) {
 	t.Run("the question shows every fact", func(t *testing.T) { testFacts(t, newHarness) })
 	t.Run("each control sends its answer", func(t *testing.T) { testChoices(t, newHarness) })
+	t.Run("Session and Always say what they grant, or why not", func(t *testing.T) { testOffers(t, newHarness) })
 	t.Run("a resolution elsewhere removes the controls", func(t *testing.T) { testResolution(t, newHarness) })
 	t.Run("a refused answer is shown", func(t *testing.T) { testRefusal(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
