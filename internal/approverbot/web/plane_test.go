@@ -25,7 +25,12 @@ type rig struct {
 // teams (YAML list).
 func startRig(t *testing.T, replicas int, teams string, o Options) *rig {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{Replicas: replicas})
+	return startRigOn(t, brokertest.Start(t, brokertest.Options{Replicas: replicas}), teams, o)
+}
+
+// startRigOn starts a bot serving teams (YAML list) on plane p.
+func startRigOn(t *testing.T, p *brokertest.Plane, teams string, o Options) *rig {
+	t.Helper()
 	cfg := testConfig(t, teams, "{insecure_cookies: true}")
 	if o.Logger == nil {
 		o.Logger = quietLogger()
