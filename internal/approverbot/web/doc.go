@@ -23,11 +23,22 @@
 //	POST /api/respond      {request_id, action, feedback, device} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
+//	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing
+//	                       grants of the teams the viewer is a member of,
+//	                       newest first (admin.list_grants, by = viewer)
+//	POST /api/grants/revoke {grant_id} → {revoked: {grant, text, html},
+//	                       message} (admin.revoke_grant, by = viewer;
+//	                       X-CSRF-Token required; the brokers refuse with
+//	                       403 unless the viewer is a member of one of the
+//	                       grant's teams, 404 when it is gone)
 //	GET  /events           text/event-stream of question and resolved events
-//	GET  /static/…         the page's script, style sheet and icon
+//	GET  /static/…         the page's scripts, style sheet and icon
 //
-// action is one of approve (once), session, always (only when the question
-// offers it), reject_soft and reject_hard. Errors are JSON
+// action is one of approve (once), session and always (only when the
+// question offers them: the brokers' offers), reject_soft and reject_hard.
+// The grants endpoints are rate-limited per approver (20 requests, then one
+// a second): each one is a request to the brokers. The page shows the
+// Grants view at /#grants. Errors are JSON
 // {"error": {"code", "message"}} with a matching HTTP status.
 //
 // # Security
