@@ -211,7 +211,7 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		// Claimed requests must reach the caller: an error now would lose
 		// them, since no later call returns them again.
 		if firstErr != nil {
-			s.log.Warn("redisstore: claim expired: partial failure", "error", firstErr)
+			s.log.Warn("redisstore: claim expired: partial failure", "err", firstErr)
 		}
 		return out, nil
 	}
@@ -371,7 +371,7 @@ func (s *Store) finalize(ctx context.Context, op string, key func(int) string, l
 		}
 	}
 	if len(failed) > 0 {
-		s.log.Warn("redisstore: "+op+": could not release leases; retrying with the next claim", "count", len(failed), "error", firstErr)
+		s.log.Warn("redisstore: "+op+": could not release leases; retrying with the next claim", "count", len(failed), "err", firstErr)
 		s.unreleased.add(failed)
 	}
 }

@@ -113,7 +113,7 @@ func (s *Store) retract(ctx context.Context, rec *session.Record) {
 	sess := rec.SessionID
 	if _, err := s.run(ctx, scriptRetract, []string{s.k.expiry(sess), s.k.record(sess, rec.ID)}, rec.ID, string(rec.State)); err != nil {
 		s.log.Warn("redisstore: could not retract a request whose indexes failed; it stays until it is settled or expires",
-			"session_id", sess, "request_id", rec.ID, "error", err)
+			"session_id", sess, "request_id", rec.ID, "err", err)
 	}
 }
 

@@ -294,7 +294,7 @@ func (s *Store) remark(ctx context.Context, sessions ...string) {
 func (s *Store) logFailures(what string, calls []*call) {
 	for _, c := range calls {
 		if err := c.cmd.Err(); err != nil {
-			s.log.Warn("redisstore: best-effort "+what+" failed", "error", err)
+			s.log.Warn("redisstore: best-effort "+what+" failed", "err", err)
 			return
 		}
 	}
