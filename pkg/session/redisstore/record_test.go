@@ -150,18 +150,6 @@ func TestRecordWithADamagedQuestion(t *testing.T) {
 	}
 }
 
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	x := uint32(2463534242)
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		b[i] = byte(x)
-	}
-	return b
-}
-
 func TestDecodeRecordRejectsDamagedValues(t *testing.T) {
 	tailBytes, err := encodeTail(&session.Request{Teams: []string{"ops"}, TTL: time.Second})
 	if err != nil {
