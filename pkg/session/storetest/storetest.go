@@ -246,7 +246,12 @@ func sameDecision(a, b *messages.Decision) bool {
 func wire(d *messages.Decision) []byte {
 	c := *d
 	c.DecidedAt = c.DecidedAt.UTC()
-	b, err := json.Marshal(&c)
+	return jsonOf(&c)
+}
+
+// jsonOf is v's JSON encoding, which is what a store must preserve.
+func jsonOf(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
@@ -266,19 +271,9 @@ func checkRequest(t *testing.T, rec *session.Record, req session.Request) {
 	if rec.QuestionErr != nil {
 		t.Errorf("stored question of %s/%s unreadable: %v", rec.SessionID, rec.ID, rec.QuestionErr)
 	}
-	if g, w := questionWire(&got.Question), questionWire(&want.Question); !bytes.Equal(g, w) {
+	if g, w := jsonOf(&got.Question), jsonOf(&want.Question); !bytes.Equal(g, w) {
 		t.Errorf("stored question of %s/%s =\n %s\nwant\n %s", rec.SessionID, rec.ID, g, w)
 	}
-}
-
-func questionWire(q *messages.ApprovalNeeded) []byte {
-	c := *q
-	c.ExpiresAt = c.ExpiresAt.UTC()
-	b, err := json.Marshal(&c)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // checkSame fails the test unless a and b are the same record.
