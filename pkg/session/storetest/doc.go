@@ -13,6 +13,9 @@
 // Besides the doc comments of [session.Store] and the expiry rules on
 // [session.Record.Due], the suite pins down these choices:
 //
+//   - Every field of a request comes back unchanged, its Question compared
+//     by its JSON form, with QuestionErr nil; records returned are the
+//     caller's to change (the question's slices included).
 //   - Prepare validates with [session.Request.Validate]; a retry returns the
 //     stored record (created false) whatever its state, before the stop
 //     signal is checked.
