@@ -262,28 +262,28 @@ type Grant struct {
 	Legacy    bool       `json:"legacy,omitempty"` // stored before grants were objects (docs/STATE.md "Migration")
 }
 
-// GrantEventKind says what happened to a grant in a [GrantEvent].
+// GrantEventKind says what happened to a grant in a [GrantEvent]. A grant's
+// use is the audit record of the decision it made: reason_code
+// scope_grant, decided_by.id the grant's id.
 type GrantEventKind string
 
 // Grant events.
 const (
 	GrantCreated GrantEventKind = "created"
-	GrantUsed    GrantEventKind = "used"
 	GrantRevoked GrantEventKind = "revoked"
 	GrantExpired GrantEventKind = "expired"
 )
 
 // GrantEvent is the audit record of a grant's life, appended to the
 // SIGNOFF_AUDIT stream on audit.<session> (the grant's session, or for an
-// always grant the session of the request it came from or allowed) next to
+// always grant the session of the request it came from) next to
 // the decisions' [AuditRecord]s, from which its "type" tells it apart.
 type GrantEvent struct {
 	V     int            `json:"v"`
 	Type  string         `json:"type"` // "grant_event"
 	Event GrantEventKind `json:"event"`
 	Grant Grant          `json:"grant"`
-	// RequestID is the request the grant allowed (used) or came from
-	// (created).
+	// RequestID is the request the grant came from (created).
 	RequestID string `json:"request_id,omitempty"`
 	SessionID string `json:"session_id"`
 	// By is who revoked it: an approver id, or "admin" for an admin

@@ -550,9 +550,9 @@ func (e *GrantEvent) Validate() error {
 		return enumError("type", e.Type, TypeGrantEvent)
 	}
 	switch e.Event {
-	case GrantCreated, GrantUsed, GrantRevoked, GrantExpired:
+	case GrantCreated, GrantRevoked, GrantExpired:
 	default:
-		return enumError("event", string(e.Event), "created, used, revoked or expired")
+		return enumError("event", string(e.Event), "created, revoked or expired")
 	}
 	if err := checkToken("session_id", e.SessionID); err != nil {
 		return err

@@ -570,7 +570,7 @@ func TestGrantEventValidate(t *testing.T) {
 	}
 	e := validGrantEvent()
 	e.Event = "granted"
-	checkFieldError(t, e.Validate(), "event", "created, used, revoked or expired")
+	checkFieldError(t, e.Validate(), "event", "created, revoked or expired")
 	e = validGrantEvent()
 	e.Type = TypeApprovalNeeded
 	checkFieldError(t, e.Validate(), "type", TypeGrantEvent)

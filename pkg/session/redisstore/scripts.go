@@ -34,28 +34,30 @@ const (
 )
 
 var (
-	scriptCreate     = newScript("create", flagsDefault)
-	scriptOpen       = newScript("open", flagsAllowOOM)
-	scriptGrantAdd   = newScript("grant_add", flagsDefault)
-	scriptMark       = newScript("mark", flagsAllowOOM)
-	scriptIndexAdd   = newScript("index_add", flagsAllowOOM)
-	scriptDecide     = newScript("decide", flagsAllowOOM)
-	scriptSettle     = newScript("settle", flagsAllowOOM)
-	scriptSettleMany = newScript("settle_many", flagsAllowOOM)
-	scriptStop       = newScript("stop", flagsAllowOOM)
-	scriptLease      = newScript("lease", flagsAllowOOM)
-	scriptClaim      = newScript("claim", flagsAllowOOM)
-	scriptFinalize   = newScript("finalize", flagsAllowOOM)
-	scriptRevoke     = newScript("revoke", flagsAllowOOM)
-	scriptRetract    = newScript("retract", flagsAllowOOM)
-	scriptPending    = newScript("pending", flagsReadOnly)
-	scriptCountDue   = newScript("count_due", flagsReadOnly)
-	scriptNextDue    = newScript("next_due", flagsReadOnly)
-	scriptIndexRead  = newScript("index_read", flagsReadOnly)
-	scriptObMark     = newScript("ob_mark", flagsAllowOOM)
-	scriptObLease    = newScript("ob_lease", flagsAllowOOM)
-	scriptObClaim    = newScript("ob_claim", flagsAllowOOM)
-	scriptObAck      = newScript("ob_ack", flagsAllowOOM)
+	scriptCreate      = newScript("create", flagsDefault)
+	scriptOpen        = newScript("open", flagsAllowOOM)
+	scriptGrantAdd    = newScript("grant_add", flagsDefault)
+	scriptMark        = newScript("mark", flagsAllowOOM)
+	scriptIndexAdd    = newScript("index_add", flagsAllowOOM)
+	scriptDecide      = newScript("decide", flagsAllowOOM)
+	scriptSettle      = newScript("settle", flagsAllowOOM)
+	scriptSettleMany  = newScript("settle_many", flagsAllowOOM)
+	scriptStop        = newScript("stop", flagsAllowOOM)
+	scriptLease       = newScript("lease", flagsAllowOOM)
+	scriptClaim       = newScript("claim", flagsAllowOOM)
+	scriptFinalize    = newScript("finalize", flagsAllowOOM)
+	scriptRevoke      = newScript("revoke", flagsAllowOOM)
+	scriptGrantRevoke = newScript("grant_revoke", flagsAllowOOM)
+	scriptGrantExpire = newScript("grant_expire", flagsAllowOOM)
+	scriptRetract     = newScript("retract", flagsAllowOOM)
+	scriptPending     = newScript("pending", flagsReadOnly)
+	scriptCountDue    = newScript("count_due", flagsReadOnly)
+	scriptNextDue     = newScript("next_due", flagsReadOnly)
+	scriptIndexRead   = newScript("index_read", flagsReadOnly)
+	scriptObMark      = newScript("ob_mark", flagsAllowOOM)
+	scriptObLease     = newScript("ob_lease", flagsAllowOOM)
+	scriptObClaim     = newScript("ob_claim", flagsAllowOOM)
+	scriptObAck       = newScript("ob_ack", flagsAllowOOM)
 )
 
 // scripts lists every script, for tests and for loading them up front.
@@ -65,6 +67,7 @@ var scripts = []*script{
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,
 	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,
+	scriptGrantRevoke, scriptGrantExpire,
 }
 
 func newScript(name, flags string) *script {
