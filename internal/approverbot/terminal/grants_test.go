@@ -131,11 +131,7 @@ func TestTerminalGrantsOfAnotherTeamAreNeitherListedNorRevoked(t *testing.T) {
 	tp.typeKeys(t, "g")
 	tp.out.expect("No standing grants for your teams.")
 	tp.typeKeys(t, "r"+ids[0]+"\r")
-	refusal := tp.out.expect("\n")
-	refusal += tp.out.expect("\n")
-	if !strings.Contains(refusal, "not revoked: the brokers refused: ") {
-		t.Errorf("dave's revocation: %q", refusal)
-	}
+	tp.out.expect("grant " + ids[0] + " not revoked: the brokers refused: ")
 	if got := grantIDs(t, p, "sess-gt"); len(got) != 1 {
 		t.Fatalf("dave revoked default's grant: %v", got)
 	}
