@@ -98,6 +98,16 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	if os.Getenv("SIGNOFF_UPDATE_SCREENSHOT") == "1" {
 		saveScreenshot(t, alice, grantsScreenshotPath, 1000, 760)
 	}
+	// On a phone the view fits the screen: no sideways scrolling, the
+	// Revoke button within reach.
+	alice.do("a phone's viewport", chromedp.EmulateViewport(360, 800, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	if got := alice.poll("the layout settles", `(() => {
+		const b = document.querySelector('#g-`+id+` button[data-revoke]').getBoundingClientRect();
+		return JSON.stringify({scroll: document.documentElement.scrollWidth <= window.innerWidth, button: b.right <= window.innerWidth && b.width > 0});
+	})()`, 2*time.Second); got != `{"scroll":true,"button":true}` {
+		t.Errorf("on a 360 px phone the Grants view does not fit: %s", got)
+	}
+	alice.do("back to the desktop", chromedp.EmulateViewport(1000, 900))
 
 	bob, bobCSRF := r.login(t, "bob", bobPassword)
 	res := r.do(t, bob, "POST", "/api/grants/revoke", `{"grant_id":"`+otherID+`"}`, "Content-Type", "application/json", csrfHeader, bobCSRF)
