@@ -393,7 +393,7 @@ func counter(t *testing.T, p *brokertest.Plane, name, label string) float64 {
 	t.Helper()
 	sum := 0.0
 	for _, r := range p.Replicas {
-		families, err := r.Broker.Metrics().Registry.Gather()
+		families, err := r.Metrics.Registry.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
