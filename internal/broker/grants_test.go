@@ -79,6 +79,10 @@ func TestASessionGrantDoesNotSettleAnotherTeamsQuorumQuestion(t *testing.T) {
 	c := p.Agent("s-issue-1", "pod-1")
 	ctx := context.Background()
 
+	// A kubectl call waits for oncall while alice answers npm install: the
+	// cascade of her session grant must leave it pending too.
+	early := brokertest.Ask(ctx, c, "kube-0", "bash", brokertest.Bash("kubectl get secrets -A"))
+	oncall.NextAsk("kube-0")
 	npm := brokertest.Ask(ctx, c, "npm-1", "bash", brokertest.Bash("npm install"))
 	q := dev.NextAsk("npm-1")
 	o := q.Offer(messages.ScopeSession)
@@ -90,6 +94,7 @@ func TestASessionGrantDoesNotSettleAnotherTeamsQuorumQuestion(t *testing.T) {
 	}
 	brokertest.WantDecision(t, npm.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 	brokertest.WantDecision(t, request(t, c, "npm install"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+	stillPending(t, early, "the cascade of alice's session grant")
 
 	kubectl := brokertest.Ask(ctx, c, "kube-1", "bash", brokertest.Bash("kubectl delete namespace prod"))
 	kq := oncall.NextAsk("kube-1")
@@ -193,6 +198,30 @@ func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
 	}
 	if !slices.Equal(quorum.Teams, []string{"oncall"}) || !slices.Equal(quorum.Patterns, []string{"helm upgrade *"}) {
 		t.Errorf("quorum grant = %+v", quorum)
+	}
+
+	// A chain asks oncall (the helm rule routes it): every sub-command must
+	// be covered by a grant that could settle that question. A default-team
+	// grant of npm install cannot; an oncall grant by two approvers can.
+	npmDefault := session.Grant{Grant: messages.Grant{ID: "gr-npm-default", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
+		Patterns: []string{"npm install"}, Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "alice"}}, RequestID: "old-2"}}
+	if _, _, _, err := store.AddGrant(ctx, npmDefault); err != nil {
+		t.Fatal(err)
+	}
+	chain := brokertest.Ask(ctx, c, "chain-1", "bash", brokertest.Bash("helm upgrade web ./chart && npm install"))
+	cq := oncall.NextAsk("chain-1")
+	stillPending(t, chain, "a chain with one sub-command covered only by another team's grant")
+	oncall.Reject(cq, "carol", messages.RejectSoft, "")
+	npmOncall := npmDefault
+	npmOncall.ID, npmOncall.Teams = "gr-npm-oncall", []string{"oncall"}
+	npmOncall.Approvers = []messages.Approver{{ID: "carol"}, {ID: "erin"}}
+	if _, _, _, err := store.AddGrant(ctx, npmOncall); err != nil {
+		t.Fatal(err)
+	}
+	d = request(t, c, "helm upgrade web ./chart && npm install")
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
+	if !slices.Equal(d.GrantedPattern, []string{"helm upgrade *", "npm install"}) || !strings.Contains(d.Reason, "gr-npm-oncall") {
+		t.Errorf("chain decision = %+v, want both grants named", d)
 	}
 }
 
