@@ -91,9 +91,11 @@ type Plane struct {
 type Replica struct {
 	Name   string
 	Broker *broker.Broker
-	nc     *nats.Conn
-	cancel context.CancelFunc
-	done   chan error
+	// Metrics are the replica's metrics.
+	Metrics *broker.Metrics
+	nc      *nats.Conn
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func testLogger() *slog.Logger {
@@ -157,6 +159,7 @@ func (p *Plane) StartReplica(name string) *Replica {
 		store = rs
 	}
 	nc := p.NATS.Connect(t)
+	m := broker.NewMetrics(nil)
 	b, err := broker.New(broker.Config{
 		Conn:           nc,
 		AuditConn:      p.NATS.Connect(t),
@@ -169,12 +172,13 @@ func (p *Plane) StartReplica(name string) *Replica {
 		OutboxInterval: p.o.OutboxInterval,
 		DisableReaper:  p.o.DisableReaper,
 		DisableAudit:   p.o.DisableAudit,
+		Metrics:        m,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Replica{Name: name, Broker: b, nc: nc, cancel: cancel, done: make(chan error, 1)}
+	r := &Replica{Name: name, Broker: b, Metrics: m, nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- b.Run(ctx) }()
 	t.Cleanup(func() { r.Stop(t) })
 	deadline := time.Now().Add(10 * time.Second)

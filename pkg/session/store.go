@@ -120,7 +120,8 @@ type Lookup struct {
 	Stopped    bool
 	StopReason string
 	// Grants are the session's grants, then the agent's, none expired by
-	// the store's clock; nil with SkipGrants.
+	// the store's clock; nil with SkipGrants. Their slices may be shared
+	// with the store's cache: read them, do not modify them.
 	Grants []Grant
 }
 

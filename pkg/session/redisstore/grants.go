@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -131,6 +132,43 @@ func legacyEntry(g *session.Grant) string {
 	return agentGrantMember(g.Tool, pattern)
 }
 
+// parsedGrants caches decoded entries by their text for the read path: an
+// entry never changes (a grant is replaced, never edited), and decoding its
+// JSON on every Lookup would cost the calls grants allow a few µs each.
+// Grants from the cache share their slices: callers must not modify them.
+var parsedGrants = grantCache{m: make(map[string]session.Grant)}
+
+// grantCacheSize bounds parsedGrants; when full it starts over.
+const grantCacheSize = 4096
+
+type grantCache struct {
+	mu sync.Mutex
+	m  map[string]session.Grant
+}
+
+func (c *grantCache) parse(e string, sessionList bool, owner string) (session.Grant, error) {
+	if !strings.HasPrefix(e, entryPrefix) {
+		return legacyGrant(e, sessionList, owner) // cheap, and depends on the owner
+	}
+	c.mu.Lock()
+	g, ok := c.m[e]
+	c.mu.Unlock()
+	if ok {
+		return g, nil
+	}
+	g, err := parseEntry(e, sessionList, owner)
+	if err != nil {
+		return g, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= grantCacheSize {
+		clear(c.m)
+	}
+	c.m[strings.Clone(e)] = g
+	c.mu.Unlock()
+	return g, nil
+}
+
 // parseList decodes a grant list, keeping the grants live at now.
 func parseList(out []session.Grant, raw string, sessionList bool, owner string, now time.Time, q session.GrantQuery) ([]session.Grant, error) {
 	entries, err := splitFields(raw)
@@ -138,7 +176,7 @@ func parseList(out []session.Grant, raw string, sessionList bool, owner string, 
 		return out, err
 	}
 	for _, e := range entries {
-		g, err := parseEntry(e, sessionList, owner)
+		g, err := parsedGrants.parse(e, sessionList, owner)
 		if err != nil {
 			return out, err
 		}

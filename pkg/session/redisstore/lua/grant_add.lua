@@ -49,8 +49,9 @@ if ARGV[4] ~= '' then
 elseif forever then
   redis.call('PERSIST', KEYS[1])
 else
-  -- Every grant of the agent expires: Redis drops the list after the last.
-  redis.call('PEXPIREAT', KEYS[1], num(math.floor(last / 1000) + 1))
+  -- Every grant of the agent expires: Redis drops the list a day after
+  -- the last, time enough for ExpireGrants to report each expiry first.
+  redis.call('PEXPIREAT', KEYS[1], num(math.floor(last / 1000) + 86400000))
 end
 local out = {created, found}
 for _, e in ipairs(purged) do
