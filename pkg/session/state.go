@@ -34,6 +34,7 @@ func (r *Record) Clone() *Record {
 func (r Request) clone() Request {
 	r.Teams = slices.Clone(r.Teams)
 	r.Payload = slices.Clone(r.Payload)
+	r.Escalation = slices.Clone(r.Escalation)
 	return r
 }
 

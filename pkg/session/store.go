@@ -29,6 +29,11 @@ type Request struct {
 	// published (an encoded messages.ApprovalNeeded) so that cascades, pending
 	// replay and the reaper can work from any replica.
 	Payload []byte
+	// Escalation is when the request's escalation steps are due, counted
+	// from its creation (see [Escalations]); Prepare schedules them in the
+	// same atomic step that stores the request. Read on the way in only:
+	// records read back may leave it empty.
+	Escalation []time.Duration
 }
 
 // Record is a stored request with its state.
@@ -128,6 +133,8 @@ type Result struct {
 // request never both win. Methods return ErrUnavailable (wrapped) when the
 // backend cannot be reached: callers fail closed.
 type Store interface {
+	Escalations
+
 	// Lookup reads, in one round trip, the existing record of the request id,
 	// the session's stop signal, its session grants and the agent's grants.
 	Lookup(ctx context.Context, q LookupQuery) (Lookup, error)

@@ -28,6 +28,9 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 	if err := req.Validate(); err != nil {
 		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
 	}
+	if err := session.CheckEscalation(&req); err != nil {
+		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
+	}
 	now, err := s.lock(ctx, op)
 	if err != nil {
 		return nil, false, err
@@ -53,6 +56,7 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 	}
 	e.expiry = &timer[*entry]{at: e.rec.ExpiresAt, seq: s.nextSeq(), v: e}
 	s.expiry.add(e.expiry)
+	s.schedule(&e.rec)
 	return e.rec.Clone(), true, nil
 }
 
