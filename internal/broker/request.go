@@ -229,6 +229,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		}
 	}
 	ttl := pol.TTL(req.TTL(), d.TTL)
+	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",
@@ -238,6 +239,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
 		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+		Escalation:        ladder,
 	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
@@ -257,6 +259,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		TTL:               ttl,
 		Payload:           payload,
+		Escalation:        due,
 	})
 }
 
