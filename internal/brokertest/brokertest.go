@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -71,6 +72,12 @@ type Options struct {
 	// RedisHook, with Redis, is added to every replica's Redis client (to
 	// count round trips).
 	RedisHook redis.Hook
+	// Pagers, WebURL, EscalationInterval and EscalationWatch are the
+	// replicas' escalation settings (broker.Config).
+	Pagers             *escalator.Pagers
+	WebURL             string
+	EscalationInterval time.Duration
+	EscalationWatch    time.Duration
 }
 
 // Plane is a whole approval plane in one test process: an embedded NATS
@@ -169,6 +176,11 @@ func (p *Plane) StartReplica(name string) *Replica {
 		OutboxInterval: p.o.OutboxInterval,
 		DisableReaper:  p.o.DisableReaper,
 		DisableAudit:   p.o.DisableAudit,
+
+		Pagers:             p.o.Pagers,
+		WebURL:             p.o.WebURL,
+		EscalationInterval: p.o.EscalationInterval,
+		EscalationWatch:    p.o.EscalationWatch,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
