@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 func (r *rig) open(t *testing.T, id string, steps ...messages.EscalationStep) *session.Record {
 	t.Helper()
 	q := messages.ApprovalNeeded{V: messages.Version, Type: messages.TypeApprovalNeeded, Team: "ops",
-		Request: messages.Request{RequestID: id, SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: json.RawMessage(`{"command":"deploy prod"}`)},
+		Request:    messages.Request{RequestID: id, SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: json.RawMessage(`{"command":"deploy prod"}`)},
 		Escalation: steps}
 	payload, _ := json.Marshal(q)
 	var due []time.Duration
