@@ -256,7 +256,13 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 			ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}, nil)
 		switch {
 		case err == nil || notModified(err):
-			c.update(s, func(s *sent) { s.q, s.html = q, html })
+			var prev int
+			c.update(s, func(s *sent) { prev, s.q, s.html = s.q.Reminder, q, html })
+			if q.Reminder > prev {
+				// An escalation's reminder: a reply notifies, an edit does not.
+				return c.api.call(ctx, "sendMessage", sendMessageParams{ChatID: s.chatID, Text: escapeHTML(approverbot.ReminderText(q)),
+					ParseMode: "HTML", LinkPreviewOptions: noPreview, ReplyParameters: &replyParameters{MessageID: msgID}}, nil)
+			}
 			return nil
 		case !messageGone(err):
 			return err
