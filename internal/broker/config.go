@@ -136,6 +136,9 @@ type Config struct {
 	// EscalationWatch is how often a question that paged is checked for
 	// its decision, which resolves the page (default 2 s).
 	EscalationWatch time.Duration
+	// DisableEscalation turns the in-process escalator off (tests that
+	// count Redis round trips; never in production: no ladder would run).
+	DisableEscalation bool
 
 	// signatures is built by Validate from the three fields above.
 	signatures *signatureGuard

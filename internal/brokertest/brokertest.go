@@ -78,6 +78,9 @@ type Options struct {
 	WebURL             string
 	EscalationInterval time.Duration
 	EscalationWatch    time.Duration
+	// DisableEscalation runs the replicas without their escalator (tests
+	// that count Redis round trips).
+	DisableEscalation bool
 }
 
 // Plane is a whole approval plane in one test process: an embedded NATS
@@ -181,6 +184,7 @@ func (p *Plane) StartReplica(name string) *Replica {
 		WebURL:             p.o.WebURL,
 		EscalationInterval: p.o.EscalationInterval,
 		EscalationWatch:    p.o.EscalationWatch,
+		DisableEscalation:  p.o.DisableEscalation,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
