@@ -206,3 +206,8 @@ func TestAddTeamAsksTheTeamAndKeepsTheQuorum(t *testing.T) {
 		t.Fatalf("pending for the added team: %v, %v", listed, err)
 	}
 }
+
+func denyVote(id string) session.Vote {
+	return session.Vote{ApproverID: "alice", Approve: false,
+		Decision: messages.Decision{V: 1, RequestID: id, SessionID: "s1", Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonRejected}}
+}
