@@ -101,9 +101,11 @@ type Plane struct {
 type Replica struct {
 	Name   string
 	Broker *broker.Broker
-	nc     *nats.Conn
-	cancel context.CancelFunc
-	done   chan error
+	// Metrics are the replica's metrics.
+	Metrics *broker.Metrics
+	nc      *nats.Conn
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func testLogger() *slog.Logger {
@@ -167,7 +169,9 @@ func (p *Plane) StartReplica(name string) *Replica {
 		store = rs
 	}
 	nc := p.NATS.Connect(t)
+	metrics := broker.NewMetrics(nil)
 	b, err := broker.New(broker.Config{
+		Metrics:        metrics,
 		Conn:           nc,
 		AuditConn:      p.NATS.Connect(t),
 		Store:          store,
@@ -190,7 +194,7 @@ func (p *Plane) StartReplica(name string) *Replica {
 		t.Fatalf("brokertest: broker.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Replica{Name: name, Broker: b, nc: nc, cancel: cancel, done: make(chan error, 1)}
+	r := &Replica{Name: name, Broker: b, Metrics: metrics, nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- b.Run(ctx) }()
 	t.Cleanup(func() { r.Stop(t) })
 	deadline := time.Now().Add(10 * time.Second)

@@ -24,9 +24,7 @@ type asker struct {
 }
 
 func (a *asker) Question(rec *session.Record) (messages.ApprovalNeeded, error) {
-	var q messages.ApprovalNeeded
-	err := json.Unmarshal(rec.Payload, &q)
-	return q, err
+	return rec.Question, rec.QuestionErr
 }
 
 func (a *asker) Ask(team string, q messages.ApprovalNeeded) error {
@@ -72,13 +70,12 @@ func (r *rig) open(t *testing.T, id string, steps ...messages.EscalationStep) *s
 	q := messages.ApprovalNeeded{V: messages.Version, Type: messages.TypeApprovalNeeded, Team: "ops",
 		Request:    messages.Request{RequestID: id, SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: json.RawMessage(`{"command":"deploy prod"}`)},
 		Escalation: steps}
-	payload, _ := json.Marshal(q)
 	var due []time.Duration
 	for _, s := range steps {
 		due = append(due, time.Duration(s.AfterMS)*time.Millisecond)
 	}
 	req := session.Request{ID: id, SessionID: "s1", AgentID: "a1", Tool: "bash", Teams: []string{"ops"}, ApprovalsRequired: 1,
-		TTL: time.Minute, Payload: payload, Escalation: due}
+		TTL: time.Minute, Question: q, Escalation: due}
 	if _, _, err := r.store.Prepare(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}

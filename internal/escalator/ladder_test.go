@@ -195,7 +195,7 @@ func TestLadderRunsEachStepOnceAcrossReplicas(t *testing.T) {
 	for _, kind := range []string{messages.StepRemind, messages.StepAddTeam, messages.StepPage} {
 		var done float64
 		for _, r := range p.Replicas {
-			done += testutil.ToFloat64(r.Broker.Metrics().Escalation.Steps.WithLabelValues(kind, "done"))
+			done += testutil.ToFloat64(r.Metrics.Escalation.Steps.WithLabelValues(kind, "done"))
 		}
 		if done != 1 {
 			t.Errorf("%s steps done across the replicas: %v, want 1", kind, done)
@@ -203,15 +203,15 @@ func TestLadderRunsEachStepOnceAcrossReplicas(t *testing.T) {
 	}
 	var sent, resolved float64
 	for _, r := range p.Replicas {
-		sent += testutil.ToFloat64(r.Broker.Metrics().Escalation.Pages.WithLabelValues("oncall-pd", "trigger", "ok"))
-		resolved += testutil.ToFloat64(r.Broker.Metrics().Escalation.Pages.WithLabelValues("oncall-pd", "resolve", "ok"))
+		sent += testutil.ToFloat64(r.Metrics.Escalation.Pages.WithLabelValues("oncall-pd", "trigger", "ok"))
+		resolved += testutil.ToFloat64(r.Metrics.Escalation.Pages.WithLabelValues("oncall-pd", "resolve", "ok"))
 	}
 	if sent != 1 || resolved != 1 {
 		t.Errorf("pages sent %v, resolved %v; want 1 and 1", sent, resolved)
 	}
 	var answered uint64
 	for _, r := range p.Replicas {
-		answered += firstAnswers(t, r.Broker.Metrics().Registry, "secondary")
+		answered += firstAnswers(t, r.Metrics.Registry, "secondary")
 	}
 	if answered != 1 {
 		t.Errorf("first answers observed for team secondary: %d, want 1 (sam's)", answered)

@@ -63,7 +63,7 @@ func (s *Store) ClaimSteps(ctx context.Context, limit int) ([]session.Step, erro
 		case !ok:
 			delete(s.steps, k) // gone after its retention
 			continue
-		case e.rec.State == session.StateCreating:
+		case e.rec.State == session.StateHeld:
 			st.at = now.Add(s.effectLease) // not asked yet: look again later
 			continue
 		}

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"strconv"
 	"sync"
@@ -41,13 +40,7 @@ func TestMemoryPerPendingRequestWithALadder(t *testing.T) {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
 				req := w.request(time.Hour)
-				var q messages.ApprovalNeeded
-				if err := json.Unmarshal(req.Payload, &q); err != nil {
-					failed.Store(err)
-					return
-				}
-				q.Escalation = ladder
-				req.Payload, _ = json.Marshal(&q)
+				req.Question.Escalation = ladder
 				req.Escalation = due
 				if _, created, err := s.Prepare(ctx, req); err != nil || !created {
 					failed.Store(err)

@@ -1,9 +1,9 @@
--- create: store a request, pending (Create) or held (Prepare), unless its id
+-- create: store a request held (Prepare), unless its id
 -- exists or the session is stopped.
 -- KEYS[1] expiry index of the session, KEYS[2] record, KEYS[3] stop signal,
 -- KEYS[4] escalation steps of the session
 -- ARGV[1] request id, ARGV[2] ttl (µs), ARGV[3] approvals required,
--- ARGV[4] record tail, ARGV[5] state ('pending' or 'creating'),
+-- ARGV[4] record tail, ARGV[5] state ('creating': held),
 -- ARGV[6..] when each escalation step is due after creation (µs): the
 -- steps are scheduled with the request, so that none exists without its
 -- ladder (members 's<step>:<id>', see esc_claim.lua).
