@@ -65,8 +65,7 @@ type Config struct {
 	// which resolves the page (default 2 s).
 	Watch time.Duration
 	// StepTimeout bounds one step, a page's retries included (default 1 m).
-	// A step still running when Run's context ends is given this long to
-	// finish.
+	// A step still running when Run's context ends gets at most 5 s more.
 	StepTimeout time.Duration
 	// Metrics receives the escalation metrics (required; NewMetrics).
 	Metrics *Metrics

@@ -17,6 +17,10 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
+// drainTimeout is how long steps already claimed may run on once Run's
+// context ends.
+const drainTimeout = 5 * time.Second
+
 // Escalator claims due escalation steps and runs them. Run one per broker
 // replica.
 type Escalator struct {
@@ -41,7 +45,8 @@ func New(cfg Config) (*Escalator, error) {
 // Run sweeps at once, then every Interval (less up to a quarter, so that
 // replicas do not sweep in lockstep), until ctx is done; a failed sweep is
 // retried after a backoff up to the Interval. It returns once the steps it
-// claimed have finished (each bounded by StepTimeout).
+// claimed have finished: each is bounded by StepTimeout, and by 5 s once
+// ctx has ended (a step cut short runs again after its lease).
 func (e *Escalator) Run(ctx context.Context) error {
 	var running sync.WaitGroup
 	defer running.Wait()
@@ -96,10 +101,13 @@ func (e *Escalator) sweep(ctx context.Context, running *sync.WaitGroup) (int, er
 			go func() {
 				defer running.Done()
 				defer func() { <-e.slots }()
-				// Claimed steps run to the end, even through a shutdown:
-				// their lease holds them from every other replica.
+				// Claimed steps run on through a shutdown, for a while:
+				// their lease holds them from every other replica. One cut
+				// short is not finished, and runs again after its lease.
 				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StepTimeout)
 				defer cancel()
+				stop := context.AfterFunc(ctx, func() { time.AfterFunc(drainTimeout, cancel) })
+				defer stop()
 				e.run(sctx, st)
 			}()
 		}
