@@ -118,3 +118,22 @@ func TestEscalationDelaysAreMilliseconds(t *testing.T) {
 		t.Fatalf("ladder %+v", got)
 	}
 }
+
+func TestCheckShowsTheLadderOfAQuestion(t *testing.T) {
+	p, err := Parse([]byte(ladderBase+"rules:\n  - {rule: \"bash(deploy *)\", action: ask, route: ops}\n"), "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	in := strings.NewReader(`{"tool":"bash","arguments":{"command":"deploy prod"}}` + "\n" + `{"tool":"bash","arguments":{"command":"ls"}}` + "\n")
+	if err := RunCheck(in, &out, p, ""); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"escalation":[{"after_ms":120000,"remind":true},{"after_ms":300000,"add_team":"secondary"},{"after_ms":540000,"page":"oncall-pd"}]`) {
+		t.Fatalf("check output:\n%s", out.String())
+	}
+	if strings.Contains(lines[1], "escalation") {
+		t.Errorf("an allowed call shows a ladder: %s", lines[1])
+	}
+}
