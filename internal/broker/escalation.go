@@ -80,12 +80,12 @@ func (b *Broker) runEscalator(ctx context.Context, e *escalator.Escalator) {
 // settled, for its audit record. A step whose time came ran then (within
 // the escalator's interval), unless no replica's escalator could reach the
 // store; the step's log line ("escalation step ran") is the proof.
-func escalationRan(rec *session.Record, q *messages.ApprovalNeeded) []messages.EscalationStep {
-	if len(q.Escalation) == 0 || rec.DecidedAt.IsZero() {
+func escalationRan(rec *session.Record) []messages.EscalationStep {
+	if len(rec.Question.Escalation) == 0 || rec.DecidedAt.IsZero() {
 		return nil
 	}
 	var out []messages.EscalationStep
-	for _, s := range q.Escalation {
+	for _, s := range rec.Question.Escalation {
 		if rec.CreatedAt.Add(time.Duration(s.AfterMS) * time.Millisecond).Before(rec.DecidedAt) {
 			out = append(out, s)
 		}

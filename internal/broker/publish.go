@@ -35,10 +35,9 @@ func (b *Broker) announce(rec *session.Record) {
 func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.Decision) error {
 	b.m.Pending.Dec()
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
-	q, _ := question(rec)
 	req, risk := requestOf(rec)
 	strict := b.strictAllow(&dec)
-	esc := escalationRan(rec, &q)
+	esc := escalationRan(rec)
 	if strict {
 		if err := b.settledAudit(ctx, &req, dec, risk, esc); err != nil {
 			return err
