@@ -76,21 +76,29 @@ func (b *Broker) runEscalator(ctx context.Context, e *escalator.Escalator) {
 	}
 }
 
-// escalationRan lists the steps of rec's ladder whose time came before it
-// settled, for its audit record. A step whose time came ran then (within
-// the escalator's interval), unless no replica's escalator could reach the
-// store; the step's log line ("escalation step ran") is the proof.
-func escalationRan(rec *session.Record) []messages.EscalationStep {
-	if len(rec.Question.Escalation) == 0 || rec.DecidedAt.IsZero() {
-		return nil
+// escalationRan lists the steps of rec's ladder that ran before it
+// settled, for its audit record (the store keeps them until the request's
+// expiry). A question without a ladder costs nothing; an error leaves the
+// settle effect to the outbox's retry.
+func (b *Broker) escalationRan(ctx context.Context, rec *session.Record) ([]messages.EscalationRun, error) {
+	ladder := rec.Question.Escalation
+	if len(ladder) == 0 {
+		return nil, nil
 	}
-	var out []messages.EscalationStep
-	for _, s := range rec.Question.Escalation {
-		if rec.CreatedAt.Add(time.Duration(s.AfterMS) * time.Millisecond).Before(rec.DecidedAt) {
-			out = append(out, s)
+	sctx, cancel := b.storeCtx(ctx)
+	done, err := b.store.StepsDone(sctx, rec.SessionID, rec.ID)
+	cancel()
+	if err != nil {
+		b.storeErr("steps done", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return nil, err
+	}
+	out := make([]messages.EscalationRun, 0, len(done))
+	for _, d := range done {
+		if d.Index < len(ladder) {
+			out = append(out, messages.RunOf(d.Index+1, ladder[d.Index], d.At.UTC()))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // firstAnswer observes the time from a question to its first human answer,

@@ -56,7 +56,7 @@ func TestAQuestionCarriesItsLadderCutToTheAgentsTTL(t *testing.T) {
 	}
 }
 
-func TestTheAuditRecordListsTheStepsThatCameBeforeTheDecision(t *testing.T) {
+func TestTheAuditRecordListsTheStepsThatRanBeforeTheDecision(t *testing.T) {
 	p := brokertest.Start(t, brokertest.Options{Policy: escalationPolicy, EscalationInterval: 50 * time.Millisecond})
 	ops := p.Approver("ops")
 	c := p.Agent("s-audit-ladder", "pod-1")
@@ -94,8 +94,10 @@ func TestTheAuditRecordListsTheStepsThatCameBeforeTheDecision(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	want := []messages.EscalationStep{{AfterMS: 300, Remind: true}}
-	if len(rec.Escalation) != 1 || rec.Escalation[0] != want[0] {
-		t.Fatalf("audit record escalation %+v, want %+v (the step before the approval only)", rec.Escalation, want)
+	if len(rec.Escalation) != 1 || rec.Escalation[0] != messages.RunOf(1, messages.EscalationStep{AfterMS: 300, Remind: true}, rec.Escalation[0].At) {
+		t.Fatalf("audit record escalation %+v, want step 1 (remind after 300 ms) alone: the step that ran before the approval", rec.Escalation)
+	}
+	if at := rec.Escalation[0].At; at.IsZero() || at.After(rec.Decision.DecidedAt.Add(time.Second)) {
+		t.Errorf("the reminder ran at %v, decision at %v", at, rec.Decision.DecidedAt)
 	}
 }

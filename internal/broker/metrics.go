@@ -46,7 +46,7 @@ type Metrics struct {
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects"}
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),

@@ -37,7 +37,10 @@ func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	req, risk := requestOf(rec)
 	strict := b.strictAllow(&dec)
-	esc := escalationRan(rec)
+	esc, err := b.escalationRan(ctx, rec)
+	if err != nil {
+		return err
+	}
 	if strict {
 		if err := b.settledAudit(ctx, &req, dec, risk, esc); err != nil {
 			return err
@@ -69,9 +72,9 @@ func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.
 }
 
 // settledAudit is settled's acknowledged append, with the escalation
-// steps that came before the decision. A record that can never be
+// steps that ran before the decision. A record that can never be
 // encoded is given up (counted lost by Append): retrying cannot help.
-func (b *Broker) settledAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk, esc []messages.EscalationStep) error {
+func (b *Broker) settledAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk, esc []messages.EscalationRun) error {
 	if b.aud == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package messages
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // EscalationStep is one step of a question's escalation ladder: after
@@ -70,4 +71,25 @@ func ValidateLadder(steps []EscalationStep) error {
 		last = s.AfterMS
 	}
 	return nil
+}
+
+// EscalationRun is a step of a question's ladder that ran, as its audit
+// record lists it.
+type EscalationRun struct {
+	// Step is the step's place in the ladder, from 1.
+	Step int `json:"step"`
+	// AfterMS, Remind, AddTeam and Page are the step's (see
+	// [EscalationStep]).
+	AfterMS int64  `json:"after_ms"`
+	Remind  bool   `json:"remind,omitempty"`
+	AddTeam string `json:"add_team,omitempty"`
+	Page    string `json:"page,omitempty"`
+	// At is when the step finished, by the state store's clock.
+	At time.Time `json:"at"`
+}
+
+// RunOf is the audit entry of step (the n-th of its ladder, from 1) that
+// finished at at.
+func RunOf(n int, step EscalationStep, at time.Time) EscalationRun {
+	return EscalationRun{Step: n, AfterMS: step.AfterMS, Remind: step.Remind, AddTeam: step.AddTeam, Page: step.Page, At: at}
 }

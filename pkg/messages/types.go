@@ -333,9 +333,9 @@ type AuditRecord struct {
 	Risk     *Risk     `json:"risk,omitempty"`
 	Replica  string    `json:"replica,omitempty"`
 	Recorded time.Time `json:"recorded"`
-	// Escalation lists the steps of the question's escalation ladder whose
-	// time came before the decision (docs/POLICY.md "Escalation").
-	Escalation []EscalationStep `json:"escalation,omitempty"`
+	// Escalation lists the steps of the question's escalation ladder that
+	// ran before the decision (docs/POLICY.md "Escalation").
+	Escalation []EscalationRun `json:"escalation,omitempty"`
 }
 
 // ErrorBody is the body of an error reply.

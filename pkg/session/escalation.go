@@ -29,17 +29,31 @@ import (
 type Escalations interface {
 	// ClaimSteps leases up to limit steps that are due, earliest first.
 	ClaimSteps(ctx context.Context, limit int) ([]Step, error)
-	// FinishStep ends a step that ClaimSteps handed out: it is removed,
-	// or, with watch > 0 and phase StepDue, kept as a watch looked at every
-	// watch. Finishing a step twice, or one another caller finished, is a
-	// no-op.
+	// FinishStep ends a step that ClaimSteps handed out: a step in phase
+	// StepDue is recorded as done (see StepsDone) and, with watch > 0, kept
+	// as a watch looked at every watch; a watch in phase StepResolve is
+	// removed. Finishing a step twice, or one another caller finished, is
+	// a no-op.
 	FinishStep(ctx context.Context, st Step, watch time.Duration) error
+	// StepsDone returns the steps of a request that ran (finished in phase
+	// StepDue), in ladder order, with when each finished by the store's
+	// clock: what the request's audit record lists. They are kept until
+	// the request's expiry.
+	StepsDone(ctx context.Context, sessionID, requestID string) ([]StepDone, error)
 	// AddTeam routes an open request to one more team as well: the team is
 	// added to its Teams (kept in the pending index by team) unless it is
 	// there already. Not applied (Refusal ErrSettled) for a request that
 	// is no longer open, nor for one that already has the team (Refusal
 	// nil). ErrNotFound for an unknown or held request.
 	AddTeam(ctx context.Context, sessionID, requestID, team string) (Result, error)
+}
+
+// StepDone is a step that ran.
+type StepDone struct {
+	// Index is the step's place in the ladder (0-based).
+	Index int
+	// At is when it finished, by the store's clock.
+	At time.Time
 }
 
 // StepPhase says what a claimed step asks for.

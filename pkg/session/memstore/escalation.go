@@ -17,18 +17,23 @@ type stepKey struct {
 }
 
 // stepEntry is a scheduled step: due (or leased) until at; a watch once
-// its page step paged, looked at every watchEvery.
+// its page step paged, looked at every watchEvery. done is set once it ran
+// (finished in phase due), at doneAt.
 type stepEntry struct {
 	at         time.Time
 	watch      bool
 	watchEvery time.Duration
+	done       bool
+	doneAt     time.Time
+	// expires is the request's expiry: done steps are kept until then.
+	expires time.Time
 }
 
 // schedule adds the escalation steps of a request just stored. Callers
 // hold s.mu.
 func (s *Store) schedule(r *session.Record) {
 	for i, d := range r.Escalation {
-		s.steps[stepKey{r.SessionID, r.ID, i}] = &stepEntry{at: r.CreatedAt.Add(d)}
+		s.steps[stepKey{r.SessionID, r.ID, i}] = &stepEntry{at: r.CreatedAt.Add(d), expires: r.ExpiresAt}
 	}
 }
 
@@ -45,6 +50,12 @@ func (s *Store) ClaimSteps(ctx context.Context, limit int) ([]session.Step, erro
 	defer s.mu.Unlock()
 	var due []stepKey
 	for k, st := range s.steps {
+		if st.done && !st.watch {
+			if !now.Before(st.expires) {
+				delete(s.steps, k) // kept for StepsDone until the expiry
+			}
+			continue
+		}
 		if !now.Before(st.at) {
 			due = append(due, k)
 		}
@@ -104,13 +115,21 @@ func (s *Store) FinishStep(ctx context.Context, st session.Step, watch time.Dura
 	switch {
 	case !ok:
 		return nil
-	case st.Phase == session.StepDue && cur.watch:
-		return nil // another caller finished it already
-	case st.Phase == session.StepDue && watch > 0:
-		cur.watch, cur.watchEvery, cur.at = true, watch, now.Add(watch)
+	case st.Phase == session.StepDue:
+		if cur.done {
+			return nil // another caller finished it already
+		}
+		cur.done, cur.doneAt = true, now
+		if watch > 0 {
+			cur.watch, cur.watchEvery, cur.at = true, watch, now.Add(watch)
+		}
 		return nil
+	case cur.watch:
+		cur.watch = false // resolved; kept as done until the expiry
+		if !now.Before(cur.expires) {
+			delete(s.steps, k)
+		}
 	}
-	delete(s.steps, k)
 	return nil
 }
 
@@ -139,4 +158,24 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 	e.rec.Teams = append(slices.Clone(e.rec.Teams), team)
 	addTo(s.byTeam, team, e)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
+}
+
+// StepsDone returns the steps of a request that ran; see
+// [session.Escalations].
+func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]session.StepDone, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return nil, fmt.Errorf("memstore: steps done: %w", err)
+	}
+	if _, err := s.lock(ctx, "steps done"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []session.StepDone
+	for k, st := range s.steps {
+		if k.session == sessionID && k.id == requestID && st.done {
+			out = append(out, session.StepDone{Index: k.index, At: st.doneAt})
+		}
+	}
+	slices.SortFunc(out, func(a, b session.StepDone) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
 }

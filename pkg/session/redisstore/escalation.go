@@ -214,10 +214,23 @@ func (s *Store) FinishStep(ctx context.Context, st session.Step, watch time.Dura
 	switch {
 	case st.Phase == session.StepResolve:
 		calls = []*call{scall(scriptEscFinishWatch, []string{key}, "w"+strconv.Itoa(st.Index)+"|", ":"+st.RequestID)}
-	case watch > 0:
-		calls = []*call{s.escMark(st.SessionID, watch), scall(scriptEscFinish, []string{key}, stepMember(st), watchMember(st, watch), micros(watch))}
 	default:
-		calls = []*call{scall(scriptEscFinish, []string{key}, stepMember(st), "", 0)}
+		if st.Record == nil {
+			return fmt.Errorf("redisstore: %s: %w: a due step carries its record (the request's expiry)", op, session.ErrInvalid)
+		}
+		expires := strconv.FormatInt(st.Record.ExpiresAt.UnixMicro(), 10)
+		wm := ""
+		if watch > 0 {
+			wm = watchMember(st, watch)
+		}
+		// The done member is scored at the expiry. The index needs no mark
+		// for it: the claim that leased the step left the session scheduled
+		// at the lease's end at the latest, and that visit's finalize
+		// reschedules it at its earliest member.
+		calls = []*call{scall(scriptEscFinish, []string{key}, stepMember(st), wm, micros(watch), st.Index, st.RequestID, expires)}
+		if watch > 0 {
+			calls = append([]*call{s.escMark(st.SessionID, watch)}, calls...)
+		}
 	}
 	s.exec(ctx, calls...)
 	for _, c := range calls {
@@ -298,4 +311,47 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 		return session.Result{Record: out, Refusal: session.ErrSettled}, nil
 	}
 	return session.Result{}, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
+}
+
+// StepsDone returns the steps of a request that ran; see
+// [session.Escalations]. One read-only script.
+func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]session.StepDone, error) {
+	const op = "steps done"
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	if err := checkTag("session id", sessionID); err != nil {
+		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	ctx, cancel, err := s.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	v, err := s.run(ctx, scriptEscDone, []string{s.k.escalation(sessionID)}, requestID)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	ms, err := asSlice(v)
+	if err != nil {
+		return nil, s.corrupt(op, err)
+	}
+	out := make([]session.StepDone, 0, len(ms))
+	for _, x := range ms {
+		m, err := asString(x)
+		if err != nil {
+			return nil, s.corrupt(op, err)
+		}
+		// d<step>|<µs>:<id>
+		c := strings.IndexByte(m, ':')
+		step, at, ok := strings.Cut(m[1:max(c, 1)], "|")
+		i, err1 := strconv.Atoi(step)
+		us, err2 := strconv.ParseInt(at, 10, 64)
+		if c < 0 || !ok || err1 != nil || err2 != nil {
+			return nil, s.corrupt(op, fmt.Errorf("escalation member %q", m))
+		}
+		out = append(out, session.StepDone{Index: i, At: time.UnixMicro(us)})
+	}
+	slices.SortFunc(out, func(a, b session.StepDone) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
 }

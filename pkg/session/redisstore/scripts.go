@@ -61,6 +61,7 @@ var (
 	scriptEscTeam    = newScript("esc_team", flagsDefault)
 	// scriptEscFinishWatch scans the session's steps: a session holds few.
 	scriptEscFinishWatch = newScript("esc_finish_watch", flagsAllowOOM)
+	scriptEscDone        = newScript("esc_done", flagsReadOnly)
 )
 
 // scripts lists every script, for tests and for loading them up front.
@@ -70,7 +71,7 @@ var scripts = []*script{
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,
 	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,
-	scriptEscClaim, scriptEscFinish, scriptEscTeam, scriptEscFinishWatch,
+	scriptEscClaim, scriptEscFinish, scriptEscTeam, scriptEscFinishWatch, scriptEscDone,
 }
 
 func newScript(name, flags string) *script {

@@ -24,6 +24,7 @@ func (r *runner) escalationTests() []test {
 		{"An unfinished step is handed out again when its lease ends", testStepsReclaim},
 		{"A page step finished with a watch comes back to be resolved once its request settles", testStepsWatch},
 		{"Concurrent ClaimSteps callers each get different steps", testStepsRace},
+		{"StepsDone lists the steps that ran until the request's expiry", testStepsDone},
 		{"Prepare refuses a ladder out of order or past the TTL and stores nothing", testStepsInvalid},
 	}
 }
@@ -136,6 +137,9 @@ func testStepsDue(t *testing.T, e *env) {
 	}
 	e.finish(t, st, 0)
 	e.finish(t, st, 0) // a second finish is a no-op
+	if done := e.done(t, rec); len(done) != 1 || done[0].Index != 0 {
+		t.Fatalf("StepsDone after the first step = %+v, want step 0 alone", done)
+	}
 
 	e.waitDue(t, rec.CreatedAt.Add(second))
 	got = e.steps(t, false, sess)
@@ -145,6 +149,59 @@ func testStepsDue(t *testing.T, e *env) {
 	e.finish(t, got[two], 0)
 	if again := e.steps(t, true, sess); len(again) != 0 {
 		t.Fatalf("finished steps were handed out again: %v", stepKeys(again))
+	}
+	done := e.done(t, rec)
+	if len(done) != 2 || done[0].Index != 0 || done[1].Index != 1 {
+		t.Fatalf("StepsDone = %+v, want steps 0 and 1", done)
+	}
+	between(t, "step 0's finish", done[0].At, rec.CreatedAt.Add(first), done[1].At)
+	between(t, "step 1's finish", done[1].At, rec.CreatedAt.Add(second), e.now(t))
+}
+
+// done returns StepsDone of rec.
+func (e *env) done(t *testing.T, rec *session.Record) []session.StepDone {
+	t.Helper()
+	got, err := e.s.StepsDone(e.ctx, rec.SessionID, rec.ID)
+	if err != nil {
+		t.Fatalf("StepsDone(%s/%s): %v", rec.SessionID, rec.ID, err)
+	}
+	return got
+}
+
+func testStepsDone(t *testing.T, e *env) {
+	sess := e.name("sess")
+	req := e.laddered(sess, 50*time.Millisecond, 100*time.Millisecond)
+	req.TTL = 800 * time.Millisecond
+	rec := e.opened(t, req)
+	other := e.opened(t, e.laddered(sess, 50*time.Millisecond))
+	if done := e.done(t, rec); len(done) != 0 {
+		t.Fatalf("StepsDone before any step ran = %+v", done)
+	}
+	e.waitDue(t, rec.CreatedAt.Add(100*time.Millisecond))
+	for _, st := range e.steps(t, false, sess) {
+		if st.RequestID == rec.ID && st.Index == 1 {
+			continue // claimed, never finished: it did not run
+		}
+		e.finish(t, st, 0)
+	}
+	if done := e.done(t, rec); len(done) != 1 || done[0].Index != 0 {
+		t.Fatalf("StepsDone = %+v, want step 0 alone (step 1 was claimed, not finished)", done)
+	}
+	if done := e.done(t, other); len(done) != 1 || done[0].Index != 0 {
+		t.Fatalf("StepsDone of the other request = %+v, want its own step", done)
+	}
+	if done, err := e.s.StepsDone(e.ctx, sess, e.name("req")); err != nil || len(done) != 0 {
+		t.Fatalf("StepsDone of an unknown request = %+v, %v", done, err)
+	}
+	// Past the request's expiry, the claims drop what it kept.
+	e.waitDue(t, rec.ExpiresAt)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.done(t, rec)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("StepsDone still lists %+v past the expiry", e.done(t, rec))
+		}
+		e.steps(t, false, sess)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -208,6 +265,11 @@ func testStepsDropped(t *testing.T, e *env) {
 			t.Errorf("ClaimSteps handed out %s of a settled request", stepName(st))
 		}
 	}
+	for _, r := range []*session.Record{denied, settled, cancelled} {
+		if done := e.done(t, r); len(done) != 0 {
+			t.Errorf("StepsDone of %s = %+v, want none", r.ID, done)
+		}
+	}
 }
 
 func testStepsReclaim(t *testing.T, e *env) {
@@ -244,6 +306,9 @@ func testStepsWatch(t *testing.T, e *env) {
 		e.finish(t, st, watch)
 		e.finish(t, st, watch) // a second finish changes nothing
 	}
+	if done := e.done(t, rec); len(done) != 1 {
+		t.Fatalf("StepsDone after the page = %+v, want the page step", done)
+	}
 	// Pending: the watch is looked at and kept, never handed out.
 	if got := e.steps(t, true, sess); len(got) != 0 {
 		t.Fatalf("ClaimSteps handed out %v while the request is pending", stepKeys(got))
@@ -263,6 +328,9 @@ func testStepsWatch(t *testing.T, e *env) {
 	e.finish(t, st, 0)
 	if left := e.steps(t, true, sess); len(left) != 0 {
 		t.Fatalf("resolved watch handed out again: %v", stepKeys(left))
+	}
+	if done := e.done(t, rec); len(done) != 1 || done[0].Index != 0 {
+		t.Fatalf("StepsDone after the resolve = %+v, want the page step still", done)
 	}
 }
 

@@ -1,7 +1,8 @@
 -- esc_claim: lease up to max due escalation steps of one session and hand
 -- them out with their records. Members: 's<step>:<id>' a step to run,
--- 'w<step>:<id>' a page step that paged, watching for its request to
--- settle. Reading the record's state here is the check that keeps steps of
+-- 'w<step>|<watch µs>:<id>' a page step that paged, watching for its
+-- request to settle, 'd<step>|<µs>:<id>' a step that ran, scored at the
+-- request's expiry (when it is dropped). Reading the record's state here is the check that keeps steps of
 -- settled requests from running: they are dropped in this same step.
 -- KEYS[1] escalation steps of the session
 -- ARGV[1] record key prefix, ARGV[2] max, ARGV[3] lease (µs),
@@ -17,8 +18,14 @@ for _, m in ipairs(due) do
   end
   local c = string.find(m, ':', 1, true)
   local kind, id = string.sub(m, 1, 1), string.sub(m, c + 1)
-  local v = redis.call('GET', ARGV[1] .. id)
-  if not v then
+  local v = nil
+  if kind ~= 'd' then
+    v = redis.call('GET', ARGV[1] .. id)
+  end
+  if kind == 'd' then
+    -- A done step, kept for the audit until the request's expiry: now.
+    redis.call('ZREM', KEYS[1], m)
+  elseif not v then
     -- Gone (held until its expiry and dropped, or past its retention).
     redis.call('ZREM', KEYS[1], m)
   else
