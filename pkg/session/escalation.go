@@ -105,7 +105,7 @@ func CheckEscalation(req *Request) error {
 }
 
 // CheckStep returns an error wrapping [ErrInvalid] unless st names a
-// request, a step and a phase.
+// request, a step and a phase, and a due step carries its record.
 func CheckStep(st Step) error {
 	if err := CheckKey(st.SessionID, st.RequestID); err != nil {
 		return err
@@ -115,6 +115,9 @@ func CheckStep(st Step) error {
 	}
 	if st.Phase != StepDue && st.Phase != StepResolve {
 		return fmt.Errorf("%w: Step.Phase %q: want due or resolve", ErrInvalid, st.Phase)
+	}
+	if st.Phase == StepDue && st.Record == nil {
+		return invalid("Step.Record is nil: a due step carries its request (its expiry bounds how long the step is kept as done)")
 	}
 	return nil
 }

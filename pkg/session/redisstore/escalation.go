@@ -215,9 +215,6 @@ func (s *Store) FinishStep(ctx context.Context, st session.Step, watch time.Dura
 	case st.Phase == session.StepResolve:
 		calls = []*call{scall(scriptEscFinishWatch, []string{key}, "w"+strconv.Itoa(st.Index)+"|", ":"+st.RequestID)}
 	default:
-		if st.Record == nil {
-			return fmt.Errorf("redisstore: %s: %w: a due step carries its record (the request's expiry)", op, session.ErrInvalid)
-		}
 		expires := strconv.FormatInt(st.Record.ExpiresAt.UnixMicro(), 10)
 		wm := ""
 		if watch > 0 {
