@@ -66,14 +66,6 @@ type sendMessageParams struct {
 	ParseMode          string              `json:"parse_mode"`
 	ReplyMarkup        *inlineKeyboard     `json:"reply_markup,omitempty"`
 	LinkPreviewOptions *linkPreviewOptions `json:"link_preview_options,omitempty"`
-	// ReplyParameters makes the message a reply (an escalation's reminder
-	// to the question's message).
-	ReplyParameters *replyParameters `json:"reply_parameters,omitempty"`
-}
-
-// replyParameters names the message a message replies to.
-type replyParameters struct {
-	MessageID int64 `json:"message_id"`
 }
 
 // editMessageTextParams edits a message; without ReplyMarkup the inline

@@ -437,7 +437,8 @@ type messageParams struct {
 		InlineKeyboard [][]Button `json:"inline_keyboard"`
 	} `json:"reply_markup"`
 	ReplyParameters *struct {
-		MessageID int64 `json:"message_id"`
+		MessageID                int64 `json:"message_id"`
+		AllowSendingWithoutReply bool  `json:"allow_sending_without_reply"`
 	} `json:"reply_parameters"`
 }
 
@@ -515,9 +516,9 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage
 	}
 	if rp := mp.ReplyParameters; rp != nil {
 		s.mu.Lock()
-		_, found := s.msgs[[2]int64{mp.ChatID, rp.MessageID}]
+		_, exists := s.msgs[[2]int64{mp.ChatID, rp.MessageID}]
 		s.mu.Unlock()
-		if !found {
+		if !exists && !rp.AllowSendingWithoutReply {
 			fail(w, http.StatusBadRequest, "Bad Request: message to be replied not found")
 			return
 		}
