@@ -197,7 +197,7 @@ func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.R
 }
 
 // grantOf returns the grant the approval rec records (nil for once): the
-// offer its scope was checked against, approved for the request's teams
+// offer its scope was checked against, approved for the question's team
 // by the approvers counted, lasting the policy's max_age.
 func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*session.Grant, error) {
 	scope := rec.Decision.Scope
@@ -214,7 +214,7 @@ func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*sess
 			Scope:     o.Scope,
 			Tool:      o.Tool,
 			Patterns:  slices.Clone(o.Patterns),
-			Teams:     slices.Clone(rec.Teams),
+			Teams:     grantTeams(rec, q),
 			Approvers: approversOf(rec),
 			RequestID: rec.ID,
 		},
@@ -230,6 +230,18 @@ func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*sess
 		Cwd: q.Request.Cwd, Mode: b.modes.modeFor(rec.SessionID, q.Request.AgentType)})
 	g.MaxAge = pol.GrantMaxAge(&d, !g.IsSession())
 	return g, nil
+}
+
+// grantTeams is the team a grant is approved for: the team the question
+// was routed to, whose need it settled. Teams an escalation added to the
+// question answer for that team; they are not the grant's (a member of an
+// added team approving must not make a grant usable for that team's own,
+// other questions).
+func grantTeams(rec *session.Record, q *messages.ApprovalNeeded) []string {
+	if q.Team != "" {
+		return []string{q.Team}
+	}
+	return slices.Clone(rec.Teams[:min(len(rec.Teams), 1)])
 }
 
 // approversOf lists who approved rec: every approval counted (a quorum's

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
@@ -37,6 +38,11 @@ type Metrics struct {
 	// by a grant, once per grant it needed), revoked, expired.
 	Grants     *prometheus.CounterVec
 	grantsUsed prometheus.Counter
+	// FirstAnswer is the time from a question to its first answer by a
+	// human (a vote or a decision), by the team the answer came for.
+	FirstAnswer *prometheus.HistogramVec
+	// Escalation are the escalator's metrics.
+	Escalation *escalator.Metrics
 }
 
 // grantUsed is the Grants label of a call a grant allowed.
@@ -49,7 +55,7 @@ var grantEvents = []string{string(messages.GrantCreated), grantUsed, string(mess
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects",
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done",
 		"list grants", "revoke grant", "expire grants"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
@@ -153,6 +159,13 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		}, []string{"event"}),
 	}
 	m.grantsUsed = m.Grants.WithLabelValues(grantUsed)
+	m.FirstAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "signoff_first_answer_seconds",
+		Help:    "Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
+	}, []string{"team"})
+	m.Escalation = escalator.NewMetrics(reg)
+	reg.MustRegister(m.FirstAnswer)
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
 		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight, m.Grants)

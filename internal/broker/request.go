@@ -216,6 +216,7 @@ func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
 func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
 	team, need := pol.Route(d)
 	ttl := pol.TTL(req.TTL(), d.TTL)
+	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",
@@ -225,6 +226,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
 		Offers:            offersFor(pol, d, strings.ToLower(req.Tool), req.AgentID),
+		Escalation:        ladder,
 	}
 	q.Always = alwaysOf(q.Offers)
 	// The request's own batch_remaining is carried once, at the top level.
@@ -241,6 +243,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		TTL:               ttl,
 		Question:          q,
+		Escalation:        due,
 	})
 }
 

@@ -268,7 +268,7 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace",
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers",
 	"session_grants", "grants"}
 
 func (d *decoder) root(n *yaml.Node) error {
@@ -335,6 +335,11 @@ func (d *decoder) root(n *yaml.Node) error {
 			return err
 		}
 		p.progs = t
+	}
+	if m, ok := byKey["pagers"]; ok {
+		if err := d.pagers(m.val, m.location); err != nil {
+			return err
+		}
 	}
 	if m, ok := byKey["teams"]; ok {
 		if err := d.teams(m.val, m.location); err != nil {
@@ -467,12 +472,13 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 	if err != nil {
 		return err
 	}
+	ladders := map[string]*pendingLadder{}
 	for _, m := range ms {
 		if !validToken(m.key) {
 			return d.errf(m.keyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.key)
 		}
 		team := Team{Name: m.key, ApprovalsRequired: 1}
-		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required"})
+		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required", "escalation"})
 		if err != nil {
 			return err
 		}
@@ -497,6 +503,10 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 				}
 			case "approvals_required":
 				approvals = &fields[i]
+			case "escalation":
+				if ladders[m.key], err = d.escalation(f.val, f.location); err != nil {
+					return err
+				}
 			}
 		}
 		if len(team.Members) == 0 && m.key != "default" {
@@ -512,7 +522,7 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 		}
 		d.p.teams[m.key] = team
 	}
-	return nil
+	return d.teamEscalations(ladders)
 }
 
 func (d *decoder) agents(n *yaml.Node, where string) error {
@@ -574,7 +584,7 @@ func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
 	return nil
 }
 
-var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "grantable", "max_age"}
+var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation", "grantable", "max_age"}
 
 // matchSources maps the keys of a rule's match: to the argument they read.
 var matchSources = map[string]argSource{
@@ -756,7 +766,7 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			return r, err
 		}
 	}
-	for _, k := range []string{"route", "ttl", "approvals_required", "grantable", "max_age"} {
+	for _, k := range []string{"route", "ttl", "approvals_required", "escalation", "grantable", "max_age"} {
 		if m, ok := f[k]; ok && r.action != Ask {
 			return r, d.errf(m.keyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
 		}
@@ -795,6 +805,11 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 	}
 	if m, ok := f["max_age"]; ok {
 		if r.maxAge, err = d.duration(m.val, m.location); err != nil {
+			return r, err
+		}
+	}
+	if r.action == Ask {
+		if err := d.ruleEscalation(f, where, &r, team); err != nil {
 			return r, err
 		}
 	}

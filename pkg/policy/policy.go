@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/pager"
 )
 
 // Defaults of the time-related settings.
@@ -40,6 +42,8 @@ type Policy struct {
 	// grants are the settings of standing approvals (session_grants:,
 	// grants:).
 	grants grantSettings
+	// pagers are the pagers: map, by name (escalation.go).
+	pagers map[string]pager.Config
 }
 
 // workspaceDirs returns the workspace: the policy's, or the call's

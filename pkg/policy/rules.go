@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobwas/glob"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // argSource restricts which argument of a call a rule's pattern reads.
@@ -65,6 +67,9 @@ type rule struct {
 	// maxAge caps the lifetime of grants made by answering this rule's
 	// questions (max_age:, 0 = the policy's).
 	maxAge time.Duration
+	// escalation is the rule's own ladder (non-nil, maybe empty, when the
+	// rule has escalation:); nil: the team's.
+	escalation []messages.EscalationStep
 }
 
 // ruleLayer is an ordered list of rules with lookup indexes. Indexes hold

@@ -3,6 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // Action is a policy verdict.
@@ -98,6 +100,10 @@ type Decision struct {
 	// GrantMaxAge is the shortest max_age of the rules that made this call
 	// ask (0 = none set): it caps grants made by answering the question.
 	GrantMaxAge time.Duration
+	// Escalation is the deciding rule's own ladder: nil when it has none
+	// (the team's applies, see [Policy.Escalation]), empty when it says
+	// escalation: [].
+	Escalation []messages.EscalationStep
 }
 
 // Subcommand is one judged part of a shell command.
@@ -125,6 +131,9 @@ type Team struct {
 	Members []string
 	// ApprovalsRequired is how many distinct members must approve (≥ 1).
 	ApprovalsRequired int
+	// Escalation is the team's ladder (nil: none); a rule's own replaces
+	// it. See [Policy.Escalation].
+	Escalation []messages.EscalationStep
 }
 
 // Open reports whether any authenticated approver may answer for the team.
