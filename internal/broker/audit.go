@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -86,6 +87,16 @@ type auditLog struct {
 	log        *slog.Logger
 	m          *Metrics
 
+	// fast, when the stream allows batched publishing, publishes the
+	// enqueued records as JetStream fast batches (auditbatch.go): one
+	// acknowledgement per batch instead of one per record. nil: one
+	// asynchronous publish per record.
+	fast *fastPublisher
+	// fastOff is set when the stream refused a batch because it does not
+	// allow them (recreated without allow_batched): one publish per
+	// record from then on.
+	fastOff atomic.Bool
+
 	wake chan struct{} // a record entered or re-entered the retry set
 	kick chan struct{} // the batch got its first record
 
@@ -118,6 +129,22 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 		kick:       make(chan struct{}, 1),
 		retry:      map[string]*auditRetry{},
 	}
+}
+
+// useFastBatches has the asynchronous appends published as fast batches on
+// nc when the stream allows them (batched), else one publish per record.
+// Called once, before run.
+func (a *auditLog) useFastBatches(nc *nats.Conn, batched bool) error {
+	if !batched {
+		a.log.Info("audit stream does not take fast batches (nats-server before 2.14): one publish per record")
+		return nil
+	}
+	p, err := newFastPublisher(nc, a.ackTimeout)
+	if err != nil {
+		return err
+	}
+	a.fast = p
+	return nil
 }
 
 // record builds the audit record of dec.
@@ -228,14 +255,17 @@ func (a *auditLog) runBatches(ctx context.Context) {
 	}
 }
 
-// publishBatch publishes every enqueued record asynchronously. A record
-// the publisher refuses at once (too many unacknowledged appends for the
-// ack timeout, a closed connection) goes to the retry set.
+// publishBatch publishes every enqueued record asynchronously: as fast
+// batches when the stream allows them, else one publish each. A record the
+// stream does not store (a batch's acknowledgement counts fewer, a timeout,
+// no stream) or the publisher refuses at once (too many unacknowledged
+// appends for the ack timeout, a closed connection) goes to the retry set.
 func (a *auditLog) publishBatch() {
 	a.bmu.Lock()
 	batch := a.batch
 	a.batch = nil
 	a.bmu.Unlock()
+	msgs := make([]*nats.Msg, 0, len(batch))
 	for i := range batch {
 		msg, err := a.message(&batch[i])
 		if err != nil {
@@ -244,10 +274,42 @@ func (a *auditLog) publishBatch() {
 				"session_id", batch[i].Decision.SessionID, "err", err)
 			continue
 		}
+		msgs = append(msgs, msg)
+	}
+	if a.fast != nil && !a.fastOff.Load() {
+		for len(msgs) > 0 {
+			n := min(len(msgs), fastBatchMax)
+			chunk := msgs[:n:n]
+			msgs = msgs[n:]
+			a.fast.publish(chunk, func(stored int, err error) {
+				var refused *fastBatchError
+				if errors.As(err, &refused) && refused.code == fastBatchDisabled && !a.fastOff.Swap(true) {
+					a.log.Warn("the audit stream no longer takes fast batches (recreated without allow_batched?); "+
+						"one publish per record until the broker restarts", "err", err)
+				}
+				for _, m := range chunk[stored:] {
+					m.Reply = "" // the retry is a plain acknowledged publish
+					a.failed(nil, m, err)
+				}
+			})
+		}
+		return
+	}
+	for _, msg := range msgs {
 		if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(a.ackTimeout)); err != nil {
 			a.failed(nil, msg, err)
 		}
 	}
+}
+
+// inflight is the number of records published and not yet acknowledged on
+// their first append.
+func (a *auditLog) inflight() int {
+	n := a.js.PublishAsyncPending()
+	if a.fast != nil {
+		n += a.fast.pending()
+	}
+	return n
 }
 
 // batched is the number of records waiting for runBatches.
@@ -315,7 +377,8 @@ func auditFailureKind(err error) string {
 		return "disconnected"
 	}
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
+	var batchErr *fastBatchError
+	if errors.As(err, &apiErr) || errors.As(err, &batchErr) || errors.Is(err, errFastBatchGap) {
 		return "rejected"
 	}
 	return "other"
@@ -340,7 +403,7 @@ func (a *auditLog) run(ctx context.Context) {
 			return
 		case <-a.wake:
 		case <-tick.C:
-			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending() + a.batched()))
+			a.m.AuditInflight.Set(float64(a.inflight() + a.batched()))
 		}
 		// After a failed pass, probe with a few records rather than
 		// pour the whole set into a stream that may still be away.
@@ -450,6 +513,11 @@ func (a *auditLog) pending() int {
 // still not stored as lost (reason shutdown) and logs them.
 func (a *auditLog) flush() {
 	deadline := time.Now().Add(auditFlushTimeout)
+	if a.fast != nil {
+		// Batches still unanswered end in the retry set or stored.
+		a.fast.wait(deadline)
+		defer a.fast.close()
+	}
 	for a.pending() > 0 && time.Now().Before(deadline) {
 		if _, failed := a.resend(0, time.Until(deadline)); failed > 0 {
 			time.Sleep(min(auditRetryMin, time.Until(deadline)))
@@ -472,7 +540,7 @@ func (a *auditLog) flush() {
 	}
 	a.m.AuditRetryPending.Set(float64(len(a.retry)))
 	a.mu.Unlock()
-	inflight := a.js.PublishAsyncPending()
+	inflight := a.inflight()
 	a.m.AuditInflight.Set(float64(inflight))
 	if len(left) > 0 {
 		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(len(left)))

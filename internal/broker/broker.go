@@ -225,8 +225,11 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 	// trying (not ready meanwhile) rather than exit and restart.
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		kv, err := b.createStreams(ctx, js)
+		kv, batched, err := b.createStreams(ctx, js)
 		if err == nil {
+			if err := aud.useFastBatches(jsConn, batched); err != nil {
+				return fmt.Errorf("broker: %w", err)
+			}
 			// The watcher outlives setup: it stops in modes.follow.
 			if err := b.modes.start(context.WithoutCancel(ctx), kv, b.log); err != nil {
 				return fmt.Errorf("broker: %w", err)
@@ -249,10 +252,12 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 }
 
 // createStreams creates (or updates) the audit stream and the modes bucket.
-func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+// batched reports whether the audit stream takes fast batches (nats-server
+// 2.14+; an older server ignores the setting).
+func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (_ jetstream.KeyValue, batched bool, _ error) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+	stream, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
 		Name:        messages.AuditStream,
 		Description: "Signoff: one record per decision",
 		Subjects:    []string{b.subj.AuditAll()},
@@ -260,10 +265,13 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 		Replicas:    b.cfg.AuditReplicas,
 		MaxAge:      b.cfg.AuditMaxAge,
 		Discard:     jetstream.DiscardOld,
+		// Asynchronous appends are published as fast batches (audit.go).
+		AllowBatchPublish: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
+		return nil, false, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
 	}
+	batched = stream.CachedInfo().Config.AllowBatchPublish
 	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
 		Bucket:      ModesBucket,
 		Description: "Signoff: admin mode overrides per session and agent type",
@@ -271,9 +279,9 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 		History:     1,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
+		return nil, false, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
 	}
-	return kv, nil
+	return kv, batched, nil
 }
 
 // handler handles one message and returns the reply body (nil: no reply).
