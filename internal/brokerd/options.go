@@ -29,6 +29,12 @@ type Options struct {
 	NATSCert string
 	NATSKey  string
 	NATSName string
+	// NATSPingInterval and NATSMaxPingsOut: a connection whose server
+	// answered none of MaxPingsOut pings sent PingInterval apart is stale
+	// and reconnects elsewhere (a frozen server is noticed in about
+	// PingInterval × (MaxPingsOut + 1)).
+	NATSPingInterval time.Duration
+	NATSMaxPingsOut  int
 
 	RedisURL       string
 	RedisRetention time.Duration
@@ -55,6 +61,14 @@ type Options struct {
 	ConfigFile     string
 }
 
+// Defaults of --nats-ping-interval and --nats-max-pings-out: a frozen
+// (SIGSTOPped, partitioned) NATS server is left in about 15 s, not the
+// minutes of nats.go's defaults (2 min × 2).
+const (
+	DefaultNATSPingInterval = 5 * time.Second
+	DefaultNATSMaxPingsOut  = 2
+)
+
 // BuiltinPolicy is the --policy value that selects the built-in policy
 // (pkg/policy's Default) explicitly; a file of that name is ./builtin.
 const BuiltinPolicy = "builtin"
@@ -75,6 +89,8 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.NATSCert, "nats-cert", "", "client certificate file for NATS mutual TLS")
 	fs.StringVar(&o.NATSKey, "nats-key", "", "client key file for NATS mutual TLS")
 	fs.StringVar(&o.NATSName, "nats-name", "signoff-broker", "connection name shown by the NATS server")
+	fs.DurationVar(&o.NATSPingInterval, "nats-ping-interval", DefaultNATSPingInterval, "how often each NATS connection pings its server; with --nats-max-pings-out a frozen server is left for another in about interval × (max + 1)")
+	fs.IntVar(&o.NATSMaxPingsOut, "nats-max-pings-out", DefaultNATSMaxPingsOut, "unanswered pings after which a NATS connection is stale and reconnects")
 	fs.StringVar(&o.RedisURL, "redis", "", "Redis URL (production mode): redis://[user:pass@]host:6379/0, rediss:// for TLS, redis+sentinel://host:26379,host2:26379/master")
 	fs.DurationVar(&o.RedisRetention, "retention", 24*time.Hour, "how long settled requests stay readable (status after a reconnect)")
 	fs.StringVar(&o.PolicyFile, "policy", "", "policy `file` (YAML), reloaded on change; required in production mode ("+BuiltinPolicy+": the built-in dev policy, on purpose); dev mode default: the built-in policy")
@@ -210,6 +226,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--audit %q: want async or strict", o.Audit)
 	case o.Audit == "strict" && o.NoAudit:
 		return errors.New("--audit=strict needs the audit stream: drop --no-audit")
+	case o.NATSPingInterval < 0:
+		return fmt.Errorf("--nats-ping-interval %s: must not be negative (0: the default, %s)", o.NATSPingInterval, DefaultNATSPingInterval)
+	case o.NATSMaxPingsOut < 0:
+		return fmt.Errorf("--nats-max-pings-out %d: must not be negative (0: the default, %d)", o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)
 	case o.AuditTimeout < 0:
 		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
 	case o.AuditRetryMax < 0:

@@ -1,6 +1,7 @@
 package brokerd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -308,6 +309,8 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval)),
+		nats.MaxPingsOutstanding(cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			// A clean close or drain (shutdown) disconnects with no error.
 			if err != nil {
