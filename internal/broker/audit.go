@@ -97,6 +97,12 @@ type auditLog struct {
 	// record from then on.
 	fastOff atomic.Bool
 
+	// stream is the audit stream as configure found it, and lateAfter
+	// the age of a decision past which its append looks the record up
+	// first (see late). nil: no look-ups (tests without configure).
+	stream    jetstream.Stream
+	lateAfter time.Duration
+
 	wake chan struct{} // a record entered or re-entered the retry set
 	kick chan struct{} // the batch got its first record
 
@@ -111,6 +117,7 @@ type auditLog struct {
 // auditRetry is one record not yet stored.
 type auditRetry struct {
 	msg      *nats.Msg
+	first    time.Time // of the first failure; the decision is at most the ack timeout + auditLinger older
 	attempts int
 	sending  bool // published by run, acknowledgement awaited
 }
@@ -131,11 +138,35 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 	}
 }
 
-// useFastBatches has the asynchronous appends published as fast batches on
-// nc when the stream allows them (batched), else one publish per record.
-// Called once, before run.
-func (a *auditLog) useFastBatches(nc *nats.Conn, batched bool) error {
-	if !batched {
+// Late appends. The stream drops a repeated Nats-Msg-Id only within its
+// duplicate window: an append of a record that may already be stored (its
+// first append timed out, its outbox entry was carried out before) and that
+// comes later than the window would store it twice. So an append of a
+// decision older than lateAfter (the window less the ack timeout and
+// auditClockSkew: the decision may have been made on another host) first
+// looks the record up on its subject, and is a no-op when it is there.
+const (
+	// auditClockSkew is the clock difference between replicas allowed for.
+	auditClockSkew = 5 * time.Second
+	// auditMinLateAfter is the least time the broker relies on the
+	// window for: a shorter window would have most retries look up.
+	auditMinLateAfter = 30 * time.Second
+)
+
+// configure adopts the audit stream as the server keeps it: its duplicate
+// window (refused when too short to cover the retries that rely on it),
+// and fast batches for the asynchronous appends when it allows them (an
+// older server ignores allow_batched). Called once, before run.
+func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
+	cfg := s.CachedInfo().Config
+	a.stream = s
+	a.lateAfter = cfg.Duplicates - a.ackTimeout - auditClockSkew
+	if a.lateAfter < auditMinLateAfter {
+		return fmt.Errorf("audit stream %s: its duplicate window %s is too short: audit retries rely on it for %s "+
+			"past their decision (ack timeout %s + clock skew %s); want a window of at least %s (--audit-dedup-window)",
+			cfg.Name, cfg.Duplicates, auditMinLateAfter, a.ackTimeout, auditClockSkew, auditMinLateAfter+a.ackTimeout+auditClockSkew)
+	}
+	if !cfg.AllowBatchPublish {
 		a.log.Info("audit stream does not take fast batches (nats-server before 2.14): one publish per record")
 		return nil
 	}
@@ -145,6 +176,34 @@ func (a *auditLog) useFastBatches(nc *nats.Conn, batched bool) error {
 	}
 	a.fast = p
 	return nil
+}
+
+// late reports whether an append of a record decided at decided may come
+// after the stream's duplicate window has forgotten an earlier copy.
+func (a *auditLog) late(decided time.Time) bool {
+	return a.stream != nil && time.Since(decided) > a.lateAfter
+}
+
+// inStream reports whether the stream already holds msg's record: a
+// message with its Nats-Msg-Id on its subject (the session's audit
+// subject: a few records to read).
+func (a *auditLog) inStream(ctx context.Context, msg *nats.Msg) (bool, error) {
+	id := msg.Header.Get(nats.MsgIdHdr)
+	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
+	defer cancel()
+	for seq := uint64(1); ; {
+		m, err := a.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(msg.Subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("look up audit record %s: %w", id, err)
+		}
+		if m.Header.Get(nats.MsgIdHdr) == id {
+			return true, nil
+		}
+		seq = m.Sequence + 1
+	}
 }
 
 // record builds the audit record of dec.
@@ -191,6 +250,14 @@ func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error 
 		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
 			"session_id", rec.Decision.SessionID, "err", err)
 		return err
+	}
+	if a.late(rec.Decision.DecidedAt) {
+		if there, err := a.inStream(ctx, msg); err != nil {
+			a.m.AuditFailures.WithLabelValues(auditFailureKind(err)).Inc()
+			return err
+		} else if there {
+			return nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
 	defer cancel()
@@ -348,7 +415,7 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 		a.log.Error("audit record lost: the retry queue is full", "msg_id", id, "limit", a.limit, "err", err)
 		return
 	}
-	a.retry[id] = &auditRetry{msg: msg, attempts: 1}
+	a.retry[id] = &auditRetry{msg: msg, first: time.Now(), attempts: 1}
 	a.m.AuditRetryPending.Set(float64(len(a.retry)))
 	a.mu.Unlock()
 	a.log.Warn("audit record not stored yet; retrying from memory", "msg_id", id, "subject", msg.Subject,
@@ -452,7 +519,19 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 		return 0, 0
 	}
 	futures := make([]jetstream.PubAckFuture, len(batch))
+	there := make([]bool, len(batch))
 	for i, r := range batch {
+		if a.late(r.first.Add(-a.ackTimeout - auditLinger)) {
+			found, err := a.inStream(context.Background(), r.msg)
+			if err != nil {
+				a.failed(nil, r.msg, err)
+				continue
+			}
+			if found {
+				there[i] = true
+				continue
+			}
+		}
 		// A background goroutine: it may wait for room among the
 		// unacknowledged appends.
 		f, err := a.js.PublishMsgAsync(r.msg, jetstream.WithStallWait(a.ackTimeout))
@@ -466,6 +545,11 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 	deadline := time.NewTimer(a.ackTimeout + wait)
 	defer deadline.Stop()
 	for i, f := range futures {
+		if there[i] {
+			stored++
+			a.stored(batch[i])
+			continue
+		}
 		if f == nil {
 			failed++
 			continue

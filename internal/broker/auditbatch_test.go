@@ -201,7 +201,8 @@ func TestAuditFallsBackWhenTheStreamStopsTakingBatches(t *testing.T) {
 		jetstream.WithPublishAsyncTimeout(cfg.AuditAckTimeout)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.useFastBatches(nc, true); err != nil { // as if the stream had allowed them at start
+	// As if the stream had allowed batches at start.
+	if a.fast, err = newFastPublisher(nc, cfg.AuditAckTimeout); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -243,5 +244,126 @@ func TestAuditFallsBackWhenTheStreamStopsTakingBatches(t *testing.T) {
 	}
 	if lost := testutil.ToFloat64(m.AuditLost.WithLabelValues("overflow")); lost != 0 {
 		t.Errorf("%v records lost", lost)
+	}
+}
+
+// The duplicate past the window: a record appended again after the
+// stream's duplicate window forgot its first copy (an outbox entry carried
+// out again after a long Redis outage, a retry whose first append was
+// stored but not acknowledged) is looked up first and not stored twice; a
+// record that is not there is stored.
+func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
+	ns := testenv.NATS(t)
+	nc := ns.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SIGNOFF_AUDIT", Subjects: []string{"signoff.v1.audit.>"},
+		Duplicates: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Prefix: "signoff.v1", Replica: "r1", AuditAckTimeout: 2 * time.Second, AuditRetryLimit: 100}
+	m := NewMetrics(nil)
+	a := newAuditLog(nil, &cfg, slog.New(slog.DiscardHandler), m)
+	if a.js, err = jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(a.failed)); err != nil {
+		t.Fatal(err)
+	}
+	// A 500 ms window is below what configure accepts; set what it would.
+	a.stream, a.lateAfter = s, 300*time.Millisecond
+	rec := func(id string, decided time.Time) messages.AuditRecord {
+		return a.record(&messages.Request{V: 1, RequestID: id, SessionID: "s1", AgentID: "a", Tool: "bash"},
+			&messages.Decision{V: 1, RequestID: id, SessionID: "s1", Outcome: messages.OutcomeDeny,
+				ReasonCode: messages.ReasonPolicyDeny, DecidedAt: decided}, nil)
+	}
+	old := rec("q1", time.Now().Add(-time.Hour))
+	for i := range 2 {
+		if err := a.Append(ctx, &old); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // past the window and its purge
+		if n := streamMsgs(t, s); n != 1 {
+			t.Fatalf("after append %d of a late record: %d records, want 1", i+1, n)
+		}
+	}
+	// Without the look-up the stream takes it again: the same record
+	// appended twice past the window is stored twice.
+	a.stream = nil
+	fresh := rec("q2", time.Now().Add(-time.Hour))
+	for range 2 {
+		if err := a.Append(ctx, &fresh); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if n := streamMsgs(t, s); n != 3 {
+		t.Fatalf("a record appended twice past the window without look-up: %d records in all, want 3 (what the look-up prevents)", n)
+	}
+	a.stream = s
+
+	// The retry set: a record that failed long ago and is in the stream
+	// by now is taken out without a second copy; one that is not, stored.
+	late := rec("q3", time.Now().Add(-time.Hour))
+	msg, err := a.message(&late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.js.PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	missing := rec("q4", time.Now().Add(-time.Hour))
+	msg4, err := a.message(&missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	a.retry[msg.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg, first: time.Now().Add(-time.Hour), attempts: 1}
+	a.retry[msg4.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg4, first: time.Now().Add(-time.Hour), attempts: 1}
+	if sent, failed := a.resend(0, time.Second); sent != 2 || failed != 0 {
+		t.Fatalf("resend: sent %d, failed %d; want 2, 0", sent, failed)
+	}
+	if n := streamMsgs(t, s); n != 5 {
+		t.Fatalf("after the retry pass: %d records, want 5 (q3 once, q4 stored)", n)
+	}
+	if a.pending() != 0 {
+		t.Errorf("%d records still in the retry set", a.pending())
+	}
+}
+
+// A duplicate window too short to cover the retries that rely on it is
+// refused at start, naming the setting.
+func TestConfigureRefusesAShortDuplicateWindow(t *testing.T) {
+	ns := testenv.NATS(t)
+	nc := ns.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Prefix: "signoff.v1", Replica: "r1", AuditAckTimeout: 2 * time.Second, AuditRetryLimit: 100}
+	for _, tc := range []struct {
+		window time.Duration
+		ok     bool
+	}{{30 * time.Second, false}, {36 * time.Second, false}, {37 * time.Second, true}, {2 * time.Minute, true}} {
+		s, err := js.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{Name: "W", Subjects: []string{"w.>"},
+			Duplicates: tc.window, AllowBatchPublish: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := newAuditLog(js, &cfg, slog.New(slog.DiscardHandler), NewMetrics(nil))
+		err = a.configure(nc, s)
+		if tc.ok != (err == nil) {
+			t.Errorf("window %s: configure = %v, want ok=%v", tc.window, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--audit-dedup-window") {
+			t.Errorf("window %s: %v does not name --audit-dedup-window", tc.window, err)
+		}
+		if err == nil && (a.fast == nil || a.lateAfter != tc.window-cfg.AuditAckTimeout-auditClockSkew) {
+			t.Errorf("window %s: fast batches %v, late after %s", tc.window, a.fast != nil, a.lateAfter)
+		}
+		if a.fast != nil {
+			a.fast.close()
+		}
 	}
 }

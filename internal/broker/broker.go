@@ -225,9 +225,9 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 	// trying (not ready meanwhile) rather than exit and restart.
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		kv, batched, err := b.createStreams(ctx, js)
+		kv, stream, err := b.createStreams(ctx, js)
 		if err == nil {
-			if err := aud.useFastBatches(jsConn, batched); err != nil {
+			if err := aud.configure(jsConn, stream); err != nil {
 				return fmt.Errorf("broker: %w", err)
 			}
 			// The watcher outlives setup: it stops in modes.follow.
@@ -252,9 +252,9 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 }
 
 // createStreams creates (or updates) the audit stream and the modes bucket.
-// batched reports whether the audit stream takes fast batches (nats-server
-// 2.14+; an older server ignores the setting).
-func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (_ jetstream.KeyValue, batched bool, _ error) {
+// It returns the audit stream as the server keeps it (an older server
+// ignores allow_batched).
+func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, jetstream.Stream, error) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	stream, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
@@ -267,11 +267,11 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (_ j
 		Discard:     jetstream.DiscardOld,
 		// Asynchronous appends are published as fast batches (audit.go).
 		AllowBatchPublish: true,
+		Duplicates:        b.cfg.AuditDedupWindow,
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
+		return nil, nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
 	}
-	batched = stream.CachedInfo().Config.AllowBatchPublish
 	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
 		Bucket:      ModesBucket,
 		Description: "Signoff: admin mode overrides per session and agent type",
@@ -279,9 +279,9 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (_ j
 		History:     1,
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
+		return nil, nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
 	}
-	return kv, batched, nil
+	return kv, stream, nil
 }
 
 // handler handles one message and returns the reply body (nil: no reply).

@@ -53,6 +53,7 @@ type Options struct {
 	Audit          string
 	AuditTimeout   time.Duration
 	AuditRetryMax  int
+	AuditDedup     time.Duration
 	RequireSigned  bool
 	ApproverKeys   string
 	ShutdownGrace  time.Duration
@@ -106,6 +107,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.BoolVar(&o.NoAudit, "no-audit", false, "do not record decisions in JetStream (for NATS servers without JetStream)")
 	fs.StringVar(&o.Audit, "audit", "async", "audit mode: async (reply first, retry failed appends from memory) or strict (no allow before its audit record is stored; deny unavailable when the stream cannot take it)")
 	fs.IntVar(&o.AuditRetryMax, "audit-retry-limit", 65536, "audit records held in memory while the stream cannot take them (about 1-2 KiB each); past it a record is lost, counted and logged")
+	fs.DurationVar(&o.AuditDedup, "audit-dedup-window", 2*time.Minute, "the audit stream's duplicate window (set on the stream; same on every replica): an append of a decision older than the window less --audit-timeout and 5 s looks its record up first; at least --audit-timeout + 35s")
 	fs.DurationVar(&o.AuditTimeout, "audit-timeout", 2*time.Second, "bound on each audit append's acknowledgement; a slower append is retried (async) or denies the allow (strict)")
 	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
 	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
@@ -232,6 +234,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--nats-max-pings-out %d: must not be negative (0: the default, %d)", o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)
 	case o.AuditTimeout < 0:
 		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
+	case o.AuditDedup < 0:
+		return fmt.Errorf("--audit-dedup-window %s: must not be negative", o.AuditDedup)
 	case o.AuditRetryMax < 0:
 		return fmt.Errorf("--audit-retry-limit %d: must not be negative", o.AuditRetryMax)
 	case o.RequireSigned && o.ApproverKeys == "":
