@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,11 +99,12 @@ type auditLog struct {
 	// record from then on.
 	fastOff atomic.Bool
 
-	// stream is the audit stream as configure found it, and lateAfter
-	// the age of a decision past which its append looks the record up
-	// first (see late). nil: no look-ups (tests without configure).
-	stream    jetstream.Stream
+	// lateAfter is the age of a decision past which its append looks the
+	// record up first (see late), on nc (the JetStream connection; nil:
+	// no look-ups, as in tests without configure) under apiPrefix.
 	lateAfter time.Duration
+	nc        *nats.Conn
+	apiPrefix string
 
 	wake chan struct{} // a record entered or re-entered the retry set
 	kick chan struct{} // the batch got its first record
@@ -159,7 +162,7 @@ const (
 // older server ignores allow_batched). Called once, before run.
 func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
 	cfg := s.CachedInfo().Config
-	a.stream = s
+	a.nc, a.apiPrefix = nc, jetstream.DefaultAPIPrefix
 	a.lateAfter = cfg.Duplicates - a.ackTimeout - auditClockSkew
 	if a.lateAfter < auditMinLateAfter {
 		return fmt.Errorf("audit stream %s: its duplicate window %s is too short: audit retries rely on it for %s "+
@@ -181,30 +184,85 @@ func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
 // late reports whether an append of a record decided at decided may come
 // after the stream's duplicate window has forgotten an earlier copy.
 func (a *auditLog) late(decided time.Time) bool {
-	return a.stream != nil && time.Since(decided) > a.lateAfter
+	return a.nc != nil && time.Since(decided) > a.lateAfter
 }
 
-// inStream reports whether the stream already holds msg's record: a
-// message with its Nats-Msg-Id on its subject (the session's audit
-// subject: a few records to read).
-func (a *auditLog) inStream(ctx context.Context, msg *nats.Msg) (bool, error) {
+// inStream reports whether the stream already holds msg's record, decided
+// at decided: a message with its Nats-Msg-Id on its subject (the session's
+// audit subject), stored after the decision (less auditClockSkew) — the
+// read starts there, so a long session costs the records since then.
+func (a *auditLog) inStream(ctx context.Context, msg *nats.Msg, decided time.Time) (bool, error) {
 	id := msg.Header.Get(nats.MsgIdHdr)
+	want := []byte(nats.MsgIdHdr + ": " + id + "\r\n")
 	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
 	defer cancel()
-	for seq := uint64(1); ; {
-		m, err := a.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(msg.Subject))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return false, nil
-		}
+	from := decided.Add(-auditClockSkew).UTC()
+	req := msgGetRequest{NextFor: msg.Subject, StartTime: &from}
+	for {
+		m, err := a.getMsg(ctx, &req)
 		if err != nil {
 			return false, fmt.Errorf("look up audit record %s: %w", id, err)
 		}
-		if m.Header.Get(nats.MsgIdHdr) == id {
+		if m == nil {
+			return false, nil
+		}
+		if bytes.Contains(m.Header, want) {
 			return true, nil
 		}
-		seq = m.Sequence + 1
+		req = msgGetRequest{NextFor: msg.Subject, Seq: m.Sequence + 1}
 	}
 }
+
+// msgGetRequest is JetStream's STREAM.MSG.GET request: the first message
+// on NextFor from Seq, or from StartTime (which nats.go's GetMsg does not
+// offer).
+type msgGetRequest struct {
+	Seq       uint64     `json:"seq,omitempty"`
+	NextFor   string     `json:"next_by_subj"`
+	StartTime *time.Time `json:"start_time,omitempty"`
+}
+
+// storedMsg is the message of a STREAM.MSG.GET reply.
+type storedMsg struct {
+	Sequence uint64 `json:"seq"`
+	Header   []byte `json:"hdrs"`
+}
+
+// getMsg asks the stream for req's message: nil when there is none.
+func (a *auditLog) getMsg(ctx context.Context, req *msgGetRequest) (*storedMsg, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := a.nc.RequestWithContext(ctx, a.apiPrefix+"STREAM.MSG.GET."+messages.AuditStream, body)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Message *storedMsg `json:"message"`
+		Error   *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rep.Data, &resp); err != nil {
+		return nil, fmt.Errorf("unreadable reply %q: %w", rep.Data, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrCode == msgNotFound:
+		return nil, nil
+	case resp.Error != nil:
+		return nil, fmt.Errorf("%s (err_code %d)", resp.Error.Description, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return nil, fmt.Errorf("reply without a message: %q", rep.Data)
+	}
+	return resp.Message, nil
+}
+
+// msgNotFound is JetStream's err_code for "no message found"
+// (JSNoMessageFoundErr).
+const msgNotFound = 10037
 
 // record builds the audit record of dec.
 func (a *auditLog) record(req *messages.Request, dec *messages.Decision, risk *messages.Risk) messages.AuditRecord {
@@ -252,7 +310,7 @@ func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error 
 		return err
 	}
 	if a.late(rec.Decision.DecidedAt) {
-		if there, err := a.inStream(ctx, msg); err != nil {
+		if there, err := a.inStream(ctx, msg, rec.Decision.DecidedAt); err != nil {
 			a.m.AuditFailures.WithLabelValues(auditFailureKind(err)).Inc()
 			return err
 		} else if there {
@@ -521,8 +579,8 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 	futures := make([]jetstream.PubAckFuture, len(batch))
 	there := make([]bool, len(batch))
 	for i, r := range batch {
-		if a.late(r.first.Add(-a.ackTimeout - auditLinger)) {
-			found, err := a.inStream(context.Background(), r.msg)
+		if decided := r.first.Add(-a.ackTimeout - auditLinger); a.late(decided) {
+			found, err := a.inStream(context.Background(), r.msg, decided)
 			if err != nil {
 				a.failed(nil, r.msg, err)
 				continue

@@ -272,7 +272,7 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A 500 ms window is below what configure accepts; set what it would.
-	a.stream, a.lateAfter = s, 300*time.Millisecond
+	a.nc, a.apiPrefix, a.lateAfter = nc, jetstream.DefaultAPIPrefix, 300*time.Millisecond
 	rec := func(id string, decided time.Time) messages.AuditRecord {
 		return a.record(&messages.Request{V: 1, RequestID: id, SessionID: "s1", AgentID: "a", Tool: "bash"},
 			&messages.Decision{V: 1, RequestID: id, SessionID: "s1", Outcome: messages.OutcomeDeny,
@@ -290,7 +290,7 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 	}
 	// Without the look-up the stream takes it again: the same record
 	// appended twice past the window is stored twice.
-	a.stream = nil
+	a.nc = nil
 	fresh := rec("q2", time.Now().Add(-time.Hour))
 	for range 2 {
 		if err := a.Append(ctx, &fresh); err != nil {
@@ -301,7 +301,7 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 	if n := streamMsgs(t, s); n != 3 {
 		t.Fatalf("a record appended twice past the window without look-up: %d records in all, want 3 (what the look-up prevents)", n)
 	}
-	a.stream = s
+	a.nc = nc
 
 	// The retry set: a record that failed long ago and is in the stream
 	// by now is taken out without a second copy; one that is not, stored.
