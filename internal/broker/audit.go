@@ -413,7 +413,6 @@ func (a *auditLog) publishBatch() {
 						"one publish per record until the broker restarts", "err", err)
 				}
 				for _, m := range chunk[stored:] {
-					m.Reply = "" // the retry is a plain acknowledged publish
 					a.failed(nil, m, err)
 				}
 			})

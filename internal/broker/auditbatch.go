@@ -68,6 +68,19 @@ type fastBatch struct {
 	msgs  []*nats.Msg
 	timer *time.Timer
 	done  func(stored int, err error) // called once, outside the lock
+	// sending is set while publish is still sending msgs: an answer that
+	// arrives meanwhile (a refusal of the first message, no responders)
+	// is kept in outcome and reported when publish is done with msgs,
+	// which the callback hands to the retry set.
+	sending bool
+	outcome *fastOutcome
+}
+
+// fastOutcome is a batch's answer: how many of its messages, from the
+// first, the stream stored, and the error that kept the rest out.
+type fastOutcome struct {
+	stored int
+	err    error
 }
 
 // errFastBatchTimeout is a batch's failure when its acknowledgement did not
@@ -98,11 +111,12 @@ func (p *fastPublisher) close() {
 
 // publish sends msgs (at most fastBatchMax) as one batch; done is called
 // once with how many of them, from the first, the stream stored, and the
-// error that kept the rest out. publish itself never blocks on the
+// error that kept the rest out — never before publish is done with msgs
+// (their Reply is empty again then). publish itself never blocks on the
 // stream.
 func (p *fastPublisher) publish(msgs []*nats.Msg, done func(stored int, err error)) {
 	id := nuid.Next()
-	b := &fastBatch{msgs: msgs, done: done}
+	b := &fastBatch{msgs: msgs, done: done, sending: true}
 	p.mu.Lock()
 	p.batches[id] = b
 	p.records += len(msgs)
@@ -124,8 +138,18 @@ func (p *fastPublisher) publish(msgs []*nats.Msg, done func(stored int, err erro
 			// answer (or its timeout) says; what is not stored is
 			// retried either way, and the retries are idempotent.
 			p.resolve(id, 0, err)
-			return
+			break
 		}
+	}
+	for _, m := range msgs {
+		m.Reply = "" // a retry is a plain acknowledged publish
+	}
+	p.mu.Lock()
+	b.sending = false
+	o := b.outcome
+	p.mu.Unlock()
+	if o != nil {
+		b.done(o.stored, o.err)
 	}
 }
 
@@ -216,12 +240,17 @@ func (p *fastPublisher) resolve(id string, stored int, err error) {
 		close(p.idle)
 		p.idle = make(chan struct{})
 	}
-	p.mu.Unlock()
 	b.timer.Stop()
 	stored = min(max(stored, 0), len(b.msgs))
 	if stored < len(b.msgs) && err == nil {
 		err = errFastBatchGap
 	}
+	if b.sending {
+		b.outcome = &fastOutcome{stored, err} // publish reports it
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
 	b.done(stored, err)
 }
 
