@@ -74,12 +74,15 @@ const (
 // Two paths: Append waits for the stream's acknowledgement and returns the
 // error (strict mode, and callers that retry on their own); enqueue hands
 // the record to runBatches, which publishes it asynchronously within
-// auditLinger, and never blocks the decision path. Every asynchronous
+// auditLinger (as one JetStream fast batch where the stream allows it:
+// auditbatch.go), and never blocks the decision path. Every asynchronous
 // append that fails (no acknowledgement within the ack timeout, no stream
-// responding during a leader election, a disconnect) reaches failed, which
-// keeps the record in the retry set; run republishes the set with backoff
-// until each record is acknowledged. The batch and the retry set are
-// bounded: a record that does not fit is lost, counted and logged.
+// responding during a leader election, a disconnect, left out of a fast
+// batch's count) reaches failed, which keeps the record in the retry set;
+// run republishes the set with backoff until each record is acknowledged.
+// The batch and the retry set are bounded: a record that does not fit is
+// lost, counted and logged. Any append of a decision older than the
+// stream's duplicate window looks its record up first (late).
 type auditLog struct {
 	js         jetstream.JetStream
 	subj       messages.Subjects
