@@ -228,6 +228,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		}
 	}
 	ttl := pol.TTL(req.TTL(), d.TTL)
+	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",
@@ -237,6 +238,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
 		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+		Escalation:        ladder,
 	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
@@ -252,6 +254,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		TTL:               ttl,
 		Question:          q,
+		Escalation:        due,
 	})
 }
 
