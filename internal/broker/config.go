@@ -110,6 +110,12 @@ type Config struct {
 	// (default 65536, about 1–2 KiB each); a failed record past it is lost,
 	// counted in signoff_audit_lost_total{reason="overflow"}.
 	AuditRetryLimit int
+	// AuditDedupWindow is the audit stream's duplicate window (default 2
+	// min, JetStream's): an append of a decision older than the window
+	// (less the ack timeout and 5 s of clock skew) first looks its record
+	// up in the stream (audit.go, late). Under auditMinLateAfter + the
+	// margin the broker does not start.
+	AuditDedupWindow time.Duration
 	// OpenTeams lets any approver answer for a team that lists no members
 	// (the built-in policy's "default"). Dev mode only: in production a team
 	// without members refuses every answer.
@@ -184,6 +190,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.AuditAckTimeout == 0 {
 		c.AuditAckTimeout = 2 * time.Second
+	}
+	if c.AuditDedupWindow == 0 {
+		c.AuditDedupWindow = 2 * time.Minute
 	}
 	if c.AuditRetryLimit == 0 {
 		c.AuditRetryLimit = 65536
