@@ -239,6 +239,10 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
 	}
+	if pol.AnswersUser(req.Tool) {
+		ask := messages.ParseAskUser(req.Arguments)
+		q.AskUser = &ask
+	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
 	payload, err := json.Marshal(q)

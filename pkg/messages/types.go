@@ -209,6 +209,9 @@ type ApprovalNeeded struct {
 	ApprovalsRequired int          `json:"approvals_required"`
 	ApprovalsSoFar    []string     `json:"approvals_so_far,omitempty"`
 	Always            *AlwaysGrant `json:"always,omitempty"`
+	// AskUser is set when the tool asks the human something (ask-user
+	// class): approvers answer it with Response.Answer.
+	AskUser *AskUser `json:"ask_user,omitempty"`
 }
 
 // Approver identifies the human who answered and where.

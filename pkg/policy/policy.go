@@ -37,6 +37,8 @@ type Policy struct {
 	// workspace are the directories writes stay in without a question in
 	// auto-edit mode; "." is the call's working directory.
 	workspace []string
+	// answerTools are the tools declared under tools.answer (lower-case).
+	answerTools map[string]bool
 }
 
 // workspaceDirs returns the workspace: the policy's, or the call's
