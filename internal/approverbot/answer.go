@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,4 +203,23 @@ func (v View) AskLines() []string {
 		}
 	}
 	return out
+}
+
+// AnswerSummary renders an answer for people on one line, clipped: a free
+// text as it is, {question: answer} as "question → answer; …" in the
+// questions' alphabetical order.
+func AnswerSummary(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return Clip(OneLine(s), 300)
+	}
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil {
+		return Clip(OneLine(string(raw)), 300)
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" → "+m[k])
+	}
+	return Clip(OneLine(strings.Join(parts, "; ")), 300)
 }
