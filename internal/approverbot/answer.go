@@ -110,8 +110,12 @@ func ChooseAnswer(q Question, raw json.RawMessage, approver, channel, device str
 		if q.Open() && q.Request.Tool != "" {
 			return Answer{}, fmt.Errorf("%w: this question asks for an approval, not an answer", ErrNoAnswer)
 		}
-	} else if _, err := checkedAnswer(q.AskUser, raw); err != nil {
-		return Answer{}, err
+	} else if q.Open() {
+		// A settled question's answer goes to the brokers all the same
+		// (see Choose): their reply says who settled it.
+		if _, err := checkedAnswer(q.AskUser, raw); err != nil {
+			return Answer{}, err
+		}
 	}
 	a, err := Choose(q, ChoiceOnce, approver, channel, device, "")
 	if err != nil {

@@ -128,3 +128,16 @@ func actionIDs(m slacktest.Message) []string {
 	}
 	return ids
 }
+
+// submitFeedback submits the feedback form a Deny opened, as u.
+func (e *env) submitFeedback(t *testing.T, u slacktest.User, feedback string) {
+	t.Helper()
+	v := channeltest.Next(t, e.slack.Opened, "the feedback form")
+	body, err := e.slack.Submit(v, u, map[string]map[string]any{"feedback": {"text": map[string]any{"type": "plain_text_input", "value": feedback}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, out := e.post(t, body, slacktest.Sign(testSecret, time.Now(), body)); status != http.StatusOK || out != "" {
+		t.Fatalf("submit the feedback form: %d %s", status, out)
+	}
+}
