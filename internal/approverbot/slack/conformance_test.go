@@ -3,8 +3,8 @@ package slack_test
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"

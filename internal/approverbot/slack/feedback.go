@@ -203,9 +203,9 @@ type viewSubmission struct {
 }
 
 type stateValue struct {
-	Type            string         `json:"type"`
-	Value           *string        `json:"value"`
-	SelectedOption  *selectedValue `json:"selected_option"`
+	Type            string          `json:"type"`
+	Value           *string         `json:"value"`
+	SelectedOption  *selectedValue  `json:"selected_option"`
 	SelectedOptions []selectedValue `json:"selected_options"`
 }
 
