@@ -66,7 +66,13 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{})
+	return startOn(t, brokertest.Options{})
+}
+
+// startOn is start on a plane started with po.
+func startOn(t *testing.T, po brokertest.Options) *env {
+	t.Helper()
+	p := brokertest.Start(t, po)
 	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
 	t.Cleanup(fake.Close)
 	cfg := testConfig(t, fake.APIURL())
