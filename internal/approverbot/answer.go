@@ -227,3 +227,39 @@ func AnswerSummary(raw json.RawMessage) string {
 	}
 	return Clip(OneLine(strings.Join(parts, "; ")), 300)
 }
+
+// ParseAnswerLine reads an answer typed on one line (a terminal, a chat
+// reply) for q: for a tool without questions the
+// whole line; otherwise one part per question, in order, separated by ";"
+// (a single question takes the whole line). A part of option numbers
+// ("2", "1,3", "1 3") picks those options; any other part is the
+// question's own words.
+func ParseAnswerLine(q Question, text string) []Pick {
+	if q.AskUser == nil || len(q.AskUser.Questions) == 0 {
+		return []Pick{{Text: text}}
+	}
+	parts := []string{text}
+	if len(q.AskUser.Questions) > 1 {
+		parts = strings.Split(text, ";")
+	}
+	var picks []Pick
+	for i, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p := Pick{Question: i}
+		fields := strings.FieldsFunc(part, func(r rune) bool { return r == ',' || r == ' ' })
+		for _, f := range fields {
+			n, err := strconv.Atoi(f)
+			if err != nil || i >= len(q.AskUser.Questions) || len(q.AskUser.Questions[i].Options) == 0 {
+				p.Options = nil
+				p.Text = part
+				break
+			}
+			p.Options = append(p.Options, n-1)
+		}
+		picks = append(picks, p)
+	}
+	return picks
+}

@@ -316,7 +316,7 @@ func (u *ui) submit(ctx context.Context, text string) {
 		u.typing = nil
 		u.out.breakLine()
 		q := u.cur.q
-		raw, err := approverbot.AnswerOf(q, parseAnswer(q, text))
+		raw, err := approverbot.AnswerOf(q, approverbot.ParseAnswerLine(q, text))
 		if err != nil {
 			u.out.println("  " + line(strings.TrimPrefix(err.Error(), approverbot.ErrChoice.Error()+": ")))
 			u.prompt()
@@ -401,39 +401,4 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 		u.out.println(answeredLine(u.st, tool, a, grant))
 		delete(u.items, a.RequestID)
 	}
-}
-
-// parseAnswer reads an answer line for q: for a tool without questions the
-// whole line; otherwise one part per question, in order, separated by ";"
-// (a single question takes the whole line). A part of option numbers
-// ("2", "1,3", "1 3") picks those options; any other part is the
-// question's own words.
-func parseAnswer(q approverbot.Question, text string) []approverbot.Pick {
-	if q.AskUser == nil || len(q.AskUser.Questions) == 0 {
-		return []approverbot.Pick{{Text: text}}
-	}
-	parts := []string{text}
-	if len(q.AskUser.Questions) > 1 {
-		parts = strings.Split(text, ";")
-	}
-	var picks []approverbot.Pick
-	for i, part := range parts {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		p := approverbot.Pick{Question: i}
-		fields := strings.FieldsFunc(part, func(r rune) bool { return r == ',' || r == ' ' })
-		for _, f := range fields {
-			n, err := strconv.Atoi(f)
-			if err != nil || i >= len(q.AskUser.Questions) || len(q.AskUser.Questions[i].Options) == 0 {
-				p.Options = nil
-				p.Text = part
-				break
-			}
-			p.Options = append(p.Options, n-1)
-		}
-		picks = append(picks, p)
-	}
-	return picks
 }

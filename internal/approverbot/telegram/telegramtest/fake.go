@@ -46,6 +46,8 @@ type Message struct {
 	Text      string
 	ParseMode string
 	Keyboard  [][]Button
+	// ReplyTo is the message this one replies to (0: none).
+	ReplyTo int64
 }
 
 // Buttons lists the message's buttons row by row.
@@ -218,6 +220,35 @@ func (s *Server) InjectTap(chatID, messageID int64, data string, from User) stri
 		},
 		"chat_instance": "-1234567890",
 		"data":          data,
+	}})
+	return id
+}
+
+// Reply queues the message update Telegram sends when from replies to m
+// with text (https://core.telegram.org/bots/api#message:
+// reply_to_message), and returns the new message's id. The fake keeps the
+// reply like any message, so the bot may reply to it in turn.
+func (s *Server) Reply(m Message, text string, from User) int64 {
+	s.mu.Lock()
+	s.nextMsg++
+	id := s.nextMsg
+	reply := Message{ChatID: m.ChatID, MessageID: id, Text: text, HTML: text, ReplyTo: m.MessageID}
+	s.msgs[[2]int64{m.ChatID, id}] = &reply
+	s.mu.Unlock()
+	chat := map[string]any{"id": m.ChatID, "type": "group", "title": "approvals"}
+	s.Inject(map[string]any{"message": map[string]any{
+		"message_id": id,
+		"from":       from,
+		"chat":       chat,
+		"date":       time.Now().Unix(),
+		"text":       text,
+		"reply_to_message": map[string]any{
+			"message_id": m.MessageID,
+			"from":       map[string]any{"id": 1, "is_bot": true, "first_name": "Signoff", "username": "signoff_bot"},
+			"chat":       chat,
+			"date":       time.Now().Unix(),
+			"text":       m.Text,
+		},
 	}})
 	return id
 }
@@ -434,6 +465,10 @@ type messageParams struct {
 	ReplyMarkup *struct {
 		InlineKeyboard [][]Button `json:"inline_keyboard"`
 	} `json:"reply_markup"`
+	ReplyParameters *struct {
+		MessageID                int64 `json:"message_id"`
+		AllowSendingWithoutReply bool  `json:"allow_sending_without_reply"`
+	} `json:"reply_parameters"`
 }
 
 func decodeParams(p map[string]json.RawMessage) (messageParams, error) {
@@ -507,6 +542,16 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage
 	if problem != "" {
 		fail(w, http.StatusBadRequest, problem)
 		return
+	}
+	if rp := mp.ReplyParameters; rp != nil {
+		s.mu.Lock()
+		_, exists := s.msgs[[2]int64{mp.ChatID, rp.MessageID}]
+		s.mu.Unlock()
+		if !exists && !rp.AllowSendingWithoutReply {
+			fail(w, http.StatusBadRequest, "Bad Request: message to be replied not found")
+			return
+		}
+		m.ReplyTo = rp.MessageID
 	}
 	s.mu.Lock()
 	s.nextMsg++
