@@ -93,3 +93,32 @@ func TestAskLines(t *testing.T) {
 		t.Error("a question without ask_user has ask lines")
 	}
 }
+
+func TestParseAnswerLine(t *testing.T) {
+	q := askQuestion(twoQuestions)
+	for _, tt := range []struct {
+		line string
+		want string // the answer, or the error's start
+	}{
+		{"1; 1,2", `{"Which database should the service use for its data?":"Postgres","Which features?":"Auth, Logs"}`},
+		{"2; logs and traces", `{"Which database should the service use for its data?":"Mongo","Which features?":"logs and traces"}`},
+		{"; 2", `{"Which features?":"Logs"}`},
+		{"Postgres 16", `{"Which database should the service use for its data?":"Postgres 16"}`},
+		{"1,2", "choice not offered: not an answer: the answer question"},
+		{"3", "choice not offered: not an answer: option 3 does not exist"},
+		{"1; 2; 3", "choice not offered: not an answer: question 3 does not exist"},
+	} {
+		raw, err := AnswerOf(q, ParseAnswerLine(q, tt.line))
+		got := string(raw)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("ParseAnswerLine(%q) → %s, want %s", tt.line, got, tt.want)
+		}
+	}
+	free := askQuestion(`{"prompt":"region?"}`)
+	if raw, err := AnswerOf(free, ParseAnswerLine(free, "1; eu")); err != nil || string(raw) != `"1; eu"` {
+		t.Errorf("a free-text line %s, %v", raw, err)
+	}
+}
