@@ -3,7 +3,9 @@
 // script only places them, ticks the countdowns and sends answers. It tells
 // notify.js what happens with DOM events on document: "signoff:question"
 // ({id, tool, summary, fresh}: fresh is false for a card already shown or
-// listed at load), "signoff:settled" ({id}) and "signoff:count" ({open}).
+// listed at load), "signoff:reminder" (the same, for a question re-asked by
+// an escalation's reminder), "signoff:settled" ({id}) and "signoff:count"
+// ({open}).
 'use strict';
 
 (() => {
@@ -111,11 +113,15 @@
     if (touched) touched.add(id);
     tick();
     refreshCount();
-    if (!cur) {
-      const q = view.question || {};
-      const req = q.request || {};
-      emit('question', { id, tool: req.tool || '', summary: view.summary || '', fresh: loaded });
-    }
+    // A reminder (an escalation step re-asks the question) is news again.
+    const q = view.question || {};
+    const req = q.request || {};
+    const reminder = q.reminder || 0;
+    const before = cur ? parseInt(cur.dataset.reminder || '0', 10) : 0;
+    next.dataset.reminder = String(Math.max(reminder, before));
+    const detail = { id, tool: req.tool || '', summary: view.summary || '', fresh: loaded };
+    if (!cur) emit('question', detail);
+    else if (reminder > before) emit('reminder', detail);
   }
 
   // settle shows how a question ended, takes its buttons away, and removes

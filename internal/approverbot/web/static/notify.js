@@ -202,8 +202,14 @@
   });
   document.addEventListener('signoff:reminder', (e) => {
     const d = e.detail;
-    if (!looking()) notify(d, true);
+    if (!looking()) {
+      unseen.add(d.id);
+      const card = document.getElementById('q-' + d.id);
+      if (card) card.classList.add('fresh');
+      notify(d, true);
+    }
     if (soundOn()) chime();
+    render();
   });
   document.addEventListener('signoff:settled', (e) => {
     unseen.delete(e.detail.id);
