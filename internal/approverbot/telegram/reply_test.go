@@ -69,3 +69,35 @@ func TestTelegramOptionButtonsAnswerAndCannotBeForged(t *testing.T) {
 		t.Errorf("decision answer %s by %s", d.Answer, d.DecidedBy.ID)
 	}
 }
+
+func TestTelegramReplyAnswersSeveralQuestions(t *testing.T) {
+	e := startOn(t, brokertest.Options{Policy: channeltest.Policy})
+	pend := brokertest.Ask(t.Context(), e.Agent, "r-ask", "AskUserQuestion", map[string]any{"questions": []any{
+		map[string]any{"question": "Which database?", "options": []any{map[string]any{"label": "Postgres"}, map[string]any{"label": "Mongo"}}},
+		map[string]any{"question": "Which features?", "multiSelect": true,
+			"options": []any{map[string]any{"label": "Auth"}, map[string]any{"label": "Logs"}}},
+	}})
+	e.Device.NextAsk("r-ask")
+	e.Ask(t, "r0", "make lint") // starts the bot
+	m := channeltest.NextFor(t, e.tg.Sent, "the ask-user question", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "request r-ask") })
+	for _, b := range m.Buttons() {
+		if strings.HasPrefix(b.CallbackData, "o:") {
+			t.Fatalf("option buttons on a two-question ask: %v", labels(m))
+		}
+	}
+	if !strings.Contains(m.Text, "separated by ;") || !strings.Contains(m.Text, "Question 2 (pick any): Which features?") {
+		t.Errorf("the message does not say how to answer:\n%s", m.Text)
+	}
+	if r := e.botReply(t, e.tg.Reply(m, "3; 1", alice)); !strings.Contains(r.Text, "option 3 does not exist") {
+		t.Errorf("a wrong option got %q", r.Text)
+	}
+	if d, _ := pend.Peek(); d != nil {
+		t.Fatalf("a wrong answer decided the call: %+v", d)
+	}
+	if r := e.botReply(t, e.tg.Reply(m, "2; 1,2", alice)); !strings.Contains(r.Text, "answered by Alice via telegram") {
+		t.Errorf("the answer got %q", r.Text)
+	}
+	if d := pend.Wait(t); string(d.Answer) != `{"Which database?":"Mongo","Which features?":"Auth, Logs"}` {
+		t.Errorf("the agent got %s", d.Answer)
+	}
+}
