@@ -76,15 +76,6 @@ func AnswerOf(q Question, picks []Pick) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// TextAnswer is free text typed as the answer to every question of q (a
-// reply in a chat, a line in the terminal): a JSON string.
-func TextAnswer(q Question, text string) (json.RawMessage, error) {
-	if q.AskUser == nil {
-		return nil, fmt.Errorf("%w: this question asks for an approval, not an answer", ErrNoAnswer)
-	}
-	return checkedAnswer(q.AskUser, messages.AnswerText(text))
-}
-
 func checkedAnswer(ask *messages.AskUser, raw json.RawMessage) (json.RawMessage, error) {
 	if err := ask.Check(raw); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoAnswer, answerProblem(err))
