@@ -97,20 +97,19 @@ func answerProblem(err error) string {
 // questions. It refuses where Choose refuses (one's own request) and on a
 // question that takes no answer.
 func ChooseAnswer(q Question, raw json.RawMessage, approver, channel, device string) (Answer, error) {
-	if q.AskUser == nil {
-		if q.Open() && q.Request.Tool != "" {
-			return Answer{}, fmt.Errorf("%w: this question asks for an approval, not an answer", ErrNoAnswer)
-		}
-	} else if q.Open() {
+	if q.AskUser == nil && q.Open() && q.Request.Tool != "" {
+		return Answer{}, fmt.Errorf("%w: this question asks for an approval, not an answer", ErrNoAnswer)
+	}
+	a, err := Choose(q, ChoiceOnce, approver, channel, device, "")
+	if err != nil {
+		return Answer{}, err
+	}
+	if q.AskUser != nil && q.Open() {
 		// A settled question's answer goes to the brokers all the same
 		// (see Choose): their reply says who settled it.
 		if _, err := checkedAnswer(q.AskUser, raw); err != nil {
 			return Answer{}, err
 		}
-	}
-	a, err := Choose(q, ChoiceOnce, approver, channel, device, "")
-	if err != nil {
-		return Answer{}, err
 	}
 	a.Answer = raw
 	return a, nil

@@ -98,6 +98,15 @@ func opensModal(action string) bool {
 	return action == actionAnswer || action == actionDeny || action == actionDenyStop
 }
 
+// modalChoice is the choice a modal's button leads to (an answer approves
+// once), to check it is offered before the form opens.
+func modalChoice(action string) approverbot.Choice {
+	if action == actionAnswer {
+		return approverbot.ChoiceOnce
+	}
+	return choiceOf[action]
+}
+
 // openModal opens the modal of a click: feedback for a Deny, the answer
 // form for Answer. It returns an error when Slack would not open it (no
 // trigger, an expired one, Slack unreachable).

@@ -179,7 +179,7 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 	switch {
 	case k.submitted:
 		o = c.handleSubmission(ctx, r, log, q, appr, k)
-	case ok && q.Open() && opensModal(k.action):
+	case ok && q.Open() && opensModal(k.action) && approverbot.Offered(q, modalChoice(k.action), appr.ID) == nil:
 		err := c.openModal(ctx, q, k)
 		if err == nil {
 			return // the form's submission answers
