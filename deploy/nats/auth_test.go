@@ -154,6 +154,14 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 		t.Fatalf("admin get audit message 1: %v", err)
 	}
 
+	// A broker may read the audit stream by subject: a late append looks
+	// its record up first (internal/broker, audit.go).
+	lookup, err := replicas[0].conn.Conn.Request("$JS.API.STREAM.MSG.GET."+messages.AuditStream,
+		[]byte(`{"seq":1,"next_by_subj":"`+subj.Audit("s-e2e")+`"}`), 5*time.Second)
+	if err != nil || !strings.Contains(string(lookup.Data), `"message"`) {
+		t.Fatalf("broker look-up of an audit record: %v %s", err, lookupData(lookup))
+	}
+
 	// A replica that stops deletes its watch consumer.
 	if err := replicas[1].stop(); err != nil {
 		t.Fatal(err)
@@ -365,4 +373,11 @@ func TestPerAgentUsersKeepAgentsApart(t *testing.T) {
 		t.Fatal("a reply arrived on the default inbox")
 	}
 	careless.wantViolation(t, `Subscription to "_INBOX.`)
+}
+
+func lookupData(m *nats.Msg) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Data)
 }

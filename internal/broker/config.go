@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -105,6 +106,12 @@ type Config struct {
 	// (default 65536, about 1–2 KiB each); a failed record past it is lost,
 	// counted in signoff_audit_lost_total{reason="overflow"}.
 	AuditRetryLimit int
+	// AuditDedupWindow is the audit stream's duplicate window (default 2
+	// min, JetStream's): an append of a decision older than the window
+	// (less the ack timeout and 5 s of clock skew) first looks its record
+	// up in the stream (audit.go, late). Under auditMinLateAfter + the
+	// margin the broker does not start.
+	AuditDedupWindow time.Duration
 	// OpenTeams lets any approver answer for a team that lists no members
 	// (the built-in policy's "default"). Dev mode only: in production a team
 	// without members refuses every answer.
@@ -123,6 +130,21 @@ type Config struct {
 	// SignatureMaxSkew bounds how far a response's signed_at may be from
 	// this replica's clock, either way (default 5 min).
 	SignatureMaxSkew time.Duration
+	// Pagers are the pagers escalation page: steps name (nil: none; see
+	// escalator.NewPagers).
+	Pagers *escalator.Pagers
+	// WebURL is the public base URL of the approver web page: a page links
+	// to the question there (empty: no link).
+	WebURL string
+	// EscalationInterval is the escalator's sweep interval (default 1 s):
+	// an escalation step runs within its time plus this.
+	EscalationInterval time.Duration
+	// EscalationWatch is how often a question that paged is checked for
+	// its decision, which resolves the page (default 2 s).
+	EscalationWatch time.Duration
+	// DisableEscalation turns the in-process escalator off (tests that
+	// count Redis round trips; never in production: no ladder would run).
+	DisableEscalation bool
 
 	// signatures is built by Validate from the three fields above.
 	signatures *signatureGuard
@@ -162,6 +184,9 @@ func (c *Config) setDefaults() {
 	if c.AuditAckTimeout == 0 {
 		c.AuditAckTimeout = 2 * time.Second
 	}
+	if c.AuditDedupWindow == 0 {
+		c.AuditDedupWindow = 2 * time.Minute
+	}
 	if c.AuditRetryLimit == 0 {
 		c.AuditRetryLimit = 65536
 	}
@@ -196,6 +221,14 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseAuditMode(string(c.AuditMode)); err != nil {
 		return fmt.Errorf("broker: %w", err)
+	}
+	if c.WebURL != "" {
+		if err := escalator.CheckWebURL(c.WebURL); err != nil {
+			return fmt.Errorf("broker: %w", err)
+		}
+	}
+	if c.EscalationInterval < 0 || c.EscalationWatch < 0 {
+		return errors.New("broker: EscalationInterval and EscalationWatch must not be negative")
 	}
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {
 		return fmt.Errorf("broker: prefix: %w", err)

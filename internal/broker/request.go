@@ -228,6 +228,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		}
 	}
 	ttl := pol.TTL(req.TTL(), d.TTL)
+	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",
@@ -237,6 +238,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
 		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+		Escalation:        ladder,
 	}
 	if pol.AnswersUser(req.Tool) {
 		ask := messages.ParseAskUser(req.Arguments)
@@ -256,6 +258,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		TTL:               ttl,
 		Question:          q,
+		Escalation:        due,
 	})
 }
 

@@ -1,6 +1,7 @@
 package brokerd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -87,6 +89,20 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 			return err
 		}
 		watcher, pol = w, w
+	}
+	// Pagers next: their keys are read now, so a missing one stops the
+	// start. A reload that changes them rebuilds them; one that cannot be
+	// built keeps the pagers in use (logged).
+	pagers, err := escalator.NewPagers(pol.Current().Pagers(), log)
+	if err != nil {
+		return err
+	}
+	if watcher != nil {
+		watcher.OnChange(func(p *policy.Policy) {
+			if err := pagers.Update(p.Pagers()); err != nil {
+				log.Error("the new policy's pagers cannot be built; the pagers in use stay", "err", err)
+			}
+		})
 	}
 	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
 	if err != nil {
@@ -159,23 +175,26 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		replica = host + "-" + strconv.Itoa(os.Getpid())
 	}
 	b, err := broker.New(broker.Config{
-		Conn:            nc,
-		AuditConn:       auditNC,
-		Store:           store,
-		Policy:          pol,
-		Logger:          log,
-		Prefix:          o.Prefix,
-		Replica:         replica,
-		MaxMessageBytes: o.MaxBytes,
-		Workers:         o.Workers,
-		StoreTimeout:    o.StoreTimeout,
-		ReapInterval:    o.ReapInterval,
-		DisableAudit:    o.NoAudit,
-		AuditMode:       broker.AuditMode(o.Audit),
-		AuditAckTimeout: o.AuditTimeout,
-		AuditRetryLimit: o.AuditRetryMax,
-		AuditReplicas:   o.AuditReplicas,
-		OpenTeams:       o.Dev,
+		Conn:             nc,
+		AuditConn:        auditNC,
+		Store:            store,
+		Policy:           pol,
+		Logger:           log,
+		Prefix:           o.Prefix,
+		Replica:          replica,
+		MaxMessageBytes:  o.MaxBytes,
+		Workers:          o.Workers,
+		StoreTimeout:     o.StoreTimeout,
+		ReapInterval:     o.ReapInterval,
+		DisableAudit:     o.NoAudit,
+		AuditMode:        broker.AuditMode(o.Audit),
+		AuditAckTimeout:  o.AuditTimeout,
+		AuditDedupWindow: o.AuditDedup,
+		AuditRetryLimit:  o.AuditRetryMax,
+		AuditReplicas:    o.AuditReplicas,
+		OpenTeams:        o.Dev,
+		Pagers:           pagers,
+		WebURL:           o.WebURL,
 
 		RequireSignedResponses: o.RequireSigned,
 		ApproverKeys:           approverKeys,
@@ -308,6 +327,8 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval)),
+		nats.MaxPingsOutstanding(cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			// A clean close or drain (shutdown) disconnects with no error.
 			if err != nil {
