@@ -272,3 +272,48 @@ func TestAnswersThroughTheHTTPAPIAreChecked(t *testing.T) {
 		t.Errorf("bash was decided: %+v", d)
 	}
 }
+
+const reminderPolicy = `
+mode: auto-edit
+ttl: 1m
+teams:
+  default:
+    members: [alice, bob, carol]
+    escalation:
+      - { after: 3s, remind: true }
+`
+
+func TestBrowserARemindersNotifiesAgain(t *testing.T) {
+	r := startRigOn(t, brokertest.Options{Policy: reminderPolicy, Redis: true, EscalationInterval: 100 * time.Millisecond}, "[default]", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 1000, 900)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.login(r.srv.URL, "alice", alicePassword)
+	alice.eval(pageFakes)
+	alice.do("enable notifications", chromedp.Click(chromedp.CSS(`#notify`)))
+	alice.poll("notifications are on", `document.getElementById('notify').textContent === 'Notifications: on' ? 'on' : ''`, 2*time.Second)
+
+	// The question, then its reminder three seconds later, while the page is
+	// in the background: a notification each.
+	alice.eval(`window.__setHidden(true), 'ok'`)
+	brokertest.Ask(ctx, r.plane.Agent("sess-remind", "pod-1"), "req-r1", "bash", brokertest.Bash("make deploy"))
+	alice.cardShown("req-r1")
+	if first := alice.poll("a notification for the question", `window.__notes.length ? window.__notes[0].title : ''`, 2*time.Second); first != "Signoff: bash needs an answer" {
+		t.Errorf("the question's notification %q", first)
+	}
+	// The approver looks, then leaves again: the reminder makes the
+	// question new again.
+	alice.eval(`window.__setHidden(false), window.__setHidden(true), 'ok'`)
+	if got := alice.eval(`String(document.getElementById('new').hidden)`); got != "true" {
+		t.Fatalf("the new marker did not clear when the approver looked")
+	}
+	note := alice.poll("a notification for the reminder", `window.__notes.length > 1 ? window.__notes[1].title : ''`, 8*time.Second)
+	if note != "Still waiting: bash needs an answer" {
+		t.Errorf("the reminder's notification %q", note)
+	}
+	if got := alice.eval(`document.getElementById('new').textContent + ' ' + document.getElementById('q-req-r1').classList.contains('fresh')`); got != "1 new true" {
+		t.Errorf("the reminded question is not marked new: %s", got)
+	}
+	alice.noProblems()
+}
