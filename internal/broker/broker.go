@@ -150,6 +150,10 @@ func (b *Broker) Run(ctx context.Context) error {
 	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
+	if !b.cfg.DisableReaper {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.runGrantExpiry(runCtx, b.cfg.GrantExpiryInterval) }()
+	}
 	// The audit retry loop outlives the handlers and background work: it
 	// stops (and flushes) after them, below.
 	auditCtx, stopAudit := context.WithCancel(context.Background())

@@ -84,6 +84,10 @@ type Config struct {
 	// or failed before it acknowledged them are carried out within the
 	// store's effect lease plus this.
 	OutboxInterval time.Duration
+	// GrantExpiryInterval is how often each replica removes the grants
+	// whose expiry passed and records them expired (default 30 s; grants
+	// stop allowing calls at their expiry whatever this interval).
+	GrantExpiryInterval time.Duration
 	// DisableReaper turns the in-process reaper off (tests that need to
 	// control expiry; never in production).
 	DisableReaper bool
@@ -172,6 +176,9 @@ func (c *Config) setDefaults() {
 	if c.OutboxInterval == 0 {
 		c.OutboxInterval = time.Second
 	}
+	if c.GrantExpiryInterval == 0 {
+		c.GrantExpiryInterval = 30 * time.Second
+	}
 	if c.AuditReplicas == 0 {
 		c.AuditReplicas = 1
 	}
@@ -212,8 +219,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("broker: MaxMessageBytes %d is too small (minimum 1024)", c.MaxMessageBytes)
 	case c.Workers < 1:
 		return fmt.Errorf("broker: Workers %d must be at least 1", c.Workers)
-	case c.StoreTimeout < 0 || c.ReapInterval < 0 || c.OutboxInterval < 0:
-		return errors.New("broker: StoreTimeout and ReapInterval must not be negative")
+	case c.StoreTimeout < 0 || c.ReapInterval < 0 || c.OutboxInterval < 0 || c.GrantExpiryInterval < 0:
+		return errors.New("broker: StoreTimeout, ReapInterval, OutboxInterval and GrantExpiryInterval must not be negative")
 	case c.AuditAckTimeout < 0 || c.AuditRetryLimit < 0:
 		return errors.New("broker: AuditAckTimeout and AuditRetryLimit must not be negative")
 	case c.AuditMode == AuditStrict && c.DisableAudit:
