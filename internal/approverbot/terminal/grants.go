@@ -13,28 +13,29 @@ import (
 )
 
 // The grants keys work whether or not a question is waiting: g lists the
-// grants of the operator's teams, numbered; r revokes one, by its id or its
-// number in the latest list (in raw mode r asks for it on a line of its
-// own; in line mode "r <id>" does it at once, and "r" alone asks).
+// grants of the operator's teams, numbered; v revokes one, by its id or its
+// number in the latest list (in raw mode v asks for it on a line of its
+// own; in line mode "v <id>" does it at once, and "v" alone asks). (r
+// answers an ask-user question.)
 
-// maxRevokeInput bounds the line typed after r.
+// maxRevokeInput bounds the line typed after v.
 const maxRevokeInput = 256
 
-// revoking is a grant id being typed after r.
+// revoking is a grant id being typed after v.
 type revoking struct{ buf []rune }
 
-// grantsKey handles g and r (key mode, question or not); false for any
+// grantsKey handles g and v (key mode, question or not); false for any
 // other key. arg is what followed the key on its line (line mode).
 func (u *ui) grantsKey(ctx context.Context, key rune, arg string) bool {
 	switch key {
 	case 'g':
 		if arg != "" {
-			u.out.println("  g takes nothing after it; r <id> revokes a grant")
+			u.out.println("  g takes nothing after it; v <id> revokes a grant")
 			u.prompt()
 			return true
 		}
 		u.listGrants(ctx)
-	case 'r':
+	case 'v':
 		if arg != "" {
 			u.revoke(ctx, arg)
 			return true
@@ -47,7 +48,7 @@ func (u *ui) grantsKey(ctx context.Context, key rune, arg string) bool {
 	return true
 }
 
-// revokePrompt is the prompt of the id typed after r.
+// revokePrompt is the prompt of the id typed after v.
 func (u *ui) revokePrompt() string {
 	how := "Enter revokes, Esc goes back"
 	if !u.raw {
@@ -113,7 +114,7 @@ func (u *ui) grantAdmin() (approverbot.GrantAdmin, bool) {
 	return ga, ok
 }
 
-// listGrants prints the grants of the operator's teams, numbered for r.
+// listGrants prints the grants of the operator's teams, numbered for v.
 func (u *ui) listGrants(ctx context.Context) {
 	ga, ok := u.grantAdmin()
 	if !ok {
@@ -140,7 +141,7 @@ func grantsText(st style, gs []messages.Grant) string {
 		return "  No standing grants for your teams.\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  Grants of your teams (%d); r revokes one:\n", len(gs))
+	fmt.Fprintf(&b, "  Grants of your teams (%d); v revokes one:\n", len(gs))
 	for i, g := range gs {
 		fmt.Fprintf(&b, "  %d. %s  %s\n", i+1, st.bold(line(g.ID)), line(approverbot.GrantText(g)))
 		b.WriteString("     " + st.dim(line(grantDetail(g))) + "\n")
@@ -196,7 +197,7 @@ func (u *ui) revoke(ctx context.Context, arg string) {
 	u.prompt()
 }
 
-// grantID reads what follows r: an id of the latest list, else a number of
+// grantID reads what follows v: an id of the latest list, else a number of
 // it, else an id as typed (the brokers say whether it exists).
 func (u *ui) grantID(arg string) string {
 	arg = strings.TrimSpace(arg)

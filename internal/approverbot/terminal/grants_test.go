@@ -56,19 +56,19 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 		}
 	}
 
-	// r, an id that is not there, Enter: the brokers' answer is shown.
-	tp.typeKeys(t, "r")
+	// v, an id that is not there, Enter: the brokers' answer is shown.
+	tp.typeKeys(t, "v")
 	tp.out.expect("revoke grant: its id or its number")
 	tp.typeKeys(t, "gr_nothere\r")
 	tp.out.expect("grant gr_nothere not revoked: the brokers refused: ")
 	// Esc abandons a revocation.
-	tp.typeKeys(t, "r1\x1b")
+	tp.typeKeys(t, "v1\x1b")
 	tp.out.expect("back to the keys; nothing was revoked")
 	if got := grantIDs(t, p, "sess-g"); len(got) != 1 {
 		t.Fatalf("an abandoned revocation revoked: %v", got)
 	}
-	// r 1 revokes the first of the list.
-	tp.typeKeys(t, "r1\r")
+	// v 1 revokes the first of the list.
+	tp.typeKeys(t, "v1\r")
 	tp.out.expect("✓ revoked grant " + ids[0] + ": bash(npm install *) for session sess-g — the next such call asks again")
 	if got := grantIDs(t, p, "sess-g"); len(got) != 0 {
 		t.Fatalf("grants after the revocation: %v", got)
@@ -106,9 +106,9 @@ func TestTerminalRevokesGrantsByIDInLineMode(t *testing.T) {
 	}
 	write("g\n")
 	out.expect("1. " + ids[0])
-	write("r " + ids[0] + "\n")
+	write("v " + ids[0] + "\n")
 	out.expect("✓ revoked grant " + ids[0])
-	write("r " + ids[0] + "\n")
+	write("v " + ids[0] + "\n")
 	out.expect("grant " + ids[0] + " not revoked: the brokers refused: ")
 	write("g extra\n")
 	out.expect("g takes nothing after it")
@@ -130,7 +130,7 @@ func TestTerminalGrantsOfAnotherTeamAreNeitherListedNorRevoked(t *testing.T) {
 	tp, _ := ttyBot(t, p, botConfig("dave", "oncall"), terminal.Options{})
 	tp.typeKeys(t, "g")
 	tp.out.expect("No standing grants for your teams.")
-	tp.typeKeys(t, "r"+ids[0]+"\r")
+	tp.typeKeys(t, "v"+ids[0]+"\r")
 	tp.out.expect("grant " + ids[0] + " not revoked: the brokers refused: ")
 	if got := grantIDs(t, p, "sess-gt"); len(got) != 1 {
 		t.Fatalf("dave revoked default's grant: %v", got)

@@ -236,6 +236,12 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		why += st.dim(" (tier " + line(v.Tier) + ")")
 	}
 	row("why", strings.TrimSpace(why))
+	if lines := v.AskLines(); lines != nil {
+		for i := range lines {
+			lines[i] = line(lines[i])
+		}
+		row("asks you", strings.Join(lines, "\n")+"\n"+st.dim("press r to answer"))
+	}
 	if v.SafetyOverride != "" {
 		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
@@ -317,6 +323,9 @@ func argumentsText(raw json.RawMessage) string {
 func promptText(st style, q approverbot.Question, now time.Time) string {
 	v := view(q)
 	keys := []string{st.bold("[y]") + " once"}
+	if q.AskUser != nil {
+		keys = append([]string{st.bold("[r]") + " answer"}, keys...)
+	}
 	if v.Session.Offered {
 		keys = append(keys, st.bold("[s]")+" session: "+line(v.Session.Grants))
 	}
@@ -339,6 +348,9 @@ func promptText(st style, q approverbot.Question, now time.Time) string {
 func helpText(q approverbot.Question) string {
 	v := view(q)
 	var b strings.Builder
+	if q.AskUser != nil {
+		b.WriteString("  r  answer the agent's question: your answer is the tool's result (" + answerHint(q) + ")\n")
+	}
 	b.WriteString("  y  approve this call once\n")
 	if v.Session.Offered {
 		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
@@ -354,7 +366,7 @@ func helpText(q approverbot.Question) string {
 	b.WriteString("  x  reject and stop (hard): the agent skips the rest of its turn; you may give feedback\n")
 	b.WriteString("  k  skip: leave it for now; it comes back after the other questions\n")
 	b.WriteString("  g  list the grants of your teams (Session and Always answers), with their ids\n")
-	b.WriteString("  r  revoke a grant: r, then its id or its number in the latest list (line mode: r <id>)\n")
+	b.WriteString("  v  revoke a grant: v, then its id or its number in the latest list (line mode: v <id>)\n")
 	b.WriteString("  ?  this help\n")
 	b.WriteString("  Feedback is one line: Enter sends it (empty is fine), Esc goes back to the keys.\n")
 	return b.String()
@@ -363,12 +375,15 @@ func helpText(q approverbot.Question) string {
 // idleHelpText explains the keys that work while no question is waiting.
 const idleHelpText = "  No question is waiting. Keys:\n" +
 	"  g  list the grants of your teams (Session and Always answers), with their ids\n" +
-	"  r  revoke a grant: r, then its id or its number in the latest list (line mode: r <id>)\n" +
+	"  v  revoke a grant: v, then its id or its number in the latest list (line mode: v <id>)\n" +
 	"  ?  this help\n"
 
 // answeredLine is the log line of an answer this terminal sent and the
 // brokers applied.
 func answeredLine(st style, tool string, a approverbot.Answer, grant string) string {
+	if a.Approved && len(a.Answer) > 0 {
+		return st.green("✓") + " " + tool + " answered: " + line(approverbot.AnswerSummary(a.Answer))
+	}
 	if a.Approved {
 		scope := approverbot.ScopeText(a.Scope)
 		if grant != "" && a.Scope != messages.ScopeOnce {
@@ -442,4 +457,16 @@ func notAppliedLine(st style, tool string, rep messages.RespondReply) string {
 		s += "the brokers refused it (state " + line(string(rep.State)) + ")"
 	}
 	return s
+}
+
+// answerHint says how to type an answer to q.
+func answerHint(q approverbot.Question) string {
+	switch n := len(q.AskUser.Questions); {
+	case n == 0:
+		return "type your answer"
+	case n == 1:
+		return "type option numbers (1,3 for several where allowed) or your own words"
+	default:
+		return "per question, in order, option numbers or your own words, separated by ;"
+	}
 }

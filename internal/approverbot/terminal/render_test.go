@@ -331,7 +331,7 @@ func TestGrantsTextListsEachGrantWithItsIDAndFacts(t *testing.T) {
 	}
 	got := grantsText(style{}, gs)
 	for _, want := range []string{
-		"Grants of your teams (2); r revokes one:",
+		"Grants of your teams (2); v revokes one:",
 		"1. gr_1  bash(npm install *) for session s1",
 		"session · approved by Alice via web · request req-1 · teams default · created 2026-03-14 09:00 UTC · ends with the session",
 		"2. gr_2  every write\\x1b[31m call for agent pod-7",

@@ -13,14 +13,15 @@
 // # Endpoints
 //
 //	GET  /                 the page (redirects to /login when signed out)
-//	GET  /login            the sign-in form
+//	GET  /login            the sign-in form (?next=, see below)
 //	POST /login            sign in: form or JSON {approver, password};
 //	                       with Accept: application/json the reply is
-//	                       {approver, display, csrf_token, expires_at}
+//	                       {approver, display, csrf_token, expires_at};
+//	                       a form sign-in redirects to its next field
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first
-//	POST /api/respond      {request_id, action, feedback, device} →
+//	POST /api/respond      {request_id, action, feedback, device, picks} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing
@@ -32,14 +33,25 @@
 //	                       403 unless the viewer is a member of one of the
 //	                       grant's teams, 404 when it is gone)
 //	GET  /events           text/event-stream of question and resolved events
-//	GET  /static/…         the page's scripts, style sheet and icon
+//	GET  /static/…         the page's scripts (app.js, notify.js,
+//	                       grants.js, the service worker sw.js), style
+//	                       sheet and icon
+//
+// A link to one question, /#q-<request id> (a pager's), opens the page at
+// that card (static/deeplink.js). Signed out, the script keeps the fragment
+// through the sign-in in the form's next field; next may only be the page,
+// "/" with a fragment (safeNext): anything else leads to "/", so the
+// sign-in is no open redirect. /#grants opens the Grants view.
 //
 // action is one of approve (once), session and always (only when the
-// question offers them: the brokers' offers), reject_soft and reject_hard.
-// The grants endpoints are rate-limited per approver (20 requests, then one
-// a second): each one is a request to the brokers. The page shows the
-// Grants view at /#grants. Errors are JSON
-// {"error": {"code", "message"}} with a matching HTTP status.
+// question offers them: the brokers' offers), reject_soft and reject_hard;
+// on an ask-user question (its view's actions list "answer") also answer,
+// with picks [{question, options, text}]: per question (by index) the
+// options picked (by index) and the words typed, which the core turns into
+// the answer. The grants endpoints are rate-limited per approver (20
+// requests, then one a second): each one is a request to the brokers.
+// Errors are JSON {"error": {"code", "message"}} with a matching HTTP
+// status.
 //
 // # Security
 //

@@ -42,8 +42,8 @@ func sessionGrantIDs(t *testing.T, p *brokertest.Plane, session string) []string
 // view lists it with who approved it, from which request, and when; Revoke
 // ends it (a refusal is shown), and the next call asks again.
 func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
-	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true})
-	r := startRigOn(t, p, "[default]", Options{ResolvedLinger: time.Second})
+	r := startRigOn(t, brokertest.Options{Replicas: 2, Redis: true}, "[default]", Options{ResolvedLinger: time.Second})
+	p := r.plane
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	browser := startBrowser(t, 1000, 900)

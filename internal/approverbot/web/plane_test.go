@@ -25,12 +25,13 @@ type rig struct {
 // teams (YAML list).
 func startRig(t *testing.T, replicas int, teams string, o Options) *rig {
 	t.Helper()
-	return startRigOn(t, brokertest.Start(t, brokertest.Options{Replicas: replicas}), teams, o)
+	return startRigOn(t, brokertest.Options{Replicas: replicas}, teams, o)
 }
 
-// startRigOn starts a bot serving teams (YAML list) on plane p.
-func startRigOn(t *testing.T, p *brokertest.Plane, teams string, o Options) *rig {
+// startRigOn is startRig on a plane started with po (a policy, Redis).
+func startRigOn(t *testing.T, po brokertest.Options, teams string, o Options) *rig {
 	t.Helper()
+	p := brokertest.Start(t, po)
 	cfg := testConfig(t, teams, "{insecure_cookies: true}")
 	if o.Logger == nil {
 		o.Logger = quietLogger()

@@ -132,6 +132,9 @@ type loginData struct {
 	Approver string
 	// Proxy is the trusted header's name when password sign-in is off.
 	Proxy string
+	// Next is where the sign-in leads ("/" or "/#q-<id>"), checked by
+	// safeNext; deeplink.js fills it from the address's fragment.
+	Next string
 }
 
 func (c *Channel) renderLogin(w http.ResponseWriter, status int, d loginData) {
@@ -195,5 +198,5 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 		return QuestionView{}, err
 	}
 	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}, nil
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}, nil
 }

@@ -138,7 +138,8 @@ type QuestionEvent struct {
 type Choices struct {
 	// Actions are the choices the question offers (approve, session,
 	// always, reject_soft, reject_hard), as /webhook/respond takes them
-	// (always: "scope": "always").
+	// (always: "scope": "always"); "answer" on an ask-user question
+	// (ask_user is set: "answer": … with "approved": true).
 	Actions []string `json:"actions"`
 	// Session and Always say in words what those answers grant; when one
 	// is not offered it is empty and SessionNotOffered or
@@ -183,6 +184,9 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 		if approverbot.Offered(q, ch, "") == nil {
 			msg.Choices.Actions = append(msg.Choices.Actions, string(ch))
 		}
+	}
+	if q.AskUser != nil {
+		msg.Choices.Actions = append(msg.Choices.Actions, "answer")
 	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
 }
