@@ -119,11 +119,14 @@ func approverIDs(g *session.Grant) string {
 
 // offersFor says which standing answers the question about d offers: a
 // scope is offered only when the grant its answer records (approved for
-// the question's team by as many approvers as it needs, with the
-// patterns shown) would settle this same question again.
+// the question's team by the one approver who chose that scope, with the
+// patterns shown) would settle this same question again. A question that
+// needs a quorum therefore offers none: the store counts each approver of
+// a quorum but keeps only the last one's answer, so a grant could stand
+// on approvers who answered "once" (checkScope refuses it too).
 func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []messages.GrantOffer {
 	need := pol.NeedOf(d)
-	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: need.Approvals})
+	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: standingApprovers})
 	session := messages.GrantOffer{Scope: messages.ScopeSession}
 	always := messages.GrantOffer{Scope: messages.ScopeAlways}
 	if d.Shell != nil {
@@ -171,14 +174,27 @@ func alwaysOf(offers []messages.GrantOffer) *messages.AlwaysGrant {
 	return nil
 }
 
+// standingApprovers is how many approvers a standing answer records as
+// having chosen it: the one who gives it. The votes of a quorum that came
+// before are counted by the store without their scope, so they cannot be
+// said to stand behind a grant.
+const standingApprovers = 1
+
 // checkScope returns why an approval with scope may not be applied to the
-// question q ("" when it may): a standing scope must be offered.
+// question q ("" when it may): a standing scope must be offered, and the
+// request must need no more approvals than a standing answer records
+// (standingApprovers) — also for a question stored with offers made before
+// that rule.
 func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.Record) string {
 	if scope == messages.ScopeOnce {
 		return ""
 	}
 	if scope != messages.ScopeSession && scope != messages.ScopeAlways && scope != messages.ScopeAlwaysPrefix {
 		return fmt.Sprintf("unknown scope %q", scope)
+	}
+	if rec.ApprovalsRequired > standingApprovers {
+		return fmt.Sprintf("scope %s is not offered for this question: it needs %d approvals, and a standing answer records only "+
+			"the approver who gives it (the others may have approved once); approve once", scope, rec.ApprovalsRequired)
 	}
 	o := q.Offer(scope)
 	if o == nil {
