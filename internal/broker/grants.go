@@ -260,8 +260,9 @@ func grantTeams(rec *session.Record, q *messages.ApprovalNeeded) []string {
 	return slices.Clone(rec.Teams[:min(len(rec.Teams), 1)])
 }
 
-// approversOf lists who approved rec: every approval counted (a quorum's
-// too), the last with the channel and device it answered from.
+// approversOf lists who approved rec: every approval counted, the last
+// with the channel and device it answered from. A grant is only made from
+// a question that needs one approval (checkScope), so it lists one.
 func approversOf(rec *session.Record) []messages.Approver {
 	by := rec.Decision.DecidedBy
 	out := make([]messages.Approver, 0, max(len(rec.Approvals), 1))

@@ -110,3 +110,54 @@ func TestGrantRedTeamShellPatternsDoNotWiden(t *testing.T) {
 		})
 	}
 }
+
+// A whole-tool grant of a file tool (session scope on write, edit…) covers
+// every grantable call of the tool, so what a rule or a safety floor asks
+// about must not be grantable, whatever the spelling of the path or the
+// name of the tool.
+func TestGrantRedTeamFileToolGrantsDoNotReachAskedPaths(t *testing.T) {
+	p := mustParse(t, `
+mode: always-ask
+teams:
+  default: { members: [alice, bob] }
+rules:
+  - { rule: "@files(**/.env*)", action: ask }
+  - { rule: "@files(**/.git/hooks/**)", action: ask }
+`)
+	by := Authority{Teams: []string{"default"}, Approvers: 1}
+	for _, tt := range []struct {
+		tool, args string
+		settles    bool
+	}{
+		{"write", `{"path":"src/main.go","content":"x"}`, true}, // the grant's own kind of call
+		{"Write", `{"file_path":"src/main.go","content":"x"}`, true},
+		{"write", `{"path":".env","content":"x"}`, false},
+		{"write", `{"path":".ENV","content":"x"}`, false},
+		{"write", `{"path":"./sub/../.Env.local","content":"x"}`, false},
+		{"write", `{"path":"/work/.env.production","content":"x"}`, false},
+		{"Write", `{"file_path":"proj/.env","content":"x"}`, false},
+		{"Edit", `{"file_path":".env","old_string":"a","new_string":"b"}`, false},
+		{"MultiEdit", `{"file_path":".env","edits":[]}`, false},
+		{"write", `{"path":".git/hooks/pre-commit","content":"x"}`, false},
+		{"write", `{"path":".GIT/HOOKS/pre-push","content":"x"}`, false},
+		// Safety floors (a whole-tool grant covers any other path no rule
+		// asks about: the policy's rules say which ones ask every time).
+		{"write", `{"path":"/etc/passwd","content":"x"}`, false},
+		{"write", `{"path":"/ETC/sudoers.d/x","content":"x"}`, false},
+		{"Edit", `{"file_path":"/tmp/../etc/shadow","old_string":"a","new_string":"b"}`, false},
+	} {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			d := p.Evaluate(Call{Tool: tt.tool, Arguments: []byte(tt.args), Cwd: "/work", Mode: ModeAlwaysAsk})
+			if d.Action == Allow {
+				t.Fatalf("allowed by the policy on its own (%s): the case proves nothing", d.Reason)
+			}
+			ok, why := p.NeedOf(&d).SettledBy(by)
+			if d.Action != Ask {
+				ok = false
+			}
+			if ok != tt.settles {
+				t.Errorf("a whole-tool grant settles it: %v (%s; %s), want %v", ok, why, d.Reason, tt.settles)
+			}
+		})
+	}
+}
