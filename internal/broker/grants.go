@@ -32,19 +32,34 @@ func grantID(sessionID, requestID string) string {
 	return "gr_" + hex.EncodeToString(sum[:10])
 }
 
-// grantAuthority is what stands behind g.
-func grantAuthority(g *session.Grant) policy.Authority {
-	return policy.Authority{Teams: g.Teams, Approvers: g.ApproverCount()}
+// grantAuthority is what stands behind g for a call requested by
+// requestedBy: its distinct approvers, the requester not counted — the
+// requester may not approve their own call (authorize), so a grant they
+// approved cannot do it for them either. A legacy grant, whose approver is
+// unknown, counts as one.
+func grantAuthority(g *session.Grant, requestedBy string) policy.Authority {
+	if len(g.Approvers) == 0 {
+		return policy.Authority{Teams: g.Teams, Approvers: 1}
+	}
+	ids := make([]string, 0, len(g.Approvers))
+	for _, a := range g.Approvers {
+		if a.ID != "" && a.ID != requestedBy && !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return policy.Authority{Teams: g.Teams, Approvers: len(ids)}
 }
 
-// grantsAllowing returns the grants that turn the ask d of tool into an
-// allow, or nil. Only grants whose approvers could have settled the
-// question count (need.SettledBy); a deny or an allow is never a grant's.
+// grantsAllowing returns the grants that turn the ask d of tool, requested
+// by requestedBy, into an allow, or nil. Only grants whose approvers could
+// have settled the question count (need.SettledBy of grantAuthority: the
+// requester's own approval not counted); a deny or an allow is never a
+// grant's.
 // A whole-tool grant covers every grantable call of its tool; for a shell
 // command, the patterns of the eligible grants together must cover every
 // sub-command (policy.PrefixCovered), and the grants returned are the ones
 // that cover is made of.
-func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool string, grants []session.Grant) []session.Grant {
+func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy string, grants []session.Grant) []session.Grant {
 	if d.Action != policy.Ask || len(grants) == 0 {
 		return nil
 	}
@@ -58,7 +73,7 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool string, grants 
 		if g.Tool != tool {
 			continue
 		}
-		if ok, _ := need.SettledBy(grantAuthority(g)); !ok {
+		if ok, _ := need.SettledBy(grantAuthority(g, requestedBy)); !ok {
 			continue
 		}
 		if len(g.Patterns) == 0 {

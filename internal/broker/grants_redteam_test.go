@@ -10,6 +10,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // Red-team attacks on grants (issue 13) through the brokers, on real Redis:
@@ -159,4 +160,52 @@ func TestRedTeamAnApproverSeesAndRevokesOnlyTheirTeamsGrants(t *testing.T) {
 		t.Fatalf("revoke_grant by bob (default): %q", code)
 	}
 	notAllowed(t, c, "npm install", "a revoked grant")
+}
+
+// Attack: self-approval through a grant. bob approves npm install "always"
+// for agent pod-rt-5 on alice's request; later bob runs that agent himself
+// (requested_by bob). bob may not approve his own requests, so a grant
+// standing only on bob must not settle them: the question goes to the
+// team. A quorum grant counts the requester out as well.
+func TestRedTeamAGrantDoesNotApproveItsApproversOwnRequests(t *testing.T) {
+	p := grantsPlane(t, issue13Policy)
+	dev := p.Approver("default")
+	ctx := context.Background()
+
+	alices := p.Agent("s-rt-self-a", "pod-rt-5", client.WithRequestedBy("alice"))
+	r := brokertest.Ask(ctx, alices, "rt-self-1", "bash", brokertest.Bash("npm install"))
+	dev.Approve(dev.NextAsk("rt-self-1"), "bob", messages.ScopeAlways)
+	brokertest.WantDecision(t, r.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+
+	bobs := p.Agent("s-rt-self-b", "pod-rt-5", client.WithRequestedBy("bob"))
+	own := brokertest.Ask(ctx, bobs, "rt-self-2", "bash", brokertest.Bash("npm install"))
+	q := dev.NextAsk("rt-self-2")
+	stillPending(t, own, "bob's grant on bob's own request")
+	if rep := dev.Approve(q, "bob", messages.ScopeOnce); rep.Applied {
+		t.Fatalf("bob approved his own request: %+v", rep)
+	}
+	dev.Approve(q, "alice", messages.ScopeOnce)
+	brokertest.WantDecision(t, own.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	// Anyone else's request is settled by bob's grant.
+	carols := p.Agent("s-rt-self-c", "pod-rt-5", client.WithRequestedBy("carol"))
+	brokertest.WantDecision(t, request(t, carols, "npm install"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+
+	// A two-approver grant of oncall with erin among its approvers does not
+	// settle erin's own quorum question (one independent approver is left).
+	store := p.Store()
+	g := session.Grant{Grant: messages.Grant{ID: "gr-rt-erin", Scope: messages.ScopeAlwaysPrefix, AgentID: "pod-rt-6", Tool: "bash",
+		Patterns: []string{"helm upgrade *"}, Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "erin"}, {ID: "dave"}}, RequestID: "old"}}
+	if _, _, _, err := store.AddGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	notAllowed(t, p.Agent("s-rt-self-e", "pod-rt-6", client.WithRequestedBy("erin")), "helm upgrade web ./chart", "erin's grant on erin's quorum question")
+	brokertest.WantDecision(t, request(t, p.Agent("s-rt-self-f", "pod-rt-6", client.WithRequestedBy("alice")), "helm upgrade web ./chart"),
+		messages.OutcomeAllow, messages.ReasonScopeGrant)
+	// Duplicate approver entries count once.
+	dup := g
+	dup.ID, dup.AgentID, dup.Approvers = "gr-rt-dup", "pod-rt-7", []messages.Approver{{ID: "dave"}, {ID: "dave"}}
+	if _, _, _, err := store.AddGrant(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+	notAllowed(t, p.Agent("s-rt-self-g", "pod-rt-7"), "helm upgrade web ./chart", "a grant naming dave twice")
 }

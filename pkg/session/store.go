@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -88,10 +89,18 @@ func (g *Grant) Owner() string {
 	return g.AgentID
 }
 
-// ApproverCount is how many distinct approvers stand behind g: a legacy
-// grant (stored before grants recorded their approvers) counts as one.
+// ApproverCount is how many distinct approvers stand behind g (an id
+// listed twice counts once): a legacy grant (stored before grants recorded
+// their approvers) counts as one. The broker also leaves out the requester
+// of the call a grant would settle.
 func (g *Grant) ApproverCount() int {
-	return max(len(g.Approvers), 1)
+	ids := make([]string, 0, len(g.Approvers))
+	for _, a := range g.Approvers {
+		if !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return max(len(ids), 1)
 }
 
 // GrantQuery selects grants to list: those of SessionID and of AgentID
