@@ -295,11 +295,18 @@ func approversOf(rec *session.Record) []messages.Approver {
 }
 
 // storeGrant stores the grant of an approval (an outbox effect: storing it
-// twice is a no-op) and records its creation.
+// twice is a no-op, and storing it after it was revoked or expired stores
+// nothing) and records its creation.
 func (b *Broker) storeGrant(ctx context.Context, rec *session.Record, g *session.Grant) (session.Grant, error) {
 	sctx, cancel := b.storeCtx(ctx)
 	stored, created, purged, err := b.store.AddGrant(sctx, *g)
 	cancel()
+	if errors.Is(err, session.ErrGrantRemoved) {
+		// A retry of this approval's effects after the grant was revoked or
+		// expired: it stays removed (the cascade finds no grant of it).
+		b.log.Info("grant not stored again: it was revoked or expired", "grant_id", g.ID, "request_id", rec.ID, "session_id", rec.SessionID)
+		return *g, nil
+	}
 	if err != nil {
 		b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return session.Grant{}, err

@@ -235,8 +235,12 @@ type Store interface {
 	// CreatedAt and ExpiresAt (from MaxAge) by its clock and indexes the
 	// grant under each of its teams. A grant with the ID of one already
 	// stored (an outbox retry) is not stored again: AddGrant returns the
-	// stored one and false. Expired grants of the same list are removed on
-	// the way and returned as purged.
+	// stored one and false. A grant id removed from its list — revoked
+	// (RevokeGrant, RevokeGrants) or expired — within the store's Retention
+	// is not stored again either: AddGrant returns ErrGrantRemoved, so that
+	// a retry of the approval that made it cannot undo a revoke or renew an
+	// expired grant. Expired grants of the same list are removed on the way
+	// and returned as purged.
 	AddGrant(ctx context.Context, g Grant) (stored Grant, created bool, purged []Grant, err error)
 	// ListGrants returns the grants q selects, session grants first, each
 	// list in creation order.
