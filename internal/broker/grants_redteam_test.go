@@ -172,15 +172,17 @@ func TestRedTeamAGrantDoesNotApproveItsApproversOwnRequests(t *testing.T) {
 	dev := p.Approver("default")
 	ctx := context.Background()
 
+	// bob's own request waits while he approves alice's: the cascade of
+	// his grant over the agent's pending requests must leave it pending.
+	bobs := p.Agent("s-rt-self-b", "pod-rt-5", client.WithRequestedBy("bob"))
+	own := brokertest.Ask(ctx, bobs, "rt-self-2", "bash", brokertest.Bash("npm install"))
+	q := dev.NextAsk("rt-self-2")
 	alices := p.Agent("s-rt-self-a", "pod-rt-5", client.WithRequestedBy("alice"))
 	r := brokertest.Ask(ctx, alices, "rt-self-1", "bash", brokertest.Bash("npm install"))
 	dev.Approve(dev.NextAsk("rt-self-1"), "bob", messages.ScopeAlways)
 	brokertest.WantDecision(t, r.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-
-	bobs := p.Agent("s-rt-self-b", "pod-rt-5", client.WithRequestedBy("bob"))
-	own := brokertest.Ask(ctx, bobs, "rt-self-2", "bash", brokertest.Bash("npm install"))
-	q := dev.NextAsk("rt-self-2")
-	stillPending(t, own, "bob's grant on bob's own request")
+	stillPending(t, own, "the cascade of bob's grant on bob's own request")
+	notAllowed(t, bobs, "npm install", "bob's grant on bob's own request")
 	if rep := dev.Approve(q, "bob", messages.ScopeOnce); rep.Applied {
 		t.Fatalf("bob approved his own request: %+v", rep)
 	}
