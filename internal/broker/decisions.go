@@ -33,6 +33,7 @@ type facts struct {
 	Mode     messages.RejectMode // rejected
 	Feedback string              // rejected: the approver's words to the agent
 	Approved string              // cascade: the request whose approval granted it
+	Edited   bool                // approved: with changes (updated_arguments)
 }
 
 // decisionTexts is the one table of decision texts: for each reason code,
@@ -48,6 +49,9 @@ var decisionTexts = map[messages.ReasonCode]func(tool string, f facts) (reason, 
 		return fmt.Sprintf("allowed by a standing %s grant (%s)", f.Scope, f.Detail), ""
 	},
 	messages.ReasonApproved: func(_ string, f facts) (string, string) {
+		if f.Edited {
+			return fmt.Sprintf("approved with changes (%s) by %s", f.Scope, f.By), ""
+		}
 		return fmt.Sprintf("approved (%s) by %s", f.Scope, f.By), ""
 	},
 	messages.ReasonRejected: func(tool string, f facts) (string, string) {

@@ -216,18 +216,7 @@ func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
 // createPending stores an ask held (session.Store.Prepare) with the
 // question it publishes once it is opened.
 func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
-	team := d.Route
-	if team == "" {
-		team = DefaultTeam
-	}
-	need := d.ApprovalsRequired
-	if need == 0 {
-		if t, ok := pol.Teams()[team]; ok && t.ApprovalsRequired > 0 {
-			need = t.ApprovalsRequired
-		} else {
-			need = 1
-		}
-	}
+	team, need := routeOf(pol, d)
 	ttl := pol.TTL(req.TTL(), d.TTL)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
@@ -258,6 +247,23 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		TTL:               ttl,
 		Payload:           payload,
 	})
+}
+
+// routeOf is the team an ask d goes to and the approvals it needs there.
+func routeOf(pol *policy.Policy, d *policy.Decision) (team string, need int) {
+	team = d.Route
+	if team == "" {
+		team = DefaultTeam
+	}
+	need = d.ApprovalsRequired
+	if need == 0 {
+		if t, ok := pol.Teams()[team]; ok && t.ApprovalsRequired > 0 {
+			need = t.ApprovalsRequired
+		} else {
+			need = 1
+		}
+	}
+	return team, need
 }
 
 // DefaultTeam receives questions whose rule names no route.

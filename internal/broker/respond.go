@@ -62,11 +62,20 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	}
 	if resp.Approved {
 		scope := resp.EffectiveScope()
-		grant, err := grantsFor(scope, rec, q.Always)
+		edit, why := b.checkEdit(pol, rec, &q, &resp)
+		if why != "" {
+			log.Info("edited approval refused", "why", why)
+			return encode(refusal(b, rec, why))
+		}
+		always := q.Always
+		if edit != nil {
+			always, dec.UpdatedArguments = edit.always, edit.args
+		}
+		grant, err := grantsFor(scope, rec, always)
 		if err != nil {
 			return encode(refusal(b, rec, err.Error()))
 		}
-		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID})
+		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID, Edited: edit != nil})
 		for _, g := range grant {
 			if g.Pattern != "" {
 				dec.GrantedPattern = append(dec.GrantedPattern, g.Pattern)

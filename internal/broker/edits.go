@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// Approve with changes (docs/PROTOCOL.md "Approve with changes"): an
+// approval may carry updated_arguments, the arguments the call is to run
+// with. The broker judges the edited call as it judges an agent's request
+// — same tool, agent, agent type, working directory and session mode, the
+// policy in force now — before it counts the answer, and takes the grants
+// of a session or always answer from the edited call, never the original.
+
+// editedCall is an approval's edited call as the policy judged it.
+type editedCall struct {
+	// args are the edited arguments, compact: what the decision carries.
+	args json.RawMessage
+	d    policy.Decision
+	// always is what an Always answer grants for the edited call (nil:
+	// none may).
+	always *messages.AlwaysGrant
+}
+
+// whyEditPending ends every refusal of an edit: the question is still open.
+const whyEditPending = "; the request stays pending: approve it unchanged, edit it otherwise, or reject it with feedback"
+
+// checkEdit judges the edited call of resp, an approval of rec (whose
+// stored question is q), with pol. It returns nil and "" when resp carries
+// no edit, or arguments equal to the agent's (a plain approval); else the
+// edited call, or why the answer is refused (the request stays pending).
+func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.ApprovalNeeded, resp *messages.Response) (*editedCall, string) {
+	if len(resp.UpdatedArguments) == 0 {
+		return nil, ""
+	}
+	if rec.ApprovalsRequired > 1 {
+		// The approvals counted so far (and those still to come) approve
+		// the call they were shown: counting them for another call would
+		// let one approver change what the others agreed to.
+		return nil, fmt.Sprintf("approve with changes is not available on a request that needs %d approvals: "+
+			"reject it with feedback, and the agent asks for the changed call, which gets its own approvals", rec.ApprovalsRequired) + whyEditPending
+	}
+	args, err := compactJSON(resp.UpdatedArguments)
+	if err != nil {
+		return nil, "the edited arguments are not valid JSON: " + err.Error() + whyEditPending
+	}
+	if orig, err := compactJSON(q.Request.Arguments); err == nil && bytes.Equal(orig, args) {
+		return nil, ""
+	}
+	// The edited call passes the checks of an agent's request.
+	req := q.Request
+	req.Arguments, req.BatchRemaining = args, nil
+	if err := req.Validate(); err != nil {
+		return nil, "the edited call is not a valid request: " + err.Error() + whyEditPending
+	}
+	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: args, AgentType: req.AgentType, Cwd: req.Cwd,
+		Mode: b.modes.modeFor(rec.SessionID, req.AgentType)})
+	switch d.Action {
+	case policy.Deny:
+		return nil, "the edited call is denied by the policy: " + d.Reason + whyEditPending
+	case policy.Ask:
+		// The approval must be one that could have settled the edited
+		// call's own question: by a member of the team it routes to, with
+		// no more approvals than one.
+		team, need := routeOf(pol, &d)
+		if need > 1 {
+			return nil, fmt.Sprintf("the edited call needs %d approvals from team %s (%s): reject with feedback, and the agent asks for it",
+				need, team, d.Reason) + whyEditPending
+		}
+		routed := &session.Record{Request: session.Request{RequestedBy: rec.RequestedBy, Teams: []string{team}}}
+		if why := authorize(pol, routed, resp.Approver.ID, b.cfg.OpenTeams); why != "" {
+			return nil, "the edited call goes to team " + team + ": " + why + whyEditPending
+		}
+	}
+	e := &editedCall{args: args, d: d, always: alwaysOf(&d, rec.Tool)}
+	if why := e.scopeRefusal(resp.EffectiveScope()); why != "" {
+		return nil, why + whyEditPending
+	}
+	return e, ""
+}
+
+// scopeRefusal says why the edited call may not be approved with scope
+// ("" when it may). A grant is only ever taken from a call a grant could
+// cover: a shell command the analysis cannot read, an elevated command or
+// a safety override is approved once, never for more.
+func (e *editedCall) scopeRefusal(scope messages.Scope) string {
+	switch scope {
+	case messages.ScopeOnce:
+		return ""
+	case messages.ScopeSession:
+		if e.d.Action == policy.Ask && !e.d.Grantable {
+			return "scope session is not available for the edited call: it holds something no standing grant may cover (" +
+				e.d.Reason + "); approve it once"
+		}
+		return ""
+	}
+	if e.always == nil {
+		return fmt.Sprintf("scope %s is not available for the edited call: the policy allows it without a grant, "+
+			"or it holds something no standing grant may cover; approve it once or for the session", scope)
+	}
+	return ""
+}
+
+// grantSource is what an Always answer of the settled approval rec
+// grants: for an approval with changes, what the edited call offered —
+// the patterns its decision recorded as granted, never the original
+// question's — else always, the question's own offer.
+func grantSource(rec *session.Record, always *messages.AlwaysGrant) *messages.AlwaysGrant {
+	d := rec.Decision
+	if d == nil || len(d.UpdatedArguments) == 0 {
+		return always
+	}
+	switch d.Scope {
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
+		return &messages.AlwaysGrant{Scope: d.Scope, Tool: rec.Tool, Patterns: d.GrantedPattern}
+	}
+	return nil
+}
+
+// compactJSON returns raw without insignificant whitespace.
+func compactJSON(raw json.RawMessage) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
