@@ -288,6 +288,10 @@ type Answer struct {
 	Scope      messages.Scope
 	RejectMode messages.RejectMode
 	Feedback   string
+	// UpdatedArguments approve the call with changes: a JSON object
+	// (approvals only; see [ChooseEdited]). A string, so that answers
+	// stay comparable.
+	UpdatedArguments string
 }
 
 // ErrUnknownQuestion: the answer names a question this bot does not know.
@@ -353,6 +357,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{}, err
 	}
 	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
+	if err := checkEdit(q, a.Approved, a.Approver, a.UpdatedArguments); err != nil {
+		return messages.RespondReply{}, err
+	}
 	resp := messages.Response{
 		V:         messages.Version,
 		RequestID: q.Request.RequestID,
@@ -363,6 +370,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	}
 	if a.Approved {
 		resp.Scope = a.Scope
+		if a.UpdatedArguments != "" {
+			resp.UpdatedArguments = json.RawMessage(a.UpdatedArguments)
+		}
 	} else {
 		resp.RejectMode = a.RejectMode
 	}

@@ -36,6 +36,12 @@ func Submit(ctx context.Context, r Responder, log *slog.Logger, q Question, c Ch
 		log.Warn("answer refused", "request_id", q.Request.RequestID, "approver", approver, "err", err)
 		return Submission{Text: NotSentText(err)}
 	}
+	return send(ctx, r, log, q, a)
+}
+
+// send sends the answer a to q through r and says what came of it.
+func send(ctx context.Context, r Responder, log *slog.Logger, q Question, a Answer) Submission {
+	approver := a.Approver
 	ctx, cancel := context.WithTimeout(ctx, SubmitTimeout)
 	defer cancel()
 	rep, err := r.Respond(ctx, a)

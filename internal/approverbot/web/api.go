@@ -50,6 +50,9 @@ type RespondRequest struct {
 	// Device names the answering device; default: a label from the
 	// User-Agent ("Chrome on Android").
 	Device string `json:"device,omitempty"`
+	// Edit approves with changes: the editor's text (the command of a
+	// shell call, else the arguments as a JSON object). Approvals only.
+	Edit *string `json:"edit,omitempty"`
 }
 
 // RespondResult is POST /api/respond's reply: the broker's reply, plus a
@@ -77,7 +80,7 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request",
-			"the body must be JSON {request_id, action, feedback, device}: "+err.Error())
+			"the body must be JSON {request_id, action, feedback, device, edit}: "+err.Error())
 		return
 	}
 	if body.RequestID == "" {
@@ -100,7 +103,12 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 			"action must be approve, session, always, reject_soft or reject_hard, got "+strqs(body.Action))
 		return
 	}
-	a, err := approverbot.Choose(q, choice, p.approver, c.Name(), deviceLabel(body.Device, r.UserAgent()), body.Feedback)
+	var a approverbot.Answer
+	if body.Edit != nil {
+		a, err = editedAnswer(q, choice, *body.Edit, p.approver, c.Name(), deviceLabel(body.Device, r.UserAgent()), body.Feedback)
+	} else {
+		a, err = approverbot.Choose(q, choice, p.approver, c.Name(), deviceLabel(body.Device, r.UserAgent()), body.Feedback)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return

@@ -191,6 +191,7 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	var buf bytes.Buffer
 	v := approverbot.Present(q, approverbot.DefaultLimits)
 	d := cardFromView(v, viewer, c.now())
+	d.addEdit(q, viewer)
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}

@@ -73,6 +73,10 @@ type cardData struct {
 	// NotYours says why they cannot approve.
 	Mine     bool
 	NotYours string
+	// Edit is the editor of approve with changes (nil when not offered;
+	// NoEdit then says why, if the viewer could answer at all).
+	Edit   *editLine
+	NoEdit string
 }
 
 type verdictLine struct {
@@ -96,7 +100,9 @@ type alwaysLine struct {
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
-	return cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+	d := cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+	d.addEdit(q, viewer)
+	return d
 }
 
 // cardFromView lays the core's view out as a card for viewer.
@@ -188,6 +194,10 @@ func resolutionText(r messages.Resolved) string {
 	by := deciderText(d.DecidedBy)
 	switch d.ReasonCode {
 	case messages.ReasonApproved:
+		if d.Edited() {
+			return "Approved with changes (" + scopeLabel(d.Scope) + ")" + by + ": runs " +
+				approverbot.CompactArgs(d.UpdatedArguments, 200, nil)
+		}
 		return "Approved (" + scopeLabel(d.Scope) + ")" + by
 	case messages.ReasonRejected:
 		// An empty reject mode is a hard reject (DESIGN §3).

@@ -68,6 +68,13 @@
       const nfb = next.querySelector('.feedback');
       const focused = fb && document.activeElement === fb;
       if (fb && nfb) nfb.value = fb.value;
+      // An editor left open keeps its text (edit.js).
+      const ed = cur.querySelector('.editor');
+      const ned = next.querySelector('.editor');
+      if (ed && ned && !ed.hidden) {
+        ned.hidden = false;
+        ned.querySelector('.edit-text').value = ed.querySelector('.edit-text').value;
+      }
       const reply = cur.querySelector('.reply');
       const nreply = next.querySelector('.reply');
       if (reply && nreply) {

@@ -1,0 +1,43 @@
+package web
+
+import (
+	"errors"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+)
+
+// editLine is a card's editor for approve with changes: a shell call's
+// command as text, or any other call's arguments as JSON. The page checks
+// the text before it sends it (edit.js); the server parses it again with
+// the core's rules (approverbot.ParseEdit), so the page's check is a
+// convenience, never the guard.
+type editLine struct {
+	Shell bool
+	Text  string
+}
+
+// addEdit adds the editor of q for viewer to d, or why there is none.
+func (d *cardData) addEdit(q approverbot.Question, viewer string) {
+	if d.Mine {
+		return
+	}
+	if err := approverbot.EditOffered(q, viewer); err != nil {
+		d.NoEdit = approverbot.WhyNoEdit
+		return
+	}
+	dr := approverbot.DraftOf(q)
+	d.Edit = &editLine{Shell: dr.Shell, Text: dr.Text}
+}
+
+// editedAnswer is the answer of a POST /api/respond that carries an edit:
+// the choice must approve, and text is parsed against q's draft.
+func editedAnswer(q approverbot.Question, choice approverbot.Choice, text, approver, channel, device, feedback string) (approverbot.Answer, error) {
+	if !choice.Approves() {
+		return approverbot.Answer{}, errors.New("an edit goes with an approval (action approve, session or always)")
+	}
+	edited, err := approverbot.ParseEdit(q, approverbot.DraftOf(q), text)
+	if err != nil {
+		return approverbot.Answer{}, err
+	}
+	return approverbot.ChooseEdited(q, choice, approver, channel, device, feedback, edited)
+}
