@@ -88,6 +88,15 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
+		if DraftOf(q).Shell {
+			// A shell call edited as JSON (the webhook) keeps a command.
+			var m struct {
+				Command *string `json:"command"`
+			}
+			if json.Unmarshal(obj, &m) != nil || m.Command == nil || strings.TrimSpace(*m.Command) == "" {
+				return nil, fmt.Errorf("%w: the command is empty or missing (a shell call's arguments need a \"command\" string); reject the call instead", ErrEdit)
+			}
+		}
 		out = obj
 	}
 	if len(out) > messages.MaxUpdatedArgumentsBytes {

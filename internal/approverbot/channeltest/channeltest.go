@@ -121,6 +121,7 @@ func Run(t *testing.T, newHarness Factory) {
 	t.Run("a resolution elsewhere removes the controls", func(t *testing.T) { testResolution(t, newHarness) })
 	t.Run("a refused answer is shown", func(t *testing.T) { testRefusal(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
+	t.Run("approve with changes, or says it cannot", func(t *testing.T) { testEdits(t, newHarness) })
 }
 
 func testFacts(t *testing.T, newHarness Factory) {

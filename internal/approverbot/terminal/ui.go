@@ -25,10 +25,20 @@ type item struct {
 
 func (it *item) id() string { return it.q.Request.RequestID }
 
-// feedback is a rejection whose feedback line is being typed.
+// feedback is a line being typed: a rejection's feedback, or (edit set)
+// the changed call of an approval with changes.
 type feedback struct {
 	mode messages.RejectMode
 	buf  []rune
+	edit *approverbot.Draft
+}
+
+// limit is the most bytes the line may hold.
+func (f *feedback) limit() int {
+	if f.edit != nil {
+		return messages.MaxUpdatedArgumentsBytes
+	}
+	return messages.MaxFeedbackBytes
 }
 
 // ui is the prompt loop. It runs on one goroutine (Run's) and owns
@@ -123,6 +133,9 @@ func (u *ui) countDown() {
 }
 
 func (u *ui) feedbackPrompt() string {
+	if u.typing.edit != nil {
+		return u.editPrompt()
+	}
 	what := "reject"
 	if u.typing.mode == messages.RejectHard {
 		what = "reject and stop"
@@ -246,6 +259,8 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	case 'x':
 		u.typing = &feedback{mode: messages.RejectHard}
 		u.prompt()
+	case 'e':
+		u.startEdit()
 	case 'k':
 		u.skip()
 	case '?':
@@ -277,13 +292,14 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 		f.buf = f.buf[:0]
 	case k == keyEscape || k == keyEOF:
 		u.typing = nil
+		u.out.breakLine()
 		u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
 		u.prompt()
 	case k == '\t' || unicode.IsPrint(k):
 		if k == '\t' {
 			k = ' '
 		}
-		if len(string(f.buf))+utf8.RuneLen(k) > messages.MaxFeedbackBytes {
+		if len(string(f.buf))+utf8.RuneLen(k) > f.limit() {
 			u.out.print("\a")
 			return
 		}
@@ -294,6 +310,10 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 
 // submit sends the rejection being typed with its feedback.
 func (u *ui) submit(ctx context.Context, text string) {
+	if u.typing.edit != nil {
+		u.submitEdit(ctx, text)
+		return
+	}
 	choice := approverbot.ChoiceReject
 	if u.typing.mode == messages.RejectHard {
 		choice = approverbot.ChoiceRejectStop
@@ -327,6 +347,12 @@ func (u *ui) send(ctx context.Context, choice approverbot.Choice, feedback strin
 		u.prompt()
 		return
 	}
+	u.deliver(ctx, it, a)
+}
+
+// deliver sends a, the answer to the current question it, and prints how
+// it went.
+func (u *ui) deliver(ctx context.Context, it *item, a approverbot.Answer) {
 	rep, err := u.r.Respond(ctx, a)
 	if ctx.Err() != nil {
 		return
@@ -348,6 +374,12 @@ func (u *ui) send(ctx context.Context, choice approverbot.Choice, feedback strin
 		grant = line(view(it.q).Always.Short())
 	}
 	switch {
+	case !rep.Applied && a.UpdatedArguments != "" && rep.State == messages.StatePending:
+		// A change the brokers refused (the policy denies the changed
+		// call): the question is still open, and still this prompt's.
+		u.out.println(notAppliedLine(u.st, tool, rep))
+		u.cur = it
+		u.prompt()
 	case !rep.Applied:
 		u.out.println(notAppliedLine(u.st, tool, rep))
 		if rep.State.Final() {

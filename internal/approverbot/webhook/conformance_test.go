@@ -148,6 +148,12 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 	case approverbot.ChoiceRejectStop:
 		in["reject_mode"], in["feedback"] = "reject_hard", feedback
 	}
+	return h.post(t, in)
+}
+
+// post signs and posts the body in until the bot is up, and returns the
+// reply.
+func (h *harness) post(t *testing.T, in map[string]any) string {
 	body, _ := json.Marshal(in)
 	for deadline := time.Now().Add(channeltest.Wait); ; time.Sleep(20 * time.Millisecond) {
 		req, _ := http.NewRequest(http.MethodPost, h.bot.URL+webhook.RespondPath, bytes.NewReader(body))
@@ -185,3 +191,11 @@ func (h *harness) Heal() bool {
 }
 
 func (h *harness) Secrets() []string { return []string{testSecret} }
+
+// Edit approves the question with its command changed to text: the body
+// carries updated_arguments.
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "scope": "once",
+		"updated_arguments": map[string]any{"command": text}}
+	return h.post(t, in)
+}

@@ -32,6 +32,9 @@ type RespondRequest struct {
 	// Device names the receiving system in the decision ("webhook" when
 	// empty).
 	Device string `json:"device,omitempty"`
+	// UpdatedArguments approve the call with changes: the arguments (a
+	// JSON object) the call runs with instead. Approvals only.
+	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
 }
 
 // respondBody is RespondRequest as decoded: approved must be present.
@@ -43,6 +46,8 @@ type respondBody struct {
 	RejectMode messages.RejectMode `json:"reject_mode"`
 	Feedback   string              `json:"feedback"`
 	Device     string              `json:"device"`
+	// Edit is updated_arguments (approve with changes).
+	Edit json.RawMessage `json:"updated_arguments"`
 }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
@@ -121,7 +126,7 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, messages.CodeNotFound, "%v: %s", approverbot.ErrUnknownQuestion, in.RequestID)
 		return
 	}
-	ans, err := approverbot.Choose(q, approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode), appr.ID, Name, device, in.Feedback)
+	ans, err := answerOf(q, in, appr.ID, device)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
 		return
@@ -147,6 +152,19 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// answerOf is the answer of body in to q, from approver on device.
+func answerOf(q approverbot.Question, in respondBody, approver, device string) (approverbot.Answer, error) {
+	c := approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode)
+	if len(in.Edit) == 0 {
+		return approverbot.Choose(q, c, approver, Name, device, in.Feedback)
+	}
+	edited, err := approverbot.ParseEdit(q, approverbot.Draft{}, string(in.Edit))
+	if err != nil {
+		return approverbot.Answer{}, err
+	}
+	return approverbot.ChooseEdited(q, c, approver, Name, device, in.Feedback, edited)
+}
+
 // checkBody checks what the broker's own validation does not: presence,
 // and which fields go with approvals and rejections.
 func checkBody(in respondBody) error {
@@ -167,6 +185,8 @@ func checkBody(in respondBody) error {
 		return errors.New("feedback goes with rejections only (approved is true)")
 	case !*in.Approved && in.Scope != "":
 		return errors.New("scope goes with approvals only (approved is false)")
+	case !*in.Approved && len(in.Edit) > 0:
+		return errors.New("updated_arguments go with approvals only (approved is false)")
 	}
 	return nil
 }
