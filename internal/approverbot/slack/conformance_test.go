@@ -1,6 +1,8 @@
 package slack_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -79,7 +81,9 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
-		cs = append(cs, choiceOfAction[b.ActionID])
+		if c, ok := choiceOfAction[b.ActionID]; ok {
+			cs = append(cs, c)
+		}
 	}
 	return m.VisibleText(), cs
 }
@@ -96,6 +100,13 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.interact(t, body)
+	return channeltest.Next(t, h.fake.Responses, "the reply to the click").Text
+}
+
+// interact posts a signed interaction until the bot takes it, and returns
+// the reply's body.
+func (h *harness) interact(t *testing.T, body []byte) string {
 	req, _ := http.NewRequest(http.MethodPost, h.bot.URL+slack.InteractionsPath, strings.NewReader(string(body)))
 	for k, v := range slacktest.Sign(testSecret, time.Now(), body) {
 		req.Header[k] = v
@@ -105,16 +116,63 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 		if err != nil {
 			t.Fatal(err)
 		}
+		out, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			if res.StatusCode != http.StatusOK {
-				t.Fatalf("interaction: %d", res.StatusCode)
+				t.Fatalf("interaction: %d %s", res.StatusCode, out)
 			}
-			break
+			return string(out)
 		}
 		req.Body, _ = req.GetBody()
 	}
-	return channeltest.Next(t, h.fake.Responses, "the reply to the click").Text
+}
+
+// Edit clicks Edit & approve…, puts text in the modal that opens and
+// submits it; it returns what the modal then says: the input's error, or
+// the outcome the modal turned into.
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
+	body, err := h.fake.Click(m, edit, h.as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.interact(t, body)
+	v := channeltest.Next(t, h.fake.Views, "the editor modal")
+	if len(v.Inputs) != 1 || v.Inputs[0].InitialValue != "git push origin main" {
+		t.Fatalf("the modal's inputs %+v, want one holding the command", v.Inputs)
+	}
+	body, err = h.fake.Submit(v, h.as, map[string]string{v.Inputs[0].BlockID: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply struct {
+		ResponseAction string            `json:"response_action"`
+		Errors         map[string]string `json:"errors"`
+		View           struct {
+			Blocks []struct {
+				Text struct {
+					Text string `json:"text"`
+				} `json:"text"`
+			} `json:"blocks"`
+		} `json:"view"`
+	}
+	raw := h.interact(t, body)
+	if err := json.Unmarshal([]byte(raw), &reply); err != nil {
+		t.Fatalf("the submission's reply %q: %v", raw, err)
+	}
+	switch reply.ResponseAction {
+	case "errors":
+		return reply.Errors[v.Inputs[0].BlockID]
+	case "update":
+		var b strings.Builder
+		for _, bl := range reply.View.Blocks {
+			b.WriteString(bl.Text.Text)
+		}
+		return b.String()
+	}
+	t.Fatalf("the submission's reply %s", raw)
+	return ""
 }
 
 func (h *harness) Settled(t *testing.T, id string) string {

@@ -22,6 +22,7 @@ const (
 	always   = "signoff_always"
 	deny     = "signoff_deny"
 	denyStop = "signoff_deny_stop"
+	edit     = "signoff_edit"
 )
 
 func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testing.T) {
@@ -38,9 +39,9 @@ func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testi
 			t.Errorf("question does not show %q:\n%s", want, text)
 		}
 	}
-	want := []string{approve, session, deny, denyStop}
+	want := []string{approve, session, deny, denyStop, edit}
 	if q.Always != nil {
-		want = []string{approve, session, always, deny, denyStop}
+		want = []string{approve, session, always, deny, denyStop, edit}
 		b, _ := m.Button(always)
 		for _, p := range q.Always.Patterns {
 			if !strings.Contains(b.Confirm, p) || !strings.Contains(text, p) {
@@ -283,7 +284,7 @@ func TestSlackGarbledInteractionsGetAClear400(t *testing.T) {
 		{"a body that is not form-encoded", []byte("%zz;payload"), "not application/x-www-form-urlencoded"},
 		{"a form without payload", []byte("token=x&team_id=T1"), "no payload field"},
 		{"a payload that is not JSON", []byte("payload=%7Bnot+json"), "payload is not valid JSON"},
-		{"a view submission", payload(map[string]any{"type": "view_submission", "user": alice}), `unsupported interaction type "view_submission"`},
+		{"a view submission of another view", payload(map[string]any{"type": "view_submission", "user": alice}), "not a Signoff view"},
 		{"block actions without an action", payload(map[string]any{"type": "block_actions", "user": alice, "actions": []any{}}), "has no action"},
 		{"a button of another app", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button("other_app_button", "r1")}), `unknown action_id "other_app_button"`},
 		{"a button without a request id", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button(approve, "")}), "request id"},

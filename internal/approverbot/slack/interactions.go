@@ -26,6 +26,7 @@ type click struct {
 	responseURL string
 	channel     string // the message's channel
 	ts          string // the message's ts
+	triggerID   string // opens a modal (the edit button)
 }
 
 // interactionPayload is the part of a block_actions payload the channel
@@ -47,6 +48,7 @@ type interactionPayload struct {
 		TS string `json:"ts"`
 	} `json:"message"`
 	ResponseURL string `json:"response_url"`
+	TriggerID   string `json:"trigger_id"`
 	Actions     []struct {
 		Type     string `json:"type"`
 		ActionID string `json:"action_id"`
@@ -72,6 +74,12 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		c.log.Warn("refused an unauthenticated interaction request", "err", err, "remote", r.RemoteAddr)
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusUnauthorized)
 		return
+	}
+	if form, err := url.ParseQuery(string(body)); err == nil {
+		if typ, err := interactionType(form.Get("payload")); err == nil && typ == "view_submission" {
+			c.serveSubmission(w, r, form.Get("payload"))
+			return
+		}
 	}
 	k, err := parseInteraction(body)
 	if err != nil {
@@ -106,7 +114,7 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("payload is not valid JSON: %v", err)
 	}
 	if p.Type != "block_actions" {
-		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions", p.Type)
+		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions and view_submission", p.Type)
 	}
 	if len(p.Actions) == 0 {
 		return click{}, errors.New("block_actions payload has no action")
@@ -115,14 +123,14 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
-	if _, ok := choiceOf[a.ActionID]; !ok {
+	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionEdit {
 		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	k := click{user: p.User.ID, action: a.ActionID, requestID: a.Value, responseURL: p.ResponseURL,
-		channel: p.Container.ChannelID, ts: p.Container.MessageTS}
+		channel: p.Container.ChannelID, ts: p.Container.MessageTS, triggerID: p.TriggerID}
 	if k.channel == "" {
 		k.channel = p.Channel.ID
 	}
@@ -141,6 +149,10 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 		log.Warn("click from a Slack user that is not a configured approver")
 		c.tell(ctx, k, "You are not a configured approver (Slack user "+k.user+"): nothing was sent. "+
 			"Ask an admin to map your Slack user to an approver in the bot's config.")
+		return
+	}
+	if k.action == actionEdit {
+		c.openEditor(ctx, r, k, appr.ID)
 		return
 	}
 	q, ok := r.Lookup(k.requestID)

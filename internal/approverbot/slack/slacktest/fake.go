@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options shape a fake Slack.
@@ -56,6 +57,7 @@ type Server struct {
 	limited   map[string][]int // method -> pending Retry-After seconds
 	calls     map[string]int
 	down      bool
+	triggers  map[string]time.Time // trigger_id -> issued (Click)
 
 	// Posted receives chat.postMessage calls.
 	Posted chan Message
@@ -65,6 +67,8 @@ type Server struct {
 	Ephemeral chan Message
 	// Responses receives posts to response_url.
 	Responses chan Response
+	// Views receives views.open calls.
+	Views chan View
 }
 
 type responseURL struct {
@@ -88,6 +92,8 @@ func New(o Options) *Server {
 		Updated:   make(chan Message, 1000),
 		Ephemeral: make(chan Message, 1000),
 		Responses: make(chan Response, 1000),
+		Views:     make(chan View, 1000),
+		triggers:  map[string]time.Time{},
 	}
 	for _, c := range o.Channels {
 		s.channels[c] = true
@@ -223,6 +229,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.update(w, args)
 	case "chat.postEphemeral":
 		s.postEphemeral(w, args)
+	case "views.open":
+		s.viewsOpen(w, data)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)
