@@ -9,7 +9,10 @@
 // user what to do instead); Deny & stop rejects hard (reject_hard: the
 // agent's turn ends). Always is offered only when the question says what it
 // would grant, and its confirmation dialog repeats it. Feedback text is not
-// collected on Slack.
+// collected on Slack. Edit & approve… (on questions one approval settles)
+// opens a modal with the command, or the arguments as JSON, to approve the
+// changed call once; the modal's submission is answered with the problem
+// (it stays open) or the outcome (modal.go).
 //
 // Requests to the endpoint are authenticated with Slack's request signing
 // (v0 HMAC-SHA256 of "v0:{timestamp}:{body}" with the app's signing

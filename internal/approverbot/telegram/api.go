@@ -43,8 +43,9 @@ type callbackQuery struct {
 }
 
 type update struct {
-	UpdateID      int64          `json:"update_id"`
-	CallbackQuery *callbackQuery `json:"callback_query,omitempty"`
+	UpdateID      int64            `json:"update_id"`
+	CallbackQuery *callbackQuery   `json:"callback_query,omitempty"`
+	Message       *incomingMessage `json:"message,omitempty"`
 }
 
 type inlineButton struct {

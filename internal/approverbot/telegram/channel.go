@@ -200,6 +200,10 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			// Confirm every update, handled or not: one the bot cannot
 			// use must not come back forever.
 			offset = max(offset, u.UpdateID+1)
+			if u.Message != nil {
+				c.handleMessage(ctx, *u.Message)
+				continue
+			}
 			if u.CallbackQuery == nil {
 				continue
 			}
@@ -218,7 +222,7 @@ func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]update, error
 	defer cancel()
 	var updates []update
 	err := c.api.call(ctx, "getUpdates", getUpdatesParams{Offset: offset, Timeout: secs,
-		AllowedUpdates: []string{"callback_query"}}, &updates)
+		AllowedUpdates: []string{"callback_query", "message"}}, &updates)
 	return updates, err
 }
 

@@ -12,6 +12,10 @@
 // user what to do instead); Deny & stop rejects hard (reject_hard: the
 // agent's turn ends). Feedback text is not collected on Telegram.
 //
+// Telegram cannot approve with changes (buttons hold no text): a user who
+// sends /edit in a team's chat is told so, and to use the web page or the
+// terminal.
+//
 // Callback data is compact, "<action>:<handle>" (at most 64 bytes, the Bot
 // API's limit): the handle is issued per question by this bot run and
 // mapped back to the request id, so buttons of an earlier run are refused as

@@ -20,14 +20,17 @@
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first
-//	POST /api/respond      {request_id, action, feedback, device} →
+//	POST /api/respond      {request_id, action, feedback, device, edit} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /events           text/event-stream of question and resolved events
 //	GET  /static/…         the page's script, style sheet and icon
 //
 // action is one of approve (once), session, always (only when the question
-// offers it), reject_soft and reject_hard. Errors are JSON
+// offers it), reject_soft and reject_hard. edit approves with changes: the
+// text of the card's editor (the command of a shell call, else the
+// arguments as a JSON object), parsed by the core's rules; the page
+// (edit.js) checks it before sending too. Errors are JSON
 // {"error": {"code", "message"}} with a matching HTTP status.
 //
 // # Security
