@@ -110,8 +110,8 @@ func (h *harness) TryEdit(t *testing.T, id string) string {
 	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
 	h.fake.Inject(map[string]any{"message": map[string]any{
 		"message_id": 9000, "from": h.as, "date": time.Now().Unix(),
-		"chat": map[string]any{"id": m.ChatID, "type": "group", "title": "approvals"},
-		"text": "/edit@signoff_bot git push origin staging",
+		"chat":     map[string]any{"id": m.ChatID, "type": "group", "title": "approvals"},
+		"text":     "/edit@signoff_bot git push origin staging",
 		"entities": []any{map[string]any{"type": "bot_command", "offset": 0, "length": 18}},
 	}})
 	for {
