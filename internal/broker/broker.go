@@ -91,9 +91,6 @@ func New(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-// Metrics returns the broker's metrics.
-func (b *Broker) Metrics() *Metrics { return b.m }
-
 // Ready reports whether the broker serves its subjects and its store and
 // NATS connection answer (for /readyz).
 func (b *Broker) Ready(ctx context.Context) error {

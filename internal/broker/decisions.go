@@ -160,12 +160,15 @@ func timeoutDecision(rec *session.Record) messages.Decision {
 	return dec
 }
 
-// question decodes the stored question of a pending record.
+// question is the stored question of a record (decoded once, by the store,
+// when it read the record) with the record's expiry and approval counts. It
+// fails when the store could not read it (rec.QuestionErr): callers then
+// fail closed — nothing is announced, granted or approved from it.
 func question(rec *session.Record) (messages.ApprovalNeeded, error) {
-	var q messages.ApprovalNeeded
-	if err := json.Unmarshal(rec.Payload, &q); err != nil {
-		return q, err
+	if rec.QuestionErr != nil {
+		return messages.ApprovalNeeded{}, rec.QuestionErr
 	}
+	q := rec.Question
 	q.ExpiresAt = rec.ExpiresAt.UTC()
 	q.ApprovalsSoFar = rec.Approvals
 	q.ApprovalsRequired = rec.ApprovalsRequired
@@ -174,8 +177,8 @@ func question(rec *session.Record) (messages.ApprovalNeeded, error) {
 
 // toolOf is the tool name as the agent spelled it.
 func toolOf(rec *session.Record) string {
-	if q, err := question(rec); err == nil && q.Request.Tool != "" {
-		return q.Request.Tool
+	if rec.QuestionErr == nil && rec.Question.Request.Tool != "" {
+		return rec.Question.Request.Tool
 	}
 	return rec.Tool
 }
@@ -185,9 +188,9 @@ func toolOf(rec *session.Record) string {
 func (b *Broker) receiptFor(rec *session.Record) messages.Receipt {
 	r := messages.Receipt{V: messages.Version, RequestID: rec.ID, State: rec.State}
 	switch {
-	case rec.State == session.StateCreating:
+	case rec.State == session.StateHeld:
 		// Held: being opened by the replica that told the agent it is
-		// pending, or by the agent's retry. No message carries "creating".
+		// pending, or by the agent's retry. No message carries the held state.
 		r.State = messages.StatePending
 		r.ExpiresAt = rec.ExpiresAt.UTC()
 	case rec.State == messages.StatePending:

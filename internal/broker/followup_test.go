@@ -103,7 +103,7 @@ func TestARequestStoredAfterItsCreateFailedCannotBeAnswered(t *testing.T) {
 
 	// The write landed, held.
 	look, err := mem.Lookup(context.Background(), session.LookupQuery{SessionID: "s-late", RequestID: "late-1"})
-	if err != nil || look.Existing == nil || look.Existing.State != session.StateCreating {
+	if err != nil || look.Existing == nil || look.Existing.State != session.StateHeld {
 		t.Fatalf("stored %+v %v, want the request held", look.Existing, err)
 	}
 	if open, _ := mem.ListPendingTeam(context.Background(), "default"); len(open) != 0 {
@@ -132,11 +132,11 @@ func TestARequestStoredAfterItsCreateFailedCannotBeAnswered(t *testing.T) {
 func TestARetryOpensARequestLeftHeld(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	ns := loneBroker(t, mem)
-	q, _ := json.Marshal(messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
+	q := messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{V: 1, RequestID: "held-1", SessionID: "s-held", AgentID: "pod-1", Tool: "bash",
-			Arguments: json.RawMessage(`{"command":"make deploy"}`)}})
+			Arguments: json.RawMessage(`{"command":"make deploy"}`)}}
 	if _, _, err := mem.Prepare(context.Background(), session.Request{ID: "held-1", SessionID: "s-held", AgentID: "pod-1",
-		Tool: "bash", Teams: []string{"default"}, ApprovalsRequired: 1, TTL: time.Minute, Payload: q}); err != nil {
+		Tool: "bash", Teams: []string{"default"}, ApprovalsRequired: 1, TTL: time.Minute, Question: q}); err != nil {
 		t.Fatal(err)
 	}
 	dev := newDevice(t, ns)

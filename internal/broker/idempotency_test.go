@@ -65,7 +65,7 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 	// The conflicting retries changed nothing: the question is still the
 	// first one, pending.
 	rec, err := p.Store().Get(t.Context(), "s-idem", "idem-1")
-	if err != nil || rec.State != messages.StatePending || !strings.Contains(string(rec.Payload), "make deploy") {
+	if err != nil || rec.State != messages.StatePending || !strings.Contains(string(rec.Question.Request.Arguments), "make deploy") {
 		t.Fatalf("stored request after conflicts: %+v, %v", rec, err)
 	}
 }

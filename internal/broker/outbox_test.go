@@ -170,9 +170,8 @@ func TestAQuestionWhoseReplicaDiedIsAskedByAnother(t *testing.T) {
 	q := messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default", ApprovalsRequired: 1,
 		Request: messages.Request{V: 1, RequestID: "ask-1", SessionID: "s-ask", AgentID: "pod-1", Tool: "bash",
 			Arguments: json.RawMessage(`{"command":"make deploy"}`)}}
-	payload, _ := json.Marshal(q)
 	req := session.Request{ID: "ask-1", SessionID: "s-ask", AgentID: "pod-1", Tool: "bash", Teams: []string{"default"},
-		ApprovalsRequired: 1, TTL: time.Minute, Payload: payload}
+		ApprovalsRequired: 1, TTL: time.Minute, Question: q}
 	if _, _, err := store.Prepare(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,7 +61,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 			result = "conflict"
 			return b.badMessage(err)
 		}
-		if look.Existing.State == session.StateCreating {
+		if look.Existing.State == session.StateHeld {
 			// An earlier attempt stored it held and never opened it (its
 			// reply was lost, or its replica died): the agent retried, so it
 			// has no decision yet.
@@ -119,7 +118,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		b.storeErr("create", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		result = "deny"
 		return b.finishAuto(msg, &req, &d, b.unavailableDecision(&req, pol.Version(), "cannot store the request for approval"))
-	case rec.State == session.StateCreating:
+	case rec.State == session.StateHeld:
 		// Stored held now, or by an earlier attempt racing this one.
 		out, r := b.openHeld(ctx, msg, pol, &req, &d, rec)
 		result = r
@@ -230,10 +229,6 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
-	payload, err := json.Marshal(q)
-	if err != nil {
-		return nil, false, fmt.Errorf("encode question: %w", err)
-	}
 	sctx, cancel := b.storeCtx(ctx)
 	defer cancel()
 	return b.store.Prepare(sctx, session.Request{
@@ -245,7 +240,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		Teams:             []string{team},
 		ApprovalsRequired: need,
 		TTL:               ttl,
-		Payload:           payload,
+		Question:          q,
 	})
 }
 

@@ -47,7 +47,10 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	}
 	q, err := question(rec)
 	if err != nil {
-		return encodeError(messages.CodeInternal, "stored question is unreadable")
+		// Fail closed: without its question nothing of it can be granted;
+		// the request stays pending until it expires (a deny).
+		log.Error("response refused: the stored question is unreadable", "err", err)
+		return encodeError(messages.CodeInternal, fmt.Sprintf("request %s cannot be answered: %v", rec.ID, err))
 	}
 
 	dec := messages.Decision{

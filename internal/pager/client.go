@@ -106,7 +106,7 @@ func (cl *client) do(ctx context.Context, c call) (response, error) {
 		cl.log.LogAttrs(ctx, slog.LevelWarn, "pager call failed; retrying",
 			slog.String("op", c.op), slog.String("request_id", c.requestID),
 			slog.Int("attempt", attempt), slog.Int("status", last.Status),
-			slog.String("error", last.Error()), slog.Duration("wait", wait))
+			slog.String("err", last.Error()), slog.Duration("wait", wait))
 		if err := cl.sleep(ctx, wait); err != nil {
 			return response{}, cl.gaveUp(ctx, c, last, attempt, err)
 		}

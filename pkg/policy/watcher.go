@@ -162,7 +162,7 @@ func (w *Watcher) reload(forced bool) error {
 	if forced {
 		msg = "policy reload failed; the last good policy stays in force"
 	}
-	w.logger.Error(msg, "file", w.path, "error", err.Error(), "version", w.Current().Version())
+	w.logger.Error(msg, "file", w.path, "err", err.Error(), "version", w.Current().Version())
 	w.notify(ReloadEvent{Err: err, Version: w.Current().Version()})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
+	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 // BenchmarkSweepOnceDrain measures one sweep that drains a backlog of
@@ -28,7 +29,7 @@ func BenchmarkSweepOnceDrain(b *testing.B) {
 				b.StopTimer()
 				round++
 				for i := range n {
-					if _, _, err := store.Create(b.Context(), session.Request{
+					if _, _, err := storetest.Create(b.Context(), store, session.Request{
 						ID: fmt.Sprintf("r%d-%d", round, i), SessionID: fmt.Sprintf("s%d", i%1000), AgentID: "a",
 						Teams: []string{"ops"}, ApprovalsRequired: 1, TTL: time.Minute,
 					}); err != nil {

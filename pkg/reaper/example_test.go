@@ -14,10 +14,12 @@ func ExampleReaper_SweepOnce() {
 	ctx := context.Background()
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	store := memstore.New(memstore.Options{Clock: func() time.Time { return now }})
-	_, _, _ = store.Create(ctx, session.Request{
+	// The broker's two-step create: stored held, then opened (pending).
+	_, _, _ = store.Prepare(ctx, session.Request{
 		ID: "req-1", SessionID: "sess-1", AgentID: "worker-7", Tool: "bash",
 		Teams: []string{"ops"}, ApprovalsRequired: 1, TTL: 5 * time.Minute,
 	})
+	_, _ = store.Open(ctx, "sess-1", "req-1")
 	r, err := reaper.New(reaper.Config{
 		Store: store,
 		OnExpired: func(ctx context.Context, rec *session.Record) {

@@ -63,7 +63,7 @@ func (r *Reaper) Run(ctx context.Context) error {
 			failures++
 			wait = r.backoff(failures)
 			r.log.LogAttrs(ctx, slog.LevelWarn, "reaper: sweep failed; retrying",
-				slog.Int("claimed", n), slog.Int("failures", failures), slog.Duration("retry_in", wait), slog.Any("error", err))
+				slog.Int("claimed", n), slog.Int("failures", failures), slog.Duration("retry_in", wait), slog.Any("err", err))
 		} else {
 			failures = 0
 			wait = r.nextWait(ctx)
@@ -167,7 +167,7 @@ func (r *Reaper) nextWait(ctx context.Context) time.Duration {
 	d, ok, err := ne.NextExpiry(ctx)
 	switch {
 	case err != nil:
-		r.log.LogAttrs(ctx, slog.LevelDebug, "reaper: next expiry unknown; waiting the interval", slog.Any("error", err))
+		r.log.LogAttrs(ctx, slog.LevelDebug, "reaper: next expiry unknown; waiting the interval", slog.Any("err", err))
 	case ok && d < wait:
 		wait = max(d, minWait)
 	}

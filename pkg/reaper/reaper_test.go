@@ -16,6 +16,7 @@ import (
 	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
+	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 // fakeClock is a store clock that moves only when told.
@@ -79,7 +80,7 @@ func create(t *testing.T, s session.Store, sess string, n int, ttl time.Duration
 	t.Helper()
 	var recs []*session.Record
 	for i := range n {
-		rec, _, err := s.Create(t.Context(), session.Request{
+		rec, _, err := storetest.Create(t.Context(), s, session.Request{
 			ID: fmt.Sprintf("req-%d", i), SessionID: sess, AgentID: "agent", Tool: "bash",
 			Teams: []string{"ops"}, ApprovalsRequired: 1, TTL: ttl,
 		})

@@ -8,13 +8,16 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// StateCreating is the state of a held request: stored by [Store.Prepare],
+// StateHeld is the state of a held request: stored by [Store.Prepare],
 // not yet made pending by [Store.Open]. It exists only inside the store and
-// the broker; no message carries it.
-const StateCreating messages.State = "creating"
+// the broker; no message carries it. "Held" is the one word for it in code,
+// logs and docs; its stored value stays "creating" (what records and the
+// stores' scripts have always held), so records written by earlier
+// versions read alike.
+const StateHeld messages.State = "creating"
 
-// Clone returns a deep copy of r: slices, the payload and the decision are
-// copied too, so the caller may change the copy freely. Clone of nil is nil.
+// Clone returns a deep copy of r: slices, the question and the decision
+// are copied too, so the caller may change the copy freely. Clone of nil is nil.
 func (r *Record) Clone() *Record {
 	if r == nil {
 		return nil
@@ -33,8 +36,40 @@ func (r *Record) Clone() *Record {
 
 func (r Request) clone() Request {
 	r.Teams = slices.Clone(r.Teams)
-	r.Payload = slices.Clone(r.Payload)
+	r.Question = cloneQuestion(r.Question)
 	return r
+}
+
+// cloneQuestion returns a deep copy of q: every slice and pointer of it is
+// copied.
+func cloneQuestion(q messages.ApprovalNeeded) messages.ApprovalNeeded {
+	q.Request.Arguments = slices.Clone(q.Request.Arguments)
+	q.Request.BatchRemaining = cloneBatch(q.Request.BatchRemaining)
+	q.BatchRemaining = cloneBatch(q.BatchRemaining)
+	if q.Risk.Subcommands != nil {
+		q.Risk.Subcommands = slices.Clone(q.Risk.Subcommands)
+		for i := range q.Risk.Subcommands {
+			q.Risk.Subcommands[i].Words = slices.Clone(q.Risk.Subcommands[i].Words)
+		}
+	}
+	q.ApprovalsSoFar = slices.Clone(q.ApprovalsSoFar)
+	if q.Always != nil {
+		a := *q.Always
+		a.Patterns = slices.Clone(a.Patterns)
+		q.Always = &a
+	}
+	return q
+}
+
+func cloneBatch(b []messages.BatchItem) []messages.BatchItem {
+	if b == nil {
+		return nil
+	}
+	b = slices.Clone(b)
+	for i := range b {
+		b[i].Arguments = slices.Clone(b[i].Arguments)
+	}
+	return b
 }
 
 // Open reports whether the record can still be decided at the store time

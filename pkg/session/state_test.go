@@ -19,15 +19,41 @@ func TestCloneCopiesEverythingTheCallerMayChange(t *testing.T) {
 			Reason: "ok", GrantedPattern: []string{"git push *"}, Answer: json.RawMessage(`{"a":1}`),
 		},
 	}
-	orig.Payload = []byte(`{"x":1}`)
+	orig.Question = messages.ApprovalNeeded{
+		Request: messages.Request{Tool: "bash", Arguments: json.RawMessage(`{"x":1}`),
+			BatchRemaining: []messages.BatchItem{{Tool: "ls", Arguments: json.RawMessage(`{"y":2}`)}}},
+		Risk:           messages.Risk{Subcommands: []messages.Verdict{{Command: "git push", Words: []string{"git", "push"}}}},
+		BatchRemaining: []messages.BatchItem{{Tool: "cat", Arguments: json.RawMessage(`{"z":3}`)}},
+		ApprovalsSoFar: []string{"ann"},
+		Always:         &messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}},
+	}
+	question := func(r *session.Record) string {
+		b, err := json.Marshal(r.Question)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	wantQuestion := question(orig)
 	c := orig.Clone()
 	c.Teams[0] = "changed"
-	c.Payload[0] = 'X'
+	c.Question.Request.Arguments[0] = 'X'
+	c.Question.Request.BatchRemaining[0].Arguments[0] = 'X'
+	c.Question.Risk.Subcommands[0].Words[0] = "changed"
+	c.Question.Risk.Subcommands[0].Command = "changed"
+	c.Question.BatchRemaining[0].Arguments[0] = 'X'
+	c.Question.BatchRemaining[0].Tool = "changed"
+	c.Question.ApprovalsSoFar[0] = "changed"
+	c.Question.Always.Patterns[0] = "changed"
+	c.Question.Always.Tool = "changed"
+	if got := question(orig); got != wantQuestion {
+		t.Errorf("changing the clone's question changed the original's:\n %s\nwas\n %s", got, wantQuestion)
+	}
 	c.Approvals[0] = "changed"
 	c.Decision.Reason = "changed"
 	c.Decision.GrantedPattern[0] = "changed"
 	c.Decision.Answer[0] = 'X'
-	if orig.Teams[0] != "ops" || orig.Payload[0] != '{' || orig.Approvals[0] != "ann" ||
+	if orig.Teams[0] != "ops" || orig.Approvals[0] != "ann" ||
 		orig.Decision.Reason != "ok" || orig.Decision.GrantedPattern[0] != "git push *" || orig.Decision.Answer[0] != '{' {
 		t.Errorf("changing the clone changed the original: %+v %+v", orig, orig.Decision)
 	}

@@ -25,10 +25,12 @@ type Request struct {
 	// TTL is how long the request may stay pending. The store computes the
 	// expiry from its own clock (Redis TIME), never the caller's.
 	TTL time.Duration
-	// Payload is opaque to the store: the broker keeps the question it
-	// published (an encoded messages.ApprovalNeeded) so that cascades, pending
-	// replay and the reaper can work from any replica.
-	Payload []byte
+	// Question is the question the broker published for the request, kept
+	// so that cascades, pending replay and the reaper can work from any
+	// replica. The store does not interpret it; a store that keeps bytes
+	// (the Redis store) encodes it on write and decodes it once per read.
+	// Its approval counts and expiry are the record's, not its own.
+	Question messages.ApprovalNeeded
 }
 
 // Record is a stored request with its state.
@@ -47,6 +49,11 @@ type Record struct {
 	Decision *messages.Decision
 	// DecidedAt is the store's time of settlement (zero while pending).
 	DecidedAt time.Time
+	// QuestionErr is set when the stored question could not be read (a
+	// damaged or foreign value): Question is then zero. The rest of the
+	// record is intact, so the request can still be rejected, cancelled or
+	// expired; callers must never allow on it (they fail closed).
+	QuestionErr error
 }
 
 // GrantKind says which key a grant is attached to.
@@ -132,13 +139,11 @@ type Store interface {
 	// the session's stop signal, its session grants and the agent's grants.
 	Lookup(ctx context.Context, q LookupQuery) (Lookup, error)
 
-	// Create stores req as pending unless a record with its id exists; it
-	// returns the stored record and whether it was created. It refuses with
-	// ErrStopped (and stores nothing) while the session has a stop signal.
-	Create(ctx context.Context, req Request) (*Record, bool, error)
-
-	// Prepare is Create, except that the request is stored held, in state
-	// [StateCreating]: nobody can answer it until Open makes it pending.
+	// Prepare stores req held, in state [StateHeld], unless a record
+	// with its id exists; it returns the stored record and whether it was
+	// created. It refuses with ErrStopped (and stores nothing) while the
+	// session has a stop signal. Nobody can answer a held request until
+	// Open makes it pending.
 	// A held request is left out of the ListPending methods, Stop and
 	// CancelSession; Get, Decide and Settle report ErrNotFound for it; only
 	// Lookup returns it (so that an agent retry can open it). If its expiry
@@ -196,7 +201,7 @@ type Store interface {
 	// grants were removed.
 	RevokeGrants(ctx context.Context, sessionID, agentID string) (int, error)
 
-	// Stop sets the session's hard-stop signal (from then on Create refuses
+	// Stop sets the session's hard-stop signal (from then on Prepare and Open refuse
 	// with ErrStopped), then settles every pending request of the session
 	// rejected with the decision that mk returns for it, each with
 	// compare-and-set (a request settled meanwhile keeps its outcome). It

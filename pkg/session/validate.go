@@ -7,7 +7,7 @@ import (
 
 // Validate checks the fields a Store relies on and returns an error wrapping
 // [ErrInvalid] that names the first bad field. Every Store calls it in
-// Create before it touches the backend.
+// Prepare before it touches the backend.
 func (r Request) Validate() error {
 	switch {
 	case r.ID == "":

@@ -24,7 +24,7 @@ func TestRequestValidate(t *testing.T) {
 		wantField string // empty: valid
 	}{
 		{"a complete request is valid", func(*session.Request) {}, ""},
-		{"RequestedBy, Tool and Payload are optional", func(r *session.Request) { r.RequestedBy, r.Tool, r.Payload = "", "", nil }, ""},
+		{"RequestedBy, Tool and Question are optional", func(r *session.Request) { r.RequestedBy, r.Tool, r.Question = "", "", messages.ApprovalNeeded{} }, ""},
 		{"an empty id is named", func(r *session.Request) { r.ID = "" }, "Request.ID"},
 		{"an empty session id is named", func(r *session.Request) { r.SessionID = "" }, "Request.SessionID"},
 		{"an empty agent id is named", func(r *session.Request) { r.AgentID = "" }, "Request.AgentID"},

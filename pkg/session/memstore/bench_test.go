@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-func BenchmarkCreate(b *testing.B) {
+func BenchmarkPrepare(b *testing.B) {
 	s, _ := newStore(time.Hour)
 	i := 0
 	for b.Loop() {
 		i++
-		if _, _, err := s.Create(b.Context(), request(fmt.Sprintf("s%d", i%1000), fmt.Sprintf("r%d", i), time.Minute)); err != nil {
+		if _, _, err := s.Prepare(b.Context(), request(fmt.Sprintf("s%d", i%1000), fmt.Sprintf("r%d", i), time.Minute)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
+	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 // fakeClock is a store clock that moves only when told.
@@ -43,7 +44,7 @@ func request(sess, id string, ttl time.Duration) session.Request {
 
 func mustCreate(t testing.TB, s *memstore.Store, req session.Request) *session.Record {
 	t.Helper()
-	rec, created, err := s.Create(t.Context(), req)
+	rec, created, err := storetest.Create(t.Context(), s, req)
 	if err != nil || !created {
 		t.Fatalf("Create(%s/%s) = %v, %v", req.SessionID, req.ID, created, err)
 	}
@@ -216,14 +217,18 @@ func ExampleNew() {
 	ctx := context.Background()
 	s := memstore.New(memstore.Options{Retention: time.Hour})
 	defer s.Close()
-	rec, created, err := s.Create(ctx, session.Request{
+	// Held first (nobody can answer it), then opened: pending.
+	rec, created, err := s.Prepare(ctx, session.Request{
 		ID: "req-1", SessionID: "sess-1", AgentID: "worker-7", Tool: "bash",
 		Teams: []string{"ops"}, ApprovalsRequired: 1, TTL: 5 * time.Minute,
 	})
 	fmt.Println(rec.State, created, err)
+	opened, _ := s.Open(ctx, "sess-1", "req-1")
+	fmt.Println(opened.Applied, opened.Record.State)
 	res, _ := s.Decide(ctx, "sess-1", "req-1", session.Vote{ApproverID: "ann", Approve: true})
 	fmt.Println(res.Applied, res.Record.State, res.Record.Approvals)
 	// Output:
-	// pending true <nil>
+	// creating true <nil>
+	// true pending
 	// true approved [ann]
 }

@@ -31,7 +31,7 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		}
 		e := t.v
 		e.expiry = nil
-		if e.rec.State == session.StateCreating {
+		if e.rec.State == session.StateHeld {
 			// Held until its expiry: nobody was told it is pending.
 			delete(s.requests, key{e.rec.SessionID, e.rec.ID})
 			continue

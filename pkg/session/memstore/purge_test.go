@@ -8,6 +8,7 @@ import (
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
+	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 func TestNonPositiveRetentionMeansTheDefault(t *testing.T) {
@@ -30,7 +31,7 @@ func TestNothingOutlivesItsLifetime(t *testing.T) {
 			ID: fmt.Sprintf("r%d", i), SessionID: fmt.Sprintf("s%d", i%10), AgentID: "a",
 			Teams: []string{"t1", "t2"}, ApprovalsRequired: 1, TTL: time.Minute,
 		}
-		if _, _, err := s.Create(ctx, req); err != nil {
+		if _, _, err := storetest.Create(ctx, s, req); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: req.SessionID, Tool: "write"}); err != nil {

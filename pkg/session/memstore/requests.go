@@ -11,20 +11,12 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// Create stores req as pending unless its (session, request id) exists; see
-// [session.Store.Create]. An existing record is returned whatever its state,
-// even while the session is stopped, so that an agent retry gets its receipt.
-func (s *Store) Create(ctx context.Context, req session.Request) (*session.Record, bool, error) {
-	return s.create(ctx, "create", req, messages.StatePending)
-}
-
-// Prepare stores req held, in state creating; see [session.Store.Prepare].
+// Prepare stores req held ([session.StateHeld]); see [session.Store.Prepare].
 // A held request is in the expiry heap but in no pending index until Open.
+// An existing record is returned whatever its state, even while the
+// session is stopped, so that an agent retry gets its receipt.
 func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
-	return s.create(ctx, "prepare", req, session.StateCreating)
-}
-
-func (s *Store) create(ctx context.Context, op string, req session.Request, state messages.State) (*session.Record, bool, error) {
+	const op = "prepare"
 	if err := req.Validate(); err != nil {
 		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
 	}
@@ -42,15 +34,12 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 	}
 	e := &entry{rec: session.Record{
 		Request:   req,
-		State:     state,
+		State:     session.StateHeld,
 		CreatedAt: now,
 		ExpiresAt: now.Add(req.TTL),
 	}}
 	e.rec = *e.rec.Clone() // own the caller's slices
 	s.requests[k] = e
-	if state == messages.StatePending {
-		s.index(e)
-	}
 	e.expiry = &timer[*entry]{at: e.rec.ExpiresAt, seq: s.nextSeq(), v: e}
 	s.expiry.add(e.expiry)
 	return e.rec.Clone(), true, nil
@@ -72,7 +61,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 		return session.Result{}, fmt.Errorf("memstore: open %s/%s: %w", sessionID, requestID, session.ErrNotFound)
 	case e.rec.State == messages.StatePending:
 		return session.Result{Record: e.rec.Clone()}, nil
-	case e.rec.State != session.StateCreating:
+	case e.rec.State != session.StateHeld:
 		return refused(e, session.ErrSettled), nil
 	case !now.Before(e.rec.ExpiresAt):
 		return refused(e, session.ErrExpired), nil // ClaimExpired drops it
@@ -90,7 +79,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 // a held one is reported as not found (see [session.Store.Prepare]).
 func (s *Store) answerable(sessionID, requestID string) (*entry, bool) {
 	e, ok := s.requests[key{sessionID, requestID}]
-	if !ok || e.rec.State == session.StateCreating {
+	if !ok || e.rec.State == session.StateHeld {
 		return nil, false
 	}
 	return e, true

@@ -57,9 +57,9 @@ func BenchmarkHotPath(b *testing.B) {
 	})
 }
 
-// BenchmarkCreate stores new pending requests (one pipelined round trip
+// BenchmarkPrepare stores new held requests (one pipelined round trip
 // each), ten per session, with question-sized payloads.
-func BenchmarkCreate(b *testing.B) {
+func BenchmarkPrepare(b *testing.B) {
 	srv := testenv.Redis(b)
 	s := newStore(b, options(srv.URL(), time.Hour))
 	w := newWorkload(10)
@@ -75,8 +75,8 @@ func BenchmarkCreate(b *testing.B) {
 		}
 		req := reqs[len(reqs)-1]
 		reqs = reqs[:len(reqs)-1]
-		if _, created, err := s.Create(ctx, req); err != nil || !created {
-			b.Fatalf("Create: created %v, %v", created, err)
+		if _, created, err := s.Prepare(ctx, req); err != nil || !created {
+			b.Fatalf("Prepare: created %v, %v", created, err)
 		}
 	}
 }

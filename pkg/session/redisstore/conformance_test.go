@@ -36,7 +36,7 @@ func TestConformance(t *testing.T) {
 // TestConformanceOnRedisCluster runs the suite against a one-node Redis
 // Cluster through a cluster client. Redis Cluster refuses a script that
 // touches keys of two hash slots, so this run proves that every script
-// keeps to one slot, and that the pipelines that span slots (Create,
+// keeps to one slot, and that the pipelines that span slots (Prepare,
 // Lookup, ClaimExpired) work through the cluster client.
 func TestConformanceOnRedisCluster(t *testing.T) {
 	srv := testenv.Redis(t, testenv.WithCluster())

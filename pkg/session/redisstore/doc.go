@@ -11,7 +11,7 @@
 // is required (script flags).
 //
 // The hot path of the broker, [Store.Lookup], is one round trip; so is
-// [Store.Create]. [Store.ClaimExpired] finds due requests through a due
+// [Store.Prepare]. [Store.ClaimExpired] finds due requests through a due
 // index sharded over a few keys and leased by the reapers, so that any
 // number of replicas may run the reaper and each request still expires
 // exactly once. The transitions record their effects in a per-session

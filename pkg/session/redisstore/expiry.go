@@ -21,7 +21,7 @@ const leaseMicros = 5_000_000
 
 // claimBudget bounds a ClaimExpired call (besides OpTimeout). It is shorter
 // than the lease, so that no finalize is sent after its lease ran out and
-// another reaper (or a Create's mark, which treats only a recent score as a
+// another reaper (or a Prepare's mark, which treats only a recent score as a
 // possible lease) could have acted on the session.
 const claimBudget = 4 * time.Second
 
@@ -54,7 +54,7 @@ type leased struct {
 //     while limit is not used up and the shards had more, lease again (at
 //     most four rounds);
 //  4. finalize: reschedule each session at its next expiry, or drop it,
-//     unless a Create marked it meanwhile.
+//     unless a Prepare marked it meanwhile.
 //
 // Each request is returned exactly once: removing it from its session's
 // expiry index inside the claim script is the compare-and-set. A claim
@@ -211,7 +211,7 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		// Claimed requests must reach the caller: an error now would lose
 		// them, since no later call returns them again.
 		if firstErr != nil {
-			s.log.Warn("redisstore: claim expired: partial failure", "error", firstErr)
+			s.log.Warn("redisstore: claim expired: partial failure", "err", firstErr)
 		}
 		return out, nil
 	}
@@ -371,7 +371,7 @@ func (s *Store) finalize(ctx context.Context, op string, key func(int) string, l
 		}
 	}
 	if len(failed) > 0 {
-		s.log.Warn("redisstore: "+op+": could not release leases; retrying with the next claim", "count", len(failed), "error", firstErr)
+		s.log.Warn("redisstore: "+op+": could not release leases; retrying with the next claim", "count", len(failed), "err", firstErr)
 		s.unreleased.add(failed)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/redisstore"
+	"github.com/signoff-dev/signoff/pkg/session/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -83,15 +84,26 @@ func request(sess string, ttl time.Duration) session.Request {
 		Teams:             []string{"team-" + sess},
 		ApprovalsRequired: 1,
 		TTL:               ttl,
-		Payload:           []byte(`{"tool":"bash","request_id":"` + id + `"}`),
+		Question:          messages.ApprovalNeeded{V: messages.Version, Type: "approval_needed", Request: messages.Request{RequestID: id, SessionID: sess, Tool: "bash"}},
 	}
 }
 
+// mustCreate stores req pending: Prepare, then Open.
 func mustCreate(t testing.TB, s session.Store, req session.Request) *session.Record {
 	t.Helper()
-	rec, created, err := s.Create(context.Background(), req)
+	rec, created, err := storetest.Create(context.Background(), s, req)
 	if err != nil || !created {
 		t.Fatalf("Create(%s/%s) = created %v, %v", req.SessionID, req.ID, created, err)
+	}
+	return rec
+}
+
+// mustPrepare stores req held (one round trip).
+func mustPrepare(t testing.TB, s session.Store, req session.Request) *session.Record {
+	t.Helper()
+	rec, created, err := s.Prepare(context.Background(), req)
+	if err != nil || !created {
+		t.Fatalf("Prepare(%s/%s) = created %v, %v", req.SessionID, req.ID, created, err)
 	}
 	return rec
 }
@@ -115,7 +127,6 @@ func everyMethod(s *redisstore.Store, rec *session.Record) []method {
 			_, err := s.Lookup(ctx, session.LookupQuery{SessionID: sess, RequestID: rec.ID, AgentID: rec.AgentID})
 			return err
 		}},
-		{"Create", func(ctx context.Context) error { _, _, err := s.Create(ctx, request(sess, time.Minute)); return err }},
 		{"Prepare", func(ctx context.Context) error { _, _, err := s.Prepare(ctx, request(sess, time.Minute)); return err }},
 		{"Open", func(ctx context.Context) error { _, err := s.Open(ctx, sess, rec.ID); return err }},
 		{"Get", func(ctx context.Context) error { _, err := s.Get(ctx, sess, rec.ID); return err }},

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"strconv"
@@ -93,7 +94,11 @@ func TestMemoryPerPendingRequest(t *testing.T) {
 			}
 			payload := 0
 			for _, r := range recs {
-				payload += len(r.Payload)
+				js, err := json.Marshal(&r.Question)
+				if err != nil {
+					t.Fatal(err)
+				}
+				payload += len(js)
 			}
 			t.Logf("%d pending requests in %d sessions, payload %d bytes of JSON on average", n, len(w.sessions), payload/n)
 			t.Logf("used_memory grew %.0f bytes per request; MEMORY USAGE per request: records %d, session expiry indexes %d, agent indexes %d, team indexes %d, due index %d, outboxes %d, outbox index %d",

@@ -52,7 +52,7 @@ func (s *Store) ensureMarked(ctx context.Context, mark *call, sess string) {
 	s.exec(context.WithoutCancel(ctx), again)
 	if err := again.cmd.Err(); err != nil {
 		s.log.Warn("redisstore: could not schedule an outbox entry; its effects rely on the replica that recorded them",
-			"session_id", sess, "error", err)
+			"session_id", sess, "err", err)
 	}
 }
 
@@ -139,7 +139,7 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 		// Claimed entries are leased to this caller: an error now would
 		// only delay them by a lease.
 		if firstErr != nil {
-			s.log.Warn("redisstore: claim effects: partial failure", "error", firstErr)
+			s.log.Warn("redisstore: claim effects: partial failure", "err", firstErr)
 		}
 		sortRecords(out)
 		return out, nil

@@ -146,10 +146,16 @@ func splitFields(s string) ([]string, error) {
 	return out, nil
 }
 
-// encodeTail encodes the fields of req that no script changes (9–15),
-// compressing a large payload.
-func encodeTail(req *session.Request) []byte {
-	codec, payload := codecRaw, req.Payload
+// encodeTail encodes the fields of req that no script changes (9–15): the
+// question as JSON (the payload), compressed when large. The payload is what
+// the broker stored before questions were typed on the record (an encoded
+// messages.ApprovalNeeded), so records of either version read alike.
+func encodeTail(req *session.Request) ([]byte, error) {
+	js, err := json.Marshal(&req.Question)
+	if err != nil {
+		return nil, fmt.Errorf("%w: question of %s/%s: %v", session.ErrInvalid, req.SessionID, req.ID, err)
+	}
+	codec, payload := codecRaw, js
 	if len(payload) >= compressMin {
 		if z := zstdEncoder().EncodeAll(payload, make([]byte, 0, len(payload)/2)); len(z) < len(payload) {
 			codec, payload = codecZstd1, z
@@ -162,11 +168,18 @@ func encodeTail(req *session.Request) []byte {
 	b = appendField(b, req.Tool)
 	b = appendField(b, encodeList(req.Teams))
 	b = appendField(b, codec)
-	return appendFieldBytes(b, payload)
+	return appendFieldBytes(b, payload), nil
 }
 
 // decodeRecord parses a stored record of request id in session sess.
 func decodeRecord(sess, id, v string) (*session.Record, error) {
+	return decodeRecordAsking(sess, id, v, nil)
+}
+
+// decodeRecordAsking is decodeRecord for a record whose question the caller
+// knows to be q (it just stored it): the payload is not decoded again. With
+// q nil the payload is decoded.
+func decodeRecordAsking(sess, id, v string, q *messages.ApprovalNeeded) (*session.Record, error) {
 	f, err := splitFields(v)
 	if err != nil {
 		return nil, fmt.Errorf("record %s/%s: %w", sess, id, err)
@@ -214,17 +227,39 @@ func decodeRecord(sess, id, v string) (*session.Record, error) {
 			return bad("decision", err)
 		}
 	}
-	switch f[fCodec] {
-	case codecRaw:
-		r.Payload = []byte(f[fPayload])
-	case codecZstd1:
-		if r.Payload, err = zstdDecoder().DecodeAll([]byte(f[fPayload]), nil); err != nil {
-			return bad("payload", err)
-		}
-	default:
-		return bad("payload", fmt.Errorf("unknown codec %q", f[fCodec]))
+	if q != nil {
+		r.Question = *q
+	} else if r.Question, err = decodeQuestion(f[fCodec], f[fPayload]); err != nil {
+		// The request's state is intact and can still be settled; only
+		// what needs the question fails, closed (session.Record.QuestionErr).
+		r.QuestionErr = fmt.Errorf("record %s/%s: stored question unreadable: %w", sess, id, err)
 	}
 	return r, nil
+}
+
+// decodeQuestion decodes a stored payload: the question as JSON, raw or
+// compressed with codec.
+func decodeQuestion(codec, payload string) (messages.ApprovalNeeded, error) {
+	var q messages.ApprovalNeeded
+	var js []byte
+	switch codec {
+	case codecRaw:
+		js = []byte(payload)
+	case codecZstd1:
+		var err error
+		if js, err = zstdDecoder().DecodeAll([]byte(payload), nil); err != nil {
+			return q, fmt.Errorf("payload codec %s: %w", codec, err)
+		}
+	default:
+		return q, fmt.Errorf("unknown payload codec %q", codec)
+	}
+	if len(js) == 0 {
+		return q, errors.New("no question stored")
+	}
+	if err := json.Unmarshal(js, &q); err != nil {
+		return messages.ApprovalNeeded{}, fmt.Errorf("question JSON: %w", err)
+	}
+	return q, nil
 }
 
 func first(f []string) string {

@@ -50,21 +50,21 @@ func TestNoscriptRetryResendsOnlyTheUnknownScripts(t *testing.T) {
 	c.AddHook(rec)
 	s := newStore(t, redisstore.Options{Client: c})
 	ctx := context.Background()
-	mustCreate(t, s, request(uniq("sess"), time.Minute))
+	mustPrepare(t, s, request(uniq("sess"), time.Minute))
 	rec.take()
 
 	if err := srv.Client().ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, request(uniq("sess"), time.Minute))
+	mustPrepare(t, s, request(uniq("sess"), time.Minute))
 	trips, cmds := rec.take()
 	want := []string{"EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA", "EVAL", "EVAL", "EVAL", "EVAL"}
 	if trips != 2 || !slices.Equal(names(cmds), want) {
-		t.Errorf("Create after SCRIPT FLUSH sent %v in %d calls, want %v in 2", names(cmds), trips, want)
+		t.Errorf("Prepare after SCRIPT FLUSH sent %v in %d calls, want %v in 2", names(cmds), trips, want)
 	}
-	mustCreate(t, s, request(uniq("sess"), time.Minute))
+	mustPrepare(t, s, request(uniq("sess"), time.Minute))
 	if trips, cmds := rec.take(); trips != 1 || !slices.Equal(names(cmds), want[:4]) {
-		t.Errorf("next Create sent %v in %d calls, want %v in one: EVAL cached the scripts", names(cmds), trips, want[:4])
+		t.Errorf("next Prepare sent %v in %d calls, want %v in one: EVAL cached the scripts", names(cmds), trips, want[:4])
 	}
 }
 
@@ -119,7 +119,7 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCreateIsOneRoundTrip(t *testing.T) {
+func TestPrepareIsOneRoundTrip(t *testing.T) {
 	srv := testenv.Redis(t)
 	rec := &recorder{}
 	c := storeClient(t, srv.Addr())
@@ -129,11 +129,11 @@ func TestCreateIsOneRoundTrip(t *testing.T) {
 	req := request(uniq("sess"), time.Minute)
 	req.Teams = []string{"ops", "sec"}
 	rec.take()
-	mustCreate(t, s, req)
+	mustPrepare(t, s, req)
 	trips, cmds := rec.take()
 	// create, due mark, agent index, two team indexes.
 	if want := []string{"EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA", "EVALSHA"}; trips != 1 || !slices.Equal(names(cmds), want) {
-		t.Errorf("Create sent %v in %d calls, want %v in one", names(cmds), trips, want)
+		t.Errorf("Prepare sent %v in %d calls, want %v in one", names(cmds), trips, want)
 	}
 }
 
@@ -302,12 +302,13 @@ func TestRecordLifetimes(t *testing.T) {
 	sess := uniq("sess")
 	pending := mustCreate(t, s, request(sess, time.Minute))
 	denied := mustCreate(t, s, request(sess, time.Minute))
-	due := mustCreate(t, s, request(sess, 50*time.Millisecond))
-	lateVote := mustCreate(t, s, request(sess, 50*time.Millisecond))
+	// Long enough for the two steps of a create on a loaded machine.
+	due := mustCreate(t, s, request(sess, 300*time.Millisecond))
+	lateVote := mustCreate(t, s, request(sess, 300*time.Millisecond))
 	if _, err := s.Decide(ctx, sess, denied.ID, session.Vote{ApproverID: "ann"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	if res, err := s.Decide(ctx, sess, lateVote.ID, session.Vote{ApproverID: "ann", Approve: true}); err != nil || res.Applied {
 		t.Fatalf("late vote = %+v, %v; want refused", res, err)
 	}
@@ -550,12 +551,12 @@ func TestCreateRetractsARequestItCouldNotSchedule(t *testing.T) {
 	ctx := context.Background()
 	req := request(uniq("sess"), time.Minute)
 
-	_, created, err := s.Create(ctx, req)
+	_, created, err := s.Prepare(ctx, req)
 	if err == nil || created {
-		t.Fatalf("Create with a failed schedule = created %v, %v; want an error", created, err)
+		t.Fatalf("Prepare with a failed schedule = created %v, %v; want an error", created, err)
 	}
 	if _, err := s.Get(ctx, req.SessionID, req.ID); !errors.Is(err, session.ErrNotFound) {
-		t.Errorf("Get after the failed Create: err = %v, want ErrNotFound (retracted)", err)
+		t.Errorf("Get after the failed Prepare: err = %v, want ErrNotFound (retracted)", err)
 	}
 }
 
@@ -619,8 +620,8 @@ func TestNamesThatCannotBeHashTagsAreInvalid(t *testing.T) {
 	ctx := context.Background()
 	for _, sess := range []string{"}sess", "a}:r:b", "sess-{1}"} {
 		req := request(sess, time.Minute)
-		if _, _, err := s.Create(ctx, req); !errors.Is(err, session.ErrInvalid) {
-			t.Errorf("Create in session %q: err = %v, want ErrInvalid", sess, err)
+		if _, _, err := s.Prepare(ctx, req); !errors.Is(err, session.ErrInvalid) {
+			t.Errorf("Prepare in session %q: err = %v, want ErrInvalid", sess, err)
 		}
 		if _, err := s.Lookup(ctx, session.LookupQuery{SessionID: sess}); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("Lookup of session %q: err = %v, want ErrInvalid", sess, err)
@@ -628,13 +629,13 @@ func TestNamesThatCannotBeHashTagsAreInvalid(t *testing.T) {
 	}
 	req := request("sess-{1", time.Minute)
 	req.Teams = []string{"team-{x"}
-	if _, _, err := s.Create(ctx, req); err != nil {
-		t.Errorf("Create in session %q: %v ('{' is fine)", req.SessionID, err)
+	if _, _, err := s.Prepare(ctx, req); err != nil {
+		t.Errorf("Prepare in session %q: %v ('{' is fine)", req.SessionID, err)
 	}
 	req = request(uniq("sess"), time.Minute)
 	req.Teams = []string{"ops}"}
-	if _, _, err := s.Create(ctx, req); !errors.Is(err, session.ErrInvalid) {
-		t.Errorf("Create routed to team %q: err = %v, want ErrInvalid", req.Teams[0], err)
+	if _, _, err := s.Prepare(ctx, req); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("Prepare routed to team %q: err = %v, want ErrInvalid", req.Teams[0], err)
 	}
 }
 
@@ -685,8 +686,8 @@ func TestOutOfMemoryRefusesNewStateButSettlesAndExpires(t *testing.T) {
 	defer admin.ConfigSet(ctx, "maxmemory", "0")
 	time.Sleep(100 * time.Millisecond)
 
-	if _, _, err := s.Create(ctx, request(sess, time.Minute)); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") {
-		t.Errorf("Create out of memory: err = %v, want ErrUnavailable (OOM)", err)
+	if _, _, err := s.Prepare(ctx, request(sess, time.Minute)); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") {
+		t.Errorf("Prepare out of memory: err = %v, want ErrUnavailable (OOM)", err)
 	}
 	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"}); !errors.Is(err, session.ErrUnavailable) {
 		t.Errorf("AddGrant out of memory: err = %v, want ErrUnavailable", err)

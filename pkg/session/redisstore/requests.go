@@ -21,23 +21,13 @@ import (
 // the timeout.
 const markAhead = 250_000 // µs
 
-// Create stores req as pending unless a record with its id exists; see
-// [session.Store.Create]. An existing record is returned whatever its state,
-// even while the session is stopped. It costs one round trip: the create
-// script, then the due-index mark and the agent and team index entries,
-// pipelined.
-func (s *Store) Create(ctx context.Context, req session.Request) (*session.Record, bool, error) {
-	return s.create(ctx, "create", req, messages.StatePending)
-}
-
-// Prepare stores req held (state creating); see [session.Store.Prepare]. It
-// costs what Create costs: the indexes name sessions, and their readers
-// skip held requests.
+// Prepare stores req held ([session.StateHeld]); see [session.Store.Prepare].
+// An existing record is returned whatever its state, even while the
+// session is stopped. It costs one round trip: the create script, then the
+// due-index mark and the agent and team index entries, pipelined. The
+// indexes name sessions, and their readers skip held requests.
 func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
-	return s.create(ctx, "prepare", req, session.StateCreating)
-}
-
-func (s *Store) create(ctx context.Context, op string, req session.Request, state messages.State) (*session.Record, bool, error) {
+	const op = "prepare"
 	if err := req.Validate(); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
@@ -52,9 +42,13 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 
 	sess, id := req.SessionID, req.ID
 	ttl := micros(req.TTL)
+	tail, err := encodeTail(&req)
+	if err != nil {
+		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
 	create := scall(scriptCreate,
 		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess)},
-		id, ttl, req.ApprovalsRequired, encodeTail(&req), string(state))
+		id, ttl, req.ApprovalsRequired, tail, string(session.StateHeld))
 	delay := max(int64(req.TTL/1000)-markAhead, 0)
 	// The create script runs first: a mark that comes after it never
 	// schedules a request that does not exist yet, so a reaper may drop a
@@ -83,7 +77,12 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 		return nil, false, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
 	}
 	raw, _ := asString(a[1])
-	rec, err := decodeRecord(sess, id, raw)
+	// A new record holds req's question: no need to decode it back.
+	var known *messages.ApprovalNeeded
+	if code == 1 {
+		known = &req.Question
+	}
+	rec, err := decodeRecordAsking(sess, id, raw, known)
 	if err != nil {
 		return nil, false, s.corrupt(op, err)
 	}
@@ -102,7 +101,7 @@ func (s *Store) create(ctx context.Context, op string, req session.Request, stat
 	return rec, true, nil
 }
 
-// retract deletes a request that Create or Prepare just stored (rec) when
+// retract deletes a request that Prepare just stored (rec) when
 // its index updates failed, unless it left rec's state or was voted on
 // meanwhile: a held request an agent's retry opened on another replica has
 // been announced, and stays. It gets a fresh deadline: the caller's may be
@@ -113,7 +112,7 @@ func (s *Store) retract(ctx context.Context, rec *session.Record) {
 	sess := rec.SessionID
 	if _, err := s.run(ctx, scriptRetract, []string{s.k.expiry(sess), s.k.record(sess, rec.ID)}, rec.ID, string(rec.State)); err != nil {
 		s.log.Warn("redisstore: could not retract a request whose indexes failed; it stays until it is settled or expires",
-			"session_id", sess, "request_id", rec.ID, "error", err)
+			"session_id", sess, "request_id", rec.ID, "err", err)
 	}
 }
 
@@ -193,7 +192,7 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 	if err != nil {
 		return nil, s.corrupt("get", err)
 	}
-	if rec.State == session.StateCreating {
+	if rec.State == session.StateHeld {
 		return nil, fmt.Errorf("redisstore: get %s/%s: %w (held, not yet opened)", sessionID, requestID, session.ErrNotFound)
 	}
 	return rec, nil
@@ -306,7 +305,7 @@ func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, 
 //
 // The reads are not one script, unlike the transitions: they decide
 // nothing by themselves, and what a decision depends on is checked again
-// atomically by the transition that records it (Create refuses while the
+// atomically by the transition that records it (Prepare and Open refuse while the
 // session is stopped). Plain reads cost Redis a fraction of a script call,
 // which keeps this hot path close to a bare GET (docs/BENCHMARKS.md). On one
 // server the pipelined commands run back to back anyway.

@@ -278,7 +278,7 @@ func (s *Store) settleMany(ctx context.Context, op, sess string, open []*session
 // remark schedules sessions in the due index now, in one round trip.
 // Transitions and readers call it when they see a due request: normally
 // the session is scheduled already and this changes nothing, but it
-// repairs a schedule that a failed Create could not write. Best effort.
+// repairs a schedule that a failed Prepare could not write. Best effort.
 func (s *Store) remark(ctx context.Context, sessions ...string) {
 	if len(sessions) == 0 {
 		return
@@ -294,7 +294,7 @@ func (s *Store) remark(ctx context.Context, sessions ...string) {
 func (s *Store) logFailures(what string, calls []*call) {
 	for _, c := range calls {
 		if err := c.cmd.Err(); err != nil {
-			s.log.Warn("redisstore: best-effort "+what+" failed", "error", err)
+			s.log.Warn("redisstore: best-effort "+what+" failed", "err", err)
 			return
 		}
 	}

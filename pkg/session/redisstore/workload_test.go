@@ -69,13 +69,9 @@ func (w *workload) request(ttl time.Duration) session.Request {
 		ApprovalsRequired: 1,
 		Always:            &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"git push *"}},
 	}
-	payload, err := json.Marshal(&q)
-	if err != nil {
-		panic(err)
-	}
 	return session.Request{
 		ID: id, SessionID: sess, AgentID: agent, RequestedBy: "alice@example.com", Tool: "bash",
-		Teams: []string{team}, ApprovalsRequired: 1, TTL: ttl, Payload: payload,
+		Teams: []string{team}, ApprovalsRequired: 1, TTL: ttl, Question: q,
 	}
 }
 
@@ -86,8 +82,9 @@ func createMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Dur
 	return storeMany(tb, s, w, n, ttl, false)
 }
 
-// storeMany is createMany, or, with twoStep, what the broker does: Prepare,
-// then Open, whose outbox entry stays (nobody acknowledges it).
+// storeMany stores n pending requests as the broker does: Prepare, then
+// Open. The Open's outbox entry is acknowledged, except with twoStep, where
+// it stays (nobody acknowledged it: the worst case).
 func storeMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Duration, twoStep bool) []*session.Record {
 	tb.Helper()
 	const workers = 32
@@ -102,22 +99,22 @@ func storeMany(tb testing.TB, s session.Store, w *workload, n int, ttl time.Dura
 				if i >= n {
 					return
 				}
-				create := s.Create
-				if twoStep {
-					create = s.Prepare
-				}
-				rec, created, err := create(context.Background(), w.request(ttl))
+				rec, created, err := s.Prepare(context.Background(), w.request(ttl))
 				if err != nil || !created {
-					failed.Store(fmt.Errorf("Create: created %v, %v", created, err))
+					failed.Store(fmt.Errorf("Prepare: created %v, %v", created, err))
 					return
 				}
-				if twoStep {
-					res, err := s.Open(context.Background(), rec.SessionID, rec.ID)
-					if err != nil || !res.Applied {
-						failed.Store(fmt.Errorf("Open: %+v, %v", res, err))
+				res, err := s.Open(context.Background(), rec.SessionID, rec.ID)
+				if err != nil || !res.Applied {
+					failed.Store(fmt.Errorf("Open: %+v, %v", res, err))
+					return
+				}
+				rec = res.Record
+				if !twoStep {
+					if err := s.AckEffects(context.Background(), rec); err != nil {
+						failed.Store(fmt.Errorf("AckEffects: %v", err))
 						return
 					}
-					rec = res.Record
 				}
 				recs[i] = rec
 			}

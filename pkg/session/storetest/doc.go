@@ -13,7 +13,10 @@
 // Besides the doc comments of [session.Store] and the expiry rules on
 // [session.Record.Due], the suite pins down these choices:
 //
-//   - Create validates with [session.Request.Validate]; a retry returns the
+//   - Every field of a request comes back unchanged, its Question compared
+//     by its JSON form, with QuestionErr nil; records returned are the
+//     caller's to change (the question's slices included).
+//   - Prepare validates with [session.Request.Validate]; a retry returns the
 //     stored record (created false) whatever its state, before the stop
 //     signal is checked.
 //   - A second vote from an approver whose approval was counted is refused
@@ -29,7 +32,7 @@
 //     lasts until NewTurn.
 //   - A deny with Vote.Stop sets the stop signal in the same call; a
 //     stopped session approves nothing (Decide or Settle), denies apply.
-//   - Create and Prepare record no outbox entry; Open, applied votes,
+//   - Prepare records no outbox entry; Open, applied votes,
 //     Settle, Stop, CancelSession and ClaimExpired record one per request.
 //   - After Close every method fails with an error wrapping ErrUnavailable.
 package storetest

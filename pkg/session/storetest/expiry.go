@@ -171,7 +171,7 @@ func (e *env) createMany(t *testing.T, n int, ttl time.Duration) []*session.Reco
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < n; i += 8 {
-				recs[i], _, errs[i] = e.s.Create(e.ctx, reqs[i])
+				recs[i], _, errs[i] = Create(e.ctx, e.s, reqs[i])
 			}
 		})
 	}

@@ -33,8 +33,8 @@ func (e *env) prepare(t *testing.T, req session.Request) *session.Record {
 	if !created {
 		t.Fatalf("Prepare(%s/%s): created = false for a new request id", req.SessionID, req.ID)
 	}
-	if rec.State != session.StateCreating {
-		t.Fatalf("Prepare returned %s, want state %s", describe(rec), session.StateCreating)
+	if rec.State != session.StateHeld {
+		t.Fatalf("Prepare returned %s, want state %s", describe(rec), session.StateHeld)
 	}
 	return rec
 }
@@ -80,7 +80,7 @@ func testPrepareHidden(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("Lookup: %v", err)
 	}
-	if l.Existing == nil || l.Existing.State != session.StateCreating {
+	if l.Existing == nil || l.Existing.State != session.StateHeld {
 		t.Fatalf("Lookup of a held request: %s, want it held", describe(l.Existing))
 	}
 	checkRequest(t, l.Existing, req)
@@ -158,11 +158,6 @@ func testOpenAgain(t *testing.T, e *env) {
 	if settled.Applied || !errors.Is(settled.Refusal, session.ErrSettled) || settled.Record.State != messages.StateRejected {
 		t.Fatalf("Open of a rejected request: applied=%v refusal=%v %s, want ErrSettled and the rejection", settled.Applied, settled.Refusal, describe(settled.Record))
 	}
-	// Create's records are pending from the start.
-	created := e.create(t, e.request(held.SessionID))
-	if res := e.open(t, created); res.Applied || res.Refusal != nil || res.Record.State != messages.StatePending {
-		t.Fatalf("Open of a created request: applied=%v refusal=%v %s", res.Applied, res.Refusal, describe(res.Record))
-	}
 }
 
 func testOpenStopped(t *testing.T, e *env) {
@@ -175,7 +170,7 @@ func testOpenStopped(t *testing.T, e *env) {
 		t.Fatalf("Open in a stopped session: %v, want ErrStopped", err)
 	}
 	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: held.ID})
-	if err != nil || l.Existing == nil || l.Existing.State != session.StateCreating {
+	if err != nil || l.Existing == nil || l.Existing.State != session.StateHeld {
 		t.Fatalf("after the refused Open: %s %v, want it still held", describe(l.Existing), err)
 	}
 	if ids := e.pendingIDs(t, held); len(ids[0]) != 0 {
@@ -202,12 +197,6 @@ func testPrepareExisting(t *testing.T, e *env) {
 	again, created, err = e.s.Prepare(e.ctx, req)
 	if err != nil || created || again.State != messages.StatePending {
 		t.Fatalf("Prepare of an opened id: created=%v %s %v, want the pending record", created, describe(again), err)
-	}
-	// A Create of a held id returns the held record too.
-	other := e.prepare(t, e.request(sess))
-	got, created, err := e.s.Create(e.ctx, other.Request)
-	if err != nil || created || got.State != session.StateCreating {
-		t.Fatalf("Create of a held id: created=%v %s %v, want the held record", created, describe(got), err)
 	}
 	if _, err := e.s.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
 		t.Fatal(err)

@@ -48,10 +48,11 @@ func testClose(t *testing.T, e *env) {
 		"Ping": func() error { return e.s.Ping(e.ctx) },
 		"Now":  func() error { _, err := e.s.Now(e.ctx); return err },
 		"Get":  func() error { _, err := e.s.Get(e.ctx, rec.SessionID, rec.ID); return err },
-		"Create": func() error {
-			_, _, err := e.s.Create(e.ctx, e.request(rec.SessionID))
+		"Prepare": func() error {
+			_, _, err := e.s.Prepare(e.ctx, e.request(rec.SessionID))
 			return err
 		},
+		"Open": func() error { _, err := e.s.Open(e.ctx, rec.SessionID, rec.ID); return err },
 		"Lookup": func() error {
 			_, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID})
 			return err
@@ -83,11 +84,12 @@ func testClose(t *testing.T, e *env) {
 func testCancelledContext(t *testing.T, e *env) {
 	ctx := ctxCancelled()
 	req := e.request(e.name("sess"))
-	if _, _, err := e.s.Create(ctx, req); err == nil {
-		t.Fatal("Create with a cancelled context succeeded")
+	if _, _, err := e.s.Prepare(ctx, req); err == nil {
+		t.Fatal("Prepare with a cancelled context succeeded")
 	}
-	_, err := e.s.Get(e.ctx, req.SessionID, req.ID)
-	wantErr(t, "Get after a cancelled Create", err, session.ErrNotFound)
+	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true}); err != nil || l.Existing != nil {
+		t.Fatalf("Lookup after a cancelled Prepare: %s, %v; want nothing stored", describe(l.Existing), err)
+	}
 
 	rec := e.create(t, req)
 	if _, err := e.s.Decide(ctx, rec.SessionID, rec.ID, deny(rec, "ann")); err == nil {

@@ -141,7 +141,8 @@ func testOutboxRecords(t *testing.T, e *env) {
 
 func testOutboxNothingOwed(t *testing.T, e *env) {
 	sess := e.name("sess")
-	// Create (one step) and Prepare announce nothing yet.
+	// Prepare announces nothing yet; the Open's entry is replaced by the
+	// approval's, acknowledged below.
 	rec := e.create(t, e.request(sess))
 	e.prepare(t, e.request(sess))
 	res, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))

@@ -16,9 +16,9 @@ import (
 func (r *runner) raceTests() []test {
 	return []test{
 		{"Fifty votes racing on one request settle it once and every voter sees the same outcome", testRaceVotes},
-		{"Fifty Creates racing with one request id create it once", testRaceCreate},
+		{"Fifty Prepares racing with one request id store it once", testRacePrepare},
 		{"Approvals from five approvers racing on a quorum of two approve it once with two approvals", testRaceQuorum},
-		{"Stop racing Creates leaves no pending request in the session", testRaceStopCreate},
+		{"Stop racing two-step creates (Prepare, Open) leaves no pending request in the session", testRaceStopCreate},
 		{"Votes, Settle, CancelSession and Stop racing on one request settle it once", testRaceMixed},
 	}
 }
@@ -80,26 +80,33 @@ func testRaceVotes(t *testing.T, e *env) {
 	}
 }
 
-func testRaceCreate(t *testing.T, e *env) {
+func testRacePrepare(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	const n = 50
 	recs := make([]*session.Record, n)
 	created := make([]bool, n)
 	errs := make([]error, n)
-	race(n, func(i int) { recs[i], created[i], errs[i] = e.s.Create(e.ctx, req) })
-	final := e.get(t, &session.Record{Request: req})
+	race(n, func(i int) { recs[i], created[i], errs[i] = e.s.Prepare(e.ctx, req) })
+	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true})
+	if err != nil || l.Existing == nil {
+		t.Fatalf("Lookup after the race: %v, %v", l.Existing, err)
+	}
+	final := l.Existing
 	count := 0
 	for i := range n {
 		if errs[i] != nil {
-			t.Fatalf("Create %d: %v", i, errs[i])
+			t.Fatalf("Prepare %d: %v", i, errs[i])
 		}
 		if created[i] {
 			count++
 		}
-		checkSame(t, fmt.Sprintf("Create %d's record", i), recs[i], final)
+		checkSame(t, fmt.Sprintf("Prepare %d's record", i), recs[i], final)
 	}
 	if count != 1 {
-		t.Fatalf("%d Creates reported created, want exactly 1", count)
+		t.Fatalf("%d Prepares reported created, want exactly 1", count)
+	}
+	if final.State != session.StateHeld {
+		t.Fatalf("after the race: %s, want it held", describe(final))
 	}
 }
 
@@ -164,7 +171,7 @@ func testRaceStopCreate(t *testing.T, e *env) {
 			if i > n/2 {
 				i--
 			}
-			_, created[i], errs[i] = e.s.Create(e.ctx, reqs[i])
+			_, created[i], errs[i] = Create(e.ctx, e.s, reqs[i])
 		})
 		if stopErr != nil {
 			t.Fatal(stopErr)
@@ -179,7 +186,7 @@ func testRaceStopCreate(t *testing.T, e *env) {
 				}
 			case errors.Is(errs[i], session.ErrStopped):
 			default:
-				t.Fatalf("round %d: Create %d: created %v, err %v; want created or ErrStopped", round, i, created[i], errs[i])
+				t.Fatalf("round %d: create %d: created %v, err %v; want created or ErrStopped", round, i, created[i], errs[i])
 			}
 		}
 		if got, want := sorted(ids(stopped)), sorted(made); !slices.Equal(got, want) {
@@ -188,7 +195,7 @@ func testRaceStopCreate(t *testing.T, e *env) {
 		if pending, err := e.s.ListPendingSession(e.ctx, sess); err != nil || len(pending) != 0 {
 			t.Fatalf("round %d: pending after Stop = %v, %v; want none", round, ids(pending), err)
 		}
-		t.Logf("round %d: %d of %d Creates ran before the stop", round, len(made), n)
+		t.Logf("round %d: %d of %d creates ran before the stop", round, len(made), n)
 	}
 }
 

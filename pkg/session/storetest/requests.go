@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -10,11 +11,11 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// requestTests cover Create, Get, Decide and Settle on one request.
+// requestTests cover Prepare and Open (Create), Get, Decide and Settle on one request.
 func (r *runner) requestTests() []test {
 	return []test{
-		{"Create stores a pending request with the store's times and every field unchanged", testCreateStores},
-		{"Create rejects malformed requests and stores nothing", testCreateInvalid},
+		{"Prepare then Open store a pending request with the store's times and every field unchanged", testCreateStores},
+		{"Prepare rejects malformed requests and stores nothing", testCreateInvalid},
 		{"A retry with the same request id returns the stored record whatever its state", testCreateRetry},
 		{"The same request id in two sessions makes two records", testCreateTwoSessions},
 		{"Get of an unknown request is ErrNotFound", testGetUnknown},
@@ -78,7 +79,7 @@ func testCreateInvalid(t *testing.T, e *env) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := e.request(sess)
 			tc.change(&req)
-			rec, created, err := e.s.Create(e.ctx, req)
+			rec, created, err := Create(e.ctx, e.s, req)
 			wantErr(t, "Create", err, session.ErrInvalid)
 			if created || rec != nil {
 				t.Errorf("Create = %v, created %v; want nothing", rec, created)
@@ -96,9 +97,9 @@ func testCreateRetry(t *testing.T, e *env) {
 	first := e.create(t, req)
 
 	retry := req
-	retry.Payload = []byte(`{"different":true}`)
+	retry.Question.Request.Arguments = json.RawMessage(`{"different":true}`)
 	retry.TTL = time.Hour
-	again, created, err := e.s.Create(e.ctx, retry)
+	again, created, err := Create(e.ctx, e.s, retry)
 	if err != nil || created {
 		t.Fatalf("retry Create: created = %v, err = %v; want the existing record", created, err)
 	}
@@ -109,7 +110,7 @@ func testCreateRetry(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	checkApplied(t, "Decide", res, messages.StateApproved)
-	again, created, err = e.s.Create(e.ctx, req)
+	again, created, err = Create(e.ctx, e.s, req)
 	if err != nil || created {
 		t.Fatalf("retry Create after approval: created = %v, err = %v; want the existing record", created, err)
 	}
@@ -354,7 +355,10 @@ func testCopies(t *testing.T, e *env) {
 	scribble := func(r *session.Record) {
 		r.State = messages.StateApproved
 		r.Teams[0] = "scribbled"
-		r.Payload[0] = 'X'
+		r.Question.Request.Arguments[0] = 'X'
+		r.Question.Risk.Subcommands[0].Words[0] = "scribbled"
+		r.Question.BatchRemaining[0].Arguments[0] = 'X'
+		r.Question.Always.Patterns[0] = "scribbled"
 		r.ExpiresAt = r.ExpiresAt.Add(time.Hour)
 		if len(r.Approvals) > 0 {
 			r.Approvals[0] = "scribbled"
@@ -384,7 +388,7 @@ func testCopies(t *testing.T, e *env) {
 		t.Fatalf("Lookup = %+v, %v", l, err)
 	}
 	scribble(l.Existing)
-	again, _, err := e.s.Create(e.ctx, req)
+	again, _, err := Create(e.ctx, e.s, req)
 	if err != nil {
 		t.Fatal(err)
 	}

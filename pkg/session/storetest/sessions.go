@@ -225,18 +225,18 @@ func testStop(t *testing.T, e *env) {
 	}
 
 	refused := e.request(sess)
-	_, created, err := e.s.Create(e.ctx, refused)
+	_, created, err := Create(e.ctx, e.s, refused)
 	wantErr(t, "Create in a stopped session", err, session.ErrStopped)
 	if created {
 		t.Error("Create in a stopped session reported created")
 	}
 	_, err = e.s.Get(e.ctx, sess, refused.ID)
 	wantErr(t, "Get of a request refused by the stop", err, session.ErrNotFound)
-	retry, created, err := e.s.Create(e.ctx, r1.Request)
+	retry, created, err := Create(e.ctx, e.s, r1.Request)
 	if err != nil || created || retry.State != messages.StateRejected {
 		t.Errorf("retry of a stopped request = %v, created %v, err %v; want the rejected record", retry, created, err)
 	}
-	if _, _, err := e.s.Create(e.ctx, e.request(other)); err != nil {
+	if _, _, err := Create(e.ctx, e.s, e.request(other)); err != nil {
 		t.Errorf("Create in another session: %v", err)
 	}
 	again, err := e.s.Stop(e.ctx, sess, "again", m.mk)
@@ -325,7 +325,7 @@ func testCancelAll(t *testing.T, e *env) {
 	if g := e.get(t, r4); g.State != messages.StatePending {
 		t.Errorf("the other session's request is %s after CancelSession", g.State)
 	}
-	if _, _, err := e.s.Create(e.ctx, e.request(sess)); err != nil {
+	if _, _, err := Create(e.ctx, e.s, e.request(sess)); err != nil {
 		t.Errorf("Create after CancelSession: %v (cancel is not a stop)", err)
 	}
 }

@@ -48,7 +48,7 @@ func testStopVote(t *testing.T, e *env) {
 	if stopped, reason := e.lookupStop(t, sess); !stopped || reason != v.Stop {
 		t.Fatalf("after the vote returned: Stopped, StopReason = %v, %q; want true, %q", stopped, reason, v.Stop)
 	}
-	_, _, err = e.s.Create(e.ctx, e.request(sess))
+	_, _, err = Create(e.ctx, e.s, e.request(sess))
 	wantErr(t, "Create after a hard reject", err, session.ErrStopped)
 	_, _, err = e.s.Prepare(e.ctx, e.request(sess))
 	wantErr(t, "Prepare after a hard reject", err, session.ErrStopped)
@@ -181,7 +181,7 @@ func testRaceStopVote(t *testing.T, e *env) {
 			case i < 2*n:
 				opens[i-n].res, opens[i-n].err = e.s.Open(e.ctx, sess, held[i-n].ID)
 			default:
-				_, _, creates[i-2*n] = e.s.Create(e.ctx, fresh[i-2*n])
+				_, _, creates[i-2*n] = Create(e.ctx, e.s, fresh[i-2*n])
 			}
 		})
 		if reject.err != nil || !reject.res.Applied {
@@ -216,7 +216,7 @@ func testRaceStopVote(t *testing.T, e *env) {
 		if stopped, _ := e.lookupStop(t, sess); !stopped {
 			t.Fatalf("round %d: Lookup after the hard reject: not stopped", round)
 		}
-		_, _, err := e.s.Create(e.ctx, e.request(sess))
+		_, _, err := Create(e.ctx, e.s, e.request(sess))
 		wantErr(t, "Create after the race", err, session.ErrStopped)
 		for _, h := range held {
 			if _, err := e.s.Open(e.ctx, sess, h.ID); err != nil && !errors.Is(err, session.ErrStopped) {

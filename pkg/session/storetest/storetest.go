@@ -130,14 +130,34 @@ func (e *env) request(sess string) session.Request {
 		Teams:             []string{"team-" + sess},
 		ApprovalsRequired: 1,
 		TTL:               time.Minute,
-		Payload:           []byte(`{"tool":"bash","request_id":"` + id + `"}`),
+		Question:          question(sess, id),
 	}
 }
 
-// create stores req and fails the test unless it was created.
+// question is a question as the broker stores it, with every kind of field
+// filled, so that a store that loses or shares any part of it fails.
+func question(sess, id string) messages.ApprovalNeeded {
+	return messages.ApprovalNeeded{
+		V:    messages.Version,
+		Type: "approval_needed",
+		Request: messages.Request{
+			V: messages.Version, RequestID: id, SessionID: sess, AgentID: "agent-" + sess, RequestedBy: "alice",
+			Tool: "Bash", Arguments: json.RawMessage(`{"command":"git push origin main"}`), Cwd: "/work",
+		},
+		Team: "team-" + sess,
+		Risk: messages.Risk{Tier: "high", Rule: "git-push", Reason: "pushes to a remote",
+			Subcommands: []messages.Verdict{{Command: "git push origin main", Words: []string{"git", "push"}, Action: "ask"}}},
+		BatchRemaining:    []messages.BatchItem{{Tool: "Bash", Arguments: json.RawMessage(`{"command":"ls"}`)}},
+		ApprovalsRequired: 1,
+		Always:            &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"git push *"}},
+	}
+}
+
+// create stores req pending (Prepare, then Open) and fails the test unless
+// it was created.
 func (e *env) create(t *testing.T, req session.Request) *session.Record {
 	t.Helper()
-	rec, created, err := e.s.Create(e.ctx, req)
+	rec, created, err := Create(e.ctx, e.s, req)
 	if err != nil {
 		t.Fatalf("Create(%s/%s): %v", req.SessionID, req.ID, err)
 	}
@@ -145,6 +165,26 @@ func (e *env) create(t *testing.T, req session.Request) *session.Record {
 		t.Fatalf("Create(%s/%s): created = false for a new request id", req.SessionID, req.ID)
 	}
 	return rec
+}
+
+// Create stores req pending the way the broker does, in two steps:
+// Prepare, then Open. It returns the pending record and true; the stored
+// record and false when the request id exists (whatever its state); the
+// error of either step (ErrStopped when the session is stopped), or the
+// refusal of Open. Tests of other packages use it to make a pending request.
+func Create(ctx context.Context, s session.Store, req session.Request) (*session.Record, bool, error) {
+	rec, created, err := s.Prepare(ctx, req)
+	if err != nil || !created {
+		return rec, false, err
+	}
+	res, err := s.Open(ctx, req.SessionID, req.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !res.Applied {
+		return res.Record, false, fmt.Errorf("storetest: open %s/%s after prepare: not applied (%v)", req.SessionID, req.ID, res.Refusal)
+	}
+	return res.Record, true, nil
 }
 
 func (e *env) get(t *testing.T, rec *session.Record) *session.Record {
@@ -206,7 +246,12 @@ func sameDecision(a, b *messages.Decision) bool {
 func wire(d *messages.Decision) []byte {
 	c := *d
 	c.DecidedAt = c.DecidedAt.UTC()
-	b, err := json.Marshal(&c)
+	return jsonOf(&c)
+}
+
+// jsonOf is v's JSON encoding, which is what a store must preserve.
+func jsonOf(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
@@ -220,8 +265,14 @@ func checkRequest(t *testing.T, rec *session.Record, req session.Request) {
 	if got.ID != want.ID || got.SessionID != want.SessionID || got.AgentID != want.AgentID ||
 		got.RequestedBy != want.RequestedBy || got.Tool != want.Tool ||
 		got.ApprovalsRequired != want.ApprovalsRequired || got.TTL != want.TTL ||
-		!slices.Equal(got.Teams, want.Teams) || !bytes.Equal(got.Payload, want.Payload) {
+		!slices.Equal(got.Teams, want.Teams) {
 		t.Errorf("stored request = %+v, want %+v", got, want)
+	}
+	if rec.QuestionErr != nil {
+		t.Errorf("stored question of %s/%s unreadable: %v", rec.SessionID, rec.ID, rec.QuestionErr)
+	}
+	if g, w := jsonOf(&got.Question), jsonOf(&want.Question); !bytes.Equal(g, w) {
+		t.Errorf("stored question of %s/%s =\n %s\nwant\n %s", rec.SessionID, rec.ID, g, w)
 	}
 }
 
