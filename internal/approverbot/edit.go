@@ -34,6 +34,13 @@ type Draft struct {
 	Text  string
 }
 
+// TooLong reports whether the draft is longer than any edit may be: a
+// channel offers no editor for it (the change could never be sent).
+func (d Draft) TooLong() bool { return len(d.Text) > messages.MaxUpdatedArgumentsBytes }
+
+// WhyTooLong is why a call too long to edit offers no editor.
+const WhyTooLong = "approve with changes is not offered: the call is longer than the 32 KiB a change may carry"
+
 // DraftOf is the draft of q's call: the command of a call whose arguments
 // hold one (a shell tool's), else all its arguments as JSON.
 func DraftOf(q Question) Draft {

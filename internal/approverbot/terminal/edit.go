@@ -25,6 +25,12 @@ func (u *ui) startEdit() {
 		return
 	}
 	d := approverbot.DraftOf(u.cur.q)
+	if d.TooLong() {
+		u.out.breakLine()
+		u.out.println("  " + approverbot.WhyTooLong)
+		u.prompt()
+		return
+	}
 	text := d.Text
 	if !d.Shell {
 		if c, err := compact(text); err == nil {

@@ -26,6 +26,10 @@ func (d *cardData) addEdit(q approverbot.Question, viewer string) {
 		return
 	}
 	dr := approverbot.DraftOf(q)
+	if dr.TooLong() {
+		d.NoEdit = approverbot.WhyTooLong
+		return
+	}
 	d.Edit = &editLine{Shell: dr.Shell, Text: dr.Text}
 }
 
