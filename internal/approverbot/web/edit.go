@@ -16,18 +16,13 @@ type editLine struct {
 	Text  string
 }
 
-// addEdit adds the editor of q for viewer to d, or why there is none.
+// addEdit adds the editor of q for viewer to d, when q offers one.
 func (d *cardData) addEdit(q approverbot.Question, viewer string) {
-	if d.Mine {
-		return
-	}
-	if err := approverbot.EditOffered(q, viewer); err != nil {
-		d.NoEdit = approverbot.WhyNoEdit
+	if d.Mine || approverbot.EditOffered(q, viewer) != nil {
 		return
 	}
 	dr := approverbot.DraftOf(q)
 	if dr.TooLong() {
-		d.NoEdit = approverbot.WhyTooLong
 		return
 	}
 	d.Edit = &editLine{Shell: dr.Shell, Text: dr.Text}

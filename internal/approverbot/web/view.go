@@ -73,10 +73,9 @@ type cardData struct {
 	// NotYours says why they cannot approve.
 	Mine     bool
 	NotYours string
-	// Edit is the editor of approve with changes (nil when not offered;
-	// NoEdit then says why, if the viewer could answer at all).
-	Edit   *editLine
-	NoEdit string
+	// Edit is the editor of approve with changes (nil when not offered:
+	// one's own request, a quorum question, a call too long to change).
+	Edit *editLine
 }
 
 type verdictLine struct {
