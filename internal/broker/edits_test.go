@@ -11,6 +11,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // editsPolicy is the default test policy with a team of one more member,
@@ -255,4 +256,54 @@ func TestAMalformedEditIsAnInvalidRequest(t *testing.T) {
 	}
 	a.Reject(q, "alice", messages.RejectSoft, "")
 	req.Wait(t)
+}
+
+// The grants of an edited approval whose replica died before carrying it
+// out come from the edited call too: the outbox worker reads them from the
+// stored decision, never from the original question.
+func TestAnEditedApprovalWhoseReplicaDiedGrantsTheEditedCall(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-edit-dead", "pod-9", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "ed-1", "bash", brokertest.Bash("make deploy"))
+	nextAsks(t, dev, "ed-1")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-edit-dead", "ed-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the dead replica stored: an always approval of "npm ci" instead.
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeAllow,
+		ReasonCode: messages.ReasonApproved, Scope: messages.ScopeAlwaysPrefix, Reason: "approved with changes (always_prefix) by alice",
+		GrantedPattern: []string{"npm ci"}, UpdatedArguments: json.RawMessage(`{"command":"npm ci"}`),
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Approve: true, Decision: dec}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+	d := first.Wait(t)
+	if string(d.UpdatedArguments) != `{"command":"npm ci"}` {
+		t.Fatalf("decision %+v", d)
+	}
+	// The outbox worker stored the edited call's grant: npm ci is allowed,
+	// the original make deploy still asks.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("npm ci"), TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ReasonCode == messages.ReasonScopeGrant {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edited call's grant was never stored: %+v", got)
+		}
+	}
+	again := brokertest.Ask(t.Context(), c, "ed-3", "bash", brokertest.Bash("make deploy"))
+	q := dev.NextAsk("ed-3")
+	if d, _ := again.Peek(); d != nil {
+		t.Fatalf("the original call was granted: %+v", d)
+	}
+	dev.Reject(q, "bob", messages.RejectSoft, "")
+	again.Wait(t)
 }
