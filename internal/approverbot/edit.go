@@ -72,7 +72,8 @@ var ErrEdit = errors.New("edit refused")
 func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 	var out json.RawMessage
 	if d.Shell {
-		cmd := strings.TrimSpace(text)
+		// Line ends as a text field on Windows sends them.
+		cmd := strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
 		if cmd == "" {
 			return nil, fmt.Errorf("%w: the command is empty; reject the call instead", ErrEdit)
 		}

@@ -48,6 +48,8 @@ func TestParseEdit(t *testing.T) {
 	}{
 		{"a command replaces the command and keeps the other arguments", shell, true, "  make deploy ENV=staging \n", `{"command":"make deploy ENV=staging","timeout":60}`, ""},
 		{"a multi-line script is kept as typed", shell, true, "cd app\nmake", `{"command":"cd app\nmake","timeout":60}`, ""},
+		{"Windows line ends are plain newlines", shell, true, "cd app\r\nmake\r\n", `{"command":"cd app\nmake","timeout":60}`, ""},
+		{"a lone carriage return is refused", shell, true, "ls\rrm -rf /", "", "control character (U+000D)"},
 		{"an empty command is refused", shell, true, " \n\t", "", "the command is empty"},
 		{"a command with an escape sequence is refused", shell, true, "ls \x1b[2J", "", "control character (U+001B)"},
 		{"JSON arguments are compacted", other, false, "{\n  \"sql\": \"select 2\"\n}", `{"sql":"select 2"}`, ""},
