@@ -19,7 +19,8 @@
 //	                       {approver, display, csrf_token, expires_at}
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
-//	GET  /api/questions    {"questions": [view…]}, oldest first
+//	GET  /api/questions    {"questions": [view…]}, oldest first; a view's
+//	                       edit {shell, text} is what an edit starts from
 //	POST /api/respond      {request_id, action, feedback, device, edit} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}

@@ -16,6 +16,13 @@ type editLine struct {
 	Text  string
 }
 
+// EditDraft is the editor's starting point as the API lists it: the
+// command of a shell call (shell true), else the arguments as JSON.
+type EditDraft struct {
+	Shell bool   `json:"shell"`
+	Text  string `json:"text"`
+}
+
 // addEdit adds the editor of q for viewer to d, when q offers one.
 func (d *cardData) addEdit(q approverbot.Question, viewer string) {
 	if d.Mine || approverbot.EditOffered(q, viewer) != nil {

@@ -37,6 +37,9 @@ func TestEditsThroughTheHTTPAPI(t *testing.T) {
 	if !strings.Contains(v.HTML, `class="editor"`) || !strings.Contains(v.HTML, "&#34;sql&#34;: &#34;delete from users&#34;") {
 		t.Fatalf("the card has no JSON editor with the arguments:\n%s", v.HTML)
 	}
+	if v.Edit == nil || v.Edit.Shell || v.Edit.Text != "{\n  \"sql\": \"delete from users\"\n}" {
+		t.Fatalf("the API lists the editor as %+v", v.Edit)
+	}
 	for _, tt := range []struct{ name, action, edit, want string }{
 		{"not JSON", actionApprove, `{"sql": `, "not valid JSON"},
 		{"not an object", actionApprove, `["select 1"]`, "must be a JSON object"},
@@ -66,7 +69,7 @@ func TestEditsThroughTheHTTPAPI(t *testing.T) {
 	carol, carolCSRF := r.login(t, "carol", "carol-password")
 	brokertest.Ask(ctx, r.plane.Agent("sess-edit-quorum", "pod-8"), "req-k", "bash", brokertest.Bash("kubectl get pods"))
 	v = r.waitQuestion(t, carol, "req-k")
-	if strings.Contains(v.HTML, `class="editor"`) || strings.Contains(v.HTML, "data-edit-open") {
+	if strings.Contains(v.HTML, `class="editor"`) || strings.Contains(v.HTML, "data-edit-open") || v.Edit != nil {
 		t.Fatal("a quorum question offers an editor")
 	}
 	if status, _, raw := r.respondEdit(t, carol, carolCSRF, "req-k", actionApprove, "kubectl get pods -A"); status != http.StatusBadRequest || !strings.Contains(raw, "several approvals") {

@@ -195,6 +195,10 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}, nil
+	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
+		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}
+	if d.Edit != nil {
+		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
+	}
+	return qv, nil
 }

@@ -26,6 +26,10 @@ type QuestionView struct {
 	// Mine is set when the viewer is the human the agent works for: the
 	// broker refuses their approval.
 	Mine bool `json:"mine,omitempty"`
+	// Edit is what an editor of approve with changes starts from (absent
+	// when the question offers none): POST /api/respond's edit replaces
+	// its text.
+	Edit *EditDraft `json:"edit,omitempty"`
 	// HTML is the card as the page renders it.
 	HTML string `json:"html"`
 }
