@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -306,4 +307,57 @@ func TestAnEditedApprovalWhoseReplicaDiedGrantsTheEditedCall(t *testing.T) {
 	}
 	dev.Reject(q, "bob", messages.RejectSoft, "")
 	again.Wait(t)
+}
+
+// A signature covers the edit: an edit added to, or swapped in, a signed
+// approval does not verify; the genuine signed edit applies.
+func TestSignedEditsCannotBeTamperedWith(t *testing.T) {
+	botKey, botPub := userKey(t)
+	bot, err := approverbot.NewNKeySignerFromKeyPair(botKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startSignedPlane(t, 1, true, botPub)
+	pending, q := p.ask("s-signed-edit", "sig-edit", "make deploy")
+
+	plain := approval(q, "alice")
+	if err := bot.Sign(&plain); err != nil {
+		t.Fatal(err)
+	}
+	edited := approval(q, "alice")
+	edited.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=staging"}`)
+	if err := bot.Sign(&edited); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]messages.Response{
+		"an edit added to a signed plain approval": func() messages.Response {
+			r := plain
+			r.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=prod --force"}`)
+			return r
+		}(),
+		"another edit in a signed edited approval": func() messages.Response {
+			r := edited
+			r.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=prod"}`)
+			return r
+		}(),
+		"the edit removed from a signed edited approval": func() messages.Response {
+			r := edited
+			r.UpdatedArguments = nil
+			return r
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, e := p.respond(0, r)
+			if e == nil || e.Error.Code != messages.CodeForbidden || !strings.Contains(e.Error.Message, "does not verify") {
+				t.Fatalf("reply %+v, error %+v: want forbidden, does not verify", rep, e)
+			}
+		})
+	}
+	rep, e := p.respond(0, edited)
+	if e != nil || !rep.Applied {
+		t.Fatalf("the genuine signed edit: %+v, %+v", rep, e)
+	}
+	if d := pending.Wait(t); string(d.UpdatedArguments) != `{"command":"make deploy ENV=staging"}` {
+		t.Fatalf("decision %+v", d)
+	}
 }
