@@ -36,7 +36,7 @@ type board struct {
 func newBoard() *board { return &board{qs: map[string]*Question{}, now: time.Now} }
 
 // upsert records a question; it returns the stored question and whether it
-// changed (new, or new approvals). A question already settled stays settled:
+// changed (new, new approvals, or a new reminder). A question already settled stays settled:
 // a late or replayed announcement must not reopen it.
 func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool) {
 	b.mu.Lock()
@@ -50,7 +50,13 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool) {
 	if !cur.Open() {
 		return *cur, false
 	}
-	changed := len(q.ApprovalsSoFar) != len(cur.ApprovalsSoFar)
+	// A reminder (an escalation step) is a change too: channels show it
+	// again. A replayed or repeated copy of an older one is not.
+	reminded := q.Reminder > cur.Reminder
+	changed := len(q.ApprovalsSoFar) != len(cur.ApprovalsSoFar) || reminded
+	if !reminded && q.Reminder < cur.Reminder {
+		q.Reminder = cur.Reminder
+	}
 	cur.ApprovalNeeded = q
 	return *cur, changed
 }

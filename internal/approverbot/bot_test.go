@@ -196,6 +196,24 @@ func TestBoardReportsOnlyApprovalChanges(t *testing.T) {
 	}
 }
 
+func TestBoardReportsANewReminderOnly(t *testing.T) {
+	b := newBoard()
+	q := question("r1", time.Now())
+	b.upsert(q)
+	q.Reminder, q.EscalationStep = 1, 1
+	if got, changed := b.upsert(q); !changed || got.Reminder != 1 {
+		t.Fatalf("a reminder is not reported (changed %v, reminder %d)", changed, got.Reminder)
+	}
+	if _, changed := b.upsert(q); changed {
+		t.Error("the same reminder twice is reported as a change")
+	}
+	// A replay of the question (no reminder) keeps the reminder count.
+	q.Reminder = 0
+	if got, changed := b.upsert(q); changed || got.Reminder != 1 {
+		t.Errorf("a replay changed the reminder (changed %v, reminder %d)", changed, got.Reminder)
+	}
+}
+
 func TestBoardRemembersResolutionsOfQuestionsItNeverSaw(t *testing.T) {
 	b := newBoard()
 	if _, wasOpen := b.resolve(messages.Resolved{RequestID: "r9", SessionID: "s9", Team: "default", State: messages.StateRejected}); wasOpen {

@@ -159,6 +159,15 @@ func (b *Broker) Run(ctx context.Context) error {
 		auditDone.Add(1)
 		go func() { defer auditDone.Done(); b.aud.run(auditCtx) }()
 	}
+	if !b.cfg.DisableEscalation {
+		esc, err := b.newEscalator()
+		if err != nil {
+			b.stopServing()
+			return fmt.Errorf("broker: escalator: %w", err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); b.runEscalator(runCtx, esc) }()
+	}
 	if !b.cfg.DisableReaper {
 		r, err := reaper.New(reaper.Config{
 			Store:     b.store,

@@ -646,7 +646,7 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 func TestAnAutomaticDecisionTakesOneRedisRoundTrip(t *testing.T) {
 	rt := &roundTrips{}
-	p := brokertest.Start(t, brokertest.Options{Redis: true, DisableReaper: true, RedisHook: rt})
+	p := brokertest.Start(t, brokertest.Options{Redis: true, DisableReaper: true, DisableEscalation: true, RedisHook: rt})
 	c := p.Agent("s-rt", "pod-1")
 	ctx := context.Background()
 	// Warm up: the first call loads the scripts.

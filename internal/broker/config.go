@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -123,6 +124,21 @@ type Config struct {
 	// SignatureMaxSkew bounds how far a response's signed_at may be from
 	// this replica's clock, either way (default 5 min).
 	SignatureMaxSkew time.Duration
+	// Pagers are the pagers escalation page: steps name (nil: none; see
+	// escalator.NewPagers).
+	Pagers *escalator.Pagers
+	// WebURL is the public base URL of the approver web page: a page links
+	// to the question there (empty: no link).
+	WebURL string
+	// EscalationInterval is the escalator's sweep interval (default 1 s):
+	// an escalation step runs within its time plus this.
+	EscalationInterval time.Duration
+	// EscalationWatch is how often a question that paged is checked for
+	// its decision, which resolves the page (default 2 s).
+	EscalationWatch time.Duration
+	// DisableEscalation turns the in-process escalator off (tests that
+	// count Redis round trips; never in production: no ladder would run).
+	DisableEscalation bool
 
 	// signatures is built by Validate from the three fields above.
 	signatures *signatureGuard
@@ -196,6 +212,14 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseAuditMode(string(c.AuditMode)); err != nil {
 		return fmt.Errorf("broker: %w", err)
+	}
+	if c.WebURL != "" {
+		if err := escalator.CheckWebURL(c.WebURL); err != nil {
+			return fmt.Errorf("broker: %w", err)
+		}
+	}
+	if c.EscalationInterval < 0 || c.EscalationWatch < 0 {
+		return errors.New("broker: EscalationInterval and EscalationWatch must not be negative")
 	}
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {
 		return fmt.Errorf("broker: prefix: %w", err)

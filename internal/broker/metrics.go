@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
@@ -32,6 +33,12 @@ type Metrics struct {
 	AuditLost         *prometheus.CounterVec
 	AuditRetryPending prometheus.Gauge
 	AuditInflight     prometheus.Gauge
+
+	// FirstAnswer is the time from a question to its first answer by a
+	// human (a vote or a decision), by the team the answer came for.
+	FirstAnswer *prometheus.HistogramVec
+	// Escalation are the escalator's metrics.
+	Escalation *escalator.Metrics
 }
 
 // The label values every labelled counter starts with, at 0: an alert on
@@ -39,7 +46,7 @@ type Metrics struct {
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects"}
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
@@ -137,6 +144,13 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Audit records not yet acknowledged on their first append: batched or in flight (sampled every second).",
 		}),
 	}
+	m.FirstAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "signoff_first_answer_seconds",
+		Help:    "Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
+	}, []string{"team"})
+	m.Escalation = escalator.NewMetrics(reg)
+	reg.MustRegister(m.FirstAnswer)
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
 		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight)

@@ -37,8 +37,12 @@ func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.
 	b.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	req, risk := requestOf(rec)
 	strict := b.strictAllow(&dec)
+	esc, err := b.escalationRan(ctx, rec)
+	if err != nil {
+		return err
+	}
 	if strict {
-		if err := b.settledAudit(ctx, &req, dec, risk); err != nil {
+		if err := b.settledAudit(ctx, &req, dec, risk, esc); err != nil {
 			return err
 		}
 	}
@@ -58,7 +62,7 @@ func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.
 		}))
 	}
 	if !strict {
-		if err := b.settledAudit(ctx, &req, dec, risk); err != nil {
+		if err := b.settledAudit(ctx, &req, dec, risk, esc); err != nil {
 			return err
 		}
 	}
@@ -67,10 +71,16 @@ func (b *Broker) settled(ctx context.Context, rec *session.Record, dec messages.
 	return nil
 }
 
-// settledAudit is settled's acknowledged append. A record that can never be
+// settledAudit is settled's acknowledged append, with the escalation
+// steps that ran before the decision. A record that can never be
 // encoded is given up (counted lost by Append): retrying cannot help.
-func (b *Broker) settledAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk) error {
-	err := b.appendAudit(ctx, req, dec, risk)
+func (b *Broker) settledAudit(ctx context.Context, req *messages.Request, dec messages.Decision, risk messages.Risk, esc []messages.EscalationRun) error {
+	if b.aud == nil {
+		return nil
+	}
+	ar := b.aud.record(req, &dec, &risk)
+	ar.Escalation = esc
+	err := b.aud.Append(ctx, &ar)
 	if err != nil && !errors.Is(err, errUnencodable) {
 		return fmt.Errorf("audit: %w", err)
 	}

@@ -217,6 +217,7 @@ func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
 func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
 	team, need := routeOf(pol, d)
 	ttl := pol.TTL(req.TTL(), d.TTL)
+	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
 		V:                 messages.Version,
 		Type:              "approval_needed",
@@ -226,6 +227,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
 		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+		Escalation:        ladder,
 	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
@@ -241,6 +243,7 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		TTL:               ttl,
 		Question:          q,
+		Escalation:        due,
 	})
 }
 

@@ -116,6 +116,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		return encode(refusal(b, res.Record, why))
 	}
 	rec = res.Record
+	b.firstAnswer(pol, rec, resp.Approved, resp.Approver.ID)
 	// Grants, a stop's rejections, the decision, resolved, audit, the
 	// cascade — or, for a vote towards a quorum, the new count.
 	b.carryOut(ctx, rec)

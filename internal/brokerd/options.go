@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/internal/escalator"
 )
 
 // Options are the broker's settings. Each has a flag, an environment
@@ -50,6 +52,7 @@ type Options struct {
 	RequireSigned  bool
 	ApproverKeys   string
 	ShutdownGrace  time.Duration
+	WebURL         string
 	LogLevel       string
 	LogFormat      string
 	ConfigFile     string
@@ -93,6 +96,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.DurationVar(&o.AuditTimeout, "audit-timeout", 2*time.Second, "bound on each audit append's acknowledgement; a slower append is retried (async) or denies the allow (strict)")
 	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
 	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
+	fs.StringVar(&o.WebURL, "web-url", "", "public base URL of the approver web page (https://signoff.example.com): escalation pages link to the question there")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
@@ -160,7 +164,7 @@ func readConfigFile(path string, fs *flag.FlagSet) (map[string]any, error) {
 	}
 	slices.Sort(unknown)
 	// A policy file given as --config (the old `policy check --config`).
-	for _, k := range []string{"rules", "teams", "mode", "agents", "tools", "max_ttl"} {
+	for _, k := range []string{"rules", "teams", "mode", "agents", "tools", "max_ttl", "pagers"} {
 		if _, ok := file[k]; ok {
 			return nil, fmt.Errorf("config %s: this looks like a policy file (it has the key %q): pass it as --policy %s; --config names a broker config file, whose keys are the flag names", path, k, path)
 		}
@@ -214,6 +218,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
 	case o.AuditRetryMax < 0:
 		return fmt.Errorf("--audit-retry-limit %d: must not be negative", o.AuditRetryMax)
+	case o.WebURL != "" && escalator.CheckWebURL(o.WebURL) != nil:
+		return fmt.Errorf("--web-url: %w", escalator.CheckWebURL(o.WebURL))
 	case o.RequireSigned && o.ApproverKeys == "":
 		return errors.New("--require-signed-responses needs --approver-keys: the public nkeys of the approver bots (deploy/nats/genkeys writes them)")
 	}

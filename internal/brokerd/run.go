@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -87,6 +88,20 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 			return err
 		}
 		watcher, pol = w, w
+	}
+	// Pagers next: their keys are read now, so a missing one stops the
+	// start. A reload that changes them rebuilds them; one that cannot be
+	// built keeps the pagers in use (logged).
+	pagers, err := escalator.NewPagers(pol.Current().Pagers(), log)
+	if err != nil {
+		return err
+	}
+	if watcher != nil {
+		watcher.OnChange(func(p *policy.Policy) {
+			if err := pagers.Update(p.Pagers()); err != nil {
+				log.Error("the new policy's pagers cannot be built; the pagers in use stay", "err", err)
+			}
+		})
 	}
 	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
 	if err != nil {
@@ -176,6 +191,8 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		AuditRetryLimit: o.AuditRetryMax,
 		AuditReplicas:   o.AuditReplicas,
 		OpenTeams:       o.Dev,
+		Pagers:          pagers,
+		WebURL:          o.WebURL,
 
 		RequireSignedResponses: o.RequireSigned,
 		ApproverKeys:           approverKeys,

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -71,6 +72,15 @@ type Options struct {
 	// RedisHook, with Redis, is added to every replica's Redis client (to
 	// count round trips).
 	RedisHook redis.Hook
+	// Pagers, WebURL, EscalationInterval and EscalationWatch are the
+	// replicas' escalation settings (broker.Config).
+	Pagers             *escalator.Pagers
+	WebURL             string
+	EscalationInterval time.Duration
+	EscalationWatch    time.Duration
+	// DisableEscalation runs the replicas without their escalator (tests
+	// that count Redis round trips).
+	DisableEscalation bool
 }
 
 // Plane is a whole approval plane in one test process: an embedded NATS
@@ -91,9 +101,11 @@ type Plane struct {
 type Replica struct {
 	Name   string
 	Broker *broker.Broker
-	nc     *nats.Conn
-	cancel context.CancelFunc
-	done   chan error
+	// Metrics are the replica's metrics.
+	Metrics *broker.Metrics
+	nc      *nats.Conn
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func testLogger() *slog.Logger {
@@ -157,7 +169,9 @@ func (p *Plane) StartReplica(name string) *Replica {
 		store = rs
 	}
 	nc := p.NATS.Connect(t)
+	metrics := broker.NewMetrics(nil)
 	b, err := broker.New(broker.Config{
+		Metrics:        metrics,
 		Conn:           nc,
 		AuditConn:      p.NATS.Connect(t),
 		Store:          store,
@@ -169,12 +183,18 @@ func (p *Plane) StartReplica(name string) *Replica {
 		OutboxInterval: p.o.OutboxInterval,
 		DisableReaper:  p.o.DisableReaper,
 		DisableAudit:   p.o.DisableAudit,
+
+		Pagers:             p.o.Pagers,
+		WebURL:             p.o.WebURL,
+		EscalationInterval: p.o.EscalationInterval,
+		EscalationWatch:    p.o.EscalationWatch,
+		DisableEscalation:  p.o.DisableEscalation,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Replica{Name: name, Broker: b, nc: nc, cancel: cancel, done: make(chan error, 1)}
+	r := &Replica{Name: name, Broker: b, Metrics: metrics, nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- b.Run(ctx) }()
 	t.Cleanup(func() { r.Stop(t) })
 	deadline := time.Now().Add(10 * time.Second)

@@ -286,3 +286,11 @@ func NewSet(cfgs map[string]Config, logger *slog.Logger) (map[string]Pager, erro
 	}
 	return out, nil
 }
+
+// Check validates c as [New] would (defaults applied first) without reading
+// its key: for a policy loader that must reject a bad pager entry before
+// anything is built.
+func (c Config) Check() error {
+	c.setDefaults()
+	return c.Validate()
+}

@@ -155,6 +155,29 @@ func (a *AuditRecord) AppendJSON(b []byte) ([]byte, error) {
 	if b, err = appendTime(b, a.Recorded); err != nil {
 		return b, err
 	}
+	if len(a.Escalation) > 0 {
+		b = append(b, `,"escalation":[`...)
+		for i, s := range a.Escalation {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"step":`...)
+			b = strconv.AppendInt(b, int64(s.Step), 10)
+			b = append(b, `,"after_ms":`...)
+			b = strconv.AppendInt(b, s.AfterMS, 10)
+			if s.Remind {
+				b = append(b, `,"remind":true`...)
+			}
+			b = appendOptString(b, `,"add_team":`, s.AddTeam)
+			b = appendOptString(b, `,"page":`, s.Page)
+			b = append(b, `,"at":`...)
+			if b, err = appendTime(b, s.At); err != nil {
+				return b, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}'), nil
 }
 

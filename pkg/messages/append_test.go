@@ -106,6 +106,18 @@ func randAudit(r *rand.Rand) AuditRecord {
 		}
 		a.Risk = risk
 	}
+	for i := range r.IntN(3) {
+		s := EscalationRun{Step: i + 1, At: randTime(r), AfterMS: r.Int64N(1 << 40)}
+		switch r.IntN(3) {
+		case 0:
+			s.Remind = true
+		case 1:
+			s.AddTeam = randString(r)
+		default:
+			s.Page = randString(r)
+		}
+		a.Escalation = append(a.Escalation, s)
+	}
 	return a
 }
 

@@ -213,6 +213,16 @@ type ApprovalNeeded struct {
 	ApprovalsRequired int          `json:"approvals_required"`
 	ApprovalsSoFar    []string     `json:"approvals_so_far,omitempty"`
 	Always            *AlwaysGrant `json:"always,omitempty"`
+	// Escalation is the question's ladder (docs/POLICY.md "Escalation"):
+	// what happens if nobody answers, and when.
+	Escalation []EscalationStep `json:"escalation,omitempty"`
+	// EscalationStep is the 1-based step of the ladder that published this
+	// copy of the question (0: the first ask).
+	EscalationStep int `json:"escalation_step,omitempty"`
+	// Reminder counts the reminders: 1 for the first remind step's copy,
+	// and so on (0: not a reminder). A device shows a reminder as a new
+	// message, or marks the question new again.
+	Reminder int `json:"reminder,omitempty"`
 }
 
 // Approver identifies the human who answered and where.
@@ -331,6 +341,9 @@ type AuditRecord struct {
 	Risk     *Risk     `json:"risk,omitempty"`
 	Replica  string    `json:"replica,omitempty"`
 	Recorded time.Time `json:"recorded"`
+	// Escalation lists the steps of the question's escalation ladder that
+	// ran before the decision (docs/POLICY.md "Escalation").
+	Escalation []EscalationRun `json:"escalation,omitempty"`
 }
 
 // ErrorBody is the body of an error reply.

@@ -57,7 +57,10 @@ type checkOutput struct {
 	Grantable         bool              `json:"grantable,omitempty"`
 	Subcommands       []checkSubcommand `json:"subcommands,omitempty"`
 	Always            []string          `json:"always,omitempty"`
-	Error             string            `json:"error,omitempty"`
+	// Escalation is the ladder of a question this call asks (the rule's,
+	// else its team's).
+	Escalation []messages.EscalationStep `json:"escalation,omitempty"`
+	Error      string                    `json:"error,omitempty"`
 }
 
 type checkSubcommand struct {
@@ -190,6 +193,13 @@ func checkLine(n int, line []byte, p *Policy, mode Mode) checkOutput {
 	}
 	if d.TTL > 0 {
 		o.TTL = d.TTL.String()
+	}
+	if d.Action == Ask {
+		team := d.Route
+		if team == "" {
+			team = "default"
+		}
+		o.Escalation = p.Escalation(&d, team)
 	}
 	for _, s := range d.Subcommands {
 		o.Subcommands = append(o.Subcommands, checkSubcommand{

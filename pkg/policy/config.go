@@ -268,7 +268,7 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace"}
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers"}
 
 func (d *decoder) root(n *yaml.Node) error {
 	ms, err := d.mapping(n, "", rootKeys)
@@ -334,6 +334,11 @@ func (d *decoder) root(n *yaml.Node) error {
 			return err
 		}
 		p.progs = t
+	}
+	if m, ok := byKey["pagers"]; ok {
+		if err := d.pagers(m.val, m.location); err != nil {
+			return err
+		}
 	}
 	if m, ok := byKey["teams"]; ok {
 		if err := d.teams(m.val, m.location); err != nil {
@@ -455,12 +460,13 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 	if err != nil {
 		return err
 	}
+	ladders := map[string]*pendingLadder{}
 	for _, m := range ms {
 		if !validToken(m.key) {
 			return d.errf(m.keyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.key)
 		}
 		team := Team{Name: m.key, ApprovalsRequired: 1}
-		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required"})
+		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required", "escalation"})
 		if err != nil {
 			return err
 		}
@@ -485,6 +491,10 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 				}
 			case "approvals_required":
 				approvals = &fields[i]
+			case "escalation":
+				if ladders[m.key], err = d.escalation(f.val, f.location); err != nil {
+					return err
+				}
 			}
 		}
 		if len(team.Members) == 0 && m.key != "default" {
@@ -500,7 +510,7 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 		}
 		d.p.teams[m.key] = team
 	}
-	return nil
+	return d.teamEscalations(ladders)
 }
 
 func (d *decoder) agents(n *yaml.Node, where string) error {
@@ -562,7 +572,7 @@ func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
 	return nil
 }
 
-var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason"}
+var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation"}
 
 // matchSources maps the keys of a rule's match: to the argument they read.
 var matchSources = map[string]argSource{
@@ -744,7 +754,7 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			return r, err
 		}
 	}
-	for _, k := range []string{"route", "ttl", "approvals_required"} {
+	for _, k := range []string{"route", "ttl", "approvals_required", "escalation"} {
 		if m, ok := f[k]; ok && r.action != Ask {
 			return r, d.errf(m.keyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
 		}
@@ -774,6 +784,11 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 		}
 		if r.ttl > d.p.maxTTL {
 			return r, d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
+		}
+	}
+	if r.action == Ask {
+		if err := d.ruleEscalation(f, where, &r, team); err != nil {
+			return r, err
 		}
 	}
 	return r, nil

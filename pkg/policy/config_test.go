@@ -35,12 +35,12 @@ rules:
 		{
 			name: "a misspelt top-level key",
 			src:  "mode: auto-edit\nrule:\n  - { rule: bash, action: deny }\n",
-			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs or workspace)`,
+			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs, workspace or pagers)`,
 		},
 		{
 			name: "a misspelt rule key",
 			src:  "rules:\n  - { rule: bash, acton: deny }\n",
-			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required or reason)`,
+			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required, reason or escalation)`,
 		},
 		{
 			name: "a missing action",

@@ -174,6 +174,7 @@ func (e *evaluation) fromRule(d *Decision, r *rule) {
 	d.Route = r.route
 	d.ApprovalsRequired = r.approvals
 	d.TTL = r.ttl
+	d.Escalation = r.escalation
 }
 
 // judge runs one subject through the layers.
@@ -718,7 +719,7 @@ func (e *evaluation) applySafety(d *Decision, reasons []string) {
 	}
 	d.SafetyOverride = strings.Join(reasons, "; ")
 	if d.Action == Allow {
-		d.Rule, d.Route, d.ApprovalsRequired, d.TTL = "", "", 0, 0
+		d.Rule, d.Route, d.ApprovalsRequired, d.TTL, d.Escalation = "", "", 0, 0, nil
 	}
 	d.Action = Ask
 	d.Layer = "safety"
@@ -899,7 +900,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	}
 	if len(floors) > 0 && d.Action != Deny {
 		if d.Action == Allow {
-			d.Rule, d.Route, d.ApprovalsRequired, d.TTL = "", "", 0, 0
+			d.Rule, d.Route, d.ApprovalsRequired, d.TTL, d.Escalation = "", "", 0, 0, nil
 			d.Reason, d.Layer = floors[0], "shell"
 		} else {
 			d.Reason += "; " + floors[0]

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/pager"
 )
 
 // Defaults of the time-related settings.
@@ -37,6 +39,8 @@ type Policy struct {
 	// workspace are the directories writes stay in without a question in
 	// auto-edit mode; "." is the call's working directory.
 	workspace []string
+	// pagers are the pagers: map, by name (escalation.go).
+	pagers map[string]pager.Config
 }
 
 // workspaceDirs returns the workspace: the policy's, or the call's

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobwas/glob"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // argSource restricts which argument of a call a rule's pattern reads.
@@ -59,6 +61,9 @@ type rule struct {
 	approvals int
 	ttl       time.Duration
 	reason    string // operator's explanation, appended to the decision reason
+	// escalation is the rule's own ladder (non-nil, maybe empty, when the
+	// rule has escalation:); nil: the team's.
+	escalation []messages.EscalationStep
 }
 
 // ruleLayer is an ordered list of rules with lookup indexes. Indexes hold

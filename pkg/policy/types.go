@@ -3,6 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // Action is a policy verdict.
@@ -91,6 +93,10 @@ type Decision struct {
 	ApprovalsRequired int
 	// TTL from the deciding rule (0 = the broker's default).
 	TTL time.Duration
+	// Escalation is the deciding rule's own ladder: nil when it has none
+	// (the team's applies, see [Policy.Escalation]), empty when it says
+	// escalation: [].
+	Escalation []messages.EscalationStep
 }
 
 // Subcommand is one judged part of a shell command.
@@ -118,6 +124,9 @@ type Team struct {
 	Members []string
 	// ApprovalsRequired is how many distinct members must approve (≥ 1).
 	ApprovalsRequired int
+	// Escalation is the team's ladder (nil: none); a rule's own replaces
+	// it. See [Policy.Escalation].
+	Escalation []messages.EscalationStep
 }
 
 // Open reports whether any authenticated approver may answer for the team.

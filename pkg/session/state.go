@@ -37,6 +37,7 @@ func (r *Record) Clone() *Record {
 func (r Request) clone() Request {
 	r.Teams = slices.Clone(r.Teams)
 	r.Question = cloneQuestion(r.Question)
+	r.Escalation = slices.Clone(r.Escalation)
 	return r
 }
 
@@ -53,6 +54,7 @@ func cloneQuestion(q messages.ApprovalNeeded) messages.ApprovalNeeded {
 		}
 	}
 	q.ApprovalsSoFar = slices.Clone(q.ApprovalsSoFar)
+	q.Escalation = slices.Clone(q.Escalation)
 	if q.Always != nil {
 		a := *q.Always
 		a.Patterns = slices.Clone(a.Patterns)

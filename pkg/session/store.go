@@ -31,6 +31,11 @@ type Request struct {
 	// (the Redis store) encodes it on write and decodes it once per read.
 	// Its approval counts and expiry are the record's, not its own.
 	Question messages.ApprovalNeeded
+	// Escalation is when the request's escalation steps are due, counted
+	// from its creation (see [Escalations]); Prepare schedules them in the
+	// same atomic step that stores the request. Read on the way in only:
+	// records read back may leave it empty.
+	Escalation []time.Duration
 }
 
 // Record is a stored request with its state.
@@ -135,6 +140,8 @@ type Result struct {
 // request never both win. Methods return ErrUnavailable (wrapped) when the
 // backend cannot be reached: callers fail closed.
 type Store interface {
+	Escalations
+
 	// Lookup reads, in one round trip, the existing record of the request id,
 	// the session's stop signal, its session grants and the agent's grants.
 	Lookup(ctx context.Context, q LookupQuery) (Lookup, error)

@@ -47,6 +47,10 @@ type postMessageReq struct {
 	Blocks      []any  `json:"blocks,omitempty"`
 	UnfurlLinks *bool  `json:"unfurl_links,omitempty"`
 	UnfurlMedia *bool  `json:"unfurl_media,omitempty"`
+	// ThreadTS and ReplyBroadcast post a reply in a message's thread, also
+	// shown in the channel (chat.postMessage only).
+	ThreadTS       string `json:"thread_ts,omitempty"`
+	ReplyBroadcast bool   `json:"reply_broadcast,omitempty"`
 }
 
 type postMessageResp struct {

@@ -187,6 +187,9 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 		switch {
 		case err == nil:
 			c.store(id, &postedQuestion{channel: p.channel, ts: p.ts, q: q})
+			if q.Reminder > p.q.Reminder {
+				return c.remind(ctx, p.channel, p.ts, q)
+			}
 			return nil
 		case errors.As(err, &ae) && ae.Code == "message_not_found":
 			// Someone deleted the message: post it again below.
@@ -205,6 +208,15 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	c.store(id, &postedQuestion{channel: resp.Channel, ts: resp.TS, q: q})
 	c.log.Debug("question posted", "request_id", id, "team", q.Team, "ts", resp.TS)
 	return nil
+}
+
+// remind posts an escalation's reminder as a reply in the question's
+// thread, shown in the channel too, so that it notifies like a new message.
+func (c *Channel) remind(ctx context.Context, channel, ts string, q approverbot.Question) error {
+	no := false
+	msg := postMessageReq{Channel: channel, ThreadTS: ts, ReplyBroadcast: true, UnfurlLinks: &no, UnfurlMedia: &no,
+		Text: approverbot.ReminderText(q)}
+	return c.api.call(ctx, "chat.postMessage", msg, &postMessageResp{})
 }
 
 // Resolve implements [approverbot.Channel]: it replaces the question's

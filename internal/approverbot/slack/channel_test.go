@@ -147,6 +147,37 @@ func TestAskAgainUpdatesTheSameMessageAndResolveForgetsIt(t *testing.T) {
 	}
 }
 
+func TestAReminderIsRepliedInTheQuestionsThread(t *testing.T) {
+	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
+	defer fake.Close()
+	ch := newChannel(t, fake.APIURL(), testToken)
+	ctx := context.Background()
+	q := question("r1", map[string]string{"command": "deploy prod"})
+	if err := ch.Ask(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	m := channeltest.Next(t, fake.Posted, "question")
+	q.Reminder, q.EscalationStep = 1, 1
+	if err := ch.Ask(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if u := channeltest.Next(t, fake.Updated, "question updated"); u.TS != m.TS {
+		t.Errorf("the reminder updated %s, want the question %s", u.TS, m.TS)
+	}
+	r := channeltest.Next(t, fake.Posted, "reminder")
+	if r.ThreadTS != m.TS || !r.Broadcast || !strings.Contains(r.Text, "Reminder: this question for team default is still waiting") {
+		t.Errorf("reminder: thread %q broadcast %v text %q", r.ThreadTS, r.Broadcast, r.Text)
+	}
+	// The same reminder again (a replayed copy) posts nothing more.
+	if err := ch.Ask(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	channeltest.Next(t, fake.Updated, "question updated again")
+	if n := fake.Calls("chat.postMessage"); n != 2 {
+		t.Errorf("chat.postMessage called %d times, want the question and one reminder", n)
+	}
+}
+
 func TestAskWaitsOutARateLimit(t *testing.T) {
 	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
 	defer fake.Close()

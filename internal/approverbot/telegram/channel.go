@@ -260,7 +260,11 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 			ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}, nil)
 		switch {
 		case err == nil || notModified(err):
-			c.update(s, func(s *sent) { s.q, s.html = q, html })
+			var prev int
+			c.update(s, func(s *sent) { prev, s.q, s.html = s.q.Reminder, q, html })
+			if q.Reminder > prev {
+				return c.remind(ctx, s.chatID, msgID, q)
+			}
 			return nil
 		case !messageGone(err):
 			return err
@@ -275,6 +279,20 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	c.update(s, func(s *sent) { s.q, s.html, s.chatID, s.msgID = q, html, m.Chat.ID, m.MessageID })
 	c.log.Debug("question sent", "request_id", q.Request.RequestID, "team", q.Team, "message_id", m.MessageID)
 	return nil
+}
+
+// remind sends an escalation's reminder as a reply to the question's
+// message: a reply notifies, an edit does not.
+func (c *Channel) remind(ctx context.Context, chatID, msgID int64, q approverbot.Question) error {
+	var p struct {
+		ChatID          int64  `json:"chat_id"`
+		Text            string `json:"text"`
+		ReplyParameters struct {
+			MessageID int64 `json:"message_id"`
+		} `json:"reply_parameters"`
+	}
+	p.ChatID, p.Text, p.ReplyParameters.MessageID = chatID, approverbot.ReminderText(q), msgID
+	return c.api.call(ctx, "sendMessage", p, nil)
 }
 
 // Resolve implements [approverbot.Channel]: it edits the question's

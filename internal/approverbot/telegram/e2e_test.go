@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"slices"
@@ -75,6 +76,22 @@ func TestTelegramQuestionIsSentAndATapOnApproveReachesTheAgent(t *testing.T) {
 		t.Errorf("settled message:\n%s", u.Text)
 	}
 	eventually(t, "the bot confirms the update it handled", func() bool { return e.tg.Pending() == 0 })
+}
+
+func TestTelegramReminderRepliesToTheQuestion(t *testing.T) {
+	e := start(t)
+	_, q := e.Ask(t, "r1", "make deploy")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
+	// An escalation's reminder, as the broker publishes it.
+	q.Reminder, q.EscalationStep = 1, 1
+	data, _ := json.Marshal(q)
+	if err := e.Device.NC.Publish(e.plane.Subjects.Ask(q.Team), data); err != nil {
+		t.Fatal(err)
+	}
+	r := channeltest.Next(t, e.tg.Sent, "reminder in Telegram")
+	if r.ReplyTo != m.MessageID || r.ChatID != m.ChatID || !strings.Contains(r.Text, "Reminder: this question for team default is still waiting") {
+		t.Errorf("reminder replies to %d in chat %d: %q; want a reply to the question %d", r.ReplyTo, r.ChatID, r.Text, m.MessageID)
+	}
 }
 
 func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {

@@ -52,6 +52,9 @@ type Store struct {
 	agentGrants   map[string]map[agentGrant]struct{}
 	// outbox holds the unacknowledged outbox entries, by request.
 	outbox map[key]*obEntry
+	// steps holds the scheduled escalation steps and page watches
+	// (escalation.go).
+	steps map[stepKey]*stepEntry
 }
 
 type key struct{ session, id string }
@@ -87,6 +90,7 @@ func New(opts Options) *Store {
 		retention:     opts.Retention,
 		effectLease:   opts.EffectLease,
 		outbox:        make(map[key]*obEntry),
+		steps:         make(map[stepKey]*stepEntry),
 		requests:      make(map[key]*entry),
 		bySession:     make(map[string]map[*entry]struct{}),
 		byAgent:       make(map[string]map[*entry]struct{}),
@@ -167,6 +171,7 @@ func (s *Store) Close() error {
 	clear(s.stops)
 	clear(s.sessionGrants)
 	clear(s.agentGrants)
+	clear(s.steps)
 	s.expiry, s.purge, s.grantExpiry = deadlines[*entry]{}, deadlines[*entry]{}, deadlines[string]{}
 	return nil
 }

@@ -20,6 +20,9 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	if err := req.Validate(); err != nil {
 		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
 	}
+	if err := session.CheckEscalation(&req); err != nil {
+		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
+	}
 	now, err := s.lock(ctx, op)
 	if err != nil {
 		return nil, false, err
@@ -42,6 +45,7 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	s.requests[k] = e
 	e.expiry = &timer[*entry]{at: e.rec.ExpiresAt, seq: s.nextSeq(), v: e}
 	s.expiry.add(e.expiry)
+	s.schedule(&e.rec)
 	return e.rec.Clone(), true, nil
 }
 

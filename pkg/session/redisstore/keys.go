@@ -28,6 +28,7 @@ func (k keys) recordPrefix(sess string) string { return k.session(sess) + ":r:" 
 func (k keys) expiry(sess string) string       { return k.session(sess) + ":exp" }
 func (k keys) stop(sess string) string         { return k.session(sess) + ":stop" }
 func (k keys) outbox(sess string) string       { return k.session(sess) + ":ob" }
+func (k keys) escalation(sess string) string   { return k.session(sess) + ":esc" }
 func (k keys) sessionGrants(sess string) string {
 	return k.session(sess) + ":grants"
 }
@@ -50,6 +51,13 @@ func (k keys) dueShard(n int) string { return k.prefix + ":due:{" + strconv.Itoa
 func (k keys) obx(sess string) string { return k.obxShard(shardOf(sess)) }
 
 func (k keys) obxShard(n int) string { return k.prefix + ":obx:{" + strconv.Itoa(n) + "}" }
+
+// escx returns the escalation-index shard of a session: the sessions
+// whose escalation steps may be due, scored by when a worker must look
+// (µs). The same sharding as the due index.
+func (k keys) escx(sess string) string { return k.escxShard(shardOf(sess)) }
+
+func (k keys) escxShard(n int) string { return k.prefix + ":escx:{" + strconv.Itoa(n) + "}" }
 
 func shardOf(sess string) int {
 	h := fnv.New32a()

@@ -31,6 +31,9 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	if err := req.Validate(); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
+	if err := session.CheckEscalation(&req); err != nil {
+		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
 	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
@@ -46,15 +49,25 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
+	args := []any{id, ttl, req.ApprovalsRequired, tail, string(session.StateHeld)}
+	for _, d := range req.Escalation {
+		args = append(args, micros(d))
+	}
 	create := scall(scriptCreate,
-		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess)},
-		id, ttl, req.ApprovalsRequired, tail, string(session.StateHeld))
+		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess), s.k.escalation(sess)}, args...)
 	delay := max(int64(req.TTL/1000)-markAhead, 0)
 	// The create script runs first: a mark that comes after it never
 	// schedules a request that does not exist yet, so a reaper may drop a
 	// session it found empty without fearing an in-flight Create (see
 	// docs/STATE.md, Expiry).
 	calls := []*call{create, scall(scriptMark, []string{s.k.due(sess)}, sess, delay, leaseMicros)}
+	if len(req.Escalation) > 0 {
+		// Before the create, as the outbox's mark: a worker may find no
+		// step (the create was not applied), never a step the index does
+		// not name.
+		calls = append([]*call{s.escMark(sess, req.Escalation[0])}, calls...)
+		create = calls[1]
+	}
 	calls = append(calls, scall(scriptIndexAdd, []string{s.k.agentIndex(req.AgentID)}, sess, ttl, indexSlack))
 	for _, team := range dedup(req.Teams) {
 		calls = append(calls, scall(scriptIndexAdd, []string{s.k.teamIndex(team)}, sess, ttl, indexSlack))
@@ -89,7 +102,10 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	if code == 0 {
 		return rec, false, nil
 	}
-	for _, c := range calls[1:] {
+	for _, c := range calls {
+		if c == create {
+			continue
+		}
 		if err := c.cmd.Err(); err != nil {
 			// The request exists but the reaper or the index readers may not
 			// find it: take it back, so that the failure leaves nothing

@@ -56,6 +56,12 @@ var (
 	scriptObLease    = newScript("ob_lease", flagsAllowOOM)
 	scriptObClaim    = newScript("ob_claim", flagsAllowOOM)
 	scriptObAck      = newScript("ob_ack", flagsAllowOOM)
+	scriptEscClaim   = newScript("esc_claim", flagsAllowOOM)
+	scriptEscFinish  = newScript("esc_finish", flagsAllowOOM)
+	scriptEscTeam    = newScript("esc_team", flagsDefault)
+	// scriptEscFinishWatch scans the session's steps: a session holds few.
+	scriptEscFinishWatch = newScript("esc_finish_watch", flagsAllowOOM)
+	scriptEscDone        = newScript("esc_done", flagsReadOnly)
 )
 
 // scripts lists every script, for tests and for loading them up front.
@@ -65,6 +71,7 @@ var scripts = []*script{
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,
 	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,
+	scriptEscClaim, scriptEscFinish, scriptEscTeam, scriptEscFinishWatch, scriptEscDone,
 }
 
 func newScript(name, flags string) *script {

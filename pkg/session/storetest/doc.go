@@ -6,9 +6,9 @@
 // The suite is black-box: it uses only the Store interface, real time and
 // short TTLs, so the same tests run against the in-memory store and against
 // a real Redis server. Subtests use their own session, agent and team names,
-// so a backend may be shared between them. Subtests that call ClaimExpired
-// or ClaimEffects (which claim across the whole backend) run one after the
-// other, before the others start; the rest run in parallel.
+// so a backend may be shared between them. Subtests that call ClaimExpired,
+// ClaimEffects or ClaimSteps (which claim across the whole backend) run one
+// after the other, before the others start; the rest run in parallel.
 //
 // Besides the doc comments of [session.Store] and the expiry rules on
 // [session.Record.Due], the suite pins down these choices:
@@ -34,5 +34,14 @@
 //     stopped session approves nothing (Decide or Settle), denies apply.
 //   - Prepare records no outbox entry; Open, applied votes,
 //     Settle, Stop, CancelSession and ClaimExpired record one per request.
+//   - Escalation steps (session.Escalations): Prepare refuses a ladder out
+//     of order, at or past the TTL, with ErrInvalid and stores nothing; a
+//     step is handed out at creation + its delay, once per lease, with the
+//     record; steps of held requests wait, those of requests settled or
+//     expired first are never handed out; a page watch is handed out in
+//     phase resolve once its request is no longer open; StepsDone lists the
+//     finished steps until the request's expiry; AddTeam adds a team once
+//     (listed for it, quorum unchanged), refuses settled requests with
+//     ErrSettled and held or unknown ones with ErrNotFound.
 //   - After Close every method fails with an error wrapping ErrUnavailable.
 package storetest

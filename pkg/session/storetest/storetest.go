@@ -50,7 +50,8 @@ func Run(t *testing.T, h Harness) {
 	// rely on it must not overlap: they run one by one, and before any
 	// parallel subtest starts.
 	t.Run("expiry", func(t *testing.T) {
-		for _, tc := range append(r.expiryTests(), r.outboxTests()...) {
+		tests := append(r.expiryTests(), r.outboxTests()...)
+		for _, tc := range append(tests, r.escalationTests()...) {
 			t.Run(tc.name, func(t *testing.T) { tc.fn(t, r.env(t)) })
 		}
 	})
@@ -64,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 		tests = append(tests, r.retentionTests()...)
 		tests = append(tests, r.raceTests()...)
 		tests = append(tests, r.stopVoteTests()...)
+		tests = append(tests, r.escalationContractTests()...)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

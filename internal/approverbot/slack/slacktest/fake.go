@@ -30,6 +30,10 @@ type Message struct {
 	Blocks  []json.RawMessage
 	// User is the recipient of an ephemeral message.
 	User string
+	// ThreadTS is the message a thread reply answers ("" for a message in
+	// the channel); Broadcast says the reply is shown in the channel too.
+	ThreadTS  string
+	Broadcast bool
 }
 
 // Response is what was posted to an interaction's response_url.
@@ -161,6 +165,9 @@ type messageArgs struct {
 	Text    string            `json:"text"`
 	Blocks  []json.RawMessage `json:"blocks"`
 	User    string            `json:"user"`
+	// ThreadTS and ReplyBroadcast (chat.postMessage) post a thread reply.
+	ThreadTS       string `json:"thread_ts"`
+	ReplyBroadcast bool   `json:"reply_broadcast"`
 }
 
 // SetDown makes every Web API call fail with 503 and a page that is not
@@ -265,9 +272,19 @@ func (s *Server) postMessage(w http.ResponseWriter, args messageArgs) {
 		fail(w, code, details...)
 		return
 	}
+	if args.ThreadTS != "" {
+		s.mu.Lock()
+		parent, found := s.msgs[args.ThreadTS]
+		s.mu.Unlock()
+		if !found || parent.Channel != args.Channel {
+			fail(w, "thread_not_found")
+			return
+		}
+	}
 	s.mu.Lock()
 	s.seq++
-	m := Message{Channel: args.Channel, TS: fmt.Sprintf("1700000000.%06d", s.seq), Text: args.Text, Blocks: args.Blocks}
+	m := Message{Channel: args.Channel, TS: fmt.Sprintf("1700000000.%06d", s.seq), Text: args.Text, Blocks: args.Blocks,
+		ThreadTS: args.ThreadTS, Broadcast: args.ReplyBroadcast}
 	s.msgs[m.TS] = m
 	s.mu.Unlock()
 	s.Posted <- m

@@ -46,6 +46,8 @@ type Message struct {
 	Text      string
 	ParseMode string
 	Keyboard  [][]Button
+	// ReplyTo is the message this one replies to (0: none).
+	ReplyTo int64
 }
 
 // Buttons lists the message's buttons row by row.
@@ -434,6 +436,10 @@ type messageParams struct {
 	ReplyMarkup *struct {
 		InlineKeyboard [][]Button `json:"inline_keyboard"`
 	} `json:"reply_markup"`
+	ReplyParameters *struct {
+		MessageID                int64 `json:"message_id"`
+		AllowSendingWithoutReply bool  `json:"allow_sending_without_reply"`
+	} `json:"reply_parameters"`
 }
 
 func decodeParams(p map[string]json.RawMessage) (messageParams, error) {
@@ -507,6 +513,16 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage
 	if problem != "" {
 		fail(w, http.StatusBadRequest, problem)
 		return
+	}
+	if rp := mp.ReplyParameters; rp != nil {
+		s.mu.Lock()
+		_, exists := s.msgs[[2]int64{mp.ChatID, rp.MessageID}]
+		s.mu.Unlock()
+		if !exists && !rp.AllowSendingWithoutReply {
+			fail(w, http.StatusBadRequest, "Bad Request: message to be replied not found")
+			return
+		}
+		m.ReplyTo = rp.MessageID
 	}
 	s.mu.Lock()
 	s.nextMsg++
