@@ -22,9 +22,10 @@ type editedCall struct {
 	// args are the edited arguments, compact: what the decision carries.
 	args json.RawMessage
 	d    policy.Decision
-	// always is what an Always answer grants for the edited call (nil:
-	// none may).
-	always *messages.AlwaysGrant
+	// q is the question as approved: the edited call, its risk, and what
+	// a standing answer to it grants. Scopes and grants are taken from it,
+	// never from the original question.
+	q messages.ApprovalNeeded
 }
 
 // whyEditPending ends every refusal of an edit: the question is still open.
@@ -77,7 +78,10 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 			return nil, "the edited call goes to team " + team + ": " + why + whyEditPending
 		}
 	}
-	e := &editedCall{args: args, d: d, always: alwaysOf(&d, rec.Tool)}
+	e := &editedCall{args: args, d: d, q: *q}
+	e.q.Request.Arguments = args
+	e.q.Risk = riskOf(&d)
+	e.q.Always = alwaysOf(&d, rec.Tool)
 	if why := e.scopeRefusal(resp.EffectiveScope()); why != "" {
 		return nil, why + whyEditPending
 	}
@@ -99,27 +103,31 @@ func (e *editedCall) scopeRefusal(scope messages.Scope) string {
 		}
 		return ""
 	}
-	if e.always == nil {
+	if e.q.Always == nil {
 		return fmt.Sprintf("scope %s is not available for the edited call: the policy allows it without a grant, "+
 			"or it holds something no standing grant may cover; approve it once or for the session", scope)
 	}
 	return ""
 }
 
-// grantSource is what an Always answer of the settled approval rec
-// grants: for an approval with changes, what the edited call offered —
-// the patterns its decision recorded as granted, never the original
-// question's — else always, the question's own offer.
-func grantSource(rec *session.Record, always *messages.AlwaysGrant) *messages.AlwaysGrant {
+// approvedQuestion is the question the settled approval rec approved:
+// for an approval with changes, the edited call — its arguments, and what
+// a standing answer to it grants as its decision recorded (the granted
+// patterns, never the original question's) — else q itself. The outbox
+// takes an approval's grants from it, on whichever replica carries them
+// out, whatever the policy in force by then.
+func approvedQuestion(rec *session.Record, q messages.ApprovalNeeded) messages.ApprovalNeeded {
 	d := rec.Decision
 	if d == nil || len(d.UpdatedArguments) == 0 {
-		return always
+		return q
 	}
+	q.Request.Arguments = d.UpdatedArguments
+	q.Always = nil
 	switch d.Scope {
 	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
-		return &messages.AlwaysGrant{Scope: d.Scope, Tool: rec.Tool, Patterns: d.GrantedPattern}
+		q.Always = &messages.AlwaysGrant{Scope: d.Scope, Tool: rec.Tool, Patterns: d.GrantedPattern}
 	}
-	return nil
+	return q
 }
 
 // compactJSON returns raw without insignificant whitespace.

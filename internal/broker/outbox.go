@@ -88,7 +88,8 @@ func (b *Broker) grantsOf(rec *session.Record) []session.Grant {
 		b.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 		return nil
 	}
-	grants, err := grantsFor(rec.Decision.Scope, rec, grantSource(rec, q.Always))
+	q = approvedQuestion(rec, q)
+	grants, err := grantsFor(rec.Decision.Scope, rec, q.Always)
 	if err != nil {
 		b.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 		return nil

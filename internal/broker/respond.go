@@ -70,15 +70,16 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 			log.Info("edited approval refused", "why", why)
 			return encode(refusal(b, rec, why))
 		}
-		always := q.Always
 		if edit != nil {
-			always, dec.UpdatedArguments = edit.always, edit.args
+			// From here on the question is the edited call: scopes and
+			// grants are its own, never the original's.
+			q, dec.UpdatedArguments = edit.q, edit.args
 		}
-		grant, err := grantsFor(scope, rec, always)
+		grant, err := grantsFor(scope, rec, q.Always)
 		if err != nil {
 			return encode(refusal(b, rec, err.Error()))
 		}
-		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID, Edited: edit != nil})
+		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID})
 		for _, g := range grant {
 			if g.Pattern != "" {
 				dec.GrantedPattern = append(dec.GrantedPattern, g.Pattern)
