@@ -98,13 +98,13 @@ func (e *editedCall) scopeRefusal(scope messages.Scope) string {
 		return ""
 	case messages.ScopeSession:
 		if e.d.Action == policy.Ask && !e.d.Grantable {
-			return "scope session is not available for the edited call: it holds something no standing grant may cover (" +
+			return "scope session is not offered for the edited call: it holds something no standing grant may cover (" +
 				e.d.Reason + "); approve it once"
 		}
 		return ""
 	}
 	if e.q.Always == nil {
-		return fmt.Sprintf("scope %s is not available for the edited call: the policy allows it without a grant, "+
+		return fmt.Sprintf("scope %s is not offered for the edited call: the policy allows this call (grants only settle questions), "+
 			"or it holds something no standing grant may cover; approve it once or for the session", scope)
 	}
 	return ""
