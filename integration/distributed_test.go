@@ -53,6 +53,8 @@ func TestDistributed(t *testing.T) {
 		{"load with one then three replicas", testLoad},
 		{"a broker killed mid-request", testBrokerKilled},
 		{"a NATS node stopped and started", testNATSNodeRestarted},
+		{"a NATS node that leads nothing killed", testNATSNonLeaderKilled},
+		{"a NATS node that leads nothing SIGSTOPped", testNATSNonLeaderStopped},
 		{"Redis paused", testRedisPaused},
 		{"Redis restarted keeps pending requests grants and stops", testRedisRestarted},
 		{"a broker cut off from Redis", testBrokerCutOff},

@@ -83,6 +83,28 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 		t.Fatalf("open questions after the answer: %+v", open.Questions)
 	}
 
+	// The approver answers a question for the session, then lists and
+	// revokes the grant on the two admin subjects it may use.
+	pending = brokertest.Ask(ctx, agent, "ask-2", "bash", brokertest.Bash("make test"))
+	asks.find(t, "ask-2", &q)
+	resp = messages.Response{V: 1, RequestID: "ask-2", SessionID: "s-e2e",
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession}
+	if err := signer.Sign(&resp); err != nil {
+		t.Fatal(err)
+	}
+	request(t, approver, subj.Respond(), resp, &rep)
+	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	var listed messages.AdminReply
+	request(t, approver, subj.Admin(messages.AdminOpListGrants), messages.AdminRequest{V: 1, By: "alice"}, &listed)
+	if len(listed.Grants) != 1 || listed.Grants[0].RequestID != "ask-2" {
+		t.Fatalf("list_grants: %+v", listed)
+	}
+	var revoked messages.AdminReply
+	request(t, approver, subj.Admin(messages.AdminOpRevokeGrant), messages.AdminRequest{V: 1, GrantID: listed.Grants[0].ID, By: "alice"}, &revoked)
+	if !revoked.OK || revoked.Grant == nil || revoked.Grant.ID != listed.Grants[0].ID {
+		t.Fatalf("revoke_grant: %+v", revoked)
+	}
+
 	// The admin sets the session's mode; the agent's next call follows it.
 	var ar messages.AdminReply
 	request(t, admin, subj.Admin(messages.AdminOpSetMode), messages.AdminRequest{V: 1, SessionID: "s-e2e", Mode: "yolo"}, &ar)
@@ -154,6 +176,14 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 		t.Fatalf("admin get audit message 1: %v", err)
 	}
 
+	// A broker may read the audit stream by subject: a late append looks
+	// its record up first (internal/broker, audit.go).
+	lookup, err := replicas[0].conn.Conn.Request("$JS.API.STREAM.MSG.GET."+messages.AuditStream,
+		[]byte(`{"seq":1,"next_by_subj":"`+subj.Audit("s-e2e")+`"}`), 5*time.Second)
+	if err != nil || !strings.Contains(string(lookup.Data), `"message"`) {
+		t.Fatalf("broker look-up of an audit record: %v %s", err, lookupData(lookup))
+	}
+
 	// A replica that stops deletes its watch consumer.
 	if err := replicas[1].stop(); err != nil {
 		t.Fatal(err)
@@ -183,6 +213,8 @@ func TestEachRoleIsRefusedWhatIsNotItsJob(t *testing.T) {
 				"signoff.v1.admin.set_mode",      // switch itself to yolo
 				"signoff.v1.admin.reload_policy", // reload policy
 				"signoff.v1.admin.revoke_grants", // revoke grants
+				"signoff.v1.admin.list_grants",   // read grants
+				"signoff.v1.admin.revoke_grant",  // revoke a grant
 				"signoff.v1.audit.s1",            // write the audit log
 				"$KV.SIGNOFF_MODES.session.s1",   // set a mode behind the broker
 				"$JS.API.STREAM.DELETE.SIGNOFF_AUDIT",
@@ -213,6 +245,9 @@ func TestEachRoleIsRefusedWhatIsNotItsJob(t *testing.T) {
 				"signoff.v1.cancel.s1",
 				"signoff.v1.turn.s1",
 				"signoff.v1.admin.set_mode",
+				"signoff.v1.admin.revoke_grants", // only one grant at a time, for a user
+				"signoff.v1.admin.reload_policy",
+				"signoff.v1.admin.other",
 				"signoff.v1.audit.s1",
 				"$KV.SIGNOFF_MODES.session.s1",
 				"_INBOX.agent.x",
@@ -365,4 +400,11 @@ func TestPerAgentUsersKeepAgentsApart(t *testing.T) {
 		t.Fatal("a reply arrived on the default inbox")
 	}
 	careless.wantViolation(t, `Subscription to "_INBOX.`)
+}
+
+func lookupData(m *nats.Msg) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Data)
 }

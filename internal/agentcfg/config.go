@@ -35,6 +35,12 @@ type Config struct {
 	// NATSInboxPrefix replaces "_INBOX" for replies, to match NATS
 	// permissions that give each agent its own inbox space.
 	NATSInboxPrefix string
+	// NATSPingInterval and NATSMaxPingsOut: a server that answered none
+	// of MaxPingsOut pings sent PingInterval apart is left for another
+	// while a call waits (a frozen server is noticed in about
+	// interval × (max + 1)).
+	NATSPingInterval time.Duration
+	NATSMaxPingsOut  int
 	// Prefix is the subject prefix (default signoff.v1).
 	Prefix string
 	// Agent is the agent (worker, pod) id that "always" grants attach to.
@@ -72,6 +78,8 @@ func (c *Config) Bind(fs *flag.FlagSet) func() error {
 	fs.StringVar(&c.NATSCert, "nats-cert", "", "client certificate `file` for NATS mutual TLS")
 	fs.StringVar(&c.NATSKey, "nats-key", "", "client key `file` for NATS mutual TLS")
 	fs.StringVar(&c.NATSInboxPrefix, "nats-inbox-prefix", "", "inbox prefix for replies (default _INBOX), to match per-agent NATS permissions")
+	fs.DurationVar(&c.NATSPingInterval, "nats-ping-interval", 5*time.Second, "how often the NATS connection pings its server; a frozen server is left for another in about interval × (max pings out + 1)")
+	fs.IntVar(&c.NATSMaxPingsOut, "nats-max-pings-out", 2, "unanswered pings after which the NATS connection is stale and reconnects")
 	fs.StringVar(&c.Prefix, "prefix", messages.DefaultPrefix, "subject prefix")
 	fs.StringVar(&c.Agent, "agent", "", "agent id that \"always\" grants attach to (default: $HOSTNAME, the pod name)")
 	fs.StringVar(&c.AgentType, "agent-type", "", "agent type whose policy layer applies, when the host does not report one")
@@ -117,6 +125,10 @@ func (c *Config) setDefaultsAndValidate() error {
 		return fmt.Errorf("--attempt-timeout %s must be positive", c.AttemptTimeout)
 	case c.ReceiptTimeout <= 0:
 		return fmt.Errorf("--receipt-timeout %s must be positive", c.ReceiptTimeout)
+	case c.NATSPingInterval <= 0:
+		return fmt.Errorf("--nats-ping-interval %s must be positive", c.NATSPingInterval)
+	case c.NATSMaxPingsOut < 1:
+		return fmt.Errorf("--nats-max-pings-out %d must be at least 1", c.NATSMaxPingsOut)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package agentcfg
 
 import (
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
 
 // parse binds a Config to a fresh flag set and parses args with the given
@@ -66,6 +69,8 @@ func TestConfigErrors(t *testing.T) {
 		{"creds and an nkey together are refused", []string{"--agent", "a", "--nats-creds", "a.creds", "--nats-nkey", "a.nk"}, nil, "", "not both"},
 		{"a password without a user is refused", []string{"--agent", "a", "--nats-password", "x"}, nil, "", "without --nats-user"},
 		{"a bad prefix is refused", []string{"--agent", "a", "--prefix", "a..b"}, nil, "", "--prefix"},
+		{"a zero ping interval is refused", []string{"--agent", "a", "--nats-ping-interval", "0s"}, nil, "", "--nats-ping-interval"},
+		{"zero pings out are refused", []string{"--agent", "a", "--nats-max-pings-out", "0"}, nil, "", "--nats-max-pings-out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,4 +111,35 @@ func TestRepeatableFlagsTakeAListFromTheFile(t *testing.T) {
 	if strings.Join(got, "|") != "a=http://a|b=cmd x" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// The agent's connection leaves a frozen NATS server while a call waits:
+// its pings go unanswered and it reconnects, within the ping budget.
+func TestTheAgentLeavesAFrozenNATSServer(t *testing.T) {
+	ns := testenv.NATS(t, testenv.WithoutJetStream())
+	fr := testenv.NewFreezer(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	c, err := parse(t, []string{"--agent", "a", "--nats", "nats://" + fr.Addr(), "--nats-ping-interval", "200ms"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATSMaxPingsOut != 2 {
+		t.Fatalf("default max pings out = %d, want 2", c.NATSMaxPingsOut)
+	}
+	nc, err := c.Connect(context.Background(), "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if nc.Opts.PingInterval != 200*time.Millisecond || nc.Opts.MaxPingsOut != 2 {
+		t.Fatalf("connection pings every %s, %d out; want 200ms, 2", nc.Opts.PingInterval, nc.Opts.MaxPingsOut)
+	}
+	fr.Freeze()
+	deadline := time.Now().Add(5 * time.Second)
+	for nc.IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's connection to a frozen server still counts as connected after 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fr.Thaw()
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -53,6 +54,12 @@ type NATSConfig struct {
 	// only (deploy/nats gives approvers "_INBOX.approver.>": set
 	// "_INBOX.approver").
 	InboxPrefix string `yaml:"inbox_prefix"`
+	// PingInterval and MaxPingsOut: a server that answered none of
+	// MaxPingsOut pings sent PingInterval apart is left for another (a
+	// frozen server is noticed in about interval × (max + 1)). Zero: 5 s
+	// and 2.
+	PingInterval time.Duration `yaml:"ping_interval"`
+	MaxPingsOut  int           `yaml:"max_pings_out"`
 }
 
 // ApproverConfig is one approver: a display name, and the keys channels

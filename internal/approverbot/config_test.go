@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
@@ -37,7 +38,7 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 			`bot.yaml:5: prefix: want a string, got a list`},
 		{"a nested unknown key",
 			desk + "nats:\n  url: nats://x\n  tls: on\n",
-			`bot.yaml:7: unknown key "tls" in nats (known: ca, cert, creds, inbox_prefix, key, name, nkey_seed, password, url, user)`},
+			`bot.yaml:7: unknown key "tls" in nats (known: ca, cert, creds, inbox_prefix, key, max_pings_out, name, nkey_seed, password, ping_interval, url, user)`},
 		{"a check of a section names its key's line",
 			desk + "chat:\n  token: t\n  rooms: {ops: 1}\n",
 			`bot.yaml:7: chat.rooms: no destination for team "default"`},
@@ -159,3 +160,19 @@ func TestNotSentTextSaysWhetherTheAnswerMayHaveBeenApplied(t *testing.T) {
 }
 
 func choiceErr() error { return fmt.Errorf("%w: Always is not offered: x", ErrChoice) }
+
+// nats.ping_interval reads as a duration, nats.max_pings_out as an integer;
+// a bad duration is an error naming the key.
+func TestConfigReadsTheNATSPingSettings(t *testing.T) {
+	c, err := ParseConfig([]byte("nats: {ping_interval: 2s, max_pings_out: 3}\napprovers:\n  bob: {chat: 1}\nchat: {token: t, rooms: {default: 1}}\n"), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATS.PingInterval != 2*time.Second || c.NATS.MaxPingsOut != 3 {
+		t.Errorf("ping every %s, %d out; want 2s, 3", c.NATS.PingInterval, c.NATS.MaxPingsOut)
+	}
+	_, err = ParseConfig([]byte("nats: {ping_interval: often}\napprovers:\n  bob: {chat: 1}\nchat: {token: t, rooms: {default: 1}}\n"), "bot.yaml")
+	if err == nil || !strings.Contains(err.Error(), "ping_interval") {
+		t.Errorf("a bad ping_interval: %v, want an error naming it", err)
+	}
+}

@@ -1,6 +1,7 @@
 package approverbotd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,9 +53,26 @@ func connectNATS(c approverbot.NATSConfig, log *slog.Logger, onReconnect func(),
 	return nc, done, nil
 }
 
+// Defaults of nats.ping_interval and nats.max_pings_out: a frozen NATS
+// server is left in about 15 s (nats.go's own defaults take minutes).
+const (
+	defaultPingInterval = 5 * time.Second
+	defaultMaxPingsOut  = 2
+)
+
 // natsOptions turns the config's credentials and TLS files into options.
 func natsOptions(c approverbot.NATSConfig) ([]nats.Option, error) {
-	opts := []nats.Option{nats.Name(c.Name)}
+	if c.PingInterval < 0 {
+		return nil, fmt.Errorf("nats.ping_interval %s: must not be negative (0: the default, %s)", c.PingInterval, defaultPingInterval)
+	}
+	if c.MaxPingsOut < 0 {
+		return nil, fmt.Errorf("nats.max_pings_out %d: must not be negative (0: the default, %d)", c.MaxPingsOut, defaultMaxPingsOut)
+	}
+	opts := []nats.Option{
+		nats.Name(c.Name),
+		nats.PingInterval(cmp.Or(c.PingInterval, defaultPingInterval)),
+		nats.MaxPingsOutstanding(cmp.Or(c.MaxPingsOut, defaultMaxPingsOut)),
+	}
 	if c.Creds != "" && c.NKeySeed != "" {
 		return nil, errors.New("nats: set creds or nkey_seed, not both (a creds file holds its own nkey)")
 	}

@@ -3,16 +3,19 @@ package approverbotd
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
 
 // fakeStatus is a NATS connection's status.
@@ -67,6 +70,8 @@ func TestNATSOptionsRefuseHalfSettings(t *testing.T) {
 		{"a certificate without its key", approverbot.NATSConfig{Cert: "c.pem"}, "cert and key go together"},
 		{"a key without its certificate", approverbot.NATSConfig{Key: "k.pem"}, "cert and key go together"},
 		{"an unreadable nkey seed", approverbot.NATSConfig{NKeySeed: seed}, "nats.nkey_seed"},
+		{"a negative ping interval", approverbot.NATSConfig{PingInterval: -time.Second}, "nats.ping_interval"},
+		{"negative pings out", approverbot.NATSConfig{MaxPingsOut: -1}, "nats.max_pings_out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,4 +106,44 @@ func (f *fakeBot) RecordHealth(ch string, err error) {
 		f.health = map[string]error{}
 	}
 	f.health[ch] = err
+}
+
+// The bot's connection leaves a frozen NATS server after its pings go
+// unanswered (nats.ping_interval × (nats.max_pings_out + 1)), and the
+// defaults replace nats.go's minutes.
+func TestTheBotLeavesAFrozenNATSServer(t *testing.T) {
+	ns := testenv.NATS(t, testenv.WithoutJetStream())
+	fr := testenv.NewFreezer(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	logs := &testenv.LogBuffer{}
+	nc, _, err := connectNATS(approverbot.NATSConfig{URL: "nats://" + fr.Addr(), Name: "bot", PingInterval: 200 * time.Millisecond, MaxPingsOut: 2},
+		slog.New(slog.NewTextHandler(logs, nil)), func() {}, func(*nats.Subscription, error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fr.Freeze()
+	deadline := time.Now().Add(5 * time.Second)
+	for nc.IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatal("the bot's connection to a frozen server still counts as connected after 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "stale connection") {
+		t.Errorf("no WARN naming the stale connection:\n%s", logs.String())
+	}
+	fr.Thaw()
+	opts, err := natsOptions(approverbot.NATSConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o nats.Options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.PingInterval != defaultPingInterval || o.MaxPingsOut != defaultMaxPingsOut {
+		t.Errorf("defaults: ping every %s, %d out; want %s, %d", o.PingInterval, o.MaxPingsOut, defaultPingInterval, defaultMaxPingsOut)
+	}
 }

@@ -1,12 +1,15 @@
 package broker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -71,12 +74,15 @@ const (
 // Two paths: Append waits for the stream's acknowledgement and returns the
 // error (strict mode, and callers that retry on their own); enqueue hands
 // the record to runBatches, which publishes it asynchronously within
-// auditLinger, and never blocks the decision path. Every asynchronous
+// auditLinger (as one JetStream fast batch where the stream allows it:
+// auditbatch.go), and never blocks the decision path. Every asynchronous
 // append that fails (no acknowledgement within the ack timeout, no stream
-// responding during a leader election, a disconnect) reaches failed, which
-// keeps the record in the retry set; run republishes the set with backoff
-// until each record is acknowledged. The batch and the retry set are
-// bounded: a record that does not fit is lost, counted and logged.
+// responding during a leader election, a disconnect, left out of a fast
+// batch's count) reaches failed, which keeps the record in the retry set;
+// run republishes the set with backoff until each record is acknowledged.
+// The batch and the retry set are bounded: a record that does not fit is
+// lost, counted and logged. Any append of a decision older than the
+// stream's duplicate window looks its record up first (late).
 type auditLog struct {
 	js         jetstream.JetStream
 	subj       messages.Subjects
@@ -85,6 +91,23 @@ type auditLog struct {
 	limit      int
 	log        *slog.Logger
 	m          *Metrics
+
+	// fast, when the stream allows batched publishing, publishes the
+	// enqueued records as JetStream fast batches (auditbatch.go): one
+	// acknowledgement per batch instead of one per record. nil: one
+	// asynchronous publish per record.
+	fast *fastPublisher
+	// fastOff is set when the stream refused a batch because it does not
+	// allow them (recreated without allow_batched): one publish per
+	// record from then on.
+	fastOff atomic.Bool
+
+	// lateAfter is the age of a decision past which its append looks the
+	// record up first (see late), on nc (the JetStream connection; nil:
+	// no look-ups, as in tests without configure) under apiPrefix.
+	lateAfter time.Duration
+	nc        *nats.Conn
+	apiPrefix string
 
 	wake chan struct{} // a record entered or re-entered the retry set
 	kick chan struct{} // the batch got its first record
@@ -100,6 +123,7 @@ type auditLog struct {
 // auditRetry is one record not yet stored.
 type auditRetry struct {
 	msg      *nats.Msg
+	first    time.Time // of the first failure; the decision is at most the ack timeout + auditLinger older
 	attempts int
 	sending  bool // published by run, acknowledgement awaited
 }
@@ -119,6 +143,129 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 		retry:      map[string]*auditRetry{},
 	}
 }
+
+// Late appends. The stream drops a repeated Nats-Msg-Id only within its
+// duplicate window: an append of a record that may already be stored (its
+// first append timed out, its outbox entry was carried out before) and that
+// comes later than the window would store it twice. So an append of a
+// decision older than lateAfter (the window less the ack timeout and
+// auditClockSkew: the decision may have been made on another host) first
+// looks the record up on its subject, and is a no-op when it is there.
+const (
+	// auditClockSkew is the clock difference between replicas allowed for.
+	auditClockSkew = 5 * time.Second
+	// auditMinLateAfter is the least time the broker relies on the
+	// window for: a shorter window would have most retries look up.
+	auditMinLateAfter = 30 * time.Second
+)
+
+// configure adopts the audit stream as the server keeps it: its duplicate
+// window (refused when too short to cover the retries that rely on it),
+// and fast batches for the asynchronous appends when it allows them (an
+// older server ignores allow_batched). Called once, before run.
+func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
+	cfg := s.CachedInfo().Config
+	a.nc, a.apiPrefix = nc, jetstream.DefaultAPIPrefix
+	a.lateAfter = cfg.Duplicates - a.ackTimeout - auditClockSkew
+	if a.lateAfter < auditMinLateAfter {
+		return fmt.Errorf("audit stream %s: its duplicate window %s is too short: audit retries rely on it for %s "+
+			"past their decision (ack timeout %s + clock skew %s); want a window of at least %s (--audit-dedup-window)",
+			cfg.Name, cfg.Duplicates, auditMinLateAfter, a.ackTimeout, auditClockSkew, auditMinLateAfter+a.ackTimeout+auditClockSkew)
+	}
+	if !cfg.AllowBatchPublish {
+		a.log.Info("audit stream does not take fast batches (nats-server before 2.14): one publish per record")
+		return nil
+	}
+	p, err := newFastPublisher(nc, a.ackTimeout)
+	if err != nil {
+		return err
+	}
+	a.fast = p
+	return nil
+}
+
+// late reports whether an append of a record decided at decided may come
+// after the stream's duplicate window has forgotten an earlier copy.
+func (a *auditLog) late(decided time.Time) bool {
+	return a.nc != nil && time.Since(decided) > a.lateAfter
+}
+
+// inStream reports whether the stream already holds msg's record, decided
+// at decided: a message with its Nats-Msg-Id on its subject (the session's
+// audit subject), stored after the decision (less auditClockSkew) — the
+// read starts there, so a long session costs the records since then.
+func (a *auditLog) inStream(ctx context.Context, msg *nats.Msg, decided time.Time) (bool, error) {
+	id := msg.Header.Get(nats.MsgIdHdr)
+	want := []byte(nats.MsgIdHdr + ": " + id + "\r\n")
+	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
+	defer cancel()
+	from := decided.Add(-auditClockSkew).UTC()
+	req := msgGetRequest{NextFor: msg.Subject, StartTime: &from}
+	for {
+		m, err := a.getMsg(ctx, &req)
+		if err != nil {
+			return false, fmt.Errorf("look up audit record %s: %w", id, err)
+		}
+		if m == nil {
+			return false, nil
+		}
+		if bytes.Contains(m.Header, want) {
+			return true, nil
+		}
+		req = msgGetRequest{NextFor: msg.Subject, Seq: m.Sequence + 1}
+	}
+}
+
+// msgGetRequest is JetStream's STREAM.MSG.GET request: the first message
+// on NextFor from Seq, or from StartTime (which nats.go's GetMsg does not
+// offer).
+type msgGetRequest struct {
+	Seq       uint64     `json:"seq,omitempty"`
+	NextFor   string     `json:"next_by_subj"`
+	StartTime *time.Time `json:"start_time,omitempty"`
+}
+
+// storedMsg is the message of a STREAM.MSG.GET reply.
+type storedMsg struct {
+	Sequence uint64 `json:"seq"`
+	Header   []byte `json:"hdrs"`
+}
+
+// getMsg asks the stream for req's message: nil when there is none.
+func (a *auditLog) getMsg(ctx context.Context, req *msgGetRequest) (*storedMsg, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := a.nc.RequestWithContext(ctx, a.apiPrefix+"STREAM.MSG.GET."+messages.AuditStream, body)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Message *storedMsg `json:"message"`
+		Error   *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rep.Data, &resp); err != nil {
+		return nil, fmt.Errorf("unreadable reply %q: %w", rep.Data, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrCode == msgNotFound:
+		return nil, nil
+	case resp.Error != nil:
+		return nil, fmt.Errorf("%s (err_code %d)", resp.Error.Description, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return nil, fmt.Errorf("reply without a message: %q", rep.Data)
+	}
+	return resp.Message, nil
+}
+
+// msgNotFound is JetStream's err_code for "no message found"
+// (JSNoMessageFoundErr).
+const msgNotFound = 10037
 
 // record builds the audit record of dec.
 func (a *auditLog) record(req *messages.Request, dec *messages.Decision, risk *messages.Risk) messages.AuditRecord {
@@ -164,6 +311,14 @@ func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error 
 		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
 			"session_id", rec.Decision.SessionID, "err", err)
 		return err
+	}
+	if a.late(rec.Decision.DecidedAt) {
+		if there, err := a.inStream(ctx, msg, rec.Decision.DecidedAt); err != nil {
+			a.m.AuditFailures.WithLabelValues(auditFailureKind(err)).Inc()
+			return err
+		} else if there {
+			return nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.ackTimeout)
 	defer cancel()
@@ -228,14 +383,17 @@ func (a *auditLog) runBatches(ctx context.Context) {
 	}
 }
 
-// publishBatch publishes every enqueued record asynchronously. A record
-// the publisher refuses at once (too many unacknowledged appends for the
-// ack timeout, a closed connection) goes to the retry set.
+// publishBatch publishes every enqueued record asynchronously: as fast
+// batches when the stream allows them, else one publish each. A record the
+// stream does not store (a batch's acknowledgement counts fewer, a timeout,
+// no stream) or the publisher refuses at once (too many unacknowledged
+// appends for the ack timeout, a closed connection) goes to the retry set.
 func (a *auditLog) publishBatch() {
 	a.bmu.Lock()
 	batch := a.batch
 	a.batch = nil
 	a.bmu.Unlock()
+	msgs := make([]*nats.Msg, 0, len(batch))
 	for i := range batch {
 		msg, err := a.message(&batch[i])
 		if err != nil {
@@ -244,10 +402,41 @@ func (a *auditLog) publishBatch() {
 				"session_id", batch[i].Decision.SessionID, "err", err)
 			continue
 		}
+		msgs = append(msgs, msg)
+	}
+	if a.fast != nil && !a.fastOff.Load() {
+		for len(msgs) > 0 {
+			n := min(len(msgs), fastBatchMax)
+			chunk := msgs[:n:n]
+			msgs = msgs[n:]
+			a.fast.publish(chunk, func(stored int, err error) {
+				var refused *fastBatchError
+				if errors.As(err, &refused) && refused.code == fastBatchDisabled && !a.fastOff.Swap(true) {
+					a.log.Warn("the audit stream no longer takes fast batches (recreated without allow_batched?); "+
+						"one publish per record until the broker restarts", "err", err)
+				}
+				for _, m := range chunk[stored:] {
+					a.failed(nil, m, err)
+				}
+			})
+		}
+		return
+	}
+	for _, msg := range msgs {
 		if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(a.ackTimeout)); err != nil {
 			a.failed(nil, msg, err)
 		}
 	}
+}
+
+// inflight is the number of records published and not yet acknowledged on
+// their first append.
+func (a *auditLog) inflight() int {
+	n := a.js.PublishAsyncPending()
+	if a.fast != nil {
+		n += a.fast.pending()
+	}
+	return n
 }
 
 // batched is the number of records waiting for runBatches.
@@ -286,7 +475,7 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 		a.log.Error("audit record lost: the retry queue is full", "msg_id", id, "limit", a.limit, "err", err)
 		return
 	}
-	a.retry[id] = &auditRetry{msg: msg, attempts: 1}
+	a.retry[id] = &auditRetry{msg: msg, first: time.Now(), attempts: 1}
 	a.m.AuditRetryPending.Set(float64(len(a.retry)))
 	a.mu.Unlock()
 	a.log.Warn("audit record not stored yet; retrying from memory", "msg_id", id, "subject", msg.Subject,
@@ -315,7 +504,8 @@ func auditFailureKind(err error) string {
 		return "disconnected"
 	}
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
+	var batchErr *fastBatchError
+	if errors.As(err, &apiErr) || errors.As(err, &batchErr) || errors.Is(err, errFastBatchGap) {
 		return "rejected"
 	}
 	return "other"
@@ -340,7 +530,7 @@ func (a *auditLog) run(ctx context.Context) {
 			return
 		case <-a.wake:
 		case <-tick.C:
-			a.m.AuditInflight.Set(float64(a.js.PublishAsyncPending() + a.batched()))
+			a.m.AuditInflight.Set(float64(a.inflight() + a.batched()))
 		}
 		// After a failed pass, probe with a few records rather than
 		// pour the whole set into a stream that may still be away.
@@ -389,7 +579,19 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 		return 0, 0
 	}
 	futures := make([]jetstream.PubAckFuture, len(batch))
+	there := make([]bool, len(batch))
 	for i, r := range batch {
+		if decided := r.first.Add(-a.ackTimeout - auditLinger); a.late(decided) {
+			found, err := a.inStream(context.Background(), r.msg, decided)
+			if err != nil {
+				a.failed(nil, r.msg, err)
+				continue
+			}
+			if found {
+				there[i] = true
+				continue
+			}
+		}
 		// A background goroutine: it may wait for room among the
 		// unacknowledged appends.
 		f, err := a.js.PublishMsgAsync(r.msg, jetstream.WithStallWait(a.ackTimeout))
@@ -403,6 +605,11 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 	deadline := time.NewTimer(a.ackTimeout + wait)
 	defer deadline.Stop()
 	for i, f := range futures {
+		if there[i] {
+			stored++
+			a.stored(batch[i])
+			continue
+		}
 		if f == nil {
 			failed++
 			continue
@@ -450,6 +657,11 @@ func (a *auditLog) pending() int {
 // still not stored as lost (reason shutdown) and logs them.
 func (a *auditLog) flush() {
 	deadline := time.Now().Add(auditFlushTimeout)
+	if a.fast != nil {
+		// Batches still unanswered end in the retry set or stored.
+		a.fast.wait(deadline)
+		defer a.fast.close()
+	}
 	for a.pending() > 0 && time.Now().Before(deadline) {
 		if _, failed := a.resend(0, time.Until(deadline)); failed > 0 {
 			time.Sleep(min(auditRetryMin, time.Until(deadline)))
@@ -472,7 +684,7 @@ func (a *auditLog) flush() {
 	}
 	a.m.AuditRetryPending.Set(float64(len(a.retry)))
 	a.mu.Unlock()
-	inflight := a.js.PublishAsyncPending()
+	inflight := a.inflight()
 	a.m.AuditInflight.Set(float64(inflight))
 	if len(left) > 0 {
 		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(len(left)))

@@ -116,7 +116,8 @@ func (p *lonePlane) dropStream() {
 func (p *lonePlane) restoreStream() {
 	p.t.Helper()
 	_, err := p.js.CreateStream(context.Background(), jetstream.StreamConfig{
-		Name: messages.AuditStream, Subjects: []string{"signoff.v1.audit.>"}, Storage: jetstream.FileStorage})
+		Name: messages.AuditStream, Subjects: []string{"signoff.v1.audit.>"}, Storage: jetstream.FileStorage,
+		AllowBatchPublish: true})
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -150,6 +150,10 @@ func (b *Broker) Run(ctx context.Context) error {
 	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
+	if !b.cfg.DisableReaper {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.runGrantExpiry(runCtx, b.cfg.GrantExpiryInterval) }()
+	}
 	// The audit retry loop outlives the handlers and background work: it
 	// stops (and flushes) after them, below.
 	auditCtx, stopAudit := context.WithCancel(context.Background())
@@ -231,8 +235,11 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 	// trying (not ready meanwhile) rather than exit and restart.
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		kv, err := b.createStreams(ctx, js)
+		kv, stream, err := b.createStreams(ctx, js)
 		if err == nil {
+			if err := aud.configure(jsConn, stream); err != nil {
+				return fmt.Errorf("broker: %w", err)
+			}
 			// The watcher outlives setup: it stops in modes.follow.
 			if err := b.modes.start(context.WithoutCancel(ctx), kv, b.log); err != nil {
 				return fmt.Errorf("broker: %w", err)
@@ -255,10 +262,12 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 }
 
 // createStreams creates (or updates) the audit stream and the modes bucket.
-func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+// It returns the audit stream as the server keeps it (an older server
+// ignores allow_batched).
+func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, jetstream.Stream, error) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+	stream, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
 		Name:        messages.AuditStream,
 		Description: "Signoff: one record per decision",
 		Subjects:    []string{b.subj.AuditAll()},
@@ -266,9 +275,12 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 		Replicas:    b.cfg.AuditReplicas,
 		MaxAge:      b.cfg.AuditMaxAge,
 		Discard:     jetstream.DiscardOld,
+		// Asynchronous appends are published as fast batches (audit.go).
+		AllowBatchPublish: true,
+		Duplicates:        b.cfg.AuditDedupWindow,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
+		return nil, nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
 	}
 	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
 		Bucket:      ModesBucket,
@@ -277,9 +289,9 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 		History:     1,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
+		return nil, nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
 	}
-	return kv, nil
+	return kv, stream, nil
 }
 
 // handler handles one message and returns the reply body (nil: no reply).

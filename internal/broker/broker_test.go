@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func TestApproveOnceAsksAgainNextTime(t *testing.T) {
 	brokertest.WantDecision(t, req2.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
 }
 
-func TestSessionScopeGrantsTheToolForTheSessionAndCascades(t *testing.T) {
+func TestSessionScopeGrantsTheCommandsPatternsForTheSessionAndCascades(t *testing.T) {
 	p := brokertest.Start(t, brokertest.Options{Replicas: 3, Redis: true})
 	a := p.Approver("default")
 	c := p.Agent("s-sess", "pod-1")
@@ -91,24 +92,39 @@ func TestSessionScopeGrantsTheToolForTheSessionAndCascades(t *testing.T) {
 
 	first := brokertest.Ask(ctx, c, "sess-1", "bash", brokertest.Bash("make build"))
 	q1 := a.NextAsk("sess-1")
-	second := brokertest.Ask(ctx, c, "sess-2", "bash", brokertest.Bash("make test"))
+	if o := q1.Offer(messages.ScopeSession); o == nil || !o.Offered || !slices.Equal(o.Patterns, []string{"make build"}) {
+		t.Fatalf("session offer = %+v, want the command's pattern make build", o)
+	}
+	second := brokertest.Ask(ctx, c, "sess-2", "bash", brokertest.Bash("make build"))
 	a.NextAsk("sess-2")
+	lint := brokertest.Ask(ctx, c, "sess-lint", "bash", brokertest.Bash("make lint"))
+	qLint := a.NextAsk("sess-lint")
 
 	a.Approve(q1, "alice", messages.ScopeSession)
 	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	// The other pending bash call of the session is now allowed: cascade.
+	// The other pending call of the session that the pattern covers is now
+	// allowed: cascade.
 	d2 := second.Wait(t)
 	brokertest.WantDecision(t, d2, messages.OutcomeAllow, messages.ReasonCascade)
 	if d2.DecidedBy.ID != "alice" {
 		t.Errorf("cascade decided_by = %+v, want alice", d2.DecidedBy)
 	}
-	// New bash calls of the session pass by the grant…
-	d, err := c.Request(ctx, client.Call{Tool: "bash", Arguments: brokertest.Bash("make lint")})
+	// New calls of the session that the pattern covers pass by the grant…
+	d, err := c.Request(ctx, client.Call{Tool: "bash", Arguments: brokertest.Bash("make build")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
-	// …but a grant never overrides a deny,
+	if !strings.HasPrefix(d.DecidedBy.ID, "gr_") {
+		t.Errorf("scope_grant decided_by = %+v, want the grant's id", d.DecidedBy)
+	}
+	// …other commands of the same tool still ask (the pending one stayed),
+	if got, _ := lint.Peek(); got != nil {
+		t.Fatalf("make lint was settled by a grant of make build: %+v", got)
+	}
+	a.Reject(qLint, "alice", messages.RejectSoft, "")
+	brokertest.WantDecision(t, lint.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	// a grant never overrides a deny,
 	d, err = c.Request(ctx, client.Call{Tool: "bash", Arguments: brokertest.Bash("rm -rf /home")})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +132,7 @@ func TestSessionScopeGrantsTheToolForTheSessionAndCascades(t *testing.T) {
 	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonPolicyDeny)
 	// and another session of the same agent still asks.
 	other := p.Agent("s-sess-other", "pod-1")
-	req := brokertest.Ask(ctx, other, "sess-3", "bash", brokertest.Bash("make lint"))
+	req := brokertest.Ask(ctx, other, "sess-3", "bash", brokertest.Bash("make build"))
 	q3 := a.NextAsk("sess-3")
 	a.Reject(q3, "alice", messages.RejectSoft, "")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)

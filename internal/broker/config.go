@@ -84,6 +84,10 @@ type Config struct {
 	// or failed before it acknowledged them are carried out within the
 	// store's effect lease plus this.
 	OutboxInterval time.Duration
+	// GrantExpiryInterval is how often each replica removes the grants
+	// whose expiry passed and records them expired (default 30 s; grants
+	// stop allowing calls at their expiry whatever this interval).
+	GrantExpiryInterval time.Duration
 	// DisableReaper turns the in-process reaper off (tests that need to
 	// control expiry; never in production).
 	DisableReaper bool
@@ -106,6 +110,12 @@ type Config struct {
 	// (default 65536, about 1–2 KiB each); a failed record past it is lost,
 	// counted in signoff_audit_lost_total{reason="overflow"}.
 	AuditRetryLimit int
+	// AuditDedupWindow is the audit stream's duplicate window (default 2
+	// min, JetStream's): an append of a decision older than the window
+	// (less the ack timeout and 5 s of clock skew) first looks its record
+	// up in the stream (audit.go, late). Under auditMinLateAfter + the
+	// margin the broker does not start.
+	AuditDedupWindow time.Duration
 	// OpenTeams lets any approver answer for a team that lists no members
 	// (the built-in policy's "default"). Dev mode only: in production a team
 	// without members refuses every answer.
@@ -166,6 +176,9 @@ func (c *Config) setDefaults() {
 	if c.OutboxInterval == 0 {
 		c.OutboxInterval = time.Second
 	}
+	if c.GrantExpiryInterval == 0 {
+		c.GrantExpiryInterval = 30 * time.Second
+	}
 	if c.AuditReplicas == 0 {
 		c.AuditReplicas = 1
 	}
@@ -177,6 +190,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.AuditAckTimeout == 0 {
 		c.AuditAckTimeout = 2 * time.Second
+	}
+	if c.AuditDedupWindow == 0 {
+		c.AuditDedupWindow = 2 * time.Minute
 	}
 	if c.AuditRetryLimit == 0 {
 		c.AuditRetryLimit = 65536
@@ -203,8 +219,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("broker: MaxMessageBytes %d is too small (minimum 1024)", c.MaxMessageBytes)
 	case c.Workers < 1:
 		return fmt.Errorf("broker: Workers %d must be at least 1", c.Workers)
-	case c.StoreTimeout < 0 || c.ReapInterval < 0 || c.OutboxInterval < 0:
-		return errors.New("broker: StoreTimeout and ReapInterval must not be negative")
+	case c.StoreTimeout < 0 || c.ReapInterval < 0 || c.OutboxInterval < 0 || c.GrantExpiryInterval < 0:
+		return errors.New("broker: StoreTimeout, ReapInterval, OutboxInterval and GrantExpiryInterval must not be negative")
 	case c.AuditAckTimeout < 0 || c.AuditRetryLimit < 0:
 		return errors.New("broker: AuditAckTimeout and AuditRetryLimit must not be negative")
 	case c.AuditMode == AuditStrict && c.DisableAudit:

@@ -21,10 +21,9 @@ import (
 type editedCall struct {
 	// args are the edited arguments, compact: what the decision carries.
 	args json.RawMessage
-	d    policy.Decision
-	// q is the question as approved: the edited call, its risk, and what
-	// a standing answer to it grants. Scopes and grants are taken from it,
-	// never from the original question.
+	// q is the question as approved: the edited call, its risk, and the
+	// standing answers it offers (checkScope, grantOf read them). Scopes
+	// and grants are taken from it, never from the original question.
 	q messages.ApprovalNeeded
 }
 
@@ -68,7 +67,7 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 		// The approval must be one that could have settled the edited
 		// call's own question: by a member of the team it routes to, with
 		// no more approvals than one.
-		team, need := routeOf(pol, &d)
+		team, need := pol.Route(&d)
 		if need > 1 {
 			return nil, fmt.Sprintf("the edited call needs %d approvals from team %s (%s): reject with feedback, and the agent asks for it",
 				need, team, d.Reason) + whyEditPending
@@ -78,36 +77,15 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 			return nil, "the edited call goes to team " + team + ": " + why + whyEditPending
 		}
 	}
-	e := &editedCall{args: args, d: d, q: *q}
+	e := &editedCall{args: args, q: *q}
 	e.q.Request.Arguments = args
 	e.q.Risk = riskOf(&d)
-	e.q.Always = alwaysOf(&d, rec.Tool)
-	if why := e.scopeRefusal(resp.EffectiveScope()); why != "" {
-		return nil, why + whyEditPending
+	e.q.Offers = offersFor(pol, &d, rec.Tool, rec.AgentID)
+	e.q.Always = alwaysOf(e.q.Offers)
+	if why := checkScope(resp.EffectiveScope(), &e.q, rec); why != "" {
+		return nil, "the edited call: " + why + whyEditPending
 	}
 	return e, ""
-}
-
-// scopeRefusal says why the edited call may not be approved with scope
-// ("" when it may). A grant is only ever taken from a call a grant could
-// cover: a shell command the analysis cannot read, an elevated command or
-// a safety override is approved once, never for more.
-func (e *editedCall) scopeRefusal(scope messages.Scope) string {
-	switch scope {
-	case messages.ScopeOnce:
-		return ""
-	case messages.ScopeSession:
-		if e.d.Action == policy.Ask && !e.d.Grantable {
-			return "scope session is not offered for the edited call: it holds something no standing grant may cover (" +
-				e.d.Reason + "); approve it once"
-		}
-		return ""
-	}
-	if e.q.Always == nil {
-		return fmt.Sprintf("scope %s is not offered for the edited call: the policy allows this call (grants only settle questions), "+
-			"or it holds something no standing grant may cover; approve it once or for the session", scope)
-	}
-	return ""
 }
 
 // approvedQuestion is the question the settled approval rec approved:
@@ -122,10 +100,17 @@ func approvedQuestion(rec *session.Record, q messages.ApprovalNeeded) messages.A
 		return q
 	}
 	q.Request.Arguments = d.UpdatedArguments
-	q.Always = nil
+	q.Always, q.Offers = nil, nil
 	switch d.Scope {
+	case messages.ScopeSession:
+		q.Offers = []messages.GrantOffer{{Scope: messages.ScopeSession, Offered: true, Tool: rec.Tool, Patterns: d.GrantedPattern}}
 	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
-		q.Always = &messages.AlwaysGrant{Scope: d.Scope, Tool: rec.Tool, Patterns: d.GrantedPattern}
+		scope := messages.ScopeAlways
+		if len(d.GrantedPattern) > 0 {
+			scope = messages.ScopeAlwaysPrefix // a shell command's patterns
+		}
+		q.Offers = []messages.GrantOffer{{Scope: scope, Offered: true, Tool: rec.Tool, Patterns: d.GrantedPattern}}
+		q.Always = alwaysOf(q.Offers)
 	}
 	return q
 }

@@ -265,8 +265,8 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &res); err != nil || res.RequestID != "late-ok" || res.Decision.DecidedBy.ID != "alice" {
 		t.Fatalf("resolved %s", m.Data)
 	}
-	// The session grant was stored: the next call of the tool is allowed.
-	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make test")})
+	// The session grant was stored: the next call of the command is allowed.
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make deploy")})
 	if err != nil {
 		t.Fatal(err)
 	}

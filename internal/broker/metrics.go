@@ -34,6 +34,10 @@ type Metrics struct {
 	AuditRetryPending prometheus.Gauge
 	AuditInflight     prometheus.Gauge
 
+	// Grants counts grant events by event: created, used (a call allowed
+	// by a grant, once per grant it needed), revoked, expired.
+	Grants     *prometheus.CounterVec
+	grantsUsed prometheus.Counter
 	// FirstAnswer is the time from a question to its first answer by a
 	// human (a vote or a decision), by the team the answer came for.
 	FirstAnswer *prometheus.HistogramVec
@@ -41,12 +45,18 @@ type Metrics struct {
 	Escalation *escalator.Metrics
 }
 
+// grantUsed is the Grants label of a call a grant allowed.
+const grantUsed = "used"
+
+var grantEvents = []string{string(messages.GrantCreated), grantUsed, string(messages.GrantRevoked), string(messages.GrantExpired)}
+
 // The label values every labelled counter starts with, at 0: an alert on
 // rate(signoff_store_errors_total[5m]) needs the series before the first
 // error. A value used in code must be listed here (TestEveryLabelValueInCodeIsInitialised).
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
-		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done"}
+		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done",
+		"list grants", "revoke grant", "expire grants"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
@@ -143,7 +153,12 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "signoff_audit_inflight",
 			Help: "Audit records not yet acknowledged on their first append: batched or in flight (sampled every second).",
 		}),
+		Grants: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signoff_grants_total",
+			Help: "Grant events by event: created, used (calls a grant allowed, per grant), revoked, expired.",
+		}, []string{"event"}),
 	}
+	m.grantsUsed = m.Grants.WithLabelValues(grantUsed)
 	m.FirstAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "signoff_first_answer_seconds",
 		Help:    "Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
@@ -153,7 +168,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	reg.MustRegister(m.FirstAnswer)
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
-		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight)
+		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight, m.Grants)
+	for _, v := range grantEvents {
+		m.Grants.WithLabelValues(v)
+	}
 	for _, v := range storeOps {
 		m.StoreErrors.WithLabelValues(v)
 	}

@@ -22,7 +22,7 @@ import (
 // run out and carries them out again. Effects are therefore at least once,
 // and each is idempotent: decisions and questions are keyed by request id
 // (agents and devices drop repeats), audit appends carry a Nats-Msg-Id,
-// grants are sets, and the cascade and a stop's rejections are
+// grants have ids derived from their request (stored once), and the cascade and a stop's rejections are
 // compare-and-set transitions with outbox entries of their own.
 
 // carryOut performs the effects that the transitions which left recs as
@@ -58,18 +58,20 @@ func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
 	}
 	switch {
 	case rec.State == messages.StateApproved:
-		var grants []session.Grant
+		var grant *session.Grant
 		if rec.Decision.ReasonCode == messages.ReasonApproved {
-			grants = b.grantsOf(rec) // a cascade's approval grants nothing more
+			grant = b.approvalGrant(rec) // a cascade's approval grants nothing more
 		}
-		if err := b.storeGrants(ctx, rec, grants); err != nil {
-			return err
+		if grant != nil {
+			if _, err := b.storeGrant(ctx, rec, grant); err != nil {
+				return err
+			}
 		}
 		if err := b.settled(ctx, rec, *rec.Decision); err != nil {
 			return err
 		}
-		if len(grants) > 0 {
-			return b.cascade(ctx, rec, grants[0].Kind)
+		if grant != nil {
+			return b.cascade(ctx, rec, grant)
 		}
 		return nil
 	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
@@ -80,21 +82,22 @@ func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
 	return b.settled(ctx, rec, *rec.Decision)
 }
 
-// grantsOf returns the grants an approval gives, from its stored decision
-// and question (the same that grantsFor computed when the response came).
-func (b *Broker) grantsOf(rec *session.Record) []session.Grant {
+// approvalGrant returns the grant an approval records, from its stored
+// decision and question (checked against the question's offers when the
+// response came), or nil.
+func (b *Broker) approvalGrant(rec *session.Record) *session.Grant {
 	q, err := question(rec)
 	if err != nil {
 		b.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 		return nil
 	}
 	q = approvedQuestion(rec, q)
-	grants, err := grantsFor(rec.Decision.Scope, rec, q.Always)
+	g, err := b.grantOf(rec, &q)
 	if err != nil {
 		b.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 		return nil
 	}
-	return grants
+	return g
 }
 
 // acker acknowledges carried-out effects in batches, off the path that

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,13 +133,13 @@ func TestAHardRejectWhoseReplicaDiedIsCarriedOutByAnother(t *testing.T) {
 
 // An approval whose replica died after its vote: the session grant is
 // stored and the cascade runs on another replica, and the agent's next
-// call of the tool is allowed by the grant.
+// call of the command is allowed by the grant.
 func TestAnApprovalWhoseReplicaDiedStoresItsGrantAndCascades(t *testing.T) {
 	p := outboxPlane(t)
 	dev := p.Approver("default")
 	c := p.Agent("s-grant", "pod-1", client.WithStatusInterval(time.Hour))
 	first := brokertest.Ask(t.Context(), c, "g-1", "bash", brokertest.Bash("make deploy"))
-	sibling := brokertest.Ask(t.Context(), c, "g-2", "bash", brokertest.Bash("make release"))
+	sibling := brokertest.Ask(t.Context(), c, "g-2", "bash", brokertest.Bash("make deploy"))
 	nextAsks(t, dev, "g-1", "g-2")
 
 	store := p.Store()
@@ -154,11 +155,14 @@ func TestAnApprovalWhoseReplicaDiedStoresItsGrantAndCascades(t *testing.T) {
 	}
 	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 	brokertest.WantDecision(t, sibling.Wait(t), messages.OutcomeAllow, messages.ReasonCascade)
-	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make test")})
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("make deploy")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonScopeGrant)
+	if want := "gr_"; !strings.HasPrefix(next.DecidedBy.ID, want) {
+		t.Errorf("decided_by = %+v, want the grant's id", next.DecidedBy)
+	}
 }
 
 // A request opened by a replica that died before asking its teams (its

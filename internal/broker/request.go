@@ -91,11 +91,10 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		result = "allow"
 		return b.finishAuto(msg, &req, &d, b.policyDecision(&req, &d, pol.Version()))
 	}
-	if scope, ok := grantCovers(&d, call.Tool, look.SessionTools, look.AgentGrants); ok {
+	if used := grantsAllowing(pol, &d, call.Tool, look.Grants); used != nil {
 		result = "allow"
-		dec := b.newDecision(&req, pol.Version())
-		settle(&dec, messages.ReasonScopeGrant, facts{Scope: scope, Detail: d.Reason})
-		return b.finishAuto(msg, &req, &d, dec)
+		b.m.grantsUsed.Add(float64(len(used)))
+		return b.finishAuto(msg, &req, &d, b.grantDecision(&req, pol.Version(), &d, used))
 	}
 
 	rec, created, err := b.createPending(ctx, pol, &req, &d)
@@ -215,7 +214,7 @@ func (b *Broker) requestLog(req *messages.Request) *slog.Logger {
 // createPending stores an ask held (session.Store.Prepare) with the
 // question it publishes once it is opened.
 func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision) (*session.Record, bool, error) {
-	team, need := routeOf(pol, d)
+	team, need := pol.Route(d)
 	ttl := pol.TTL(req.TTL(), d.TTL)
 	ladder, due := ladderOf(pol, d, team, ttl)
 	q := messages.ApprovalNeeded{
@@ -226,9 +225,10 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		Risk:              riskOf(d),
 		BatchRemaining:    req.BatchRemaining,
 		ApprovalsRequired: need,
-		Always:            alwaysOf(d, strings.ToLower(req.Tool)),
+		Offers:            offersFor(pol, d, strings.ToLower(req.Tool), req.AgentID),
 		Escalation:        ladder,
 	}
+	q.Always = alwaysOf(q.Offers)
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
 	sctx, cancel := b.storeCtx(ctx)
@@ -247,69 +247,8 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 	})
 }
 
-// routeOf is the team an ask d goes to and the approvals it needs there.
-func routeOf(pol *policy.Policy, d *policy.Decision) (team string, need int) {
-	team = d.Route
-	if team == "" {
-		team = DefaultTeam
-	}
-	need = d.ApprovalsRequired
-	if need == 0 {
-		if t, ok := pol.Teams()[team]; ok && t.ApprovalsRequired > 0 {
-			need = t.ApprovalsRequired
-		} else {
-			need = 1
-		}
-	}
-	return team, need
-}
-
 // DefaultTeam receives questions whose rule names no route.
-const DefaultTeam = "default"
-
-// grantCovers reports whether a standing grant turns the ask d into an
-// allow, and which scope granted it. A grant never applies where the policy
-// says no grant may (safety override, sudo, unanalysable shell).
-func grantCovers(d *policy.Decision, tool string, sessionTools []string, agent []session.Grant) (messages.Scope, bool) {
-	if d.Action != policy.Ask || !d.Grantable {
-		return "", false
-	}
-	for _, t := range sessionTools {
-		if t == tool {
-			return messages.ScopeSession, true
-		}
-	}
-	var patterns []string
-	for _, g := range agent {
-		if g.Tool != tool {
-			continue
-		}
-		if g.Pattern == "" {
-			return messages.ScopeAlways, true
-		}
-		patterns = append(patterns, g.Pattern)
-	}
-	if len(patterns) > 0 && d.Shell != nil && policy.PrefixCovered(*d.Shell, patterns) {
-		return messages.ScopeAlwaysPrefix, true
-	}
-	return "", false
-}
-
-// alwaysOf says what an "Always" answer would grant for d: the tool for
-// non-shell tools, the arity-prefix patterns for shell tools, nothing when
-// the command cannot be granted.
-func alwaysOf(d *policy.Decision, tool string) *messages.AlwaysGrant {
-	if !d.Grantable {
-		return nil
-	}
-	if d.Shell == nil {
-		return &messages.AlwaysGrant{Scope: messages.ScopeAlways, Tool: tool}
-	}
-	if len(d.Always) == 0 {
-		return nil
-	}
-	return &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: tool, Patterns: d.Always}
-}
+const DefaultTeam = policy.DefaultTeam
 
 // riskOf explains d for approvers and the audit log.
 func riskOf(d *policy.Decision) messages.Risk {

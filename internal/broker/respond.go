@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,15 +76,12 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 			// grants are its own, never the original's.
 			q, dec.UpdatedArguments = edit.q, edit.args
 		}
-		grant, err := grantsFor(scope, rec, q.Always)
-		if err != nil {
-			return encode(refusal(b, rec, err.Error()))
+		if why := checkScope(scope, &q, rec); why != "" {
+			return encode(refusal(b, rec, why))
 		}
 		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID})
-		for _, g := range grant {
-			if g.Pattern != "" {
-				dec.GrantedPattern = append(dec.GrantedPattern, g.Pattern)
-			}
+		if o := q.Offer(scope); scope != messages.ScopeOnce && o != nil {
+			dec.GrantedPattern = slices.Clone(o.Patterns)
 		}
 		if askUserTools[rec.Tool] {
 			dec.Answer = resp.Answer
@@ -161,61 +159,18 @@ func refusal(b *Broker, rec *session.Record, why string) messages.RespondReply {
 	return r
 }
 
-// grantsFor turns an approval's scope into the grants it stores.
-func grantsFor(scope messages.Scope, rec *session.Record, always *messages.AlwaysGrant) ([]session.Grant, error) {
-	switch scope {
-	case messages.ScopeOnce:
-		return nil, nil
-	case messages.ScopeSession:
-		return []session.Grant{{Kind: session.GrantSession, SessionID: rec.SessionID, Tool: rec.Tool}}, nil
-	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
-		if always == nil {
-			return nil, fmt.Errorf("scope %s is not available for this call (it holds a construct no standing grant may cover); approve once or for the session", scope)
-		}
-		if rec.AgentID == "" {
-			return nil, fmt.Errorf("scope %s needs the request's agent_id", scope)
-		}
-		if len(always.Patterns) == 0 {
-			if scope == messages.ScopeAlwaysPrefix {
-				return nil, errors.New("scope always_prefix applies to shell commands only; use always")
-			}
-			return []session.Grant{{Kind: session.GrantAgent, AgentID: rec.AgentID, Tool: rec.Tool}}, nil
-		}
-		out := make([]session.Grant, len(always.Patterns))
-		for i, p := range always.Patterns {
-			out[i] = session.Grant{Kind: session.GrantAgent, AgentID: rec.AgentID, Tool: rec.Tool, Pattern: p}
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unknown scope %q", scope)
-}
-
-// storeGrants stores the grants of an approval (an outbox effect: adding
-// a grant twice is a no-op).
-func (b *Broker) storeGrants(ctx context.Context, rec *session.Record, grants []session.Grant) error {
-	for _, g := range grants {
-		sctx, cancel := b.storeCtx(ctx)
-		err := b.store.AddGrant(sctx, g)
-		cancel()
-		if err != nil {
-			b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
-			return err
-		}
-	}
-	return nil
-}
-
-// cascade settles every other pending request that the grants of rec's
-// approval now allow: the session's for a session grant, the agent's for an
-// always grant (DESIGN §4 step 9). It is an outbox effect of the approval:
+// cascade settles every other pending request that the grants now allow
+// (under the grant rule, grantsAllowing) after rec's approval stored g: the
+// session's for a session grant, the agent's for an always grant (DESIGN §4
+// step 9). It is an outbox effect of the approval:
 // run again, it finds only what is still pending. It fails only when it
 // could not list the pending requests; a request it could not re-check or
 // settle stays pending for the approvers.
-func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.GrantKind) error {
+func (b *Broker) cascade(ctx context.Context, rec *session.Record, g *session.Grant) error {
 	sctx, cancel := b.storeCtx(ctx)
 	var others []*session.Record
 	var err error
-	if kind == session.GrantSession {
+	if g.IsSession() {
 		others, err = b.store.ListPendingSession(sctx, rec.SessionID)
 	} else {
 		others, err = b.store.ListPendingAgent(sctx, rec.AgentID)
@@ -246,10 +201,7 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, kind session.
 		if look.Stopped {
 			continue
 		}
-		allow := d.Action == policy.Allow
-		if !allow && d.Action == policy.Ask {
-			_, allow = grantCovers(&d, o.Tool, look.SessionTools, look.AgentGrants)
-		}
+		allow := d.Action == policy.Allow || len(grantsAllowing(pol, &d, o.Tool, look.Grants)) > 0
 		if !allow {
 			continue
 		}

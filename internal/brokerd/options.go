@@ -31,6 +31,12 @@ type Options struct {
 	NATSCert string
 	NATSKey  string
 	NATSName string
+	// NATSPingInterval and NATSMaxPingsOut: a connection whose server
+	// answered none of MaxPingsOut pings sent PingInterval apart is stale
+	// and reconnects elsewhere (a frozen server is noticed in about
+	// PingInterval × (MaxPingsOut + 1)).
+	NATSPingInterval time.Duration
+	NATSMaxPingsOut  int
 
 	RedisURL       string
 	RedisRetention time.Duration
@@ -49,6 +55,7 @@ type Options struct {
 	Audit          string
 	AuditTimeout   time.Duration
 	AuditRetryMax  int
+	AuditDedup     time.Duration
 	RequireSigned  bool
 	ApproverKeys   string
 	ShutdownGrace  time.Duration
@@ -57,6 +64,14 @@ type Options struct {
 	LogFormat      string
 	ConfigFile     string
 }
+
+// Defaults of --nats-ping-interval and --nats-max-pings-out: a frozen
+// (SIGSTOPped, partitioned) NATS server is left in about 15 s, not the
+// minutes of nats.go's defaults (2 min × 2).
+const (
+	DefaultNATSPingInterval = 5 * time.Second
+	DefaultNATSMaxPingsOut  = 2
+)
 
 // BuiltinPolicy is the --policy value that selects the built-in policy
 // (pkg/policy's Default) explicitly; a file of that name is ./builtin.
@@ -78,6 +93,8 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.NATSCert, "nats-cert", "", "client certificate file for NATS mutual TLS")
 	fs.StringVar(&o.NATSKey, "nats-key", "", "client key file for NATS mutual TLS")
 	fs.StringVar(&o.NATSName, "nats-name", "signoff-broker", "connection name shown by the NATS server")
+	fs.DurationVar(&o.NATSPingInterval, "nats-ping-interval", DefaultNATSPingInterval, "how often each NATS connection pings its server; with --nats-max-pings-out a frozen server is left for another in about interval × (max + 1)")
+	fs.IntVar(&o.NATSMaxPingsOut, "nats-max-pings-out", DefaultNATSMaxPingsOut, "unanswered pings after which a NATS connection is stale and reconnects")
 	fs.StringVar(&o.RedisURL, "redis", "", "Redis URL (production mode): redis://[user:pass@]host:6379/0, rediss:// for TLS, redis+sentinel://host:26379,host2:26379/master")
 	fs.DurationVar(&o.RedisRetention, "retention", 24*time.Hour, "how long settled requests stay readable (status after a reconnect)")
 	fs.StringVar(&o.PolicyFile, "policy", "", "policy `file` (YAML), reloaded on change; required in production mode ("+BuiltinPolicy+": the built-in dev policy, on purpose); dev mode default: the built-in policy")
@@ -93,6 +110,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.BoolVar(&o.NoAudit, "no-audit", false, "do not record decisions in JetStream (for NATS servers without JetStream)")
 	fs.StringVar(&o.Audit, "audit", "async", "audit mode: async (reply first, retry failed appends from memory) or strict (no allow before its audit record is stored; deny unavailable when the stream cannot take it)")
 	fs.IntVar(&o.AuditRetryMax, "audit-retry-limit", 65536, "audit records held in memory while the stream cannot take them (about 1-2 KiB each); past it a record is lost, counted and logged")
+	fs.DurationVar(&o.AuditDedup, "audit-dedup-window", 2*time.Minute, "the audit stream's duplicate window (set on the stream; same on every replica): an append of a decision older than the window less --audit-timeout and 5 s looks its record up first; at least --audit-timeout + 35s")
 	fs.DurationVar(&o.AuditTimeout, "audit-timeout", 2*time.Second, "bound on each audit append's acknowledgement; a slower append is retried (async) or denies the allow (strict)")
 	fs.BoolVar(&o.RequireSigned, "require-signed-responses", false, "accept only approver responses signed by a key in --approver-keys (docs/PROTOCOL.md, Signed responses)")
 	fs.StringVar(&o.ApproverKeys, "approver-keys", "", "public nkeys (U…) of the approver bots whose response signatures are trusted: a comma-separated list, or a file with one per line")
@@ -214,8 +232,14 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--audit %q: want async or strict", o.Audit)
 	case o.Audit == "strict" && o.NoAudit:
 		return errors.New("--audit=strict needs the audit stream: drop --no-audit")
+	case o.NATSPingInterval < 0:
+		return fmt.Errorf("--nats-ping-interval %s: must not be negative (0: the default, %s)", o.NATSPingInterval, DefaultNATSPingInterval)
+	case o.NATSMaxPingsOut < 0:
+		return fmt.Errorf("--nats-max-pings-out %d: must not be negative (0: the default, %d)", o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)
 	case o.AuditTimeout < 0:
 		return fmt.Errorf("--audit-timeout %s: must not be negative", o.AuditTimeout)
+	case o.AuditDedup < 0:
+		return fmt.Errorf("--audit-dedup-window %s: must not be negative", o.AuditDedup)
 	case o.AuditRetryMax < 0:
 		return fmt.Errorf("--audit-retry-limit %d: must not be negative", o.AuditRetryMax)
 	case o.WebURL != "" && escalator.CheckWebURL(o.WebURL) != nil:

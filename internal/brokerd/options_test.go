@@ -2,11 +2,14 @@ package brokerd
 
 import (
 	"flag"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/testenv"
 )
 
 func parse(t *testing.T, args []string, env map[string]string, file string) (Options, error) {
@@ -95,6 +98,8 @@ func TestValidateRefusesContradictions(t *testing.T) {
 		{"strict audit without the audit stream", Options{Dev: true, LogFormat: "text", Audit: "strict", NoAudit: true}, "--no-audit"},
 		{"a negative audit timeout", Options{Dev: true, LogFormat: "text", AuditTimeout: -time.Second}, "--audit-timeout"},
 		{"a negative audit retry limit", Options{Dev: true, LogFormat: "text", AuditRetryMax: -1}, "--audit-retry-limit"},
+		{"a negative ping interval", Options{Dev: true, LogFormat: "text", NATSPingInterval: -time.Second}, "--nats-ping-interval"},
+		{"negative pings out", Options{Dev: true, LogFormat: "text", NATSMaxPingsOut: -1}, "--nats-max-pings-out"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,5 +115,51 @@ func TestDevModeKeepsTheBuiltInPolicy(t *testing.T) {
 	o := Options{Dev: true, LogFormat: "text"}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("dev mode without --policy: %v, want the built-in policy", err)
+	}
+}
+
+// A frozen NATS server (SIGSTOP, a silent partition) is noticed by the
+// connection's pings: it is declared stale and reconnects within
+// interval × (max pings out + 1), not after nats.go's default minutes.
+func TestAFrozenNATSServerIsLeftWithinThePingBudget(t *testing.T) {
+	ns := testenv.NATS(t, testenv.WithoutJetStream())
+	fr := testenv.NewFreezer(t, strings.TrimPrefix(ns.ClientURL(), "nats://"))
+	logs := &testenv.LogBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	o := Options{NATSURL: "nats://" + fr.Addr(), NATSPingInterval: 200 * time.Millisecond, NATSMaxPingsOut: 2}
+	nc, err := connectNATS(o, "stale-test", log, &subRefusals{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if nc.Opts.PingInterval != 200*time.Millisecond || nc.Opts.MaxPingsOut != 2 {
+		t.Fatalf("connection pings every %s, %d out; want the options' 200ms, 2", nc.Opts.PingInterval, nc.Opts.MaxPingsOut)
+	}
+	frozenAt := time.Now()
+	fr.Freeze()
+	deadline := time.Now().Add(5 * time.Second)
+	for nc.IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatal("the connection to a frozen server still counts as connected after 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if took := time.Since(frozenAt); took > 2*time.Second {
+		t.Errorf("stale connection noticed after %s, want within about 600 ms", took)
+	}
+	if !strings.Contains(logs.String(), "stale connection") {
+		t.Errorf("no WARN naming the stale connection:\n%s", logs.String())
+	}
+	fr.Thaw()
+
+	// The defaults apply when the options leave them zero.
+	plain, err := connectNATS(Options{NATSURL: ns.ClientURL()}, "defaults", log, &subRefusals{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if plain.Opts.PingInterval != DefaultNATSPingInterval || plain.Opts.MaxPingsOut != DefaultNATSMaxPingsOut {
+		t.Errorf("default connection pings every %s, %d out; want %s, %d", plain.Opts.PingInterval, plain.Opts.MaxPingsOut,
+			DefaultNATSPingInterval, DefaultNATSMaxPingsOut)
 	}
 }

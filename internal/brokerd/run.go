@@ -1,6 +1,7 @@
 package brokerd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -174,25 +175,26 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		replica = host + "-" + strconv.Itoa(os.Getpid())
 	}
 	b, err := broker.New(broker.Config{
-		Conn:            nc,
-		AuditConn:       auditNC,
-		Store:           store,
-		Policy:          pol,
-		Logger:          log,
-		Prefix:          o.Prefix,
-		Replica:         replica,
-		MaxMessageBytes: o.MaxBytes,
-		Workers:         o.Workers,
-		StoreTimeout:    o.StoreTimeout,
-		ReapInterval:    o.ReapInterval,
-		DisableAudit:    o.NoAudit,
-		AuditMode:       broker.AuditMode(o.Audit),
-		AuditAckTimeout: o.AuditTimeout,
-		AuditRetryLimit: o.AuditRetryMax,
-		AuditReplicas:   o.AuditReplicas,
-		OpenTeams:       o.Dev,
-		Pagers:          pagers,
-		WebURL:          o.WebURL,
+		Conn:             nc,
+		AuditConn:        auditNC,
+		Store:            store,
+		Policy:           pol,
+		Logger:           log,
+		Prefix:           o.Prefix,
+		Replica:          replica,
+		MaxMessageBytes:  o.MaxBytes,
+		Workers:          o.Workers,
+		StoreTimeout:     o.StoreTimeout,
+		ReapInterval:     o.ReapInterval,
+		DisableAudit:     o.NoAudit,
+		AuditMode:        broker.AuditMode(o.Audit),
+		AuditAckTimeout:  o.AuditTimeout,
+		AuditDedupWindow: o.AuditDedup,
+		AuditRetryLimit:  o.AuditRetryMax,
+		AuditReplicas:    o.AuditReplicas,
+		OpenTeams:        o.Dev,
+		Pagers:           pagers,
+		WebURL:           o.WebURL,
 
 		RequireSignedResponses: o.RequireSigned,
 		ApproverKeys:           approverKeys,
@@ -325,6 +327,8 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval)),
+		nats.MaxPingsOutstanding(cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			// A clean close or drain (shutdown) disconnects with no error.
 			if err != nil {

@@ -88,6 +88,19 @@ func TestEveryMessageRoundTripsThroughItsGoldenJSON(t *testing.T) {
 	})
 	t.Run("admin reply", func(t *testing.T) { roundTrip(t, "admin_reply", &AdminReply{OK: true, Message: "mode set"}) })
 	t.Run("audit record", func(t *testing.T) { roundTrip(t, "audit_record", validAuditRecord()) })
+	t.Run("list grants request", func(t *testing.T) {
+		roundTrip(t, "admin_list_grants", &AdminRequest{Teams: []string{"oncall"}, By: "carol"})
+	})
+	t.Run("list grants reply", func(t *testing.T) {
+		roundTrip(t, "admin_list_grants_reply", &AdminReply{OK: true, Grants: []Grant{*validGrant()}})
+	})
+	t.Run("revoke grant request", func(t *testing.T) {
+		roundTrip(t, "admin_revoke_grant", &AdminRequest{GrantID: "gr_3kq7x2mz9d4vbn8c", By: "carol"})
+	})
+	t.Run("revoke grant reply", func(t *testing.T) {
+		roundTrip(t, "admin_revoke_grant_reply", &AdminReply{OK: true, Message: "grant revoked", Grant: validGrant()})
+	})
+	t.Run("grant event", func(t *testing.T) { roundTrip(t, "grant_event", validGrantEvent()) })
 	t.Run("error reply", func(t *testing.T) {
 		e := NewErrorReply(CodeInvalidRequest, `invalid request: field "tool": must not be empty`)
 		roundTrip(t, "error_reply", &e)
@@ -102,7 +115,7 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestEveryWireFieldIsSnakeCase(t *testing.T) {
 	top := []any{Request{}, Decision{}, Receipt{}, ApprovalNeeded{}, Response{}, RespondReply{}, Resolved{},
 		StatusRequest{}, CancelRequest{}, CancelReply{}, TurnRequest{}, TurnReply{}, PendingRequest{},
-		PendingReply{}, AdminRequest{}, AdminReply{}, AuditRecord{}, ErrorReply{}}
+		PendingReply{}, AdminRequest{}, AdminReply{}, AuditRecord{}, GrantEvent{}, ErrorReply{}}
 	seen := map[reflect.Type]bool{}
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {

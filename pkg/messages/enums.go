@@ -80,6 +80,7 @@ func (s State) Outcome() (Outcome, bool) {
 const (
 	TypeApprovalNeeded = "approval_needed"
 	TypeResolved       = "resolved"
+	TypeGrantEvent     = "grant_event"
 )
 
 // Policy modes an admin may set with [AdminOpSetMode] (DESIGN §5).

@@ -156,7 +156,31 @@ func validApprovalNeeded() *ApprovalNeeded {
 		ApprovalsRequired: 2,
 		ApprovalsSoFar:    []string{"carol"},
 		Always:            &AlwaysGrant{Scope: ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"npm install *", "npm run build"}},
+		Offers: []GrantOffer{
+			{Scope: ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"npm install *", "npm run build"}},
+			{Scope: ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"npm install *", "npm run build"}},
+		},
 	}
+}
+
+func validGrant() *Grant {
+	return &Grant{
+		ID:        "gr_3kq7x2mz9d4vbn8c",
+		Scope:     ScopeAlwaysPrefix,
+		AgentID:   "pod-agent-12",
+		Tool:      "bash",
+		Patterns:  []string{"npm install *", "npm run build"},
+		Teams:     []string{"oncall"},
+		Approvers: []Approver{{ID: "bob", Display: "Bob Ng", Channel: "web"}, {ID: "carol", Channel: "slack"}},
+		RequestID: "01JQ8Z6Q3W5R0V8K2M4N6P8R0T",
+		CreatedAt: fixtureDecidedAt,
+		ExpiresAt: fixtureDecidedAt.Add(720 * time.Hour),
+	}
+}
+
+func validGrantEvent() *GrantEvent {
+	return &GrantEvent{V: Version, Type: TypeGrantEvent, Event: GrantRevoked, Grant: *validGrant(), SessionID: "sess-7f3a",
+		By: "carol", Replica: "broker-7d9f-2", Recorded: fixtureDecidedAt.Add(time.Hour)}
 }
 
 func validRespondReply() *RespondReply {

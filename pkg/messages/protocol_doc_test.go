@@ -109,6 +109,8 @@ func decodeDocExample(data []byte) (bool, error) {
 		_, err = Decode[ApprovalNeeded](data, 0)
 	case string(keys["type"]) == `"resolved"`:
 		_, err = Decode[Resolved](data, 0)
+	case string(keys["type"]) == `"grant_event"`:
+		_, err = Decode[GrantEvent](data, 0)
 	case has("recorded"):
 		_, err = Decode[AuditRecord](data, 0)
 	case has("applied"):
@@ -129,7 +131,7 @@ func decodeDocExample(data []byte) (bool, error) {
 		_, err = Decode[TurnReply](data, 0)
 	case has("ok"):
 		_, err = Decode[AdminReply](data, 0)
-	case has("mode"):
+	case has("mode"), has("grant_id"), has("by"), has("teams"):
 		_, err = Decode[AdminRequest](data, 0)
 	case has("request_id") && len(keys) == 2:
 		_, err = Decode[StatusRequest](data, 0)

@@ -51,6 +51,11 @@ const (
 	AdminOpReloadPolicy = "reload_policy"
 	// AdminOpRevokeGrants revokes the grants of a session or an agent.
 	AdminOpRevokeGrants = "revoke_grants"
+	// AdminOpListGrants lists grants (of a session, an agent, teams; for
+	// an approver, only those of the approver's teams).
+	AdminOpListGrants = "list_grants"
+	// AdminOpRevokeGrant revokes one grant by its id.
+	AdminOpRevokeGrant = "revoke_grant"
 )
 
 // problemNotToken is shared by [ValidateToken] and the field checks so that

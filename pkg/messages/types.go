@@ -41,10 +41,13 @@ const (
 // Scope is how far an approval reaches.
 type Scope string
 
-// Scopes. Once approves this call only; Session approves the tool name for the
-// rest of the session; Always approves for the agent (the tool name, or for
-// shell tools the arity-prefix patterns of the command); AlwaysPrefix approves
-// the arity-prefix patterns of a shell command for the agent.
+// Scopes. Once approves this call only; Session approves for the rest of the
+// session (the tool name, or for shell tools the arity-prefix patterns of the
+// command unless the policy says session_grants: tool); Always approves for
+// the agent (the tool name, or for shell tools the arity-prefix patterns of
+// the command); AlwaysPrefix approves the arity-prefix patterns of a shell
+// command for the agent. A standing scope is accepted only where the
+// question offers it ([ApprovalNeeded.Offers]).
 const (
 	ScopeOnce         Scope = "once"
 	ScopeSession      Scope = "session"
@@ -193,11 +196,25 @@ type Risk struct {
 }
 
 // AlwaysGrant says what an "Always" answer would grant. Nil when the call
-// cannot be granted always (unprefixable shell constructs, safety override).
+// cannot be granted always (unprefixable shell constructs, safety override,
+// a question a grant could not settle again). Kept for approver clients
+// written before [GrantOffer]: it repeats the offered "always" entry of
+// [ApprovalNeeded.Offers].
 type AlwaysGrant struct {
 	Scope    Scope    `json:"scope"`
 	Tool     string   `json:"tool"`
 	Patterns []string `json:"patterns,omitempty"`
+}
+
+// GrantOffer says what a standing answer would grant, or why it is not
+// offered. A standing answer is offered only when the grant it records
+// would settle this same question again (docs/POLICY.md "Grants").
+type GrantOffer struct {
+	Scope    Scope    `json:"scope"` // session | always | always_prefix
+	Offered  bool     `json:"offered"`
+	Tool     string   `json:"tool,omitempty"`
+	Patterns []string `json:"patterns,omitempty"` // empty: every call of Tool
+	WhyNot   string   `json:"why_not,omitempty"`  // set when !Offered: a sentence for humans
 }
 
 // ApprovalNeeded is the question the broker publishes on
@@ -213,6 +230,9 @@ type ApprovalNeeded struct {
 	ApprovalsRequired int          `json:"approvals_required"`
 	ApprovalsSoFar    []string     `json:"approvals_so_far,omitempty"`
 	Always            *AlwaysGrant `json:"always,omitempty"`
+	// Offers lists the standing answers: session first, then always (or
+	// always_prefix), each offered or with the reason it is not.
+	Offers []GrantOffer `json:"offers,omitempty"`
 	// Escalation is the question's ladder (docs/POLICY.md "Escalation"):
 	// what happens if nobody answers, and when.
 	Escalation []EscalationStep `json:"escalation,omitempty"`
@@ -223,6 +243,68 @@ type ApprovalNeeded struct {
 	// and so on (0: not a reminder). A device shows a reminder as a new
 	// message, or marks the question new again.
 	Reminder int `json:"reminder,omitempty"`
+}
+
+// Offer returns the offer of scope s (always and always_prefix are one
+// offer), or nil when the question carries none.
+func (a *ApprovalNeeded) Offer(s Scope) *GrantOffer {
+	standing := func(x Scope) bool { return x == ScopeAlways || x == ScopeAlwaysPrefix }
+	for i := range a.Offers {
+		o := &a.Offers[i]
+		if o.Scope == s || (standing(s) && standing(o.Scope)) {
+			return o
+		}
+	}
+	return nil
+}
+
+// Grant is a standing approval as stored and listed: the answer "session"
+// or "always" to one question, which allows later calls it covers without
+// asking (docs/POLICY.md "Grants").
+type Grant struct {
+	ID        string     `json:"id"`
+	Scope     Scope      `json:"scope"`                // session | always | always_prefix
+	SessionID string     `json:"session_id,omitempty"` // session grants
+	AgentID   string     `json:"agent_id,omitempty"`   // always grants
+	Tool      string     `json:"tool"`
+	Patterns  []string   `json:"patterns,omitempty"` // empty: the whole tool
+	Teams     []string   `json:"teams"`              // teams it was approved for
+	Approvers []Approver `json:"approvers"`          // who approved (id, channel…)
+	RequestID string     `json:"request_id"`         // the request it came from
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at,omitzero"`
+	Legacy    bool       `json:"legacy,omitempty"` // stored before grants were objects (docs/STATE.md "Migration")
+}
+
+// GrantEventKind says what happened to a grant in a [GrantEvent]. A grant's
+// use is the audit record of the decision it made: reason_code
+// scope_grant, decided_by.id the grant's id.
+type GrantEventKind string
+
+// Grant events.
+const (
+	GrantCreated GrantEventKind = "created"
+	GrantRevoked GrantEventKind = "revoked"
+	GrantExpired GrantEventKind = "expired"
+)
+
+// GrantEvent is the audit record of a grant's life, appended to the
+// SIGNOFF_AUDIT stream on audit.<session> (the grant's session, or for an
+// always grant the session of the request it came from) next to
+// the decisions' [AuditRecord]s, from which its "type" tells it apart.
+type GrantEvent struct {
+	V     int            `json:"v"`
+	Type  string         `json:"type"` // "grant_event"
+	Event GrantEventKind `json:"event"`
+	Grant Grant          `json:"grant"`
+	// RequestID is the request the grant came from (created).
+	RequestID string `json:"request_id,omitempty"`
+	SessionID string `json:"session_id"`
+	// By is who revoked it: an approver id, or "admin" for an admin
+	// request without one.
+	By       string    `json:"by,omitempty"`
+	Replica  string    `json:"replica,omitempty"`
+	Recorded time.Time `json:"recorded"`
 }
 
 // Approver identifies the human who answered and where.
@@ -324,6 +406,14 @@ type AdminRequest struct {
 	AgentID   string `json:"agent_id,omitempty"`
 	AgentType string `json:"agent_type,omitempty"`
 	Mode      string `json:"mode,omitempty"`
+	// Teams filters list_grants to grants approved for one of them.
+	Teams []string `json:"teams,omitempty"`
+	// GrantID names the grant revoke_grant revokes.
+	GrantID string `json:"grant_id,omitempty"`
+	// By is the approver an approver client acts for (list_grants,
+	// revoke_grant): the broker limits the operation to grants of teams By
+	// is a member of.
+	By string `json:"by,omitempty"`
 }
 
 // AdminReply answers an admin request.
@@ -331,6 +421,10 @@ type AdminReply struct {
 	V       int    `json:"v"`
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
+	// Grants is list_grants' answer.
+	Grants []Grant `json:"grants,omitempty"`
+	// Grant is the grant revoke_grant revoked.
+	Grant *Grant `json:"grant,omitempty"`
 }
 
 // AuditRecord is appended to the SIGNOFF_AUDIT stream for every decision.

@@ -32,6 +32,8 @@ const (
 	MaxSignatureBytes = 1 << 10
 	// MaxCancelIDs bounds the request ids of one cancel request.
 	MaxCancelIDs = 1000
+	// MaxAdminTeams bounds the teams an admin request filters on.
+	MaxAdminTeams = 64
 	// MaxUpdatedArgumentsBytes bounds the edited arguments of an approval
 	// with changes: half of [DefaultMaxBytes], so that the decision that
 	// carries them (with its reason, feedback and llm_message) still fits
@@ -234,6 +236,23 @@ func (r *AdminRequest) Validate() error {
 	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
 		return err
 	}
+	if len(r.Teams) > MaxAdminTeams {
+		return &FieldError{Field: "teams", Problem: "must hold at most " + strconv.Itoa(MaxAdminTeams) +
+			" teams, got " + strconv.Itoa(len(r.Teams))}
+	}
+	for i, t := range r.Teams {
+		if err := checkToken("teams["+strconv.Itoa(i)+"]", t); err != nil {
+			return err
+		}
+	}
+	if r.GrantID != "" {
+		if err := checkToken("grant_id", r.GrantID); err != nil {
+			return err
+		}
+	}
+	if err := checkIdent("by", r.By, MaxIDBytes, false); err != nil {
+		return err
+	}
 	switch r.Mode {
 	case "", ModeAlwaysAsk, ModeAutoEdit, ModeYolo:
 		return nil
@@ -244,8 +263,10 @@ func (r *AdminRequest) Validate() error {
 // ValidateOp checks r for the admin operation op (the last token of its
 // subject): [AdminOpSetMode] needs exactly one of session_id and agent_type
 // (an empty mode clears the override); [AdminOpRevokeGrants] needs
-// session_id, agent_id or both; [AdminOpReloadPolicy] takes no field. An
-// unknown op is an error wrapping [ErrInvalid].
+// session_id, agent_id or both; [AdminOpListGrants] takes session_id,
+// agent_id, teams and by, all optional; [AdminOpRevokeGrant] needs grant_id
+// and takes by; [AdminOpReloadPolicy] takes no field. An unknown op is an
+// error wrapping [ErrInvalid].
 func (r *AdminRequest) ValidateOp(op string) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -262,16 +283,27 @@ func (r *AdminRequest) ValidateOp(op string) error {
 		if r.SessionID == "" && r.AgentID == "" {
 			return &FieldError{Field: "session_id", Problem: "revoke_grants needs session_id, agent_id or both"}
 		}
-		if f := r.firstSetField("agent_type", "mode"); f != "" {
+		if f := r.firstSetField("agent_type", "mode", "teams", "grant_id", "by"); f != "" {
 			return &FieldError{Field: f, Problem: "revoke_grants takes only session_id and agent_id"}
 		}
 	case AdminOpReloadPolicy:
-		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode"); f != "" {
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams", "grant_id", "by"); f != "" {
 			return &FieldError{Field: f, Problem: "reload_policy takes no fields"}
 		}
+	case AdminOpListGrants:
+		if f := r.firstSetField("agent_type", "mode", "grant_id"); f != "" {
+			return &FieldError{Field: f, Problem: "list_grants takes only session_id, agent_id, teams and by"}
+		}
+	case AdminOpRevokeGrant:
+		if r.GrantID == "" {
+			return &FieldError{Field: "grant_id", Problem: "revoke_grant needs the grant's id"}
+		}
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams"); f != "" {
+			return &FieldError{Field: f, Problem: "revoke_grant takes only grant_id and by"}
+		}
 	default:
-		return fmt.Errorf("%w: unknown admin op %s (want %s, %s or %s)", ErrInvalid, quoteShort(op),
-			AdminOpSetMode, AdminOpReloadPolicy, AdminOpRevokeGrants)
+		return fmt.Errorf("%w: unknown admin op %s (want %s, %s, %s, %s or %s)", ErrInvalid, quoteShort(op),
+			AdminOpSetMode, AdminOpReloadPolicy, AdminOpRevokeGrants, AdminOpListGrants, AdminOpRevokeGrant)
 	}
 	return nil
 }
@@ -289,6 +321,14 @@ func (r *AdminRequest) firstSetField(names ...string) string {
 			v = r.AgentType
 		case "mode":
 			v = r.Mode
+		case "grant_id":
+			v = r.GrantID
+		case "by":
+			v = r.By
+		case "teams":
+			if len(r.Teams) > 0 {
+				return n
+			}
 		}
 		if v != "" {
 			return n
@@ -428,6 +468,119 @@ func (a *ApprovalNeeded) Validate() error {
 	}
 	if a.Always != nil && a.Always.Scope != ScopeAlways && a.Always.Scope != ScopeAlwaysPrefix {
 		return enumError("always.scope", string(a.Always.Scope), "always or always_prefix")
+	}
+	if len(a.Offers) > 2 {
+		return &FieldError{Field: "offers", Problem: "must hold at most 2 offers (session, always), got " + strconv.Itoa(len(a.Offers))}
+	}
+	for i := range a.Offers {
+		if err := a.Offers[i].validate(); err != nil {
+			return nested("offers["+strconv.Itoa(i)+"]", err)
+		}
+	}
+	return nil
+}
+
+func (o *GrantOffer) validate() error {
+	switch o.Scope {
+	case ScopeSession, ScopeAlways, ScopeAlwaysPrefix:
+	default:
+		return enumError("scope", string(o.Scope), "session, always or always_prefix")
+	}
+	if o.Offered {
+		if err := checkIdent("tool", o.Tool, MaxToolBytes, true); err != nil {
+			return err
+		}
+		if o.WhyNot != "" {
+			return &FieldError{Field: "why_not", Problem: "must be empty on an offered scope"}
+		}
+	} else {
+		if o.WhyNot == "" {
+			return &FieldError{Field: "why_not", Problem: "must say why the scope is not offered"}
+		}
+		if len(o.Patterns) > 0 {
+			return &FieldError{Field: "patterns", Problem: "must be empty on a scope not offered"}
+		}
+	}
+	return checkText("why_not", o.WhyNot, MaxReasonBytes)
+}
+
+// Validate checks a grant as listed or revoked: its id, a standing scope
+// with the session or agent it belongs to, the tool, teams and approvers.
+func (g *Grant) Validate() error {
+	if err := checkToken("id", g.ID); err != nil {
+		return err
+	}
+	switch g.Scope {
+	case ScopeSession:
+		if err := checkToken("session_id", g.SessionID); err != nil {
+			return err
+		}
+	case ScopeAlways, ScopeAlwaysPrefix:
+		if err := checkToken("agent_id", g.AgentID); err != nil {
+			return err
+		}
+	default:
+		return enumError("scope", string(g.Scope), "session, always or always_prefix")
+	}
+	if err := checkIdent("tool", g.Tool, MaxToolBytes, true); err != nil {
+		return err
+	}
+	for i, t := range g.Teams {
+		if err := checkToken("teams["+strconv.Itoa(i)+"]", t); err != nil {
+			return err
+		}
+	}
+	for i := range g.Approvers {
+		if err := g.Approvers[i].validate(); err != nil {
+			return nested("approvers["+strconv.Itoa(i)+"]", err)
+		}
+	}
+	if g.RequestID != "" {
+		if err := checkToken("request_id", g.RequestID); err != nil {
+			return err
+		}
+	}
+	if g.CreatedAt.IsZero() && !g.Legacy {
+		return &FieldError{Field: "created_at", Problem: "must be set"}
+	}
+	return nil
+}
+
+// Validate checks the grants an admin reply carries.
+func (r *AdminReply) Validate() error {
+	for i := range r.Grants {
+		if err := r.Grants[i].Validate(); err != nil {
+			return nested("grants["+strconv.Itoa(i)+"]", err)
+		}
+	}
+	if r.Grant != nil {
+		if err := r.Grant.Validate(); err != nil {
+			return nested("grant", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks a grant's audit record.
+func (e *GrantEvent) Validate() error {
+	if e.Type != TypeGrantEvent {
+		return enumError("type", e.Type, TypeGrantEvent)
+	}
+	switch e.Event {
+	case GrantCreated, GrantRevoked, GrantExpired:
+	default:
+		return enumError("event", string(e.Event), "created, revoked or expired")
+	}
+	if err := checkToken("session_id", e.SessionID); err != nil {
+		return err
+	}
+	if e.RequestID != "" {
+		if err := checkToken("request_id", e.RequestID); err != nil {
+			return err
+		}
+	}
+	if err := e.Grant.Validate(); err != nil {
+		return nested("grant", err)
 	}
 	return nil
 }

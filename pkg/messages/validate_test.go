@@ -233,6 +233,19 @@ func TestAdminRequestValidateOp(t *testing.T) {
 		{"revoke_grants does not take a mode", AdminOpRevokeGrants, AdminRequest{AgentID: "a", Mode: ModeYolo}, "mode", "only session_id and agent_id"},
 		{"reload_policy without fields is valid", AdminOpReloadPolicy, AdminRequest{V: 1}, "", ""},
 		{"reload_policy with a field is rejected", AdminOpReloadPolicy, AdminRequest{AgentID: "a"}, "agent_id", "no fields"},
+		{"revoke_grants does not take a grant id", AdminOpRevokeGrants, AdminRequest{SessionID: "s", GrantID: "g"}, "grant_id", "only session_id and agent_id"},
+		{"revoke_grants is not for approvers", AdminOpRevokeGrants, AdminRequest{SessionID: "s", By: "alice"}, "by", "only session_id and agent_id"},
+		{"list_grants without filters is valid", AdminOpListGrants, AdminRequest{}, "", ""},
+		{"list_grants by teams for an approver is valid", AdminOpListGrants, AdminRequest{Teams: []string{"oncall"}, By: "alice", SessionID: "s", AgentID: "a"}, "", ""},
+		{"list_grants does not take a grant id", AdminOpListGrants, AdminRequest{GrantID: "g"}, "grant_id", "only session_id, agent_id, teams and by"},
+		{"list_grants teams must be tokens", AdminOpListGrants, AdminRequest{Teams: []string{"on call"}}, "teams[0]", "single subject token"},
+		{"list_grants by must be an identifier", AdminOpListGrants, AdminRequest{By: "al ice"}, "by", "whitespace"},
+		{"revoke_grant by id is valid", AdminOpRevokeGrant, AdminRequest{GrantID: "gr_01", By: "alice"}, "", ""},
+		{"revoke_grant needs the id", AdminOpRevokeGrant, AdminRequest{By: "alice"}, "grant_id", "needs the grant's id"},
+		{"revoke_grant does not take a session", AdminOpRevokeGrant, AdminRequest{GrantID: "g", SessionID: "s"}, "session_id", "only grant_id and by"},
+		{"revoke_grant does not take teams", AdminOpRevokeGrant, AdminRequest{GrantID: "g", Teams: []string{"x"}}, "teams", "only grant_id and by"},
+		{"a grant id must be a token", AdminOpRevokeGrant, AdminRequest{GrantID: "g.>"}, "grant_id", "single subject token"},
+		{"reload_policy with by is rejected", AdminOpReloadPolicy, AdminRequest{By: "alice"}, "by", "no fields"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,4 +502,93 @@ func TestRequestTTLSaturatesInsteadOfWrapping(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGrantOfferValidate(t *testing.T) {
+	tests := []struct {
+		name        string
+		offer       GrantOffer
+		wantField   string
+		wantProblem string
+	}{
+		{"an offered session scope is valid", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"npm install *"}}, "", ""},
+		{"a refused always scope is valid", GrantOffer{Scope: ScopeAlways, WhyNot: "the rule asks every time"}, "", ""},
+		{"once is not a standing scope", GrantOffer{Scope: ScopeOnce, Offered: true, Tool: "bash"}, "offers[0].scope", "session, always or always_prefix"},
+		{"an offer names its tool", GrantOffer{Scope: ScopeSession, Offered: true}, "offers[0].tool", "must not be empty"},
+		{"an offer has no why_not", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", WhyNot: "x"}, "offers[0].why_not", "must be empty"},
+		{"a refusal says why", GrantOffer{Scope: ScopeAlways}, "offers[0].why_not", "must say why"},
+		{"a refusal grants no patterns", GrantOffer{Scope: ScopeAlways, WhyNot: "no", Patterns: []string{"cat *"}}, "offers[0].patterns", "must be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := validApprovalNeeded()
+			q.Offers = []GrantOffer{tt.offer}
+			checkFieldError(t, q.Validate(), tt.wantField, tt.wantProblem)
+		})
+	}
+	t.Run("at most two offers", func(t *testing.T) {
+		q := validApprovalNeeded()
+		q.Offers = append(q.Offers, q.Offers...)
+		checkFieldError(t, q.Validate(), "offers", "at most 2")
+	})
+	t.Run("Offer finds always and always_prefix alike", func(t *testing.T) {
+		q := validApprovalNeeded()
+		if o := q.Offer(ScopeAlways); o == nil || o.Scope != ScopeAlwaysPrefix {
+			t.Errorf("Offer(always) = %+v, want the always_prefix offer", o)
+		}
+		if o := q.Offer(ScopeSession); o == nil || o.Scope != ScopeSession {
+			t.Errorf("Offer(session) = %+v, want the session offer", o)
+		}
+		q.Offers = nil
+		if o := q.Offer(ScopeSession); o != nil {
+			t.Errorf("Offer(session) without offers = %+v, want nil", o)
+		}
+	})
+}
+
+func TestGrantValidate(t *testing.T) {
+	tests := []struct {
+		name        string
+		edit        func(g *Grant)
+		wantField   string
+		wantProblem string
+	}{
+		{"the fixture is valid", func(*Grant) {}, "", ""},
+		{"a session grant is valid", func(g *Grant) { g.Scope, g.SessionID, g.AgentID = ScopeSession, "sess-7f3a", "" }, "", ""},
+		{"a session grant names its session", func(g *Grant) { g.Scope, g.AgentID = ScopeSession, "" }, "session_id", "must not be empty"},
+		{"an always grant names its agent", func(g *Grant) { g.AgentID = "" }, "agent_id", "must not be empty"},
+		{"once is not a grant", func(g *Grant) { g.Scope = ScopeOnce }, "scope", "session, always or always_prefix"},
+		{"the id is a token", func(g *Grant) { g.ID = "a b" }, "id", "single subject token"},
+		{"the tool is required", func(g *Grant) { g.Tool = "" }, "tool", "must not be empty"},
+		{"teams are tokens", func(g *Grant) { g.Teams = []string{"a.b"} }, "teams[0]", "single subject token"},
+		{"approvers have ids", func(g *Grant) { g.Approvers = []Approver{{Channel: "web"}} }, "approvers[0].id", "must not be empty"},
+		{"the creation time is set", func(g *Grant) { g.CreatedAt = time.Time{} }, "created_at", "must be set"},
+		{"a legacy grant may lack its creation time", func(g *Grant) { g.CreatedAt, g.Legacy = time.Time{}, true }, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := validGrant()
+			tt.edit(g)
+			checkFieldError(t, g.Validate(), tt.wantField, tt.wantProblem)
+			reply := AdminReply{V: Version, OK: true, Grants: []Grant{*g}}
+			if err := reply.Validate(); (err == nil) != (tt.wantField == "") {
+				t.Errorf("AdminReply.Validate = %v, want the grant's verdict", err)
+			}
+		})
+	}
+}
+
+func TestGrantEventValidate(t *testing.T) {
+	if err := validGrantEvent().Validate(); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	e := validGrantEvent()
+	e.Event = "granted"
+	checkFieldError(t, e.Validate(), "event", "created, revoked or expired")
+	e = validGrantEvent()
+	e.Type = TypeApprovalNeeded
+	checkFieldError(t, e.Validate(), "type", TypeGrantEvent)
+	e = validGrantEvent()
+	e.Grant.ID = ""
+	checkFieldError(t, e.Validate(), "grant.id", "must not be empty")
 }

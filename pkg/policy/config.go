@@ -268,7 +268,8 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers"}
+var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers",
+	"session_grants", "grants"}
 
 func (d *decoder) root(n *yaml.Node) error {
 	ms, err := d.mapping(n, "", rootKeys)
@@ -342,6 +343,17 @@ func (d *decoder) root(n *yaml.Node) error {
 	}
 	if m, ok := byKey["teams"]; ok {
 		if err := d.teams(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	p.grants = defaultGrantSettings()
+	if m, ok := byKey["session_grants"]; ok {
+		if err := d.sessionGrants(m.val, m.location); err != nil {
+			return err
+		}
+	}
+	if m, ok := byKey["grants"]; ok {
+		if err := d.grantsConfig(m.val, m.location); err != nil {
 			return err
 		}
 	}
@@ -572,7 +584,7 @@ func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
 	return nil
 }
 
-var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation"}
+var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation", "grantable", "max_age"}
 
 // matchSources maps the keys of a rule's match: to the argument they read.
 var matchSources = map[string]argSource{
@@ -754,7 +766,7 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			return r, err
 		}
 	}
-	for _, k := range []string{"route", "ttl", "approvals_required", "escalation"} {
+	for _, k := range []string{"route", "ttl", "approvals_required", "escalation", "grantable", "max_age"} {
 		if m, ok := f[k]; ok && r.action != Ask {
 			return r, d.errf(m.keyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
 		}
@@ -784,6 +796,16 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 		}
 		if r.ttl > d.p.maxTTL {
 			return r, d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
+		}
+	}
+	if m, ok := f["grantable"]; ok {
+		if r.grantable, err = d.boolean(m.val, m.location); err != nil {
+			return r, err
+		}
+	}
+	if m, ok := f["max_age"]; ok {
+		if r.maxAge, err = d.duration(m.val, m.location); err != nil {
+			return r, err
 		}
 	}
 	if r.action == Ask {

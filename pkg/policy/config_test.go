@@ -35,12 +35,12 @@ rules:
 		{
 			name: "a misspelt top-level key",
 			src:  "mode: auto-edit\nrule:\n  - { rule: bash, action: deny }\n",
-			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs, workspace or pagers)`,
+			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs, workspace, pagers, session_grants or grants)`,
 		},
 		{
 			name: "a misspelt rule key",
 			src:  "rules:\n  - { rule: bash, acton: deny }\n",
-			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required, reason or escalation)`,
+			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required, reason, escalation, grantable or max_age)`,
 		},
 		{
 			name: "a missing action",

@@ -163,7 +163,23 @@ func (e *evaluation) single(s *subject) Decision {
 	d := Decision{Action: v.action, Tier: e.tier, Reason: v.reason, Layer: v.layer}
 	e.fromRule(&d, v.rule)
 	d.Grantable = d.Action == Ask && !s.ungrantable
+	noteAsk(&d, v)
 	return d
+}
+
+// noteAsk records on d what an asking verdict v demands of grants: an
+// explicit ask rule without grantable: true asks every time, and a rule's
+// max_age caps the grants its question makes.
+func noteAsk(d *Decision, v verdict) {
+	if v.action != Ask || v.rule == nil || v.rule.action != Ask {
+		return
+	}
+	if !v.rule.grantable && d.ExplicitAsk == "" {
+		d.ExplicitAsk = v.rule.text
+	}
+	if m := v.rule.maxAge; m > 0 && (d.GrantMaxAge == 0 || m < d.GrantMaxAge) {
+		d.GrantMaxAge = m
+	}
 }
 
 func (e *evaluation) fromRule(d *Decision, r *rule) {
@@ -666,6 +682,7 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 		best     verdict
 		grantOK  = true
 		bestRank = -1
+		asks     Decision // collects noteAsk over the asking subjects
 	)
 	for i := range subs {
 		s := &subs[i]
@@ -673,6 +690,7 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 		if s.ungrantable {
 			grantOK = false
 		}
+		noteAsk(&asks, v)
 		if subcommands != nil && (s.kind == subjCommand || s.kind == subjRedirect || s.kind == subjRead) {
 			sc := Subcommand{Command: s.value, Kind: "command", Action: v.action, Reason: v.reason}
 			if s.kind == subjRedirect {
@@ -698,6 +716,9 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 	d := Decision{Action: best.action, Tier: e.tier, Reason: best.reason, Layer: best.layer}
 	e.fromRule(&d, best.rule)
 	d.Grantable = d.Action == Ask && grantOK
+	if d.Action == Ask {
+		d.ExplicitAsk, d.GrantMaxAge = asks.ExplicitAsk, asks.GrantMaxAge
+	}
 	return d
 }
 

@@ -39,6 +39,9 @@ type Policy struct {
 	// workspace are the directories writes stay in without a question in
 	// auto-edit mode; "." is the call's working directory.
 	workspace []string
+	// grants are the settings of standing approvals (session_grants:,
+	// grants:).
+	grants grantSettings
 	// pagers are the pagers: map, by name (escalation.go).
 	pagers map[string]pager.Config
 }

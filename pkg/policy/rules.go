@@ -61,6 +61,12 @@ type rule struct {
 	approvals int
 	ttl       time.Duration
 	reason    string // operator's explanation, appended to the decision reason
+	// grantable lets a grant settle the questions of this ask rule
+	// (grantable: true); without it an explicit ask asks every time.
+	grantable bool
+	// maxAge caps the lifetime of grants made by answering this rule's
+	// questions (max_age:, 0 = the policy's).
+	maxAge time.Duration
 	// escalation is the rule's own ladder (non-nil, maybe empty, when the
 	// rule has escalation:); nil: the team's.
 	escalation []messages.EscalationStep

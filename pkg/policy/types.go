@@ -93,6 +93,13 @@ type Decision struct {
 	ApprovalsRequired int
 	// TTL from the deciding rule (0 = the broker's default).
 	TTL time.Duration
+	// ExplicitAsk is the text of an ask rule without grantable: true that
+	// made this call (or one of its sub-commands) ask: no grant settles
+	// the question, which asks every time ("" when none did).
+	ExplicitAsk string
+	// GrantMaxAge is the shortest max_age of the rules that made this call
+	// ask (0 = none set): it caps grants made by answering the question.
+	GrantMaxAge time.Duration
 	// Escalation is the deciding rule's own ladder: nil when it has none
 	// (the team's applies, see [Policy.Escalation]), empty when it says
 	// escalation: [].

@@ -60,6 +60,12 @@ func cloneQuestion(q messages.ApprovalNeeded) messages.ApprovalNeeded {
 		a.Patterns = slices.Clone(a.Patterns)
 		q.Always = &a
 	}
+	if q.Offers != nil {
+		q.Offers = slices.Clone(q.Offers)
+		for i := range q.Offers {
+			q.Offers[i].Patterns = slices.Clone(q.Offers[i].Patterns)
+		}
+	}
 	return q
 }
 

@@ -26,6 +26,7 @@ func TestCloneCopiesEverythingTheCallerMayChange(t *testing.T) {
 		BatchRemaining: []messages.BatchItem{{Tool: "cat", Arguments: json.RawMessage(`{"z":3}`)}},
 		ApprovalsSoFar: []string{"ann"},
 		Always:         &messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}},
+		Offers:         []messages.GrantOffer{{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"git push *"}}},
 	}
 	question := func(r *session.Record) string {
 		b, err := json.Marshal(r.Question)
@@ -46,6 +47,8 @@ func TestCloneCopiesEverythingTheCallerMayChange(t *testing.T) {
 	c.Question.ApprovalsSoFar[0] = "changed"
 	c.Question.Always.Patterns[0] = "changed"
 	c.Question.Always.Tool = "changed"
+	c.Question.Offers[0].Patterns[0] = "changed"
+	c.Question.Offers[0].Tool = "changed"
 	if got := question(orig); got != wantQuestion {
 		t.Errorf("changing the clone's question changed the original's:\n %s\nwas\n %s", got, wantQuestion)
 	}

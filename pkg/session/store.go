@@ -61,27 +61,47 @@ type Record struct {
 	QuestionErr error
 }
 
-// GrantKind says which key a grant is attached to.
-type GrantKind string
-
-// Grant kinds.
-const (
-	// GrantSession is a tool-name grant for one session.
-	GrantSession GrantKind = "session"
-	// GrantAgent is a grant for every session of one agent id: a whole tool
-	// (Pattern empty) or a shell arity-prefix pattern.
-	GrantAgent GrantKind = "agent"
-)
-
-// Grant is a standing approval.
+// Grant is a standing approval as the store keeps it: the wire object
+// (id, scope, session or agent, tool and patterns, teams, approvers, the
+// request it came from, creation and expiry) and what only the broker
+// needs. See docs/STATE.md "Grants".
 type Grant struct {
-	Kind      GrantKind
-	SessionID string // for GrantSession
-	AgentID   string // for GrantAgent
-	Tool      string
-	// Pattern is empty for a whole-tool grant, else a shell prefix pattern
-	// such as "git push *".
-	Pattern string
+	messages.Grant
+	// Origin is the session of the request the grant came from: for an
+	// always grant, where the audit records of its life go.
+	Origin string
+	// MaxAge, given to AddGrant, is how long the grant lasts from its
+	// creation by the store's clock (0: no limit of its own; a session
+	// grant then ends with the session's grants, Retention after their last
+	// use). The store sets CreatedAt and ExpiresAt; MaxAge is not kept.
+	MaxAge time.Duration
+}
+
+// IsSession reports whether g belongs to a session (else to an agent).
+func (g *Grant) IsSession() bool { return g.Scope == messages.ScopeSession }
+
+// Owner returns the session or agent id g belongs to.
+func (g *Grant) Owner() string {
+	if g.IsSession() {
+		return g.SessionID
+	}
+	return g.AgentID
+}
+
+// ApproverCount is how many distinct approvers stand behind g: a legacy
+// grant (stored before grants recorded their approvers) counts as one.
+func (g *Grant) ApproverCount() int {
+	return max(len(g.Approvers), 1)
+}
+
+// GrantQuery selects grants to list: those of SessionID and of AgentID
+// (each when set); with neither, those indexed under one of Teams. Teams
+// also filters: a grant is listed only when it was approved for one of
+// them (when Teams is set). Expired grants are never listed.
+type GrantQuery struct {
+	SessionID string
+	AgentID   string
+	Teams     []string
 }
 
 // LookupQuery names what the hot path needs for one request.
@@ -104,10 +124,10 @@ type Lookup struct {
 	// Stopped is true while the session carries a hard-stop signal.
 	Stopped    bool
 	StopReason string
-	// SessionTools are the tool names granted for the session.
-	SessionTools []string
-	// AgentGrants are the grants attached to the agent id.
-	AgentGrants []Grant
+	// Grants are the session's grants, then the agent's, none expired by
+	// the store's clock; nil with SkipGrants. Their slices may be shared
+	// with the store's cache: read them, do not modify them.
+	Grants []Grant
 }
 
 // Vote is one approver's answer to a pending request.
@@ -201,12 +221,28 @@ type Store interface {
 	// ListPendingTeam returns the pending requests routed to team, oldest first.
 	ListPendingTeam(ctx context.Context, team string) ([]*Record, error)
 
-	// AddGrant stores a standing grant. Adding an existing grant is a no-op.
-	AddGrant(ctx context.Context, g Grant) error
-	// RevokeGrants removes every session grant of sessionID (if not empty)
-	// and every agent grant of agentID (if not empty); it returns how many
-	// grants were removed.
-	RevokeGrants(ctx context.Context, sessionID, agentID string) (int, error)
+	// AddGrant stores a standing grant: g needs an ID, a scope with its
+	// session or agent, a tool and at least one team. The store sets
+	// CreatedAt and ExpiresAt (from MaxAge) by its clock and indexes the
+	// grant under each of its teams. A grant with the ID of one already
+	// stored (an outbox retry) is not stored again: AddGrant returns the
+	// stored one and false. Expired grants of the same list are removed on
+	// the way and returned as purged.
+	AddGrant(ctx context.Context, g Grant) (stored Grant, created bool, purged []Grant, err error)
+	// ListGrants returns the grants q selects, session grants first, each
+	// list in creation order.
+	ListGrants(ctx context.Context, q GrantQuery) ([]Grant, error)
+	// RevokeGrant removes the grant id of the session (scope session) or
+	// agent that g names, atomically: a Lookup either saw it before or does
+	// not see it. It returns the grant removed, or ErrNotFound.
+	RevokeGrant(ctx context.Context, g Grant) (Grant, error)
+	// RevokeGrants removes every grant of sessionID (if not empty) and of
+	// agentID (if not empty), and returns those it removed.
+	RevokeGrants(ctx context.Context, sessionID, agentID string) ([]Grant, error)
+	// ExpireGrants removes the expired grants (by the store's clock) of the
+	// sessions and agents indexed under teams and returns them; each
+	// expired grant is returned by exactly one call across every caller.
+	ExpireGrants(ctx context.Context, teams []string) ([]Grant, error)
 
 	// Stop sets the session's hard-stop signal (from then on Prepare and Open refuse
 	// with ErrStopped), then settles every pending request of the session

@@ -2,7 +2,10 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // Validate checks the fields a Store relies on and returns an error wrapping
@@ -43,28 +46,72 @@ func (v Vote) Validate() error {
 	return nil
 }
 
-// Validate checks that the grant names its kind's key and a tool; the error
-// wraps [ErrInvalid].
-func (g Grant) Validate() error {
-	switch g.Kind {
-	case GrantSession:
+// Validate checks what a Store relies on in a grant to add: an id, a
+// standing scope with its session or agent, a tool, at least one team and
+// no negative MaxAge; the error wraps [ErrInvalid].
+func (g *Grant) Validate() error {
+	if g.ID == "" {
+		return invalid("Grant.ID is empty")
+	}
+	switch g.Scope {
+	case messages.ScopeSession:
 		if g.SessionID == "" {
 			return invalid("Grant.SessionID is empty for a session grant")
 		}
-		if g.Pattern != "" {
-			return invalid("Grant.Pattern %q on a session grant: session grants are tool-name scoped", g.Pattern)
-		}
-	case GrantAgent:
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
 		if g.AgentID == "" {
-			return invalid("Grant.AgentID is empty for an agent grant")
+			return invalid("Grant.AgentID is empty for an always grant")
 		}
 	default:
-		return invalid("Grant.Kind %q: want %q or %q", g.Kind, GrantSession, GrantAgent)
+		return invalid("Grant.Scope %q: want session, always or always_prefix", g.Scope)
 	}
 	if g.Tool == "" {
 		return invalid("Grant.Tool is empty")
 	}
+	if len(g.Teams) == 0 {
+		return invalid("Grant.Teams is empty: a grant is approved for at least one team")
+	}
+	for i, t := range g.Teams {
+		if t == "" {
+			return invalid("Grant.Teams[%d] is empty", i)
+		}
+	}
+	for i, p := range g.Patterns {
+		if p == "" {
+			return invalid("Grant.Patterns[%d] is empty", i)
+		}
+	}
+	if g.MaxAge < 0 {
+		return invalid("Grant.MaxAge is %v: want 0 (none) or more", g.MaxAge)
+	}
 	return nil
+}
+
+// Validate returns an error wrapping [ErrInvalid] when the query selects
+// nothing (no session, agent or team) or names an empty team.
+func (q GrantQuery) Validate() error {
+	if q.SessionID == "" && q.AgentID == "" && len(q.Teams) == 0 {
+		return invalid("GrantQuery selects nothing: set SessionID, AgentID or Teams")
+	}
+	for i, t := range q.Teams {
+		if t == "" {
+			return invalid("GrantQuery.Teams[%d] is empty", i)
+		}
+	}
+	return nil
+}
+
+// Selects reports whether g passes q's team filter.
+func (q GrantQuery) Selects(g *Grant) bool {
+	if len(q.Teams) == 0 {
+		return true
+	}
+	for _, t := range g.Teams {
+		if slices.Contains(q.Teams, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate returns an error wrapping [ErrInvalid] when the query has no

@@ -44,22 +44,40 @@ func TestRequestValidate(t *testing.T) {
 }
 
 func TestGrantValidate(t *testing.T) {
+	grant := func(scope messages.Scope, sess, agent, tool string, f func(*session.Grant)) session.Grant {
+		g := session.Grant{Grant: messages.Grant{ID: "g1", Scope: scope, SessionID: sess, AgentID: agent, Tool: tool, Teams: []string{"default"}}}
+		if f != nil {
+			f(&g)
+		}
+		return g
+	}
 	tests := []struct {
 		name      string
 		g         session.Grant
 		wantField string
 	}{
-		{"a session grant of a tool is valid", session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "write"}, ""},
-		{"an agent grant of a tool is valid", session.Grant{Kind: session.GrantAgent, AgentID: "a", Tool: "write"}, ""},
-		{"an agent grant of a pattern is valid", session.Grant{Kind: session.GrantAgent, AgentID: "a", Tool: "bash", Pattern: "git push *"}, ""},
-		{"an unknown kind is named", session.Grant{Kind: "turn", SessionID: "s", Tool: "write"}, "Grant.Kind"},
-		{"a session grant without a session is named", session.Grant{Kind: session.GrantSession, Tool: "write"}, "Grant.SessionID"},
-		{"a session grant with a pattern is named", session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "bash", Pattern: "ls *"}, "Grant.Pattern"},
-		{"an agent grant without an agent is named", session.Grant{Kind: session.GrantAgent, Tool: "write"}, "Grant.AgentID"},
-		{"a grant without a tool is named", session.Grant{Kind: session.GrantAgent, AgentID: "a"}, "Grant.Tool"},
+		{"a session grant of a tool is valid", grant(messages.ScopeSession, "s", "", "write", nil), ""},
+		{"a session grant of patterns is valid", grant(messages.ScopeSession, "s", "", "bash", func(g *session.Grant) { g.Patterns = []string{"ls *"} }), ""},
+		{"an always grant of a tool is valid", grant(messages.ScopeAlways, "", "a", "write", nil), ""},
+		{"an always_prefix grant of a pattern is valid", grant(messages.ScopeAlwaysPrefix, "", "a", "bash", func(g *session.Grant) { g.Patterns = []string{"git push *"} }), ""},
+		{"a grant without an id is named", grant(messages.ScopeSession, "s", "", "write", func(g *session.Grant) { g.ID = "" }), "Grant.ID"},
+		{"scope once is named", grant(messages.ScopeOnce, "s", "", "write", nil), "Grant.Scope"},
+		{"a session grant without a session is named", grant(messages.ScopeSession, "", "a", "write", nil), "Grant.SessionID"},
+		{"an always grant without an agent is named", grant(messages.ScopeAlways, "s", "", "write", nil), "Grant.AgentID"},
+		{"a grant without a tool is named", grant(messages.ScopeAlways, "", "a", "", nil), "Grant.Tool"},
+		{"a grant without teams is named", grant(messages.ScopeAlways, "", "a", "write", func(g *session.Grant) { g.Teams = nil }), "Grant.Teams"},
+		{"an empty pattern is named", grant(messages.ScopeAlways, "", "a", "bash", func(g *session.Grant) { g.Patterns = []string{""} }), "Grant.Patterns[0]"},
+		{"a negative max age is named", grant(messages.ScopeAlways, "", "a", "write", func(g *session.Grant) { g.MaxAge = -1 }), "Grant.MaxAge"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkInvalid(t, tc.g.Validate(), tc.wantField) })
+	}
+	if err := (session.GrantQuery{}).Validate(); err == nil {
+		t.Error("a grant query selecting nothing is valid")
+	}
+	q := session.GrantQuery{Teams: []string{"oncall"}}
+	if g := grant(messages.ScopeSession, "s", "", "write", nil); q.Selects(&g) {
+		t.Error("a default-team grant passes an oncall filter")
 	}
 }
 

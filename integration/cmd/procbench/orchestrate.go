@@ -223,7 +223,10 @@ func (p *plane) startTarget(ctx context.Context, c runConfig, self, target strin
 	bin = map[string]string{"broker": c.broker, "compare": c.compare}[bin]
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	args := []string{"--nats", p.natsURL, "--redis", "redis://" + p.redisAddr + "/0", "--http", httpAddr,
-		"--replica", "procbench", "--log-level", "warn"}
+		"--replica", "procbench", "--log-level", "warn",
+		// The built-in policy allows the -command; production mode asks
+		// for it by name.
+		"--policy", "builtin"}
 	if mode == "off" {
 		args = append(args, "--no-audit")
 	} else {

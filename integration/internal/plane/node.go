@@ -46,6 +46,16 @@ func (n *Node) Kill(ctx context.Context) error {
 	return n.waitState(ctx, false)
 }
 
+// Signal sends sig ("STOP", "CONT", …) to the container's main process
+// (docker kill --signal): SIGSTOP freezes that one process, its
+// connections open and silent, as a hung server.
+func (n *Node) Signal(ctx context.Context, sig string) error {
+	if _, err := n.plane.docker.ContainerKill(ctx, n.Container.GetContainerID(), client.ContainerKillOptions{Signal: sig}); err != nil {
+		return fmt.Errorf("signal %s to %s: %w", sig, n.Name, err)
+	}
+	return nil
+}
+
 // Stop stops the container (SIGTERM, then SIGKILL after grace).
 func (n *Node) Stop(ctx context.Context, grace time.Duration) error {
 	if err := n.Container.Stop(ctx, &grace); err != nil {

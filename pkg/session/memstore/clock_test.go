@@ -171,28 +171,57 @@ func TestNextExpiryFollowsTheStoreClock(t *testing.T) {
 	check(0, false) // a settled request no longer waits for expiry
 }
 
+func testGrant(id, sess string) session.Grant {
+	return session.Grant{Grant: messages.Grant{ID: id, Scope: messages.ScopeSession, SessionID: sess, Tool: "write", Teams: []string{"default"}}}
+}
+
 func TestSessionGrantsLapseByTheStoreClock(t *testing.T) {
 	const retention = time.Hour
 	s, clock := newStore(retention)
 	ctx := t.Context()
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "write"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant("g1", "s")); err != nil {
 		t.Fatal(err)
 	}
 	clock.Add(retention - time.Nanosecond)
 	l, err := s.Lookup(ctx, session.LookupQuery{SessionID: "s"}) // refreshes
-	if err != nil || len(l.SessionTools) != 1 {
+	if err != nil || len(l.Grants) != 1 {
 		t.Fatalf("Lookup within the retention = %+v, %v", l, err)
 	}
 	clock.Add(retention - time.Nanosecond)
-	if n, err := s.RevokeGrants(ctx, "s", ""); err != nil || n != 1 {
-		t.Fatalf("grant lapsed before Retention after its last Lookup (revoke counted %d, %v)", n, err)
+	if gs, err := s.RevokeGrants(ctx, "s", ""); err != nil || len(gs) != 1 {
+		t.Fatalf("grant lapsed before Retention after its last Lookup (revoke returned %d, %v)", len(gs), err)
 	}
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: "s", Tool: "write"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant("g2", "s")); err != nil {
 		t.Fatal(err)
 	}
 	clock.Add(retention)
-	if n, err := s.RevokeGrants(ctx, "s", ""); err != nil || n != 0 {
-		t.Fatalf("grant outlived Retention without use (revoke counted %d, %v)", n, err)
+	if gs, err := s.RevokeGrants(ctx, "s", ""); err != nil || len(gs) != 0 {
+		t.Fatalf("grant outlived Retention without use (revoke returned %d, %v)", len(gs), err)
+	}
+}
+
+func TestGrantsExpireByTheStoreClock(t *testing.T) {
+	s, clock := newStore(time.Hour)
+	ctx := t.Context()
+	g := testGrant("g1", "s")
+	g.MaxAge = time.Minute
+	stored, _, _, err := s.AddGrant(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stored.ExpiresAt.Equal(clock.Now().Add(time.Minute)) {
+		t.Errorf("ExpiresAt = %v, want the store clock's now + 1m (%v)", stored.ExpiresAt, clock.Now().Add(time.Minute))
+	}
+	clock.Add(time.Minute - time.Nanosecond)
+	if l, _ := s.Lookup(ctx, session.LookupQuery{SessionID: "s"}); len(l.Grants) != 1 {
+		t.Fatalf("grant gone before its expiry: %+v", l.Grants)
+	}
+	clock.Add(time.Nanosecond)
+	if l, _ := s.Lookup(ctx, session.LookupQuery{SessionID: "s"}); len(l.Grants) != 0 {
+		t.Fatalf("grant outlived its expiry: %+v", l.Grants)
+	}
+	if gs, err := s.ExpireGrants(ctx, []string{"default"}); err != nil || len(gs) != 1 || gs[0].ID != "g1" {
+		t.Fatalf("ExpireGrants = %+v, %v; want g1", gs, err)
 	}
 }
 

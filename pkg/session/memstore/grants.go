@@ -1,17 +1,17 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // Lookup reads the existing record, the stop signal and the grants for one
 // request; see [session.Store.Lookup]. It counts as a use of the session's
-// grants: their expiry moves to Retention from now.
+// grants: their list lives Retention from now.
 func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Lookup, error) {
 	if err := q.Validate(); err != nil {
 		return session.Lookup{}, fmt.Errorf("memstore: lookup: %w", err)
@@ -28,83 +28,249 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 		}
 	}
 	l.StopReason, l.Stopped = s.stops[q.SessionID]
-	if sg := s.sessionGrants[q.SessionID]; sg != nil {
-		s.grantExpiry.reset(sg.expiry, now.Add(s.retention))
-		l.SessionTools = make([]string, 0, len(sg.tools))
-		for tool := range sg.tools {
-			l.SessionTools = append(l.SessionTools, tool)
-		}
-		slices.Sort(l.SessionTools)
+	if q.SkipGrants {
+		return l, nil
+	}
+	if gl := s.sessionGrants[q.SessionID]; gl != nil {
+		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
+		l.Grants = appendLive(l.Grants, gl, now, session.GrantQuery{})
 	}
 	if q.AgentID != "" {
-		for g := range s.agentGrants[q.AgentID] {
-			l.AgentGrants = append(l.AgentGrants, session.Grant{
-				Kind: session.GrantAgent, AgentID: q.AgentID, Tool: g.tool, Pattern: g.pattern,
-			})
-		}
-		slices.SortFunc(l.AgentGrants, func(a, b session.Grant) int {
-			return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Pattern, b.Pattern))
-		})
+		l.Grants = appendLive(l.Grants, s.agentGrants[q.AgentID], now, session.GrantQuery{})
 	}
 	return l, nil
 }
 
-// AddGrant stores a standing grant; adding an existing one only refreshes a
-// session grant's expiry.
-func (s *Store) AddGrant(ctx context.Context, g session.Grant) error {
+// appendLive appends the grants of gl that q selects and that have not
+// expired at now, as copies.
+func appendLive(out []session.Grant, gl *grantList, now time.Time, q session.GrantQuery) []session.Grant {
+	if gl == nil {
+		return out
+	}
+	for i := range gl.grants {
+		g := &gl.grants[i]
+		if expired(g, now) || !q.Selects(g) {
+			continue
+		}
+		out = append(out, cloneGrant(g))
+	}
+	return out
+}
+
+func expired(g *session.Grant, now time.Time) bool {
+	return !g.ExpiresAt.IsZero() && !now.Before(g.ExpiresAt)
+}
+
+func cloneGrant(g *session.Grant) session.Grant {
+	c := *g
+	c.Patterns = slices.Clone(g.Patterns)
+	c.Teams = slices.Clone(g.Teams)
+	c.Approvers = slices.Clone(g.Approvers)
+	return c
+}
+
+// ownerRef names the list of a grant in a team's index.
+func ownerRef(g *session.Grant) string {
+	if g.IsSession() {
+		return "s:" + g.SessionID
+	}
+	return "a:" + g.AgentID
+}
+
+// grantListOf returns the list a grant belongs to, creating it when create is set.
+func (s *Store) grantListOf(g *session.Grant, now time.Time, create bool) *grantList {
+	if g.IsSession() {
+		gl := s.sessionGrants[g.SessionID]
+		if gl == nil && create {
+			gl = &grantList{expiry: &timer[string]{at: now.Add(s.retention), seq: s.nextSeq(), v: g.SessionID}}
+			s.sessionGrants[g.SessionID] = gl
+			s.grantExpiry.add(gl.expiry)
+		}
+		return gl
+	}
+	gl := s.agentGrants[g.AgentID]
+	if gl == nil && create {
+		gl = &grantList{}
+		s.agentGrants[g.AgentID] = gl
+	}
+	return gl
+}
+
+// purgeExpired removes the expired grants of gl and returns them.
+func purgeExpired(gl *grantList, now time.Time) []session.Grant {
+	var out []session.Grant
+	gl.grants = slices.DeleteFunc(gl.grants, func(g session.Grant) bool {
+		if expired(&g, now) {
+			out = append(out, g)
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// AddGrant stores a standing grant; see [session.Store.AddGrant]. Adding
+// a session grant (re)starts the retention of the session's grants.
+func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, bool, []session.Grant, error) {
 	if err := g.Validate(); err != nil {
-		return fmt.Errorf("memstore: add grant: %w", err)
+		return session.Grant{}, false, nil, fmt.Errorf("memstore: add grant: %w", err)
 	}
 	now, err := s.lock(ctx, "add grant")
 	if err != nil {
-		return err
+		return session.Grant{}, false, nil, err
 	}
 	defer s.mu.Unlock()
-	switch g.Kind {
-	case session.GrantSession:
-		sg := s.sessionGrants[g.SessionID]
-		if sg == nil {
-			sg = &sessionGrants{
-				tools:  make(map[string]struct{}),
-				expiry: &timer[string]{at: now.Add(s.retention), seq: s.nextSeq(), v: g.SessionID},
-			}
-			s.sessionGrants[g.SessionID] = sg
-			s.grantExpiry.add(sg.expiry)
-		} else {
-			s.grantExpiry.reset(sg.expiry, now.Add(s.retention))
-		}
-		sg.tools[g.Tool] = struct{}{}
-	case session.GrantAgent:
-		set := s.agentGrants[g.AgentID]
-		if set == nil {
-			set = make(map[agentGrant]struct{})
-			s.agentGrants[g.AgentID] = set
-		}
-		set[agentGrant{g.Tool, g.Pattern}] = struct{}{}
+	gl := s.grantListOf(&g, now, true)
+	if g.IsSession() {
+		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
 	}
-	return nil
+	purged := purgeExpired(gl, now)
+	for i := range gl.grants {
+		if gl.grants[i].ID == g.ID {
+			return cloneGrant(&gl.grants[i]), false, purged, nil
+		}
+	}
+	g = cloneGrant(&g)
+	g.CreatedAt = now.UTC()
+	g.ExpiresAt = time.Time{}
+	if g.MaxAge > 0 {
+		g.ExpiresAt = g.CreatedAt.Add(g.MaxAge)
+	}
+	g.MaxAge = 0
+	g.Legacy = false
+	gl.grants = append(gl.grants, g)
+	for _, t := range g.Teams {
+		idx := s.teamGrants[t]
+		if idx == nil {
+			idx = make(map[string]struct{})
+			s.teamGrants[t] = idx
+		}
+		idx[ownerRef(&g)] = struct{}{}
+	}
+	return cloneGrant(&g), true, purged, nil
 }
 
-// RevokeGrants removes the session grants of sessionID and the agent grants
-// of agentID (each when not empty) and returns how many it removed. Both
-// empty is ErrInvalid: a revoke that names nothing is a caller bug.
-func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) (int, error) {
-	if sessionID == "" && agentID == "" {
-		return 0, fmt.Errorf("memstore: revoke grants: %w: session id and agent id are both empty", session.ErrInvalid)
+// ListGrants returns the live grants q selects; see
+// [session.Store.ListGrants].
+func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session.Grant, error) {
+	if err := q.Validate(); err != nil {
+		return nil, fmt.Errorf("memstore: list grants: %w", err)
 	}
-	if _, err := s.lock(ctx, "revoke grants"); err != nil {
-		return 0, err
+	now, err := s.lock(ctx, "list grants")
+	if err != nil {
+		return nil, err
 	}
 	defer s.mu.Unlock()
-	n := 0
-	if sg := s.sessionGrants[sessionID]; sessionID != "" && sg != nil {
-		n += len(sg.tools)
-		s.grantExpiry.remove(sg.expiry)
+	var out []session.Grant
+	if q.SessionID != "" || q.AgentID != "" {
+		if q.SessionID != "" {
+			out = appendLive(out, s.sessionGrants[q.SessionID], now, q)
+		}
+		if q.AgentID != "" {
+			out = appendLive(out, s.agentGrants[q.AgentID], now, q)
+		}
+		return out, nil
+	}
+	var sessions, agents []string
+	for _, t := range q.Teams {
+		for ref := range s.teamGrants[t] {
+			if id, ok := cutRef(ref, "s:"); ok {
+				sessions = append(sessions, id)
+			} else if id, ok := cutRef(ref, "a:"); ok {
+				agents = append(agents, id)
+			}
+		}
+	}
+	slices.Sort(sessions)
+	slices.Sort(agents)
+	for _, id := range slices.Compact(sessions) {
+		out = appendLive(out, s.sessionGrants[id], now, q)
+	}
+	for _, id := range slices.Compact(agents) {
+		out = appendLive(out, s.agentGrants[id], now, q)
+	}
+	return out, nil
+}
+
+func cutRef(ref, prefix string) (string, bool) {
+	if len(ref) > len(prefix) && ref[:len(prefix)] == prefix {
+		return ref[len(prefix):], true
+	}
+	return "", false
+}
+
+// RevokeGrant removes one grant by id; see [session.Store.RevokeGrant].
+func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant, error) {
+	if g.ID == "" || g.Owner() == "" {
+		return session.Grant{}, fmt.Errorf("memstore: revoke grant: %w: the grant's id and its session or agent are needed", session.ErrInvalid)
+	}
+	now, err := s.lock(ctx, "revoke grant")
+	if err != nil {
+		return session.Grant{}, err
+	}
+	defer s.mu.Unlock()
+	gl := s.grantListOf(&g, now, false)
+	if gl == nil {
+		return session.Grant{}, fmt.Errorf("memstore: revoke grant %s: %w", g.ID, session.ErrNotFound)
+	}
+	for i := range gl.grants {
+		if gl.grants[i].ID == g.ID && !expired(&gl.grants[i], now) {
+			out := gl.grants[i]
+			gl.grants = slices.Delete(gl.grants, i, i+1)
+			return out, nil
+		}
+	}
+	return session.Grant{}, fmt.Errorf("memstore: revoke grant %s: %w", g.ID, session.ErrNotFound)
+}
+
+// RevokeGrants removes the grants of sessionID and of agentID (each when
+// not empty) and returns them. Both empty is ErrInvalid: a revoke that
+// names nothing is a caller bug.
+func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]session.Grant, error) {
+	if sessionID == "" && agentID == "" {
+		return nil, fmt.Errorf("memstore: revoke grants: %w: session id and agent id are both empty", session.ErrInvalid)
+	}
+	now, err := s.lock(ctx, "revoke grants")
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []session.Grant
+	if gl := s.sessionGrants[sessionID]; sessionID != "" && gl != nil {
+		out = appendLive(out, gl, now, session.GrantQuery{})
+		s.grantExpiry.remove(gl.expiry)
 		delete(s.sessionGrants, sessionID)
 	}
-	if agentID != "" {
-		n += len(s.agentGrants[agentID])
+	if gl := s.agentGrants[agentID]; agentID != "" && gl != nil {
+		out = appendLive(out, gl, now, session.GrantQuery{})
 		delete(s.agentGrants, agentID)
 	}
-	return n, nil
+	return out, nil
+}
+
+// ExpireGrants removes and returns the expired grants of the lists indexed
+// under teams; see [session.Store.ExpireGrants].
+func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Grant, error) {
+	now, err := s.lock(ctx, "expire grants")
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []session.Grant
+	for _, t := range teams {
+		for ref := range s.teamGrants[t] {
+			var gl *grantList
+			if id, ok := cutRef(ref, "s:"); ok {
+				gl = s.sessionGrants[id]
+			} else if id, ok := cutRef(ref, "a:"); ok {
+				gl = s.agentGrants[id]
+			}
+			if gl == nil {
+				delete(s.teamGrants[t], ref) // the list is gone
+				continue
+			}
+			out = append(out, purgeExpired(gl, now)...)
+		}
+	}
+	return out, nil
 }

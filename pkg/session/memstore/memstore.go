@@ -47,9 +47,10 @@ type Store struct {
 	purge deadlines[*entry]
 
 	stops         map[string]string // session id → stop reason
-	sessionGrants map[string]*sessionGrants
+	sessionGrants map[string]*grantList
 	grantExpiry   deadlines[string] // session id by grant expiry
-	agentGrants   map[string]map[agentGrant]struct{}
+	agentGrants   map[string]*grantList
+	teamGrants    map[string]map[string]struct{} // team → owner refs (ownerRef)
 	// outbox holds the unacknowledged outbox entries, by request.
 	outbox map[key]*obEntry
 	// steps holds the scheduled escalation steps and page watches
@@ -65,12 +66,11 @@ type entry struct {
 	purge  *timer[*entry] // in Store.purge once settled and reported
 }
 
-type sessionGrants struct {
-	tools  map[string]struct{}
-	expiry *timer[string]
+// grantList is the grants of one session or agent, in creation order.
+type grantList struct {
+	grants []session.Grant
+	expiry *timer[string] // session lists: Retention after their last use
 }
-
-type agentGrant struct{ tool, pattern string }
 
 var _ session.Store = (*Store)(nil)
 
@@ -96,8 +96,9 @@ func New(opts Options) *Store {
 		byAgent:       make(map[string]map[*entry]struct{}),
 		byTeam:        make(map[string]map[*entry]struct{}),
 		stops:         make(map[string]string),
-		sessionGrants: make(map[string]*sessionGrants),
-		agentGrants:   make(map[string]map[agentGrant]struct{}),
+		sessionGrants: make(map[string]*grantList),
+		agentGrants:   make(map[string]*grantList),
+		teamGrants:    make(map[string]map[string]struct{}),
 	}
 }
 
@@ -171,6 +172,7 @@ func (s *Store) Close() error {
 	clear(s.stops)
 	clear(s.sessionGrants)
 	clear(s.agentGrants)
+	clear(s.teamGrants)
 	clear(s.steps)
 	s.expiry, s.purge, s.grantExpiry = deadlines[*entry]{}, deadlines[*entry]{}, deadlines[string]{}
 	return nil

@@ -34,7 +34,7 @@ func TestNothingOutlivesItsLifetime(t *testing.T) {
 		if _, _, err := storetest.Create(ctx, s, req); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: req.SessionID, Tool: "write"}); err != nil {
+		if _, _, _, err := s.AddGrant(ctx, session.Grant{Grant: messages.Grant{ID: req.ID, Scope: messages.ScopeSession, SessionID: req.SessionID, Tool: "write", Teams: []string{"default"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/testenv"
+	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/redisstore"
@@ -25,11 +26,11 @@ func BenchmarkHotPath(b *testing.B) {
 	req := w.request(time.Hour)
 	mustCreate(b, s, req)
 	for _, g := range []session.Grant{
-		{Kind: session.GrantSession, SessionID: req.SessionID, Tool: "write"},
-		{Kind: session.GrantAgent, AgentID: req.AgentID, Tool: "bash", Pattern: "git status *"},
-		{Kind: session.GrantAgent, AgentID: req.AgentID, Tool: "bash", Pattern: "npm run build"},
+		testGrant("g1", messages.ScopeSession, req.SessionID, "write"),
+		testGrant("g2", messages.ScopeAlwaysPrefix, req.AgentID, "bash", "git status *"),
+		testGrant("g3", messages.ScopeAlwaysPrefix, req.AgentID, "bash", "npm run build"),
 	} {
-		if err := s.AddGrant(ctx, g); err != nil {
+		if _, _, _, err := s.AddGrant(ctx, g); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +51,7 @@ func BenchmarkHotPath(b *testing.B) {
 		q := session.LookupQuery{SessionID: req.SessionID, RequestID: "new-" + req.ID, AgentID: req.AgentID}
 		for b.Loop() {
 			l, err := s.Lookup(ctx, q)
-			if err != nil || len(l.AgentGrants) != 2 {
+			if err != nil || len(l.Grants) != 3 {
 				b.Fatalf("Lookup = %+v, %v", l, err)
 			}
 		}

@@ -142,11 +142,18 @@ func everyMethod(s *redisstore.Store, rec *session.Record) []method {
 		{"ListPendingAgent", func(ctx context.Context) error { _, err := s.ListPendingAgent(ctx, rec.AgentID); return err }},
 		{"ListPendingTeam", func(ctx context.Context) error { _, err := s.ListPendingTeam(ctx, rec.Teams[0]); return err }},
 		{"AddGrant session", func(ctx context.Context) error {
-			return s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"})
+			_, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeSession, sess, "write"))
+			return err
 		}},
 		{"AddGrant agent", func(ctx context.Context) error {
-			return s.AddGrant(ctx, session.Grant{Kind: session.GrantAgent, AgentID: rec.AgentID, Tool: "bash", Pattern: "ls *"})
+			_, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeAlwaysPrefix, rec.AgentID, "bash", "ls *"))
+			return err
 		}},
+		{"ListGrants", func(ctx context.Context) error {
+			_, err := s.ListGrants(ctx, session.GrantQuery{Teams: []string{"default"}})
+			return err
+		}},
+		{"ExpireGrants", func(ctx context.Context) error { _, err := s.ExpireGrants(ctx, []string{"default"}); return err }},
 		{"RevokeGrants", func(ctx context.Context) error { _, err := s.RevokeGrants(ctx, sess, rec.AgentID); return err }},
 		{"CancelSession", func(ctx context.Context) error {
 			_, err := s.CancelSession(ctx, sess, []string{rec.ID}, denyAll)
@@ -210,4 +217,17 @@ func names(cmds [][]any) []string {
 		out = append(out, strings.ToUpper(fmt.Sprint(c[0])))
 	}
 	return out
+}
+
+// testGrant builds a grant of the default team for owner, a session id
+// (scope session) or an agent id.
+func testGrant(id string, scope messages.Scope, owner, tool string, patterns ...string) session.Grant {
+	g := session.Grant{Grant: messages.Grant{ID: id, Scope: scope, Tool: tool, Patterns: patterns, Teams: []string{"default"},
+		Approvers: []messages.Approver{{ID: "alice"}}, RequestID: "r-" + id}}
+	if scope == messages.ScopeSession {
+		g.SessionID = owner
+	} else {
+		g.AgentID = owner
+	}
+	return g
 }

@@ -40,6 +40,10 @@ func (k keys) agentGrants(agent string) string { return k.prefix + ":agent:{" + 
 func (k keys) agentIndex(agent string) string  { return k.prefix + ":agent:{" + agent + "}:sessions" }
 func (k keys) teamIndex(team string) string    { return k.prefix + ":team:{" + team + "}:sessions" }
 
+// teamGrants is the set of grant lists ("s:<session>", "a:<agent>") that
+// hold grants approved for team.
+func (k keys) teamGrants(team string) string { return k.prefix + ":team:{" + team + "}:grants" }
+
 // due returns the due-index shard of a session.
 func (k keys) due(sess string) string { return k.dueShard(shardOf(sess)) }
 

@@ -77,10 +77,10 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	sess := uniq("sess")
 	r := mustCreate(t, s, request(sess, time.Minute))
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeSession, sess, "write")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantAgent, AgentID: r.AgentID, Tool: "bash", Pattern: "git push *"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeAlwaysPrefix, r.AgentID, "bash", "git push *")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,9 +89,9 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 		q    session.LookupQuery
 		cmds []string
 	}{
-		{"a new request with an agent", session.LookupQuery{SessionID: sess, RequestID: uniq("req"), AgentID: r.AgentID}, []string{"MGET", "GETEX", "GET"}},
-		{"a retry of a stored request", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID}, []string{"MGET", "GETEX", "GET"}},
-		{"a session without an agent", session.LookupQuery{SessionID: sess}, []string{"MGET", "GETEX"}},
+		{"a new request with an agent", session.LookupQuery{SessionID: sess, RequestID: uniq("req"), AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "GET"}},
+		{"a retry of a stored request", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "GET"}},
+		{"a session without an agent", session.LookupQuery{SessionID: sess}, []string{"MGET", "TIME", "GETEX"}},
 		{"an allow or a deny, which needs no grants", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID, SkipGrants: true}, []string{"MGET"}},
 	}
 	for _, tc := range tests {
@@ -101,12 +101,15 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantTools := []string{"write"}
-			if tc.q.SkipGrants {
-				wantTools = nil
+			want := 1
+			if tc.q.AgentID != "" {
+				want = 2
 			}
-			if !slices.Equal(l.SessionTools, wantTools) {
-				t.Errorf("SessionTools = %v, want %v", l.SessionTools, wantTools)
+			if tc.q.SkipGrants {
+				want = 0
+			}
+			if len(l.Grants) != want {
+				t.Errorf("Grants = %+v, want %d", l.Grants, want)
 			}
 			if tc.q.RequestID == r.ID && l.Existing == nil {
 				t.Error("the stored record is missing")
@@ -373,10 +376,10 @@ func TestSessionGrantsExpireAgentGrantsAndStopStay(t *testing.T) {
 	s := newStore(t, options(srv.URL(), retention))
 	ctx := context.Background()
 	sess, agent := uniq("sess"), uniq("agent")
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeSession, sess, "write")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantAgent, AgentID: agent, Tool: "bash"}); err != nil {
+	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeAlways, agent, "bash")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Stop(ctx, sess, "stop", denyAll); err != nil {
@@ -689,7 +692,7 @@ func TestOutOfMemoryRefusesNewStateButSettlesAndExpires(t *testing.T) {
 	if _, _, err := s.Prepare(ctx, request(sess, time.Minute)); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") {
 		t.Errorf("Prepare out of memory: err = %v, want ErrUnavailable (OOM)", err)
 	}
-	if err := s.AddGrant(ctx, session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"}); !errors.Is(err, session.ErrUnavailable) {
+	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeSession, sess, "write")); !errors.Is(err, session.ErrUnavailable) {
 		t.Errorf("AddGrant out of memory: err = %v, want ErrUnavailable", err)
 	}
 	if l, err := s.Lookup(ctx, session.LookupQuery{SessionID: sess, RequestID: voted.ID, AgentID: voted.AgentID}); err != nil || l.Existing == nil {

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -348,10 +347,11 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	}
 	var (
 		stopRec *redis.SliceCmd
-		tools   *redis.StringCmd
+		now     *redis.TimeCmd
+		sess    *redis.StringCmd
 		agent   *redis.StringCmd
 	)
-	cmds := make([]redis.Cmder, 0, 3)
+	cmds := make([]redis.Cmder, 0, 4)
 	mget := make([]any, 1, 1+len(sessKeys))
 	mget[0] = "mget"
 	for _, k := range sessKeys {
@@ -360,9 +360,11 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	stopRec = redis.NewSliceCmd(ctx, mget...)
 	cmds = append(cmds, stopRec)
 	if !q.SkipGrants {
-		// Not for an allow or a deny, which need no grants.
-		tools = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
-		cmds = append(cmds, tools)
+		// Not for an allow or a deny, which need no grants. TIME rides
+		// along: grants expire by Redis's clock, not this process's.
+		now = redis.NewTimeCmd(ctx, "time")
+		sess = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
+		cmds = append(cmds, now, sess)
 		if q.AgentID != "" {
 			agent = redis.NewStringCmd(ctx, "get", s.k.agentGrants(q.AgentID))
 			cmds = append(cmds, agent)
@@ -394,32 +396,19 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 			}
 		}
 	}
-	if tools == nil {
+	if sess == nil {
 		return l, nil
 	}
-	if l.SessionTools, err = splitFields(tools.Val()); err != nil {
+	t := now.Val()
+	if l.Grants, err = parseList(nil, sess.Val(), true, q.SessionID, t, session.GrantQuery{}); err != nil {
 		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("session grants: %w", err))
 	}
-	slices.Sort(l.SessionTools)
 	if agent != nil {
-		entries, err := splitFields(agent.Val())
-		if err != nil {
+		if l.Grants, err = parseList(l.Grants, agent.Val(), false, q.AgentID, t, session.GrantQuery{}); err != nil {
 			return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grants: %w", err))
 		}
-		for _, e := range entries {
-			tool, pattern, ok := parseAgentGrantMember(e)
-			if !ok {
-				return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grant %q", e))
-			}
-			l.AgentGrants = append(l.AgentGrants, session.Grant{Kind: session.GrantAgent, AgentID: q.AgentID, Tool: tool, Pattern: pattern})
-		}
-		slices.SortFunc(l.AgentGrants, compareGrants)
 	}
 	return l, nil
-}
-
-func compareGrants(a, b session.Grant) int {
-	return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Pattern, b.Pattern))
 }
 
 // corrupt reports a reply or record the store cannot read: a bug or

@@ -25,10 +25,13 @@
 //     requests and return only those. CancelSession skips unknown and
 //     settled ids; an empty id is ErrInvalid.
 //   - RevokeGrants with neither a session nor an agent is ErrInvalid;
-//     AddGrant refuses a pattern on a session grant.
+//     AddGrant validates with [session.Grant.Validate]; a grant with a
+//     stored id is not stored again. RevokeGrant is atomic against Lookup;
+//     grants expire by the store's clock and ExpireGrants reports each
+//     expired grant once.
 //   - Lifetimes: settled requests are readable for the retention, then
 //     ErrNotFound; a session's grants lapse a retention after their last
-//     AddGrant or Lookup; agent grants last until revoked; a stop signal
+//     AddGrant or Lookup; agent grants last until revoked or their expiry; a stop signal
 //     lasts until NewTurn.
 //   - A deny with Vote.Stop sets the stop signal in the same call; a
 //     stopped session approves nothing (Decide or Settle), denies apply.

@@ -1,150 +1,387 @@
 package storetest
 
 import (
-	"cmp"
+	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// grantTests cover AddGrant, Lookup of grants and RevokeGrants.
+// grantTests cover AddGrant, Lookup of grants, ListGrants, RevokeGrant,
+// RevokeGrants and ExpireGrants.
 func (r *runner) grantTests() []test {
 	return []test{
-		{"Lookup returns the session's tools and the agent's grants and nobody else's", testGrants},
-		{"Adding an existing grant is a no-op", testGrantTwice},
-		{"RevokeGrants removes session and agent grants and counts them", testRevoke},
+		{"Lookup returns the session's and the agent's grants and nobody else's", testGrants},
+		{"Adding a grant with a stored id returns the stored one", testGrantTwice},
+		{"ListGrants selects by session, agent and teams", testListGrants},
+		{"RevokeGrant removes one grant by id", testRevokeOne},
+		{"RevokeGrants removes session and agent grants and returns them", testRevoke},
 		{"AddGrant rejects malformed grants", testGrantInvalid},
 		{"RevokeGrants with neither a session nor an agent is invalid", testRevokeInvalid},
+		{"A revoke racing lookups is seen by every lookup that starts after it", testRevokeRace},
+		{"Grants expire by the store's clock, each reported expired once", r.testGrantExpiry},
 	}
 }
 
-func (e *env) lookupGrants(t *testing.T, sess, agent string) ([]string, []session.Grant) {
+// sessionGrant and agentGrant build grants to add; ids are unique per test.
+func (e *env) sessionGrant(sess, tool string, patterns ...string) session.Grant {
+	return session.Grant{Grant: messages.Grant{ID: e.name("gr"), Scope: messages.ScopeSession, SessionID: sess, Tool: tool,
+		Patterns: patterns, Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "alice", Channel: "web"}}, RequestID: e.name("req")},
+		Origin: sess}
+}
+
+func (e *env) agentGrant(agent, tool string, patterns ...string) session.Grant {
+	scope := messages.ScopeAlways
+	if len(patterns) > 0 {
+		scope = messages.ScopeAlwaysPrefix
+	}
+	return session.Grant{Grant: messages.Grant{ID: e.name("gr"), Scope: scope, AgentID: agent, Tool: tool, Patterns: patterns,
+		Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "carol"}, {ID: "dave", Channel: "slack"}}, RequestID: e.name("req")},
+		Origin: e.name("sess")}
+}
+
+func (e *env) lookupGrants(t *testing.T, sess, agent string) []session.Grant {
 	t.Helper()
 	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent})
 	if err != nil {
 		t.Fatalf("Lookup(%s, %s): %v", sess, agent, err)
 	}
-	tools := sorted(l.SessionTools)
-	grants := slices.Clone(l.AgentGrants)
-	slices.SortFunc(grants, func(a, b session.Grant) int {
-		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Pattern, b.Pattern))
-	})
-	return tools, grants
+	return l.Grants
 }
 
-func (e *env) addGrants(t *testing.T, gs ...session.Grant) {
+// addGrants adds gs and returns them as stored.
+func (e *env) addGrants(t *testing.T, gs ...session.Grant) []session.Grant {
 	t.Helper()
-	for _, g := range gs {
-		if err := e.s.AddGrant(e.ctx, g); err != nil {
-			t.Fatalf("AddGrant(%+v): %v", g, err)
+	out := make([]session.Grant, len(gs))
+	for i, g := range gs {
+		stored, created, _, err := e.s.AddGrant(e.ctx, g)
+		if err != nil || !created {
+			t.Fatalf("AddGrant(%+v) = created %v, %v", g, created, err)
 		}
+		out[i] = stored
+	}
+	return out
+}
+
+// grantIDs returns the ids of gs, in order.
+func grantIDs(gs []session.Grant) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.ID
+	}
+	return out
+}
+
+// sameGrant reports whether got is want as stored: every wire field, the
+// origin, and the store's times.
+func sameGrant(t *testing.T, what string, got, want session.Grant) {
+	t.Helper()
+	if got.ID != want.ID || got.Scope != want.Scope || got.SessionID != want.SessionID || got.AgentID != want.AgentID ||
+		got.Tool != want.Tool || !slices.Equal(got.Patterns, want.Patterns) || !slices.Equal(got.Teams, want.Teams) ||
+		!slices.Equal(got.Approvers, want.Approvers) || got.RequestID != want.RequestID || got.Origin != want.Origin ||
+		!got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) || got.Legacy != want.Legacy || got.MaxAge != 0 {
+		t.Errorf("%s = %+v, want %+v", what, got, want)
 	}
 }
 
 func testGrants(t *testing.T, e *env) {
 	sess, otherSess := e.name("sess"), e.name("sess")
 	agent, otherAgent := e.name("agent"), e.name("agent")
-	agentGrants := []session.Grant{
-		{Kind: session.GrantAgent, AgentID: agent, Tool: "bash", Pattern: "git push *"},
-		{Kind: session.GrantAgent, AgentID: agent, Tool: "bash", Pattern: "npm run build"},
-		{Kind: session.GrantAgent, AgentID: agent, Tool: "mcp__github__create_issue"},
-	}
-	e.addGrants(t,
-		session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"},
-		session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "edit"},
-		session.Grant{Kind: session.GrantSession, SessionID: otherSess, Tool: "bash"},
-		session.Grant{Kind: session.GrantAgent, AgentID: otherAgent, Tool: "write"},
+	before := e.now(t)
+	want := e.addGrants(t,
+		e.sessionGrant(sess, "write"),
+		e.sessionGrant(sess, "bash", "npm install *", "npm run build"),
 	)
-	e.addGrants(t, agentGrants...)
+	e.addGrants(t, e.sessionGrant(otherSess, "bash"), e.agentGrant(otherAgent, "write"))
+	aged := e.agentGrant(agent, "bash", "git push *")
+	aged.MaxAge = time.Hour
+	want = append(want, e.addGrants(t, aged, e.agentGrant(agent, "mcp__github__create_issue"))...)
+	after := e.now(t)
 
-	tools, grants := e.lookupGrants(t, sess, agent)
-	if !slices.Equal(tools, []string{"edit", "write"}) {
-		t.Errorf("SessionTools = %v, want [edit write]", tools)
+	got := e.lookupGrants(t, sess, agent)
+	if !slices.Equal(grantIDs(got), grantIDs(want)) {
+		t.Fatalf("Lookup grants = %v, want %v (session's, then agent's, in creation order)", grantIDs(got), grantIDs(want))
 	}
-	if !slices.Equal(grants, agentGrants) {
-		t.Errorf("AgentGrants = %+v, want %+v", grants, agentGrants)
+	for i := range got {
+		sameGrant(t, "grant "+got[i].ID, got[i], want[i])
+		between(t, "CreatedAt", got[i].CreatedAt, before, after)
 	}
-	if tools, grants := e.lookupGrants(t, e.name("sess"), ""); len(tools) != 0 || len(grants) != 0 {
-		t.Errorf("Lookup of a fresh session without an agent = %v, %v; want nothing", tools, grants)
+	if want[2].ExpiresAt.Sub(want[2].CreatedAt) != time.Hour {
+		t.Errorf("ExpiresAt - CreatedAt = %v, want the MaxAge 1h", want[2].ExpiresAt.Sub(want[2].CreatedAt))
 	}
-	if tools, _ := e.lookupGrants(t, otherSess, ""); !slices.Equal(tools, []string{"bash"}) {
-		t.Errorf("other session's tools = %v, want [bash]", tools)
+	if !want[0].ExpiresAt.IsZero() {
+		t.Errorf("a grant without MaxAge expires at %v, want never", want[0].ExpiresAt)
+	}
+	if gs := e.lookupGrants(t, e.name("sess"), ""); len(gs) != 0 {
+		t.Errorf("Lookup of a fresh session without an agent = %+v; want nothing", gs)
+	}
+	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent, SkipGrants: true}); err != nil || len(l.Grants) != 0 {
+		t.Errorf("Lookup with SkipGrants = %+v, %v; want no grants", l.Grants, err)
 	}
 }
 
 func testGrantTwice(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
-	sg := session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"}
-	ag := session.Grant{Kind: session.GrantAgent, AgentID: agent, Tool: "bash", Pattern: "ls *"}
-	e.addGrants(t, sg, ag, sg, ag)
-	tools, grants := e.lookupGrants(t, sess, agent)
-	if !slices.Equal(tools, []string{"write"}) || !slices.Equal(grants, []session.Grant{ag}) {
-		t.Errorf("Lookup = %v, %+v; want each grant once", tools, grants)
+	sg, ag := e.sessionGrant(sess, "write"), e.agentGrant(agent, "bash", "ls *")
+	stored := e.addGrants(t, sg, ag)
+	for i, g := range []session.Grant{sg, ag} {
+		again := g
+		again.Tool = "edit" // a retry carries the same grant; the stored one stands
+		got, created, _, err := e.s.AddGrant(e.ctx, again)
+		if err != nil || created {
+			t.Fatalf("second AddGrant = created %v, %v; want not created", created, err)
+		}
+		sameGrant(t, "second AddGrant", got, stored[i])
 	}
-	if n, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil || n != 2 {
-		t.Errorf("RevokeGrants = %d, %v; want 2", n, err)
+	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored)) || gs[0].Tool != "write" {
+		t.Errorf("Lookup = %+v; want each grant once, as first stored", gs)
 	}
+}
+
+func testListGrants(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	team := e.name("team")
+	sg := e.sessionGrant(sess, "write")
+	sg.Teams = []string{team, "default"}
+	ag := e.agentGrant(agent, "bash", "git push *")
+	ag.Teams = []string{team}
+	other := e.agentGrant(agent, "edit")
+	stored := e.addGrants(t, sg, ag, other)
+
+	list := func(q session.GrantQuery) []string {
+		t.Helper()
+		gs, err := e.s.ListGrants(e.ctx, q)
+		if err != nil {
+			t.Fatalf("ListGrants(%+v): %v", q, err)
+		}
+		return grantIDs(gs)
+	}
+	if got := list(session.GrantQuery{SessionID: sess}); !slices.Equal(got, grantIDs(stored[:1])) {
+		t.Errorf("by session = %v, want %v", got, grantIDs(stored[:1]))
+	}
+	if got := list(session.GrantQuery{AgentID: agent}); !slices.Equal(got, grantIDs(stored[1:])) {
+		t.Errorf("by agent = %v, want %v", got, grantIDs(stored[1:]))
+	}
+	if got := list(session.GrantQuery{SessionID: sess, AgentID: agent, Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
+		t.Errorf("by session and agent for team = %v, want %v", got, grantIDs(stored[:2]))
+	}
+	if got := list(session.GrantQuery{Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
+		t.Errorf("by team = %v, want %v (session grants first)", got, grantIDs(stored[:2]))
+	}
+	if got := list(session.GrantQuery{Teams: []string{e.name("team")}}); len(got) != 0 {
+		t.Errorf("by an unused team = %v, want nothing", got)
+	}
+	if _, err := e.s.ListGrants(e.ctx, session.GrantQuery{}); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("ListGrants selecting nothing: err = %v, want ErrInvalid", err)
+	}
+	if _, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(session.GrantQuery{Teams: []string{team}}); len(got) != 0 {
+		t.Errorf("by team after revoking everything = %v, want nothing", got)
+	}
+}
+
+func testRevokeOne(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	stored := e.addGrants(t, e.sessionGrant(sess, "write"), e.sessionGrant(sess, "edit"), e.agentGrant(agent, "bash", "ls *"))
+	got, err := e.s.RevokeGrant(e.ctx, stored[0])
+	if err != nil {
+		t.Fatalf("RevokeGrant: %v", err)
+	}
+	sameGrant(t, "revoked", got, stored[0])
+	// Only the id and owner matter: a grant as listed or as a bare reference.
+	ref := session.Grant{Grant: messages.Grant{ID: stored[2].ID, Scope: stored[2].Scope, AgentID: agent}}
+	if _, err := e.s.RevokeGrant(e.ctx, ref); err != nil {
+		t.Fatalf("RevokeGrant by reference: %v", err)
+	}
+	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
+		t.Errorf("after revoking two: %v, want %v", grantIDs(gs), grantIDs(stored[1:2]))
+	}
+	_, err = e.s.RevokeGrant(e.ctx, stored[0])
+	wantErr(t, "second RevokeGrant", err, session.ErrNotFound)
+	wrongOwner := stored[1]
+	wrongOwner.SessionID = e.name("sess")
+	_, err = e.s.RevokeGrant(e.ctx, wrongOwner)
+	wantErr(t, "RevokeGrant in another session", err, session.ErrNotFound)
+	_, err = e.s.RevokeGrant(e.ctx, session.Grant{Grant: messages.Grant{Scope: messages.ScopeSession, SessionID: sess}})
+	wantErr(t, "RevokeGrant without an id", err, session.ErrInvalid)
 }
 
 func testRevoke(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
 	otherSess, otherAgent := e.name("sess"), e.name("agent")
-	e.addGrants(t,
-		session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "write"},
-		session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "edit"},
-		session.Grant{Kind: session.GrantSession, SessionID: otherSess, Tool: "edit"},
-		session.Grant{Kind: session.GrantAgent, AgentID: agent, Tool: "bash", Pattern: "git push *"},
-		session.Grant{Kind: session.GrantAgent, AgentID: agent, Tool: "write"},
-		session.Grant{Kind: session.GrantAgent, AgentID: agent, Tool: "edit"},
-		session.Grant{Kind: session.GrantAgent, AgentID: otherAgent, Tool: "edit"},
+	stored := e.addGrants(t,
+		e.sessionGrant(sess, "write"),
+		e.sessionGrant(sess, "edit"),
+		e.agentGrant(agent, "bash", "git push *"),
+		e.agentGrant(agent, "write"),
+		e.agentGrant(agent, "edit"),
 	)
-	if n, err := e.s.RevokeGrants(e.ctx, sess, ""); err != nil || n != 2 {
-		t.Fatalf("RevokeGrants(session) = %d, %v; want 2", n, err)
+	others := e.addGrants(t, e.sessionGrant(otherSess, "edit"), e.agentGrant(otherAgent, "edit"))
+	gs, err := e.s.RevokeGrants(e.ctx, sess, "")
+	if err != nil || !slices.Equal(grantIDs(gs), grantIDs(stored[:2])) {
+		t.Fatalf("RevokeGrants(session) = %v, %v; want %v", grantIDs(gs), err, grantIDs(stored[:2]))
 	}
-	tools, grants := e.lookupGrants(t, sess, agent)
-	if len(tools) != 0 || len(grants) != 3 {
-		t.Errorf("after revoking the session: tools %v, agent grants %+v; want none and 3", tools, grants)
+	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[2:])) {
+		t.Errorf("after revoking the session: %v; want the agent's %v", grantIDs(gs), grantIDs(stored[2:]))
 	}
-	if n, err := e.s.RevokeGrants(e.ctx, "", agent); err != nil || n != 3 {
-		t.Fatalf("RevokeGrants(agent) = %d, %v; want 3", n, err)
+	if gs, err := e.s.RevokeGrants(e.ctx, "", agent); err != nil || len(gs) != 3 {
+		t.Fatalf("RevokeGrants(agent) = %d grants, %v; want 3", len(gs), err)
 	}
-	if tools, grants := e.lookupGrants(t, sess, agent); len(tools) != 0 || len(grants) != 0 {
-		t.Errorf("after revoking both: %v, %+v; want nothing", tools, grants)
+	if gs := e.lookupGrants(t, sess, agent); len(gs) != 0 {
+		t.Errorf("after revoking both: %+v; want nothing", gs)
 	}
-	if n, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil || n != 0 {
-		t.Errorf("second RevokeGrants = %d, %v; want 0", n, err)
+	if gs, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil || len(gs) != 0 {
+		t.Errorf("second RevokeGrants = %v, %v; want none", gs, err)
 	}
-	if tools, grants := e.lookupGrants(t, otherSess, otherAgent); len(tools) != 1 || len(grants) != 1 {
-		t.Errorf("others' grants after revoking = %v, %+v; want untouched", tools, grants)
+	if gs := e.lookupGrants(t, otherSess, otherAgent); !slices.Equal(grantIDs(gs), grantIDs(others)) {
+		t.Errorf("others' grants after revoking = %v, want untouched %v", grantIDs(gs), grantIDs(others))
 	}
 }
 
 func testGrantInvalid(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
+	edit := func(g session.Grant, f func(*session.Grant)) session.Grant { f(&g); return g }
+	base := e.sessionGrant(sess, "write")
 	tests := []struct {
 		name string
 		g    session.Grant
 	}{
-		{"no kind", session.Grant{SessionID: sess, Tool: "write"}},
-		{"unknown kind", session.Grant{Kind: "turn", SessionID: sess, Tool: "write"}},
-		{"session grant without a session", session.Grant{Kind: session.GrantSession, AgentID: agent, Tool: "write"}},
-		{"session grant without a tool", session.Grant{Kind: session.GrantSession, SessionID: sess}},
-		{"session grant with a pattern", session.Grant{Kind: session.GrantSession, SessionID: sess, Tool: "bash", Pattern: "ls *"}},
-		{"agent grant without an agent", session.Grant{Kind: session.GrantAgent, SessionID: sess, Tool: "write"}},
-		{"agent grant without a tool", session.Grant{Kind: session.GrantAgent, AgentID: agent, Pattern: "ls *"}},
+		{"no id", edit(base, func(g *session.Grant) { g.ID = "" })},
+		{"no scope", edit(base, func(g *session.Grant) { g.Scope = "" })},
+		{"scope once", edit(base, func(g *session.Grant) { g.Scope = messages.ScopeOnce })},
+		{"session grant without a session", edit(base, func(g *session.Grant) { g.SessionID, g.AgentID = "", agent })},
+		{"always grant without an agent", edit(base, func(g *session.Grant) { g.Scope = messages.ScopeAlways })},
+		{"no tool", edit(base, func(g *session.Grant) { g.Tool = "" })},
+		{"no team", edit(base, func(g *session.Grant) { g.Teams = nil })},
+		{"an empty team", edit(base, func(g *session.Grant) { g.Teams = []string{""} })},
+		{"an empty pattern", edit(base, func(g *session.Grant) { g.Patterns = []string{""} })},
+		{"a negative max age", edit(base, func(g *session.Grant) { g.MaxAge = -time.Second })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantErr(t, "AddGrant", e.s.AddGrant(e.ctx, tc.g), session.ErrInvalid)
+			_, _, _, err := e.s.AddGrant(e.ctx, tc.g)
+			wantErr(t, "AddGrant", err, session.ErrInvalid)
 		})
 	}
-	if tools, grants := e.lookupGrants(t, sess, agent); len(tools) != 0 || len(grants) != 0 {
-		t.Errorf("invalid grants were stored: %v, %+v", tools, grants)
+	if gs := e.lookupGrants(t, sess, agent); len(gs) != 0 {
+		t.Errorf("invalid grants were stored: %+v", gs)
 	}
 }
 
 func testRevokeInvalid(t *testing.T, e *env) {
 	_, err := e.s.RevokeGrants(e.ctx, "", "")
 	wantErr(t, "RevokeGrants", err, session.ErrInvalid)
+}
+
+// testRevokeRace runs lookups against a revoke: a lookup that started after
+// RevokeGrant returned never sees the grant, and every lookup sees either
+// the whole list before the revoke or the list without the grant.
+func testRevokeRace(t *testing.T, e *env) {
+	sess := e.name("sess")
+	stored := e.addGrants(t, e.sessionGrant(sess, "bash", "npm install *"), e.sessionGrant(sess, "write"))
+	var revoked atomic.Bool
+	var wg sync.WaitGroup
+	var seenAfter, seenBefore atomic.Int64
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Go(func() {
+			for i := 0; i < 200; i++ {
+				after := revoked.Load()
+				l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess})
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids := grantIDs(l.Grants)
+				switch {
+				case slices.Equal(ids, grantIDs(stored)):
+					if after {
+						seenAfter.Add(1)
+					}
+					seenBefore.Add(1)
+				case slices.Equal(ids, grantIDs(stored[1:])):
+				default:
+					errs <- errors.New("a lookup saw a list that is neither before nor after the revoke")
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := e.s.RevokeGrant(e.ctx, stored[0]); err != nil {
+		t.Fatalf("RevokeGrant: %v", err)
+	}
+	revoked.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := seenAfter.Load(); n > 0 {
+		t.Errorf("%d lookups that started after RevokeGrant returned still saw the grant", n)
+	}
+}
+
+// testGrantExpiry checks expiry by the store's clock: an expired grant is
+// gone from Lookup and ListGrants, and ExpireGrants, called concurrently,
+// reports it exactly once.
+func (r *runner) testGrantExpiry(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	team := e.name("team")
+	short := e.sessionGrant(sess, "write")
+	short.Teams, short.MaxAge = []string{team}, 300*time.Millisecond
+	long := e.agentGrant(agent, "bash", "ls *")
+	long.Teams, long.MaxAge = []string{team}, time.Hour
+	shortAgent := e.agentGrant(agent, "edit")
+	shortAgent.Teams, shortAgent.MaxAge = []string{team}, 300*time.Millisecond
+	stored := e.addGrants(t, short, long, shortAgent)
+	if gs := e.lookupGrants(t, sess, agent); len(gs) != 3 {
+		t.Fatalf("before the expiry: %v, want all three", grantIDs(gs))
+	}
+	deadline := stored[2].ExpiresAt
+	for e.now(t).Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
+		t.Errorf("after the expiry: Lookup = %v, want only %v", grantIDs(gs), grantIDs(stored[1:2]))
+	}
+	if gs, err := e.s.ListGrants(e.ctx, session.GrantQuery{Teams: []string{team}}); err != nil || !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
+		t.Errorf("after the expiry: ListGrants = %v, %v; want only %v", grantIDs(gs), err, grantIDs(stored[1:2]))
+	}
+	_, err := e.s.RevokeGrant(e.ctx, stored[0])
+	wantErr(t, "RevokeGrant of an expired grant", err, session.ErrNotFound)
+
+	var mu sync.Mutex
+	var expired []string
+	var wg sync.WaitGroup
+	teams := []string{team, e.name("team")}
+	for range 4 {
+		wg.Go(func() {
+			gs, err := e.s.ExpireGrants(e.ctx, teams)
+			if err != nil {
+				t.Errorf("ExpireGrants: %v", err)
+				return
+			}
+			mu.Lock()
+			expired = append(expired, grantIDs(gs)...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(expired)
+	want := []string{stored[0].ID, stored[2].ID}
+	slices.Sort(want)
+	if !slices.Equal(expired, want) {
+		t.Errorf("ExpireGrants reported %v, want each expired grant once: %v", expired, want)
+	}
+	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
+		t.Errorf("after ExpireGrants: %v, want the live grant %v", grantIDs(gs), grantIDs(stored[1:2]))
+	}
 }

@@ -66,9 +66,16 @@ func testClose(t *testing.T, e *env) {
 		"ListPendingAgent":   func() error { _, err := e.s.ListPendingAgent(e.ctx, rec.AgentID); return err },
 		"ListPendingTeam":    func() error { _, err := e.s.ListPendingTeam(e.ctx, rec.Teams[0]); return err },
 		"AddGrant": func() error {
-			return e.s.AddGrant(e.ctx, session.Grant{Kind: session.GrantSession, SessionID: rec.SessionID, Tool: "write"})
+			_, _, _, err := e.s.AddGrant(e.ctx, e.sessionGrant(rec.SessionID, "write"))
+			return err
 		},
+		"ListGrants": func() error {
+			_, err := e.s.ListGrants(e.ctx, session.GrantQuery{SessionID: rec.SessionID})
+			return err
+		},
+		"RevokeGrant":   func() error { _, err := e.s.RevokeGrant(e.ctx, e.sessionGrant(rec.SessionID, "write")); return err },
 		"RevokeGrants":  func() error { _, err := e.s.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
+		"ExpireGrants":  func() error { _, err := e.s.ExpireGrants(e.ctx, []string{"default"}); return err },
 		"Stop":          func() error { _, err := e.s.Stop(e.ctx, rec.SessionID, "stop", mk); return err },
 		"NewTurn":       func() error { _, err := e.s.NewTurn(e.ctx, rec.SessionID); return err },
 		"CancelSession": func() error { _, err := e.s.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },

@@ -1,20 +1,60 @@
--- grant_add: add an entry to a grant list (a string of fields, so that the
--- hot path reads it with a plain GET) unless it is there already.
--- KEYS[1] grant list; ARGV[1] entry, ARGV[2] TTL (ms) or '' for none
+-- grant_add: add a grant to a grant list (a string of fields, so that the
+-- hot path reads it with a plain GET) unless one with its id is there, and
+-- remove the list's expired grants on the way (docs/STATE.md "Grants").
+-- An entry is 'g1 <id> <created µs> <expires µs, 0: none> <json>'; other
+-- entries are grants stored before grants were objects (legacy), kept.
+-- KEYS[1] grant list; ARGV[1] id, ARGV[2] max age (µs, '0': none),
+-- ARGV[3] json, ARGV[4] list TTL (ms) for a session list, '' for an agent's
+-- → {created 0|1, the entry with that id, purged entries...}
+local now = now_us()
 local v = redis.call('GET', KEYS[1]) or ''
-local present = false
-for _, e in ipairs(dec(v)) do
-  if e == ARGV[1] then
-    present = true
-    break
+local keep, purged, found = {}, {}, nil
+local forever, last = false, 0
+local function note(exp)
+  if exp == nil or exp == 0 then
+    forever = true
+  elseif exp > last then
+    last = exp
   end
 end
-if not present then
-  v = v .. enc({ARGV[1]})
+for _, e in ipairs(dec(v)) do
+  local id, exp = string.match(e, '^g1 (%S+) %d+ (%d+) ')
+  exp = tonumber(exp)
+  if id and exp ~= 0 and exp <= now then
+    purged[#purged + 1] = e
+  else
+    keep[#keep + 1] = e
+    note(exp)
+    if id == ARGV[1] then
+      found = e
+    end
+  end
 end
-if ARGV[2] ~= '' then
-  redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
-elseif not present then
-  redis.call('SET', KEYS[1], v)
+local created = 0
+if not found then
+  local exp = 0
+  if ARGV[2] ~= '0' then
+    exp = now + tonumber(ARGV[2])
+  end
+  found = 'g1 ' .. ARGV[1] .. ' ' .. num(now) .. ' ' .. num(exp) .. ' ' .. ARGV[3]
+  keep[#keep + 1] = found
+  note(exp)
+  created = 1
 end
-return 1
+if created == 1 or #purged > 0 then
+  redis.call('SET', KEYS[1], enc(keep))
+end
+if ARGV[4] ~= '' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+elseif forever then
+  redis.call('PERSIST', KEYS[1])
+else
+  -- Every grant of the agent expires: Redis drops the list a day after
+  -- the last, time enough for ExpireGrants to report each expiry first.
+  redis.call('PEXPIREAT', KEYS[1], num(math.floor(last / 1000) + 86400000))
+end
+local out = {created, found}
+for _, e in ipairs(purged) do
+  out[#out + 1] = e
+end
+return out

@@ -1,8 +1,18 @@
--- revoke: delete a grant list and report how many grants it held.
--- KEYS[1] grant list → count
+-- revoke: delete a grant list and return its live entries (expired ones
+-- were no longer grants).
+-- KEYS[1] grant list → {entries...}
 local v = redis.call('GET', KEYS[1])
 if not v then
-  return 0
+  return {}
 end
 redis.call('DEL', KEYS[1])
-return #dec(v)
+local now = now_us()
+local out = {}
+for _, e in ipairs(dec(v)) do
+  local id, exp = string.match(e, '^g1 (%S+) %d+ (%d+) ')
+  exp = tonumber(exp)
+  if not id or exp == 0 or exp > now then
+    out[#out + 1] = e
+  end
+end
+return out

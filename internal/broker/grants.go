@@ -1,0 +1,363 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// Grants (docs/POLICY.md "Grants"): an approval with scope session or
+// always records one grant object; a later ask is allowed by grants only
+// when policy.GrantNeed.SettledBy says their approvers could have settled
+// it, and the same rule decides which standing answers a question offers.
+
+// grantID is the id of the grant an approval of a request makes: the same
+// on every replica and every outbox retry, so that storing it twice is a
+// no-op.
+func grantID(sessionID, requestID string) string {
+	sum := sha256.Sum256([]byte(sessionID + "\x00" + requestID))
+	return "gr_" + hex.EncodeToString(sum[:10])
+}
+
+// grantAuthority is what stands behind g.
+func grantAuthority(g *session.Grant) policy.Authority {
+	return policy.Authority{Teams: g.Teams, Approvers: g.ApproverCount()}
+}
+
+// grantsAllowing returns the grants that turn the ask d of tool into an
+// allow, or nil. Only grants whose approvers could have settled the
+// question count (need.SettledBy); a deny or an allow is never a grant's.
+// A whole-tool grant covers every grantable call of its tool; for a shell
+// command, the patterns of the eligible grants together must cover every
+// sub-command (policy.PrefixCovered), and the grants returned are the ones
+// that cover is made of.
+func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool string, grants []session.Grant) []session.Grant {
+	if d.Action != policy.Ask || len(grants) == 0 {
+		return nil
+	}
+	need := pol.NeedOf(d)
+	if need.NotGrantable != "" {
+		return nil
+	}
+	var eligible []session.Grant
+	for i := range grants {
+		g := &grants[i]
+		if g.Tool != tool {
+			continue
+		}
+		if ok, _ := need.SettledBy(grantAuthority(g)); !ok {
+			continue
+		}
+		if len(g.Patterns) == 0 {
+			return []session.Grant{*g}
+		}
+		eligible = append(eligible, *g)
+	}
+	if len(eligible) == 0 || d.Shell == nil || !policy.PrefixCovered(*d.Shell, patternsOf(eligible)) {
+		return nil
+	}
+	// Keep only the grants the cover needs, so that decided_by names them.
+	for i := 0; i < len(eligible) && len(eligible) > 1; {
+		rest := slices.Concat(eligible[:i], eligible[i+1:])
+		if policy.PrefixCovered(*d.Shell, patternsOf(rest)) {
+			eligible = rest
+			continue
+		}
+		i++
+	}
+	return eligible
+}
+
+func patternsOf(gs []session.Grant) []string {
+	var out []string
+	for i := range gs {
+		out = append(out, gs[i].Patterns...)
+	}
+	return out
+}
+
+// grantDecision is the scope_grant allow of req by grants: decided_by
+// names the (first) grant, the reason every one of them.
+func (b *Broker) grantDecision(req *messages.Request, version string, d *policy.Decision, grants []session.Grant) messages.Decision {
+	dec := b.newDecision(req, version)
+	ids := make([]string, len(grants))
+	for i := range grants {
+		ids[i] = grants[i].ID
+	}
+	g := &grants[0]
+	dec.DecidedBy = messages.Decider{Kind: messages.DeciderPolicy, ID: g.ID, Display: "grant " + g.ID + " by " + approverIDs(g)}
+	settle(&dec, messages.ReasonScopeGrant, facts{Scope: g.Scope, Detail: strings.Join(ids, ", ") + "; " + d.Reason})
+	if g.Scope != messages.ScopeSession || len(g.Patterns) > 0 {
+		dec.GrantedPattern = patternsOf(grants)
+	}
+	return dec
+}
+
+func approverIDs(g *session.Grant) string {
+	if len(g.Approvers) == 0 {
+		return "an approver before grants were recorded (legacy)"
+	}
+	ids := make([]string, len(g.Approvers))
+	for i, a := range g.Approvers {
+		ids[i] = a.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// offersFor says which standing answers the question about d offers: a
+// scope is offered only when the grant its answer records (approved for
+// the question's team by as many approvers as it needs, with the
+// patterns shown) would settle this same question again.
+func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []messages.GrantOffer {
+	need := pol.NeedOf(d)
+	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: need.Approvals})
+	session := messages.GrantOffer{Scope: messages.ScopeSession}
+	always := messages.GrantOffer{Scope: messages.ScopeAlways}
+	if d.Shell != nil {
+		always.Scope = messages.ScopeAlwaysPrefix
+	}
+	covered := d.Shell == nil || (len(d.Always) > 0 && policy.PrefixCovered(*d.Shell, d.Always))
+	const noPattern = "the command has no pattern a grant could name (it holds a construct only a human may judge each time)"
+	switch {
+	case !ok:
+		session.WhyNot = why
+	case d.Shell != nil && pol.SessionGrants() == policy.SessionGrantTool:
+		session.Offered, session.Tool = true, tool
+	case !covered:
+		session.WhyNot = noPattern
+	default:
+		session.Offered, session.Tool = true, tool
+		if d.Shell != nil {
+			session.Patterns = slices.Clone(d.Always)
+		}
+	}
+	switch {
+	case !ok:
+		always.WhyNot = why
+	case agentID == "":
+		always.WhyNot = "the request names no agent_id to attach the grant to"
+	case !covered:
+		always.WhyNot = noPattern
+	default:
+		always.Offered, always.Tool = true, tool
+		if d.Shell != nil {
+			always.Patterns = slices.Clone(d.Always)
+		}
+	}
+	return []messages.GrantOffer{session, always}
+}
+
+// alwaysOf is the offered always entry in the question's older form, for
+// approver clients that read `always`.
+func alwaysOf(offers []messages.GrantOffer) *messages.AlwaysGrant {
+	for _, o := range offers {
+		if o.Offered && (o.Scope == messages.ScopeAlways || o.Scope == messages.ScopeAlwaysPrefix) {
+			return &messages.AlwaysGrant{Scope: o.Scope, Tool: o.Tool, Patterns: slices.Clone(o.Patterns)}
+		}
+	}
+	return nil
+}
+
+// checkScope returns why an approval with scope may not be applied to the
+// question q ("" when it may): a standing scope must be offered.
+func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.Record) string {
+	if scope == messages.ScopeOnce {
+		return ""
+	}
+	if scope != messages.ScopeSession && scope != messages.ScopeAlways && scope != messages.ScopeAlwaysPrefix {
+		return fmt.Sprintf("unknown scope %q", scope)
+	}
+	o := q.Offer(scope)
+	if o == nil {
+		return fmt.Sprintf("scope %s is not offered for this question (it was asked before grants were offered); approve once", scope)
+	}
+	if !o.Offered {
+		return fmt.Sprintf("scope %s is not offered for this question: %s; approve once", scope, o.WhyNot)
+	}
+	if scope == messages.ScopeAlwaysPrefix && o.Scope != messages.ScopeAlwaysPrefix {
+		return "scope always_prefix applies to shell commands only; use always"
+	}
+	if scope != messages.ScopeSession && rec.AgentID == "" {
+		return fmt.Sprintf("scope %s needs the request's agent_id", scope)
+	}
+	return ""
+}
+
+// grantOf returns the grant the approval rec records (nil for once): the
+// offer its scope was checked against, approved for the question's team
+// by the approvers counted, lasting the policy's max_age.
+func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*session.Grant, error) {
+	scope := rec.Decision.Scope
+	if scope == "" || scope == messages.ScopeOnce {
+		return nil, nil
+	}
+	if why := checkScope(scope, q, rec); why != "" {
+		return nil, errors.New(why)
+	}
+	o := q.Offer(scope)
+	g := &session.Grant{
+		Grant: messages.Grant{
+			ID:        grantID(rec.SessionID, rec.ID),
+			Scope:     o.Scope,
+			Tool:      o.Tool,
+			Patterns:  slices.Clone(o.Patterns),
+			Teams:     grantTeams(rec, q),
+			Approvers: approversOf(rec),
+			RequestID: rec.ID,
+		},
+		Origin: rec.SessionID,
+	}
+	if o.Scope == messages.ScopeSession {
+		g.SessionID = rec.SessionID
+	} else {
+		g.AgentID = rec.AgentID
+	}
+	pol := b.cfg.Policy.Current()
+	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType,
+		Cwd: q.Request.Cwd, Mode: b.modes.modeFor(rec.SessionID, q.Request.AgentType)})
+	g.MaxAge = pol.GrantMaxAge(&d, !g.IsSession())
+	return g, nil
+}
+
+// grantTeams is the team a grant is approved for: the team the question
+// was routed to, whose need it settled. Teams an escalation added to the
+// question answer for that team; they are not the grant's (a member of an
+// added team approving must not make a grant usable for that team's own,
+// other questions).
+func grantTeams(rec *session.Record, q *messages.ApprovalNeeded) []string {
+	if q.Team != "" {
+		return []string{q.Team}
+	}
+	return slices.Clone(rec.Teams[:min(len(rec.Teams), 1)])
+}
+
+// approversOf lists who approved rec: every approval counted (a quorum's
+// too), the last with the channel and device it answered from.
+func approversOf(rec *session.Record) []messages.Approver {
+	by := rec.Decision.DecidedBy
+	out := make([]messages.Approver, 0, max(len(rec.Approvals), 1))
+	for _, id := range rec.Approvals {
+		a := messages.Approver{ID: id}
+		if id == by.ID {
+			a = messages.Approver{ID: by.ID, Display: by.Display, Channel: by.Channel, Device: by.Device}
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		out = append(out, messages.Approver{ID: by.ID, Display: by.Display, Channel: by.Channel, Device: by.Device})
+	}
+	return out
+}
+
+// storeGrant stores the grant of an approval (an outbox effect: storing it
+// twice is a no-op) and records its creation.
+func (b *Broker) storeGrant(ctx context.Context, rec *session.Record, g *session.Grant) (session.Grant, error) {
+	sctx, cancel := b.storeCtx(ctx)
+	stored, created, purged, err := b.store.AddGrant(sctx, *g)
+	cancel()
+	if err != nil {
+		b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return session.Grant{}, err
+	}
+	if created {
+		b.m.Grants.WithLabelValues(string(messages.GrantCreated)).Inc()
+		b.log.Info("grant created", "grant_id", stored.ID, "scope", stored.Scope, "tool", stored.Tool,
+			"patterns", strings.Join(stored.Patterns, ", "), "teams", strings.Join(stored.Teams, ","),
+			"request_id", rec.ID, "session_id", rec.SessionID, "expires_at", stored.ExpiresAt)
+	}
+	// Appended on every run: the stream keeps one copy (its Nats-Msg-Id).
+	b.grantEvent(messages.GrantCreated, &stored, rec.ID, "")
+	b.grantsExpired(purged)
+	return stored, nil
+}
+
+// grantsExpired records grants the store removed at their expiry.
+func (b *Broker) grantsExpired(gs []session.Grant) {
+	for i := range gs {
+		b.m.Grants.WithLabelValues(string(messages.GrantExpired)).Inc()
+		b.log.Info("grant expired", "grant_id", gs[i].ID, "scope", gs[i].Scope, "expires_at", gs[i].ExpiresAt)
+		b.grantEvent(messages.GrantExpired, &gs[i], "", "")
+	}
+}
+
+// grantEvent appends the audit record of a grant's creation, revocation or
+// expiry. Its Nats-Msg-Id names the grant and the event, so every replica
+// and retry recording it makes one record.
+func (b *Broker) grantEvent(kind messages.GrantEventKind, g *session.Grant, requestID, by string) {
+	if b.aud == nil {
+		return
+	}
+	sess := g.Origin
+	if g.IsSession() {
+		sess = g.SessionID
+	}
+	if sess == "" {
+		// A legacy always grant: no session is known; the agent id is a
+		// token too and names where the grant lived.
+		sess = g.AgentID
+	}
+	ev := messages.GrantEvent{V: messages.Version, Type: messages.TypeGrantEvent, Event: kind, Grant: g.Grant,
+		RequestID: requestID, SessionID: sess, By: by, Replica: b.cfg.Replica, Recorded: time.Now().UTC()}
+	b.aud.appendGrantEvent(&ev)
+}
+
+// appendGrantEvent publishes a grant's audit record asynchronously; a
+// failed append is retried like a decision's.
+func (a *auditLog) appendGrantEvent(ev *messages.GrantEvent) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		a.m.AuditLost.WithLabelValues("encode").Inc()
+		a.log.Error("grant audit record lost: cannot encode it", "grant_id", ev.Grant.ID, "err", err)
+		return
+	}
+	msg := &nats.Msg{Subject: a.subj.Audit(ev.SessionID), Data: data,
+		Header: nats.Header{nats.MsgIdHdr: {"grant/" + ev.Grant.ID + "/" + string(ev.Event)}}}
+	if _, err := a.js.PublishMsgAsync(msg, jetstream.WithStallWait(a.ackTimeout)); err != nil {
+		a.failed(nil, msg, err)
+	}
+}
+
+// expireGrants removes the grants whose expiry passed, of every team of
+// the policy, and records each (the store returns each to one replica).
+func (b *Broker) expireGrants(ctx context.Context) {
+	teams := b.cfg.Policy.Current().Teams()
+	names := make([]string, 0, len(teams))
+	for n := range teams {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	sctx, cancel := b.storeCtx(ctx)
+	gs, err := b.store.ExpireGrants(sctx, names)
+	cancel()
+	if err != nil {
+		b.storeErr("expire grants", err)
+	}
+	b.grantsExpired(gs)
+}
+
+// runGrantExpiry calls expireGrants every interval until ctx ends.
+func (b *Broker) runGrantExpiry(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.expireGrants(ctx)
+		}
+	}
+}

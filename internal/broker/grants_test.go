@@ -1,0 +1,484 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// issue13Policy is the policy of issue 13's report, plus a grantable
+// quorum rule.
+const issue13Policy = `
+mode: auto-edit
+teams:
+  default: { members: [alice, bob] }
+  oncall:  { members: [carol, dave, erin], approvals_required: 2 }
+rules:
+  - { rule: "bash(kubectl *)", action: ask, route: oncall }
+  - { rule: "@shell(*.env*)", action: ask }
+  - { rule: "bash(helm *)", action: ask, route: oncall, grantable: true }
+`
+
+// grantsPlane is three replicas on a real Redis.
+func grantsPlane(t *testing.T, policy string) *brokertest.Plane {
+	return brokertest.Start(t, brokertest.Options{Replicas: 3, Redis: true, Policy: policy})
+}
+
+// admin sends an admin request and returns its reply, or the error code.
+func admin(t *testing.T, p *brokertest.Plane, op string, req messages.AdminRequest) (messages.AdminReply, messages.ErrorCode) {
+	t.Helper()
+	req.V = messages.Version
+	data, _ := json.Marshal(req)
+	raw := p.RawRequest(p.Subjects.Admin(op), data)
+	if e, ok := messages.IsErrorReply(raw); ok {
+		return messages.AdminReply{}, e.Error.Code
+	}
+	var rep messages.AdminReply
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("%s reply %s: %v", op, raw, err)
+	}
+	return rep, ""
+}
+
+// stillPending fails the test if the request got a decision within a
+// moment: a grant must not have settled it.
+func stillPending(t *testing.T, req *brokertest.Pending, why string) {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond)
+	if d, err := req.Peek(); d != nil || err != nil {
+		t.Fatalf("%s: request %s was decided: %+v, %v", why, req.ID, d, err)
+	}
+}
+
+func request(t *testing.T, c *client.Client, cmd string) *messages.Decision {
+	t.Helper()
+	d, err := c.Request(context.Background(), client.Call{Tool: "bash", Arguments: brokertest.Bash(cmd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Issue 13, first scenario: alice's session grant of npm install does not
+// settle the session's kubectl call, which oncall must approve twice.
+func TestASessionGrantDoesNotSettleAnotherTeamsQuorumQuestion(t *testing.T) {
+	p := grantsPlane(t, issue13Policy)
+	dev, oncall := p.Approver("default"), p.Approver("oncall")
+	c := p.Agent("s-issue-1", "pod-1")
+	ctx := context.Background()
+
+	// A kubectl call waits for oncall while alice answers npm install: the
+	// cascade of her session grant must leave it pending too.
+	early := brokertest.Ask(ctx, c, "kube-0", "bash", brokertest.Bash("kubectl get secrets -A"))
+	oncall.NextAsk("kube-0")
+	npm := brokertest.Ask(ctx, c, "npm-1", "bash", brokertest.Bash("npm install"))
+	q := dev.NextAsk("npm-1")
+	o := q.Offer(messages.ScopeSession)
+	if o == nil || !o.Offered || !slices.Equal(o.Patterns, []string{"npm install"}) {
+		t.Fatalf("session offer = %+v, want the pattern npm install", o)
+	}
+	if rep := dev.Approve(q, "alice", messages.ScopeSession); !rep.Applied {
+		t.Fatalf("approve: %+v", rep)
+	}
+	brokertest.WantDecision(t, npm.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	brokertest.WantDecision(t, request(t, c, "npm install"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+	stillPending(t, early, "the cascade of alice's session grant")
+
+	kubectl := brokertest.Ask(ctx, c, "kube-1", "bash", brokertest.Bash("kubectl delete namespace prod"))
+	kq := oncall.NextAsk("kube-1")
+	if kq.Team != "oncall" || kq.ApprovalsRequired != 2 {
+		t.Fatalf("kubectl question = team %s, %d approvals; want oncall, 2", kq.Team, kq.ApprovalsRequired)
+	}
+	for _, s := range []messages.Scope{messages.ScopeSession, messages.ScopeAlways} {
+		if o := kq.Offer(s); o == nil || o.Offered || !strings.Contains(o.WhyNot, "bash(kubectl *) asks every time") {
+			t.Errorf("kubectl %s offer = %+v, want refused: the rule asks every time", s, o)
+		}
+	}
+	stillPending(t, kubectl, "alice's session grant")
+	oncall.Approve(kq, "carol", messages.ScopeOnce)
+	stillPending(t, kubectl, "one approval of two")
+	oncall.Approve(kq, "dave", messages.ScopeOnce)
+	brokertest.WantDecision(t, kubectl.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+}
+
+// Issue 13, second scenario: Always is not offered for a call the .env
+// rule asked about, an answer "always" is refused, and the next .env read
+// still asks.
+func TestAnExplicitAskRuleAsksEveryTime(t *testing.T) {
+	p := grantsPlane(t, issue13Policy)
+	dev := p.Approver("default")
+	c := p.Agent("s-issue-2", "pod-2")
+	ctx := context.Background()
+
+	first := brokertest.Ask(ctx, c, "env-1", "bash", brokertest.Bash("cat .env.production | grep DB_"))
+	q := dev.NextAsk("env-1")
+	if q.Always != nil {
+		t.Errorf("always = %+v, want none for old clients either", q.Always)
+	}
+	for _, s := range []messages.Scope{messages.ScopeSession, messages.ScopeAlways} {
+		if o := q.Offer(s); o == nil || o.Offered || !strings.Contains(o.WhyNot, "@shell(*.env*)") {
+			t.Errorf("%s offer = %+v, want refused naming the .env rule", s, o)
+		}
+	}
+	for _, s := range []messages.Scope{messages.ScopeAlways, messages.ScopeAlwaysPrefix, messages.ScopeSession} {
+		rep := dev.Approve(q, "alice", s)
+		if rep.Applied || !strings.Contains(rep.Reason, "not offered") {
+			t.Errorf("approve %s = %+v, want refused: not offered", s, rep)
+		}
+	}
+	dev.Approve(q, "alice", messages.ScopeOnce)
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+
+	second := brokertest.Ask(ctx, c, "env-2", "bash", brokertest.Bash("cat .env.local"))
+	dev.NextAsk("env-2")
+	stillPending(t, second, "the .env rule")
+}
+
+// A quorum question is never settled by a grant of fewer approvers (here
+// one stored before the team needed two, or a legacy grant), and a
+// grantable: true rule is settled by a grant of as many approvers of its
+// team.
+func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
+	p := grantsPlane(t, issue13Policy)
+	oncall := p.Approver("oncall")
+	c := p.Agent("s-quorum", "pod-3")
+	ctx := context.Background()
+
+	// A grant of oncall by one approver covering the command.
+	store := p.Store()
+	one := session.Grant{Grant: messages.Grant{ID: "gr-one", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
+		Patterns: []string{"helm upgrade *"}, Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "carol"}}, RequestID: "old"}}
+	if _, _, _, err := store.AddGrant(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	h1 := brokertest.Ask(ctx, c, "helm-1", "bash", brokertest.Bash("helm upgrade web ./chart"))
+	q := oncall.NextAsk("helm-1")
+	o := q.Offer(messages.ScopeSession)
+	if o == nil || !o.Offered || !slices.Equal(o.Patterns, []string{"helm upgrade *"}) {
+		t.Fatalf("session offer = %+v, want helm upgrade * (the rule is grantable)", o)
+	}
+	stillPending(t, h1, "a one-approver grant")
+	if rep := oncall.Approve(q, "carol", messages.ScopeSession); !rep.Applied || rep.State != messages.StatePending {
+		t.Fatalf("first approval: %+v", rep)
+	}
+	oncall.Approve(q, "dave", messages.ScopeSession)
+	d := h1.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+
+	// The quorum's grant carries both approvers and settles the next one.
+	next := request(t, c, "helm upgrade api ./chart")
+	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonScopeGrant)
+	rep, code := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{SessionID: "s-quorum"})
+	if code != "" {
+		t.Fatalf("list_grants: %s", code)
+	}
+	var quorum *messages.Grant
+	for i := range rep.Grants {
+		if rep.Grants[i].RequestID == "helm-1" {
+			quorum = &rep.Grants[i]
+		}
+	}
+	if quorum == nil || next.DecidedBy.ID != quorum.ID {
+		t.Fatalf("decided_by %+v, grants %+v: want the quorum's grant", next.DecidedBy, rep.Grants)
+	}
+	if ids := []string{quorum.Approvers[0].ID, quorum.Approvers[1].ID}; len(quorum.Approvers) != 2 || !slices.Contains(ids, "carol") || !slices.Contains(ids, "dave") {
+		t.Errorf("quorum grant approvers = %+v, want carol and dave", quorum.Approvers)
+	}
+	if !slices.Equal(quorum.Teams, []string{"oncall"}) || !slices.Equal(quorum.Patterns, []string{"helm upgrade *"}) {
+		t.Errorf("quorum grant = %+v", quorum)
+	}
+
+	// A chain asks oncall (the helm rule routes it): every sub-command must
+	// be covered by a grant that could settle that question. A default-team
+	// grant of npm install cannot; an oncall grant by two approvers can.
+	npmDefault := session.Grant{Grant: messages.Grant{ID: "gr-npm-default", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
+		Patterns: []string{"npm install"}, Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "alice"}}, RequestID: "old-2"}}
+	if _, _, _, err := store.AddGrant(ctx, npmDefault); err != nil {
+		t.Fatal(err)
+	}
+	chain := brokertest.Ask(ctx, c, "chain-1", "bash", brokertest.Bash("helm upgrade web ./chart && npm install"))
+	cq := oncall.NextAsk("chain-1")
+	stillPending(t, chain, "a chain with one sub-command covered only by another team's grant")
+	oncall.Reject(cq, "carol", messages.RejectSoft, "")
+	npmOncall := npmDefault
+	npmOncall.ID, npmOncall.Teams = "gr-npm-oncall", []string{"oncall"}
+	npmOncall.Approvers = []messages.Approver{{ID: "carol"}, {ID: "erin"}}
+	if _, _, _, err := store.AddGrant(ctx, npmOncall); err != nil {
+		t.Fatal(err)
+	}
+	d = request(t, c, "helm upgrade web ./chart && npm install")
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
+	if !slices.Equal(d.GrantedPattern, []string{"helm upgrade *", "npm install"}) || !strings.Contains(d.Reason, "gr-npm-oncall") {
+		t.Errorf("chain decision = %+v, want both grants named", d)
+	}
+}
+
+// Session scope grants the command's patterns by default, the whole shell
+// tool with session_grants: tool; a non-shell tool's session grant is the
+// tool either way.
+func TestSessionGrantsPatternsOrTheTool(t *testing.T) {
+	for _, tc := range []struct {
+		name, setting string
+		lintAllowed   bool
+	}{
+		{"patterns (default)", "", false},
+		{"tool", "session_grants: tool\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := grantsPlane(t, tc.setting+issue13Policy)
+			dev := p.Approver("default")
+			c := p.Agent("s-scope", "pod-4")
+			ctx := context.Background()
+			first := brokertest.Ask(ctx, c, "b-1", "bash", brokertest.Bash("make build"))
+			q := dev.NextAsk("b-1")
+			o := q.Offer(messages.ScopeSession)
+			wantPatterns := []string{"make build"}
+			if tc.lintAllowed {
+				wantPatterns = nil
+			}
+			if o == nil || !o.Offered || o.Tool != "bash" || !slices.Equal(o.Patterns, wantPatterns) {
+				t.Fatalf("session offer = %+v, want bash %v", o, wantPatterns)
+			}
+			dev.Approve(q, "bob", messages.ScopeSession)
+			brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+			brokertest.WantDecision(t, request(t, c, "make build"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+			lint := brokertest.Ask(ctx, c, "b-lint", "bash", brokertest.Bash("make lint"))
+			if tc.lintAllowed {
+				brokertest.WantDecision(t, lint.Wait(t), messages.OutcomeAllow, messages.ReasonScopeGrant)
+			} else {
+				dev.NextAsk("b-lint")
+				stillPending(t, lint, "a session grant of make build")
+			}
+
+			// A non-shell tool: the session grant is the tool.
+			mcp := brokertest.Ask(ctx, c, "m-1", "mcp__jira__create_issue", map[string]any{"title": "x"})
+			mq := dev.NextAsk("m-1")
+			if o := mq.Offer(messages.ScopeSession); o == nil || !o.Offered || o.Tool != "mcp__jira__create_issue" || len(o.Patterns) != 0 {
+				t.Fatalf("non-shell session offer = %+v, want the tool", o)
+			}
+			dev.Approve(mq, "bob", messages.ScopeSession)
+			brokertest.WantDecision(t, mcp.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+			d, err := c.Request(ctx, client.Call{Tool: "mcp__jira__create_issue", Arguments: map[string]any{"title": "y"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
+		})
+	}
+}
+
+// Listing and revoking by id: an approver sees the grants of its teams
+// only and may revoke only those; a revoke racing requests that use the
+// grant is seen by every request sent after it returned.
+func TestListAndRevokeAGrantByIDRacingItsUse(t *testing.T) {
+	p := grantsPlane(t, issue13Policy)
+	dev := p.Approver("default")
+	c := p.Agent("s-revoke", "pod-5")
+	ctx := context.Background()
+
+	first := brokertest.Ask(ctx, c, "r-1", "bash", brokertest.Bash("npm install"))
+	q := dev.NextAsk("r-1")
+	dev.Approve(q, "alice", messages.ScopeAlways)
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+
+	listed, code := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{By: "bob"})
+	if code != "" || len(listed.Grants) != 1 {
+		t.Fatalf("list_grants by bob = %+v, %s; want the one grant of his team", listed, code)
+	}
+	g := listed.Grants[0]
+	if g.Scope != messages.ScopeAlwaysPrefix || g.AgentID != "pod-5" || g.RequestID != "r-1" || !slices.Equal(g.Patterns, []string{"npm install"}) ||
+		len(g.Approvers) != 1 || g.Approvers[0].ID != "alice" || g.Approvers[0].Channel != "test" || g.ExpiresAt.Sub(g.CreatedAt) != 720*time.Hour {
+		t.Errorf("grant = %+v", g)
+	}
+	if rep, code := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{By: "carol"}); code != "" || len(rep.Grants) != 0 {
+		t.Errorf("list_grants by carol (oncall) = %+v, %s; want none", rep, code)
+	}
+	if _, code := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{By: "mallory"}); code != messages.CodeForbidden {
+		t.Errorf("list_grants by someone the policy does not know: %q, want forbidden", code)
+	}
+	if _, code := admin(t, p, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: g.ID, By: "carol"}); code != messages.CodeForbidden {
+		t.Errorf("revoke_grant by carol (not of the grant's team): %q, want forbidden", code)
+	}
+	if _, code := admin(t, p, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: "gr_nosuchgrant", By: "bob"}); code != messages.CodeNotFound {
+		t.Errorf("revoke_grant of an unknown id: %q, want not_found", code)
+	}
+
+	// Requests using the grant race its revocation.
+	var revoked atomic.Bool
+	var allowedAfter atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		agent := p.Agent("s-revoke-"+string(rune('a'+w)), "pod-5")
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				after := revoked.Load()
+				try, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				d, err := agent.Request(try, client.Call{Tool: "bash", Arguments: brokertest.Bash("npm install")})
+				cancel()
+				if err == nil && d.ReasonCode == messages.ReasonScopeGrant && after {
+					allowedAfter.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	rep, code := admin(t, p, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: g.ID, By: "bob"})
+	revoked.Store(true)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if code != "" || rep.Grant == nil || rep.Grant.ID != g.ID {
+		t.Fatalf("revoke_grant = %+v, %s", rep, code)
+	}
+	if n := allowedAfter.Load(); n > 0 {
+		t.Errorf("%d requests sent after revoke_grant returned were allowed by the grant", n)
+	}
+	if _, code := admin(t, p, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: g.ID}); code != messages.CodeNotFound {
+		t.Errorf("second revoke_grant: %q, want not_found", code)
+	}
+	if rep, _ := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{AgentID: "pod-5"}); len(rep.Grants) != 0 {
+		t.Errorf("grants after the revoke: %+v", rep.Grants)
+	}
+	next := brokertest.Ask(ctx, c, "r-2", "bash", brokertest.Bash("npm install"))
+	dev.NextAsk("r-2")
+	stillPending(t, next, "a revoked grant")
+	if v := counter(t, p, "signoff_grants_total", "revoked"); v != 1 {
+		t.Errorf("signoff_grants_total{event=revoked} = %v over the replicas, want 1", v)
+	}
+	if v := counter(t, p, "signoff_grants_total", "created"); v != 1 {
+		t.Errorf("signoff_grants_total{event=created} = %v over the replicas, want 1", v)
+	}
+	if v := counter(t, p, "signoff_grants_total", "used"); v < 1 {
+		t.Errorf("signoff_grants_total{event=used} = %v over the replicas, want the racing requests' uses", v)
+	}
+	events := grantEvents(t, p, "s-revoke", 2)
+	if events[g.ID+" created"] != 1 || events[g.ID+" revoked"] != 1 || len(events) != 2 {
+		t.Errorf("grant audit records = %v, want one created and one revoked", events)
+	}
+}
+
+// A grant expires by Redis's clock: the policy's max_age for always
+// grants, and the next call asks again.
+func TestAGrantExpiresByRedisTime(t *testing.T) {
+	p := grantsPlane(t, "grants: { max_age: { always: 2s } }\n"+issue13Policy)
+	dev := p.Approver("default")
+	c := p.Agent("s-expiry", "pod-6")
+	ctx := context.Background()
+
+	first := brokertest.Ask(ctx, c, "e-1", "bash", brokertest.Bash("npm install"))
+	dev.Approve(dev.NextAsk("e-1"), "alice", messages.ScopeAlways)
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	brokertest.WantDecision(t, request(t, c, "npm install"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+
+	rep, _ := admin(t, p, messages.AdminOpListGrants, messages.AdminRequest{AgentID: "pod-6"})
+	if len(rep.Grants) != 1 {
+		t.Fatalf("grants = %+v", rep.Grants)
+	}
+	g := rep.Grants[0]
+	if got := g.ExpiresAt.Sub(g.CreatedAt); got != 2*time.Second {
+		t.Fatalf("expires_at - created_at = %v, want max_age 2s", got)
+	}
+	store := p.Store()
+	for {
+		now, err := store.Now(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !now.Before(g.ExpiresAt) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	again := brokertest.Ask(ctx, c, "e-2", "bash", brokertest.Bash("npm install"))
+	dev.NextAsk("e-2")
+	stillPending(t, again, "an expired grant")
+	expired, err := store.ExpireGrants(ctx, []string{"default", "oncall"})
+	if err != nil || len(expired) != 1 || expired[0].ID != g.ID {
+		t.Errorf("ExpireGrants = %+v, %v; want the expired grant", expired, err)
+	}
+}
+
+// counter is the value of counter name's series with the given label
+// value, summed over the plane's replicas.
+func counter(t *testing.T, p *brokertest.Plane, name, label string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, r := range p.Replicas {
+		families, err := r.Metrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetValue() == label {
+						sum += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// grantEvents counts the grant audit records on a session's audit subject
+// by "<grant id> <event>", waiting until there are want of them (or 5 s).
+func grantEvents(t *testing.T, p *brokertest.Plane, sess string, want int) map[string]int {
+	t.Helper()
+	js, err := jetstream.New(p.NATS.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cons, err := js.OrderedConsumer(t.Context(), messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.Subjects.Audit(sess)}})
+		if err != nil {
+			t.Fatalf("audit consumer: %v", err)
+		}
+		counts, total := map[string]int{}, 0
+		for {
+			batch, err := cons.Fetch(256, jetstream.FetchMaxWait(300*time.Millisecond))
+			if err != nil {
+				t.Fatalf("audit fetch: %v", err)
+			}
+			n := 0
+			for m := range batch.Messages() {
+				n++
+				ev, err := messages.Decode[messages.GrantEvent](m.Data(), 0)
+				if err != nil {
+					continue // a decision's record
+				}
+				counts[ev.Grant.ID+" "+string(ev.Event)]++
+				total++
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if total >= want || time.Now().After(deadline) {
+			return counts
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
