@@ -288,9 +288,12 @@ type Answer struct {
 	Scope      messages.Scope
 	RejectMode messages.RejectMode
 	Feedback   string
+	// Answer is the answer to an ask-user question (approvals only; see
+	// [ChooseAnswer]).
+	Answer json.RawMessage
 	// UpdatedArguments approve the call with changes: a JSON object
-	// (approvals only; see [ChooseEdited]). A string, so that answers
-	// stay comparable.
+	// (approvals only; see [ChooseEdited]). Never with Answer: an
+	// ask-user question offers no editing.
 	UpdatedArguments string
 }
 
@@ -357,6 +360,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{}, err
 	}
 	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
+	if err := checkAnswerField(q, a); err != nil {
+		return messages.RespondReply{}, err
+	}
 	if err := checkEdit(q, a.Approved, a.Approver, a.UpdatedArguments); err != nil {
 		return messages.RespondReply{}, err
 	}
@@ -369,7 +375,7 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		Feedback:  a.Feedback,
 	}
 	if a.Approved {
-		resp.Scope = a.Scope
+		resp.Scope, resp.Answer = a.Scope, a.Answer
 		if a.UpdatedArguments != "" {
 			resp.UpdatedArguments = json.RawMessage(a.UpdatedArguments)
 		}

@@ -176,12 +176,19 @@ func argumentObject(args json.RawMessage) (map[string]json.RawMessage, bool) {
 // editing: the approvals counted approve the call they were shown.
 const WhyNoEdit = "approve with changes is not offered on a question that needs several approvals (the approvals counted approve the call as shown); reject it with feedback instead"
 
+// WhyNoEditAsk is why an ask-user question offers no editing: its
+// approval carries the approver's answer, which stands for the tool's
+// output; an edited call would change the questions the answer answers.
+const WhyNoEditAsk = "approve with changes is not offered on an ask-user question: answer it instead"
+
 // EditOffered reports whether q offers approver to approve it with
 // changes, and if not, why (wrapping [ErrChoice]).
 func EditOffered(q Question, approver string) error {
 	switch {
 	case approver != "" && q.Request.RequestedBy == approver:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
+	case q.AskUser != nil:
+		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditAsk)
 	case q.Approvals() > 1:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEdit)
 	}
@@ -210,6 +217,9 @@ func checkEdit(q Question, approved bool, approver string, edited string) error 
 	}
 	if !approved {
 		return fmt.Errorf("%w: changes go with an approval only", ErrChoice)
+	}
+	if q.AskUser != nil {
+		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditAsk)
 	}
 	if q.Open() {
 		return EditOffered(q, approver)

@@ -93,6 +93,7 @@ func TestChooseEdited(t *testing.T) {
 		{"with a rejection", q, ChoiceReject, "alice", "approval only"},
 		{"on one's own request", q, ChoiceOnce, "carol", "on your behalf"},
 		{"on a quorum question", editQuestion("bash", `{"command":"kubectl apply"}`, 2, ""), ChoiceOnce, "alice", "several approvals"},
+		{"on an ask-user question", askQuestion(twoQuestions), ChoiceOnce, "alice", "ask-user question"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ChooseEdited(tt.q, tt.c, tt.approver, "web", "", "", edit)
@@ -100,5 +101,30 @@ func TestChooseEdited(t *testing.T) {
 				t.Fatalf("err %v, want ErrChoice saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestAnAnswerIsNotApprovedWithChanges: the core never sends an answer
+// and an edit together, nor an edit of an ask-user question, even one not
+// open here any more (the brokers refuse both too).
+func TestAnAnswerIsNotApprovedWithChanges(t *testing.T) {
+	q := askQuestion(twoQuestions)
+	if err := EditOffered(q, "alice"); !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "ask-user") {
+		t.Fatalf("EditOffered on an ask-user question: %v", err)
+	}
+	if err := checkEdit(q, true, "alice", `{"questions":[]}`); !errors.Is(err, ErrChoice) {
+		t.Fatalf("checkEdit on an ask-user question: %v", err)
+	}
+	raw, err := AnswerOf(q, []Pick{{Question: 0, Options: []int{0}}, {Question: 1, Options: []int{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ChooseAnswer(q, raw, "alice", "web", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.UpdatedArguments = `{"questions":[]}`
+	if err := checkEdit(q, a.Approved, a.Approver, a.UpdatedArguments); err == nil {
+		t.Fatal("an answer with an edit passed the core's check")
 	}
 }

@@ -38,6 +38,15 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 	if len(resp.UpdatedArguments) == 0 {
 		return nil, ""
 	}
+	if q.AskUser != nil || pol.AnswersUser(rec.Tool) {
+		// An ask-user question's approval carries the approver's answer to
+		// the questions shown, standing for the tool's output: an edited
+		// call would change the questions it answers (and the hook's
+		// updatedInput would have two meanings). Fail closed either way
+		// the class is known: from the question or the policy now.
+		return nil, "approve with changes is not available on an ask-user question (tool " + rec.Tool +
+			"): answer it instead" + whyEditPending
+	}
 	if rec.ApprovalsRequired > 1 {
 		// The approvals counted so far (and those still to come) approve
 		// the call they were shown: counting them for another call would

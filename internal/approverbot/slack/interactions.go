@@ -26,7 +26,16 @@ type click struct {
 	responseURL string
 	channel     string // the message's channel
 	ts          string // the message's ts
-	triggerID   string // opens a modal (the edit button)
+	triggerID   string // opens a modal, for 3 seconds
+
+	// submitted is set for a modal's submission: its feedback (a Deny),
+	// its picks and the answer they make (Answer), or the edited text
+	// (Edit & approve…).
+	submitted bool
+	feedback  string
+	picks     []approverbot.Pick
+	answer    json.RawMessage
+	edited    string
 }
 
 // interactionPayload is the part of a block_actions payload the channel
@@ -75,21 +84,34 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
-	if form, err := url.ParseQuery(string(body)); err == nil {
-		if typ, err := interactionType(form.Get("payload")); err == nil && typ == "view_submission" {
-			c.serveSubmission(w, r, form.Get("payload"))
-			return
-		}
-	}
 	k, err := parseInteraction(body)
+	var fe *formError
+	if errors.As(err, &fe) {
+		writeFormError(w, fe)
+		return
+	}
 	if err != nil {
 		c.log.Warn("refused a garbled interaction", "err", err)
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !c.running.Load() {
+	box := c.responder.Load()
+	if !c.running.Load() || box == nil {
 		http.Error(w, "slack interaction: the approver bot is starting; try again", http.StatusServiceUnavailable)
 		return
+	}
+	if k.submitted && k.action == actionEdit {
+		// Answered now, within Slack's 3 seconds: the modal stays open
+		// with a problem, or shows the outcome.
+		c.serveEdit(w, r, box.r, k)
+		return
+	}
+	if k.submitted && k.action == actionAnswer {
+		if err := checkAnswerForm(box.r, &k); err != nil {
+			errors.As(err, &fe)
+			writeFormError(w, fe)
+			return
+		}
 	}
 	select {
 	case c.clicks <- k:
@@ -113,6 +135,12 @@ func parseInteraction(body []byte) (click, error) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		return click{}, fmt.Errorf("payload is not valid JSON: %v", err)
 	}
+	if p.Type == "view_submission" {
+		if err := messages.ValidateToken("user.id", p.User.ID); err != nil {
+			return click{}, fmt.Errorf("view_submission payload: %v", err)
+		}
+		return parseSubmission([]byte(raw), p.User.ID)
+	}
 	if p.Type != "block_actions" {
 		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions and view_submission", p.Type)
 	}
@@ -123,7 +151,7 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
-	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionEdit {
+	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer && a.ActionID != actionEdit {
 		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
@@ -151,7 +179,7 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 			"Ask an admin to map your Slack user to an approver in the bot's config.")
 		return
 	}
-	if k.action == actionEdit {
+	if k.action == actionEdit && !k.submitted {
 		c.openEditor(ctx, r, k, appr.ID)
 		return
 	}
@@ -159,7 +187,28 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 	if !ok {
 		q.Request.RequestID = k.requestID
 	}
-	o := approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	var o approverbot.Submission
+	switch {
+	case k.submitted:
+		o = c.handleSubmission(ctx, r, log, q, appr, k)
+	case ok && q.Open() && opensModal(k.action) && approverbot.Offered(q, modalChoice(k.action), appr.ID) == nil:
+		err := c.openModal(ctx, q, k)
+		if err == nil {
+			return // the form's submission answers
+		}
+		if k.action == actionAnswer {
+			log.Warn("could not open the answer form", "err", err)
+			c.tell(ctx, k, "Could not open the answer form ("+err.Error()+"): nothing was sent. Try again, or answer on another channel.")
+			return
+		}
+		// A rejection needs no words: deny without feedback rather than not at all.
+		log.Warn("could not open the feedback form; denying without feedback", "err", err)
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	case k.action == actionAnswer:
+		o = approverbot.SubmitAnswer(ctx, r, log, q, nil, appr.ID, Name, "slack user "+k.user)
+	default:
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	}
 	c.tell(ctx, k, o.Text)
 	if o.Settled != nil && k.channel != "" && k.ts != "" {
 		// Settled elsewhere: make sure this message shows it, even if the
@@ -215,4 +264,11 @@ func (c *Channel) responseURLAllowed(raw string) bool {
 	host := u.Hostname()
 	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com") ||
 		host == "slack-gov.com" || strings.HasSuffix(host, ".slack-gov.com"))
+}
+
+// writeFormError answers a view_submission with an error shown under a
+// block of the form (response_action "errors").
+func writeFormError(w http.ResponseWriter, fe *formError) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"response_action": "errors", "errors": map[string]string{fe.block: fe.msg}})
 }

@@ -15,14 +15,6 @@ import (
 const cannotEditText = "Telegram cannot edit a call: its buttons approve or deny the call exactly as shown. " +
 	"To approve with changes, use the approver web page or the terminal (or deny here with feedback, so the agent proposes the changed call)."
 
-// incomingMessage is the part of a message update the channel reads.
-type incomingMessage struct {
-	MessageID int64  `json:"message_id"`
-	Chat      chat   `json:"chat"`
-	From      *user  `json:"from,omitempty"`
-	Text      string `json:"text"`
-}
-
 // isEditCommand reports whether text is the /edit command: "/edit",
 // "/edit@<bot>", either followed by arguments.
 func isEditCommand(text string) bool {
@@ -42,10 +34,11 @@ func (c *Channel) servesChat(id int64) bool {
 	return false
 }
 
-// handleMessage answers a message update: /edit in a served chat gets
-// cannotEditText; anything else is not the bot's business.
-func (c *Channel) handleMessage(ctx context.Context, m incomingMessage) {
-	if !isEditCommand(m.Text) || !c.servesChat(m.Chat.ID) {
+// handleEdit answers a message that is the /edit command (the reply
+// worker's other messages go to handleReply): in a served chat it gets
+// cannotEditText; elsewhere it is not the bot's business.
+func (c *Channel) handleEdit(ctx context.Context, m incoming) {
+	if !isEditCommand(m.Text) || !c.servesChat(m.Chat.ID) || (m.From != nil && m.From.IsBot) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -93,7 +93,7 @@ func (u *ui) submitEdit(ctx context.Context, text string) {
 		return
 	}
 	u.typing = nil
-	u.deliver(ctx, u.cur, a)
+	u.deliver(ctx, a, nil)
 }
 
 func compact(s string) (string, error) {

@@ -22,24 +22,42 @@
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first; a view's
 //	                       edit {shell, text} is what an edit starts from
-//	POST /api/respond      {request_id, action, feedback, device, edit} →
+//	POST /api/respond      {request_id, action, feedback, device, picks,
+//	                       edit} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
+//	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing
+//	                       grants of the teams the viewer is a member of,
+//	                       newest first (admin.list_grants, by = viewer)
+//	POST /api/grants/revoke {grant_id} → {revoked: {grant, text, html},
+//	                       message} (admin.revoke_grant, by = viewer;
+//	                       X-CSRF-Token required; the brokers refuse with
+//	                       403 unless the viewer is a member of one of the
+//	                       grant's teams, 404 when it is gone)
 //	GET  /events           text/event-stream of question and resolved events
-//	GET  /static/…         the page's script, style sheet and icon
+//	GET  /static/…         the page's scripts (app.js, notify.js,
+//	                       grants.js, the service worker sw.js), style
+//	                       sheet and icon
 //
 // A link to one question, /#q-<request id> (a pager's), opens the page at
 // that card (static/deeplink.js). Signed out, the script keeps the fragment
 // through the sign-in in the form's next field; next may only be the page,
 // "/" with a fragment (safeNext): anything else leads to "/", so the
-// sign-in is no open redirect.
+// sign-in is no open redirect. /#grants opens the Grants view.
 //
-// action is one of approve (once), session, always (only when the question
-// offers it), reject_soft and reject_hard. edit approves with changes: the
+// action is one of approve (once), session and always (only when the
+// question offers them: the brokers' offers), reject_soft and reject_hard;
+// on an ask-user question (its view's actions list "answer") also answer,
+// with picks [{question, options, text}]: per question (by index) the
+// options picked (by index) and the words typed, which the core turns into
+// the answer. edit approves with changes (with approve, session or
+// always; never with answer: an ask-user question offers no editor): the
 // text of the card's editor (the command of a shell call, else the
 // arguments as a JSON object), parsed by the core's rules; the page
-// (edit.js) checks it before sending too. Errors are JSON
-// {"error": {"code", "message"}} with a matching HTTP status.
+// (edit.js) checks it before sending too. The grants endpoints are
+// rate-limited per approver (20 requests, then one a second): each one is
+// a request to the brokers. Errors are JSON {"error": {"code", "message"}}
+// with a matching HTTP status.
 //
 // # Security
 //

@@ -198,8 +198,8 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}
+	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}
 	if d.Edit != nil {
 		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
 	}

@@ -17,21 +17,42 @@ import (
 type QuestionView struct {
 	RequestID string                  `json:"request_id"`
 	Question  messages.ApprovalNeeded `json:"question"`
-	// AlwaysGrants says what the Always answer would grant
-	// ("bash(git push *) for agent pod-7, until revoked"); empty when
-	// Always is not offered.
-	AlwaysGrants string `json:"always_grants,omitempty"`
+	// SessionGrants and AlwaysGrants say what the Session and Always
+	// answers would grant ("bash(npm install *) for session s1",
+	// "bash(git push *) for agent pod-7, until revoked or it expires");
+	// empty when the answer is not offered.
+	SessionGrants string `json:"session_grants,omitempty"`
+	AlwaysGrants  string `json:"always_grants,omitempty"`
 	// Actions are the actions POST /api/respond accepts for this question.
 	Actions []string `json:"actions"`
 	// Mine is set when the viewer is the human the agent works for: the
 	// broker refuses their approval.
 	Mine bool `json:"mine,omitempty"`
+	// Summary is the question in one short line, for a notification: the
+	// agent's question, the command, or the main argument.
+	Summary string `json:"summary,omitempty"`
 	// Edit is what an editor of approve with changes starts from (absent
 	// when the question offers none): POST /api/respond's edit replaces
 	// its text.
 	Edit *EditDraft `json:"edit,omitempty"`
 	// HTML is the card as the page renders it.
 	HTML string `json:"html"`
+}
+
+// summaryOf is a question's one-line summary (see QuestionView.Summary).
+func summaryOf(v approverbot.View) string {
+	s := ""
+	switch {
+	case v.Ask != nil && len(v.Ask.Questions) > 0:
+		s = v.Ask.Questions[0].Question
+	case v.Command != "":
+		s = v.Command
+	case v.Description != "":
+		s = v.Description
+	default:
+		s = v.Args
+	}
+	return approverbot.Clip(approverbot.OneLine(s), 140)
 }
 
 // ResolvedView is a settled question as the "resolved" event carries it.
@@ -68,9 +89,12 @@ type cardData struct {
 	ExpiresText    string // the same in words, for the first paint
 	Required       int
 	SoFar          []string
-	Always         *alwaysLine
-	// NoAlways says why Always is not offered; SessionGrants what Session
-	// grants.
+	// SessionOffer and Always say what those answers grant (nil: not
+	// offered); NoSession and NoAlways why they are not offered;
+	// SessionGrants what Session grants, in words.
+	SessionOffer  *grantLine
+	Always        *grantLine
+	NoSession     string
 	NoAlways      string
 	SessionGrants string
 	// Mine is set when the viewer is the human the agent works for;
@@ -80,6 +104,28 @@ type cardData struct {
 	// Edit is the editor of approve with changes (nil when not offered:
 	// one's own request, a quorum question, a call too long to change).
 	Edit *editLine
+	// Ask is set on an ask-user question: its questions and options, for
+	// the answer form.
+	Ask *askCard
+}
+
+// askCard is an ask-user question's form: the questions with their
+// options (Free: no questions, the answer is free text).
+type askCard struct {
+	Free      bool
+	Questions []askLine
+}
+
+type askLine struct {
+	Index            int
+	Question, Header string
+	Multi            bool
+	Options          []askOption
+}
+
+type askOption struct {
+	Index              int
+	Label, Description string
 }
 
 type verdictLine struct {
@@ -94,12 +140,18 @@ type batchLine struct {
 	Args string
 }
 
-// alwaysLine is the Always grant in pieces, so the page can set patterns in
-// code type.
-type alwaysLine struct {
+// grantLine is what a Session or Always answer grants, in pieces, so the
+// page can set patterns in code type.
+type grantLine struct {
 	Patterns []string // empty: the whole tool
+	More     int      // patterns not listed
 	Tool     string
-	Agent    string
+	Session  string // a session grant's
+	Agent    string // an always grant's
+}
+
+func newGrantLine(o approverbot.Offer) *grantLine {
+	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent}
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
@@ -142,10 +194,25 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	for _, b := range v.Batch {
 		d.Batch = append(d.Batch, batchLine{Tool: b.Tool, Args: b.Args})
 	}
-	if a := v.Always; a.Offered {
-		d.Always = &alwaysLine{Patterns: a.Patterns, Tool: a.Tool, Agent: a.Agent}
+	if v.Ask != nil {
+		d.Ask = &askCard{Free: len(v.Ask.Questions) == 0}
+		for i, q := range v.Ask.Questions {
+			l := askLine{Index: i, Question: q.Question, Header: q.Header, Multi: q.MultiSelect}
+			for j, o := range q.Options {
+				l.Options = append(l.Options, askOption{Index: j, Label: o.Label, Description: o.Description})
+			}
+			d.Ask.Questions = append(d.Ask.Questions, l)
+		}
+	}
+	if o := v.Session; o.Offered {
+		d.SessionOffer = newGrantLine(o)
 	} else {
-		d.NoAlways = a.WhyNot
+		d.NoSession = o.WhyNot
+	}
+	if o := v.Always; o.Offered {
+		d.Always = newGrantLine(o)
+	} else {
+		d.NoAlways = o.WhyNot
 	}
 	return d
 }
@@ -167,6 +234,9 @@ func actionsOf(q approverbot.Question, viewer string) []string {
 		if approverbot.Offered(q, c, viewer) == nil {
 			out = append(out, string(c))
 		}
+	}
+	if q.AskUser != nil && approverbot.Offered(q, approverbot.ChoiceOnce, viewer) == nil {
+		out = append(out, actionAnswer)
 	}
 	return out
 }
@@ -197,6 +267,9 @@ func resolutionText(r messages.Resolved) string {
 	by := deciderText(d.DecidedBy)
 	switch d.ReasonCode {
 	case messages.ReasonApproved:
+		if len(d.Answer) > 0 {
+			return "Answered" + by + ": " + approverbot.AnswerSummary(d.Answer)
+		}
 		if d.Edited() {
 			return "Approved with changes (" + scopeLabel(d.Scope) + ")" + by + ": runs " +
 				approverbot.CompactArgs(d.UpdatedArguments, 200, nil)

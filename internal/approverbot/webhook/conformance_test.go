@@ -113,7 +113,7 @@ func (h *harness) await(t *testing.T, id, event string) []byte {
 }
 
 // Shown: the receiving system reads the question's JSON; its controls are
-// the respond endpoint's answers the delivery's offers list.
+// the respond endpoint's answers the delivery's choices list.
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
 	body := h.await(t, id, "approval_needed")
 	var q webhook.QuestionEvent
@@ -121,15 +121,18 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 		t.Fatal(err)
 	}
 	var cs []approverbot.Choice
-	for _, a := range q.Offers.Actions {
+	for _, a := range q.Choices.Actions {
+		if a == "answer" {
+			continue
+		}
 		c, err := approverbot.ParseChoice(a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)
 	}
-	if q.Always != nil && !strings.Contains(q.Offers.Always, "for agent") {
-		t.Errorf("the offers do not say what Always grants: %+v", q.Offers)
+	if q.Always != nil && !strings.Contains(q.Choices.Always, "for agent") {
+		t.Errorf("the choices do not say what Always grants: %+v", q.Choices)
 	}
 	return string(body), cs
 }
@@ -151,8 +154,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 	return h.post(t, in)
 }
 
-// post signs and posts the body in until the bot is up, and returns the
-// reply.
+// post sends a signed response; it returns the reply body.
 func (h *harness) post(t *testing.T, in map[string]any) string {
 	body, _ := json.Marshal(in)
 	for deadline := time.Now().Add(channeltest.Wait); ; time.Sleep(20 * time.Millisecond) {
@@ -198,4 +200,53 @@ func (h *harness) Edit(t *testing.T, id, text string) string {
 	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "scope": "once",
 		"updated_arguments": map[string]any{"command": text}}
 	return h.post(t, in)
+}
+
+// Asked: the receiving system reads ask_user from the question's JSON; the
+// respond endpoint takes "answer".
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	body := h.await(t, id, "approval_needed")
+	var q webhook.QuestionEvent
+	if err := json.Unmarshal(body, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.AskUser == nil || !strings.Contains(strings.Join(q.Choices.Actions, ","), "answer") {
+		t.Fatalf("the event offers no answer: ask_user %+v, actions %v", q.AskUser, q.Choices.Actions)
+	}
+	var options [][]string
+	for _, aq := range q.AskUser.Questions {
+		var labels []string
+		for _, o := range aq.Options {
+			labels = append(labels, o.Label)
+		}
+		options = append(options, labels)
+	}
+	return string(body), options
+}
+
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	body := h.await(t, id, "approval_needed")
+	var q webhook.QuestionEvent
+	if err := json.Unmarshal(body, &q); err != nil {
+		t.Fatal(err)
+	}
+	var answer any
+	if len(q.AskUser.Questions) == 0 {
+		answer = picks[0].Text
+	} else {
+		m := map[string]string{}
+		for _, p := range picks {
+			aq := q.AskUser.Questions[p.Question]
+			var parts []string
+			for _, o := range p.Options {
+				parts = append(parts, aq.Options[o].Label)
+			}
+			if p.Text != "" {
+				parts = append(parts, p.Text)
+			}
+			m[aq.Question] = strings.Join(parts, ", ")
+		}
+		answer = m
+	}
+	return h.post(t, map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "answer": answer})
 }

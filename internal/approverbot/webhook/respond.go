@@ -29,6 +29,10 @@ type RespondRequest struct {
 	Scope      messages.Scope      `json:"scope,omitempty"`
 	RejectMode messages.RejectMode `json:"reject_mode,omitempty"`
 	Feedback   string              `json:"feedback,omitempty"`
+	// Answer answers an ask-user question (its event carries ask_user):
+	// a string, or {question: answer} keyed by the questions' texts. It
+	// goes with approved true (an answer approves the call once).
+	Answer json.RawMessage `json:"answer,omitempty"`
 	// Device names the receiving system in the decision ("webhook" when
 	// empty).
 	Device string `json:"device,omitempty"`
@@ -45,6 +49,7 @@ type respondBody struct {
 	Scope      messages.Scope      `json:"scope"`
 	RejectMode messages.RejectMode `json:"reject_mode"`
 	Feedback   string              `json:"feedback"`
+	Answer     json.RawMessage     `json:"answer"`
 	Device     string              `json:"device"`
 	// Edit is updated_arguments (approve with changes).
 	Edit json.RawMessage `json:"updated_arguments"`
@@ -154,6 +159,9 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 
 // answerOf is the answer of body in to q, from approver on device.
 func answerOf(q approverbot.Question, in respondBody, approver, device string) (approverbot.Answer, error) {
+	if len(in.Answer) > 0 {
+		return approverbot.ChooseAnswer(q, in.Answer, approver, Name, device)
+	}
 	c := approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode)
 	if len(in.Edit) == 0 {
 		return approverbot.Choose(q, c, approver, Name, device, in.Feedback)
@@ -185,8 +193,14 @@ func checkBody(in respondBody) error {
 		return errors.New("feedback goes with rejections only (approved is true)")
 	case !*in.Approved && in.Scope != "":
 		return errors.New("scope goes with approvals only (approved is false)")
+	case len(in.Answer) > 0 && !*in.Approved:
+		return errors.New("answer goes with approvals only (approved is false)")
+	case len(in.Answer) > 0 && in.Scope != "" && in.Scope != messages.ScopeOnce:
+		return fmt.Errorf("an answer approves this call once: scope %q is not offered with it", in.Scope)
 	case !*in.Approved && len(in.Edit) > 0:
 		return errors.New("updated_arguments go with approvals only (approved is false)")
+	case len(in.Answer) > 0 && len(in.Edit) > 0:
+		return errors.New("answer and updated_arguments do not go together: an ask-user question is answered, not approved with changes")
 	}
 	return nil
 }

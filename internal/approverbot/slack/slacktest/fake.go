@@ -71,8 +71,8 @@ type Server struct {
 	Ephemeral chan Message
 	// Responses receives posts to response_url.
 	Responses chan Response
-	// Views receives views.open calls.
-	Views chan View
+	// Opened receives views.open calls (modals).
+	Opened chan View
 }
 
 type responseURL struct {
@@ -96,7 +96,7 @@ func New(o Options) *Server {
 		Updated:   make(chan Message, 1000),
 		Ephemeral: make(chan Message, 1000),
 		Responses: make(chan Response, 1000),
-		Views:     make(chan View, 1000),
+		Opened:    make(chan View, 1000),
 		triggers:  map[string]time.Time{},
 	}
 	for _, c := range o.Channels {
