@@ -37,84 +37,14 @@ func (s *Store) escMark(sess string, after time.Duration) *call {
 // each leased session, then finalize each session's score to its earliest
 // step left, or drop it, unless a mark changed it meanwhile.
 func (s *Store) ClaimSteps(ctx context.Context, limit int) ([]session.Step, error) {
-	const op = "claim steps"
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
-	defer cancelBudget()
-
-	s.releaseFailed(ctx)
-	per := limit/dueShards + 1
-	leases := make([]*call, dueShards)
-	for i := range leases {
-		leases[i] = scall(scriptObLease, []string{s.k.escxShard(i)}, per, s.obLease)
-	}
-	s.exec(ctx, leases...)
-	var got []*leased
-	var firstErr error
-	for i, c := range leases {
-		v, err := c.reply()
-		if err != nil {
-			firstErr = cmp.Or(firstErr, s.fail(op, err))
-			continue
-		}
-		ls, err := parseLease(i, v)
-		if err != nil {
-			firstErr = cmp.Or(firstErr, s.corrupt(op, err))
-			continue
-		}
-		got = append(got, ls...)
-	}
-	if len(got) == 0 {
-		return nil, firstErr
-	}
-
-	n := min(len(got), limit)
-	claims := make([]*call, n)
-	for i, l := range got[:n] {
-		share := limit / n
-		if i < limit%n {
-			share++
-		}
-		claims[i] = scall(scriptEscClaim, []string{s.k.escalation(l.sess)}, s.k.recordPrefix(l.sess), share, s.obLease, 4*share)
-	}
-	s.exec(ctx, claims...)
-	for _, l := range got {
-		l.next = l.old // unless claimed below: look again soon
-	}
-	var out []session.Step
-	for i, l := range got[:n] {
-		v, err := claims[i].reply()
-		if err != nil {
-			firstErr = cmp.Or(firstErr, s.fail(op, err))
-			continue
-		}
-		steps, next, err := parseSteps(l.sess, v)
-		if err != nil {
-			firstErr = cmp.Or(firstErr, s.corrupt(op, err))
-			continue
-		}
-		l.next = next
-		out = append(out, steps...)
-	}
-	s.finalize(ctx, op, s.k.escxShard, got)
-
-	if len(out) > 0 {
-		if firstErr != nil {
-			s.log.Warn("redisstore: claim steps: partial failure", "err", firstErr)
-		}
-		slices.SortFunc(out, func(a, b session.Step) int {
-			return cmp.Or(cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.RequestID, b.RequestID), cmp.Compare(a.Index, b.Index))
-		})
-		return out, nil
-	}
-	return nil, firstErr
+	out, err := claimIndex(ctx, s, "claim steps", limit, s.k.escxShard,
+		func(l *leased, share int) *call {
+			return scall(scriptEscClaim, []string{s.k.escalation(l.sess)}, s.k.recordPrefix(l.sess), share, s.obLease, 4*share)
+		}, parseSteps)
+	slices.SortFunc(out, func(a, b session.Step) int {
+		return cmp.Or(cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.RequestID, b.RequestID), cmp.Compare(a.Index, b.Index))
+	})
+	return out, err
 }
 
 // parseSteps decodes {next score or ”, {member, record, …}}.

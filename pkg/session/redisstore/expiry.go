@@ -39,6 +39,20 @@ type leased struct {
 	mark  *call // the outbox-index mark sent with the claim
 }
 
+// beginClaim checks a claim's limit and begins its call (see
+// [Store.begin]) under the claim budget; cancel ends both.
+func (s *Store) beginClaim(ctx context.Context, op string, limit int) (context.Context, context.CancelFunc, error) {
+	if err := session.CheckClaimLimit(limit); err != nil {
+		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	ctx, cancel, err := s.begin(ctx, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
+	return ctx, func() { cancelBudget(); cancel() }, nil
+}
+
 // ClaimExpired moves up to limit due requests (by Redis TIME) to expired
 // and returns them, earliest expiry first; see [session.Store.ClaimExpired].
 //
@@ -63,16 +77,11 @@ type leased struct {
 // reports them expired.
 func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
 	const op = "claim expired"
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginClaim(ctx, op, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
-	defer cancelBudget()
 
 	var (
 		all      []*leased

@@ -62,24 +62,42 @@ func (s *Store) ensureMarked(ctx context.Context, mark *call, sess string) {
 // leased session, then finalize each session's score to the earliest lease
 // left in its outbox, or drop it, unless a mark changed it meanwhile.
 func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record, error) {
-	const op = "claim effects"
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	out, err := claimIndex(ctx, s, "claim effects", limit, s.k.obxShard,
+		func(l *leased, share int) *call {
+			return scall(scriptObClaim, []string{s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), share, s.obLease)
+		}, parseClaim)
+	sortRecords(out)
+	return out, err
+}
+
+// claimIndex is ClaimEffects and ClaimSteps: the claim of a two-level
+// index with odd lease scores (the outbox's scripts), whose per-session
+// claim script is claim and its reply's parser parse.
+//
+//  1. Lease (after releasing leases that earlier calls could not) sessions
+//     of each index shard (score now + lease, odd).
+//  2. Claim, sharing limit out: sessions past the first limit get no share
+//     and keep their old score (looked at again by the next call).
+//  3. Finalize each session's score to the earliest lease or step left, or
+//     drop it, unless a mark changed it meanwhile (the due index's script:
+//     it acts on a lease score only).
+//
+// What it claimed is leased to this caller, so it is returned with a nil
+// error even if some shards or sessions failed (an error would only delay
+// them by a lease; it is logged); with nothing claimed, the first error.
+func claimIndex[T any](ctx context.Context, s *Store, op string, limit int, shard func(int) string,
+	claim func(l *leased, share int) *call, parse func(sess string, v any) ([]T, string, error)) ([]T, error) {
+	ctx, cancel, err := s.beginClaim(ctx, op, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	ctx, cancelBudget := context.WithTimeout(ctx, claimBudget)
-	defer cancelBudget()
 
-	// 1. Lease (after releasing leases that earlier calls could not).
 	s.releaseFailed(ctx)
 	per := limit/dueShards + 1
 	leases := make([]*call, dueShards)
 	for i := range leases {
-		leases[i] = scall(scriptObLease, []string{s.k.obxShard(i)}, per, s.obLease)
+		leases[i] = scall(scriptObLease, []string{shard(i)}, per, s.obLease)
 	}
 	s.exec(ctx, leases...)
 	var got []*leased
@@ -101,8 +119,6 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 		return nil, firstErr
 	}
 
-	// 2. Claim, sharing limit out: sessions past the first limit get no
-	// share and keep their old score (looked at again by the next call).
 	n := min(len(got), limit)
 	claims := make([]*call, n)
 	for i, l := range got[:n] {
@@ -110,38 +126,33 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 		if i < limit%n {
 			share++
 		}
-		claims[i] = scall(scriptObClaim, []string{s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), share, s.obLease)
+		claims[i] = claim(l, share)
 	}
 	s.exec(ctx, claims...)
-	var out []*session.Record
 	for _, l := range got {
 		l.next = l.old // unless claimed below: look again soon
 	}
+	var out []T
 	for i, l := range got[:n] {
 		v, err := claims[i].reply()
 		if err != nil {
 			firstErr = cmp.Or(firstErr, s.fail(op, err))
 			continue
 		}
-		recs, next, err := parseClaim(l.sess, v)
+		items, next, err := parse(l.sess, v)
 		if err != nil {
 			firstErr = cmp.Or(firstErr, s.corrupt(op, err))
 			continue
 		}
 		l.next = next
-		out = append(out, recs...)
+		out = append(out, items...)
 	}
-
-	// 3. Finalize (the due index's script: it acts on a lease score only).
-	s.finalize(ctx, op, s.k.obxShard, got)
+	s.finalize(ctx, op, shard, got)
 
 	if len(out) > 0 {
-		// Claimed entries are leased to this caller: an error now would
-		// only delay them by a lease.
 		if firstErr != nil {
-			s.log.Warn("redisstore: claim effects: partial failure", "err", firstErr)
+			s.log.Warn("redisstore: "+op+": partial failure", "err", firstErr)
 		}
-		sortRecords(out)
 		return out, nil
 	}
 	return nil, firstErr
