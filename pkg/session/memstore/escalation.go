@@ -40,10 +40,7 @@ func (s *Store) schedule(r *session.Record) {
 // ClaimSteps leases up to limit due steps, earliest first; see
 // [session.Escalations]. It scans the scheduled steps: dev mode holds few.
 func (s *Store) ClaimSteps(ctx context.Context, limit int) ([]session.Step, error) {
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("memstore: claim steps: %w", err)
-	}
-	now, err := s.lock(ctx, "claim steps")
+	now, err := s.lockClaim(ctx, "claim steps", limit)
 	if err != nil {
 		return nil, err
 	}

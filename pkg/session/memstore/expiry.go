@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -15,10 +14,7 @@ import (
 // dropped. It costs
 // O(k log n) for k claimed requests.
 func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("memstore: claim expired: %w", err)
-	}
-	now, err := s.lock(ctx, "claim expired")
+	now, err := s.lockClaim(ctx, "claim expired", limit)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,14 @@ func (s *Store) lock(ctx context.Context, op string) (time.Time, error) {
 	return now, nil
 }
 
+// lockClaim is lock for a claim of up to limit, which it checks first.
+func (s *Store) lockClaim(ctx context.Context, op string, limit int) (time.Time, error) {
+	if err := session.CheckClaimLimit(limit); err != nil {
+		return time.Time{}, fmt.Errorf("memstore: %s: %w", op, err)
+	}
+	return s.lock(ctx, op)
+}
+
 // gc drops requests past their retention and session grants past their
 // expiry. Each drop costs O(log n), paid once.
 func (s *Store) gc(now time.Time) {

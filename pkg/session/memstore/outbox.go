@@ -27,10 +27,7 @@ func (s *Store) record(e *entry, now time.Time) {
 // and returns their records, oldest first; see [session.Store.ClaimEffects].
 // It scans the outbox, which holds only unacknowledged entries.
 func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record, error) {
-	if err := session.CheckClaimLimit(limit); err != nil {
-		return nil, fmt.Errorf("memstore: claim effects: %w", err)
-	}
-	now, err := s.lock(ctx, "claim effects")
+	now, err := s.lockClaim(ctx, "claim effects", limit)
 	if err != nil {
 		return nil, err
 	}
