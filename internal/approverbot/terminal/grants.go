@@ -82,13 +82,9 @@ func (u *ui) revokeInput(ctx context.Context, ev inputEvent) {
 		u.out.println("  " + u.st.dim("nothing typed; nothing was revoked"))
 		u.prompt()
 	case k == keyDelete || k == keyBackspace:
-		if len(r.buf) > 0 {
-			r.buf = r.buf[:len(r.buf)-1]
-			u.out.print("\b \b")
-		}
+		r.buf = u.erase(r.buf, false)
 	case k == keyKill:
-		u.out.print(strings.Repeat("\b \b", len(r.buf)))
-		r.buf = r.buf[:0]
+		r.buf = u.erase(r.buf, true)
 	case k == keyEscape || k == keyEOF:
 		u.revoking = nil
 		u.out.println("  " + u.st.dim("back to the keys; nothing was revoked"))

@@ -117,6 +117,20 @@ func (u *ui) promptNext() {
 	u.prompt()
 }
 
+// erase takes the last rune of a typed line (all: every rune) off buf and
+// off the screen, and returns what is left.
+func (u *ui) erase(buf []rune, all bool) []rune {
+	switch {
+	case all:
+		u.out.print(strings.Repeat("\b \b", len(buf)))
+		return buf[:0]
+	case len(buf) > 0:
+		u.out.print("\b \b")
+		return buf[:len(buf)-1]
+	}
+	return buf
+}
+
 // prompt (re)writes the prompt of the current question.
 func (u *ui) prompt() {
 	if u.revoking != nil {
@@ -351,13 +365,9 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 	case k == '\r' || k == '\n':
 		u.submit(ctx, string(f.buf))
 	case k == keyDelete || k == keyBackspace:
-		if len(f.buf) > 0 {
-			f.buf = f.buf[:len(f.buf)-1]
-			u.out.print("\b \b")
-		}
+		f.buf = u.erase(f.buf, false)
 	case k == keyKill:
-		u.out.print(strings.Repeat("\b \b", len(f.buf)))
-		f.buf = f.buf[:0]
+		f.buf = u.erase(f.buf, true)
 	case k == keyEscape || k == keyEOF:
 		u.typing = nil
 		u.out.breakLine()
