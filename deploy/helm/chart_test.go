@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +35,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
 	"github.com/signoff-dev/signoff/internal/escalator"
+	"github.com/signoff-dev/signoff/internal/k8stest"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -498,55 +498,6 @@ teams:
       - { after: 10m, page: oncall-pd }
 `
 
-// egressAllows reports whether the network policies selecting podLabels let
-// those pods open a TCP connection to ip (outside the cluster) on port, by
-// the NetworkPolicy rules: a rule allows when one of its ports matches (or
-// it lists none) and one of its peers is an ipBlock holding ip outside its
-// exceptions (or it lists no peers); namespace and pod selectors never
-// match an address outside the cluster.
-func egressAllows(t *testing.T, pols []*networkingv1.NetworkPolicy, podLabels map[string]string, ip string, port int32) bool {
-	t.Helper()
-	addr := netip.MustParseAddr(ip)
-	contains := func(cidr string) bool {
-		p, err := netip.ParsePrefix(cidr)
-		if err != nil {
-			t.Fatalf("ipBlock %q: %v", cidr, err)
-		}
-		return p.Contains(addr)
-	}
-	for _, p := range pols {
-		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
-		if err != nil {
-			t.Fatalf("%s: %v", p.Name, err)
-		}
-		if !sel.Matches(labels.Set(podLabels)) {
-			continue
-		}
-		for _, r := range p.Spec.Egress {
-			portOK := len(r.Ports) == 0
-			for _, rp := range r.Ports {
-				proto := corev1.ProtocolTCP
-				if rp.Protocol != nil {
-					proto = *rp.Protocol
-				}
-				portOK = portOK || (proto == corev1.ProtocolTCP && (rp.Port == nil || rp.Port.IntVal == port))
-			}
-			if !portOK {
-				continue
-			}
-			if len(r.To) == 0 {
-				return true
-			}
-			for _, peer := range r.To {
-				if peer.IPBlock != nil && contains(peer.IPBlock.CIDR) && !slices.ContainsFunc(peer.IPBlock.Except, contains) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // broker.paging.egress: the brokers may reach the paging vendors (public
 // addresses on 443, never the cluster's own ranges) when the policy has
 // pagers, or when told; or only the CIDRs and port given (an egress proxy).
@@ -584,14 +535,14 @@ func TestTheBrokersMayPageWhenThePolicyHasPagers(t *testing.T) {
 			pols := all[*networkingv1.NetworkPolicy](objs)
 			d := named[*appsv1.Deployment](t, objs, release+"-broker")
 			for _, p := range tc.probes {
-				if got := egressAllows(t, pols, d.Spec.Template.Labels, p.ip, p.port); got != p.want {
+				if got := k8stest.EgressAllows(t, pols, d.Spec.Template.Labels, p.ip, p.port); got != p.want {
 					t.Errorf("the broker may reach %s port %d: %v, want %v", p.ip, p.port, got, p.want)
 				}
 			}
 			// The rule never opens the bundled servers or anything else
 			// in the cluster to the bot either: its own 443 is unchanged.
 			bot := named[*appsv1.Deployment](t, objs, release+"-approver-bot")
-			if !egressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
+			if !k8stest.EgressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
 				t.Error("the approver bot lost its 443")
 			}
 		})

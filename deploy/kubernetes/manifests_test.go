@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
 	"github.com/signoff-dev/signoff/internal/escalator"
+	"github.com/signoff-dev/signoff/internal/k8stest"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -747,58 +747,6 @@ func TestTheServiceMonitorScrapesTheBrokerService(t *testing.T) {
 	}
 }
 
-// egressAllows reports whether the network policies that select pods with
-// podLabels let them open a connection to an address outside the cluster
-// (ip) on a TCP port, by the NetworkPolicy rules: a rule allows when one of
-// its ports matches (or it lists none) and one of its peers is an ipBlock
-// holding ip outside its exceptions (or it lists no peers). Namespace and
-// pod selectors never match an address outside the cluster.
-func egressAllows(t *testing.T, pols []*networkingv1.NetworkPolicy, podLabels map[string]string, ip string, port int32) bool {
-	t.Helper()
-	addr := netip.MustParseAddr(ip)
-	contains := func(cidr string) bool {
-		p, err := netip.ParsePrefix(cidr)
-		if err != nil {
-			t.Fatalf("ipBlock %q: %v", cidr, err)
-		}
-		return p.Contains(addr)
-	}
-	for _, p := range pols {
-		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
-		if err != nil {
-			t.Fatalf("%s: %v", p.Name, err)
-		}
-		if !sel.Matches(labels.Set(podLabels)) {
-			continue
-		}
-		for _, r := range p.Spec.Egress {
-			portOK := len(r.Ports) == 0
-			for _, rp := range r.Ports {
-				proto := corev1.ProtocolTCP
-				if rp.Protocol != nil {
-					proto = *rp.Protocol
-				}
-				portOK = portOK || (proto == corev1.ProtocolTCP && (rp.Port == nil || rp.Port.IntVal == port))
-			}
-			if !portOK {
-				continue
-			}
-			if len(r.To) == 0 {
-				return true
-			}
-			for _, peer := range r.To {
-				if peer.IPBlock == nil || !contains(peer.IPBlock.CIDR) {
-					continue
-				}
-				if !slices.ContainsFunc(peer.IPBlock.Except, contains) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // The brokers page PagerDuty and Opsgenie on 443 (docs/PAGING.md): the
 // network policies let them out to public addresses on 443 — and to
 // nothing in the cluster's private ranges or the metadata endpoint, nor to
@@ -811,10 +759,10 @@ func TestTheBrokerMayPageTheVendorsAndNothingElse(t *testing.T) {
 	// Public addresses (PagerDuty's and Opsgenie's are in these clouds'
 	// ranges; their exact addresses change).
 	for _, ip := range []string{"52.8.1.1", "35.190.1.1", "104.18.0.1", "2600:1f18::1"} {
-		if !egressAllows(t, pols, pod, ip, 443) {
+		if !k8stest.EgressAllows(t, pols, pod, ip, 443) {
 			t.Errorf("the broker may not reach %s on 443: pages cannot reach the vendors", ip)
 		}
-		if egressAllows(t, pols, pod, ip, 80) {
+		if k8stest.EgressAllows(t, pols, pod, ip, 80) {
 			t.Errorf("the broker may reach %s on 80: only 443 is needed", ip)
 		}
 	}
@@ -822,7 +770,7 @@ func TestTheBrokerMayPageTheVendorsAndNothingElse(t *testing.T) {
 	// pods, the cloud's metadata endpoint, loopback, private IPv6.
 	for _, ip := range []string{"10.96.0.1", "172.20.0.1", "192.168.1.10", "100.64.0.1", "169.254.169.254", "127.0.0.1",
 		"fd00::1", "fe80::1", "::1"} {
-		if egressAllows(t, pols, pod, ip, 443) {
+		if k8stest.EgressAllows(t, pols, pod, ip, 443) {
 			t.Errorf("the broker may reach %s on 443: the pagers' rule must not open the cluster's own addresses", ip)
 		}
 	}
@@ -831,7 +779,7 @@ func TestTheBrokerMayPageTheVendorsAndNothingElse(t *testing.T) {
 	if !ok {
 		t.Fatal("no Deployment signoff-approver-bot")
 	}
-	if !egressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
+	if !k8stest.EgressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
 		t.Error("the approver bot may not reach Slack or Telegram on 443")
 	}
 }
