@@ -119,17 +119,7 @@ func TestOutputDecidesWhichUpdatedInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := string(out)
-			for _, w := range tt.want {
-				if !strings.Contains(s, w) {
-					t.Errorf("output %s lacks %s", s, w)
-				}
-			}
-			for _, w := range tt.not {
-				if strings.Contains(s, w) {
-					t.Errorf("output %s holds %s", s, w)
-				}
-			}
+			wantHolds(t, "output", string(out), tt.want, tt.not)
 		})
 	}
 }

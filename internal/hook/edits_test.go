@@ -38,20 +38,26 @@ func TestAnswerOfAnApprovalWithChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := string(out)
-			for _, w := range tt.want {
-				if !strings.Contains(s, w) {
-					t.Errorf("answer %s lacks %s", s, w)
-				}
-			}
-			for _, w := range tt.not {
-				if strings.Contains(s, w) {
-					t.Errorf("answer %s holds %s", s, w)
-				}
-			}
+			wantHolds(t, "answer", string(out), tt.want, tt.not)
 			if string(d.UpdatedArguments) != `{"command":"make plan"}` || d.Outcome != messages.OutcomeAllow {
 				t.Errorf("answer changed the caller's decision: %+v", d)
 			}
 		})
+	}
+}
+
+// wantHolds fails t unless s (named what) holds every string of want and
+// none of not.
+func wantHolds(t *testing.T, what, s string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s %s lacks %s", what, s, w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(s, w) {
+			t.Errorf("%s %s holds %s", what, s, w)
+		}
 	}
 }
