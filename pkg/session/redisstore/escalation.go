@@ -49,15 +49,11 @@ func (s *Store) ClaimSteps(ctx context.Context, limit int) ([]session.Step, erro
 
 // parseSteps decodes {next score or ”, {member, record, …}}.
 func parseSteps(sess string, v any) ([]session.Step, string, error) {
-	a, err := asSlice(v)
-	if err != nil || len(a) != 2 {
-		return nil, "", cmp.Or(err, fmt.Errorf("claim reply has %d elements", len(a)))
-	}
-	next, err := asString(a[0])
+	next, rest, err := claimReply(v)
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := asSlice(a[1])
+	m, err := asSlice(rest)
 	if err != nil || len(m)%2 != 0 {
 		return nil, "", cmp.Or(err, fmt.Errorf("claim reply has %d members and records", len(m)))
 	}

@@ -286,17 +286,26 @@ func parseLease(shard int, v any) ([]*leased, error) {
 	return out, nil
 }
 
-// parseClaim decodes {next expiry or ”, {id, record, …}}.
-func parseClaim(sess string, v any) ([]*session.Record, string, error) {
+// claimReply splits a claim script's reply {next score or ”, rest}.
+func claimReply(v any) (string, any, error) {
 	a, err := asSlice(v)
 	if err != nil || len(a) != 2 {
-		return nil, "", cmp.Or(err, fmt.Errorf("claim reply has %d elements", len(a)))
+		return "", nil, cmp.Or(err, fmt.Errorf("claim reply has %d elements", len(a)))
 	}
 	next, err := asString(a[0])
 	if err != nil {
+		return "", nil, err
+	}
+	return next, a[1], nil
+}
+
+// parseClaim decodes {next expiry or ”, {id, record, …}}.
+func parseClaim(sess string, v any) ([]*session.Record, string, error) {
+	next, rest, err := claimReply(v)
+	if err != nil {
 		return nil, "", err
 	}
-	recs, err := pairs(sess, a[1])
+	recs, err := pairs(sess, rest)
 	return recs, next, err
 }
 
