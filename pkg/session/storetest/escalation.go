@@ -64,34 +64,14 @@ func stepName(st session.Step) string {
 // one lease fails the test.
 func (e *env) steps(t *testing.T, wait bool, sessions ...string) map[string]session.Step {
 	t.Helper()
-	if wait {
-		time.Sleep(e.r.h.EffectLease + 50*time.Millisecond)
-	}
-	out := map[string]session.Step{}
-	for {
-		got, err := e.s.ClaimSteps(e.ctx, 100)
-		if err != nil {
-			t.Fatalf("ClaimSteps: %v", err)
-		}
-		if len(got) > 100 {
-			t.Fatalf("ClaimSteps(100) returned %d steps", len(got))
-		}
-		for _, st := range got {
-			if !slices.Contains(sessions, st.SessionID) {
-				continue
-			}
-			if _, dup := out[stepName(st)]; dup {
-				t.Fatalf("ClaimSteps returned %s twice within one lease", stepName(st))
-			}
-			if st.Record == nil || st.Record.ID != st.RequestID || st.Record.SessionID != st.SessionID {
-				t.Fatalf("ClaimSteps returned %s with record %v", stepName(st), st.Record)
-			}
-			out[stepName(st)] = st
-		}
-		if len(got) == 0 {
-			return out
+	out := claimUntilDry(t, e, wait, "ClaimSteps", "steps", e.s.ClaimSteps, sessions,
+		func(st session.Step) (string, string) { return st.SessionID, stepName(st) })
+	for name, st := range out {
+		if st.Record == nil || st.Record.ID != st.RequestID || st.Record.SessionID != st.SessionID {
+			t.Fatalf("ClaimSteps returned %s with record %v", name, st.Record)
 		}
 	}
+	return out
 }
 
 func stepKeys(m map[string]session.Step) []string {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -29,25 +30,39 @@ func (r *runner) outboxTests() []test {
 // lease, when wait is set) and returns the records claimed, by request.
 func (e *env) effects(t *testing.T, wait bool, sessions ...string) map[string]*session.Record {
 	t.Helper()
+	return claimUntilDry(t, e, wait, "ClaimEffects", "records", e.s.ClaimEffects, sessions,
+		func(r *session.Record) (string, string) { return r.SessionID, r.ID })
+}
+
+// claimUntilDry calls claim (named name, returning noun) with a limit of
+// 100 until it returns nothing (after the lease, when wait is set) and
+// returns what it claimed of sessions, by its key (ident returns its
+// session and key); more than 100, or one claimed twice within one lease,
+// fails the test.
+func claimUntilDry[T any](t *testing.T, e *env, wait bool, name, noun string, claim func(context.Context, int) ([]T, error),
+	sessions []string, ident func(T) (sess, key string)) map[string]T {
+	t.Helper()
 	if wait {
 		time.Sleep(e.r.h.EffectLease + 50*time.Millisecond)
 	}
-	out := map[string]*session.Record{}
+	out := map[string]T{}
 	for {
-		got, err := e.s.ClaimEffects(e.ctx, 100)
+		got, err := claim(e.ctx, 100)
 		if err != nil {
-			t.Fatalf("ClaimEffects: %v", err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		if len(got) > 100 {
-			t.Fatalf("ClaimEffects(100) returned %d records", len(got))
+			t.Fatalf("%s(100) returned %d %s", name, len(got), noun)
 		}
-		for _, r := range got {
-			if slices.Contains(sessions, r.SessionID) {
-				if _, dup := out[r.ID]; dup {
-					t.Fatalf("ClaimEffects returned %s twice within one lease", r.ID)
-				}
-				out[r.ID] = r
+		for _, v := range got {
+			sess, key := ident(v)
+			if !slices.Contains(sessions, sess) {
+				continue
 			}
+			if _, dup := out[key]; dup {
+				t.Fatalf("%s returned %s twice within one lease", name, key)
+			}
+			out[key] = v
 		}
 		if len(got) == 0 {
 			return out
