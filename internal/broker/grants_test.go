@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -438,39 +436,11 @@ func counter(t *testing.T, p *brokertest.Plane, name, label string) float64 {
 // by "<grant id> <event>", waiting until there are want of them (or 5 s).
 func grantEvents(t *testing.T, p *brokertest.Plane, sess string, want int) map[string]int {
 	t.Helper()
-	js, err := jetstream.New(p.NATS.Connect(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		cons, err := js.OrderedConsumer(t.Context(), messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.Subjects.Audit(sess)}})
+	return auditTally(t, p, sess, want, func(data []byte) (string, bool) {
+		ev, err := messages.Decode[messages.GrantEvent](data, 0)
 		if err != nil {
-			t.Fatalf("audit consumer: %v", err)
+			return "", false // a decision's record
 		}
-		counts, total := map[string]int{}, 0
-		for {
-			batch, err := cons.Fetch(256, jetstream.FetchMaxWait(300*time.Millisecond))
-			if err != nil {
-				t.Fatalf("audit fetch: %v", err)
-			}
-			n := 0
-			for m := range batch.Messages() {
-				n++
-				ev, err := messages.Decode[messages.GrantEvent](m.Data(), 0)
-				if err != nil {
-					continue // a decision's record
-				}
-				counts[ev.Grant.ID+" "+string(ev.Event)]++
-				total++
-			}
-			if n == 0 {
-				break
-			}
-		}
-		if total >= want || time.Now().After(deadline) {
-			return counts
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ev.Grant.ID + " " + string(ev.Event), true
+	})
 }

@@ -26,14 +26,27 @@ func outboxPlane(t *testing.T) *brokertest.Plane {
 // once at least want records are there (or after 5 s).
 func auditCounts(t *testing.T, p *brokertest.Plane, session string, want int) map[string]int {
 	t.Helper()
+	return auditTally(t, p, session, want, func(data []byte) (string, bool) {
+		var rec messages.AuditRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatalf("audit record: %v", err)
+		}
+		return rec.Decision.RequestID + " " + string(rec.Decision.ReasonCode), true
+	})
+}
+
+// auditTally counts the audit records on session's audit subject by what
+// key says of each (skipping those it returns false for), once at least
+// want are counted (or after 5 s).
+func auditTally(t *testing.T, p *brokertest.Plane, session string, want int, key func(data []byte) (string, bool)) map[string]int {
+	t.Helper()
 	js, err := jetstream.New(p.NATS.Connect(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.Subjects.Audit(session)}})
+		cons, err := js.OrderedConsumer(t.Context(), messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.Subjects.Audit(session)}})
 		if err != nil {
 			t.Fatalf("audit consumer: %v", err)
 		}
@@ -46,13 +59,11 @@ func auditCounts(t *testing.T, p *brokertest.Plane, session string, want int) ma
 			n := 0
 			for m := range batch.Messages() {
 				n++
-				var rec messages.AuditRecord
-				if err := json.Unmarshal(m.Data(), &rec); err != nil {
-					t.Fatalf("audit record: %v", err)
+				if k, ok := key(m.Data()); ok {
+					counts[k]++
+					total++
 				}
-				counts[rec.Decision.RequestID+" "+string(rec.Decision.ReasonCode)]++
 			}
-			total += n
 			if n == 0 {
 				break
 			}
