@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
@@ -244,6 +245,36 @@ func (r *Replica) Stop(t testing.TB) {
 func (r *Replica) Kill() {
 	r.nc.Close()
 	r.cancel()
+}
+
+// LastAudit returns the last audit record on session's audit subject,
+// waiting up to 5 s for one; none by then, or one that does not decode,
+// fails the test.
+func (p *Plane) LastAudit(session string) messages.AuditRecord {
+	p.t.Helper()
+	js, err := jetstream.New(p.NATS.Connect(p.t))
+	if err != nil {
+		p.t.Fatalf("brokertest: jetstream: %v", err)
+	}
+	stream, err := js.Stream(p.t.Context(), messages.AuditStream)
+	if err != nil {
+		p.t.Fatalf("brokertest: audit stream: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		msg, err := stream.GetLastMsgForSubject(p.t.Context(), p.Subjects.Audit(session))
+		if err == nil {
+			var rec messages.AuditRecord
+			if err := json.Unmarshal(msg.Data, &rec); err != nil {
+				p.t.Fatalf("brokertest: audit record of %s: %v", session, err)
+			}
+			return rec
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("brokertest: no audit record of %s: %v", session, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // URL is the NATS URL agents and approvers connect to.

@@ -1,14 +1,12 @@
 package escalator_test
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -212,22 +210,7 @@ func TestLadderRunsEachStepOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("pages sent %v, resolved %v; want 1 and 1", sent, resolved)
 	}
 	// The decision's audit record lists the three steps, each once.
-	js, err := jetstream.New(p.NATS.Connect(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(t.Context(), messages.AuditStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, err := stream.GetLastMsgForSubject(t.Context(), p.Subjects.Audit("sess-ladder"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var audit messages.AuditRecord
-	if err := json.Unmarshal(msg.Data, &audit); err != nil {
-		t.Fatal(err)
-	}
+	audit := p.LastAudit("sess-ladder")
 	if len(audit.Escalation) != 3 || audit.Escalation[0].Step != 1 || !audit.Escalation[0].Remind ||
 		audit.Escalation[1].AddTeam != "secondary" || audit.Escalation[2].Page != "oncall-pd" {
 		t.Errorf("audit record escalation: %+v, want the reminder, the added team and the page", audit.Escalation)
