@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,13 +16,7 @@ import (
 // respondEdit answers through POST /api/respond with an edit.
 func (r *rig) respondEdit(t *testing.T, c *http.Client, csrf, id, action, edit string) (int, RespondResult, string) {
 	t.Helper()
-	body, _ := json.Marshal(RespondRequest{RequestID: id, Action: action, Edit: &edit})
-	res := r.do(t, c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, csrf,
-		"User-Agent", "curl/8.5.0")
-	raw := readBody(t, res)
-	var out RespondResult
-	_ = json.Unmarshal([]byte(raw), &out)
-	return res.StatusCode, out, raw
+	return r.respondWith(t, c, csrf, RespondRequest{RequestID: id, Action: action, Edit: &edit})
 }
 
 func TestEditsThroughTheHTTPAPI(t *testing.T) {

@@ -76,7 +76,13 @@ func (r *rig) waitQuestion(t *testing.T, c *http.Client, id string) QuestionView
 // respond answers through POST /api/respond like curl does.
 func (r *rig) respond(t *testing.T, c *http.Client, csrf, id, action, feedback string) (int, RespondResult, string) {
 	t.Helper()
-	body, _ := json.Marshal(RespondRequest{RequestID: id, Action: action, Feedback: feedback})
+	return r.respondWith(t, c, csrf, RespondRequest{RequestID: id, Action: action, Feedback: feedback})
+}
+
+// respondWith posts req to /api/respond like curl does.
+func (r *rig) respondWith(t *testing.T, c *http.Client, csrf string, req RespondRequest) (int, RespondResult, string) {
+	t.Helper()
+	body, _ := json.Marshal(req)
 	res := r.do(t, c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, csrf,
 		"User-Agent", "curl/8.5.0")
 	raw := readBody(t, res)
