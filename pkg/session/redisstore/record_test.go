@@ -206,3 +206,37 @@ func TestEncodeTailRefusesAQuestionThatIsNotJSON(t *testing.T) {
 		t.Fatalf("encodeTail = %v, want ErrInvalid naming s1/r1", err)
 	}
 }
+
+// Approvals stored before they kept their scope (bare ids) read as once:
+// they stand behind no grant. A standing answer is "<id> <scope>"; an
+// entry naming an unknown scope is a damaged record.
+func TestApprovalScopesOfOldAndNewEntries(t *testing.T) {
+	tail, err := encodeTail(&session.Request{Teams: []string{"ops"}, TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := func(entries ...string) string {
+		return encodeList([]string{recordVersion, "pending", "1", "2", "", "3", encodeList(entries), ""})
+	}
+	rec, err := decodeRecord("s", "r", head("ann", "bob session", "cid always_prefix")+string(tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ann", "bob", "cid"}; !slices.Equal(rec.Approvals, want) {
+		t.Errorf("Approvals = %v, want %v", rec.Approvals, want)
+	}
+	if want := []messages.Scope{messages.ScopeOnce, messages.ScopeSession, messages.ScopeAlwaysPrefix}; !slices.Equal(rec.ApprovalScopes, want) {
+		t.Errorf("ApprovalScopes = %v, want %v", rec.ApprovalScopes, want)
+	}
+	for _, v := range []session.Vote{{ApproverID: "ann"}, {ApproverID: "ann", Scope: messages.ScopeOnce}} {
+		if e := approvalEntry(v); e != "ann" {
+			t.Errorf("approvalEntry(%+v) = %q, want the bare id (the old form)", v, e)
+		}
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "bob", Scope: messages.ScopeAlways}); e != "bob always" {
+		t.Errorf("approvalEntry of an always vote = %q", e)
+	}
+	if _, err := decodeRecord("s", "r", head("ann forever")+string(tail)); err == nil || !strings.Contains(err.Error(), "forever") {
+		t.Errorf("an unknown stored scope: err = %v, want it named", err)
+	}
+}
