@@ -67,6 +67,9 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		// The decision's scope is what the grant will be if this vote
 		// settles: on a quorum, only what every counted approver chose.
 		granted, _ := quorumScope(append(approvalScopes(rec), scope), rec.ApprovalsRequired)
+		if checkScope(granted, &q, rec) != "" {
+			granted = messages.ScopeOnce
+		}
 		settle(&dec, messages.ReasonApproved, facts{Scope: granted, By: resp.Approver.ID})
 		if o := q.Offer(granted); granted != messages.ScopeOnce && o != nil {
 			dec.GrantedPattern = slices.Clone(o.Patterns)
