@@ -250,14 +250,14 @@ func quorumScope(scopes []messages.Scope, required int) (messages.Scope, []int) 
 }
 
 // approvalScopes returns the scope of each counted approval of rec, in
-// order. An approval stored without its scope (before the store kept
-// them) reads as once, except the settling one, whose scope is the
-// decision's.
+// order. An approval stored without its scope (a vote of a broker that
+// predates scopes on votes) reads as once, except the settling one, whose
+// scope is the decision's (what that broker granted on).
 func approvalScopes(rec *session.Record) []messages.Scope {
 	out := make([]messages.Scope, len(rec.Approvals))
 	for i := range rec.Approvals {
 		out[i] = rec.ApprovalScope(i)
-		if i == len(rec.Approvals)-1 && i >= len(rec.ApprovalScopes) && rec.Decision != nil &&
+		if i == len(rec.Approvals)-1 && (i >= len(rec.ApprovalScopes) || rec.ApprovalScopes[i] == "") && rec.Decision != nil &&
 			rec.Approvals[i] == rec.Decision.DecidedBy.ID && rec.Decision.Scope != "" {
 			out[i] = rec.Decision.Scope
 		}

@@ -49,9 +49,10 @@ type Record struct {
 	// order. Settled requests keep it.
 	Approvals []string
 	// ApprovalScopes is, parallel to Approvals, the scope each counted
-	// approver chose (Vote.Scope): once, session, always or always_prefix.
-	// An approval stored before scopes were kept reads as once (fail safe:
-	// it stands behind no grant). Its length is always len(Approvals).
+	// approver chose (Vote.Scope): once, session, always or always_prefix,
+	// or empty when the vote named none (a vote of a broker that predates
+	// scopes on votes). Record.ApprovalScope reads empty as once (fail
+	// safe: it stands behind no grant). Its length is len(Approvals).
 	ApprovalScopes []messages.Scope
 	// Decision is the final decision, set when the request settles through
 	// Decide, Settle or CancelSession. It is nil while pending and for
@@ -151,7 +152,8 @@ type Vote struct {
 	// Scope, on an approval, is the scope this approver chose; the store
 	// keeps it with the approval (Record.ApprovalScopes), so that a grant
 	// made when a quorum is reached can name only the approvers who chose
-	// a standing answer. Empty reads as once. A deny carries none.
+	// a standing answer. Empty is kept as empty (read as once). A deny
+	// carries none.
 	Scope messages.Scope
 	// Decision is stored as the final decision if this vote settles the
 	// request (a deny, or the approval that reaches the quorum).

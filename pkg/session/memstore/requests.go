@@ -142,21 +142,13 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 		}
 	default:
 		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
-		e.rec.ApprovalScopes = append(e.rec.ApprovalScopes, scopeOf(v))
+		e.rec.ApprovalScopes = append(e.rec.ApprovalScopes, v.Scope)
 		if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
 			s.settle(e, messages.StateApproved, &v.Decision, now)
 		}
 	}
 	s.record(e, now)
 	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
-}
-
-// scopeOf is the scope an approval keeps: once when the vote names none.
-func scopeOf(v session.Vote) messages.Scope {
-	if v.Scope == "" {
-		return messages.ScopeOnce
-	}
-	return v.Scope
 }
 
 // Settle moves a pending request to state with decision d; see

@@ -30,11 +30,12 @@ import (
 //
 // Scripts rewrite fields 2–8 and copy the rest (the tail) unchanged.
 //
-// Each entry of the approvals list is an approver id (an approval "once",
-// or one stored before approvals kept their scope: read as once) or
-// "<id> <scope>" for a standing answer (session, always, always_prefix).
-// Approver ids have no white space (session.Vote.Validate), so the first
-// space ends the id.
+// Each entry of the approvals list is "<id> <scope>" (the scope the
+// approver chose: once, session, always, always_prefix) or the bare id of
+// a vote without a scope (a broker that predates scopes on votes; its
+// scope reads as empty, which session.Record.ApprovalScope takes for
+// once). Approver ids have no white space (session.Vote.Validate), so the
+// first space ends the id.
 const (
 	fVersion = iota
 	fState
@@ -254,7 +255,7 @@ func decodeApprovals(s string) ([]string, []messages.Scope, error) {
 	scopes := make([]messages.Scope, len(entries))
 	for i, e := range entries {
 		id, scope, found := strings.Cut(e, " ")
-		ids[i], scopes[i] = id, messages.ScopeOnce
+		ids[i] = id
 		if found {
 			if sc := messages.Scope(scope); sc.Valid() {
 				scopes[i] = sc
@@ -268,7 +269,7 @@ func decodeApprovals(s string) ([]string, []messages.Scope, error) {
 
 // approvalEntry is the approvals-list entry of v (see the record layout).
 func approvalEntry(v session.Vote) string {
-	if v.Scope == "" || v.Scope == messages.ScopeOnce {
+	if v.Scope == "" {
 		return v.ApproverID
 	}
 	return v.ApproverID + " " + string(v.Scope)

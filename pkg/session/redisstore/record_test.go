@@ -207,8 +207,8 @@ func TestEncodeTailRefusesAQuestionThatIsNotJSON(t *testing.T) {
 	}
 }
 
-// Approvals stored before they kept their scope (bare ids) read as once:
-// they stand behind no grant. A standing answer is "<id> <scope>"; an
+// Approvals stored before they kept their scope (bare ids) have none, read
+// as once: they stand behind no grant. A standing answer is "<id> <scope>"; an
 // entry naming an unknown scope is a damaged record.
 func TestApprovalScopesOfOldAndNewEntries(t *testing.T) {
 	tail, err := encodeTail(&session.Request{Teams: []string{"ops"}, TTL: time.Second})
@@ -218,20 +218,24 @@ func TestApprovalScopesOfOldAndNewEntries(t *testing.T) {
 	head := func(entries ...string) string {
 		return encodeList([]string{recordVersion, "pending", "1", "2", "", "3", encodeList(entries), ""})
 	}
-	rec, err := decodeRecord("s", "r", head("ann", "bob session", "cid always_prefix")+string(tail))
+	rec, err := decodeRecord("s", "r", head("ann", "bob session", "cid always_prefix", "dee once")+string(tail))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ann", "bob", "cid"}; !slices.Equal(rec.Approvals, want) {
+	if want := []string{"ann", "bob", "cid", "dee"}; !slices.Equal(rec.Approvals, want) {
 		t.Errorf("Approvals = %v, want %v", rec.Approvals, want)
 	}
-	if want := []messages.Scope{messages.ScopeOnce, messages.ScopeSession, messages.ScopeAlwaysPrefix}; !slices.Equal(rec.ApprovalScopes, want) {
+	if want := []messages.Scope{"", messages.ScopeSession, messages.ScopeAlwaysPrefix, messages.ScopeOnce}; !slices.Equal(rec.ApprovalScopes, want) {
 		t.Errorf("ApprovalScopes = %v, want %v", rec.ApprovalScopes, want)
 	}
-	for _, v := range []session.Vote{{ApproverID: "ann"}, {ApproverID: "ann", Scope: messages.ScopeOnce}} {
-		if e := approvalEntry(v); e != "ann" {
-			t.Errorf("approvalEntry(%+v) = %q, want the bare id (the old form)", v, e)
-		}
+	if s := rec.ApprovalScope(0); s != messages.ScopeOnce {
+		t.Errorf("ApprovalScope of a bare id = %q, want once", s)
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "ann"}); e != "ann" {
+		t.Errorf("approvalEntry without a scope = %q, want the bare id (the old form)", e)
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "ann", Scope: messages.ScopeOnce}); e != "ann once" {
+		t.Errorf("approvalEntry of a once vote = %q", e)
 	}
 	if e := approvalEntry(session.Vote{ApproverID: "bob", Scope: messages.ScopeAlways}); e != "bob always" {
 		t.Errorf("approvalEntry of an always vote = %q", e)

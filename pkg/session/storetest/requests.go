@@ -245,7 +245,7 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 		want  messages.Scope
 	}{
 		{"ann", messages.ScopeSession, messages.ScopeSession},
-		{"bob", "", messages.ScopeOnce},
+		{"bob", "", ""},
 		{"cid", messages.ScopeAlwaysPrefix, messages.ScopeAlwaysPrefix},
 	}
 	var want []messages.Scope
@@ -286,9 +286,9 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 	if !slices.Equal(got.Approvals, []string{"ann", "bob", "cid", "dee"}) || !slices.Equal(got.ApprovalScopes, want) {
 		t.Errorf("settled record: approvals %v scopes %v, want [ann bob cid dee] %v", got.Approvals, got.ApprovalScopes, want)
 	}
-	for i, w := range want {
+	for i, w := range []messages.Scope{messages.ScopeSession, messages.ScopeOnce, messages.ScopeAlwaysPrefix, messages.ScopeAlways} {
 		if s := got.ApprovalScope(i); s != w {
-			t.Errorf("ApprovalScope(%d) = %s, want %s", i, s, w)
+			t.Errorf("ApprovalScope(%d) = %s, want %s (a vote without a scope reads as once)", i, s, w)
 		}
 	}
 	// Bad scopes and scoped denies are refused and change nothing.

@@ -5,8 +5,8 @@
 -- ARGV[4] decision (JSON), ARGV[5] retention (ms), ARGV[6] stop reason
 -- ('' for none; a deny only): set in this same step, so that a reject_hard
 -- without its stop signal cannot exist. ARGV[7] outbox lease (µs),
--- ARGV[8] the approvals-list entry of an approval: the approver id, or
--- '<id> <scope>' for a standing answer (record.go); a re-vote is matched
+-- ARGV[8] the approvals-list entry of an approval: '<id> <scope>', or the
+-- bare id of a vote without a scope (record.go); a re-vote is matched
 -- on the id, the part before the first space.
 -- An applied vote records its effects in the outbox.
 -- A held request (creating) reads as not found. An approval in a stopped
