@@ -3,5 +3,6 @@
 // demo agent, an approver's answer on the web page, `policy check`), so the
 // README breaks the build when it drifts from what the commands do; and
 // check that the dev plane, its example bots and the compose plane never
-// take the same port.
+// take the same port, and that every relative link of README.md and docs/
+// (file and #anchor) resolves.
 package quickstart
