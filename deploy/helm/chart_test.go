@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -478,5 +480,200 @@ func TestNetworkPoliciesAndTheServiceMonitor(t *testing.T) {
 	}
 	if len(all[*serviceMonitor](mustRender(t, nil))) != 0 {
 		t.Error("a ServiceMonitor by default: the CRD may not exist")
+	}
+}
+
+// pagingPolicy is a policy whose team's ladder pages PagerDuty.
+const pagingPolicy = `mode: auto-edit
+ttl: 15m
+pagers:
+  oncall-pd:
+    kind: pagerduty
+    routing_key_file: /etc/signoff/pagers/pagerduty-routing-key
+teams:
+  default:
+    members: [alice]
+    escalation:
+      - { after: 2m, remind: true }
+      - { after: 10m, page: oncall-pd }
+`
+
+// egressAllows reports whether the network policies selecting podLabels let
+// those pods open a TCP connection to ip (outside the cluster) on port, by
+// the NetworkPolicy rules: a rule allows when one of its ports matches (or
+// it lists none) and one of its peers is an ipBlock holding ip outside its
+// exceptions (or it lists no peers); namespace and pod selectors never
+// match an address outside the cluster.
+func egressAllows(t *testing.T, pols []*networkingv1.NetworkPolicy, podLabels map[string]string, ip string, port int32) bool {
+	t.Helper()
+	addr := netip.MustParseAddr(ip)
+	contains := func(cidr string) bool {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			t.Fatalf("ipBlock %q: %v", cidr, err)
+		}
+		return p.Contains(addr)
+	}
+	for _, p := range pols {
+		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if !sel.Matches(labels.Set(podLabels)) {
+			continue
+		}
+		for _, r := range p.Spec.Egress {
+			portOK := len(r.Ports) == 0
+			for _, rp := range r.Ports {
+				proto := corev1.ProtocolTCP
+				if rp.Protocol != nil {
+					proto = *rp.Protocol
+				}
+				portOK = portOK || (proto == corev1.ProtocolTCP && (rp.Port == nil || rp.Port.IntVal == port))
+			}
+			if !portOK {
+				continue
+			}
+			if len(r.To) == 0 {
+				return true
+			}
+			for _, peer := range r.To {
+				if peer.IPBlock != nil && contains(peer.IPBlock.CIDR) && !slices.ContainsFunc(peer.IPBlock.Except, contains) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// broker.paging.egress: the brokers may reach the paging vendors (public
+// addresses on 443, never the cluster's own ranges) when the policy has
+// pagers, or when told; or only the CIDRs and port given (an egress proxy).
+func TestTheBrokersMayPageWhenThePolicyHasPagers(t *testing.T) {
+	type probe struct {
+		ip   string
+		port int32
+		want bool
+	}
+	public := []probe{{"52.8.1.1", 443, true}, {"2600:1f18::1", 443, true}, {"52.8.1.1", 80, false}}
+	private := []probe{{"10.96.0.1", 443, false}, {"172.20.0.1", 443, false}, {"192.168.1.10", 443, false},
+		{"100.64.0.1", 443, false}, {"169.254.169.254", 443, false}, {"fd00::1", 443, false}, {"fe80::1", 443, false}}
+	closed := []probe{{"52.8.1.1", 443, false}, {"2600:1f18::1", 443, false}}
+	tests := []struct {
+		name   string
+		broker map[string]any
+		probes []probe
+	}{
+		{"the default policy has no pagers: closed", nil, closed},
+		{"a policy with pagers opens public 443", map[string]any{"policy": pagingPolicy}, append(public, private...)},
+		{"off despite the pagers", map[string]any{"policy": pagingPolicy,
+			"paging": map[string]any{"egress": map[string]any{"enabled": false}}}, closed},
+		{"on without pagers", map[string]any{"paging": map[string]any{"egress": map[string]any{"enabled": true}}}, append(public, private...)},
+		{"to an egress proxy only", map[string]any{"policy": pagingPolicy,
+			"paging": map[string]any{"httpsProxy": "http://10.20.0.15:3128", "egress": map[string]any{"cidrs": []any{"10.20.0.15/32"}, "port": 3128}}},
+			[]probe{{"10.20.0.15", 3128, true}, {"10.20.0.16", 3128, false}, {"10.20.0.15", 443, false}, {"52.8.1.1", 443, false}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var values map[string]any
+			if tc.broker != nil {
+				values = map[string]any{"broker": tc.broker}
+			}
+			objs := mustRender(t, values)
+			pols := all[*networkingv1.NetworkPolicy](objs)
+			d := named[*appsv1.Deployment](t, objs, release+"-broker")
+			for _, p := range tc.probes {
+				if got := egressAllows(t, pols, d.Spec.Template.Labels, p.ip, p.port); got != p.want {
+					t.Errorf("the broker may reach %s port %d: %v, want %v", p.ip, p.port, got, p.want)
+				}
+			}
+			// The rule never opens the bundled servers or anything else
+			// in the cluster to the bot either: its own 443 is unchanged.
+			bot := named[*appsv1.Deployment](t, objs, release+"-approver-bot")
+			if !egressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
+				t.Error("the approver bot lost its 443")
+			}
+		})
+	}
+	// The paging policy is one the broker loads.
+	if _, err := policy.Parse([]byte(pagingPolicy), "pagingPolicy"); err != nil {
+		t.Fatalf("the test's paging policy does not parse: %v", err)
+	}
+}
+
+// broker.webURL and broker.paging: the link's base, the proxy and the
+// pagers' key files reach every broker; by default none of them is set.
+func TestWebURLProxyAndPagerKeysReachTheBroker(t *testing.T) {
+	objs := mustRender(t, map[string]any{"broker": map[string]any{"policy": pagingPolicy, "webURL": "https://approvals.example.com",
+		"paging": map[string]any{"keysSecret": "signoff-pagers", "httpsProxy": "http://egress-proxy.proxy.svc:3128"}}})
+	d := named[*appsv1.Deployment](t, objs, release+"-broker")
+	c := d.Spec.Template.Spec.Containers[0]
+	u, ok := env(c, "SIGNOFF_WEB_URL")
+	if !ok || u.Value != "https://approvals.example.com" {
+		t.Fatalf("SIGNOFF_WEB_URL %+v", u)
+	}
+	if err := escalator.CheckWebURL(u.Value); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := env(c, "HTTPS_PROXY"); p.Value != "http://egress-proxy.proxy.svc:3128" {
+		t.Errorf("HTTPS_PROXY %+v", p)
+	}
+	mount := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/etc/signoff/pagers" })
+	if mount < 0 || !c.VolumeMounts[mount].ReadOnly {
+		t.Fatalf("no read-only mount at /etc/signoff/pagers: %+v", c.VolumeMounts)
+	}
+	vol := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[mount].Name })
+	if vol < 0 {
+		t.Fatal("the pagers' mount has no volume")
+	}
+	if s := d.Spec.Template.Spec.Volumes[vol].Secret; s == nil || s.SecretName != "signoff-pagers" || s.Optional != nil && *s.Optional {
+		t.Errorf("the pagers' volume %+v: want the Secret signoff-pagers, not optional", d.Spec.Template.Spec.Volumes[vol])
+	}
+	// The policy's key file is in the mounted directory.
+	if _, err := policy.Parse([]byte(named[*corev1.ConfigMap](t, objs, release+"-policy").Data["policy.yaml"]), "rendered policy"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pagingPolicy, "routing_key_file: "+c.VolumeMounts[mount].MountPath+"/") {
+		t.Error("the test's policy reads its key from elsewhere than the mount")
+	}
+
+	def := named[*appsv1.Deployment](t, mustRender(t, nil), release+"-broker")
+	dc := def.Spec.Template.Spec.Containers[0]
+	for _, name := range []string{"SIGNOFF_WEB_URL", "HTTPS_PROXY"} {
+		if e, ok := env(dc, name); ok {
+			t.Errorf("by default the broker has %s=%q", name, e.Value)
+		}
+	}
+	for _, v := range def.Spec.Template.Spec.Volumes {
+		if v.Name == "pagers" {
+			t.Errorf("by default the broker mounts %+v", v)
+		}
+	}
+}
+
+func TestBadPagingValuesAreRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		broker map[string]any
+		want   string
+	}{
+		{"a web URL without a scheme", map[string]any{"webURL": "approvals.example.com"}, "webURL"},
+		{"a web URL with credentials", map[string]any{"webURL": "https://u:p@approvals.example.com"}, "webURL"},
+		{"a web URL with a fragment", map[string]any{"webURL": "https://approvals.example.com/#x"}, "webURL"},
+		{"a web URL that is not http", map[string]any{"webURL": "javascript:alert(1)"}, "webURL"},
+		{"egress that is neither auto nor a boolean", map[string]any{"paging": map[string]any{"egress": map[string]any{"enabled": "yes"}}}, "enabled"},
+		{"a CIDR without its length", map[string]any{"paging": map[string]any{"egress": map[string]any{"cidrs": []any{"10.20.0.15"}}}}, "cidrs"},
+		{"port 0", map[string]any{"paging": map[string]any{"egress": map[string]any{"port": 0}}}, "port"},
+		{"a Secret name Kubernetes refuses", map[string]any{"paging": map[string]any{"keysSecret": "Pager_Keys"}}, "keysSecret"},
+		{"a misspelt key", map[string]any{"paging": map[string]any{"keySecret": "x"}}, "keySecret"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render(t, map[string]any{"broker": tc.broker})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("render error %v, want one naming %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels" // the bot config's channel sections
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -741,5 +744,138 @@ func TestTheServiceMonitorScrapesTheBrokerService(t *testing.T) {
 		if e.Path != "/metrics" || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == e.Port }) {
 			t.Errorf("endpoint %+v: want /metrics on a named port of the broker Service", e)
 		}
+	}
+}
+
+// egressAllows reports whether the network policies that select pods with
+// podLabels let them open a connection to an address outside the cluster
+// (ip) on a TCP port, by the NetworkPolicy rules: a rule allows when one of
+// its ports matches (or it lists none) and one of its peers is an ipBlock
+// holding ip outside its exceptions (or it lists no peers). Namespace and
+// pod selectors never match an address outside the cluster.
+func egressAllows(t *testing.T, pols []*networkingv1.NetworkPolicy, podLabels map[string]string, ip string, port int32) bool {
+	t.Helper()
+	addr := netip.MustParseAddr(ip)
+	contains := func(cidr string) bool {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			t.Fatalf("ipBlock %q: %v", cidr, err)
+		}
+		return p.Contains(addr)
+	}
+	for _, p := range pols {
+		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if !sel.Matches(labels.Set(podLabels)) {
+			continue
+		}
+		for _, r := range p.Spec.Egress {
+			portOK := len(r.Ports) == 0
+			for _, rp := range r.Ports {
+				proto := corev1.ProtocolTCP
+				if rp.Protocol != nil {
+					proto = *rp.Protocol
+				}
+				portOK = portOK || (proto == corev1.ProtocolTCP && (rp.Port == nil || rp.Port.IntVal == port))
+			}
+			if !portOK {
+				continue
+			}
+			if len(r.To) == 0 {
+				return true
+			}
+			for _, peer := range r.To {
+				if peer.IPBlock == nil || !contains(peer.IPBlock.CIDR) {
+					continue
+				}
+				if !slices.ContainsFunc(peer.IPBlock.Except, contains) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// The brokers page PagerDuty and Opsgenie on 443 (docs/PAGING.md): the
+// network policies let them out to public addresses on 443 — and to
+// nothing in the cluster's private ranges or the metadata endpoint, nor to
+// public addresses on other ports.
+func TestTheBrokerMayPageTheVendorsAndNothingElse(t *testing.T) {
+	docs := loadManifests(t)
+	pols := all[*networkingv1.NetworkPolicy](docs)
+	d, _ := theBroker(t, docs)
+	pod := d.Spec.Template.Labels
+	// Public addresses (PagerDuty's and Opsgenie's are in these clouds'
+	// ranges; their exact addresses change).
+	for _, ip := range []string{"52.8.1.1", "35.190.1.1", "104.18.0.1", "2600:1f18::1"} {
+		if !egressAllows(t, pols, pod, ip, 443) {
+			t.Errorf("the broker may not reach %s on 443: pages cannot reach the vendors", ip)
+		}
+		if egressAllows(t, pols, pod, ip, 80) {
+			t.Errorf("the broker may reach %s on 80: only 443 is needed", ip)
+		}
+	}
+	// The cluster's own and the node's HTTPS: the Kubernetes API's Service,
+	// pods, the cloud's metadata endpoint, loopback, private IPv6.
+	for _, ip := range []string{"10.96.0.1", "172.20.0.1", "192.168.1.10", "100.64.0.1", "169.254.169.254", "127.0.0.1",
+		"fd00::1", "fe80::1", "::1"} {
+		if egressAllows(t, pols, pod, ip, 443) {
+			t.Errorf("the broker may reach %s on 443: the pagers' rule must not open the cluster's own addresses", ip)
+		}
+	}
+	// The bot keeps its 443 anywhere (Slack, Telegram, the webhook).
+	bot, ok := byName(all[*appsv1.Deployment](docs), "signoff-approver-bot")
+	if !ok {
+		t.Fatal("no Deployment signoff-approver-bot")
+	}
+	if !egressAllows(t, pols, bot.Spec.Template.Labels, "52.8.1.1", 443) {
+		t.Error("the approver bot may not reach Slack or Telegram on 443")
+	}
+}
+
+// A page links to the web page's question, and the pagers' keys reach the
+// broker from an optional Secret that the example has.
+func TestTheBrokerLinksPagesToTheWebPageAndMountsThePagersKeys(t *testing.T) {
+	docs := loadManifests(t)
+	d, c := theBroker(t, docs)
+	e, ok := env(c, "SIGNOFF_WEB_URL")
+	if !ok || e.Value == "" {
+		t.Fatal("the broker has no SIGNOFF_WEB_URL: pages would carry no link")
+	}
+	if err := escalator.CheckWebURL(e.Value); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(e.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, ing := range all[*networkingv1.Ingress](docs) {
+		for _, r := range ing.Spec.Rules {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	if u.Scheme != "https" || !slices.Contains(hosts, u.Host) {
+		t.Errorf("SIGNOFF_WEB_URL %s: want https on the Ingress's host %v", e.Value, hosts)
+	}
+
+	mount := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/etc/signoff/pagers" })
+	if mount < 0 || !c.VolumeMounts[mount].ReadOnly {
+		t.Fatalf("the pagers' keys are not mounted read-only at /etc/signoff/pagers: %+v", c.VolumeMounts)
+	}
+	vol := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[mount].Name })
+	if vol < 0 {
+		t.Fatal("the pagers' mount has no volume")
+	}
+	v := d.Spec.Template.Spec.Volumes[vol]
+	if v.Secret == nil || v.Secret.Optional == nil || !*v.Secret.Optional {
+		t.Fatalf("volume %s: want an optional Secret (a broker without pagers has none): %+v", v.Name, v.VolumeSource)
+	}
+	s, ok := byName(all[*corev1.Secret](docs), v.Secret.SecretName)
+	if !ok || len(s.StringData) == 0 {
+		t.Fatalf("secrets.example.yaml has no Secret %s with keys to show", v.Secret.SecretName)
 	}
 }

@@ -26,6 +26,9 @@ const (
 	maxPassword    = 1024
 	maxLoginBody   = 8 << 10
 	maxRespondBody = 64 << 10
+	// maxNext bounds the sign-in's next parameter (the page and a
+	// question's fragment).
+	maxNext = 2048
 )
 
 // principal is who a request comes from.
@@ -189,27 +192,89 @@ func (c *Channel) loginReply(s *session) loginReply {
 
 // handleLoginPage serves GET /login.
 func (c *Channel) handleLoginPage(w http.ResponseWriter, r *http.Request) {
+	next, _ := safeNext(r.URL.Query().Get("next"))
 	if _, ok := c.principal(r); ok {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+		redirectNext(w, next)
 		return
 	}
 	status := http.StatusOK
 	if c.web.TrustedHeader != "" {
 		status = http.StatusUnauthorized
 	}
-	c.renderLogin(w, status, loginData{Proxy: c.web.TrustedHeader})
+	c.renderLogin(w, status, loginData{Proxy: c.web.TrustedHeader, Next: next})
+}
+
+// safeNext checks where a sign-in may lead: the page itself, "/",
+// optionally with a fragment (the page's JS puts a pager link's #q-<id>
+// there, which never reaches the server otherwise). Anything else — an
+// absolute or scheme-relative URL ("https://evil.example", "//evil.example",
+// "/\evil.example"), another path, a query, control characters — is
+// refused, so the sign-in can never become an open redirect. It returns the
+// normalised target ("/" when s is empty or refused) and whether s was
+// acceptable.
+func safeNext(s string) (string, bool) {
+	if s == "" {
+		return "/", true
+	}
+	if len(s) > maxNext || s[0] != '/' || strings.HasPrefix(s, "//") {
+		return "/", false
+	}
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || r == '\\' {
+			return "/", false
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		u.Path != "/" || u.RawPath != "" || u.RawQuery != "" || u.ForceQuery {
+		return "/", false
+	}
+	if u.Fragment == "" {
+		return "/", true
+	}
+	return "/#" + u.EscapedFragment(), true
+}
+
+// redirectNext sends the browser to next, a target safeNext returned. The
+// Location header is set as is: http.Redirect would clean the path, and a
+// fragment holding "/" or ".." is not a path.
+func redirectNext(w http.ResponseWriter, next string) {
+	w.Header().Set("Location", next)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // handleLogin serves POST /login: a form or JSON {approver, password}. With
 // a trusted header it only hands a proxy-authenticated client its session.
 func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 	jsonReply := wantsJSON(r)
+	// next (a form field) is where a form sign-in leads; a refused one
+	// leads to the page, and is logged: a link that carries one was made
+	// to send someone elsewhere.
+	next := "/"
+	if hasMediaType(r, "application/x-www-form-urlencoded") {
+		r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
+		if err := r.ParseForm(); err != nil {
+			msg := "unreadable form: " + err.Error()
+			if jsonReply {
+				writeError(w, http.StatusBadRequest, "invalid_request", msg)
+			} else {
+				c.renderLogin(w, http.StatusBadRequest, loginData{Error: msg, Proxy: c.web.TrustedHeader})
+			}
+			return
+		}
+		raw := r.PostForm.Get("next")
+		var ok bool
+		if next, ok = safeNext(raw); !ok {
+			c.log.Warn("web: sign-in's next refused: not this page", "next", strconv.Quote(cleanLine(raw, 128)),
+				"remote", remoteHost(r))
+		}
+	}
 	fail := func(status int, code, msg string, id string) {
 		if jsonReply {
 			writeError(w, status, code, msg)
 			return
 		}
-		c.renderLogin(w, status, loginData{Error: msg, Approver: id, Proxy: c.web.TrustedHeader})
+		c.renderLogin(w, status, loginData{Error: msg, Approver: id, Proxy: c.web.TrustedHeader, Next: next})
 	}
 	if err := c.checkOrigin(r); err != nil {
 		fail(http.StatusForbidden, "cross_origin", "refused: this sign-in comes from another site", "")
@@ -223,7 +288,7 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s := c.ensureSession(w, &p)
-		c.loggedIn(w, r, s, jsonReply)
+		c.loggedIn(w, s, jsonReply, next)
 		return
 	}
 
@@ -234,12 +299,12 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	addr := remoteHost(r)
 	if ok, wait := c.byAddr.take(addr); !ok {
-		c.tooMany(w, wait, jsonReply, id)
+		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
 	key := id + "\x00" + addr
 	if ok, wait := c.byID.take(key); !ok {
-		c.tooMany(w, wait, jsonReply, id)
+		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
 	a, ok := c.checkPassword(id, password)
@@ -257,18 +322,20 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 	s := c.sessions.create(id, displayName(id, a))
 	c.setCookie(w, s)
 	c.log.Info("web: signed in", "approver", id, "remote", addr)
-	c.loggedIn(w, r, s, jsonReply)
+	c.loggedIn(w, s, jsonReply, next)
 }
 
-func (c *Channel) loggedIn(w http.ResponseWriter, r *http.Request, s *session, jsonReply bool) {
+// loggedIn answers a successful sign-in: the JSON reply, or a redirect to
+// next (checked by safeNext).
+func (c *Channel) loggedIn(w http.ResponseWriter, s *session, jsonReply bool, next string) {
 	if jsonReply {
 		writeJSON(w, http.StatusOK, c.loginReply(s))
 		return
 	}
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	redirectNext(w, next)
 }
 
-func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply bool, id string) {
+func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply bool, id, next string) {
 	secs := int(wait.Round(time.Second)/time.Second) + 1
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	msg := "too many failed sign-ins; try again in " + strconv.Itoa(secs) + " s"
@@ -276,7 +343,7 @@ func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply b
 		writeError(w, http.StatusTooManyRequests, "rate_limited", msg)
 		return
 	}
-	c.renderLogin(w, http.StatusTooManyRequests, loginData{Error: msg, Approver: id})
+	c.renderLogin(w, http.StatusTooManyRequests, loginData{Error: msg, Approver: id, Next: next})
 }
 
 // checkPassword compares password with the approver's bcrypt hash. An

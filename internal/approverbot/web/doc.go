@@ -13,10 +13,11 @@
 // # Endpoints
 //
 //	GET  /                 the page (redirects to /login when signed out)
-//	GET  /login            the sign-in form
+//	GET  /login            the sign-in form (?next=, see below)
 //	POST /login            sign in: form or JSON {approver, password};
 //	                       with Accept: application/json the reply is
-//	                       {approver, display, csrf_token, expires_at}
+//	                       {approver, display, csrf_token, expires_at};
+//	                       a form sign-in redirects to its next field
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first
@@ -25,6 +26,12 @@
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /events           text/event-stream of question and resolved events
 //	GET  /static/…         the page's script, style sheet and icon
+//
+// A link to one question, /#q-<request id> (a pager's), opens the page at
+// that card (static/deeplink.js). Signed out, the script keeps the fragment
+// through the sign-in in the form's next field; next may only be the page,
+// "/" with a fragment (safeNext): anything else leads to "/", so the
+// sign-in is no open redirect.
 //
 // action is one of approve (once), session, always (only when the question
 // offers it), reject_soft and reject_hard. Errors are JSON

@@ -132,6 +132,9 @@ type loginData struct {
 	Approver string
 	// Proxy is the trusted header's name when password sign-in is off.
 	Proxy string
+	// Next is where the sign-in leads ("/" or "/#q-<id>"), checked by
+	// safeNext; deeplink.js fills it from the address's fragment.
+	Next string
 }
 
 func (c *Channel) renderLogin(w http.ResponseWriter, status int, d loginData) {

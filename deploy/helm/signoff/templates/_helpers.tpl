@@ -49,3 +49,13 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+{{/* "true" when the brokers' NetworkPolicy lets them page the vendors:
+broker.paging.egress.enabled, where "auto" means the policy has pagers. */}}
+{{- define "signoff.pagingEgress" -}}
+{{- $on := .Values.broker.paging.egress.enabled -}}
+{{- if eq (toString $on) "auto" -}}
+{{- $on = not (empty (get (fromYaml .Values.broker.policy) "pagers")) -}}
+{{- end -}}
+{{- if $on -}}true{{- end -}}
+{{- end -}}

@@ -1,0 +1,90 @@
+// Signoff approver page: links to one question (#q-<request id>, the link
+// a pager sends). The fragment never reaches the server, so:
+//
+//   - on the sign-in form, it is copied into the form's "next" field
+//     ("/#q-<id>"), which the server checks (the page itself, nothing
+//     else) and redirects to after the sign-in;
+//   - on the page, the question's card is scrolled to and highlighted, or,
+//     when it is not open, a notice says so; a card that arrives later
+//     (the page was still connecting) is highlighted then.
+(() => {
+  'use strict';
+
+  const prefix = '#q-';
+
+  // targetID is the card's element id for the address's fragment, or ''.
+  function targetID() {
+    const h = location.hash;
+    if (!h.startsWith(prefix) || h.length === prefix.length) return '';
+    try {
+      return decodeURIComponent(h.slice(1));
+    } catch {
+      return ''; // a malformed escape names no card
+    }
+  }
+
+  function signIn(form) {
+    const next = form.querySelector('input[name="next"]');
+    if (!next || (next.value !== '' && next.value !== '/')) return;
+    if (targetID()) next.value = '/' + location.hash;
+  }
+
+  function page(list) {
+    let notice = null;
+    let seen = null; // the card last highlighted (cards are replaced on update)
+
+    function clearNotice() {
+      if (notice) notice.remove();
+      notice = null;
+    }
+
+    function show(id, scroll) {
+      const card = document.getElementById(id);
+      if (!card || !list.contains(card)) return false;
+      clearNotice();
+      card.classList.add('deeplinked');
+      if (scroll && seen === null) card.scrollIntoView({ block: 'center' });
+      seen = card;
+      return true;
+    }
+
+    function follow() {
+      const id = targetID();
+      for (const c of list.querySelectorAll('.card.deeplinked')) c.classList.remove('deeplinked');
+      seen = null;
+      clearNotice();
+      if (!id) return;
+      if (show(id, true)) return;
+      notice = document.createElement('p');
+      notice.className = 'notice deeplink-missing';
+      notice.setAttribute('role', 'status');
+      notice.textContent = 'Question ' + id.slice(2) + ' is not open: it was answered, ' +
+        'withdrawn or expired, or it is not for your teams.';
+      list.before(notice);
+    }
+
+    // A card added or replaced (an update, the re-fetch after the event
+    // stream reconnects) keeps its highlight; one that arrives late is
+    // scrolled to.
+    new MutationObserver(() => {
+      const id = targetID();
+      if (id) show(id, true);
+    }).observe(list, { childList: true });
+
+    window.addEventListener('hashchange', follow);
+    follow();
+  }
+
+  function start() {
+    const form = document.querySelector('form[action="/login"]');
+    if (form) signIn(form);
+    const list = document.getElementById('questions');
+    if (list) page(list);
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', start);
+  } else {
+    start();
+  }
+})();
