@@ -3,6 +3,7 @@
 // demo agent, an approver's answer on the web page, `policy check`), so the
 // README breaks the build when it drifts from what the commands do; and
 // check that the dev plane, its example bots and the compose plane never
-// take the same port, and that every relative link of README.md and docs/
-// (file and #anchor) resolves.
+// take the same port; that every relative link of README.md and docs/
+// (file and #anchor) resolves; and that every flag they name is a flag of
+// broker, approver-bot or signoff.
 package quickstart
