@@ -248,8 +248,10 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: []byte(`"Postgres, please"`)})
 		r := wait(t, ch)
 		out := r.json(t)
-		reason, _ := field(out, "hookSpecificOutput", "permissionDecisionReason").(string)
-		if field(out, "hookSpecificOutput", "permissionDecision") != "deny" || !strings.Contains(reason, "Postgres, please") {
+		// Claude Code's documented answer: allow, the tool's input with
+		// the answers by question (the tool returns them without asking).
+		answers, _ := field(out, "hookSpecificOutput", "updatedInput", "answers").(map[string]any)
+		if field(out, "hookSpecificOutput", "permissionDecision") != "allow" || answers["Which database?"] != "Postgres, please" {
 			t.Fatalf("answer %s", r.stdout)
 		}
 	})

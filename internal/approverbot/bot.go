@@ -288,6 +288,9 @@ type Answer struct {
 	Scope      messages.Scope
 	RejectMode messages.RejectMode
 	Feedback   string
+	// Answer is the answer to an ask-user question (approvals only; see
+	// [ChooseAnswer]).
+	Answer json.RawMessage
 }
 
 // ErrUnknownQuestion: the answer names a question this bot does not know.
@@ -353,6 +356,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{}, err
 	}
 	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
+	if err := checkAnswerField(q, a); err != nil {
+		return messages.RespondReply{}, err
+	}
 	resp := messages.Response{
 		V:         messages.Version,
 		RequestID: q.Request.RequestID,
@@ -362,7 +368,7 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		Feedback:  a.Feedback,
 	}
 	if a.Approved {
-		resp.Scope = a.Scope
+		resp.Scope, resp.Answer = a.Scope, a.Answer
 	} else {
 		resp.RejectMode = a.RejectMode
 	}

@@ -53,6 +53,9 @@ func OutcomeLine(r messages.Resolved) string {
 	}
 	switch code {
 	case messages.ReasonApproved:
+		if len(d.Answer) > 0 {
+			return "✓ answered by " + DecidedBy(d) + ": " + AnswerSummary(d.Answer)
+		}
 		s := "✓ approved"
 		if d.Scope != "" {
 			s += " (" + ScopeText(d.Scope) + ")"

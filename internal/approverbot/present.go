@@ -76,6 +76,10 @@ type View struct {
 	// Session and Always say what those answers would grant, or why they
 	// are not offered.
 	Session, Always Offer
+	// Ask is set on an ask-user question: the tool's questions and their
+	// options, clipped (no questions: a free-text answer). Indexes match
+	// the question's, for [Pick]s.
+	Ask *messages.AskUser
 }
 
 // SubcommandView is one sub-command of a shell call and its verdict.
@@ -166,6 +170,7 @@ func Present(q Question, l Limits) View {
 	v.Session = Offer{Offered: true, Tool: req.Tool,
 		Grants: "this call, and later " + req.Tool + " calls of session " + req.SessionID + " that a standing grant may cover"}
 	v.Always = alwaysOffer(q, l)
+	v.Ask = askView(q.AskUser, l)
 	return v
 }
 

@@ -36,14 +36,20 @@ func Submit(ctx context.Context, r Responder, log *slog.Logger, q Question, c Ch
 		log.Warn("answer refused", "request_id", q.Request.RequestID, "approver", approver, "err", err)
 		return Submission{Text: NotSentText(err)}
 	}
+	return send(ctx, r, log, q, a)
+}
+
+// send is the round trip of an answer a on q to the brokers, for [Submit]
+// and [SubmitAnswer].
+func send(ctx context.Context, r Responder, log *slog.Logger, q Question, a Answer) Submission {
 	ctx, cancel := context.WithTimeout(ctx, SubmitTimeout)
 	defer cancel()
 	rep, err := r.Respond(ctx, a)
 	if err != nil {
-		log.Warn("answer not sent", "request_id", q.Request.RequestID, "approver", approver, "err", err)
+		log.Warn("answer not sent", "request_id", q.Request.RequestID, "approver", a.Approver, "err", err)
 		return Submission{Text: NotSentText(err)}
 	}
-	log.Info("answer sent", "request_id", q.Request.RequestID, "approver", approver, "applied", rep.Applied, "state", rep.State)
+	log.Info("answer sent", "request_id", q.Request.RequestID, "approver", a.Approver, "applied", rep.Applied, "state", rep.State)
 	o := Submission{Text: ReplyText(rep), Applied: rep.Applied}
 	if !rep.Applied && rep.Decision != nil && rep.State.Final() {
 		o.Settled = &messages.Resolved{V: messages.Version, Type: "resolved", RequestID: q.Request.RequestID,

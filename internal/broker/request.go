@@ -229,6 +229,10 @@ func (b *Broker) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		Escalation:        ladder,
 	}
 	q.Always = alwaysOf(q.Offers)
+	if pol.AnswersUser(req.Tool) {
+		ask := messages.ParseAskUser(req.Arguments)
+		q.AskUser = &ask
+	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
 	sctx, cancel := b.storeCtx(ctx)

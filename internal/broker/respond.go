@@ -15,11 +15,6 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// askUserTools are the tools whose result is the approver's answer (seed
-// 002): the answer field is passed on for these only, so a confused or
-// hostile approver client cannot fabricate output for bash or write.
-var askUserTools = map[string]bool{"ask_user": true, "askuserquestion": true, "ask_user_question": true}
-
 // handleRespond applies an approver's response: first decision wins, quorum,
 // membership and no self-approval (DESIGN §4 step 8–10).
 func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
@@ -73,7 +68,18 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		if o := q.Offer(scope); scope != messages.ScopeOnce && o != nil {
 			dec.GrantedPattern = slices.Clone(o.Patterns)
 		}
-		if askUserTools[rec.Tool] {
+		// Only an ask-user class tool's question (the policy said so when
+		// it asked: seed 002) takes an answer as its output, so a confused
+		// or hostile approver client cannot fabricate output for bash or
+		// write; an answer elsewhere, or one that does not answer the
+		// questions shown, is refused.
+		if len(resp.Answer) > 0 {
+			if q.AskUser == nil {
+				return encode(refusal(b, rec, "tool "+q.Request.Tool+" is not an ask-user tool: an answer cannot stand for its output (omit answer, or declare the tool under tools.answer in the policy)"))
+			}
+			if err := q.AskUser.Check(resp.Answer); err != nil {
+				return encode(refusal(b, rec, "the answer does not answer the question: "+err.Error()))
+			}
 			dec.Answer = resp.Answer
 		}
 	} else {

@@ -226,7 +226,10 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	if d.Tool == "" {
 		d.Tool = call.Tool
 	}
-	out, err := cfg.Host.answer(in.HookEventName, d)
+	out, ok := answeredOutput(cfg.Host, in.HookEventName, in, d)
+	if !ok {
+		out, err = cfg.Host.answer(in.HookEventName, d)
+	}
 	if err != nil {
 		ans.fail(in.HookEventName, err)
 		return

@@ -239,6 +239,9 @@ type ApprovalNeeded struct {
 	// and so on (0: not a reminder). A device shows a reminder as a new
 	// message, or marks the question new again.
 	Reminder int `json:"reminder,omitempty"`
+	// AskUser is set when the tool asks the human something (ask-user
+	// class): approvers answer it with Response.Answer.
+	AskUser *AskUser `json:"ask_user,omitempty"`
 }
 
 // Offer returns the offer of scope s (always and always_prefix are one

@@ -378,7 +378,7 @@ func (d *decoder) root(n *yaml.Node) error {
 var tierNames = map[string]Tier{"read": TierRead, "write": TierWrite, "exec": TierExec, "mcp": TierMCP}
 
 func (d *decoder) tools(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, []string{"tiers", "shell", "paths"})
+	ms, err := d.mapping(n, where, []string{"tiers", "shell", "paths", "answer"})
 	if err != nil {
 		return err
 	}
@@ -386,6 +386,8 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 	declared := map[string]string{} // tool → the list it was declared in
 	for _, m := range ms {
 		switch m.key {
+		case "answer":
+			// Read once every kind is known (below).
 		case "tiers":
 			tiers, err := d.mapping(m.val, m.location, nil)
 			if err != nil {
@@ -447,6 +449,11 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 				declared[name] = m.key
 				t.kinds[name] = kind
 			}
+		}
+	}
+	for _, m := range ms {
+		if m.key == "answer" {
+			return d.answerTools(m.val, m.location)
 		}
 	}
 	return nil

@@ -44,6 +44,8 @@ type Policy struct {
 	grants grantSettings
 	// pagers are the pagers: map, by name (escalation.go).
 	pagers map[string]pager.Config
+	// answerTools are the tools declared under tools.answer (lower-case).
+	answerTools map[string]bool
 }
 
 // workspaceDirs returns the workspace: the policy's, or the call's

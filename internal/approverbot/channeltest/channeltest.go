@@ -47,6 +47,16 @@ type Harness interface {
 	Settled(t *testing.T, id string) string
 	// Feedback reports whether rejections carry the feedback Choose got.
 	Feedback() bool
+	// Asked waits until ask-user question id shows with its answer
+	// controls and returns the text a person reads and, per question of
+	// the tool, the option labels its controls offer (nil for a question
+	// answered in words only).
+	Asked(t *testing.T, id string) (text string, options [][]string)
+	// Answer answers ask-user question id as Setup.As, as a person does on
+	// the channel: picks name options by index (a tool that asks one
+	// question with options), or carry the text typed (a tool that takes
+	// words). It returns what the channel told them.
+	Answer(t *testing.T, id string, picks []approverbot.Pick) string
 	// Break makes the channel's service unreachable; false when the
 	// channel has none to lose (the web page is its own service). Heal
 	// makes it reachable again; false when it cannot come back (a
@@ -75,7 +85,7 @@ type world struct {
 // checked for secrets when the test ends.
 func start(t *testing.T, newHarness Factory, as string) *world {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{})
+	p := brokertest.Start(t, brokertest.Options{Policy: Policy})
 	log, logs := Logger()
 	h := newHarness(t, Setup{As: as, Logger: log})
 	cfg, err := approverbot.ParseConfig([]byte(h.Config()), "channeltest.yaml")
@@ -114,12 +124,43 @@ func (w *world) ask(t *testing.T, command string) (*brokertest.Pending, messages
 	return pend, w.device.NextAsk(id)
 }
 
+// Policy is the plane's policy: brokertest's default, with AskUserQuestion
+// and ask_human (declared under tools.answer) asking the default team.
+const Policy = `
+mode: auto-edit
+tools:
+  answer: [ask_human]
+rules:
+  - { rule: "bash(ls)", action: allow }
+  - { rule: "bash(ls *)", action: allow }
+  - { rule: "bash(rm -rf /*)", action: deny }
+  - { rule: "read_file(**/.env)", action: deny }
+  - { rule: "bash(kubectl *)", action: ask, route: oncall }
+  - { rule: AskUserQuestion, action: ask }
+  - { rule: ask_human, action: ask }
+teams:
+  default: { members: [alice, bob, carol] }
+  oncall:  { members: [carol, dave, erin], approvals_required: 2 }
+`
+
+// askUser has an agent call an ask-user tool; it returns the pending call
+// and the question as the brokers announced it.
+func (w *world) askUser(t *testing.T, tool string, args any) (*brokertest.Pending, messages.ApprovalNeeded) {
+	t.Helper()
+	w.seq++
+	id := fmt.Sprintf("ct-%d-%d", time.Now().UnixNano()%1_000_000, w.seq)
+	agent := w.plane.Agent(fmt.Sprintf("%s-%d", w.session, w.seq), fmt.Sprintf("agent-%d", w.seq))
+	pend := brokertest.Ask(t.Context(), agent, id, tool, args)
+	return pend, w.device.NextAsk(id)
+}
+
 // Run runs the suite.
 func Run(t *testing.T, newHarness Factory) {
 	t.Run("the question shows every fact", func(t *testing.T) { testFacts(t, newHarness) })
 	t.Run("each control sends its answer", func(t *testing.T) { testChoices(t, newHarness) })
 	t.Run("a resolution elsewhere removes the controls", func(t *testing.T) { testResolution(t, newHarness) })
 	t.Run("a refused answer is shown", func(t *testing.T) { testRefusal(t, newHarness) })
+	t.Run("an ask-user question shows its options and takes an answer", func(t *testing.T) { testAnswers(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
 }
 
@@ -289,4 +330,53 @@ func eventually(t *testing.T, what string, check func() error, healthy bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func testAnswers(t *testing.T, newHarness Factory) {
+	w := start(t, newHarness, "alice")
+	pend, q := w.askUser(t, "AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+		"question": "Which database should the service use?", "header": "DB", "multiSelect": false,
+		"options": []any{
+			map[string]any{"label": "Postgres", "description": "relational, already in the stack"},
+			map[string]any{"label": "Mongo", "description": "documents"},
+		}}}})
+	if q.AskUser == nil || len(q.AskUser.Questions) != 1 {
+		t.Fatalf("test setup: the broker did not mark the question ask-user: %+v", q.AskUser)
+	}
+	id := q.Request.RequestID
+	text, options := w.h.Asked(t, id)
+	for _, want := range []string{"Which database should the service use?", "Postgres", "Mongo", "relational, already in the stack"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the question does not show %q:\n%s", want, text)
+		}
+	}
+	if len(options) != 1 || !slices.Equal(options[0], []string{"Postgres", "Mongo"}) {
+		t.Errorf("the controls offer %q, want [[Postgres Mongo]]", options)
+	}
+	reply := w.h.Answer(t, id, []approverbot.Pick{{Question: 0, Options: []int{1}}})
+	d := pend.Wait(t)
+	if d.Outcome != messages.OutcomeAllow || string(d.Answer) != `{"Which database should the service use?":"Mongo"}` {
+		t.Errorf("decision %s with answer %s, want allow with Mongo", d.Outcome, d.Answer)
+	}
+	if d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != w.ch.Name() {
+		t.Errorf("decided by %+v, want alice via %s", d.DecidedBy, w.ch.Name())
+	}
+	if reply == "" {
+		t.Error("the channel told the approver nothing")
+	}
+	if settled := w.h.Settled(t, id); !strings.Contains(settled, "Mongo") {
+		t.Errorf("the settled question does not show the answer:\n%s", settled)
+	}
+
+	// A tool that takes words.
+	pend, q = w.askUser(t, "ask_human", map[string]any{"prompt": "Which region should the cluster run in?"})
+	id = q.Request.RequestID
+	if text, _ := w.h.Asked(t, id); !strings.Contains(text, "Which region should the cluster run in?") {
+		t.Errorf("the question does not show the agent's arguments:\n%s", text)
+	}
+	w.h.Answer(t, id, []approverbot.Pick{{Text: "eu-west-1"}})
+	if d := pend.Wait(t); string(d.Answer) != `"eu-west-1"` {
+		t.Errorf("the free-text answer reached the agent as %s", d.Answer)
+	}
+	w.h.Settled(t, id)
 }

@@ -1,8 +1,10 @@
 package slack_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ func TestSlackPassesTheChannelSuite(t *testing.T) {
 		h := &harness{s: s, fake: fake, board: &channeltest.Board[slacktest.Message]{
 			Sources: []<-chan slacktest.Message{fake.Posted, fake.Updated}, ID: requestOf,
 			Same: func(a, b slacktest.Message) bool { return a.TS == b.TS },
-		}}
+		}, forms: map[string]slacktest.View{}}
 		h.as = map[string]slacktest.User{"alice": alice, "dave": dave}[s.As]
 		return h
 	})
@@ -35,6 +37,7 @@ type harness struct {
 	bot  *httptest.Server
 
 	board *channeltest.Board[slacktest.Message]
+	forms map[string]slacktest.View // answer forms opened, by request id
 }
 
 func (h *harness) Config() string {
@@ -79,12 +82,15 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
+		if b.ActionID == "signoff_answer" {
+			continue
+		}
 		cs = append(cs, choiceOfAction[b.ActionID])
 	}
 	return m.VisibleText(), cs
 }
 
-func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string) string {
+func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
 	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	action := ""
 	for a, ch := range choiceOfAction {
@@ -96,6 +102,25 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.post(t, body)
+	if !c.Approves() {
+		// A Deny opens the feedback form.
+		v := channeltest.Next(t, h.fake.Opened, "the feedback form")
+		if v.CallbackID != "signoff_reject" {
+			t.Fatalf("a Deny opened %q", v.CallbackID)
+		}
+		body, err := h.fake.Submit(v, h.as, map[string]map[string]any{"feedback": {"text": map[string]any{"type": "plain_text_input", "value": feedback}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.post(t, body)
+	}
+	return channeltest.Next(t, h.fake.Responses, "the reply to the click").Text
+}
+
+// post sends a signed interaction; the bot may still be starting.
+func (h *harness) post(t *testing.T, body []byte) string {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.bot.URL+slack.InteractionsPath, strings.NewReader(string(body)))
 	for k, v := range slacktest.Sign(testSecret, time.Now(), body) {
 		req.Header[k] = v
@@ -105,23 +130,82 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string
 		if err != nil {
 			t.Fatal(err)
 		}
+		out, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			if res.StatusCode != http.StatusOK {
-				t.Fatalf("interaction: %d", res.StatusCode)
+				t.Fatalf("interaction: %d %s", res.StatusCode, out)
 			}
-			break
+			return string(out)
 		}
 		req.Body, _ = req.GetBody()
 	}
-	return channeltest.Next(t, h.fake.Responses, "the reply to the click").Text
+}
+
+// Asked clicks Answer and reads the form it opens: an input per question
+// with its options.
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
+	body, err := h.fake.Click(m, "signoff_answer", h.as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.post(t, body)
+	v := channeltest.Next(t, h.fake.Opened, "the answer form")
+	if v.CallbackID != "signoff_answer" {
+		t.Fatalf("Answer opened %q", v.CallbackID)
+	}
+	h.forms[id] = v
+	var options [][]string
+	for _, in := range v.Inputs() {
+		if in.ActionID != "pick" {
+			continue
+		}
+		var labels []string
+		for _, o := range in.Options {
+			labels = append(labels, o.Text)
+		}
+		options = append(options, labels)
+	}
+	return m.VisibleText(), options
+}
+
+// Answer submits the answer form with the picks.
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	v, ok := h.forms[id]
+	if !ok {
+		h.Asked(t, id)
+		v = h.forms[id]
+	}
+	values := map[string]map[string]any{}
+	for _, p := range picks {
+		n := strconv.Itoa(p.Question)
+		if len(p.Options) > 0 {
+			var sel []any
+			for _, o := range p.Options {
+				sel = append(sel, map[string]any{"value": strconv.Itoa(o), "text": map[string]any{"type": "plain_text", "text": "x"}})
+			}
+			values["q"+n] = map[string]any{"pick": map[string]any{"type": "radio_buttons", "selected_option": sel[0]}}
+		}
+		if p.Text != "" {
+			values["t"+n] = map[string]any{"text": map[string]any{"type": "plain_text_input", "value": p.Text}}
+		}
+	}
+	body, err := h.fake.Submit(v, h.as, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := h.post(t, body); out != "" {
+		t.Fatalf("the form refused the answer: %s", out)
+	}
+	return channeltest.Next(t, h.fake.Responses, "the reply to the answer").Text
 }
 
 func (h *harness) Settled(t *testing.T, id string) string {
 	return h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) == 0 }).VisibleText()
 }
 
-func (h *harness) Feedback() bool    { return false }
+func (h *harness) Feedback() bool    { return true }
 func (h *harness) Break() bool       { h.fake.SetDown(true); return true }
 func (h *harness) Heal() bool        { h.fake.SetDown(false); return true }
 func (h *harness) Secrets() []string { return []string{testToken, testSecret} }

@@ -89,10 +89,11 @@ func TestSlackDenyAndStopRejectsHardAndEndsTheTurn(t *testing.T) {
 	if status, body := e.click(t, m, denyStop, bob); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
+	e.submitFeedback(t, bob, "use make distclean")
 	d := pend.Wait(t)
 	brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
-	if d.RejectMode != messages.RejectHard || d.DecidedBy.ID != "bob" {
-		t.Errorf("decision %s by %s, want reject_hard by bob", d.RejectMode, d.DecidedBy.ID)
+	if d.RejectMode != messages.RejectHard || d.DecidedBy.ID != "bob" || d.Feedback != "use make distclean" {
+		t.Errorf("decision %s by %s with feedback %q, want reject_hard by bob with his feedback", d.RejectMode, d.DecidedBy.ID, d.Feedback)
 	}
 	u := channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
 	if got := u.VisibleText(); !strings.Contains(got, "denied and stopped by Bob via slack") {
@@ -174,6 +175,7 @@ func TestSlackUnknownUserIsToldAndNothingIsSent(t *testing.T) {
 	if status, body := e.click(t, m, deny, alice); status != http.StatusOK {
 		t.Fatalf("click: %d %s", status, body)
 	}
+	e.submitFeedback(t, alice, "")
 	d := pend.Wait(t)
 	if d.DecidedBy.ID != "alice" || d.Outcome != messages.OutcomeDeny {
 		t.Errorf("decision %s by %s, want alice's deny (the unknown user's approval must not count)", d.Outcome, d.DecidedBy.ID)
@@ -283,7 +285,10 @@ func TestSlackGarbledInteractionsGetAClear400(t *testing.T) {
 		{"a body that is not form-encoded", []byte("%zz;payload"), "not application/x-www-form-urlencoded"},
 		{"a form without payload", []byte("token=x&team_id=T1"), "no payload field"},
 		{"a payload that is not JSON", []byte("payload=%7Bnot+json"), "payload is not valid JSON"},
-		{"a view submission", payload(map[string]any{"type": "view_submission", "user": alice}), `unsupported interaction type "view_submission"`},
+		{"a view submission of another app", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "x", "private_metadata": "not ours"}}), "private_metadata is not the channel's"},
+		{"a view submission with a forged request id", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "signoff_reject", "private_metadata": `{"r":"r1.>","a":"signoff_deny"}`}}), "request id"},
+		{"a view submission of an unknown form", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "signoff_other", "private_metadata": `{"r":"r1","a":"signoff_deny"}`}}), "unknown view callback_id"},
+		{"a message action", payload(map[string]any{"type": "message_action", "user": alice}), `unsupported interaction type "message_action"`},
 		{"block actions without an action", payload(map[string]any{"type": "block_actions", "user": alice, "actions": []any{}}), "has no action"},
 		{"a button of another app", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button("other_app_button", "r1")}), `unknown action_id "other_app_button"`},
 		{"a button without a request id", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button(approve, "")}), "request id"},

@@ -66,7 +66,13 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{})
+	return startOn(t, brokertest.Options{})
+}
+
+// startOn is start on a plane started with po.
+func startOn(t *testing.T, po brokertest.Options) *env {
+	t.Helper()
+	p := brokertest.Start(t, po)
 	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
 	t.Cleanup(fake.Close)
 	cfg := testConfig(t, fake.APIURL())
@@ -127,4 +133,17 @@ func actionIDs(m slacktest.Message) []string {
 		ids = append(ids, b.ActionID)
 	}
 	return ids
+}
+
+// submitFeedback submits the feedback form a Deny opened, as u.
+func (e *env) submitFeedback(t *testing.T, u slacktest.User, feedback string) {
+	t.Helper()
+	v := channeltest.Next(t, e.slack.Opened, "the feedback form")
+	body, err := e.slack.Submit(v, u, map[string]map[string]any{"feedback": {"text": map[string]any{"type": "plain_text_input", "value": feedback}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, out := e.post(t, body, slacktest.Sign(testSecret, time.Now(), body)); status != http.StatusOK || out != "" {
+		t.Fatalf("submit the feedback form: %d %s", status, out)
+	}
 }

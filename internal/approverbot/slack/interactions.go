@@ -26,6 +26,14 @@ type click struct {
 	responseURL string
 	channel     string // the message's channel
 	ts          string // the message's ts
+	triggerID   string // opens a modal, for 3 seconds
+
+	// submitted is set for a modal's submission: its feedback (a Deny) or
+	// its picks and the answer they make (Answer).
+	submitted bool
+	feedback  string
+	picks     []approverbot.Pick
+	answer    json.RawMessage
 }
 
 // interactionPayload is the part of a block_actions payload the channel
@@ -47,6 +55,7 @@ type interactionPayload struct {
 		TS string `json:"ts"`
 	} `json:"message"`
 	ResponseURL string `json:"response_url"`
+	TriggerID   string `json:"trigger_id"`
 	Actions     []struct {
 		Type     string `json:"type"`
 		ActionID string `json:"action_id"`
@@ -74,14 +83,27 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := parseInteraction(body)
+	var fe *formError
+	if errors.As(err, &fe) {
+		writeFormError(w, fe)
+		return
+	}
 	if err != nil {
 		c.log.Warn("refused a garbled interaction", "err", err)
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !c.running.Load() {
+	box := c.responder.Load()
+	if !c.running.Load() || box == nil {
 		http.Error(w, "slack interaction: the approver bot is starting; try again", http.StatusServiceUnavailable)
 		return
+	}
+	if k.submitted && k.action == actionAnswer {
+		if err := checkAnswerForm(box.r, &k); err != nil {
+			errors.As(err, &fe)
+			writeFormError(w, fe)
+			return
+		}
 	}
 	select {
 	case c.clicks <- k:
@@ -105,8 +127,14 @@ func parseInteraction(body []byte) (click, error) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		return click{}, fmt.Errorf("payload is not valid JSON: %v", err)
 	}
+	if p.Type == "view_submission" {
+		if err := messages.ValidateToken("user.id", p.User.ID); err != nil {
+			return click{}, fmt.Errorf("view_submission payload: %v", err)
+		}
+		return parseSubmission([]byte(raw), p.User.ID)
+	}
 	if p.Type != "block_actions" {
-		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions", p.Type)
+		return click{}, fmt.Errorf("unsupported interaction type %q; this endpoint handles block_actions and view_submission", p.Type)
 	}
 	if len(p.Actions) == 0 {
 		return click{}, errors.New("block_actions payload has no action")
@@ -115,14 +143,14 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
-	if _, ok := choiceOf[a.ActionID]; !ok {
+	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer {
 		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	k := click{user: p.User.ID, action: a.ActionID, requestID: a.Value, responseURL: p.ResponseURL,
-		channel: p.Container.ChannelID, ts: p.Container.MessageTS}
+		channel: p.Container.ChannelID, ts: p.Container.MessageTS, triggerID: p.TriggerID}
 	if k.channel == "" {
 		k.channel = p.Channel.ID
 	}
@@ -147,7 +175,28 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 	if !ok {
 		q.Request.RequestID = k.requestID
 	}
-	o := approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	var o approverbot.Submission
+	switch {
+	case k.submitted:
+		o = c.handleSubmission(ctx, r, log, q, appr, k)
+	case ok && q.Open() && opensModal(k.action) && approverbot.Offered(q, modalChoice(k.action), appr.ID) == nil:
+		err := c.openModal(ctx, q, k)
+		if err == nil {
+			return // the form's submission answers
+		}
+		if k.action == actionAnswer {
+			log.Warn("could not open the answer form", "err", err)
+			c.tell(ctx, k, "Could not open the answer form ("+err.Error()+"): nothing was sent. Try again, or answer on another channel.")
+			return
+		}
+		// A rejection needs no words: deny without feedback rather than not at all.
+		log.Warn("could not open the feedback form; denying without feedback", "err", err)
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	case k.action == actionAnswer:
+		o = approverbot.SubmitAnswer(ctx, r, log, q, nil, appr.ID, Name, "slack user "+k.user)
+	default:
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[k.action], appr.ID, Name, "slack user "+k.user, "")
+	}
 	c.tell(ctx, k, o.Text)
 	if o.Settled != nil && k.channel != "" && k.ts != "" {
 		// Settled elsewhere: make sure this message shows it, even if the
@@ -203,4 +252,11 @@ func (c *Channel) responseURLAllowed(raw string) bool {
 	host := u.Hostname()
 	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com") ||
 		host == "slack-gov.com" || strings.HasSuffix(host, ".slack-gov.com"))
+}
+
+// writeFormError answers a view_submission with an error shown under a
+// block of the form (response_action "errors").
+func writeFormError(w http.ResponseWriter, fe *formError) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"response_action": "errors", "errors": map[string]string{fe.block: fe.msg}})
 }

@@ -109,11 +109,17 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 	}
 	id := v.RequestID
 	var row []button
+	if lines := v.AskLines(); lines != nil {
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip("The agent asks you:\n"+strings.Join(lines, "\n"), maxSectionText))})
+		row = append(row, button{Type: "button", Text: plain("Answer…"), ActionID: actionAnswer, Value: id, Style: "primary"})
+	}
 	for _, bt := range buttons {
 		b := button{Type: "button", Text: plain(bt.text), ActionID: bt.action, Value: id}
 		switch bt.choice {
 		case approverbot.ChoiceOnce:
-			b.Style = "primary"
+			if v.Ask == nil {
+				b.Style = "primary"
+			}
 		case approverbot.ChoiceAlways:
 			if !v.Always.Offered {
 				continue

@@ -31,8 +31,9 @@ type chat struct {
 }
 
 type message struct {
-	MessageID int64 `json:"message_id"`
-	Chat      chat  `json:"chat"`
+	MessageID int64  `json:"message_id"`
+	Chat      chat   `json:"chat"`
+	Text      string `json:"text,omitempty"`
 }
 
 type callbackQuery struct {
@@ -45,6 +46,7 @@ type callbackQuery struct {
 type update struct {
 	UpdateID      int64          `json:"update_id"`
 	CallbackQuery *callbackQuery `json:"callback_query,omitempty"`
+	Message       *incoming      `json:"message,omitempty"`
 }
 
 type inlineButton struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 )
@@ -17,7 +18,7 @@ func parseData(data string) (byte, string, error) {
 	if len(data) < 3 || data[1] != ':' {
 		return 0, "", errGarbled
 	}
-	if _, ok := choiceOf[data[0]]; !ok {
+	if _, ok := choiceOf[data[0]]; !ok && data[0] != tapOption {
 		return 0, "", errGarbled
 	}
 	return data[0], data[2:], nil
@@ -33,6 +34,14 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 		log.Warn("tap with garbled callback data", "data_bytes", len(cq.Data))
 		c.answer(ctx, cq.ID, "This button is not understood ("+err.Error()+"): nothing was sent.", true)
 		return
+	}
+	option := ""
+	if action == tapOption {
+		var ok bool
+		if short, option, ok = strings.Cut(short, ":"); !ok {
+			c.answer(ctx, cq.ID, "This button is not understood ("+errGarbled.Error()+"): nothing was sent.", true)
+			return
+		}
 	}
 	c.mu.Lock()
 	s := c.byShort[short]
@@ -61,7 +70,16 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 		c.answer(ctx, cq.ID, fmt.Sprintf("You are not a configured approver (Telegram user %d): nothing was sent.", cq.From.ID), true)
 		return
 	}
-	o := approverbot.Submit(ctx, r, log, q, choiceOf[action], appr.ID, Name, "telegram user "+strconv.FormatInt(cq.From.ID, 10), "")
+	var o approverbot.Submission
+	switch action {
+	case tapOption:
+		o = c.tapAnswer(ctx, r, q, appr, cq.From.ID, option)
+	case tapDeny, tapDenyStop:
+		// The feedback this person replied with, if any.
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[action], appr.ID, Name, "telegram user "+strconv.FormatInt(cq.From.ID, 10), c.takeDraft(short, cq.From.ID))
+	default:
+		o = approverbot.Submit(ctx, r, log, q, choiceOf[action], appr.ID, Name, "telegram user "+strconv.FormatInt(cq.From.ID, 10), "")
+	}
 	c.answer(ctx, cq.ID, o.Text, !o.Applied)
 	if o.Settled != nil && cq.Message != nil {
 		// Settled elsewhere: make sure this message shows it, even if the

@@ -62,6 +62,8 @@ type Channel struct {
 	seq     uint64
 	byID    map[string]*sent
 	byShort map[string]*sent
+	// drafts are feedback replies kept until their author taps Deny.
+	drafts map[draftKey]string
 }
 
 // sent is a question's message in Telegram.
@@ -138,6 +140,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		epoch:   hex.EncodeToString(e[:]),
 		byID:    map[string]*sent{},
 		byShort: map[string]*sent{},
+		drafts:  map[draftKey]string{},
 	}, nil
 }
 
@@ -161,7 +164,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	if r == nil {
 		return errors.New("telegram: nil responder")
 	}
-	taps := make(chan callbackQuery)
+	taps := make(chan update)
 	var wg sync.WaitGroup
 	for range c.workers {
 		wg.Add(1)
@@ -171,8 +174,12 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 				select {
 				case <-ctx.Done():
 					return
-				case cq := <-taps:
-					c.handleTap(ctx, r, cq)
+				case u := <-taps:
+					if u.CallbackQuery != nil {
+						c.handleTap(ctx, r, *u.CallbackQuery)
+					} else {
+						c.handleReply(ctx, r, *u.Message)
+					}
 				}
 			}
 		}()
@@ -200,11 +207,11 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			// Confirm every update, handled or not: one the bot cannot
 			// use must not come back forever.
 			offset = max(offset, u.UpdateID+1)
-			if u.CallbackQuery == nil {
+			if u.CallbackQuery == nil && u.Message == nil {
 				continue
 			}
 			select {
-			case taps <- *u.CallbackQuery:
+			case taps <- u:
 			case <-ctx.Done():
 			}
 		}
@@ -218,7 +225,7 @@ func (c *Channel) getUpdates(ctx context.Context, offset int64) ([]update, error
 	defer cancel()
 	var updates []update
 	err := c.api.call(ctx, "getUpdates", getUpdatesParams{Offset: offset, Timeout: secs,
-		AllowedUpdates: []string{"callback_query"}}, &updates)
+		AllowedUpdates: []string{"callback_query", "message"}}, &updates)
 	return updates, err
 }
 
@@ -250,6 +257,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	s := c.entry(q, chatID)
 	html := renderQuestion(q, c.now())
 	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
+	kb.InlineKeyboard = append(optionButtons(q, s.short), kb.InlineKeyboard...)
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
 		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
@@ -397,6 +405,11 @@ func (c *Channel) prune() {
 			(s.settled.IsZero() && !s.q.ExpiresAt.IsZero() && now.Sub(s.q.ExpiresAt) > keepExpired) {
 			delete(c.byID, id)
 			delete(c.byShort, s.short)
+		}
+	}
+	for k := range c.drafts {
+		if c.byShort[k.short] == nil {
+			delete(c.drafts, k)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,12 @@ func (h *harness) Channel(t *testing.T, cfg *approverbot.Config) approverbot.Cha
 	return ch
 }
 
-// requestOf is the request id a message shows ("request <id>").
+// requestOf is the request id a message shows ("request <id>"); the bot's
+// replies to a person's message are keyed "reply:<message id>".
 func requestOf(m telegramtest.Message) string {
+	if m.ReplyTo != 0 {
+		return "reply:" + strconv.FormatInt(m.ReplyTo, 10)
+	}
 	i := strings.Index(m.Text, "request ")
 	if i < 0 {
 		return ""
@@ -75,13 +80,26 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
-		cs = append(cs, choiceOfTap[b.CallbackData[0]])
+		if c, ok := choiceOfTap[b.CallbackData[0]]; ok {
+			cs = append(cs, c)
+		}
 	}
 	return m.Text, cs
 }
 
-func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, _ string) string {
+// reply replies to m with text and waits for the bot's reply.
+func (h *harness) reply(t *testing.T, m telegramtest.Message, text string) string {
+	id := h.fake.Reply(m, text, h.as)
+	return h.board.Await(t, "reply:"+strconv.FormatInt(id, 10), func(telegramtest.Message) bool { return true }).Text
+}
+
+func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
 	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	if !c.Approves() && feedback != "" {
+		if got := h.reply(t, m, feedback); !strings.Contains(got, "Feedback noted") {
+			t.Fatalf("the feedback reply got %q", got)
+		}
+	}
 	for _, b := range m.Buttons() {
 		if choiceOfTap[b.CallbackData[0]] != c {
 			continue
@@ -99,7 +117,52 @@ func (h *harness) Settled(t *testing.T, id string) string {
 	return h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) == 0 }).Text
 }
 
-func (h *harness) Feedback() bool    { return false }
+func (h *harness) Feedback() bool { return true }
+
+// Asked reads the option buttons (one per option of a single question).
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	var labels []string
+	for _, b := range m.Buttons() {
+		if strings.HasPrefix(b.CallbackData, "o:") {
+			_, label, _ := strings.Cut(b.Text, ". ")
+			labels = append(labels, label)
+		}
+	}
+	if labels == nil {
+		return m.Text, nil
+	}
+	return m.Text, [][]string{labels}
+}
+
+// Answer taps an option button, or replies with the words.
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	if p := picks[0]; len(picks) == 1 && len(p.Options) == 1 && p.Text == "" {
+		for _, b := range m.Buttons() {
+			if b.CallbackData == "o:"+strings.Split(b.CallbackData, ":")[1]+":"+strconv.Itoa(p.Options[0]) {
+				if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {
+					t.Fatal(err)
+				}
+				return channeltest.Next(t, h.fake.Answers, "the answer to the tap").Text
+			}
+		}
+		t.Fatalf("no option button %d", p.Options[0])
+	}
+	var parts []string
+	for _, p := range picks {
+		s := p.Text
+		if s == "" {
+			var nums []string
+			for _, o := range p.Options {
+				nums = append(nums, strconv.Itoa(o+1))
+			}
+			s = strings.Join(nums, ",")
+		}
+		parts = append(parts, s)
+	}
+	return h.reply(t, m, strings.Join(parts, "; "))
+}
 func (h *harness) Break() bool       { h.fake.SetDown(true); return true }
 func (h *harness) Heal() bool        { h.fake.SetDown(false); return true }
 func (h *harness) Secrets() []string { return []string{testToken, "secret-bot-token"} }

@@ -65,7 +65,13 @@ type env struct {
 // of the fake).
 func start(t *testing.T, before ...func(*telegramtest.Server)) *env {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{})
+	return startOn(t, brokertest.Options{}, before...)
+}
+
+// startOn is start on a plane started with po.
+func startOn(t *testing.T, po brokertest.Options, before ...func(*telegramtest.Server)) *env {
+	t.Helper()
+	p := brokertest.Start(t, po)
 	fake := telegramtest.New(telegramtest.Options{Token: testToken, Chats: []int64{defaultChat, oncallChat}})
 	t.Cleanup(fake.Close)
 	for _, f := range before {

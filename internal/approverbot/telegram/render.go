@@ -183,6 +183,7 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 		}
 	}
 
+	renderAsk(w, q, v)
 	w.plain("\n")
 	if !v.ExpiresAt.IsZero() {
 		w.plain("\n⏳ Expires " + v.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + v.TimeLeft(now) + " when sent)")

@@ -1,6 +1,7 @@
 package terminal_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,3 +143,57 @@ func (h *harness) Break() bool { _ = h.tp.master.Close(); return true }
 func (h *harness) Heal() bool  { return false }
 
 func (h *harness) Secrets() []string { return nil }
+
+// Asked reads the question's "asks you" rows: a numbered line per option.
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	text, _ := h.Shown(t, id)
+	if !strings.Contains(text, "[r]") {
+		t.Fatalf("the prompt offers no answer:\n%s", text)
+	}
+	var options [][]string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "asks you"))
+		switch {
+		case strings.HasPrefix(l, "Question "):
+			options = append(options, nil)
+		case len(options) > 0 && len(l) > 3 && l[0] >= '1' && l[0] <= '9' && strings.Contains(l[:4], ". "):
+			label, _, _ := strings.Cut(l[strings.Index(l, ". ")+2:], " — ")
+			options[len(options)-1] = append(options[len(options)-1], label)
+		}
+	}
+	return text, options
+}
+
+// Answer presses r and types the option numbers, or the words.
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	h.Shown(t, id)
+	h.tp.typeKeys(t, "r")
+	h.tp.out.expect("answer (")
+	var typed []string
+	for _, p := range picks {
+		var nums []string
+		for _, o := range p.Options {
+			nums = append(nums, strconv.Itoa(o+1))
+		}
+		s := strings.Join(nums, ",")
+		if p.Text != "" {
+			s = p.Text
+		}
+		typed = append(typed, s)
+	}
+	h.tp.typeKeys(t, strings.Join(typed, "; ")+"\r")
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		all := h.tp.out.text()
+		rest := all[min(h.tp.out.mark, len(all)):]
+		for _, l := range strings.Split(rest, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "✓ ") || strings.HasPrefix(t, "! ") {
+				return t
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer line; the screen:\n%s", rest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -236,6 +236,12 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		why += st.dim(" (tier " + line(v.Tier) + ")")
 	}
 	row("why", strings.TrimSpace(why))
+	if lines := v.AskLines(); lines != nil {
+		for i := range lines {
+			lines[i] = line(lines[i])
+		}
+		row("asks you", strings.Join(lines, "\n")+"\n"+st.dim("press r to answer"))
+	}
 	if v.SafetyOverride != "" {
 		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
@@ -312,6 +318,9 @@ func argumentsText(raw json.RawMessage) string {
 func promptText(st style, q approverbot.Question, now time.Time) string {
 	v := view(q)
 	keys := []string{st.bold("[y]") + " once", st.bold("[s]") + " session"}
+	if q.AskUser != nil {
+		keys = append([]string{st.bold("[r]") + " answer"}, keys...)
+	}
 	if v.Always.Offered {
 		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
 	}
@@ -331,6 +340,9 @@ func promptText(st style, q approverbot.Question, now time.Time) string {
 func helpText(q approverbot.Question) string {
 	v := view(q)
 	var b strings.Builder
+	if q.AskUser != nil {
+		b.WriteString("  r  answer the agent's question: your answer is the tool's result (" + answerHint(q) + ")\n")
+	}
 	b.WriteString("  y  approve this call once\n")
 	fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
 	if v.Always.Offered {
@@ -349,6 +361,9 @@ func helpText(q approverbot.Question) string {
 // answeredLine is the log line of an answer this terminal sent and the
 // brokers applied.
 func answeredLine(st style, tool string, a approverbot.Answer, grant string) string {
+	if a.Approved && len(a.Answer) > 0 {
+		return st.green("✓") + " " + tool + " answered: " + line(approverbot.AnswerSummary(a.Answer))
+	}
 	if a.Approved {
 		scope := approverbot.ScopeText(a.Scope)
 		if scope == "always" && grant != "" {
@@ -422,4 +437,16 @@ func notAppliedLine(st style, tool string, rep messages.RespondReply) string {
 		s += "the brokers refused it (state " + line(string(rep.State)) + ")"
 	}
 	return s
+}
+
+// answerHint says how to type an answer to q.
+func answerHint(q approverbot.Question) string {
+	switch n := len(q.AskUser.Questions); {
+	case n == 0:
+		return "type your answer"
+	case n == 1:
+		return "type option numbers (1,3 for several where allowed) or your own words"
+	default:
+		return "per question, in order, option numbers or your own words, separated by ;"
+	}
 }

@@ -25,10 +25,12 @@ type item struct {
 
 func (it *item) id() string { return it.q.Request.RequestID }
 
-// feedback is a rejection whose feedback line is being typed.
+// feedback is a rejection whose feedback line is being typed, or (answer
+// set) an answer to an ask-user question.
 type feedback struct {
-	mode messages.RejectMode
-	buf  []rune
+	mode   messages.RejectMode
+	answer bool
+	buf    []rune
 }
 
 // ui is the prompt loop. It runs on one goroutine (Run's) and owns
@@ -123,6 +125,13 @@ func (u *ui) countDown() {
 }
 
 func (u *ui) feedbackPrompt() string {
+	if u.typing.answer {
+		how := "Enter sends, Esc goes back"
+		if !u.raw {
+			how = "Enter sends"
+		}
+		return "  answer (" + answerHint(u.cur.q) + "; " + how + ") › "
+	}
 	what := "reject"
 	if u.typing.mode == messages.RejectHard {
 		what = "reject and stop"
@@ -246,6 +255,14 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	case 'x':
 		u.typing = &feedback{mode: messages.RejectHard}
 		u.prompt()
+	case 'r':
+		if u.cur.q.AskUser == nil {
+			u.out.println("  this call asks for an approval, not an answer (r answers a question the agent asks you)")
+			u.prompt()
+			return
+		}
+		u.typing = &feedback{answer: true}
+		u.prompt()
 	case 'k':
 		u.skip()
 	case '?':
@@ -292,8 +309,23 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 	}
 }
 
-// submit sends the rejection being typed with its feedback.
+// submit sends the rejection being typed with its feedback, or the answer
+// being typed.
 func (u *ui) submit(ctx context.Context, text string) {
+	if u.typing.answer {
+		u.typing = nil
+		u.out.breakLine()
+		q := u.cur.q
+		raw, err := approverbot.AnswerOf(q, approverbot.ParseAnswerLine(q, text))
+		if err != nil {
+			u.out.println("  " + line(strings.TrimPrefix(err.Error(), approverbot.ErrChoice.Error()+": ")))
+			u.prompt()
+			return
+		}
+		a, err := approverbot.ChooseAnswer(q, raw, u.op.ID, Name, u.c.o.Device)
+		u.deliver(ctx, a, err)
+		return
+	}
 	choice := approverbot.ChoiceReject
 	if u.typing.mode == messages.RejectHard {
 		choice = approverbot.ChoiceRejectStop
@@ -319,8 +351,14 @@ func (u *ui) skip() {
 // A choice the question does not offer is refused here, and the prompt
 // stays.
 func (u *ui) send(ctx context.Context, choice approverbot.Choice, feedback string) {
+	a, err := approverbot.Choose(u.cur.q, choice, u.op.ID, Name, u.c.o.Device, feedback)
+	u.deliver(ctx, a, err)
+}
+
+// deliver sends a (made by Choose or ChooseAnswer, err their error) for the
+// current question and prints how it went.
+func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	it := u.cur
-	a, err := approverbot.Choose(it.q, choice, u.op.ID, Name, u.c.o.Device, feedback)
 	u.out.breakLine()
 	if err != nil {
 		u.out.println("  " + line(strings.TrimPrefix(err.Error(), approverbot.ErrChoice.Error()+": ")))

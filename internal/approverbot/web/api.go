@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
@@ -50,6 +51,21 @@ type RespondRequest struct {
 	// Device names the answering device; default: a label from the
 	// User-Agent ("Chrome on Android").
 	Device string `json:"device,omitempty"`
+	// Picks, with action "answer", answer an ask-user question: per
+	// question (by index), the options picked (by index) and the text
+	// typed.
+	Picks []PickRequest `json:"picks,omitempty"`
+}
+
+// actionAnswer is POST /api/respond's action for an answer to an ask-user
+// question: an approval of the call carrying the answer Picks make.
+const actionAnswer = "answer"
+
+// PickRequest is one question's part of an answer.
+type PickRequest struct {
+	Question int    `json:"question"`
+	Options  []int  `json:"options,omitempty"`
+	Text     string `json:"text,omitempty"`
 }
 
 // RespondResult is POST /api/respond's reply: the broker's reply, plus a
@@ -94,13 +110,7 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 			"unknown question "+cleanLine(body.RequestID, 80)+" (never shown here, or settled long ago)")
 		return
 	}
-	choice, err := approverbot.ParseChoice(body.Action)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request",
-			"action must be approve, session, always, reject_soft or reject_hard, got "+strqs(body.Action))
-		return
-	}
-	a, err := approverbot.Choose(q, choice, p.approver, c.Name(), deviceLabel(body.Device, r.UserAgent()), body.Feedback)
+	a, err := c.answerOf(q, body, p.approver, deviceLabel(body.Device, r.UserAgent()))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
@@ -142,3 +152,30 @@ func respondErrorStatus(err error) (int, string) {
 
 // strqs quotes a client value for an error message, shortened.
 func strqs(s string) string { return `"` + cleanLine(s, 40) + `"` }
+
+// answerOf turns a POST /api/respond body into the answer it stands for:
+// a choice, or with action "answer" the answer its picks make.
+func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver, device string) (approverbot.Answer, error) {
+	if body.Action == actionAnswer {
+		if body.Feedback != "" {
+			return approverbot.Answer{}, fmt.Errorf("%w: feedback goes with a rejection; put words for the agent in the answer", approverbot.ErrNoAnswer)
+		}
+		picks := make([]approverbot.Pick, len(body.Picks))
+		for i, p := range body.Picks {
+			picks[i] = approverbot.Pick{Question: p.Question, Options: p.Options, Text: p.Text}
+		}
+		raw, err := approverbot.AnswerOf(q, picks)
+		if err != nil {
+			return approverbot.Answer{}, err
+		}
+		return approverbot.ChooseAnswer(q, raw, approver, c.Name(), device)
+	}
+	if len(body.Picks) > 0 {
+		return approverbot.Answer{}, fmt.Errorf("%w: picks go with action answer", approverbot.ErrNoAnswer)
+	}
+	choice, err := approverbot.ParseChoice(body.Action)
+	if err != nil {
+		return approverbot.Answer{}, fmt.Errorf("action must be approve, session, always, reject_soft, reject_hard or answer, got %s", strqs(body.Action))
+	}
+	return approverbot.Choose(q, choice, approver, c.Name(), device, body.Feedback)
+}

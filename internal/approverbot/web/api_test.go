@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func TestRespond(t *testing.T) {
 			if want.Device == "" {
 				want.Device = "Chrome on Android"
 			}
-			if got := s.resp.lastAnswer(t); got != want {
+			if got := s.resp.lastAnswer(t); !reflect.DeepEqual(got, want) {
 				t.Fatalf("answer %+v\nwant   %+v", got, want)
 			}
 			var out RespondResult

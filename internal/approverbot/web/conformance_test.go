@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,24 +100,71 @@ func (h *harness) session(t *testing.T) {
 var tags = regexp.MustCompile(`<[^>]*>`)
 
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
+	v := h.listed(t, id)
+	var cs []approverbot.Choice
+	for _, a := range v.Actions {
+		if a == actionAnswer {
+			continue
+		}
+		c, err := approverbot.ParseChoice(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	return html.UnescapeString(tags.ReplaceAllString(v.HTML, " ")), cs
+}
+
+var (
+	askFieldset = regexp.MustCompile(`(?s)<fieldset class="ask-q".*?</fieldset>`)
+	askLabel    = regexp.MustCompile(`class="ask-label">([^<]*)<`)
+)
+
+// Asked reads the card's answer form: a fieldset per question, a label per
+// option.
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	v := h.listed(t, id)
+	if !slices.Contains(v.Actions, actionAnswer) || !strings.Contains(v.HTML, `data-action="answer"`) {
+		t.Fatalf("the card offers no answer: actions %v", v.Actions)
+	}
+	var options [][]string
+	for _, fs := range askFieldset.FindAllString(v.HTML, -1) {
+		var labels []string
+		for _, m := range askLabel.FindAllStringSubmatch(fs, -1) {
+			labels = append(labels, html.UnescapeString(m[1]))
+		}
+		options = append(options, labels)
+	}
+	return html.UnescapeString(tags.ReplaceAllString(v.HTML, " ")), options
+}
+
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	h.session(t)
+	req := RespondRequest{RequestID: id, Action: actionAnswer}
+	for _, p := range picks {
+		req.Picks = append(req.Picks, PickRequest{Question: p.Question, Options: p.Options, Text: p.Text})
+	}
+	body, _ := json.Marshal(req)
+	res := h.srv.do(t, h.c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, h.csrf)
+	var out RespondResult
+	raw := readBody(t, res)
+	if json.Unmarshal([]byte(raw), &out) != nil || out.Message == "" {
+		return raw
+	}
+	return out.Message
+}
+
+// listed waits until question id is listed and returns it.
+func (h *harness) listed(t *testing.T, id string) QuestionView {
 	h.session(t)
 	deadline := time.Now().Add(channeltest.Wait)
 	for {
 		var list questionsReply
 		decodeJSON(t, h.srv.do(t, h.c, "GET", "/api/questions", ""), &list)
 		for _, v := range list.Questions {
-			if v.RequestID != id {
-				continue
+			if v.RequestID == id {
+				return v
 			}
-			var cs []approverbot.Choice
-			for _, a := range v.Actions {
-				c, err := approverbot.ParseChoice(a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cs = append(cs, c)
-			}
-			return html.UnescapeString(tags.ReplaceAllString(v.HTML, " ")), cs
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("question %s never listed", id)

@@ -21,11 +21,12 @@
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first
-//	POST /api/respond      {request_id, action, feedback, device} →
+//	POST /api/respond      {request_id, action, feedback, device, picks} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /events           text/event-stream of question and resolved events
-//	GET  /static/…         the page's script, style sheet and icon
+//	GET  /static/…         the page's scripts (app.js, notify.js, the
+//	                       service worker sw.js), style sheet and icon
 //
 // A link to one question, /#q-<request id> (a pager's), opens the page at
 // that card (static/deeplink.js). Signed out, the script keeps the fragment
@@ -34,8 +35,22 @@
 // sign-in is no open redirect.
 //
 // action is one of approve (once), session, always (only when the question
-// offers it), reject_soft and reject_hard. Errors are JSON
-// {"error": {"code", "message"}} with a matching HTTP status.
+// offers it), reject_soft and reject_hard; on an ask-user question (its
+// view's actions list "answer") also answer, with picks
+// [{question, options, text}]: per question (by index) the options picked
+// (by index) and the words typed, which the core turns into the answer.
+// Errors are JSON {"error": {"code", "message"}} with a matching HTTP
+// status.
+//
+// # Notifications
+//
+// notify.js keeps the open count in the title, marks the questions that
+// arrived while the page was hidden or unfocused ("N new"), shows a browser
+// notification for them once the approver enabled notifications with a
+// click (the permission is asked then, and the choice kept in
+// localStorage), and plays an optional WebAudio chime. app.js tells it what
+// happens with DOM events (signoff:question, signoff:settled,
+// signoff:count, signoff:reminder).
 //
 // # Security
 //

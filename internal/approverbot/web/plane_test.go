@@ -25,7 +25,13 @@ type rig struct {
 // teams (YAML list).
 func startRig(t *testing.T, replicas int, teams string, o Options) *rig {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{Replicas: replicas})
+	return startRigOn(t, brokertest.Options{Replicas: replicas}, teams, o)
+}
+
+// startRigOn is startRig on a plane started with po (a policy, Redis).
+func startRigOn(t *testing.T, po brokertest.Options, teams string, o Options) *rig {
+	t.Helper()
+	p := brokertest.Start(t, po)
 	cfg := testConfig(t, teams, "{insecure_cookies: true}")
 	if o.Logger == nil {
 		o.Logger = quietLogger()

@@ -198,5 +198,5 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 		return QuestionView{}, err
 	}
 	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, HTML: buf.String()}, nil
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}, nil
 }

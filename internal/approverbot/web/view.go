@@ -26,8 +26,27 @@ type QuestionView struct {
 	// Mine is set when the viewer is the human the agent works for: the
 	// broker refuses their approval.
 	Mine bool `json:"mine,omitempty"`
+	// Summary is the question in one short line, for a notification: the
+	// agent's question, the command, or the main argument.
+	Summary string `json:"summary,omitempty"`
 	// HTML is the card as the page renders it.
 	HTML string `json:"html"`
+}
+
+// summaryOf is a question's one-line summary (see QuestionView.Summary).
+func summaryOf(v approverbot.View) string {
+	s := ""
+	switch {
+	case v.Ask != nil && len(v.Ask.Questions) > 0:
+		s = v.Ask.Questions[0].Question
+	case v.Command != "":
+		s = v.Command
+	case v.Description != "":
+		s = v.Description
+	default:
+		s = v.Args
+	}
+	return approverbot.Clip(approverbot.OneLine(s), 140)
 }
 
 // ResolvedView is a settled question as the "resolved" event carries it.
@@ -73,6 +92,28 @@ type cardData struct {
 	// NotYours says why they cannot approve.
 	Mine     bool
 	NotYours string
+	// Ask is set on an ask-user question: its questions and options, for
+	// the answer form.
+	Ask *askCard
+}
+
+// askCard is an ask-user question's form: the questions with their
+// options (Free: no questions, the answer is free text).
+type askCard struct {
+	Free      bool
+	Questions []askLine
+}
+
+type askLine struct {
+	Index            int
+	Question, Header string
+	Multi            bool
+	Options          []askOption
+}
+
+type askOption struct {
+	Index              int
+	Label, Description string
 }
 
 type verdictLine struct {
@@ -133,6 +174,16 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	for _, b := range v.Batch {
 		d.Batch = append(d.Batch, batchLine{Tool: b.Tool, Args: b.Args})
 	}
+	if v.Ask != nil {
+		d.Ask = &askCard{Free: len(v.Ask.Questions) == 0}
+		for i, q := range v.Ask.Questions {
+			l := askLine{Index: i, Question: q.Question, Header: q.Header, Multi: q.MultiSelect}
+			for j, o := range q.Options {
+				l.Options = append(l.Options, askOption{Index: j, Label: o.Label, Description: o.Description})
+			}
+			d.Ask.Questions = append(d.Ask.Questions, l)
+		}
+	}
 	if a := v.Always; a.Offered {
 		d.Always = &alwaysLine{Patterns: a.Patterns, Tool: a.Tool, Agent: a.Agent}
 	} else {
@@ -158,6 +209,9 @@ func actionsOf(q approverbot.Question, viewer string) []string {
 		if approverbot.Offered(q, c, viewer) == nil {
 			out = append(out, string(c))
 		}
+	}
+	if q.AskUser != nil && approverbot.Offered(q, approverbot.ChoiceOnce, viewer) == nil {
+		out = append(out, actionAnswer)
 	}
 	return out
 }
@@ -188,6 +242,9 @@ func resolutionText(r messages.Resolved) string {
 	by := deciderText(d.DecidedBy)
 	switch d.ReasonCode {
 	case messages.ReasonApproved:
+		if len(d.Answer) > 0 {
+			return "Answered" + by + ": " + approverbot.AnswerSummary(d.Answer)
+		}
 		return "Approved (" + scopeLabel(d.Scope) + ")" + by
 	case messages.ReasonRejected:
 		// An empty reject mode is a hard reject (DESIGN §3).

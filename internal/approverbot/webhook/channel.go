@@ -137,7 +137,8 @@ type QuestionEvent struct {
 type Offers struct {
 	// Actions are the choices the question offers (approve, session,
 	// always, reject_soft, reject_hard), as /webhook/respond takes them
-	// (always: "scope": "always").
+	// (always: "scope": "always"); "answer" on an ask-user question
+	// (ask_user is set: "answer": … with "approved": true).
 	Actions []string `json:"actions"`
 	// Session and Always say what those answers grant; AlwaysNotOffered
 	// why Always is not offered (Always is then empty).
@@ -157,6 +158,9 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 		if approverbot.Offered(q, ch, "") == nil {
 			msg.Offers.Actions = append(msg.Offers.Actions, string(ch))
 		}
+	}
+	if q.AskUser != nil {
+		msg.Offers.Actions = append(msg.Offers.Actions, "answer")
 	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
 }

@@ -122,6 +122,9 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	}
 	var cs []approverbot.Choice
 	for _, a := range q.Offers.Actions {
+		if a == "answer" {
+			continue
+		}
 		c, err := approverbot.ParseChoice(a)
 		if err != nil {
 			t.Fatal(err)
@@ -148,6 +151,11 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 	case approverbot.ChoiceRejectStop:
 		in["reject_mode"], in["feedback"] = "reject_hard", feedback
 	}
+	return h.post(t, in)
+}
+
+// post sends a signed response; it returns the reply body.
+func (h *harness) post(t *testing.T, in map[string]any) string {
 	body, _ := json.Marshal(in)
 	for deadline := time.Now().Add(channeltest.Wait); ; time.Sleep(20 * time.Millisecond) {
 		req, _ := http.NewRequest(http.MethodPost, h.bot.URL+webhook.RespondPath, bytes.NewReader(body))
@@ -185,3 +193,52 @@ func (h *harness) Heal() bool {
 }
 
 func (h *harness) Secrets() []string { return []string{testSecret} }
+
+// Asked: the receiving system reads ask_user from the question's JSON; the
+// respond endpoint takes "answer".
+func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
+	body := h.await(t, id, "approval_needed")
+	var q webhook.QuestionEvent
+	if err := json.Unmarshal(body, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.AskUser == nil || !strings.Contains(strings.Join(q.Offers.Actions, ","), "answer") {
+		t.Fatalf("the event offers no answer: ask_user %+v, actions %v", q.AskUser, q.Offers.Actions)
+	}
+	var options [][]string
+	for _, aq := range q.AskUser.Questions {
+		var labels []string
+		for _, o := range aq.Options {
+			labels = append(labels, o.Label)
+		}
+		options = append(options, labels)
+	}
+	return string(body), options
+}
+
+func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) string {
+	body := h.await(t, id, "approval_needed")
+	var q webhook.QuestionEvent
+	if err := json.Unmarshal(body, &q); err != nil {
+		t.Fatal(err)
+	}
+	var answer any
+	if len(q.AskUser.Questions) == 0 {
+		answer = picks[0].Text
+	} else {
+		m := map[string]string{}
+		for _, p := range picks {
+			aq := q.AskUser.Questions[p.Question]
+			var parts []string
+			for _, o := range p.Options {
+				parts = append(parts, aq.Options[o].Label)
+			}
+			if p.Text != "" {
+				parts = append(parts, p.Text)
+			}
+			m[aq.Question] = strings.Join(parts, ", ")
+		}
+		answer = m
+	}
+	return h.post(t, map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "answer": answer})
+}

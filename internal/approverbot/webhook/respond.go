@@ -29,6 +29,10 @@ type RespondRequest struct {
 	Scope      messages.Scope      `json:"scope,omitempty"`
 	RejectMode messages.RejectMode `json:"reject_mode,omitempty"`
 	Feedback   string              `json:"feedback,omitempty"`
+	// Answer answers an ask-user question (its event carries ask_user):
+	// a string, or {question: answer} keyed by the questions' texts. It
+	// goes with approved true (an answer approves the call once).
+	Answer json.RawMessage `json:"answer,omitempty"`
 	// Device names the receiving system in the decision ("webhook" when
 	// empty).
 	Device string `json:"device,omitempty"`
@@ -42,6 +46,7 @@ type respondBody struct {
 	Scope      messages.Scope      `json:"scope"`
 	RejectMode messages.RejectMode `json:"reject_mode"`
 	Feedback   string              `json:"feedback"`
+	Answer     json.RawMessage     `json:"answer"`
 	Device     string              `json:"device"`
 }
 
@@ -121,7 +126,12 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, messages.CodeNotFound, "%v: %s", approverbot.ErrUnknownQuestion, in.RequestID)
 		return
 	}
-	ans, err := approverbot.Choose(q, approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode), appr.ID, Name, device, in.Feedback)
+	var ans approverbot.Answer
+	if len(in.Answer) > 0 {
+		ans, err = approverbot.ChooseAnswer(q, in.Answer, appr.ID, Name, device)
+	} else {
+		ans, err = approverbot.Choose(q, approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode), appr.ID, Name, device, in.Feedback)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
 		return
@@ -167,6 +177,10 @@ func checkBody(in respondBody) error {
 		return errors.New("feedback goes with rejections only (approved is true)")
 	case !*in.Approved && in.Scope != "":
 		return errors.New("scope goes with approvals only (approved is false)")
+	case len(in.Answer) > 0 && !*in.Approved:
+		return errors.New("answer goes with approvals only (approved is false)")
+	case len(in.Answer) > 0 && in.Scope != "" && in.Scope != messages.ScopeOnce:
+		return fmt.Errorf("an answer approves this call once: scope %q is not offered with it", in.Scope)
 	}
 	return nil
 }

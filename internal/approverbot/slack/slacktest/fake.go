@@ -69,6 +69,8 @@ type Server struct {
 	Ephemeral chan Message
 	// Responses receives posts to response_url.
 	Responses chan Response
+	// Opened receives views.open calls (modals).
+	Opened chan View
 }
 
 type responseURL struct {
@@ -92,6 +94,7 @@ func New(o Options) *Server {
 		Updated:   make(chan Message, 1000),
 		Ephemeral: make(chan Message, 1000),
 		Responses: make(chan Response, 1000),
+		Opened:    make(chan View, 1000),
 	}
 	for _, c := range o.Channels {
 		s.channels[c] = true
@@ -230,6 +233,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.update(w, args)
 	case "chat.postEphemeral":
 		s.postEphemeral(w, args)
+	case "views.open":
+		s.viewsOpen(w, data)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)

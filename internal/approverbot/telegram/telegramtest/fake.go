@@ -224,6 +224,35 @@ func (s *Server) InjectTap(chatID, messageID int64, data string, from User) stri
 	return id
 }
 
+// Reply queues the message update Telegram sends when from replies to m
+// with text (https://core.telegram.org/bots/api#message:
+// reply_to_message), and returns the new message's id. The fake keeps the
+// reply like any message, so the bot may reply to it in turn.
+func (s *Server) Reply(m Message, text string, from User) int64 {
+	s.mu.Lock()
+	s.nextMsg++
+	id := s.nextMsg
+	reply := Message{ChatID: m.ChatID, MessageID: id, Text: text, HTML: text, ReplyTo: m.MessageID}
+	s.msgs[[2]int64{m.ChatID, id}] = &reply
+	s.mu.Unlock()
+	chat := map[string]any{"id": m.ChatID, "type": "group", "title": "approvals"}
+	s.Inject(map[string]any{"message": map[string]any{
+		"message_id": id,
+		"from":       from,
+		"chat":       chat,
+		"date":       time.Now().Unix(),
+		"text":       text,
+		"reply_to_message": map[string]any{
+			"message_id": m.MessageID,
+			"from":       map[string]any{"id": 1, "is_bot": true, "first_name": "Signoff", "username": "signoff_bot"},
+			"chat":       chat,
+			"date":       time.Now().Unix(),
+			"text":       m.Text,
+		},
+	}})
+	return id
+}
+
 // Inject queues an update of any shape (update_id is set by the fake).
 func (s *Server) Inject(update map[string]any) {
 	s.mu.Lock()

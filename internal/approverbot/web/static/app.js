@@ -1,6 +1,11 @@
 // Signoff approver page: live cards from server-sent events, answers through
 // POST /api/respond. Cards are rendered (and escaped) by the server; this
-// script only places them, ticks the countdowns and sends answers.
+// script only places them, ticks the countdowns and sends answers. It tells
+// notify.js what happens with DOM events on document: "signoff:question"
+// ({id, tool, summary, fresh}: fresh is false for a card already shown or
+// listed at load), "signoff:reminder" (the same, for a question re-asked by
+// an escalation's reminder), "signoff:settled" ({id}) and "signoff:count"
+// ({open}).
 'use strict';
 
 (() => {
@@ -29,9 +34,32 @@
     return t.content.firstElementChild;
   }
 
+  // loaded is false until the first list arrived: questions already open
+  // when the page loads are not news.
+  let loaded = false;
+
+  function emit(name, detail) {
+    document.dispatchEvent(new CustomEvent('signoff:' + name, { detail }));
+  }
+
   function refreshCount() {
-    count.textContent = String(list.querySelectorAll('.card:not(.resolved)').length);
+    const open = list.querySelectorAll('.card:not(.resolved)').length;
+    count.textContent = String(open);
     empty.hidden = list.querySelector('.card') !== null;
+    emit('count', { open });
+  }
+
+  // keepForm carries what the approver typed and picked from a card to its
+  // replacement.
+  function keepForm(cur, next) {
+    for (const el of cur.querySelectorAll('.feedback, .ask-text, .ask-opt input')) {
+      const sel = el.matches('.ask-opt input') ? 'input[name="' + CSS.escape(el.name) + '"][value="' + CSS.escape(el.value) + '"]'
+        : el.matches('.ask-text') ? '.ask-q[data-q="' + CSS.escape(el.closest('.ask-q').dataset.q) + '"] .ask-text' : '.feedback';
+      const twin = next.querySelector(sel);
+      if (!twin) continue;
+      if (el.matches('.ask-opt input')) twin.checked = el.checked;
+      else twin.value = el.value;
+    }
   }
 
   function setConn(state, text) {
@@ -64,24 +92,36 @@
     if (!next) return;
     const cur = cardOf(id);
     if (cur) {
-      const fb = cur.querySelector('.feedback');
-      const nfb = next.querySelector('.feedback');
-      const focused = fb && document.activeElement === fb;
-      if (fb && nfb) nfb.value = fb.value;
+      const focusedEl = cur.contains(document.activeElement) ? document.activeElement : null;
+      keepForm(cur, next);
       const reply = cur.querySelector('.reply');
       const nreply = next.querySelector('.reply');
       if (reply && nreply) {
         nreply.className = reply.className;
         nreply.textContent = reply.textContent;
       }
+      if (cur.classList.contains('fresh')) next.classList.add('fresh');
       cur.replaceWith(next);
-      if (focused && nfb) nfb.focus();
+      if (focusedEl) {
+        const twin = focusedEl.matches('.feedback') ? next.querySelector('.feedback')
+          : focusedEl.matches('.ask-text') ? next.querySelector('.ask-q[data-q="' + CSS.escape(focusedEl.closest('.ask-q').dataset.q) + '"] .ask-text') : null;
+        if (twin) twin.focus();
+      }
     } else {
       list.appendChild(next);
     }
     if (touched) touched.add(id);
     tick();
     refreshCount();
+    // A reminder (an escalation step re-asks the question) is news again.
+    const q = view.question || {};
+    const req = q.request || {};
+    const reminder = q.reminder || 0;
+    const before = cur ? parseInt(cur.dataset.reminder || '0', 10) : 0;
+    next.dataset.reminder = String(Math.max(reminder, before));
+    const detail = { id, tool: req.tool || '', summary: view.summary || '', fresh: loaded };
+    if (!cur) emit('question', detail);
+    else if (reminder > before) emit('reminder', detail);
   }
 
   // settle shows how a question ended, takes its buttons away, and removes
@@ -89,6 +129,7 @@
   function settle(id, text, outcome) {
     if (done.has(id)) return;
     done.add(id);
+    emit('settled', { id });
     const card = cardOf(id);
     if (!card) return;
     card.classList.add('resolved');
@@ -131,6 +172,7 @@
       for (const v of body.questions) upsert(v);
     } finally {
       touched = null;
+      loaded = true;
     }
   }
 
@@ -171,6 +213,19 @@
     });
   }
 
+  // picksOf reads an ask-user card's form: per question, the options
+  // picked and the text typed (questions left empty are left out).
+  function picksOf(card) {
+    const picks = [];
+    for (const q of card.querySelectorAll('.ask-q')) {
+      const options = [...q.querySelectorAll('.ask-opt input:checked')].map((i) => parseInt(i.value, 10));
+      const t = q.querySelector('.ask-text');
+      const text = t ? t.value.trim() : '';
+      if (options.length || text) picks.push({ question: parseInt(q.dataset.q, 10), options, text });
+    }
+    return picks;
+  }
+
   async function answer(btn) {
     const card = btn.closest('.card');
     const id = card.dataset.id;
@@ -180,6 +235,11 @@
       reply.className = 'reply ' + cls;
       reply.textContent = text;
     };
+    const picks = btn.dataset.action === 'answer' ? picksOf(card) : null;
+    if (picks && picks.length === 0) {
+      show('error', 'Nothing sent: the answer is empty. Pick an option or type an answer first.');
+      return;
+    }
     const buttons = card.querySelectorAll('button[data-action]');
     for (const b of buttons) b.disabled = true;
     show('pending', 'Sending…');
@@ -187,7 +247,8 @@
       const res = await fetch('/api/respond', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRF-Token': csrf },
-        body: JSON.stringify({ request_id: id, action: btn.dataset.action, feedback: fb ? fb.value : '' }),
+        body: JSON.stringify(picks ? { request_id: id, action: 'answer', picks }
+          : { request_id: id, action: btn.dataset.action, feedback: fb ? fb.value : '' }),
       });
       if (res.status === 401) {
         location.assign('/login');

@@ -1,0 +1,81 @@
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+func TestAnswersInputGivesClaudeCodeItsAnswers(t *testing.T) {
+	input := json.RawMessage(`{"questions":[{"question":"Which\ndatabase?","header":"DB","options":[{"label":"Postgres"},{"label":"Mongo"}],"multiSelect":false},
+		{"question":"Which features?","options":[{"label":"Auth"},{"label":"Logs"}],"multiSelect":true}],"metadata":{"source":"plan"}}`)
+	for _, tt := range []struct {
+		name         string
+		host         Host
+		tool, answer string
+		want         string // the answers object; "" for not ok
+	}{
+		{"both answered, keyed as shown", ClaudeCode, "AskUserQuestion", `{"Which database?":"Postgres","Which features?":"Auth, Logs"}`,
+			`{"Which\ndatabase?":"Postgres","Which features?":"Auth, Logs"}`},
+		{"one answered", ClaudeCode, "AskUserQuestion", `{"Which features?":"Logs"}`, `{"Which features?":"Logs"}`},
+		{"a key that names no question", ClaudeCode, "AskUserQuestion", `{"Which OS?":"Linux"}`, ""},
+		{"free text to several questions", ClaudeCode, "AskUserQuestion", `"Postgres"`, ""},
+		{"another tool", ClaudeCode, "ask_user", `{"Which features?":"Logs"}`, ""},
+		{"another host", Codex, "AskUserQuestion", `{"Which features?":"Logs"}`, ""},
+		{"no answer", ClaudeCode, "AskUserQuestion", ``, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, ok := answersInput(tt.host, tt.tool, input, json.RawMessage(tt.answer))
+			if (tt.want != "") != ok {
+				t.Fatalf("ok %v, want %v (%s)", ok, tt.want != "", out)
+			}
+			if !ok {
+				return
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got["answers"]) != tt.want {
+				t.Errorf("answers %s, want %s", got["answers"], tt.want)
+			}
+			if string(got["metadata"]) != `{"source":"plan"}` || len(got["questions"]) == 0 {
+				t.Errorf("the tool's own input is not kept: %s", out)
+			}
+		})
+	}
+	one := json.RawMessage(`{"questions":[{"question":"Region?"}]}`)
+	if out, ok := answersInput(ClaudeCode, "AskUserQuestion", one, json.RawMessage(`"eu-west-1"`)); !ok || string(out) != `{"answers":{"Region?":"eu-west-1"},"questions":[{"question":"Region?"}]}` {
+		t.Errorf("free text to one question: %s %v", out, ok)
+	}
+}
+
+func TestAnsweredOutputAllowsWithTheAnswers(t *testing.T) {
+	in := Input{ToolName: "AskUserQuestion", ToolInput: json.RawMessage(`{"questions":[{"question":"Region?"}]}`)}
+	d := &messages.Decision{Outcome: messages.OutcomeAllow, Tool: "AskUserQuestion", Answer: json.RawMessage(`"eu-west-1"`),
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}}
+	out, ok := answeredOutput(ClaudeCode, "PreToolUse", in, d)
+	if !ok || !strings.Contains(string(out), `"permissionDecision":"allow"`) || !strings.Contains(string(out), `"updatedInput":{"answers":{"Region?":"eu-west-1"}`) {
+		t.Errorf("PreToolUse: %s %v", out, ok)
+	}
+	out, ok = answeredOutput(ClaudeCode, "PermissionRequest", in, d)
+	if !ok || string(out) != `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"answers":{"Region?":"eu-west-1"},"questions":[{"question":"Region?"}]}}}}` {
+		t.Errorf("PermissionRequest: %s %v", out, ok)
+	}
+	// A deny, or an answer that cannot be put in the input, goes the
+	// usual way (a deny with the answer in the reason).
+	deny := *d
+	deny.Outcome = messages.OutcomeDeny
+	if _, ok := answeredOutput(ClaudeCode, "PreToolUse", in, &deny); ok {
+		t.Error("a deny became an answer")
+	}
+	two := Input{ToolName: "AskUserQuestion", ToolInput: json.RawMessage(`{"questions":[{"question":"A?"},{"question":"B?"}]}`)}
+	if _, ok := answeredOutput(ClaudeCode, "PreToolUse", two, d); ok {
+		t.Error("free text to two questions became answers")
+	}
+	if out, err := ClaudeCode.answer("PreToolUse", d); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "eu-west-1") {
+		t.Errorf("the fallback: %s %v", out, err)
+	}
+}

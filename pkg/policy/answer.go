@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+)
+
+// builtinAnswerTools are the ask-user class tools every policy knows: their
+// output is what the human answers (seed 002: the answer channel), so an
+// approver's answer replaces running them. Claude Code's AskUserQuestion,
+// and the ask tools of other agents.
+var builtinAnswerTools = []string{"askuserquestion", "ask_user", "ask_user_question", "ask_followup_question"}
+
+// AnswersUser reports whether the tool is of the ask-user class: a built-in
+// one or one declared under tools.answer. Only such a tool's decision
+// carries an approver's answer, so an approver client cannot fabricate the
+// output of a tool that does real work.
+func (p *Policy) AnswersUser(tool string) bool {
+	name := lower(tool)
+	return slices.Contains(builtinAnswerTools, name) || p.answerTools[name]
+}
+
+// AnswerTools lists the declared ask-user tools (tools.answer), sorted; the
+// built-in ones are not listed.
+func (p *Policy) AnswerTools() []string { return slices.Sorted(maps.Keys(p.answerTools)) }
+
+// answerTools reads tools.answer: exact tool names whose output is the
+// human's answer. kinds are the tool kinds once the whole tools: mapping is
+// read: a tool whose arguments say what it works on (a shell, path or
+// search tool) cannot be one, since its output must come from running it.
+func (d *decoder) answerTools(n *yaml.Node, where string) error {
+	items, err := d.sequence(n, where)
+	if err != nil {
+		return err
+	}
+	out := map[string]bool{}
+	for i, it := range items {
+		loc := fmt.Sprintf("%s[%d]", where, i)
+		s, err := d.str(it, loc)
+		if err != nil {
+			return err
+		}
+		name := lower(s)
+		if err := checkToolName(name); err != nil {
+			return d.errf(it, loc, "%v", err)
+		}
+		if isGlob(name) {
+			return d.errf(it, loc, "tool names in tools.answer must be exact names, not globs")
+		}
+		if out[name] || slices.Contains(builtinAnswerTools, name) {
+			return d.errf(it, loc, "tool %q is listed twice (the built-in ask-user tools are %v; names are case-insensitive)", s, builtinAnswerTools)
+		}
+		if k := d.p.tools.kindOf(name); k != kindName {
+			return d.errf(it, loc, "tool %q has arguments the policy judges (a shell, path or search tool): its output must come from running it, so it cannot take an approver's answer", s)
+		}
+		out[name] = true
+	}
+	d.p.answerTools = out
+	return nil
+}
