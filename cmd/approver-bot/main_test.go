@@ -413,7 +413,7 @@ terminal: {approver: alice}
 	if d.Scope != messages.ScopeSession || d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != "terminal" {
 		t.Errorf("decision %+v, want session by alice via terminal", d)
 	}
-	out.expect(t, "✓ bash approved (session)")
+	out.expect(t, "✓ bash approved (session: bash(make deploy) for session s-tty)")
 	if strings.Contains(out.text(), "\x1b[") {
 		t.Error("colours with NO_COLOR set")
 	}

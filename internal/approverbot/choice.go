@@ -18,7 +18,7 @@ type Choice string
 // API's action names.
 const (
 	ChoiceOnce       Choice = "approve"     // approve this call
-	ChoiceSession    Choice = "session"     // approve, and grant the session the tool
+	ChoiceSession    Choice = "session"     // approve, and grant the session what the question offers
 	ChoiceAlways     Choice = "always"      // approve, and grant the agent the Always patterns
 	ChoiceReject     Choice = "reject_soft" // reject; the agent goes on
 	ChoiceRejectStop Choice = "reject_hard" // reject and end the agent's turn
@@ -71,17 +71,26 @@ func Offered(q Question, c Choice, approver string) error {
 	if approver != "" && q.Request.RequestedBy == approver {
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
 	}
-	if why := whyNoAlways(q); c == ChoiceAlways && why != "" {
-		return fmt.Errorf("%w: Always is %s", ErrChoice, why)
+	if c != ChoiceSession && c != ChoiceAlways {
+		return nil
+	}
+	session, always := offers(q, DefaultLimits)
+	if o, name := session, "Session"; c == ChoiceSession && !o.Offered {
+		return fmt.Errorf("%w: %s is %s", ErrChoice, name, o.WhyNot)
+	}
+	if o, name := always, "Always"; c == ChoiceAlways && !o.Offered {
+		return fmt.Errorf("%w: %s is %s", ErrChoice, name, o.WhyNot)
 	}
 	return nil
 }
 
 // Choose turns a choice on q into the answer of approver (an approver id),
-// given where it was made. Always sends the scope the question offers
-// (always, or always_prefix for a shell command's prefixes). It refuses a
-// choice q does not offer: Always where no standing grant may cover the
-// call, any answer to one's own request (the brokers refuse those too).
+// given where it was made. Session and Always send the scope the question
+// offers (for Always: always, or always_prefix for a shell command's
+// prefixes). It refuses a choice q does not offer: Session or Always where
+// the brokers do not offer it (or, on an older broker's question, Always
+// where no standing grant may cover the call), any answer to one's own
+// request (the brokers refuse those too).
 func Choose(q Question, c Choice, approver, channel, device, feedback string) (Answer, error) {
 	if _, err := ParseChoice(string(c)); err != nil {
 		return Answer{}, err
@@ -103,8 +112,8 @@ func Choose(q Question, c Choice, approver, channel, device, feedback string) (A
 		a.Approved, a.Scope = true, messages.ScopeSession
 	case ChoiceAlways:
 		a.Approved, a.Scope = true, messages.ScopeAlways
-		if q.Always != nil && q.Always.Scope.Valid() {
-			a.Scope = q.Always.Scope
+		if _, o := offers(q, DefaultLimits); o.Scope == messages.ScopeAlways || o.Scope == messages.ScopeAlwaysPrefix {
+			a.Scope = o.Scope
 		}
 	case ChoiceReject:
 		a.RejectMode = messages.RejectSoft

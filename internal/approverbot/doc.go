@@ -5,12 +5,16 @@
 // who respond, with the approver identity their channel user maps to.
 //
 // The core knows no channel. It builds what a question shows once
-// ([Present] → [View]) and what each choice answers ([Choose]); a channel
+// ([Present] → [View], with what Session and Always would grant as the
+// brokers offer it) and what each choice answers ([Choose], which refuses a
+// choice the question does not offer); a channel
 // lays the view out in its own markup, maps its controls to [Choice]s and
 // its users to approvers, and registers itself with its config section
 // ([Register], [Kind]). Channels sit behind one port, [Channel]; they answer
 // through the [Responder] the bot gives them. The built-in ones live in the
 // sub-packages terminal, web, slack, telegram and webhook (imported
 // together by internal/approverbot/channels); every one passes the
-// conformance suite in internal/approverbot/channeltest.
+// conformance suite in internal/approverbot/channeltest. The bot also lists
+// and revokes the standing grants of an approver's teams for the channels
+// that show them, the web page and the terminal ([GrantAdmin]).
 package approverbot

@@ -21,9 +21,10 @@ const (
 	NATSReplay     = "replay"     // the pending replay of a team failed
 	NATSRespond    = "respond"    // an answer's request to the brokers failed
 	NATSAsync      = "async"      // another asynchronous error (slow consumer…)
+	NATSAdmin      = "admin"      // a grants request (list, revoke) to the brokers failed
 )
 
-var natsErrorKinds = []string{NATSPermission, NATSReplay, NATSRespond, NATSAsync}
+var natsErrorKinds = []string{NATSPermission, NATSReplay, NATSRespond, NATSAsync, NATSAdmin}
 
 // Metrics are the approver bot's Prometheus metrics. Every labelled series
 // exists from the start (at zero), so an alert on a rate sees a series

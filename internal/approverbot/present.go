@@ -113,18 +113,24 @@ func (s SubcommandView) Explain() string {
 type BatchView struct{ Tool, Args, Main string }
 
 // Offer is one standing answer (Session, Always): what it would grant, or
-// why it is not offered.
+// why it is not offered. The brokers say both (ApprovalNeeded.Offers); for
+// a question of an older broker without offers the core says what that
+// broker grants (see offer.go).
 type Offer struct {
 	Offered bool
+	// Scope is the scope the answer sends (session, always or
+	// always_prefix).
+	Scope messages.Scope
 	// Grants says what the answer grants, in words ("every bash call of
 	// session s1", "bash(git push *) for agent pod-7").
 	Grants string
-	// Tool, Patterns (empty: every call of Tool; MorePatterns not listed)
-	// and Agent are Grants in pieces, for channels that set patterns in
-	// code type.
+	// Tool, Patterns (empty: every call of Tool; MorePatterns not listed),
+	// Session (a session grant's) and Agent (an always grant's) are Grants
+	// in pieces, for channels that set patterns in code type.
 	Tool         string
 	Patterns     []string
 	MorePatterns int
+	Session      string
 	Agent        string
 	// WhyNot says why the answer is not offered (empty when it is).
 	WhyNot string
@@ -167,9 +173,7 @@ func Present(q Question, l Limits) View {
 			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(MainArgument(b.Arguments)), l.BatchArgs, l.Width)})
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
-	v.Session = Offer{Offered: true, Tool: req.Tool,
-		Grants: "this call, and later " + req.Tool + " calls of session " + req.SessionID + " that a standing grant may cover"}
-	v.Always = alwaysOffer(q, l)
+	v.Session, v.Always = offers(q, l)
 	v.Ask = askView(q.AskUser, l)
 	return v
 }
@@ -188,40 +192,6 @@ func subcommandView(s messages.Verdict, why string, l Limits) SubcommandView {
 		sv.Reason = ClipWidth(OneLine(s.Reason), l.Prose, l.Width)
 	}
 	return sv
-}
-
-// WhyNoAlways is why a question offers no Always answer.
-const WhyNoAlways = "not offered: this call holds something no standing grant may cover (sudo, a shell wrapper such as bash -c or eval, or a safety override); approve once or for the session"
-
-// whyNoAgent is why Always is not offered on a request without an agent.
-const whyNoAgent = "not offered: the request names no agent to grant it to; approve once or for the session"
-
-// whyNoAlways says why q offers no Always ("" when it does).
-func whyNoAlways(q Question) string {
-	switch {
-	case q.Always == nil:
-		return WhyNoAlways
-	case q.Request.AgentID == "":
-		return whyNoAgent
-	}
-	return ""
-}
-
-func alwaysOffer(q Question, l Limits) Offer {
-	if why := whyNoAlways(q); why != "" {
-		return Offer{WhyNot: why}
-	}
-	o := Offer{Offered: true, Tool: q.Always.Tool, Agent: q.Request.AgentID}
-	if o.Tool == "" {
-		o.Tool = q.Request.Tool
-	}
-	ps := q.Always.Patterns
-	for _, p := range ps[:min(len(ps), l.Patterns)] {
-		o.Patterns = append(o.Patterns, ClipWidth(OneLine(p), l.Pattern, l.Width))
-	}
-	o.MorePatterns = len(ps) - len(o.Patterns)
-	o.Grants = o.Short() + " for agent " + o.Agent + ", until revoked"
-	return o
 }
 
 // Left is the time until the question expires (0 or less: expired; 0
@@ -283,8 +253,8 @@ func MainArgument(raw json.RawMessage) string {
 	return ""
 }
 
-// Short is what Always grants without the agent: "bash(git push *)",
-// "every write call".
+// Short is what the answer grants without the session or agent:
+// "bash(git push *)", "every write call"; "" when it is not offered.
 func (o Offer) Short() string {
 	if !o.Offered {
 		return ""

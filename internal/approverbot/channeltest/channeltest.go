@@ -158,6 +158,7 @@ func (w *world) askUser(t *testing.T, tool string, args any) (*brokertest.Pendin
 func Run(t *testing.T, newHarness Factory) {
 	t.Run("the question shows every fact", func(t *testing.T) { testFacts(t, newHarness) })
 	t.Run("each control sends its answer", func(t *testing.T) { testChoices(t, newHarness) })
+	t.Run("Session and Always say what they grant, or why not", func(t *testing.T) { testOffers(t, newHarness) })
 	t.Run("a resolution elsewhere removes the controls", func(t *testing.T) { testResolution(t, newHarness) })
 	t.Run("a refused answer is shown", func(t *testing.T) { testRefusal(t, newHarness) })
 	t.Run("an ask-user question shows its options and takes an answer", func(t *testing.T) { testAnswers(t, newHarness) })

@@ -75,6 +75,31 @@ func alwaysGrants(v approverbot.View) string {
 	return "Always approves " + v.Always.Grants
 }
 
+// sessionGrants says in words what a Session answer would grant.
+func sessionGrants(v approverbot.View) string {
+	if !v.Session.Offered {
+		return ""
+	}
+	return "Session approves " + v.Session.Grants
+}
+
+// offerLines say what Session and Always would grant, or why they are not
+// offered: every reader sees it, not only the one who opens a dialog.
+func offerLines(v approverbot.View) []*textObject {
+	var out []*textObject
+	for _, o := range []struct {
+		mark, name, grants string
+		offer              approverbot.Offer
+	}{{"🕒", "Session", sessionGrants(v), v.Session}, {"♾", "Always", alwaysGrants(v), v.Always}} {
+		text := o.grants
+		if !o.offer.Offered {
+			text = o.name + " " + o.offer.WhyNot
+		}
+		out = append(out, plain(clip(o.mark+" "+text, maxSectionText)))
+	}
+	return out
+}
+
 // slackDate renders t with Slack's date formatting, shown in each reader's
 // time zone; fallback for clients that cannot.
 func slackDate(t time.Time) string {
@@ -104,9 +129,7 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 	if len(ctx) > 0 {
 		blocks = append(blocks, contextBlock{Type: "context", Elements: ctx})
 	}
-	if grants := alwaysGrants(v); grants != "" {
-		blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip("♾ "+grants, maxSectionText))}})
-	}
+	blocks = append(blocks, contextBlock{Type: "context", Elements: offerLines(v)})
 	id := v.RequestID
 	var row []button
 	if lines := v.AskLines(); lines != nil {
@@ -120,6 +143,13 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 			if v.Ask == nil {
 				b.Style = "primary"
 			}
+		case approverbot.ChoiceSession:
+			if !v.Session.Offered {
+				continue
+			}
+			b.Text = plain(clip("Session: "+v.Session.Short(), maxButtonText))
+			b.Confirm = &confirmDialog{Title: plain("Approve for the session?"), Text: plain(clip(sessionGrants(v)+".", maxConfirmText)),
+				Confirm: plain("Approve for session"), Deny: plain("Cancel")}
 		case approverbot.ChoiceAlways:
 			if !v.Always.Offered {
 				continue

@@ -295,3 +295,46 @@ func TestReplyTextTellsTheClickingUserWhatHappened(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
+	offered := hostileQuestion()
+	offered.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"curl *", "echo *"}},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"curl *", "echo *"}},
+	}
+	refused := hostileQuestion()
+	refused.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, WhyNot: "a safety override asks for this call"},
+		{Scope: messages.ScopeAlways, WhyNot: "a safety override asks for this call"},
+	}
+
+	bs := buttonsOf(t, questionBlocks(offered, time.Now()))
+	var session *button
+	for i := range bs {
+		if bs[i].ActionID == actionSession {
+			session = &bs[i]
+		}
+	}
+	if session == nil || session.Text.Text != "Session: bash(curl *), bash(echo *)" {
+		t.Fatalf("the Session button does not say what it grants: %+v", session)
+	}
+	if session.Confirm == nil || session.Confirm.Text.Text != "Session approves bash(curl *), bash(echo *) for session s1." {
+		t.Errorf("the Session confirm dialog: %+v", session.Confirm)
+	}
+	shown := strings.Join(texts(t, questionBlocks(offered, time.Now()))["plain_text"], "\n")
+	if !strings.Contains(shown, "🕒 Session approves bash(curl *), bash(echo *) for session s1") {
+		t.Errorf("the message does not say what Session grants:\n%s", shown)
+	}
+
+	for _, b := range buttonsOf(t, questionBlocks(refused, time.Now())) {
+		if b.ActionID == actionSession || b.ActionID == actionAlways {
+			t.Errorf("a refused %s has a button", b.ActionID)
+		}
+	}
+	shown = strings.Join(texts(t, questionBlocks(refused, time.Now()))["plain_text"], "\n")
+	for _, want := range []string{"🕒 Session not offered: a safety override asks for this call", "♾ Always not offered: a safety override asks for this call"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the message does not say %q:\n%s", want, shown)
+		}
+	}
+}

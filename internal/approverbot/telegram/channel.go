@@ -256,7 +256,8 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	c.prune()
 	s := c.entry(q, chatID)
 	html := renderQuestion(q, c.now())
-	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
+	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceSession, "") == nil,
+		approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
 	kb.InlineKeyboard = append(optionButtons(q, s.short), kb.InlineKeyboard...)
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
@@ -348,13 +349,16 @@ var choiceOf = map[byte]approverbot.Choice{
 	tapDeny: approverbot.ChoiceReject, tapDenyStop: approverbot.ChoiceRejectStop,
 }
 
-// keyboard is a question's inline keyboard; the Always button only when
-// the question offers it.
-func keyboard(short string, always bool) *inlineKeyboard {
+// keyboard is a question's inline keyboard; the Session and Always
+// buttons only when the question offers them.
+func keyboard(short string, session, always bool) *inlineKeyboard {
 	b := func(label string, action byte) inlineButton {
 		return inlineButton{Text: label, CallbackData: string(action) + ":" + short}
 	}
-	row1 := []inlineButton{b("✅ Approve", tapApprove), b("🕒 Session", tapSession)}
+	row1 := []inlineButton{b("✅ Approve", tapApprove)}
+	if session {
+		row1 = append(row1, b("🕒 Session", tapSession))
+	}
 	if always {
 		row1 = append(row1, b("♾ Always", tapAlways))
 	}

@@ -191,23 +191,43 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 	if v.Required > 1 {
 		w.plain("\n👥 Approvals: " + v.Approvals())
 	}
-	if a := v.Always; a.Offered {
-		w.plain("\n♾ Always approves ")
-		if len(a.Patterns) == 0 {
-			w.plain("every " + a.Tool + " call")
-		}
-		for i, p := range a.Patterns {
-			if i > 0 {
-				w.plain(", ")
-			}
-			w.code(a.Tool + "(" + p + ")")
-		}
-		if a.MorePatterns > 0 {
-			w.plain(fmt.Sprintf(" and %d more", a.MorePatterns))
-		}
-		w.plain(" for agent " + a.Agent + ", until revoked")
-	}
+	offerLine(w, "🕒 Session", v.Session)
+	offerLine(w, "♾ Always", v.Always)
 	return w.String()
+}
+
+// offerLine says what a standing answer grants, patterns in code type, or
+// why it is not offered.
+func offerLine(w *htmlWriter, name string, o approverbot.Offer) {
+	if !o.Offered {
+		w.plain("\n" + name + " " + o.WhyNot)
+		return
+	}
+	w.plain("\n" + name + " approves ")
+	if len(o.Patterns) == 0 {
+		w.plain("every " + o.Tool + " call")
+	}
+	for i, p := range o.Patterns {
+		if i > 0 {
+			w.plain(", ")
+		}
+		w.code(o.Tool + "(" + p + ")")
+	}
+	if o.MorePatterns > 0 {
+		w.plain(fmt.Sprintf(" and %d more", o.MorePatterns))
+	}
+	switch {
+	case o.Session != "":
+		w.plain(" for session " + o.Session)
+	case o.Agent != "":
+		// The words after the patterns as the core says them (how long
+		// the grant lasts).
+		tail := o.Agent
+		if _, t, ok := strings.Cut(o.Grants, " for agent "); ok {
+			tail = t
+		}
+		w.plain(" for agent " + tail)
+	}
 }
 
 // renderSettled appends the outcome to a question's message (body is the

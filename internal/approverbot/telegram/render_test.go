@@ -125,18 +125,19 @@ func TestRenderQuestionFitsTelegramsLimitWhateverTheAgentSends(t *testing.T) {
 	}
 }
 
-func TestKeyboardOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
+func TestKeyboardOffersSessionAndAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 	cases := []struct {
-		name   string
-		always bool
-		want   []string
+		name            string
+		session, always bool
+		want            []string
 	}{
-		{"a grantable call", true, []string{"✅ Approve", "🕒 Session", "♾ Always", "❌ Deny", "⛔ Deny & stop"}},
-		{"a call no grant may cover", false, []string{"✅ Approve", "🕒 Session", "❌ Deny", "⛔ Deny & stop"}},
+		{"a grantable call", true, true, []string{"✅ Approve", "🕒 Session", "♾ Always", "❌ Deny", "⛔ Deny & stop"}},
+		{"a call no always grant may cover", true, false, []string{"✅ Approve", "🕒 Session", "❌ Deny", "⛔ Deny & stop"}},
+		{"a call no grant may settle", false, false, []string{"✅ Approve", "❌ Deny", "⛔ Deny & stop"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			kb := keyboard("abcdef7", c.always)
+			kb := keyboard("abcdef7", c.session, c.always)
 			var got []string
 			for _, row := range kb.InlineKeyboard {
 				for _, b := range row {
@@ -145,7 +146,7 @@ func TestKeyboardOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 					if err != nil || short != "abcdef7" || len(b.CallbackData) > 64 {
 						t.Errorf("button %q carries %q: %v", b.Text, b.CallbackData, err)
 					}
-					if (action == tapAlways) != (b.Text == "♾ Always") {
+					if (action == tapAlways) != (b.Text == "♾ Always") || (action == tapSession) != (b.Text == "🕒 Session") {
 						t.Errorf("button %q carries action %q", b.Text, action)
 					}
 				}
@@ -219,5 +220,40 @@ func BenchmarkRenderQuestion(b *testing.B) {
 	now := time.Unix(1_700_000_000, 0)
 	for b.Loop() {
 		_ = renderQuestion(q, now)
+	}
+}
+
+func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
+	offered := hostileQuestion()
+	offered.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"curl *", "echo <*>"}},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"curl *"}},
+	}
+	refused := hostileQuestion()
+	refused.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, WhyNot: "team oncall needs 2 approvals, and a grant made here would carry 1"},
+		{Scope: messages.ScopeAlways, WhyNot: "team oncall needs 2 approvals, and a grant made here would carry 1"},
+	}
+	for _, c := range []struct {
+		name string
+		q    approverbot.Question
+		want []string
+	}{
+		{"offered", offered, []string{"🕒 Session approves bash(curl *), bash(echo <*>) for session s1",
+			"♾ Always approves bash(curl *) for agent a1, until revoked or it expires"}},
+		{"refused", refused, []string{"🕒 Session not offered: team oncall needs 2 approvals, and a grant made here would carry 1",
+			"♾ Always not offered: team oncall needs 2 approvals"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shown, err := telegramtest.ParseHTML(renderQuestion(c.q, time.Now()))
+			if err != nil {
+				t.Fatalf("the Bot API would refuse it: %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(shown, w) {
+					t.Errorf("the message lacks %q:\n%s", w, shown)
+				}
+			}
+		})
 	}
 }

@@ -272,10 +272,15 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		row("time left", left)
 	}
 	row("approvals", line(v.Approvals()))
-	if v.Always.Offered {
-		row("always", "would grant "+line(v.Always.Grants))
-	} else {
-		row("always", st.dim(line(v.Always.WhyNot)))
+	for _, o := range []struct {
+		label string
+		offer approverbot.Offer
+	}{{"session", v.Session}, {"always", v.Always}} {
+		if o.offer.Offered {
+			row(o.label, "would grant "+line(o.offer.Grants))
+		} else {
+			row(o.label, st.dim(line(o.offer.WhyNot)))
+		}
 	}
 	return b.String()
 }
@@ -317,9 +322,12 @@ func argumentsText(raw json.RawMessage) string {
 // the prompt loop rewrites every second on a terminal).
 func promptText(st style, q approverbot.Question, now time.Time) string {
 	v := view(q)
-	keys := []string{st.bold("[y]") + " once", st.bold("[s]") + " session"}
+	keys := []string{st.bold("[y]") + " once"}
 	if q.AskUser != nil {
 		keys = append([]string{st.bold("[r]") + " answer"}, keys...)
+	}
+	if v.Session.Offered {
+		keys = append(keys, st.bold("[s]")+" session: "+line(v.Session.Grants))
 	}
 	if v.Always.Offered {
 		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
@@ -344,7 +352,11 @@ func helpText(q approverbot.Question) string {
 		b.WriteString("  r  answer the agent's question: your answer is the tool's result (" + answerHint(q) + ")\n")
 	}
 	b.WriteString("  y  approve this call once\n")
-	fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
+	if v.Session.Offered {
+		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
+	} else {
+		fmt.Fprintf(&b, "  s  (%s)\n", line(v.Session.WhyNot))
+	}
 	if v.Always.Offered {
 		fmt.Fprintf(&b, "  a  approve always: %s\n", line(v.Always.Grants))
 	} else {
@@ -353,10 +365,18 @@ func helpText(q approverbot.Question) string {
 	b.WriteString("  n  reject (soft): the agent skips this call and goes on; you may give feedback\n")
 	b.WriteString("  x  reject and stop (hard): the agent skips the rest of its turn; you may give feedback\n")
 	b.WriteString("  k  skip: leave it for now; it comes back after the other questions\n")
+	b.WriteString("  g  list the grants of your teams (Session and Always answers), with their ids\n")
+	b.WriteString("  v  revoke a grant: v, then its id or its number in the latest list (line mode: v <id>)\n")
 	b.WriteString("  ?  this help\n")
 	b.WriteString("  Feedback is one line: Enter sends it (empty is fine), Esc goes back to the keys.\n")
 	return b.String()
 }
+
+// idleHelpText explains the keys that work while no question is waiting.
+const idleHelpText = "  No question is waiting. Keys:\n" +
+	"  g  list the grants of your teams (Session and Always answers), with their ids\n" +
+	"  v  revoke a grant: v, then its id or its number in the latest list (line mode: v <id>)\n" +
+	"  ?  this help\n"
 
 // answeredLine is the log line of an answer this terminal sent and the
 // brokers applied.
@@ -366,8 +386,8 @@ func answeredLine(st style, tool string, a approverbot.Answer, grant string) str
 	}
 	if a.Approved {
 		scope := approverbot.ScopeText(a.Scope)
-		if scope == "always" && grant != "" {
-			scope = "always: " + grant
+		if grant != "" && a.Scope != messages.ScopeOnce {
+			scope += ": " + grant
 		}
 		return st.green("✓") + " " + tool + " approved (" + scope + ")"
 	}

@@ -289,3 +289,62 @@ func TestLogWriterEndsLinesForARawTerminal(t *testing.T) {
 		t.Errorf("wrote %q, want %q", got, want)
 	}
 }
+
+func TestPromptSaysWhatSessionGrantsAndDropsItWhenNotOffered(t *testing.T) {
+	q := richQuestion()
+	q.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"make build", "kubectl apply *"}},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"make build", "kubectl apply *"}},
+	}
+	if got := promptText(style{}, q, now); !strings.Contains(got, "[s] session: bash(make build), bash(kubectl apply *) for session s-1") {
+		t.Errorf("prompt %q does not say what Session grants", got)
+	}
+	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *) for session s-1") {
+		t.Errorf("the question does not say what Session grants:\n%s", r)
+	}
+
+	const why = "the rule bash(kubectl *) asks team oncall, which needs 2 approvals; a grant made here would carry 1"
+	q.Offers = []messages.GrantOffer{{Scope: messages.ScopeSession, WhyNot: why}, {Scope: messages.ScopeAlways, WhyNot: why}}
+	got := promptText(style{}, q, now)
+	if strings.Contains(got, "[s]") || strings.Contains(got, "[a]") {
+		t.Errorf("prompt %q offers a Session or Always the brokers refused", got)
+	}
+	r := renderQuestion(style{}, q, now, 0)
+	for _, want := range []string{"session     not offered: " + why, "always      not offered: " + why} {
+		if !strings.Contains(r, want) {
+			t.Errorf("the question does not say %q:\n%s", want, r)
+		}
+	}
+	if h := helpText(q); !strings.Contains(h, "  s  (not offered: "+why+")") {
+		t.Errorf("help does not say why s is not offered:\n%s", h)
+	}
+}
+
+func TestGrantsTextListsEachGrantWithItsIDAndFacts(t *testing.T) {
+	gs := []messages.Grant{
+		{ID: "gr_1", Scope: messages.ScopeSession, SessionID: "s1", Tool: "bash", Patterns: []string{"npm install *"},
+			Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "alice", Display: "Alice", Channel: "web"}},
+			RequestID: "req-1", CreatedAt: now},
+		{ID: "gr_2", Scope: messages.ScopeAlways, AgentID: "pod-7", Tool: "write\x1b[31m", Teams: []string{"default", "oncall"},
+			Approvers: []messages.Approver{{ID: "carol", Channel: "slack"}, {ID: "dave", Channel: "terminal"}},
+			RequestID: "req-2", CreatedAt: now, ExpiresAt: now.Add(720 * time.Hour), Legacy: true},
+	}
+	got := grantsText(style{}, gs)
+	for _, want := range []string{
+		"Grants of your teams (2); v revokes one:",
+		"1. gr_1  bash(npm install *) for session s1",
+		"session · approved by Alice via web · request req-1 · teams default · created 2026-03-14 09:00 UTC · ends with the session",
+		"2. gr_2  every write\\x1b[31m call for agent pod-7",
+		"always · approved by carol via slack, dave via terminal · request req-2 · teams default, oncall · created 2026-03-14 09:00 UTC · expires 2026-04-13 09:00 UTC · stored before grants had owners",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the list lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Error("a grant's text reached the terminal with an escape sequence")
+	}
+	if got := grantsText(style{}, nil); got != "  No standing grants for your teams.\n" {
+		t.Errorf("empty list: %q", got)
+	}
+}

@@ -218,7 +218,9 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if d.Scope != messages.ScopeSession || d.DecidedBy.ID != "bob" || d.DecidedBy.Channel != "terminal" || d.DecidedBy.Device != "test-tty" {
 			t.Errorf("decision %+v, want session scope decided by bob on terminal test-tty", d)
 		}
-		tp.out.expect("✓ bash approved (session)\n")
+		// It says what the session was granted.
+		tp.out.expect("✓ bash approved (session: ")
+		tp.out.expect(" session sess-s)\n")
 	})
 
 	t.Run("n rejects softly with the feedback line typed after it", func(t *testing.T) {
@@ -296,11 +298,12 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-na", "agent-1"), "default", "req-na", "make $(whoami)")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "not offered: this call holds something no standing grant may cover") {
+		// The brokers say why; the question shows it in place of the key.
+		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "always      not offered: the command runs elevated or cannot be analysed") {
 			t.Errorf("a question without Always shows an [a] key or does not say Always is not offered:\n%s", shown)
 		}
 		tp.typeKeys(t, "a")
-		tp.out.expect("Always is not offered: this call holds")
+		tp.out.expect("Always is not offered: the command runs elevated or cannot be analysed")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
 		d := req.Wait(t)
@@ -394,7 +397,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("› ")
 		tp.typeKeys(t, "?")
 		help := tp.out.expect("this help")
-		for _, want := range []string{"approve this call once", "later bash calls of session sess-help", "reject and stop (hard)", "skip"} {
+		for _, want := range []string{"approve this call once", "approve for the session: ", " session sess-help\n", "reject and stop (hard)", "skip"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("help lacks %q:\n%s", want, help)
 			}
@@ -498,7 +501,8 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 	if d := req.Wait(t); d.Scope != messages.ScopeSession {
 		t.Fatalf("decision %+v, want session", d)
 	}
-	out.expect("✓ bash approved (session)\n")
+	out.expect("✓ bash approved (session: ")
+	out.expect(" session sess-line)\n")
 
 	// A new session: bash is approved for the rest of sess-line.
 	agent = p.Agent("sess-line-2", "agent-1")

@@ -48,6 +48,13 @@ type ui struct {
 	cur     *item            // being prompted, or nil
 	typing  *feedback        // non-nil while a feedback line is typed
 	noInput bool             // the input ended: show questions only
+
+	revoking *revoking        // non-nil while a grant id is typed after r
+	listed   []messages.Grant // the latest grants list, numbered for r
+	// discard: the line being typed lost its prompt (the question was
+	// settled elsewhere); its rest, up to Enter, is dropped so that it
+	// neither answers nor runs a key.
+	discard bool
 }
 
 func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
@@ -59,7 +66,7 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 	if !u.raw {
 		keys = "type a key, then Enter"
 	}
-	u.out.println(u.st.dim("Signoff terminal approver: answering as " + who + "; questions appear here (" + keys + ", ? for help)."))
+	u.out.println(u.st.dim("Signoff terminal approver: answering as " + who + "; questions appear here (" + keys + ", ? for help; g lists grants)."))
 	tick := time.NewTicker(u.c.o.Tick)
 	defer tick.Stop()
 	for {
@@ -91,7 +98,7 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 
 // promptNext shows the oldest waiting question when none is prompted.
 func (u *ui) promptNext() {
-	if u.cur != nil || u.noInput || len(u.queue) == 0 {
+	if u.cur != nil || u.revoking != nil || u.noInput || len(u.queue) == 0 {
 		return
 	}
 	u.cur, u.queue = u.queue[0], u.queue[1:]
@@ -102,6 +109,11 @@ func (u *ui) promptNext() {
 
 // prompt (re)writes the prompt of the current question.
 func (u *ui) prompt() {
+	if u.revoking != nil {
+		u.out.breakLine()
+		u.out.print(u.revokePrompt() + string(u.revoking.buf))
+		return
+	}
 	if u.cur == nil {
 		return
 	}
@@ -118,7 +130,7 @@ func (u *ui) prompt() {
 // would move their cursor). Elsewhere the time left is as of the latest
 // prompt.
 func (u *ui) countDown() {
-	if !u.raw || u.cur == nil || u.typing != nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
+	if !u.raw || u.cur == nil || u.typing != nil || u.revoking != nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
 		return
 	}
 	u.out.print("\r\x1b[K" + promptText(u.st, u.cur.q, u.c.o.Now()))
@@ -163,7 +175,7 @@ func (u *ui) ask(q approverbot.Question) {
 		return
 	}
 	u.queue = append(u.queue, it)
-	if u.cur != nil {
+	if u.cur != nil || u.revoking != nil {
 		u.out.println(u.st.cyan("+") + " new question: " + summary(q.Request.Tool, q.Request.Arguments) +
 			u.st.dim(fmt.Sprintf(" (team %s; %d waiting)", line(q.Team), len(u.queue))))
 		u.prompt()
@@ -183,8 +195,10 @@ func (u *ui) resolve(r messages.Resolved) {
 	u.queue = slices.DeleteFunc(u.queue, func(x *item) bool { return x == it })
 	u.out.println(settledLine(u.st, toolOf(it.q, &r), r))
 	if it == u.cur {
+		u.discard = u.raw && u.typing != nil
 		u.cur, u.typing = nil, nil
 		u.out.println("  " + u.st.dim("prompt closed: it was settled elsewhere, nothing was sent from here"))
+		u.prompt() // a grant id being typed
 		return
 	}
 	u.prompt()
@@ -195,7 +209,7 @@ func (u *ui) inputEnded(err error) {
 	u.c.inputClosed.Store(true)
 	u.c.o.Logger.Warn("terminal input ended; questions are shown but cannot be answered here", "err", err)
 	u.out.println(u.st.yellow("!") + " input closed: questions are still shown here, but answer them on another channel")
-	u.cur, u.typing, u.queue = nil, nil, nil
+	u.cur, u.typing, u.queue, u.revoking = nil, nil, nil, nil
 }
 
 // input handles one key (raw mode) or line (line mode).
@@ -209,15 +223,47 @@ func (u *ui) input(ctx context.Context, ev inputEvent) {
 		u.c.o.Interrupt()
 		return
 	}
+	if u.discard {
+		u.discard = ev.key != '\r' && ev.key != '\n' && ev.key != keyEscape
+		return
+	}
 	switch {
-	case u.cur == nil:
-		if !u.raw && strings.TrimSpace(ev.line) != "" {
-			u.out.println("  " + u.st.dim("no question is waiting"))
-		}
+	case u.revoking != nil:
+		u.revokeInput(ctx, ev)
 	case u.typing != nil:
 		u.feedbackInput(ctx, ev)
+	case u.cur == nil:
+		u.idleInput(ctx, ev)
 	default:
 		u.keyInput(ctx, ev)
+	}
+}
+
+// idleInput takes a key while no question is waiting: the grants keys
+// and help work; anything else says nothing is waiting.
+func (u *ui) idleInput(ctx context.Context, ev inputEvent) {
+	key, arg := ev.key, ""
+	if !u.raw {
+		t := strings.TrimSpace(ev.line)
+		if t == "" {
+			return
+		}
+		key, _ = utf8.DecodeRuneInString(t)
+		arg = strings.TrimSpace(t[utf8.RuneLen(key):])
+	} else if key == '\r' || key == '\n' || key == ' ' {
+		return
+	}
+	key = unicode.ToLower(key)
+	if u.grantsKey(ctx, key, arg) {
+		return
+	}
+	if key == '?' && arg == "" {
+		u.out.breakLine()
+		u.out.print(idleHelpText)
+		return
+	}
+	if !u.raw {
+		u.out.println("  " + u.st.dim("no question is waiting (g lists grants, v revokes one, ? for help)"))
 	}
 }
 
@@ -229,12 +275,15 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 			u.prompt()
 			return
 		}
-		if utf8.RuneCountInString(t) != 1 {
-			u.out.println("  type one key, then Enter (? for help)")
+		key, _ = utf8.DecodeRuneInString(t)
+		if arg := strings.TrimSpace(t[utf8.RuneLen(key):]); arg != "" {
+			if unicode.ToLower(key) == 'v' && u.grantsKey(ctx, 'v', arg) {
+				return
+			}
+			u.out.println("  type one key, then Enter (? for help; v <id> revokes a grant)")
 			u.prompt()
 			return
 		}
-		key, _ = utf8.DecodeRuneInString(t)
 	} else if key == '\r' || key == '\n' || key == ' ' {
 		return
 	}
@@ -265,6 +314,8 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 		u.prompt()
 	case 'k':
 		u.skip()
+	case 'g', 'v':
+		u.grantsKey(ctx, key, "")
 	case '?':
 		u.out.breakLine()
 		u.out.print(helpText(u.cur.q))
@@ -382,8 +433,11 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	}
 	u.cur = nil
 	grant := ""
-	if a.Choice == approverbot.ChoiceAlways {
-		grant = line(view(it.q).Always.Short())
+	switch v := view(it.q); a.Choice {
+	case approverbot.ChoiceSession:
+		grant = line(v.Session.Grants)
+	case approverbot.ChoiceAlways:
+		grant = line(v.Always.Short())
 	}
 	switch {
 	case !rep.Applied:

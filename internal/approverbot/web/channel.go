@@ -65,12 +65,13 @@ type Channel struct {
 	heartbeat time.Duration
 	linger    time.Duration
 
-	sessions  *sessions
-	byID      *limiter // login attempts per approver id and address
-	byAddr    *limiter // login attempts per address
-	dummyHash []byte   // compared against for unknown approvers
-	hub       *hub
-	cop       *http.CrossOriginProtection
+	sessions    *sessions
+	byID        *limiter // login attempts per approver id and address
+	byAddr      *limiter // login attempts per address
+	grantsLimit *limiter // grants requests per approver
+	dummyHash   []byte   // compared against for unknown approvers
+	hub         *hub
+	cop         *http.CrossOriginProtection
 
 	mu      sync.Mutex
 	resp    approverbot.Responder
@@ -109,17 +110,18 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		o.ResolvedLinger = DefaultResolvedLinger
 	}
 	c := &Channel{
-		cfg:       cfg,
-		web:       wc,
-		log:       o.Logger,
-		now:       o.Now,
-		heartbeat: o.Heartbeat,
-		linger:    o.ResolvedLinger,
-		sessions:  newSessions(wc.SessionTTL, o.Now),
-		byID:      newLimiter(loginBurstPerID, loginRefillPerID, o.Now),
-		byAddr:    newLimiter(loginBurstPerAddr, loginRefillPerAddr, o.Now),
-		hub:       newHub(),
-		cop:       http.NewCrossOriginProtection(),
+		cfg:         cfg,
+		web:         wc,
+		log:         o.Logger,
+		now:         o.Now,
+		heartbeat:   o.Heartbeat,
+		linger:      o.ResolvedLinger,
+		sessions:    newSessions(wc.SessionTTL, o.Now),
+		byID:        newLimiter(loginBurstPerID, loginRefillPerID, o.Now),
+		byAddr:      newLimiter(loginBurstPerAddr, loginRefillPerAddr, o.Now),
+		grantsLimit: newLimiter(grantsBurst, grantsRefill, o.Now),
+		hub:         newHub(),
+		cop:         http.NewCrossOriginProtection(),
 	}
 	if wc.TrustedHeader != "" {
 		if !validHeaderName(wc.TrustedHeader) {
@@ -206,6 +208,8 @@ func (c *Channel) Register(mux *http.ServeMux) {
 		{"GET /api/session", c.handleSession},
 		{"GET /api/questions", c.handleQuestions},
 		{"POST /api/respond", c.mutating(true, c.handleRespond)},
+		{"GET /api/grants", c.handleGrants},
+		{"POST /api/grants/revoke", c.mutating(true, c.handleRevoke)},
 		{"GET /events", c.handleEvents},
 		{"GET /static/", handleStatic},
 	}
@@ -239,6 +243,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			c.sessions.sweep()
 			c.byID.sweep()
 			c.byAddr.sweep()
+			c.grantsLimit.sweep()
 		}
 	}
 }

@@ -24,33 +24,34 @@
 //	POST /api/respond      {request_id, action, feedback, device, picks} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
+//	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing
+//	                       grants of the teams the viewer is a member of,
+//	                       newest first (admin.list_grants, by = viewer)
+//	POST /api/grants/revoke {grant_id} → {revoked: {grant, text, html},
+//	                       message} (admin.revoke_grant, by = viewer;
+//	                       X-CSRF-Token required; the brokers refuse with
+//	                       403 unless the viewer is a member of one of the
+//	                       grant's teams, 404 when it is gone)
 //	GET  /events           text/event-stream of question and resolved events
-//	GET  /static/…         the page's scripts (app.js, notify.js, the
-//	                       service worker sw.js), style sheet and icon
+//	GET  /static/…         the page's scripts (app.js, notify.js,
+//	                       grants.js, the service worker sw.js), style
+//	                       sheet and icon
 //
 // A link to one question, /#q-<request id> (a pager's), opens the page at
 // that card (static/deeplink.js). Signed out, the script keeps the fragment
 // through the sign-in in the form's next field; next may only be the page,
 // "/" with a fragment (safeNext): anything else leads to "/", so the
-// sign-in is no open redirect.
+// sign-in is no open redirect. /#grants opens the Grants view.
 //
-// action is one of approve (once), session, always (only when the question
-// offers it), reject_soft and reject_hard; on an ask-user question (its
-// view's actions list "answer") also answer, with picks
-// [{question, options, text}]: per question (by index) the options picked
-// (by index) and the words typed, which the core turns into the answer.
+// action is one of approve (once), session and always (only when the
+// question offers them: the brokers' offers), reject_soft and reject_hard;
+// on an ask-user question (its view's actions list "answer") also answer,
+// with picks [{question, options, text}]: per question (by index) the
+// options picked (by index) and the words typed, which the core turns into
+// the answer. The grants endpoints are rate-limited per approver (20
+// requests, then one a second): each one is a request to the brokers.
 // Errors are JSON {"error": {"code", "message"}} with a matching HTTP
 // status.
-//
-// # Notifications
-//
-// notify.js keeps the open count in the title, marks the questions that
-// arrived while the page was hidden or unfocused ("N new"), shows a browser
-// notification for them once the approver enabled notifications with a
-// click (the permission is asked then, and the choice kept in
-// localStorage), and plays an optional WebAudio chime. app.js tells it what
-// happens with DOM events (signoff:question, signoff:settled,
-// signoff:count, signoff:reminder).
 //
 // # Security
 //

@@ -118,7 +118,7 @@ func TestSecurityHeaders(t *testing.T) {
 	s := startServer(t, testConfig(t, "", "{insecure_cookies: true}"), Options{},
 		newFakeResponder(question("req-1", "make deploy")))
 	c, _ := s.login(t, "alice", alicePassword)
-	for _, path := range []string{"/", "/login", "/api/questions", "/static/app.js", "/static/app.css"} {
+	for _, path := range []string{"/", "/login", "/api/questions", "/api/grants", "/static/app.js", "/static/grants.js", "/static/app.css"} {
 		t.Run(path, func(t *testing.T) {
 			res := s.do(t, c, "GET", path, "")
 			h := res.Header

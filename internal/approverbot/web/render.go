@@ -197,6 +197,6 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, AlwaysGrants: v.Always.Grants,
+	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
 		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}, nil
 }

@@ -17,10 +17,12 @@ import (
 type QuestionView struct {
 	RequestID string                  `json:"request_id"`
 	Question  messages.ApprovalNeeded `json:"question"`
-	// AlwaysGrants says what the Always answer would grant
-	// ("bash(git push *) for agent pod-7, until revoked"); empty when
-	// Always is not offered.
-	AlwaysGrants string `json:"always_grants,omitempty"`
+	// SessionGrants and AlwaysGrants say what the Session and Always
+	// answers would grant ("bash(npm install *) for session s1",
+	// "bash(git push *) for agent pod-7, until revoked or it expires");
+	// empty when the answer is not offered.
+	SessionGrants string `json:"session_grants,omitempty"`
+	AlwaysGrants  string `json:"always_grants,omitempty"`
 	// Actions are the actions POST /api/respond accepts for this question.
 	Actions []string `json:"actions"`
 	// Mine is set when the viewer is the human the agent works for: the
@@ -83,9 +85,12 @@ type cardData struct {
 	ExpiresText    string // the same in words, for the first paint
 	Required       int
 	SoFar          []string
-	Always         *alwaysLine
-	// NoAlways says why Always is not offered; SessionGrants what Session
-	// grants.
+	// SessionOffer and Always say what those answers grant (nil: not
+	// offered); NoSession and NoAlways why they are not offered;
+	// SessionGrants what Session grants, in words.
+	SessionOffer  *grantLine
+	Always        *grantLine
+	NoSession     string
 	NoAlways      string
 	SessionGrants string
 	// Mine is set when the viewer is the human the agent works for;
@@ -128,12 +133,18 @@ type batchLine struct {
 	Args string
 }
 
-// alwaysLine is the Always grant in pieces, so the page can set patterns in
-// code type.
-type alwaysLine struct {
+// grantLine is what a Session or Always answer grants, in pieces, so the
+// page can set patterns in code type.
+type grantLine struct {
 	Patterns []string // empty: the whole tool
+	More     int      // patterns not listed
 	Tool     string
-	Agent    string
+	Session  string // a session grant's
+	Agent    string // an always grant's
+}
+
+func newGrantLine(o approverbot.Offer) *grantLine {
+	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent}
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
@@ -184,10 +195,15 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 			d.Ask.Questions = append(d.Ask.Questions, l)
 		}
 	}
-	if a := v.Always; a.Offered {
-		d.Always = &alwaysLine{Patterns: a.Patterns, Tool: a.Tool, Agent: a.Agent}
+	if o := v.Session; o.Offered {
+		d.SessionOffer = newGrantLine(o)
 	} else {
-		d.NoAlways = a.WhyNot
+		d.NoSession = o.WhyNot
+	}
+	if o := v.Always; o.Offered {
+		d.Always = newGrantLine(o)
+	} else {
+		d.NoAlways = o.WhyNot
 	}
 	return d
 }

@@ -126,25 +126,49 @@ func (c *Channel) CheckHealth(context.Context) error {
 	return c.lastErr
 }
 
-// QuestionEvent is an approval_needed delivery: the wire message, plus what
-// the receiving system needs to offer the right answers.
+// QuestionEvent is an approval_needed delivery: the wire message (with the
+// brokers' own `offers`), plus what the receiving system needs to offer the
+// right answers, as every other channel shows them.
 type QuestionEvent struct {
 	messages.ApprovalNeeded
-	Offers Offers `json:"offers"`
+	Choices Choices `json:"choices"`
 }
 
-// Offers are the core's view of a question's answers.
-type Offers struct {
+// Choices are the core's view of a question's answers.
+type Choices struct {
 	// Actions are the choices the question offers (approve, session,
 	// always, reject_soft, reject_hard), as /webhook/respond takes them
 	// (always: "scope": "always"); "answer" on an ask-user question
 	// (ask_user is set: "answer": … with "approved": true).
 	Actions []string `json:"actions"`
-	// Session and Always say what those answers grant; AlwaysNotOffered
-	// why Always is not offered (Always is then empty).
-	Session          string `json:"session"`
-	Always           string `json:"always,omitempty"`
-	AlwaysNotOffered string `json:"always_not_offered,omitempty"`
+	// Session and Always say in words what those answers grant; when one
+	// is not offered it is empty and SessionNotOffered or
+	// AlwaysNotOffered says why.
+	Session           string `json:"session,omitempty"`
+	SessionNotOffered string `json:"session_not_offered,omitempty"`
+	Always            string `json:"always,omitempty"`
+	AlwaysNotOffered  string `json:"always_not_offered,omitempty"`
+	// SessionGrant and AlwaysGrant are the same in pieces (nil when not
+	// offered): the scope the answer sends, the tool, the patterns
+	// (empty: every call of the tool), and the session or agent.
+	SessionGrant *OfferedGrant `json:"session_grant,omitempty"`
+	AlwaysGrant  *OfferedGrant `json:"always_grant,omitempty"`
+}
+
+// OfferedGrant is what a Session or Always answer would grant.
+type OfferedGrant struct {
+	Scope     messages.Scope `json:"scope"`
+	Tool      string         `json:"tool"`
+	Patterns  []string       `json:"patterns,omitempty"`
+	SessionID string         `json:"session_id,omitempty"`
+	AgentID   string         `json:"agent_id,omitempty"`
+}
+
+func offeredGrant(o approverbot.Offer) *OfferedGrant {
+	if !o.Offered {
+		return nil
+	}
+	return &OfferedGrant{Scope: o.Scope, Tool: o.Tool, Patterns: o.Patterns, SessionID: o.Session, AgentID: o.Agent}
 }
 
 // Ask implements [approverbot.Channel]: it posts the question with its
@@ -153,14 +177,16 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
 	v := approverbot.Present(q, approverbot.Limits{Subcommands: 1, Batch: 1})
-	msg.Offers = Offers{Actions: []string{}, Session: v.Session.Grants, Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot}
+	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
+		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
+		SessionGrant: offeredGrant(v.Session), AlwaysGrant: offeredGrant(v.Always)}
 	for _, ch := range approverbot.Choices {
 		if approverbot.Offered(q, ch, "") == nil {
-			msg.Offers.Actions = append(msg.Offers.Actions, string(ch))
+			msg.Choices.Actions = append(msg.Choices.Actions, string(ch))
 		}
 	}
 	if q.AskUser != nil {
-		msg.Offers.Actions = append(msg.Offers.Actions, "answer")
+		msg.Choices.Actions = append(msg.Choices.Actions, "answer")
 	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
 }

@@ -113,7 +113,7 @@ func (h *harness) await(t *testing.T, id, event string) []byte {
 }
 
 // Shown: the receiving system reads the question's JSON; its controls are
-// the respond endpoint's answers the delivery's offers list.
+// the respond endpoint's answers the delivery's choices list.
 func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) {
 	body := h.await(t, id, "approval_needed")
 	var q webhook.QuestionEvent
@@ -121,7 +121,7 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 		t.Fatal(err)
 	}
 	var cs []approverbot.Choice
-	for _, a := range q.Offers.Actions {
+	for _, a := range q.Choices.Actions {
 		if a == "answer" {
 			continue
 		}
@@ -131,8 +131,8 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 		}
 		cs = append(cs, c)
 	}
-	if q.Always != nil && !strings.Contains(q.Offers.Always, "for agent") {
-		t.Errorf("the offers do not say what Always grants: %+v", q.Offers)
+	if q.Always != nil && !strings.Contains(q.Choices.Always, "for agent") {
+		t.Errorf("the choices do not say what Always grants: %+v", q.Choices)
 	}
 	return string(body), cs
 }
@@ -202,8 +202,8 @@ func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
 	if err := json.Unmarshal(body, &q); err != nil {
 		t.Fatal(err)
 	}
-	if q.AskUser == nil || !strings.Contains(strings.Join(q.Offers.Actions, ","), "answer") {
-		t.Fatalf("the event offers no answer: ask_user %+v, actions %v", q.AskUser, q.Offers.Actions)
+	if q.AskUser == nil || !strings.Contains(strings.Join(q.Choices.Actions, ","), "answer") {
+		t.Fatalf("the event offers no answer: ask_user %+v, actions %v", q.AskUser, q.Choices.Actions)
 	}
 	var options [][]string
 	for _, aq := range q.AskUser.Questions {

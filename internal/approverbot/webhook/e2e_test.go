@@ -152,7 +152,8 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 		{"a scope on a rejection", raw(`{"request_id":"r1","approver":"alice","approved":false,"scope":"session"}`), 400, messages.CodeInvalidRequest, "scope goes with approvals only"},
 		{"feedback on an approval", raw(`{"request_id":"r1","approver":"alice","approved":true,"feedback":"ok"}`), 400, messages.CodeInvalidRequest, "feedback goes with rejections only"},
 		{"an unknown scope", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"forever"}`), 400, messages.CodeInvalidRequest, `scope "forever"`},
-		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"always"}`), 400, messages.CodeInvalidRequest, "no standing grant may cover"},
+		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"always"}`), 400, messages.CodeInvalidRequest, "Always is not offered: the command has no pattern a grant could name"},
+		{"Session on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"session"}`), 400, messages.CodeInvalidRequest, "Session is not offered: the command has no pattern a grant could name"},
 		{"a device with a control character", raw(`{"request_id":"r1","approver":"alice","approved":true,"device":"pa\u001bger"}`), 400, messages.CodeInvalidRequest, "device"},
 		{"a body over 64 KiB", raw(`{"request_id":"r1","approver":"alice","approved":false,"feedback":"` + strings.Repeat("x", 70<<10) + `"}`), 413, messages.CodeTooLarge, "larger than"},
 	}

@@ -1,0 +1,181 @@
+package approverbot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// GrantAdmin lists and revokes standing grants for an approver. The bot
+// implements it next to [Responder]; a channel that shows grants (the web
+// page, the terminal) asserts its responder to it, and says grants are
+// unavailable when it is not one. Safe for concurrent use.
+type GrantAdmin interface {
+	// Grants lists the grants of the teams approver is a member of,
+	// newest first (admin.list_grants with By = approver: the brokers
+	// decide membership from the policy's teams).
+	Grants(ctx context.Context, approver string) ([]messages.Grant, error)
+	// RevokeGrant revokes grant id for approver (admin.revoke_grant with
+	// By = approver) and returns the revoked grant. The brokers refuse
+	// (messages.ErrForbidden) unless approver is a member of one of the
+	// grant's teams; an unknown id is messages.ErrNotFound.
+	RevokeGrant(ctx context.Context, approver, id string) (messages.Grant, error)
+}
+
+var _ GrantAdmin = (*Bot)(nil)
+
+// ErrGrantsUnavailable: the channel's responder lists no grants (it is not
+// the bot).
+var ErrGrantsUnavailable = errors.New("grants cannot be listed or revoked here")
+
+// adminTimeout bounds one admin request to the brokers.
+const adminTimeout = 10 * time.Second
+
+// maxGrantID bounds a grant id an approver types or sends: longer ones
+// cannot be right.
+const maxGrantID = 200
+
+// Grants implements [GrantAdmin].
+func (b *Bot) Grants(ctx context.Context, approver string) ([]messages.Grant, error) {
+	if _, ok := b.cfg.Approvers[approver]; !ok || approver == "" {
+		return nil, fmt.Errorf("%w (%q)", ErrUnknownApprover, approver)
+	}
+	rep, err := b.admin(ctx, messages.AdminOpListGrants, messages.AdminRequest{By: approver})
+	if err != nil {
+		return nil, err
+	}
+	gs := slices.Clone(rep.Grants)
+	slices.SortStableFunc(gs, func(a, b messages.Grant) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return gs, nil
+}
+
+// RevokeGrant implements [GrantAdmin].
+func (b *Bot) RevokeGrant(ctx context.Context, approver, id string) (messages.Grant, error) {
+	if _, ok := b.cfg.Approvers[approver]; !ok || approver == "" {
+		return messages.Grant{}, fmt.Errorf("%w (%q)", ErrUnknownApprover, approver)
+	}
+	if err := CheckGrantID(id); err != nil {
+		return messages.Grant{}, err
+	}
+	rep, err := b.admin(ctx, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: id, By: approver})
+	if err != nil {
+		return messages.Grant{}, err
+	}
+	if rep.Grant == nil {
+		return messages.Grant{}, &respondFailure{fmt.Errorf("the brokers revoked grant %s but did not say which: %s", id, rep.Message)}
+	}
+	b.log.Info("grant revoked", "grant_id", id, "approver", approver, "tool", rep.Grant.Tool,
+		"session_id", rep.Grant.SessionID, "agent_id", rep.Grant.AgentID)
+	return *rep.Grant, nil
+}
+
+// CheckGrantID refuses a grant id that cannot be one (empty, too long,
+// white space or control characters), before anything is sent.
+func CheckGrantID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: a grant id is required", messages.ErrInvalid)
+	case len(id) > maxGrantID:
+		return fmt.Errorf("%w: grant id too long (%d bytes, at most %d)", messages.ErrInvalid, len(id), maxGrantID)
+	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '.' || r == '*' || r == '>' }) >= 0:
+		return fmt.Errorf("%w: grant id %q holds white space, a control character, '.', '*' or '>' (ids look like gr_3kq7x2mz9d4vbn8c)", messages.ErrInvalid, Clip(id, 40))
+	}
+	return nil
+}
+
+// admin sends one admin request and reads its reply. An error reply
+// becomes its sentinel ([messages.ErrForbidden], [messages.ErrNotFound]…)
+// with the brokers' message; no reply is an unconfirmed failure
+// ([IsUnconfirmed]).
+func (b *Bot) admin(ctx context.Context, op string, req messages.AdminRequest) (messages.AdminReply, error) {
+	req.V = messages.Version
+	data, err := json.Marshal(req)
+	if err != nil {
+		return messages.AdminReply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	defer cancel()
+	subject := b.subj.Admin(op)
+	msg, err := b.nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		b.metrics.NATSErrors.WithLabelValues(NATSAdmin).Inc()
+		return messages.AdminReply{}, &respondFailure{fmt.Errorf("no broker answered %s (%w); NATS permissions must let the bot publish on it", subject, err)}
+	}
+	if e, ok := messages.IsErrorReply(msg.Data); ok {
+		return messages.AdminReply{}, e.Err()
+	}
+	var rep messages.AdminReply
+	if err := json.Unmarshal(msg.Data, &rep); err != nil {
+		return messages.AdminReply{}, &respondFailure{fmt.Errorf("bad broker reply to %s: %w", op, err)}
+	}
+	if !rep.OK {
+		msg := rep.Message
+		if msg == "" {
+			msg = "no reason given"
+		}
+		return messages.AdminReply{}, fmt.Errorf("the brokers refused %s: %s", op, msg)
+	}
+	return rep, nil
+}
+
+// GrantText says what a grant allows, in words: "bash(npm install *) for
+// session s1", "every write call for agent pod-7".
+func GrantText(g messages.Grant) string {
+	o := Offer{Offered: true, Tool: OneLine(g.Tool)}
+	o.Patterns, o.MorePatterns = clipPatterns(g.Patterns, DefaultLimits)
+	s := o.Short()
+	switch {
+	case g.SessionID != "":
+		s += " for session " + OneLine(g.SessionID)
+	case g.AgentID != "":
+		s += " for agent " + OneLine(g.AgentID)
+	}
+	return s
+}
+
+// GrantApprovers names who approved a grant: "Alice via web, carol via
+// slack".
+func GrantApprovers(g messages.Grant) string {
+	names := make([]string, 0, len(g.Approvers))
+	for _, a := range g.Approvers {
+		n := DecidedBy(messages.Decision{DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: a.ID, Display: a.Display, Channel: a.Channel}})
+		names = append(names, OneLine(n))
+	}
+	if len(names) == 0 {
+		return "nobody recorded"
+	}
+	return strings.Join(names, ", ")
+}
+
+// GrantExpiry says when a grant ends: "expires 2026-12-24 09:15 UTC", or
+// for one without expiry, "ends with the session" or "never expires".
+func GrantExpiry(g messages.Grant) string {
+	switch {
+	case !g.ExpiresAt.IsZero():
+		return "expires " + g.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+	case g.SessionID != "":
+		return "ends with the session"
+	}
+	return "never expires"
+}
+
+// GrantErrorText says why a grant could not be listed or revoked, for the
+// approver.
+func GrantErrorText(err error) string {
+	var re *messages.ReplyError
+	switch {
+	case errors.Is(err, ErrUnknownApprover):
+		return err.Error()
+	case errors.As(err, &re):
+		return "the brokers refused: " + re.Message
+	case IsUnconfirmed(err):
+		return "no answer from the brokers: " + err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,109 @@
+package approverbot
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// offerQuestion is an open bash question of session s1, agent pod-7, with
+// the brokers' offers (none: an older broker's question).
+func offerQuestion(agent string, offers ...messages.GrantOffer) Question {
+	args, _ := json.Marshal(map[string]string{"command": "npm install left-pad"})
+	return Question{ApprovalNeeded: messages.ApprovalNeeded{V: 1, Type: "approval_needed",
+		Request: messages.Request{V: 1, RequestID: "r1", SessionID: "s1", AgentID: agent, Tool: "bash", Arguments: args},
+		Team:    "default", ExpiresAt: time.Now().Add(time.Minute), ApprovalsRequired: 1,
+		Always: &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: []string{"npm install *"}},
+		Offers: offers}}
+}
+
+var (
+	sessionOffered = messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"npm install *"}}
+	alwaysOffered  = messages.GrantOffer{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"npm install *"}}
+	sessionRefused = messages.GrantOffer{Scope: messages.ScopeSession, WhyNot: "the rule bash(kubectl *) asks team oncall, which needs 2 approvals"}
+	alwaysRefused  = messages.GrantOffer{Scope: messages.ScopeAlways, WhyNot: "Not offered: a safety override asks for this call"}
+)
+
+func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
+	tests := []struct {
+		name                      string
+		q                         Question
+		wantSession, wantAlways   string // Grants when offered
+		whySession, whyAlways     string // WhyNot when not
+		sessionScope, alwaysScope messages.Scope
+	}{
+		{"both offered with patterns", offerQuestion("pod-7", sessionOffered, alwaysOffered),
+			"bash(npm install *) for session s1", "bash(npm install *) for agent pod-7, until revoked or it expires", "", "",
+			messages.ScopeSession, messages.ScopeAlwaysPrefix},
+		{"a whole-tool session grant (session_grants: tool)", offerQuestion("pod-7",
+			messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash"}, alwaysOffered),
+			"every bash call for session s1", "bash(npm install *) for agent pod-7, until revoked or it expires", "", "",
+			messages.ScopeSession, messages.ScopeAlwaysPrefix},
+		{"neither offered: the brokers' reasons", offerQuestion("pod-7", sessionRefused, alwaysRefused),
+			"", "", "not offered: the rule bash(kubectl *) asks team oncall, which needs 2 approvals",
+			"Not offered: a safety override asks for this call", "", ""},
+		{"an answer the offers leave out is not offered", offerQuestion("pod-7", sessionOffered),
+			"bash(npm install *) for session s1", "", "", whyNotListed, messages.ScopeSession, ""},
+		{"a refusal without a reason still says it is refused", offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession}, alwaysOffered),
+			"", "bash(npm install *) for agent pod-7, until revoked or it expires", whyNoReason, "", "", messages.ScopeAlwaysPrefix},
+		{"Always needs an agent to grant to", offerQuestion("", sessionOffered, alwaysOffered),
+			"bash(npm install *) for session s1", "", "", whyNoAgent, messages.ScopeSession, ""},
+		{"an older broker's question: Session grants the tool, Always its always field", offerQuestion("pod-7"),
+			"every bash call of session s1", "bash(npm install *) for agent pod-7, until revoked", "", "",
+			messages.ScopeSession, messages.ScopeAlwaysPrefix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Present(tt.q, Limits{})
+			for _, c := range []struct {
+				name       string
+				o          Offer
+				choice     Choice
+				grants     string
+				why        string
+				scope      messages.Scope
+				textPrefix string
+			}{
+				{"Session", v.Session, ChoiceSession, tt.wantSession, tt.whySession, tt.sessionScope, "Session is "},
+				{"Always", v.Always, ChoiceAlways, tt.wantAlways, tt.whyAlways, tt.alwaysScope, "Always is "},
+			} {
+				if c.o.Offered != (c.grants != "") || c.o.Grants != c.grants || c.o.WhyNot != c.why {
+					t.Errorf("%s: offered %v, grants %q, why not %q; want grants %q, why not %q", c.name, c.o.Offered, c.o.Grants, c.o.WhyNot, c.grants, c.why)
+				}
+				a, err := Choose(tt.q, c.choice, "alice", "test", "", "")
+				if c.grants == "" {
+					// Fail closed: the choice is refused with the reason, and
+					// nothing is sent.
+					if !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), c.textPrefix+c.why) {
+						t.Errorf("%s chosen: err %v, want ErrChoice with %q", c.name, err, c.why)
+					}
+					if err := Offered(tt.q, c.choice, "alice"); !errors.Is(err, ErrChoice) {
+						t.Errorf("Offered(%s) = %v, want ErrChoice", c.name, err)
+					}
+					continue
+				}
+				if err != nil || !a.Approved || a.Scope != c.scope {
+					t.Errorf("%s chosen: %+v, %v; want an approval with scope %q", c.name, a, err, c.scope)
+				}
+			}
+		})
+	}
+}
+
+func TestOfferPatternsAreClippedToTheChannelsLimits(t *testing.T) {
+	many := messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash",
+		Patterns: []string{"a *", "b *", "c *", strings.Repeat("x", 50)}}
+	v := Present(offerQuestion("pod-7", many, alwaysOffered), Limits{Patterns: 2, Pattern: 10})
+	if got := v.Session.Grants; got != "bash(a *), bash(b *) and 2 more for session s1" {
+		t.Errorf("grants %q", got)
+	}
+	v = Present(offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash",
+		Patterns: []string{strings.Repeat("y", 50)}}, alwaysOffered), Limits{Pattern: 10})
+	if got := v.Session.Patterns[0]; got != "yyyyyyyyy…" {
+		t.Errorf("pattern %q, want it clipped to 10 characters", got)
+	}
+}
