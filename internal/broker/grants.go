@@ -32,19 +32,34 @@ func grantID(sessionID, requestID string) string {
 	return "gr_" + hex.EncodeToString(sum[:10])
 }
 
-// grantAuthority is what stands behind g.
-func grantAuthority(g *session.Grant) policy.Authority {
-	return policy.Authority{Teams: g.Teams, Approvers: g.ApproverCount()}
+// grantAuthority is what stands behind g for a call requested by
+// requestedBy: its distinct approvers, the requester not counted — the
+// requester may not approve their own call (authorize), so a grant they
+// approved cannot do it for them either. A legacy grant, whose approver is
+// unknown, counts as one.
+func grantAuthority(g *session.Grant, requestedBy string) policy.Authority {
+	if len(g.Approvers) == 0 {
+		return policy.Authority{Teams: g.Teams, Approvers: 1}
+	}
+	ids := make([]string, 0, len(g.Approvers))
+	for _, a := range g.Approvers {
+		if a.ID != "" && a.ID != requestedBy && !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return policy.Authority{Teams: g.Teams, Approvers: len(ids)}
 }
 
-// grantsAllowing returns the grants that turn the ask d of tool into an
-// allow, or nil. Only grants whose approvers could have settled the
-// question count (need.SettledBy); a deny or an allow is never a grant's.
+// grantsAllowing returns the grants that turn the ask d of tool, requested
+// by requestedBy, into an allow, or nil. Only grants whose approvers could
+// have settled the question count (need.SettledBy of grantAuthority: the
+// requester's own approval not counted); a deny or an allow is never a
+// grant's.
 // A whole-tool grant covers every grantable call of its tool; for a shell
 // command, the patterns of the eligible grants together must cover every
 // sub-command (policy.PrefixCovered), and the grants returned are the ones
 // that cover is made of.
-func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool string, grants []session.Grant) []session.Grant {
+func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy string, grants []session.Grant) []session.Grant {
 	if d.Action != policy.Ask || len(grants) == 0 {
 		return nil
 	}
@@ -58,7 +73,7 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool string, grants 
 		if g.Tool != tool {
 			continue
 		}
-		if ok, _ := need.SettledBy(grantAuthority(g)); !ok {
+		if ok, _ := need.SettledBy(grantAuthority(g, requestedBy)); !ok {
 			continue
 		}
 		if len(g.Patterns) == 0 {
@@ -119,11 +134,14 @@ func approverIDs(g *session.Grant) string {
 
 // offersFor says which standing answers the question about d offers: a
 // scope is offered only when the grant its answer records (approved for
-// the question's team by as many approvers as it needs, with the
-// patterns shown) would settle this same question again.
+// the question's team by the one approver who chose that scope, with the
+// patterns shown) would settle this same question again. A question that
+// needs a quorum therefore offers none: the store counts each approver of
+// a quorum but keeps only the last one's answer, so a grant could stand
+// on approvers who answered "once" (checkScope refuses it too).
 func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []messages.GrantOffer {
 	need := pol.NeedOf(d)
-	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: need.Approvals})
+	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: standingApprovers})
 	session := messages.GrantOffer{Scope: messages.ScopeSession}
 	always := messages.GrantOffer{Scope: messages.ScopeAlways}
 	if d.Shell != nil {
@@ -171,14 +189,27 @@ func alwaysOf(offers []messages.GrantOffer) *messages.AlwaysGrant {
 	return nil
 }
 
+// standingApprovers is how many approvers a standing answer records as
+// having chosen it: the one who gives it. The votes of a quorum that came
+// before are counted by the store without their scope, so they cannot be
+// said to stand behind a grant.
+const standingApprovers = 1
+
 // checkScope returns why an approval with scope may not be applied to the
-// question q ("" when it may): a standing scope must be offered.
+// question q ("" when it may): a standing scope must be offered, and the
+// request must need no more approvals than a standing answer records
+// (standingApprovers) — also for a question stored with offers made before
+// that rule.
 func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.Record) string {
 	if scope == messages.ScopeOnce {
 		return ""
 	}
 	if scope != messages.ScopeSession && scope != messages.ScopeAlways && scope != messages.ScopeAlwaysPrefix {
 		return fmt.Sprintf("unknown scope %q", scope)
+	}
+	if rec.ApprovalsRequired > standingApprovers {
+		return fmt.Sprintf("scope %s is not offered for this question: it needs %d approvals, and a standing answer records only "+
+			"the approver who gives it (the others may have approved once); approve once", scope, rec.ApprovalsRequired)
 	}
 	o := q.Offer(scope)
 	if o == nil {
@@ -244,8 +275,9 @@ func grantTeams(rec *session.Record, q *messages.ApprovalNeeded) []string {
 	return slices.Clone(rec.Teams[:min(len(rec.Teams), 1)])
 }
 
-// approversOf lists who approved rec: every approval counted (a quorum's
-// too), the last with the channel and device it answered from.
+// approversOf lists who approved rec: every approval counted, the last
+// with the channel and device it answered from. A grant is only made from
+// a question that needs one approval (checkScope), so it lists one.
 func approversOf(rec *session.Record) []messages.Approver {
 	by := rec.Decision.DecidedBy
 	out := make([]messages.Approver, 0, max(len(rec.Approvals), 1))
@@ -263,11 +295,18 @@ func approversOf(rec *session.Record) []messages.Approver {
 }
 
 // storeGrant stores the grant of an approval (an outbox effect: storing it
-// twice is a no-op) and records its creation.
+// twice is a no-op, and storing it after it was revoked or expired stores
+// nothing) and records its creation.
 func (b *Broker) storeGrant(ctx context.Context, rec *session.Record, g *session.Grant) (session.Grant, error) {
 	sctx, cancel := b.storeCtx(ctx)
 	stored, created, purged, err := b.store.AddGrant(sctx, *g)
 	cancel()
+	if errors.Is(err, session.ErrGrantRemoved) {
+		// A retry of this approval's effects after the grant was revoked or
+		// expired: it stays removed (the cascade finds no grant of it).
+		b.log.Info("grant not stored again: it was revoked or expired", "grant_id", g.ID, "request_id", rec.ID, "session_id", rec.SessionID)
+		return *g, nil
+	}
 	if err != nil {
 		b.storeErr("grant", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return session.Grant{}, err

@@ -91,7 +91,7 @@ func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 		result = "allow"
 		return b.finishAuto(msg, &req, &d, b.policyDecision(&req, &d, pol.Version()))
 	}
-	if used := grantsAllowing(pol, &d, call.Tool, look.Grants); used != nil {
+	if used := grantsAllowing(pol, &d, call.Tool, req.RequestedBy, look.Grants); used != nil {
 		result = "allow"
 		b.m.grantsUsed.Add(float64(len(used)))
 		return b.finishAuto(msg, &req, &d, b.grantDecision(&req, pol.Version(), &d, used))

@@ -197,7 +197,7 @@ func (b *Broker) cascade(ctx context.Context, rec *session.Record, g *session.Gr
 		if look.Stopped {
 			continue
 		}
-		allow := d.Action == policy.Allow || len(grantsAllowing(pol, &d, o.Tool, look.Grants)) > 0
+		allow := d.Action == policy.Allow || len(grantsAllowing(pol, &d, o.Tool, o.RequestedBy, look.Grants)) > 0
 		if !allow {
 			continue
 		}

@@ -20,6 +20,10 @@ var (
 	// ErrUnavailable: the backend could not be reached or did not answer in
 	// time. Callers must fail closed.
 	ErrUnavailable = errors.New("session: store unavailable")
+	// ErrGrantRemoved: AddGrant of a grant id that was revoked or expired
+	// (within the store's Retention): an outbox retry of the approval that
+	// made it must not bring it back.
+	ErrGrantRemoved = errors.New("session: grant was revoked or expired")
 	// ErrInvalid: the arguments are malformed (empty ids, bad state…).
 	ErrInvalid = errors.New("session: invalid argument")
 )

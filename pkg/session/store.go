@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -88,10 +89,18 @@ func (g *Grant) Owner() string {
 	return g.AgentID
 }
 
-// ApproverCount is how many distinct approvers stand behind g: a legacy
-// grant (stored before grants recorded their approvers) counts as one.
+// ApproverCount is how many distinct approvers stand behind g (an id
+// listed twice counts once): a legacy grant (stored before grants recorded
+// their approvers) counts as one. The broker also leaves out the requester
+// of the call a grant would settle.
 func (g *Grant) ApproverCount() int {
-	return max(len(g.Approvers), 1)
+	ids := make([]string, 0, len(g.Approvers))
+	for _, a := range g.Approvers {
+		if !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return max(len(ids), 1)
 }
 
 // GrantQuery selects grants to list: those of SessionID and of AgentID
@@ -226,8 +235,12 @@ type Store interface {
 	// CreatedAt and ExpiresAt (from MaxAge) by its clock and indexes the
 	// grant under each of its teams. A grant with the ID of one already
 	// stored (an outbox retry) is not stored again: AddGrant returns the
-	// stored one and false. Expired grants of the same list are removed on
-	// the way and returned as purged.
+	// stored one and false. A grant id removed from its list — revoked
+	// (RevokeGrant, RevokeGrants) or expired — within the store's Retention
+	// is not stored again either: AddGrant returns ErrGrantRemoved, so that
+	// a retry of the approval that made it cannot undo a revoke or renew an
+	// expired grant. Expired grants of the same list are removed on the way
+	// and returned as purged.
 	AddGrant(ctx context.Context, g Grant) (stored Grant, created bool, purged []Grant, err error)
 	// ListGrants returns the grants q selects, session grants first, each
 	// list in creation order.

@@ -109,6 +109,32 @@ func purgeExpired(gl *grantList, now time.Time) []session.Grant {
 	return out
 }
 
+// grantsRemoved records the ids of grants revoked or expired, which
+// AddGrant refuses for Retention (an outbox retry must not bring one back),
+// and forgets those past that (swept when the map grows).
+func (s *Store) grantsRemoved(gs []session.Grant, now time.Time) {
+	if len(s.removedGrants) >= removedSweep {
+		for id, until := range s.removedGrants {
+			if !now.Before(until) {
+				delete(s.removedGrants, id)
+			}
+		}
+	}
+	for i := range gs {
+		s.removedGrants[gs[i].ID] = now.Add(s.retention)
+	}
+}
+
+// removedSweep is the size of removedGrants from which a removal sweeps it.
+const removedSweep = 1024
+
+// grantRemoved reports whether the grant id was revoked or expired within
+// Retention.
+func (s *Store) grantRemoved(id string, now time.Time) bool {
+	until, ok := s.removedGrants[id]
+	return ok && now.Before(until)
+}
+
 // AddGrant stores a standing grant; see [session.Store.AddGrant]. Adding
 // a session grant (re)starts the retention of the session's grants.
 func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, bool, []session.Grant, error) {
@@ -120,11 +146,18 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 		return session.Grant{}, false, nil, err
 	}
 	defer s.mu.Unlock()
+	if s.grantRemoved(g.ID, now) {
+		return session.Grant{}, false, nil, fmt.Errorf("memstore: add grant %s: %w", g.ID, session.ErrGrantRemoved)
+	}
 	gl := s.grantListOf(&g, now, true)
 	if g.IsSession() {
 		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
 	}
 	purged := purgeExpired(gl, now)
+	s.grantsRemoved(purged, now)
+	if slices.ContainsFunc(purged, func(p session.Grant) bool { return p.ID == g.ID }) {
+		return session.Grant{}, false, nil, fmt.Errorf("memstore: add grant %s: %w", g.ID, session.ErrGrantRemoved)
+	}
 	for i := range gl.grants {
 		if gl.grants[i].ID == g.ID {
 			return cloneGrant(&gl.grants[i]), false, purged, nil
@@ -217,6 +250,7 @@ func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant
 		if gl.grants[i].ID == g.ID && !expired(&gl.grants[i], now) {
 			out := gl.grants[i]
 			gl.grants = slices.Delete(gl.grants, i, i+1)
+			s.grantsRemoved([]session.Grant{out}, now)
 			return out, nil
 		}
 	}
@@ -238,11 +272,13 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 	var out []session.Grant
 	if gl := s.sessionGrants[sessionID]; sessionID != "" && gl != nil {
 		out = appendLive(out, gl, now, session.GrantQuery{})
+		s.grantsRemoved(gl.grants, now)
 		s.grantExpiry.remove(gl.expiry)
 		delete(s.sessionGrants, sessionID)
 	}
 	if gl := s.agentGrants[agentID]; agentID != "" && gl != nil {
 		out = appendLive(out, gl, now, session.GrantQuery{})
+		s.grantsRemoved(gl.grants, now)
 		delete(s.agentGrants, agentID)
 	}
 	return out, nil
@@ -269,7 +305,9 @@ func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Gra
 				delete(s.teamGrants[t], ref) // the list is gone
 				continue
 			}
-			out = append(out, purgeExpired(gl, now)...)
+			purged := purgeExpired(gl, now)
+			s.grantsRemoved(purged, now)
+			out = append(out, purged...)
 		}
 	}
 	return out, nil

@@ -51,6 +51,9 @@ type Store struct {
 	grantExpiry   deadlines[string] // session id by grant expiry
 	agentGrants   map[string]*grantList
 	teamGrants    map[string]map[string]struct{} // team → owner refs (ownerRef)
+	// removedGrants: ids of grants revoked or expired → until when AddGrant
+	// refuses them (Retention after the removal).
+	removedGrants map[string]time.Time
 	// outbox holds the unacknowledged outbox entries, by request.
 	outbox map[key]*obEntry
 	// steps holds the scheduled escalation steps and page watches
@@ -99,6 +102,7 @@ func New(opts Options) *Store {
 		sessionGrants: make(map[string]*grantList),
 		agentGrants:   make(map[string]*grantList),
 		teamGrants:    make(map[string]map[string]struct{}),
+		removedGrants: make(map[string]time.Time),
 	}
 }
 
@@ -173,6 +177,7 @@ func (s *Store) Close() error {
 	clear(s.sessionGrants)
 	clear(s.agentGrants)
 	clear(s.teamGrants)
+	clear(s.removedGrants)
 	clear(s.steps)
 	s.expiry, s.purge, s.grantExpiry = deadlines[*entry]{}, deadlines[*entry]{}, deadlines[string]{}
 	return nil

@@ -214,6 +214,12 @@ func (s *Store) grantList(g *session.Grant) string {
 	return s.k.agentGrants(g.AgentID)
 }
 
+// removedKey is the set of the grant ids removed (revoked or expired) from
+// the grant list key, kept for the store's Retention: grant_add refuses
+// them (an outbox retry must not bring a removed grant back). Same hash
+// tag as the list.
+func removedKey(list string) string { return list + ":gone" }
+
 // ownerRef names a grant list in a team's index.
 func ownerRef(g *session.Grant) string {
 	if g.IsSession() {
@@ -257,17 +263,24 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 	if _, err := p.Exec(ctx); err != nil {
 		return session.Grant{}, false, nil, s.fail(op, err)
 	}
-	v, err := s.run(ctx, scriptGrantAdd, []string{s.grantList(&g)}, g.ID, strconv.FormatInt(g.MaxAge.Microseconds(), 10), body, ttl)
+	list := s.grantList(&g)
+	v, err := s.run(ctx, scriptGrantAdd, []string{list, removedKey(list)}, g.ID, strconv.FormatInt(g.MaxAge.Microseconds(), 10), body, ttl, s.retMillis)
 	if err != nil {
 		return session.Grant{}, false, nil, s.fail(op, err)
 	}
 	vals, ok := v.([]any)
-	if !ok || len(vals) < 2 {
+	if !ok || len(vals) < 1 {
 		return session.Grant{}, false, nil, s.corrupt(op, fmt.Errorf("reply %T", v))
 	}
 	created, err := asInt(vals[0])
 	if err != nil {
 		return session.Grant{}, false, nil, s.corrupt(op, err)
+	}
+	if created == 2 {
+		return session.Grant{}, false, nil, fmt.Errorf("redisstore: %s %s: %w", op, g.ID, session.ErrGrantRemoved)
+	}
+	if len(vals) < 2 {
+		return session.Grant{}, false, nil, s.corrupt(op, fmt.Errorf("reply of %d values", len(vals)))
 	}
 	got, err := parseEntries(vals[1:], g.IsSession(), g.Owner())
 	if err != nil {
@@ -396,7 +409,8 @@ func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant
 	if g.Legacy {
 		legacy = legacyEntry(&g)
 	}
-	v, err := s.run(ctx, scriptGrantRevoke, []string{s.grantList(&g)}, g.ID, legacy)
+	list := s.grantList(&g)
+	v, err := s.run(ctx, scriptGrantRevoke, []string{list, removedKey(list)}, g.ID, legacy, s.retMillis)
 	if errors.Is(err, redis.Nil) {
 		return session.Grant{}, fmt.Errorf("redisstore: %s %s: %w", op, g.ID, session.ErrNotFound)
 	}
@@ -433,10 +447,12 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 	}
 	var lists []list
 	if sessionID != "" {
-		lists = append(lists, list{scall(scriptRevoke, []string{s.k.sessionGrants(sessionID)}), true, sessionID})
+		key := s.k.sessionGrants(sessionID)
+		lists = append(lists, list{scall(scriptRevoke, []string{key, removedKey(key)}, s.retMillis), true, sessionID})
 	}
 	if agentID != "" {
-		lists = append(lists, list{scall(scriptRevoke, []string{s.k.agentGrants(agentID)}), false, agentID})
+		key := s.k.agentGrants(agentID)
+		lists = append(lists, list{scall(scriptRevoke, []string{key, removedKey(key)}, s.retMillis), false, agentID})
 	}
 	calls := make([]*call, len(lists))
 	for i, l := range lists {
@@ -496,7 +512,8 @@ func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Gra
 	}
 	calls := make([]*call, len(refs))
 	for i, ref := range refs {
-		calls[i] = scall(scriptGrantExpire, []string{s.refKey(ref)})
+		key := s.refKey(ref)
+		calls[i] = scall(scriptGrantExpire, []string{key, removedKey(key)}, s.retMillis)
 	}
 	s.exec(ctx, calls...)
 	var out []session.Grant

@@ -25,6 +25,7 @@ func (r *runner) grantTests() []test {
 		{"RevokeGrants with neither a session nor an agent is invalid", testRevokeInvalid},
 		{"A revoke racing lookups is seen by every lookup that starts after it", testRevokeRace},
 		{"Grants expire by the store's clock, each reported expired once", r.testGrantExpiry},
+		{"A grant revoked or expired is never stored again under its id", testGrantRemovedStaysRemoved},
 	}
 }
 
@@ -383,5 +384,42 @@ func (r *runner) testGrantExpiry(t *testing.T, e *env) {
 	}
 	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
 		t.Errorf("after ExpireGrants: %v, want the live grant %v", grantIDs(gs), grantIDs(stored[1:2]))
+	}
+}
+
+// testGrantRemovedStaysRemoved: the broker stores an approval's grant as an
+// outbox effect, retried until every effect of the approval is done. A
+// retry after the grant was revoked (one by id, or all of a session or
+// agent) or expired must not bring it back, nor renew its expiry.
+func testGrantRemovedStaysRemoved(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	one, all, allAgent := e.sessionGrant(sess, "write"), e.sessionGrant(e.name("sess2"), "edit"), e.agentGrant(agent, "bash", "ls *")
+	short := e.agentGrant(e.name("agent2"), "bash", "make *")
+	short.MaxAge = 300 * time.Millisecond
+	stored := e.addGrants(t, one, all, allAgent, short)
+	if _, err := e.s.RevokeGrant(e.ctx, stored[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.RevokeGrants(e.ctx, all.SessionID, allAgent.AgentID); err != nil {
+		t.Fatal(err)
+	}
+	for e.now(t).Before(stored[3].ExpiresAt) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i, g := range []session.Grant{one, all, allAgent, short} {
+		got, created, _, err := e.s.AddGrant(e.ctx, g)
+		if created || !errors.Is(err, session.ErrGrantRemoved) {
+			t.Errorf("AddGrant of removed grant %d again = %+v, created %v, %v; want ErrGrantRemoved", i, got, created, err)
+		}
+	}
+	for _, q := range [][2]string{{sess, ""}, {all.SessionID, allAgent.AgentID}, {e.name("sess3"), short.AgentID}} {
+		if gs := e.lookupGrants(t, q[0], q[1]); len(gs) != 0 {
+			t.Errorf("Lookup(%s, %s) after the retries = %v, want nothing", q[0], q[1], grantIDs(gs))
+		}
+	}
+	// Another grant of the same lists is stored as usual.
+	fresh := e.sessionGrant(sess, "write")
+	if _, created, _, err := e.s.AddGrant(e.ctx, fresh); err != nil || !created {
+		t.Errorf("AddGrant of a new grant in a list with removed ones = created %v, %v", created, err)
 	}
 }

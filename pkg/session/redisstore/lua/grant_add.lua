@@ -3,12 +3,18 @@
 -- remove the list's expired grants on the way (docs/STATE.md "Grants").
 -- An entry is 'g1 <id> <created µs> <expires µs, 0: none> <json>'; other
 -- entries are grants stored before grants were objects (legacy), kept.
--- KEYS[1] grant list; ARGV[1] id, ARGV[2] max age (µs, '0': none),
--- ARGV[3] json, ARGV[4] list TTL (ms) for a session list, '' for an agent's
--- → {created 0|1, the entry with that id, purged entries...}
+-- A grant id in KEYS[2], the list's removed ids (revoked or expired, kept
+-- for the retention ARGV[5] ms), is not added again: → {2}.
+-- KEYS[1] grant list, KEYS[2] its removed ids; ARGV[1] id, ARGV[2] max age
+-- (µs, '0': none), ARGV[3] json, ARGV[4] list TTL (ms) for a session list,
+-- '' for an agent's, ARGV[5] retention (ms)
+-- → {created 0|1, the entry with that id, purged entries...} or {2}
 local now = now_us()
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  return {2}
+end
 local v = redis.call('GET', KEYS[1]) or ''
-local keep, purged, found = {}, {}, nil
+local keep, purged, found, removed = {}, {}, nil, false
 local forever, last = false, 0
 local function note(exp)
   if exp == nil or exp == 0 then
@@ -22,6 +28,7 @@ for _, e in ipairs(dec(v)) do
   exp = tonumber(exp)
   if id and exp ~= 0 and exp <= now then
     purged[#purged + 1] = e
+    removed = removed or id == ARGV[1]
   else
     keep[#keep + 1] = e
     note(exp)
@@ -29,6 +36,13 @@ for _, e in ipairs(dec(v)) do
       found = e
     end
   end
+end
+gone(KEYS[2], purged, ARGV[5])
+if removed then
+  -- This very grant expired: it is not renewed (its expiry goes
+  -- unreported here; ExpireGrants reports the others purged later).
+  redis.call('SET', KEYS[1], enc(keep), 'KEEPTTL')
+  return {2}
 end
 local created = 0
 if not found then

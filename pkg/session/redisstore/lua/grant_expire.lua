@@ -1,6 +1,8 @@
 -- grant_expire: remove the expired grants of a grant list and return them;
 -- each expired grant is returned by exactly one call.
--- KEYS[1] grant list → {exists 0|1, purged entries...}
+-- Their ids go to KEYS[2], the list's removed ids, for ARGV[1] ms.
+-- KEYS[1] grant list, KEYS[2] its removed ids; ARGV[1] retention (ms)
+-- → {exists 0|1, purged entries...}
 local now = now_us()
 local v = redis.call('GET', KEYS[1])
 if not v then
@@ -17,6 +19,11 @@ for _, e in ipairs(dec(v)) do
   end
 end
 if #out > 1 then
+  local ids = {}
+  for i = 2, #out do
+    ids[#ids + 1] = out[i]
+  end
+  gone(KEYS[2], ids, ARGV[1])
   if #keep == 0 then
     redis.call('DEL', KEYS[1])
   else

@@ -1,6 +1,8 @@
 -- grant_revoke: remove one grant from a grant list, by id (or, for a
 -- legacy entry, by its exact text), unless it has expired.
--- KEYS[1] grant list; ARGV[1] id, ARGV[2] legacy entry or ''
+-- The id goes to KEYS[2], the list's removed ids, for ARGV[3] ms.
+-- KEYS[1] grant list, KEYS[2] its removed ids; ARGV[1] id, ARGV[2] legacy
+-- entry or '', ARGV[3] retention (ms)
 -- → the removed entry, or false
 local now = now_us()
 local v = redis.call('GET', KEYS[1])
@@ -21,6 +23,7 @@ end
 if not hit then
   return false
 end
+gone(KEYS[2], {hit}, ARGV[3])
 if #keep == 0 then
   redis.call('DEL', KEYS[1])
 else

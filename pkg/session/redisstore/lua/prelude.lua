@@ -79,3 +79,21 @@ end
 local function ob_put(key, id, h, now, lease)
   redis.call('HSET', key, id, num(now + tonumber(lease)) .. '|' .. ob_mark(h))
 end
+
+-- gone records the ids of removed grant entries (revoked or expired) in
+-- the set key for ttl ms, so that grant_add never stores them again (an
+-- outbox retry of the approval that made one must not undo its removal).
+-- Entries without the 'g1 ' prefix (legacy) have no id and are skipped.
+local function gone(key, entries, ttl)
+  local n = 0
+  for _, e in ipairs(entries) do
+    local id = string.match(e, '^g1 (%S+) ')
+    if id then
+      redis.call('SADD', key, id)
+      n = n + 1
+    end
+  end
+  if n > 0 then
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
