@@ -22,6 +22,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/internal/escalator"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -345,8 +346,6 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
-		nats.PingInterval(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval)),
-		nats.MaxPingsOutstanding(cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			// A clean close or drain (shutdown) disconnects with no error.
 			if err != nil {
@@ -368,6 +367,7 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 			log.Error("NATS error", "subject", subject, "err", err)
 		}),
 	}
+	opts = append(opts, natsurl.Liveness(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval), cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut))...)
 	if o.NATSCred != "" {
 		opts = append(opts, nats.UserCredentials(o.NATSCred))
 	}
