@@ -112,10 +112,12 @@ func testRedisRestarted(t *testing.T, h *harness) {
 	pending, granted, stopped := newClient("pending"), newClient("grant"), newClient("stop")
 	questions := newQuestionTap(t, device)
 
-	// A session grant for bash in one session.
-	d := askAndAnswer(ctx, t, granted, questions, device, "make build", messages.Response{Approver: messages.Approver{ID: "alice"}, Approved: true, Scope: messages.ScopeSession})
+	// A session grant in one session: for a shell command, the command's
+	// arity pattern (make deploy-under-grant: workload.CallFor of an ask
+	// tagged under-grant), which the calls under the grant repeat.
+	d := askAndAnswer(ctx, t, granted, questions, device, "make deploy-under-grant", messages.Response{Approver: messages.Approver{ID: "alice"}, Approved: true, Scope: messages.ScopeSession})
 	expect(t, "the session approval", d, messages.OutcomeAllow, messages.ReasonApproved)
-	expect(t, "a call under the grant before the restart", request(ctx, t, granted, workload.KindAsk, "under-grant-1"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+	expect(t, "a call under the grant before the restart", request(ctx, t, granted, workload.KindAsk, "under-grant"), messages.OutcomeAllow, messages.ReasonScopeGrant)
 	// A hard stop in another.
 	d = askAndAnswer(ctx, t, stopped, questions, device, "make release", messages.Response{Approver: messages.Approver{ID: "bob"}, RejectMode: messages.RejectHard, Feedback: "stop"})
 	expect(t, "the hard reject", d, messages.OutcomeDeny, messages.ReasonRejected)
@@ -166,7 +168,7 @@ func testRedisRestarted(t *testing.T, h *harness) {
 		t.Fatal("the agent waiting on the pending request got no decision after the approval")
 	}
 	// The grant survived, and still does not turn a deny into an allow.
-	expect(t, "a call under the grant after the restart", request(ctx, t, granted, workload.KindAsk, "under-grant-2"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+	expect(t, "a call under the grant after the restart", request(ctx, t, granted, workload.KindAsk, "under-grant"), messages.OutcomeAllow, messages.ReasonScopeGrant)
 	expect(t, "a policy deny under the grant", request(ctx, t, granted, workload.KindDeny, "under-grant-3"), messages.OutcomeDeny, messages.ReasonPolicyDeny)
 	// The stop survived, until the user speaks again.
 	expect(t, "a call after the hard stop, after the restart", request(ctx, t, stopped, workload.KindAllow, "after-stop-2"), messages.OutcomeDeny, messages.ReasonHardStop)

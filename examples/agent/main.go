@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -88,7 +89,13 @@ func run(ctx context.Context, s settings, stdout, stderr io.Writer) error {
 	calls := demoCalls()
 	fmt.Fprintf(stdout, "asking about %d tool calls in session %q; calls the policy asks about wait for an approver (README: the approver bot)\n", len(calls), s.session)
 	results, err := c.RunBatch(ctx, calls, func(_ context.Context, call client.Call) error {
-		fmt.Fprintf(stdout, "  running %s %v\n", call.Tool, call.Arguments)
+		// call is the call as approved: with the approver's arguments
+		// when it was approved with changes.
+		args, err := json.Marshal(call.Arguments)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  running %s %s\n", call.Tool, args)
 		return nil
 	})
 	for _, r := range results {

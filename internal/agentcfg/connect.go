@@ -34,12 +34,7 @@ func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option)
 		nats.NoCallbacksAfterClientClose(),
 	}
 	// Zero (a Config built in code, not by Bind): nats.go's defaults.
-	if c.NATSPingInterval > 0 {
-		opts = append(opts, nats.PingInterval(c.NATSPingInterval))
-	}
-	if c.NATSMaxPingsOut > 0 {
-		opts = append(opts, nats.MaxPingsOutstanding(c.NATSMaxPingsOut))
-	}
+	opts = append(opts, natsurl.Liveness(c.NATSPingInterval, c.NATSMaxPingsOut)...)
 	if c.NATSCreds != "" {
 		opts = append(opts, nats.UserCredentials(c.NATSCreds))
 	}

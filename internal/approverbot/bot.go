@@ -291,6 +291,10 @@ type Answer struct {
 	// Answer is the answer to an ask-user question (approvals only; see
 	// [ChooseAnswer]).
 	Answer json.RawMessage
+	// UpdatedArguments approve the call with changes: a JSON object
+	// (approvals only; see [ChooseEdited]). Never with Answer: an
+	// ask-user question offers no editing.
+	UpdatedArguments string
 }
 
 // ErrUnknownQuestion: the answer names a question this bot does not know.
@@ -359,6 +363,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	if err := checkAnswerField(q, a); err != nil {
 		return messages.RespondReply{}, err
 	}
+	if err := checkEdit(q, a.Approved, a.Approver, a.UpdatedArguments); err != nil {
+		return messages.RespondReply{}, err
+	}
 	resp := messages.Response{
 		V:         messages.Version,
 		RequestID: q.Request.RequestID,
@@ -369,6 +376,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	}
 	if a.Approved {
 		resp.Scope, resp.Answer = a.Scope, a.Answer
+		if a.UpdatedArguments != "" {
+			resp.UpdatedArguments = json.RawMessage(a.UpdatedArguments)
+		}
 	} else {
 		resp.RejectMode = a.RejectMode
 	}

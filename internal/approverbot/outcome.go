@@ -57,12 +57,18 @@ func OutcomeLine(r messages.Resolved) string {
 			return "✓ answered by " + DecidedBy(d) + ": " + AnswerSummary(d.Answer)
 		}
 		s := "✓ approved"
+		if d.Edited() {
+			s += " with changes"
+		}
 		if d.Scope != "" {
 			s += " (" + ScopeText(d.Scope) + ")"
 		}
 		s += " by " + DecidedBy(d)
 		if len(d.GrantedPattern) > 0 {
 			s += "; grants " + strings.Join(d.GrantedPattern, ", ")
+		}
+		if d.Edited() {
+			s += "; runs " + CompactArgs(d.UpdatedArguments, editLineLimit, nil)
 		}
 		return s
 	case messages.ReasonRejected:
@@ -138,6 +144,8 @@ func NotSentText(err error) string {
 		return "You are not a configured approver: nothing was sent."
 	case errors.Is(err, ErrChoice):
 		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrChoice.Error()+": ") + ". Nothing was decided."
+	case errors.Is(err, ErrEdit):
+		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrEdit.Error()+": ") + ". Nothing was decided; fix the edit and try again."
 	case IsUnconfirmed(err):
 		// The answer went out; only its reply is missing (a refused reply
 		// inbox does that): it may well have been applied.

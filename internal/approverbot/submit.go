@@ -39,8 +39,8 @@ func Submit(ctx context.Context, r Responder, log *slog.Logger, q Question, c Ch
 	return send(ctx, r, log, q, a)
 }
 
-// send is the round trip of an answer a on q to the brokers, for [Submit]
-// and [SubmitAnswer].
+// send is the round trip of an answer a on q to the brokers, for [Submit],
+// [SubmitAnswer] and [SubmitEdited]: the one send path.
 func send(ctx context.Context, r Responder, log *slog.Logger, q Question, a Answer) Submission {
 	ctx, cancel := context.WithTimeout(ctx, SubmitTimeout)
 	defer cancel()

@@ -70,9 +70,8 @@ func natsOptions(c approverbot.NATSConfig) ([]nats.Option, error) {
 	}
 	opts := []nats.Option{
 		nats.Name(c.Name),
-		nats.PingInterval(cmp.Or(c.PingInterval, defaultPingInterval)),
-		nats.MaxPingsOutstanding(cmp.Or(c.MaxPingsOut, defaultMaxPingsOut)),
 	}
+	opts = append(opts, natsurl.Liveness(cmp.Or(c.PingInterval, defaultPingInterval), cmp.Or(c.MaxPingsOut, defaultMaxPingsOut))...)
 	if c.Creds != "" && c.NKeySeed != "" {
 		return nil, errors.New("nats: set creds or nkey_seed, not both (a creds file holds its own nkey)")
 	}

@@ -92,3 +92,43 @@ func TestAnAnswerCannotStandForAToolsOutput(t *testing.T) {
 		t.Errorf("bash's decision carries an answer: %s", d.Answer)
 	}
 }
+
+// TestAnAskUserQuestionIsNotApprovedWithChanges: an edit of an ask-user
+// tool's call (its questions) is refused, with or without an answer — the
+// answer stands for the questions shown, and the hook would have two
+// meanings for updatedInput — and the question stays open for its answer.
+func TestAnAskUserQuestionIsNotApprovedWithChanges(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: answerPolicy, Redis: true})
+	a := p.Approver("default")
+	c := p.Agent("s-ask-edit", "pod-1")
+	respond := func(q messages.ApprovalNeeded, answer, edit string) messages.RespondReply {
+		r := messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, UpdatedArguments: json.RawMessage(edit)}
+		if answer != "" {
+			r.Answer = json.RawMessage(answer)
+		}
+		return a.Respond(r)
+	}
+	edit := `{"questions":[{"question":"Drop the database?","header":"DB","options":[{"label":"Yes"},{"label":"No"}],"multiSelect":false}]}`
+	for _, tool := range []string{"AskUserQuestion", "ask_human"} {
+		id := "ask-edit-" + tool
+		pend := brokertest.Ask(t.Context(), c, id, tool, dbQuestion)
+		q := a.NextAsk(id)
+		for _, answer := range []string{"", `{"Drop the database?":"Yes"}`, `{"Which database?":"Postgres"}`} {
+			if rep := respond(q, answer, edit); rep.Applied || !strings.Contains(rep.Reason, "ask-user") || rep.State != messages.StatePending {
+				t.Fatalf("%s: an edit (answer %q) was not refused: %+v", tool, answer, rep)
+			}
+		}
+		if d, _ := pend.Peek(); d != nil {
+			t.Fatalf("%s: a refused edit decided the call: %+v", tool, d)
+		}
+		if tool == "AskUserQuestion" {
+			if rep := respond(q, `{"Which database?":"Postgres"}`, ""); !rep.Applied {
+				t.Fatalf("the answer after the refused edits: %+v", rep)
+			}
+			if d := pend.Wait(t); len(d.UpdatedArguments) != 0 || string(d.Answer) != `{"Which database?":"Postgres"}` {
+				t.Errorf("decision: answer %s, updated_arguments %s", d.Answer, d.UpdatedArguments)
+			}
+		}
+	}
+}

@@ -183,7 +183,18 @@ func benchAuto(b *testing.B, cmd string, want messages.Outcome, o brokertest.Opt
 // BenchmarkBrokerAskPath measures the two human-facing legs of an ask: from
 // the agent's request to the question reaching an approver subscriber, and
 // from the approver's response to the decision reaching the agent.
-func BenchmarkBrokerAskPath(b *testing.B) {
+func BenchmarkBrokerAskPath(b *testing.B) { benchAskPath(b, nil) }
+
+// BenchmarkBrokerAskPathEdited is BenchmarkBrokerAskPath with approvals
+// that change the call: the response leg also judges the edited call with
+// the policy (docs/PROTOCOL.md "Approve with changes").
+func BenchmarkBrokerAskPathEdited(b *testing.B) {
+	benchAskPath(b, json.RawMessage(`{"command":"make deploy ENV=staging"}`))
+}
+
+// benchAskPath runs the ask path; every approval carries edit when it is
+// set.
+func benchAskPath(b *testing.B, edit json.RawMessage) {
 	p := brokertest.Start(b, brokertest.Options{Replicas: 1, Redis: true})
 	agent := p.NATS.Connect(b)
 	approverNC := p.NATS.Connect(b)
@@ -206,7 +217,8 @@ func BenchmarkBrokerAskPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		toQuestion = append(toQuestion, time.Since(t0))
-		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: id, SessionID: "s-bench", Approver: messages.Approver{ID: "alice"}, Approved: true})
+		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: id, SessionID: "s-bench", Approver: messages.Approver{ID: "alice"}, Approved: true,
+			UpdatedArguments: edit})
 		t1 := time.Now()
 		if err := approverNC.PublishRequest(p.Subjects.Respond(), nats.NewInbox(), resp); err != nil {
 			b.Fatal(err)

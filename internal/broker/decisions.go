@@ -33,6 +33,7 @@ type facts struct {
 	Mode     messages.RejectMode // rejected
 	Feedback string              // rejected: the approver's words to the agent
 	Approved string              // cascade: the request whose approval granted it
+	Edited   bool                // approved: with changes (set by settle from the decision's updated_arguments)
 }
 
 // decisionTexts is the one table of decision texts: for each reason code,
@@ -48,6 +49,9 @@ var decisionTexts = map[messages.ReasonCode]func(tool string, f facts) (reason, 
 		return fmt.Sprintf("allowed by a standing %s grant (%s)", f.Scope, f.Detail), ""
 	},
 	messages.ReasonApproved: func(_ string, f facts) (string, string) {
+		if f.Edited {
+			return fmt.Sprintf("approved with changes (%s) by %s", f.Scope, f.By), ""
+		}
 		return fmt.Sprintf("approved (%s) by %s", f.Scope, f.By), ""
 	},
 	messages.ReasonRejected: func(tool string, f facts) (string, string) {
@@ -83,8 +87,10 @@ var decisionTexts = map[messages.ReasonCode]func(tool string, f facts) (reason, 
 }
 
 // settle makes dec a decision with reason code code: its outcome, texts,
-// and the scope or reject mode the code carries. dec.Tool must be set.
+// and the scope or reject mode the code carries. dec.Tool must be set, and
+// dec.UpdatedArguments too for an approval with changes.
 func settle(dec *messages.Decision, code messages.ReasonCode, f facts) {
+	f.Edited = len(dec.UpdatedArguments) > 0
 	dec.Outcome, _ = code.Outcome()
 	dec.ReasonCode = code
 	dec.Reason, dec.LLMMessage = decisionTexts[code](dec.Tool, f)

@@ -91,6 +91,7 @@ func (b *Broker) approvalGrant(rec *session.Record) *session.Grant {
 		b.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 		return nil
 	}
+	q = approvedQuestion(rec, q)
 	g, err := b.grantOf(rec, &q)
 	if err != nil {
 		b.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)

@@ -61,6 +61,16 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	}
 	if resp.Approved {
 		scope := resp.EffectiveScope()
+		edit, why := b.checkEdit(pol, rec, &q, &resp)
+		if why != "" {
+			log.Info("edited approval refused", "why", why)
+			return encode(refusal(b, rec, why))
+		}
+		if edit != nil {
+			// From here on the question is the edited call: scopes and
+			// grants are its own, never the original's.
+			q, dec.UpdatedArguments = edit.q, edit.args
+		}
 		if why := checkScope(scope, &q, rec); why != "" {
 			return encode(refusal(b, rec, why))
 		}

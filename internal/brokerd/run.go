@@ -22,6 +22,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/internal/escalator"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -270,6 +271,10 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeD
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT // nats-server reads 0 as its default port 4222
+	} else if err := portFree(o.Listen); err != nil {
+		// nats-server reports a taken port only by never becoming ready;
+		// a second `make run` should hear why at once, not in 10 s.
+		return nil, nil, fmt.Errorf("dev mode: cannot listen on %s (--listen): %w; is another broker --dev (make run) running? A second one takes free ports with --listen 127.0.0.1:0 --http 127.0.0.1:0", o.Listen, err)
 	}
 	dir := o.DataDir
 	removeDir = func() {}
@@ -307,6 +312,20 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeD
 	return srv, removeDir, nil
 }
 
+// portFree reports whether addr can be listened on now, by listening and
+// closing at once.
+func portFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return op.Err
+		}
+		return err
+	}
+	return l.Close()
+}
+
 // drain lets a connection's pending messages go out, then closes it.
 func drain(nc *nats.Conn, log *slog.Logger) {
 	if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
@@ -327,8 +346,6 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
-		nats.PingInterval(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval)),
-		nats.MaxPingsOutstanding(cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut)),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			// A clean close or drain (shutdown) disconnects with no error.
 			if err != nil {
@@ -350,6 +367,7 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 			log.Error("NATS error", "subject", subject, "err", err)
 		}),
 	}
+	opts = append(opts, natsurl.Liveness(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval), cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut))...)
 	if o.NATSCred != "" {
 		opts = append(opts, nats.UserCredentials(o.NATSCred))
 	}

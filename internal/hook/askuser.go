@@ -75,6 +75,34 @@ func shownQuestion(q string) string {
 	return q
 }
 
+// output is the host's stdout for decision d on the gated call in: the one
+// place that decides which updatedInput, if any, an allow carries — an
+// ask-user answer's (answersInput: AskUserQuestion's input with the
+// answers) or an approval with changes' (the approver's
+// updated_arguments), never both. An edited approval of an ask-user call
+// is no thing Signoff defines (the brokers refuse it: the answer answers
+// the questions shown), so one that arrives all the same is denied: the
+// call does not run with input nobody approved.
+func (h Host) output(event string, in Input, d *messages.Decision) ([]byte, error) {
+	if d.Outcome == messages.OutcomeAllow && d.Edited() && (len(d.Answer) > 0 || in.ToolName == askUserTool || d.Tool == askUserTool) {
+		d = editedAskUser(d)
+	}
+	if out, ok := answeredOutput(h, event, in, d); ok {
+		return out, nil
+	}
+	return h.answer(event, d)
+}
+
+// editedAskUser is the deny that answers an approval with changes of an
+// ask-user call.
+func editedAskUser(d *messages.Decision) *messages.Decision {
+	out := *d
+	out.Outcome, out.UpdatedArguments, out.Answer = messages.OutcomeDeny, nil, nil
+	out.Reason = "an approval with changes of an ask-user tool is refused: its answer stands for the questions shown"
+	out.LLMMessage = "Tool " + quoteName(d.Tool) + " was not run: Signoff refused an approval that changed the questions of an ask-user tool. Ask again if you still need the answer."
+	return &out
+}
+
 // answeredOutput is Claude Code's hook output for an AskUserQuestion a
 // person answered through Signoff: allow, with the tool's input carrying
 // the answers (PreToolUse's updatedInput, or PermissionRequest's

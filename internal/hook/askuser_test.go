@@ -79,3 +79,57 @@ func TestAnsweredOutputAllowsWithTheAnswers(t *testing.T) {
 		t.Errorf("the fallback: %s %v", out, err)
 	}
 }
+
+// TestOutputDecidesWhichUpdatedInput: output is the one place that picks
+// the updatedInput of an allow — the answers of an AskUserQuestion, or the
+// approver's edited arguments of any other call — and denies an edited
+// approval of an ask-user call, which the brokers never send.
+func TestOutputDecidesWhichUpdatedInput(t *testing.T) {
+	ask := Input{ToolName: "AskUserQuestion", ToolInput: json.RawMessage(`{"questions":[{"question":"Region?"}]}`)}
+	bash := Input{ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"make deploy"}`)}
+	by := messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}
+	tests := []struct {
+		name string
+		in   Input
+		d    messages.Decision
+		want []string
+		not  []string
+	}{
+		{"an answer becomes the answers", ask,
+			messages.Decision{Outcome: messages.OutcomeAllow, Tool: "AskUserQuestion", Answer: json.RawMessage(`"eu-west-1"`), DecidedBy: by},
+			[]string{`"permissionDecision":"allow"`, `"updatedInput":{"answers":{"Region?":"eu-west-1"}`}, nil},
+		{"an edit becomes the edited input", bash,
+			messages.Decision{Outcome: messages.OutcomeAllow, Tool: "Bash", UpdatedArguments: json.RawMessage(`{"command":"make plan"}`), DecidedBy: by},
+			[]string{`"permissionDecision":"allow"`, `"updatedInput":{"command":"make plan"}`}, []string{"answers"}},
+		{"an edited ask-user call is denied", ask,
+			messages.Decision{Outcome: messages.OutcomeAllow, Tool: "AskUserQuestion", UpdatedArguments: json.RawMessage(`{"questions":[{"question":"Anything?"}]}`), DecidedBy: by},
+			[]string{`"permissionDecision":"deny"`, "ask-user"}, []string{"updatedInput", "Anything?"}},
+		{"an answer with an edit is denied", ask,
+			messages.Decision{Outcome: messages.OutcomeAllow, Tool: "AskUserQuestion", Answer: json.RawMessage(`"eu-west-1"`),
+				UpdatedArguments: json.RawMessage(`{"questions":[{"question":"Region?"}],"answers":{"Region?":"us-east-1"}}`), DecidedBy: by},
+			[]string{`"permissionDecision":"deny"`}, []string{"updatedInput", "us-east-1", "eu-west-1"}},
+		{"an answer with an edit on another tool is denied", bash,
+			messages.Decision{Outcome: messages.OutcomeAllow, Tool: "Bash", Answer: json.RawMessage(`"yes"`),
+				UpdatedArguments: json.RawMessage(`{"command":"rm -rf /"}`), DecidedBy: by},
+			[]string{`"permissionDecision":"deny"`}, []string{"updatedInput", "rm -rf"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ClaudeCode.output("PreToolUse", tt.in, &tt.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(out)
+			for _, w := range tt.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("output %s lacks %s", s, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(s, w) {
+					t.Errorf("output %s holds %s", s, w)
+				}
+			}
+		})
+	}
+}

@@ -226,10 +226,7 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	if d.Tool == "" {
 		d.Tool = call.Tool
 	}
-	out, ok := answeredOutput(cfg.Host, in.HookEventName, in, d)
-	if !ok {
-		out, err = cfg.Host.answer(in.HookEventName, d)
-	}
+	out, err := cfg.Host.output(in.HookEventName, in, d)
 	if err != nil {
 		ans.fail(in.HookEventName, err)
 		return

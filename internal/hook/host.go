@@ -93,16 +93,22 @@ type hookOutput struct {
 }
 
 type specificOutput struct {
-	HookEventName            string              `json:"hookEventName"`
-	PermissionDecision       string              `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string              `json:"permissionDecisionReason,omitempty"`
-	Decision                 *permissionDecision `json:"decision,omitempty"`
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	// UpdatedInput replaces the tool's input on an allow (Claude Code
+	// only): the approver's updated_arguments.
+	UpdatedInput json.RawMessage     `json:"updatedInput,omitempty"`
+	Decision     *permissionDecision `json:"decision,omitempty"`
 }
 
 type permissionDecision struct {
-	Behavior  string `json:"behavior"`
-	Message   string `json:"message,omitempty"`
-	Interrupt bool   `json:"interrupt,omitempty"`
+	Behavior string `json:"behavior"`
+	// UpdatedInput replaces the tool's input on an allow (Claude Code
+	// only): the approver's updated_arguments.
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	Interrupt    bool            `json:"interrupt,omitempty"`
 }
 
 // answer turns a decision into the host's stdout for a gated event; nil
@@ -117,6 +123,16 @@ func (h Host) answer(event string, d *messages.Decision) ([]byte, error) {
 		allow = false
 		d = answered(d)
 	}
+	if allow && d.Edited() && !h.carriesEdits() {
+		// The host cannot run the approver's version of the call, and the
+		// original is not what was approved: deny, and tell the model.
+		allow = false
+		d = editedElsewhere(d)
+	}
+	var edit json.RawMessage
+	if allow && d.Edited() {
+		edit = d.UpdatedArguments
+	}
 	var out hookOutput
 	switch event {
 	case "PreToolUse":
@@ -127,7 +143,7 @@ func (h Host) answer(event string, d *messages.Decision) ([]byte, error) {
 				return nil, nil
 			}
 			out.HookSpecificOutput = &specificOutput{HookEventName: event,
-				PermissionDecision: "allow", PermissionDecisionReason: userText(d)}
+				PermissionDecision: "allow", PermissionDecisionReason: userText(d), UpdatedInput: edit}
 			break
 		}
 		out.HookSpecificOutput = &specificOutput{HookEventName: event,
@@ -136,7 +152,7 @@ func (h Host) answer(event string, d *messages.Decision) ([]byte, error) {
 			out.SystemMessage = userText(d)
 		}
 	case "PermissionRequest":
-		pd := &permissionDecision{Behavior: "allow"}
+		pd := &permissionDecision{Behavior: "allow", UpdatedInput: edit}
 		if !allow {
 			pd = &permissionDecision{Behavior: "deny", Message: modelText(d)}
 			// A hard rejection ends the turn; Claude Code can stop the

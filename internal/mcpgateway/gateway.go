@@ -228,6 +228,12 @@ func (g *Gateway) handler(up *upstream, name, tool string) mcp.ToolHandler {
 			}
 			return toolError("%s", text), nil
 		}
+		if d.Edited() {
+			// Approved with changes: the upstream runs the approver's
+			// version of the call, never the client's.
+			log.Info("call approved with changes", "decided_by", d.DecidedBy.ID)
+			args = d.UpdatedArguments
+		}
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.CallTimeout)
 		defer cancel()
 		res, err := up.call(cctx, tool, json.RawMessage(args))

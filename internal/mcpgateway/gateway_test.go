@@ -32,7 +32,13 @@ teams:
 // served over streamable HTTP, and a real MCP client connected to it.
 func httpSetup(t *testing.T) (*brokertest.Plane, *mcpgatewaytest.Calls, *mcp.ClientSession) {
 	t.Helper()
-	p := brokertest.Start(t, brokertest.Options{Policy: gatewayPolicy})
+	return httpSetupWith(t, gatewayPolicy)
+}
+
+// httpSetupWith is httpSetup with the policy pol.
+func httpSetupWith(t *testing.T, pol string) (*brokertest.Plane, *mcpgatewaytest.Calls, *mcp.ClientSession) {
+	t.Helper()
+	p := brokertest.Start(t, brokertest.Options{Policy: pol})
 	calls := &mcpgatewaytest.Calls{}
 	up := mcpgatewaytest.Upstream(calls)
 	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))

@@ -15,6 +15,9 @@ var ErrHardStop = errors.New("client: stopped by a hard reject; wait for the use
 
 // BatchResult is what happened to one call of a batch.
 type BatchResult struct {
+	// Call is the call as the agent asked it; run was given the call as
+	// approved (see [CallToRun]: an approver may have changed its
+	// arguments, shown in Decision.UpdatedArguments).
 	Call Call
 	// Decision is nil for calls skipped after a hard stop.
 	Decision *messages.Decision
@@ -28,7 +31,9 @@ type BatchResult struct {
 }
 
 // RunBatch asks about each call in order, with the calls after it sent as
-// batch_remaining, and runs the allowed ones with run (seed 000 semantics):
+// batch_remaining, and runs the allowed ones with run (seed 000 semantics) —
+// each as approved: with the approver's updated_arguments when it was
+// approved with changes ([CallToRun]);
 // a reject_soft, a policy deny or a timeout skips that call and the batch
 // goes on; a reject_hard or a hard stop skips it and every call after it and
 // returns ErrHardStop. A call whose decision could not be had (ctx done, an
@@ -54,9 +59,9 @@ func (c *Client) RunBatch(ctx context.Context, calls []Call, run func(context.Co
 			return results, err
 		}
 		results[i].Decision = d
-		if d.Outcome == messages.OutcomeAllow {
+		if approved, ok := CallToRun(call, d); ok {
 			results[i].Ran = true
-			results[i].Err = run(ctx, call)
+			results[i].Err = run(ctx, approved)
 			continue
 		}
 		results[i].LLMMessage = d.LLMMessage

@@ -8,4 +8,8 @@
 // disconnected through the status subject; [Client.RunBatch] runs a batch of
 // calls with the reject_soft / reject_hard semantics of the seeds;
 // [Client.NewTurn] clears a hard stop when the user speaks again.
+//
+// An approver may approve a call with changes: the decision then carries
+// updated_arguments, and the agent runs the call [CallToRun] returns — with
+// the approver's arguments — never its own ([Client.RunBatch] does so).
 package client

@@ -90,6 +90,45 @@ func approveNext(nc *nats.Conn, approved bool, mode messages.RejectMode) {
 	}()
 }
 
+// approveNextWithChanges plays an approver who approves the next question
+// with changed arguments.
+func approveNextWithChanges(nc *nats.Conn, args string) {
+	sub, _ := nc.SubscribeSync("signoff.v1.ask.default")
+	_ = nc.Flush()
+	go func() {
+		defer func() { _ = sub.Unsubscribe() }()
+		msg, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			return
+		}
+		var q messages.ApprovalNeeded
+		_ = json.Unmarshal(msg.Data, &q)
+		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+			Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(args)})
+		_, _ = nc.Request("signoff.v1.respond", resp, 5*time.Second)
+	}()
+}
+
+// An approver may approve a call with changes: the agent runs the call
+// CallToRun returns, with the approver's arguments, never its own.
+func ExampleCallToRun() {
+	nc, stop := devPlane()
+	defer stop()
+	c, _ := client.New(nc, client.WithSession("session-6"), client.WithAgent("pod-7"))
+	ctx := context.Background()
+
+	approveNextWithChanges(nc, `{"command": "make deploy ENV=staging"}`)
+	call := client.Call{Tool: "bash", Arguments: map[string]any{"command": "make deploy ENV=prod"}}
+	d, _ := c.Request(ctx, call)
+	fmt.Println(d.Outcome, d.Reason)
+	if run, ok := client.CallToRun(call, d); ok {
+		fmt.Printf("running %s %s\n", run.Tool, run.Arguments)
+	}
+	// Output:
+	// allow approved with changes (once) by alice
+	// running bash {"command":"make deploy ENV=staging"}
+}
+
 func ExampleNew() {
 	nc, stop := devPlane()
 	defer stop()

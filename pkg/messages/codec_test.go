@@ -65,6 +65,8 @@ func TestEveryMessageRoundTripsThroughItsGoldenJSON(t *testing.T) {
 	t.Run("deny decision", func(t *testing.T) { roundTrip(t, "decision_deny", validDenyDecision()) })
 	t.Run("approval needed", func(t *testing.T) { roundTrip(t, "approval_needed", validApprovalNeeded()) })
 	t.Run("approval response", func(t *testing.T) { roundTrip(t, "response_approve", validResponse()) })
+	t.Run("approval with changes", func(t *testing.T) { roundTrip(t, "response_approve_edited", validEditedResponse()) })
+	t.Run("decision of an approval with changes", func(t *testing.T) { roundTrip(t, "decision_allow_edited", validEditedDecision()) })
 	t.Run("rejection response", func(t *testing.T) { roundTrip(t, "response_reject", validRejection()) })
 	t.Run("respond reply", func(t *testing.T) { roundTrip(t, "respond_reply", validRespondReply()) })
 	t.Run("resolved", func(t *testing.T) { roundTrip(t, "resolved", validResolved()) })

@@ -48,6 +48,39 @@ func validResponse() *Response {
 	}
 }
 
+// validEditedResponse approves the call with changes.
+func validEditedResponse() *Response {
+	return &Response{
+		V:                Version,
+		RequestID:        "01JQ8Z6Q3W5R0V8K2M4N6P8R0T",
+		SessionID:        "sess-7f3a",
+		Approver:         Approver{ID: "bob", Display: "Bob Ng", Channel: "web", Device: "Bob's phone"},
+		Approved:         true,
+		Scope:            ScopeOnce,
+		Feedback:         "install only, build later",
+		UpdatedArguments: json.RawMessage(`{"command":"npm ci"}`),
+	}
+}
+
+// validEditedDecision is the decision of validEditedResponse.
+func validEditedDecision() *Decision {
+	return &Decision{
+		V:                Version,
+		RequestID:        "01JQ8Z6Q3W5R0V8K2M4N6P8R0T",
+		SessionID:        "sess-7f3a",
+		Tool:             "bash",
+		Outcome:          OutcomeAllow,
+		ReasonCode:       ReasonApproved,
+		Reason:           "approved with changes (once) by bob",
+		Scope:            ScopeOnce,
+		Feedback:         "install only, build later",
+		UpdatedArguments: json.RawMessage(`{"command":"npm ci"}`),
+		DecidedBy:        Decider{Kind: DeciderApprover, ID: "bob", Display: "Bob Ng", Channel: "web", Device: "Bob's phone"},
+		DecidedAt:        fixtureDecidedAt,
+		PolicyVersion:    "sha256:9f86d081884c7d65",
+	}
+}
+
 func validRejection() *Response {
 	return &Response{
 		V:          Version,

@@ -32,6 +32,10 @@ const SignatureLen = 64
 //	approver.channel, approver.device, approved ("true" or "false"), scope,
 //	reject_mode, feedback, answer, signed_at, key_id
 //
+// and, only when the response carries updated_arguments, a sixteenth
+// netstring with them (in the answer's canonical form), so that the
+// signing bytes of a response without changes are what they always were.
+//
 // Values are taken as sent: an omitted scope is "", not "once". The answer
 // is its JSON with insignificant whitespace removed and '<', '>', '&',
 // U+2028 and U+2029 written as \u escapes (what encoding/json sends), so
@@ -60,7 +64,11 @@ func (r *Response) SigningBytes() []byte {
 		formatSignedAt(r.SignedAt),
 		r.KeyID,
 	}
-	n := 1
+	var edit []byte
+	if len(r.UpdatedArguments) > 0 {
+		edit = canonicalAnswer(r.UpdatedArguments)
+	}
+	n := 1 + len(edit) + 12
 	for _, f := range fields {
 		n += len(f) + 12
 	}
@@ -70,6 +78,12 @@ func (r *Response) SigningBytes() []byte {
 		b = strconv.AppendInt(b, int64(len(f)), 10)
 		b = append(b, ':')
 		b = append(b, f...)
+		b = append(b, ',')
+	}
+	if len(r.UpdatedArguments) > 0 {
+		b = strconv.AppendInt(b, int64(len(edit)), 10)
+		b = append(b, ':')
+		b = append(b, edit...)
 		b = append(b, ',')
 	}
 	return b

@@ -112,6 +112,29 @@ func TestSigningBytesKeepFieldBoundaries(t *testing.T) {
 	}
 }
 
+// Edited arguments are signed after key_id, and only when present: a
+// response without them keeps the signing bytes it always had.
+func TestSigningBytesOfAnApprovalWithChanges(t *testing.T) {
+	r := Response{V: 1, RequestID: "r1", SessionID: "s1", Approver: Approver{ID: "alice", Channel: "web"},
+		Approved: true, Scope: ScopeSession, SignedAt: time.Date(2025, 1, 2, 3, 4, 5, 5e8, time.UTC), KeyID: "UABC"}
+	plain := string(r.SigningBytes())
+	r.UpdatedArguments = json.RawMessage(`{ "command": "ls <dir>" }`)
+	want := plain + `32:{"command":"ls \u003cdir\u003e"},`
+	if got := string(r.SigningBytes()); got != want {
+		t.Fatalf("signing bytes\n got %q\nwant %q", got, want)
+	}
+	doc := readProtocolDoc(t)
+	if !strings.Contains(doc, strings.TrimPrefix(want, "\xff")) {
+		t.Error("docs/PROTOCOL.md does not show this example's signing bytes")
+	}
+	// The edit cannot be moved into key_id (or back) without a new signature.
+	moved := Response{V: 1, RequestID: "r1", SessionID: "s1", Approver: Approver{ID: "alice", Channel: "web"},
+		Approved: true, Scope: ScopeSession, SignedAt: r.SignedAt, KeyID: `UABC,32:{"command":"ls \u003cdir\u003e"}`}
+	if bytes.Equal(moved.SigningBytes(), r.SigningBytes()) {
+		t.Fatal("an edit folded into key_id signs like the edit")
+	}
+}
+
 func TestSigningBytesAreNeverUTF8(t *testing.T) {
 	for _, r := range []Response{{}, signedResponse(), {Feedback: strings.Repeat("é", 100)}} {
 		if utf8.Valid(r.SigningBytes()) {

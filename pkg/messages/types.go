@@ -157,9 +157,13 @@ type Decision struct {
 	Feedback       string          `json:"feedback,omitempty"`
 	LLMMessage     string          `json:"llm_message,omitempty"`
 	Answer         json.RawMessage `json:"answer,omitempty"`
-	DecidedBy      Decider         `json:"decided_by"`
-	DecidedAt      time.Time       `json:"decided_at"`
-	PolicyVersion  string          `json:"policy_version,omitempty"`
+	// UpdatedArguments, on an approval with changes, are the arguments the
+	// approver edited the call to: the agent runs the tool with them
+	// instead of its own (see [Decision.ArgumentsToRun]).
+	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
+	DecidedBy        Decider         `json:"decided_by"`
+	DecidedAt        time.Time       `json:"decided_at"`
+	PolicyVersion    string          `json:"policy_version,omitempty"`
 }
 
 // Receipt is the broker's reply to a Request: the final decision, or
@@ -329,9 +333,13 @@ type Response struct {
 	RejectMode RejectMode      `json:"reject_mode,omitempty"`
 	Feedback   string          `json:"feedback,omitempty"`
 	Answer     json.RawMessage `json:"answer,omitempty"`
-	SignedAt   time.Time       `json:"signed_at,omitzero"`
-	KeyID      string          `json:"key_id,omitempty"`
-	Signature  string          `json:"signature,omitempty"`
+	// UpdatedArguments approves the call with changes: a JSON object that
+	// replaces the call's arguments. Approvals only; the broker evaluates
+	// the edited call with the policy and refuses the answer if it denies.
+	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
+	SignedAt         time.Time       `json:"signed_at,omitzero"`
+	KeyID            string          `json:"key_id,omitempty"`
+	Signature        string          `json:"signature,omitempty"`
 }
 
 // RespondReply is the broker's reply to a Response.

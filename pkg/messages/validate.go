@@ -34,6 +34,11 @@ const (
 	MaxCancelIDs = 1000
 	// MaxAdminTeams bounds the teams an admin request filters on.
 	MaxAdminTeams = 64
+	// MaxUpdatedArgumentsBytes bounds the edited arguments of an approval
+	// with changes: half of [DefaultMaxBytes], so that the decision that
+	// carries them (with its reason, feedback and llm_message) still fits
+	// the message limit every agent applies by default.
+	MaxUpdatedArgumentsBytes = 32 << 10
 )
 
 // Validate checks the rules of a request beyond its JSON shape: the ids are
@@ -136,6 +141,12 @@ func (r *Response) Validate() error {
 	}
 	if !r.Approved && len(r.Answer) > 0 {
 		return &FieldError{Field: "answer", Problem: "applies only to approvals; omit it when approved is false"}
+	}
+	if !r.Approved && len(r.UpdatedArguments) > 0 {
+		return &FieldError{Field: "updated_arguments", Problem: "applies only to approvals (approve with changes); omit it when approved is false"}
+	}
+	if err := checkUpdatedArguments(r.UpdatedArguments); err != nil {
+		return err
 	}
 	if err := checkText("feedback", r.Feedback, MaxFeedbackBytes); err != nil {
 		return err
@@ -363,6 +374,12 @@ func (d *Decision) Validate() error {
 		if d.Outcome != OutcomeDeny {
 			return &FieldError{Field: "reject_mode", Problem: "applies only to outcome deny"}
 		}
+	}
+	if len(d.UpdatedArguments) > 0 && d.Outcome != OutcomeAllow {
+		return &FieldError{Field: "updated_arguments", Problem: "applies only to outcome allow (an approval with changes)"}
+	}
+	if err := checkUpdatedArguments(d.UpdatedArguments); err != nil {
+		return err
 	}
 	if d.DecidedBy.Kind == "" {
 		return &FieldError{Field: "decided_by.kind", Problem: "must not be empty"}
@@ -730,6 +747,16 @@ func runeName(r rune) string {
 		s = "0" + s
 	}
 	return "U+" + s
+}
+
+// checkUpdatedArguments checks an approval's edited arguments: when
+// present, a JSON object of at most [MaxUpdatedArgumentsBytes].
+func checkUpdatedArguments(raw []byte) error {
+	if len(raw) > MaxUpdatedArgumentsBytes {
+		return &FieldError{Field: "updated_arguments", Problem: "must be at most " + strconv.Itoa(MaxUpdatedArgumentsBytes) +
+			" bytes, got " + strconv.Itoa(len(raw))}
+	}
+	return checkObject("updated_arguments", raw)
 }
 
 // checkObject checks that raw, when present, is a JSON object.

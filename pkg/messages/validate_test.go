@@ -144,6 +144,14 @@ func TestResponseValidate(t *testing.T) {
 		{"multi-line feedback is fine", validRejection, func(r *Response) { r.Feedback = "no:\n- use yarn" }, "", ""},
 		{"feedback with an escape sequence is rejected", validRejection, func(r *Response) { r.Feedback = "\x1b]0;pwn\x07" }, "feedback", "control characters"},
 		{"a signature with whitespace is rejected", validResponse, func(r *Response) { r.Signature = "abc def" }, "signature", "whitespace"},
+		{"an approval with changes is valid", validEditedResponse, func(r *Response) {}, "", ""},
+		{"edited arguments on a rejection are rejected", validRejection, func(r *Response) { r.UpdatedArguments = json.RawMessage(`{"command":"ls"}`) }, "updated_arguments", "only to approvals"},
+		{"edited arguments that are an array are rejected", validEditedResponse, func(r *Response) { r.UpdatedArguments = json.RawMessage(`["ls"]`) }, "updated_arguments", "JSON object"},
+		{"edited arguments that are a string are rejected", validEditedResponse, func(r *Response) { r.UpdatedArguments = json.RawMessage(`"ls"`) }, "updated_arguments", "JSON object"},
+		{"edited arguments that are null are rejected", validEditedResponse, func(r *Response) { r.UpdatedArguments = json.RawMessage(`null`) }, "updated_arguments", "JSON object"},
+		{"edited arguments over 32 KiB are rejected", validEditedResponse, func(r *Response) {
+			r.UpdatedArguments = json.RawMessage(`{"content":"` + strings.Repeat("a", MaxUpdatedArgumentsBytes) + `"}`)
+		}, "updated_arguments", "at most 32768 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,6 +282,12 @@ func TestDecisionValidate(t *testing.T) {
 		{"a decider kind is required", validDecision, func(d *Decision) { d.DecidedBy.Kind = "" }, "decided_by.kind", "must not be empty"},
 		{"a decision time is required", validDecision, func(d *Decision) { d.DecidedAt = time.Time{} }, "decided_at", "must be set"},
 		{"a session id must be a token", validDecision, func(d *Decision) { d.SessionID = ">" }, "session_id", "single subject token"},
+		{"an approval with changes is valid", validEditedDecision, func(d *Decision) {}, "", ""},
+		{"edited arguments on a deny are rejected", validDenyDecision, func(d *Decision) { d.UpdatedArguments = json.RawMessage(`{"command":"ls"}`) }, "updated_arguments", "only to outcome allow"},
+		{"edited arguments that are not an object are rejected", validEditedDecision, func(d *Decision) { d.UpdatedArguments = json.RawMessage(`[1]`) }, "updated_arguments", "JSON object"},
+		{"edited arguments over 32 KiB are rejected", validEditedDecision, func(d *Decision) {
+			d.UpdatedArguments = json.RawMessage(`{"content":"` + strings.Repeat("a", MaxUpdatedArgumentsBytes) + `"}`)
+		}, "updated_arguments", "at most 32768 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

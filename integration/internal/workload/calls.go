@@ -19,7 +19,7 @@ teams:
 rules:
   - { rule: "bash(ls *)", action: allow }
   - { rule: "bash(rm *)", action: deny, reason: "rm is not allowed in the suite" }
-  - { rule: "bash(make *)", action: ask }
+  - { rule: "bash(make *)", action: ask, grantable: true }
 `
 
 // Kind is what the suite's policy decides for a call.

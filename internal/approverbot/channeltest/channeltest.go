@@ -163,6 +163,7 @@ func Run(t *testing.T, newHarness Factory) {
 	t.Run("a refused answer is shown", func(t *testing.T) { testRefusal(t, newHarness) })
 	t.Run("an ask-user question shows its options and takes an answer", func(t *testing.T) { testAnswers(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
+	t.Run("approve with changes, or says it cannot", func(t *testing.T) { testEdits(t, newHarness) })
 }
 
 func testFacts(t *testing.T, newHarness Factory) {

@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -82,10 +83,10 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
-		if b.ActionID == "signoff_answer" {
-			continue
+		// Answer… and Edit & approve… open forms (Asked, Edit).
+		if c, ok := choiceOfAction[b.ActionID]; ok {
+			cs = append(cs, c)
 		}
-		cs = append(cs, choiceOfAction[b.ActionID])
 	}
 	return m.VisibleText(), cs
 }
@@ -140,6 +141,54 @@ func (h *harness) post(t *testing.T, body []byte) string {
 		}
 		req.Body, _ = req.GetBody()
 	}
+}
+
+// Edit clicks Edit & approve…, puts text in the modal that opens and
+// submits it; it returns what the modal then says: the input's error, or
+// the outcome the modal turned into.
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	m := h.board.Await(t, id, func(m slacktest.Message) bool { return len(m.Buttons()) > 0 })
+	body, err := h.fake.Click(m, edit, h.as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.post(t, body)
+	v := channeltest.Next(t, h.fake.Opened, "the editor modal")
+	ins := v.Inputs()
+	if v.CallbackID != "signoff_edit" || len(ins) != 1 || ins[0].InitialValue != "git push origin main" {
+		t.Fatalf("the modal %q's inputs %+v, want one holding the command", v.CallbackID, ins)
+	}
+	body, err = h.fake.Submit(v, h.as, map[string]map[string]any{ins[0].BlockID: {ins[0].ActionID: map[string]any{"type": "plain_text_input", "value": text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply struct {
+		ResponseAction string            `json:"response_action"`
+		Errors         map[string]string `json:"errors"`
+		View           struct {
+			Blocks []struct {
+				Text struct {
+					Text string `json:"text"`
+				} `json:"text"`
+			} `json:"blocks"`
+		} `json:"view"`
+	}
+	raw := h.post(t, body)
+	if err := json.Unmarshal([]byte(raw), &reply); err != nil {
+		t.Fatalf("the submission's reply %q: %v", raw, err)
+	}
+	switch reply.ResponseAction {
+	case "errors":
+		return reply.Errors[ins[0].BlockID]
+	case "update":
+		var b strings.Builder
+		for _, bl := range reply.View.Blocks {
+			b.WriteString(bl.Text.Text)
+		}
+		return b.String()
+	}
+	t.Fatalf("the submission's reply %s", raw)
+	return ""
 }
 
 // Asked clicks Answer and reads the form it opens: an input per question

@@ -8,8 +8,14 @@
 // Deny rejects softly (reject_soft: the agent skips the call and asks its
 // user what to do instead); Deny & stop rejects hard (reject_hard: the
 // agent's turn ends). Always is offered only when the question says what it
-// would grant, and its confirmation dialog repeats it. Feedback text is not
-// collected on Slack.
+// would grant, and its confirmation dialog repeats it. Deny and Deny & stop
+// open a form for feedback to the agent, and an ask-user question's
+// Answer… a form with its questions and options (feedback.go). Edit &
+// approve… (on questions one approval settles, never an ask-user one)
+// opens a modal with the command, or the arguments as JSON, to approve the
+// changed call once; its submission is answered at once with the problem
+// (the modal stays open) or the outcome (modal.go). Every modal's
+// submission goes through one dispatcher, by callback id.
 //
 // Requests to the endpoint are authenticated with Slack's request signing
 // (v0 HMAC-SHA256 of "v0:{timestamp}:{body}" with the app's signing

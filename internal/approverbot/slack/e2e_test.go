@@ -22,6 +22,7 @@ const (
 	always   = "signoff_always"
 	deny     = "signoff_deny"
 	denyStop = "signoff_deny_stop"
+	edit     = "signoff_edit"
 )
 
 func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testing.T) {
@@ -38,9 +39,9 @@ func TestSlackQuestionIsPostedAndAnApprovalForTheSessionReachesTheAgent(t *testi
 			t.Errorf("question does not show %q:\n%s", want, text)
 		}
 	}
-	want := []string{approve, session, deny, denyStop}
+	want := []string{approve, session, deny, denyStop, edit}
 	if q.Always != nil {
-		want = []string{approve, session, always, deny, denyStop}
+		want = []string{approve, session, always, deny, denyStop, edit}
 		b, _ := m.Button(always)
 		for _, p := range q.Always.Patterns {
 			if !strings.Contains(b.Confirm, p) || !strings.Contains(text, p) {
@@ -289,6 +290,7 @@ func TestSlackGarbledInteractionsGetAClear400(t *testing.T) {
 		{"a view submission with a forged request id", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "signoff_reject", "private_metadata": `{"r":"r1.>","a":"signoff_deny"}`}}), "request id"},
 		{"a view submission of an unknown form", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "signoff_other", "private_metadata": `{"r":"r1","a":"signoff_deny"}`}}), "unknown view callback_id"},
 		{"a message action", payload(map[string]any{"type": "message_action", "user": alice}), `unsupported interaction type "message_action"`},
+		{"an editor submission that names another action", payload(map[string]any{"type": "view_submission", "user": alice, "view": map[string]any{"callback_id": "signoff_edit", "private_metadata": `{"r":"r1","a":"signoff_deny"}`}}), "unknown view callback_id"},
 		{"block actions without an action", payload(map[string]any{"type": "block_actions", "user": alice, "actions": []any{}}), "has no action"},
 		{"a button of another app", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button("other_app_button", "r1")}), `unknown action_id "other_app_button"`},
 		{"a button without a request id", payload(map[string]any{"type": "block_actions", "user": alice, "actions": button(approve, "")}), "request id"},

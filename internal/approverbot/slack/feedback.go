@@ -13,11 +13,13 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// Modals: a Deny button opens a form for feedback to the agent, and an
+// Modals: a Deny button opens a form for feedback to the agent, an
 // ask-user question's Answer button opens a form with the agent's questions
-// and their options (https://docs.slack.dev/surfaces/modals). The form's
-// submission (a view_submission interaction) sends the answer; its private
-// metadata says which question and message it belongs to.
+// and their options, and Edit & approve… opens the editor (modal.go)
+// (https://docs.slack.dev/surfaces/modals). Every form's submission (a
+// view_submission interaction) goes through parseSubmission, which
+// dispatches by callback id; its private metadata says which question and
+// message it belongs to.
 
 // actionAnswer is the Answer button of an ask-user question.
 const actionAnswer = "signoff_answer"
@@ -26,6 +28,7 @@ const actionAnswer = "signoff_answer"
 const (
 	callbackReject = "signoff_reject"
 	callbackAnswer = "signoff_answer"
+	// callbackEdit (modal.go) is the editor's.
 )
 
 // Limits of modals and their elements, as documented by Slack.
@@ -56,11 +59,11 @@ type viewsOpenReq struct {
 
 type modal struct {
 	Type            string      `json:"type"` // modal
-	CallbackID      string      `json:"callback_id"`
+	CallbackID      string      `json:"callback_id,omitempty"`
 	Title           *textObject `json:"title"`
-	Submit          *textObject `json:"submit"`
-	Close           *textObject `json:"close"`
-	PrivateMetadata string      `json:"private_metadata"`
+	Submit          *textObject `json:"submit,omitempty"`
+	Close           *textObject `json:"close,omitempty"`
+	PrivateMetadata string      `json:"private_metadata,omitempty"`
 	Blocks          []any       `json:"blocks"`
 }
 
@@ -74,11 +77,12 @@ type inputBlock struct {
 }
 
 type textInput struct {
-	Type        string      `json:"type"` // plain_text_input
-	ActionID    string      `json:"action_id"`
-	Multiline   bool        `json:"multiline,omitempty"`
-	MaxLength   int         `json:"max_length,omitempty"`
-	Placeholder *textObject `json:"placeholder,omitempty"`
+	Type         string      `json:"type"` // plain_text_input
+	ActionID     string      `json:"action_id"`
+	Multiline    bool        `json:"multiline,omitempty"`
+	InitialValue string      `json:"initial_value,omitempty"`
+	MaxLength    int         `json:"max_length,omitempty"`
+	Placeholder  *textObject `json:"placeholder,omitempty"`
 }
 
 type optionElement struct {
@@ -274,6 +278,12 @@ func parseSubmission(raw []byte, user string) (click, error) {
 			if len(pick.Options) > 0 || strings.TrimSpace(pick.Text) != "" {
 				k.picks = append(k.picks, pick)
 			}
+		}
+	case p.View.CallbackID == callbackEdit && meta.Action == actionEdit:
+		// The editor's text; an empty or missing one is refused by the
+		// core (approverbot.ParseEdit), under the input.
+		if v := p.View.State.Values[editBlock][editInput].Value; v != nil {
+			k.edited = *v
 		}
 	default:
 		return click{}, fmt.Errorf("unknown view callback_id %q", approverbot.Clip(p.View.CallbackID, 64))

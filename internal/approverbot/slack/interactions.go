@@ -28,12 +28,14 @@ type click struct {
 	ts          string // the message's ts
 	triggerID   string // opens a modal, for 3 seconds
 
-	// submitted is set for a modal's submission: its feedback (a Deny) or
-	// its picks and the answer they make (Answer).
+	// submitted is set for a modal's submission: its feedback (a Deny),
+	// its picks and the answer they make (Answer), or the edited text
+	// (Edit & approve…).
 	submitted bool
 	feedback  string
 	picks     []approverbot.Pick
 	answer    json.RawMessage
+	edited    string
 }
 
 // interactionPayload is the part of a block_actions payload the channel
@@ -98,6 +100,12 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "slack interaction: the approver bot is starting; try again", http.StatusServiceUnavailable)
 		return
 	}
+	if k.submitted && k.action == actionEdit {
+		// Answered now, within Slack's 3 seconds: the modal stays open
+		// with a problem, or shows the outcome.
+		c.serveEdit(w, r, box.r, k)
+		return
+	}
 	if k.submitted && k.action == actionAnswer {
 		if err := checkAnswerForm(box.r, &k); err != nil {
 			errors.As(err, &fe)
@@ -143,7 +151,7 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
-	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer {
+	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer && a.ActionID != actionEdit {
 		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
@@ -169,6 +177,10 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 		log.Warn("click from a Slack user that is not a configured approver")
 		c.tell(ctx, k, "You are not a configured approver (Slack user "+k.user+"): nothing was sent. "+
 			"Ask an admin to map your Slack user to an approver in the bot's config.")
+		return
+	}
+	if k.action == actionEdit && !k.submitted {
+		c.openEditor(ctx, r, k, appr.ID)
 		return
 	}
 	q, ok := r.Lookup(k.requestID)

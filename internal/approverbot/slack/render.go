@@ -161,6 +161,9 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 		}
 		row = append(row, b)
 	}
+	if e := editButton(q); e != nil {
+		row = append(row, *e)
+	}
 	// A new block_id per rendering: Slack asks for a fresh one whenever a
 	// message is updated.
 	blocks = append(blocks, actionsBlock{Type: "actions", BlockID: "signoff-" + strconv.Itoa(len(q.ApprovalsSoFar)), Elements: row})

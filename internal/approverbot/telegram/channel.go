@@ -175,9 +175,14 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 				case <-ctx.Done():
 					return
 				case u := <-taps:
-					if u.CallbackQuery != nil {
+					switch {
+					case u.CallbackQuery != nil:
 						c.handleTap(ctx, r, *u.CallbackQuery)
-					} else {
+					case isEditCommand(u.Message.Text):
+						// Before replies: "/edit …" is never feedback or
+						// an answer.
+						c.handleEdit(ctx, *u.Message)
+					default:
 						c.handleReply(ctx, r, *u.Message)
 					}
 				}

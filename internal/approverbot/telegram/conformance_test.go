@@ -166,3 +166,21 @@ func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) stri
 func (h *harness) Break() bool       { h.fake.SetDown(true); return true }
 func (h *harness) Heal() bool        { h.fake.SetDown(false); return true }
 func (h *harness) Secrets() []string { return []string{testToken, "secret-bot-token"} }
+
+// TryEdit sends /edit in the question's chat, as a user who wants to change
+// the call would, and returns the bot's answer.
+func (h *harness) TryEdit(t *testing.T, id string) string {
+	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
+	h.fake.Inject(map[string]any{"message": map[string]any{
+		"message_id": 9000, "from": h.as, "date": time.Now().Unix(),
+		"chat":     map[string]any{"id": m.ChatID, "type": "group", "title": "approvals"},
+		"text":     "/edit@signoff_bot git push origin staging",
+		"entities": []any{map[string]any{"type": "bot_command", "offset": 0, "length": 18}},
+	}})
+	for {
+		s := channeltest.Next(t, h.fake.Sent, "the answer to /edit")
+		if s.ChatID == m.ChatID && len(s.Buttons()) == 0 {
+			return s.Text
+		}
+	}
+}

@@ -10,7 +10,13 @@
 //
 // Deny rejects softly (reject_soft: the agent skips the call and asks its
 // user what to do instead); Deny & stop rejects hard (reject_hard: the
-// agent's turn ends). Feedback text is not collected on Telegram.
+// agent's turn ends). A reply to the question's message before Deny is the
+// rejection's feedback; on an ask-user question a reply (or an option
+// button) is the answer (reply.go).
+//
+// Telegram cannot approve with changes (buttons hold no text): a user who
+// sends /edit in a team's chat (even as a reply: it is never feedback or an
+// answer) is told so, and to use the web page or the terminal.
 //
 // Callback data is compact, "<action>:<handle>" (at most 64 bytes, the Bot
 // API's limit): the handle is issued per question by this bot run and

@@ -99,7 +99,12 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 		h.tp.out.expect("feedback for the agent")
 		h.tp.typeKeys(t, feedback+"\r")
 	}
-	// The answer's log line: ✓ or ✗ when applied, ! when not.
+	return h.answerLine(t, string(c))
+}
+
+// answerLine waits for the log line of an answer since the mark: ✓ or ✗
+// when applied, ! when not.
+func (h *harness) answerLine(t *testing.T, what string) string {
 	deadline := time.Now().Add(channeltest.Wait)
 	for {
 		all := h.tp.out.text()
@@ -110,7 +115,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no answer line after %s; the screen:\n%s", c, rest)
+			t.Fatalf("no answer line after %s; the screen:\n%s", what, rest)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -143,6 +148,16 @@ func (h *harness) Break() bool { _ = h.tp.master.Close(); return true }
 func (h *harness) Heal() bool  { return false }
 
 func (h *harness) Secrets() []string { return nil }
+
+// Edit presses e, erases the command the editor starts with (Ctrl-U),
+// types text and Enter, and returns the answer's log line.
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	h.Shown(t, id)
+	h.tp.typeKeys(t, "e")
+	h.tp.out.expect("approve with changes")
+	h.tp.typeKeys(t, "\x15"+text+"\r")
+	return h.answerLine(t, "an edit")
+}
 
 // Asked reads the question's "asks you" rows: a numbered line per option.
 func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {

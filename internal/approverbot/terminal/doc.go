@@ -10,6 +10,9 @@
 //	   question offers no Always)
 //	n  reject (soft): the agent skips the call and goes on; asks for feedback
 //	x  reject and stop (hard): the agent ends its turn; asks for feedback
+//	e  approve with changes: edit the command (or the arguments as JSON)
+//	   on one line and approve the changed call once; absent on questions
+//	   that need several approvals
 //	k  skip: move on, the question comes back after the others
 //	?  help
 //

@@ -332,7 +332,11 @@ func promptText(st style, q approverbot.Question, now time.Time) string {
 	if v.Always.Offered {
 		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
 	}
-	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop", st.bold("[k]")+" skip", st.bold("[?]")+" help")
+	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop")
+	if approverbot.EditOffered(q, "") == nil {
+		keys = append(keys, st.bold("[e]")+" edit")
+	}
+	keys = append(keys, st.bold("[k]")+" skip", st.bold("[?]")+" help")
 	left := ""
 	if !v.ExpiresAt.IsZero() {
 		t := "expired"
@@ -364,6 +368,11 @@ func helpText(q approverbot.Question) string {
 	}
 	b.WriteString("  n  reject (soft): the agent skips this call and goes on; you may give feedback\n")
 	b.WriteString("  x  reject and stop (hard): the agent skips the rest of its turn; you may give feedback\n")
+	if err := approverbot.EditOffered(q, ""); err == nil {
+		b.WriteString("  e  approve with changes: edit the command (or the arguments as JSON) and approve the changed call once; the policy judges it again\n")
+	} else {
+		fmt.Fprintf(&b, "  e  (%s)\n", strings.TrimPrefix(err.Error(), approverbot.ErrChoice.Error()+": "))
+	}
 	b.WriteString("  k  skip: leave it for now; it comes back after the other questions\n")
 	b.WriteString("  g  list the grants of your teams (Session and Always answers), with their ids\n")
 	b.WriteString("  v  revoke a grant: v, then its id or its number in the latest list (line mode: v <id>)\n")
@@ -388,6 +397,10 @@ func answeredLine(st style, tool string, a approverbot.Answer, grant string) str
 		scope := approverbot.ScopeText(a.Scope)
 		if grant != "" && a.Scope != messages.ScopeOnce {
 			scope += ": " + grant
+		}
+		if a.UpdatedArguments != "" {
+			return st.green("✓") + " " + tool + " approved with changes (" + scope + "): runs " +
+				line(approverbot.CompactArgs([]byte(a.UpdatedArguments), editShown, nil))
 		}
 		return st.green("✓") + " " + tool + " approved (" + scope + ")"
 	}

@@ -25,12 +25,22 @@ type item struct {
 
 func (it *item) id() string { return it.q.Request.RequestID }
 
-// feedback is a rejection whose feedback line is being typed, or (answer
-// set) an answer to an ask-user question.
+// feedback is a line being typed: a rejection's feedback, (answer set) an
+// answer to an ask-user question (key r), or (edit set) the changed call
+// of an approval with changes (key e).
 type feedback struct {
 	mode   messages.RejectMode
 	answer bool
+	edit   *approverbot.Draft
 	buf    []rune
+}
+
+// limit is the most bytes the line may hold.
+func (f *feedback) limit() int {
+	if f.edit != nil {
+		return messages.MaxUpdatedArgumentsBytes
+	}
+	return messages.MaxFeedbackBytes
 }
 
 // ui is the prompt loop. It runs on one goroutine (Run's) and owns
@@ -137,6 +147,9 @@ func (u *ui) countDown() {
 }
 
 func (u *ui) feedbackPrompt() string {
+	if u.typing.edit != nil {
+		return u.editPrompt()
+	}
 	if u.typing.answer {
 		how := "Enter sends, Esc goes back"
 		if !u.raw {
@@ -304,6 +317,8 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	case 'x':
 		u.typing = &feedback{mode: messages.RejectHard}
 		u.prompt()
+	case 'e':
+		u.startEdit()
 	case 'r':
 		if u.cur.q.AskUser == nil {
 			u.out.println("  this call asks for an approval, not an answer (r answers a question the agent asks you)")
@@ -345,13 +360,14 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 		f.buf = f.buf[:0]
 	case k == keyEscape || k == keyEOF:
 		u.typing = nil
+		u.out.breakLine()
 		u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
 		u.prompt()
 	case k == '\t' || unicode.IsPrint(k):
 		if k == '\t' {
 			k = ' '
 		}
-		if len(string(f.buf))+utf8.RuneLen(k) > messages.MaxFeedbackBytes {
+		if len(string(f.buf))+utf8.RuneLen(k) > f.limit() {
 			u.out.print("\a")
 			return
 		}
@@ -363,6 +379,10 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 // submit sends the rejection being typed with its feedback, or the answer
 // being typed.
 func (u *ui) submit(ctx context.Context, text string) {
+	if u.typing.edit != nil {
+		u.submitEdit(ctx, text)
+		return
+	}
 	if u.typing.answer {
 		u.typing = nil
 		u.out.breakLine()
@@ -406,8 +426,8 @@ func (u *ui) send(ctx context.Context, choice approverbot.Choice, feedback strin
 	u.deliver(ctx, a, err)
 }
 
-// deliver sends a (made by Choose or ChooseAnswer, err their error) for the
-// current question and prints how it went.
+// deliver sends a (made by Choose, ChooseAnswer or ChooseEdited, err
+// their error) for the current question and prints how it went.
 func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	it := u.cur
 	u.out.breakLine()
@@ -440,6 +460,12 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 		grant = line(v.Always.Short())
 	}
 	switch {
+	case !rep.Applied && a.UpdatedArguments != "" && rep.State == messages.StatePending:
+		// A change the brokers refused (the policy denies the changed
+		// call): the question is still open, and still this prompt's.
+		u.out.println(notAppliedLine(u.st, tool, rep))
+		u.cur = it
+		u.prompt()
 	case !rep.Applied:
 		u.out.println(notAppliedLine(u.st, tool, rep))
 		if rep.State.Final() {

@@ -51,6 +51,9 @@ type RespondRequest struct {
 	// Device names the answering device; default: a label from the
 	// User-Agent ("Chrome on Android").
 	Device string `json:"device,omitempty"`
+	// Edit approves with changes: the editor's text (the command of a
+	// shell call, else the arguments as a JSON object). Approvals only.
+	Edit *string `json:"edit,omitempty"`
 	// Picks, with action "answer", answer an ask-user question: per
 	// question (by index), the options picked (by index) and the text
 	// typed.
@@ -93,7 +96,7 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request",
-			"the body must be JSON {request_id, action, feedback, device}: "+err.Error())
+			"the body must be JSON {request_id, action, feedback, device, edit}: "+err.Error())
 		return
 	}
 	if body.RequestID == "" {
@@ -157,6 +160,9 @@ func strqs(s string) string { return `"` + cleanLine(s, 40) + `"` }
 // a choice, or with action "answer" the answer its picks make.
 func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver, device string) (approverbot.Answer, error) {
 	if body.Action == actionAnswer {
+		if body.Edit != nil {
+			return approverbot.Answer{}, fmt.Errorf("%w: an answer is not approved with changes (edit goes with approve, session or always)", approverbot.ErrNoAnswer)
+		}
 		if body.Feedback != "" {
 			return approverbot.Answer{}, fmt.Errorf("%w: feedback goes with a rejection; put words for the agent in the answer", approverbot.ErrNoAnswer)
 		}
@@ -176,6 +182,9 @@ func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver
 	choice, err := approverbot.ParseChoice(body.Action)
 	if err != nil {
 		return approverbot.Answer{}, fmt.Errorf("action must be approve, session, always, reject_soft, reject_hard or answer, got %s", strqs(body.Action))
+	}
+	if body.Edit != nil {
+		return editedAnswer(q, choice, *body.Edit, approver, c.Name(), device, body.Feedback)
 	}
 	return approverbot.Choose(q, choice, approver, c.Name(), device, body.Feedback)
 }

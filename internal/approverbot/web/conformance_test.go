@@ -212,3 +212,17 @@ func (h *harness) Feedback() bool    { return true }
 func (h *harness) Break() bool       { return false }
 func (h *harness) Heal() bool        { return false }
 func (h *harness) Secrets() []string { return []string{alicePassword, bobPassword, aliceHash} }
+
+// Edit approves question id with its command changed to text, through
+// POST /api/respond's edit (what the page's editor sends).
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	h.session(t)
+	body, _ := json.Marshal(RespondRequest{RequestID: id, Action: string(approverbot.ChoiceOnce), Edit: &text})
+	res := h.srv.do(t, h.c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, h.csrf)
+	var out RespondResult
+	raw := readBody(t, res)
+	if json.Unmarshal([]byte(raw), &out) != nil || out.Message == "" {
+		return raw
+	}
+	return out.Message
+}

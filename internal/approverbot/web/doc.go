@@ -20,8 +20,10 @@
 //	                       a form sign-in redirects to its next field
 //	POST /logout           sign out (X-CSRF-Token required)
 //	GET  /api/session      who is signed in, and the CSRF token
-//	GET  /api/questions    {"questions": [view…]}, oldest first
-//	POST /api/respond      {request_id, action, feedback, device, picks} →
+//	GET  /api/questions    {"questions": [view…]}, oldest first; a view's
+//	                       edit {shell, text} is what an edit starts from
+//	POST /api/respond      {request_id, action, feedback, device, picks,
+//	                       edit} →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing
@@ -48,10 +50,14 @@
 // on an ask-user question (its view's actions list "answer") also answer,
 // with picks [{question, options, text}]: per question (by index) the
 // options picked (by index) and the words typed, which the core turns into
-// the answer. The grants endpoints are rate-limited per approver (20
-// requests, then one a second): each one is a request to the brokers.
-// Errors are JSON {"error": {"code", "message"}} with a matching HTTP
-// status.
+// the answer. edit approves with changes (with approve, session or
+// always; never with answer: an ask-user question offers no editor): the
+// text of the card's editor (the command of a shell call, else the
+// arguments as a JSON object), parsed by the core's rules; the page
+// (edit.js) checks it before sending too. The grants endpoints are
+// rate-limited per approver (20 requests, then one a second): each one is
+// a request to the brokers. Errors are JSON {"error": {"code", "message"}}
+// with a matching HTTP status.
 //
 // # Security
 //

@@ -194,9 +194,14 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	var buf bytes.Buffer
 	v := approverbot.Present(q, approverbot.DefaultLimits)
 	d := cardFromView(v, viewer, c.now())
+	d.addEdit(q, viewer)
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	return QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}, nil
+	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}
+	if d.Edit != nil {
+		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
+	}
+	return qv, nil
 }

@@ -31,6 +31,10 @@ type QuestionView struct {
 	// Summary is the question in one short line, for a notification: the
 	// agent's question, the command, or the main argument.
 	Summary string `json:"summary,omitempty"`
+	// Edit is what an editor of approve with changes starts from (absent
+	// when the question offers none): POST /api/respond's edit replaces
+	// its text.
+	Edit *EditDraft `json:"edit,omitempty"`
 	// HTML is the card as the page renders it.
 	HTML string `json:"html"`
 }
@@ -97,6 +101,9 @@ type cardData struct {
 	// NotYours says why they cannot approve.
 	Mine     bool
 	NotYours string
+	// Edit is the editor of approve with changes (nil when not offered:
+	// one's own request, a quorum question, a call too long to change).
+	Edit *editLine
 	// Ask is set on an ask-user question: its questions and options, for
 	// the answer form.
 	Ask *askCard
@@ -148,7 +155,9 @@ func newGrantLine(o approverbot.Offer) *grantLine {
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
-	return cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+	d := cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
+	d.addEdit(q, viewer)
+	return d
 }
 
 // cardFromView lays the core's view out as a card for viewer.
@@ -260,6 +269,10 @@ func resolutionText(r messages.Resolved) string {
 	case messages.ReasonApproved:
 		if len(d.Answer) > 0 {
 			return "Answered" + by + ": " + approverbot.AnswerSummary(d.Answer)
+		}
+		if d.Edited() {
+			return "Approved with changes (" + scopeLabel(d.Scope) + ")" + by + ": runs " +
+				approverbot.CompactArgs(d.UpdatedArguments, 200, nil)
 		}
 		return "Approved (" + scopeLabel(d.Scope) + ")" + by
 	case messages.ReasonRejected:

@@ -194,6 +194,14 @@ func (h *harness) Heal() bool {
 
 func (h *harness) Secrets() []string { return []string{testSecret} }
 
+// Edit approves the question with its command changed to text: the body
+// carries updated_arguments.
+func (h *harness) Edit(t *testing.T, id, text string) string {
+	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "scope": "once",
+		"updated_arguments": map[string]any{"command": text}}
+	return h.post(t, in)
+}
+
 // Asked: the receiving system reads ask_user from the question's JSON; the
 // respond endpoint takes "answer".
 func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {

@@ -36,6 +36,9 @@ type RespondRequest struct {
 	// Device names the receiving system in the decision ("webhook" when
 	// empty).
 	Device string `json:"device,omitempty"`
+	// UpdatedArguments approve the call with changes: the arguments (a
+	// JSON object) the call runs with instead. Approvals only.
+	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
 }
 
 // respondBody is RespondRequest as decoded: approved must be present.
@@ -48,6 +51,8 @@ type respondBody struct {
 	Feedback   string              `json:"feedback"`
 	Answer     json.RawMessage     `json:"answer"`
 	Device     string              `json:"device"`
+	// Edit is updated_arguments (approve with changes).
+	Edit json.RawMessage `json:"updated_arguments"`
 }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
@@ -126,12 +131,7 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, messages.CodeNotFound, "%v: %s", approverbot.ErrUnknownQuestion, in.RequestID)
 		return
 	}
-	var ans approverbot.Answer
-	if len(in.Answer) > 0 {
-		ans, err = approverbot.ChooseAnswer(q, in.Answer, appr.ID, Name, device)
-	} else {
-		ans, err = approverbot.Choose(q, approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode), appr.ID, Name, device, in.Feedback)
-	}
+	ans, err := answerOf(q, in, appr.ID, device)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
 		return
@@ -155,6 +155,22 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		c.log.Warn("response not sent", "request_id", in.RequestID, "err", err)
 		writeError(w, http.StatusServiceUnavailable, messages.CodeUnavailable, "not sent: %v", err)
 	}
+}
+
+// answerOf is the answer of body in to q, from approver on device.
+func answerOf(q approverbot.Question, in respondBody, approver, device string) (approverbot.Answer, error) {
+	if len(in.Answer) > 0 {
+		return approverbot.ChooseAnswer(q, in.Answer, approver, Name, device)
+	}
+	c := approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode)
+	if len(in.Edit) == 0 {
+		return approverbot.Choose(q, c, approver, Name, device, in.Feedback)
+	}
+	edited, err := approverbot.ParseEdit(q, approverbot.Draft{}, string(in.Edit))
+	if err != nil {
+		return approverbot.Answer{}, err
+	}
+	return approverbot.ChooseEdited(q, c, approver, Name, device, in.Feedback, edited)
 }
 
 // checkBody checks what the broker's own validation does not: presence,
@@ -181,6 +197,10 @@ func checkBody(in respondBody) error {
 		return errors.New("answer goes with approvals only (approved is false)")
 	case len(in.Answer) > 0 && in.Scope != "" && in.Scope != messages.ScopeOnce:
 		return fmt.Errorf("an answer approves this call once: scope %q is not offered with it", in.Scope)
+	case !*in.Approved && len(in.Edit) > 0:
+		return errors.New("updated_arguments go with approvals only (approved is false)")
+	case len(in.Answer) > 0 && len(in.Edit) > 0:
+		return errors.New("answer and updated_arguments do not go together: an ask-user question is answered, not approved with changes")
 	}
 	return nil
 }

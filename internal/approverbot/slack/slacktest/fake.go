@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options shape a fake Slack.
@@ -60,6 +61,7 @@ type Server struct {
 	limited   map[string][]int // method -> pending Retry-After seconds
 	calls     map[string]int
 	down      bool
+	triggers  map[string]time.Time // trigger_id -> issued (Click)
 
 	// Posted receives chat.postMessage calls.
 	Posted chan Message
@@ -95,6 +97,7 @@ func New(o Options) *Server {
 		Ephemeral: make(chan Message, 1000),
 		Responses: make(chan Response, 1000),
 		Opened:    make(chan View, 1000),
+		triggers:  map[string]time.Time{},
 	}
 	for _, c := range o.Channels {
 		s.channels[c] = true

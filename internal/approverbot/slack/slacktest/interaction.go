@@ -34,6 +34,7 @@ func (s *Server) Click(m Message, actionID string, u User) ([]byte, error) {
 	s.seq++
 	id := strconv.Itoa(s.seq)
 	s.responses[id] = &responseURL{msg: m}
+	s.triggers["1337.42."+id] = time.Now()
 	s.mu.Unlock()
 	if u.TeamID == "" {
 		u.TeamID = "T0FAKE"

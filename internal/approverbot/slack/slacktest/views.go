@@ -5,8 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
+
+// triggerTTL is how long a trigger_id can open a view: 3 seconds, once
+// (https://docs.slack.dev/interactivity/handling-user-interaction#modal_responses).
+const triggerTTL = 3 * time.Second
 
 // View is a modal as views.open received it
 // (https://docs.slack.dev/reference/methods/views.open).
@@ -20,11 +25,15 @@ type View struct {
 }
 
 // Input is one input block of a view: its block id, label, element type
-// and action id, and the options it offers (values and texts).
+// and action id, and the options it offers (values and texts); for a
+// plain_text_input, its initial value, max_length and multiline.
 type Input struct {
 	BlockID, Label, Element, ActionID string
 	Optional                          bool
 	Options                           []Option
+	InitialValue                      string
+	MaxLength                         int
+	Multiline                         bool
 }
 
 // Option is one option of an input's element.
@@ -42,9 +51,12 @@ func (v View) Inputs() []Input {
 				Text string `json:"text"`
 			} `json:"label"`
 			Element struct {
-				Type     string `json:"type"`
-				ActionID string `json:"action_id"`
-				Options  []struct {
+				Type         string `json:"type"`
+				ActionID     string `json:"action_id"`
+				InitialValue string `json:"initial_value"`
+				MaxLength    int    `json:"max_length"`
+				Multiline    bool   `json:"multiline"`
+				Options      []struct {
 					Value string `json:"value"`
 					Text  struct {
 						Text string `json:"text"`
@@ -58,7 +70,8 @@ func (v View) Inputs() []Input {
 		if json.Unmarshal(raw, &b) != nil || b.Type != "input" {
 			continue
 		}
-		in := Input{BlockID: b.BlockID, Label: b.Label.Text, Element: b.Element.Type, ActionID: b.Element.ActionID, Optional: b.Optional}
+		in := Input{BlockID: b.BlockID, Label: b.Label.Text, Element: b.Element.Type, ActionID: b.Element.ActionID, Optional: b.Optional,
+			InitialValue: b.Element.InitialValue, MaxLength: b.Element.MaxLength, Multiline: b.Element.Multiline}
 		for _, o := range b.Element.Options {
 			opt := Option{Value: o.Value, Text: o.Text.Text}
 			if o.Description != nil {
@@ -91,8 +104,16 @@ func (s *Server) viewsOpen(w http.ResponseWriter, data []byte) {
 		fail(w, "invalid_arguments", err.Error())
 		return
 	}
-	if a.TriggerID == "" {
+	s.mu.Lock()
+	issued, known := s.triggers[a.TriggerID]
+	delete(s.triggers, a.TriggerID)
+	s.mu.Unlock()
+	switch {
+	case a.TriggerID == "" || !known:
 		fail(w, "invalid_trigger_id")
+		return
+	case time.Since(issued) > triggerTTL:
+		fail(w, "expired_trigger_id")
 		return
 	}
 	if a.View.Type != "modal" {
@@ -123,6 +144,12 @@ func (s *Server) viewsOpen(w http.ResponseWriter, data []byte) {
 		}
 		switch in.Element {
 		case "plain_text_input":
+			if in.MaxLength > 3000 {
+				problems = append(problems, fmt.Sprintf("%s.element.max_length %d, limit 3000", where, in.MaxLength))
+			}
+			if in.MaxLength > 0 && utf8.RuneCountInString(in.InitialValue) > in.MaxLength {
+				problems = append(problems, where+".element.initial_value is longer than max_length")
+			}
 		case "radio_buttons", "checkboxes":
 			if n := len(in.Options); n == 0 || n > 10 {
 				problems = append(problems, fmt.Sprintf("%s: %d options, want 1..10", where, n))

@@ -60,6 +60,13 @@
       if (el.matches('.ask-opt input')) twin.checked = el.checked;
       else twin.value = el.value;
     }
+    // An editor left open keeps its text (edit.js).
+    const ed = cur.querySelector('.editor');
+    const ned = next.querySelector('.editor');
+    if (ed && ned && !ed.hidden) {
+      ned.hidden = false;
+      ned.querySelector('.edit-text').value = ed.querySelector('.edit-text').value;
+    }
   }
 
   function setConn(state, text) {
@@ -104,7 +111,8 @@
       cur.replaceWith(next);
       if (focusedEl) {
         const twin = focusedEl.matches('.feedback') ? next.querySelector('.feedback')
-          : focusedEl.matches('.ask-text') ? next.querySelector('.ask-q[data-q="' + CSS.escape(focusedEl.closest('.ask-q').dataset.q) + '"] .ask-text') : null;
+          : focusedEl.matches('.ask-text') ? next.querySelector('.ask-q[data-q="' + CSS.escape(focusedEl.closest('.ask-q').dataset.q) + '"] .ask-text')
+          : focusedEl.matches('.edit-text') ? next.querySelector('.edit-text') : null;
         if (twin) twin.focus();
       }
     } else {

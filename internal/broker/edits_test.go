@@ -1,0 +1,363 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// editsPolicy is the default test policy with a team of one more member,
+// which the default team's approvers are not in.
+const editsPolicy = `
+mode: auto-edit
+rules:
+  - { rule: "bash(ls)", action: allow }
+  - { rule: "bash(ls *)", action: allow }
+  - { rule: "bash(rm -rf /*)", action: deny }
+  - { rule: "bash(kubectl *)", action: ask, route: oncall }
+  - { rule: "bash(terraform *)", action: ask, route: infra }
+teams:
+  default: { members: [alice, bob, carol] }
+  oncall:  { members: [carol, dave, erin], approvals_required: 2 }
+  infra:   { members: [frank] }
+`
+
+// approveEdited answers q approved with scope and the edited arguments, as
+// approver who.
+func approveEdited(a *brokertest.Approver, q messages.ApprovalNeeded, who string, scope messages.Scope, args string) messages.RespondReply {
+	return a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: scope, UpdatedArguments: json.RawMessage(args)})
+}
+
+func TestAnEditedApprovalThePolicyAcceptsRunsTheEditedCallAndGrantsIt(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("default")
+	c := p.Agent("s-edit", "pod-1")
+	ctx := context.Background()
+
+	original := brokertest.Bash("npm install && npm run build")
+	req := brokertest.Ask(ctx, c, "edit-1", "bash", original)
+	q := a.NextAsk("edit-1")
+	rep := approveEdited(a, q, "bob", messages.ScopeAlwaysPrefix, `{ "command": "npm ci" }`)
+	if !rep.Applied || rep.State != messages.StateApproved || rep.Decision == nil {
+		t.Fatalf("edited approval: %+v", rep)
+	}
+	d := req.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+	if string(d.UpdatedArguments) != `{"command":"npm ci"}` {
+		t.Fatalf("the agent's decision carries updated_arguments %s, want the compact edit", d.UpdatedArguments)
+	}
+	if !strings.Contains(d.Reason, "with changes") {
+		t.Errorf("reason %q does not say the call was changed", d.Reason)
+	}
+	// The SDK hands the agent the edited call to run, never its own.
+	raw, _ := json.Marshal(original)
+	if got := string(d.ArgumentsToRun(raw)); got != `{"command":"npm ci"}` {
+		t.Fatalf("ArgumentsToRun = %s", got)
+	}
+	// The grant comes from the edited command, not the original one.
+	if !slices.Equal(d.GrantedPattern, []string{"npm ci"}) {
+		t.Fatalf("granted patterns %v, want those of the edited command [npm ci]", d.GrantedPattern)
+	}
+
+	// Every replica reports the same decision: it is stored with the record.
+	for i := range 4 {
+		rc, err := c.Status(ctx, "edit-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc.Decision == nil || string(rc.Decision.UpdatedArguments) != `{"command":"npm ci"}` || rc.Decision.Reason != d.Reason {
+			t.Fatalf("status %d: %+v", i, rc.Decision)
+		}
+	}
+	if r, ok := waitResolved(t, a, "edit-1"); !ok || string(r.Decision.UpdatedArguments) != `{"command":"npm ci"}` {
+		t.Fatalf("resolved = %+v, %v", r, ok)
+	}
+
+	// The edited command is granted for the agent; the original is not.
+	got, err := c.Request(ctx, client.Call{RequestID: "edit-2", Tool: "bash", Arguments: brokertest.Bash("npm ci")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, got, messages.OutcomeAllow, messages.ReasonScopeGrant)
+	again := brokertest.Ask(ctx, c, "edit-3", "bash", original)
+	q3 := a.NextAsk("edit-3")
+	if d, _ := again.Peek(); d != nil {
+		t.Fatalf("the original command was granted by an edited approval: %+v", d)
+	}
+	a.Reject(q3, "alice", messages.RejectSoft, "")
+	brokertest.WantDecision(t, again.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+}
+
+// waitResolved waits briefly for the device to see requestID resolved.
+func waitResolved(t *testing.T, a *brokertest.Approver, requestID string) (messages.Resolved, bool) {
+	t.Helper()
+	for range 200 {
+		if r, ok := a.ResolvedFor(requestID); ok {
+			return r, true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return messages.Resolved{}, false
+}
+
+func TestAnEditedApprovalThePolicyDeniesIsRefusedAndTheRequestStaysPending(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("default")
+	c := p.Agent("s-edit-deny", "pod-1")
+	ctx := context.Background()
+
+	req := brokertest.Ask(ctx, c, "deny-1", "bash", brokertest.Bash("make clean"))
+	q := a.NextAsk("deny-1")
+	rep := approveEdited(a, q, "bob", messages.ScopeOnce, `{"command":"make clean && rm -rf /var/lib"}`)
+	if rep.Applied || rep.State != messages.StatePending || rep.Decision != nil {
+		t.Fatalf("an edit the policy denies was applied: %+v", rep)
+	}
+	if !strings.Contains(rep.Reason, "denied by the policy") || !strings.Contains(rep.Reason, "rm -rf") {
+		t.Errorf("reason %q does not name the policy's deny", rep.Reason)
+	}
+	if d, _ := req.Peek(); d != nil {
+		t.Fatalf("the agent got a decision from a refused edit: %+v", d)
+	}
+	rc, err := c.Status(ctx, "deny-1")
+	if err != nil || rc.State != messages.StatePending {
+		t.Fatalf("status after the refused edit: %+v, %v", rc, err)
+	}
+
+	// A later plain approval works, and runs the agent's own call.
+	if rep := a.Approve(q, "alice", messages.ScopeOnce); !rep.Applied || rep.State != messages.StateApproved {
+		t.Fatalf("plain approval after a refused edit: %+v", rep)
+	}
+	d := req.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+	if len(d.UpdatedArguments) != 0 || d.DecidedBy.ID != "alice" {
+		t.Fatalf("decision = %+v", d)
+	}
+}
+
+func TestEditsOnAQuorumRequestAreRefusedAndPlainApprovalsStillCount(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("oncall")
+	c := p.Agent("s-edit-quorum", "pod-1")
+	ctx := context.Background()
+
+	req := brokertest.Ask(ctx, c, "q-1", "bash", brokertest.Bash("kubectl rollout restart deploy/api"))
+	q := a.NextAsk("q-1")
+	if q.ApprovalsRequired != 2 {
+		t.Fatalf("question needs %d approvals", q.ApprovalsRequired)
+	}
+	// The first approval with an edit: refused, nothing counted.
+	rep := approveEdited(a, q, "carol", messages.ScopeOnce, `{"command":"kubectl rollout status deploy/api"}`)
+	if rep.Applied || len(rep.ApprovalsSoFar) != 0 || !strings.Contains(rep.Reason, "needs 2 approvals") {
+		t.Fatalf("edit on a quorum request: %+v", rep)
+	}
+	// A plain approval counts; an edit after it is refused too and does
+	// not settle the request with the other approver's vote.
+	if rep := a.Approve(q, "carol", messages.ScopeOnce); !rep.Applied || rep.State != messages.StatePending {
+		t.Fatalf("first plain approval: %+v", rep)
+	}
+	rep = approveEdited(a, q, "dave", messages.ScopeOnce, `{"command":"kubectl delete deploy/api"}`)
+	if rep.Applied || rep.State != messages.StatePending || !slices.Equal(rep.ApprovalsSoFar, []string{"carol"}) {
+		t.Fatalf("second approval with an edit: %+v", rep)
+	}
+	if d, _ := req.Peek(); d != nil {
+		t.Fatalf("decided by a refused edit: %+v", d)
+	}
+	if rep := a.Approve(q, "dave", messages.ScopeOnce); !rep.Applied || rep.State != messages.StateApproved {
+		t.Fatalf("second plain approval: %+v", rep)
+	}
+	d := req.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+	if len(d.UpdatedArguments) != 0 {
+		t.Fatalf("a quorum decision carries an edit: %s", d.UpdatedArguments)
+	}
+}
+
+func TestEditsTheApprovalCouldNotHaveSettledAreRefused(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("default")
+	c := p.Agent("s-edit-route", "pod-1")
+	ctx := context.Background()
+
+	tests := []struct {
+		name, args string
+		scope      messages.Scope
+		wantReason string
+	}{
+		{"an edit into a call that needs two approvals", `{"command":"kubectl delete ns prod"}`, messages.ScopeOnce, "needs 2 approvals from team oncall"},
+		{"an edit into a call routed to a team the approver is not in", `{"command":"terraform apply"}`, messages.ScopeOnce, "not a member of team infra"},
+		{"a session grant of an elevated command", `{"command":"sudo make install"}`, messages.ScopeSession, "scope session is not offered"},
+		{"an always grant of a command the policy marks ungrantable", `{"command":"curl https://x.example | sh"}`, messages.ScopeAlways, "scope always is not offered"},
+		{"an always grant of a call the policy allows without one", `{"command":"ls -la"}`, messages.ScopeAlways, "the policy allows this call"},
+	}
+	req := brokertest.Ask(ctx, c, "route-1", "bash", brokertest.Bash("make install"))
+	q := a.NextAsk("route-1")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := approveEdited(a, q, "bob", tt.scope, tt.args)
+			if rep.Applied || rep.State != messages.StatePending || !strings.Contains(rep.Reason, tt.wantReason) {
+				t.Fatalf("reply %+v, want refused with %q", rep, tt.wantReason)
+			}
+		})
+	}
+	// Approved once, the elevated edit applies: the approver saw it.
+	rep := approveEdited(a, q, "bob", messages.ScopeOnce, `{"command":"sudo make install"}`)
+	if !rep.Applied {
+		t.Fatalf("a once approval of an elevated edit: %+v", rep)
+	}
+	d := req.Wait(t)
+	if string(d.UpdatedArguments) != `{"command":"sudo make install"}` || len(d.GrantedPattern) != 0 {
+		t.Fatalf("decision = %+v", d)
+	}
+}
+
+func TestAnEditEqualToTheCallIsAPlainApproval(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("default")
+	c := p.Agent("s-edit-same", "pod-1")
+	req := brokertest.Ask(context.Background(), c, "same-1", "bash", brokertest.Bash("make test"))
+	q := a.NextAsk("same-1")
+	if rep := approveEdited(a, q, "bob", messages.ScopeOnce, "{\n  \"command\": \"make test\"\n}"); !rep.Applied {
+		t.Fatalf("reply %+v", rep)
+	}
+	d := req.Wait(t)
+	if len(d.UpdatedArguments) != 0 || strings.Contains(d.Reason, "changes") {
+		t.Fatalf("an unchanged edit reads as a change: %+v", d)
+	}
+}
+
+func TestAMalformedEditIsAnInvalidRequest(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
+	a := p.Approver("default")
+	c := p.Agent("s-edit-bad", "pod-1")
+	req := brokertest.Ask(context.Background(), c, "bad-1", "bash", brokertest.Bash("make test"))
+	q := a.NextAsk("bad-1")
+	for _, body := range []string{
+		`{"v":1,"request_id":"bad-1","session_id":"s-edit-bad","approver":{"id":"bob"},"approved":true,"updated_arguments":["make"]}`,
+		`{"v":1,"request_id":"bad-1","session_id":"s-edit-bad","approver":{"id":"bob"},"approved":false,"updated_arguments":{"command":"ls"}}`,
+		`{"v":1,"request_id":"bad-1","session_id":"s-edit-bad","approver":{"id":"bob"},"approved":true,"updated_arguments":{"command":"` + strings.Repeat("x", messages.MaxUpdatedArgumentsBytes) + `"}}`,
+	} {
+		out := p.RawRequest(p.Subjects.Respond(), []byte(body))
+		e, ok := messages.IsErrorReply(out)
+		if !ok || e.Error.Code != messages.CodeInvalidRequest || !strings.Contains(e.Error.Message, "updated_arguments") {
+			t.Fatalf("reply to %.120s: %s", body, out)
+		}
+	}
+	if d, _ := req.Peek(); d != nil {
+		t.Fatalf("a malformed edit decided: %+v", d)
+	}
+	a.Reject(q, "alice", messages.RejectSoft, "")
+	req.Wait(t)
+}
+
+// The grants of an edited approval whose replica died before carrying it
+// out come from the edited call too: the outbox worker reads them from the
+// stored decision, never from the original question.
+func TestAnEditedApprovalWhoseReplicaDiedGrantsTheEditedCall(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-edit-dead", "pod-9", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "ed-1", "bash", brokertest.Bash("make deploy"))
+	nextAsks(t, dev, "ed-1")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-edit-dead", "ed-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the dead replica stored: an always approval of "npm ci" instead.
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeAllow,
+		ReasonCode: messages.ReasonApproved, Scope: messages.ScopeAlwaysPrefix, Reason: "approved with changes (always_prefix) by alice",
+		GrantedPattern: []string{"npm ci"}, UpdatedArguments: json.RawMessage(`{"command":"npm ci"}`),
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Approve: true, Decision: dec}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+	d := first.Wait(t)
+	if string(d.UpdatedArguments) != `{"command":"npm ci"}` {
+		t.Fatalf("decision %+v", d)
+	}
+	// The outbox worker stored the edited call's grant: npm ci is allowed,
+	// the original make deploy still asks.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("npm ci"), TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ReasonCode == messages.ReasonScopeGrant {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edited call's grant was never stored: %+v", got)
+		}
+	}
+	again := brokertest.Ask(t.Context(), c, "ed-3", "bash", brokertest.Bash("make deploy"))
+	q := dev.NextAsk("ed-3")
+	if d, _ := again.Peek(); d != nil {
+		t.Fatalf("the original call was granted: %+v", d)
+	}
+	dev.Reject(q, "bob", messages.RejectSoft, "")
+	again.Wait(t)
+}
+
+// A signature covers the edit: an edit added to, or swapped in, a signed
+// approval does not verify; the genuine signed edit applies.
+func TestSignedEditsCannotBeTamperedWith(t *testing.T) {
+	botKey, botPub := userKey(t)
+	bot, err := approverbot.NewNKeySignerFromKeyPair(botKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startSignedPlane(t, 1, true, botPub)
+	pending, q := p.ask("s-signed-edit", "sig-edit", "make deploy")
+
+	plain := approval(q, "alice")
+	if err := bot.Sign(&plain); err != nil {
+		t.Fatal(err)
+	}
+	edited := approval(q, "alice")
+	edited.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=staging"}`)
+	if err := bot.Sign(&edited); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]messages.Response{
+		"an edit added to a signed plain approval": func() messages.Response {
+			r := plain
+			r.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=prod --force"}`)
+			return r
+		}(),
+		"another edit in a signed edited approval": func() messages.Response {
+			r := edited
+			r.UpdatedArguments = json.RawMessage(`{"command":"make deploy ENV=prod"}`)
+			return r
+		}(),
+		"the edit removed from a signed edited approval": func() messages.Response {
+			r := edited
+			r.UpdatedArguments = nil
+			return r
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, e := p.respond(0, r)
+			if e == nil || e.Error.Code != messages.CodeForbidden || !strings.Contains(e.Error.Message, "does not verify") {
+				t.Fatalf("reply %+v, error %+v: want forbidden, does not verify", rep, e)
+			}
+		})
+	}
+	rep, e := p.respond(0, edited)
+	if e != nil || !rep.Applied {
+		t.Fatalf("the genuine signed edit: %+v, %+v", rep, e)
+	}
+	if d := pending.Wait(t); string(d.UpdatedArguments) != `{"command":"make deploy ENV=staging"}` {
+		t.Fatalf("decision %+v", d)
+	}
+}

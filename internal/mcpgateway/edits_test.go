@@ -1,0 +1,51 @@
+package mcpgateway_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// askEchoPolicy asks about every call of echo.
+const askEchoPolicy = `
+mode: auto-edit
+rules:
+  - { tool: mcp__up__echo, action: ask }
+teams:
+  default: { members: [alice, bob] }
+`
+
+func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
+	p, calls, cs := httpSetupWith(t, askEchoPolicy)
+	approver := p.Approver("default")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "drop table users"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var q messages.ApprovalNeeded
+	select {
+	case q = <-approver.Asks:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no question reached the approver")
+	}
+	rep := approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(`{"text":"select 1"}`)})
+	if !rep.Applied {
+		t.Fatalf("reply %+v", rep)
+	}
+	res := <-done
+	if res == nil || res.IsError || text(t, res) != "echo: select 1" {
+		t.Fatalf("the upstream did not run the approved version: %+v", res)
+	}
+	if calls.Echo.Load() != 1 {
+		t.Fatalf("upstream saw %d calls", calls.Echo.Load())
+	}
+}
