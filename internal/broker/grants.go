@@ -142,6 +142,9 @@ func approverIDs(g *session.Grant) string {
 func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []messages.GrantOffer {
 	need := pol.NeedOf(d)
 	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: max(need.Approvals, 1)})
+	if ok && pol.AnswersUser(tool) {
+		ok, why = false, whyNoAnswerGrant
+	}
 	session := messages.GrantOffer{Scope: messages.ScopeSession}
 	always := messages.GrantOffer{Scope: messages.ScopeAlways}
 	if d.Shell != nil {
@@ -192,6 +195,11 @@ func scopeLabel(s messages.Scope) string {
 	}
 	return "Always"
 }
+
+// whyNoAnswerGrant is why a question of an ask-user tool offers no standing
+// answer: each of its questions needs the approver's own answer, and a grant
+// would let the next ones through with none.
+const whyNoAnswerGrant = "a question for the approver to answer: each one needs its own answer, and a standing grant would let the next ones through unanswered"
 
 // alwaysOf is the offered always entry in the question's older form, for
 // approver clients that read `always`.
