@@ -38,7 +38,7 @@ func testTwoDevices(t *testing.T, h *harness) {
 	phone := h.p.ConnectVia(t, len(h.p.NATS), name+"-bob-phone")
 	laptopQs, phoneQs := newQuestionTap(t, laptop), newQuestionTap(t, phone)
 	ledger := workload.NewLedger()
-	stop, err := workload.Observe(h.p.Connect(t, name+"-observer"), messages.DefaultPrefix, ledger)
+	stop, err := workload.Observe(h.p.Connect(t, name+"-observer"), messages.DefaultPrefix, name, ledger)
 	if err != nil {
 		t.Fatal(err)
 	}

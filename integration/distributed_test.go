@@ -144,7 +144,7 @@ func (h *harness) startTraffic(t *testing.T, name string, cfg trafficConfig) *tr
 	t.Helper()
 	tr := &traffic{Ledger: workload.NewLedger(), fleetDone: make(chan struct{})}
 	var err error
-	tr.stopObserve, err = workload.Observe(h.p.Connect(t, name+"-observer"), messages.DefaultPrefix, tr.Ledger)
+	tr.stopObserve, err = workload.Observe(h.p.Connect(t, name+"-observer"), messages.DefaultPrefix, name, tr.Ledger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ for s in "${sections[@]}"; do
 		;;
 	state)
 		run go test -run='^$' -bench='BenchmarkHotPath' -benchmem -benchtime=5000x -count=10 ./pkg/session/redisstore/
-		run go test -run='^$' -bench='BenchmarkCreate|BenchmarkDecide' -benchmem -benchtime=3000x -count=5 ./pkg/session/redisstore/
+		run go test -run='^$' -bench='BenchmarkPrepare|BenchmarkDecide' -benchmem -benchtime=3000x -count=5 ./pkg/session/redisstore/
 		run go test -run='^$' -bench='BenchmarkReaperExpire100k' -benchtime=1x -count=3 -timeout=30m ./pkg/session/redisstore/
 		SIGNOFF_MEMORY_PENDING=100000 run go test -run='TestMemoryPerPendingRequest' -v -count=1 -timeout=30m ./pkg/session/redisstore/
 		run go test -run='^$' -bench=. -benchmem -benchtime=500x -count=3 ./pkg/session/memstore/ ./pkg/reaper/

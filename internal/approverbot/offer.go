@@ -62,15 +62,24 @@ func brokerOffer(q Question, l Limits, o *messages.GrantOffer) Offer {
 	out.Patterns, out.MorePatterns = clipPatterns(o.Patterns, l)
 	if o.Scope == messages.ScopeSession {
 		out.Session = q.Request.SessionID
-		out.Grants = out.Short() + " for session " + out.Session
+		out.Grants = out.Short() + " for session " + out.Session + noteOf(o, l)
 		return out
 	}
 	if q.Request.AgentID == "" {
 		return Offer{Scope: o.Scope, WhyNot: whyNoAgent}
 	}
 	out.Agent = q.Request.AgentID
-	out.Grants = out.Short() + " for agent " + out.Agent + ", until revoked or it expires"
+	out.Grants = out.Short() + " for agent " + out.Agent + ", until revoked or it expires" + noteOf(o, l)
 	return out
+}
+
+// noteOf is the brokers' condition on an offered scope as the channels show
+// it ("; granted only if all 2 approvers choose Session…"), or "".
+func noteOf(o *messages.GrantOffer, l Limits) string {
+	if o.Note == "" {
+		return ""
+	}
+	return "; " + ClipWidth(OneLine(o.Note), l.Prose, l.Width)
 }
 
 // notOffered is the brokers' reason as the channels show it: "not offered:

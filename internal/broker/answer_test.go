@@ -14,7 +14,7 @@ mode: auto-edit
 tools:
   answer: [ask_human]
 rules:
-  - { rule: AskUserQuestion, action: ask }
+  - { rule: AskUserQuestion, action: ask, grantable: true } # even so, no standing answer
   - { rule: ask_human, action: ask }
 teams:
   default: { members: [alice, bob] }
@@ -36,6 +36,21 @@ func TestAskUserAnswersReachTheAgent(t *testing.T) {
 	q := a.NextAsk("ans-1")
 	if q.AskUser == nil || len(q.AskUser.Questions) != 1 || len(q.AskUser.Questions[0].Options) != 2 {
 		t.Fatalf("the question does not carry the tool's questions: %+v", q.AskUser)
+	}
+	// Each question needs its own answer: no standing answer is offered,
+	// and one sent anyway is refused.
+	for _, o := range q.Offers {
+		if o.Offered || o.WhyNot == "" {
+			t.Errorf("an ask-user question offers %s: %+v", o.Scope, o)
+		}
+	}
+	if len(q.Offers) == 0 || q.Always != nil {
+		t.Errorf("offers %+v, always %+v: want every standing answer listed as not offered", q.Offers, q.Always)
+	}
+	if rep := a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession,
+		Answer: json.RawMessage(`{"Which database?":"Postgres"}`)}); rep.Applied {
+		t.Fatalf("a session grant for an ask-user question was applied: %+v", rep)
 	}
 	// An answer to a question the tool did not ask is refused, and
 	// changes nothing.

@@ -134,14 +134,17 @@ func approverIDs(g *session.Grant) string {
 
 // offersFor says which standing answers the question about d offers: a
 // scope is offered only when the grant its answer records (approved for
-// the question's team by the one approver who chose that scope, with the
-// patterns shown) would settle this same question again. A question that
-// needs a quorum therefore offers none: the store counts each approver of
-// a quorum but keeps only the last one's answer, so a grant could stand
-// on approvers who answered "once" (checkScope refuses it too).
+// the question's team by as many approvers as the question needs, with the
+// patterns shown) would settle this same question again. On a question
+// that needs a quorum, the grant is recorded only if every counted
+// approver chooses the standing answer (quorumScope); the offer's Note
+// says so.
 func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []messages.GrantOffer {
 	need := pol.NeedOf(d)
-	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: standingApprovers})
+	ok, why := need.SettledBy(policy.Authority{Teams: []string{need.Team}, Approvers: max(need.Approvals, 1)})
+	if ok && pol.AnswersUser(tool) {
+		ok, why = false, whyNoAnswerGrant
+	}
 	session := messages.GrantOffer{Scope: messages.ScopeSession}
 	always := messages.GrantOffer{Scope: messages.ScopeAlways}
 	if d.Shell != nil {
@@ -175,8 +178,28 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 			always.Patterns = slices.Clone(d.Always)
 		}
 	}
+	if need.Approvals > 1 {
+		for _, o := range []*messages.GrantOffer{&session, &always} {
+			if o.Offered {
+				o.Note = fmt.Sprintf("granted only if all %d approvers choose %s; otherwise the request is approved once", need.Approvals, scopeLabel(o.Scope))
+			}
+		}
+	}
 	return []messages.GrantOffer{session, always}
 }
+
+// scopeLabel is the button text of a standing scope.
+func scopeLabel(s messages.Scope) string {
+	if s == messages.ScopeSession {
+		return "Session"
+	}
+	return "Always"
+}
+
+// whyNoAnswerGrant is why a question of an ask-user tool offers no standing
+// answer: each of its questions needs the approver's own answer, and a grant
+// would let the next ones through with none.
+const whyNoAnswerGrant = "a question for the approver to answer: each one needs its own answer, and a standing grant would let the next ones through unanswered"
 
 // alwaysOf is the offered always entry in the question's older form, for
 // approver clients that read `always`.
@@ -189,27 +212,77 @@ func alwaysOf(offers []messages.GrantOffer) *messages.AlwaysGrant {
 	return nil
 }
 
-// standingApprovers is how many approvers a standing answer records as
-// having chosen it: the one who gives it. The votes of a quorum that came
-// before are counted by the store without their scope, so they cannot be
-// said to stand behind a grant.
-const standingApprovers = 1
+// scopeRank orders scopes by what a grant of them covers: once (no
+// grant) < session < always (always_prefix is always for a shell command).
+// An approver who chose a wider scope stands behind a narrower grant too.
+func scopeRank(s messages.Scope) int {
+	switch s {
+	case messages.ScopeSession:
+		return 1
+	case messages.ScopeAlways, messages.ScopeAlwaysPrefix:
+		return 2
+	}
+	return 0
+}
+
+// quorumScope is the scope of the grant that counted approvals with the
+// given scopes (in order, the settling one last) record when they reach
+// required: the settling approver's scope if at least required approvers
+// chose it or a wider one; else session if enough chose session or wider;
+// else once (no grant: the request is approved once). It returns the
+// indexes of the approvals that stand behind the grant.
+func quorumScope(scopes []messages.Scope, required int) (messages.Scope, []int) {
+	if len(scopes) == 0 {
+		return messages.ScopeOnce, nil
+	}
+	behind := func(rank int) []int {
+		var idx []int
+		for i, s := range scopes {
+			if scopeRank(s) >= rank {
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	last := scopes[len(scopes)-1]
+	for _, cand := range []messages.Scope{last, messages.ScopeSession} {
+		r := scopeRank(cand)
+		if r == 0 || r > scopeRank(last) {
+			continue
+		}
+		if idx := behind(r); len(idx) >= max(required, 1) {
+			return cand, idx
+		}
+	}
+	return messages.ScopeOnce, nil
+}
+
+// approvalScopes returns the scope of each counted approval of rec, in
+// order. An approval stored without its scope (a vote of a broker that
+// predates scopes on votes) reads as once, except the settling one, whose
+// scope is the decision's (what that broker granted on).
+func approvalScopes(rec *session.Record) []messages.Scope {
+	out := make([]messages.Scope, len(rec.Approvals))
+	for i := range rec.Approvals {
+		out[i] = rec.ApprovalScope(i)
+		if i == len(rec.Approvals)-1 && (i >= len(rec.ApprovalScopes) || rec.ApprovalScopes[i] == "") && rec.Decision != nil &&
+			rec.Approvals[i] == rec.Decision.DecidedBy.ID && rec.Decision.Scope != "" {
+			out[i] = rec.Decision.Scope
+		}
+	}
+	return out
+}
 
 // checkScope returns why an approval with scope may not be applied to the
-// question q ("" when it may): a standing scope must be offered, and the
-// request must need no more approvals than a standing answer records
-// (standingApprovers) — also for a question stored with offers made before
-// that rule.
+// question q ("" when it may): a standing scope must be offered — a
+// question stored with offers made before quorum questions offered them
+// offers none.
 func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.Record) string {
 	if scope == messages.ScopeOnce {
 		return ""
 	}
 	if scope != messages.ScopeSession && scope != messages.ScopeAlways && scope != messages.ScopeAlwaysPrefix {
 		return fmt.Sprintf("unknown scope %q", scope)
-	}
-	if rec.ApprovalsRequired > standingApprovers {
-		return fmt.Sprintf("scope %s is not offered for this question: it needs %d approvals, and a standing answer records only "+
-			"the approver who gives it (the others may have approved once); approve once", scope, rec.ApprovalsRequired)
 	}
 	o := q.Offer(scope)
 	if o == nil {
@@ -228,13 +301,25 @@ func checkScope(scope messages.Scope, q *messages.ApprovalNeeded, rec *session.R
 }
 
 // grantOf returns the grant the approval rec records (nil for once): the
-// offer its scope was checked against, approved for the question's team
-// by the approvers counted, lasting the policy's max_age.
+// offer of the scope quorumScope derives from the stored scope of every
+// counted approval, approved for the question's team by the approvers who
+// chose it (or a wider one), lasting the policy's max_age. The decision's
+// scope must say the same (the responding replica derived it from the
+// approvals it read): if a vote raced in between, nothing is granted.
 func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*session.Grant, error) {
-	scope := rec.Decision.Scope
-	if scope == "" || scope == messages.ScopeOnce {
+	if rec.Decision == nil || rec.Decision.Scope == "" || rec.Decision.Scope == messages.ScopeOnce {
 		return nil, nil
 	}
+	scope, behind := quorumScope(approvalScopes(rec), rec.ApprovalsRequired)
+	if scope == messages.ScopeOnce {
+		return nil, fmt.Errorf("scope %s: only %d of the %d approvers counted chose a standing answer; approved once",
+			rec.Decision.Scope, len(behindOf(approvalScopes(rec))), rec.ApprovalsRequired)
+	}
+	if scopeRank(scope) != scopeRank(rec.Decision.Scope) {
+		return nil, fmt.Errorf("the decision says scope %s but the counted approvals stand behind %s (a vote raced the decision); approved once",
+			rec.Decision.Scope, scope)
+	}
+	scope = rec.Decision.Scope
 	if why := checkScope(scope, q, rec); why != "" {
 		return nil, errors.New(why)
 	}
@@ -246,7 +331,7 @@ func (b *Broker) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*sess
 			Tool:      o.Tool,
 			Patterns:  slices.Clone(o.Patterns),
 			Teams:     grantTeams(rec, q),
-			Approvers: approversOf(rec),
+			Approvers: approversOf(rec, behind),
 			RequestID: rec.ID,
 		},
 		Origin: rec.SessionID,
@@ -275,13 +360,25 @@ func grantTeams(rec *session.Record, q *messages.ApprovalNeeded) []string {
 	return slices.Clone(rec.Teams[:min(len(rec.Teams), 1)])
 }
 
-// approversOf lists who approved rec: every approval counted, the last
-// with the channel and device it answered from. A grant is only made from
-// a question that needs one approval (checkScope), so it lists one.
-func approversOf(rec *session.Record) []messages.Approver {
+// behindOf returns the indexes of the approvals with a standing scope.
+func behindOf(scopes []messages.Scope) []int {
+	var idx []int
+	for i, s := range scopes {
+		if scopeRank(s) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// approversOf lists who stands behind rec's grant: the approvals counted
+// at the indexes behind, the settling one with the channel and device it
+// answered from.
+func approversOf(rec *session.Record, behind []int) []messages.Approver {
 	by := rec.Decision.DecidedBy
-	out := make([]messages.Approver, 0, max(len(rec.Approvals), 1))
-	for _, id := range rec.Approvals {
+	out := make([]messages.Approver, 0, max(len(behind), 1))
+	for _, i := range behind {
+		id := rec.Approvals[i]
 		a := messages.Approver{ID: id}
 		if id == by.ID {
 			a = messages.Approver{ID: by.ID, Display: by.Display, Channel: by.Channel, Device: by.Device}

@@ -59,3 +59,58 @@ rules:
 		t.Errorf("alwaysOf for an explicit ask rule = %+v, want nil", a)
 	}
 }
+
+// The grant a quorum records: the settling approver's scope when as many
+// approvers as needed chose it or a wider one, else session when enough
+// chose at least that, else none (once). It names only those approvers.
+func TestQuorumScope(t *testing.T) {
+	const (
+		once    = messages.ScopeOnce
+		sess    = messages.ScopeSession
+		always  = messages.ScopeAlways
+		aprefix = messages.ScopeAlwaysPrefix
+	)
+	tests := []struct {
+		name     string
+		scopes   []messages.Scope
+		required int
+		want     messages.Scope
+		behind   []int
+	}{
+		{"one approver, once", []messages.Scope{once}, 1, once, nil},
+		{"one approver, session", []messages.Scope{sess}, 1, sess, []int{0}},
+		{"one approver, always_prefix", []messages.Scope{aprefix}, 1, aprefix, []int{0}},
+		{"once then session", []messages.Scope{once, sess}, 2, once, nil},
+		{"session then once", []messages.Scope{sess, once}, 2, once, nil},
+		{"session then session", []messages.Scope{sess, sess}, 2, sess, []int{0, 1}},
+		{"always then session", []messages.Scope{always, sess}, 2, sess, []int{0, 1}},
+		{"session then always", []messages.Scope{sess, always}, 2, sess, []int{0, 1}},
+		{"always_prefix then always", []messages.Scope{aprefix, always}, 2, always, []int{0, 1}},
+		{"two of three chose session", []messages.Scope{sess, once, sess}, 3, once, nil},
+		{"three chose session or wider", []messages.Scope{always, sess, aprefix}, 3, sess, []int{0, 1, 2}},
+		{"no approvals", nil, 2, once, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, behind := quorumScope(tt.scopes, tt.required)
+			if got != tt.want || !slices.Equal(behind, tt.behind) {
+				t.Errorf("quorumScope(%v, %d) = %s %v, want %s %v", tt.scopes, tt.required, got, behind, tt.want, tt.behind)
+			}
+		})
+	}
+}
+
+// Approvals stored before the store kept their scope read as once, but the
+// settling one takes the decision's scope: a single-approver approval of
+// an older broker keeps its grant, a quorum's earlier votes grant nothing.
+func TestApprovalScopesOfARecordWithoutThem(t *testing.T) {
+	rec := &session.Record{Approvals: []string{"carol", "dave"},
+		Decision: &messages.Decision{Scope: messages.ScopeSession, DecidedBy: messages.Decider{ID: "dave"}}}
+	if got := approvalScopes(rec); !slices.Equal(got, []messages.Scope{messages.ScopeOnce, messages.ScopeSession}) {
+		t.Errorf("approvalScopes = %v, want [once session]", got)
+	}
+	rec.ApprovalScopes = []messages.Scope{messages.ScopeSession, messages.ScopeOnce}
+	if got := approvalScopes(rec); !slices.Equal(got, []messages.Scope{messages.ScopeSession, messages.ScopeOnce}) {
+		t.Errorf("approvalScopes with stored scopes = %v, want them as stored", got)
+	}
+}

@@ -145,9 +145,9 @@ func TestAnExplicitAskRuleAsksEveryTime(t *testing.T) {
 }
 
 // A quorum question is never settled by a grant of fewer approvers (here
-// one stored before the team needed two, or a legacy grant), offers no
-// standing answer (its grant would stand on one approver), and a
-// grantable: true rule is settled by a grant of as many approvers of its
+// one stored before the team needed two, or a legacy grant), offers its
+// standing answers on the condition that every approver chooses them, and
+// a grantable: true rule is settled by a grant of as many approvers of its
 // team.
 func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
 	p := grantsPlane(t, issue13Policy)
@@ -164,10 +164,11 @@ func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
 	}
 	h1 := brokertest.Ask(ctx, c, "helm-1", "bash", brokertest.Bash("helm upgrade web ./chart"))
 	q := oncall.NextAsk("helm-1")
-	// A standing answer records only the approver who gives it, so a
-	// quorum question offers none (TestRedTeamAQuorumGrantNeedsEveryApproversStandingAnswer).
-	if o := q.Offer(messages.ScopeSession); o == nil || o.Offered || !strings.Contains(o.WhyNot, "needs 2 approvals") {
-		t.Fatalf("session offer = %+v, want refused: a quorum question", o)
+	// A grant from two approvers of oncall would settle it again, so the
+	// standing answers are offered — granted only if both choose them
+	// (TestQuorumGrants).
+	if o := q.Offer(messages.ScopeSession); o == nil || !o.Offered || !strings.Contains(o.Note, "granted only if all 2 approvers choose Session") {
+		t.Fatalf("session offer = %+v, want offered on the condition that both approvers choose it", o)
 	}
 	stillPending(t, h1, "a one-approver grant")
 	if rep := oncall.Approve(q, "carol", messages.ScopeOnce); !rep.Applied || rep.State != messages.StatePending {
@@ -177,8 +178,7 @@ func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
 	d := h1.Wait(t)
 	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
 
-	// A grant of oncall by two approvers (stored before standing answers
-	// on quorum questions were refused) settles the next one.
+	// A grant of oncall by two approvers settles the next one.
 	two := session.Grant{Grant: messages.Grant{ID: "gr-two", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
 		Patterns: []string{"helm upgrade *"}, Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "carol"}, {ID: "dave"}}, RequestID: "old-0"}}
 	if _, _, _, err := store.AddGrant(ctx, two); err != nil {

@@ -74,8 +74,14 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		if why := checkScope(scope, &q, rec); why != "" {
 			return encode(refusal(b, rec, why))
 		}
-		settle(&dec, messages.ReasonApproved, facts{Scope: scope, By: resp.Approver.ID})
-		if o := q.Offer(scope); scope != messages.ScopeOnce && o != nil {
+		// The decision's scope is what the grant will be if this vote
+		// settles: on a quorum, only what every counted approver chose.
+		granted, _ := quorumScope(append(approvalScopes(rec), scope), rec.ApprovalsRequired)
+		if checkScope(granted, &q, rec) != "" {
+			granted = messages.ScopeOnce
+		}
+		settle(&dec, messages.ReasonApproved, facts{Scope: granted, By: resp.Approver.ID})
+		if o := q.Offer(granted); granted != messages.ScopeOnce && o != nil {
 			dec.GrantedPattern = slices.Clone(o.Patterns)
 		}
 		// Only an ask-user class tool's question (the policy said so when
@@ -97,6 +103,9 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 	}
 
 	vote := session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved, Decision: dec}
+	if resp.Approved {
+		vote.Scope = resp.EffectiveScope()
+	}
 	if dec.RejectMode == messages.RejectHard {
 		// The stop is part of the vote: a rejection without it cannot exist.
 		vote.Stop = stopReason(resp.Approver.ID, rec)

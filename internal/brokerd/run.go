@@ -271,6 +271,10 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeD
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT // nats-server reads 0 as its default port 4222
+	} else if err := portFree(o.Listen); err != nil {
+		// nats-server reports a taken port only by never becoming ready;
+		// a second `make run` should hear why at once, not in 10 s.
+		return nil, nil, fmt.Errorf("dev mode: cannot listen on %s (--listen): %w; is another broker --dev (make run) running? A second one takes free ports with --listen 127.0.0.1:0 --http 127.0.0.1:0", o.Listen, err)
 	}
 	dir := o.DataDir
 	removeDir = func() {}
@@ -306,6 +310,20 @@ func startEmbeddedNATS(o Options, log *slog.Logger) (srv *server.Server, removeD
 	}
 	log.Info("embedded NATS server started", "url", srv.ClientURL(), "jetstream_dir", dir)
 	return srv, removeDir, nil
+}
+
+// portFree reports whether addr can be listened on now, by listening and
+// closing at once.
+func portFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return op.Err
+		}
+		return err
+	}
+	return l.Close()
 }
 
 // drain lets a connection's pending messages go out, then closes it.

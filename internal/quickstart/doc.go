@@ -3,5 +3,8 @@
 // demo agent, an approver's answer on the web page, `policy check`), so the
 // README breaks the build when it drifts from what the commands do; and
 // check that the dev plane, its example bots and the compose plane never
-// take the same port.
+// take the same port; that every relative link of README.md and docs/
+// (file and #anchor) resolves; that every flag they name is a flag of
+// broker, approver-bot or signoff; and that every benchmark `make bench`
+// and docs/BENCHMARKS.md select exists.
 package quickstart

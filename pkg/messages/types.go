@@ -215,6 +215,10 @@ type GrantOffer struct {
 	Tool     string   `json:"tool,omitempty"`
 	Patterns []string `json:"patterns,omitempty"` // empty: every call of Tool
 	WhyNot   string   `json:"why_not,omitempty"`  // set when !Offered: a sentence for humans
+	// Note, on an offered scope, is a condition for humans: on a question
+	// that needs several approvals, the grant is recorded only if every
+	// approver chooses it ("granted only if all 2 approvers choose Session").
+	Note string `json:"note,omitempty"`
 }
 
 // ApprovalNeeded is the question the broker publishes on

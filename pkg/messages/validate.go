@@ -500,6 +500,12 @@ func (o *GrantOffer) validate() error {
 		if len(o.Patterns) > 0 {
 			return &FieldError{Field: "patterns", Problem: "must be empty on a scope not offered"}
 		}
+		if o.Note != "" {
+			return &FieldError{Field: "note", Problem: "must be empty on a scope not offered (why_not says why)"}
+		}
+	}
+	if err := checkText("note", o.Note, MaxReasonBytes); err != nil {
+		return err
 	}
 	return checkText("why_not", o.WhyNot, MaxReasonBytes)
 }

@@ -518,6 +518,9 @@ func TestGrantOfferValidate(t *testing.T) {
 		{"an offer has no why_not", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", WhyNot: "x"}, "offers[0].why_not", "must be empty"},
 		{"a refusal says why", GrantOffer{Scope: ScopeAlways}, "offers[0].why_not", "must say why"},
 		{"a refusal grants no patterns", GrantOffer{Scope: ScopeAlways, WhyNot: "no", Patterns: []string{"cat *"}}, "offers[0].patterns", "must be empty"},
+		{"an offer may carry a note", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", Note: "granted only if all 2 approvers choose Session"}, "", ""},
+		{"a refusal carries no note", GrantOffer{Scope: ScopeAlways, WhyNot: "no", Note: "x"}, "offers[0].note", "must be empty"},
+		{"a note is text", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", Note: "a\x1b[2Jb"}, "offers[0].note", "control"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ func (r *Record) Clone() *Record {
 	c := *r
 	c.Request = r.Request.clone()
 	c.Approvals = slices.Clone(r.Approvals)
+	c.ApprovalScopes = slices.Clone(r.ApprovalScopes)
 	if r.Decision != nil {
 		d := *r.Decision
 		d.GrantedPattern = slices.Clone(r.Decision.GrantedPattern)
@@ -115,6 +116,15 @@ func (r *Record) Due(now time.Time) bool {
 // HasApproval reports whether approverID's approval has been counted.
 func (r *Record) HasApproval(approverID string) bool {
 	return slices.Contains(r.Approvals, approverID)
+}
+
+// ApprovalScope returns the scope the counted approval at index i chose:
+// once when the store kept none (an approval stored before scopes were).
+func (r *Record) ApprovalScope(i int) messages.Scope {
+	if i < len(r.ApprovalScopes) && r.ApprovalScopes[i] != "" {
+		return r.ApprovalScopes[i]
+	}
+	return messages.ScopeOnce
 }
 
 // CheckSettleState returns an error wrapping [ErrInvalid] unless s is a state

@@ -48,6 +48,12 @@ type Record struct {
 	// Approvals lists the approver ids whose approval has been counted, in
 	// order. Settled requests keep it.
 	Approvals []string
+	// ApprovalScopes is, parallel to Approvals, the scope each counted
+	// approver chose (Vote.Scope): once, session, always or always_prefix,
+	// or empty when the vote named none (a vote of a broker that predates
+	// scopes on votes). Record.ApprovalScope reads empty as once (fail
+	// safe: it stands behind no grant). Its length is len(Approvals).
+	ApprovalScopes []messages.Scope
 	// Decision is the final decision, set when the request settles through
 	// Decide, Settle or CancelSession. It is nil while pending and for
 	// requests that expired: the broker derives the timeout decision from the
@@ -143,6 +149,12 @@ type Lookup struct {
 type Vote struct {
 	ApproverID string
 	Approve    bool
+	// Scope, on an approval, is the scope this approver chose; the store
+	// keeps it with the approval (Record.ApprovalScopes), so that a grant
+	// made when a quorum is reached can name only the approvers who chose
+	// a standing answer. Empty is kept as empty (read as once). A deny
+	// carries none.
+	Scope messages.Scope
 	// Decision is stored as the final decision if this vote settles the
 	// request (a deny, or the approval that reaches the quorum).
 	Decision messages.Decision
@@ -209,6 +221,7 @@ type Store interface {
 	// approved when ApprovalsRequired is reached. A vote on a settled request
 	// or a second vote from the same approver is not applied (Result.Refusal
 	// is ErrSettled or ErrDuplicateVote). ErrNotFound for an unknown request.
+	// Each counted approval keeps its Vote.Scope (Record.ApprovalScopes).
 	//
 	// A deny with Vote.Stop sets the session's stop signal in the same step
 	// (see [Vote]). An approval in a stopped session is not applied

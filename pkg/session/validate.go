@@ -3,7 +3,9 @@ package session
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -35,10 +37,21 @@ func (r Request) Validate() error {
 }
 
 // Validate returns an error wrapping [ErrInvalid] when the vote has no
-// approver id, or is an approval that carries a stop reason.
+// approver id or one with white space or control characters (a store may
+// keep an approval as "<id> <scope>"), is an approval that carries a stop
+// reason, or carries an unknown scope or a scope on a deny.
 func (v Vote) Validate() error {
 	if v.ApproverID == "" {
 		return invalid("Vote.ApproverID is empty")
+	}
+	if i := strings.IndexFunc(v.ApproverID, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return invalid("Vote.ApproverID %q has white space or a control character at byte %d", v.ApproverID, i)
+	}
+	if v.Scope != "" && !v.Scope.Valid() {
+		return invalid("Vote.Scope %q is not a scope (once, session, always, always_prefix)", v.Scope)
+	}
+	if !v.Approve && v.Scope != "" {
+		return invalid("Vote.Scope is set on a deny: only an approval has a scope")
 	}
 	if v.Approve && v.Stop != "" {
 		return invalid("Vote.Stop is set on an approval: only a deny may stop the session")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,11 +100,19 @@ func (f *Fleet) Run(issue context.Context) error {
 }
 
 // Observe records in l every decision published on the decision subjects
-// (prefix.decision.>) until the returned function is called.
-func Observe(nc *nats.Conn, prefix string, l *Ledger) (stop func(), err error) {
+// (prefix.decision.>) for a session of the scenario (the session named
+// scenario, or scenario-…) until the returned function is called.
+// Decisions of other sessions are not this scenario's: an earlier
+// scenario's outbox may still publish one of its decisions again after its
+// traffic stopped (effects are at least once, docs/STATE.md), and that is
+// no stray of this one.
+func Observe(nc *nats.Conn, prefix, scenario string, l *Ledger) (stop func(), err error) {
 	sub, err := nc.Subscribe(prefix+".decision.>", func(m *nats.Msg) {
 		var d messages.Decision
-		if json.Unmarshal(m.Data, &d) == nil {
+		if json.Unmarshal(m.Data, &d) != nil {
+			return
+		}
+		if d.SessionID == scenario || strings.HasPrefix(d.SessionID, scenario+"-") {
 			l.Published(d)
 		}
 	})

@@ -142,6 +142,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 		}
 	default:
 		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
+		e.rec.ApprovalScopes = append(e.rec.ApprovalScopes, v.Scope)
 		if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
 			s.settle(e, messages.StateApproved, &v.Decision, now)
 		}

@@ -29,6 +29,13 @@ import (
 //	5 decided (µs or empty)   10 agent id               15 payload
 //
 // Scripts rewrite fields 2–8 and copy the rest (the tail) unchanged.
+//
+// Each entry of the approvals list is "<id> <scope>" (the scope the
+// approver chose: once, session, always, always_prefix) or the bare id of
+// a vote without a scope (a broker that predates scopes on votes; its
+// scope reads as empty, which session.Record.ApprovalScope takes for
+// once). Approver ids have no white space (session.Vote.Validate), so the
+// first space ends the id.
 const (
 	fVersion = iota
 	fState
@@ -217,7 +224,7 @@ func decodeRecordAsking(sess, id, v string, q *messages.ApprovalNeeded) (*sessio
 		return bad("teams", err)
 	}
 	if f[fApprovals] != "" {
-		if r.Approvals, err = splitFields(f[fApprovals]); err != nil {
+		if r.Approvals, r.ApprovalScopes, err = decodeApprovals(f[fApprovals]); err != nil {
 			return bad("approvals", err)
 		}
 	}
@@ -235,6 +242,37 @@ func decodeRecordAsking(sess, id, v string, q *messages.ApprovalNeeded) (*sessio
 		r.QuestionErr = fmt.Errorf("record %s/%s: stored question unreadable: %w", sess, id, err)
 	}
 	return r, nil
+}
+
+// decodeApprovals splits the approvals field into the approver ids and,
+// parallel to them, the scope each chose (see the record layout above).
+func decodeApprovals(s string) ([]string, []messages.Scope, error) {
+	entries, err := splitFields(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(entries))
+	scopes := make([]messages.Scope, len(entries))
+	for i, e := range entries {
+		id, scope, found := strings.Cut(e, " ")
+		ids[i] = id
+		if found {
+			if sc := messages.Scope(scope); sc.Valid() {
+				scopes[i] = sc
+			} else {
+				return nil, nil, fmt.Errorf("approval %d (%q): unknown scope %q", i+1, id, scope)
+			}
+		}
+	}
+	return ids, scopes, nil
+}
+
+// approvalEntry is the approvals-list entry of v (see the record layout).
+func approvalEntry(v session.Vote) string {
+	if v.Scope == "" {
+		return v.ApproverID
+	}
+	return v.ApproverID + " " + string(v.Scope)
 }
 
 // decodeQuestion decodes a stored payload: the question as JSON, raw or

@@ -206,3 +206,41 @@ func TestEncodeTailRefusesAQuestionThatIsNotJSON(t *testing.T) {
 		t.Fatalf("encodeTail = %v, want ErrInvalid naming s1/r1", err)
 	}
 }
+
+// Approvals stored before they kept their scope (bare ids) have none, read
+// as once: they stand behind no grant. A standing answer is "<id> <scope>"; an
+// entry naming an unknown scope is a damaged record.
+func TestApprovalScopesOfOldAndNewEntries(t *testing.T) {
+	tail, err := encodeTail(&session.Request{Teams: []string{"ops"}, TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := func(entries ...string) string {
+		return encodeList([]string{recordVersion, "pending", "1", "2", "", "3", encodeList(entries), ""})
+	}
+	rec, err := decodeRecord("s", "r", head("ann", "bob session", "cid always_prefix", "dee once")+string(tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ann", "bob", "cid", "dee"}; !slices.Equal(rec.Approvals, want) {
+		t.Errorf("Approvals = %v, want %v", rec.Approvals, want)
+	}
+	if want := []messages.Scope{"", messages.ScopeSession, messages.ScopeAlwaysPrefix, messages.ScopeOnce}; !slices.Equal(rec.ApprovalScopes, want) {
+		t.Errorf("ApprovalScopes = %v, want %v", rec.ApprovalScopes, want)
+	}
+	if s := rec.ApprovalScope(0); s != messages.ScopeOnce {
+		t.Errorf("ApprovalScope of a bare id = %q, want once", s)
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "ann"}); e != "ann" {
+		t.Errorf("approvalEntry without a scope = %q, want the bare id (the old form)", e)
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "ann", Scope: messages.ScopeOnce}); e != "ann once" {
+		t.Errorf("approvalEntry of a once vote = %q", e)
+	}
+	if e := approvalEntry(session.Vote{ApproverID: "bob", Scope: messages.ScopeAlways}); e != "bob always" {
+		t.Errorf("approvalEntry of an always vote = %q", e)
+	}
+	if _, err := decodeRecord("s", "r", head("ann forever")+string(tail)); err == nil || !strings.Contains(err.Error(), "forever") {
+		t.Errorf("an unknown stored scope: err = %v, want it named", err)
+	}
+}

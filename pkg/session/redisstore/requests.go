@@ -241,7 +241,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	}
 	reply, err := s.recording(ctx, sessionID, scall(scriptDecide,
 		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)},
-		requestID, v.ApproverID, approve, d, s.retMillis, v.Stop, s.obLease))
+		requestID, v.ApproverID, approve, d, s.retMillis, v.Stop, s.obLease, approvalEntry(v)))
 	return s.transition(ctx, "decide", sessionID, requestID, reply, err)
 }
 

@@ -24,6 +24,7 @@ func (r *runner) requestTests() []test {
 		{"An approval settles a request that needs one approval", testDecideApprove},
 		{"Approvals from distinct approvers settle the request at the quorum", testDecideQuorum},
 		{"A deny after approvals rejects and keeps the approvals", testDecideDenyAfterApprovals},
+		{"Each counted approval keeps the scope its approver chose; a re-vote changes none", testDecideKeepsScopes},
 		{"A second vote from an approver whose approval was counted is refused", testDecideDuplicate},
 		{"A vote on a settled request is refused and reports the standing decision", testDecideSettled},
 		{"A vote on an unknown request is ErrNotFound", testDecideUnknown},
@@ -231,6 +232,80 @@ func testDecideDenyAfterApprovals(t *testing.T, e *env) {
 	checkApplied(t, "deny after an approval", res, messages.StateRejected)
 	if !slices.Equal(res.Record.Approvals, []string{"ann"}) || !sameDecision(res.Record.Decision, &v.Decision) {
 		t.Errorf("record = %s, want approvals [ann] and bob's decision", describe(res.Record))
+	}
+}
+
+func testDecideKeepsScopes(t *testing.T, e *env) {
+	req := e.request(e.name("sess"))
+	req.ApprovalsRequired = 4
+	rec := e.create(t, req)
+	votes := []struct {
+		who   string
+		scope messages.Scope
+		want  messages.Scope
+	}{
+		{"ann", messages.ScopeSession, messages.ScopeSession},
+		{"bob", "", ""},
+		{"cid", messages.ScopeAlwaysPrefix, messages.ScopeAlwaysPrefix},
+	}
+	var want []messages.Scope
+	for _, v := range votes {
+		vote := approve(rec, v.who)
+		vote.Scope = v.scope
+		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, vote)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkApplied(t, "approval with scope "+string(v.scope), res, messages.StatePending)
+		want = append(want, v.want)
+		if !slices.Equal(res.Record.ApprovalScopes, want) {
+			t.Errorf("ApprovalScopes after %s = %v, want %v", v.who, res.Record.ApprovalScopes, want)
+		}
+	}
+	// A re-vote of ann with another scope is refused and changes nothing.
+	again := approve(rec, "ann")
+	again.Scope = messages.ScopeOnce
+	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRefused(t, "re-vote of ann with scope once", res, session.ErrDuplicateVote, messages.StatePending)
+	if !slices.Equal(res.Record.ApprovalScopes, want) {
+		t.Errorf("ApprovalScopes after a re-vote = %v, want %v", res.Record.ApprovalScopes, want)
+	}
+	last := approve(rec, "dee")
+	last.Scope = messages.ScopeAlways
+	last.Decision.Scope = messages.ScopeAlways
+	res, err = e.s.Decide(e.ctx, rec.SessionID, rec.ID, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "approval reaching the quorum", res, messages.StateApproved)
+	want = append(want, messages.ScopeAlways)
+	got := e.get(t, rec)
+	if !slices.Equal(got.Approvals, []string{"ann", "bob", "cid", "dee"}) || !slices.Equal(got.ApprovalScopes, want) {
+		t.Errorf("settled record: approvals %v scopes %v, want [ann bob cid dee] %v", got.Approvals, got.ApprovalScopes, want)
+	}
+	for i, w := range []messages.Scope{messages.ScopeSession, messages.ScopeOnce, messages.ScopeAlwaysPrefix, messages.ScopeAlways} {
+		if s := got.ApprovalScope(i); s != w {
+			t.Errorf("ApprovalScope(%d) = %s, want %s (a vote without a scope reads as once)", i, s, w)
+		}
+	}
+	// Bad scopes and scoped denies are refused and change nothing.
+	other := e.create(t, e.request(e.name("sess")))
+	bad := approve(other, "ann")
+	bad.Scope = "forever"
+	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, bad)
+	wantErr(t, "Decide with an unknown scope", err, session.ErrInvalid)
+	scopedDeny := deny(other, "ann")
+	scopedDeny.Scope = messages.ScopeSession
+	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, scopedDeny)
+	wantErr(t, "Decide with a scoped deny", err, session.ErrInvalid)
+	spaced := approve(other, "ann session")
+	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, spaced)
+	wantErr(t, "Decide with a space in the approver id", err, session.ErrInvalid)
+	if g := e.get(t, other); g.State != messages.StatePending || len(g.Approvals) != 0 {
+		t.Errorf("record after invalid votes = %s, want untouched", describe(g))
 	}
 }
 

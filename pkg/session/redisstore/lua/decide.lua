@@ -4,7 +4,10 @@
 -- ARGV[1] request id, ARGV[2] approver, ARGV[3] '1' approve | '0' deny,
 -- ARGV[4] decision (JSON), ARGV[5] retention (ms), ARGV[6] stop reason
 -- ('' for none; a deny only): set in this same step, so that a reject_hard
--- without its stop signal cannot exist. ARGV[7] outbox lease (µs).
+-- without its stop signal cannot exist. ARGV[7] outbox lease (µs),
+-- ARGV[8] the approvals-list entry of an approval: '<id> <scope>', or the
+-- bare id of a vote without a scope (record.go); a re-vote is matched
+-- on the id, the part before the first space.
 -- An applied vote records its effects in the outbox.
 -- A held request (creating) reads as not found. An approval in a stopped
 -- session is refused: nothing of it is approved until a new turn.
@@ -31,7 +34,7 @@ if now >= tonumber(h[EXPIRES]) then
 end
 local ap = dec(h[APPROVALS])
 for _, a in ipairs(ap) do
-  if a == ARGV[2] then
+  if (string.match(a, '^[^ ]*')) == ARGV[2] then
     return {'dup', v}
   end
 end
@@ -46,7 +49,7 @@ if ARGV[3] == '0' then
     redis.call('SET', KEYS[3], ARGV[6])
   end
 else
-  ap[#ap + 1] = ARGV[2]
+  ap[#ap + 1] = ARGV[8]
   h[APPROVALS] = enc(ap)
   if #ap >= tonumber(h[NEED]) then
     settle_head(h, 'approved', ARGV[4], now)
