@@ -57,4 +57,8 @@ for _, m in ipairs(due) do
     end
   end
 end
-return {first_score(KEYS[1]), out}
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first > 0 then
+  return {first[2], out}
+end
+return {'', out}

@@ -97,13 +97,3 @@ local function gone(key, entries, ttl)
     redis.call('PEXPIRE', key, ttl)
   end
 end
-
--- first_score is the earliest score in the sorted set key, or '' if it is
--- empty.
-local function first_score(key)
-  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if #first > 0 then
-    return first[2]
-  end
-  return ''
-end
