@@ -144,7 +144,7 @@ func testNATSNonLeaderKilled(t *testing.T, h *harness) { testNATSNonLeaderDown(t
 // testNATSNonLeaderStopped is the same with the node's nats-server
 // SIGSTOPped: its sockets stay open and silent, so its clients only learn
 // from their pings. The brokers' defaults (--nats-ping-interval 5s,
-// --nats-max-pings-out 2, and a write deadline of the same 15 s) must have
+// --nats-max-pings-out 2, a 5-s write deadline that reconnects) must have
 // every broker connection of that node declared stale (or its blocked write
 // timed out) and moved to another node within 20 s, well before the
 // node is resumed; nats.go's own defaults (2 min × 2) would have kept them

@@ -42,8 +42,9 @@ func TestLivenessLeavesAFrozenServerWhileWritesBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if want := 600 * time.Millisecond; nc.Opts.FlusherTimeout != want {
-		t.Fatalf("write deadline %s, want the ping budget %s", nc.Opts.FlusherTimeout, want)
+	if want := 200 * time.Millisecond; nc.Opts.FlusherTimeout != want || !nc.Opts.ReconnectOnFlusherError {
+		t.Fatalf("write deadline %s, reconnect on a failed flush %t; want the ping interval %s and true",
+			nc.Opts.FlusherTimeout, nc.Opts.ReconnectOnFlusherError, want)
 	}
 
 	fr.Freeze()
@@ -89,8 +90,8 @@ func TestLivenessDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if o.PingInterval != nats.DefaultPingInterval || o.MaxPingsOut != 3 || o.FlusherTimeout != 4*nats.DefaultPingInterval {
-		t.Errorf("Liveness(0, 3): ping %s, %d out, write deadline %s; want nats.go's interval, 3, 4 intervals",
-			o.PingInterval, o.MaxPingsOut, o.FlusherTimeout)
+	if o.PingInterval != nats.DefaultPingInterval || o.MaxPingsOut != 3 || o.FlusherTimeout != nats.DefaultPingInterval || !o.ReconnectOnFlusherError {
+		t.Errorf("Liveness(0, 3): ping %s, %d out, write deadline %s, reconnect on a failed flush %t; want nats.go's interval, 3, one interval, true",
+			o.PingInterval, o.MaxPingsOut, o.FlusherTimeout, o.ReconnectOnFlusherError)
 	}
 }
