@@ -39,7 +39,8 @@ type validator interface{ Validate() error }
 // within version 1 without breaking older receivers. Field names are matched
 // as encoding/json does (exact match preferred, else case-insensitive; the
 // last of duplicate keys wins); senders must use the snake_case names
-// exactly.
+// exactly. A [Request] in the shape agents send is decoded without
+// reflection (decodeRequestFast), with the same result.
 func Decode[T any](data []byte, maxBytes int) (T, error) {
 	var msg T
 	if maxBytes <= 0 {
@@ -51,14 +52,12 @@ func Decode[T any](data []byte, maxBytes int) (T, error) {
 	if err := checkEnvelope(data); err != nil {
 		return msg, err
 	}
-	if err := json.Unmarshal(data, &msg); err != nil {
+	if r, ok := any(&msg).(*Request); !ok || !decodeRequestFast(data, r) {
 		var zero T
-		// A message of another version may fail to decode because its
-		// shape changed; report the version, which is the real cause.
-		if verr := checkVersion(data); verr != nil {
-			return zero, verr
+		msg = zero
+		if err := json.Unmarshal(data, &msg); err != nil {
+			return zero, decodeError(data, err)
 		}
-		return zero, jsonError(err)
 	}
 	v, ok := versionOf(&msg)
 	if !ok || v != Version {
@@ -74,6 +73,16 @@ func Decode[T any](data []byte, maxBytes int) (T, error) {
 		}
 	}
 	return msg, nil
+}
+
+// decodeError reports why json.Unmarshal refused data.
+func decodeError(data []byte, err error) error {
+	// A message of another version may fail to decode because its shape
+	// changed; report the version, which is the real cause.
+	if verr := checkVersion(data); verr != nil {
+		return verr
+	}
+	return jsonError(err)
 }
 
 // checkEnvelope rejects what encoding/json would accept but the protocol

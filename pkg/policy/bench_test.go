@@ -86,9 +86,31 @@ func BenchmarkEvaluatePath(b *testing.B) {
 }
 
 // BenchmarkEvaluatePipeline200Rules is the headline: a 3-command pipeline
-// against 200 rules, parse and analysis included.
+// against 200 rules, the same command every time, so its analysis comes
+// from the program table's cache (shell_cache.go) after the first.
 func BenchmarkEvaluatePipeline200Rules(b *testing.B) {
 	benchEvaluate(b, Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"git log --oneline -n 20 | grep fix | head -5"}`)}, Allow)
+}
+
+// BenchmarkEvaluatePipeline200RulesUncached is the same pipeline with a
+// different number every call, from more distinct commands than the cache
+// holds: parse and analysis included, and the cache's misses and
+// evictions.
+func BenchmarkEvaluatePipeline200RulesUncached(b *testing.B) {
+	p := benchPolicy(b)
+	calls := make([]Call, 4*shellCacheShards*shellCacheShardLimit)
+	for i := range calls {
+		calls[i] = Call{Tool: "bash", Arguments: json.RawMessage(fmt.Sprintf(`{"command":"git log --oneline -n %d | grep fix | head -5"}`, i))}
+	}
+	if d := p.Evaluate(calls[0]); d.Action != Allow {
+		b.Fatalf("%s (%s), want allow", d.Action, d.Reason)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p.Evaluate(calls[i%len(calls)])
+		i++
+	}
 }
 
 // BenchmarkEvaluatePipelineRulesOnly is the same decision without the shell

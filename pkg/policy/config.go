@@ -330,7 +330,7 @@ func (d *decoder) root(n *yaml.Node) error {
 	}
 	p.progs = builtinPrograms()
 	if m, ok := byKey["programs"]; ok {
-		t := &programTable{byName: map[string]*progSpec{}}
+		t := &programTable{byName: map[string]*progSpec{}, shells: newShellCache()}
 		if err := d.programs(m.val, m.location, t, p.progs); err != nil {
 			return err
 		}

@@ -803,7 +803,8 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	for _, extra := range scripts[1:] {
 		a := analyzeShell(extra, e.p.progs)
 		commands = append(slices.Clip(commands), a.Commands...)
-		analysis.Safety = append(analysis.Safety, a.Safety...)
+		// Clipped: a cached analysis is shared (shell_cache.go).
+		analysis.Safety = append(slices.Clip(analysis.Safety), a.Safety...)
 		if analysis.Unanalysable == "" {
 			analysis.Unanalysable = a.Unanalysable
 		}

@@ -211,6 +211,8 @@ type progSpec struct {
 // programTable maps program names to their entries.
 type programTable struct {
 	byName map[string]*progSpec
+	// shells caches analyses of scripts under this table (shell_cache.go).
+	shells *shellCache
 }
 
 // lookup finds a program's entry; a versioned name falls back to its
@@ -241,7 +243,7 @@ var builtinPrograms = sync.OnceValue(func() *programTable {
 	if err != nil {
 		panic("policy: built-in " + err.Error())
 	}
-	t := &programTable{byName: map[string]*progSpec{}}
+	t := &programTable{byName: map[string]*progSpec{}, shells: newShellCache()}
 	if err := d.programs(ms[0].val, "programs", t, nil); err != nil {
 		panic("policy: built-in " + err.Error())
 	}

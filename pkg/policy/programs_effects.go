@@ -556,8 +556,16 @@ func isAwkIdent(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// analyzeShell is AnalyzeShell with the policy's program table.
+// analyzeShell is AnalyzeShell with the policy's program table, through
+// the table's cache. The result may be shared: it must not be modified.
 func analyzeShell(src string, progs *programTable) ShellAnalysis {
+	if progs != nil && progs.shells != nil {
+		return progs.shells.analyze(src, func(src string) ShellAnalysis { return analyzeShellUncached(src, progs) })
+	}
+	return analyzeShellUncached(src, progs)
+}
+
+func analyzeShellUncached(src string, progs *programTable) ShellAnalysis {
 	var budget shBudget
 	a := shAnalyze(src, syntax.LangBash, 0, progs, &budget)
 	res := a.res
