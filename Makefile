@@ -35,13 +35,16 @@ HELM_MOD = deploy/helm
 helm-test:
 	cd $(HELM_MOD) && $(GO) test $(TESTFLAGS) ./...
 
-## fuzz: the policy's fuzzers, FUZZTIME each (make test runs them for 5s;
-## run longer by hand: make fuzz FUZZTIME=10m). FuzzShellOracle runs real
-## bash in bwrap on scripts from a grammar (pkg/policy/oracle_fuzz_test.go).
+## fuzz: the policy's fuzzers and the request decoder's, FUZZTIME each (make
+## test runs them for 5s; run longer by hand: make fuzz FUZZTIME=10m).
+## FuzzShellOracle runs real bash in bwrap on scripts from a grammar
+## (pkg/policy/oracle_fuzz_test.go); FuzzDecodeRequestFast holds the fast
+## request decoder to encoding/json (pkg/messages/request_fast_test.go).
 FUZZTIME ?= 2m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeRequestFast$$' -fuzztime=$(FUZZTIME) ./pkg/messages/
 
 ## images: the container images of deploy/ (built locally; no registry needed)
 images:
