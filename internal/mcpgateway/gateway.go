@@ -70,10 +70,6 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
-// Server is the MCP server, for callers that serve it on a transport of
-// their own.
-func (g *Gateway) Server() *mcp.Server { return g.server }
-
 // ServeStdio serves one MCP client on t (stdin/stdout: &mcp.StdioTransport{})
 // until the client disconnects or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {

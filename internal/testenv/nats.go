@@ -77,13 +77,6 @@ func (s *NATSServer) start() {
 	s.mu.Unlock()
 }
 
-// Server returns the running server (nil after Shutdown).
-func (s *NATSServer) Server() *server.Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.srv
-}
-
 // ClientURL returns the nats:// URL clients connect to. It stays the same
 // across Restart.
 func (s *NATSServer) ClientURL() string {

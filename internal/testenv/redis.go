@@ -156,9 +156,6 @@ func (s *RedisServer) URL() string {
 	return "redis://" + s.Addr() + "/0"
 }
 
-// Dir returns the server's working directory (AOF and cluster files).
-func (s *RedisServer) Dir() string { return s.dir }
-
 // Client returns a new client of the server, closed by t.Cleanup.
 func (s *RedisServer) Client() *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), DisableIdentity: true})
@@ -405,11 +402,4 @@ func (s *RedisServer) logTail() string {
 		return "(empty log)"
 	}
 	return string(b)
-}
-
-// Running reports whether the process runs (it may be paused).
-func (s *RedisServer) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd != nil
 }

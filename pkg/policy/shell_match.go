@@ -60,16 +60,6 @@ func gLiteral(dst gWord, s string) gWord {
 // gAnyRun is the token of an unknown expansion.
 var gAnyRun = gTok{star: true, any: true}
 
-// gIsLiteral reports whether g has only literal tokens.
-func (g gWord) isLiteral() bool {
-	for _, t := range g {
-		if !t.lit() {
-			return false
-		}
-	}
-	return true
-}
-
 // String renders g in MatchShellPattern syntax (for messages).
 func (g gWord) String() string {
 	var b strings.Builder

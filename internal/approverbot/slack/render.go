@@ -107,14 +107,6 @@ func slackDate(t time.Time) string {
 		t.UTC().Format("2006-01-02 15:04:05 UTC") + ">"
 }
 
-// roundLeft renders a duration for people ("4m30s", "12s").
-func roundLeft(d time.Duration) string {
-	if d <= 0 {
-		return "expired"
-	}
-	return d.Round(time.Second).String()
-}
-
 // questionBlocks renders an open question with its buttons.
 func questionBlocks(q approverbot.Question, now time.Time) []any {
 	v := approverbot.Present(q, limits)

@@ -23,8 +23,6 @@ type item struct {
 	q approverbot.Question
 }
 
-func (it *item) id() string { return it.q.Request.RequestID }
-
 // feedback is a line being typed: a rejection's feedback, (answer set) an
 // answer to an ask-user question (key r), or (edit set) the changed call
 // of an approval with changes (key e).
