@@ -3,6 +3,7 @@ package policy
 import (
 	"hash/maphash"
 	"sync"
+	"unsafe"
 )
 
 // The analysis of a script depends on nothing but its text and the program
@@ -13,16 +14,20 @@ import (
 // of the broker's CPU on the automatic path; docs/BENCHMARKS.md, "Eighth
 // sitting").
 //
-// The cache is bounded in entries and in the length of the scripts it keeps
-// (a long heredoc is analysed every time), and evicts an arbitrary entry of
-// a full shard: a stream of distinct scripts costs what it cost without the
-// cache and cannot grow it. Entries are shared between goroutines, so an
+// The cache is bounded in entries, in the length of the scripts it keeps (a
+// long heredoc is analysed every time) and in the size of their analyses (a
+// short script can expand to hundreds of sub-commands or glob patterns:
+// 60 KiB of analysis from 1 KiB of `a;a;a…`), so it holds at most about
+// 2,048 × (1 + 4) KiB; it evicts an arbitrary entry of a full shard. A
+// stream of distinct scripts costs what it cost without the cache and
+// cannot grow it. Entries are shared between goroutines, so an
 // analysis is read-only once it is cached: callers that extend one
 // (several scripts in one call) copy its slices first.
 const (
 	shellCacheShards     = 16
 	shellCacheShardLimit = 128  // entries per shard: 2,048 in all
 	shellCacheMaxScript  = 1024 // bytes; longer scripts are not kept
+	shellCacheMaxEntry   = 4096 // bytes of analysis (analysisSize); larger ones are not kept
 )
 
 // shellCache maps a script to its analysis under one program table.
@@ -51,6 +56,9 @@ func (c *shellCache) analyze(src string, analyze func(string) ShellAnalysis) She
 		return res
 	}
 	res = analyze(src)
+	if analysisSize(&res) > shellCacheMaxEntry {
+		return res
+	}
 	sh.mu.Lock()
 	if sh.m == nil {
 		sh.m = make(map[string]ShellAnalysis, shellCacheShardLimit)
@@ -64,4 +72,35 @@ func (c *shellCache) analyze(src string, analyze func(string) ShellAnalysis) She
 	sh.m[src] = res
 	sh.mu.Unlock()
 	return res
+}
+
+// analysisSize estimates the memory an analysis holds, from above: every
+// string counted as if it had its own bytes (most share the words arena),
+// every slice at its capacity.
+func analysisSize(a *ShellAnalysis) int {
+	const strHdr, sliceHdr = int(unsafe.Sizeof("")), int(unsafe.Sizeof([]string(nil)))
+	strs := func(ss []string) int {
+		n := strHdr * cap(ss)
+		for _, s := range ss {
+			n += len(s)
+		}
+		return n
+	}
+	globs := func(gs []gWord) int {
+		n := sliceHdr * cap(gs)
+		for _, g := range gs {
+			n += int(unsafe.Sizeof(gTok{})) * cap(g)
+			for _, t := range g {
+				n += len(t.class)
+			}
+		}
+		return n
+	}
+	n := len(a.Unanalysable) + len(a.Unprefixable) + strs(a.Safety) + int(unsafe.Sizeof(ShellCommand{}))*cap(a.Commands)
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		n += len(c.Name) + len(c.Unanalysable) + len(c.Target) + strs(c.Words) + strs(c.Wrappers) + strs(c.Reads) +
+			globs(c.globs) + globs(c.baseGlobs) + globs(c.readGlobs)
+	}
+	return n
 }

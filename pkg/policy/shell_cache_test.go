@@ -33,7 +33,7 @@ func TestShellCacheDecidesAsWithoutIt(t *testing.T) {
 				i := (k*7 + g*131) % len(cases) // each goroutine in its own order
 				got := p.Evaluate(policy.Call{Tool: "bash", Arguments: commandArgs(t, cases[i].command)})
 				if !reflect.DeepEqual(got, want[i]) {
-					errs <- fmt.Sprintf("%s:%d %q: cached decision %+v differs from the first %+v", cases[i].file, cases[i].line, cases[i].command, got, want[i])
+					errs <- fmt.Sprintf("%s:%d %q: cached decision %+v (analysis %#v) differs from the first %+v (analysis %#v)", cases[i].file, cases[i].line, cases[i].command, got, got.Shell, want[i], want[i].Shell)
 				}
 			}
 		})
@@ -48,6 +48,22 @@ func TestShellCacheDecidesAsWithoutIt(t *testing.T) {
 	}
 	if n > 5 {
 		t.Errorf("… and %d more", n-5)
+	}
+}
+
+// TestShellAnalysisIsDeterministic: caching an analysis is sound only if
+// analysing the same script again gives the same result. A glob that
+// could write to several protected files once named whichever a map
+// iteration met first (found by TestShellCacheDecidesAsWithoutIt).
+func TestShellAnalysisIsDeterministic(t *testing.T) {
+	for _, c := range readCorpora(t) {
+		first := policy.AnalyzeShell(c.command)
+		for range 4 {
+			if again := policy.AnalyzeShell(c.command); !reflect.DeepEqual(again, first) {
+				t.Errorf("%s:%d %q: analysed twice, two results:\n%#v\n%#v", c.file, c.line, c.command, first, again)
+				break
+			}
+		}
 	}
 }
 

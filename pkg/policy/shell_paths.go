@@ -185,7 +185,7 @@ func (a *shAnalyzer) readTarget(w shWord) {
 // expansion could name a protected file or a device, or "".
 func shProtectedWriteGlob(g gWord) string {
 	c := gLower(gCleanPath(g, ""))
-	for f := range shProtectedFiles {
+	for _, f := range shProtectedFileList {
 		if gIntersects(c, gLiteral(nil, f)) {
 			return "may write to " + f
 		}

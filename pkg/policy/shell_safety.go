@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -113,6 +115,11 @@ var shFetchers = map[string]bool{
 var shProtectedFiles = map[string]bool{
 	"/etc/passwd": true, "/etc/shadow": true, "/etc/gshadow": true, "/etc/group": true, "/etc/sudoers": true,
 }
+
+// shProtectedFileList is shProtectedFiles in a fixed order, for the
+// glob check that names the first one a pattern could write: a map's
+// order would name a different file from one call to the next.
+var shProtectedFileList = slices.Sorted(maps.Keys(shProtectedFiles))
 
 // shProtectedWrite returns the safety reason for writing the cleaned path
 // p, or "".
