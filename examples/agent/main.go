@@ -100,8 +100,12 @@ func run(ctx context.Context, s settings, stdout, stderr io.Writer) error {
 	})
 	for _, r := range results {
 		switch {
-		case r.Decision == nil:
+		case r.Decision == nil && r.Err != nil:
+			fmt.Fprintf(stdout, "✗ %s not decided: %v\n", r.Call.Tool, r.Err)
+		case r.Decision == nil && r.LLMMessage != "":
 			fmt.Fprintf(stdout, "✗ %s skipped: %s\n", r.Call.Tool, r.LLMMessage)
+		case r.Decision == nil:
+			fmt.Fprintf(stdout, "✗ %s not asked: the batch stopped before it\n", r.Call.Tool)
 		case r.Ran:
 			fmt.Fprintf(stdout, "✓ %s allowed (%s: %s)\n", r.Call.Tool, r.Decision.ReasonCode, r.Decision.Reason)
 		default:
