@@ -160,18 +160,12 @@ func batchItems(data []byte, i int, out *[]BatchItem) (int, bool) {
 			return 0, false
 		}
 		items = append(items, it)
-		i = skipSpaces(data, j)
-		if i >= len(data) {
+		var end bool
+		if i, end, ok = nextItem(data, j, ']'); !ok {
 			return 0, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpaces(data, i+1)
-		case ']':
+		} else if end {
 			*out = items
-			return i + 1, true
-		default:
-			return 0, false
+			return i, true
 		}
 	}
 }
@@ -201,18 +195,12 @@ func scanObject(data []byte, i int, top bool, field func(key, data []byte, i int
 			if i, ok = field(key, data, skipSpaces(data, i+1)); !ok {
 				return 0, false
 			}
-			i = skipSpaces(data, i)
-			if i >= len(data) {
+			var end bool
+			if i, end, ok = nextItem(data, i, '}'); !ok {
 				return 0, false
-			}
-			if data[i] == '}' {
-				i++
+			} else if end {
 				break
 			}
-			if data[i] != ',' {
-				return 0, false
-			}
-			i = skipSpaces(data, i+1)
 		}
 	}
 	if top {
@@ -317,6 +305,7 @@ func skipValue(data []byte, i, depth int) (int, bool) {
 			if !ok {
 				return 0, false
 			}
+			var end bool
 			i = skipSpaces(data, j)
 			if i >= len(data) || data[i] != ':' {
 				return 0, false
@@ -324,17 +313,9 @@ func skipValue(data []byte, i, depth int) (int, bool) {
 			if i, ok = skipValue(data, skipSpaces(data, i+1), depth+1); !ok {
 				return 0, false
 			}
-			i = skipSpaces(data, i)
-			if i >= len(data) {
-				return 0, false
+			if i, end, ok = nextItem(data, i, '}'); !ok || end {
+				return i, ok
 			}
-			if data[i] == '}' {
-				return i + 1, true
-			}
-			if data[i] != ',' {
-				return 0, false
-			}
-			i = skipSpaces(data, i+1)
 		}
 	case c == '[':
 		i = skipSpaces(data, i+1)
@@ -342,21 +323,13 @@ func skipValue(data []byte, i, depth int) (int, bool) {
 			return i + 1, true
 		}
 		for {
-			var ok bool
+			var ok, end bool
 			if i, ok = skipValue(data, i, depth+1); !ok {
 				return 0, false
 			}
-			i = skipSpaces(data, i)
-			if i >= len(data) {
-				return 0, false
+			if i, end, ok = nextItem(data, i, ']'); !ok || end {
+				return i, ok
 			}
-			if data[i] == ']' {
-				return i + 1, true
-			}
-			if data[i] != ',' {
-				return 0, false
-			}
-			i = skipSpaces(data, i+1)
 		}
 	case c == 't':
 		return skipLiteral(data, i, "true")
@@ -448,6 +421,22 @@ func skipNumber(data []byte, i int) (int, bool) {
 		}
 	}
 	return i, true
+}
+
+// nextItem reads what follows an item of an object or array at data[i:]:
+// the closer (end is true, next is past it) or a comma (next is the
+// following item, after spaces).
+func nextItem(data []byte, i int, closer byte) (next int, end, ok bool) {
+	i = skipSpaces(data, i)
+	switch {
+	case i >= len(data):
+		return 0, false, false
+	case data[i] == closer:
+		return i + 1, true, true
+	case data[i] == ',':
+		return skipSpaces(data, i+1), false, true
+	}
+	return 0, false, false
 }
 
 func skipSpaces(data []byte, i int) int {
