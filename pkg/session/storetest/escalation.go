@@ -3,7 +3,6 @@ package storetest
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -322,40 +321,35 @@ func testStepsRace(t *testing.T, e *env) {
 		last = e.opened(t, e.laddered(sess, 100*time.Millisecond))
 	}
 	e.waitDue(t, last.CreatedAt.Add(100*time.Millisecond))
-	var (
-		mu   sync.Mutex
-		seen = map[string]int{}
-		wg   sync.WaitGroup
-	)
-	for range 4 {
-		wg.Go(func() {
-			for {
-				got, err := e.s.ClaimSteps(e.ctx, 5)
-				if err != nil {
-					t.Errorf("ClaimSteps: %v", err)
-					return
-				}
-				mu.Lock()
-				for _, st := range got {
-					if st.SessionID == sess {
-						seen[stepName(st)]++
-					}
-				}
-				mu.Unlock()
-				if len(got) == 0 {
-					return
+	claims := newClaimLog(e.r.h.EffectLease)
+	race(4, func(int) {
+		for calls := 0; ; calls++ {
+			if calls == 100 { // 24 steps, 5 a call: a store that hands steps out again and again
+				t.Errorf("ClaimSteps still returned steps after %d calls", calls)
+				return
+			}
+			start := time.Now()
+			got, err := e.s.ClaimSteps(e.ctx, 5)
+			if err != nil {
+				t.Errorf("ClaimSteps: %v", err)
+				return
+			}
+			end := time.Now()
+			for _, st := range got {
+				if st.SessionID == sess {
+					claims.add(stepName(st), start, end)
 				}
 			}
-		})
-	}
-	wg.Wait()
-	if len(seen) != n {
-		t.Fatalf("concurrent claimers got %d distinct steps, want %d", len(seen), n)
-	}
-	for name, c := range seen {
-		if c != 1 {
-			t.Errorf("%s handed out %d times within one lease", name, c)
+			if len(got) == 0 {
+				return
+			}
 		}
+	})
+	if len(claims.spans) != n {
+		t.Fatalf("concurrent claimers got %d distinct steps, want %d", len(claims.spans), n)
+	}
+	for _, dup := range claims.withinLease() {
+		t.Error(dup)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -35,6 +36,67 @@ func race(n int, fn func(i int)) {
 	}
 	close(start)
 	wg.Wait()
+}
+
+// claimLog records when each leased item (an outbox entry, an escalation
+// step) was claimed, to tell a second claim within one lease, which is a
+// bug, from one after the lease ran out, which is what a lease is for: the
+// suite runs with a lease of a few hundred milliseconds, and a loaded
+// machine (-race, other packages' tests) can take that long between two
+// claims of the same test.
+type claimLog struct {
+	lease time.Duration
+	mu    sync.Mutex
+	spans map[string][]claimSpan
+}
+
+// claimSpan is when a claim call started and returned: the store took its
+// lease at some moment in between.
+type claimSpan struct{ start, end time.Time }
+
+func newClaimLog(lease time.Duration) *claimLog {
+	return &claimLog{lease: lease, spans: map[string][]claimSpan{}}
+}
+
+// add records that a claim call that ran from start to end returned key.
+func (l *claimLog) add(key string, start, end time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.spans[key] = append(l.spans[key], claimSpan{start, end})
+}
+
+// count is how many claims returned key.
+func (l *claimLog) count(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.spans[key])
+}
+
+// withinLease reports, for each key claimed more than once, the claims
+// that certainly fell within one lease: a later claim that returned before
+// the lease an earlier one took could have run out (that claim's start
+// plus the lease).
+func (l *claimLog) withinLease() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for key, spans := range l.spans {
+		for i, a := range spans {
+			for _, b := range spans[i+1:] {
+				first, second := a, b
+				if b.start.Before(a.start) {
+					first, second = b, a
+				}
+				if second.end.Before(first.start.Add(l.lease)) {
+					out = append(out, fmt.Sprintf("%s claimed twice within one lease (%v): at %s–%s and %s–%s", key, l.lease,
+						first.start.Format("15:04:05.000"), first.end.Format("15:04:05.000"),
+						second.start.Format("15:04:05.000"), second.end.Format("15:04:05.000")))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 type outcome struct {
