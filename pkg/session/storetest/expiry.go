@@ -35,6 +35,26 @@ func (e *env) shortRequest(sess string, ttl time.Duration) session.Request {
 	return req
 }
 
+// createShort creates a pending request of session sess that expires
+// after ttl. The two steps of a create (Prepare, then Open) must both come
+// within ttl, a few hundred milliseconds: when a loaded machine stalls
+// longer between them, Open rightly refuses the expired request, and the
+// request is made again with a new id (up to five times).
+func (e *env) createShort(t *testing.T, sess string, ttl time.Duration) *session.Record {
+	t.Helper()
+	for range 4 {
+		rec, created, err := Create(e.ctx, e.s, e.shortRequest(sess, ttl))
+		if errors.Is(err, session.ErrExpired) {
+			continue
+		}
+		if err != nil || !created {
+			t.Fatalf("Create(%s, ttl %v): created=%v, %v", sess, ttl, created, err)
+		}
+		return rec
+	}
+	return e.create(t, e.shortRequest(sess, ttl))
+}
+
 // waitDue waits until the store's clock reaches at.
 func (e *env) waitDue(t *testing.T, at time.Time) {
 	t.Helper()
@@ -186,9 +206,9 @@ func (e *env) createMany(t *testing.T, n int, ttl time.Duration) []*session.Reco
 
 func testClaim(t *testing.T, e *env) {
 	sess := e.name("sess")
-	due := e.create(t, e.shortRequest(sess, shortTTL))
+	due := e.createShort(t, sess, shortTTL)
 	later := e.create(t, e.request(sess))
-	approved := e.create(t, e.shortRequest(sess, shortTTL))
+	approved := e.createShort(t, sess, shortTTL)
 	quorumReq := e.shortRequest(sess, shortTTL)
 	quorumReq.ApprovalsRequired = 2
 	quorum := e.create(t, quorumReq)
@@ -233,9 +253,9 @@ func testClaimOrder(t *testing.T, e *env) {
 	var recs []*session.Record
 	for i := range 6 {
 		// Descending TTLs: creation order is not expiry order.
-		recs = append(recs, e.create(t, e.shortRequest(sess, shortTTL-time.Duration(i)*20*time.Millisecond)))
+		recs = append(recs, e.createShort(t, sess, shortTTL-time.Duration(i)*20*time.Millisecond))
 	}
-	e.waitDue(t, recs[0].ExpiresAt)
+	e.waitDue(t, slices.MaxFunc(recs, func(a, b *session.Record) int { return a.ExpiresAt.Compare(b.ExpiresAt) }).ExpiresAt)
 	c := newClaims(recs...)
 	e.drain(t, c, 2)
 	c.checkOnce(t)
@@ -283,9 +303,9 @@ func testVoteAfterExpiry(t *testing.T, e *env) {
 
 func testSettleAfterExpiry(t *testing.T, e *env) {
 	sess := e.name("sess")
-	r1 := e.create(t, e.shortRequest(sess, shortTTL))
-	r2 := e.create(t, e.shortRequest(sess, shortTTL))
-	r3 := e.create(t, e.shortRequest(sess, shortTTL))
+	r1 := e.createShort(t, sess, shortTTL)
+	r2 := e.createShort(t, sess, shortTTL)
+	r3 := e.createShort(t, sess, shortTTL)
 	open := e.create(t, e.request(sess))
 	e.waitDue(t, r3.ExpiresAt)
 

@@ -83,7 +83,7 @@ func claimUntilDry[T any](t *testing.T, e *env, wait bool, name, noun string, cl
 func testOutboxRecords(t *testing.T, e *env) {
 	sess, other := e.name("sess"), e.name("sess")
 	// The expiry first: its wait is longer than the lease.
-	expired := e.create(t, e.shortRequest(sess, shortTTL))
+	expired := e.createShort(t, sess, shortTTL)
 	e.waitDue(t, expired.ExpiresAt)
 	first := time.Now() // no entry of this test is older
 	var claimed []*session.Record

@@ -184,7 +184,10 @@ func Create(ctx context.Context, s session.Store, req session.Request) (*session
 		return nil, false, err
 	}
 	if !res.Applied {
-		return res.Record, false, fmt.Errorf("storetest: open %s/%s after prepare: not applied (%v)", req.SessionID, req.ID, res.Refusal)
+		if res.Refusal != nil {
+			return res.Record, false, fmt.Errorf("storetest: open %s/%s after prepare: not applied: %w", req.SessionID, req.ID, res.Refusal)
+		}
+		return res.Record, false, fmt.Errorf("storetest: open %s/%s after prepare: not applied", req.SessionID, req.ID)
 	}
 	return res.Record, true, nil
 }
