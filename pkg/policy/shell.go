@@ -93,6 +93,7 @@ func AnalyzeShell(src string) ShellAnalysis {
 func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable, budget *shBudget) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
 	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
+	a.posix = lang == syntax.LangPOSIX
 	if r := shScreenInput(src); r != "" {
 		a.res.Unanalysable, a.res.Unprefixable = r, r
 		return a
@@ -175,6 +176,10 @@ type shAnalyzer struct {
 	src   string
 	depth int
 	progs *programTable // the program table (programs.go)
+	// posix is set for scripts of sh, dash and the like, parsed as POSIX
+	// sh: dash leaves braces literal where bash (and bash as sh) expands
+	// them, so both readings are judged (shPosixBraces).
+	posix bool
 	res   ShellAnalysis
 	info  []shCmdInfo
 
@@ -444,11 +449,24 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 			fr.unanalysable = shExecVarReason(as.Name.Value)
 		}
 	}
+	litFr := fr
+	litFr.wrappers = slices.Clone(fr.wrappers)
 	if !ok {
 		a.emit(words, fr, "brace expansion is too large to analyse", shCmdInfo{})
-		return
+	} else {
+		a.resolve(words, fr)
 	}
-	a.resolve(words, fr)
+	if a.posix && slices.ContainsFunc(c.Args, shHasBraces) {
+		// dash runs the words with their braces where bash, and bash
+		// as sh, expands them: the literal reading is judged too, as a
+		// command of its own (words and frame of its own: resolve keeps
+		// them).
+		lit := make([]shWord, 0, len(c.Args))
+		for _, w := range c.Args {
+			lit = append(lit, a.word(w))
+		}
+		a.resolve(lit, litFr)
+	}
 }
 
 // decl handles declare, export, local, readonly, typeset and nameref: like
@@ -998,10 +1016,17 @@ func (a *shAnalyzer) redirect(r *syntax.Redirect) {
 // targetWords returns the words a redirection target expands to: bash
 // brace-expands it (> .e{n..n}v writes .env; two words or more are an
 // "ambiguous redirect" it refuses, judged all the same).
+//
+// In a POSIX sh script the literal target is added: dash opens the name
+// with its braces, bash as sh the expansion.
 func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
 	if shHasBraces(w) {
 		if exp, ok := a.expandBraces(w); ok {
-			return slices.Clone(exp)
+			out := slices.Clone(exp)
+			if a.posix {
+				out = append(out, a.word(w))
+			}
+			return out
 		}
 		return []shWord{{text: a.source(w), g: gWord{gAnyRun}}}
 	}

@@ -604,3 +604,33 @@ func TestAnalyzeShellBoundsHostileInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeShellJudgesBothReadingsOfBracesInSh: dash, Debian's sh,
+// leaves braces literal (touch > {a,b} creates the file "{a,b}"), while
+// bash, and bash as sh elsewhere, expands them. A script for sh is judged
+// in both readings; a bash script only as bash expands it. Found by
+// FuzzShellOracle (testdata/fuzz/FuzzShellOracle/59c79c378083a9e4).
+func TestAnalyzeShellJudgesBothReadingsOfBracesInSh(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{"sh -c 'touch > {a,b}'", []string{"[sh] touch", "[sh] > a", "[sh] > b", "[sh] > {a,b}"}},
+		{"sh -c 'touch {a,b}'", []string{"[sh] touch a b", "[sh] > a", "[sh] > b", "[sh] touch {a,b}", "[sh] > {a,b}"}},
+		{"dash -c 'rm -rf {/,x}'", []string{"[dash] rm -rf / x", "[dash] rm -rf {/,x}"}},
+		{"touch > {a,b}", []string{"touch", "> a", "> b"}},
+		{"bash -c 'touch {a,b}'", []string{"[bash] touch a b", "[bash] > a", "[bash] > b"}},
+	}
+	for _, tt := range tests {
+		a := AnalyzeShell(tt.src)
+		got := shtRenderAll(a)
+		for i, c := range a.Commands {
+			if c.Redirect && len(c.Wrappers) > 0 {
+				got[i] = "[" + strings.Join(c.Wrappers, " ") + "] " + got[i]
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
+		}
+	}
+}
