@@ -390,11 +390,36 @@ func oracleIsCommandName(a policy.ShellAnalysis, p string) bool {
 		} else if name == "~" {
 			name = oracleHome
 		}
-		if name == p {
-			return true
+		for _, n := range []string{name, oracleAssignTilde(name)} {
+			if n == p || !filepath.IsAbs(n) && filepath.Join(oracleCwd, n) == p {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// oracleAssignTilde expands what bash expands in a word that looks like an
+// assignment (name=value), also as a command's argument or name outside
+// POSIX mode: a tilde right after the first '=' or after a ':' in the
+// value (exec a=~/b runs "a=/home/dev/b"). The word is the name of the
+// command bash failed to run, not a path it opened.
+func oracleAssignTilde(w string) string {
+	name, value, ok := strings.Cut(w, "=")
+	if !ok || name == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9')
+	}) || name[0] >= '0' && name[0] <= '9' {
+		return w
+	}
+	parts := strings.Split(value, ":")
+	for i, part := range parts {
+		if rest, ok := strings.CutPrefix(part, "~/"); ok {
+			parts[i] = oracleHome + "/" + rest
+		} else if part == "~" {
+			parts[i] = oracleHome
+		}
+	}
+	return name + "=" + strings.Join(parts, ":")
 }
 
 // TestShellOracle runs every corpus command in real bash and checks that
