@@ -129,7 +129,7 @@ func TestTheBotLeavesAFrozenNATSServer(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(logs.String(), "stale connection") {
+	if !logs.WaitFor("stale connection", 2*time.Second) {
 		t.Errorf("no WARN naming the stale connection:\n%s", logs.String())
 	}
 	fr.Thaw()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -464,8 +465,17 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 	if r, ok := a.retry[id]; ok {
 		r.attempts++
 		r.sending = false
+		attempts, first := r.attempts, r.first
 		a.mu.Unlock()
-		a.log.Debug("audit append failed again; retrying", "msg_id", id, "attempts", r.attempts, "err", err)
+		// A record that keeps failing is logged again at WARN after 4,
+		// 16, 64… attempts, with the latest reason: an operator sees what
+		// keeps it out without a line per attempt.
+		level := slog.LevelDebug
+		if attempts&(attempts-1) == 0 && attempts >= 4 && bits.TrailingZeros(uint(attempts))%2 == 0 {
+			level = slog.LevelWarn
+		}
+		a.log.Log(context.Background(), level, "audit append failed again; retrying", "msg_id", id, "attempts", attempts,
+			"pending_for", time.Since(first).Round(time.Millisecond), "reason", kind, "err", err)
 		a.poke()
 		return
 	}

@@ -593,7 +593,7 @@ func TestEveryDecisionIsAuditedOnceAcrossStreamLeaderElections(t *testing.T) {
 	m := broker.NewMetrics(nil)
 	logs := &brokertest.LogBuffer{}
 	b, err := broker.New(broker.Config{Conn: connect(), AuditConn: connect(), Store: memstore.New(memstore.Options{}),
-		Policy: broker.StaticPolicy{P: pol}, Logger: slog.New(slog.NewTextHandler(logs, nil)), Metrics: m,
+		Policy: broker.StaticPolicy{P: pol}, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Metrics: m,
 		DisableReaper: true, AuditReplicas: 3, AuditAckTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)

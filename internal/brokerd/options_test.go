@@ -147,7 +147,7 @@ func TestAFrozenNATSServerIsLeftWithinThePingBudget(t *testing.T) {
 	if took := time.Since(frozenAt); took > 2*time.Second {
 		t.Errorf("stale connection noticed after %s, want within about 600 ms", took)
 	}
-	if !strings.Contains(logs.String(), "stale connection") {
+	if !logs.WaitFor("stale connection", 2*time.Second) {
 		t.Errorf("no WARN naming the stale connection:\n%s", logs.String())
 	}
 	fr.Thaw()
