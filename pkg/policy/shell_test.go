@@ -394,14 +394,7 @@ func TestAnalyzeShellRecordsWriteRedirections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := AnalyzeShell(tt.src)
-			got := shtRenderAll(a)
-			// Wrappers are shown for redirects as well; render puts them
-			// only on commands, so add them here.
-			for i, c := range a.Commands {
-				if c.Redirect && len(c.Wrappers) > 0 {
-					got[i] = "[" + strings.Join(c.Wrappers, " ") + "] " + got[i]
-				}
-			}
+			got := shtRenderWithRedirectWrappers(a)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
 			}
@@ -622,15 +615,21 @@ func TestAnalyzeShellJudgesBothReadingsOfBracesInSh(t *testing.T) {
 		{"bash -c 'touch {a,b}'", []string{"[bash] touch a b", "[bash] > a", "[bash] > b"}},
 	}
 	for _, tt := range tests {
-		a := AnalyzeShell(tt.src)
-		got := shtRenderAll(a)
-		for i, c := range a.Commands {
-			if c.Redirect && len(c.Wrappers) > 0 {
-				got[i] = "[" + strings.Join(c.Wrappers, " ") + "] " + got[i]
-			}
-		}
+		got := shtRenderWithRedirectWrappers(AnalyzeShell(tt.src))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
 		}
 	}
+}
+
+// shtRenderWithRedirectWrappers is shtRenderAll with the wrappers of
+// redirects shown too (shtRender shows them only on commands).
+func shtRenderWithRedirectWrappers(a ShellAnalysis) []string {
+	got := shtRenderAll(a)
+	for i, c := range a.Commands {
+		if c.Redirect && len(c.Wrappers) > 0 {
+			got[i] = "[" + strings.Join(c.Wrappers, " ") + "] " + got[i]
+		}
+	}
+	return got
 }

@@ -321,30 +321,9 @@ func testStepsRace(t *testing.T, e *env) {
 		last = e.opened(t, e.laddered(sess, 100*time.Millisecond))
 	}
 	e.waitDue(t, last.CreatedAt.Add(100*time.Millisecond))
-	claims := newClaimLog(e.r.h.EffectLease)
-	race(4, func(int) {
-		for calls := 0; ; calls++ {
-			if calls == 100 { // 24 steps, 5 a call: a store that hands steps out again and again
-				t.Errorf("ClaimSteps still returned steps after %d calls", calls)
-				return
-			}
-			start := time.Now()
-			got, err := e.s.ClaimSteps(e.ctx, 5)
-			if err != nil {
-				t.Errorf("ClaimSteps: %v", err)
-				return
-			}
-			end := time.Now()
-			for _, st := range got {
-				if st.SessionID == sess {
-					claims.add(stepName(st), start, end)
-				}
-			}
-			if len(got) == 0 {
-				return
-			}
-		}
-	})
+	claims := claimConcurrently(t, 4, e.r.h.EffectLease, "ClaimSteps",
+		func() ([]session.Step, error) { return e.s.ClaimSteps(e.ctx, 5) },
+		func(st session.Step) (string, bool) { return stepName(st), st.SessionID == sess })
 	if len(claims.spans) != n {
 		t.Fatalf("concurrent claimers got %d distinct steps, want %d", len(claims.spans), n)
 	}

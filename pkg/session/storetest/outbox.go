@@ -270,30 +270,9 @@ func testOutboxRaceClaim(t *testing.T, e *env) {
 		want[rec.ID] = true
 	}
 	time.Sleep(e.r.h.EffectLease + 50*time.Millisecond)
-	claims := newClaimLog(e.r.h.EffectLease)
-	race(claimers, func(int) {
-		for calls := 0; ; calls++ {
-			if calls == 100 { // 60 entries, 7 a call: a store that hands entries out again and again
-				t.Errorf("ClaimEffects still returned entries after %d calls", calls)
-				return
-			}
-			start := time.Now()
-			got, err := e.s.ClaimEffects(e.ctx, 7)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if len(got) == 0 {
-				return
-			}
-			end := time.Now()
-			for _, r := range got {
-				if slices.Contains(sessions, r.SessionID) {
-					claims.add(r.ID, start, end)
-				}
-			}
-		}
-	})
+	claims := claimConcurrently(t, claimers, e.r.h.EffectLease, "ClaimEffects",
+		func() ([]*session.Record, error) { return e.s.ClaimEffects(e.ctx, 7) },
+		func(r *session.Record) (string, bool) { return r.ID, slices.Contains(sessions, r.SessionID) })
 	// A claimer that found only sessions without a share stopped early:
 	// what is left is claimed now, and nothing claimed above comes back
 	// within its lease.

@@ -99,6 +99,40 @@ func (l *claimLog) withinLease() []string {
 	return out
 }
 
+// claimConcurrently runs claimers goroutines released together, each
+// calling claim until it returns nothing, and logs each claimed item that
+// key accepts (by its key) with the span of the call that returned it. A
+// claimer still getting items after 100 calls fails the test: a store that
+// never leases would hand them out forever.
+func claimConcurrently[T any](t *testing.T, claimers int, lease time.Duration, name string,
+	claim func() ([]T, error), key func(T) (string, bool)) *claimLog {
+	claims := newClaimLog(lease)
+	race(claimers, func(int) {
+		for calls := 0; ; calls++ {
+			if calls == 100 {
+				t.Errorf("%s still returned items after %d calls", name, calls)
+				return
+			}
+			start := time.Now()
+			got, err := claim()
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				return
+			}
+			if len(got) == 0 {
+				return
+			}
+			end := time.Now()
+			for _, item := range got {
+				if k, ok := key(item); ok {
+					claims.add(k, start, end)
+				}
+			}
+		}
+	})
+	return claims
+}
+
 type outcome struct {
 	res session.Result
 	err error
