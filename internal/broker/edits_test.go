@@ -79,7 +79,7 @@ func TestAnEditedApprovalThePolicyAcceptsRunsTheEditedCallAndGrantsIt(t *testing
 			t.Fatalf("status %d: %+v", i, rc.Decision)
 		}
 	}
-	if r, ok := waitResolved(t, a, "edit-1"); !ok || string(r.Decision.UpdatedArguments) != `{"command":"npm ci"}` {
+	if r, ok := a.WaitResolved("edit-1"); !ok || string(r.Decision.UpdatedArguments) != `{"command":"npm ci"}` {
 		t.Fatalf("resolved = %+v, %v", r, ok)
 	}
 
@@ -96,18 +96,6 @@ func TestAnEditedApprovalThePolicyAcceptsRunsTheEditedCallAndGrantsIt(t *testing
 	}
 	a.Reject(q3, "alice", messages.RejectSoft, "")
 	brokertest.WantDecision(t, again.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
-}
-
-// waitResolved waits briefly for the device to see requestID resolved.
-func waitResolved(t *testing.T, a *brokertest.Approver, requestID string) (messages.Resolved, bool) {
-	t.Helper()
-	for range 200 {
-		if r, ok := a.ResolvedFor(requestID); ok {
-			return r, true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return messages.Resolved{}, false
 }
 
 func TestAnEditedApprovalThePolicyDeniesIsRefusedAndTheRequestStaysPending(t *testing.T) {

@@ -367,6 +367,18 @@ func (a *Approver) ResolvedFor(requestID string) (messages.Resolved, bool) {
 	return messages.Resolved{}, false
 }
 
+// WaitResolved waits up to 5 s for the device to see requestID resolved:
+// the resolution reaches it on its own subscription, after the decision
+// reached the agent and other devices.
+func (a *Approver) WaitResolved(requestID string) (messages.Resolved, bool) {
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if r, ok := a.ResolvedFor(requestID); ok || time.Now().After(deadline) {
+			return r, ok
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Respond sends a response (the version is filled in) and returns the
 // broker's reply; an error reply fails the test.
 func (a *Approver) Respond(r messages.Response) messages.RespondReply {

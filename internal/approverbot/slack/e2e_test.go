@@ -210,7 +210,7 @@ func TestSlackClickOnAQuestionSettledElsewhereSaysWhoDecidedAndUpdatesTheMessage
 	if len(u.Buttons()) != 0 || !strings.Contains(u.VisibleText(), "approved (once) by carol") {
 		t.Errorf("message after the late click has buttons %v:\n%s", actionIDs(u), u.VisibleText())
 	}
-	if rec, ok := e.Device.ResolvedFor("r1"); !ok || rec.Decision.DecidedBy.ID != "carol" || rec.Decision.Outcome != messages.OutcomeAllow {
+	if rec, ok := e.Device.WaitResolved("r1"); !ok || rec.Decision.DecidedBy.ID != "carol" || rec.Decision.Outcome != messages.OutcomeAllow {
 		t.Errorf("resolution %+v, want carol's approval to stand", rec)
 	}
 }

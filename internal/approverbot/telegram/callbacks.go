@@ -83,18 +83,20 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 	c.answer(ctx, cq.ID, o.Text, !o.Applied)
 	if o.Settled != nil && cq.Message != nil {
 		// Settled elsewhere: make sure this message shows it, even if the
-		// resolution never reached this bot.
-		ectx, cancel := context.WithTimeout(ctx, callTimeout)
-		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, *o.Settled)
-		cancel()
-		if err != nil {
-			log.Warn("could not update the settled question's message", "err", err)
-		}
+		// resolution never reached this bot (settled first, as Resolve).
 		c.update(s, func(s *sent) {
 			if s.settled.IsZero() {
 				s.settled = c.now()
 			}
 		})
+		ectx, cancel := context.WithTimeout(ctx, callTimeout)
+		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, *o.Settled)
+		cancel()
+		if err != nil {
+			log.Warn("could not update the settled question's message", "err", err)
+		} else {
+			c.update(s, func(s *sent) { s.shown = true })
+		}
 	}
 }
 

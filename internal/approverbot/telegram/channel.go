@@ -74,6 +74,7 @@ type sent struct {
 	q       approverbot.Question
 	html    string    // the question as rendered, for the settled edit
 	settled time.Time // zero while open
+	shown   bool      // the message shows the outcome
 }
 
 var _ approverbot.Channel = (*Channel)(nil)
@@ -313,8 +314,14 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 	s := c.byID[r.RequestID]
 	var chatID, msgID int64
 	var html string
-	if s != nil && s.settled.IsZero() {
+	if s != nil && !s.shown && s.msgID != 0 {
 		chatID, msgID, html = s.chatID, s.msgID, s.html
+		// Settled from now on, before the edit shows it: a reply that
+		// comes while the edit is on its way is refused, not kept as
+		// feedback for a deny that can no longer be sent.
+		if s.settled.IsZero() {
+			s.settled = c.now()
+		}
 	}
 	c.mu.Unlock()
 	if msgID == 0 {
@@ -323,9 +330,9 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := c.showSettled(ctx, chatID, msgID, html, r); err != nil {
-		return err
+		return err // a retry edits again: shown is not set
 	}
-	c.update(s, func(s *sent) { s.settled = c.now() })
+	c.update(s, func(s *sent) { s.shown = true })
 	return nil
 }
 

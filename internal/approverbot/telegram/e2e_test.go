@@ -145,7 +145,7 @@ func TestTelegramTapOnAQuestionSettledElsewhereSaysWhoDecided(t *testing.T) {
 	if len(cur.Keyboard) != 0 || !strings.Contains(cur.Text, "by carol via test") {
 		t.Errorf("message after the late tap has buttons %v:\n%s", labels(cur), cur.Text)
 	}
-	if r, ok := e.Device.ResolvedFor("r1"); !ok || r.Decision.DecidedBy.ID != "carol" {
+	if r, ok := e.Device.WaitResolved("r1"); !ok || r.Decision.DecidedBy.ID != "carol" {
 		t.Errorf("resolution %+v, want carol's approval to stand", r)
 	}
 }
