@@ -93,7 +93,9 @@ func OracleJudgesFile(a ShellAnalysis, p, cwd, home string) bool {
 		for _, g := range c.globs {
 			g = gCleanPath(g, home)
 			if len(g) > 0 && g[0].lit() && g[0].r != '/' {
-				g = append(gLiteral(nil, cwd+"/"), g...)
+				// Relative: joined to the working directory, then cleaned
+				// again (../../x after cd .. climbs out of it).
+				g = gCleanPath(append(gLiteral(nil, cwd+"/"), g...), home)
 			}
 			if gIntersects(g, lit) {
 				return true
