@@ -1,9 +1,28 @@
 package session
 
 import (
+	"context"
 	"strconv"
 	"time"
 )
+
+// Outbox hands out the effects that the caller of a transition did not
+// acknowledge within its lease, and acknowledges effects carried out; the
+// rules are at [DefaultEffectLease].
+type Outbox interface {
+	// ClaimEffects leases up to limit outbox entries whose lease has run out
+	// and returns the records they name, as they stand now; see the outbox
+	// rules at [DefaultEffectLease]. Each entry is returned to one caller per
+	// lease: if that caller does not acknowledge it (AckEffects) before the
+	// lease ends, a later call returns it again.
+	ClaimEffects(ctx context.Context, limit int) ([]*Record, error)
+
+	// AckEffects removes the outbox entries of recs (records returned by a
+	// transition or by ClaimEffects) once their effects are carried out. An
+	// entry that a later transition of the same request replaced stays:
+	// its effects are still owed.
+	AckEffects(ctx context.Context, recs ...*Record) error
+}
 
 // DefaultEffectLease is how long the caller of a transition alone may carry out
 // the effects it recorded in the outbox (by default; stores make it

@@ -8,8 +8,8 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// StateHeld is the state of a held request: stored by [Store.Prepare],
-// not yet made pending by [Store.Open]. It exists only inside the store and
+// StateHeld is the state of a held request: stored by [Requests.Prepare],
+// not yet made pending by [Requests.Open]. It exists only inside the store and
 // the broker; no message carries it. "Held" is the one word for it in code,
 // logs and docs; its stored value stays "creating" (what records and the
 // stores' scripts have always held), so records written by earlier
@@ -100,7 +100,7 @@ func (r *Record) Open(now time.Time) bool {
 //   - A transition that finds a due request still pending settles it expired
 //     itself (State expired, DecidedAt = store time, Decision nil) and
 //     reports it as not applied with Refusal [ErrSettled]. The request stays
-//     in the expiry index, so [Store.ClaimExpired] still returns it exactly
+//     in the expiry index, so [Expiry.ClaimExpired] still returns it exactly
 //     once: the reaper is the only component that reports timeouts, whoever
 //     moved the state.
 //   - Get and Lookup read without writing: a due request that no transition
@@ -128,7 +128,7 @@ func (r *Record) ApprovalScope(i int) messages.Scope {
 }
 
 // CheckSettleState returns an error wrapping [ErrInvalid] unless s is a state
-// that [Store.Settle] may move a request to: approved, rejected or cancelled.
+// that [Requests.Settle] may move a request to: approved, rejected or cancelled.
 // Expired is reserved to the expiry path.
 func CheckSettleState(s messages.State) error {
 	switch s {

@@ -9,7 +9,7 @@ import (
 )
 
 // ClaimExpired moves up to limit due requests to expired and returns them,
-// earliest expiry first; see [session.Store.ClaimExpired]. Requests that a
+// earliest expiry first; see [session.Expiry.ClaimExpired]. Requests that a
 // transition already expired are returned here too, once; held ones are
 // dropped. It costs
 // O(k log n) for k claimed requests.

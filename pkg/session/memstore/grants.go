@@ -10,7 +10,7 @@ import (
 )
 
 // Lookup reads the existing record, the stop signal and the grants for one
-// request; see [session.Store.Lookup]. It counts as a use of the session's
+// request; see [session.Requests.Lookup]. It counts as a use of the session's
 // grants: their list lives Retention from now.
 func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Lookup, error) {
 	if err := q.Validate(); err != nil {
@@ -135,7 +135,7 @@ func (s *Store) grantRemoved(id string, now time.Time) bool {
 	return ok && now.Before(until)
 }
 
-// AddGrant stores a standing grant; see [session.Store.AddGrant]. Adding
+// AddGrant stores a standing grant; see [session.Grants.AddGrant]. Adding
 // a session grant (re)starts the retention of the session's grants.
 func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, bool, []session.Grant, error) {
 	if err := g.Validate(); err != nil {
@@ -184,7 +184,7 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 }
 
 // ListGrants returns the live grants q selects; see
-// [session.Store.ListGrants].
+// [session.Grants.ListGrants].
 func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session.Grant, error) {
 	if err := q.Validate(); err != nil {
 		return nil, fmt.Errorf("memstore: list grants: %w", err)
@@ -232,7 +232,7 @@ func cutRef(ref, prefix string) (string, bool) {
 	return "", false
 }
 
-// RevokeGrant removes one grant by id; see [session.Store.RevokeGrant].
+// RevokeGrant removes one grant by id; see [session.Grants.RevokeGrant].
 func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant, error) {
 	if g.ID == "" || g.Owner() == "" {
 		return session.Grant{}, fmt.Errorf("memstore: revoke grant: %w: the grant's id and its session or agent are needed", session.ErrInvalid)
@@ -285,7 +285,7 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 }
 
 // ExpireGrants removes and returns the expired grants of the lists indexed
-// under teams; see [session.Store.ExpireGrants].
+// under teams; see [session.Grants.ExpireGrants].
 func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Grant, error) {
 	now, err := s.lock(ctx, "expire grants")
 	if err != nil {

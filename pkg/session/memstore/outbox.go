@@ -24,7 +24,7 @@ func (s *Store) record(e *entry, now time.Time) {
 }
 
 // ClaimEffects leases up to limit outbox entries whose lease has run out
-// and returns their records, oldest first; see [session.Store.ClaimEffects].
+// and returns their records, oldest first; see [session.Outbox.ClaimEffects].
 // It scans the outbox, which holds only unacknowledged entries.
 func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record, error) {
 	now, err := s.lockClaim(ctx, "claim effects", limit)
@@ -58,7 +58,7 @@ func (s *Store) ClaimEffects(ctx context.Context, limit int) ([]*session.Record,
 }
 
 // AckEffects removes the outbox entries of recs unless a later transition
-// replaced them; see [session.Store.AckEffects].
+// replaced them; see [session.Outbox.AckEffects].
 func (s *Store) AckEffects(ctx context.Context, recs ...*session.Record) error {
 	for _, r := range recs {
 		if r == nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// Prepare stores req held ([session.StateHeld]); see [session.Store.Prepare].
+// Prepare stores req held ([session.StateHeld]); see [session.Requests.Prepare].
 // A held request is in the expiry heap but in no pending index until Open.
 // An existing record is returned whatever its state, even while the
 // session is stopped, so that an agent retry gets its receipt.
@@ -49,7 +49,7 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	return e.rec.Clone(), true, nil
 }
 
-// Open makes a held request pending; see [session.Store.Open].
+// Open makes a held request pending; see [session.Requests.Open].
 func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: open: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 }
 
 // answerable returns the entry of a request that may be read or decided:
-// a held one is reported as not found (see [session.Store.Prepare]).
+// a held one is reported as not found (see [session.Requests.Prepare]).
 func (s *Store) answerable(sessionID, requestID string) (*entry, bool) {
 	e, ok := s.requests[key{sessionID, requestID}]
 	if !ok || e.rec.State == session.StateHeld {
@@ -105,7 +105,7 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 	return e.rec.Clone(), nil
 }
 
-// Decide applies one vote; see [session.Store.Decide]. A vote that arrives
+// Decide applies one vote; see [session.Requests.Decide]. A vote that arrives
 // once the request is due settles it expired (not applied, ErrSettled) and
 // leaves it to ClaimExpired. A second vote of an approver whose approval
 // was counted is refused with ErrDuplicateVote, a deny included.
@@ -152,7 +152,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 }
 
 // Settle moves a pending request to state with decision d; see
-// [session.Store.Settle].
+// [session.Requests.Settle].
 func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (session.Result, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: settle: %w", err)
@@ -214,7 +214,7 @@ func (s *Store) list(ctx context.Context, op string, idx map[string]map[*entry]s
 }
 
 // Stop sets the session's stop signal and settles its open requests
-// rejected; see [session.Store.Stop]. mk runs under the store's lock and must
+// rejected; see [session.Sessions.Stop]. mk runs under the store's lock and must
 // not call the store. Due requests are expired, not rejected, and left to
 // ClaimExpired; they are not returned.
 func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
@@ -248,7 +248,7 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 }
 
 // CancelSession settles open requests of a session cancelled; see
-// [session.Store.CancelSession]. Ids that are unknown or no longer open are
+// [session.Sessions.CancelSession]. Ids that are unknown or no longer open are
 // skipped; mk runs under the store's lock and must not call the store.
 func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []string, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
 	if err := session.CheckSession(sessionID); err != nil {

@@ -54,7 +54,7 @@ func (s *Store) beginClaim(ctx context.Context, op string, limit int) (context.C
 }
 
 // ClaimExpired moves up to limit due requests (by Redis TIME) to expired
-// and returns them, earliest expiry first; see [session.Store.ClaimExpired].
+// and returns them, earliest expiry first; see [session.Expiry.ClaimExpired].
 //
 // Each step is one pipeline of scripts, one per due shard or per session,
 // so that no script spans two hash slots:

@@ -228,7 +228,7 @@ func ownerRef(g *session.Grant) string {
 	return "a:" + g.AgentID
 }
 
-// AddGrant stores a standing grant; see [session.Store.AddGrant]. A
+// AddGrant stores a standing grant; see [session.Grants.AddGrant]. A
 // session grant (re)starts the retention of the session's grants; an
 // agent's list lives as long as its longest-lived grant. The team indexes
 // are written first, in the same pipeline: a list is never without them.
@@ -290,7 +290,7 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 }
 
 // ListGrants returns the live grants q selects; see
-// [session.Store.ListGrants]. By team, it reads the teams' indexes, then
+// [session.Grants.ListGrants]. By team, it reads the teams' indexes, then
 // the lists they name in one pipeline; names of lists that are gone are
 // removed from the indexes on the way.
 func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session.Grant, error) {
@@ -391,7 +391,7 @@ func toAny(ss []string) []any {
 }
 
 // RevokeGrant removes one grant of the list g names, atomically; see
-// [session.Store.RevokeGrant].
+// [session.Grants.RevokeGrant].
 func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant, error) {
 	const op = "revoke grant"
 	if g.ID == "" || g.Owner() == "" {
@@ -479,7 +479,7 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 }
 
 // ExpireGrants removes and returns the expired grants of the lists the
-// teams' indexes name; see [session.Store.ExpireGrants]. Each list's
+// teams' indexes name; see [session.Grants.ExpireGrants]. Each list's
 // removal is one script: an expired grant is returned once.
 func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Grant, error) {
 	const op = "expire grants"

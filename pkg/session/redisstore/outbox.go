@@ -57,7 +57,7 @@ func (s *Store) ensureMarked(ctx context.Context, mark *call, sess string) {
 }
 
 // ClaimEffects leases outbox entries whose lease has run out; see
-// [session.Store.ClaimEffects]. Like ClaimExpired: lease sessions of each
+// [session.Outbox.ClaimEffects]. Like ClaimExpired: lease sessions of each
 // index shard (score now + lease, odd), claim the ripe entries of each
 // leased session, then finalize each session's score to the earliest lease
 // left in its outbox, or drop it, unless a mark changed it meanwhile.
@@ -159,7 +159,7 @@ func claimIndex[T any](ctx context.Context, s *Store, op string, limit int, shar
 }
 
 // AckEffects removes the outbox entries of recs unless a later transition
-// replaced them; see [session.Store.AckEffects]. One script per session,
+// replaced them; see [session.Outbox.AckEffects]. One script per session,
 // pipelined.
 func (s *Store) AckEffects(ctx context.Context, recs ...*session.Record) error {
 	const op = "ack effects"

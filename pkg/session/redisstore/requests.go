@@ -20,7 +20,7 @@ import (
 // the timeout.
 const markAhead = 250_000 // µs
 
-// Prepare stores req held ([session.StateHeld]); see [session.Store.Prepare].
+// Prepare stores req held ([session.StateHeld]); see [session.Requests.Prepare].
 // An existing record is returned whatever its state, even while the
 // session is stopped. It costs one round trip: the create script, then the
 // due-index mark and the agent and team index entries, pipelined. The
@@ -131,7 +131,7 @@ func (s *Store) retract(ctx context.Context, rec *session.Record) {
 	}
 }
 
-// Open makes a held request pending; see [session.Store.Open]. One script
+// Open makes a held request pending; see [session.Requests.Open]. One script
 // call: it checks the stop signal in the same step.
 func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
@@ -183,7 +183,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 }
 
 // Get returns the record of a request, or ErrNotFound (also for a held
-// request: see [session.Store.Prepare]).
+// request: see [session.Requests.Prepare]).
 func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.Record, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return nil, fmt.Errorf("redisstore: get: %w", err)
@@ -213,7 +213,7 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 	return rec, nil
 }
 
-// Decide applies one vote; see [session.Store.Decide]. A vote that arrives
+// Decide applies one vote; see [session.Requests.Decide]. A vote that arrives
 // once the request is due (by Redis TIME) expires it, is refused with
 // ErrSettled and leaves the request to ClaimExpired.
 func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v session.Vote) (session.Result, error) {
@@ -246,7 +246,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 }
 
 // Settle moves a pending request to state with decision d; see
-// [session.Store.Settle].
+// [session.Requests.Settle].
 func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (session.Result, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)

@@ -153,7 +153,7 @@ func (s *Store) listIndex(ctx context.Context, op, what, name string, key func(s
 }
 
 // Stop sets the session's stop signal and settles its open requests
-// rejected; see [session.Store.Stop]. It takes two round trips: the stop
+// rejected; see [session.Sessions.Stop]. It takes two round trips: the stop
 // script (which sets the signal and reads the open requests), then, with
 // mk's decisions, the settle script. mk runs between them, outside any
 // lock: a request settled meanwhile keeps its outcome, one that became due
@@ -210,7 +210,7 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 }
 
 // CancelSession settles open requests of a session cancelled; see
-// [session.Store.CancelSession]. Ids that are unknown or no longer open are
+// [session.Sessions.CancelSession]. Ids that are unknown or no longer open are
 // skipped. Like Stop it reads, calls mk, then settles with compare-and-set.
 func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []string, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
 	const op = "cancel"
