@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/signoff-dev/signoff/pkg/claim"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
@@ -20,15 +21,13 @@ const TimeoutReason = messages.ReasonTimeoutText
 const (
 	DefaultInterval     = 500 * time.Millisecond
 	DefaultBatch        = 500
-	DefaultDrainTimeout = 5 * time.Second
+	DefaultDrainTimeout = claim.DefaultDrainTimeout
 )
 
-// Store is what the reaper needs from the session store.
+// Store is what the reaper needs from the session store: its
+// [session.Expiry] role.
 type Store interface {
-	// ClaimExpired moves up to limit pending requests whose expiry has
-	// passed, by the store's clock, to expired and returns them; each
-	// request is returned by exactly one call across every caller.
-	ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error)
+	session.Expiry
 }
 
 // NextExpirer is implemented by stores that can tell how long, by their own

@@ -1,0 +1,11 @@
+// Package backoff computes the waits between the attempts of an operation
+// that failed and may succeed later: exponential from a least wait to a
+// most, with optional jitter so that processes that failed together do not
+// retry together. [Policy] is the schedule; [Sleep] waits one step of it,
+// or less if its context ends.
+//
+// Every retry loop of Signoff (the claim loops of the reaper, the outbox
+// and the escalator, the agent SDK's round trips, the pager and webhook
+// clients, the Telegram poller, the broker's JetStream wait) takes its
+// waits from here, so that a change to how Signoff backs off is made once.
+package backoff
