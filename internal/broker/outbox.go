@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/signoff-dev/signoff/pkg/claim"
 	"github.com/signoff-dev/signoff/pkg/messages"
-	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
@@ -182,30 +182,30 @@ func (b *Broker) ack(ctx context.Context, recs []*session.Record) {
 	}
 }
 
-// outboxClaims adapts the store's outbox to the reaper's loop: an outbox
-// entry whose lease ran out is claimed as the reaper claims an expiry.
-type outboxClaims struct{ s session.Store }
-
-func (o outboxClaims) ClaimExpired(ctx context.Context, limit int) ([]*session.Record, error) {
-	return o.s.ClaimEffects(ctx, limit)
-}
-
-// outboxBatch is how many entries one ClaimEffects call takes.
-const outboxBatch = 100
+// outboxBatch is how many entries one ClaimEffects call takes at most;
+// outboxWorkers is how many are carried out at once, and so how many are
+// held at once: a claimed entry never waits for a worker while its lease
+// runs.
+const (
+	outboxBatch   = 100
+	outboxWorkers = 8
+)
 
 // newOutboxWorker returns the loop that carries out effects whose lease ran
 // out: left by a replica that died or failed before it acknowledged them.
 // Every replica runs one.
-func (b *Broker) newOutboxWorker() (*reaper.Reaper, error) {
+func (b *Broker) newOutboxWorker() (*claim.Loop[*session.Record], error) {
 	log := b.log.With("component", "outbox")
-	return reaper.New(reaper.Config{
-		Store:       outboxClaims{b.store},
+	return claim.New(claim.Config[*session.Record]{
+		Name:        "outbox",
+		Claim:       b.store.ClaimEffects,
 		Interval:    b.cfg.OutboxInterval,
 		Jitter:      b.cfg.OutboxInterval / 4,
 		Batch:       outboxBatch,
-		Concurrency: 8,
+		Concurrency: outboxWorkers,
+		Hold:        outboxWorkers,
 		Logger:      log,
-		OnExpired: func(ctx context.Context, rec *session.Record) {
+		Handle: func(ctx context.Context, rec *session.Record) {
 			b.m.OutboxClaims.Inc()
 			log.LogAttrs(ctx, slog.LevelWarn, "carrying out the effects of a transition whose replica did not acknowledge them",
 				slog.String("request_id", rec.ID), slog.String("session_id", rec.SessionID), slog.String("state", string(rec.State)))

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/pager"
+	"github.com/signoff-dev/signoff/pkg/claim"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
@@ -22,12 +21,11 @@ import (
 const drainTimeout = 5 * time.Second
 
 // Escalator claims due escalation steps and runs them. Run one per broker
-// replica.
+// replica. It is a [claim.Loop] over the store's ClaimSteps.
 type Escalator struct {
-	cfg Config
-	log *slog.Logger
-	// slots holds one token per running step.
-	slots chan struct{}
+	cfg  Config
+	log  *slog.Logger
+	loop *claim.Loop[session.Step]
 }
 
 // New checks cfg (after defaults) and returns an escalator ready to Run.
@@ -39,7 +37,26 @@ func New(cfg Config) (*Escalator, error) {
 	for _, n := range cfg.Pagers.Names() {
 		cfg.Metrics.initPager(n)
 	}
-	return &Escalator{cfg: cfg, log: cfg.Logger.With("component", "escalator"), slots: make(chan struct{}, cfg.Concurrency)}, nil
+	e := &Escalator{cfg: cfg, log: cfg.Logger.With("component", "escalator")}
+	loop, err := claim.New(claim.Config[session.Step]{
+		Name:     "escalator",
+		Claim:    cfg.Store.ClaimSteps,
+		Handle:   e.run,
+		Interval: cfg.Interval,
+		Jitter:   cfg.Interval / 4,
+		Batch:    cfg.Batch,
+		// A claimed step never waits for a worker while its lease runs.
+		Concurrency:   cfg.Concurrency,
+		Hold:          cfg.Concurrency,
+		HandleTimeout: cfg.StepTimeout,
+		DrainTimeout:  drainTimeout,
+		Logger:        e.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.loop = loop
+	return e, nil
 }
 
 // Run sweeps at once, then every Interval (less up to a quarter, so that
@@ -47,77 +64,11 @@ func New(cfg Config) (*Escalator, error) {
 // retried after a backoff up to the Interval. It returns once the steps it
 // claimed have finished: each is bounded by StepTimeout, and by 5 s once
 // ctx has ended (a step cut short runs again after its lease).
-func (e *Escalator) Run(ctx context.Context) error {
-	var running sync.WaitGroup
-	defer running.Wait()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	failures := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-		}
-		_, err := e.sweep(ctx, &running)
-		wait := e.cfg.Interval - rand.N(e.cfg.Interval/4+1)
-		if err != nil && ctx.Err() == nil {
-			failures++
-			wait = min(50*time.Millisecond<<min(failures-1, 10), e.cfg.Interval)
-			e.log.Warn("escalator: claim failed; retrying", "failures", failures, "retry_in", wait, "err", err)
-		} else {
-			failures = 0
-		}
-		timer.Reset(wait)
-	}
-}
+func (e *Escalator) Run(ctx context.Context) error { return e.loop.Run(ctx) }
 
 // SweepOnce claims and runs every step due now and returns how many it
 // ran; it waits for them.
-func (e *Escalator) SweepOnce(ctx context.Context) (int, error) {
-	var running sync.WaitGroup
-	defer running.Wait()
-	return e.sweep(ctx, &running)
-}
-
-// sweep claims steps while it has free slots (at most Concurrency steps
-// run at once, across sweeps: a claimed step never waits for a slot while
-// its lease runs) and starts them; running tracks them.
-func (e *Escalator) sweep(ctx context.Context, running *sync.WaitGroup) (int, error) {
-	total := 0
-	for ctx.Err() == nil {
-		free := cap(e.slots) - len(e.slots)
-		if free == 0 {
-			break
-		}
-		limit := min(e.cfg.Batch, free)
-		steps, err := e.cfg.Store.ClaimSteps(ctx, limit)
-		if err != nil {
-			return total, err
-		}
-		for _, st := range steps {
-			e.slots <- struct{}{}
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() { <-e.slots }()
-				// Claimed steps run on through a shutdown, for a while:
-				// their lease holds them from every other replica. One cut
-				// short is not finished, and runs again after its lease.
-				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.StepTimeout)
-				defer cancel()
-				stop := context.AfterFunc(ctx, func() { time.AfterFunc(drainTimeout, cancel) })
-				defer stop()
-				e.run(sctx, st)
-			}()
-		}
-		total += len(steps)
-		if len(steps) < limit {
-			break
-		}
-	}
-	return total, nil
-}
+func (e *Escalator) SweepOnce(ctx context.Context) (int, error) { return e.loop.SweepOnce(ctx) }
 
 // run carries one step out and finishes it; a failure leaves it to be
 // claimed again after its lease. A panic is logged, not propagated.
