@@ -1,10 +1,8 @@
 package approverbot
 
 import (
-	"context"
 	"errors"
 	"net/url"
-	"time"
 )
 
 // StripURL drops the URL from an HTTP client error: for the channels'
@@ -17,16 +15,4 @@ func StripURL(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// Sleep waits d, or until ctx is done (then it returns ctx's error).
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

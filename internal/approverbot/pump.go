@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -45,6 +46,9 @@ func (p *pump) take() []event {
 	return q
 }
 
+// pumpBackoff spaces the three attempts of a delivery: 200 ms, then 400 ms.
+var pumpBackoff = backoff.Policy{Min: 200 * time.Millisecond, Max: 400 * time.Millisecond}
+
 // run delivers until ctx is done. A failed delivery is retried a few times
 // with backoff, then logged and dropped: the channel's next replay shows the
 // current state again.
@@ -74,10 +78,8 @@ func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger, m *Metrics
 					log.Error("channel delivery failed", "channel", ch.Name(), "err", err)
 					break
 				}
-				select {
-				case <-ctx.Done():
+				if backoff.Sleep(ctx, pumpBackoff.Delay(attempt)) != nil {
 					return
-				case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 				}
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/reaper"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -233,7 +234,7 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 	aud.js = js
 	// A fresh NATS cluster may still be electing its JetStream leader: keep
 	// trying (not ready meanwhile) rather than exit and restart.
-	backoff := 250 * time.Millisecond
+	retry := backoff.Policy{Min: 250 * time.Millisecond, Max: 5 * time.Second}
 	for attempt := 1; ; attempt++ {
 		kv, stream, err := b.createStreams(ctx, js)
 		if err == nil {
@@ -251,13 +252,11 @@ func (b *Broker) setupJetStream(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		b.log.Warn("JetStream not ready; retrying", "attempt", attempt, "err", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
+		wait := retry.Delay(attempt)
+		b.log.Warn("JetStream not ready; retrying", "attempt", attempt, "err", err, "retry_in", wait)
+		if backoff.Sleep(ctx, wait) != nil {
 			return err
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
@@ -64,19 +65,16 @@ func (b *Broker) followUp(limit time.Duration, try func(context.Context) (bool, 
 		defer b.background.Done()
 		ctx, cancel := context.WithTimeout(b.bgCtx, limit)
 		defer cancel()
-		backoff := 100 * time.Millisecond
-		for {
+		retry := backoff.Policy{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+		for attempt := 1; ; attempt++ {
 			done, err := try(ctx)
 			if done {
 				return
 			}
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, retry.Delay(attempt)) != nil {
 				giveUp(err)
 				return
-			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, 2*time.Second)
 		}
 	}()
 }

@@ -9,12 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/backoff"
 )
 
 // maxResponseBytes bounds what is read of a vendor's answer.
@@ -39,7 +40,7 @@ func newClient(c *Config) *client {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &client{cfg: c, hc: hc, log: c.Logger.With("pager", c.Name, "pager_kind", string(c.Kind)), sleep: sleepCtx}
+	return &client{cfg: c, hc: hc, log: c.Logger.With("pager", c.Name, "pager_kind", string(c.Kind)), sleep: backoff.Sleep}
 }
 
 // response is a final answer: a status that is not retried.
@@ -173,16 +174,7 @@ func (cl *client) attempt(ctx context.Context, c call) (response, error) {
 // exponentially growing bound, MinBackoff·2^(attempt-1) capped at
 // MaxBackoff, never below MinBackoff/2.
 func (cl *client) backoff(attempt int) time.Duration {
-	bound := cl.cfg.MinBackoff
-	for i := 1; i < attempt && bound < cl.cfg.MaxBackoff; i++ {
-		bound *= 2
-	}
-	bound = min(bound, cl.cfg.MaxBackoff)
-	floor := cl.cfg.MinBackoff / 2
-	if bound <= floor {
-		return bound
-	}
-	return floor + rand.N(bound-floor+1)
+	return backoff.Policy{Min: cl.cfg.MinBackoff, Max: cl.cfg.MaxBackoff, Jitter: 1}.Delay(attempt)
 }
 
 // vendorMessage extracts the vendor's message and field errors from an
@@ -218,20 +210,6 @@ func retryAfter(h string, now time.Time) time.Duration {
 		}
 	}
 	return 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // parseVendorError reads both vendors' error bodies: PagerDuty's

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -244,7 +245,7 @@ func (c *Client) Cancel(ctx context.Context, requestIDs ...string) ([]string, er
 // roundTrip sends a request and decodes the reply into out, retrying with
 // the same body while no broker answers or an attempt times out.
 func (c *Client) roundTrip(ctx context.Context, subject string, data []byte, out any) error {
-	backoff := c.o.retryMin
+	retry := backoff.Policy{Min: c.o.retryMin, Max: c.o.retryMax}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.o.attemptTimeout)
 		msg, err := c.nc.RequestWithContext(actx, subject, data)
@@ -268,13 +269,11 @@ func (c *Client) roundTrip(ctx context.Context, subject string, data []byte, out
 		if !retryable(err) {
 			return fmt.Errorf("client: %s: %w", subject, err)
 		}
-		c.o.logf("signoff: %s attempt %d failed (%v); retrying in %s", subject, attempt, err, backoff)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("client: %s: %w (last error: %v)", subject, ctx.Err(), err)
-		case <-time.After(backoff):
+		wait := retry.Delay(attempt)
+		c.o.logf("signoff: %s attempt %d failed (%v); retrying in %s", subject, attempt, err, wait)
+		if serr := backoff.Sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("client: %s: %w (last error: %v)", subject, serr, err)
 		}
-		backoff = min(2*backoff, c.o.retryMax)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/backoff"
 )
 
 // maxResponseBytes bounds what the channel reads from Slack.
@@ -102,7 +103,7 @@ func (a *api) call(ctx context.Context, method string, in, out any) error {
 			if attempt >= a.rateRetries || wait > a.maxRetryAfter {
 				return &APIError{Method: method, Code: "ratelimited", Status: resp.StatusCode, RetryAfter: wait}
 			}
-			if err := approverbot.Sleep(ctx, wait); err != nil {
+			if err := backoff.Sleep(ctx, wait); err != nil {
 				return fmt.Errorf("slack %s: rate limited: %w", method, err)
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/backoff"
 )
 
 // maxResponseBytes bounds what the channel reads from the Bot API (a
@@ -147,7 +148,7 @@ func (a *api) call(ctx context.Context, method string, params, out any) error {
 		}
 		if e.Code == http.StatusTooManyRequests && attempt < a.rateRetries && e.RetryAfter <= a.maxRetryAfter {
 			wait := max(e.RetryAfter, time.Second)
-			if err := approverbot.Sleep(ctx, wait); err != nil {
+			if err := backoff.Sleep(ctx, wait); err != nil {
 				return fmt.Errorf("telegram %s: rate limited: %w", method, err)
 			}
 			continue

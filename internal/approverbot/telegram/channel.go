@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -203,7 +203,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			failures++
 			wait := c.backoff(err, failures)
 			c.log.Warn("getUpdates failed; polling again later", "err", err, "retry_in", wait)
-			if approverbot.Sleep(ctx, wait) != nil {
+			if backoff.Sleep(ctx, wait) != nil {
 				break
 			}
 			continue
@@ -242,11 +242,7 @@ func (c *Channel) backoff(err error, n int) time.Duration {
 	if errors.As(err, &ae) && ae.RetryAfter > 0 {
 		return ae.RetryAfter
 	}
-	d := c.minBack << min(n-1, 16)
-	if d > c.maxBack || d <= 0 {
-		d = c.maxBack
-	}
-	return d/2 + rand.N(d/2+1)
+	return backoff.Policy{Min: c.minBack, Max: c.maxBack, Jitter: 0.5}.Delay(n)
 }
 
 // Ask implements [approverbot.Channel]: it sends the question to its

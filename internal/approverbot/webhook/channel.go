@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -230,21 +230,11 @@ func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) e
 			break
 		}
 		if wait <= 0 {
-			d := c.minBack << (attempt - 1)
-			if d > c.maxBack || d <= 0 {
-				d = c.maxBack
-			}
-			wait = d/2 + mrand.N(d/2+1)
+			wait = backoff.Policy{Min: c.minBack, Max: c.maxBack, Jitter: 0.5}.Delay(attempt)
 		}
 		c.log.Warn("webhook delivery failed; retrying", "event", event, "request_id", requestID, "attempt", attempt, "retry_in", wait, "err", last)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			last = ctx.Err()
-		case <-t.C:
-		}
-		if ctx.Err() != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
+			last = err
 			break
 		}
 	}
