@@ -3,6 +3,12 @@
 // refusal of the contract, retention, and the races that the atomic
 // transitions must win exactly once.
 //
+// The suite is split as [session.Store] is, one file per role (requests.go
+// with the two-step create, sessions.go with the pending lists and stop
+// votes, grants.go, expiry.go, outbox.go, escalation.go, backend.go), and
+// its subtests are named by role: -run 'Conformance/contract/Grants' runs
+// one role. retention.go and races.go hold the promises that span roles.
+//
 // The suite is black-box: it uses only the Store interface, real time and
 // short TTLs, so the same tests run against the in-memory store and against
 // a real Redis server. Subtests use their own session, agent and team names,

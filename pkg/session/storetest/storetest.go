@@ -46,33 +46,60 @@ func Run(t *testing.T, h Harness) {
 	}
 	r := &runner{h: h, prefix: randomToken()}
 
-	// ClaimExpired claims across the whole backend, so the subtests that
-	// rely on it must not overlap: they run one by one, and before any
-	// parallel subtest starts.
+	// ClaimExpired, ClaimEffects and ClaimSteps claim across the whole
+	// backend, so the subtests of the claiming roles must not overlap: they
+	// run one by one, and before any parallel subtest starts.
 	t.Run("expiry", func(t *testing.T) {
-		tests := append(r.expiryTests(), r.outboxTests()...)
-		for _, tc := range append(tests, r.escalationTests()...) {
-			t.Run(tc.name, func(t *testing.T) { tc.fn(t, r.env(t)) })
-		}
-	})
-	t.Run("contract", func(t *testing.T) {
-		var tests []test
-		tests = append(tests, r.requestTests()...)
-		tests = append(tests, r.heldTests()...)
-		tests = append(tests, r.sessionTests()...)
-		tests = append(tests, r.grantTests()...)
-		tests = append(tests, r.lifecycleTests()...)
-		tests = append(tests, r.retentionTests()...)
-		tests = append(tests, r.raceTests()...)
-		tests = append(tests, r.stopVoteTests()...)
-		tests = append(tests, r.escalationContractTests()...)
-		for _, tc := range tests {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				tc.fn(t, r.env(t))
+		for _, g := range r.claimingRoles() {
+			t.Run(g.role, func(t *testing.T) {
+				for _, tc := range g.tests {
+					t.Run(tc.name, func(t *testing.T) { tc.fn(t, r.env(t)) })
+				}
 			})
 		}
 	})
+	t.Run("contract", func(t *testing.T) {
+		for _, g := range r.roles() {
+			t.Run(g.role, func(t *testing.T) {
+				for _, tc := range g.tests {
+					t.Run(tc.name, func(t *testing.T) {
+						t.Parallel()
+						tc.fn(t, r.env(t))
+					})
+				}
+			})
+		}
+	})
+}
+
+// group is the tests of one role of [session.Store] (or of the promises
+// that span roles: retention and races), one file each.
+type group struct {
+	role  string
+	tests []test
+}
+
+// claimingRoles are the roles whose claims reach across the backend.
+func (r *runner) claimingRoles() []group {
+	return []group{
+		{"Expiry", r.expiryTests()},
+		{"Outbox", r.outboxTests()},
+		{"Escalations", r.escalationTests()},
+	}
+}
+
+// roles are the rest, run in parallel.
+func (r *runner) roles() []group {
+	return []group{
+		{"Requests", append(r.requestTests(), r.heldTests()...)},
+		// Sessions with Pending: the lists are what stops and cancels act on.
+		{"Sessions", append(r.sessionTests(), r.stopVoteTests()...)},
+		{"Grants", r.grantTests()},
+		{"Escalations", r.escalationContractTests()},
+		{"Backend", r.backendTests()},
+		{"Retention", r.retentionTests()},
+		{"Races", r.raceTests()},
+	}
 }
 
 type test struct {

@@ -8,9 +8,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// lifecycleTests cover Now, Ping, Close, context cancellation and argument
+// backendTests cover Now, Ping, Close, context cancellation and argument
 // checks that need no expiry.
-func (r *runner) lifecycleTests() []test {
+func (r *runner) backendTests() []test {
 	return []test{
 		{"Now follows the store's clock forward", testNow},
 		{"Ping answers while the store is open", testPing},
