@@ -15,6 +15,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 const pdKey = "0123456789abcdef0123456789abcdef"
@@ -45,7 +46,7 @@ rules:
 func testPagers(t *testing.T, name, url string) *escalator.Pagers {
 	t.Helper()
 	t.Setenv("SIGNOFF_TEST_PD_KEY", pdKey)
-	p, err := escalator.NewPagers(map[string]pager.Config{name: {
+	p, err := escalator.NewPagers(map[string]policy.PagerSpec{name: {
 		Kind: pager.KindPagerDuty, RoutingKeyEnv: "SIGNOFF_TEST_PD_KEY", BaseURL: url, AllowHTTP: true,
 		MaxAttempts: 3, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, Timeout: 2 * time.Second,
 	}}, nil)

@@ -12,13 +12,14 @@ import (
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
 )
 
 func TestAnOpsgeniePageIsOpenedAndClosedWithTheRequest(t *testing.T) {
 	og := pagertest.NewOpsgenie(t, "og-key")
 	t.Setenv("SIGNOFF_TEST_OG_KEY", "og-key")
-	pagers, err := escalator.NewPagers(map[string]pager.Config{"og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_OG_KEY",
+	pagers, err := escalator.NewPagers(map[string]policy.PagerSpec{"og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_OG_KEY",
 		BaseURL: og.URL, AllowHTTP: true, MaxAttempts: 2, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +48,8 @@ func TestAnOpsgeniePageIsOpenedAndClosedWithTheRequest(t *testing.T) {
 
 func TestPagersAreRebuiltOnlyWhenTheirSettingsChangeAndKeptWhenTheNewOnesFail(t *testing.T) {
 	t.Setenv("SIGNOFF_TEST_PD_KEY", pdKey)
-	pd := pager.Config{Kind: pager.KindPagerDuty, RoutingKeyEnv: "SIGNOFF_TEST_PD_KEY"}
-	p, err := escalator.NewPagers(map[string]pager.Config{"pd": pd}, nil)
+	pd := policy.PagerSpec{Kind: pager.KindPagerDuty, RoutingKeyEnv: "SIGNOFF_TEST_PD_KEY"}
+	p, err := escalator.NewPagers(map[string]policy.PagerSpec{"pd": pd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestPagersAreRebuiltOnlyWhenTheirSettingsChangeAndKeptWhenTheNewOnesFail(t 
 		t.Fatalf("names %v", got)
 	}
 	// A pager whose key is missing cannot be built: the pagers in use stay.
-	broken := map[string]pager.Config{"pd": pd, "og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_NO_SUCH_KEY"}}
+	broken := map[string]policy.PagerSpec{"pd": pd, "og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_NO_SUCH_KEY"}}
 	if err := p.Update(broken); err == nil || !strings.Contains(err.Error(), "SIGNOFF_TEST_NO_SUCH_KEY") {
 		t.Fatalf("Update with a missing key: %v", err)
 	}
@@ -64,7 +65,7 @@ func TestPagersAreRebuiltOnlyWhenTheirSettingsChangeAndKeptWhenTheNewOnesFail(t 
 		t.Fatalf("after a failed update: %v, want the old pagers", got)
 	}
 	t.Setenv("SIGNOFF_TEST_OG_KEY", "og-key")
-	fixed := map[string]pager.Config{"pd": pd, "og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_OG_KEY"}}
+	fixed := map[string]policy.PagerSpec{"pd": pd, "og": {Kind: pager.KindOpsgenie, APIKeyEnv: "SIGNOFF_TEST_OG_KEY"}}
 	if err := p.Update(fixed); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPagersAreRebuiltOnlyWhenTheirSettingsChangeAndKeptWhenTheNewOnesFail(t 
 	if err := p.Update(fixed); err != nil {
 		t.Fatalf("Update with the same settings read the keys again: %v", err)
 	}
-	if _, err := escalator.NewPagers(map[string]pager.Config{"pd": {Kind: pager.KindPagerDuty, RoutingKeyEnv: "SIGNOFF_TEST_NO_SUCH_KEY"}}, nil); err == nil {
+	if _, err := escalator.NewPagers(map[string]policy.PagerSpec{"pd": {Kind: pager.KindPagerDuty, RoutingKeyEnv: "SIGNOFF_TEST_NO_SUCH_KEY"}}, nil); err == nil {
 		t.Fatal("NewPagers built a pager without its key")
 	}
 }

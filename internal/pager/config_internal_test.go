@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 const testPDKey = "0123456789abcdef0123456789ABCDEF"
@@ -30,14 +31,14 @@ func keyFile(t *testing.T, key string) string {
 
 func TestConfigValidate(t *testing.T) {
 	pd := func(mod func(*Config)) Config {
-		c := Config{Name: "pd", Kind: KindPagerDuty, RoutingKeyFile: "/run/secrets/pd"}
+		c := Config{PagerSpec: policy.PagerSpec{Name: "pd", Kind: KindPagerDuty, RoutingKeyFile: "/run/secrets/pd"}}
 		if mod != nil {
 			mod(&c)
 		}
 		return c
 	}
 	og := func(mod func(*Config)) Config {
-		c := Config{Name: "og", Kind: KindOpsgenie, APIKeyEnv: "OG_KEY"}
+		c := Config{PagerSpec: policy.PagerSpec{Name: "og", Kind: KindOpsgenie, APIKeyEnv: "OG_KEY"}}
 		if mod != nil {
 			mod(&c)
 		}
@@ -106,10 +107,10 @@ func TestDefaultsPickTheVendorsEndpoints(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"pagerduty", Config{Kind: KindPagerDuty}, "https://events.pagerduty.com"},
-		{"opsgenie us", Config{Kind: KindOpsgenie}, "https://api.opsgenie.com"},
-		{"opsgenie eu", Config{Kind: KindOpsgenie, Region: "EU"}, "https://api.eu.opsgenie.com"},
-		{"an explicit base url wins", Config{Kind: KindOpsgenie, Region: "eu", BaseURL: "https://og.internal"}, "https://og.internal"},
+		{"pagerduty", Config{PagerSpec: policy.PagerSpec{Kind: KindPagerDuty}}, "https://events.pagerduty.com"},
+		{"opsgenie us", Config{PagerSpec: policy.PagerSpec{Kind: KindOpsgenie}}, "https://api.opsgenie.com"},
+		{"opsgenie eu", Config{PagerSpec: policy.PagerSpec{Kind: KindOpsgenie, Region: "EU"}}, "https://api.eu.opsgenie.com"},
+		{"an explicit base url wins", Config{PagerSpec: policy.PagerSpec{Kind: KindOpsgenie, Region: "eu", BaseURL: "https://og.internal"}}, "https://og.internal"},
 	} {
 		c := tt.cfg
 		c.setDefaults()
@@ -165,8 +166,8 @@ func TestTheDocumentedYAMLLoads(t *testing.T) {
 
 func TestNewSetNamesTheBadPager(t *testing.T) {
 	_, err := NewSet(map[string]Config{
-		"good": {Kind: KindPagerDuty, RoutingKeyFile: keyFile(t, testPDKey)},
-		"bad":  {Kind: KindOpsgenie, APIKeyFile: filepath.Join(t.TempDir(), "missing")},
+		"good": {PagerSpec: policy.PagerSpec{Kind: KindPagerDuty, RoutingKeyFile: keyFile(t, testPDKey)}},
+		"bad":  {PagerSpec: policy.PagerSpec{Kind: KindOpsgenie, APIKeyFile: filepath.Join(t.TempDir(), "missing")}},
 	}, nil)
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("err = %v", err)
@@ -242,7 +243,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestBackoffGrowsWithJitterAndIsCapped(t *testing.T) {
-	cl := &client{cfg: &Config{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
+	cl := &client{cfg: &Config{PagerSpec: policy.PagerSpec{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}}}
 	seen := map[time.Duration]bool{}
 	for attempt := 1; attempt <= 8; attempt++ {
 		bound := min(100*time.Millisecond<<(attempt-1), time.Second)
@@ -263,8 +264,8 @@ func TestBackoffGrowsWithJitterAndIsCapped(t *testing.T) {
 // client's sleep hook, so it checks them exactly without sleeping.
 func TestRetriesWaitTheBackoffAndTheRetryAfter(t *testing.T) {
 	fake := pagertest.NewPagerDuty(t, testPDKey)
-	p, err := New(Config{Name: "pd", Kind: KindPagerDuty, RoutingKeyFile: keyFile(t, testPDKey), BaseURL: fake.URL, AllowHTTP: true,
-		MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second, MaxAttempts: 5})
+	p, err := New(Config{PagerSpec: policy.PagerSpec{Name: "pd", Kind: KindPagerDuty, RoutingKeyFile: keyFile(t, testPDKey), BaseURL: fake.URL, AllowHTTP: true,
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second, MaxAttempts: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}

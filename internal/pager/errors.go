@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 var (
@@ -14,7 +16,7 @@ var (
 	// sent.
 	ErrInvalidPage = errors.New("pager: invalid page")
 	// ErrInvalidConfig reports a [Config] that [New] refuses.
-	ErrInvalidConfig = errors.New("pager: invalid config")
+	ErrInvalidConfig = policy.ErrInvalidPager
 	// ErrRejected reports a permanent refusal by the vendor (a 4xx other
 	// than 429): retrying the same call cannot succeed.
 	ErrRejected = errors.New("pager: rejected by the vendor")

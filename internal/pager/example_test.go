@@ -11,6 +11,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // Example pages the on-call person about an unanswered request and resolves
@@ -24,7 +25,7 @@ func Example() {
 	_ = os.WriteFile(keyFile, []byte(pdKey+"\n"), 0o600)
 
 	pagers, err := pager.NewSet(map[string]pager.Config{
-		"oncall-pd": {Kind: pager.KindPagerDuty, RoutingKeyFile: keyFile, BaseURL: fake.URL, AllowHTTP: true},
+		"oncall-pd": {PagerSpec: policy.PagerSpec{Kind: pager.KindPagerDuty, RoutingKeyFile: keyFile, BaseURL: fake.URL, AllowHTTP: true}},
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		fmt.Println(err)

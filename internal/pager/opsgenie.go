@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // Opsgenie Alert API limits (docs.opsgenie.com, "Alert API": Create Alert
@@ -20,11 +22,8 @@ const (
 	ogMaxAlias       = 512
 	ogMaxDescription = 15000
 	ogMaxDetails     = 8000 // characters of all keys and values together
-	ogMaxSource      = 100
 	ogMaxUser        = 100
 	ogMaxNote        = 25000
-	ogMaxTags        = 20
-	ogMaxTagChars    = 50
 	ogMaxResponders  = 50
 	ogAlertsPath     = "/v2/alerts"
 	ogUser           = "Signoff"
@@ -47,18 +46,14 @@ type ogResponder struct {
 }
 
 func parseResponder(s string) (ogResponder, error) {
-	typ, name, ok := strings.Cut(s, ":")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" {
-		return ogResponder{}, fmt.Errorf("%q must be team:<name>, user:<username>, escalation:<name> or schedule:<name>", s)
-	}
-	switch typ {
-	case "team", "escalation", "schedule":
-		return ogResponder{Type: typ, Name: name}, nil
-	case "user":
+	typ, name, err := policy.ParseResponder(s)
+	switch {
+	case err != nil:
+		return ogResponder{}, err
+	case typ == "user":
 		return ogResponder{Type: typ, Username: name}, nil
 	}
-	return ogResponder{}, fmt.Errorf("%q: responder type %q is not team, user, escalation or schedule", s, typ)
+	return ogResponder{Type: typ, Name: name}, nil
 }
 
 // ogCreate is the body of POST /v2/alerts.

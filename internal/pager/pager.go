@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // Pager is the port the escalation code pages through. Implementations are
@@ -38,35 +39,27 @@ type Pager interface {
 	CheckHealth(ctx context.Context) error
 }
 
-// Kind names a vendor.
-type Kind string
+// Kind names a vendor (the policy's [policy.PagerKind]).
+type Kind = policy.PagerKind
 
 // The vendors.
 const (
-	KindPagerDuty Kind = "pagerduty"
-	KindOpsgenie  Kind = "opsgenie"
+	KindPagerDuty = policy.PagerDuty
+	KindOpsgenie  = policy.PagerOpsgenie
 )
 
-// Severity is PagerDuty's severity scale; Opsgenie priorities map from it
-// (critical P1, error P2, warning P3, info P4).
-type Severity string
+// Severity is PagerDuty's severity scale ([policy.PagerSeverity]); Opsgenie
+// priorities map from it (critical P1, error P2, warning P3, info P4).
+type Severity = policy.PagerSeverity
 
 // The severities, most urgent first. PagerDuty services that derive urgency
 // from severity treat critical and error as high urgency.
 const (
-	SeverityCritical Severity = "critical"
-	SeverityError    Severity = "error"
-	SeverityWarning  Severity = "warning"
-	SeverityInfo     Severity = "info"
+	SeverityCritical = policy.SeverityCritical
+	SeverityError    = policy.SeverityError
+	SeverityWarning  = policy.SeverityWarning
+	SeverityInfo     = policy.SeverityInfo
 )
-
-func (s Severity) valid() bool {
-	switch s {
-	case SeverityCritical, SeverityError, SeverityWarning, SeverityInfo:
-		return true
-	}
-	return false
-}
 
 // Page is what the escalation code asks to page about. Text fields may come
 // from an agent (a tool call's summary): they are cleaned of control and
@@ -105,7 +98,7 @@ func (p Page) validate() (Page, error) {
 	}
 	p.Description = clean(p.Description, true)
 	p.Team, p.Tool, p.SessionID = clean(p.Team, false), clean(p.Tool, false), clean(p.SessionID, false)
-	if p.Severity != "" && !p.Severity.valid() {
+	if p.Severity != "" && !p.Severity.Valid() {
 		return p, fmt.Errorf("%w: severity %q is not one of critical, error, warning, info", ErrInvalidPage, p.Severity)
 	}
 	if p.Link != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 func TestKeysAreReadFromAnEnvironmentVariable(t *testing.T) {
@@ -75,7 +76,7 @@ func TestSecretsNeverReachLogsOrErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			c := pager.Config{Name: "x", Kind: v.kind, AllowHTTP: true, BaseURL: "http://127.0.0.1:1"}
+			c := pager.Config{PagerSpec: policy.PagerSpec{Name: "x", Kind: v.kind, AllowHTTP: true, BaseURL: "http://127.0.0.1:1"}}
 			if v.kind == pager.KindPagerDuty {
 				c.RoutingKeyFile = path
 			} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/internal/pager/pagertest"
 	"github.com/signoff-dev/signoff/internal/testenv"
+	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
 // Keys the fakes accept. They are distinctive so a leak is found by a
@@ -68,7 +69,7 @@ func pagerDutyVendor(t *testing.T) *vendor {
 		kind: pager.KindPagerDuty,
 		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *testenv.LogBuffer) {
 			logs := &testenv.LogBuffer{}
-			c := pager.Config{Name: "oncall-pd", Kind: pager.KindPagerDuty, RoutingKeyFile: writeKey(t, pdKey), BaseURL: fake.URL}
+			c := pager.Config{PagerSpec: policy.PagerSpec{Name: "oncall-pd", Kind: pager.KindPagerDuty, RoutingKeyFile: writeKey(t, pdKey), BaseURL: fake.URL}}
 			fastConfig(&c, logs)
 			if mod != nil {
 				mod(&c)
@@ -109,8 +110,8 @@ func opsgenieVendor(t *testing.T) *vendor {
 		kind: pager.KindOpsgenie,
 		newPager: func(t *testing.T, mod func(*pager.Config)) (pager.Pager, *testenv.LogBuffer) {
 			logs := &testenv.LogBuffer{}
-			c := pager.Config{Name: "oncall-og", Kind: pager.KindOpsgenie, APIKeyFile: writeKey(t, ogKey), BaseURL: fake.URL,
-				Responders: []string{"team:platform", "user:ana@example.com"}, Tags: []string{"signoff"}}
+			c := pager.Config{PagerSpec: policy.PagerSpec{Name: "oncall-og", Kind: pager.KindOpsgenie, APIKeyFile: writeKey(t, ogKey), BaseURL: fake.URL,
+				Responders: []string{"team:platform", "user:ana@example.com"}, Tags: []string{"signoff"}}}
 			fastConfig(&c, logs)
 			if mod != nil {
 				mod(&c)

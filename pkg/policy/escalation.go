@@ -11,7 +11,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -154,10 +153,10 @@ func (d *decoder) checkLadder(l *pendingLadder, ttl time.Duration, ttlFrom, owne
 	return nil
 }
 
-// pagerKeys are the YAML keys of a pager entry (pager.Config's yaml tags).
+// pagerKeys are the YAML keys of a pager entry ([PagerSpec]'s yaml tags).
 var pagerKeys = sync.OnceValue(func() []string {
 	var out []string
-	t := reflect.TypeFor[pager.Config]()
+	t := reflect.TypeFor[PagerSpec]()
 	for i := range t.NumField() {
 		tag := t.Field(i).Tag.Get("yaml")
 		if tag != "" && tag != "-" {
@@ -174,7 +173,7 @@ func (d *decoder) pagers(n *yaml.Node, where string) error {
 	if err != nil {
 		return err
 	}
-	d.p.pagers = make(map[string]pager.Config, len(ms))
+	d.p.pagers = make(map[string]PagerSpec, len(ms))
 	for _, m := range ms {
 		if !validToken(m.key) {
 			return d.errf(m.keyNode, where, "invalid pager name %q (no '.', '*', '>' or whitespace)", m.key)
@@ -185,7 +184,7 @@ func (d *decoder) pagers(n *yaml.Node, where string) error {
 		if m.val.Kind != yaml.MappingNode {
 			return d.errf(m.val, m.location, "want a pager's settings (kind: pagerduty or opsgenie, …), got %s", nodeKind(m.val))
 		}
-		var c pager.Config
+		var c PagerSpec
 		if err := m.val.Decode(&c); err != nil {
 			return d.errf(m.val, m.location, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
@@ -198,9 +197,9 @@ func (d *decoder) pagers(n *yaml.Node, where string) error {
 	return nil
 }
 
-// Pagers returns the policy's pagers by name (their keys are not read:
-// see pager.New). The map is a copy.
-func (p *Policy) Pagers() map[string]pager.Config {
+// Pagers returns the policy's pagers by name, as stated (their keys are
+// not read: the broker's escalator builds the pagers). The map is a copy.
+func (p *Policy) Pagers() map[string]PagerSpec {
 	return maps.Clone(p.pagers)
 }
 

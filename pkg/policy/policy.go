@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/signoff-dev/signoff/internal/pager"
 )
 
 // Defaults of the time-related settings.
@@ -43,7 +41,7 @@ type Policy struct {
 	// grants:).
 	grants grantSettings
 	// pagers are the pagers: map, by name (escalation.go).
-	pagers map[string]pager.Config
+	pagers map[string]PagerSpec
 	// answerTools are the tools declared under tools.answer (lower-case).
 	answerTools map[string]bool
 }

@@ -27,7 +27,8 @@ type Setup struct {
 	Logger *slog.Logger
 }
 
-// Harness drives one channel through its fake service.
+// Harness drives one channel through its fake service: it builds the
+// channel, acts as a person on it (the roles below) and names its secrets.
 type Harness interface {
 	// Config is the bot config (YAML) of the channel: team default,
 	// approvers alice (display Alice), bob and dave mapped to users of
@@ -36,6 +37,17 @@ type Harness interface {
 	// Channel builds the channel from the parsed config and serves its
 	// routes (for HTTP channels); the suite runs it in a bot.
 	Channel(t *testing.T, cfg *approverbot.Config) approverbot.Channel
+	// Secrets are strings that must never reach the logs (tokens,
+	// signing secrets).
+	Secrets() []string
+
+	Approving
+	Answering
+	Faults
+}
+
+// Approving is a person answering approval questions on the channel.
+type Approving interface {
 	// Shown waits until question id shows with its controls and returns
 	// the text a person reads and the choices its controls offer.
 	Shown(t *testing.T, id string) (text string, choices []approverbot.Choice)
@@ -47,6 +59,10 @@ type Harness interface {
 	Settled(t *testing.T, id string) string
 	// Feedback reports whether rejections carry the feedback Choose got.
 	Feedback() bool
+}
+
+// Answering is a person answering an agent's ask-user questions.
+type Answering interface {
 	// Asked waits until ask-user question id shows with its answer
 	// controls and returns the text a person reads and, per question of
 	// the tool, the option labels its controls offer (nil for a question
@@ -57,15 +73,16 @@ type Harness interface {
 	// question with options), or carry the text typed (a tool that takes
 	// words). It returns what the channel told them.
 	Answer(t *testing.T, id string, picks []approverbot.Pick) string
+}
+
+// Faults cut the channel off from its service and bring it back.
+type Faults interface {
 	// Break makes the channel's service unreachable; false when the
 	// channel has none to lose (the web page is its own service). Heal
 	// makes it reachable again; false when it cannot come back (a
 	// terminal's closed input).
 	Break() bool
 	Heal() bool
-	// Secrets are strings that must never reach the logs (tokens,
-	// signing secrets).
-	Secrets() []string
 }
 
 // Factory makes a harness for one test.
