@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -531,7 +532,8 @@ func (a *auditLog) run(ctx context.Context) {
 	go func() { defer batches.Done(); a.runBatches(ctx) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	backoff := auditRetryMin
+	retry := backoff.Policy{Min: auditRetryMin, Max: auditRetryMax}
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -545,18 +547,15 @@ func (a *auditLog) run(ctx context.Context) {
 		// After a failed pass, probe with a few records rather than
 		// pour the whole set into a stream that may still be away.
 		probe := 0
-		if backoff > auditRetryMin {
+		if failures > 0 {
 			probe = auditProbe
 		}
 		sent, failed := a.resend(probe, auditFlushTimeout)
 		if failed > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, auditRetryMax)
+			failures++
+			_ = backoff.Sleep(ctx, retry.Delay(failures)) // ctx's end is seen at the top
 		} else {
-			backoff = auditRetryMin
+			failures = 0
 			if sent > 0 && a.pending() > 0 {
 				a.poke() // the probe went through: send the rest now
 			}

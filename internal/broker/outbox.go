@@ -196,9 +196,10 @@ const (
 // Every replica runs one.
 func (b *Broker) newOutboxWorker() (*claim.Loop[*session.Record], error) {
 	log := b.log.With("component", "outbox")
+	var outbox session.Outbox = b.store // the role this loop uses
 	return claim.New(claim.Config[*session.Record]{
 		Name:        "outbox",
-		Claim:       b.store.ClaimEffects,
+		Claim:       outbox.ClaimEffects,
 		Interval:    b.cfg.OutboxInterval,
 		Jitter:      b.cfg.OutboxInterval / 4,
 		Batch:       outboxBatch,

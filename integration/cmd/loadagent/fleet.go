@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -238,7 +239,8 @@ func approve(ctx context.Context, nc *nats.Conn, subj messages.Subjects, id stri
 		st.fail(q.Request.RequestID, err)
 		return
 	}
-	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+	retry := backoff.Policy{Min: 50 * time.Millisecond, Max: time.Second}
+	for n := 1; ; n++ {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		msg, err := nc.RequestWithContext(actx, subj.Respond(), data)
 		cancel()
@@ -250,11 +252,9 @@ func approve(ctx context.Context, nc *nats.Conn, subj messages.Subjects, id stri
 			st.fail(q.Request.RequestID, err)
 			return
 		}
-		select {
-		case <-ctx.Done():
-			st.fail(q.Request.RequestID, ctx.Err())
+		if err := backoff.Sleep(ctx, retry.Delay(n)); err != nil {
+			st.fail(q.Request.RequestID, err)
 			return
-		case <-time.After(backoff):
 		}
 	}
 }

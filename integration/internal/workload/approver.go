@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -177,8 +178,8 @@ func Respond(ctx context.Context, nc *nats.Conn, prefix string, resp messages.Re
 	if err != nil {
 		return messages.RespondReply{}, err
 	}
-	backoff := 50 * time.Millisecond
-	for {
+	retry := backoff.Policy{Min: 50 * time.Millisecond, Max: 500 * time.Millisecond}
+	for n := 1; ; n++ {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		m, err := nc.RequestWithContext(actx, prefix+".respond", data)
 		cancel()
@@ -202,11 +203,7 @@ func Respond(ctx context.Context, nc *nats.Conn, prefix string, resp messages.Re
 		if !retryable(err) {
 			return messages.RespondReply{}, fmt.Errorf("respond %s: %w", resp.RequestID, err)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 500*time.Millisecond)
+		_ = backoff.Sleep(ctx, retry.Delay(n)) // ctx's end is reported by the next pass
 	}
 }
 
