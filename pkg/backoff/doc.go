@@ -4,8 +4,9 @@
 // retry together. [Policy] is the schedule; [Sleep] waits one step of it,
 // or less if its context ends.
 //
-// Every retry loop of Signoff (the claim loops of the reaper, the outbox
-// and the escalator, the agent SDK's round trips, the pager and webhook
-// clients, the Telegram poller, the broker's JetStream wait) takes its
-// waits from here, so that a change to how Signoff backs off is made once.
+// Every retry loop of Signoff takes its waits from here (the claim loops
+// of the reaper, the outbox and the escalator; the agent SDK's round
+// trips; the pager and webhook clients; the Telegram poller and the bot's
+// delivery pump; the broker's JetStream wait, follow-ups and audit
+// retries), so that a change to how Signoff backs off is made once.
 package backoff
