@@ -30,58 +30,64 @@ func testNow(t *testing.T, e *env) {
 }
 
 func testPing(t *testing.T, e *env) {
-	if err := e.s.Ping(e.ctx); err != nil {
+	if err := e.backend.Ping(e.ctx); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
 }
 
 func testClose(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
-	if err := e.s.Close(); err != nil {
+	if err := e.backend.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := e.s.Close(); err != nil {
+	if err := e.backend.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
 	mk := (&mkRecorder{}).mk
 	calls := map[string]func() error{
-		"Ping": func() error { return e.s.Ping(e.ctx) },
-		"Now":  func() error { _, err := e.s.Now(e.ctx); return err },
-		"Get":  func() error { _, err := e.s.Get(e.ctx, rec.SessionID, rec.ID); return err },
+		"Ping": func() error { return e.backend.Ping(e.ctx) },
+		"Now":  func() error { _, err := e.backend.Now(e.ctx); return err },
+		"Get":  func() error { _, err := e.requests.Get(e.ctx, rec.SessionID, rec.ID); return err },
 		"Prepare": func() error {
-			_, _, err := e.s.Prepare(e.ctx, e.request(rec.SessionID))
+			_, _, err := e.requests.Prepare(e.ctx, e.request(rec.SessionID))
 			return err
 		},
-		"Open": func() error { _, err := e.s.Open(e.ctx, rec.SessionID, rec.ID); return err },
+		"Open": func() error { _, err := e.requests.Open(e.ctx, rec.SessionID, rec.ID); return err },
 		"Lookup": func() error {
-			_, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID})
+			_, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID})
 			return err
 		},
-		"Decide": func() error { _, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann")); return err },
+		"Decide": func() error {
+			_, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+			return err
+		},
 		"Settle": func() error {
-			_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateCancelled, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
+			_, err := e.requests.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateCancelled, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
 			return err
 		},
-		"ListPendingSession": func() error { _, err := e.s.ListPendingSession(e.ctx, rec.SessionID); return err },
-		"ListPendingAgent":   func() error { _, err := e.s.ListPendingAgent(e.ctx, rec.AgentID); return err },
-		"ListPendingTeam":    func() error { _, err := e.s.ListPendingTeam(e.ctx, rec.Teams[0]); return err },
+		"ListPendingSession": func() error { _, err := e.pending.ListPendingSession(e.ctx, rec.SessionID); return err },
+		"ListPendingAgent":   func() error { _, err := e.pending.ListPendingAgent(e.ctx, rec.AgentID); return err },
+		"ListPendingTeam":    func() error { _, err := e.pending.ListPendingTeam(e.ctx, rec.Teams[0]); return err },
 		"AddGrant": func() error {
-			_, _, _, err := e.s.AddGrant(e.ctx, e.sessionGrant(rec.SessionID, "write"))
+			_, _, _, err := e.grants.AddGrant(e.ctx, e.sessionGrant(rec.SessionID, "write"))
 			return err
 		},
 		"ListGrants": func() error {
-			_, err := e.s.ListGrants(e.ctx, session.GrantQuery{SessionID: rec.SessionID})
+			_, err := e.grants.ListGrants(e.ctx, session.GrantQuery{SessionID: rec.SessionID})
 			return err
 		},
-		"RevokeGrant":   func() error { _, err := e.s.RevokeGrant(e.ctx, e.sessionGrant(rec.SessionID, "write")); return err },
-		"RevokeGrants":  func() error { _, err := e.s.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
-		"ExpireGrants":  func() error { _, err := e.s.ExpireGrants(e.ctx, []string{"default"}); return err },
-		"Stop":          func() error { _, err := e.s.Stop(e.ctx, rec.SessionID, "stop", mk); return err },
-		"NewTurn":       func() error { _, err := e.s.NewTurn(e.ctx, rec.SessionID); return err },
-		"CancelSession": func() error { _, err := e.s.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },
-		"ClaimExpired":  func() error { _, err := e.s.ClaimExpired(e.ctx, 10); return err },
-		"ClaimEffects":  func() error { _, err := e.s.ClaimEffects(e.ctx, 10); return err },
-		"AckEffects":    func() error { return e.s.AckEffects(e.ctx, rec) },
+		"RevokeGrant": func() error {
+			_, err := e.grants.RevokeGrant(e.ctx, e.sessionGrant(rec.SessionID, "write"))
+			return err
+		},
+		"RevokeGrants":  func() error { _, err := e.grants.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
+		"ExpireGrants":  func() error { _, err := e.grants.ExpireGrants(e.ctx, []string{"default"}); return err },
+		"Stop":          func() error { _, err := e.sessions.Stop(e.ctx, rec.SessionID, "stop", mk); return err },
+		"NewTurn":       func() error { _, err := e.sessions.NewTurn(e.ctx, rec.SessionID); return err },
+		"CancelSession": func() error { _, err := e.sessions.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },
+		"ClaimExpired":  func() error { _, err := e.expiry.ClaimExpired(e.ctx, 10); return err },
+		"ClaimEffects":  func() error { _, err := e.outbox.ClaimEffects(e.ctx, 10); return err },
+		"AckEffects":    func() error { return e.outbox.AckEffects(e.ctx, rec) },
 	}
 	for name, call := range calls {
 		wantErr(t, name+" after Close", call(), session.ErrUnavailable)
@@ -91,15 +97,15 @@ func testClose(t *testing.T, e *env) {
 func testCancelledContext(t *testing.T, e *env) {
 	ctx := ctxCancelled()
 	req := e.request(e.name("sess"))
-	if _, _, err := e.s.Prepare(ctx, req); err == nil {
+	if _, _, err := e.requests.Prepare(ctx, req); err == nil {
 		t.Fatal("Prepare with a cancelled context succeeded")
 	}
-	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true}); err != nil || l.Existing != nil {
+	if l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true}); err != nil || l.Existing != nil {
 		t.Fatalf("Lookup after a cancelled Prepare: %s, %v; want nothing stored", describe(l.Existing), err)
 	}
 
 	rec := e.create(t, req)
-	if _, err := e.s.Decide(ctx, rec.SessionID, rec.ID, deny(rec, "ann")); err == nil {
+	if _, err := e.requests.Decide(ctx, rec.SessionID, rec.ID, deny(rec, "ann")); err == nil {
 		t.Fatal("Decide with a cancelled context succeeded")
 	}
 	if got := e.get(t, rec); got.State != messages.StatePending {
@@ -109,9 +115,9 @@ func testCancelledContext(t *testing.T, e *env) {
 
 func testClaimLimit(t *testing.T, e *env) {
 	for _, limit := range []int{0, -1} {
-		_, err := e.s.ClaimExpired(e.ctx, limit)
+		_, err := e.expiry.ClaimExpired(e.ctx, limit)
 		wantErr(t, "ClaimExpired", err, session.ErrInvalid)
-		_, err = e.s.ClaimEffects(e.ctx, limit)
+		_, err = e.outbox.ClaimEffects(e.ctx, limit)
 		wantErr(t, "ClaimEffects", err, session.ErrInvalid)
 	}
 }

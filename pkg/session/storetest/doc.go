@@ -8,6 +8,10 @@
 // votes, grants.go, expiry.go, outbox.go, escalation.go, backend.go), and
 // its subtests are named by role: -run 'Conformance/contract/Grants' runs
 // one role. retention.go and races.go hold the promises that span roles.
+// A test reaches the store through its roles (e.grants.AddGrant,
+// e.requests.Lookup), so each file shows which roles it needs besides its
+// own: mostly Requests, to make the requests it works on ([Create] takes
+// only that role).
 //
 // The suite is black-box: it uses only the Store interface, real time and
 // short TTLs, so the same tests run against the in-memory store and against

@@ -63,7 +63,7 @@ func stepName(st session.Step) string {
 // one lease fails the test.
 func (e *env) steps(t *testing.T, wait bool, sessions ...string) map[string]session.Step {
 	t.Helper()
-	out := claimUntilDry(t, e, wait, "ClaimSteps", "steps", e.s.ClaimSteps, sessions,
+	out := claimUntilDry(t, e, wait, "ClaimSteps", "steps", e.escalations.ClaimSteps, sessions,
 		func(st session.Step) (string, string) { return st.SessionID, stepName(st) })
 	for name, st := range out {
 		if st.Record == nil || st.Record.ID != st.RequestID || st.Record.SessionID != st.SessionID {
@@ -85,7 +85,7 @@ func stepKeys(m map[string]session.Step) []string {
 
 func (e *env) finish(t *testing.T, st session.Step, watch time.Duration) {
 	t.Helper()
-	if err := e.s.FinishStep(e.ctx, st, watch); err != nil {
+	if err := e.escalations.FinishStep(e.ctx, st, watch); err != nil {
 		t.Fatalf("FinishStep(%s): %v", stepName(st), err)
 	}
 }
@@ -140,7 +140,7 @@ func testStepsDue(t *testing.T, e *env) {
 // done returns StepsDone of rec.
 func (e *env) done(t *testing.T, rec *session.Record) []session.StepDone {
 	t.Helper()
-	got, err := e.s.StepsDone(e.ctx, rec.SessionID, rec.ID)
+	got, err := e.escalations.StepsDone(e.ctx, rec.SessionID, rec.ID)
 	if err != nil {
 		t.Fatalf("StepsDone(%s/%s): %v", rec.SessionID, rec.ID, err)
 	}
@@ -169,7 +169,7 @@ func testStepsDone(t *testing.T, e *env) {
 	if done := e.done(t, other); len(done) != 1 || done[0].Index != 0 {
 		t.Fatalf("StepsDone of the other request = %+v, want its own step", done)
 	}
-	if done, err := e.s.StepsDone(e.ctx, sess, e.name("req")); err != nil || len(done) != 0 {
+	if done, err := e.escalations.StepsDone(e.ctx, sess, e.name("req")); err != nil || len(done) != 0 {
 		t.Fatalf("StepsDone of an unknown request = %+v, %v", done, err)
 	}
 	// Past the request's expiry, the claims drop what it kept.
@@ -217,16 +217,16 @@ func testStepsDropped(t *testing.T, e *env) {
 	short := e.laddered(sess, shortTTL/2)
 	short.TTL = shortTTL
 	expired := e.opened(t, short)
-	if res, err := e.s.Decide(e.ctx, sess, denied.ID, deny(denied, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, denied.ID, deny(denied, "bob")); err != nil || !res.Applied {
 		t.Fatalf("deny: %+v, %v", res, err)
 	}
-	if res, err := e.s.Settle(e.ctx, sess, settled.ID, messages.StateApproved, decision(settled, messages.OutcomeAllow, messages.ReasonCascade, "c")); err != nil || !res.Applied {
+	if res, err := e.requests.Settle(e.ctx, sess, settled.ID, messages.StateApproved, decision(settled, messages.OutcomeAllow, messages.ReasonCascade, "c")); err != nil || !res.Applied {
 		t.Fatalf("Settle: %+v, %v", res, err)
 	}
-	if got, err := e.s.CancelSession(e.ctx, sess, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.CancelSession(e.ctx, sess, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("CancelSession: %v, %v", ids(got), err)
 	}
-	if got, err := e.s.Stop(e.ctx, stopSess, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.Stop(e.ctx, stopSess, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("Stop: %v, %v", ids(got), err)
 	}
 	// The short request's step came while it was open: claimed, not
@@ -292,7 +292,7 @@ func testStepsWatch(t *testing.T, e *env) {
 	if got := e.steps(t, true, sess); len(got) != 0 {
 		t.Fatalf("ClaimSteps handed out %v while the request is pending", stepKeys(got))
 	}
-	if res, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "bob")); err != nil || !res.Applied {
 		t.Fatalf("approve: %+v, %v", res, err)
 	}
 	got = e.steps(t, true, sess)
@@ -322,7 +322,7 @@ func testStepsRace(t *testing.T, e *env) {
 	}
 	e.waitDue(t, last.CreatedAt.Add(100*time.Millisecond))
 	claims := claimConcurrently(t, 4, e.r.h.EffectLease, "ClaimSteps",
-		func() ([]session.Step, error) { return e.s.ClaimSteps(e.ctx, 5) },
+		func() ([]session.Step, error) { return e.escalations.ClaimSteps(e.ctx, 5) },
 		func(st session.Step) (string, bool) { return stepName(st), st.SessionID == sess })
 	if len(claims.spans) != n {
 		t.Fatalf("concurrent claimers got %d distinct steps, want %d", len(claims.spans), n)
@@ -342,9 +342,9 @@ func testStepsInvalid(t *testing.T, e *env) {
 		{time.Minute}, // the TTL
 	} {
 		req := e.laddered(sess, delays...)
-		_, _, err := e.s.Prepare(e.ctx, req)
+		_, _, err := e.requests.Prepare(e.ctx, req)
 		wantErr(t, fmt.Sprintf("Prepare with escalation %v", delays), err, session.ErrInvalid)
-		if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: req.ID, AgentID: req.AgentID, SkipGrants: true}); err != nil || l.Existing != nil {
+		if l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: req.ID, AgentID: req.AgentID, SkipGrants: true}); err != nil || l.Existing != nil {
 			t.Fatalf("refused Prepare stored %v (%v)", l.Existing, err)
 		}
 	}
@@ -354,7 +354,7 @@ func testAddTeam(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.opened(t, e.request(sess))
 	extra := e.name("team")
-	res, err := e.s.AddTeam(e.ctx, sess, rec.ID, extra)
+	res, err := e.escalations.AddTeam(e.ctx, sess, rec.ID, extra)
 	if err != nil {
 		t.Fatalf("AddTeam: %v", err)
 	}
@@ -365,23 +365,23 @@ func testAddTeam(t *testing.T, e *env) {
 	if got := e.get(t, rec); !slices.Equal(got.Teams, res.Record.Teams) || got.ApprovalsRequired != rec.ApprovalsRequired {
 		t.Fatalf("stored record after AddTeam: %s teams %v approvals %d", describe(got), got.Teams, got.ApprovalsRequired)
 	}
-	listed, err := e.s.ListPendingTeam(e.ctx, extra)
+	listed, err := e.pending.ListPendingTeam(e.ctx, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(ids(listed), []string{rec.ID}) {
 		t.Fatalf("ListPendingTeam(added team) = %v, want %s", ids(listed), rec.ID)
 	}
-	again, err := e.s.AddTeam(e.ctx, sess, rec.ID, extra)
+	again, err := e.escalations.AddTeam(e.ctx, sess, rec.ID, extra)
 	if err != nil || again.Applied || again.Refusal != nil || len(again.Record.Teams) != 2 {
 		t.Fatalf("second AddTeam: %+v, %v; want not applied, no refusal, two teams", again, err)
 	}
-	if res, err := e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
 		t.Fatalf("deny: %+v, %v", res, err)
 	} else if !slices.Equal(res.Record.Teams, []string{rec.Teams[0], extra}) {
 		t.Fatalf("settled record's teams = %v, want both (resolved goes to every team)", res.Record.Teams)
 	}
-	late, err := e.s.AddTeam(e.ctx, sess, rec.ID, e.name("team"))
+	late, err := e.escalations.AddTeam(e.ctx, sess, rec.ID, e.name("team"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,11 +389,11 @@ func testAddTeam(t *testing.T, e *env) {
 	if len(late.Record.Teams) != 2 {
 		t.Errorf("refused AddTeam changed the teams: %v", late.Record.Teams)
 	}
-	_, err = e.s.AddTeam(e.ctx, sess, e.name("req"), extra)
+	_, err = e.escalations.AddTeam(e.ctx, sess, e.name("req"), extra)
 	wantErr(t, "AddTeam of an unknown request", err, session.ErrNotFound)
 	held := e.prepare(t, e.request(sess))
-	_, err = e.s.AddTeam(e.ctx, sess, held.ID, extra)
+	_, err = e.escalations.AddTeam(e.ctx, sess, held.ID, extra)
 	wantErr(t, "AddTeam of a held request", err, session.ErrNotFound)
-	_, err = e.s.AddTeam(e.ctx, sess, rec.ID, "")
+	_, err = e.escalations.AddTeam(e.ctx, sess, rec.ID, "")
 	wantErr(t, "AddTeam of an empty team", err, session.ErrInvalid)
 }

@@ -43,7 +43,7 @@ func (e *env) shortRequest(sess string, ttl time.Duration) session.Request {
 func (e *env) createShort(t *testing.T, sess string, ttl time.Duration) *session.Record {
 	t.Helper()
 	for range 4 {
-		rec, created, err := Create(e.ctx, e.s, e.shortRequest(sess, ttl))
+		rec, created, err := Create(e.ctx, e.requests, e.shortRequest(sess, ttl))
 		if errors.Is(err, session.ErrExpired) {
 			continue
 		}
@@ -124,7 +124,7 @@ func (e *env) drain(t *testing.T, c *claims, limit int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for c.left.Load() > 0 {
-		got, err := e.s.ClaimExpired(e.ctx, limit)
+		got, err := e.expiry.ClaimExpired(e.ctx, limit)
 		if err != nil {
 			t.Fatalf("ClaimExpired: %v", err)
 		}
@@ -139,7 +139,7 @@ func (e *env) drain(t *testing.T, c *claims, limit int) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	got, err := e.s.ClaimExpired(e.ctx, 1000)
+	got, err := e.expiry.ClaimExpired(e.ctx, 1000)
 	if err != nil {
 		t.Fatalf("ClaimExpired: %v", err)
 	}
@@ -191,7 +191,7 @@ func (e *env) createMany(t *testing.T, n int, ttl time.Duration) []*session.Reco
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < n; i += 8 {
-				recs[i], _, errs[i] = Create(e.ctx, e.s, reqs[i])
+				recs[i], _, errs[i] = Create(e.ctx, e.requests, reqs[i])
 			}
 		})
 	}
@@ -212,16 +212,16 @@ func testClaim(t *testing.T, e *env) {
 	quorumReq := e.shortRequest(sess, shortTTL)
 	quorumReq.ApprovalsRequired = 2
 	quorum := e.create(t, quorumReq)
-	if _, err := e.s.Decide(e.ctx, sess, approved.ID, approve(approved, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, approved.ID, approve(approved, "ann")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Decide(e.ctx, sess, quorum.ID, approve(quorum, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, quorum.ID, approve(quorum, "ann")); err != nil {
 		t.Fatal(err)
 	}
 
 	c := newClaims(due, quorum)
 	c.forbid(later, approved)
-	got, err := e.s.ClaimExpired(e.ctx, 1000)
+	got, err := e.expiry.ClaimExpired(e.ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,12 +275,12 @@ func testVoteAfterExpiry(t *testing.T, e *env) {
 	req := e.shortRequest(sess, shortTTL)
 	req.ApprovalsRequired = 2
 	rec := e.create(t, req)
-	if _, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "ann")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitDue(t, rec.ExpiresAt)
 
-	res, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
+	res, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func testVoteAfterExpiry(t *testing.T, e *env) {
 		t.Errorf("record after a late approval = %s, want expired with approvals [ann] and no decision", describe(res.Record))
 	}
 	checkSame(t, "Get after a late approval", e.get(t, rec), res.Record)
-	res, err = e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "cid"))
+	res, err = e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "cid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,9 +310,9 @@ func testSettleAfterExpiry(t *testing.T, e *env) {
 	e.waitDue(t, r3.ExpiresAt)
 
 	lists := map[string]func() ([]*session.Record, error){
-		"session": func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, sess) },
-		"agent":   func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, open.AgentID) },
-		"team":    func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, open.Teams[0]) },
+		"session": func() ([]*session.Record, error) { return e.pending.ListPendingSession(e.ctx, sess) },
+		"agent":   func() ([]*session.Record, error) { return e.pending.ListPendingAgent(e.ctx, open.AgentID) },
+		"team":    func() ([]*session.Record, error) { return e.pending.ListPendingTeam(e.ctx, open.Teams[0]) },
 	}
 	for name, list := range lists {
 		if got, err := list(); err != nil || !slices.Equal(ids(got), []string{open.ID}) {
@@ -320,16 +320,16 @@ func testSettleAfterExpiry(t *testing.T, e *env) {
 		}
 	}
 
-	res, err := e.s.Settle(e.ctx, sess, r1.ID, messages.StateApproved, decision(r1, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
+	res, err := e.requests.Settle(e.ctx, sess, r1.ID, messages.StateApproved, decision(r1, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRefused(t, "Settle after the expiry", res, session.ErrSettled, messages.StateExpired)
 	m := &mkRecorder{code: messages.ReasonCancelled}
-	if got, err := e.s.CancelSession(e.ctx, sess, []string{r2.ID}, m.mk); err != nil || len(got) != 0 {
+	if got, err := e.sessions.CancelSession(e.ctx, sess, []string{r2.ID}, m.mk); err != nil || len(got) != 0 {
 		t.Errorf("CancelSession after the expiry = %v, %v; want nothing", ids(got), err)
 	}
-	got, err := e.s.Stop(e.ctx, sess, "stop", m.mk)
+	got, err := e.sessions.Stop(e.ctx, sess, "stop", m.mk)
 	if err != nil || !slices.Equal(ids(got), []string{open.ID}) {
 		t.Errorf("Stop after the expiry settled %v (%v), want only the open request %s", ids(got), err, open.ID)
 	}
@@ -354,7 +354,7 @@ func testRaceClaim(t *testing.T, e *env) {
 			for range callers {
 				wg.Go(func() {
 					for c.left.Load() > 0 && time.Now().Before(deadline) {
-						got, err := e.s.ClaimExpired(e.ctx, 7)
+						got, err := e.expiry.ClaimExpired(e.ctx, 7)
 						if err != nil {
 							failed.Store(err)
 							return
@@ -397,7 +397,7 @@ func testRaceVoteClaim(t *testing.T, e *env) {
 			// trip lands it later than it was sent.
 			jitter := time.Duration(i%41-30) * time.Millisecond
 			time.Sleep(time.Until(rec.ExpiresAt.Add(-offset + jitter)))
-			votes[i].res, votes[i].err = e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+			votes[i].res, votes[i].err = e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
 			if votes[i].err == nil && votes[i].res.Applied {
 				c.left.Add(-1)
 			}
@@ -407,7 +407,7 @@ func testRaceVoteClaim(t *testing.T, e *env) {
 	for range 3 {
 		wg.Go(func() {
 			for c.left.Load() > 0 && time.Now().Before(deadline) {
-				got, err := e.s.ClaimExpired(e.ctx, 16)
+				got, err := e.expiry.ClaimExpired(e.ctx, 16)
 				if err != nil {
 					failed.Store(err)
 					return
@@ -423,7 +423,7 @@ func testRaceVoteClaim(t *testing.T, e *env) {
 	if err, _ := failed.Load().(error); err != nil {
 		t.Fatalf("ClaimExpired: %v", err)
 	}
-	got, err := e.s.ClaimExpired(e.ctx, 1000)
+	got, err := e.expiry.ClaimExpired(e.ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

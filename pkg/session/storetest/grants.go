@@ -48,7 +48,7 @@ func (e *env) agentGrant(agent, tool string, patterns ...string) session.Grant {
 
 func (e *env) lookupGrants(t *testing.T, sess, agent string) []session.Grant {
 	t.Helper()
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent})
 	if err != nil {
 		t.Fatalf("Lookup(%s, %s): %v", sess, agent, err)
 	}
@@ -60,7 +60,7 @@ func (e *env) addGrants(t *testing.T, gs ...session.Grant) []session.Grant {
 	t.Helper()
 	out := make([]session.Grant, len(gs))
 	for i, g := range gs {
-		stored, created, _, err := e.s.AddGrant(e.ctx, g)
+		stored, created, _, err := e.grants.AddGrant(e.ctx, g)
 		if err != nil || !created {
 			t.Fatalf("AddGrant(%+v) = created %v, %v", g, created, err)
 		}
@@ -121,7 +121,7 @@ func testGrants(t *testing.T, e *env) {
 	if gs := e.lookupGrants(t, e.name("sess"), ""); len(gs) != 0 {
 		t.Errorf("Lookup of a fresh session without an agent = %+v; want nothing", gs)
 	}
-	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent, SkipGrants: true}); err != nil || len(l.Grants) != 0 {
+	if l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent, SkipGrants: true}); err != nil || len(l.Grants) != 0 {
 		t.Errorf("Lookup with SkipGrants = %+v, %v; want no grants", l.Grants, err)
 	}
 }
@@ -133,7 +133,7 @@ func testGrantTwice(t *testing.T, e *env) {
 	for i, g := range []session.Grant{sg, ag} {
 		again := g
 		again.Tool = "edit" // a retry carries the same grant; the stored one stands
-		got, created, _, err := e.s.AddGrant(e.ctx, again)
+		got, created, _, err := e.grants.AddGrant(e.ctx, again)
 		if err != nil || created {
 			t.Fatalf("second AddGrant = created %v, %v; want not created", created, err)
 		}
@@ -156,7 +156,7 @@ func testListGrants(t *testing.T, e *env) {
 
 	list := func(q session.GrantQuery) []string {
 		t.Helper()
-		gs, err := e.s.ListGrants(e.ctx, q)
+		gs, err := e.grants.ListGrants(e.ctx, q)
 		if err != nil {
 			t.Fatalf("ListGrants(%+v): %v", q, err)
 		}
@@ -177,10 +177,10 @@ func testListGrants(t *testing.T, e *env) {
 	if got := list(session.GrantQuery{Teams: []string{e.name("team")}}); len(got) != 0 {
 		t.Errorf("by an unused team = %v, want nothing", got)
 	}
-	if _, err := e.s.ListGrants(e.ctx, session.GrantQuery{}); !errors.Is(err, session.ErrInvalid) {
+	if _, err := e.grants.ListGrants(e.ctx, session.GrantQuery{}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("ListGrants selecting nothing: err = %v, want ErrInvalid", err)
 	}
-	if _, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil {
+	if _, err := e.grants.RevokeGrants(e.ctx, sess, agent); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(session.GrantQuery{Teams: []string{team}}); len(got) != 0 {
@@ -191,26 +191,26 @@ func testListGrants(t *testing.T, e *env) {
 func testRevokeOne(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
 	stored := e.addGrants(t, e.sessionGrant(sess, "write"), e.sessionGrant(sess, "edit"), e.agentGrant(agent, "bash", "ls *"))
-	got, err := e.s.RevokeGrant(e.ctx, stored[0])
+	got, err := e.grants.RevokeGrant(e.ctx, stored[0])
 	if err != nil {
 		t.Fatalf("RevokeGrant: %v", err)
 	}
 	sameGrant(t, "revoked", got, stored[0])
 	// Only the id and owner matter: a grant as listed or as a bare reference.
 	ref := session.Grant{Grant: messages.Grant{ID: stored[2].ID, Scope: stored[2].Scope, AgentID: agent}}
-	if _, err := e.s.RevokeGrant(e.ctx, ref); err != nil {
+	if _, err := e.grants.RevokeGrant(e.ctx, ref); err != nil {
 		t.Fatalf("RevokeGrant by reference: %v", err)
 	}
 	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
 		t.Errorf("after revoking two: %v, want %v", grantIDs(gs), grantIDs(stored[1:2]))
 	}
-	_, err = e.s.RevokeGrant(e.ctx, stored[0])
+	_, err = e.grants.RevokeGrant(e.ctx, stored[0])
 	wantErr(t, "second RevokeGrant", err, session.ErrNotFound)
 	wrongOwner := stored[1]
 	wrongOwner.SessionID = e.name("sess")
-	_, err = e.s.RevokeGrant(e.ctx, wrongOwner)
+	_, err = e.grants.RevokeGrant(e.ctx, wrongOwner)
 	wantErr(t, "RevokeGrant in another session", err, session.ErrNotFound)
-	_, err = e.s.RevokeGrant(e.ctx, session.Grant{Grant: messages.Grant{Scope: messages.ScopeSession, SessionID: sess}})
+	_, err = e.grants.RevokeGrant(e.ctx, session.Grant{Grant: messages.Grant{Scope: messages.ScopeSession, SessionID: sess}})
 	wantErr(t, "RevokeGrant without an id", err, session.ErrInvalid)
 }
 
@@ -225,20 +225,20 @@ func testRevoke(t *testing.T, e *env) {
 		e.agentGrant(agent, "edit"),
 	)
 	others := e.addGrants(t, e.sessionGrant(otherSess, "edit"), e.agentGrant(otherAgent, "edit"))
-	gs, err := e.s.RevokeGrants(e.ctx, sess, "")
+	gs, err := e.grants.RevokeGrants(e.ctx, sess, "")
 	if err != nil || !slices.Equal(grantIDs(gs), grantIDs(stored[:2])) {
 		t.Fatalf("RevokeGrants(session) = %v, %v; want %v", grantIDs(gs), err, grantIDs(stored[:2]))
 	}
 	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[2:])) {
 		t.Errorf("after revoking the session: %v; want the agent's %v", grantIDs(gs), grantIDs(stored[2:]))
 	}
-	if gs, err := e.s.RevokeGrants(e.ctx, "", agent); err != nil || len(gs) != 3 {
+	if gs, err := e.grants.RevokeGrants(e.ctx, "", agent); err != nil || len(gs) != 3 {
 		t.Fatalf("RevokeGrants(agent) = %d grants, %v; want 3", len(gs), err)
 	}
 	if gs := e.lookupGrants(t, sess, agent); len(gs) != 0 {
 		t.Errorf("after revoking both: %+v; want nothing", gs)
 	}
-	if gs, err := e.s.RevokeGrants(e.ctx, sess, agent); err != nil || len(gs) != 0 {
+	if gs, err := e.grants.RevokeGrants(e.ctx, sess, agent); err != nil || len(gs) != 0 {
 		t.Errorf("second RevokeGrants = %v, %v; want none", gs, err)
 	}
 	if gs := e.lookupGrants(t, otherSess, otherAgent); !slices.Equal(grantIDs(gs), grantIDs(others)) {
@@ -267,7 +267,7 @@ func testGrantInvalid(t *testing.T, e *env) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, _, err := e.s.AddGrant(e.ctx, tc.g)
+			_, _, _, err := e.grants.AddGrant(e.ctx, tc.g)
 			wantErr(t, "AddGrant", err, session.ErrInvalid)
 		})
 	}
@@ -277,7 +277,7 @@ func testGrantInvalid(t *testing.T, e *env) {
 }
 
 func testRevokeInvalid(t *testing.T, e *env) {
-	_, err := e.s.RevokeGrants(e.ctx, "", "")
+	_, err := e.grants.RevokeGrants(e.ctx, "", "")
 	wantErr(t, "RevokeGrants", err, session.ErrInvalid)
 }
 
@@ -295,7 +295,7 @@ func testRevokeRace(t *testing.T, e *env) {
 		wg.Go(func() {
 			for i := 0; i < 200; i++ {
 				after := revoked.Load()
-				l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess})
+				l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess})
 				if err != nil {
 					errs <- err
 					return
@@ -316,7 +316,7 @@ func testRevokeRace(t *testing.T, e *env) {
 		})
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, err := e.s.RevokeGrant(e.ctx, stored[0]); err != nil {
+	if _, err := e.grants.RevokeGrant(e.ctx, stored[0]); err != nil {
 		t.Fatalf("RevokeGrant: %v", err)
 	}
 	revoked.Store(true)
@@ -353,10 +353,10 @@ func (r *runner) testGrantExpiry(t *testing.T, e *env) {
 	if gs := e.lookupGrants(t, sess, agent); !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
 		t.Errorf("after the expiry: Lookup = %v, want only %v", grantIDs(gs), grantIDs(stored[1:2]))
 	}
-	if gs, err := e.s.ListGrants(e.ctx, session.GrantQuery{Teams: []string{team}}); err != nil || !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
+	if gs, err := e.grants.ListGrants(e.ctx, session.GrantQuery{Teams: []string{team}}); err != nil || !slices.Equal(grantIDs(gs), grantIDs(stored[1:2])) {
 		t.Errorf("after the expiry: ListGrants = %v, %v; want only %v", grantIDs(gs), err, grantIDs(stored[1:2]))
 	}
-	_, err := e.s.RevokeGrant(e.ctx, stored[0])
+	_, err := e.grants.RevokeGrant(e.ctx, stored[0])
 	wantErr(t, "RevokeGrant of an expired grant", err, session.ErrNotFound)
 
 	var mu sync.Mutex
@@ -365,7 +365,7 @@ func (r *runner) testGrantExpiry(t *testing.T, e *env) {
 	teams := []string{team, e.name("team")}
 	for range 4 {
 		wg.Go(func() {
-			gs, err := e.s.ExpireGrants(e.ctx, teams)
+			gs, err := e.grants.ExpireGrants(e.ctx, teams)
 			if err != nil {
 				t.Errorf("ExpireGrants: %v", err)
 				return
@@ -397,17 +397,17 @@ func testGrantRemovedStaysRemoved(t *testing.T, e *env) {
 	short := e.agentGrant(e.name("agent2"), "bash", "make *")
 	short.MaxAge = 300 * time.Millisecond
 	stored := e.addGrants(t, one, all, allAgent, short)
-	if _, err := e.s.RevokeGrant(e.ctx, stored[0]); err != nil {
+	if _, err := e.grants.RevokeGrant(e.ctx, stored[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.RevokeGrants(e.ctx, all.SessionID, allAgent.AgentID); err != nil {
+	if _, err := e.grants.RevokeGrants(e.ctx, all.SessionID, allAgent.AgentID); err != nil {
 		t.Fatal(err)
 	}
 	for e.now(t).Before(stored[3].ExpiresAt) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for i, g := range []session.Grant{one, all, allAgent, short} {
-		got, created, _, err := e.s.AddGrant(e.ctx, g)
+		got, created, _, err := e.grants.AddGrant(e.ctx, g)
 		if created || !errors.Is(err, session.ErrGrantRemoved) {
 			t.Errorf("AddGrant of removed grant %d again = %+v, created %v, %v; want ErrGrantRemoved", i, got, created, err)
 		}
@@ -419,7 +419,7 @@ func testGrantRemovedStaysRemoved(t *testing.T, e *env) {
 	}
 	// Another grant of the same lists is stored as usual.
 	fresh := e.sessionGrant(sess, "write")
-	if _, created, _, err := e.s.AddGrant(e.ctx, fresh); err != nil || !created {
+	if _, created, _, err := e.grants.AddGrant(e.ctx, fresh); err != nil || !created {
 		t.Errorf("AddGrant of a new grant in a list with removed ones = created %v, %v", created, err)
 	}
 }

@@ -29,7 +29,7 @@ func (r *runner) outboxTests() []test {
 // lease, when wait is set) and returns the records claimed, by request.
 func (e *env) effects(t *testing.T, wait bool, sessions ...string) map[string]*session.Record {
 	t.Helper()
-	return claimUntilDry(t, e, wait, "ClaimEffects", "records", e.s.ClaimEffects, sessions,
+	return claimUntilDry(t, e, wait, "ClaimEffects", "records", e.outbox.ClaimEffects, sessions,
 		func(r *session.Record) (string, string) { return r.SessionID, r.ID })
 }
 
@@ -88,7 +88,7 @@ func testOutboxRecords(t *testing.T, e *env) {
 	first := time.Now() // no entry of this test is older
 	var claimed []*session.Record
 	for deadline := time.Now().Add(5 * time.Second); len(claimed) == 0 && time.Now().Before(deadline); {
-		got, err := e.s.ClaimExpired(e.ctx, 1000)
+		got, err := e.expiry.ClaimExpired(e.ctx, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,23 +109,23 @@ func testOutboxRecords(t *testing.T, e *env) {
 	q := e.request(sess)
 	q.ApprovalsRequired = 2
 	counted := e.create(t, q)
-	if res, err := e.s.Decide(e.ctx, sess, counted.ID, approve(counted, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, counted.ID, approve(counted, "bob")); err != nil || !res.Applied {
 		t.Fatalf("counted vote: %+v, %v", res, err)
 	}
 	voted := e.create(t, e.request(sess))
-	if res, err := e.s.Decide(e.ctx, sess, voted.ID, deny(voted, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, voted.ID, deny(voted, "bob")); err != nil || !res.Applied {
 		t.Fatalf("deny: %+v, %v", res, err)
 	}
 	settled := e.create(t, e.request(sess))
-	if res, err := e.s.Settle(e.ctx, sess, settled.ID, messages.StateApproved, decision(settled, messages.OutcomeAllow, messages.ReasonCascade, "c")); err != nil || !res.Applied {
+	if res, err := e.requests.Settle(e.ctx, sess, settled.ID, messages.StateApproved, decision(settled, messages.OutcomeAllow, messages.ReasonCascade, "c")); err != nil || !res.Applied {
 		t.Fatalf("Settle: %+v, %v", res, err)
 	}
 	cancelled := e.create(t, e.request(other))
 	stopped := e.create(t, e.request(other))
-	if got, err := e.s.CancelSession(e.ctx, other, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.CancelSession(e.ctx, other, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("CancelSession: %v, %v", ids(got), err)
 	}
-	if got, err := e.s.Stop(e.ctx, other, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.Stop(e.ctx, other, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("Stop: %v, %v", ids(got), err)
 	}
 	// Within the lease only the callers of the transitions may act (on a
@@ -156,7 +156,7 @@ func testOutboxRecords(t *testing.T, e *env) {
 	for _, r := range got {
 		recs = append(recs, r)
 	}
-	if err := e.s.AckEffects(e.ctx, recs...); err != nil {
+	if err := e.outbox.AckEffects(e.ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
 	if again := e.effects(t, true, sess, other); len(again) != 0 {
@@ -170,18 +170,18 @@ func testOutboxNothingOwed(t *testing.T, e *env) {
 	// approval's, acknowledged below.
 	rec := e.create(t, e.request(sess))
 	e.prepare(t, e.request(sess))
-	res, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
+	res, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
 	if err != nil || !res.Applied {
 		t.Fatalf("approve: %+v, %v", res, err)
 	}
-	if err := e.s.AckEffects(e.ctx, res.Record); err != nil {
+	if err := e.outbox.AckEffects(e.ctx, res.Record); err != nil {
 		t.Fatal(err)
 	}
 	// Refused: settled already, and an Open of a settled request.
-	if res, err := e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "cy")); err != nil || res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "cy")); err != nil || res.Applied {
 		t.Fatalf("late deny: %+v, %v", res, err)
 	}
-	if res, err := e.s.Settle(e.ctx, sess, rec.ID, messages.StateCancelled, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "x")); err != nil || res.Applied {
+	if res, err := e.requests.Settle(e.ctx, sess, rec.ID, messages.StateCancelled, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "x")); err != nil || res.Applied {
 		t.Fatalf("late settle: %+v, %v", res, err)
 	}
 	if res := e.open(t, rec); res.Applied {
@@ -190,9 +190,9 @@ func testOutboxNothingOwed(t *testing.T, e *env) {
 	if got := e.effects(t, true, sess); len(got) != 0 {
 		t.Fatalf("ClaimEffects returned %v, want nothing owed", keys(got))
 	}
-	err = e.s.AckEffects(e.ctx, &session.Record{Request: session.Request{SessionID: sess}})
+	err = e.outbox.AckEffects(e.ctx, &session.Record{Request: session.Request{SessionID: sess}})
 	wantErr(t, "AckEffects of a record without an id", err, session.ErrInvalid)
-	if err := e.s.AckEffects(e.ctx); err != nil {
+	if err := e.outbox.AckEffects(e.ctx); err != nil {
 		t.Errorf("AckEffects of nothing: %v", err)
 	}
 }
@@ -202,23 +202,23 @@ func testOutboxNewerStays(t *testing.T, e *env) {
 	q := e.request(sess)
 	q.ApprovalsRequired = 2
 	rec := e.create(t, q)
-	first, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
+	first, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "bob"))
 	if err != nil || !first.Applied {
 		t.Fatalf("first approval: %+v, %v", first, err)
 	}
-	second, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "cy"))
+	second, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "cy"))
 	if err != nil || !second.Applied || second.Record.State != messages.StateApproved {
 		t.Fatalf("second approval: %+v, %v", second, err)
 	}
 	// The replica that counted the first approval acknowledges late.
-	if err := e.s.AckEffects(e.ctx, first.Record); err != nil {
+	if err := e.outbox.AckEffects(e.ctx, first.Record); err != nil {
 		t.Fatal(err)
 	}
 	got := e.effects(t, true, sess)
 	if r, ok := got[rec.ID]; !ok || r.State != messages.StateApproved {
 		t.Fatalf("ClaimEffects returned %v, want the approval's entry", keys(got))
 	}
-	if err := e.s.AckEffects(e.ctx, second.Record); err != nil {
+	if err := e.outbox.AckEffects(e.ctx, second.Record); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.effects(t, true, sess); len(got) != 0 {
@@ -229,7 +229,7 @@ func testOutboxNewerStays(t *testing.T, e *env) {
 func testOutboxReclaim(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.create(t, e.request(sess))
-	if res, err := e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
 		t.Fatalf("deny: %+v, %v", res, err)
 	}
 	first := e.effects(t, true, sess)
@@ -246,7 +246,7 @@ func testOutboxReclaim(t *testing.T, e *env) {
 		t.Fatalf("not claimed again after the claimer's lease: %v", keys(second))
 	}
 	checkSame(t, "reclaimed record", r, first[rec.ID])
-	if err := e.s.AckEffects(e.ctx, r); err != nil {
+	if err := e.outbox.AckEffects(e.ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.effects(t, true, sess); len(got) != 0 {
@@ -264,14 +264,14 @@ func testOutboxRaceClaim(t *testing.T, e *env) {
 		}
 		sess := sessions[len(sessions)-1]
 		rec := e.create(t, e.request(sess))
-		if res, err := e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
+		if res, err := e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "bob")); err != nil || !res.Applied {
 			t.Fatalf("deny: %+v, %v", res, err)
 		}
 		want[rec.ID] = true
 	}
 	time.Sleep(e.r.h.EffectLease + 50*time.Millisecond)
 	claims := claimConcurrently(t, claimers, e.r.h.EffectLease, "ClaimEffects",
-		func() ([]*session.Record, error) { return e.s.ClaimEffects(e.ctx, 7) },
+		func() ([]*session.Record, error) { return e.outbox.ClaimEffects(e.ctx, 7) },
 		func(r *session.Record) (string, bool) { return r.ID, slices.Contains(sessions, r.SessionID) })
 	// A claimer that found only sessions without a share stopped early:
 	// what is left is claimed now, and nothing claimed above comes back

@@ -147,7 +147,7 @@ func testRaceVotes(t *testing.T, e *env) {
 		if i%2 == 1 {
 			v = deny(rec, fmt.Sprintf("ap-%d", i))
 		}
-		out[i].res, out[i].err = e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+		out[i].res, out[i].err = e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 	})
 	final := e.get(t, rec)
 	if final.State != messages.StateApproved && final.State != messages.StateRejected {
@@ -182,8 +182,8 @@ func testRacePrepare(t *testing.T, e *env) {
 	recs := make([]*session.Record, n)
 	created := make([]bool, n)
 	errs := make([]error, n)
-	race(n, func(i int) { recs[i], created[i], errs[i] = e.s.Prepare(e.ctx, req) })
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true})
+	race(n, func(i int) { recs[i], created[i], errs[i] = e.requests.Prepare(e.ctx, req) })
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, SkipGrants: true})
 	if err != nil || l.Existing == nil {
 		t.Fatalf("Lookup after the race: %v, %v", l.Existing, err)
 	}
@@ -213,7 +213,7 @@ func testRaceQuorum(t *testing.T, e *env) {
 	const n = 5
 	out := make([]outcome, n)
 	race(n, func(i int) {
-		out[i].res, out[i].err = e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, fmt.Sprintf("ap-%d", i)))
+		out[i].res, out[i].err = e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, fmt.Sprintf("ap-%d", i)))
 	})
 	final := e.get(t, rec)
 	var applied, approvedBy []string
@@ -261,13 +261,13 @@ func testRaceStopCreate(t *testing.T, e *env) {
 		m := &mkRecorder{code: messages.ReasonHardStop}
 		race(n+1, func(i int) {
 			if i == n/2 {
-				stopped, stopErr = e.s.Stop(e.ctx, sess, "stop", m.mk)
+				stopped, stopErr = e.sessions.Stop(e.ctx, sess, "stop", m.mk)
 				return
 			}
 			if i > n/2 {
 				i--
 			}
-			_, created[i], errs[i] = Create(e.ctx, e.s, reqs[i])
+			_, created[i], errs[i] = Create(e.ctx, e.requests, reqs[i])
 		})
 		if stopErr != nil {
 			t.Fatal(stopErr)
@@ -288,7 +288,7 @@ func testRaceStopCreate(t *testing.T, e *env) {
 		if got, want := sorted(ids(stopped)), sorted(made); !slices.Equal(got, want) {
 			t.Fatalf("round %d: Stop settled %v, want every request created before it %v", round, got, want)
 		}
-		if pending, err := e.s.ListPendingSession(e.ctx, sess); err != nil || len(pending) != 0 {
+		if pending, err := e.pending.ListPendingSession(e.ctx, sess); err != nil || len(pending) != 0 {
 			t.Fatalf("round %d: pending after Stop = %v, %v; want none", round, ids(pending), err)
 		}
 		t.Logf("round %d: %d of %d creates ran before the stop", round, len(made), n)
@@ -318,19 +318,19 @@ func testRaceMixed(t *testing.T, e *env) {
 		race(5, func(i int) {
 			switch i {
 			case 0:
-				res, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "ann"))
+				res, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "ann"))
 				win("approve", res.Applied, err)
 			case 1:
-				res, err := e.s.Decide(e.ctx, sess, rec.ID, deny(rec, "bob"))
+				res, err := e.requests.Decide(e.ctx, sess, rec.ID, deny(rec, "bob"))
 				win("deny", res.Applied, err)
 			case 2:
-				res, err := e.s.Settle(e.ctx, sess, rec.ID, messages.StateApproved, decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
+				res, err := e.requests.Settle(e.ctx, sess, rec.ID, messages.StateApproved, decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
 				win("settle", res.Applied, err)
 			case 3:
-				got, err := e.s.CancelSession(e.ctx, sess, []string{rec.ID}, mk)
+				got, err := e.sessions.CancelSession(e.ctx, sess, []string{rec.ID}, mk)
 				win("cancel", len(got) == 1, err)
 			case 4:
-				got, err := e.s.Stop(e.ctx, sess, "stop", mk)
+				got, err := e.sessions.Stop(e.ctx, sess, "stop", mk)
 				win("stop", len(got) == 1, err)
 			}
 		})

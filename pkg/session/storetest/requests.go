@@ -81,13 +81,13 @@ func testCreateInvalid(t *testing.T, e *env) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := e.request(sess)
 			tc.change(&req)
-			rec, created, err := Create(e.ctx, e.s, req)
+			rec, created, err := Create(e.ctx, e.requests, req)
 			wantErr(t, "Create", err, session.ErrInvalid)
 			if created || rec != nil {
 				t.Errorf("Create = %v, created %v; want nothing", rec, created)
 			}
 			if req.ID != "" && req.SessionID != "" {
-				_, err := e.s.Get(e.ctx, req.SessionID, req.ID)
+				_, err := e.requests.Get(e.ctx, req.SessionID, req.ID)
 				wantErr(t, "Get after a refused Create", err, session.ErrNotFound)
 			}
 		})
@@ -101,18 +101,18 @@ func testCreateRetry(t *testing.T, e *env) {
 	retry := req
 	retry.Question.Request.Arguments = json.RawMessage(`{"different":true}`)
 	retry.TTL = time.Hour
-	again, created, err := Create(e.ctx, e.s, retry)
+	again, created, err := Create(e.ctx, e.requests, retry)
 	if err != nil || created {
 		t.Fatalf("retry Create: created = %v, err = %v; want the existing record", created, err)
 	}
 	checkSame(t, "retry of a pending request", again, first)
 
-	res, err := e.s.Decide(e.ctx, req.SessionID, req.ID, approve(first, "bob"))
+	res, err := e.requests.Decide(e.ctx, req.SessionID, req.ID, approve(first, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkApplied(t, "Decide", res, messages.StateApproved)
-	again, created, err = Create(e.ctx, e.s, req)
+	again, created, err = Create(e.ctx, e.requests, req)
 	if err != nil || created {
 		t.Fatalf("retry Create after approval: created = %v, err = %v; want the existing record", created, err)
 	}
@@ -124,7 +124,7 @@ func testCreateTwoSessions(t *testing.T, e *env) {
 	b := a
 	b.SessionID = e.name("sess")
 	ra, rb := e.create(t, a), e.create(t, b)
-	if _, err := e.s.Decide(e.ctx, a.SessionID, a.ID, deny(ra, "bob")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, a.SessionID, a.ID, deny(ra, "bob")); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.get(t, rb); got.State != messages.StatePending {
@@ -136,14 +136,14 @@ func testCreateTwoSessions(t *testing.T, e *env) {
 }
 
 func testGetUnknown(t *testing.T, e *env) {
-	_, err := e.s.Get(e.ctx, e.name("sess"), e.name("req"))
+	_, err := e.requests.Get(e.ctx, e.name("sess"), e.name("req"))
 	wantErr(t, "Get", err, session.ErrNotFound)
 }
 
 func testGetInvalid(t *testing.T, e *env) {
-	_, err := e.s.Get(e.ctx, "", e.name("req"))
+	_, err := e.requests.Get(e.ctx, "", e.name("req"))
 	wantErr(t, "Get with an empty session id", err, session.ErrInvalid)
-	_, err = e.s.Get(e.ctx, e.name("sess"), "")
+	_, err = e.requests.Get(e.ctx, e.name("sess"), "")
 	wantErr(t, "Get with an empty request id", err, session.ErrInvalid)
 }
 
@@ -151,7 +151,7 @@ func testDecideDeny(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
 	v := deny(rec, "bob")
 	before := e.now(t)
-	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 	after := e.now(t)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func testDecideDeny(t *testing.T, e *env) {
 func testDecideApprove(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
 	v := approve(rec, "bob")
-	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func testDecideQuorum(t *testing.T, e *env) {
 	req.ApprovalsRequired = 3
 	rec := e.create(t, req)
 	for i, who := range []string{"ann", "bob"} {
-		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, who))
+		res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, who))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,11 +201,11 @@ func testDecideQuorum(t *testing.T, e *env) {
 			t.Errorf("a pending record has decision %v at %v", res.Record.Decision, res.Record.DecidedAt)
 		}
 	}
-	if got, err := e.s.ListPendingSession(e.ctx, rec.SessionID); err != nil || len(got) != 1 {
+	if got, err := e.pending.ListPendingSession(e.ctx, rec.SessionID); err != nil || len(got) != 1 {
 		t.Errorf("ListPendingSession below the quorum = %v, %v; want the request", got, err)
 	}
 	last := approve(rec, "cid")
-	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, last)
+	res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, last)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +222,11 @@ func testDecideDenyAfterApprovals(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	req.ApprovalsRequired = 2
 	rec := e.create(t, req)
-	if _, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann")); err != nil {
 		t.Fatal(err)
 	}
 	v := deny(rec, "bob")
-	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+	res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 	for _, v := range votes {
 		vote := approve(rec, v.who)
 		vote.Scope = v.scope
-		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, vote)
+		res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, vote)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 	// A re-vote of ann with another scope is refused and changes nothing.
 	again := approve(rec, "ann")
 	again.Scope = messages.ScopeOnce
-	res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, again)
+	res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, again)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 	last := approve(rec, "dee")
 	last.Scope = messages.ScopeAlways
 	last.Decision.Scope = messages.ScopeAlways
-	res, err = e.s.Decide(e.ctx, rec.SessionID, rec.ID, last)
+	res, err = e.requests.Decide(e.ctx, rec.SessionID, rec.ID, last)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,14 +296,14 @@ func testDecideKeepsScopes(t *testing.T, e *env) {
 	other := e.create(t, e.request(e.name("sess")))
 	bad := approve(other, "ann")
 	bad.Scope = "forever"
-	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, bad)
+	_, err = e.requests.Decide(e.ctx, other.SessionID, other.ID, bad)
 	wantErr(t, "Decide with an unknown scope", err, session.ErrInvalid)
 	scopedDeny := deny(other, "ann")
 	scopedDeny.Scope = messages.ScopeSession
-	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, scopedDeny)
+	_, err = e.requests.Decide(e.ctx, other.SessionID, other.ID, scopedDeny)
 	wantErr(t, "Decide with a scoped deny", err, session.ErrInvalid)
 	spaced := approve(other, "ann session")
-	_, err = e.s.Decide(e.ctx, other.SessionID, other.ID, spaced)
+	_, err = e.requests.Decide(e.ctx, other.SessionID, other.ID, spaced)
 	wantErr(t, "Decide with a space in the approver id", err, session.ErrInvalid)
 	if g := e.get(t, other); g.State != messages.StatePending || len(g.Approvals) != 0 {
 		t.Errorf("record after invalid votes = %s, want untouched", describe(g))
@@ -314,12 +314,12 @@ func testDecideDuplicate(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	req.ApprovalsRequired = 2
 	rec := e.create(t, req)
-	first, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	first, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []session.Vote{approve(rec, "ann"), deny(rec, "ann")} {
-		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+		res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,12 +331,12 @@ func testDecideDuplicate(t *testing.T, e *env) {
 
 func testDecideSettled(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
-	won, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, deny(rec, "ann"))
+	won, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, deny(rec, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []session.Vote{approve(rec, "bob"), deny(rec, "bob"), deny(rec, "ann")} {
-		res, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, v)
+		res, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,17 +347,17 @@ func testDecideSettled(t *testing.T, e *env) {
 
 func testDecideUnknown(t *testing.T, e *env) {
 	rec := &session.Record{Request: e.request(e.name("sess"))}
-	_, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	_, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
 	wantErr(t, "Decide", err, session.ErrNotFound)
 }
 
 func testDecideInvalid(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
-	_, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, ""))
+	_, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, ""))
 	wantErr(t, "Decide with an empty approver", err, session.ErrInvalid)
-	_, err = e.s.Decide(e.ctx, rec.SessionID, "", approve(rec, "ann"))
+	_, err = e.requests.Decide(e.ctx, rec.SessionID, "", approve(rec, "ann"))
 	wantErr(t, "Decide with an empty request id", err, session.ErrInvalid)
-	_, err = e.s.Decide(e.ctx, "", rec.ID, approve(rec, "ann"))
+	_, err = e.requests.Decide(e.ctx, "", rec.ID, approve(rec, "ann"))
 	wantErr(t, "Decide with an empty session id", err, session.ErrInvalid)
 	if got := e.get(t, rec); got.State != messages.StatePending || len(got.Approvals) != 0 {
 		t.Errorf("record after invalid votes = %s, want untouched", describe(got))
@@ -371,7 +371,7 @@ func testSettle(t *testing.T, e *env) {
 			rec := e.create(t, e.request(sess))
 			d := decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "policy")
 			before := e.now(t)
-			res, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
+			res, err := e.requests.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
 			after := e.now(t)
 			if err != nil {
 				t.Fatal(err)
@@ -382,7 +382,7 @@ func testSettle(t *testing.T, e *env) {
 			}
 			between(t, "DecidedAt", res.Record.DecidedAt, before, after)
 			checkSame(t, "Get after Settle", e.get(t, rec), res.Record)
-			if got, err := e.s.ListPendingSession(e.ctx, sess); err != nil || slices.Contains(ids(got), rec.ID) {
+			if got, err := e.pending.ListPendingSession(e.ctx, sess); err != nil || slices.Contains(ids(got), rec.ID) {
 				t.Errorf("ListPendingSession after Settle = %v, %v; want the request gone", ids(got), err)
 			}
 		})
@@ -393,7 +393,7 @@ func testSettleInvalidState(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
 	d := decision(rec, messages.OutcomeDeny, messages.ReasonTimeout, "policy")
 	for _, state := range []messages.State{messages.StatePending, messages.StateExpired, messages.StateDecided, "", "approve"} {
-		_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
+		_, err := e.requests.Settle(e.ctx, rec.SessionID, rec.ID, state, d)
 		wantErr(t, "Settle to "+string(state), err, session.ErrInvalid)
 	}
 	if got := e.get(t, rec); got.State != messages.StatePending {
@@ -403,12 +403,12 @@ func testSettleInvalidState(t *testing.T, e *env) {
 
 func testSettleSettled(t *testing.T, e *env) {
 	rec := e.create(t, e.request(e.name("sess")))
-	won, err := e.s.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
+	won, err := e.requests.Decide(e.ctx, rec.SessionID, rec.ID, approve(rec, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, state := range []messages.State{messages.StateApproved, messages.StateRejected, messages.StateCancelled} {
-		res, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, state, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
+		res, err := e.requests.Settle(e.ctx, rec.SessionID, rec.ID, state, decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "agent"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,7 +419,7 @@ func testSettleSettled(t *testing.T, e *env) {
 
 func testSettleUnknown(t *testing.T, e *env) {
 	rec := &session.Record{Request: e.request(e.name("sess"))}
-	_, err := e.s.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateApproved, decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "policy"))
+	_, err := e.requests.Settle(e.ctx, rec.SessionID, rec.ID, messages.StateApproved, decision(rec, messages.OutcomeAllow, messages.ReasonCascade, "policy"))
 	wantErr(t, "Settle", err, session.ErrNotFound)
 }
 
@@ -447,24 +447,24 @@ func testCopies(t *testing.T, e *env) {
 	}
 	scribble(rec)
 	scribble(e.get(t, want))
-	res, err := e.s.Decide(e.ctx, want.SessionID, want.ID, approve(want, "ann"))
+	res, err := e.requests.Decide(e.ctx, want.SessionID, want.ID, approve(want, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Approvals = []string{"ann"}
 	checkSame(t, "Decide after changing returned copies", res.Record, want)
 	scribble(res.Record)
-	list, err := e.s.ListPendingSession(e.ctx, want.SessionID)
+	list, err := e.pending.ListPendingSession(e.ctx, want.SessionID)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("ListPendingSession = %v, %v", list, err)
 	}
 	scribble(list[0])
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: want.SessionID, RequestID: want.ID})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: want.SessionID, RequestID: want.ID})
 	if err != nil || l.Existing == nil {
 		t.Fatalf("Lookup = %+v, %v", l, err)
 	}
 	scribble(l.Existing)
-	again, _, err := Create(e.ctx, e.s, req)
+	again, _, err := Create(e.ctx, e.requests, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func testCopies(t *testing.T, e *env) {
 	checkSame(t, "Get after changing returned copies", e.get(t, want), want)
 
 	v := deny(want, "bob")
-	res, err = e.s.Decide(e.ctx, want.SessionID, want.ID, v)
+	res, err = e.requests.Decide(e.ctx, want.SessionID, want.ID, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func (r *runner) heldTests() []test {
 // prepare stores req held and fails the test unless it was created.
 func (e *env) prepare(t *testing.T, req session.Request) *session.Record {
 	t.Helper()
-	rec, created, err := e.s.Prepare(e.ctx, req)
+	rec, created, err := e.requests.Prepare(e.ctx, req)
 	if err != nil {
 		t.Fatalf("Prepare(%s/%s): %v", req.SessionID, req.ID, err)
 	}
@@ -525,7 +525,7 @@ func (e *env) prepare(t *testing.T, req session.Request) *session.Record {
 
 func (e *env) open(t *testing.T, rec *session.Record) session.Result {
 	t.Helper()
-	res, err := e.s.Open(e.ctx, rec.SessionID, rec.ID)
+	res, err := e.requests.Open(e.ctx, rec.SessionID, rec.ID)
 	if err != nil {
 		t.Fatalf("Open(%s/%s): %v", rec.SessionID, rec.ID, err)
 	}
@@ -538,9 +538,9 @@ func (e *env) pendingIDs(t *testing.T, rec *session.Record) [3][]string {
 	t.Helper()
 	var out [3][]string
 	for i, list := range []func() ([]*session.Record, error){
-		func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, rec.SessionID) },
-		func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, rec.AgentID) },
-		func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, rec.Teams[0]) },
+		func() ([]*session.Record, error) { return e.pending.ListPendingSession(e.ctx, rec.SessionID) },
+		func() ([]*session.Record, error) { return e.pending.ListPendingAgent(e.ctx, rec.AgentID) },
+		func() ([]*session.Record, error) { return e.pending.ListPendingTeam(e.ctx, rec.Teams[0]) },
 	} {
 		recs, err := list()
 		if err != nil {
@@ -557,10 +557,10 @@ func testPrepareHidden(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	rec := e.prepare(t, req)
 	checkRequest(t, rec, req)
-	if _, err := e.s.Get(e.ctx, rec.SessionID, rec.ID); !errors.Is(err, session.ErrNotFound) {
+	if _, err := e.requests.Get(e.ctx, rec.SessionID, rec.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("Get of a held request: %v, want ErrNotFound", err)
 	}
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID, AgentID: rec.AgentID})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: rec.SessionID, RequestID: rec.ID, AgentID: rec.AgentID})
 	if err != nil {
 		t.Fatalf("Lookup: %v", err)
 	}
@@ -578,23 +578,23 @@ func testPrepareHidden(t *testing.T, e *env) {
 func testHeldUnanswerable(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.prepare(t, e.request(sess))
-	if _, err := e.s.Decide(e.ctx, sess, rec.ID, approve(rec, "bob")); !errors.Is(err, session.ErrNotFound) {
+	if _, err := e.requests.Decide(e.ctx, sess, rec.ID, approve(rec, "bob")); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Decide on a held request: %v, want ErrNotFound", err)
 	}
-	if _, err := e.s.Settle(e.ctx, sess, rec.ID, messages.StateCancelled, cancelled(rec)); !errors.Is(err, session.ErrNotFound) {
+	if _, err := e.requests.Settle(e.ctx, sess, rec.ID, messages.StateCancelled, cancelled(rec)); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Settle on a held request: %v, want ErrNotFound", err)
 	}
 	mk := func(r *session.Record) messages.Decision { return cancelled(r) }
-	if got, err := e.s.CancelSession(e.ctx, sess, []string{rec.ID}, mk); err != nil || len(got) != 0 {
+	if got, err := e.sessions.CancelSession(e.ctx, sess, []string{rec.ID}, mk); err != nil || len(got) != 0 {
 		t.Errorf("CancelSession of a held request by id: %d settled, %v; want none", len(got), err)
 	}
-	if got, err := e.s.CancelSession(e.ctx, sess, nil, mk); err != nil || len(got) != 0 {
+	if got, err := e.sessions.CancelSession(e.ctx, sess, nil, mk); err != nil || len(got) != 0 {
 		t.Errorf("CancelSession of the session: %d settled, %v; want none", len(got), err)
 	}
-	if got, err := e.s.Stop(e.ctx, sess, "stop", mk); err != nil || len(got) != 0 {
+	if got, err := e.sessions.Stop(e.ctx, sess, "stop", mk); err != nil || len(got) != 0 {
 		t.Errorf("Stop: %d settled, %v; want none", len(got), err)
 	}
-	if _, err := e.s.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	// Still held, still openable: none of the above touched it.
@@ -621,7 +621,7 @@ func testOpen(t *testing.T, e *env) {
 			t.Errorf("list %d returned %v, want [%s]", i, ids, held.ID)
 		}
 	}
-	vote, err := e.s.Decide(e.ctx, held.SessionID, held.ID, approve(held, "bob"))
+	vote, err := e.requests.Decide(e.ctx, held.SessionID, held.ID, approve(held, "bob"))
 	if err != nil || !vote.Applied || vote.Record.State != messages.StateApproved {
 		t.Fatalf("Decide after Open: %+v %v, want it approved", vote, err)
 	}
@@ -635,7 +635,7 @@ func testOpenAgain(t *testing.T, e *env) {
 		t.Fatalf("second Open: applied=%v refusal=%v %s, want not applied, no refusal, pending", again.Applied, again.Refusal, describe(again.Record))
 	}
 	checkSame(t, "second Open's record", again.Record, first.Record)
-	if _, err := e.s.Decide(e.ctx, held.SessionID, held.ID, deny(held, "bob")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, held.SessionID, held.ID, deny(held, "bob")); err != nil {
 		t.Fatal(err)
 	}
 	settled := e.open(t, held)
@@ -647,20 +647,20 @@ func testOpenAgain(t *testing.T, e *env) {
 func testOpenStopped(t *testing.T, e *env) {
 	sess := e.name("sess")
 	held := e.prepare(t, e.request(sess))
-	if _, err := e.s.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Open(e.ctx, sess, held.ID); !errors.Is(err, session.ErrStopped) {
+	if _, err := e.requests.Open(e.ctx, sess, held.ID); !errors.Is(err, session.ErrStopped) {
 		t.Fatalf("Open in a stopped session: %v, want ErrStopped", err)
 	}
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: held.ID})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: held.ID})
 	if err != nil || l.Existing == nil || l.Existing.State != session.StateHeld {
 		t.Fatalf("after the refused Open: %s %v, want it still held", describe(l.Existing), err)
 	}
 	if ids := e.pendingIDs(t, held); len(ids[0]) != 0 {
 		t.Fatalf("listed %v after the refused Open", ids[0])
 	}
-	if _, err := e.s.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	if res := e.open(t, held); !res.Applied {
@@ -672,29 +672,29 @@ func testPrepareExisting(t *testing.T, e *env) {
 	sess := e.name("sess")
 	req := e.request(sess)
 	held := e.prepare(t, req)
-	again, created, err := e.s.Prepare(e.ctx, req)
+	again, created, err := e.requests.Prepare(e.ctx, req)
 	if err != nil || created {
 		t.Fatalf("second Prepare: created=%v %v, want the existing record", created, err)
 	}
 	checkSame(t, "second Prepare's record", again, held)
 	e.open(t, held)
-	again, created, err = e.s.Prepare(e.ctx, req)
+	again, created, err = e.requests.Prepare(e.ctx, req)
 	if err != nil || created || again.State != messages.StatePending {
 		t.Fatalf("Prepare of an opened id: created=%v %s %v, want the pending record", created, describe(again), err)
 	}
-	if _, err := e.s.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.s.Prepare(e.ctx, e.request(sess)); !errors.Is(err, session.ErrStopped) {
+	if _, _, err := e.requests.Prepare(e.ctx, e.request(sess)); !errors.Is(err, session.ErrStopped) {
 		t.Fatalf("Prepare in a stopped session: %v, want ErrStopped", err)
 	}
 }
 
 func testOpenUnknown(t *testing.T, e *env) {
-	if _, err := e.s.Open(e.ctx, e.name("sess"), e.name("req")); !errors.Is(err, session.ErrNotFound) {
+	if _, err := e.requests.Open(e.ctx, e.name("sess"), e.name("req")); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("Open of an unknown request: %v, want ErrNotFound", err)
 	}
-	if _, err := e.s.Open(e.ctx, "", "x"); !errors.Is(err, session.ErrInvalid) {
+	if _, err := e.requests.Open(e.ctx, "", "x"); !errors.Is(err, session.ErrInvalid) {
 		t.Fatalf("Open with an empty session id: %v, want ErrInvalid", err)
 	}
 }
@@ -704,7 +704,7 @@ func testRaceOpen(t *testing.T, e *env) {
 	const n = 30
 	res := make([]session.Result, n)
 	errs := make([]error, n)
-	race(n, func(i int) { res[i], errs[i] = e.s.Open(e.ctx, held.SessionID, held.ID) })
+	race(n, func(i int) { res[i], errs[i] = e.requests.Open(e.ctx, held.SessionID, held.ID) })
 	applied := 0
 	for i := range n {
 		if errs[i] != nil {
@@ -731,7 +731,7 @@ func testHeldExpiry(t *testing.T, e *env) {
 	opened := e.prepare(t, e.shortRequest(sess, shortTTL))
 	e.open(t, opened)
 	e.waitDue(t, held.ExpiresAt)
-	res, err := e.s.Open(e.ctx, sess, held.ID)
+	res, err := e.requests.Open(e.ctx, sess, held.ID)
 	if err != nil || res.Applied || !errors.Is(res.Refusal, session.ErrExpired) {
 		t.Fatalf("Open after the expiry: applied=%v refusal=%v %v, want ErrExpired", res.Applied, res.Refusal, err)
 	}
@@ -739,14 +739,14 @@ func testHeldExpiry(t *testing.T, e *env) {
 	c.forbid(held)
 	e.drain(t, c, 10)
 	c.checkOnce(t)
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: held.ID})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: held.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.Existing != nil {
 		t.Fatalf("after ClaimExpired the held request is still stored: %s", describe(l.Existing))
 	}
-	if _, err := e.s.Open(e.ctx, sess, held.ID); !errors.Is(err, session.ErrNotFound) {
+	if _, err := e.requests.Open(e.ctx, sess, held.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("Open after the drop: %v, want ErrNotFound", err)
 	}
 }

@@ -56,18 +56,18 @@ func (r *runner) testRetention(t *testing.T, e *env) {
 	sess := e.name("sess")
 	denied, cancelled, pending := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
 	before := time.Now()
-	if _, err := e.s.Decide(e.ctx, sess, denied.ID, deny(denied, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, denied.ID, deny(denied, "ann")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Settle(e.ctx, sess, cancelled.ID, messages.StateCancelled, decision(cancelled, messages.OutcomeDeny, messages.ReasonCancelled, "agent")); err != nil {
+	if _, err := e.requests.Settle(e.ctx, sess, cancelled.ID, messages.StateCancelled, decision(cancelled, messages.OutcomeDeny, messages.ReasonCancelled, "agent")); err != nil {
 		t.Fatal(err)
 	}
 	life := lifetime{minStart: before, maxStart: time.Now(), d: r.h.Retention}
 	check := func(rec *session.Record) {
 		t.Helper()
 		callStart := time.Now()
-		got, err := e.s.Get(e.ctx, sess, rec.ID)
-		l, lerr := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: rec.ID})
+		got, err := e.requests.Get(e.ctx, sess, rec.ID)
+		l, lerr := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, RequestID: rec.ID})
 		callEnd := time.Now()
 		if lerr != nil {
 			t.Fatalf("Lookup: %v", lerr)
@@ -109,12 +109,12 @@ func (r *runner) testRetention(t *testing.T, e *env) {
 func (r *runner) testGrantLapse(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
 	stored := e.addGrants(t, e.sessionGrant(sess, "write"), e.agentGrant(agent, "bash", "git push *"))
-	if _, err := e.s.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
 		t.Fatal(err)
 	}
 	added := time.Now()
 	sleepUntil(t, added.Add(r.h.Retention+r.margin()))
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess, AgentID: agent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,16 +70,16 @@ func testLists(t *testing.T, e *env) {
 			t.Fatalf("CreatedAt goes back: %s then %s", describe(pair[0]), describe(pair[1]))
 		}
 	}
-	if _, err := e.s.Decide(e.ctx, sess, r4.ID, deny(r4, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, r4.ID, deny(r4, "ann")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Settle(e.ctx, sess, r5.ID, messages.StateCancelled, decision(r5, messages.OutcomeDeny, messages.ReasonCancelled, "agent")); err != nil {
+	if _, err := e.requests.Settle(e.ctx, sess, r5.ID, messages.StateCancelled, decision(r5, messages.OutcomeDeny, messages.ReasonCancelled, "agent")); err != nil {
 		t.Fatal(err)
 	}
 	quorum := e.request(sess)
 	quorum.AgentID, quorum.Teams, quorum.ApprovalsRequired = agentB, []string{team2}, 2
 	r6 := e.create(t, quorum)
-	if _, err := e.s.Decide(e.ctx, sess, r6.ID, approve(r6, "ann")); err != nil { // still pending
+	if _, err := e.requests.Decide(e.ctx, sess, r6.ID, approve(r6, "ann")); err != nil { // still pending
 		t.Fatal(err)
 	}
 
@@ -88,12 +88,12 @@ func testLists(t *testing.T, e *env) {
 		list func() ([]*session.Record, error)
 		want []*session.Record
 	}{
-		{"session", func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, sess) }, []*session.Record{r1, r2, r6}},
-		{"other session", func() ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, other) }, []*session.Record{r3}},
-		{"agent A", func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, agentA) }, []*session.Record{r1, r2, r3}},
-		{"agent B", func() ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, agentB) }, []*session.Record{r6}},
-		{"team 1", func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, team1) }, []*session.Record{r1, r2}},
-		{"team 2", func() ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, team2) }, []*session.Record{r2, r3, r6}},
+		{"session", func() ([]*session.Record, error) { return e.pending.ListPendingSession(e.ctx, sess) }, []*session.Record{r1, r2, r6}},
+		{"other session", func() ([]*session.Record, error) { return e.pending.ListPendingSession(e.ctx, other) }, []*session.Record{r3}},
+		{"agent A", func() ([]*session.Record, error) { return e.pending.ListPendingAgent(e.ctx, agentA) }, []*session.Record{r1, r2, r3}},
+		{"agent B", func() ([]*session.Record, error) { return e.pending.ListPendingAgent(e.ctx, agentB) }, []*session.Record{r6}},
+		{"team 1", func() ([]*session.Record, error) { return e.pending.ListPendingTeam(e.ctx, team1) }, []*session.Record{r1, r2}},
+		{"team 2", func() ([]*session.Record, error) { return e.pending.ListPendingTeam(e.ctx, team2) }, []*session.Record{r2, r3, r6}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,9 +119,9 @@ func testLists(t *testing.T, e *env) {
 
 func testListsUnknown(t *testing.T, e *env) {
 	for name, list := range map[string]func(string) ([]*session.Record, error){
-		"session": func(k string) ([]*session.Record, error) { return e.s.ListPendingSession(e.ctx, k) },
-		"agent":   func(k string) ([]*session.Record, error) { return e.s.ListPendingAgent(e.ctx, k) },
-		"team":    func(k string) ([]*session.Record, error) { return e.s.ListPendingTeam(e.ctx, k) },
+		"session": func(k string) ([]*session.Record, error) { return e.pending.ListPendingSession(e.ctx, k) },
+		"agent":   func(k string) ([]*session.Record, error) { return e.pending.ListPendingAgent(e.ctx, k) },
+		"team":    func(k string) ([]*session.Record, error) { return e.pending.ListPendingTeam(e.ctx, k) },
 	} {
 		got, err := list(e.name(name))
 		if err != nil || len(got) != 0 {
@@ -131,16 +131,16 @@ func testListsUnknown(t *testing.T, e *env) {
 }
 
 func testListsInvalid(t *testing.T, e *env) {
-	_, err := e.s.ListPendingSession(e.ctx, "")
+	_, err := e.pending.ListPendingSession(e.ctx, "")
 	wantErr(t, "ListPendingSession", err, session.ErrInvalid)
-	_, err = e.s.ListPendingAgent(e.ctx, "")
+	_, err = e.pending.ListPendingAgent(e.ctx, "")
 	wantErr(t, "ListPendingAgent", err, session.ErrInvalid)
-	_, err = e.s.ListPendingTeam(e.ctx, "")
+	_, err = e.pending.ListPendingTeam(e.ctx, "")
 	wantErr(t, "ListPendingTeam", err, session.ErrInvalid)
 }
 
 func testLookupEmpty(t *testing.T, e *env) {
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: e.name("sess"), RequestID: e.name("req"), AgentID: e.name("agent")})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: e.name("sess"), RequestID: e.name("req"), AgentID: e.name("agent")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,10 +153,10 @@ func testLookupAll(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	rec := e.create(t, req)
 	grants := e.addGrants(t, e.sessionGrant(req.SessionID, "write"), e.agentGrant(req.AgentID, "bash", "git push *"))
-	if _, err := e.s.Stop(e.ctx, req.SessionID, "user said stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, req.SessionID, "user said stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, AgentID: req.AgentID})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, AgentID: req.AgentID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func testLookupAll(t *testing.T, e *env) {
 }
 
 func testLookupInvalid(t *testing.T, e *env) {
-	_, err := e.s.Lookup(e.ctx, session.LookupQuery{RequestID: e.name("req"), AgentID: e.name("agent")})
+	_, err := e.requests.Lookup(e.ctx, session.LookupQuery{RequestID: e.name("req"), AgentID: e.name("agent")})
 	wantErr(t, "Lookup without a session id", err, session.ErrInvalid)
 }
 
@@ -181,13 +181,13 @@ func testStop(t *testing.T, e *env) {
 	sess, other := e.name("sess"), e.name("sess")
 	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
 	r4 := e.create(t, e.request(other))
-	won, err := e.s.Decide(e.ctx, sess, r3.ID, approve(r3, "ann"))
+	won, err := e.requests.Decide(e.ctx, sess, r3.ID, approve(r3, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	m := &mkRecorder{code: messages.ReasonHardStop}
-	stopped, err := e.s.Stop(e.ctx, sess, "rejected hard by ann", m.mk)
+	stopped, err := e.sessions.Stop(e.ctx, sess, "rejected hard by ann", m.mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,50 +215,50 @@ func testStop(t *testing.T, e *env) {
 	}
 
 	refused := e.request(sess)
-	_, created, err := Create(e.ctx, e.s, refused)
+	_, created, err := Create(e.ctx, e.requests, refused)
 	wantErr(t, "Create in a stopped session", err, session.ErrStopped)
 	if created {
 		t.Error("Create in a stopped session reported created")
 	}
-	_, err = e.s.Get(e.ctx, sess, refused.ID)
+	_, err = e.requests.Get(e.ctx, sess, refused.ID)
 	wantErr(t, "Get of a request refused by the stop", err, session.ErrNotFound)
-	retry, created, err := Create(e.ctx, e.s, r1.Request)
+	retry, created, err := Create(e.ctx, e.requests, r1.Request)
 	if err != nil || created || retry.State != messages.StateRejected {
 		t.Errorf("retry of a stopped request = %v, created %v, err %v; want the rejected record", retry, created, err)
 	}
-	if _, _, err := Create(e.ctx, e.s, e.request(other)); err != nil {
+	if _, _, err := Create(e.ctx, e.requests, e.request(other)); err != nil {
 		t.Errorf("Create in another session: %v", err)
 	}
-	again, err := e.s.Stop(e.ctx, sess, "again", m.mk)
+	again, err := e.sessions.Stop(e.ctx, sess, "again", m.mk)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second Stop = %v, %v; want nothing settled", ids(again), err)
 	}
 
-	cleared, err := e.s.NewTurn(e.ctx, sess)
+	cleared, err := e.sessions.NewTurn(e.ctx, sess)
 	if err != nil || !cleared {
 		t.Fatalf("NewTurn = %v, %v; want true", cleared, err)
 	}
 	e.create(t, refused)
-	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
+	if l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
 		t.Errorf("Lookup after NewTurn: stopped = %v, err = %v", l.Stopped, err)
 	}
 }
 
 func testNewTurn(t *testing.T, e *env) {
 	sess := e.name("sess")
-	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || cleared {
 		t.Errorf("NewTurn of a session never stopped = %v, %v; want false", cleared, err)
 	}
-	if _, err := e.s.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
 		t.Fatal(err)
 	}
-	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || !cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
 		t.Errorf("first NewTurn after Stop = %v, %v; want true", cleared, err)
 	}
-	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || cleared {
 		t.Errorf("second NewTurn = %v, %v; want false", cleared, err)
 	}
-	_, err := e.s.NewTurn(e.ctx, "")
+	_, err := e.sessions.NewTurn(e.ctx, "")
 	wantErr(t, "NewTurn without a session id", err, session.ErrInvalid)
 }
 
@@ -266,20 +266,20 @@ func testStopCancelInvalid(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.create(t, e.request(sess))
 	mk := (&mkRecorder{}).mk
-	_, err := e.s.Stop(e.ctx, "", "stop", mk)
+	_, err := e.sessions.Stop(e.ctx, "", "stop", mk)
 	wantErr(t, "Stop without a session id", err, session.ErrInvalid)
-	_, err = e.s.Stop(e.ctx, sess, "stop", nil)
+	_, err = e.sessions.Stop(e.ctx, sess, "stop", nil)
 	wantErr(t, "Stop without mk", err, session.ErrInvalid)
-	_, err = e.s.CancelSession(e.ctx, "", nil, mk)
+	_, err = e.sessions.CancelSession(e.ctx, "", nil, mk)
 	wantErr(t, "CancelSession without a session id", err, session.ErrInvalid)
-	_, err = e.s.CancelSession(e.ctx, sess, nil, nil)
+	_, err = e.sessions.CancelSession(e.ctx, sess, nil, nil)
 	wantErr(t, "CancelSession without mk", err, session.ErrInvalid)
-	_, err = e.s.CancelSession(e.ctx, sess, []string{rec.ID, ""}, mk)
+	_, err = e.sessions.CancelSession(e.ctx, sess, []string{rec.ID, ""}, mk)
 	wantErr(t, "CancelSession with an empty id", err, session.ErrInvalid)
 	if got := e.get(t, rec); got.State != messages.StatePending {
 		t.Errorf("record after invalid calls is %s, want pending", got.State)
 	}
-	if l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
+	if l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess}); err != nil || l.Stopped {
 		t.Errorf("an invalid Stop set the stop signal (%v, %v)", l.Stopped, err)
 	}
 }
@@ -288,11 +288,11 @@ func testCancelAll(t *testing.T, e *env) {
 	sess, other := e.name("sess"), e.name("sess")
 	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
 	r4 := e.create(t, e.request(other))
-	if _, err := e.s.Decide(e.ctx, sess, r3.ID, deny(r3, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, r3.ID, deny(r3, "ann")); err != nil {
 		t.Fatal(err)
 	}
 	m := &mkRecorder{code: messages.ReasonCancelled}
-	got, err := e.s.CancelSession(e.ctx, sess, nil, m.mk)
+	got, err := e.sessions.CancelSession(e.ctx, sess, nil, m.mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func testCancelAll(t *testing.T, e *env) {
 	if g := e.get(t, r4); g.State != messages.StatePending {
 		t.Errorf("the other session's request is %s after CancelSession", g.State)
 	}
-	if _, _, err := Create(e.ctx, e.s, e.request(sess)); err != nil {
+	if _, _, err := Create(e.ctx, e.requests, e.request(sess)); err != nil {
 		t.Errorf("Create after CancelSession: %v (cancel is not a stop)", err)
 	}
 }
@@ -323,11 +323,11 @@ func testCancelAll(t *testing.T, e *env) {
 func testCancelSome(t *testing.T, e *env) {
 	sess := e.name("sess")
 	r1, r2, r3 := e.create(t, e.request(sess)), e.create(t, e.request(sess)), e.create(t, e.request(sess))
-	if _, err := e.s.Decide(e.ctx, sess, r3.ID, approve(r3, "ann")); err != nil {
+	if _, err := e.requests.Decide(e.ctx, sess, r3.ID, approve(r3, "ann")); err != nil {
 		t.Fatal(err)
 	}
 	m := &mkRecorder{code: messages.ReasonCancelled}
-	got, err := e.s.CancelSession(e.ctx, sess, []string{r1.ID, e.name("req"), r3.ID, r1.ID}, m.mk)
+	got, err := e.sessions.CancelSession(e.ctx, sess, []string{r1.ID, e.name("req"), r3.ID, r1.ID}, m.mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func stopDeny(rec *session.Record, by string) session.Vote {
 
 func (e *env) lookupStop(t *testing.T, sess string) (bool, string) {
 	t.Helper()
-	l, err := e.s.Lookup(e.ctx, session.LookupQuery{SessionID: sess})
+	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: sess})
 	if err != nil {
 		t.Fatalf("Lookup(%s): %v", sess, err)
 	}
@@ -374,7 +374,7 @@ func testStopVote(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.create(t, e.request(sess))
 	v := stopDeny(rec, "ann")
-	res, err := e.s.Decide(e.ctx, sess, rec.ID, v)
+	res, err := e.requests.Decide(e.ctx, sess, rec.ID, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,11 +382,11 @@ func testStopVote(t *testing.T, e *env) {
 	if stopped, reason := e.lookupStop(t, sess); !stopped || reason != v.Stop {
 		t.Fatalf("after the vote returned: Stopped, StopReason = %v, %q; want true, %q", stopped, reason, v.Stop)
 	}
-	_, _, err = Create(e.ctx, e.s, e.request(sess))
+	_, _, err = Create(e.ctx, e.requests, e.request(sess))
 	wantErr(t, "Create after a hard reject", err, session.ErrStopped)
-	_, _, err = e.s.Prepare(e.ctx, e.request(sess))
+	_, _, err = e.requests.Prepare(e.ctx, e.request(sess))
 	wantErr(t, "Prepare after a hard reject", err, session.ErrStopped)
-	if cleared, err := e.s.NewTurn(e.ctx, sess); err != nil || !cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
 		t.Fatalf("NewTurn = %v, %v; want the vote's stop cleared", cleared, err)
 	}
 	e.create(t, e.request(sess))
@@ -395,7 +395,7 @@ func testStopVote(t *testing.T, e *env) {
 func testStopVoteNotApplied(t *testing.T, e *env) {
 	sess := e.name("sess")
 	soft := e.create(t, e.request(sess))
-	res, err := e.s.Decide(e.ctx, sess, soft.ID, deny(soft, "ann"))
+	res, err := e.requests.Decide(e.ctx, sess, soft.ID, deny(soft, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,10 +408,10 @@ func testStopVoteNotApplied(t *testing.T, e *env) {
 	// stops nothing: the standing decision is the approval.
 	other := e.name("sess")
 	rec := e.create(t, e.request(other))
-	if res, err := e.s.Decide(e.ctx, other, rec.ID, approve(rec, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, other, rec.ID, approve(rec, "bob")); err != nil || !res.Applied {
 		t.Fatalf("approve = %+v, %v", res, err)
 	}
-	res, err = e.s.Decide(e.ctx, other, rec.ID, stopDeny(rec, "ann"))
+	res, err = e.requests.Decide(e.ctx, other, rec.ID, stopDeny(rec, "ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func testStopVoteNotApplied(t *testing.T, e *env) {
 	// An invalid stop vote is refused before it changes anything.
 	bad := approve(rec, "cy")
 	bad.Stop = "approval cannot stop"
-	_, err = e.s.Decide(e.ctx, other, rec.ID, bad)
+	_, err = e.requests.Decide(e.ctx, other, rec.ID, bad)
 	wantErr(t, "an approval with a stop reason", err, session.ErrInvalid)
 }
 
@@ -434,24 +434,24 @@ func testStoppedRefusesApproval(t *testing.T, e *env) {
 	quorum := e.request(sess)
 	quorum.ApprovalsRequired = 2
 	q := e.create(t, quorum)
-	if res, err := e.s.Decide(e.ctx, sess, q.ID, approve(q, "bob")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, q.ID, approve(q, "bob")); err != nil || !res.Applied {
 		t.Fatalf("first approval of the quorum request = %+v, %v", res, err)
 	}
-	if res, err := e.s.Decide(e.ctx, sess, first.ID, stopDeny(first, "ann")); err != nil || !res.Applied {
+	if res, err := e.requests.Decide(e.ctx, sess, first.ID, stopDeny(first, "ann")); err != nil || !res.Applied {
 		t.Fatalf("hard reject = %+v, %v", res, err)
 	}
 
-	res, err := e.s.Decide(e.ctx, sess, sibling.ID, approve(sibling, "bob"))
+	res, err := e.requests.Decide(e.ctx, sess, sibling.ID, approve(sibling, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRefused(t, "approval of a sibling after the hard reject", res, session.ErrStopped, messages.StatePending)
-	res, err = e.s.Decide(e.ctx, sess, q.ID, approve(q, "cy"))
+	res, err = e.requests.Decide(e.ctx, sess, q.ID, approve(q, "cy"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRefused(t, "the approval that would reach a quorum after the hard reject", res, session.ErrStopped, messages.StatePending)
-	res, err = e.s.Settle(e.ctx, sess, sibling.ID, messages.StateApproved, decision(sibling, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
+	res, err = e.requests.Settle(e.ctx, sess, sibling.ID, messages.StateApproved, decision(sibling, messages.OutcomeAllow, messages.ReasonCascade, "cascade"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,22 +461,22 @@ func testStoppedRefusesApproval(t *testing.T, e *env) {
 	}
 
 	// What a stop's rejections need still works.
-	res, err = e.s.Settle(e.ctx, sess, sibling.ID, messages.StateRejected, decision(sibling, messages.OutcomeDeny, messages.ReasonHardStop, "stop"))
+	res, err = e.requests.Settle(e.ctx, sess, sibling.ID, messages.StateRejected, decision(sibling, messages.OutcomeDeny, messages.ReasonHardStop, "stop"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkApplied(t, "Settle rejected in a stopped session", res, messages.StateRejected)
-	res, err = e.s.Decide(e.ctx, sess, q.ID, deny(q, "cy"))
+	res, err = e.requests.Decide(e.ctx, sess, q.ID, deny(q, "cy"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkApplied(t, "a deny in a stopped session", res, messages.StateRejected)
 
-	if _, err := e.s.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	after := e.create(t, e.request(sess))
-	res, err = e.s.Decide(e.ctx, sess, after.ID, approve(after, "bob"))
+	res, err = e.requests.Decide(e.ctx, sess, after.ID, approve(after, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,13 +509,13 @@ func testRaceStopVote(t *testing.T, e *env) {
 		race(3*n+1, func(i int) {
 			switch {
 			case i == 3*n:
-				reject.res, reject.err = e.s.Decide(e.ctx, sess, target.ID, stopDeny(target, "ann"))
+				reject.res, reject.err = e.requests.Decide(e.ctx, sess, target.ID, stopDeny(target, "ann"))
 			case i < n:
-				approvals[i].res, approvals[i].err = e.s.Decide(e.ctx, sess, pending[i].ID, approve(pending[i], "bob"))
+				approvals[i].res, approvals[i].err = e.requests.Decide(e.ctx, sess, pending[i].ID, approve(pending[i], "bob"))
 			case i < 2*n:
-				opens[i-n].res, opens[i-n].err = e.s.Open(e.ctx, sess, held[i-n].ID)
+				opens[i-n].res, opens[i-n].err = e.requests.Open(e.ctx, sess, held[i-n].ID)
 			default:
-				_, _, creates[i-2*n] = Create(e.ctx, e.s, fresh[i-2*n])
+				_, _, creates[i-2*n] = Create(e.ctx, e.requests, fresh[i-2*n])
 			}
 		})
 		if reject.err != nil || !reject.res.Applied {
@@ -550,15 +550,15 @@ func testRaceStopVote(t *testing.T, e *env) {
 		if stopped, _ := e.lookupStop(t, sess); !stopped {
 			t.Fatalf("round %d: Lookup after the hard reject: not stopped", round)
 		}
-		_, _, err := Create(e.ctx, e.s, e.request(sess))
+		_, _, err := Create(e.ctx, e.requests, e.request(sess))
 		wantErr(t, "Create after the race", err, session.ErrStopped)
 		for _, h := range held {
-			if _, err := e.s.Open(e.ctx, sess, h.ID); err != nil && !errors.Is(err, session.ErrStopped) {
+			if _, err := e.requests.Open(e.ctx, sess, h.ID); err != nil && !errors.Is(err, session.ErrStopped) {
 				t.Fatalf("round %d: Open after the race: %v", round, err)
 			}
 		}
 		for _, p := range pending {
-			res, err := e.s.Decide(e.ctx, sess, p.ID, approve(p, "cy"))
+			res, err := e.requests.Decide(e.ctx, sess, p.ID, approve(p, "cy"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -113,11 +113,21 @@ type runner struct {
 	n      atomic.Uint64
 }
 
-// env is what one subtest works with: its own store and a generator of
-// names nobody else uses.
+// env is what one subtest works with: its own store, seen through its
+// roles (a test names the role of each call it makes: e.grants.AddGrant),
+// and a generator of names nobody else uses.
 type env struct {
-	r   *runner
-	s   session.Store
+	r *runner
+
+	requests    session.Requests
+	pending     session.Pending
+	grants      session.Grants
+	sessions    session.Sessions
+	expiry      session.Expiry
+	outbox      session.Outbox
+	escalations session.Escalations
+	backend     session.Backend
+
 	ctx context.Context
 	id  string // unique to the subtest
 	seq int
@@ -130,7 +140,9 @@ func (r *runner) env(t *testing.T) *env {
 		t.Fatal("storetest: Harness.New returned nil")
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return &env{r: r, s: s, ctx: t.Context(), id: fmt.Sprintf("%s-%d", r.prefix, r.n.Add(1))}
+	return &env{r: r,
+		requests: s, pending: s, grants: s, sessions: s, expiry: s, outbox: s, escalations: s, backend: s,
+		ctx: t.Context(), id: fmt.Sprintf("%s-%d", r.prefix, r.n.Add(1))}
 }
 
 // name returns a fresh identifier with the given role ("sess", "agent",
@@ -186,7 +198,7 @@ func question(sess, id string) messages.ApprovalNeeded {
 // it was created.
 func (e *env) create(t *testing.T, req session.Request) *session.Record {
 	t.Helper()
-	rec, created, err := Create(e.ctx, e.s, req)
+	rec, created, err := Create(e.ctx, e.requests, req)
 	if err != nil {
 		t.Fatalf("Create(%s/%s): %v", req.SessionID, req.ID, err)
 	}
@@ -201,7 +213,7 @@ func (e *env) create(t *testing.T, req session.Request) *session.Record {
 // record and false when the request id exists (whatever its state); the
 // error of either step (ErrStopped when the session is stopped), or the
 // refusal of Open. Tests of other packages use it to make a pending request.
-func Create(ctx context.Context, s session.Store, req session.Request) (*session.Record, bool, error) {
+func Create(ctx context.Context, s session.Requests, req session.Request) (*session.Record, bool, error) {
 	rec, created, err := s.Prepare(ctx, req)
 	if err != nil || !created {
 		return rec, false, err
@@ -221,7 +233,7 @@ func Create(ctx context.Context, s session.Store, req session.Request) (*session
 
 func (e *env) get(t *testing.T, rec *session.Record) *session.Record {
 	t.Helper()
-	got, err := e.s.Get(e.ctx, rec.SessionID, rec.ID)
+	got, err := e.requests.Get(e.ctx, rec.SessionID, rec.ID)
 	if err != nil {
 		t.Fatalf("Get(%s/%s): %v", rec.SessionID, rec.ID, err)
 	}
@@ -230,7 +242,7 @@ func (e *env) get(t *testing.T, rec *session.Record) *session.Record {
 
 func (e *env) now(t *testing.T) time.Time {
 	t.Helper()
-	now, err := e.s.Now(e.ctx)
+	now, err := e.backend.Now(e.ctx)
 	if err != nil {
 		t.Fatalf("Now: %v", err)
 	}
