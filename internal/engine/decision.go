@@ -285,20 +285,3 @@ func requestOf(rec *session.Record) (messages.Request, messages.Risk) {
 	}
 	return messages.Request{RequestID: rec.ID, SessionID: rec.SessionID, AgentID: rec.AgentID, Tool: rec.Tool}, messages.Risk{}
 }
-
-// riskOf explains d for approvers and the audit log.
-func riskOf(d *policy.Decision) messages.Risk {
-	r := messages.Risk{
-		Tier:           string(d.Tier),
-		Rule:           d.Rule,
-		Reason:         d.Reason,
-		SafetyOverride: d.SafetyOverride,
-	}
-	if len(d.Subcommands) > 0 {
-		r.Subcommands = make([]messages.Verdict, len(d.Subcommands))
-		for i, s := range d.Subcommands {
-			r.Subcommands[i] = messages.Verdict{Command: s.Command, Words: s.Words, Kind: s.Kind, Action: string(s.Action), Rule: s.Rule, Reason: s.Reason}
-		}
-	}
-	return r
-}
