@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -461,33 +460,6 @@ func (b *Broker) handle(j job) {
 	}
 	if out := j.h.fn(ctx, j.msg); out != nil {
 		b.reply(j.msg, out)
-	}
-}
-
-func (b *Broker) reply(msg *nats.Msg, data []byte) {
-	if msg.Reply == "" {
-		return
-	}
-	// NATS permissions cannot limit the reply subject a requester names: a
-	// client could make the broker publish its reply on a Signoff subject
-	// (another session's decision, a team's questions) or a system subject.
-	// Replies go to inboxes only.
-	if strings.HasPrefix(msg.Reply, b.cfg.Prefix+".") || strings.HasPrefix(msg.Reply, "$") {
-		b.m.BadMessages.WithLabelValues("reply_subject").Inc()
-		b.log.Warn("refusing to reply on a protected subject", "subject", msg.Subject, "reply", msg.Reply)
-		return
-	}
-	if err := msg.Respond(data); err != nil {
-		b.m.NATSErrors.WithLabelValues("reply").Inc()
-		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
-	}
-}
-
-// publish sends a message that no one replies to.
-func (b *Broker) publish(subject string, data []byte) {
-	if err := b.nc.Publish(subject, data); err != nil {
-		b.m.NATSErrors.WithLabelValues("publish").Inc()
-		b.log.Warn("publish failed", "subject", subject, "err", err)
 	}
 }
 

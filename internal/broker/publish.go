@@ -3,9 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"sync"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -89,29 +86,4 @@ func (a outboxAcker) Ack(ctx context.Context, rec *session.Record) { a.b.queueAc
 func (b *Broker) onExpired(ctx context.Context, rec *session.Record) {
 	b.m.ReaperExpiries.Inc()
 	b.eng.CarryOut(ctx, rec)
-}
-
-// encodeBufs recycles the buffers messages are encoded into.
-var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-// putEncodeBuf returns a buffer (as grown by its last use) to the pool,
-// unless one large message made it too big to keep.
-func putEncodeBuf(bp *[]byte, used []byte) {
-	if cap(used) <= 64<<10 {
-		*bp = used[:0]
-		encodeBufs.Put(bp)
-	}
-}
-
-// replyReceipt encodes rc without reflection and replies with it; Respond
-// copies the data into the connection's buffer before it returns.
-func (b *Broker) replyReceipt(msg *nats.Msg, rc *messages.Receipt) {
-	bp := encodeBufs.Get().(*[]byte)
-	data, err := rc.AppendJSON((*bp)[:0])
-	if err != nil {
-		b.reply(msg, encodeError(messages.CodeInternal, "cannot encode reply: "+err.Error()))
-	} else {
-		b.reply(msg, data)
-	}
-	putEncodeBuf(bp, data)
 }

@@ -3,6 +3,10 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -56,4 +60,49 @@ func (b *Broker) errorReply(err error) []byte {
 		return encodeError(re.Code, re.Message)
 	}
 	return b.badMessage(err)
+}
+
+// reply answers msg with data, on an inbox only.
+func (b *Broker) reply(msg *nats.Msg, data []byte) {
+	if msg.Reply == "" {
+		return
+	}
+	// NATS permissions cannot limit the reply subject a requester names: a
+	// client could make the broker publish its reply on a Signoff subject
+	// (another session's decision, a team's questions) or a system subject.
+	// Replies go to inboxes only.
+	if strings.HasPrefix(msg.Reply, b.cfg.Prefix+".") || strings.HasPrefix(msg.Reply, "$") {
+		b.m.BadMessages.WithLabelValues("reply_subject").Inc()
+		b.log.Warn("refusing to reply on a protected subject", "subject", msg.Subject, "reply", msg.Reply)
+		return
+	}
+	if err := msg.Respond(data); err != nil {
+		b.m.NATSErrors.WithLabelValues("reply").Inc()
+		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
+	}
+}
+
+// encodeBufs recycles the buffers messages are encoded into.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// putEncodeBuf returns a buffer (as grown by its last use) to the pool,
+// unless one large message made it too big to keep.
+func putEncodeBuf(bp *[]byte, used []byte) {
+	if cap(used) <= 64<<10 {
+		*bp = used[:0]
+		encodeBufs.Put(bp)
+	}
+}
+
+// replyReceipt encodes rc without reflection and replies with it; Respond
+// copies the data into the connection's buffer before it returns.
+func (b *Broker) replyReceipt(msg *nats.Msg, rc *messages.Receipt) {
+	bp := encodeBufs.Get().(*[]byte)
+	data, err := rc.AppendJSON((*bp)[:0])
+	if err != nil {
+		b.reply(msg, encodeError(messages.CodeInternal, "cannot encode reply: "+err.Error()))
+	} else {
+		b.reply(msg, data)
+	}
+	putEncodeBuf(bp, data)
 }
