@@ -44,11 +44,11 @@ type auditSink struct{ b *Broker }
 // Enqueue records dec in the audit stream without waiting for the
 // acknowledgement: the decision path does not pay for a JetStream round
 // trip. A failed append is retried from memory (auditLog).
-func (s auditSink) Enqueue(req *messages.Request, dec *messages.Decision, risk *messages.Risk) {
+func (s auditSink) Enqueue(req messages.Request, dec messages.Decision, risk messages.Risk) {
 	if s.b.aud == nil {
 		return
 	}
-	rec := s.b.aud.record(req, dec, risk)
+	rec := s.b.aud.record(&req, &dec, &risk)
 	s.b.aud.enqueue(&rec)
 }
 
@@ -56,11 +56,11 @@ func (s auditSink) Enqueue(req *messages.Request, dec *messages.Decision, risk *
 // acknowledged it, or with the error that kept it out (the caller retries:
 // the record's Nats-Msg-Id makes a repeated append a no-op within the
 // stream's duplicate window; not on engine.ErrUnencodable).
-func (s auditSink) Append(ctx context.Context, req *messages.Request, dec *messages.Decision, risk *messages.Risk, esc []messages.EscalationRun) error {
+func (s auditSink) Append(ctx context.Context, req messages.Request, dec messages.Decision, risk messages.Risk, esc []messages.EscalationRun) error {
 	if s.b.aud == nil {
 		return nil
 	}
-	rec := s.b.aud.record(req, dec, risk)
+	rec := s.b.aud.record(&req, &dec, &risk)
 	rec.Escalation = esc
 	return s.b.aud.Append(ctx, &rec)
 }

@@ -18,33 +18,35 @@ import (
 // returns nil: the reply is already sent.
 func (b *Broker) handleRequest(ctx context.Context, msg *nats.Msg) []byte {
 	start := time.Now()
-	res, out := b.request(ctx, msg)
+	var req messages.Request
+	res, out := b.request(ctx, msg, &req)
 	if out != nil {
 		b.reply(msg, out)
 	} else {
-		b.replyReceipt(msg, &res.Receipt)
+		rc := res.Receipt()
+		b.replyReceipt(msg, &rc)
 	}
-	b.eng.Finish(&res)
+	b.eng.Finish(&req, &res)
 	b.m.DecisionLatency.WithLabelValues(res.Label).Observe(time.Since(start).Seconds())
 	return nil
 }
 
-// request decodes msg and runs the engine on it: the result, or the error
-// reply that answers it (then the result holds only its latency label).
-func (b *Broker) request(ctx context.Context, msg *nats.Msg) (res engine.Result, errReply []byte) {
+// request decodes msg into req and runs the engine on it: the result, or
+// the error reply that answers it (then the result holds only its latency
+// label).
+func (b *Broker) request(ctx context.Context, msg *nats.Msg, req *messages.Request) (res engine.Result, errReply []byte) {
 	res.Label = "error"
 	sessionID, err := b.subj.SessionFromSubject(messages.SubjectReq, msg.Subject)
 	if err != nil {
 		return res, b.badMessage(err)
 	}
-	req, err := messages.Decode[messages.Request](msg.Data, b.cfg.MaxMessageBytes)
-	if err != nil {
+	if *req, err = messages.Decode[messages.Request](msg.Data, b.cfg.MaxMessageBytes); err != nil {
 		return res, b.badMessage(err)
 	}
 	if req.SessionID != sessionID {
 		return res, b.badMessage(&messages.FieldError{Field: "session_id", Problem: fmt.Sprintf("%q does not match the subject's session %q", req.SessionID, sessionID)})
 	}
-	res, err = b.eng.Request(ctx, &req)
+	res, err = b.eng.Request(ctx, req)
 	if err != nil {
 		return res, b.errorReply(err)
 	}

@@ -36,49 +36,49 @@ type facts struct {
 // decisionTexts is the one table of decision texts: for each reason code,
 // the human reason and the llm_message ("" when the agent gets none). Every
 // reason code pkg/messages knows has a row (TestEveryReasonCodeHasTexts).
-var decisionTexts = map[messages.ReasonCode]func(f *facts) (reason, llm string){
-	messages.ReasonPolicyAllow: func(f *facts) (string, string) { return f.Detail, "" },
-	messages.ReasonModeAllow:   func(f *facts) (string, string) { return f.Detail, "" },
-	messages.ReasonPolicyDeny: func(f *facts) (string, string) {
+var decisionTexts = map[messages.ReasonCode]func(f facts) (reason, llm string){
+	messages.ReasonPolicyAllow: func(f facts) (string, string) { return f.Detail, "" },
+	messages.ReasonModeAllow:   func(f facts) (string, string) { return f.Detail, "" },
+	messages.ReasonPolicyDeny: func(f facts) (string, string) {
 		return f.Detail, messages.LLMMessageDenied(f.Tool, f.Detail)
 	},
-	messages.ReasonScopeGrant: func(f *facts) (string, string) {
+	messages.ReasonScopeGrant: func(f facts) (string, string) {
 		return fmt.Sprintf("allowed by a standing %s grant (%s)", f.Scope, f.Detail), ""
 	},
-	messages.ReasonApproved: func(f *facts) (string, string) {
+	messages.ReasonApproved: func(f facts) (string, string) {
 		if len(f.Updated) > 0 {
 			return fmt.Sprintf("approved with changes (%s) by %s", f.Scope, f.By.ID), ""
 		}
 		return fmt.Sprintf("approved (%s) by %s", f.Scope, f.By.ID), ""
 	},
-	messages.ReasonRejected: func(f *facts) (string, string) {
+	messages.ReasonRejected: func(f facts) (string, string) {
 		reason := fmt.Sprintf("rejected (%s) by %s", f.Mode, f.By.ID)
 		if f.Mode == messages.RejectSoft {
 			return reason, messages.LLMMessageSoftReject(f.Tool, f.Feedback)
 		}
 		return reason, messages.LLMMessageHardReject(f.Tool, f.Feedback)
 	},
-	messages.ReasonHardStop: func(f *facts) (string, string) {
+	messages.ReasonHardStop: func(f facts) (string, string) {
 		reason := "the session was stopped by a hard reject; a new user turn clears it"
 		if f.Detail != "" {
 			reason += " (" + f.Detail + ")"
 		}
 		return reason, messages.LLMMessageHardStop(f.Tool)
 	},
-	messages.ReasonTimeout: func(f *facts) (string, string) {
+	messages.ReasonTimeout: func(f facts) (string, string) {
 		return reaper.TimeoutReason, messages.LLMMessageTimeout(f.Tool)
 	},
-	messages.ReasonCancelled: func(f *facts) (string, string) {
+	messages.ReasonCancelled: func(f facts) (string, string) {
 		reason := f.Detail
 		if reason == "" {
 			reason = "cancelled by the agent"
 		}
 		return reason, messages.LLMMessageCancelled(f.Tool, f.Detail)
 	},
-	messages.ReasonCascade: func(f *facts) (string, string) {
+	messages.ReasonCascade: func(f facts) (string, string) {
 		return fmt.Sprintf("allowed by the grant that approved %s (%s)", f.Approved, f.By.ID), ""
 	},
-	messages.ReasonUnavailable: func(f *facts) (string, string) {
+	messages.ReasonUnavailable: func(f facts) (string, string) {
 		return f.Detail, messages.LLMMessageDenied(f.Tool, f.Detail)
 	},
 }
@@ -98,7 +98,7 @@ func newDecision(code messages.ReasonCode, f facts) messages.Decision {
 	}
 	dec.Outcome, _ = code.Outcome()
 	dec.ReasonCode = code
-	dec.Reason, dec.LLMMessage = decisionTexts[code](&f)
+	dec.Reason, dec.LLMMessage = decisionTexts[code](f)
 	switch code {
 	case messages.ReasonApproved:
 		dec.Scope, dec.GrantedPattern = f.Scope, f.Patterns

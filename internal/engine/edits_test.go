@@ -35,8 +35,8 @@ func (r *rig) askEdit(t *testing.T, sessionID, id, command string) *messages.Req
 	t.Helper()
 	req := bash(sessionID, id, command)
 	req.RequestedBy = ""
-	if res := r.request(t, req); res.Receipt.State != messages.StatePending {
-		t.Fatalf("%s: %+v, want pending", id, res.Receipt)
+	if res := r.request(t, req); res.Receipt().State != messages.StatePending {
+		t.Fatalf("%s: %+v, want pending", id, res.Receipt())
 	}
 	return req
 }

@@ -163,7 +163,7 @@ func (e *Engine) settled(ctx context.Context, rec *session.Record, dec messages.
 // steps that ran before the decision. A record that can never be encoded
 // is given up (counted lost by the sink): retrying cannot help.
 func (e *Engine) settledAudit(ctx context.Context, req *messages.Request, dec *messages.Decision, risk *messages.Risk, esc []messages.EscalationRun) error {
-	if err := e.cfg.Audit.Append(ctx, req, dec, risk, esc); err != nil && !errors.Is(err, ErrUnencodable) {
+	if err := e.cfg.Audit.Append(ctx, *req, *dec, *risk, esc); err != nil && !errors.Is(err, ErrUnencodable) {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
@@ -178,7 +178,7 @@ func (e *Engine) tellAgent(rec *session.Record, dec messages.Decision) {
 		e.log.Warn("publish failed", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 	}
 	req, risk := requestOf(rec)
-	e.cfg.Audit.Enqueue(&req, &dec, &risk)
+	e.cfg.Audit.Enqueue(req, dec, risk)
 	e.log.Warn("decided a request that could not be opened", "request_id", rec.ID, "session_id", rec.SessionID,
 		"reason_code", dec.ReasonCode)
 }

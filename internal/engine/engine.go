@@ -55,13 +55,15 @@ type Publisher interface {
 // method does nothing (and Strict is false). Safe for concurrent use.
 type Audit interface {
 	// Enqueue records dec without waiting: it never blocks the decision
-	// path, and keeps retrying a record the stream did not take.
-	Enqueue(req *messages.Request, dec *messages.Decision, risk *messages.Risk)
+	// path, and keeps retrying a record the stream did not take. The
+	// record's parts are passed as values: nothing the decision path holds
+	// escapes through this interface to the heap.
+	Enqueue(req messages.Request, dec messages.Decision, risk messages.Risk)
 	// Append records dec and returns once the stream acknowledged it
 	// (idempotent: a repeated append of the same decision is one record),
 	// or with the error that kept it out: [ErrUnencodable] for a record
 	// that can never be encoded (retrying cannot help).
-	Append(ctx context.Context, req *messages.Request, dec *messages.Decision, risk *messages.Risk, esc []messages.EscalationRun) error
+	Append(ctx context.Context, req messages.Request, dec messages.Decision, risk messages.Risk, esc []messages.EscalationRun) error
 	// Strict reports whether an allow reaches its agent only once its
 	// record is acknowledged (strict audit mode with a stream).
 	Strict() bool

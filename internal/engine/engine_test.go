@@ -73,19 +73,19 @@ func (r *recorder) Resolved(res *messages.Resolved) error {
 	return nil
 }
 
-func (r *recorder) Enqueue(_ *messages.Request, dec *messages.Decision, _ *messages.Risk) {
+func (r *recorder) Enqueue(_ messages.Request, dec messages.Decision, _ messages.Risk) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.enqueued = append(r.enqueued, *dec)
+	r.enqueued = append(r.enqueued, dec)
 }
 
-func (r *recorder) Append(_ context.Context, _ *messages.Request, dec *messages.Decision, _ *messages.Risk, _ []messages.EscalationRun) error {
+func (r *recorder) Append(_ context.Context, _ messages.Request, dec messages.Decision, _ messages.Risk, _ []messages.EscalationRun) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.appendErr != nil {
 		return r.appendErr
 	}
-	r.appended = append(r.appended, *dec)
+	r.appended = append(r.appended, dec)
 	return nil
 }
 
@@ -179,6 +179,9 @@ func bash(session, id, command string) *messages.Request {
 		RequestedBy: "alice", Tool: "bash", Arguments: args}
 }
 
+// receiptOf is res's receipt.
+func receiptOf(res engine.Result) messages.Receipt { return res.Receipt() }
+
 // request runs r.eng.Request and Finish, as the broker does.
 func (r *rig) request(t *testing.T, req *messages.Request) engine.Result {
 	t.Helper()
@@ -186,7 +189,7 @@ func (r *rig) request(t *testing.T, req *messages.Request) engine.Result {
 	if err != nil {
 		t.Fatalf("Request %s: %v", req.RequestID, err)
 	}
-	r.eng.Finish(&res)
+	r.eng.Finish(req, &res)
 	return res
 }
 
@@ -217,9 +220,9 @@ func TestAutomaticDecisionsAreRepliedAndRecordedOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, testPolicy, nil, nil)
 			res := r.request(t, tc.req)
-			dec := res.Receipt.Decision
-			if res.Receipt.State != messages.StateDecided || dec == nil || dec.ReasonCode != tc.code || dec.Outcome != tc.outcome {
-				t.Fatalf("receipt %+v, want %s %s", res.Receipt, tc.outcome, tc.code)
+			dec := res.Receipt().Decision
+			if res.Receipt().State != messages.StateDecided || dec == nil || dec.ReasonCode != tc.code || dec.Outcome != tc.outcome {
+				t.Fatalf("receipt %+v, want %s %s", res.Receipt(), tc.outcome, tc.code)
 			}
 			if res.Label != string(tc.outcome) {
 				t.Errorf("label %q, want %q", res.Label, tc.outcome)
@@ -245,8 +248,8 @@ func TestAnAskIsStoredPendingAndAnnouncedToItsTeam(t *testing.T) {
 	r := newRig(t, testPolicy, nil, nil)
 	req := bash("s-ask", "r-1", "make deploy")
 	res := r.request(t, req)
-	if res.Receipt.State != messages.StatePending || res.Label != "pending" || res.Receipt.ExpiresAt.IsZero() {
-		t.Fatalf("receipt %+v (label %s), want pending with an expiry", res.Receipt, res.Label)
+	if res.Receipt().State != messages.StatePending || res.Label != "pending" || res.Receipt().ExpiresAt.IsZero() {
+		t.Fatalf("receipt %+v (label %s), want pending with an expiry", res.Receipt(), res.Label)
 	}
 	if len(r.rec.asks) != 1 || r.rec.asks[0].Team != "default" || r.rec.asks[0].Request.RequestID != "r-1" {
 		t.Fatalf("asks %+v, want one to default", r.rec.asks)
@@ -258,8 +261,8 @@ func TestAnAskIsStoredPendingAndAnnouncedToItsTeam(t *testing.T) {
 	// A retry gets the same receipt and asks again (devices key questions
 	// by request id); it creates nothing new.
 	again := r.request(t, req)
-	if again.Receipt.State != messages.StatePending || again.Label != "retry" || len(r.rec.asks) != 2 {
-		t.Fatalf("retry: %+v label %s, %d asks", again.Receipt, again.Label, len(r.rec.asks))
+	if again.Receipt().State != messages.StatePending || again.Label != "retry" || len(r.rec.asks) != 2 {
+		t.Fatalf("retry: %+v label %s, %d asks", again.Receipt(), again.Label, len(r.rec.asks))
 	}
 	// A retry of the id with other content is a conflict, and changes nothing.
 	_, err = r.eng.Request(t.Context(), bash("s-ask", "r-1", "make destroy"))
@@ -286,8 +289,8 @@ func TestASessionApprovalCascadesAndAllowsTheNextCall(t *testing.T) {
 		t.Fatalf("r-2's decision %+v (%v), want cascade by bob", dec, ok)
 	}
 	third := r.request(t, bash("s-g", "r-3", "make build"))
-	if d := third.Receipt.Decision; d == nil || d.ReasonCode != messages.ReasonScopeGrant || d.Outcome != messages.OutcomeAllow {
-		t.Fatalf("r-3: %+v, want a scope_grant allow", third.Receipt)
+	if d := third.Receipt().Decision; d == nil || d.ReasonCode != messages.ReasonScopeGrant || d.Outcome != messages.OutcomeAllow {
+		t.Fatalf("r-3: %+v, want a scope_grant allow", third.Receipt())
 	}
 	if got := testutil.ToFloat64(r.m.GrantsUsed); got != 1 {
 		t.Errorf("grants used %v, want 1", got)
@@ -339,12 +342,12 @@ func TestAHardRejectStopsTheSession(t *testing.T) {
 	}
 	// Even what the policy allows is denied until a new turn.
 	res := r.request(t, bash("s-h", "r-3", "ls"))
-	if d := res.Receipt.Decision; d == nil || d.ReasonCode != messages.ReasonHardStop {
-		t.Fatalf("r-3: %+v, want hard_stop", res.Receipt)
+	if d := res.Receipt().Decision; d == nil || d.ReasonCode != messages.ReasonHardStop {
+		t.Fatalf("r-3: %+v, want hard_stop", res.Receipt())
 	}
 	// The pending one and the later one read the same stop signal.
-	if dec.Reason != res.Receipt.Decision.Reason {
-		t.Errorf("hard_stop reasons differ: %q / %q", dec.Reason, res.Receipt.Decision.Reason)
+	if dec.Reason != res.Receipt().Decision.Reason {
+		t.Errorf("hard_stop reasons differ: %q / %q", dec.Reason, res.Receipt().Decision.Reason)
 	}
 }
 
@@ -359,9 +362,9 @@ func (failingLookup) Lookup(context.Context, session.LookupQuery) (session.Looku
 func TestAStoreThatCannotBeReadDeniesEvenWhatThePolicyAllows(t *testing.T) {
 	r := newRig(t, testPolicy, failingLookup{memstore.New(memstore.Options{})}, nil)
 	res := r.request(t, bash("s-f", "r-1", "ls"))
-	d := res.Receipt.Decision
+	d := res.Receipt().Decision
 	if d == nil || d.Outcome != messages.OutcomeDeny || d.ReasonCode != messages.ReasonUnavailable {
-		t.Fatalf("receipt %+v, want an unavailable deny", res.Receipt)
+		t.Fatalf("receipt %+v, want an unavailable deny", res.Receipt())
 	}
 	if got := testutil.ToFloat64(r.m.StoreErrors.WithLabelValues("lookup")); got != 1 {
 		t.Errorf("store errors{lookup} = %v, want 1", got)
@@ -372,9 +375,9 @@ func TestStrictAuditWithholdsAnAllowItCannotRecord(t *testing.T) {
 	rec := &recorder{strict: true, appendErr: errors.New("no responders")}
 	r := newRig(t, testPolicy, nil, rec)
 	res := r.request(t, bash("s-a", "r-1", "ls"))
-	d := res.Receipt.Decision
+	d := res.Receipt().Decision
 	if d == nil || d.Outcome != messages.OutcomeDeny || d.ReasonCode != messages.ReasonUnavailable {
-		t.Fatalf("receipt %+v, want the allow withheld as an unavailable deny", res.Receipt)
+		t.Fatalf("receipt %+v, want the allow withheld as an unavailable deny", res.Receipt())
 	}
 	// The deny is audited as usual, asynchronously.
 	if len(rec.enqueued) != 1 || rec.enqueued[0].ReasonCode != messages.ReasonUnavailable {
@@ -383,8 +386,8 @@ func TestStrictAuditWithholdsAnAllowItCannotRecord(t *testing.T) {
 	// A deny does not wait for the stream.
 	rec.appendErr = nil
 	res = r.request(t, bash("s-a", "r-2", "rm -rf /etc"))
-	if d := res.Receipt.Decision; d == nil || d.ReasonCode != messages.ReasonPolicyDeny || len(rec.appended) != 0 {
-		t.Fatalf("deny: %+v, appended %d; want policy_deny without an acknowledged append", res.Receipt, len(rec.appended))
+	if d := res.Receipt().Decision; d == nil || d.ReasonCode != messages.ReasonPolicyDeny || len(rec.appended) != 0 {
+		t.Fatalf("deny: %+v, appended %d; want policy_deny without an acknowledged append", res.Receipt(), len(rec.appended))
 	}
 }
 

@@ -13,25 +13,35 @@ import (
 
 // Result is the engine's answer to one agent request.
 type Result struct {
-	// Receipt is what the agent gets: the decision, or pending.
-	Receipt messages.Receipt
 	// Label is the result label of signoff_decision_seconds: allow, deny,
 	// pending, retry, conflict, or error.
 	Label string
 
-	// An automatic decision, recorded by Finish once the reply is out.
-	auto     *messages.Decision
-	req      *messages.Request
+	receipt messages.Receipt // a stored request's
+
+	// An automatic decision (auto), recorded by Finish once the reply is
+	// out. Held by value: the decision path allocates nothing for it.
+	auto     bool
+	decision messages.Decision
 	risk     messages.Risk
 	rule     string
 	recorded bool // its audit record is stored already (strict mode)
+}
+
+// Receipt is what the agent gets: the decision, or pending. An automatic
+// decision's receipt points into r.
+func (r *Result) Receipt() messages.Receipt {
+	if !r.auto {
+		return r.receipt
+	}
+	return messages.Receipt{V: messages.Version, RequestID: r.decision.RequestID, State: messages.StateDecided, Decision: &r.decision}
 }
 
 // Request runs the decision procedure of DESIGN §4 (steps 3–8) for one
 // valid agent request: idempotency, hard stop, policy, grants, and the
 // pending request of an ask. An automatic decision is not stored (a retry
 // re-evaluates it and gets the same answer from the same policy and
-// state); the caller replies with res.Receipt and then calls Finish. An
+// state); the caller replies with res.Receipt() and then calls Finish. An
 // error is the agent's error reply: a retry that differs from the stored
 // request (a [messages.FieldError]), or a [ReplyError].
 func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, error) {
@@ -161,9 +171,9 @@ func (e *Engine) opened(ctx context.Context, rec *session.Record) {
 // cannot take it the agent gets a deny of reason unavailable instead (and
 // that deny is audited as usual, by Finish).
 func (e *Engine) decided(req *messages.Request, d *policy.Decision, dec messages.Decision) Result {
-	res := Result{Label: string(dec.Outcome), req: req, risk: riskOf(d), rule: d.Rule}
+	res := Result{Label: string(dec.Outcome), auto: true, risk: riskOf(d), rule: d.Rule}
 	if e.strictAllow(&dec) {
-		if err := e.cfg.Audit.Append(context.Background(), req, &dec, &res.risk, nil); err != nil {
+		if err := e.cfg.Audit.Append(context.Background(), *req, dec, res.risk, nil); err != nil {
 			e.requestLog(req).Warn("allow withheld: its audit record was not stored (strict audit)", "err", err)
 			// The label stays the policy's: the latency metric counts
 			// what was decided, not what the stream refused.
@@ -172,25 +182,25 @@ func (e *Engine) decided(req *messages.Request, d *policy.Decision, dec messages
 			res.recorded = true
 		}
 	}
-	res.auto = &dec
-	res.Receipt = messages.Receipt{V: messages.Version, RequestID: req.RequestID, State: messages.StateDecided, Decision: &dec}
+	res.decision = dec
 	return res
 }
 
-// Finish records the automatic decision of res, if it carries one (its
-// metrics, audit record and debug log), once the caller has replied: the
-// agent does not wait behind the audit append. Call it once per result.
-func (e *Engine) Finish(res *Result) {
-	dec := res.auto
-	if dec == nil {
+// Finish records the automatic decision of res, the result of req, if it
+// carries one (its metrics, audit record and debug log), once the caller
+// has replied: the agent does not wait behind the audit append. Call it
+// once per result.
+func (e *Engine) Finish(req *messages.Request, res *Result) {
+	if !res.auto {
 		return
 	}
+	dec := &res.decision
 	e.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
 	if !res.recorded {
-		e.cfg.Audit.Enqueue(res.req, dec, &res.risk)
+		e.cfg.Audit.Enqueue(*req, *dec, res.risk)
 	}
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
-		e.requestLog(res.req).Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", res.rule)
+		e.requestLog(req).Debug("decided", "outcome", dec.Outcome, "reason_code", dec.ReasonCode, "rule", res.rule)
 	}
 }
 
@@ -202,14 +212,14 @@ func (e *Engine) stored(ctx context.Context, rec *session.Record, label string) 
 	rc := ReceiptFor(rec)
 	if rc.Decision != nil && e.strictAllow(rc.Decision) {
 		req, risk := requestOf(rec)
-		if err := e.cfg.Audit.Append(ctx, &req, rc.Decision, &risk, nil); err != nil {
+		if err := e.cfg.Audit.Append(ctx, req, *rc.Decision, risk, nil); err != nil {
 			e.log.Warn("allow withheld: its audit record was not stored (strict audit)",
 				"request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 			return Result{Label: label}, &ReplyError{Code: messages.CodeUnavailable,
 				Message: "audit stream unavailable: the decision cannot be recorded (strict audit); retry later"}
 		}
 	}
-	return Result{Receipt: rc, Label: label}, nil
+	return Result{receipt: rc, Label: label}, nil
 }
 
 // Status is the receipt of a stored request, for an agent that lost track
@@ -228,7 +238,7 @@ func (e *Engine) Status(ctx context.Context, sessionID, requestID string) (messa
 		return messages.Receipt{}, &StoreError{Op: "status", Err: err}
 	}
 	res, err := e.stored(ctx, look.Existing, "")
-	return res.Receipt, err
+	return res.receipt, err
 }
 
 // strictAllow reports whether dec may reach its agent only after its audit

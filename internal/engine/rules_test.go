@@ -97,14 +97,14 @@ func TestQuorumGrants(t *testing.T) {
 			!slices.Equal(gs[0].Teams, []string{"oncall"}) {
 			t.Fatalf("grants = %+v, want one session grant of oncall by carol and dave", gs)
 		}
-		next := r.request(t, bash("s-q-both", "q-both-2", "helm upgrade api ./chart")).Receipt.Decision
+		next := receiptOf(r.request(t, bash("s-q-both", "q-both-2", "helm upgrade api ./chart"))).Decision
 		if next == nil || next.ReasonCode != messages.ReasonScopeGrant || next.DecidedBy.ID != gs[0].ID {
 			t.Fatalf("next: %+v, want a scope_grant allow by grant %s", next, gs[0].ID)
 		}
 		// A question that needs three approvals is not settled by two.
 		three := bash("s-q-both", "q-both-3", "helm upgrade prod-db ./chart")
-		if res := r.request(t, three); res.Receipt.State != messages.StatePending {
-			t.Fatalf("quorum-3 question: %+v", res.Receipt)
+		if res := r.request(t, three); res.Receipt().State != messages.StatePending {
+			t.Fatalf("quorum-3 question: %+v", res.Receipt())
 		}
 		if q := r.rec.asks[len(r.rec.asks)-1]; q.ApprovalsRequired != 3 {
 			t.Fatalf("approvals_required = %d, want 3", q.ApprovalsRequired)
@@ -131,7 +131,7 @@ func TestQuorumGrants(t *testing.T) {
 		}
 		next := bash("s-q-mixed", "q-mixed-2", "helm upgrade api ./chart")
 		next.AgentID = "pod-q-3"
-		if d := r.request(t, next).Receipt.Decision; d == nil || d.ReasonCode != messages.ReasonScopeGrant {
+		if d := receiptOf(r.request(t, next)).Decision; d == nil || d.ReasonCode != messages.ReasonScopeGrant {
 			t.Fatalf("next: %+v, want a scope_grant allow", d)
 		}
 	})
@@ -231,8 +231,8 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 		}
 		return &req
 	}
-	if res := r.request(t, decode(first)); res.Receipt.State != messages.StatePending {
-		t.Fatalf("first attempt: %+v, want pending", res.Receipt)
+	if res := r.request(t, decode(first)); res.Receipt().State != messages.StatePending {
+		t.Fatalf("first attempt: %+v, want pending", res.Receipt())
 	}
 	tests := []struct {
 		name    string
@@ -255,8 +255,8 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.eng.Request(t.Context(), decode(tc.retry))
 			if tc.differs == "" {
-				if err != nil || res.Receipt.RequestID != "idem-1" || res.Receipt.State != messages.StatePending {
-					t.Fatalf("retry: %+v, %v; want the stored pending receipt", res.Receipt, err)
+				if err != nil || res.Receipt().RequestID != "idem-1" || res.Receipt().State != messages.StatePending {
+					t.Fatalf("retry: %+v, %v; want the stored pending receipt", res.Receipt(), err)
 				}
 				return
 			}
