@@ -241,5 +241,5 @@ func (b *Broker) grantRevoked(g *session.Grant, by string) {
 	}
 	b.m.Grants.WithLabelValues(string(messages.GrantRevoked)).Inc()
 	b.log.Info("grant revoked", "grant_id", g.ID, "scope", g.Scope, "session_id", g.SessionID, "agent_id", g.AgentID, "by", by)
-	b.grantEvent(messages.GrantRevoked, g, "", by)
+	b.eng.GrantEvent(messages.GrantRevoked, g, "", by)
 }

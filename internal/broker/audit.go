@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -47,11 +48,9 @@ func ParseAuditMode(s string) (AuditMode, error) {
 	return "", fmt.Errorf("audit mode %q: want %s or %s", s, AuditAsync, AuditStrict)
 }
 
-// errUnencodable wraps the error of an audit record that cannot be encoded:
-// retrying cannot help. Append counts it lost (reason encode); a caller
-// that retries (an outbox) should give the record up, a caller that gates
-// an allow on it (strict mode) should not allow.
-var errUnencodable = errors.New("audit record cannot be encoded")
+// errUnencodable wraps the error of an audit record that cannot be encoded
+// (engine.ErrUnencodable): retrying cannot help. Append counts it lost.
+var errUnencodable = engine.ErrUnencodable
 
 // auditMsgID is the Nats-Msg-Id of a decision's audit record: the same for
 // every replica and every retry that records this decision, so the stream

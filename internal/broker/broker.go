@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/signoff-dev/signoff/internal/engine"
+	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/reaper"
@@ -33,6 +34,8 @@ type Broker struct {
 	js    jetstream.JetStream
 	aud   *auditLog // nil with DisableAudit
 	modes *modeTable
+	// eng runs the decision procedure; the broker is its transport.
+	eng *engine.Engine
 
 	// The worker pool: jobs hands a message to an idle worker; workers
 	// counts the live ones (at most cfg.Workers); workersDone ends them.
@@ -40,13 +43,6 @@ type Broker struct {
 	workers     atomic.Int32
 	workersDone chan struct{}
 	inflight    sync.WaitGroup
-
-	// bgCtx ends when Run shuts down; background work (opening held
-	// requests whose Open failed) runs under it and is waited for
-	// through background.
-	bgCtx      context.Context
-	bgCancel   context.CancelFunc
-	background sync.WaitGroup
 
 	// acks acknowledges carried-out outbox effects (outbox.go); nil until
 	// Run starts it, and then effects are acknowledged inline.
@@ -84,7 +80,25 @@ func New(cfg Config) (*Broker, error) {
 		workersDone: make(chan struct{}),
 		modes:       newModeTable(),
 	}
-	b.bgCtx, b.bgCancel = context.WithCancel(context.Background())
+	eng, err := engine.New(engine.Config{
+		Requests:     cfg.Store,
+		Sessions:     cfg.Store,
+		Grants:       cfg.Store,
+		Policy:       cfg.Policy,
+		Modes:        b.modes,
+		Publisher:    natsPublisher{b},
+		Audit:        auditSink{b},
+		Acker:        outboxAcker{b},
+		Metrics:      b.m.engine(),
+		Logger:       b.log,
+		Replica:      cfg.Replica,
+		StoreTimeout: cfg.StoreTimeout,
+		OpenTeams:    cfg.OpenTeams,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.eng = eng
 	b.m.setPolicyVersion(cfg.Policy.Current().Version())
 	if src, ok := cfg.Policy.(reloadReporter); ok {
 		src.OnReload(b.m.policyReloaded)
@@ -137,24 +151,6 @@ func (b *Broker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	ow, err := b.newOutboxWorker()
-	if err != nil {
-		b.stopServing()
-		return fmt.Errorf("broker: outbox: %w", err)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := ow.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-			b.log.Error("outbox worker stopped", "err", err)
-		}
-	}()
-	wg.Add(1)
-	go func() { defer wg.Done(); b.modes.follow(runCtx, b.log) }()
-	if !b.cfg.DisableReaper {
-		wg.Add(1)
-		go func() { defer wg.Done(); b.runGrantExpiry(runCtx, b.cfg.GrantExpiryInterval) }()
-	}
 	// The audit retry loop outlives the handlers and background work: it
 	// stops (and flushes) after them, below.
 	auditCtx, stopAudit := context.WithCancel(context.Background())
@@ -164,17 +160,43 @@ func (b *Broker) Run(ctx context.Context) error {
 		auditDone.Add(1)
 		go func() { defer auditDone.Done(); b.aud.run(auditCtx) }()
 	}
-	if !b.cfg.DisableEscalation {
-		esc, err := b.newEscalator()
-		if err != nil {
-			b.stopServing()
-			return fmt.Errorf("broker: escalator: %w", err)
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); b.runEscalator(runCtx, esc) }()
+	if err := b.startLoops(runCtx, &wg); err != nil {
+		b.stopServing()
+		return fmt.Errorf("broker: %w", err)
 	}
+
+	<-ctx.Done()
+	b.ready.Store(false)
+	b.log.Info("broker draining")
+	b.stopServing()
+	b.eng.Close()
+	stop()
+	wg.Wait()
+	b.acks.stop()
+	stopAudit()
+	auditDone.Wait()
+	b.closed.Store(true)
+	b.log.Info("broker stopped")
+	return nil
+}
+
+// startLoops starts this replica's background loops under ctx, each
+// counted in wg: the outbox worker, the modes watcher, and (unless
+// disabled) grant expiry, the escalator and the reaper.
+func (b *Broker) startLoops(ctx context.Context, wg *sync.WaitGroup) error {
+	ow, err := b.newOutboxWorker()
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	var esc *escalator.Escalator
+	if !b.cfg.DisableEscalation {
+		if esc, err = b.newEscalator(); err != nil {
+			return fmt.Errorf("escalator: %w", err)
+		}
+	}
+	var r *reaper.Reaper
 	if !b.cfg.DisableReaper {
-		r, err := reaper.New(reaper.Config{
+		r, err = reaper.New(reaper.Config{
 			Store:     b.store,
 			Interval:  b.cfg.ReapInterval,
 			OnExpired: b.onExpired,
@@ -184,31 +206,27 @@ func (b *Broker) Run(ctx context.Context) error {
 			Logger:      b.log,
 		})
 		if err != nil {
-			b.stopServing()
-			return fmt.Errorf("broker: reaper: %w", err)
+			return fmt.Errorf("reaper: %w", err)
 		}
+	}
+	loop := func(name string, run func(context.Context) error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-				b.log.Error("reaper stopped", "err", err)
+			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				b.log.Error(name+" stopped", "err", err)
 			}
 		}()
 	}
-
-	<-ctx.Done()
-	b.ready.Store(false)
-	b.log.Info("broker draining")
-	b.stopServing()
-	b.bgCancel()
-	b.background.Wait()
-	stop()
-	wg.Wait()
-	b.acks.stop()
-	stopAudit()
-	auditDone.Wait()
-	b.closed.Store(true)
-	b.log.Info("broker stopped")
+	loop("outbox worker", ow.Run)
+	loop("modes watcher", func(ctx context.Context) error { b.modes.follow(ctx, b.log); return nil })
+	if esc != nil {
+		loop("escalator", esc.Run)
+	}
+	if r != nil {
+		loop("grant expiry", func(ctx context.Context) error { b.runGrantExpiry(ctx, b.cfg.GrantExpiryInterval); return nil })
+		loop("reaper", r.Run)
+	}
 	return nil
 }
 
@@ -441,33 +459,6 @@ func (b *Broker) handle(j job) {
 	}
 	if out := j.h.fn(ctx, j.msg); out != nil {
 		b.reply(j.msg, out)
-	}
-}
-
-func (b *Broker) reply(msg *nats.Msg, data []byte) {
-	if msg.Reply == "" {
-		return
-	}
-	// NATS permissions cannot limit the reply subject a requester names: a
-	// client could make the broker publish its reply on a Signoff subject
-	// (another session's decision, a team's questions) or a system subject.
-	// Replies go to inboxes only.
-	if strings.HasPrefix(msg.Reply, b.cfg.Prefix+".") || strings.HasPrefix(msg.Reply, "$") {
-		b.m.BadMessages.WithLabelValues("reply_subject").Inc()
-		b.log.Warn("refusing to reply on a protected subject", "subject", msg.Subject, "reply", msg.Reply)
-		return
-	}
-	if err := msg.Respond(data); err != nil {
-		b.m.NATSErrors.WithLabelValues("reply").Inc()
-		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
-	}
-}
-
-// publish sends a message that no one replies to.
-func (b *Broker) publish(subject string, data []byte) {
-	if err := b.nc.Publish(subject, data); err != nil {
-		b.m.NATSErrors.WithLabelValues("publish").Inc()
-		b.log.Warn("publish failed", "subject", subject, "err", err)
 	}
 }
 

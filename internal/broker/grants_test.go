@@ -13,7 +13,6 @@ import (
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
-	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // issue13Policy is the policy of issue 13's report, plus a grantable
@@ -28,6 +27,10 @@ rules:
   - { rule: "@shell(*.env*)", action: ask }
   - { rule: "bash(helm *)", action: ask, route: oncall, grantable: true }
 `
+
+// The grant rule's cases that need no transport are tested in
+// internal/engine (grants_test.go); these need replicas, Redis or the
+// admin subjects.
 
 // grantsPlane is three replicas on a real Redis.
 func grantsPlane(t *testing.T, policy string) *brokertest.Plane {
@@ -109,164 +112,6 @@ func TestASessionGrantDoesNotSettleAnotherTeamsQuorumQuestion(t *testing.T) {
 	stillPending(t, kubectl, "one approval of two")
 	oncall.Approve(kq, "dave", messages.ScopeOnce)
 	brokertest.WantDecision(t, kubectl.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-}
-
-// Issue 13, second scenario: Always is not offered for a call the .env
-// rule asked about, an answer "always" is refused, and the next .env read
-// still asks.
-func TestAnExplicitAskRuleAsksEveryTime(t *testing.T) {
-	p := grantsPlane(t, issue13Policy)
-	dev := p.Approver("default")
-	c := p.Agent("s-issue-2", "pod-2")
-	ctx := context.Background()
-
-	first := brokertest.Ask(ctx, c, "env-1", "bash", brokertest.Bash("cat .env.production | grep DB_"))
-	q := dev.NextAsk("env-1")
-	if q.Always != nil {
-		t.Errorf("always = %+v, want none for old clients either", q.Always)
-	}
-	for _, s := range []messages.Scope{messages.ScopeSession, messages.ScopeAlways} {
-		if o := q.Offer(s); o == nil || o.Offered || !strings.Contains(o.WhyNot, "@shell(*.env*)") {
-			t.Errorf("%s offer = %+v, want refused naming the .env rule", s, o)
-		}
-	}
-	for _, s := range []messages.Scope{messages.ScopeAlways, messages.ScopeAlwaysPrefix, messages.ScopeSession} {
-		rep := dev.Approve(q, "alice", s)
-		if rep.Applied || !strings.Contains(rep.Reason, "not offered") {
-			t.Errorf("approve %s = %+v, want refused: not offered", s, rep)
-		}
-	}
-	dev.Approve(q, "alice", messages.ScopeOnce)
-	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-
-	second := brokertest.Ask(ctx, c, "env-2", "bash", brokertest.Bash("cat .env.local"))
-	dev.NextAsk("env-2")
-	stillPending(t, second, "the .env rule")
-}
-
-// A quorum question is never settled by a grant of fewer approvers (here
-// one stored before the team needed two, or a legacy grant), offers its
-// standing answers on the condition that every approver chooses them, and
-// a grantable: true rule is settled by a grant of as many approvers of its
-// team.
-func TestAQuorumAskNeedsAGrantOfAsManyApprovers(t *testing.T) {
-	p := grantsPlane(t, issue13Policy)
-	oncall := p.Approver("oncall")
-	c := p.Agent("s-quorum", "pod-3")
-	ctx := context.Background()
-
-	// A grant of oncall by one approver covering the command.
-	store := p.Store()
-	one := session.Grant{Grant: messages.Grant{ID: "gr-one", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
-		Patterns: []string{"helm upgrade *"}, Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "carol"}}, RequestID: "old"}}
-	if _, _, _, err := store.AddGrant(ctx, one); err != nil {
-		t.Fatal(err)
-	}
-	h1 := brokertest.Ask(ctx, c, "helm-1", "bash", brokertest.Bash("helm upgrade web ./chart"))
-	q := oncall.NextAsk("helm-1")
-	// A grant from two approvers of oncall would settle it again, so the
-	// standing answers are offered — granted only if both choose them
-	// (TestQuorumGrants).
-	if o := q.Offer(messages.ScopeSession); o == nil || !o.Offered || !strings.Contains(o.Note, "granted only if all 2 approvers choose Session") {
-		t.Fatalf("session offer = %+v, want offered on the condition that both approvers choose it", o)
-	}
-	stillPending(t, h1, "a one-approver grant")
-	if rep := oncall.Approve(q, "carol", messages.ScopeOnce); !rep.Applied || rep.State != messages.StatePending {
-		t.Fatalf("first approval: %+v", rep)
-	}
-	oncall.Approve(q, "dave", messages.ScopeOnce)
-	d := h1.Wait(t)
-	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-
-	// A grant of oncall by two approvers settles the next one.
-	two := session.Grant{Grant: messages.Grant{ID: "gr-two", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
-		Patterns: []string{"helm upgrade *"}, Teams: []string{"oncall"}, Approvers: []messages.Approver{{ID: "carol"}, {ID: "dave"}}, RequestID: "old-0"}}
-	if _, _, _, err := store.AddGrant(ctx, two); err != nil {
-		t.Fatal(err)
-	}
-	next := request(t, c, "helm upgrade api ./chart")
-	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonScopeGrant)
-	if next.DecidedBy.ID != "gr-two" {
-		t.Fatalf("decided_by %+v: want the two-approver grant", next.DecidedBy)
-	}
-
-	// A chain asks oncall (the helm rule routes it): every sub-command must
-	// be covered by a grant that could settle that question. A default-team
-	// grant of npm install cannot; an oncall grant by two approvers can.
-	npmDefault := session.Grant{Grant: messages.Grant{ID: "gr-npm-default", Scope: messages.ScopeSession, SessionID: "s-quorum", Tool: "bash",
-		Patterns: []string{"npm install"}, Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "alice"}}, RequestID: "old-2"}}
-	if _, _, _, err := store.AddGrant(ctx, npmDefault); err != nil {
-		t.Fatal(err)
-	}
-	chain := brokertest.Ask(ctx, c, "chain-1", "bash", brokertest.Bash("helm upgrade web ./chart && npm install"))
-	cq := oncall.NextAsk("chain-1")
-	stillPending(t, chain, "a chain with one sub-command covered only by another team's grant")
-	oncall.Reject(cq, "carol", messages.RejectSoft, "")
-	npmOncall := npmDefault
-	npmOncall.ID, npmOncall.Teams = "gr-npm-oncall", []string{"oncall"}
-	npmOncall.Approvers = []messages.Approver{{ID: "carol"}, {ID: "erin"}}
-	if _, _, _, err := store.AddGrant(ctx, npmOncall); err != nil {
-		t.Fatal(err)
-	}
-	d = request(t, c, "helm upgrade web ./chart && npm install")
-	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
-	if !slices.Equal(d.GrantedPattern, []string{"helm upgrade *", "npm install"}) || !strings.Contains(d.Reason, "gr-npm-oncall") {
-		t.Errorf("chain decision = %+v, want both grants named", d)
-	}
-}
-
-// Session scope grants the command's patterns by default, the whole shell
-// tool with session_grants: tool; a non-shell tool's session grant is the
-// tool either way.
-func TestSessionGrantsPatternsOrTheTool(t *testing.T) {
-	for _, tc := range []struct {
-		name, setting string
-		lintAllowed   bool
-	}{
-		{"patterns (default)", "", false},
-		{"tool", "session_grants: tool\n", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := grantsPlane(t, tc.setting+issue13Policy)
-			dev := p.Approver("default")
-			c := p.Agent("s-scope", "pod-4")
-			ctx := context.Background()
-			first := brokertest.Ask(ctx, c, "b-1", "bash", brokertest.Bash("make build"))
-			q := dev.NextAsk("b-1")
-			o := q.Offer(messages.ScopeSession)
-			wantPatterns := []string{"make build"}
-			if tc.lintAllowed {
-				wantPatterns = nil
-			}
-			if o == nil || !o.Offered || o.Tool != "bash" || !slices.Equal(o.Patterns, wantPatterns) {
-				t.Fatalf("session offer = %+v, want bash %v", o, wantPatterns)
-			}
-			dev.Approve(q, "bob", messages.ScopeSession)
-			brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-			brokertest.WantDecision(t, request(t, c, "make build"), messages.OutcomeAllow, messages.ReasonScopeGrant)
-			lint := brokertest.Ask(ctx, c, "b-lint", "bash", brokertest.Bash("make lint"))
-			if tc.lintAllowed {
-				brokertest.WantDecision(t, lint.Wait(t), messages.OutcomeAllow, messages.ReasonScopeGrant)
-			} else {
-				dev.NextAsk("b-lint")
-				stillPending(t, lint, "a session grant of make build")
-			}
-
-			// A non-shell tool: the session grant is the tool.
-			mcp := brokertest.Ask(ctx, c, "m-1", "mcp__jira__create_issue", map[string]any{"title": "x"})
-			mq := dev.NextAsk("m-1")
-			if o := mq.Offer(messages.ScopeSession); o == nil || !o.Offered || o.Tool != "mcp__jira__create_issue" || len(o.Patterns) != 0 {
-				t.Fatalf("non-shell session offer = %+v, want the tool", o)
-			}
-			dev.Approve(mq, "bob", messages.ScopeSession)
-			brokertest.WantDecision(t, mcp.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-			d, err := c.Request(ctx, client.Call{Tool: "mcp__jira__create_issue", Arguments: map[string]any{"title": "y"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonScopeGrant)
-		})
-	}
 }
 
 // Listing and revoking by id: an approver sees the grants of its teams

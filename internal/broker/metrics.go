@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -86,8 +87,20 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	m := newMetrics()
+	m.Registry = reg
+	m.Escalation = escalator.NewMetrics(reg)
+	reg.MustRegister(m.FirstAnswer)
+	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
+		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
+		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight, m.Grants)
+	m.initSeries()
+	return m
+}
+
+// newMetrics creates the broker's collectors, not registered yet.
+func newMetrics() *Metrics {
 	m := &Metrics{
-		Registry: reg,
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signoff_decisions_total",
 			Help: "Final decisions by outcome and reason code.",
@@ -164,11 +177,11 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Help:    "Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
 		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
 	}, []string{"team"})
-	m.Escalation = escalator.NewMetrics(reg)
-	reg.MustRegister(m.FirstAnswer)
-	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
-		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,
-		m.AuditFailures, m.AuditRetried, m.AuditLost, m.AuditRetryPending, m.AuditInflight, m.Grants)
+	return m
+}
+
+// initSeries creates every labelled series the code counts, at 0.
+func (m *Metrics) initSeries() {
 	for _, v := range grantEvents {
 		m.Grants.WithLabelValues(v)
 	}
@@ -195,7 +208,12 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			m.Decisions.WithLabelValues(string(outcome), string(r))
 		}
 	}
-	return m
+}
+
+// engine is the series the decision procedure counts.
+func (m *Metrics) engine() engine.Metrics {
+	return engine.Metrics{Decisions: m.Decisions, Pending: m.Pending, StoreErrors: m.StoreErrors,
+		Grants: m.Grants, GrantsUsed: m.grantsUsed, FirstAnswer: m.FirstAnswer}
 }
 
 // setPolicyVersion makes version the one series of signoff_policy_info.

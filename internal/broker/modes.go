@@ -51,6 +51,11 @@ func (t *modeTable) modeFor(sessionID, agentType string) policy.Mode {
 	return ""
 }
 
+// ModeFor is modeFor: the engine's engine.Modes.
+func (t *modeTable) ModeFor(sessionID, agentType string) policy.Mode {
+	return t.modeFor(sessionID, agentType)
+}
+
 func (t *modeTable) apply(key string, value []byte, deleted bool) error {
 	kind, enc, ok := strings.Cut(key, ".")
 	if !ok {

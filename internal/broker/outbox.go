@@ -3,102 +3,20 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/pkg/claim"
-	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
-// The outbox (DESIGN §4 step 10, docs/STATE.md "Outbox"): every store
-// transition with effects outside the store records them in the store's
-// outbox in the same atomic step, leased to its caller. The caller carries
-// them out at once (carryOut) and acknowledges them; if it dies or fails
-// first, the outbox worker of any replica claims them once the lease has
-// run out and carries them out again. Effects are therefore at least once,
-// and each is idempotent: decisions and questions are keyed by request id
-// (agents and devices drop repeats), audit appends carry a Nats-Msg-Id,
-// grants have ids derived from their request (stored once), and the cascade and a stop's rejections are
-// compare-and-set transitions with outbox entries of their own.
-
-// carryOut performs the effects that the transitions which left recs as
-// they are recorded in the outbox, and queues the acknowledgement of those
-// that succeeded. A failure is logged and leaves the entry to the outbox
-// worker after the lease.
-func (b *Broker) carryOut(ctx context.Context, recs ...*session.Record) {
-	for _, rec := range recs {
-		if err := b.effects(ctx, rec); err != nil {
-			b.log.Warn("effects of a decision failed; the outbox carries them out after its lease",
-				"request_id", rec.ID, "session_id", rec.SessionID, "state", rec.State, "err", err)
-			continue
-		}
-		b.queueAck(ctx, rec)
-	}
-}
-
-// effects performs what rec's state calls for: a pending request's question
-// (just opened, or an approval counted towards its quorum); a settled
-// request's grants (before its decision is published: the agent's next
-// call must see them), its stop's rejections, its decision, `resolved` and
-// audit record, and its cascade.
-func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
-	switch rec.State {
-	case messages.StatePending:
-		b.announce(rec)
-		return nil
-	case messages.StateExpired:
-		return b.settled(ctx, rec, timeoutDecision(rec))
-	}
-	if rec.Decision == nil {
-		return fmt.Errorf("settled request %s has no stored decision", rec.ID)
-	}
-	switch {
-	case rec.State == messages.StateApproved:
-		var grant *session.Grant
-		if rec.Decision.ReasonCode == messages.ReasonApproved {
-			grant = b.approvalGrant(rec) // a cascade's approval grants nothing more
-		}
-		if grant != nil {
-			if _, err := b.storeGrant(ctx, rec, grant); err != nil {
-				return err
-			}
-		}
-		if err := b.settled(ctx, rec, *rec.Decision); err != nil {
-			return err
-		}
-		if grant != nil {
-			return b.cascade(ctx, rec, grant)
-		}
-		return nil
-	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
-		if err := b.stopRest(ctx, rec); err != nil {
-			return err
-		}
-	}
-	return b.settled(ctx, rec, *rec.Decision)
-}
-
-// approvalGrant returns the grant an approval records, from its stored
-// decision and question (checked against the question's offers when the
-// response came), or nil.
-func (b *Broker) approvalGrant(rec *session.Record) *session.Grant {
-	q, err := question(rec)
-	if err != nil {
-		b.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
-		return nil
-	}
-	q = approvedQuestion(rec, q)
-	g, err := b.grantOf(rec, &q)
-	if err != nil {
-		b.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
-		return nil
-	}
-	return g
-}
+// The outbox (DESIGN §4 step 11, docs/STATE.md "Outbox"): the engine
+// carries out the effects a transition recorded (engine.Engine.CarryOut)
+// and queues their acknowledgement here; the acker acknowledges them in
+// batches, and the outbox worker of every replica carries out again what
+// was not acknowledged within its lease.
 
 // acker acknowledges carried-out effects in batches, off the path that
 // replied: the deciding replica's acknowledgement costs its caller nothing.
@@ -196,10 +114,9 @@ const (
 // Every replica runs one.
 func (b *Broker) newOutboxWorker() (*claim.Loop[*session.Record], error) {
 	log := b.log.With("component", "outbox")
-	var outbox session.Outbox = b.store // the role this loop uses
 	return claim.New(claim.Config[*session.Record]{
 		Name:        "outbox",
-		Claim:       outbox.ClaimEffects,
+		Claim:       b.store.ClaimEffects,
 		Interval:    b.cfg.OutboxInterval,
 		Jitter:      b.cfg.OutboxInterval / 4,
 		Batch:       outboxBatch,
@@ -210,34 +127,7 @@ func (b *Broker) newOutboxWorker() (*claim.Loop[*session.Record], error) {
 			b.m.OutboxClaims.Inc()
 			log.LogAttrs(ctx, slog.LevelWarn, "carrying out the effects of a transition whose replica did not acknowledge them",
 				slog.String("request_id", rec.ID), slog.String("session_id", rec.SessionID), slog.String("state", string(rec.State)))
-			b.carryOut(ctx, rec)
+			b.eng.CarryOut(ctx, rec)
 		},
 	})
-}
-
-// stopRest rejects the other pending requests of rec's session with
-// hard_stop, after rec's reject_hard set the stop signal (in its vote). If
-// the agent has begun a new turn since (the signal is gone), the stop is
-// over and nothing is rejected: this runs again only when the replica that
-// recorded the rejection did not finish it.
-func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
-	sctx, cancel := b.storeCtx(ctx)
-	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})
-	cancel()
-	if err != nil {
-		b.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
-		return err
-	}
-	if !look.Stopped {
-		return nil
-	}
-	stopped, err := b.hardStop(ctx, rec, look.StopReason)
-	if err != nil {
-		return err
-	}
-	for _, o := range stopped {
-		b.log.Info("hard stop rejected pending request", "request_id", rec.ID, "session_id", rec.SessionID, "stopped_request_id", o.ID)
-	}
-	b.carryOut(ctx, stopped...)
-	return nil
 }

@@ -3,12 +3,11 @@ package broker
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/pkg/messages"
-	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // handleStatus answers an agent that lost track of a request (after a
@@ -22,20 +21,11 @@ func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	// Lookup, not Get: it returns a held request too, which the agent was
-	// told is pending (see openHeld), and is the cheapest read.
-	sctx, cancel := b.storeCtx(ctx)
-	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: sessionID, RequestID: req.RequestID, SkipGrants: true})
-	cancel()
-	if err == nil && look.Existing == nil {
-		// Never sent, or past its retention: storeFailure answers
-		// not_found without counting a store error.
-		err = fmt.Errorf("status %s/%s: %w", sessionID, req.RequestID, session.ErrNotFound)
-	}
+	rc, err := b.eng.Status(ctx, sessionID, req.RequestID)
 	if err != nil {
-		return b.storeFailure("status", err)
+		return b.errorReply(err)
 	}
-	return b.receiptReply(ctx, look.Existing)
+	return encode(rc)
 }
 
 // handleCancel settles pending requests of a session cancelled: the agent
@@ -49,30 +39,10 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	version := b.cfg.Policy.Current().Version()
-	sctx, cancel := b.storeCtx(ctx)
-	done, err := b.store.CancelSession(sctx, sessionID, req.RequestIDs, func(rec *session.Record) messages.Decision {
-		dec := messages.Decision{
-			V:             messages.Version,
-			RequestID:     rec.ID,
-			SessionID:     rec.SessionID,
-			Tool:          toolOf(rec),
-			DecidedBy:     messages.Decider{Kind: messages.DeciderAgent, ID: rec.AgentID},
-			DecidedAt:     time.Now().UTC(),
-			PolicyVersion: version,
-		}
-		settle(&dec, messages.ReasonCancelled, facts{Detail: req.Reason})
-		return dec
-	})
-	cancel()
+	ids, err := b.eng.Cancel(ctx, sessionID, req.RequestIDs, req.Reason)
 	if err != nil {
-		return b.storeFailure("cancel", err)
+		return b.errorReply(err)
 	}
-	ids := make([]string, 0, len(done))
-	for _, rec := range done {
-		ids = append(ids, rec.ID)
-	}
-	b.carryOut(ctx, done...)
 	return encode(messages.CancelReply{V: messages.Version, Cancelled: ids})
 }
 
@@ -115,7 +85,7 @@ func (b *Broker) handlePending(ctx context.Context, msg *nats.Msg) []byte {
 	}
 	out := messages.PendingReply{V: messages.Version, Questions: make([]messages.ApprovalNeeded, 0, len(recs))}
 	for _, rec := range recs {
-		q, err := question(rec)
+		q, err := engine.Question(rec)
 		if err != nil {
 			b.log.Error("stored question is unreadable", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 			continue

@@ -1,4 +1,4 @@
-package broker
+package engine
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ const whyEditPending = "; the request stays pending: approve it unchanged, edit 
 // stored question is q), with pol. It returns nil and "" when resp carries
 // no edit, or arguments equal to the agent's (a plain approval); else the
 // edited call, or why the answer is refused (the request stays pending).
-func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.ApprovalNeeded, resp *messages.Response) (*editedCall, string) {
+func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.ApprovalNeeded, resp *messages.Response) (*editedCall, string) {
 	if len(resp.UpdatedArguments) == 0 {
 		return nil, ""
 	}
@@ -68,7 +68,7 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 		return nil, "the edited call is not a valid request: " + err.Error() + whyEditPending
 	}
 	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: args, AgentType: req.AgentType, Cwd: req.Cwd,
-		Mode: b.modes.modeFor(rec.SessionID, req.AgentType)})
+		Mode: e.mode(rec.SessionID, req.AgentType)})
 	switch d.Action {
 	case policy.Deny:
 		return nil, "the edited call is denied by the policy: " + d.Reason + whyEditPending
@@ -82,19 +82,19 @@ func (b *Broker) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 				need, team, d.Reason) + whyEditPending
 		}
 		routed := &session.Record{Request: session.Request{RequestedBy: rec.RequestedBy, Teams: []string{team}}}
-		if why := authorize(pol, routed, resp.Approver.ID, b.cfg.OpenTeams); why != "" {
+		if why := authorize(pol, routed, resp.Approver.ID, e.cfg.OpenTeams); why != "" {
 			return nil, "the edited call goes to team " + team + ": " + why + whyEditPending
 		}
 	}
-	e := &editedCall{args: args, q: *q}
-	e.q.Request.Arguments = args
-	e.q.Risk = riskOf(&d)
-	e.q.Offers = offersFor(pol, &d, rec.Tool, rec.AgentID)
-	e.q.Always = alwaysOf(e.q.Offers)
-	if why := checkScope(resp.EffectiveScope(), &e.q, rec); why != "" {
+	ed := &editedCall{args: args, q: *q}
+	ed.q.Request.Arguments = args
+	ed.q.Risk = riskOf(&d)
+	ed.q.Offers = offersFor(pol, &d, rec.Tool, rec.AgentID)
+	ed.q.Always = alwaysOf(ed.q.Offers)
+	if why := checkScope(resp.EffectiveScope(), &ed.q, rec); why != "" {
 		return nil, "the edited call: " + why + whyEditPending
 	}
-	return e, ""
+	return ed, ""
 }
 
 // approvedQuestion is the question the settled approval rec approved:

@@ -1,4 +1,4 @@
-package broker
+package engine
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ import (
 // any field the protocol gains does. Automatic decisions are not stored, so
 // a retry of one is evaluated afresh whatever its content (docs/PROTOCOL.md).
 func retryConflict(stored *session.Record, req *messages.Request) error {
-	q, err := question(stored)
+	q, err := Question(stored)
 	if err != nil {
 		// Nothing to compare with; the stored receipt stands.
 		return nil

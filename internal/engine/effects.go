@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/session"
+)
+
+// The outbox (DESIGN §4 step 11, docs/STATE.md "Outbox"): every store
+// transition with effects outside the store records them in the store's
+// outbox in the same atomic step, leased to its caller. The caller carries
+// them out at once (CarryOut) and acknowledges them; if it dies or fails
+// first, the outbox worker of any replica claims them once the lease has
+// run out and carries them out again. Effects are therefore at least once,
+// and each is idempotent: decisions and questions are keyed by request id
+// (agents and devices drop repeats), audit appends carry a Nats-Msg-Id,
+// grants have ids derived from their request (stored once), and the
+// cascade and a stop's rejections are compare-and-set transitions with
+// outbox entries of their own.
+
+// CarryOut performs the effects that the transitions which left recs as
+// they are recorded in the outbox, and has the Acker acknowledge those that
+// succeeded. A failure is logged and leaves the entry to the outbox worker
+// after the lease.
+func (e *Engine) CarryOut(ctx context.Context, recs ...*session.Record) {
+	e.carryOut(ctx, recs...)
+}
+
+func (e *Engine) carryOut(ctx context.Context, recs ...*session.Record) {
+	for _, rec := range recs {
+		if err := e.effects(ctx, rec); err != nil {
+			e.log.Warn("effects of a decision failed; the outbox carries them out after its lease",
+				"request_id", rec.ID, "session_id", rec.SessionID, "state", rec.State, "err", err)
+			continue
+		}
+		e.cfg.Acker.Ack(ctx, rec)
+	}
+}
+
+// effects performs what rec's state calls for: a pending request's question
+// (just opened, or an approval counted towards its quorum); a settled
+// request's grants (before its decision is published: the agent's next
+// call must see them), its stop's rejections, its decision, `resolved` and
+// audit record, and its cascade.
+func (e *Engine) effects(ctx context.Context, rec *session.Record) error {
+	switch rec.State {
+	case messages.StatePending:
+		e.announce(rec)
+		return nil
+	case messages.StateExpired:
+		return e.settled(ctx, rec, timeoutDecision(rec))
+	}
+	if rec.Decision == nil {
+		return fmt.Errorf("settled request %s has no stored decision", rec.ID)
+	}
+	switch {
+	case rec.State == messages.StateApproved:
+		var grant *session.Grant
+		if rec.Decision.ReasonCode == messages.ReasonApproved {
+			grant = e.approvalGrant(rec) // a cascade's approval grants nothing more
+		}
+		if grant != nil {
+			if _, err := e.storeGrant(ctx, rec, grant); err != nil {
+				return err
+			}
+		}
+		if err := e.settled(ctx, rec, *rec.Decision); err != nil {
+			return err
+		}
+		if grant != nil {
+			return e.cascade(ctx, rec, grant)
+		}
+		return nil
+	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
+		if err := e.stopRest(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return e.settled(ctx, rec, *rec.Decision)
+}
+
+// approvalGrant returns the grant an approval records, from its stored
+// decision and question (checked against the question's offers when the
+// response came), or nil.
+func (e *Engine) approvalGrant(rec *session.Record) *session.Grant {
+	q, err := Question(rec)
+	if err != nil {
+		e.log.Error("stored question is unreadable; the approval grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return nil
+	}
+	q = approvedQuestion(rec, q)
+	g, err := e.grantOf(rec, &q)
+	if err != nil {
+		e.log.Error("stored approval's scope grants nothing", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return nil
+	}
+	return g
+}
+
+// announce publishes a pending request's question to its teams.
+func (e *Engine) announce(rec *session.Record) {
+	q, err := Question(rec)
+	if err != nil {
+		e.log.Error("stored question is unreadable", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+		return
+	}
+	for _, team := range rec.Teams {
+		q.Team = team
+		if err := e.cfg.Publisher.Ask(team, &q); err != nil {
+			e.log.Warn("publish failed", "team", team, "request_id", rec.ID, "err", err)
+		}
+	}
+}
+
+// settled tells everyone about a request that settled: the agent on its
+// decision subject, every approver device of its teams, and the audit log,
+// whose append it waits for. It is an outbox effect: an error leaves it to
+// be carried out again, so every part is idempotent (keyed by request id;
+// the audit append by its Nats-Msg-Id). In strict audit mode an allow is
+// published only once its record is stored: the append comes first, and
+// its failure leaves the whole effect to the outbox's retry.
+func (e *Engine) settled(ctx context.Context, rec *session.Record, dec messages.Decision) error {
+	e.m.Pending.Dec()
+	e.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	req, risk := requestOf(rec)
+	strict := e.strictAllow(&dec)
+	esc, err := e.escalationRan(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if strict {
+		if err := e.settledAudit(ctx, &req, &dec, &risk, esc); err != nil {
+			return err
+		}
+	}
+	if err := e.cfg.Publisher.Decision(&dec); err != nil {
+		return fmt.Errorf("publish decision: %w", err)
+	}
+	for _, team := range rec.Teams {
+		r := messages.Resolved{V: messages.Version, Type: "resolved", RequestID: rec.ID, SessionID: rec.SessionID,
+			Team: team, State: rec.State, Decision: dec}
+		if err := e.cfg.Publisher.Resolved(&r); err != nil {
+			e.log.Warn("publish failed", "team", team, "request_id", rec.ID, "err", err)
+		}
+	}
+	if !strict {
+		if err := e.settledAudit(ctx, &req, &dec, &risk, esc); err != nil {
+			return err
+		}
+	}
+	e.log.Info("settled", "request_id", rec.ID, "session_id", rec.SessionID, "tool", rec.Tool,
+		"state", rec.State, "reason_code", dec.ReasonCode, "decided_by", dec.DecidedBy.ID)
+	return nil
+}
+
+// settledAudit is settled's acknowledged append, with the escalation
+// steps that ran before the decision. A record that can never be encoded
+// is given up (counted lost by the sink): retrying cannot help.
+func (e *Engine) settledAudit(ctx context.Context, req *messages.Request, dec *messages.Decision, risk *messages.Risk, esc []messages.EscalationRun) error {
+	if err := e.cfg.Audit.Append(ctx, *req, *dec, *risk, esc); err != nil && !errors.Is(err, ErrUnencodable) {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// tellAgent publishes the decision of a held request that will never be
+// opened to the agent that was told it is pending (openLater), and audits
+// it. No approver saw the question, so no device is told.
+func (e *Engine) tellAgent(rec *session.Record, dec messages.Decision) {
+	e.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
+	if err := e.cfg.Publisher.Decision(&dec); err != nil {
+		e.log.Warn("publish failed", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
+	}
+	req, risk := requestOf(rec)
+	e.cfg.Audit.Enqueue(req, dec, risk)
+	e.log.Warn("decided a request that could not be opened", "request_id", rec.ID, "session_id", rec.SessionID,
+		"reason_code", dec.ReasonCode)
+}
+
+// cascade settles every other pending request that the grants now allow
+// after rec's approval stored g: the session's for a session grant, the
+// agent's for an always grant (DESIGN §4 step 10). Each is decided by
+// Automatic, as the request path decides. It is an outbox effect of the
+// approval: run again, it finds only what is still pending. It fails only
+// when it could not list the pending requests; a request it could not
+// re-check or settle stays pending for the approvers.
+func (e *Engine) cascade(ctx context.Context, rec *session.Record, g *session.Grant) error {
+	sctx, cancel := e.storeCtx(ctx)
+	var others []*session.Record
+	var err error
+	if g.IsSession() {
+		others, err = e.cfg.Sessions.ListPendingSession(sctx, rec.SessionID)
+	} else {
+		others, err = e.cfg.Sessions.ListPendingAgent(sctx, rec.AgentID)
+	}
+	cancel()
+	if err != nil {
+		e.storeErr("list pending", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return err
+	}
+	pol := e.cfg.Policy.Current()
+	for _, o := range others {
+		if o.ID == rec.ID && o.SessionID == rec.SessionID {
+			continue
+		}
+		e.cascadeTo(ctx, pol, rec, o)
+	}
+	return nil
+}
+
+// cascadeTo settles o approved (cascade) if Automatic now allows it; rec
+// is the approval whose grant cascades.
+func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *session.Record) {
+	q, err := Question(o)
+	if err != nil {
+		return
+	}
+	d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType, Cwd: q.Request.Cwd,
+		Mode: e.mode(o.SessionID, q.Request.AgentType)})
+	sctx, cancel := e.storeCtx(ctx)
+	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID})
+	cancel()
+	if err != nil {
+		e.storeErr("lookup", err, "request_id", o.ID, "session_id", o.SessionID)
+		return
+	}
+	if !Automatic(pol, &d, o.Tool, o.RequestedBy, &look).Allows() {
+		return
+	}
+	f := about(o, rec.Decision.DecidedBy, pol.Version())
+	f.Tool, f.Approved = q.Request.Tool, rec.ID
+	sctx, cancel = e.storeCtx(ctx)
+	res, err := e.cfg.Requests.Settle(sctx, o.SessionID, o.ID, messages.StateApproved, newDecision(messages.ReasonCascade, f))
+	cancel()
+	if err != nil {
+		e.storeErr("settle", err, "request_id", o.ID, "session_id", o.SessionID)
+		return
+	}
+	if res.Applied {
+		e.log.Info("cascade approved", "request_id", rec.ID, "session_id", rec.SessionID, "cascaded_request_id", o.ID)
+		e.carryOut(ctx, res.Record)
+	}
+}
+
+// stopRest rejects the other pending requests of rec's session with
+// hard_stop, after rec's reject_hard set the stop signal (in its vote). If
+// the agent has begun a new turn since (the signal is gone), the stop is
+// over and nothing is rejected: this runs again only when the replica that
+// recorded the rejection did not finish it.
+func (e *Engine) stopRest(ctx context.Context, rec *session.Record) error {
+	sctx, cancel := e.storeCtx(ctx)
+	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})
+	cancel()
+	if err != nil {
+		e.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return err
+	}
+	if !look.Stopped {
+		return nil
+	}
+	stopped, err := e.hardStop(ctx, rec, look.StopReason)
+	if err != nil {
+		return err
+	}
+	for _, o := range stopped {
+		e.log.Info("hard stop rejected pending request", "request_id", rec.ID, "session_id", rec.SessionID, "stopped_request_id", o.ID)
+	}
+	e.carryOut(ctx, stopped...)
+	return nil
+}
+
+// hardStop rejects the other pending requests of rec's session with
+// hard_stop (keeping the stop signal, reason, that rec's vote set); it
+// returns those it rejected, whose effects are owed by the caller.
+func (e *Engine) hardStop(ctx context.Context, rec *session.Record, reason string) ([]*session.Record, error) {
+	sctx, cancel := e.storeCtx(ctx)
+	defer cancel()
+	version := e.cfg.Policy.Current().Version()
+	stopped, err := e.cfg.Sessions.Stop(sctx, rec.SessionID, reason, func(o *session.Record) messages.Decision {
+		f := about(o, rec.Decision.DecidedBy, version)
+		f.Detail = reason
+		return newDecision(messages.ReasonHardStop, f)
+	})
+	if err != nil {
+		e.storeErr("stop", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return nil, err
+	}
+	return stopped, nil
+}
+
+// ladderOf returns the escalation ladder of a question d asks, routed to
+// team, that lives ttl: the policy's, cut to the steps before ttl (an
+// agent may shorten a question's life), with when each is due
+// (docs/POLICY.md "Escalation"; the escalator of every replica runs them).
+func ladderOf(pol *policy.Policy, d *policy.Decision, team string, ttl time.Duration) ([]messages.EscalationStep, []time.Duration) {
+	steps := pol.Escalation(d, team)
+	var due []time.Duration
+	for i, s := range steps {
+		at := time.Duration(s.AfterMS) * time.Millisecond
+		if at >= ttl {
+			steps = steps[:i]
+			break
+		}
+		due = append(due, at)
+	}
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(steps), due
+}
+
+// escalationRan lists the steps of rec's ladder that ran before it
+// settled, for its audit record (the store keeps them until the request's
+// expiry). A question without a ladder costs nothing; an error leaves the
+// settle effect to the outbox's retry.
+func (e *Engine) escalationRan(ctx context.Context, rec *session.Record) ([]messages.EscalationRun, error) {
+	ladder := rec.Question.Escalation
+	if len(ladder) == 0 {
+		return nil, nil
+	}
+	sctx, cancel := e.storeCtx(ctx)
+	done, err := e.cfg.Requests.StepsDone(sctx, rec.SessionID, rec.ID)
+	cancel()
+	if err != nil {
+		e.storeErr("steps done", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return nil, err
+	}
+	out := make([]messages.EscalationRun, 0, len(done))
+	for _, d := range done {
+		if d.Index < len(ladder) {
+			out = append(out, messages.RunOf(d.Index+1, ladder[d.Index], d.At.UTC()))
+		}
+	}
+	return out, nil
+}
