@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -204,9 +205,32 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	// race with the broker's expiry. It is the configured deadline, not the
 	// time left, so that a host's retry sends the very same request.
 	call.TTL = cfg.Deadline
+	size := len(in.ToolInput) + len(call.Description) + requestOverhead
+	summarised := false
+	if limit := int(nc.MaxPayload()); size > limit {
+		args, ok := summarise(call.Tool, in.ToolInput,
+			fmt.Sprintf("the call is over the NATS server's max_payload of %d bytes", limit))
+		if !ok {
+			ans.fail(in.HookEventName, tooLarge(call.Tool, size, nats.ErrMaxPayload))
+			return
+		}
+		call.Arguments, summarised = args, true
+	}
 	d, err := c.Request(wait, call)
+	if errors.Is(err, messages.ErrTooLarge) && !summarised {
+		// Over the broker's own limit: nothing was stored, so the same
+		// request id carries the shortened call.
+		var args json.RawMessage
+		if args, summarised = summarise(call.Tool, in.ToolInput, "the call is over "+limitSetting); summarised {
+			call.Arguments = args
+			d, err = c.Request(wait, call)
+		}
+	}
 	switch {
 	case err == nil:
+	case errors.Is(err, messages.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload):
+		ans.fail(in.HookEventName, tooLarge(call.Tool, size, err))
+		return
 	case wait.Err() != nil && ctx.Err() == nil:
 		d = giveUp(ctx, c, call)
 	default:
@@ -225,6 +249,9 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	}
 	if d.Tool == "" {
 		d.Tool = call.Tool
+	}
+	if summarised && d.Outcome == messages.OutcomeAllow && d.Edited() {
+		d = summarisedEdit(d)
 	}
 	out, err := cfg.Host.output(in.HookEventName, in, d)
 	if err != nil {
