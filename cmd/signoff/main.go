@@ -72,7 +72,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	host, err := hook.ParseHost(args[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: %v\n", err)
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: %v\n", err)
 		return 2
 	}
 	fs := flag.NewFlagSet("signoff hook "+string(host), flag.ContinueOnError)
@@ -101,11 +101,11 @@ Flags:
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: unexpected argument %q (the event is read from stdin)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: unexpected argument %q (the event is read from stdin)\n", fs.Arg(0))
 		return 2
 	}
 	if err := fill(); err != nil {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: configuration: %v\n", err)
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: configuration: %v\n", err)
 		return 2
 	}
 	if *logFile != "" {

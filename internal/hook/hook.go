@@ -408,7 +408,7 @@ func (a *answerer) write(out []byte, code int) {
 		// The host may not have read the answer, and silence is not a
 		// deny in either host: block.
 		a.exit = ExitBlock
-		fmt.Fprintf(a.stderr, "signoff: Signoff denied this tool call: writing the answer failed: %v\n", err)
+		fmt.Fprintf(a.stderr, "signoff: %swriting the answer failed: %v\n", a.host.refusal(a.event), err)
 	}
 }
 
@@ -436,8 +436,8 @@ func (a *answerer) fail(event string, err error) int {
 	a.done, a.exit = true, code
 	a.log.Warn("refused", "exit", code, "err", err.Error())
 	msg := err.Error()
-	if code == ExitBlock && event != "UserPromptSubmit" {
-		msg = "Signoff denied this tool call: " + msg
+	if code == ExitBlock {
+		msg = a.host.refusal(event) + msg
 	}
 	fmt.Fprintln(a.stderr, strings.TrimSpace("signoff: "+msg))
 	return code
