@@ -18,13 +18,15 @@ import (
 	_ "github.com/signoff-dev/signoff/internal/approverbot/channels"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
 	"github.com/signoff-dev/signoff/internal/approverbotd"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
 )
 
 const usage = `Usage:
-  approver-bot --config FILE [--log-level LEVEL] [--log-format FORMAT]
+  approver-bot --config FILE [--nats URL] [--log-level LEVEL] [--log-format FORMAT]
   approver-bot hash-password [--cost N] < password
   approver-bot health [--url URL]
+  approver-bot --version
 
 Connects to a Signoff plane over NATS, shows the open questions of the teams
 in its config on every channel the config enables (terminal, web, slack,
@@ -45,8 +47,9 @@ Commands:
                   answers 200: a container healthcheck
 
 Every flag can also be set in the environment: SIGNOFF_BOT_CONFIG,
-SIGNOFF_BOT_LOG_LEVEL, SIGNOFF_BOT_LOG_FORMAT; a flag wins over its
-variable.
+SIGNOFF_NATS (as the signoff command), SIGNOFF_BOT_LOG_LEVEL,
+SIGNOFF_BOT_LOG_FORMAT; a flag wins over its variable, and --nats over the
+config's nats.url.
 
 Flags:
 `
@@ -64,6 +67,10 @@ func main() {
 
 // run dispatches to a subcommand and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, "approver-bot", buildinfo.String())
+		return exitOK
+	}
 	if len(args) > 0 && args[0] == "health" {
 		// A container healthcheck (the image has no shell): GET /readyz.
 		return healthcheck.Main("approver-bot health", args[1:], "http://127.0.0.1:8090/readyz", stdout, stderr)
@@ -77,6 +84,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 // settings are the command line of the bot.
 type settings struct {
 	config    string
+	nats      string
 	logLevel  string
 	logFormat string
 }
@@ -85,6 +93,7 @@ type settings struct {
 // Parse, fills what no flag set from the environment.
 func (s *settings) flags(fs *flag.FlagSet, getenv func(string) string) func() {
 	fs.StringVar(&s.config, "config", "", "the bot's config `file` (YAML, docs/APPROVERS.md); env SIGNOFF_BOT_CONFIG")
+	fs.StringVar(&s.nats, "nats", "", "NATS `URL` to connect to, instead of the config's nats.url; env SIGNOFF_NATS")
 	fs.StringVar(&s.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (warn when the terminal channel shares stderr's terminal); env SIGNOFF_BOT_LOG_LEVEL")
 	fs.StringVar(&s.logFormat, "log-format", "text", "log `format`: text or json; env SIGNOFF_BOT_LOG_FORMAT")
 	return func() {
@@ -96,6 +105,9 @@ func (s *settings) flags(fs *flag.FlagSet, getenv func(string) string) func() {
 				*dst = v
 				set[name] = true
 			}
+		}
+		if v := getenv("SIGNOFF_NATS"); !set["nats"] && v != "" {
+			s.nats = v
 		}
 		if !set["log-level"] {
 			s.logLevel = ""
@@ -129,6 +141,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	if err != nil {
 		fmt.Fprintf(stderr, "approver-bot: config: %v\n", err)
 		return exitUsage
+	}
+	if s.nats != "" {
+		cfg.NATS.URL = s.nats
 	}
 
 	// The terminal channel puts a shared terminal in raw mode: logs need

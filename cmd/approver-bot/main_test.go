@@ -24,6 +24,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -41,7 +42,7 @@ func TestHelpDocumentsEveryFlagAndCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, want := range []string{"-config", "-log-level", "-log-format", "hash-password", "SIGNOFF_BOT_CONFIG",
+	for _, want := range []string{"-config", "-nats", "SIGNOFF_NATS", "--version", "-log-level", "-log-format", "hash-password", "SIGNOFF_BOT_CONFIG",
 		"SIGNOFF_BOT_LOG_LEVEL", "SIGNOFF_BOT_LOG_FORMAT", "/healthz", "/readyz", "docs/APPROVERS.md", "SIGTERM"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help does not mention %s:\n%s", want, out)
@@ -461,5 +462,42 @@ func TestJSONLogsWriteDurationsAsGoDurations(t *testing.T) {
 	log.Info("webhook delivery failed; retrying", "retry_in", 1500*time.Millisecond)
 	if !strings.Contains(buf.String(), `"retry_in":"1.5s"`) {
 		t.Errorf("a duration is logged as %s", buf.String())
+	}
+}
+
+func TestVersionNamesTheModuleAndRevision(t *testing.T) {
+	bin := binary(t)
+	want, err := buildinfo.Of(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || string(out) != "approver-bot "+want+"\n" {
+		t.Fatalf("approver-bot --version: %v, %q, want %q", err, out, "approver-bot "+want)
+	}
+}
+
+// --nats (or SIGNOFF_NATS) names the plane instead of the config's
+// nats.url; the flag wins over the variable.
+func TestNATSFlagAndVariableOverrideTheConfig(t *testing.T) {
+	cfg := writeFile(t, "bot.yaml", "nats: {url: \"nats://127.0.0.1:1\"}\napprovers: {alice: {}}\nterminal: {approver: alice}\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"the flag", []string{"--config", cfg, "--nats", "nats://127.0.0.1:2"}, nil, "nats://127.0.0.1:2"},
+		{"the variable", []string{"--config", cfg}, map[string]string{"SIGNOFF_NATS": "nats://127.0.0.1:3"}, "nats://127.0.0.1:3"},
+		{"the flag over the variable", []string{"--config", cfg, "--nats", "nats://127.0.0.1:2"}, map[string]string{"SIGNOFF_NATS": "nats://127.0.0.1:3"}, "nats://127.0.0.1:2"},
+		{"the config without either", []string{"--config", cfg}, nil, "nats://127.0.0.1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCmd(tt.args, "", tt.env)
+			if code != exitError || !strings.Contains(errOut, "connect to NATS at "+tt.want+" ") {
+				t.Errorf("exit %d, stderr:\n%s\nwant 1 and %s", code, errOut, tt.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/signoff-dev/signoff/internal/brokerd"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
@@ -18,6 +19,10 @@ func main() {
 
 // run dispatches to a subcommand and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, "broker", buildinfo.String())
+		return 0
+	}
 	if len(args) >= 1 && args[0] == "health" {
 		return healthcheck.Main("broker health", args[1:], brokerHealthURL(), stdout, stderr)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 )
 
 func TestPolicyCheckCommand(t *testing.T) {
@@ -135,5 +137,14 @@ func TestPolicyCheckCommand(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", errOut.String(), tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestVersionNamesTheModuleAndRevision(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{arg}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "broker "+buildinfo.String()+"\n" {
+			t.Errorf("broker %s: exit %d, %q", arg, code, out.String())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -137,4 +138,38 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// A gateway that cannot ask Signoff exits at start with one line saying
+// why, rather than serving calls that each wait and fail.
+func TestGatewayStartsOnlyWhenItCanAskSignoff(t *testing.T) {
+	noBroker := brokertest.Start(t, brokertest.Options{NoBroker: true})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, nats, want string
+	}{
+		{"no NATS server at the URL", "nats://127.0.0.1:1", "signoff mcp-gateway: connect to NATS at nats://127.0.0.1:1: "},
+		{"NATS but no broker", noBroker.URL(), "signoff mcp-gateway: no Signoff broker answered on signoff.v1.status."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(signoffBin, "mcp-gateway", "--upstream", "up="+self)
+			cmd.Env = hostEnv("SIGNOFF_NATS="+tt.nats, "SIGNOFF_AGENT=pod-1", upstreamEnv+"=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmd.Stdin = strings.NewReader("")
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("exit: %v (stderr %q)", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) {
+				t.Fatalf("stderr %q, want one line starting %q", stderr.String(), tt.want)
+			}
+		})
+	}
 }

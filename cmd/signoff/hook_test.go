@@ -454,7 +454,8 @@ func TestHookFailsClosed(t *testing.T) {
 				if r.stdout != "" {
 					t.Fatalf("a refusal wrote %q on stdout", r.stdout)
 				}
-				if !strings.Contains(r.stderr, tt.wantInErr) || !strings.Contains(r.stderr, "denied") {
+				if !strings.Contains(r.stderr, tt.wantInErr) ||
+					!strings.Contains(r.stderr, "Signoff denied this tool call: ") && !strings.Contains(r.stderr, "Signoff blocked this hook event: ") {
 					t.Fatalf("stderr %q does not say %q", r.stderr, tt.wantInErr)
 				}
 				return

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/hook"
 )
 
@@ -27,7 +27,8 @@ Commands:
   hook claude-code   answer a Claude Code hook event (JSON on stdin)
   hook codex         answer a Codex hook event (JSON on stdin)
   mcp-gateway        serve MCP, gating every tools/call of upstream MCP servers
-  version            print the version
+  version            print the version (also --version): module version,
+                     VCS revision, Go version
 
 Run 'signoff <command> --help' for the flags of a command. docs/AGENTS.md
 shows the configuration to paste into each host.
@@ -44,7 +45,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHook(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp-gateway":
 		return runGateway(ctx, args[1:], stdin, stdout, stderr)
-	case "version", "--version":
+	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "signoff", version())
 		return 0
 	case "help", "-h", "--help":
@@ -55,12 +56,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 2
 }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+// version is the module version and VCS revision of this build.
+func version() string { return buildinfo.String() }
 
 // runHook is `signoff hook <host>`. Every failure, a usage error included,
 // exits 2: the hosts read that as "block", and a hook that is misconfigured
@@ -72,7 +69,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	host, err := hook.ParseHost(args[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: %v\n", err)
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: %v\n", err)
 		return 2
 	}
 	fs := flag.NewFlagSet("signoff hook "+string(host), flag.ContinueOnError)
@@ -101,11 +98,11 @@ Flags:
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: unexpected argument %q (the event is read from stdin)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: unexpected argument %q (the event is read from stdin)\n", fs.Arg(0))
 		return 2
 	}
 	if err := fill(); err != nil {
-		fmt.Fprintf(stderr, "signoff: Signoff denied this tool call: configuration: %v\n", err)
+		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: configuration: %v\n", err)
 		return 2
 	}
 	if *logFile != "" {

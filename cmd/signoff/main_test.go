@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 )
 
 // signoffBin is the signoff binary the tests run as a host would.
@@ -163,5 +165,18 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("stderr %q does not name the command", stderr.String())
+	}
+}
+
+func TestVersionNamesTheModuleAndRevision(t *testing.T) {
+	want, err := buildinfo.Of(signoffBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{"--version", "version"} {
+		r := runBin(t, nil, hostEnv(), arg)
+		if r.code != 0 || r.stdout != "signoff "+want+"\n" {
+			t.Errorf("signoff %s: exit %d, %q, want %q", arg, r.code, r.stdout, "signoff "+want)
+		}
 	}
 }

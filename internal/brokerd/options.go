@@ -102,7 +102,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8080", "address for /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&o.Prefix, "prefix", "signoff.v1", "subject prefix")
 	fs.StringVar(&o.Replica, "replica", "", "replica name in logs and audit records (default: host name)")
-	fs.IntVar(&o.MaxBytes, "max-message-bytes", 64<<10, "largest message accepted")
+	fs.IntVar(&o.MaxBytes, "max-message-bytes", 0, "largest message accepted (0: half the NATS server's max_payload, 512 KiB with its default 1 MiB, so that a question embedding a request still fits in one message)")
 	fs.IntVar(&o.Workers, "workers", 256, "messages handled at once by this replica")
 	fs.DurationVar(&o.StoreTimeout, "store-timeout", 2*time.Second, "bound on each state store call; slower calls fail closed")
 	fs.DurationVar(&o.ReapInterval, "reap-interval", 500*time.Millisecond, "how often the reaper looks for expired requests (expiries are reported within expiry + one interval)")

@@ -175,6 +175,12 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		host, _ := os.Hostname()
 		replica = host + "-" + strconv.Itoa(os.Getpid())
 	}
+	maxBytes := o.MaxBytes
+	if maxBytes == 0 {
+		// Follow the server: a request up to half its max_payload leaves
+		// room for the question that embeds it.
+		maxBytes = int(nc.MaxPayload() / 2)
+	}
 	b, err := broker.New(broker.Config{
 		Conn:             nc,
 		AuditConn:        auditNC,
@@ -183,7 +189,7 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		Logger:           log,
 		Prefix:           o.Prefix,
 		Replica:          replica,
-		MaxMessageBytes:  o.MaxBytes,
+		MaxMessageBytes:  maxBytes,
 		Workers:          o.Workers,
 		StoreTimeout:     o.StoreTimeout,
 		ReapInterval:     o.ReapInterval,

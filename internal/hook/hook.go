@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -204,9 +205,32 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	// race with the broker's expiry. It is the configured deadline, not the
 	// time left, so that a host's retry sends the very same request.
 	call.TTL = cfg.Deadline
+	size := len(in.ToolInput) + len(call.Description) + requestOverhead
+	summarised := false
+	if limit := int(nc.MaxPayload()); size > limit {
+		args, ok := summarise(call.Tool, in.ToolInput,
+			fmt.Sprintf("the call is over the NATS server's max_payload of %d bytes", limit))
+		if !ok {
+			ans.fail(in.HookEventName, tooLarge(call.Tool, size, nats.ErrMaxPayload))
+			return
+		}
+		call.Arguments, summarised = args, true
+	}
 	d, err := c.Request(wait, call)
+	if errors.Is(err, messages.ErrTooLarge) && !summarised {
+		// Over the broker's own limit: nothing was stored, so the same
+		// request id carries the shortened call.
+		var args json.RawMessage
+		if args, summarised = summarise(call.Tool, in.ToolInput, "the call is over "+limitSetting); summarised {
+			call.Arguments = args
+			d, err = c.Request(wait, call)
+		}
+	}
 	switch {
 	case err == nil:
+	case errors.Is(err, messages.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload):
+		ans.fail(in.HookEventName, tooLarge(call.Tool, size, err))
+		return
 	case wait.Err() != nil && ctx.Err() == nil:
 		d = giveUp(ctx, c, call)
 	default:
@@ -225,6 +249,9 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	}
 	if d.Tool == "" {
 		d.Tool = call.Tool
+	}
+	if summarised && d.Outcome == messages.OutcomeAllow && d.Edited() {
+		d = summarisedEdit(d)
 	}
 	out, err := cfg.Host.output(in.HookEventName, in, d)
 	if err != nil {
@@ -381,7 +408,7 @@ func (a *answerer) write(out []byte, code int) {
 		// The host may not have read the answer, and silence is not a
 		// deny in either host: block.
 		a.exit = ExitBlock
-		fmt.Fprintf(a.stderr, "signoff: Signoff denied this tool call: writing the answer failed: %v\n", err)
+		fmt.Fprintf(a.stderr, "signoff: %swriting the answer failed: %v\n", a.host.refusal(a.event), err)
 	}
 }
 
@@ -409,8 +436,8 @@ func (a *answerer) fail(event string, err error) int {
 	a.done, a.exit = true, code
 	a.log.Warn("refused", "exit", code, "err", err.Error())
 	msg := err.Error()
-	if code == ExitBlock && event != "UserPromptSubmit" {
-		msg = "Signoff denied this tool call: " + msg
+	if code == ExitBlock {
+		msg = a.host.refusal(event) + msg
 	}
 	fmt.Fprintln(a.stderr, strings.TrimSpace("signoff: "+msg))
 	return code

@@ -28,13 +28,16 @@ func TestRunDeniesOnInternalFaults(t *testing.T) {
 		connect func(context.Context, string) (*nats.Conn, error)
 		stdin   string
 		want    string
+		says    string // how the refusal begins
 	}{
-		{"a panic is recovered and denies", func(context.Context, string) (*nats.Conn, error) { panic("boom") }, preToolUse, "internal error (boom)"},
+		{"a panic is recovered and denies", func(context.Context, string) (*nats.Conn, error) { panic("boom") }, preToolUse, "internal error (boom)", "Signoff denied this tool call: "},
 		{"a connection that hangs past the deadline is answered by the watchdog", func(context.Context, string) (*nats.Conn, error) {
 			select {} // ignores its context, as a stuck library call would
-		}, preToolUse, "no answer within the hook deadline of 2s"},
-		{"a connection error denies", func(context.Context, string) (*nats.Conn, error) { return nil, errors.New("authorization violation") }, preToolUse, "authorization violation"},
-		{"a panic while the event is unknown yet still denies", func(context.Context, string) (*nats.Conn, error) { return nil, nil }, "", "stdin is empty"},
+		}, preToolUse, "no answer within the hook deadline of 2s", "Signoff denied this tool call: "},
+		{"a connection error denies", func(context.Context, string) (*nats.Conn, error) { return nil, errors.New("authorization violation") }, preToolUse, "authorization violation", "Signoff denied this tool call: "},
+		{"a panic while the event is unknown yet still denies", func(context.Context, string) (*nats.Conn, error) { return nil, nil }, "", "stdin is empty", "Signoff blocked this hook event: "},
+		{"an unknown event is not called a tool call", func(context.Context, string) (*nats.Conn, error) { return nil, nil },
+			`{"hook_event_name":"PostCompactSummary","session_id":"s-1"}`, "unknown claude-code hook event", "Signoff blocked this hook event: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +50,7 @@ func TestRunDeniesOnInternalFaults(t *testing.T) {
 			if code != ExitBlock || stdout.Len() != 0 {
 				t.Fatalf("exit %d, stdout %q: want exit 2 and nothing on stdout", code, stdout.String())
 			}
-			if !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "Signoff denied this tool call") {
+			if !strings.Contains(stderr.String(), tt.want) || !strings.HasPrefix(stderr.String(), "signoff: "+tt.says) {
 				t.Fatalf("stderr %q does not say %q", stderr.String(), tt.want)
 			}
 		})

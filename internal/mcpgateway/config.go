@@ -74,8 +74,9 @@ type Config struct {
 	DecisionTimeout time.Duration
 	// CallTimeout bounds one forwarded call (default 5 min).
 	CallTimeout time.Duration
-	// Connect opens the NATS connection (default Agent.Connect, retrying
-	// in the background when NATS cannot be reached at start).
+	// Connect opens the NATS connection (default Agent.Connect: a server
+	// that cannot be reached at start is an error; later disconnections
+	// are retried).
 	Connect func(ctx context.Context, name string) (*nats.Conn, error)
 	// BearerToken, when set, is required of HTTP clients
 	// ("Authorization: Bearer <token>").
@@ -94,11 +95,11 @@ func (c *Config) setDefaults() {
 		c.CallTimeout = 5 * time.Minute
 	}
 	if c.Connect == nil {
-		// The gateway outlives NATS outages, its start included: calls
-		// made while NATS is away are refused (not forwarded) until it is
-		// back.
+		// The gateway outlives NATS outages after its start (calls made
+		// meanwhile are refused, not forwarded), but not at start: a user
+		// who mistyped the URL learns it at once, not from each call.
 		c.Connect = func(ctx context.Context, name string) (*nats.Conn, error) {
-			return c.Agent.Connect(ctx, name, nats.RetryOnFailedConnect(true))
+			return c.Agent.Connect(ctx, name)
 		}
 	}
 	if c.Logger == nil {

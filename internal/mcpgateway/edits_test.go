@@ -2,11 +2,13 @@ package mcpgateway_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/signoff-dev/signoff/internal/mcpgateway"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -42,8 +44,20 @@ func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
 		t.Fatalf("reply %+v", rep)
 	}
 	res := <-done
-	if res == nil || res.IsError || text(t, res) != "echo: select 1" {
-		t.Fatalf("the upstream did not run the approved version: %+v", res)
+	if res == nil || res.IsError || len(res.Content) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "echo: select 1" {
+		t.Fatalf("the upstream did not run the approved version: %q", got)
+	}
+	// The client learns that its call was changed, and how.
+	note := res.Content[1].(*mcp.TextContent).Text
+	if !strings.Contains(note, "alice approved this call with changes") || !strings.Contains(note, `{"text":"select 1"}`) {
+		t.Fatalf("note %q", note)
+	}
+	ran, _ := json.Marshal(res.Meta[mcpgateway.MetaArgumentsRun])
+	if string(ran) != `{"text":"select 1"}` {
+		t.Fatalf("_meta %s = %s", mcpgateway.MetaArgumentsRun, ran)
 	}
 	if calls.Echo.Load() != 1 {
 		t.Fatalf("upstream saw %d calls", calls.Echo.Load())

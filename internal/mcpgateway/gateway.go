@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -36,8 +38,11 @@ type Gateway struct {
 	exposed   map[string]*upstream // exposed tool name → its upstream
 }
 
-// New connects to NATS and to every upstream, lists their tools and
-// returns the gateway. An upstream that cannot be reached or listed is an
+// New connects to NATS, checks that a Signoff broker answers, connects to
+// every upstream, lists their tools and returns the gateway. A gateway that
+// cannot ask Signoff could serve nothing but refusals, so that is an error
+// at start; NATS or broker outages after it are ridden out (calls made
+// meanwhile are refused, not forwarded). An upstream that cannot be reached or listed is an
 // error: a gateway that silently serves fewer tools than configured would
 // confuse its users.
 func New(ctx context.Context, cfg Config) (*Gateway, error) {
@@ -52,6 +57,10 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	g := &Gateway{cfg: cfg, log: cfg.Logger, nc: nc, session: cfg.Session, exposed: map[string]*upstream{}}
 	if g.session == "" {
 		g.session = "mcp-" + nuid.Next()
+	}
+	if err := g.checkBroker(ctx); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "signoff-mcp-gateway", Version: cfg.Version},
 		&mcp.ServerOptions{Logger: cfg.Logger, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
@@ -70,22 +79,84 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// brokerCheckTimeout bounds the start-up check of the broker.
+const brokerCheckTimeout = 5 * time.Second
+
+// checkBroker asks a broker for the status of a request that does not
+// exist: any reply, an error reply included, is a broker that answers on
+// the gateway's prefix.
+func (g *Gateway) checkBroker(ctx context.Context) error {
+	prefix := g.cfg.Agent.Prefix
+	if prefix == "" {
+		prefix = messages.DefaultPrefix
+	}
+	subj, err := messages.NewSubjects(prefix)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(messages.StatusRequest{V: messages.Version, RequestID: "startup-check-" + nuid.Next()})
+	if err != nil {
+		return err
+	}
+	subject := subj.Status(g.session)
+	cctx, cancel := context.WithTimeout(ctx, brokerCheckTimeout)
+	defer cancel()
+	for {
+		_, err := g.nc.RequestWithContext(cctx, subject, data)
+		switch {
+		case err == nil:
+			return nil
+		case cctx.Err() != nil && ctx.Err() == nil:
+			return fmt.Errorf("no Signoff broker answered on %s at %s within %s: start one (broker --dev to try it) or check --prefix",
+				subject, natsurl.Redact(g.cfg.Agent.NATSURL), brokerCheckTimeout)
+		case !errors.Is(err, nats.ErrNoResponders):
+			return fmt.Errorf("checking for a Signoff broker on %s at %s: %w", subject, natsurl.Redact(g.cfg.Agent.NATSURL), err)
+		}
+		// No responders can be a broker still subscribing: ask again.
+		select {
+		case <-cctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // ServeStdio serves one MCP client on t (stdin/stdout: &mcp.StdioTransport{})
 // until the client disconnects or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	return g.server.Run(ctx, t)
+	return g.server.Run(ctx, cancelTransport{t})
 }
 
 // Handler serves MCP clients over streamable HTTP; each MCP session is its
 // own Signoff session unless Config.Session fixes one.
 //
+// Requests of protocol 2026-07-28 and later (an Mcp-Protocol-Version header
+// of at least that) are served statelessly, as that protocol has no
+// sessions and the SDK serves it over HTTP only so: their calls share the
+// gateway's Signoff session (Config.Session, or one made at start), and a
+// client cancels a call by closing its request. Earlier protocols get
+// stateful sessions.
+//
 // Browsers' cross-origin requests are refused, and the SDK's DNS-rebinding
 // protection applies on loopback addresses. With Config.BearerToken set,
 // every request must carry "Authorization: Bearer <token>".
 func (g *Gateway) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+	server := func(*http.Request) *mcp.Server { return g.server }
+	stateful := (&httpCancels{}).wrap(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
 		Logger:                g.log,
 		CrossOriginProtection: http.NewCrossOriginProtection(),
+	}))
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		Logger:                       g.log,
+		CrossOriginProtection:        http.NewCrossOriginProtection(),
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= statelessProtocol {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
 	})
 	if g.cfg.BearerToken == "" {
 		return h
@@ -100,6 +171,10 @@ func (g *Gateway) Handler() http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// statelessProtocol is the first MCP protocol version without sessions
+// (dates compare as strings).
+const statelessProtocol = "2026-07-28"
 
 // Close closes the upstream sessions (stopping stdio upstreams) and the
 // NATS connection. It is idempotent.
@@ -140,7 +215,7 @@ func (g *Gateway) refresh(ctx context.Context, up *upstream) error {
 			g.log.Error("MCP tool name collision; tool not served", "upstream", up.cfg.Name, "tool", t.Name, "name", name)
 			continue
 		}
-		if err := g.addTool(g.toolFor(name, t), g.handler(up, name, t.Name)); err != nil {
+		if err := g.addTool(g.toolFor(name, t), g.handler(up, name, t.Name, policyTool(up.cfg.Name, t.Name, name))); err != nil {
 			g.log.Error("upstream tool refused; not served", "upstream", up.cfg.Name, "tool", t.Name, "err", err)
 			continue
 		}
@@ -197,9 +272,9 @@ func objectSchema(s any) any {
 	return map[string]any{"type": "object"}
 }
 
-// handler gates one tool.
-func (g *Gateway) handler(up *upstream, name, tool string) mcp.ToolHandler {
-	signoffTool := "mcp__" + name
+// handler gates one tool: name is the name clients call, tool
+// the upstream's, signoffTool the name Signoff judges.
+func (g *Gateway) handler(up *upstream, name, tool, signoffTool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := bytes.TrimSpace(req.Params.Arguments)
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
@@ -224,7 +299,8 @@ func (g *Gateway) handler(up *upstream, name, tool string) mcp.ToolHandler {
 			}
 			return toolError("%s", text), nil
 		}
-		if d.Edited() {
+		edited := d.Edited()
+		if edited {
 			// Approved with changes: the upstream runs the approver's
 			// version of the call, never the client's.
 			log.Info("call approved with changes", "decided_by", d.DecidedBy.ID)
@@ -236,6 +312,10 @@ func (g *Gateway) handler(up *upstream, name, tool string) mcp.ToolHandler {
 		if err != nil {
 			log.Warn("upstream call failed", "upstream", up.cfg.Name, "err", err)
 			return toolError("Tool '%s' was allowed, but the upstream MCP server %q failed: %v", name, up.cfg.Name, err), nil
+		}
+		res.Meta = withoutProtocolMeta(res.Meta)
+		if edited {
+			noteEdited(res, d, args)
 		}
 		return res, nil
 	}

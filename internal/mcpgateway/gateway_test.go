@@ -209,28 +209,49 @@ func TestGatewayDeniesWhenSignoffIsAway(t *testing.T) {
 	up := mcpgatewaytest.Upstream(calls)
 	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(upSrv.Close)
-	g, err := mcpgateway.New(t.Context(), mcpgateway.Config{
+	cfg := mcpgateway.Config{
 		Upstreams: []mcpgateway.Upstream{{Name: "up", URL: upSrv.URL}},
 		Agent:     agentcfg.Config{NATSURL: p.URL(), Agent: "pod-1", Prefix: messages.DefaultPrefix, AttemptTimeout: 200 * time.Millisecond, ReceiptTimeout: time.Second},
+	}
+
+	t.Run("with no broker the gateway does not start, and says why", func(t *testing.T) {
+		_, err := mcpgateway.New(t.Context(), cfg)
+		if err == nil || !strings.Contains(err.Error(), "no Signoff broker answered on signoff.v1.status.") {
+			t.Fatalf("New without a broker: %v", err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	clientT, serverT := mcp.NewInMemoryTransports()
-	go func() { _ = g.ServeStdio(context.WithoutCancel(t.Context()), serverT) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), clientT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "hi"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.IsError || !strings.Contains(text(t, res), "Signoff could not decide") || calls.Echo.Load() != 0 {
-		t.Fatalf("with no broker: %+v %q, upstream calls %d", res, text(t, res), calls.Echo.Load())
-	}
+	t.Run("with no NATS the gateway does not start, and says why", func(t *testing.T) {
+		c := cfg
+		c.Agent.NATSURL = "nats://127.0.0.1:1"
+		_, err := mcpgateway.New(t.Context(), c)
+		if err == nil || !strings.Contains(err.Error(), "connect to NATS at nats://127.0.0.1:1") {
+			t.Fatalf("New without NATS: %v", err)
+		}
+	})
+
+	t.Run("a broker gone after the start is a refusal, not a forwarded call", func(t *testing.T) {
+		replica := p.StartReplica("late")
+		g, err := mcpgateway.New(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(g.Close)
+		replica.Kill()
+		clientT, serverT := mcp.NewInMemoryTransports()
+		go func() { _ = g.ServeStdio(context.WithoutCancel(t.Context()), serverT) }()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), clientT, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(text(t, res), "Signoff could not decide") || calls.Echo.Load() != 0 {
+			t.Fatalf("with no broker: %+v %q, upstream calls %d", res, text(t, res), calls.Echo.Load())
+		}
+	})
 }
 
 type bearer struct {

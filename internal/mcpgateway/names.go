@@ -3,6 +3,9 @@ package mcpgateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // maxExposedName keeps "mcp__" + the exposed name within the 128 bytes
@@ -50,4 +53,18 @@ func validToolName(s string) bool {
 // validateToolName).
 func validToolByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// policyTool is the tool name Signoff judges for tool of server:
+// "mcp__<server>__<tool>" as the server spells it, so that rules name the
+// tool a user knows, when that is a valid Signoff tool name (at most 128
+// bytes, no whitespace or control characters); otherwise "mcp__" and the
+// exposed name, which is always valid.
+func policyTool(server, tool, exposed string) string {
+	n := "mcp__" + server + "__" + tool
+	probe := messages.Request{RequestID: "x", SessionID: "x", AgentID: "x", Tool: n, Arguments: json.RawMessage("{}")}
+	if err := probe.Validate(); err == nil {
+		return n
+	}
+	return "mcp__" + exposed
 }

@@ -15,9 +15,10 @@ import (
 )
 
 // MaxCheckLine is the longest input line [RunCheck] accepts: the broker's
-// default message limit ([messages.DefaultMaxBytes]), so that a request the
-// broker would refuse as too large is refused here too, not decided.
-const MaxCheckLine = messages.DefaultMaxBytes
+// default message limit with a NATS server of default max_payload (1 MiB;
+// the broker takes half of it), so that a request the broker would refuse
+// as too large is refused here too, not decided.
+const MaxCheckLine = 512 << 10
 
 // checkInput is the part of a request (DESIGN §3) that the policy reads;
 // the other request fields are accepted and ignored, unknown fields are

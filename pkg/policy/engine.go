@@ -499,7 +499,7 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
 	var strs [4]string
 	for _, v := range vals {
-		if v.key == "input" || v.key == "patch" || v.key == "patchtext" {
+		if slices.Contains(patchArgs, v.key) {
 			text, ok := argString(v.raw)
 			if !ok {
 				subs = append(subs, subject{kind: subjName, tier: e.tier,

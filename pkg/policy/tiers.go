@@ -147,7 +147,9 @@ var (
 	// Grep {glob: "*.env"} meets the rules on *.env.
 	filterArgs  = []string{"glob", "include", "filepattern", "includepattern"}
 	commandArgs = []string{"command", "cmd", "script"}
-	patchArgs   = []string{"input", "patch", "patchtext"}
+	// patchArgs carry a patch's text; Codex's hooks send apply_patch's in
+	// tool_input.command.
+	patchArgs = []string{"input", "patch", "patchtext", "command"}
 )
 
 // mcpPrefixes mark MCP tools: "mcp__server__tool" (Claude Code) and

@@ -69,7 +69,9 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 		time.Sleep(20 * time.Millisecond)
 	}
 	text := h.block(id)
-	prompt := text[strings.LastIndex(text, "\n")+1:]
+	// The prompt: the line of keys and the line the cursor waits on.
+	last := strings.LastIndex(text, "\n")
+	prompt := text[strings.LastIndex(text[:max(last, 0)], "\n")+1:]
 	var cs []approverbot.Choice
 	for key, c := range map[string]approverbot.Choice{"[y]": approverbot.ChoiceOnce, "[s]": approverbot.ChoiceSession,
 		"[a]": approverbot.ChoiceAlways, "[n]": approverbot.ChoiceReject, "[x]": approverbot.ChoiceRejectStop} {

@@ -318,9 +318,16 @@ func argumentsText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// promptText is the one-key prompt for q, after the time left (which
-// the prompt loop rewrites every second on a terminal).
+// promptText is the one-key prompt for q: the keys on a line of their
+// own, then the time left and "› " on the line the cursor waits on, which
+// the prompt loop rewrites every second on a terminal.
 func promptText(st style, q approverbot.Question, now time.Time) string {
+	return promptKeys(st, q) + "\n" + promptTail(st, q, now)
+}
+
+// promptKeys is the line of keys q offers. It may be wider than the
+// terminal and wrap: it is written once per prompt, never rewritten.
+func promptKeys(st style, q approverbot.Question) string {
 	v := view(q)
 	keys := []string{st.bold("[y]") + " once"}
 	if q.AskUser != nil {
@@ -337,15 +344,23 @@ func promptText(st style, q approverbot.Question, now time.Time) string {
 		keys = append(keys, st.bold("[e]")+" edit")
 	}
 	keys = append(keys, st.bold("[k]")+" skip", st.bold("[?]")+" help")
-	left := ""
-	if !v.ExpiresAt.IsZero() {
-		t := "expired"
-		if d := v.Left(now); d > 0 {
-			t = d.String() + " left"
-		}
-		left = st.yellow("⏳ "+t) + "  "
+	return strings.Join(keys, "  ")
+}
+
+// promptTail is the line the cursor waits on: the time left and "› ".
+// The countdown rewrites it in place ("\r", erase line), which works only
+// while it fits on one terminal row: it is at most 24 columns, less than
+// any terminal is narrow.
+func promptTail(st style, q approverbot.Question, now time.Time) string {
+	v := view(q)
+	if v.ExpiresAt.IsZero() {
+		return "› "
 	}
-	return left + strings.Join(keys, "  ") + " › "
+	t := "expired"
+	if d := v.Left(now); d > 0 {
+		t = d.String() + " left"
+	}
+	return st.yellow("⏳ "+t) + " › "
 }
 
 // helpText explains the keys for q.

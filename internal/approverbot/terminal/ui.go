@@ -155,7 +155,7 @@ func (u *ui) countDown() {
 	if !u.raw || u.cur == nil || u.typing != nil || u.revoking != nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
 		return
 	}
-	u.out.print("\r\x1b[K" + promptText(u.st, u.cur.q, u.c.o.Now()))
+	u.out.print("\r\x1b[K" + promptTail(u.st, u.cur.q, u.c.o.Now()))
 }
 
 func (u *ui) feedbackPrompt() string {
