@@ -233,7 +233,9 @@ type Store interface {
 	// Settle moves a pending request to state (approved, rejected or
 	// cancelled) with decision; not applied when it already settled.
 	// Settling approved in a stopped session is not applied (Refusal
-	// ErrStopped), as for Decide.
+	// ErrStopped), as for Decide. A hard rejection (reject_hard, reason
+	// rejected) is refused with ErrInvalid (see [CheckSettle]): only a vote
+	// that sets its stop records one.
 	Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (Result, error)
 
 	// ListPendingSession returns the pending requests of a session, oldest first.
@@ -276,7 +278,13 @@ type Store interface {
 	// compare-and-set (a request settled meanwhile keeps its outcome). It
 	// returns the records it settled.
 	Stop(ctx context.Context, sessionID, reason string, mk func(*Record) messages.Decision) ([]*Record, error)
-	// NewTurn clears the session's stop signal; it reports whether one was set.
+	// NewTurn clears the session's stop signal; it reports whether one was
+	// set. While a hard rejection of the session (Record.HardRejection)
+	// has effects owed in the outbox — the agent may not have been told of
+	// it — NewTurn clears nothing and returns a [*StopOwedError] naming
+	// those rejections ([ErrStopOwed]): a turn cannot end a stop the agent
+	// has not heard of. The caller carries them out, acknowledges them
+	// and calls NewTurn again. Both checks are one atomic step.
 	NewTurn(ctx context.Context, sessionID string) (bool, error)
 
 	// CancelSession settles the given pending requests of a session (all of
