@@ -74,7 +74,7 @@ func (b *Broker) effects(ctx context.Context, rec *session.Record) error {
 			return b.cascade(ctx, rec, grant)
 		}
 		return nil
-	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
+	case rec.HardRejection():
 		if err := b.stopRest(ctx, rec); err != nil {
 			return err
 		}
@@ -215,10 +215,13 @@ func (b *Broker) newOutboxWorker() (*reaper.Reaper, error) {
 }
 
 // stopRest rejects the other pending requests of rec's session with
-// hard_stop, after rec's reject_hard set the stop signal (in its vote). If
-// the agent has begun a new turn since (the signal is gone), the stop is
-// over and nothing is rejected: this runs again only when the replica that
-// recorded the rejection did not finish it.
+// hard_stop, after rec's reject_hard set the stop signal (in its vote),
+// before rec's decision is published. The stop is found in force: a new
+// turn cannot clear it while rec's effects are owed (session.ErrStopOwed).
+// Should it be missing all the same (removed by hand, or lost with a
+// Redis that restarted without its last writes while rec survived), it is
+// set again: the agent is about to hear of a reject_hard, and a rejection
+// without its stop must not reach it.
 func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
 	sctx, cancel := b.storeCtx(ctx)
 	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})
@@ -227,10 +230,13 @@ func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
 		b.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return err
 	}
+	reason := look.StopReason
 	if !look.Stopped {
-		return nil
+		reason = stopReason(rec.Decision.DecidedBy.ID, rec)
+		b.log.Warn("a hard rejection's stop signal was missing when its effects were carried out; it is set again",
+			"request_id", rec.ID, "session_id", rec.SessionID)
 	}
-	stopped, err := b.hardStop(ctx, rec, look.StopReason)
+	stopped, err := b.hardStop(ctx, rec, reason)
 	if err != nil {
 		return err
 	}
