@@ -28,12 +28,18 @@ import (
 // carryOut performs the effects that the transitions which left recs as
 // they are recorded in the outbox, and queues the acknowledgement of those
 // that succeeded. A failure is logged and leaves the entry to the outbox
-// worker after the lease.
+// worker after the lease. A hard rejection is acknowledged at once, not
+// queued: until it is, a new turn of its session keeps its stop
+// (session.ErrStopOwed), and the agent that got it may begin one soon.
 func (b *Broker) carryOut(ctx context.Context, recs ...*session.Record) {
 	for _, rec := range recs {
 		if err := b.effects(ctx, rec); err != nil {
 			b.log.Warn("effects of a decision failed; the outbox carries them out after its lease",
 				"request_id", rec.ID, "session_id", rec.SessionID, "state", rec.State, "err", err)
+			continue
+		}
+		if rec.HardRejection() {
+			b.ack(ctx, []*session.Record{rec})
 			continue
 		}
 		b.queueAck(ctx, rec)

@@ -236,9 +236,10 @@ func TestEffectsOfALiveReplicaAreCarriedOutOnce(t *testing.T) {
 // write stall) before anyone told the agent, and the agent begins a new
 // turn before the outbox's lease runs out. The turn must not end a stop
 // the agent has not heard of: the broker that takes the turn carries the
-// rejection out first (the agent gets its reject_hard, the sibling its
-// hard_stop), then clears the stop; the turn follows the rejection.
-func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItFirst(t *testing.T) {
+// rejection out (the agent gets its reject_hard, the sibling its
+// hard_stop, before the turn's reply) and the stop holds until the next
+// turn.
+func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItAndKeepsTheStop(t *testing.T) {
 	// A lease far longer than the test: only the turn can carry it out.
 	p := brokertest.Start(t, brokertest.Options{Redis: true, EffectLease: time.Minute, OutboxInterval: 100 * time.Millisecond})
 	dev := p.Approver("default")
@@ -260,8 +261,8 @@ func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItFirst(t *testing.T) {
 	}
 
 	cleared, err := c.NewTurn(t.Context())
-	if err != nil || !cleared {
-		t.Fatalf("NewTurn = %v, %v; want the stop cleared once the rejection was carried out", cleared, err)
+	if err != nil || cleared {
+		t.Fatalf("NewTurn = %v, %v; want the stop kept (the turn began before the agent heard of the reject)", cleared, err)
 	}
 	// Published before the turn's reply: the agent has it now.
 	got := make(chan *messages.Decision, 2)
@@ -284,8 +285,17 @@ func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
+	// The next turn, after the agent heard of it, ends the stop.
+	if cleared, err := c.NewTurn(t.Context()); err != nil || !cleared {
+		t.Fatalf("the next NewTurn = %v, %v; want the stop cleared", cleared, err)
+	}
+	next, err = c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonPolicyAllow)
-	counts := auditCounts(t, p, "s-owed", 3)
+	counts := auditCounts(t, p, "s-owed", 4)
 	for _, k := range []string{"owed-1 rejected", "owed-2 hard_stop"} {
 		if counts[k] != 1 {
 			t.Errorf("audit records %v: want exactly one %q", counts, k)

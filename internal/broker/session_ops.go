@@ -91,11 +91,11 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	cleared, err := b.store.NewTurn(sctx, sessionID)
 	cancel()
 	if errors.Is(err, session.ErrStopOwed) {
-		cleared, err = b.turnAfterOwed(ctx, sessionID, err)
-	}
-	if errors.Is(err, session.ErrStopOwed) {
-		b.log.Warn("new turn refused: a hard rejection of the session could not be carried out; its stop stays", "session_id", sessionID, "err", err)
-		return encodeError(messages.CodeUnavailable, "a hard rejection of this session is still being delivered; its stop stays until it is: retry the new turn")
+		if err := b.turnAfterOwed(ctx, sessionID, err); err != nil {
+			b.log.Warn("new turn: a hard rejection of the session could not be carried out; its stop stays", "session_id", sessionID, "err", err)
+			return encodeError(messages.CodeUnavailable, "a hard rejection of this session is still being delivered, and its stop holds: retry the new turn")
+		}
+		return encode(messages.TurnReply{V: messages.Version, StopCleared: false})
 	}
 	if err != nil {
 		return b.storeFailure("new turn", err)
@@ -108,34 +108,26 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 
 // turnAfterOwed handles a new turn that found hard rejections of the
 // session not yet carried out (err, a session.StopOwedError): their
-// deciding replica died or stalled, and the agent has not been told. It
-// carries them out here (their stops' rejections, their decisions, which
-// the agent gets before this turn's reply) and acknowledges them, then
-// asks for the turn again: the turn then follows the rejections, as a
-// turn must to end their stop. A few tries, for rejections that land
-// meanwhile.
-func (b *Broker) turnAfterOwed(ctx context.Context, sessionID string, err error) (bool, error) {
-	for range 3 {
-		var owed *session.StopOwedError
-		if !errors.As(err, &owed) {
-			return false, err
-		}
-		for _, rec := range owed.Records {
-			if ferr := b.effects(ctx, rec); ferr != nil {
-				return false, err
-			}
-		}
-		b.ack(ctx, owed.Records)
-		sctx, cancel := b.storeCtx(ctx)
-		var cleared bool
-		cleared, err = b.store.NewTurn(sctx, sessionID)
-		cancel()
-		if err == nil {
-			b.log.Info("new turn after carrying out its session's owed hard rejections", "session_id", sessionID, "rejections", len(owed.Records))
-			return cleared, nil
+// deciding replica died or stalled, and the agent has not been told. The
+// turn began before the agent heard of them, so it cannot end their stop:
+// the broker carries them out here (their stops' rejections, their
+// decisions, which reach the agent before this turn's reply), acknowledges
+// them, and leaves the stop in force until the agent's next turn. It
+// returns nil once they are carried out, or why not.
+func (b *Broker) turnAfterOwed(ctx context.Context, sessionID string, err error) error {
+	var owed *session.StopOwedError
+	if !errors.As(err, &owed) {
+		return err
+	}
+	for _, rec := range owed.Records {
+		if ferr := b.effects(ctx, rec); ferr != nil {
+			return err
 		}
 	}
-	return false, err
+	b.ack(ctx, owed.Records)
+	b.log.Info("a new turn came before its session's hard rejection reached the agent: the rejection is delivered and its stop stays until the next turn",
+		"session_id", sessionID, "rejections", len(owed.Records))
+	return nil
 }
 
 // handlePending lists a team's open questions for a device that connects.
