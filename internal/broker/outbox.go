@@ -224,10 +224,11 @@ func (b *Broker) newOutboxWorker() (*reaper.Reaper, error) {
 // hard_stop, after rec's reject_hard set the stop signal (in its vote),
 // before rec's decision is published. The stop is found in force: a new
 // turn cannot clear it while rec's effects are owed (session.ErrStopOwed).
-// Should it be missing all the same (removed by hand, or lost with a
-// Redis that restarted without its last writes while rec survived), it is
-// set again: the agent is about to hear of a reject_hard, and a rejection
-// without its stop must not reach it.
+// Should it be missing all the same (removed by hand, or cleared by the
+// plain new turn of a broker of an earlier version during an upgrade), it
+// is set again: the agent is about to hear of a reject_hard, and a
+// rejection without its stop must not reach it. (A Redis that lost its
+// last writes loses a rejection and its stop together: one script.)
 func (b *Broker) stopRest(ctx context.Context, rec *session.Record) error {
 	sctx, cancel := b.storeCtx(ctx)
 	look, err := b.store.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})

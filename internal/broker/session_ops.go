@@ -120,8 +120,8 @@ func (b *Broker) turnAfterOwed(ctx context.Context, sessionID string, err error)
 		return err
 	}
 	for _, rec := range owed.Records {
-		if ferr := b.effects(ctx, rec); ferr != nil {
-			return err
+		if err := b.effects(ctx, rec); err != nil {
+			return fmt.Errorf("carrying out the hard rejection %s: %w", rec.ID, err)
 		}
 	}
 	b.ack(ctx, owed.Records)
