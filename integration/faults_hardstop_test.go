@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/signoff-dev/signoff/integration/internal/plane"
 	"github.com/signoff-dev/signoff/integration/internal/workload"
+	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -42,9 +44,10 @@ func hardStopRuns(t *testing.T) int {
 // of its rejection, probes its session with a call the policy allows.
 //
 // Checks, every run: each rejection reaches its agent as reject_hard and
-// every probe after it is denied hard_stop — 0 allows after a hard reject,
-// unless the agent began a new turn after it heard of the reject; each
-// sibling is rejected hard_stop; one audit record for each.
+// every probe after it is denied hard_stop — 0 allows after a hard reject;
+// no turn begun in the stall clears the stop before its agent has the
+// reject (probeAfterReject: and the one documented limit); each sibling is
+// rejected hard_stop; one audit record for each.
 func testHardStopThroughAWriteStall(t *testing.T, h *harness) {
 	runs := hardStopRuns(t)
 	for run := range runs {
@@ -72,15 +75,10 @@ func hardStopRun(t *testing.T, h *harness) {
 	resolved := newResolvedTap(t, device)
 	const n = 12
 	sessions := make([]*stoppedSession, n)
-	var want []string
 	for i := range sessions {
 		sessions[i] = openStoppedSession(ctx, t, agents, questions, fmt.Sprintf("%s-%d", name, i))
-		want = append(want, sessions[i].target.RequestID, sessions[i].sibling.RequestID)
 	}
-	byID := questions.collect(t, want...)
-	for _, s := range sessions {
-		s.tq, s.sq = byID[s.target.RequestID], byID[s.sibling.RequestID]
-	}
+	askAll(ctx, t, questions, sessions)
 
 	// Only the two deciders serve the storm.
 	if err := third.Stop(ctx, 5*time.Second); err != nil {
@@ -111,7 +109,7 @@ func hardStopRun(t *testing.T, h *harness) {
 			turns[i] = make(chan turnResult, 1)
 			go func() {
 				cleared, err := s.c.NewTurn(ctx)
-				turns[i] <- turnResult{cleared, err}
+				turns[i] <- turnResult{cleared, err, time.Now()}
 			}()
 		}
 	}
@@ -145,17 +143,85 @@ func hardStopRun(t *testing.T, h *harness) {
 	checkAudit(ctx, t, h, sessions...)
 }
 
+// askAll waits until every session's two questions are asked. On a
+// loaded machine a broker may fail closed on an ask (deny unavailable: its
+// store call timed out) before the fault plan starts; that agent asks
+// again with the same request id, as an agent does, until its question is
+// asked.
+func askAll(ctx context.Context, t *testing.T, questions *questionTap, sessions []*stoppedSession) {
+	t.Helper()
+	got := map[string]messages.ApprovalNeeded{}
+	deadline := time.After(45 * time.Second)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for len(got) < 2*len(sessions) {
+		select {
+		case m := <-questions.ch:
+			var an messages.ApprovalNeeded
+			if json.Unmarshal(m.Data, &an) == nil {
+				got[an.Request.RequestID] = an
+			}
+		case <-tick.C:
+			for _, s := range sessions {
+				s.reask(ctx, t, got)
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d questions asked within 45 s", len(got), 2*len(sessions))
+		}
+	}
+	for _, s := range sessions {
+		s.tq, s.sq = got[s.target.RequestID], got[s.sibling.RequestID]
+	}
+}
+
+// reask sends s's target or sibling again when its agent got a decision
+// (a fail-closed deny) before its question was asked.
+func (s *stoppedSession) reask(ctx context.Context, t *testing.T, asked map[string]messages.ApprovalNeeded) {
+	for _, x := range []struct {
+		ch   *<-chan outcome
+		call client.Call
+	}{{&s.targetD, s.target}, {&s.siblingD, s.sibling}} {
+		if _, ok := asked[x.call.RequestID]; ok {
+			continue
+		}
+		select {
+		case o := <-*x.ch:
+			if o.err == nil && o.d.ReasonCode != workload.ReasonUnavailable {
+				t.Fatalf("%s decided %s/%s before its question was asked", x.call.RequestID, o.d.Outcome, o.d.ReasonCode)
+			}
+			t.Logf("%s: asked again after %v", x.call.RequestID, describeOutcome(o))
+			*x.ch = requestAsync(ctx, s.c, x.call)
+		default:
+		}
+	}
+}
+
+func describeOutcome(o outcome) string {
+	if o.err != nil {
+		return o.err.Error()
+	}
+	return string(o.d.Outcome) + "/" + string(o.d.ReasonCode)
+}
+
 type turnResult struct {
 	cleared bool
 	err     error
+	at      time.Time // when the reply came
 }
 
 // probeAfterReject waits for s's rejection and then, at once, probes the
 // session with three calls the policy allows: each must be denied
-// hard_stop (0 allows after a hard reject: the agent began no turn after
-// it heard of the reject). turn, if not nil, delivers the new turn the
-// agent began in the stall, before it heard of the reject: it must not
-// have ended the stop.
+// hard_stop — 0 allows after a hard reject.
+//
+// turn, if not nil, delivers the new turn the agent began in the stall,
+// before it heard of the reject. That turn must not end the stop before
+// the agent has the reject (the failure: the turn cleared the
+// stop, then the outbox told the agent). One limit is documented (STATE,
+// "Hard stops and turns"): a turn that reaches a broker only after the
+// rejection was carried out and acknowledged — here, stuck in the client's
+// retries while no broker answered — counts as a turn after it and ends
+// the stop; a probe sent after such a turn's reply is then logged, not
+// failed.
 func probeAfterReject(ctx context.Context, t *testing.T, s *stoppedSession, turn chan turnResult) {
 	var td *messages.Decision
 	select {
@@ -174,26 +240,49 @@ func probeAfterReject(ctx context.Context, t *testing.T, s *stoppedSession, turn
 		t.Errorf("%s: %s/%s %s, want deny/rejected reject_hard", s.target.RequestID, td.Outcome, td.ReasonCode, td.RejectMode)
 		return
 	}
+	var tr *turnResult
+	takeTurn := func(wait time.Duration) {
+		if turn == nil || tr != nil {
+			return
+		}
+		select {
+		case r := <-turn:
+			tr = &r
+			if r.err != nil {
+				t.Errorf("%s: new turn: %v", s.c.SessionID(), r.err)
+			}
+			if r.cleared && r.at.Before(learned) {
+				t.Errorf("%s: the new turn begun in the stall cleared the stop %s before the agent heard of its reject_hard", s.c.SessionID(), learned.Sub(r.at).Round(time.Millisecond))
+			}
+		case <-time.After(wait):
+		}
+	}
+	takeTurn(0)
 	for i := range 3 {
+		sent := time.Now()
 		d, err := s.c.Request(ctx, workload.CallFor(workload.KindAllow, fmt.Sprintf("%s-probe%d", s.c.SessionID(), i)))
 		if err != nil {
 			t.Errorf("%s: probe %d: %v", s.c.SessionID(), i, err)
 			return
 		}
-		if d.Outcome != messages.OutcomeDeny || d.ReasonCode != messages.ReasonHardStop {
+		takeTurn(0)
+		switch {
+		case d.Outcome == messages.OutcomeDeny && d.ReasonCode == messages.ReasonHardStop:
+		case d.Outcome == messages.OutcomeDeny && d.ReasonCode == workload.ReasonUnavailable:
+			// Failed closed (its store call timed out on a loaded
+			// machine): not an allow, but not the stop either.
+			t.Logf("%s: probe %d: deny/unavailable", s.c.SessionID(), i)
+		case tr != nil && tr.cleared && tr.at.After(learned) && sent.After(tr.at):
+			t.Logf("%s: probe %d: %s/%s after its stall turn's reply (cleared %s after the agent heard of the reject): the documented limit",
+				s.c.SessionID(), i, d.Outcome, d.ReasonCode, tr.at.Sub(learned).Round(time.Millisecond))
+		default:
 			t.Errorf("%s: probe %d, %s after the agent learned of its reject_hard: %s/%s, want deny/hard_stop (0 allows after a hard reject)",
 				s.c.SessionID(), i, time.Since(learned).Round(time.Millisecond), d.Outcome, d.ReasonCode)
 		}
 	}
-	if turn != nil {
-		select {
-		case tr := <-turn:
-			if tr.err != nil || tr.cleared {
-				t.Errorf("%s: the new turn begun before the agent heard of its reject = cleared %v, %v; want the stop kept", s.c.SessionID(), tr.cleared, tr.err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s: the new turn got no answer within 30 s", s.c.SessionID())
-		}
+	takeTurn(30 * time.Second)
+	if turn != nil && tr == nil {
+		t.Errorf("%s: the new turn got no answer within 30 s", s.c.SessionID())
 	}
 	select {
 	case o := <-s.siblingD:
