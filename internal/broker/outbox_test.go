@@ -302,3 +302,43 @@ func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItAndKeepsTheStop(t *te
 		}
 	}
 }
+
+// The outbox carries out a hard rejection whose stop is gone (removed by
+// hand here; a broker of an earlier version's plain new turn could do it
+// during an upgrade): it sets the stop again before the agent hears of the
+// reject, rejects the sibling hard_stop, and the agent's next call is
+// denied hard_stop. Before issue 30 it published the rejection and left
+// the session running.
+func TestAnOutboxThatFindsAHardRejectionsStopGoneSetsItAgain(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-gone", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "gone-1", "bash", brokertest.Bash("make deploy"))
+	second := brokertest.Ask(t.Context(), c, "gone-2", "bash", brokertest.Bash("make release"))
+	nextAsks(t, dev, "gone-1", "gone-2")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-gone", "gone-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (gone-1)"}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+	rdb := p.Redis.Client()
+	defer rdb.Close()
+	if n, err := rdb.Del(t.Context(), "signoff:{s-gone}:stop").Result(); err != nil || n != 1 {
+		t.Fatalf("removing the stop by hand: %d, %v", n, err)
+	}
+
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	brokertest.WantDecision(t, second.Wait(t), messages.OutcomeDeny, messages.ReasonHardStop)
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
+}
