@@ -61,6 +61,7 @@ func TestDistributed(t *testing.T) {
 		{"a deciding broker frozen during CLIENT PAUSE WRITE and killed as writes resume", testVoteOfADeadBroker},
 		{"hard rejects in a burst with Redis killed", testHardRejectsAndRedisKilled},
 		{"hard rejects in a burst with Redis frozen", testHardRejectsAndRedisFrozen},
+		{"a hard stop holds through a write stall with votes in flight on two frozen then killed brokers", testHardStopThroughAWriteStall},
 		{"the audit stream's leader frozen", testAuditLeaderFrozen},
 		{"the audit stream's leader killed", testAuditLeaderKilled},
 	}

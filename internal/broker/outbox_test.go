@@ -231,3 +231,114 @@ func TestEffectsOfALiveReplicaAreCarriedOutOnce(t *testing.T) {
 		t.Fatalf("outbox after acknowledged effects: %d entries, %v", len(left), err)
 	}
 }
+
+// Issue 30: a replica recorded a hard reject and died (or froze during a
+// write stall) before anyone told the agent, and the agent begins a new
+// turn before the outbox's lease runs out. The turn must not end a stop
+// the agent has not heard of: the broker that takes the turn carries the
+// rejection out (the agent gets its reject_hard, the sibling its
+// hard_stop, before the turn's reply) and the stop holds until the next
+// turn.
+func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItAndKeepsTheStop(t *testing.T) {
+	// A lease far longer than the test: only the turn can carry it out.
+	p := brokertest.Start(t, brokertest.Options{Redis: true, EffectLease: time.Minute, OutboxInterval: 100 * time.Millisecond})
+	dev := p.Approver("default")
+	c := p.Agent("s-owed", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "owed-1", "bash", brokertest.Bash("make deploy"))
+	second := brokertest.Ask(t.Context(), c, "owed-2", "bash", brokertest.Bash("make release"))
+	nextAsks(t, dev, "owed-1", "owed-2")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-owed", "owed-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (owed-1)"}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+
+	cleared, err := c.NewTurn(t.Context())
+	if err != nil || cleared {
+		t.Fatalf("NewTurn = %v, %v; want the stop kept (the turn began before the agent heard of the reject)", cleared, err)
+	}
+	// Published before the turn's reply: the agent has it now.
+	got := make(chan *messages.Decision, 2)
+	go func() { got <- first.Wait(t) }()
+	go func() { got <- second.Wait(t) }()
+	for range 2 {
+		select {
+		case d := <-got:
+			switch d.RequestID {
+			case "owed-1":
+				brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonRejected)
+			default:
+				brokertest.WantDecision(t, d, messages.OutcomeDeny, messages.ReasonHardStop)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the owed decisions did not reach the agent with its new turn")
+		}
+	}
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
+	// The next turn, after the agent heard of it, ends the stop.
+	if cleared, err := c.NewTurn(t.Context()); err != nil || !cleared {
+		t.Fatalf("the next NewTurn = %v, %v; want the stop cleared", cleared, err)
+	}
+	next, err = c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonPolicyAllow)
+	counts := auditCounts(t, p, "s-owed", 4)
+	for _, k := range []string{"owed-1 rejected", "owed-2 hard_stop"} {
+		if counts[k] != 1 {
+			t.Errorf("audit records %v: want exactly one %q", counts, k)
+		}
+	}
+}
+
+// The outbox carries out a hard rejection whose stop is gone (removed by
+// hand here; a broker of an earlier version's plain new turn could do it
+// during an upgrade): it sets the stop again before the agent hears of the
+// reject, rejects the sibling hard_stop, and the agent's next call is
+// denied hard_stop. Before issue 30 it published the rejection and left
+// the session running.
+func TestAnOutboxThatFindsAHardRejectionsStopGoneSetsItAgain(t *testing.T) {
+	p := outboxPlane(t)
+	dev := p.Approver("default")
+	c := p.Agent("s-gone", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "gone-1", "bash", brokertest.Bash("make deploy"))
+	second := brokertest.Ask(t.Context(), c, "gone-2", "bash", brokertest.Bash("make release"))
+	nextAsks(t, dev, "gone-1", "gone-2")
+
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-gone", "gone-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (gone-1)"}); err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
+	}
+	rdb := p.Redis.Client()
+	defer rdb.Close()
+	if n, err := rdb.Del(t.Context(), "signoff:{s-gone}:stop").Result(); err != nil || n != 1 {
+		t.Fatalf("removing the stop by hand: %d, %v", n, err)
+	}
+
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	brokertest.WantDecision(t, second.Wait(t), messages.OutcomeDeny, messages.ReasonHardStop)
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
+}

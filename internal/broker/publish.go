@@ -78,7 +78,15 @@ func (s auditSink) Grant(ev *messages.GrantEvent) {
 // outboxAcker acknowledges carried-out effects through the acker.
 type outboxAcker struct{ b *Broker }
 
-func (a outboxAcker) Ack(ctx context.Context, rec *session.Record) { a.b.queueAck(ctx, rec) }
+// A hard rejection is acknowledged at once rather than queued: until it
+// is, a new turn of its session keeps its stop (session.ErrStopOwed).
+func (a outboxAcker) Ack(ctx context.Context, rec *session.Record) {
+	if rec.HardRejection() {
+		a.b.ack(ctx, []*session.Record{rec})
+		return
+	}
+	a.b.queueAck(ctx, rec)
+}
 
 // onExpired is the reaper's callback: the store has moved rec to expired
 // exactly once across replicas and recorded its timeout in the outbox;

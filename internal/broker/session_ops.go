@@ -2,12 +2,14 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/session"
 )
 
 // handleStatus answers an agent that lost track of a request (after a
@@ -56,9 +58,11 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	if _, err := messages.Decode[messages.TurnRequest](msg.Data, b.cfg.MaxMessageBytes); err != nil {
 		return b.badMessage(err)
 	}
-	sctx, cancel := b.storeCtx(ctx)
-	cleared, err := b.store.NewTurn(sctx, sessionID)
-	cancel()
+	cleared, err := b.eng.NewTurn(ctx, sessionID)
+	if errors.Is(err, session.ErrStopOwed) {
+		b.log.Warn("new turn: a hard rejection of the session could not be carried out; its stop stays", "session_id", sessionID, "err", err)
+		return encodeError(messages.CodeUnavailable, "a hard rejection of this session is still being delivered, and its stop holds: retry the new turn")
+	}
 	if err != nil {
 		return b.storeFailure("new turn", err)
 	}

@@ -27,7 +27,9 @@ import (
 // CarryOut performs the effects that the transitions which left recs as
 // they are recorded in the outbox, and has the Acker acknowledge those that
 // succeeded. A failure is logged and leaves the entry to the outbox worker
-// after the lease.
+// after the lease. The Acker acknowledges a hard rejection at once, not in
+// a batch: until it does, a new turn of its session keeps its stop
+// (session.ErrStopOwed), and the agent that got it may begin one soon.
 func (e *Engine) CarryOut(ctx context.Context, recs ...*session.Record) {
 	e.carryOut(ctx, recs...)
 }
@@ -77,7 +79,7 @@ func (e *Engine) effects(ctx context.Context, rec *session.Record) error {
 			return e.cascade(ctx, rec, grant)
 		}
 		return nil
-	case rec.State == messages.StateRejected && rec.Decision.RejectMode == messages.RejectHard && rec.Decision.ReasonCode == messages.ReasonRejected:
+	case rec.HardRejection():
 		if err := e.stopRest(ctx, rec); err != nil {
 			return err
 		}
@@ -249,10 +251,14 @@ func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *sess
 }
 
 // stopRest rejects the other pending requests of rec's session with
-// hard_stop, after rec's reject_hard set the stop signal (in its vote). If
-// the agent has begun a new turn since (the signal is gone), the stop is
-// over and nothing is rejected: this runs again only when the replica that
-// recorded the rejection did not finish it.
+// hard_stop, after rec's reject_hard set the stop signal (in its vote),
+// before rec's decision is published. The stop is found in force: a new
+// turn cannot clear it while rec's effects are owed (session.ErrStopOwed).
+// Should it be missing all the same (removed by hand, or cleared by the
+// plain new turn of a broker of an earlier version during an upgrade), it
+// is set again: the agent is about to hear of a reject_hard, and a
+// rejection without its stop must not reach it. (A Redis that lost its
+// last writes loses a rejection and its stop together: one script.)
 func (e *Engine) stopRest(ctx context.Context, rec *session.Record) error {
 	sctx, cancel := e.storeCtx(ctx)
 	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: rec.SessionID, SkipGrants: true})
@@ -261,10 +267,13 @@ func (e *Engine) stopRest(ctx context.Context, rec *session.Record) error {
 		e.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return err
 	}
+	reason := look.StopReason
 	if !look.Stopped {
-		return nil
+		reason = stopReason(rec.Decision.DecidedBy.ID, rec)
+		e.log.Warn("a hard rejection's stop signal was missing when its effects were carried out; it is set again",
+			"request_id", rec.ID, "session_id", rec.SessionID)
 	}
-	stopped, err := e.hardStop(ctx, rec, look.StopReason)
+	stopped, err := e.hardStop(ctx, rec, reason)
 	if err != nil {
 		return err
 	}
@@ -338,4 +347,32 @@ func (e *Engine) escalationRan(ctx context.Context, rec *session.Record) ([]mess
 		}
 	}
 	return out, nil
+}
+
+// NewTurn clears the session's stop signal for a new user turn and
+// reports whether one was set. A turn that finds hard rejections of the
+// session not yet carried out (session.StopOwedError: their deciding
+// replica died or stalled, and the agent has not been told) began before
+// the agent heard of them, so it cannot end their stop: NewTurn carries
+// them out here (their stops' rejections, their decisions, which reach the
+// agent before this turn's reply), has them acknowledged, and leaves the
+// stop in force until the agent's next turn (false, nil). If it cannot
+// carry them out, the error wraps session.ErrStopOwed.
+func (e *Engine) NewTurn(ctx context.Context, sessionID string) (bool, error) {
+	sctx, cancel := e.storeCtx(ctx)
+	cleared, err := e.cfg.Sessions.NewTurn(sctx, sessionID)
+	cancel()
+	var owed *session.StopOwedError
+	if !errors.As(err, &owed) {
+		return cleared, err
+	}
+	for _, rec := range owed.Records {
+		if err := e.effects(ctx, rec); err != nil {
+			return false, fmt.Errorf("carrying out the hard rejection %s: %w: %w", rec.ID, session.ErrStopOwed, err)
+		}
+		e.cfg.Acker.Ack(ctx, rec)
+	}
+	e.log.Info("a new turn came before its session's hard rejection reached the agent: the rejection is delivered and its stop stays until the next turn",
+		"session_id", sessionID, "rejections", len(owed.Records))
+	return false, nil
 }

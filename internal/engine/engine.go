@@ -34,6 +34,7 @@ type Sessions interface {
 	ListPendingAgent(ctx context.Context, agentID string) ([]*session.Record, error)
 	Stop(ctx context.Context, sessionID, reason string, mk func(*session.Record) messages.Decision) ([]*session.Record, error)
 	CancelSession(ctx context.Context, sessionID string, ids []string, mk func(*session.Record) messages.Decision) ([]*session.Record, error)
+	NewTurn(ctx context.Context, sessionID string) (bool, error)
 }
 
 // Grants is the store role an approval's grant is stored through.

@@ -1,6 +1,9 @@
 package session
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Store implementations wrap them; test with errors.Is.
 var (
@@ -17,6 +20,13 @@ var (
 	// ErrStopped: the session carries a hard-stop signal; nothing new may
 	// become pending until the agent announces a new turn.
 	ErrStopped = errors.New("session: session is hard-stopped")
+	// ErrStopOwed: NewTurn found a hard rejection of the session whose
+	// effects are still owed (its outbox entry is not acknowledged), so the
+	// agent may not have heard of it yet: a turn that began before the
+	// agent learned of a reject_hard cannot end that reject's stop. The
+	// stop stays; the error is a [*StopOwedError] that names the
+	// rejections, so that the caller carries them out and tries again.
+	ErrStopOwed = errors.New("session: a hard rejection of the session is not carried out yet")
 	// ErrUnavailable: the backend could not be reached or did not answer in
 	// time. Callers must fail closed.
 	ErrUnavailable = errors.New("session: store unavailable")
@@ -27,3 +37,19 @@ var (
 	// ErrInvalid: the arguments are malformed (empty ids, bad state…).
 	ErrInvalid = errors.New("session: invalid argument")
 )
+
+// StopOwedError is NewTurn's refusal while hard rejections of the session
+// are owed to the outside world ([ErrStopOwed]). Records are those
+// rejections as they stand: carrying out their effects and acknowledging
+// them (Store.AckEffects) lets the next NewTurn clear the stop.
+type StopOwedError struct {
+	SessionID string
+	Records   []*Record
+}
+
+func (e *StopOwedError) Error() string {
+	return fmt.Sprintf("%v: session %s has %d hard rejection(s) whose effects are owed", ErrStopOwed, e.SessionID, len(e.Records))
+}
+
+// Unwrap returns [ErrStopOwed].
+func (e *StopOwedError) Unwrap() error { return ErrStopOwed }

@@ -64,7 +64,9 @@ type Requests interface {
 	// Settle moves a pending request to state (approved, rejected or
 	// cancelled) with decision; not applied when it already settled.
 	// Settling approved in a stopped session is not applied (Refusal
-	// ErrStopped), as for Decide.
+	// ErrStopped), as for Decide. A hard rejection (reject_hard, reason
+	// rejected) is refused with ErrInvalid (see [CheckSettle]): only a vote
+	// that sets its stop records one.
 	Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (Result, error)
 }
 

@@ -127,6 +127,36 @@ func (r *Record) ApprovalScope(i int) messages.Scope {
 	return messages.ScopeOnce
 }
 
+// HardRejection reports whether r was settled by an approver's reject_hard:
+// rejected, reason rejected, reject mode reject_hard. Its vote set the
+// session's stop in the same step (see [Vote]); until its effects are
+// acknowledged, NewTurn keeps that stop ([ErrStopOwed]).
+func (r *Record) HardRejection() bool {
+	return r.State == messages.StateRejected && IsHardRejection(r.Decision)
+}
+
+// IsHardRejection reports whether d is an approver's reject_hard (reason
+// rejected, reject mode reject_hard): a decision that only a vote carrying
+// its stop (Vote.Stop) may record.
+func IsHardRejection(d *messages.Decision) bool {
+	return d != nil && d.ReasonCode == messages.ReasonRejected && d.RejectMode == messages.RejectHard
+}
+
+// CheckSettle returns an error wrapping [ErrInvalid] unless [Store.Settle]
+// may record d with state: CheckSettleState, and d is not a hard
+// rejection, which sets a stop and so is only ever a vote
+// ([Store.Decide] with Vote.Stop): a Settle cannot record a reject_hard
+// without its stop.
+func CheckSettle(state messages.State, d *messages.Decision) error {
+	if err := CheckSettleState(state); err != nil {
+		return err
+	}
+	if state == messages.StateRejected && IsHardRejection(d) {
+		return fmt.Errorf("%w: a reject_hard decision is recorded by a vote that sets the session's stop (Decide with Vote.Stop), not by Settle", ErrInvalid)
+	}
+	return nil
+}
+
 // CheckSettleState returns an error wrapping [ErrInvalid] unless s is a state
 // that [Requests.Settle] may move a request to: approved, rejected or cancelled.
 // Expired is reserved to the expiry path.

@@ -56,6 +56,9 @@ func (v Vote) Validate() error {
 	if v.Approve && v.Stop != "" {
 		return invalid("Vote.Stop is set on an approval: only a deny may stop the session")
 	}
+	if !v.Approve && v.Stop == "" && IsHardRejection(&v.Decision) {
+		return invalid("Vote.Stop is empty on a reject_hard: a hard rejection sets its session's stop in the same step")
+	}
 	return nil
 }
 

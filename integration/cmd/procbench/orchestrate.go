@@ -29,6 +29,7 @@ type runConfig struct {
 	broker      string
 	compare     string
 	redisServer string
+	appendfsync string
 	passes      int
 	requests    int
 	warmup      int
@@ -52,6 +53,7 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.StringVar(&c.broker, "broker", "broker", "broker binary (go build ./cmd/broker)")
 	fs.StringVar(&c.compare, "compare", "", "another broker binary (an older commit's), measured as compare-<mode> in every -modes mode: an A/B in the same passes")
 	fs.StringVar(&c.redisServer, "redis-server", "redis-server", "redis-server binary")
+	fs.StringVar(&c.appendfsync, "appendfsync", "", "run Redis with an append-only file synced always, everysec or no (empty: no append-only file)")
 	fs.IntVar(&c.passes, "passes", 5, "passes; each runs every target in turn")
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured per target, concurrency and pass")
 	fs.IntVar(&c.warmup, "warmup", 500, "requests sent before each measurement")
@@ -68,6 +70,11 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 			return c, fmt.Errorf("-modes: %q is not async, strict or off", m)
 		}
 		c.modes = append(c.modes, m)
+	}
+	switch c.appendfsync {
+	case "", "always", "everysec", "no":
+	default:
+		return c, fmt.Errorf("-appendfsync: %q is not always, everysec or no", c.appendfsync)
 	}
 	if c.passes < 1 || c.requests < 1 {
 		return c, errors.New("-passes and -requests must be at least 1")
@@ -183,8 +190,12 @@ func startPlane(ctx context.Context, c runConfig, dir string) (*plane, error) {
 		p.stop()
 		return nil, err
 	}
-	p.redis, err = start(ctx, dir, "redis-server", c.redisServer, "--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir)
+	aof := []string{"--appendonly", "no"}
+	if c.appendfsync != "" {
+		aof = []string{"--appendonly", "yes", "--appendfsync", c.appendfsync}
+	}
+	p.redis, err = start(ctx, dir, "redis-server", c.redisServer, append([]string{"--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1",
+		"--save", "", "--dir", dir}, aof...)...)
 	if err != nil {
 		p.stop()
 		return nil, err

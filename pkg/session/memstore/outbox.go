@@ -80,3 +80,21 @@ func (s *Store) AckEffects(ctx context.Context, recs ...*session.Record) error {
 	}
 	return nil
 }
+
+// owedStops returns the hard rejections of sessionID whose outbox entries
+// are not acknowledged, oldest first. Callers hold s.mu.
+func (s *Store) owedStops(sessionID string) []*session.Record {
+	var out []*session.Record
+	for k := range s.outbox {
+		if k.session != sessionID {
+			continue
+		}
+		if e, ok := s.requests[k]; ok && e.rec.HardRejection() {
+			out = append(out, e.rec.Clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b *session.Record) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}

@@ -157,7 +157,7 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: settle: %w", err)
 	}
-	if err := session.CheckSettleState(state); err != nil {
+	if err := session.CheckSettle(state, &d); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: settle %s/%s: %w", sessionID, requestID, err)
 	}
 	now, err := s.lock(ctx, "settle")
@@ -233,7 +233,9 @@ func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*ses
 	return s.settleAll(sortedPending(s.bySession[sessionID]), messages.StateRejected, mk, now), nil
 }
 
-// NewTurn clears the session's stop signal and reports whether one was set.
+// NewTurn clears the session's stop signal and reports whether one was
+// set, unless a hard rejection of the session is still in the outbox
+// ([session.StopOwedError]); see [session.Store.NewTurn].
 func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 	if err := session.CheckSession(sessionID); err != nil {
 		return false, fmt.Errorf("memstore: new turn: %w", err)
@@ -242,6 +244,9 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 		return false, err
 	}
 	defer s.mu.Unlock()
+	if owed := s.owedStops(sessionID); len(owed) > 0 {
+		return false, fmt.Errorf("memstore: new turn: %w", &session.StopOwedError{SessionID: sessionID, Records: owed})
+	}
 	_, ok := s.stops[sessionID]
 	delete(s.stops, sessionID)
 	return ok, nil

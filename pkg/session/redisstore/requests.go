@@ -251,7 +251,7 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)
 	}
-	if err := session.CheckSettleState(state); err != nil {
+	if err := session.CheckSettle(state, &d); err != nil {
 		return session.Result{}, fmt.Errorf("redisstore: settle %s/%s: %w", sessionID, requestID, err)
 	}
 	if err := checkTag("session id", sessionID); err != nil {

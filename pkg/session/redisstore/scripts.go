@@ -43,6 +43,7 @@ var (
 	scriptSettle      = newScript("settle", flagsAllowOOM)
 	scriptSettleMany  = newScript("settle_many", flagsAllowOOM)
 	scriptStop        = newScript("stop", flagsAllowOOM)
+	scriptNewTurn     = newScript("new_turn", flagsAllowOOM)
 	scriptLease       = newScript("lease", flagsAllowOOM)
 	scriptClaim       = newScript("claim", flagsAllowOOM)
 	scriptFinalize    = newScript("finalize", flagsAllowOOM)
@@ -69,7 +70,7 @@ var (
 // scripts lists every script, for tests and for loading them up front.
 var scripts = []*script{
 	scriptCreate, scriptOpen, scriptGrantAdd, scriptMark, scriptIndexAdd,
-	scriptDecide, scriptSettle, scriptSettleMany, scriptStop, scriptLease,
+	scriptDecide, scriptSettle, scriptSettleMany, scriptStop, scriptNewTurn, scriptLease,
 	scriptClaim, scriptFinalize, scriptRevoke, scriptRetract, scriptPending,
 	scriptCountDue, scriptNextDue, scriptIndexRead,
 	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,

@@ -188,7 +188,10 @@ func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*ses
 	return s.settleMany(ctx, op, sessionID, open, messages.StateRejected, mk)
 }
 
-// NewTurn clears the session's stop signal and reports whether one was set.
+// NewTurn clears the session's stop signal and reports whether one was
+// set, unless a hard rejection of the session is still in its outbox
+// ([session.StopOwedError]); see [session.Store.NewTurn]. One script: the
+// outbox is read and the stop cleared in the same step.
 func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 	const op = "new turn"
 	if err := session.CheckSession(sessionID); err != nil {
@@ -202,11 +205,31 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 		return false, err
 	}
 	defer cancel()
-	n, err := s.rdb.Del(ctx, s.k.stop(sessionID)).Result()
+	v, err := s.run(ctx, scriptNewTurn, []string{s.k.stop(sessionID), s.k.outbox(sessionID)}, s.k.recordPrefix(sessionID))
 	if err != nil {
 		return false, s.fail(op, err)
 	}
-	return n == 1, nil
+	a, err := asSlice(v)
+	if err != nil || len(a) != 2 {
+		return false, s.corrupt(op, err)
+	}
+	switch code, _ := asString(a[0]); code {
+	case "ok":
+		n, err := asInt(a[1])
+		if err != nil {
+			return false, s.corrupt(op, err)
+		}
+		return n == 1, nil
+	case "owed":
+		owed, err := pairs(sessionID, a[1])
+		if err != nil {
+			return false, s.corrupt(op, err)
+		}
+		sortRecords(owed)
+		return false, fmt.Errorf("redisstore: %s: %w", op, &session.StopOwedError{SessionID: sessionID, Records: owed})
+	default:
+		return false, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
+	}
 }
 
 // CancelSession settles open requests of a session cancelled; see

@@ -45,6 +45,9 @@
 //     lasts until NewTurn.
 //   - A deny with Vote.Stop sets the stop signal in the same call; a
 //     stopped session approves nothing (Decide or Settle), denies apply.
+//     A reject_hard is only such a vote (a stopless one, or a Settle of
+//     one, is ErrInvalid); NewTurn keeps the stop while a hard rejection
+//     of the session is unacknowledged in the outbox (ErrStopOwed).
 //   - Prepare records no outbox entry; Open, applied votes,
 //     Settle, Stop, CancelSession and ClaimExpired record one per request.
 //   - Escalation steps (session.Escalations): Prepare refuses a ladder out

@@ -350,6 +350,8 @@ func (r *runner) stopVoteTests() []test {
 		{"A deny without a stop reason, or a stop vote that is not applied, sets no stop signal", testStopVoteNotApplied},
 		{"A stopped session approves nothing by vote or Settle until NewTurn, and still takes denies", testStoppedRefusesApproval},
 		{"A hard reject racing approvals, Creates and Opens of its siblings: nothing of the session is approved, created or opened after it", testRaceStopVote},
+		{"NewTurn keeps the stop of a hard rejection whose effects are owed, names it, and clears the stop once they are acknowledged", testNewTurnOwed},
+		{"A hard rejection is recorded only by a vote that carries its stop: a stopless reject_hard vote or Settle is refused and changes nothing", testHardRejectionNeedsStop},
 	}
 }
 
@@ -386,6 +388,7 @@ func testStopVote(t *testing.T, e *env) {
 	wantErr(t, "Create after a hard reject", err, session.ErrStopped)
 	_, _, err = e.requests.Prepare(e.ctx, e.request(sess))
 	wantErr(t, "Prepare after a hard reject", err, session.ErrStopped)
+	e.ack(t, res.Record)
 	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
 		t.Fatalf("NewTurn = %v, %v; want the vote's stop cleared", cleared, err)
 	}
@@ -437,8 +440,9 @@ func testStoppedRefusesApproval(t *testing.T, e *env) {
 	if res, err := e.requests.Decide(e.ctx, sess, q.ID, approve(q, "bob")); err != nil || !res.Applied {
 		t.Fatalf("first approval of the quorum request = %+v, %v", res, err)
 	}
-	if res, err := e.requests.Decide(e.ctx, sess, first.ID, stopDeny(first, "ann")); err != nil || !res.Applied {
-		t.Fatalf("hard reject = %+v, %v", res, err)
+	hard, err := e.requests.Decide(e.ctx, sess, first.ID, stopDeny(first, "ann"))
+	if err != nil || !hard.Applied {
+		t.Fatalf("hard reject = %+v, %v", hard, err)
 	}
 
 	res, err := e.requests.Decide(e.ctx, sess, sibling.ID, approve(sibling, "bob"))
@@ -472,6 +476,7 @@ func testStoppedRefusesApproval(t *testing.T, e *env) {
 	}
 	checkApplied(t, "a deny in a stopped session", res, messages.StateRejected)
 
+	e.ack(t, hard.Record)
 	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
 		t.Fatal(err)
 	}
@@ -568,4 +573,104 @@ func testRaceStopVote(t *testing.T, e *env) {
 		}
 		t.Logf("round %d: %d of %d approvals ran before the hard reject", round, won, n)
 	}
+}
+
+// ack acknowledges the effects of recs, as the broker does once it has
+// carried them out.
+func (e *env) ack(t *testing.T, recs ...*session.Record) {
+	t.Helper()
+	if err := e.outbox.AckEffects(e.ctx, recs...); err != nil {
+		t.Fatalf("AckEffects: %v", err)
+	}
+}
+
+// testNewTurnOwed: the agent asks for a new turn before it has heard of a
+// hard rejection (its effects are still in the outbox: the deciding
+// replica died, or a vote ran late after a write stall). The turn must
+// not end that stop: the rejection would reach the agent after its turn,
+// with nothing stopping its next calls.
+func testNewTurnOwed(t *testing.T, e *env) {
+	sess := e.name("sess")
+	rec := e.create(t, e.request(sess))
+	sibling := e.create(t, e.request(sess))
+	soft := e.create(t, e.request(sess))
+	res, err := e.requests.Decide(e.ctx, sess, soft.ID, deny(soft, "bob"))
+	if err != nil || !res.Applied {
+		t.Fatalf("soft reject = %+v, %v", res, err)
+	}
+	v := stopDeny(rec, "ann")
+	hard, err := e.requests.Decide(e.ctx, sess, rec.ID, v)
+	if err != nil || !hard.Applied {
+		t.Fatalf("hard reject = %+v, %v", hard, err)
+	}
+
+	cleared, err := e.sessions.NewTurn(e.ctx, sess)
+	wantErr(t, "NewTurn while the hard rejection is owed", err, session.ErrStopOwed)
+	var owed *session.StopOwedError
+	if !errors.As(err, &owed) {
+		t.Fatalf("NewTurn error %T %v, want a *session.StopOwedError", err, err)
+	}
+	if cleared {
+		t.Error("NewTurn reported a cleared stop while refusing")
+	}
+	if owed.SessionID != sess || len(owed.Records) != 1 || owed.Records[0].ID != rec.ID || !owed.Records[0].HardRejection() {
+		t.Fatalf("owed = %s %v, want only %s (rejected reject_hard): the soft reject owes no stop", owed.SessionID, ids(owed.Records), rec.ID)
+	}
+	if got := owed.Records[0]; session.EffectMark(got) != session.EffectMark(hard.Record) || !sameDecision(got.Decision, hard.Record.Decision) {
+		t.Fatalf("owed record %s, want the rejection as Decide left it %s", describe(got), describe(hard.Record))
+	}
+	if stopped, reason := e.lookupStop(t, sess); !stopped || reason != v.Stop {
+		t.Fatalf("after the refused NewTurn: Stopped, StopReason = %v, %q; want the vote's stop %q", stopped, reason, v.Stop)
+	}
+	_, _, err = Create(e.ctx, e.requests, e.request(sess))
+	wantErr(t, "Create after the refused NewTurn", err, session.ErrStopped)
+
+	// The stop's rejections are owed too, but they are not hard
+	// rejections: only the reject_hard keeps the stop.
+	mk := func(r *session.Record) messages.Decision {
+		return decision(r, messages.OutcomeDeny, messages.ReasonHardStop, "ann")
+	}
+	stopped, err := e.sessions.Stop(e.ctx, sess, v.Stop, mk)
+	if err != nil || len(stopped) != 1 || stopped[0].ID != sibling.ID {
+		t.Fatalf("Stop = %v, %v; want the sibling rejected", ids(stopped), err)
+	}
+	// Claimed by another caller after the lease, the entry still owes:
+	// acknowledging an older transition's mark does not count.
+	e.ack(t, rec)
+	if _, err := e.sessions.NewTurn(e.ctx, sess); !errors.Is(err, session.ErrStopOwed) {
+		t.Fatalf("NewTurn after acknowledging the pending record's mark: %v, want ErrStopOwed", err)
+	}
+	e.ack(t, owed.Records...)
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
+		t.Fatalf("NewTurn once the rejection is acknowledged = %v, %v; want the stop cleared", cleared, err)
+	}
+	if stopped, _ := e.lookupStop(t, sess); stopped {
+		t.Fatal("still stopped after the NewTurn that cleared")
+	}
+	e.create(t, e.request(sess))
+}
+
+func testHardRejectionNeedsStop(t *testing.T, e *env) {
+	sess := e.name("sess")
+	rec := e.create(t, e.request(sess))
+	v := stopDeny(rec, "ann")
+	v.Stop = ""
+	_, err := e.requests.Decide(e.ctx, sess, rec.ID, v)
+	wantErr(t, "a reject_hard vote without its stop", err, session.ErrInvalid)
+	d := stopDeny(rec, "ann").Decision
+	_, err = e.requests.Settle(e.ctx, sess, rec.ID, messages.StateRejected, d)
+	wantErr(t, "Settle of a reject_hard", err, session.ErrInvalid)
+	if got := e.get(t, rec); got.State != messages.StatePending || got.Decision != nil {
+		t.Fatalf("after the refused calls: %s, want pending", describe(got))
+	}
+	if stopped, _ := e.lookupStop(t, sess); stopped {
+		t.Fatal("a refused call stopped the session")
+	}
+	// A soft reject goes either way.
+	soft := deny(rec, "ann")
+	res, err := e.requests.Settle(e.ctx, sess, rec.ID, messages.StateRejected, soft.Decision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkApplied(t, "Settle of a reject_soft", res, messages.StateRejected)
 }
