@@ -1,4 +1,4 @@
-package approverbot
+package card
 
 import (
 	"bytes"
@@ -155,15 +155,4 @@ func VerdictMark(action string) string {
 		return "? ask"
 	}
 	return "? " + action
-}
-
-// ReminderText is the message a channel adds for an escalation's reminder
-// (ApprovalNeeded.Reminder): the question above is still waiting. It holds
-// nothing an agent wrote (channels render it as markup), only the team.
-func ReminderText(q Question) string {
-	n := ""
-	if q.Reminder > 1 {
-		n = " " + strconv.Itoa(q.Reminder)
-	}
-	return "Reminder" + n + ": this question for team " + q.Team + " is still waiting for an answer."
 }
