@@ -51,6 +51,18 @@ func (l Limits) withDefaults() Limits {
 type View struct {
 	RequestID, Tool, Team, Tier              string
 	SessionID, AgentID, AgentType, Requester string
+	// Cwd is the working directory the call runs in ("" when the request
+	// names none).
+	Cwd string
+	// Warnings come before anything else on the card: disguised text
+	// (bidi, invisible and control characters escaped as <U+2067>, words
+	// that mix scripts, host names outside ASCII, with their punycode) and
+	// argument keys a person could misread (see keys.go). Empty when there
+	// is nothing to warn of.
+	Warnings []string
+	// ArgKeys are the keys of the call's arguments in the order they came,
+	// repeats included: every key is shown, also those of Args.
+	ArgKeys []string
 	// Description is the agent's own account of the call.
 	Description string
 	// Command is a shell tool's "command" argument; Args the other
@@ -139,10 +151,17 @@ type Offer struct {
 // Present builds the view of q within l.
 func Present(q messages.ApprovalNeeded, l Limits) View {
 	l = l.withDefaults()
+	z := &sanitizer{}
+	raw, batchRaw := q.Request.Arguments, q.BatchRemaining
+	if len(batchRaw) == 0 {
+		batchRaw = q.Request.BatchRemaining
+	}
+	q = clean(q, z)
 	req := q.Request
 	v := View{
 		RequestID: req.RequestID, Tool: req.Tool, Team: q.Team, Tier: q.Risk.Tier,
 		SessionID: req.SessionID, AgentID: req.AgentID, AgentType: req.AgentType, Requester: req.RequestedBy,
+		Cwd:            ClipWidth(OneLine(req.Cwd), l.Command, l.Width),
 		Description:    ClipWidth(OneLine(req.Description), l.Prose, l.Width),
 		Why:            ClipWidth(OneLine(q.Risk.Reason), l.Prose, l.Width),
 		Rule:           ClipWidth(OneLine(q.Risk.Rule), l.Command, l.Width),
@@ -151,7 +170,12 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 		Required:       max(q.ApprovalsRequired, 1),
 		SoFar:          q.ApprovalsSoFar,
 	}
-	v.Command, v.Args = SplitArgs(req.Arguments, l.Args, l.Width)
+	v.Command, v.Args = splitArgs(raw, l.Args, l.Width, z)
+	keys := ArgKeys(raw)
+	for _, k := range keys {
+		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
+	}
+	keyNotes := keyWarnings(keys, z)
 	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
 		// The reason only repeats the override, shown on its own.
 		v.Why = ""
@@ -168,13 +192,18 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 	if len(batch) == 0 {
 		batch = req.BatchRemaining
 	}
-	for _, b := range batch[:min(len(batch), l.Batch)] {
+	for i, b := range batch[:min(len(batch), l.Batch)] {
+		args := batchRaw[i].Arguments
 		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
-			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(MainArgument(b.Arguments)), l.BatchArgs, l.Width)})
+			Args: compactArgs(args, l.BatchArgs, l.Width, z), Main: ClipWidth(z.line(MainArgument(args)), l.BatchArgs, l.Width)})
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session, v.Always = Offers(q, l)
 	v.Ask = askView(q.AskUser, l)
+	if w := z.warning(); w != "" {
+		v.Warnings = append(v.Warnings, w)
+	}
+	v.Warnings = append(v.Warnings, keyNotes...)
 	return v
 }
 

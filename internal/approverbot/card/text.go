@@ -65,22 +65,27 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // SplitArgs renders a call's arguments for people. A shell tool's
 // "command" string comes out as it is (newlines included), the rest as
-// indented JSON; each is clipped to limit characters with a note.
-// Arguments are decoded first, as the policy decoded them: with duplicate
-// keys the last one wins in what is shown too, and '<', '>' and '&' are not
-// hidden behind \u escapes.
+// indented JSON; each is sanitised (see sanitize.go) and clipped to limit
+// characters with a note. Arguments are decoded first, as the policy
+// decoded them: with duplicate keys the last one wins in what is shown too,
+// and '<', '>' and '&' are not hidden behind \u escapes.
 func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
+	return splitArgs(raw, limit, w, &sanitizer{})
+}
+
+func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "", ""
 	}
+	show := func(s string) string { return ClipNote(z.text(s, true), limit, w) }
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return "", ClipNote(string(raw), limit, w)
+		return "", show(string(raw))
 	}
 	if c, ok := m["command"].(string); ok {
-		command = ClipNote(c, limit, w)
+		command = show(c)
 		delete(m, "command")
 	}
 	if len(m) == 0 {
@@ -88,30 +93,35 @@ func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
 	}
 	s, err := encodeJSON(m, true)
 	if err != nil {
-		return command, ClipNote(string(raw), limit, w)
+		return command, show(string(raw))
 	}
-	return command, ClipNote(s, limit, w)
+	return command, show(s)
 }
 
-// CompactArgs renders a call's arguments on one line, clipped to limit
-// characters. Arguments sent as a JSON string holding JSON (some agents
-// send batch_remaining that way) are unwrapped first.
+// CompactArgs renders a call's arguments on one line, sanitised and
+// clipped to limit characters. Arguments sent as a JSON string holding
+// JSON (some agents send batch_remaining that way) are unwrapped first.
 func CompactArgs(raw json.RawMessage, limit int, w Width) string {
+	return compactArgs(raw, limit, w, &sanitizer{})
+}
+
+func compactArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) string {
 	raw = unwrapJSONString(raw)
 	if len(raw) == 0 {
 		return ""
 	}
+	show := func(s string) string { return ClipWidth(z.line(s), limit, w) }
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ClipWidth(OneLine(string(raw)), limit, w)
+		return show(string(raw))
 	}
 	s, err := encodeJSON(v, false)
 	if err != nil {
-		return ClipWidth(OneLine(string(raw)), limit, w)
+		return show(string(raw))
 	}
-	return ClipWidth(s, limit, w)
+	return show(s)
 }
 
 func encodeJSON(v any, indent bool) (string, error) {
