@@ -289,3 +289,9 @@ func (z *sanitizer) warning() string {
 	}
 	return s + ". Read the call character by character before you approve."
 }
+
+// Hidden reports whether the card escapes r in text that keeps its lines:
+// a bidi control, an invisible character or a control character other
+// than tab and newline. Channels that clean text of their own (the
+// terminal's log lines) use it to escape the same characters.
+func Hidden(r rune) bool { return hidden(r, true) != visible }
