@@ -27,7 +27,9 @@ type Limits struct {
 
 // DefaultLimits are generous bounds for a channel without tight message
 // limits (the terminal, the web page).
-var DefaultLimits = Limits{Args: 16 << 10, Prose: 2000, Command: 1000, Subcommands: 100, Batch: 50, BatchArgs: 240, Patterns: 50, Pattern: 200}
+// They hold any question within the message limit whole: the terminal and
+// the web page never cut what the human judges.
+var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -60,6 +62,12 @@ type View struct {
 	// argument keys a person could misread (see keys.go). Empty when there
 	// is nothing to warn of.
 	Warnings []string
+	// Cut names what the channel's limits left out of the card ("12
+	// sub-commands", "the end of the arguments"); empty when the card is
+	// whole. A channel must not offer an approval of a card that is not
+	// whole: it sends the approver where the whole call shows (see
+	// [View.Whole]).
+	Cut []string
 	// ArgKeys are the keys of the call's arguments in the order they came,
 	// repeats included: every key is shown, also those of Args.
 	ArgKeys []string
@@ -170,7 +178,8 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 		Required:       max(q.ApprovalsRequired, 1),
 		SoFar:          q.ApprovalsSoFar,
 	}
-	v.Command, v.Args = splitArgs(raw, l.Args, l.Width, z)
+	var argsCut bool
+	v.Command, v.Args, argsCut = splitArgs(raw, l.Args, l.Width, z)
 	keys := ArgKeys(raw)
 	for _, k := range keys {
 		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
@@ -200,6 +209,7 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session, v.Always = Offers(q, l)
 	v.Ask = askView(q.AskUser, l)
+	v.Cut = cutParts(v, argsCut)
 	if w := z.warning(); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}
@@ -300,4 +310,43 @@ func (o Offer) Short() string {
 		s += " and " + strconv.Itoa(o.MorePatterns) + " more"
 	}
 	return s
+}
+
+// Whole reports whether the card shows everything the human judges: no
+// sub-command, argument, batch call or grant pattern was left out.
+func (v View) Whole() bool { return len(v.Cut) == 0 }
+
+// WhyNotWhole says what the card leaves out, for the channel to tell the
+// approver why it offers no approval here ("" when the card is whole).
+func (v View) WhyNotWhole(channel string) string {
+	if v.Whole() {
+		return ""
+	}
+	return "This question is too long for " + channel + ": " + strings.Join(v.Cut, ", ") +
+		" are not shown. Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
+}
+
+// cutParts names what was left out of v.
+func cutParts(v View, argsCut bool) []string {
+	var out []string
+	n := func(k int, one, many string) {
+		switch {
+		case k == 1:
+			out = append(out, "1 "+one)
+		case k > 1:
+			out = append(out, strconv.Itoa(k)+" "+many)
+		}
+	}
+	n(v.MoreSubcommands, "sub-command", "sub-commands")
+	if argsCut {
+		out = append(out, "the end of the arguments")
+	}
+	n(v.MoreBatch, "call of the batch", "calls of the batch")
+	if v.Session.Offered {
+		n(v.Session.MorePatterns, "Session pattern", "Session patterns")
+	}
+	if v.Always.Offered {
+		n(v.Always.MorePatterns, "Always pattern", "Always patterns")
+	}
+	return out
 }

@@ -70,32 +70,42 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // decoded them: with duplicate keys the last one wins in what is shown too,
 // and '<', '>' and '&' are not hidden behind \u escapes.
 func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
-	return splitArgs(raw, limit, w, &sanitizer{})
+	command, rest, _ = splitArgs(raw, limit, w, &sanitizer{})
+	return command, rest
 }
 
-func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string) {
+// splitArgs is [SplitArgs] with the sanitiser z; cut reports whether
+// either part was clipped.
+func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return "", ""
+		return "", "", false
 	}
-	show := func(s string) string { return ClipNote(z.text(s, true), limit, w) }
+	show := func(s string) string {
+		s = z.text(s, true)
+		if measure(s, w) > limit {
+			cut = true
+		}
+		return ClipNote(s, limit, w)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return "", show(string(raw))
+		return "", show(string(raw)), cut
 	}
 	if c, ok := m["command"].(string); ok {
 		command = show(c)
 		delete(m, "command")
 	}
 	if len(m) == 0 {
-		return command, ""
+		return command, "", cut
 	}
 	s, err := encodeJSON(m, true)
 	if err != nil {
-		return command, show(string(raw))
+		return command, show(string(raw)), cut
 	}
-	return command, show(s)
+	rest = show(s)
+	return command, rest, cut
 }
 
 // CompactArgs renders a call's arguments on one line, sanitised and
