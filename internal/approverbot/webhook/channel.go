@@ -132,6 +132,15 @@ func (c *Channel) CheckHealth(context.Context) error {
 type QuestionEvent struct {
 	messages.ApprovalNeeded
 	Choices Choices `json:"choices"`
+	// Warnings are the card's warnings, for a receiver that shows the
+	// question to people: disguised text (bidi, invisible and control
+	// characters, words mixing scripts, host names outside ASCII) and
+	// argument keys a person could misread. Absent when there are none.
+	Warnings []string `json:"warnings,omitempty"`
+	// ArgumentKeys are the keys of the call's arguments in the order the
+	// agent sent them, repeats included (the JSON of request.arguments
+	// holds them too; a decoder that keeps one value per key does not).
+	ArgumentKeys []string `json:"argument_keys,omitempty"`
 }
 
 // Choices are the core's view of a question's answers.
@@ -176,7 +185,8 @@ func offeredGrant(o approverbot.Offer) *OfferedGrant {
 func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
-	v := approverbot.Present(q, approverbot.Limits{Subcommands: 1, Batch: 1})
+	v := approverbot.Present(q, approverbot.DefaultLimits)
+	msg.Warnings, msg.ArgumentKeys = v.Warnings, v.ArgKeys
 	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
 		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
 		SessionGrant: offeredGrant(v.Session), AlwaysGrant: offeredGrant(v.Always)}
