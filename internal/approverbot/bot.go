@@ -198,7 +198,15 @@ func (b *Bot) onAsk(m *nats.Msg) {
 }
 
 func (b *Bot) show(q messages.ApprovalNeeded) {
-	stored, changed := b.board.upsert(q)
+	stored, changed, err := b.board.upsert(q)
+	if err != nil {
+		// Only the brokers publish questions, and they never change
+		// one: someone else published this.
+		b.log.Error("attack: refused a question that changes an open one; the card keeps what it showed",
+			"request_id", q.Request.RequestID, "session_id", q.Request.SessionID, "team", q.Team, "tool", q.Request.Tool, "err", err)
+		b.metrics.ChangedQuestions.Inc()
+		return
+	}
 	if !changed {
 		return
 	}
@@ -373,6 +381,12 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		Approver:  messages.Approver{ID: a.Approver, Display: appr.Display, Channel: a.Channel, Device: a.Device},
 		Approved:  a.Approved,
 		Feedback:  a.Feedback,
+	}
+	if q.Digest != "" {
+		// The question this answer answers: what the card showed (the
+		// board holds only copies whose digest is theirs). A broker
+		// older than digests sends none and takes none.
+		resp.Digest = q.ShownDigest()
 	}
 	if a.Approved {
 		resp.Scope, resp.Answer = a.Scope, a.Answer

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -41,11 +42,19 @@ func (d Draft) TooLong() bool { return len(d.Text) > messages.MaxUpdatedArgument
 // WhyTooLong is why a call too long to edit offers no editor.
 const WhyTooLong = "approve with changes is not offered: the call is longer than the 32 KiB a change may carry"
 
+// shellKeys are the arguments a shell draft keeps as they are besides the
+// command: the card shows them, and they change nothing of what runs.
+// Arguments with any other key are edited as a whole JSON object, every key
+// in the editor: approve with changes replaces the whole object the
+// approver saw, so no key the editor hid can ride along.
+var shellKeys = map[string]bool{"command": true, "description": true, "timeout": true}
+
 // DraftOf is the draft of q's call: the command of a call whose arguments
-// hold one (a shell tool's), else all its arguments as JSON.
+// hold one (a shell tool's) and nothing but a description and a timeout
+// besides, else all its arguments as JSON.
 func DraftOf(q Question) Draft {
 	args := q.Request.Arguments
-	if m, ok := argumentObject(args); ok {
+	if m, ok := argumentObject(args); ok && shellOnly(args) {
 		var cmd string
 		if raw, has := m["command"]; has && json.Unmarshal(raw, &cmd) == nil {
 			return Draft{Shell: true, Text: cmd}
@@ -66,9 +75,11 @@ func DraftOf(q Question) Draft {
 var ErrEdit = errors.New("edit refused")
 
 // ParseEdit turns the text of an editor on q into the arguments of the
-// edited call: for a shell draft, the call's arguments with its command
-// replaced; otherwise the text itself, which must be one JSON object. The
-// result is compact JSON within [messages.MaxUpdatedArgumentsBytes].
+// edited call: for a shell draft, the command, with the call's description
+// and timeout kept (see shellKeys; a shell draft of a call with any other
+// key is refused); otherwise the text itself, which must be one JSON
+// object and replaces the whole of the call's arguments. The result is
+// compact JSON within [messages.MaxUpdatedArgumentsBytes].
 func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 	var out json.RawMessage
 	if d.Shell {
@@ -80,9 +91,19 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		if i := strings.IndexFunc(cmd, badCommandRune); i >= 0 {
 			return nil, fmt.Errorf("%w: the command holds a control character (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
 		}
+		if !shellOnly(q.Request.Arguments) {
+			// The editor showed the command only, and the call holds
+			// more: edit its arguments as JSON, every key in view.
+			return nil, fmt.Errorf("%w: the call has arguments besides its command; edit all of them as JSON", ErrEdit)
+		}
 		m, ok := argumentObject(q.Request.Arguments)
 		if !ok {
 			m = map[string]json.RawMessage{}
+		}
+		for k := range m {
+			if !shellKeys[k] {
+				delete(m, k)
+			}
 		}
 		c, _ := json.Marshal(cmd)
 		m["command"] = c
@@ -161,6 +182,20 @@ func runeName(s string, i int) string {
 		return fmt.Sprintf("U+%04X", r)
 	}
 	return "?"
+}
+
+// shellOnly reports whether args is an object of the keys a shell draft
+// keeps, each once: an empty or non-object args has none to hide.
+func shellOnly(args json.RawMessage) bool {
+	keys := card.ArgKeys(args)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !shellKeys[k] || seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }
 
 // argumentObject decodes args as an object keeping each value's JSON.

@@ -174,6 +174,7 @@ func question(rec *session.Record) (messages.ApprovalNeeded, error) {
 	q.ExpiresAt = rec.ExpiresAt.UTC()
 	q.ApprovalsSoFar = rec.Approvals
 	q.ApprovalsRequired = rec.ApprovalsRequired
+	q.Digest = q.ShownDigest()
 	return q, nil
 }
 

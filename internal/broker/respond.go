@@ -48,6 +48,10 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		log.Error("response refused: the stored question is unreadable", "err", err)
 		return encodeError(messages.CodeInternal, fmt.Sprintf("request %s cannot be answered: %v", rec.ID, err))
 	}
+	if why := digestRefusal(&q, &resp); why != "" {
+		log.Warn("response refused: it names another question's digest", "digest", resp.Digest)
+		return encode(refusal(b, rec, why))
+	}
 
 	dec := messages.Decision{
 		V:             messages.Version,
