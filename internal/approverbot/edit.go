@@ -91,6 +91,9 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		if i := strings.IndexFunc(cmd, badCommandRune); i >= 0 {
 			return nil, fmt.Errorf("%w: the command holds a control character (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
 		}
+		if i := strings.IndexFunc(cmd, hiddenInEditor); i >= 0 {
+			return nil, fmt.Errorf("%w: the command holds a character you cannot see (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
+		}
 		if !shellOnly(q.Request.Arguments) {
 			// The editor showed the command only, and the call holds
 			// more: edit its arguments as JSON, every key in view.
@@ -113,6 +116,9 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		}
 		out = data
 	} else {
+		if i := strings.IndexFunc(strings.ReplaceAll(text, "\r\n", "\n"), hiddenInEditor); i >= 0 {
+			return nil, fmt.Errorf("%w: the arguments hold a character you cannot see (%s) at byte %d", ErrEdit, runeName(text, i), i)
+		}
 		obj, err := parseObject(text)
 		if err != nil {
 			return nil, err
@@ -216,6 +222,11 @@ const WhyNoEdit = "approve with changes is not offered on a question that needs 
 // output; an edited call would change the questions the answer answers.
 const WhyNoEditAsk = "approve with changes is not offered on an ask-user question: answer it instead"
 
+// WhyNoEditHidden is why a call holding characters a person cannot see
+// offers no editing: an editor shows them raw (invisible, or reordering the
+// text), so the approver could not see what they approve.
+const WhyNoEditHidden = "approve with changes is not offered: the call holds characters an editor would hide (bidi, invisible or control characters; the card shows them as <U+…>); reject it with feedback instead"
+
 // EditOffered reports whether q offers approver to approve it with
 // changes, and if not, why (wrapping [ErrChoice]).
 func EditOffered(q Question, approver string) error {
@@ -226,9 +237,15 @@ func EditOffered(q Question, approver string) error {
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditAsk)
 	case q.Approvals() > 1:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEdit)
+	case strings.ContainsFunc(DraftOf(q).Text, hiddenInEditor):
+		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditHidden)
 	}
 	return nil
 }
+
+// hiddenInEditor reports a character an editor would not show as itself:
+// what the card escapes, but tab and newline.
+func hiddenInEditor(r rune) bool { return r != '\n' && r != '\t' && card.Hidden(r) }
 
 // ChooseEdited is [Choose] for an approval with changes: c must approve,
 // q must offer editing, and edited (from [ParseEdit]) become the answer's

@@ -322,8 +322,8 @@ func (v View) WhyNotWhole(channel string) string {
 	if v.Whole() {
 		return ""
 	}
-	return "This question is too long for " + channel + ": " + strings.Join(v.Cut, ", ") +
-		" are not shown. Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
+	return "This question is too long for " + channel + "; not shown here: " + strings.Join(v.Cut, ", ") +
+		". Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
 }
 
 // cutParts names what was left out of v.

@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -29,7 +30,7 @@ import (
 
 // sanitizer escapes the texts of one question and remembers what it found.
 type sanitizer struct {
-	bidi, invisible, control int
+	bidi, invisible, control []rune // each character escaped, once
 	mixed                    []string // words that mix scripts
 	hosts                    []string // host names outside ASCII, with their punycode
 	seen                     map[string]bool
@@ -62,17 +63,17 @@ func (z *sanitizer) text(s string, keep bool) string {
 			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
 				// Invalid UTF-8: its byte, escaped.
 				fmt.Fprintf(&b, "<0x%02X>", s[i])
-				z.control++
+				z.control = addRune(z.control, utf8.RuneError)
 				continue
 			}
 		}
 		switch hidden(r, keep) {
 		case bidi:
-			z.bidi++
+			z.bidi = addRune(z.bidi, r)
 		case invisible:
-			z.invisible++
+			z.invisible = addRune(z.invisible, r)
 		case control:
-			z.control++
+			z.control = addRune(z.control, r)
 		default:
 			b.WriteRune(r)
 			continue
@@ -82,6 +83,14 @@ func (z *sanitizer) text(s string, keep bool) string {
 	out := b.String()
 	z.lookalikes(out)
 	return out
+}
+
+// addRune adds r to set, once.
+func addRune(set []rune, r rune) []rune {
+	if slices.Contains(set, r) {
+		return set
+	}
+	return append(set, r)
 }
 
 // Escape is how the card shows a character a person could not see:
@@ -255,17 +264,26 @@ func mixedScripts(w string) bool {
 // nothing was.
 func (z *sanitizer) warning() string {
 	var parts []string
-	count := func(n int, one, many string) {
-		switch {
-		case n == 1:
-			parts = append(parts, "1 "+one)
-		case n > 1:
-			parts = append(parts, strconv.Itoa(n)+" "+many)
+	count := func(rs []rune, one, many string) {
+		if len(rs) == 0 {
+			return
 		}
+		names := make([]string, 0, len(rs))
+		for _, r := range rs[:min(len(rs), maxFlagged)] {
+			names = append(names, fmt.Sprintf("U+%04X", r))
+		}
+		s := many + " " + strings.Join(names, ", ")
+		if len(rs) == 1 {
+			s = one + " " + names[0]
+		}
+		if n := len(rs) - len(names); n > 0 {
+			s += " and " + strconv.Itoa(n) + " more"
+		}
+		parts = append(parts, s)
 	}
-	count(z.bidi, "bidi control", "bidi controls")
-	count(z.invisible, "invisible character", "invisible characters")
-	count(z.control, "control character", "control characters")
+	count(z.bidi, "a bidi control", "bidi controls")
+	count(z.invisible, "an invisible character", "invisible characters")
+	count(z.control, "a control character", "control characters")
 	escaped := len(parts) > 0
 	names := func(label string, list []string) {
 		if len(list) == 0 {

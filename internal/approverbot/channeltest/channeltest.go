@@ -79,6 +79,8 @@ type world struct {
 	device  *brokertest.Approver
 	session string
 	seq     int
+	// logs are the bot's and the channel's logs.
+	logs *brokertest.LogBuffer
 }
 
 // start runs a plane and a bot with the harness's channel; the logs are
@@ -109,7 +111,7 @@ func start(t *testing.T, newHarness Factory, as string) *world {
 		}
 	})
 	brokertest.Run(t, "bot.Run", bot.Run)
-	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: "s-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: "s-" + strings.ReplaceAll(t.Name(), "/", "-"), logs: logs}
 }
 
 // ask has an agent ask about a bash command; it returns the pending call and
@@ -164,6 +166,7 @@ func Run(t *testing.T, newHarness Factory) {
 	t.Run("an ask-user question shows its options and takes an answer", func(t *testing.T) { testAnswers(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
 	t.Run("approve with changes, or says it cannot", func(t *testing.T) { testEdits(t, newHarness) })
+	t.Run("what the approver sees is what runs", func(t *testing.T) { testDeception(t, newHarness) })
 }
 
 func testFacts(t *testing.T, newHarness Factory) {

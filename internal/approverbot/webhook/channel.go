@@ -18,8 +18,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -215,7 +218,7 @@ func (e permanentError) Unwrap() error { return e.err }
 
 // deliver posts one event, retrying what may succeed later.
 func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) error {
-	body, err := json.Marshal(v)
+	body, err := marshalVisible(v)
 	if err != nil {
 		return fmt.Errorf("webhook: encode %s: %w", event, err)
 	}
@@ -301,4 +304,29 @@ func (c *Channel) setHealth(err error) {
 	c.healthMu.Lock()
 	c.lastErr = err
 	c.healthMu.Unlock()
+}
+
+// marshalVisible is v as JSON with every character the card escapes (bidi
+// controls, invisible and control characters; see card.Hidden) written as
+// a \u escape: the same JSON strings, but no byte of the body hides or
+// reorders text in a log, a terminal or a receiver that shows it as is.
+func marshalVisible(v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.ContainsFunc(body, func(r rune) bool { return r >= 0x80 && card.Hidden(r) }) {
+		return body, nil
+	}
+	out := make([]byte, 0, len(body)+64)
+	for _, r := range string(body) {
+		if r < 0x80 || !card.Hidden(r) {
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			out = fmt.Appendf(out, `\u%04x`, u)
+		}
+	}
+	return out, nil
 }
