@@ -30,7 +30,7 @@ import (
 
 // sanitizer escapes the texts of one question and remembers what it found.
 type sanitizer struct {
-	bidi, invisible, control []rune // each character escaped, once
+	bidi, invisible, control []rune   // each character escaped, once
 	mixed                    []string // words that mix scripts
 	hosts                    []string // host names outside ASCII, with their punycode
 	seen                     map[string]bool
