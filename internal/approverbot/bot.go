@@ -91,6 +91,9 @@ func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error
 		b.replayed[team] = errors.New(notReplayedYet)
 	}
 	b.metrics.Ready.Set(0)
+	if cfg.OpenNATS() {
+		b.log.Warn(OpenPlaneText, "nats", cfg.NATS.URL)
+	}
 	return b, nil
 }
 

@@ -62,6 +62,19 @@ type NATSConfig struct {
 	MaxPingsOut  int           `yaml:"max_pings_out"`
 }
 
+// OpenNATS reports whether the bot connects to NATS without credentials
+// (no creds file, nkey, user or client certificate): a plane whose NATS has
+// no authorization, such as the dev broker's (`broker --dev`), where any
+// local process can publish questions and answers.
+func (c *Config) OpenNATS() bool {
+	n := c.NATS
+	return n.Creds == "" && n.NKeySeed == "" && n.User == "" && n.Cert == ""
+}
+
+// OpenPlaneText is what the bot, the web page and the terminal say on a
+// plane whose NATS has no authorization ([Config.OpenNATS]).
+const OpenPlaneText = "This plane's NATS has no authorization (dev mode): any local process can publish questions and answer them. Use it on your own machine only."
+
 // ApproverConfig is one approver: a display name, and the keys channels
 // add (the Slack user id, the Telegram user id, the web password hash).
 type ApproverConfig struct {

@@ -176,3 +176,21 @@ func TestConfigReadsTheNATSPingSettings(t *testing.T) {
 		t.Errorf("a bad ping_interval: %v, want an error naming it", err)
 	}
 }
+
+func TestOpenNATSIsAConnectionWithoutCredentials(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		nats NATSConfig
+		open bool
+	}{
+		{"no credentials (the dev broker)", NATSConfig{URL: "nats://127.0.0.1:4222"}, true},
+		{"a creds file", NATSConfig{Creds: "/etc/signoff/bot.creds"}, false},
+		{"an nkey", NATSConfig{NKeySeed: "/etc/signoff/bot.nk"}, false},
+		{"a user", NATSConfig{User: "bot", Password: "x"}, false},
+		{"a client certificate", NATSConfig{Cert: "bot.crt", Key: "bot.key"}, false},
+	} {
+		if got := (&Config{NATS: c.nats}).OpenNATS(); got != c.open {
+			t.Errorf("%s: OpenNATS = %v, want %v", c.name, got, c.open)
+		}
+	}
+}

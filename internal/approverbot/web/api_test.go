@@ -291,3 +291,14 @@ func TestSlowStreamsAreDroppedNotWaitedFor(t *testing.T) {
 		t.Fatal("a closed hub took a new stream")
 	}
 }
+
+// On a plane whose NATS has no authorization (the dev broker's) the page
+// says so above the questions: any local process can publish them.
+func TestThePageSaysAnOpenPlaneIsOpen(t *testing.T) {
+	s := startServer(t, testConfig(t, "", "{insecure_cookies: true}"), Options{}, newFakeResponder())
+	c, _ := s.login(t, "alice", alicePassword)
+	page := readBody(t, s.do(t, c, "GET", "/", ""))
+	if !strings.Contains(page, `class="notice open-plane"`) || !strings.Contains(page, "no authorization") {
+		t.Errorf("the page of a bot without NATS credentials does not say the plane is open:\n%.3000s", page)
+	}
+}

@@ -151,6 +151,9 @@ type pageData struct {
 	LingerMS  int64
 	CanLogout bool
 	Starting  bool
+	// Open is set on a plane whose NATS has no authorization: the page
+	// says so (approverbot.OpenPlaneText).
+	Open string
 }
 
 // handlePage serves GET /: the page with the open questions.
@@ -163,6 +166,9 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	s := c.ensureSession(w, &p)
 	d := pageData{Approver: p.approver, Display: p.display, CSRF: s.csrf, Teams: c.cfg.Teams,
 		LingerMS: c.linger.Milliseconds(), CanLogout: c.web.TrustedHeader == ""}
+	if c.cfg.OpenNATS() {
+		d.Open = approverbot.OpenPlaneText
+	}
 	resp := c.responder()
 	if resp == nil {
 		d.Starting = true
