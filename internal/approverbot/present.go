@@ -35,7 +35,7 @@ var (
 	RuneWidth    = card.RuneWidth
 )
 
-// WhyNotMine is why no choice is offered on one's own request.
+// WhyNotMine is why no approval is offered on one's own request.
 const WhyNotMine = card.WhyNotMine
 
 // WhyNoAlways is why a question of an older broker offers no Always answer.

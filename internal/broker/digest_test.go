@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -39,4 +40,23 @@ func TestAResponseIsBoundToTheQuestionItsApproverWasShown(t *testing.T) {
 		t.Fatalf("a response naming the open question's digest was refused: %+v", rep)
 	}
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+}
+
+// The human the agent works for may reject their own request, never
+// approve it.
+func TestTheRequesterMayRejectTheirOwnRequestOnly(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	device := p.Approver("default")
+	agent := p.Agent("s-mine", "pod-1", client.WithRequestedBy("alice"))
+	pend := brokertest.Ask(t.Context(), agent, "mine-1", "bash", brokertest.Bash("make deploy"))
+	q := device.NextAsk("mine-1")
+	if rep := device.Approve(q, "alice", messages.ScopeOnce); rep.Applied || !strings.Contains(rep.Reason, "may not approve it") {
+		t.Fatalf("the requester's approval: %+v, want it refused", rep)
+	}
+	if rep := device.Reject(q, "alice", messages.RejectSoft, "not now"); !rep.Applied {
+		t.Fatalf("the requester's rejection: %+v, want it applied", rep)
+	}
+	if d := pend.Wait(t); d.Outcome != messages.OutcomeDeny || d.DecidedBy.ID != "alice" {
+		t.Errorf("decision %+v, want alice's rejection", d)
+	}
 }

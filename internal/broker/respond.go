@@ -37,7 +37,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 		return encode(refusal(b, rec, "the request is already settled; the standing decision is final"))
 	}
 	pol := b.cfg.Policy.Current()
-	if why := authorize(pol, rec, resp.Approver.ID, b.cfg.OpenTeams); why != "" {
+	if why := authorize(pol, forAnswer(rec, resp.Approved), resp.Approver.ID, b.cfg.OpenTeams); why != "" {
 		log.Warn("response refused", "why", why)
 		return encode(refusal(b, rec, why))
 	}
@@ -151,7 +151,7 @@ func (b *Broker) handleRespond(ctx context.Context, msg *nats.Msg) []byte {
 // (dev mode); elsewhere it has no one who may answer.
 func authorize(pol *policy.Policy, rec *session.Record, approverID string, openTeams bool) string {
 	if rec.RequestedBy != "" && approverID == rec.RequestedBy {
-		return fmt.Sprintf("approver %q requested this call and may not answer it", approverID)
+		return fmt.Sprintf("approver %q requested this call and may not approve it (they may reject it)", approverID)
 	}
 	teams := pol.Teams()
 	for _, name := range rec.Teams {

@@ -270,11 +270,13 @@ func (v View) Approvals() string {
 }
 
 // Mine reports whether approver is the human the agent works for: the
-// brokers refuse any answer of theirs (nobody decides their own request).
+// brokers refuse their approval (nobody approves their own request), not
+// their rejection.
 func (v View) Mine(approver string) bool { return approver != "" && v.Requester == approver }
 
-// WhyNotMine is why no choice is offered on one's own request.
-const WhyNotMine = "it was made on your behalf, so another approver must answer it"
+// WhyNotMine is why no approval is offered on one's own request (the
+// rejections are).
+const WhyNotMine = "it was made on your behalf, so another approver must approve it; you may reject it"
 
 // MainArgument is the argument that says what a call does: a shell
 // command, a file path, a search pattern, a URL; "" when there is none.

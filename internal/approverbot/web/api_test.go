@@ -76,8 +76,9 @@ func TestQuestionsList(t *testing.T) {
 	if !strings.Contains(v1.HTML, `data-action="always"`) || strings.Contains(v2.HTML, `data-action="always"`) {
 		t.Error("the Always button must show exactly when the question offers Always")
 	}
-	// alice requested req-2: the brokers refuse any answer of hers.
-	if fmt.Sprint(v2.Actions) != "[]" {
+	// alice requested req-2: the brokers refuse her approval, not her
+	// rejection.
+	if fmt.Sprint(v2.Actions) != "[reject_soft reject_hard]" {
 		t.Errorf("actions on one's own request: %v", v2.Actions)
 	}
 	if !strings.Contains(v2.HTML, `data-action="approve" disabled data-refused title="it was made on your behalf`) {
