@@ -90,6 +90,12 @@ func (a ApproverConfig) Key(k string) string { return a.Keys[k] }
 // HTTPConfig configures the bot's HTTP listener.
 type HTTPConfig struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8090
+	// OpsToken, when set, is the bearer token GET /readyz and GET /metrics
+	// require (Authorization: Bearer <token>): on a listener that also
+	// serves the web page to everyone, what the bot's metrics and
+	// readiness say (channels, teams, failures) is for operators only.
+	// /healthz stays open.
+	OpsToken string `yaml:"ops_token"`
 }
 
 // Approver is an approver identity resolved from a channel user.
