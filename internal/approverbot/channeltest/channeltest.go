@@ -2,6 +2,8 @@ package channeltest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -111,7 +113,19 @@ func start(t *testing.T, newHarness Factory, as string) *world {
 		}
 	})
 	brokertest.Run(t, "bot.Run", bot.Run)
-	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: "s-" + strings.ReplaceAll(t.Name(), "/", "-"), logs: logs}
+	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: sessionOf(t), logs: logs}
+}
+
+// sessionOf is a session id for the test: its name, shortened with a hash
+// of the whole when it is too long for a session id (with the agent's
+// suffixes).
+func sessionOf(t *testing.T) string {
+	s := "s-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	if len(s) <= 90 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:70] + "-" + hex.EncodeToString(sum[:6])
 }
 
 // ask has an agent ask about a bash command; it returns the pending call and

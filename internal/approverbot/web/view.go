@@ -28,6 +28,9 @@ type QuestionView struct {
 	// Mine is set when the viewer is the human the agent works for: the
 	// broker refuses their approval.
 	Mine bool `json:"mine,omitempty"`
+	// Tool is the tool's name as the card shows it (sanitised), for a
+	// notification's title.
+	Tool string `json:"tool,omitempty"`
 	// Summary is the question in one short line, for a notification: the
 	// agent's question, the command, or the main argument.
 	Summary string `json:"summary,omitempty"`
