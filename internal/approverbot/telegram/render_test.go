@@ -258,3 +258,34 @@ func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 		})
 	}
 }
+
+// A question too long for a message offers no approval: no Approve,
+// Session, Always or option button, and the core's cut list says why.
+func TestATooLongQuestionOffersNoApprovalOnTelegram(t *testing.T) {
+	q := hostileQuestion()
+	for i := range 30 {
+		q.Risk.Subcommands = append(q.Risk.Subcommands, messages.Verdict{Command: fmt.Sprintf("make t%d", i), Action: "ask"})
+	}
+	html, whole := renderQuestion(q, time.Now())
+	if whole {
+		t.Fatal("a question with more sub-commands than the message lists is called whole")
+	}
+	shown, err := telegramtest.ParseHTML(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "too long for Telegram") || !strings.Contains(shown, "sub-commands not shown") {
+		t.Errorf("the message does not say what is cut:\n%s", shown)
+	}
+	kb := partKeyboard("k1", approverbot.WebLink("https://approvals.example.com/", "k1"))
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			if b.CallbackData != "" && b.CallbackData[0] != tapDeny && b.CallbackData[0] != tapDenyStop {
+				t.Errorf("the keyboard offers %q", b.Text)
+			}
+			if b.URL != "" && b.URL != "https://approvals.example.com/#q-k1" {
+				t.Errorf("the web page button opens %q", b.URL)
+			}
+		}
+	}
+}
