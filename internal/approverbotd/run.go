@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout i
 	mux.Handle("GET /readyz", opsOnly(cfg.HTTP.OpsToken, readyz(nc, b, channels)))
 	mux.Handle("GET /metrics", opsOnly(cfg.HTTP.OpsToken, promhttp.HandlerFor(b.Metrics().Registry, promhttp.HandlerOpts{})))
 	if _, public := cfg.Channels["web"]; public && cfg.HTTP.OpsToken == "" {
-		log.Warn("the web page's listener also serves /readyz and /metrics to anyone who reaches it: set http.ops_token to require a token for them",
+		log.Info("the web page's listener also serves /readyz and /metrics to anyone who reaches it: set http.ops_token to require a token for them",
 			"http", cfg.HTTP.Listen)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)

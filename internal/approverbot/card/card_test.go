@@ -114,3 +114,23 @@ func TestPresentShowsAndFlagsEveryArgumentKey(t *testing.T) {
 		t.Errorf("plain keys are flagged: %q", v.Warnings)
 	}
 }
+
+// BenchmarkPresent: a question near the message limit (a 60 KB command of
+// 2000 sub-commands, with a bidi control and a lookalike host) through the
+// sanitiser and the view, as each channel builds it.
+func BenchmarkPresent(b *testing.B) {
+	var cmd []string
+	var subs []messages.Verdict
+	for i := range 2000 {
+		c := fmt.Sprintf("make target-%d", i)
+		cmd = append(cmd, c)
+		subs = append(subs, messages.Verdict{Command: c, Action: "ask"})
+	}
+	args, _ := json.Marshal(map[string]string{"command": strings.Join(cmd, " && ") + " \u2067# git clone https://g\u0456thub.com/x"})
+	q := bash(string(args))
+	q.Risk.Subcommands = subs
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		card.Present(q, card.DefaultLimits)
+	}
+}
