@@ -25,10 +25,9 @@ type Limits struct {
 	Width Width
 }
 
-// DefaultLimits are generous bounds for a channel without tight message
-// limits (the terminal, the web page).
-// They hold any question within the message limit whole: the terminal and
-// the web page never cut what the human judges.
+// DefaultLimits are the bounds of a channel without tight message limits
+// (the terminal, the web page): they hold any question within the message
+// limit whole, so those channels never cut what the human judges.
 var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000}
 
 func (l Limits) withDefaults() Limits {
@@ -47,9 +46,10 @@ func (l Limits) withDefaults() Limits {
 // View is a question as every channel shows it (DESIGN §7: tool,
 // arguments, the sub-commands with their verdicts, why it asks, the rest of
 // the batch, time left, what Session and Always would grant). The core
-// builds it once; a channel only lays it out in its own markup. Text is
-// clipped to the channel's [Limits] but not escaped: escaping is the
-// channel's markup's business.
+// builds it once; a channel only lays it out in its own markup. Every text
+// the agent controls is sanitised (see sanitize.go) and clipped to the
+// channel's [Limits], but not escaped: escaping is the channel's markup's
+// business.
 type View struct {
 	RequestID, Tool, Team, Tier              string
 	SessionID, AgentID, AgentType, Requester string
@@ -98,7 +98,7 @@ type View struct {
 	Session, Always Offer
 	// Ask is set on an ask-user question: the tool's questions and their
 	// options, clipped (no questions: a free-text answer). Indexes match
-	// the question's, for [Pick]s.
+	// the question's, so a pick made on the view names the same option.
 	Ask *messages.AskUser
 }
 
