@@ -360,6 +360,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
+	if !b.cfg.Sees(a.Approver, q.Team) {
+		return messages.RespondReply{}, fmt.Errorf("%w: approver %s does not answer team %s's questions here (approvers.%s.teams)", ErrChoice, a.Approver, q.Team, a.Approver)
+	}
 	// Every channel's answer passes the one set of rules, whether it
 	// came through Choose or was built by hand.
 	c := a.Choice

@@ -303,3 +303,38 @@ func TestThePageSaysAnOpenPlaneIsOpen(t *testing.T) {
 		t.Errorf("the page of a bot without NATS credentials does not say the plane is open:\n%.3000s", page)
 	}
 }
+
+// An approver who lists teams (approvers.<id>.teams) sees and answers the
+// questions of those teams only: the others are not listed, not on the
+// page, and answering one is answering an unknown question.
+func TestQuestionsAreShownToTheirTeamsOnly(t *testing.T) {
+	cfg := testConfig(t, "[default, oncall]", "{insecure_cookies: true}")
+	bob := cfg.Approvers["bob"]
+	bob.Teams = []string{"oncall"}
+	cfg.Approvers["bob"] = bob
+	ops := question("req-ops", "kubectl rollout restart deploy/api")
+	ops.Team = "oncall"
+	secret := question("req-default", "cat ./secret-plan.txt")
+	s := startServer(t, cfg, Options{}, newFakeResponder(secret, ops))
+
+	c, csrf := s.login(t, "bob", bobPassword)
+	var list questionsReply
+	decodeJSON(t, s.do(t, c, "GET", "/api/questions", ""), &list)
+	if len(list.Questions) != 1 || list.Questions[0].RequestID != "req-ops" {
+		t.Errorf("bob (team oncall) is listed %d questions, want req-ops only", len(list.Questions))
+	}
+	if page := readBody(t, s.do(t, c, "GET", "/", "")); strings.Contains(page, "secret-plan") || !strings.Contains(page, "kubectl rollout") {
+		t.Error("bob's page shows another team's question, or not his own")
+	}
+	res := s.do(t, c, "POST", "/api/respond", `{"request_id":"req-default","action":"reject_soft"}`,
+		"Content-Type", "application/json", csrfHeader, csrf)
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's answer to another team's question: %s, want 404", res.Status)
+	}
+	// alice lists no teams: every team the bot serves.
+	ca, _ := s.login(t, "alice", alicePassword)
+	decodeJSON(t, s.do(t, ca, "GET", "/api/questions", ""), &list)
+	if len(list.Questions) != 2 {
+		t.Errorf("alice is listed %d questions, want both", len(list.Questions))
+	}
+}

@@ -175,7 +175,9 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		now := c.now()
 		for _, q := range resp.Open() {
-			d.Cards = append(d.Cards, newCardData(q, p.approver, now))
+			if c.cfg.Sees(p.approver, q.Team) {
+				d.Cards = append(d.Cards, newCardData(q, p.approver, now))
+			}
 		}
 	}
 	c.render(w, http.StatusOK, "page.html", d)
