@@ -1,6 +1,8 @@
 package approverbot
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -38,17 +40,31 @@ func newBoard() *board { return &board{qs: map[string]*Question{}, now: time.Now
 // upsert records a question; it returns the stored question and whether it
 // changed (new, new approvals, or a new reminder). A question already settled stays settled:
 // a late or replayed announcement must not reopen it.
-func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool) {
+//
+// A question, once announced, never changes (DESIGN §3): a copy that shows
+// anything else than the open question (another call, verdict, offer…),
+// or whose digest is not the digest of what it shows, is refused with
+// [ErrChangedQuestion] and the board keeps what it had. On a plane whose
+// NATS lets others publish questions, that copy is an attack: an approver
+// would approve what the card shows while the brokers allow what they hold.
+func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
+	shown := q.ShownDigest()
+	if q.Digest != "" && q.Digest != shown {
+		return Question{}, false, fmt.Errorf("%w: its digest %s is not the digest of what it shows (%s)", ErrChangedQuestion, q.Digest, shown)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cur, ok := b.qs[q.Request.RequestID]
 	if !ok {
 		n := &Question{ApprovalNeeded: q, Seen: b.now()}
 		b.qs[q.Request.RequestID] = n
-		return *n, true
+		return *n, true, nil
 	}
 	if !cur.Open() {
-		return *cur, false
+		return *cur, false, nil
+	}
+	if was := cur.ShownDigest(); was != shown {
+		return *cur, false, fmt.Errorf("%w: the open question shows %s, the new copy %s", ErrChangedQuestion, was, shown)
 	}
 	// A reminder (an escalation step) is a change too: channels show it
 	// again. A replayed or repeated copy of an older one is not.
@@ -58,8 +74,12 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool) {
 		q.Reminder = cur.Reminder
 	}
 	cur.ApprovalNeeded = q
-	return *cur, changed
+	return *cur, changed, nil
 }
+
+// ErrChangedQuestion: a copy of a question shows something else than the
+// question it claims to be; it is not shown.
+var ErrChangedQuestion = errors.New("a re-announcement changes an open question")
 
 // resolve marks a question settled; it returns the question and whether it
 // was open. A resolution for a question never seen is kept too (an answer

@@ -91,6 +91,9 @@ func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error
 		b.replayed[team] = errors.New(notReplayedYet)
 	}
 	b.metrics.Ready.Set(0)
+	if cfg.OpenNATS() {
+		b.log.Warn(OpenPlaneText, "nats", cfg.NATS.URL)
+	}
 	return b, nil
 }
 
@@ -198,7 +201,15 @@ func (b *Bot) onAsk(m *nats.Msg) {
 }
 
 func (b *Bot) show(q messages.ApprovalNeeded) {
-	stored, changed := b.board.upsert(q)
+	stored, changed, err := b.board.upsert(q)
+	if err != nil {
+		// Only the brokers publish questions, and they never change
+		// one: someone else published this.
+		b.log.Error("attack: refused a question that changes an open one; the card keeps what it showed",
+			"request_id", q.Request.RequestID, "session_id", q.Request.SessionID, "team", q.Team, "tool", q.Request.Tool, "err", err)
+		b.metrics.ChangedQuestions.Inc()
+		return
+	}
 	if !changed {
 		return
 	}
@@ -349,6 +360,9 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
+	if !b.cfg.Sees(a.Approver, q.Team) {
+		return messages.RespondReply{}, fmt.Errorf("%w: approver %s does not answer team %s's questions here (approvers.%s.teams)", ErrChoice, a.Approver, q.Team, a.Approver)
+	}
 	// Every channel's answer passes the one set of rules, whether it
 	// came through Choose or was built by hand.
 	c := a.Choice
@@ -373,6 +387,12 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		Approver:  messages.Approver{ID: a.Approver, Display: appr.Display, Channel: a.Channel, Device: a.Device},
 		Approved:  a.Approved,
 		Feedback:  a.Feedback,
+	}
+	if q.Digest != "" {
+		// The question this answer answers: what the card showed (the
+		// board holds only copies whose digest is theirs). A broker
+		// older than digests sends none and takes none.
+		resp.Digest = q.ShownDigest()
 	}
 	if a.Approved {
 		resp.Scope, resp.Answer = a.Scope, a.Answer

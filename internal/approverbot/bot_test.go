@@ -167,14 +167,14 @@ func question(id string, at time.Time) messages.ApprovalNeeded {
 func TestBoardKeepsASettledQuestionSettled(t *testing.T) {
 	b := newBoard()
 	q := question("r1", time.Now())
-	if _, changed := b.upsert(q); !changed {
+	if _, changed, _ := b.upsert(q); !changed {
 		t.Fatal("a new question is not reported as changed")
 	}
 	if _, wasOpen := b.resolve(messages.Resolved{RequestID: "r1", State: messages.StateApproved}); !wasOpen {
 		t.Fatal("resolving an open question is not reported")
 	}
 	q.ApprovalsSoFar = []string{"alice"}
-	got, changed := b.upsert(q)
+	got, changed, _ := b.upsert(q)
 	if changed || got.Open() {
 		t.Errorf("a late announcement reopened a settled question (changed %v, open %v)", changed, got.Open())
 	}
@@ -187,11 +187,11 @@ func TestBoardReportsOnlyApprovalChanges(t *testing.T) {
 	b := newBoard()
 	q := question("r1", time.Now())
 	b.upsert(q)
-	if _, changed := b.upsert(q); changed {
+	if _, changed, _ := b.upsert(q); changed {
 		t.Error("the same announcement twice is reported as a change")
 	}
 	q.ApprovalsSoFar = []string{"carol"}
-	if got, changed := b.upsert(q); !changed || len(got.ApprovalsSoFar) != 1 {
+	if got, changed, _ := b.upsert(q); !changed || len(got.ApprovalsSoFar) != 1 {
 		t.Errorf("a counted approval is not reported (changed %v, approvals %v)", changed, got.ApprovalsSoFar)
 	}
 }
@@ -201,15 +201,15 @@ func TestBoardReportsANewReminderOnly(t *testing.T) {
 	q := question("r1", time.Now())
 	b.upsert(q)
 	q.Reminder, q.EscalationStep = 1, 1
-	if got, changed := b.upsert(q); !changed || got.Reminder != 1 {
+	if got, changed, _ := b.upsert(q); !changed || got.Reminder != 1 {
 		t.Fatalf("a reminder is not reported (changed %v, reminder %d)", changed, got.Reminder)
 	}
-	if _, changed := b.upsert(q); changed {
+	if _, changed, _ := b.upsert(q); changed {
 		t.Error("the same reminder twice is reported as a change")
 	}
 	// A replay of the question (no reminder) keeps the reminder count.
 	q.Reminder = 0
-	if got, changed := b.upsert(q); changed || got.Reminder != 1 {
+	if got, changed, _ := b.upsert(q); changed || got.Reminder != 1 {
 		t.Errorf("a replay changed the reminder (changed %v, reminder %d)", changed, got.Reminder)
 	}
 }
@@ -223,7 +223,7 @@ func TestBoardRemembersResolutionsOfQuestionsItNeverSaw(t *testing.T) {
 	if !ok || got.Open() || got.Request.SessionID != "s9" || got.Team != "default" {
 		t.Fatalf("the resolution of an unseen question is not kept: %+v", got)
 	}
-	if _, changed := b.upsert(question("r9", time.Now())); changed {
+	if _, changed, _ := b.upsert(question("r9", time.Now())); changed {
 		t.Error("an announcement after the resolution reopened the question")
 	}
 }
@@ -583,5 +583,39 @@ func TestReplayKeepsQuestionsThatArriveDuringIt(t *testing.T) {
 	rec.noResolve(t, "r-during", 500*time.Millisecond)
 	if q, ok := b.Lookup("r-during"); !ok || !q.Open() {
 		t.Errorf("the board holds r-during as settled (%+v) while it is open", q.Resolved)
+	}
+}
+
+func TestBoardRefusesACopyThatChangesAnOpenQuestion(t *testing.T) {
+	b := newBoard()
+	q := question("r1", time.Now())
+	q.Digest = q.ShownDigest()
+	if _, _, err := b.upsert(q); err != nil {
+		t.Fatal(err)
+	}
+	swapped := q
+	swapped.Request.Arguments = json.RawMessage(`{"command":"curl x | bash"}`)
+	swapped.Digest = swapped.ShownDigest()
+	if _, _, err := b.upsert(swapped); !errors.Is(err, ErrChangedQuestion) {
+		t.Fatalf("a copy with other arguments: %v, want ErrChangedQuestion", err)
+	}
+	forged := swapped
+	forged.Digest = q.Digest
+	if _, _, err := b.upsert(forged); !errors.Is(err, ErrChangedQuestion) {
+		t.Fatalf("a copy with the open question's digest but other arguments: %v, want ErrChangedQuestion", err)
+	}
+	if got, _ := b.get("r1"); string(got.Request.Arguments) != `{"command":"make x"}` {
+		t.Errorf("the board shows %s, want the question as first announced", got.Request.Arguments)
+	}
+	forgedNew := question("r2", time.Now())
+	forgedNew.Digest = q.Digest
+	if _, _, err := b.upsert(forgedNew); !errors.Is(err, ErrChangedQuestion) {
+		t.Errorf("a new question whose digest is not its own: %v, want ErrChangedQuestion", err)
+	}
+	// A counted approval and a reminder change nothing the card judges.
+	same := q
+	same.ApprovalsSoFar, same.Reminder = []string{"bob"}, 1
+	if _, changed, err := b.upsert(same); err != nil || !changed {
+		t.Errorf("a counted approval: changed %v, %v", changed, err)
 	}
 }

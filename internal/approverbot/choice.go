@@ -66,9 +66,11 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 	return ChoiceRejectStop
 }
 
-// Offered reports whether q offers c to approver, and if not, why.
+// Offered reports whether q offers c to approver, and if not, why. The
+// human the agent works for is offered the rejections only.
 func Offered(q Question, c Choice, approver string) error {
-	if approver != "" && q.Request.RequestedBy == approver {
+	if approver != "" && q.Request.RequestedBy == approver && c.Approves() {
+		// One's own request may be rejected, never approved.
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
 	}
 	if c != ChoiceSession && c != ChoiceAlways {

@@ -62,10 +62,38 @@ type NATSConfig struct {
 	MaxPingsOut  int           `yaml:"max_pings_out"`
 }
 
+// Sees reports whether approver may see and answer the questions of team
+// through this bot: every team the bot serves, or, when the approver lists
+// teams, those only. An approver the config does not know sees nothing.
+func (c *Config) Sees(approver, team string) bool {
+	a, ok := c.Approvers[approver]
+	if !ok {
+		return false
+	}
+	return a.Teams == nil || slices.Contains(a.Teams, team)
+}
+
+// OpenNATS reports whether the bot connects to NATS without credentials
+// (no creds file, nkey, user or client certificate): a plane whose NATS has
+// no authorization, such as the dev broker's (`broker --dev`), where any
+// local process can publish questions and answers.
+func (c *Config) OpenNATS() bool {
+	n := c.NATS
+	return n.Creds == "" && n.NKeySeed == "" && n.User == "" && n.Cert == ""
+}
+
+// OpenPlaneText is what the bot, the web page and the terminal say on a
+// plane whose NATS has no authorization ([Config.OpenNATS]).
+const OpenPlaneText = "This plane's NATS has no authorization (dev mode): any local process can publish questions and answer them. Use it on your own machine only."
+
 // ApproverConfig is one approver: a display name, and the keys channels
 // add (the Slack user id, the Telegram user id, the web password hash).
 type ApproverConfig struct {
 	Display string
+	// Teams, when set, are the only teams whose questions this approver
+	// sees on the web page and may answer through this bot (the teams the
+	// policy lists them in); unset, every team the bot serves.
+	Teams []string
 	// Keys are the channels' keys of this approver, by key, as written
 	// (integers in decimal).
 	Keys map[string]string
@@ -77,6 +105,12 @@ func (a ApproverConfig) Key(k string) string { return a.Keys[k] }
 // HTTPConfig configures the bot's HTTP listener.
 type HTTPConfig struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8090
+	// OpsToken, when set, is the bearer token GET /readyz and GET /metrics
+	// require (Authorization: Bearer <token>): on a listener that also
+	// serves the web page to everyone, what the bot's metrics and
+	// readiness say (channels, teams, failures) is for operators only.
+	// /healthz stays open.
+	OpsToken string `yaml:"ops_token"`
 }
 
 // Approver is an approver identity resolved from a channel user.
@@ -222,7 +256,7 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 		return err
 	}
 	keys := approverKeys()
-	known := []string{"display"}
+	known := []string{"display", "teams"}
 	for _, k := range keys {
 		known = append(known, k.Key)
 	}
@@ -251,6 +285,19 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 			c.lines[key] = kn.Line
 			if vn.Kind == yaml.AliasNode {
 				return checkNode(file, vn, reflect.TypeOf(""), key)
+			}
+			if kn.Value == "teams" {
+				if vn.Kind != yaml.SequenceNode {
+					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a list of team names, got " + describe(vn)}
+				}
+				a.Teams = []string{}
+				for _, tn := range vn.Content {
+					if tn.Kind != yaml.ScalarNode {
+						return &ConfigError{File: file, Line: tn.Line, Key: key, Msg: key + ": want team names, got " + describe(tn)}
+					}
+					a.Teams = append(a.Teams, tn.Value)
+				}
+				continue
 			}
 			if kn.Value == "display" {
 				if vn.Kind != yaml.ScalarNode {
@@ -379,6 +426,11 @@ func (c *Config) Validate() error {
 	for _, id := range sortedKeys(c.Approvers) {
 		if err := checkApproverID(id); err != nil {
 			return fmt.Errorf("approvers.%s: %w", id, err)
+		}
+		for _, t := range c.Approvers[id].Teams {
+			if !slices.Contains(c.Teams, t) {
+				return fmt.Errorf("approvers.%s.teams: %q is not a team this bot serves (teams: %s)", id, t, strings.Join(c.Teams, ", "))
+			}
 		}
 		for _, ak := range approverKeys() {
 			v := c.Approvers[id].Keys[ak.Key]

@@ -23,7 +23,7 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 			`bot.yaml:5: unknown key "teamz" (known: approvers, chat, desk, http, im, nats, prefix, teams)`},
 		{"a misspelt approver key lists the channels' keys",
 			"approvers:\n  alice: {displya: Alice}\ndesk: {approver: alice}\n",
-			`bot.yaml:2: unknown key "displya" in approvers.alice (known: chat, display, im, im_pin)`},
+			`bot.yaml:2: unknown key "displya" in approvers.alice (known: chat, display, im, im_pin, teams)`},
 		{"a string where an integer goes says which was wanted",
 			"approvers:\n  alice:\n    chat: abc\ndesk: {approver: alice}\n",
 			`bot.yaml:3: approvers.alice.chat: want an integer, got "abc"`},
@@ -174,5 +174,46 @@ func TestConfigReadsTheNATSPingSettings(t *testing.T) {
 	_, err = ParseConfig([]byte("nats: {ping_interval: often}\napprovers:\n  bob: {chat: 1}\nchat: {token: t, rooms: {default: 1}}\n"), "bot.yaml")
 	if err == nil || !strings.Contains(err.Error(), "ping_interval") {
 		t.Errorf("a bad ping_interval: %v, want an error naming it", err)
+	}
+}
+
+func TestOpenNATSIsAConnectionWithoutCredentials(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		nats NATSConfig
+		open bool
+	}{
+		{"no credentials (the dev broker)", NATSConfig{URL: "nats://127.0.0.1:4222"}, true},
+		{"a creds file", NATSConfig{Creds: "/etc/signoff/bot.creds"}, false},
+		{"an nkey", NATSConfig{NKeySeed: "/etc/signoff/bot.nk"}, false},
+		{"a user", NATSConfig{User: "bot", Password: "x"}, false},
+		{"a client certificate", NATSConfig{Cert: "bot.crt", Key: "bot.key"}, false},
+	} {
+		if got := (&Config{NATS: c.nats}).OpenNATS(); got != c.open {
+			t.Errorf("%s: OpenNATS = %v, want %v", c.name, got, c.open)
+		}
+	}
+}
+
+func TestApproverTeamsAreTeamsTheBotServes(t *testing.T) {
+	c, err := ParseConfig([]byte("teams: [default, oncall]\napprovers:\n  alice: {teams: [oncall]}\n  bob: {}\ndesk: {approver: alice}\n"), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		approver, team string
+		sees           bool
+	}{{"alice", "oncall", true}, {"alice", "default", false}, {"bob", "default", true}, {"mallory", "default", false}} {
+		if got := c.Sees(tt.approver, tt.team); got != tt.sees {
+			t.Errorf("Sees(%s, %s) = %v, want %v", tt.approver, tt.team, got, tt.sees)
+		}
+	}
+	_, err = ParseConfig([]byte("teams: [default]\napprovers:\n  alice: {teams: [oncall]}\ndesk: {approver: alice}\n"), "bot.yaml")
+	if err == nil || !strings.Contains(err.Error(), `approvers.alice.teams: "oncall" is not a team this bot serves`) {
+		t.Errorf("a team the bot does not serve: %v", err)
+	}
+	_, err = ParseConfig([]byte("approvers:\n  alice: {teams: oncall}\ndesk: {approver: alice}\n"), "bot.yaml")
+	if err == nil || !strings.Contains(err.Error(), "want a list of team names") {
+		t.Errorf("teams as a string: %v", err)
 	}
 }

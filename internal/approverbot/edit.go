@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -41,11 +42,19 @@ func (d Draft) TooLong() bool { return len(d.Text) > messages.MaxUpdatedArgument
 // WhyTooLong is why a call too long to edit offers no editor.
 const WhyTooLong = "approve with changes is not offered: the call is longer than the 32 KiB a change may carry"
 
+// shellKeys are the arguments a shell draft keeps as they are besides the
+// command: the card shows them, and they change nothing of what runs.
+// Arguments with any other key are edited as a whole JSON object, every key
+// in the editor: approve with changes replaces the whole object the
+// approver saw, so no key the editor hid can ride along.
+var shellKeys = map[string]bool{"command": true, "description": true, "timeout": true}
+
 // DraftOf is the draft of q's call: the command of a call whose arguments
-// hold one (a shell tool's), else all its arguments as JSON.
+// hold one (a shell tool's) and nothing but a description and a timeout
+// besides, else all its arguments as JSON.
 func DraftOf(q Question) Draft {
 	args := q.Request.Arguments
-	if m, ok := argumentObject(args); ok {
+	if m, ok := argumentObject(args); ok && shellOnly(args) {
 		var cmd string
 		if raw, has := m["command"]; has && json.Unmarshal(raw, &cmd) == nil {
 			return Draft{Shell: true, Text: cmd}
@@ -66,9 +75,11 @@ func DraftOf(q Question) Draft {
 var ErrEdit = errors.New("edit refused")
 
 // ParseEdit turns the text of an editor on q into the arguments of the
-// edited call: for a shell draft, the call's arguments with its command
-// replaced; otherwise the text itself, which must be one JSON object. The
-// result is compact JSON within [messages.MaxUpdatedArgumentsBytes].
+// edited call: for a shell draft, the command, with the call's description
+// and timeout kept (see shellKeys; a shell draft of a call with any other
+// key is refused); otherwise the text itself, which must be one JSON
+// object and replaces the whole of the call's arguments. The result is
+// compact JSON within [messages.MaxUpdatedArgumentsBytes].
 func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 	var out json.RawMessage
 	if d.Shell {
@@ -80,9 +91,22 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		if i := strings.IndexFunc(cmd, badCommandRune); i >= 0 {
 			return nil, fmt.Errorf("%w: the command holds a control character (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
 		}
+		if i := strings.IndexFunc(cmd, hiddenInEditor); i >= 0 {
+			return nil, fmt.Errorf("%w: the command holds a character you cannot see (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
+		}
+		if !shellOnly(q.Request.Arguments) {
+			// The editor showed the command only, and the call holds
+			// more: edit its arguments as JSON, every key in view.
+			return nil, fmt.Errorf("%w: the call has arguments besides its command; edit all of them as JSON", ErrEdit)
+		}
 		m, ok := argumentObject(q.Request.Arguments)
 		if !ok {
 			m = map[string]json.RawMessage{}
+		}
+		for k := range m {
+			if !shellKeys[k] {
+				delete(m, k)
+			}
 		}
 		c, _ := json.Marshal(cmd)
 		m["command"] = c
@@ -92,6 +116,9 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		}
 		out = data
 	} else {
+		if i := strings.IndexFunc(strings.ReplaceAll(text, "\r\n", "\n"), hiddenInEditor); i >= 0 {
+			return nil, fmt.Errorf("%w: the arguments hold a character you cannot see (%s) at byte %d", ErrEdit, runeName(text, i), i)
+		}
 		obj, err := parseObject(text)
 		if err != nil {
 			return nil, err
@@ -163,6 +190,20 @@ func runeName(s string, i int) string {
 	return "?"
 }
 
+// shellOnly reports whether args is an object of the keys a shell draft
+// keeps, each once: an empty or non-object args has none to hide.
+func shellOnly(args json.RawMessage) bool {
+	keys := card.ArgKeys(args)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !shellKeys[k] || seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
+}
+
 // argumentObject decodes args as an object keeping each value's JSON.
 func argumentObject(args json.RawMessage) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
@@ -181,6 +222,11 @@ const WhyNoEdit = "approve with changes is not offered on a question that needs 
 // output; an edited call would change the questions the answer answers.
 const WhyNoEditAsk = "approve with changes is not offered on an ask-user question: answer it instead"
 
+// WhyNoEditHidden is why a call holding characters a person cannot see
+// offers no editing: an editor shows them raw (invisible, or reordering the
+// text), so the approver could not see what they approve.
+const WhyNoEditHidden = "approve with changes is not offered: the call holds characters an editor would hide (bidi, invisible or control characters; the card shows them as <U+…>); reject it with feedback instead"
+
 // EditOffered reports whether q offers approver to approve it with
 // changes, and if not, why (wrapping [ErrChoice]).
 func EditOffered(q Question, approver string) error {
@@ -191,9 +237,15 @@ func EditOffered(q Question, approver string) error {
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditAsk)
 	case q.Approvals() > 1:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEdit)
+	case strings.ContainsFunc(DraftOf(q).Text, hiddenInEditor):
+		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditHidden)
 	}
 	return nil
 }
+
+// hiddenInEditor reports a character an editor would not show as itself:
+// what the card escapes, but tab and newline.
+func hiddenInEditor(r rune) bool { return r != '\n' && r != '\t' && card.Hidden(r) }
 
 // ChooseEdited is [Choose] for an approval with changes: c must approve,
 // q must offer editing, and edited (from [ParseEdit]) become the answer's

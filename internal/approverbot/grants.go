@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -128,7 +129,7 @@ func (b *Bot) admin(ctx context.Context, op string, req messages.AdminRequest) (
 // session s1", "every write call for agent pod-7".
 func GrantText(g messages.Grant) string {
 	o := Offer{Offered: true, Tool: OneLine(g.Tool)}
-	o.Patterns, o.MorePatterns = clipPatterns(g.Patterns, DefaultLimits)
+	o.Patterns, o.MorePatterns = card.ClipPatterns(g.Patterns, DefaultLimits)
 	s := o.Short()
 	switch {
 	case g.SessionID != "":

@@ -38,6 +38,9 @@ type Metrics struct {
 	ChannelUp        *prometheus.GaugeVec
 	NATSErrors       *prometheus.CounterVec
 	Ready            prometheus.Gauge
+	// ChangedQuestions counts copies of open questions refused because
+	// they change what the question shows (an attack; see board.upsert).
+	ChangedQuestions prometheus.Counter
 }
 
 // NewMetrics registers the bot's metrics on reg (a new registry with the
@@ -73,8 +76,12 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "signoff_bot_nats_ready",
 			Help: "1 when every subscription of the bot is accepted and every team's latest pending replay succeeded.",
 		}),
+		ChangedQuestions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "signoff_bot_changed_questions_total",
+			Help: "Copies of an open question refused because they change what it shows (someone other than the brokers published them).",
+		}),
 	}
-	reg.MustRegister(m.QuestionsShown, m.DeliveryFailures, m.Answers, m.ChannelUp, m.NATSErrors, m.Ready)
+	reg.MustRegister(m.QuestionsShown, m.DeliveryFailures, m.Answers, m.ChannelUp, m.NATSErrors, m.Ready, m.ChangedQuestions)
 	for _, k := range natsErrorKinds {
 		m.NATSErrors.WithLabelValues(k)
 	}

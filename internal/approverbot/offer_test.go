@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -55,11 +56,11 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 			"bash(npm install *) for agent pod-7, until revoked or it expires; granted only if all 2 approvers choose Always; otherwise the request is approved once",
 			"", "", messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"an answer the offers leave out is not offered", offerQuestion("pod-7", sessionOffered),
-			"bash(npm install *) for session s1", "", "", whyNotListed, messages.ScopeSession, ""},
+			"bash(npm install *) for session s1", "", "", card.WhyNotListed, messages.ScopeSession, ""},
 		{"a refusal without a reason still says it is refused", offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession}, alwaysOffered),
-			"", "bash(npm install *) for agent pod-7, until revoked or it expires", whyNoReason, "", "", messages.ScopeAlwaysPrefix},
+			"", "bash(npm install *) for agent pod-7, until revoked or it expires", card.WhyNoReason, "", "", messages.ScopeAlwaysPrefix},
 		{"Always needs an agent to grant to", offerQuestion("", sessionOffered, alwaysOffered),
-			"bash(npm install *) for session s1", "", "", whyNoAgent, messages.ScopeSession, ""},
+			"bash(npm install *) for session s1", "", "", card.WhyNoAgent, messages.ScopeSession, ""},
 		{"an older broker's question: Session grants the tool, Always its always field", offerQuestion("pod-7"),
 			"every bash call of session s1", "bash(npm install *) for agent pod-7, until revoked", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},

@@ -1,274 +1,42 @@
 package approverbot
 
-import (
-	"encoding/json"
-	"strconv"
-	"strings"
-	"time"
+import "github.com/signoff-dev/signoff/internal/approverbot/card"
 
-	"github.com/signoff-dev/signoff/pkg/messages"
+// What a question shows is built by package card, once for every channel;
+// these names keep the channels' spelling of it.
+type (
+	Limits         = card.Limits
+	View           = card.View
+	SubcommandView = card.SubcommandView
+	BatchView      = card.BatchView
+	Offer          = card.Offer
+	Width          = card.Width
 )
 
-// Limits bound the parts of a question a channel shows, so a question fits
-// the channel's message limits whatever the agent sends. A zero field takes
-// [DefaultLimits]' value.
-type Limits struct {
-	Args        int // characters of the command, and of the other arguments
-	Prose       int // characters of the description, the reason, the safety override
-	Command     int // characters of one sub-command, rule, batch tool or grant pattern
-	Subcommands int // sub-commands listed
-	Batch       int // batch items listed
-	BatchArgs   int // characters of one batch item's arguments
-	Patterns    int // Always patterns listed
-	Pattern     int // characters of one Always pattern
-	// Width measures characters (nil: one per character).
-	Width Width
-}
+// DefaultLimits are [card.DefaultLimits].
+var DefaultLimits = card.DefaultLimits
 
-// DefaultLimits are generous bounds for a channel without tight message
-// limits (the terminal, the web page).
-var DefaultLimits = Limits{Args: 16 << 10, Prose: 2000, Command: 1000, Subcommands: 100, Batch: 50, BatchArgs: 240, Patterns: 50, Pattern: 200}
+// Present builds the view of q within l ([card.Present]).
+func Present(q Question, l Limits) View { return card.Present(q.ApprovalNeeded, l) }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	for _, f := range []struct{ v, def *int }{
-		{&l.Args, &d.Args}, {&l.Prose, &d.Prose}, {&l.Command, &d.Command}, {&l.Subcommands, &d.Subcommands},
-		{&l.Batch, &d.Batch}, {&l.BatchArgs, &d.BatchArgs}, {&l.Patterns, &d.Patterns}, {&l.Pattern, &d.Pattern},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return l
-}
+// offers says what q's Session and Always answers grant ([card.Offers]).
+func offers(q Question, l Limits) (session, always Offer) { return card.Offers(q.ApprovalNeeded, l) }
 
-// View is a question as every channel shows it (DESIGN §7: tool,
-// arguments, the sub-commands with their verdicts, why it asks, the rest of
-// the batch, time left, what Session and Always would grant). The core
-// builds it once; a channel only lays it out in its own markup. Text is
-// clipped to the channel's [Limits] but not escaped: escaping is the
-// channel's markup's business.
-type View struct {
-	RequestID, Tool, Team, Tier              string
-	SessionID, AgentID, AgentType, Requester string
-	// Description is the agent's own account of the call.
-	Description string
-	// Command is a shell tool's "command" argument; Args the other
-	// arguments as indented JSON.
-	Command, Args string
-	// Subcommands are the parsed sub-commands with their verdicts;
-	// MoreSubcommands how many more were not listed.
-	Subcommands     []SubcommandView
-	MoreSubcommands int
-	// Why is why the policy asks; Rule the rule that matched (empty when
-	// Why already names it); SafetyOverride a built-in safety check that
-	// overrode the rules.
-	Why, Rule, SafetyOverride string
-	// Batch is what the agent's batch runs after this call; MoreBatch how
-	// many more calls were not listed.
-	Batch     []BatchView
-	MoreBatch int
-	// ExpiresAt is when the reaper rejects the question (zero: never).
-	ExpiresAt time.Time
-	// Required approvals, and the approver ids counted so far.
-	Required int
-	SoFar    []string
-	// Session and Always say what those answers would grant, or why they
-	// are not offered.
-	Session, Always Offer
-	// Ask is set on an ask-user question: the tool's questions and their
-	// options, clipped (no questions: a free-text answer). Indexes match
-	// the question's, for [Pick]s.
-	Ask *messages.AskUser
-}
+// Text helpers of package card, for the channels.
+var (
+	Clip         = card.Clip
+	ClipWidth    = card.ClipWidth
+	ClipNote     = card.ClipNote
+	OneLine      = card.OneLine
+	SplitArgs    = card.SplitArgs
+	CompactArgs  = card.CompactArgs
+	VerdictMark  = card.VerdictMark
+	MainArgument = card.MainArgument
+	RuneWidth    = card.RuneWidth
+)
 
-// SubcommandView is one sub-command of a shell call and its verdict.
-type SubcommandView struct {
-	// Command is the sub-command as parsed ("write to FILE" for a
-	// redirection).
-	Command string
-	// Action is allow, ask or deny; Mark the same with its symbol.
-	Action, Mark string
-	// Rule and Reason explain the verdict; both empty when they only
-	// repeat why the question asks.
-	Rule, Reason string
-}
+// WhyNotMine is why no approval is offered on one's own request.
+const WhyNotMine = card.WhyNotMine
 
-// Explain is the sub-command's rule and reason in one phrase ("rule
-// bash(kubectl *): kubectl goes to oncall"); "" when it has neither.
-func (s SubcommandView) Explain() string {
-	var why []string
-	if s.Rule != "" {
-		why = append(why, "rule "+s.Rule)
-	}
-	if s.Reason != "" {
-		why = append(why, s.Reason)
-	}
-	return strings.Join(why, ": ")
-}
-
-// BatchView is one call the batch runs next: its tool, its arguments on
-// one line, and its main argument (the command, path, pattern or URL; ""
-// when it has none) for a one-line summary.
-type BatchView struct{ Tool, Args, Main string }
-
-// Offer is one standing answer (Session, Always): what it would grant, or
-// why it is not offered. The brokers say both (ApprovalNeeded.Offers); for
-// a question of an older broker without offers the core says what that
-// broker grants (see offer.go).
-type Offer struct {
-	Offered bool
-	// Scope is the scope the answer sends (session, always or
-	// always_prefix).
-	Scope messages.Scope
-	// Grants says what the answer grants, in words ("every bash call of
-	// session s1", "bash(git push *) for agent pod-7").
-	Grants string
-	// Tool, Patterns (empty: every call of Tool; MorePatterns not listed),
-	// Session (a session grant's) and Agent (an always grant's) are Grants
-	// in pieces, for channels that set patterns in code type.
-	Tool         string
-	Patterns     []string
-	MorePatterns int
-	Session      string
-	Agent        string
-	// WhyNot says why the answer is not offered (empty when it is).
-	WhyNot string
-}
-
-// Present builds the view of q within l.
-func Present(q Question, l Limits) View {
-	l = l.withDefaults()
-	req := q.Request
-	v := View{
-		RequestID: req.RequestID, Tool: req.Tool, Team: q.Team, Tier: q.Risk.Tier,
-		SessionID: req.SessionID, AgentID: req.AgentID, AgentType: req.AgentType, Requester: req.RequestedBy,
-		Description:    ClipWidth(OneLine(req.Description), l.Prose, l.Width),
-		Why:            ClipWidth(OneLine(q.Risk.Reason), l.Prose, l.Width),
-		Rule:           ClipWidth(OneLine(q.Risk.Rule), l.Command, l.Width),
-		SafetyOverride: ClipWidth(OneLine(q.Risk.SafetyOverride), l.Prose, l.Width),
-		ExpiresAt:      q.ExpiresAt,
-		Required:       max(q.ApprovalsRequired, 1),
-		SoFar:          q.ApprovalsSoFar,
-	}
-	v.Command, v.Args = SplitArgs(req.Arguments, l.Args, l.Width)
-	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
-		// The reason only repeats the override, shown on its own.
-		v.Why = ""
-	}
-	if v.Rule != "" && strings.Contains(v.Why, v.Rule) {
-		v.Rule = ""
-	}
-	subs := q.Risk.Subcommands
-	for _, s := range subs[:min(len(subs), l.Subcommands)] {
-		v.Subcommands = append(v.Subcommands, subcommandView(s, q.Risk.Reason, l))
-	}
-	v.MoreSubcommands = len(subs) - len(v.Subcommands)
-	batch := q.BatchRemaining
-	if len(batch) == 0 {
-		batch = req.BatchRemaining
-	}
-	for _, b := range batch[:min(len(batch), l.Batch)] {
-		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
-			Args: CompactArgs(b.Arguments, l.BatchArgs, l.Width), Main: ClipWidth(OneLine(MainArgument(b.Arguments)), l.BatchArgs, l.Width)})
-	}
-	v.MoreBatch = len(batch) - len(v.Batch)
-	v.Session, v.Always = offers(q, l)
-	v.Ask = askView(q.AskUser, l)
-	return v
-}
-
-func subcommandView(s messages.Verdict, why string, l Limits) SubcommandView {
-	cmd := s.Command
-	if cmd == "" {
-		cmd = strings.Join(s.Words, " ")
-	}
-	if s.Kind == "redirect" {
-		cmd = "write to " + cmd
-	}
-	sv := SubcommandView{Command: ClipWidth(OneLine(cmd), l.Command, l.Width), Action: s.Action, Mark: VerdictMark(s.Action)}
-	if s.Reason != why {
-		sv.Rule = ClipWidth(OneLine(s.Rule), l.Command, l.Width)
-		sv.Reason = ClipWidth(OneLine(s.Reason), l.Prose, l.Width)
-	}
-	return sv
-}
-
-// Left is the time until the question expires (0 or less: expired; 0
-// too when it never expires: check ExpiresAt).
-func (v View) Left(now time.Time) time.Duration {
-	if v.ExpiresAt.IsZero() {
-		return 0
-	}
-	return v.ExpiresAt.Sub(now).Round(time.Second)
-}
-
-// TimeLeft says how long the question stays open, to the second: "4m30s
-// left", "expired: the reaper rejects it shortly"; "" when it never
-// expires.
-func (v View) TimeLeft(now time.Time) string {
-	if v.ExpiresAt.IsZero() {
-		return ""
-	}
-	d := v.Left(now)
-	if d <= 0 {
-		return "expired: the reaper rejects it shortly"
-	}
-	return d.String() + " left"
-}
-
-// Approvals says how many approvals the question needs and has ("2 of 3
-// so far: alice, bob"); "" for a single-approval question nobody approved.
-func (v View) Approvals() string {
-	if v.Required <= 1 && len(v.SoFar) == 0 {
-		return ""
-	}
-	s := strconv.Itoa(len(v.SoFar)) + " of " + strconv.Itoa(v.Required)
-	if len(v.SoFar) == 0 {
-		return s + " needed, none yet"
-	}
-	return s + " so far: " + strings.Join(v.SoFar, ", ")
-}
-
-// Mine reports whether approver is the human the agent works for: the
-// brokers refuse any answer of theirs (nobody decides their own request).
-func (v View) Mine(approver string) bool { return approver != "" && v.Requester == approver }
-
-// WhyNotMine is why no choice is offered on one's own request.
-const WhyNotMine = "it was made on your behalf, so another approver must answer it"
-
-// MainArgument is the argument that says what a call does: a shell
-// command, a file path, a search pattern, a URL; "" when there is none.
-func MainArgument(raw json.RawMessage) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
-		return ""
-	}
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
-		var s string
-		if json.Unmarshal(m[key], &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// Short is what the answer grants without the session or agent:
-// "bash(git push *)", "every write call"; "" when it is not offered.
-func (o Offer) Short() string {
-	if !o.Offered {
-		return ""
-	}
-	if len(o.Patterns) == 0 {
-		return "every " + o.Tool + " call"
-	}
-	calls := make([]string, len(o.Patterns))
-	for i, p := range o.Patterns {
-		calls[i] = o.Tool + "(" + p + ")"
-	}
-	s := strings.Join(calls, ", ")
-	if o.MorePatterns > 0 {
-		s += " and " + strconv.Itoa(o.MorePatterns) + " more"
-	}
-	return s
-}
+// WhyNoAlways is why a question of an older broker offers no Always answer.
+const WhyNoAlways = card.WhyNoAlways

@@ -2,6 +2,8 @@ package approverbotd
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
@@ -79,5 +81,24 @@ func readyz(nc natsStatus, bot botHealth, channels []approverbot.Channel) http.H
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		fmt.Fprint(w, b.String())
+	})
+}
+
+// opsOnly serves h only to requests that carry token as a bearer token
+// (any request when token is empty); others get 401. The comparison takes
+// the same time whatever the token sent.
+func opsOnly(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="signoff-ops"`)
+			http.Error(w, "this endpoint needs http.ops_token as a bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 }

@@ -79,8 +79,12 @@ func Run(ctx context.Context, cfg *approverbot.Config, stdin io.Reader, stdout i
 		}
 	}
 	mux.HandleFunc("GET /healthz", healthz)
-	mux.Handle("GET /readyz", readyz(nc, b, channels))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(b.Metrics().Registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /readyz", opsOnly(cfg.HTTP.OpsToken, readyz(nc, b, channels)))
+	mux.Handle("GET /metrics", opsOnly(cfg.HTTP.OpsToken, promhttp.HandlerFor(b.Metrics().Registry, promhttp.HandlerOpts{})))
+	if _, public := cfg.Channels["web"]; public && cfg.HTTP.OpsToken == "" {
+		log.Info("the web page's listener also serves /readyz and /metrics to anyone who reaches it: set http.ops_token to require a token for them",
+			"http", cfg.HTTP.Listen)
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 	if err != nil {
 		return UsageError{fmt.Errorf("http.listen: %w", err)}

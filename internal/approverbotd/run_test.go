@@ -147,3 +147,31 @@ func TestTheBotLeavesAFrozenNATSServer(t *testing.T) {
 		t.Errorf("defaults: ping every %s, %d out; want %s, %d", o.PingInterval, o.MaxPingsOut, defaultPingInterval, defaultMaxPingsOut)
 	}
 }
+
+func TestOpsEndpointsNeedTheOpsTokenWhenOneIsSet(t *testing.T) {
+	ready := readyz(fakeStatus(nats.CONNECTED), &fakeBot{}, []approverbot.Channel{healthChannel{name: "web"}})
+	for _, c := range []struct {
+		name, token, auth string
+		code              int
+	}{
+		{"no token configured: open, as before", "", "", 200},
+		{"a token configured, none sent", "s3cret-ops", "", 401},
+		{"a wrong token", "s3cret-ops", "Bearer s3cret-opz", 401},
+		{"the token as a bearer token", "s3cret-ops", "Bearer s3cret-ops", 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/readyz", nil)
+			if c.auth != "" {
+				req.Header.Set("Authorization", c.auth)
+			}
+			rec := httptest.NewRecorder()
+			opsOnly(c.token, ready).ServeHTTP(rec, req)
+			if rec.Code != c.code {
+				t.Errorf("GET /readyz = %d %q, want %d", rec.Code, rec.Body.String(), c.code)
+			}
+			if c.code == 401 && strings.Contains(rec.Body.String(), "web: ok") {
+				t.Error("a refused request was told the channels' health")
+			}
+		})
+	}
+}

@@ -140,6 +140,9 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		}
 		store = memstore.New(memstore.Options{Retention: o.RedisRetention})
 		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
+		fmt.Fprintf(out, "  Open:    this NATS has no authorization: any local process can ask, publish questions and answer them (dev only)\n")
+		log.Warn("dev mode: the embedded NATS server has no authorization: any local process can ask, publish questions and answer them; use it on your own machine only",
+			"nats", srv.ClientURL())
 	} else {
 		var err error
 		nc, err = connectNATS(o, o.NATSName, log, refused)

@@ -399,16 +399,17 @@ func (a *Approver) Respond(r messages.Response) messages.RespondReply {
 	return rep
 }
 
-// Approve answers q approved with scope as approver who.
+// Approve answers q approved with scope as approver who, naming q's
+// digest as an approver bot does.
 func (a *Approver) Approve(q messages.ApprovalNeeded, who string, scope messages.Scope) messages.RespondReply {
 	return a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: scope})
+		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: scope, Digest: q.Digest})
 }
 
 // Reject answers q rejected with mode and feedback as approver who.
 func (a *Approver) Reject(q messages.ApprovalNeeded, who string, mode messages.RejectMode, feedback string) messages.RespondReply {
 	return a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: false, RejectMode: mode, Feedback: feedback})
+		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: false, RejectMode: mode, Feedback: feedback, Digest: q.Digest})
 }
 
 // Pending is an agent request running in the background.

@@ -244,6 +244,7 @@ func Question(rec *session.Record) (messages.ApprovalNeeded, error) {
 	q.ExpiresAt = rec.ExpiresAt.UTC()
 	q.ApprovalsSoFar = rec.Approvals
 	q.ApprovalsRequired = rec.ApprovalsRequired
+	q.Digest = q.ShownDigest()
 	return q, nil
 }
 

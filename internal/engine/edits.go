@@ -73,6 +73,11 @@ func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 	case policy.Deny:
 		return nil, "the edited call is denied by the policy: " + d.Reason + whyEditPending
 	case policy.Ask:
+		if d.SafetyOverride != "" {
+			// A safety override asks a question of its own, shown with
+			// its warning: an edit never turns it into an approval.
+			return nil, "the edited call trips a safety override (" + d.SafetyOverride + "): it needs its own question; reject with feedback, and the agent asks for it" + whyEditPending
+		}
 		// The approval must be one that could have settled the edited
 		// call's own question: by a member of the team it routes to, with
 		// no more approvals than one.

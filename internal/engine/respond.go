@@ -31,7 +31,7 @@ func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages
 		return refusal(rec, "the request is already settled; the standing decision is final"), nil
 	}
 	pol := e.cfg.Policy.Current()
-	if why := authorize(pol, rec, resp.Approver.ID, e.cfg.OpenTeams); why != "" {
+	if why := authorize(pol, forAnswer(rec, resp.Approved), resp.Approver.ID, e.cfg.OpenTeams); why != "" {
 		log.Warn("response refused", "why", why)
 		return refusal(rec, why), nil
 	}
@@ -42,6 +42,10 @@ func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages
 		log.Error("response refused: the stored question is unreadable", "err", err)
 		return messages.RespondReply{}, &ReplyError{Code: messages.CodeInternal,
 			Message: fmt.Sprintf("request %s cannot be answered: %v", rec.ID, err)}
+	}
+	if why := digestRefusal(&q, resp); why != "" {
+		log.Warn("response refused: it names another question's digest", "digest", resp.Digest)
+		return refusal(rec, why), nil
 	}
 	f := about(rec, messages.Decider{Kind: messages.DeciderApprover, ID: resp.Approver.ID, Display: resp.Approver.Display,
 		Channel: resp.Approver.Channel, Device: resp.Approver.Device}, pol.Version())
@@ -149,7 +153,7 @@ func (e *Engine) vote(ctx context.Context, pol *policy.Policy, rec *session.Reco
 // (dev mode); elsewhere it has no one who may answer.
 func authorize(pol *policy.Policy, rec *session.Record, approverID string, openTeams bool) string {
 	if rec.RequestedBy != "" && approverID == rec.RequestedBy {
-		return fmt.Sprintf("approver %q requested this call and may not answer it", approverID)
+		return fmt.Sprintf("approver %q requested this call and may not approve it (they may reject it)", approverID)
 	}
 	teams := pol.Teams()
 	for _, name := range rec.Teams {

@@ -32,9 +32,12 @@ const SignatureLen = 64
 //	approver.channel, approver.device, approved ("true" or "false"), scope,
 //	reject_mode, feedback, answer, signed_at, key_id
 //
-// and, only when the response carries updated_arguments, a sixteenth
-// netstring with them (in the answer's canonical form), so that the
-// signing bytes of a response without changes are what they always were.
+// and, only when the response carries updated_arguments, a netstring with
+// them (in the answer's canonical form), then, only when it carries a
+// digest, a netstring with the digest; so the signing bytes of a response
+// without either are what they always were. (The two cannot be told apart
+// by position, but they can by content: canonical arguments start with
+// '{', a digest with "sha256:".)
 //
 // Values are taken as sent: an omitted scope is "", not "once". The answer
 // is its JSON with insignificant whitespace removed and '<', '>', '&',
@@ -68,7 +71,7 @@ func (r *Response) SigningBytes() []byte {
 	if len(r.UpdatedArguments) > 0 {
 		edit = canonicalAnswer(r.UpdatedArguments)
 	}
-	n := 1 + len(edit) + 12
+	n := 1 + len(edit) + 12 + len(r.Digest) + 12
 	for _, f := range fields {
 		n += len(f) + 12
 	}
@@ -84,6 +87,12 @@ func (r *Response) SigningBytes() []byte {
 		b = strconv.AppendInt(b, int64(len(edit)), 10)
 		b = append(b, ':')
 		b = append(b, edit...)
+		b = append(b, ',')
+	}
+	if r.Digest != "" {
+		b = strconv.AppendInt(b, int64(len(r.Digest)), 10)
+		b = append(b, ':')
+		b = append(b, r.Digest...)
 		b = append(b, ',')
 	}
 	return b

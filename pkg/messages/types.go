@@ -250,6 +250,11 @@ type ApprovalNeeded struct {
 	// AskUser is set when the tool asks the human something (ask-user
 	// class): approvers answer it with Response.Answer.
 	AskUser *AskUser `json:"ask_user,omitempty"`
+	// Digest is the digest of what the question shows
+	// ([ApprovalNeeded.ShownDigest]), set by the brokers on every copy: a
+	// response names it, and a bot refuses a copy of an open question with
+	// another.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Offer returns the offer of scope s (always and always_prefix are one
@@ -337,9 +342,14 @@ type Response struct {
 	// replaces the call's arguments. Approvals only; the broker evaluates
 	// the edited call with the policy and refuses the answer if it denies.
 	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
-	SignedAt         time.Time       `json:"signed_at,omitzero"`
-	KeyID            string          `json:"key_id,omitempty"`
-	Signature        string          `json:"signature,omitempty"`
+	// Digest names the question the response answers: the Digest of the
+	// approval_needed the approver was shown. The brokers refuse a
+	// response whose digest is not the open question's; an older client's
+	// response without one is taken as before (docs/PROTOCOL.md).
+	Digest    string    `json:"digest,omitempty"`
+	SignedAt  time.Time `json:"signed_at,omitzero"`
+	KeyID     string    `json:"key_id,omitempty"`
+	Signature string    `json:"signature,omitempty"`
 }
 
 // RespondReply is the broker's reply to a Response.

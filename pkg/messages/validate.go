@@ -1,11 +1,14 @@
 package messages
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -149,6 +152,9 @@ func (r *Response) Validate() error {
 		return err
 	}
 	if err := checkText("feedback", r.Feedback, MaxFeedbackBytes); err != nil {
+		return err
+	}
+	if err := checkDigest("digest", r.Digest); err != nil {
 		return err
 	}
 	return checkIdent("signature", r.Signature, MaxSignatureBytes, false)
@@ -477,7 +483,7 @@ func (a *ApprovalNeeded) Validate() error {
 			return nested("offers["+strconv.Itoa(i)+"]", err)
 		}
 	}
-	return nil
+	return checkDigest("digest", a.Digest)
 }
 
 func (o *GrantOffer) validate() error {
@@ -756,7 +762,42 @@ func checkUpdatedArguments(raw []byte) error {
 		return &FieldError{Field: "updated_arguments", Problem: "must be at most " + strconv.Itoa(MaxUpdatedArgumentsBytes) +
 			" bytes, got " + strconv.Itoa(len(raw))}
 	}
-	return checkObject("updated_arguments", raw)
+	if err := checkObject("updated_arguments", raw); err != nil || len(raw) == 0 {
+		return err
+	}
+	return checkEditedKeys(raw)
+}
+
+// checkEditedKeys refuses edited arguments that repeat a top-level key or
+// hold two keys that differ only in case ("command" and "Command"): the
+// policy judges one value, a host may run the other. An approver's edit
+// never needs either; an agent's request may hold them, and the approver
+// card flags them.
+func checkEditedKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return &FieldError{Field: "updated_arguments", Problem: "must be a JSON object"}
+	}
+	seen := map[string]string{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return &FieldError{Field: "updated_arguments", Problem: "is not valid JSON: " + err.Error()}
+		}
+		k, _ := t.(string)
+		if prev, ok := seen[strings.ToLower(k)]; ok {
+			if prev == k {
+				return &FieldError{Field: "updated_arguments", Problem: "repeat the key " + strconv.Quote(k) + " (the policy would judge one value, a host might run another)"}
+			}
+			return &FieldError{Field: "updated_arguments", Problem: "hold keys " + strconv.Quote(prev) + " and " + strconv.Quote(k) + ", which differ only in case (a host may read either)"}
+		}
+		seen[strings.ToLower(k)] = k
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return &FieldError{Field: "updated_arguments", Problem: "is not valid JSON: " + err.Error()}
+		}
+	}
+	return nil
 }
 
 // checkObject checks that raw, when present, is a JSON object.

@@ -2,6 +2,8 @@ package channeltest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -96,6 +98,8 @@ type world struct {
 	device  *brokertest.Approver
 	session string
 	seq     int
+	// logs are the bot's and the channel's logs.
+	logs *brokertest.LogBuffer
 }
 
 // start runs a plane and a bot with the harness's channel; the logs are
@@ -126,7 +130,19 @@ func start(t *testing.T, newHarness Factory, as string) *world {
 		}
 	})
 	brokertest.Run(t, "bot.Run", bot.Run)
-	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: "s-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &world{plane: p, h: h, ch: ch, device: p.Approver("default"), session: sessionOf(t), logs: logs}
+}
+
+// sessionOf is a session id for the test: its name, shortened with a hash
+// of the whole when it is too long for a session id (with the agent's
+// suffixes).
+func sessionOf(t *testing.T) string {
+	s := "s-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	if len(s) <= 90 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:70] + "-" + hex.EncodeToString(sum[:6])
 }
 
 // ask has an agent ask about a bash command; it returns the pending call and
@@ -181,6 +197,7 @@ func Run(t *testing.T, newHarness Factory) {
 	t.Run("an ask-user question shows its options and takes an answer", func(t *testing.T) { testAnswers(t, newHarness) })
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
 	t.Run("approve with changes, or says it cannot", func(t *testing.T) { testEdits(t, newHarness) })
+	t.Run("what the approver sees is what runs", func(t *testing.T) { testDeception(t, newHarness) })
 }
 
 func testFacts(t *testing.T, newHarness Factory) {

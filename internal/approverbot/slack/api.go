@@ -42,12 +42,15 @@ type apiStatus struct {
 
 // postMessageReq is the body of chat.postMessage and chat.update.
 type postMessageReq struct {
-	Channel     string `json:"channel"`
-	TS          string `json:"ts,omitempty"` // chat.update only
-	Text        string `json:"text"`
-	Blocks      []any  `json:"blocks,omitempty"`
-	UnfurlLinks *bool  `json:"unfurl_links,omitempty"`
-	UnfurlMedia *bool  `json:"unfurl_media,omitempty"`
+	Channel string `json:"channel"`
+	TS      string `json:"ts,omitempty"` // chat.update only
+	Text    string `json:"text"`
+	Blocks  []any  `json:"blocks,omitempty"`
+	// Mrkdwn false: Slack shows Text as it is (its &, < and > still
+	// escaped), never as markup. Every message of the channel sets it.
+	Mrkdwn      bool  `json:"mrkdwn"`
+	UnfurlLinks *bool `json:"unfurl_links,omitempty"`
+	UnfurlMedia *bool `json:"unfurl_media,omitempty"`
 	// ThreadTS and ReplyBroadcast post a reply in a message's thread, also
 	// shown in the channel (chat.postMessage only).
 	ThreadTS       string `json:"thread_ts,omitempty"`

@@ -55,6 +55,7 @@ type button struct {
 	Text     *textObject    `json:"text"`
 	ActionID string         `json:"action_id"`
 	Value    string         `json:"value"`
+	URL      string         `json:"url,omitempty"`   // a link button
 	Style    string         `json:"style,omitempty"` // primary | danger
 	Confirm  *confirmDialog `json:"confirm,omitempty"`
 }

@@ -179,7 +179,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	}
 	c.prune()
 	id := q.Request.RequestID
-	msg := postMessageReq{Channel: channel, Text: fallbackText(q), Blocks: questionBlocks(q, c.now())}
+	msg := postMessageReq{Channel: channel, Text: fallbackText(q), Blocks: questionBlocks(q, c.now(), c.cfg.WebURL)}
 	if p := c.lookup(id); p != nil {
 		msg.Channel, msg.TS = p.channel, p.ts
 		err := c.api.call(ctx, "chat.update", msg, &postMessageResp{})

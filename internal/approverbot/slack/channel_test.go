@@ -89,7 +89,7 @@ func TestAskStaysWithinBlockKitLimitsWhateverTheAgentSends(t *testing.T) {
 	}
 	m := channeltest.Next(t, fake.Posted, "question")
 	text := m.VisibleText()
-	for _, want := range []string{"more characters not shown", "and 485 more sub-commands", "and 290 more calls", "and 90 more"} {
+	for _, want := range []string{"more characters not shown", "and 485 more sub-commands", "and 290 more calls", "90 Always patterns", "too long for Slack"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("a cut is not marked %q", want)
 		}

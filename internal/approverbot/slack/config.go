@@ -2,6 +2,7 @@ package slack
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 )
@@ -14,6 +15,10 @@ type Config struct {
 	APIURL string `yaml:"api_url"`
 	// Channels maps teams to Slack channel ids.
 	Channels map[string]string `yaml:"channels"`
+	// WebURL is the approver web page (https://…): a question too long
+	// for Slack offers a button that opens it there instead of Approve.
+	// Optional; without it the message names the page in words.
+	WebURL string `yaml:"web_url"`
 }
 
 // KeyUser is the approvers' key holding their Slack user id (U…).
@@ -28,6 +33,9 @@ func init() {
 			sc := s.(*Config)
 			if sc.BotToken == "" || sc.SigningSecret == "" {
 				return errors.New("slack: bot_token and signing_secret are required")
+			}
+			if err := approverbot.CheckWebURL(sc.WebURL); err != nil {
+				return fmt.Errorf("slack: web_url: %w", err)
 			}
 			if sc.APIURL == "" {
 				sc.APIURL = "https://slack.com/api"

@@ -90,6 +90,10 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		writeFormError(w, fe)
 		return
 	}
+	if errors.Is(err, errLinkClick) {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err != nil {
 		c.log.Warn("refused a garbled interaction", "err", err)
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusBadRequest)
@@ -151,6 +155,10 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)
 	}
 	a := p.Actions[0]
+	if a.ActionID == actionOpenWeb {
+		// The link button: Slack opened the page; nothing to answer.
+		return click{}, errLinkClick
+	}
 	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer && a.ActionID != actionEdit {
 		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
 	}
@@ -177,6 +185,11 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 		log.Warn("click from a Slack user that is not a configured approver")
 		c.tell(ctx, k, "You are not a configured approver (Slack user "+k.user+"): nothing was sent. "+
 			"Ask an admin to map your Slack user to an approver in the bot's config.")
+		return
+	}
+	if why := notWhole(r, k); why != "" {
+		log.Warn("approval refused: the question is too long for Slack")
+		c.tell(ctx, k, "Nothing was sent. "+why)
 		return
 	}
 	if k.action == actionEdit && !k.submitted {
@@ -271,4 +284,22 @@ func (c *Channel) responseURLAllowed(raw string) bool {
 func writeFormError(w http.ResponseWriter, fe *formError) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"response_action": "errors", "errors": map[string]string{fe.block: fe.msg}})
+}
+
+// errLinkClick: the click was on the link to the web page, which Slack
+// reports too; there is nothing to answer.
+var errLinkClick = errors.New("a click on the web page link")
+
+// notWhole says why click k may not approve: it approves (or opens the
+// editor of an approval) a question Slack cannot show whole; "" otherwise.
+// Whatever a client sends, an approver approves only what they could read.
+func notWhole(r approverbot.Responder, k click) string {
+	if c, ok := choiceOf[k.action]; ok && !c.Approves() {
+		return ""
+	}
+	q, ok := r.Lookup(k.requestID)
+	if !ok || !q.Open() {
+		return ""
+	}
+	return approverbot.Present(q, limits).WhyNotWhole("Slack")
 }

@@ -37,7 +37,7 @@ func BenchmarkQuestionBlocks(b *testing.B) {
 	q := hostileQuestion()
 	now := time.Unix(1_700_000_000, 0)
 	for b.Loop() {
-		if _, err := json.Marshal(questionBlocks(q, now)); err != nil {
+		if _, err := json.Marshal(questionBlocks(q, now, "")); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -125,6 +125,11 @@ func (c *Channel) serveEdit(w http.ResponseWriter, r *http.Request, resp approve
 		writeSubmission(w, editError(approverbot.NotSentText(fmt.Errorf("%w: %s", approverbot.ErrUnknownQuestion, k.requestID))))
 		return
 	}
+	if why := notWhole(resp, k); why != "" {
+		log.Warn("edit refused: the question is too long for Slack")
+		writeSubmission(w, editError("Nothing was sent. "+why))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), submitBudget)
 	defer cancel()
 	o := approverbot.SubmitEdited(ctx, resp, log, q, approverbot.ChoiceOnce, approverbot.DraftOf(q), k.edited, appr.ID, Name, "slack user "+k.user, "")

@@ -18,6 +18,9 @@ const (
 	actionAlways   = "signoff_always"
 	actionDeny     = "signoff_deny"
 	actionDenyStop = "signoff_deny_stop"
+	// actionOpenWeb is the link button to the web page; Slack sends its
+	// click too, which the channel ignores.
+	actionOpenWeb = "signoff_open_web"
 )
 
 // buttons are the question's buttons, in order: the choice each stands for.
@@ -107,8 +110,9 @@ func slackDate(t time.Time) string {
 		t.UTC().Format("2006-01-02 15:04:05 UTC") + ">"
 }
 
-// questionBlocks renders an open question with its buttons.
-func questionBlocks(q approverbot.Question, now time.Time) []any {
+// questionBlocks renders an open question with its buttons; webURL is
+// the web page a question too long for Slack sends approvers to.
+func questionBlocks(q approverbot.Question, now time.Time, webURL string) []any {
 	v := approverbot.Present(q, limits)
 	blocks := detailBlocks(v)
 	ctx := []*textObject{}
@@ -123,6 +127,25 @@ func questionBlocks(q approverbot.Question, now time.Time) []any {
 	}
 	blocks = append(blocks, contextBlock{Type: "context", Elements: offerLines(v)})
 	id := v.RequestID
+	if !v.Whole() {
+		// Slack cannot show all of it: no approval here, the web page
+		// instead (when its address is configured), and the rejections.
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(v.WhyNotWhole("Slack"), maxSectionText))})
+		var row []button
+		if link := approverbot.WebLink(webURL, id); link != "" {
+			row = append(row, button{Type: "button", Text: plain("Open on the web page"), ActionID: actionOpenWeb, Value: id, URL: link})
+		}
+		for _, bt := range buttons {
+			if !bt.choice.Approves() {
+				b := button{Type: "button", Text: plain(bt.text), ActionID: bt.action, Value: id}
+				if bt.choice == approverbot.ChoiceRejectStop {
+					b.Style = "danger"
+				}
+				row = append(row, b)
+			}
+		}
+		return append(blocks, actionsBlock{Type: "actions", BlockID: "signoff-" + strconv.Itoa(len(q.ApprovalsSoFar)), Elements: row})
+	}
 	var row []button
 	if lines := v.AskLines(); lines != nil {
 		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip("The agent asks you:\n"+strings.Join(lines, "\n"), maxSectionText))})
@@ -184,12 +207,48 @@ func settledBlocks(q approverbot.Question, r messages.Resolved) []any {
 	return blocks
 }
 
-// detailBlocks renders what a question is about: tool, arguments, the
-// parsed sub-commands with their verdicts, why it asks and what the batch
-// does next. Everything the agent controls is in rich text or plain text.
+// detailBlocks renders what a question is about, the verdict first: what
+// the card found, the parsed sub-commands with their verdicts (and how
+// many are not listed), the safety override, why it asks, the working
+// directory and who asks; then the agent's own words, labelled, the
+// command, every argument key, the arguments and what the batch does next.
+// Everything the agent controls is in rich text or plain text, which Slack
+// never parses for mrkdwn: an agent's *bold* stays asterisks.
 func detailBlocks(v approverbot.View) []any {
 	blocks := []any{
 		headerBlock{Type: "header", Text: plain(clip("Approval needed: "+v.Tool, maxHeaderText))},
+	}
+	if len(v.Warnings) > 0 {
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(strings.Join(v.Warnings, "\n"), maxSectionText))})
+	}
+	var verdict []any
+	if len(v.Subcommands) > 0 {
+		items := make([]richContainer, 0, len(v.Subcommands))
+		for _, s := range v.Subcommands {
+			items = append(items, subcommandItem(s))
+		}
+		verdict = append(verdict, rsection(rbold("Sub-commands")), rlist("bullet", items...))
+		if v.MoreSubcommands > 0 {
+			verdict = append(verdict, rsection(rbold(fmt.Sprintf("⚠ and %d more sub-commands not shown", v.MoreSubcommands))))
+		}
+	}
+	line := func(label string, value any) {
+		verdict = append(verdict, rsection(rbold(label+" "), value))
+	}
+	if v.SafetyOverride != "" {
+		line("⚠️ Safety override:", rtext(v.SafetyOverride))
+	}
+	if v.Why != "" {
+		line("Why it asks:", rtext(v.Why))
+	}
+	if v.Rule != "" {
+		line("Rule:", rcode(v.Rule))
+	}
+	if v.Cwd != "" {
+		line("Directory:", rcode(v.Cwd))
+	}
+	if len(verdict) > 0 {
+		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: verdict})
 	}
 	meta := "team " + v.Team
 	if v.Tier != "" {
@@ -206,41 +265,27 @@ func detailBlocks(v approverbot.View) []any {
 	blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip(meta, maxSectionText))}})
 
 	var rich []any
+	if v.Description != "" {
+		rich = append(rich, rsection(rbold("The agent's words (not checked): "), rtext(v.Description)))
+	}
 	if v.Command != "" {
 		rich = append(rich, rsection(rbold("Command")), rpre(v.Command))
+	}
+	if len(v.ArgKeys) > 0 {
+		el := []any{rbold("Argument keys: ")}
+		for i, k := range v.ArgKeys {
+			if i > 0 {
+				el = append(el, rtext(", "))
+			}
+			el = append(el, rcode(k))
+		}
+		rich = append(rich, rsection(el...))
 	}
 	if v.Args != "" {
 		rich = append(rich, rsection(rbold("Arguments")), rpre(v.Args))
 	}
-	if len(v.Subcommands) > 0 {
-		items := make([]richContainer, 0, len(v.Subcommands))
-		for _, s := range v.Subcommands {
-			items = append(items, subcommandItem(s))
-		}
-		rich = append(rich, rsection(rbold("Sub-commands")), rlist("bullet", items...))
-		if v.MoreSubcommands > 0 {
-			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more sub-commands", v.MoreSubcommands))))
-		}
-	}
 	if len(rich) > 0 {
 		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: rich})
-	}
-
-	var why []string
-	if v.Description != "" {
-		why = append(why, "*Agent's description:* "+escapeMrkdwn(v.Description))
-	}
-	if v.Why != "" {
-		why = append(why, "*Why it asks:* "+escapeMrkdwn(v.Why))
-	}
-	if v.SafetyOverride != "" {
-		why = append(why, "⚠️ *Safety override:* "+escapeMrkdwn(v.SafetyOverride))
-	}
-	if v.Rule != "" {
-		why = append(why, "*Rule:* "+escapeMrkdwn(v.Rule))
-	}
-	if len(why) > 0 {
-		blocks = append(blocks, sectionBlock{Type: "section", Text: mrkdwn(clip(strings.Join(why, "\n"), maxSectionText))})
 	}
 
 	if len(v.Batch) > 0 {
@@ -270,13 +315,16 @@ func subcommandItem(s approverbot.SubcommandView) richContainer {
 }
 
 // fallbackText is the message's top-level text: shown in notifications and
-// by clients that cannot render blocks.
+// by clients that cannot render blocks. It is the card's (sanitised) tool
+// and arguments, in a message posted with mrkdwn off (postMessageReq):
+// an agent's *bold* stays asterisks there too.
 func fallbackText(q approverbot.Question) string {
-	s := "Approval needed: " + q.Request.Tool
+	v := approverbot.Present(q, limits)
+	s := "Approval needed: " + v.Tool
 	if a := approverbot.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
 		s += " " + a
 	}
-	s += " (team " + q.Team + ")"
+	s += " (team " + v.Team + ")"
 	return escapeMrkdwn(clip(s, maxFallbackText))
 }
 

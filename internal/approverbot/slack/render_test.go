@@ -103,7 +103,7 @@ func texts(t *testing.T, blocks []any) map[string][]string {
 
 func TestQuestionBlocksShowEveryDetailAndNothingTheAgentSendsCanPingOrLink(t *testing.T) {
 	q := hostileQuestion()
-	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0)))
+	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0), ""))
 	all := strings.Join(append(append(got["mrkdwn"], got["plain_text"]...), got["rich"]...), "\n")
 
 	for _, s := range got["mrkdwn"] {
@@ -113,13 +113,15 @@ func TestQuestionBlocksShowEveryDetailAndNothingTheAgentSendsCanPingOrLink(t *te
 			t.Errorf("unescaped control sequence in mrkdwn %q", s)
 		}
 	}
+	// The agent's words, the reason and the safety override (which quote
+	// the agent) are rich text too: Slack never reads them as markup.
 	for _, want := range []string{
-		"&lt;!channel&gt; approve &lt;https://evil.example|the docs&gt; &amp; go", // description, escaped
-		"fetch-then-execute &lt;script&gt;",                                       // reason
-		"pipes a download into &lt;sh&gt;",                                        // safety override
+		"<!channel> approve <https://evil.example|the docs> & go", // description
+		"fetch-then-execute <script>",                             // reason
+		"pipes a download into <sh>",                              // safety override
 	} {
-		if !strings.Contains(strings.Join(got["mrkdwn"], "\n"), want) {
-			t.Errorf("mrkdwn does not hold %q:\n%s", want, strings.Join(got["mrkdwn"], "\n"))
+		if !contains(got["rich"], want) {
+			t.Errorf("rich text does not hold %q exactly: %q", want, got["rich"])
 		}
 	}
 	// Commands and arguments are rich text: shown exactly, never parsed.
@@ -173,7 +175,7 @@ func TestQuestionButtonsOfferAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			bs := buttonsOf(t, questionBlocks(c.q, time.Now()))
+			bs := buttonsOf(t, questionBlocks(c.q, time.Now(), ""))
 			var ids []string
 			for _, b := range bs {
 				ids = append(ids, b.ActionID)
@@ -187,7 +189,7 @@ func TestQuestionButtonsOfferAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 			if strings.Join(ids, ",") != strings.Join(c.want, ",") {
 				t.Errorf("buttons %v, want %v", ids, c.want)
 			}
-			if grants := strings.Contains(strings.Join(texts(t, questionBlocks(c.q, time.Now()))["plain_text"], "\n"), "Always approves"); grants != (c.q.Always != nil) {
+			if grants := strings.Contains(strings.Join(texts(t, questionBlocks(c.q, time.Now(), ""))["plain_text"], "\n"), "Always approves"); grants != (c.q.Always != nil) {
 				t.Errorf("the Always hint shown = %v, want %v", grants, c.q.Always != nil)
 			}
 		})
@@ -308,7 +310,7 @@ func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
 		{Scope: messages.ScopeAlways, WhyNot: "a safety override asks for this call"},
 	}
 
-	bs := buttonsOf(t, questionBlocks(offered, time.Now()))
+	bs := buttonsOf(t, questionBlocks(offered, time.Now(), ""))
 	var session *button
 	for i := range bs {
 		if bs[i].ActionID == actionSession {
@@ -321,17 +323,17 @@ func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
 	if session.Confirm == nil || session.Confirm.Text.Text != "Session approves bash(curl *), bash(echo *) for session s1." {
 		t.Errorf("the Session confirm dialog: %+v", session.Confirm)
 	}
-	shown := strings.Join(texts(t, questionBlocks(offered, time.Now()))["plain_text"], "\n")
+	shown := strings.Join(texts(t, questionBlocks(offered, time.Now(), ""))["plain_text"], "\n")
 	if !strings.Contains(shown, "🕒 Session approves bash(curl *), bash(echo *) for session s1") {
 		t.Errorf("the message does not say what Session grants:\n%s", shown)
 	}
 
-	for _, b := range buttonsOf(t, questionBlocks(refused, time.Now())) {
+	for _, b := range buttonsOf(t, questionBlocks(refused, time.Now(), "")) {
 		if b.ActionID == actionSession || b.ActionID == actionAlways {
 			t.Errorf("a refused %s has a button", b.ActionID)
 		}
 	}
-	shown = strings.Join(texts(t, questionBlocks(refused, time.Now()))["plain_text"], "\n")
+	shown = strings.Join(texts(t, questionBlocks(refused, time.Now(), ""))["plain_text"], "\n")
 	for _, want := range []string{"🕒 Session not offered: a safety override asks for this call", "♾ Always not offered: a safety override asks for this call"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the message does not say %q:\n%s", want, shown)

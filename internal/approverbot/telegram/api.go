@@ -52,7 +52,9 @@ type update struct {
 
 type inlineButton struct {
 	Text         string `json:"text"`
-	CallbackData string `json:"callback_data"`
+	CallbackData string `json:"callback_data,omitempty"`
+	// URL makes a button that opens a page instead of calling back.
+	URL string `json:"url,omitempty"`
 }
 
 type inlineKeyboard struct {

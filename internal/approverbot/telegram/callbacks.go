@@ -71,6 +71,16 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 		return
 	}
 	var o approverbot.Submission
+	if action != tapDeny && action != tapDenyStop && q.Open() {
+		// An approval (or an answer, which approves) of a question
+		// this channel cannot show whole is refused, whatever button
+		// data came: the approver did not see all of it.
+		if _, whole := renderQuestion(q, c.now()); !whole {
+			log.Warn("approval refused: the question is too long for Telegram")
+			c.answer(ctx, cq.ID, clip("Nothing was sent. "+notWholeText(approverbot.Present(q, limits)), maxAnswerChars), true)
+			return
+		}
+	}
 	switch action {
 	case tapOption:
 		o = c.tapAnswer(ctx, r, q, appr, cq.From.ID, option)

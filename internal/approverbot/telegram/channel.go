@@ -257,10 +257,15 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	defer cancel()
 	c.prune()
 	s := c.entry(q, chatID)
-	html := renderQuestion(q, c.now())
-	kb := keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceSession, "") == nil,
-		approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
-	kb.InlineKeyboard = append(optionButtons(q, s.short), kb.InlineKeyboard...)
+	html, whole := renderQuestion(q, c.now())
+	var kb *inlineKeyboard
+	if whole {
+		kb = keyboard(s.short, approverbot.Offered(q, approverbot.ChoiceSession, "") == nil,
+			approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
+		kb.InlineKeyboard = append(optionButtons(q, s.short), kb.InlineKeyboard...)
+	} else {
+		kb = partKeyboard(s.short, approverbot.WebLink(c.cfg.WebURL, q.Request.RequestID))
+	}
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
 		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
@@ -371,6 +376,20 @@ func keyboard(short string, session, always bool) *inlineKeyboard {
 		row1 = append(row1, b("♾ Always", tapAlways))
 	}
 	return &inlineKeyboard{InlineKeyboard: [][]inlineButton{row1, {b("❌ Deny", tapDeny), b("⛔ Deny & stop", tapDenyStop)}}}
+}
+
+// partKeyboard is the keyboard of a question too long to show whole: no
+// approval, a button that opens the web page (when its address is
+// configured), and the rejections.
+func partKeyboard(short, webURL string) *inlineKeyboard {
+	b := func(label string, action byte) inlineButton {
+		return inlineButton{Text: label, CallbackData: string(action) + ":" + short}
+	}
+	rows := [][]inlineButton{{b("❌ Deny", tapDeny), b("⛔ Deny & stop", tapDenyStop)}}
+	if webURL != "" {
+		rows = append([][]inlineButton{{{Text: "🌐 Open on the web page", URL: webURL}}}, rows...)
+	}
+	return &inlineKeyboard{InlineKeyboard: rows}
 }
 
 // entry returns the question's record, creating it (with a new handle)

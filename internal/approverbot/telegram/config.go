@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
@@ -15,6 +16,10 @@ type Config struct {
 	// Chats maps teams to Telegram chat ids.
 	Chats       map[string]int64 `yaml:"chats"`
 	PollTimeout time.Duration    `yaml:"poll_timeout"`
+	// WebURL is the approver web page (https://…): a question too long
+	// for Telegram offers a button that opens it there instead of
+	// Approve. Optional; without it the message names the page in words.
+	WebURL string `yaml:"web_url"`
 }
 
 // KeyUser is the approvers' key holding their Telegram user id.
@@ -32,6 +37,9 @@ func init() {
 			}
 			if tc.APIURL == "" {
 				tc.APIURL = "https://api.telegram.org"
+			}
+			if err := approverbot.CheckWebURL(tc.WebURL); err != nil {
+				return fmt.Errorf("telegram: web_url: %w", err)
 			}
 			if tc.PollTimeout == 0 {
 				tc.PollTimeout = 30 * time.Second

@@ -80,6 +80,9 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 	m := h.board.Await(t, id, func(m telegramtest.Message) bool { return len(m.Buttons()) > 0 })
 	var cs []approverbot.Choice
 	for _, b := range m.Buttons() {
+		if b.CallbackData == "" {
+			continue // a link (Open on the web page)
+		}
 		if c, ok := choiceOfTap[b.CallbackData[0]]; ok {
 			cs = append(cs, c)
 		}
@@ -101,7 +104,7 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 		}
 	}
 	for _, b := range m.Buttons() {
-		if choiceOfTap[b.CallbackData[0]] != c {
+		if b.CallbackData == "" || choiceOfTap[b.CallbackData[0]] != c {
 			continue
 		}
 		if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {

@@ -27,7 +27,7 @@ func FuzzRenderedMessagesAreValidTelegramHTML(f *testing.F) {
 		for i := range min(max(subs, 0), 30) {
 			q.Risk.Subcommands = append(q.Risk.Subcommands, messages.Verdict{Command: command + string(rune('a'+i%26)), Action: "ask", Reason: reason})
 		}
-		html := renderQuestion(q, time.Unix(1_700_000_000, 0))
+		html, _ := renderQuestion(q, time.Unix(1_700_000_000, 0))
 		r := messages.Resolved{State: messages.StateRejected, Decision: messages.Decision{Outcome: messages.OutcomeDeny,
 			ReasonCode: messages.ReasonRejected, Feedback: feedback, DecidedBy: messages.Decider{ID: description}}}
 		for _, text := range []string{html, renderSettled(html, r)} {

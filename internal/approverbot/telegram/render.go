@@ -93,13 +93,63 @@ func (w *htmlWriter) String() string {
 	return w.b.String()
 }
 
-// renderQuestion renders q as an HTML message: what the call is, why it
-// asks, what follows in the batch, time left, approvals so far and what
-// Always would grant.
-func renderQuestion(q approverbot.Question, now time.Time) string {
+// renderQuestion renders q as an HTML message, the verdict first so that
+// it takes the budget first: what the card found, each sub-command with
+// its action (and how many are not listed), the safety override, why it
+// asks, the working directory, who asks; then the agent's own words, the
+// command, the argument keys and arguments, the batch, time left,
+// approvals so far and what Session and Always would grant. whole reports
+// whether all of it fits: when it does not, the message says so and the
+// channel offers no approval (see keyboard).
+func renderQuestion(q approverbot.Question, now time.Time) (html string, whole bool) {
 	v := approverbot.Present(q, limits)
-	w := &htmlWriter{budget: questionBudget}
+	// The budget keeps room for the line that says the question is not
+	// whole.
+	w := &htmlWriter{budget: questionBudget - maxProseChars - 10}
 	w.bold("❓ Approval needed: " + v.Tool)
+	for _, warn := range v.Warnings {
+		w.plain("\n")
+		w.bold(warn)
+	}
+	if len(v.Subcommands) > 0 {
+		w.plain("\n\n")
+		w.bold("Sub-commands")
+		for _, s := range v.Subcommands {
+			w.plain("\n• ")
+			w.code(s.Command)
+			w.plain(" — ")
+			w.bold(s.Mark)
+			if why := s.Explain(); why != "" {
+				w.plain(" (" + clip(why, maxCommandChars) + ")")
+			}
+		}
+		if v.MoreSubcommands > 0 {
+			w.text("\n<b>", fmt.Sprintf("⚠ and %d more sub-commands not shown", v.MoreSubcommands), "</b>")
+		}
+	}
+	prose := func(label, s string) {
+		if s == "" {
+			return
+		}
+		w.plain("\n")
+		w.bold(label)
+		w.plain(" " + s)
+	}
+	w.plain("\n")
+	prose("⚠️ Safety override:", v.SafetyOverride)
+	prose("Why it asks:", v.Why)
+	if v.Rule != "" {
+		w.plain("\n")
+		w.bold("Rule:")
+		w.plain(" ")
+		w.code(v.Rule)
+	}
+	if v.Cwd != "" {
+		w.plain("\n")
+		w.bold("Directory:")
+		w.plain(" ")
+		w.code(v.Cwd)
+	}
 	w.plain("\nteam ")
 	w.code(v.Team)
 	if v.Tier != "" {
@@ -117,54 +167,34 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 	}
 	w.plain(" · request ")
 	w.code(v.RequestID)
-
+	if v.Description != "" {
+		w.plain("\n\n")
+		w.bold("The agent's words (not checked):")
+		w.plain(" ")
+		w.plain(v.Description)
+	}
 	if v.Command != "" {
 		w.plain("\n\n")
 		w.bold("Command")
 		w.plain("\n")
 		w.pre(v.Command)
 	}
+	if len(v.ArgKeys) > 0 {
+		w.plain("\n")
+		w.bold("Argument keys:")
+		for i, k := range v.ArgKeys {
+			if i > 0 {
+				w.plain(",")
+			}
+			w.plain(" ")
+			w.code(k)
+		}
+	}
 	if v.Args != "" {
 		w.plain("\n\n")
 		w.bold("Arguments")
 		w.plain("\n")
 		w.pre(v.Args)
-	}
-	if len(v.Subcommands) > 0 {
-		w.plain("\n\n")
-		w.bold("Sub-commands")
-		for _, s := range v.Subcommands {
-			w.plain("\n• ")
-			w.code(s.Command)
-			w.plain(" — ")
-			w.bold(s.Mark)
-			if why := s.Explain(); why != "" {
-				w.plain(" (" + clip(why, maxCommandChars) + ")")
-			}
-		}
-		if v.MoreSubcommands > 0 {
-			w.text("\n<i>", fmt.Sprintf("and %d more sub-commands", v.MoreSubcommands), "</i>")
-		}
-	}
-	prose := func(label, s string) {
-		if s == "" {
-			return
-		}
-		w.plain("\n")
-		w.bold(label)
-		w.plain(" " + s)
-	}
-	if v.Description != "" || v.Why != "" || v.SafetyOverride != "" || v.Rule != "" {
-		w.plain("\n")
-	}
-	prose("Agent's description:", v.Description)
-	prose("Why it asks:", v.Why)
-	prose("⚠️ Safety override:", v.SafetyOverride)
-	if v.Rule != "" {
-		w.plain("\n")
-		w.bold("Rule:")
-		w.plain(" ")
-		w.code(v.Rule)
 	}
 
 	if len(v.Batch) > 0 {
@@ -193,7 +223,14 @@ func renderQuestion(q approverbot.Question, now time.Time) string {
 	}
 	offerLine(w, "🕒 Session", v.Session)
 	offerLine(w, "♾ Always", v.Always)
-	return w.String()
+	whole = v.Whole() && !w.cut
+	html = w.String()
+	if !whole {
+		// In the room the budget kept: this line stands where the
+		// approval buttons would.
+		html += "\n\n<b>" + escapeHTML(clip(notWholeText(v), maxProseChars)) + "</b>"
+	}
+	return html, whole
 }
 
 // offerLine says what a standing answer grants, patterns in code type, or
@@ -242,4 +279,12 @@ func renderSettled(body string, r messages.Resolved) string {
 		w.plain("\n💬 Feedback: " + clip(approverbot.OneLine(fb), maxFeedbackChars))
 	}
 	return body + w.String()
+}
+
+// notWholeText says why a question offers no approval on Telegram.
+func notWholeText(v approverbot.View) string {
+	if why := v.WhyNotWhole("Telegram"); why != "" {
+		return why
+	}
+	return "This question is too long for Telegram: its end is not shown. Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
 }

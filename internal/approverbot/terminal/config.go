@@ -27,7 +27,7 @@ func init() {
 			return s.(*Config).Approver, true
 		},
 		New: func(e approverbot.Env) (approverbot.Channel, error) {
-			return New(e.Stdin, e.Stdout, Options{Logger: e.Logger.With("channel", Name)}), nil
+			return New(e.Stdin, e.Stdout, Options{Logger: e.Logger.With("channel", Name), Open: e.Config.OpenNATS()}), nil
 		},
 	})
 }

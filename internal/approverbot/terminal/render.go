@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -40,8 +41,9 @@ func (s style) yellow(t string) string { return s.wrap("33", t) }
 func (s style) cyan(t string) string   { return s.wrap("36", t) }
 
 // clean makes text from the wire safe to print: control characters (other
-// than newline and tab when multiline), C1 controls and bidi formatting
-// characters are shown escaped, invalid UTF-8 as \xNN. A hostile request
+// than newline and tab when multiline) are shown escaped (\x1b), C1
+// controls, bidi controls and invisible characters as the card shows them
+// (<U+2067>), invalid UTF-8 as \xNN. A hostile request
 // cannot emit escape sequences or reorder what the operator reads.
 func clean(s string, multiline bool) string {
 	var b strings.Builder
@@ -60,8 +62,10 @@ func clean(s string, multiline bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+		case unicode.IsControl(r) || card.Hidden(r):
+			// Bidi controls, invisible and C1 characters, as every
+			// channel shows them.
+			b.WriteString(card.Escape(r))
 		default:
 			b.WriteRune(r)
 		}
@@ -198,20 +202,12 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		}
 	}
 
-	from := "session " + line(q.Request.SessionID)
-	if q.Request.AgentID != "" {
-		from += ", agent " + line(q.Request.AgentID)
-	}
-	if q.Request.AgentType != "" {
-		from += " (" + line(q.Request.AgentType) + ")"
-	}
-	if q.Request.RequestedBy != "" {
-		from += ", for " + line(q.Request.RequestedBy)
-	}
-	row("request", line(q.Request.RequestID)+"  "+st.dim(from))
-	row("arguments", argumentsText(q.Request.Arguments))
-	row("says", clean(q.Request.Description, true))
+	// The verdict first: what the card found, each sub-command with its
+	// action, the safety override, why it asks, where and for whom.
 	v := view(q)
+	for _, w := range v.Warnings {
+		row("warning", st.yellow(line(w)))
+	}
 	if len(v.Subcommands) > 0 {
 		var sb strings.Builder
 		for i, sc := range v.Subcommands {
@@ -226,7 +222,13 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 				sb.WriteString(st.dim(" [" + line(sc.Rule) + "]"))
 			}
 		}
+		if v.MoreSubcommands > 0 {
+			sb.WriteString("\n" + st.yellow(fmt.Sprintf("… and %d more sub-commands not shown: read the command below", v.MoreSubcommands)))
+		}
 		row("commands", sb.String())
+	}
+	if v.SafetyOverride != "" {
+		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
 	why := line(v.Why)
 	if v.Rule != "" {
@@ -236,14 +238,27 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		why += st.dim(" (tier " + line(v.Tier) + ")")
 	}
 	row("why", strings.TrimSpace(why))
+	row("directory", line(v.Cwd))
+	from := "session " + line(v.SessionID)
+	if v.AgentID != "" {
+		from += ", agent " + line(v.AgentID)
+	}
+	if v.AgentType != "" {
+		from += " (" + line(v.AgentType) + ")"
+	}
+	if v.Requester != "" {
+		from += ", for " + line(v.Requester)
+	}
+	row("request", line(v.RequestID)+"  "+st.dim(from))
+	if v.Description != "" {
+		row("agent says", st.dim("(the agent's words) ")+line(v.Description))
+	}
+	row("arguments", argumentsText(q.Request.Arguments))
 	if lines := v.AskLines(); lines != nil {
 		for i := range lines {
 			lines[i] = line(lines[i])
 		}
 		row("asks you", strings.Join(lines, "\n")+"\n"+st.dim("press r to answer"))
-	}
-	if v.SafetyOverride != "" {
-		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
 	if n := len(v.Batch) + v.MoreBatch; n > 0 {
 		var sb strings.Builder

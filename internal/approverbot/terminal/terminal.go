@@ -45,6 +45,9 @@ type Options struct {
 	// Tick is how often the prompt's time left is rewritten on a
 	// terminal; default 1 s.
 	Tick time.Duration
+	// Open is set on a plane whose NATS has no authorization: the
+	// terminal says so when it starts (approverbot.OpenPlaneText).
+	Open bool
 	// Interrupt is called for Ctrl-C in raw mode, where the terminal sends
 	// no signal; default: send os.Interrupt to this process, so Ctrl-C
 	// shuts the bot down as it would in a normal terminal.

@@ -591,3 +591,11 @@ func TestTerminalCountsDownTheTimeLeft(t *testing.T) {
 	tp.typeKeys(t, "y")
 	req.Wait(t)
 }
+
+// On a plane whose NATS has no authorization the terminal says so when it
+// starts.
+func TestTheTerminalSaysAnOpenPlaneIsOpen(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{Open: true})
+	tp.out.expect("no authorization (dev mode)")
+}

@@ -75,6 +75,9 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 		keys = "type a key, then Enter"
 	}
 	u.out.println(u.st.dim("Signoff terminal approver: answering as " + who + "; questions appear here (" + keys + ", ? for help; g lists grants)."))
+	if u.c.o.Open {
+		u.out.println(u.st.yellow("⚠ " + approverbot.OpenPlaneText))
+	}
 	tick := time.NewTicker(u.c.o.Tick)
 	defer tick.Stop()
 	for {

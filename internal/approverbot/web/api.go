@@ -31,6 +31,9 @@ func (c *Channel) handleQuestions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := questionsReply{Questions: []QuestionView{}}
 	for _, q := range resp.Open() {
+		if !c.cfg.Sees(p.approver, q.Team) {
+			continue
+		}
 		v, err := c.questionView(q, p.approver)
 		if err != nil {
 			c.log.Error("web: cannot render a question", "request_id", q.Request.RequestID, "err", err)
@@ -108,7 +111,9 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 		return
 	}
 	q, ok := resp.Lookup(body.RequestID)
-	if !ok {
+	if !ok || !c.cfg.Sees(p.approver, q.Team) {
+		// A question of a team the approver does not answer for is as
+		// unknown to them as one never asked.
 		writeError(w, http.StatusNotFound, "not_found",
 			"unknown question "+cleanLine(body.RequestID, 80)+" (never shown here, or settled long ago)")
 		return

@@ -76,8 +76,9 @@ func TestQuestionsList(t *testing.T) {
 	if !strings.Contains(v1.HTML, `data-action="always"`) || strings.Contains(v2.HTML, `data-action="always"`) {
 		t.Error("the Always button must show exactly when the question offers Always")
 	}
-	// alice requested req-2: the brokers refuse any answer of hers.
-	if fmt.Sprint(v2.Actions) != "[]" {
+	// alice requested req-2: the brokers refuse her approval, not her
+	// rejection.
+	if fmt.Sprint(v2.Actions) != "[reject_soft reject_hard]" {
 		t.Errorf("actions on one's own request: %v", v2.Actions)
 	}
 	if !strings.Contains(v2.HTML, `data-action="approve" disabled data-refused title="it was made on your behalf`) {
@@ -289,5 +290,51 @@ func TestSlowStreamsAreDroppedNotWaitedFor(t *testing.T) {
 	h.close()
 	if _, ok := h.subscribe("s3", "carol"); ok {
 		t.Fatal("a closed hub took a new stream")
+	}
+}
+
+// On a plane whose NATS has no authorization (the dev broker's) the page
+// says so above the questions: any local process can publish them.
+func TestThePageSaysAnOpenPlaneIsOpen(t *testing.T) {
+	s := startServer(t, testConfig(t, "", "{insecure_cookies: true}"), Options{}, newFakeResponder())
+	c, _ := s.login(t, "alice", alicePassword)
+	page := readBody(t, s.do(t, c, "GET", "/", ""))
+	if !strings.Contains(page, `class="notice open-plane"`) || !strings.Contains(page, "no authorization") {
+		t.Errorf("the page of a bot without NATS credentials does not say the plane is open:\n%.3000s", page)
+	}
+}
+
+// An approver who lists teams (approvers.<id>.teams) sees and answers the
+// questions of those teams only: the others are not listed, not on the
+// page, and answering one is answering an unknown question.
+func TestQuestionsAreShownToTheirTeamsOnly(t *testing.T) {
+	cfg := testConfig(t, "[default, oncall]", "{insecure_cookies: true}")
+	bob := cfg.Approvers["bob"]
+	bob.Teams = []string{"oncall"}
+	cfg.Approvers["bob"] = bob
+	ops := question("req-ops", "kubectl rollout restart deploy/api")
+	ops.Team = "oncall"
+	secret := question("req-default", "cat ./secret-plan.txt")
+	s := startServer(t, cfg, Options{}, newFakeResponder(secret, ops))
+
+	c, csrf := s.login(t, "bob", bobPassword)
+	var list questionsReply
+	decodeJSON(t, s.do(t, c, "GET", "/api/questions", ""), &list)
+	if len(list.Questions) != 1 || list.Questions[0].RequestID != "req-ops" {
+		t.Errorf("bob (team oncall) is listed %d questions, want req-ops only", len(list.Questions))
+	}
+	if page := readBody(t, s.do(t, c, "GET", "/", "")); strings.Contains(page, "secret-plan") || !strings.Contains(page, "kubectl rollout") {
+		t.Error("bob's page shows another team's question, or not his own")
+	}
+	res := s.do(t, c, "POST", "/api/respond", `{"request_id":"req-default","action":"reject_soft"}`,
+		"Content-Type", "application/json", csrfHeader, csrf)
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's answer to another team's question: %s, want 404", res.Status)
+	}
+	// alice lists no teams: every team the bot serves.
+	ca, _ := s.login(t, "alice", alicePassword)
+	decodeJSON(t, s.do(t, ca, "GET", "/api/questions", ""), &list)
+	if len(list.Questions) != 2 {
+		t.Errorf("alice is listed %d questions, want both", len(list.Questions))
 	}
 }

@@ -297,23 +297,24 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "invalid_request", err.Error(), "")
 		return
 	}
-	addr := remoteHost(r)
-	if ok, wait := c.byAddr.take(addr); !ok {
+	addr := c.clientAddr(r)
+	if ok, wait := c.byAddr.allowed(addr); !ok {
 		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
-	key := id + "\x00" + addr
-	if ok, wait := c.byID.take(key); !ok {
+	if wait := c.byID.wait(id); wait > 0 {
 		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
 	a, ok := c.checkPassword(id, password)
 	if !ok {
+		c.byAddr.take(addr)
+		c.byID.failed(id)
 		c.log.Warn("web: sign-in failed", "approver", strconv.Quote(cleanLine(id, 64)), "remote", addr)
 		fail(http.StatusUnauthorized, "unauthenticated", "wrong approver id or password", id)
 		return
 	}
-	c.byID.reset(key)
+	c.byID.succeeded(id)
 	if ck, err := r.Cookie(cookieName); err == nil {
 		// A new login never reuses a session id the browser already had.
 		c.sessions.delete(ck.Value)
@@ -397,8 +398,37 @@ func readCredentials(w http.ResponseWriter, r *http.Request) (id, password strin
 	return id, password, nil
 }
 
-// remoteHost is the client's address without its port. Forwarding headers
-// are not read: they are the client's to forge.
+// clientAddr is the address of the client behind r: the peer's, or, when
+// the peer is one of web.trusted_proxies, the address that proxy reports in
+// X-Forwarded-For (the rightmost one that is not itself a trusted proxy:
+// everything left of it the client wrote).
+func (c *Channel) clientAddr(r *http.Request) string {
+	peer := remoteHost(r)
+	if !c.web.trusts(peer) {
+		return peer
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		for part := range strings.SplitSeq(h, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				hops = append(hops, part)
+			}
+		}
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		if net.ParseIP(hops[i]) == nil {
+			// Not an address: what is left of it cannot be trusted.
+			return peer
+		}
+		if !c.web.trusts(hops[i]) {
+			return hops[i]
+		}
+	}
+	return peer
+}
+
+// remoteHost is the peer's address without its port. Forwarding headers
+// are not read here: they are the client's to forge (see clientAddr).
 func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -105,37 +106,92 @@ func TestSessionCookieFlags(t *testing.T) {
 	}
 }
 
-func TestFailedLoginsAreRateLimited(t *testing.T) {
+func TestFailedLoginsSlowTheAccountFromEveryAddressWithoutLockingItsOwnerOut(t *testing.T) {
 	clk := newClock()
-	s := startServer(t, testConfig(t, "", "{insecure_cookies: true}"), Options{Now: clk.Now}, nil)
+	s := startServer(t, testConfig(t, "", "{insecure_cookies: true, trusted_proxies: [127.0.0.1]}"), Options{Now: clk.Now}, nil)
 	c := s.client(t)
-	try := func(pw string) *http.Response {
-		return s.do(t, c, "POST", "/login", `{"approver":"alice","password":"`+pw+`"}`, "Content-Type", "application/json")
+	n := 0
+	try := func(id, pw string) *http.Response {
+		n++ // every guess from another address, as a botnet would
+		return s.do(t, c, "POST", "/login", `{"approver":"`+id+`","password":"`+pw+`"}`, "Content-Type", "application/json",
+			"X-Forwarded-For", fmt.Sprintf("203.0.113.%d", n%250+1))
 	}
-	for i := range loginBurstPerID {
-		if res := try("wrong"); res.StatusCode != http.StatusUnauthorized {
+	for i := range loginFreeFailures + 1 {
+		if res := try("alice", "wrong"); res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("attempt %d: %s, want 401", i+1, res.Status)
 		}
 	}
-	res := try(alicePassword)
+	res := try("alice", alicePassword)
 	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("after %d failures the right password got %s (Retry-After %q), want 429 with Retry-After",
-			loginBurstPerID, res.Status, res.Header.Get("Retry-After"))
+		t.Fatalf("after %d failures from as many addresses the right password got %s (Retry-After %q), want 429",
+			loginFreeFailures+1, res.Status, res.Header.Get("Retry-After"))
 	}
-	// Another approver from the same address is not locked out.
-	if res := s.do(t, c, "POST", "/login", `{"approver":"bob","password":"`+bobPassword+`"}`,
-		"Content-Type", "application/json"); res.StatusCode != http.StatusOK {
-		t.Fatalf("bob got %s while alice was limited", res.Status)
+	// Another approver is not slowed.
+	if res := try("bob", bobPassword); res.StatusCode != http.StatusOK {
+		t.Fatalf("bob got %s while alice was slowed", res.Status)
 	}
-	clk.Advance(loginRefillPerID)
-	if res := try(alicePassword); res.StatusCode != http.StatusOK {
-		t.Fatalf("after the refill interval the right password got %s", res.Status)
+	// Each further failure doubles the wait, up to a minute: never a lockout.
+	for range 20 {
+		clk.Advance(loginDelayMax)
+		if res := try("alice", "wrong"); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a guess after the wait: %s, want 401", res.Status)
+		}
 	}
-	// Success clears the failures: a full burst is available again.
-	for i := range loginBurstPerID {
-		if res := try("wrong"); res.StatusCode != http.StatusUnauthorized {
+	if res := try("alice", alicePassword); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("right after a failure: %s, want 429", res.Status)
+	}
+	clk.Advance(loginDelayMax)
+	if res := try("alice", alicePassword); res.StatusCode != http.StatusOK {
+		t.Fatalf("a minute after the latest guess the owner got %s, want in", res.Status)
+	}
+	// Success clears the failures.
+	for i := range loginFreeFailures {
+		if res := try("alice", "wrong"); res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("attempt %d after a success: %s, want 401", i+1, res.Status)
 		}
+	}
+}
+
+func TestSignInsPerAddressCountTheClientBehindATrustedProxyAndOnlyFailures(t *testing.T) {
+	for _, behind := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted proxy %v", behind), func(t *testing.T) {
+			clk := newClock()
+			web := "{insecure_cookies: true}"
+			if behind {
+				web = "{insecure_cookies: true, trusted_proxies: [127.0.0.0/8, \"::1\"]}"
+			}
+			s := startServer(t, testConfig(t, "", web), Options{Now: clk.Now}, nil)
+			c := s.client(t)
+			from := func(addr, id, pw string) *http.Response {
+				return s.do(t, c, "POST", "/login", `{"approver":"`+id+`","password":"`+pw+`"}`, "Content-Type", "application/json",
+					"X-Forwarded-For", "198.51.100.7, "+addr)
+			}
+			// Successful sign-ins never use up the address's budget.
+			for i := range loginBurstPerAddr + 5 {
+				if res := from("192.0.2.1", "bob", bobPassword); res.StatusCode != http.StatusOK {
+					t.Fatalf("sign-in %d of bob: %s", i+1, res.Status)
+				}
+			}
+			// One address sprays approver ids until it is limited.
+			for i := range loginBurstPerAddr {
+				if res := from("192.0.2.66", fmt.Sprintf("nobody%d", i), "x"); res.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("spray %d: %s, want 401", i+1, res.Status)
+				}
+			}
+			if res := from("192.0.2.66", "alice", alicePassword); res.StatusCode != http.StatusTooManyRequests {
+				t.Fatalf("the spraying address: %s, want 429", res.Status)
+			}
+			// Behind a trusted proxy, another client is not limited; without
+			// one, the forwarding header is the client's to forge and the
+			// peer's address counts.
+			res := from("192.0.2.1", "alice", alicePassword)
+			if behind && res.StatusCode != http.StatusOK {
+				t.Errorf("another client behind the proxy got %s, want in", res.Status)
+			}
+			if !behind && res.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("without trusted_proxies a forged X-Forwarded-For escaped the limit: %s", res.Status)
+			}
+		})
 	}
 }
 
@@ -294,5 +350,15 @@ func TestLogoutEndsTheSession(t *testing.T) {
 	}
 	if res := s.do(t, c, "GET", "/api/questions", ""); res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("after logout: %s, want 401", res.Status)
+	}
+}
+
+func TestTrustedProxiesMustBeAddressesOrRanges(t *testing.T) {
+	if _, err := approverbot.ParseConfig([]byte("approvers: {alice: {}}\nweb: {trusted_proxies: [proxy.example]}\n"), "t.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "trusted_proxies[0]") {
+		t.Errorf("a host name in trusted_proxies: %v, want an error naming it", err)
+	}
+	if _, err := approverbot.ParseConfig([]byte("approvers: {alice: {}}\nweb: {trusted_proxies: [10.0.0.0/8, \"::1\", 192.0.2.7]}\n"), "t.yaml"); err != nil {
+		t.Errorf("addresses and ranges: %v", err)
 	}
 }

@@ -291,19 +291,20 @@ func TestBrowserOnAPhoneTheBarFitsAndOnesOwnRequestCannotBeApproved(t *testing.T
 		t.Errorf("on a 360 px phone the bar does not fit: %s", geometry)
 	}
 
-	// A request alice's agent made on her behalf: the brokers refuse any
-	// answer of hers, so every button is disabled with the reason.
+	// A request alice's agent made on her behalf: the brokers refuse her
+	// approval, so the approving buttons are disabled with the reason; she
+	// may reject it.
 	mine := r.plane.Agent("sess-mine", "pod-9", client.WithRequestedBy("alice"))
 	brokertest.Ask(ctx, mine, "req-mine", "bash", brokertest.Bash("make deploy"))
 	alice.poll("alice's own request shows", `document.getElementById('q-req-mine') ? 'yes' : ''`, 5*time.Second)
 	state := alice.eval(`JSON.stringify([...document.querySelectorAll('#q-req-mine button[data-action]')].map(b => b.dataset.action + ':' + (b.disabled ? 'off' : 'on')))`)
-	if state != `["approve:off","session:off","always:off","reject_soft:off","reject_hard:off"]` {
+	if state != `["approve:off","session:off","always:off","reject_soft:on","reject_hard:on"]` {
 		t.Errorf("buttons on one's own request: %s", state)
 	}
 	if why := alice.eval(`document.querySelector('#q-req-mine button[data-action="approve"]').title`); !strings.Contains(why, "on your behalf") {
 		t.Errorf("the disabled approve button does not say why: %q", why)
 	}
-	if note := alice.eval(`document.querySelector('#q-req-mine .notice').textContent`); !strings.Contains(note, "another approver must answer it") {
+	if note := alice.eval(`document.querySelector('#q-req-mine .notice').textContent`); !strings.Contains(note, "another approver must approve it") {
 		t.Errorf("the card does not say why it cannot be answered: %q", note)
 	}
 	alice.noProblems()

@@ -25,13 +25,19 @@ const (
 	DefaultSessionTTL     = 12 * time.Hour
 )
 
-// Login rate limits (token buckets): per approver id and address, five
-// attempts, then one every 12 s, and a successful login refills the bucket;
-// per address, thirty attempts, then one every 2 s (an address that sprays
-// approver ids).
+// Sign-in limits. Per account, whatever the addresses: five failures are
+// free, then each failure doubles the wait before the account's next
+// attempt (1 s, 2 s, 4 s… at most a minute), so guessing is slow from any
+// number of addresses while the account's owner is never more than a minute
+// from signing in; a success or a quiet quarter of an hour clears it. Per
+// client address (see trusted_proxies), thirty failures, then one every 2 s
+// (an address that sprays approver ids). Only failures count: successful
+// sign-ins never use up a budget.
 const (
-	loginBurstPerID    = 5
-	loginRefillPerID   = 12 * time.Second
+	loginFreeFailures  = 5
+	loginDelayBase     = time.Second
+	loginDelayMax      = time.Minute
+	loginForget        = 15 * time.Minute
 	loginBurstPerAddr  = 30
 	loginRefillPerAddr = 2 * time.Second
 )
@@ -66,8 +72,8 @@ type Channel struct {
 	linger    time.Duration
 
 	sessions    *sessions
-	byID        *limiter // login attempts per approver id and address
-	byAddr      *limiter // login attempts per address
+	byID        *backoff // failed sign-ins per approver id, from any address
+	byAddr      *limiter // failed sign-ins per client address
 	grantsLimit *limiter // grants requests per approver
 	dummyHash   []byte   // compared against for unknown approvers
 	hub         *hub
@@ -117,7 +123,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		heartbeat:   o.Heartbeat,
 		linger:      o.ResolvedLinger,
 		sessions:    newSessions(wc.SessionTTL, o.Now),
-		byID:        newLimiter(loginBurstPerID, loginRefillPerID, o.Now),
+		byID:        newBackoff(loginFreeFailures, loginDelayBase, loginDelayMax, loginForget, o.Now),
 		byAddr:      newLimiter(loginBurstPerAddr, loginRefillPerAddr, o.Now),
 		grantsLimit: newLimiter(grantsBurst, grantsRefill, o.Now),
 		hub:         newHub(),

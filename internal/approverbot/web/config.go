@@ -1,6 +1,8 @@
 package web
 
 import (
+	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
@@ -17,6 +19,45 @@ type Config struct {
 	InsecureCookies bool `yaml:"insecure_cookies"`
 	// SessionTTL bounds a login (default 12 h).
 	SessionTTL time.Duration `yaml:"session_ttl"`
+	// TrustedProxies are the reverse proxies (addresses or CIDR ranges)
+	// whose X-Forwarded-For names the client: sign-in limits per address
+	// then count the client's address, not the proxy's. Empty: the peer's
+	// address counts, and forwarding headers are ignored.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+
+	proxies []netip.Prefix
+}
+
+// trusts reports whether addr is one of the trusted proxies.
+func (c *Config) trusts(addr string) bool {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range c.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseProxies reads TrustedProxies: addresses or CIDR ranges.
+func (c *Config) parseProxies() error {
+	c.proxies = nil
+	for i, s := range c.TrustedProxies {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return fmt.Errorf("web: trusted_proxies[%d]: %q is neither an address nor a CIDR range", i, s)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		c.proxies = append(c.proxies, p.Masked())
+	}
+	return nil
 }
 
 // KeyPasswordHash is the approvers' key holding the bcrypt hash of their
@@ -29,10 +70,11 @@ func init() {
 		Section:      func() any { return &Config{} },
 		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash}},
 		Check: func(_ *approverbot.Config, s any) error {
-			if c := s.(*Config); c.SessionTTL == 0 {
+			c := s.(*Config)
+			if c.SessionTTL == 0 {
 				c.SessionTTL = DefaultSessionTTL
 			}
-			return nil
+			return c.parseProxies()
 		},
 		New: func(e approverbot.Env) (approverbot.Channel, error) {
 			return New(e.Config, Options{Logger: e.Logger.With("channel", Name)})

@@ -182,6 +182,11 @@ func (c *Channel) encodeEvent(buf *bytes.Buffer, e event, viewer string) bool {
 	var v any
 	switch {
 	case e.question != nil:
+		if !c.cfg.Sees(viewer, e.question.Team) {
+			// Questions and their commands are for the teams they are
+			// routed to.
+			return false
+		}
 		qv, err := c.questionView(*e.question, viewer)
 		if err != nil {
 			c.log.Error("web: cannot render a question", "request_id", e.question.Request.RequestID, "err", err)

@@ -42,6 +42,20 @@ func (l *limiter) take(key string) (bool, time.Duration) {
 	return true, 0
 }
 
+// allowed reports whether key's bucket holds a token, without spending
+// it; when it does not, how long until it does. A sign-in checks it first
+// and spends a token (take) only when it fails: successful sign-ins cost
+// nothing.
+func (l *limiter) allowed(key string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.refill(key, l.now())
+	if b.tokens < 1 {
+		return false, time.Duration((1 - b.tokens) * float64(l.every))
+	}
+	return true, 0
+}
+
 // reset forgets key's bucket (a successful login clears its failures).
 func (l *limiter) reset(key string) {
 	l.mu.Lock()
@@ -74,4 +88,91 @@ func (l *limiter) refill(key string, now time.Time) *bucket {
 		b.last = now
 	}
 	return b
+}
+
+// backoff slows the guessing of one account's password, whatever the
+// addresses the guesses come from, without locking the account's owner
+// out: the first free failures cost nothing, each one after makes the
+// account wait twice as long before its next attempt (from base, at most
+// max), and a success or a quiet spell (forget) clears it. The owner is at
+// worst max away from a sign-in. Safe for concurrent use.
+type backoff struct {
+	free      int
+	base, max time.Duration
+	forget    time.Duration
+	now       func() time.Time
+
+	mu       sync.Mutex
+	accounts map[string]*failures
+}
+
+type failures struct {
+	n     int
+	last  time.Time // of the latest failure
+	until time.Time // no attempt before
+}
+
+func newBackoff(free int, base, max, forget time.Duration, now func() time.Time) *backoff {
+	return &backoff{free: free, base: base, max: max, forget: forget, now: now, accounts: map[string]*failures{}}
+}
+
+// wait is how long account must wait before its next attempt (0: now).
+func (b *backoff) wait(account string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.get(account)
+	if f == nil {
+		return 0
+	}
+	return max(0, f.until.Sub(b.now()))
+}
+
+// failed records a failed attempt on account.
+func (b *backoff) failed(account string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	f := b.get(account)
+	if f == nil {
+		f = &failures{}
+		b.accounts[account] = f
+	}
+	f.n++
+	f.last = now
+	if over := f.n - b.free; over > 0 {
+		d := b.base << min(over-1, 30)
+		if d <= 0 || d > b.max {
+			d = b.max
+		}
+		f.until = now.Add(d)
+	}
+}
+
+// succeeded clears account's failures.
+func (b *backoff) succeeded(account string) {
+	b.mu.Lock()
+	delete(b.accounts, account)
+	b.mu.Unlock()
+}
+
+// sweep forgets the accounts whose failures are older than forget.
+func (b *backoff) sweep() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k := range b.accounts {
+		b.get(k)
+	}
+}
+
+// get is account's failures, nil once forgotten; callers hold mu.
+func (b *backoff) get(account string) *failures {
+	f, ok := b.accounts[account]
+	if !ok {
+		return nil
+	}
+	if now := b.now(); now.Sub(f.last) > b.forget && !now.Before(f.until) {
+		delete(b.accounts, account)
+		return nil
+	}
+	return f
 }

@@ -151,6 +151,9 @@ type pageData struct {
 	LingerMS  int64
 	CanLogout bool
 	Starting  bool
+	// Open is set on a plane whose NATS has no authorization: the page
+	// says so (approverbot.OpenPlaneText).
+	Open string
 }
 
 // handlePage serves GET /: the page with the open questions.
@@ -163,13 +166,18 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	s := c.ensureSession(w, &p)
 	d := pageData{Approver: p.approver, Display: p.display, CSRF: s.csrf, Teams: c.cfg.Teams,
 		LingerMS: c.linger.Milliseconds(), CanLogout: c.web.TrustedHeader == ""}
+	if c.cfg.OpenNATS() {
+		d.Open = approverbot.OpenPlaneText
+	}
 	resp := c.responder()
 	if resp == nil {
 		d.Starting = true
 	} else {
 		now := c.now()
 		for _, q := range resp.Open() {
-			d.Cards = append(d.Cards, newCardData(q, p.approver, now))
+			if c.cfg.Sees(p.approver, q.Team) {
+				d.Cards = append(d.Cards, newCardData(q, p.approver, now))
+			}
 		}
 	}
 	c.render(w, http.StatusOK, "page.html", d)
@@ -199,7 +207,7 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 		return QuestionView{}, err
 	}
 	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, Summary: summaryOf(v), HTML: buf.String()}
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), HTML: buf.String()}
 	if d.Edit != nil {
 		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
 	}

@@ -55,13 +55,20 @@ func updateScreenshot(t *testing.T, r *rig, browser context.Context) {
 		`document.querySelector('#q-req-rollout .quorum')?.textContent.includes('1 of 2') ? 'yes' : ''`, 5*time.Second)
 	carol.cardShown("req-install")
 
+	sideBySide(t, carol, 1120, screenshotPath)
+}
+
+// sideBySide saves p's desktop and phone views, height pixels tall, side by
+// side as the PNG at path.
+func sideBySide(t *testing.T, p *browserPage, height int64, path string) {
+	t.Helper()
 	shot := func(width, height int64) image.Image {
-		carol.do("set the viewport",
+		p.do("set the viewport",
 			chromedp.EmulateViewport(width, height),
 			chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0); document.activeElement.blur()`),
 			chromedp.Sleep(300*time.Millisecond), // layout, and the countdown's tick
 		)
-		data, err := chromedp.Run(carol.ctx, chromedp.CaptureScreenshot())
+		data, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatalf("screenshot: %v", err)
 		}
@@ -71,14 +78,13 @@ func updateScreenshot(t *testing.T, r *rig, browser context.Context) {
 		}
 		return img
 	}
-	const height = 1120
 	desktop, phone := shot(1160, height), shot(420, height)
 
 	const pad = 28
 	bg := color.RGBA{0xd9, 0xde, 0xe6, 0xff}
 	frame := color.RGBA{0xb4, 0xbc, 0xc8, 0xff}
 	dw, pw := desktop.Bounds().Dx(), phone.Bounds().Dx()
-	out := image.NewRGBA(image.Rect(0, 0, pad+dw+pad+pw+pad, pad+height+pad))
+	out := image.NewRGBA(image.Rect(0, 0, pad+dw+pad+pw+pad, pad+int(height)+pad))
 	draw.Draw(out, out.Bounds(), &image.Uniform{bg}, image.Point{}, draw.Src)
 	place := func(img image.Image, x int) {
 		r := image.Rect(x, pad, x+img.Bounds().Dx(), pad+img.Bounds().Dy())
@@ -92,8 +98,8 @@ func updateScreenshot(t *testing.T, r *rig, browser context.Context) {
 	if err := enc.Encode(&buf, out); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(screenshotPath, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d KiB)", screenshotPath, buf.Len()>>10)
+	t.Logf("wrote %s (%d KiB)", path, buf.Len()>>10)
 }

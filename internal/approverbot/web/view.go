@@ -28,6 +28,9 @@ type QuestionView struct {
 	// Mine is set when the viewer is the human the agent works for: the
 	// broker refuses their approval.
 	Mine bool `json:"mine,omitempty"`
+	// Tool is the tool's name as the card shows it (sanitised), for a
+	// notification's title.
+	Tool string `json:"tool,omitempty"`
 	// Summary is the question in one short line, for a notification: the
 	// agent's question, the command, or the main argument.
 	Summary string `json:"summary,omitempty"`
@@ -77,6 +80,14 @@ type cardData struct {
 	Session     string
 	RequestedBy string
 	Description string
+	// Warnings come first on the card (the view's: disguised text,
+	// argument keys a person could misread); ArgKeys are every key of the
+	// arguments, in order; Cwd the directory the call runs in.
+	Warnings []string
+	ArgKeys  []string
+	Cwd      string
+	// MoreSubcommands is how many sub-commands are not listed.
+	MoreSubcommands int
 	// Command is the shell command when the arguments carry one.
 	Command        string
 	Args           string
@@ -163,23 +174,27 @@ func newCardData(q approverbot.Question, viewer string, now time.Time) cardData 
 // cardFromView lays the core's view out as a card for viewer.
 func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	d := cardData{
-		ID:             v.RequestID,
-		Tool:           v.Tool,
-		Tier:           verdictClass(v.Tier, "exec"),
-		Team:           v.Team,
-		Agent:          v.AgentID,
-		Session:        v.SessionID,
-		RequestedBy:    v.Requester,
-		Description:    v.Description,
-		Command:        v.Command,
-		Args:           v.Args,
-		Rule:           v.Rule,
-		Reason:         v.Why,
-		SafetyOverride: v.SafetyOverride,
-		Required:       v.Required,
-		SoFar:          v.SoFar,
-		Mine:           v.Mine(viewer),
-		SessionGrants:  v.Session.Grants,
+		ID:              v.RequestID,
+		Tool:            v.Tool,
+		Tier:            verdictClass(v.Tier, "exec"),
+		Team:            v.Team,
+		Agent:           v.AgentID,
+		Session:         v.SessionID,
+		RequestedBy:     v.Requester,
+		Description:     v.Description,
+		Warnings:        v.Warnings,
+		ArgKeys:         v.ArgKeys,
+		Cwd:             v.Cwd,
+		MoreSubcommands: v.MoreSubcommands,
+		Command:         v.Command,
+		Args:            v.Args,
+		Rule:            v.Rule,
+		Reason:          v.Why,
+		SafetyOverride:  v.SafetyOverride,
+		Required:        v.Required,
+		SoFar:           v.SoFar,
+		Mine:            v.Mine(viewer),
+		SessionGrants:   v.Session.Grants,
 	}
 	if d.Mine {
 		d.NotYours = approverbot.WhyNotMine

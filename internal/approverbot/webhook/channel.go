@@ -17,8 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -132,6 +135,15 @@ func (c *Channel) CheckHealth(context.Context) error {
 type QuestionEvent struct {
 	messages.ApprovalNeeded
 	Choices Choices `json:"choices"`
+	// Warnings are the card's warnings, for a receiver that shows the
+	// question to people: disguised text (bidi, invisible and control
+	// characters, words mixing scripts, host names outside ASCII) and
+	// argument keys a person could misread. Absent when there are none.
+	Warnings []string `json:"warnings,omitempty"`
+	// ArgumentKeys are the keys of the call's arguments in the order the
+	// agent sent them, repeats included (the JSON of request.arguments
+	// holds them too; a decoder that keeps one value per key does not).
+	ArgumentKeys []string `json:"argument_keys,omitempty"`
 }
 
 // Choices are the core's view of a question's answers.
@@ -176,7 +188,8 @@ func offeredGrant(o approverbot.Offer) *OfferedGrant {
 func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
-	v := approverbot.Present(q, approverbot.Limits{Subcommands: 1, Batch: 1})
+	v := approverbot.Present(q, approverbot.DefaultLimits)
+	msg.Warnings, msg.ArgumentKeys = v.Warnings, v.ArgKeys
 	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
 		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
 		SessionGrant: offeredGrant(v.Session), AlwaysGrant: offeredGrant(v.Always)}
@@ -205,7 +218,7 @@ func (e permanentError) Unwrap() error { return e.err }
 
 // deliver posts one event, retrying what may succeed later.
 func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) error {
-	body, err := json.Marshal(v)
+	body, err := marshalVisible(v)
 	if err != nil {
 		return fmt.Errorf("webhook: encode %s: %w", event, err)
 	}
@@ -281,4 +294,29 @@ func (c *Channel) setHealth(err error) {
 	c.healthMu.Lock()
 	c.lastErr = err
 	c.healthMu.Unlock()
+}
+
+// marshalVisible is v as JSON with every character the card escapes (bidi
+// controls, invisible and control characters; see card.Hidden) written as
+// a \u escape: the same JSON strings, but no byte of the body hides or
+// reorders text in a log, a terminal or a receiver that shows it as is.
+func marshalVisible(v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.ContainsFunc(body, func(r rune) bool { return r >= 0x80 && card.Hidden(r) }) {
+		return body, nil
+	}
+	out := make([]byte, 0, len(body)+64)
+	for _, r := range string(body) {
+		if r < 0x80 || !card.Hidden(r) {
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			out = fmt.Appendf(out, `\u%04x`, u)
+		}
+	}
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -33,7 +34,9 @@ type User struct {
 // Button is an inline keyboard button.
 type Button struct {
 	Text         string `json:"text"`
-	CallbackData string `json:"callback_data"`
+	CallbackData string `json:"callback_data,omitempty"`
+	// URL makes a link button (exactly one of URL and CallbackData).
+	URL string `json:"url,omitempty"`
 }
 
 // Message is a message as the fake holds it.
@@ -503,6 +506,12 @@ func content(mp messageParams) (Message, string) {
 			for _, b := range row {
 				if b.Text == "" {
 					return m, "Bad Request: BUTTON_TEXT_EMPTY"
+				}
+				if b.URL != "" {
+					if b.CallbackData != "" || !(strings.HasPrefix(b.URL, "https://") || strings.HasPrefix(b.URL, "http://")) {
+						return m, "Bad Request: BUTTON_URL_INVALID"
+					}
+					continue
 				}
 				if n := len(b.CallbackData); n < 1 || n > 64 {
 					return m, "Bad Request: BUTTON_DATA_INVALID"

@@ -123,11 +123,10 @@
     refreshCount();
     // A reminder (an escalation step re-asks the question) is news again.
     const q = view.question || {};
-    const req = q.request || {};
     const reminder = q.reminder || 0;
     const before = cur ? parseInt(cur.dataset.reminder || '0', 10) : 0;
     next.dataset.reminder = String(Math.max(reminder, before));
-    const detail = { id, tool: req.tool || '', summary: view.summary || '', fresh: loaded };
+    const detail = { id, tool: view.tool || '', summary: view.summary || '', fresh: loaded };
     if (!cur) emit('question', detail);
     else if (reminder > before) emit('reminder', detail);
   }

@@ -1,4 +1,4 @@
-package approverbot
+package card
 
 import (
 	"strings"
@@ -18,19 +18,19 @@ import (
 // WhyNoAlways is why a question of an older broker offers no Always answer.
 const WhyNoAlways = "not offered: this call holds something no standing grant may cover (sudo, a shell wrapper such as bash -c or eval, or a safety override); approve once or for the session"
 
-// whyNoAgent is why Always is not offered on a request without an agent.
-const whyNoAgent = "not offered: the request names no agent to grant it to; approve once or for the session"
+// WhyNoAgent is why Always is not offered on a request without an agent.
+const WhyNoAgent = "not offered: the request names no agent to grant it to; approve once or for the session"
 
-// whyNotListed is why an answer the brokers' offers leave out is not
+// WhyNotListed is why an answer the brokers' offers leave out is not
 // offered: a question with offers offers only what they list.
-const whyNotListed = "not offered: the brokers did not offer it for this question"
+const WhyNotListed = "not offered: the brokers did not offer it for this question"
 
-// whyNoReason stands in for a refusal the brokers gave no reason for.
-const whyNoReason = "not offered by the brokers (they gave no reason)"
+// WhyNoReason stands in for a refusal the brokers gave no reason for.
+const WhyNoReason = "not offered by the brokers (they gave no reason)"
 
-// offers says what q's Session and Always answers grant, or why they are
+// Offers says what q's Session and Always answers grant, or why they are
 // not offered.
-func offers(q Question, l Limits) (session, always Offer) {
+func Offers(q messages.ApprovalNeeded, l Limits) (session, always Offer) {
 	if len(q.Offers) == 0 {
 		return legacySessionOffer(q), legacyAlwaysOffer(q, l)
 	}
@@ -48,10 +48,10 @@ func offers(q Question, l Limits) (session, always Offer) {
 }
 
 // brokerOffer is the Offer of the brokers' o (nil: not listed).
-func brokerOffer(q Question, l Limits, o *messages.GrantOffer) Offer {
+func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Offer {
 	switch {
 	case o == nil:
-		return Offer{WhyNot: whyNotListed}
+		return Offer{WhyNot: WhyNotListed}
 	case !o.Offered:
 		return Offer{Scope: o.Scope, WhyNot: notOffered(o.WhyNot, l)}
 	}
@@ -59,14 +59,14 @@ func brokerOffer(q Question, l Limits, o *messages.GrantOffer) Offer {
 	if o.Tool == "" {
 		out.Tool = ClipWidth(OneLine(q.Request.Tool), l.Command, l.Width)
 	}
-	out.Patterns, out.MorePatterns = clipPatterns(o.Patterns, l)
+	out.Patterns, out.MorePatterns = ClipPatterns(o.Patterns, l)
 	if o.Scope == messages.ScopeSession {
 		out.Session = q.Request.SessionID
 		out.Grants = out.Short() + " for session " + out.Session + noteOf(o, l)
 		return out
 	}
 	if q.Request.AgentID == "" {
-		return Offer{Scope: o.Scope, WhyNot: whyNoAgent}
+		return Offer{Scope: o.Scope, WhyNot: WhyNoAgent}
 	}
 	out.Agent = q.Request.AgentID
 	out.Grants = out.Short() + " for agent " + out.Agent + ", until revoked or it expires" + noteOf(o, l)
@@ -88,14 +88,16 @@ func notOffered(why string, l Limits) string {
 	why = ClipWidth(OneLine(why), l.Prose, l.Width)
 	switch {
 	case why == "":
-		return whyNoReason
+		return WhyNoReason
 	case strings.HasPrefix(strings.ToLower(why), "not offered"):
 		return why
 	}
 	return "not offered: " + why
 }
 
-func clipPatterns(ps []string, l Limits) (out []string, more int) {
+// ClipPatterns is ps as the channels show them: at most l.Patterns, each
+// on one line within l.Pattern; more is how many were left out.
+func ClipPatterns(ps []string, l Limits) (out []string, more int) {
 	for _, p := range ps[:min(len(ps), l.Patterns)] {
 		out = append(out, ClipWidth(OneLine(p), l.Pattern, l.Width))
 	}
@@ -104,7 +106,7 @@ func clipPatterns(ps []string, l Limits) (out []string, more int) {
 
 // legacySessionOffer is Session on a question of an older broker: it grants
 // the whole tool for the session.
-func legacySessionOffer(q Question) Offer {
+func legacySessionOffer(q messages.ApprovalNeeded) Offer {
 	o := Offer{Offered: true, Scope: messages.ScopeSession, Tool: q.Request.Tool, Session: q.Request.SessionID}
 	o.Grants = o.Short() + " of session " + o.Session
 	return o
@@ -112,12 +114,12 @@ func legacySessionOffer(q Question) Offer {
 
 // legacyAlwaysOffer is Always on a question of an older broker, from its
 // `always` field.
-func legacyAlwaysOffer(q Question, l Limits) Offer {
+func legacyAlwaysOffer(q messages.ApprovalNeeded, l Limits) Offer {
 	switch {
 	case q.Always == nil:
 		return Offer{WhyNot: WhyNoAlways}
 	case q.Request.AgentID == "":
-		return Offer{WhyNot: whyNoAgent}
+		return Offer{WhyNot: WhyNoAgent}
 	}
 	o := Offer{Offered: true, Scope: messages.ScopeAlways, Tool: q.Always.Tool, Agent: q.Request.AgentID}
 	if q.Always.Scope.Valid() {
@@ -126,7 +128,7 @@ func legacyAlwaysOffer(q Question, l Limits) Offer {
 	if o.Tool == "" {
 		o.Tool = q.Request.Tool
 	}
-	o.Patterns, o.MorePatterns = clipPatterns(q.Always.Patterns, l)
+	o.Patterns, o.MorePatterns = ClipPatterns(q.Always.Patterns, l)
 	o.Grants = o.Short() + " for agent " + o.Agent + ", until revoked"
 	return o
 }

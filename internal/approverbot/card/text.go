@@ -1,4 +1,4 @@
-package approverbot
+package card
 
 import (
 	"bytes"
@@ -65,53 +65,73 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // SplitArgs renders a call's arguments for people. A shell tool's
 // "command" string comes out as it is (newlines included), the rest as
-// indented JSON; each is clipped to limit characters with a note.
-// Arguments are decoded first, as the policy decoded them: with duplicate
-// keys the last one wins in what is shown too, and '<', '>' and '&' are not
-// hidden behind \u escapes.
+// indented JSON; each is sanitised (see sanitize.go) and clipped to limit
+// characters with a note. Arguments are decoded first, as the policy
+// decoded them: with duplicate keys the last one wins in what is shown too,
+// and '<', '>' and '&' are not hidden behind \u escapes.
 func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
+	command, rest, _ = splitArgs(raw, limit, w, &sanitizer{})
+	return command, rest
+}
+
+// splitArgs is [SplitArgs] with the sanitiser z; cut reports whether
+// either part was clipped.
+func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return "", ""
+		return "", "", false
+	}
+	show := func(s string) string {
+		s = z.text(s, true)
+		if measure(s, w) > limit {
+			cut = true
+		}
+		return ClipNote(s, limit, w)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return "", ClipNote(string(raw), limit, w)
+		return "", show(string(raw)), cut
 	}
 	if c, ok := m["command"].(string); ok {
-		command = ClipNote(c, limit, w)
+		command = show(c)
 		delete(m, "command")
 	}
 	if len(m) == 0 {
-		return command, ""
+		return command, "", cut
 	}
 	s, err := encodeJSON(m, true)
 	if err != nil {
-		return command, ClipNote(string(raw), limit, w)
+		return command, show(string(raw)), cut
 	}
-	return command, ClipNote(s, limit, w)
+	rest = show(s)
+	return command, rest, cut
 }
 
-// CompactArgs renders a call's arguments on one line, clipped to limit
-// characters. Arguments sent as a JSON string holding JSON (some agents
-// send batch_remaining that way) are unwrapped first.
+// CompactArgs renders a call's arguments on one line, sanitised and
+// clipped to limit characters. Arguments sent as a JSON string holding
+// JSON (some agents send batch_remaining that way) are unwrapped first.
 func CompactArgs(raw json.RawMessage, limit int, w Width) string {
+	return compactArgs(raw, limit, w, &sanitizer{})
+}
+
+func compactArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) string {
 	raw = unwrapJSONString(raw)
 	if len(raw) == 0 {
 		return ""
 	}
+	show := func(s string) string { return ClipWidth(z.line(s), limit, w) }
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return ClipWidth(OneLine(string(raw)), limit, w)
+		return show(string(raw))
 	}
 	s, err := encodeJSON(v, false)
 	if err != nil {
-		return ClipWidth(OneLine(string(raw)), limit, w)
+		return show(string(raw))
 	}
-	return ClipWidth(s, limit, w)
+	return show(s)
 }
 
 func encodeJSON(v any, indent bool) (string, error) {
@@ -155,15 +175,4 @@ func VerdictMark(action string) string {
 		return "? ask"
 	}
 	return "? " + action
-}
-
-// ReminderText is the message a channel adds for an escalation's reminder
-// (ApprovalNeeded.Reminder): the question above is still waiting. It holds
-// nothing an agent wrote (channels render it as markup), only the team.
-func ReminderText(q Question) string {
-	n := ""
-	if q.Reminder > 1 {
-		n = " " + strconv.Itoa(q.Reminder)
-	}
-	return "Reminder" + n + ": this question for team " + q.Team + " is still waiting for an answer."
 }

@@ -1,0 +1,112 @@
+package card
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Every argument key is shown ([View.ArgKeys]), and a key is flagged
+// ([View.Warnings]) when a person could misread what runs from it: it
+// differs from a known key, or from another key of the call, only in case
+// (a host may read either spelling); it appears more than once (the policy
+// judged the last value, a host may take another); or it is one the hosts
+// treat as changing how or where the call runs.
+
+// knownKeys are the argument keys of the agents' own tools (Claude Code,
+// Codex, Gemini CLI, opencode…), as they spell them.
+var knownKeys = []string{
+	"command", "cmd", "description", "timeout", "run_in_background", "dangerouslyDisableSandbox",
+	"file_path", "path", "paths", "content", "old_string", "new_string", "replace_all", "edits",
+	"pattern", "glob", "include", "url", "prompt", "query", "notebook_path", "cell_id", "new_source",
+	"limit", "offset", "cwd", "workdir", "env", "shell", "sandbox_permissions", "justification",
+	"with_escalated_permissions", "questions", "answers",
+}
+
+// execKeys are the keys the hosts treat as execution-affecting, with what
+// they do.
+var execKeys = map[string]string{
+	"dangerouslyDisableSandbox":  "turns the host's sandbox off for this call",
+	"sandbox_permissions":        "asks the host for permissions beyond its sandbox",
+	"with_escalated_permissions": "asks the host for permissions beyond its sandbox",
+	"run_in_background":          "runs the call in the background, without the host waiting for it",
+	"env":                        "sets environment variables the command runs with",
+	"cwd":                        "changes the directory the call runs in",
+	"workdir":                    "changes the directory the call runs in",
+	"shell":                      "chooses the program that runs the command",
+}
+
+// ArgKeys lists the keys of an argument object in the order they came,
+// repeats included; nil when raw is not a JSON object.
+func ArgKeys(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(unwrapJSONString(raw)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// keyWarnings are the warnings of keys (from [ArgKeys]); each key and
+// spelling is named once.
+func keyWarnings(keys []string, z *sanitizer) []string {
+	count := map[string]int{}
+	for _, k := range keys {
+		count[k]++
+	}
+	var out []string
+	done := map[string]bool{}
+	for _, k := range keys {
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		shown := strconv.Quote(z.line(k))
+		if n := count[k]; n > 1 {
+			out = append(out, "⚠ Argument "+shown+" appears "+strconv.Itoa(n)+" times: the policy judged its last value; a host may run another.")
+		}
+		if twin := caseTwin(k, keys); twin != "" && !slices.Contains(knownKeys, k) {
+			out = append(out, "⚠ Argument "+shown+" differs from "+strconv.Quote(z.line(twin))+" only in case: a host may read either.")
+		}
+		if what, ok := execKeys[k]; ok {
+			out = append(out, "⚠ Argument "+shown+" "+what+".")
+		} else if twin := caseTwin(k, nil); twin != "" {
+			if what, ok := execKeys[twin]; ok {
+				out = append(out, "⚠ Argument "+shown+" may be read as "+strconv.Quote(twin)+", which "+what+".")
+			}
+		}
+	}
+	return out
+}
+
+// caseTwin is a key that differs from k only in case: another key of the
+// call (others), or with others nil a known key; "" when there is none.
+func caseTwin(k string, others []string) string {
+	list := others
+	if list == nil {
+		list = knownKeys
+	}
+	for _, o := range list {
+		if o != k && strings.EqualFold(o, k) {
+			return o
+		}
+	}
+	if others != nil && !slices.Contains(knownKeys, k) {
+		return caseTwin(k, nil)
+	}
+	return ""
+}

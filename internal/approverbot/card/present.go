@@ -1,0 +1,354 @@
+package card
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// Limits bound the parts of a question a channel shows, so a question fits
+// the channel's message limits whatever the agent sends. A zero field takes
+// [DefaultLimits]' value.
+type Limits struct {
+	Args        int // characters of the command, and of the other arguments
+	Prose       int // characters of the description, the reason, the safety override
+	Command     int // characters of one sub-command, rule, batch tool or grant pattern
+	Subcommands int // sub-commands listed
+	Batch       int // batch items listed
+	BatchArgs   int // characters of one batch item's arguments
+	Patterns    int // Always patterns listed
+	Pattern     int // characters of one Always pattern
+	// Width measures characters (nil: one per character).
+	Width Width
+}
+
+// DefaultLimits are the bounds of a channel without tight message limits
+// (the terminal, the web page): they hold any question within the message
+// limit whole, so those channels never cut what the human judges.
+var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	for _, f := range []struct{ v, def *int }{
+		{&l.Args, &d.Args}, {&l.Prose, &d.Prose}, {&l.Command, &d.Command}, {&l.Subcommands, &d.Subcommands},
+		{&l.Batch, &d.Batch}, {&l.BatchArgs, &d.BatchArgs}, {&l.Patterns, &d.Patterns}, {&l.Pattern, &d.Pattern},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return l
+}
+
+// View is a question as every channel shows it (DESIGN §7: tool,
+// arguments, the sub-commands with their verdicts, why it asks, the rest of
+// the batch, time left, what Session and Always would grant). The core
+// builds it once; a channel only lays it out in its own markup. Every text
+// the agent controls is sanitised (see sanitize.go) and clipped to the
+// channel's [Limits], but not escaped: escaping is the channel's markup's
+// business.
+type View struct {
+	RequestID, Tool, Team, Tier              string
+	SessionID, AgentID, AgentType, Requester string
+	// Cwd is the working directory the call runs in ("" when the request
+	// names none).
+	Cwd string
+	// Warnings come before anything else on the card: disguised text
+	// (bidi, invisible and control characters escaped as <U+2067>, words
+	// that mix scripts, host names outside ASCII, with their punycode) and
+	// argument keys a person could misread (see keys.go). Empty when there
+	// is nothing to warn of.
+	Warnings []string
+	// Cut names what the channel's limits left out of the card ("12
+	// sub-commands", "the end of the arguments"); empty when the card is
+	// whole. A channel must not offer an approval of a card that is not
+	// whole: it sends the approver where the whole call shows (see
+	// [View.Whole]).
+	Cut []string
+	// ArgKeys are the keys of the call's arguments in the order they came,
+	// repeats included: every key is shown, also those of Args.
+	ArgKeys []string
+	// Description is the agent's own account of the call.
+	Description string
+	// Command is a shell tool's "command" argument; Args the other
+	// arguments as indented JSON.
+	Command, Args string
+	// Subcommands are the parsed sub-commands with their verdicts;
+	// MoreSubcommands how many more were not listed.
+	Subcommands     []SubcommandView
+	MoreSubcommands int
+	// Why is why the policy asks; Rule the rule that matched (empty when
+	// Why already names it); SafetyOverride a built-in safety check that
+	// overrode the rules.
+	Why, Rule, SafetyOverride string
+	// Batch is what the agent's batch runs after this call; MoreBatch how
+	// many more calls were not listed.
+	Batch     []BatchView
+	MoreBatch int
+	// ExpiresAt is when the reaper rejects the question (zero: never).
+	ExpiresAt time.Time
+	// Required approvals, and the approver ids counted so far.
+	Required int
+	SoFar    []string
+	// Session and Always say what those answers would grant, or why they
+	// are not offered.
+	Session, Always Offer
+	// Ask is set on an ask-user question: the tool's questions and their
+	// options, clipped (no questions: a free-text answer). Indexes match
+	// the question's, so a pick made on the view names the same option.
+	Ask *messages.AskUser
+}
+
+// SubcommandView is one sub-command of a shell call and its verdict.
+type SubcommandView struct {
+	// Command is the sub-command as parsed ("write to FILE" for a
+	// redirection).
+	Command string
+	// Action is allow, ask or deny; Mark the same with its symbol.
+	Action, Mark string
+	// Rule and Reason explain the verdict; both empty when they only
+	// repeat why the question asks.
+	Rule, Reason string
+}
+
+// Explain is the sub-command's rule and reason in one phrase ("rule
+// bash(kubectl *): kubectl goes to oncall"); "" when it has neither.
+func (s SubcommandView) Explain() string {
+	var why []string
+	if s.Rule != "" {
+		why = append(why, "rule "+s.Rule)
+	}
+	if s.Reason != "" {
+		why = append(why, s.Reason)
+	}
+	return strings.Join(why, ": ")
+}
+
+// BatchView is one call the batch runs next: its tool, its arguments on
+// one line, and its main argument (the command, path, pattern or URL; ""
+// when it has none) for a one-line summary.
+type BatchView struct{ Tool, Args, Main string }
+
+// Offer is one standing answer (Session, Always): what it would grant, or
+// why it is not offered. The brokers say both (ApprovalNeeded.Offers); for
+// a question of an older broker without offers the core says what that
+// broker grants (see offer.go).
+type Offer struct {
+	Offered bool
+	// Scope is the scope the answer sends (session, always or
+	// always_prefix).
+	Scope messages.Scope
+	// Grants says what the answer grants, in words ("every bash call of
+	// session s1", "bash(git push *) for agent pod-7").
+	Grants string
+	// Tool, Patterns (empty: every call of Tool; MorePatterns not listed),
+	// Session (a session grant's) and Agent (an always grant's) are Grants
+	// in pieces, for channels that set patterns in code type.
+	Tool         string
+	Patterns     []string
+	MorePatterns int
+	Session      string
+	Agent        string
+	// WhyNot says why the answer is not offered (empty when it is).
+	WhyNot string
+}
+
+// Present builds the view of q within l.
+func Present(q messages.ApprovalNeeded, l Limits) View {
+	l = l.withDefaults()
+	z := &sanitizer{}
+	raw, batchRaw := q.Request.Arguments, q.BatchRemaining
+	if len(batchRaw) == 0 {
+		batchRaw = q.Request.BatchRemaining
+	}
+	q = clean(q, z)
+	req := q.Request
+	v := View{
+		RequestID: req.RequestID, Tool: req.Tool, Team: q.Team, Tier: q.Risk.Tier,
+		SessionID: req.SessionID, AgentID: req.AgentID, AgentType: req.AgentType, Requester: req.RequestedBy,
+		Cwd:            ClipWidth(OneLine(req.Cwd), l.Command, l.Width),
+		Description:    ClipWidth(OneLine(req.Description), l.Prose, l.Width),
+		Why:            ClipWidth(OneLine(q.Risk.Reason), l.Prose, l.Width),
+		Rule:           ClipWidth(OneLine(q.Risk.Rule), l.Command, l.Width),
+		SafetyOverride: ClipWidth(OneLine(q.Risk.SafetyOverride), l.Prose, l.Width),
+		ExpiresAt:      q.ExpiresAt,
+		Required:       max(q.ApprovalsRequired, 1),
+		SoFar:          q.ApprovalsSoFar,
+	}
+	var argsCut bool
+	v.Command, v.Args, argsCut = splitArgs(raw, l.Args, l.Width, z)
+	keys := ArgKeys(raw)
+	for _, k := range keys {
+		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
+	}
+	keyNotes := keyWarnings(keys, z)
+	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
+		// The reason only repeats the override, shown on its own.
+		v.Why = ""
+	}
+	if v.Rule != "" && strings.Contains(v.Why, v.Rule) {
+		v.Rule = ""
+	}
+	subs := q.Risk.Subcommands
+	for _, s := range subs[:min(len(subs), l.Subcommands)] {
+		v.Subcommands = append(v.Subcommands, subcommandView(s, q.Risk.Reason, l))
+	}
+	v.MoreSubcommands = len(subs) - len(v.Subcommands)
+	batch := q.BatchRemaining
+	if len(batch) == 0 {
+		batch = req.BatchRemaining
+	}
+	for i, b := range batch[:min(len(batch), l.Batch)] {
+		args := batchRaw[i].Arguments
+		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
+			Args: compactArgs(args, l.BatchArgs, l.Width, z), Main: ClipWidth(z.line(MainArgument(args)), l.BatchArgs, l.Width)})
+	}
+	v.MoreBatch = len(batch) - len(v.Batch)
+	v.Session, v.Always = Offers(q, l)
+	v.Ask = askView(q.AskUser, l)
+	v.Cut = cutParts(v, argsCut)
+	if w := z.warning(); w != "" {
+		v.Warnings = append(v.Warnings, w)
+	}
+	v.Warnings = append(v.Warnings, keyNotes...)
+	return v
+}
+
+func subcommandView(s messages.Verdict, why string, l Limits) SubcommandView {
+	cmd := s.Command
+	if cmd == "" {
+		cmd = strings.Join(s.Words, " ")
+	}
+	if s.Kind == "redirect" {
+		cmd = "write to " + cmd
+	}
+	sv := SubcommandView{Command: ClipWidth(OneLine(cmd), l.Command, l.Width), Action: s.Action, Mark: VerdictMark(s.Action)}
+	if s.Reason != why {
+		sv.Rule = ClipWidth(OneLine(s.Rule), l.Command, l.Width)
+		sv.Reason = ClipWidth(OneLine(s.Reason), l.Prose, l.Width)
+	}
+	return sv
+}
+
+// Left is the time until the question expires (0 or less: expired; 0
+// too when it never expires: check ExpiresAt).
+func (v View) Left(now time.Time) time.Duration {
+	if v.ExpiresAt.IsZero() {
+		return 0
+	}
+	return v.ExpiresAt.Sub(now).Round(time.Second)
+}
+
+// TimeLeft says how long the question stays open, to the second: "4m30s
+// left", "expired: the reaper rejects it shortly"; "" when it never
+// expires.
+func (v View) TimeLeft(now time.Time) string {
+	if v.ExpiresAt.IsZero() {
+		return ""
+	}
+	d := v.Left(now)
+	if d <= 0 {
+		return "expired: the reaper rejects it shortly"
+	}
+	return d.String() + " left"
+}
+
+// Approvals says how many approvals the question needs and has ("2 of 3
+// so far: alice, bob"); "" for a single-approval question nobody approved.
+func (v View) Approvals() string {
+	if v.Required <= 1 && len(v.SoFar) == 0 {
+		return ""
+	}
+	s := strconv.Itoa(len(v.SoFar)) + " of " + strconv.Itoa(v.Required)
+	if len(v.SoFar) == 0 {
+		return s + " needed, none yet"
+	}
+	return s + " so far: " + strings.Join(v.SoFar, ", ")
+}
+
+// Mine reports whether approver is the human the agent works for: the
+// brokers refuse their approval (nobody approves their own request), not
+// their rejection.
+func (v View) Mine(approver string) bool { return approver != "" && v.Requester == approver }
+
+// WhyNotMine is why no approval is offered on one's own request (the
+// rejections are).
+const WhyNotMine = "it was made on your behalf, so another approver must approve it; you may reject it"
+
+// MainArgument is the argument that says what a call does: a shell
+// command, a file path, a search pattern, a URL; "" when there is none.
+func MainArgument(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
+		return ""
+	}
+	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
+		var s string
+		if json.Unmarshal(m[key], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Short is what the answer grants without the session or agent:
+// "bash(git push *)", "every write call"; "" when it is not offered.
+func (o Offer) Short() string {
+	if !o.Offered {
+		return ""
+	}
+	if len(o.Patterns) == 0 {
+		return "every " + o.Tool + " call"
+	}
+	calls := make([]string, len(o.Patterns))
+	for i, p := range o.Patterns {
+		calls[i] = o.Tool + "(" + p + ")"
+	}
+	s := strings.Join(calls, ", ")
+	if o.MorePatterns > 0 {
+		s += " and " + strconv.Itoa(o.MorePatterns) + " more"
+	}
+	return s
+}
+
+// Whole reports whether the card shows everything the human judges: no
+// sub-command, argument, batch call or grant pattern was left out.
+func (v View) Whole() bool { return len(v.Cut) == 0 }
+
+// WhyNotWhole says what the card leaves out, for the channel to tell the
+// approver why it offers no approval here ("" when the card is whole).
+func (v View) WhyNotWhole(channel string) string {
+	if v.Whole() {
+		return ""
+	}
+	return "This question is too long for " + channel + "; not shown here: " + strings.Join(v.Cut, ", ") +
+		". Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
+}
+
+// cutParts names what was left out of v.
+func cutParts(v View, argsCut bool) []string {
+	var out []string
+	n := func(k int, one, many string) {
+		switch {
+		case k == 1:
+			out = append(out, "1 "+one)
+		case k > 1:
+			out = append(out, strconv.Itoa(k)+" "+many)
+		}
+	}
+	n(v.MoreSubcommands, "sub-command", "sub-commands")
+	if argsCut {
+		out = append(out, "the end of the arguments")
+	}
+	n(v.MoreBatch, "call of the batch", "calls of the batch")
+	if v.Session.Offered {
+		n(v.Session.MorePatterns, "Session pattern", "Session patterns")
+	}
+	if v.Always.Offered {
+		n(v.Always.MorePatterns, "Always pattern", "Always patterns")
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+package card
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// The sanitiser: every text an agent controls passes through it once, in
+// [Present], before any channel sees it. What a person cannot see, or sees
+// as something else, is made visible:
+//
+//   - bidi controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+//     U+061C), which reorder what follows (Trojan Source);
+//   - every other invisible character: the format characters (Unicode Cf:
+//     U+200B, U+2060, U+FEFF, the tag characters…), the default ignorable
+//     code points, variation selectors, and spaces other than U+0020, which
+//     a shell reads as part of a word;
+//   - control characters (Unicode Cc; tab and newline stay in a command);
+//
+// each shown as "<U+2067>". Words that mix scripts ("gіthub" with a
+// Cyrillic і) and host names with any character outside ASCII are flagged
+// with their punycode. When anything was found the view's first warning
+// says what, so a channel shows it at the top of the card.
+
+// sanitizer escapes the texts of one question and remembers what it found.
+type sanitizer struct {
+	bidi, invisible, control []rune   // each character escaped, once
+	mixed                    []string // words that mix scripts
+	hosts                    []string // host names outside ASCII, with their punycode
+	seen                     map[string]bool
+}
+
+// maxFlagged bounds the words and hosts a warning names.
+const maxFlagged = 5
+
+// line is s sanitised and folded onto one line.
+func (z *sanitizer) line(s string) string { return OneLine(z.text(s, false)) }
+
+// text is s with every character a person cannot see escaped; keep keeps
+// tabs and newlines (a command, indented JSON). Words and host names are
+// checked for lookalikes.
+func (z *sanitizer) text(s string, keep bool) string {
+	var b strings.Builder
+	clean := true
+	for _, r := range s {
+		if kind := hidden(r, keep); kind != visible || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		z.lookalikes(s)
+		return s
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				// Invalid UTF-8: its byte, escaped.
+				fmt.Fprintf(&b, "<0x%02X>", s[i])
+				z.control = addRune(z.control, utf8.RuneError)
+				continue
+			}
+		}
+		switch hidden(r, keep) {
+		case bidi:
+			z.bidi = addRune(z.bidi, r)
+		case invisible:
+			z.invisible = addRune(z.invisible, r)
+		case control:
+			z.control = addRune(z.control, r)
+		default:
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteString(Escape(r))
+	}
+	out := b.String()
+	z.lookalikes(out)
+	return out
+}
+
+// addRune adds r to set, once.
+func addRune(set []rune, r rune) []rune {
+	if slices.Contains(set, r) {
+		return set
+	}
+	return append(set, r)
+}
+
+// Escape is how the card shows a character a person could not see:
+// "<U+2067>".
+func Escape(r rune) string { return fmt.Sprintf("<U+%04X>", r) }
+
+type hiddenKind int
+
+const (
+	visible hiddenKind = iota
+	bidi
+	invisible
+	control
+)
+
+// hidden classifies r: visible, or one of the kinds the card escapes.
+func hidden(r rune, keep bool) hiddenKind {
+	switch {
+	case r == ' ':
+		return visible
+	case r == '\n' || r == '\t':
+		if keep {
+			return visible
+		}
+		return control
+	case r < 0x80:
+		if r < 0x20 || r == 0x7f {
+			return control
+		}
+		return visible
+	case isBidi(r):
+		return bidi
+	case unicode.Is(unicode.Cc, r):
+		return control
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+		unicode.Is(unicode.Variation_Selector, r), unicode.IsSpace(r), unicode.In(r, unicode.Zl, unicode.Zp, unicode.Zs),
+		r == '\u115F', r == '\u1160', r == '\u3164', r == '\uFFA0', r == '\u2800':
+		// Hangul fillers and the blank braille pattern draw nothing
+		// either, though Unicode calls them letters or symbols.
+		return invisible
+	}
+	return visible
+}
+
+// isBidi reports the bidi controls: embeddings, overrides, isolates and
+// marks.
+func isBidi(r rune) bool {
+	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069') ||
+		r == '\u200E' || r == '\u200F' || r == '\u061C'
+}
+
+// lookalikes flags the words of s that mix scripts and its host names
+// outside ASCII.
+func (z *sanitizer) lookalikes(s string) {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return
+	}
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) && r != '.' && r != '-' }) {
+		tok = strings.Trim(tok, ".-")
+		if tok == "" || isASCII(tok) {
+			continue
+		}
+		if strings.Contains(tok, ".") && hostLike(tok) {
+			if p, err := idna.Punycode.ToASCII(strings.ToLower(tok)); err == nil && p != tok {
+				z.flag(&z.hosts, tok+" (punycode "+p+")")
+				continue
+			}
+		}
+		for _, w := range strings.FieldsFunc(tok, func(r rune) bool { return !isWordRune(r) }) {
+			if mixedScripts(w) {
+				z.flag(&z.mixed, w)
+			}
+		}
+	}
+}
+
+func (z *sanitizer) flag(list *[]string, s string) {
+	if z.seen == nil {
+		z.seen = map[string]bool{}
+	}
+	if z.seen[s] {
+		return
+	}
+	z.seen[s] = true
+	*list = append(*list, s)
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// hostLike reports a dotted name whose last label is letters: a host name
+// as a person reads one ("gіthub.com"), not a version number.
+func hostLike(s string) bool {
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" {
+			return false
+		}
+	}
+	last := labels[len(labels)-1]
+	for _, r := range last {
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptGroups are the scripts a word is checked against; the Han,
+// Hiragana, Katakana, Bopomofo and Hangul scripts are one group, since
+// Japanese, Chinese and Korean words mix them.
+var scriptGroups = []struct {
+	name   string
+	tables []*unicode.RangeTable
+}{
+	{"Latin", []*unicode.RangeTable{unicode.Latin}},
+	{"Cyrillic", []*unicode.RangeTable{unicode.Cyrillic}},
+	{"Greek", []*unicode.RangeTable{unicode.Greek}},
+	{"Armenian", []*unicode.RangeTable{unicode.Armenian}},
+	{"Cherokee", []*unicode.RangeTable{unicode.Cherokee}},
+	{"Georgian", []*unicode.RangeTable{unicode.Georgian}},
+	{"Arabic", []*unicode.RangeTable{unicode.Arabic}},
+	{"Hebrew", []*unicode.RangeTable{unicode.Hebrew}},
+	{"CJK", []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Bopomofo, unicode.Hangul}},
+}
+
+// mixedScripts reports a word whose letters come from more than one
+// script group (digits and marks belong to none).
+func mixedScripts(w string) bool {
+	group := -1
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		g := len(scriptGroups) // a script of its own, outside the list
+		for i, sg := range scriptGroups {
+			if unicode.In(r, sg.tables...) {
+				g = i
+				break
+			}
+		}
+		switch {
+		case group < 0:
+			group = g
+		case g != group:
+			return true
+		}
+	}
+	return false
+}
+
+// warning is the line the card shows when anything was found; "" when
+// nothing was.
+func (z *sanitizer) warning() string {
+	var parts []string
+	count := func(rs []rune, one, many string) {
+		if len(rs) == 0 {
+			return
+		}
+		names := make([]string, 0, len(rs))
+		for _, r := range rs[:min(len(rs), maxFlagged)] {
+			names = append(names, fmt.Sprintf("U+%04X", r))
+		}
+		s := many + " " + strings.Join(names, ", ")
+		if len(rs) == 1 {
+			s = one + " " + names[0]
+		}
+		if n := len(rs) - len(names); n > 0 {
+			s += " and " + strconv.Itoa(n) + " more"
+		}
+		parts = append(parts, s)
+	}
+	count(z.bidi, "a bidi control", "bidi controls")
+	count(z.invisible, "an invisible character", "invisible characters")
+	count(z.control, "a control character", "control characters")
+	escaped := len(parts) > 0
+	names := func(label string, list []string) {
+		if len(list) == 0 {
+			return
+		}
+		shown := list[:min(len(list), maxFlagged)]
+		s := label + " " + strings.Join(shown, ", ")
+		if n := len(list) - len(shown); n > 0 {
+			s += " and " + strconv.Itoa(n) + " more"
+		}
+		parts = append(parts, s)
+	}
+	names("words mixing scripts:", z.mixed)
+	names("host names outside ASCII:", z.hosts)
+	if len(parts) == 0 {
+		return ""
+	}
+	s := "⚠ Disguised text: " + strings.Join(parts, "; ")
+	if escaped {
+		s += " (shown as <U+…>)"
+	}
+	return s + ". Read the call character by character before you approve."
+}
+
+// Hidden reports whether the card escapes r in text that keeps its lines:
+// a bidi control, an invisible character or a control character other
+// than tab and newline. Channels that clean text of their own (the
+// terminal's log lines) use it to escape the same characters.
+func Hidden(r rune) bool { return hidden(r, true) != visible }

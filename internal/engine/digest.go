@@ -1,0 +1,25 @@
+package engine
+
+import "github.com/signoff-dev/signoff/pkg/messages"
+
+// Approval bound to what was shown (DESIGN §3, §4 step 9): every copy of a
+// question the brokers publish carries the digest of what it shows
+// (messages.ApprovalNeeded.ShownDigest, set by question), and a response
+// names the digest of the copy its approver was shown. A response naming
+// another digest answers a question that is not the open one (a copy an
+// attacker published on the ask subject, or one changed in transit), so it
+// is refused: the approver approved something else than what would run. A
+// response without a digest (a client older than digests) is taken as
+// before; approver bots always send one.
+
+// digestRefusal is why resp may not answer q ("" when it may).
+func digestRefusal(q *messages.ApprovalNeeded, resp *messages.Response) string {
+	if resp.Digest == "" || resp.Digest == q.Digest {
+		return ""
+	}
+	return "the response answers another version of this question (digest " + digestShort(resp.Digest) +
+		", the open question's is " + digestShort(q.Digest) + "): what the approver was shown is not what would run; nothing was decided"
+}
+
+// digestShort is the start of a digest, enough to tell two apart in a log.
+func digestShort(d string) string { return d[:min(len(d), len(messages.DigestPrefix)+12)] }
