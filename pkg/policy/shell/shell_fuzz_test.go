@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"strings"
@@ -32,7 +32,7 @@ func FuzzAnalyzeShell(f *testing.F) {
 		if len(src) > 4096 {
 			return
 		}
-		a := AnalyzeShell(src)
+		a := Analyze(src)
 		_, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 		if err != nil && a.Unanalysable == "" {
 			t.Fatalf("AnalyzeShell(%q): parse error %v but Unanalysable is empty", src, err)

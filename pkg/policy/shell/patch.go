@@ -1,30 +1,30 @@
-package policy
+package shell
 
 import (
 	"strings"
 )
 
 // patchFile is one path a patch touches.
-type patchFile struct {
-	path string
+type PatchFile struct {
+	Path string
 	// tree: the patch deletes or moves the path, so a rule on dir/**
 	// applies to dir itself.
-	tree bool
+	Tree bool
 }
 
-// patchPaths returns every path a patch touches: Codex's apply_patch
+// PatchPaths returns every path a patch touches: Codex's apply_patch
 // envelope (*** Add File:, *** Update File:, *** Delete File:, *** Move
 // to:) and unified or git diffs (---/+++ headers, diff --git, rename and
 // copy lines). bad is a reason when the patch names no file or a header the
 // policy cannot read: the call then asks, since the patch may write
 // anywhere.
-func patchPaths(text string) (files []patchFile, bad string) {
+func PatchPaths(text string) (files []PatchFile, bad string) {
 	add := func(p string, tree bool) {
 		p = strings.TrimSpace(p)
 		if p == "" || p == "/dev/null" {
 			return
 		}
-		files = append(files, patchFile{path: p, tree: tree})
+		files = append(files, PatchFile{Path: p, Tree: tree})
 	}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
@@ -38,7 +38,7 @@ func patchPaths(text string) (files []patchFile, bad string) {
 		case strings.HasPrefix(line, "*** Move to:"):
 			add(line[len("*** Move to:"):], true)
 			if n := len(files); n >= 2 {
-				files[n-2].tree = true // the moved file is removed
+				files[n-2].Tree = true // the moved file is removed
 			}
 		case strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ "):
 			p := diffHeaderPath(line[4:])
@@ -65,7 +65,7 @@ func patchPaths(text string) (files []patchFile, bad string) {
 			add(p, false)
 		case strings.HasPrefix(line, "deleted file mode"):
 			if n := len(files); n > 0 {
-				files[n-1].tree = true
+				files[n-1].Tree = true
 			}
 		}
 	}

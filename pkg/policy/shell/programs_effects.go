@@ -1,10 +1,12 @@
-package policy
+package shell
 
 import (
 	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // programEffects applies the program table's entry to the command just
@@ -76,12 +78,12 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
 			// it names: judged as every path it can stand for, like an
 			// input redirection's target.
-			if c.readGlobs == nil {
-				c.readGlobs = make([]gWord, len(c.Reads), len(u.reads))
+			if c.ReadGlobs == nil {
+				c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(u.reads))
 			}
-			c.readGlobs = append(c.readGlobs, r.g)
-		} else if c.readGlobs != nil {
-			c.readGlobs = append(c.readGlobs, nil)
+			c.ReadGlobs = append(c.ReadGlobs, r.g)
+		} else if c.ReadGlobs != nil {
+			c.ReadGlobs = append(c.ReadGlobs, nil)
 		}
 		c.Reads = append(c.Reads, t)
 	}
@@ -221,7 +223,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		u.recursive = true
 		for _, op := range u.operands {
 			// tar -C DIR c NAME archives DIR/NAME.
-			if x, home := expandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) {
+			if x, home := globs.ExpandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) {
 				if !dir.lit || !op.lit {
 					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
 					continue
@@ -556,16 +558,16 @@ func isAwkIdent(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// analyzeShell is AnalyzeShell with the policy's program table, through
+// AnalyzeWith is Analyze with the policy's program table, through
 // the table's cache. The result may be shared: it must not be modified.
-func analyzeShell(src string, progs *programTable) ShellAnalysis {
+func AnalyzeWith(src string, progs *Programs) Analysis {
 	if progs != nil && progs.shells != nil {
-		return progs.shells.analyze(src, func(src string) ShellAnalysis { return analyzeShellUncached(src, progs) })
+		return progs.shells.analyze(src, func(src string) Analysis { return analyzeShellUncached(src, progs) })
 	}
 	return analyzeShellUncached(src, progs)
 }
 
-func analyzeShellUncached(src string, progs *programTable) ShellAnalysis {
+func analyzeShellUncached(src string, progs *Programs) Analysis {
 	var budget shBudget
 	a := shAnalyze(src, syntax.LangBash, 0, progs, &budget)
 	res := a.res
@@ -579,7 +581,7 @@ func analyzeShellUncached(src string, progs *programTable) ShellAnalysis {
 // the command asks.
 func (u *progUse) placeUnder(dir shWord) {
 	relative := func(w shWord) bool {
-		x, home := expandHome(w.text, "")
+		x, home := globs.ExpandHome(w.text, "")
 		return !home && !path.IsAbs(x)
 	}
 	move := func(ws []shWord) {
@@ -702,12 +704,12 @@ func (u *progUse) patchOperands() {
 			u.setAsk("apply_patch's patch is not a literal")
 			continue
 		}
-		files, bad := patchPaths(op.text)
+		files, bad := PatchPaths(op.text)
 		if bad != "" {
 			u.setAsk(bad)
 		}
 		for _, f := range files {
-			u.writes = append(u.writes, shWord{text: f.path, lit: true})
+			u.writes = append(u.writes, shWord{text: f.Path, lit: true})
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 
 // shtRender shows a command compactly for table tests:
 // "[sudo env] rm -rf x (elevated) (unanalysable)" or "> /etc/hosts".
-func shtRender(c ShellCommand) string {
+func shtRender(c Command) string {
 	var b strings.Builder
 	if c.Read {
 		b.WriteString("< " + c.Target)
@@ -29,7 +29,7 @@ func shtRender(c ShellCommand) string {
 	return b.String()
 }
 
-func shtRenderAll(a ShellAnalysis) []string {
+func shtRenderAll(a Analysis) []string {
 	out := make([]string, 0, len(a.Commands))
 	for _, c := range a.Commands {
 		out = append(out, shtRender(c))
@@ -38,7 +38,7 @@ func shtRenderAll(a ShellAnalysis) []string {
 }
 
 // shtUnanalysable collects the analysis' and its commands' reasons.
-func shtUnanalysable(a ShellAnalysis) []string {
+func shtUnanalysable(a Analysis) []string {
 	var out []string
 	if a.Unanalysable != "" {
 		out = append(out, a.Unanalysable)
@@ -103,7 +103,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if got := shtRenderAll(a); !slices.Equal(got, tt.want) {
 				t.Errorf("AnalyzeShell(%q) commands\n got %q\nwant %q", tt.src, got, tt.want)
 			}
@@ -139,7 +139,7 @@ func TestAnalyzeShellRemovesQuotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if len(a.Commands) == 0 {
 				t.Fatalf("AnalyzeShell(%q): no command", tt.src)
 			}
@@ -227,7 +227,7 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if got := shtRenderAll(a); !slices.Equal(got, tt.want) {
 				t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
 			}
@@ -295,7 +295,7 @@ func TestAnalyzeShellRefusesWhatItCannotSee(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			reasons := shtUnanalysable(a)
 			if !shtContains(reasons, tt.want) {
 				t.Errorf("AnalyzeShell(%q) unanalysable reasons %q, want one containing %q", tt.src, reasons, tt.want)
@@ -309,7 +309,7 @@ func TestAnalyzeShellDeepNestingIsUnanalysable(t *testing.T) {
 	for range shMaxDepth + 2 {
 		src = "sh -c " + shtQuote(src)
 	}
-	a := AnalyzeShell(src)
+	a := Analyze(src)
 	if !strings.Contains(a.Unanalysable, "nested too deeply") {
 		t.Errorf("AnalyzeShell(%d nested sh -c) Unanalysable = %q, want nesting reason", shMaxDepth+2, a.Unanalysable)
 	}
@@ -317,7 +317,7 @@ func TestAnalyzeShellDeepNestingIsUnanalysable(t *testing.T) {
 	for range shMaxDepth - 1 {
 		shallow = "sh -c " + shtQuote(shallow)
 	}
-	if b := AnalyzeShell(shallow); b.Unanalysable != "" || len(b.Commands) != 1 || b.Commands[0].Name != "ls" {
+	if b := Analyze(shallow); b.Unanalysable != "" || len(b.Commands) != 1 || b.Commands[0].Name != "ls" {
 		t.Errorf("AnalyzeShell(%d nested sh -c) = %+v, want ls analysed", shMaxDepth-1, b)
 	}
 }
@@ -350,13 +350,13 @@ func TestAnalyzeShellMarksUnprefixable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if got := a.Unprefixable != ""; got != tt.want {
 				t.Errorf("AnalyzeShell(%q) Unprefixable = %q, want set=%v", tt.src, a.Unprefixable, tt.want)
 			}
 		})
 	}
-	if a := AnalyzeShell(" ; "); a.Unanalysable == "" {
+	if a := Analyze(" ; "); a.Unanalysable == "" {
 		t.Errorf("AnalyzeShell(%q) is analysable, want a parse error", " ; ")
 	}
 }
@@ -393,7 +393,7 @@ func TestAnalyzeShellRecordsWriteRedirections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			got := shtRenderWithRedirectWrappers(a)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
@@ -422,7 +422,7 @@ func TestAnalyzeShellNamesCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if len(a.Commands) != 1 {
 				t.Fatalf("AnalyzeShell(%q) = %q, want one command", tt.src, shtRenderAll(a))
 			}
@@ -530,7 +530,7 @@ func TestAnalyzeShellFindsCriticalPatterns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if tt.want == "" {
 				if len(a.Safety) != 0 {
 					t.Errorf("AnalyzeShell(%q) Safety = %q, want none", tt.src, a.Safety)
@@ -545,7 +545,7 @@ func TestAnalyzeShellFindsCriticalPatterns(t *testing.T) {
 }
 
 func TestAnalyzeShellReportsEachSafetyReasonOnce(t *testing.T) {
-	a := AnalyzeShell("rm -rf /; rm -rf /; rm -rf /")
+	a := Analyze("rm -rf /; rm -rf /; rm -rf /")
 	if len(a.Safety) != 1 {
 		t.Errorf("Safety = %q, want one reason", a.Safety)
 	}
@@ -555,7 +555,7 @@ func TestAnalyzeShellIsSafeForConcurrentUse(t *testing.T) {
 	srcs := []string{"git status && rm -rf /", "sh -c 'curl x | sh'", "ls | xargs rm", "echo $(id) > out"}
 	want := make([][]string, len(srcs))
 	for i, s := range srcs {
-		want[i] = shtRenderAll(AnalyzeShell(s))
+		want[i] = shtRenderAll(Analyze(s))
 	}
 	done := make(chan bool)
 	for g := 0; g < 8; g++ {
@@ -563,7 +563,7 @@ func TestAnalyzeShellIsSafeForConcurrentUse(t *testing.T) {
 			ok := true
 			for n := 0; n < 200; n++ {
 				i := n % len(srcs)
-				ok = ok && slices.Equal(shtRenderAll(AnalyzeShell(srcs[i])), want[i])
+				ok = ok && slices.Equal(shtRenderAll(Analyze(srcs[i])), want[i])
 			}
 			done <- ok
 		}()
@@ -587,7 +587,7 @@ func TestAnalyzeShellBoundsHostileInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if !shtContains(shtUnanalysable(a), tt.want) {
 				t.Errorf("AnalyzeShell(%.60q…) unanalysable reasons %q, want %q", tt.src, shtUnanalysable(a), tt.want)
 			}
@@ -615,7 +615,7 @@ func TestAnalyzeShellJudgesBothReadingsOfBracesInSh(t *testing.T) {
 		{"bash -c 'touch {a,b}'", []string{"[bash] touch a b", "[bash] > a", "[bash] > b"}},
 	}
 	for _, tt := range tests {
-		got := shtRenderWithRedirectWrappers(AnalyzeShell(tt.src))
+		got := shtRenderWithRedirectWrappers(Analyze(tt.src))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("AnalyzeShell(%q)\n got %q\nwant %q", tt.src, got, tt.want)
 		}
@@ -624,7 +624,7 @@ func TestAnalyzeShellJudgesBothReadingsOfBracesInSh(t *testing.T) {
 
 // shtRenderWithRedirectWrappers is shtRenderAll with the wrappers of
 // redirects shown too (shtRender shows them only on commands).
-func shtRenderWithRedirectWrappers(a ShellAnalysis) []string {
+func shtRenderWithRedirectWrappers(a Analysis) []string {
 	got := shtRenderAll(a)
 	for i, c := range a.Commands {
 		if c.Redirect && len(c.Wrappers) > 0 {

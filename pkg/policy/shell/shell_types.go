@@ -1,8 +1,12 @@
-package policy
+package shell
 
-// ShellCommand is one simple command found anywhere in a shell script, as the
+import (
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// Command is one simple command found anywhere in a shell script, as the
 // policy judges it: wrappers seen through, quotes removed.
-type ShellCommand struct {
+type Command struct {
 	// Words are the literal words of the command that actually runs, after
 	// quote removal and after stripping wrappers (env, sudo, timeout, xargs,
 	// find -exec…) and leading VAR=value assignments. Words[0] is the command
@@ -50,24 +54,24 @@ type ShellCommand struct {
 	// expansion and cleaning (a pattern, an expansion, a relative path
 	// after a cd). baseGlobs parallel globs for the base-name form of a
 	// path-qualified command. nil when the entry is one known value.
-	globs, baseGlobs []gWord
+	Globs, BaseGlobs []globs.Glob
 	// readGlobs parallel Reads: the paths a read operand that is not a
 	// plain literal can name (a pattern, an expansion: cat .e*, cat $f),
 	// nil for a literal one; nil when every read is literal.
-	readGlobs []gWord
+	ReadGlobs []globs.Glob
 	// unknownCode marks a command that runs code the agent gave as a value
 	// (bash -c "$CMD"): it stands for any command.
-	unknownCode bool
+	UnknownCode bool
 	// foreign marks a script for another shell (zsh -c), unanalysable
 	// unless a rule names that shell.
-	foreign bool
+	Foreign bool
 }
 
-// ShellAnalysis is the result of parsing one shell command string.
-type ShellAnalysis struct {
+// Analysis is the result of parsing one shell command string.
+type Analysis struct {
 	// Commands are every simple command and write redirection in the tree,
 	// in source order.
-	Commands []ShellCommand
+	Commands []Command
 	// Unanalysable is a non-empty reason when the script as a whole cannot be
 	// judged (parse error, empty command, lone &…).
 	Unanalysable string

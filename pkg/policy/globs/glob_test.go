@@ -1,6 +1,8 @@
-package policy
+package globs
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestGlobIntersectionDecidesWhetherTwoPatternsShareAString(t *testing.T) {
 	for _, tt := range []struct {
@@ -20,7 +22,7 @@ func TestGlobIntersectionDecidesWhetherTwoPatternsShareAString(t *testing.T) {
 		{"lengths that cannot agree", "??", "???", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := gIntersects(gFromShellPattern(tt.a), gFromShellPattern(tt.b)); got != tt.want {
+			if got := Intersects(FromShellPattern(tt.a), FromShellPattern(tt.b)); got != tt.want {
 				t.Errorf("gIntersects(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
 			}
 		})
@@ -41,7 +43,7 @@ func TestGlobCoverIsSound(t *testing.T) {
 		{"a pattern covers a literal it matches", "ls *", "ls -la", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := gCovers(gFromShellPattern(tt.pattern), gFromShellPattern(tt.word)); got != tt.want {
+			if got := Covers(FromShellPattern(tt.pattern), FromShellPattern(tt.word)); got != tt.want {
 				t.Errorf("gCovers(%q, %q) = %v, want %v", tt.pattern, tt.word, got, tt.want)
 			}
 		})
@@ -62,13 +64,13 @@ func TestPathAlternativesUnfoldBracesAndGlobstars(t *testing.T) {
 		{"a home pattern", "/home/dev/.ssh/**", "/home/dev/.ssh/id_rsa", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			alts, ok := gPathAlternatives(tt.pattern)
+			alts, ok := PathAlternatives(tt.pattern)
 			if !ok {
 				t.Fatal("too many alternatives")
 			}
 			got := false
 			for _, a := range alts {
-				got = got || gIntersects(a, gLiteral(nil, tt.path))
+				got = got || Intersects(a, Literal(nil, tt.path))
 			}
 			if got != tt.want {
 				t.Errorf("%q matches %q: %v, want %v", tt.pattern, tt.path, got, tt.want)
@@ -78,14 +80,14 @@ func TestPathAlternativesUnfoldBracesAndGlobstars(t *testing.T) {
 }
 
 func TestIntersectionIsBounded(t *testing.T) {
-	long := make(gWord, 0, 100000)
+	long := make(Glob, 0, 100000)
 	for i := 0; i < 100000; i++ {
-		long = append(long, gTok{r: 'a'})
+		long = append(long, Tok{R: 'a'})
 	}
-	if !gIntersects(long, gFromShellPattern("b*")) {
+	if !Intersects(long, FromShellPattern("b*")) {
 		t.Error("past the bound the answer must be the strict one (could match)")
 	}
-	if gCovers(gFromShellPattern("*a*"), long) {
+	if Covers(FromShellPattern("*a*"), long) {
 		t.Error("past the bound cover must answer no")
 	}
 }
@@ -109,11 +111,11 @@ func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
 		{"every name of the rule must be anchored", "/h/.ssh/*", "**/.ssh/id_rsa", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w, p := gFromShellPattern(tt.word), gFromShellPattern(tt.rule)
-			if got := gIntersectsAnchored(w, p); got != tt.want {
+			w, p := FromShellPattern(tt.word), FromShellPattern(tt.rule)
+			if got := IntersectsAnchored(w, p); got != tt.want {
 				t.Errorf("gIntersectsAnchored(%q, %q) = %v, want %v", tt.word, tt.rule, got, tt.want)
 			}
-			if tt.want && !gIntersects(w, p) {
+			if tt.want && !Intersects(w, p) {
 				t.Errorf("anchored meeting without a meeting: %q, %q", tt.word, tt.rule)
 			}
 		})

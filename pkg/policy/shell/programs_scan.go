@@ -1,9 +1,11 @@
-package policy
+package shell
 
 import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // progUse is what one command does according to its program's entry: the
@@ -266,7 +268,7 @@ func mayBeOption(src string) bool {
 	if s == "" {
 		return false
 	}
-	if _, home := expandHome(s, ""); home {
+	if _, home := globs.ExpandHome(s, ""); home {
 		return false
 	}
 	switch s[0] {
@@ -338,7 +340,7 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			if u.chdir != nil {
 				// git -C a -C b: each is relative to the one before.
 				j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
-				if x, _ := expandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
+				if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
 					j = *v
 				}
 				v = &j
@@ -411,7 +413,7 @@ func (u *progUse) operandEffects() {
 		}
 		for _, o := range sel {
 			if sp.when != nil && !(o.lit && slices.ContainsFunc(sp.when, func(p string) bool {
-				return MatchShellPattern(p, strings.ToLower(o.text))
+				return globs.Match(p, strings.ToLower(o.text))
 			})) {
 				continue
 			}

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"strconv"
@@ -203,11 +203,11 @@ var shShellNames = []string{
 	"pwsh", "powershell", "nu", "elvish", "xonsh", "osh", "ysh", "oil", "rc", "es", "ion", "murex",
 }
 
-// shForeignShells are the shells whose grammar is not bash's or POSIX's:
+// ForeignShells are the shells whose grammar is not bash's or POSIX's:
 // their scripts are not analysed (zsh's glob qualifiers run code, fish and
 // pwsh have their own syntax). A call is judged as the shell command
 // itself, and cannot be allowed unless a rule names the shell.
-var shForeignShells = map[string]bool{
+var ForeignShells = map[string]bool{
 	"zsh": true, "ksh": true, "ksh93": true, "mksh": true, "pdksh": true, "oksh": true, "yash": true,
 	"fish": true, "csh": true, "tcsh": true, "pwsh": true, "powershell": true, "nu": true,
 	"elvish": true, "xonsh": true, "osh": true, "ysh": true, "oil": true, "rc": true, "es": true,

@@ -1,10 +1,12 @@
-package policy
+package shell
 
 import (
 	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // What redirections read and write, and where relative paths point after
@@ -77,28 +79,28 @@ func (a *shAnalyzer) finishCds() {
 		if !c.Redirect {
 			continue
 		}
-		targets := c.globs
+		targets := c.Globs
 		if targets == nil {
 			if c.Target == "" || path.IsAbs(c.Target) || strings.HasPrefix(c.Target, "~") || shHarmlessSink(c.Target) {
 				continue
 			}
-			targets = []gWord{gLiteral(nil, c.Target)}
+			targets = []globs.Glob{globs.Literal(nil, c.Target)}
 		}
-		var out []gWord
+		var out []globs.Glob
 		for _, t := range targets {
-			if len(t) > 0 && (t[0].lit() && (t[0].r == '/' || t[0].r == '~')) {
+			if len(t) > 0 && (t[0].Lit() && (t[0].R == '/' || t[0].R == '~')) {
 				out = append(out, t)
 				continue
 			}
 			if unknown {
-				out = append(out, t, append(gWord{gAnyRun, {r: '/'}}, t...))
+				out = append(out, t, append(globs.Glob{globs.AnyRun, {R: '/'}}, t...))
 				continue
 			}
 			for _, d := range dirs {
-				out = append(out, append(gLiteral(nil, d+"/"), t...))
+				out = append(out, append(globs.Literal(nil, d+"/"), t...))
 			}
 		}
-		c.globs = out
+		c.Globs = out
 	}
 	a.placeReadsAfterCd(dirs, unknown)
 }
@@ -116,33 +118,33 @@ func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
 		n := len(c.Reads)
 		for k := 0; k < n; k++ {
 			r := c.Reads[k]
-			var g gWord
-			if k < len(c.readGlobs) {
-				g = c.readGlobs[k]
+			var g globs.Glob
+			if k < len(c.ReadGlobs) {
+				g = c.ReadGlobs[k]
 			}
-			if x, home := expandHome(r, ""); home || path.IsAbs(x) || g != nil && len(g) > 0 && g[0].lit() && (g[0].r == '/' || g[0].r == '~') {
+			if x, home := globs.ExpandHome(r, ""); home || path.IsAbs(x) || g != nil && len(g) > 0 && g[0].Lit() && (g[0].R == '/' || g[0].R == '~') {
 				continue
 			}
 			if g == nil {
-				g = gLiteral(nil, r)
+				g = globs.Literal(nil, r)
 			}
-			add := func(text string, pg gWord) {
-				if c.readGlobs == nil {
-					c.readGlobs = make([]gWord, len(c.Reads), len(c.Reads)+len(dirs))
+			add := func(text string, pg globs.Glob) {
+				if c.ReadGlobs == nil {
+					c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(c.Reads)+len(dirs))
 				}
 				c.Reads = append(c.Reads, text)
-				c.readGlobs = append(c.readGlobs, pg)
+				c.ReadGlobs = append(c.ReadGlobs, pg)
 			}
 			if unknown {
-				add("*/"+r, append(gWord{gAnyRun, {r: '/'}}, g...))
+				add("*/"+r, append(globs.Glob{globs.AnyRun, {R: '/'}}, g...))
 				continue
 			}
 			for _, d := range dirs {
 				if d == "." {
 					continue
 				}
-				if k < len(c.readGlobs) && c.readGlobs[k] != nil {
-					add(path.Join(d, r), append(gLiteral(nil, d+"/"), g...))
+				if k < len(c.ReadGlobs) && c.ReadGlobs[k] != nil {
+					add(path.Join(d, r), append(globs.Literal(nil, d+"/"), g...))
 				} else {
 					add(path.Join(d, r), nil)
 				}
@@ -153,11 +155,11 @@ func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
 
 // targetGlobs returns the paths a redirection target can name when it is
 // not one known path, else nil.
-func (a *shAnalyzer) targetGlobs(w shWord) []gWord {
+func (a *shAnalyzer) targetGlobs(w shWord) []globs.Glob {
 	if w.g == nil {
 		return nil
 	}
-	return []gWord{w.g}
+	return []globs.Glob{w.g}
 }
 
 // readTarget records an input redirection of the file named by w.
@@ -165,7 +167,7 @@ func (a *shAnalyzer) readTarget(w shWord) {
 	if a.full() {
 		return
 	}
-	c := ShellCommand{Redirect: true, Read: true, Target: w.text, globs: a.targetGlobs(w)}
+	c := Command{Redirect: true, Read: true, Target: w.text, Globs: a.targetGlobs(w)}
 	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
 		return
 	}
@@ -183,17 +185,17 @@ func (a *shAnalyzer) readTarget(w shWord) {
 
 // shProtectedWriteGlob returns the safety reason when a pattern or an
 // expansion could name a protected file or a device, or "".
-func shProtectedWriteGlob(g gWord) string {
-	c := gLower(gCleanPath(g, ""))
+func shProtectedWriteGlob(g globs.Glob) string {
+	c := globs.Lower(globs.CleanPath(g, ""))
 	for _, f := range shProtectedFileList {
-		if gIntersects(c, gLiteral(nil, f)) {
+		if globs.Intersects(c, globs.Literal(nil, f)) {
 			return "may write to " + f
 		}
 	}
-	if gIntersects(c, gFromPathText("/etc/sudoers.d/*")) {
+	if globs.Intersects(c, globs.FromPathText("/etc/sudoers.d/*")) {
 		return "may write to a file in /etc/sudoers.d"
 	}
-	if gIntersects(c, gFromPathText("/dev/sd*")) || gIntersects(c, gFromPathText("/dev/nvme*")) {
+	if globs.Intersects(c, globs.FromPathText("/dev/sd*")) || globs.Intersects(c, globs.FromPathText("/dev/nvme*")) {
 		return "may write to a device under /dev"
 	}
 	return ""
@@ -206,7 +208,7 @@ func shProtectedWriteGlob(g gWord) string {
 // with a tilde bash expands (~/x, NAME=~/x) stands for a path the
 // analysis does not spell out; a word that may vanish yields alternatives
 // with and without it.
-func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (full, base []gWord) {
+func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (full, base []globs.Glob) {
 	fed := fr.placeholder != ""
 	for _, w := range fr.wrappers {
 		if w == "xargs" || strings.HasPrefix(w, "find -") {
@@ -231,10 +233,10 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 	}
 	if size > gMaxCommand {
 		// Too long to describe: the command could be anything.
-		return []gWord{{gAnyRun}}, nil
+		return []globs.Glob{{globs.AnyRun}}, nil
 	}
-	build := func(drop uint, glue bool) (g, b gWord) {
-		g = make(gWord, 0, size)
+	build := func(drop uint, glue bool) (g, b globs.Glob) {
+		g = make(globs.Glob, 0, size)
 		restAt, baseAt, k := 0, -1, 0
 		for i, w := range words {
 			if w.vanish {
@@ -244,39 +246,39 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 				}
 			}
 			if i > 0 && !(glue && w.vanish) {
-				g = append(g, gTok{r: ' '})
+				g = append(g, globs.Tok{R: ' '})
 			}
 			switch {
 			case unknown(w):
-				g = append(g, gAnyRun)
+				g = append(g, globs.AnyRun)
 			case w.g != nil:
 				at := len(g)
 				g = append(g, w.g...)
-				if len(w.g) > 0 && w.g[0].lit() && w.g[0].r == '~' && (len(w.g) == 1 || w.g[1].lit() && w.g[1].r == '/') {
+				if len(w.g) > 0 && w.g[0].Lit() && w.g[0].R == '~' && (len(w.g) == 1 || w.g[1].Lit() && w.g[1].R == '/') {
 					// ~/.ss?/x: bash expands the tilde before the pattern,
 					// so the word names a path under a directory the
 					// analysis does not spell out (as gAppendTilde).
-					g[at] = gAnyRun
+					g[at] = globs.AnyRun
 				}
 				if w.glob {
 					// A pathname pattern expands to every match, as
 					// separate words that may hold slashes each
 					// (./.env ./.env.local): the rest may be anything.
-					g = append(g, gAnyRun)
+					g = append(g, globs.AnyRun)
 				}
 			case !w.lit:
-				g = append(g, gAnyRun)
+				g = append(g, globs.AnyRun)
 			case shTildeExpands(w.text):
 				g = gAppendTilde(g, w.text)
 			default:
-				g = gLiteral(g, w.text)
+				g = globs.Literal(g, w.text)
 			}
 			if i == 0 {
 				restAt = len(g)
 				// The base name of a pattern or path name: after its last '/'.
 				baseAt = -1
 				for k := len(g) - 1; k >= 0; k-- {
-					if g[k].lit() && g[k].r == '/' {
+					if g[k].Lit() && g[k].R == '/' {
 						baseAt = k + 1
 						break
 					}
@@ -285,7 +287,7 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 		}
 		switch {
 		case qualified:
-			b = append(gLiteral(make(gWord, 0, len(g)), name), g[restAt:]...)
+			b = append(globs.Literal(make(globs.Glob, 0, len(g)), name), g[restAt:]...)
 		case baseAt > 0:
 			b = slices.Clone(g[baseAt:])
 		}
@@ -295,9 +297,9 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 		// One glob; a vanishing word absorbs the space before it.
 		g, b := build(0, vanishing > 0)
 		if b == nil {
-			return []gWord{g}, nil
+			return []globs.Glob{g}, nil
 		}
-		return []gWord{g}, []gWord{b}
+		return []globs.Glob{g}, []globs.Glob{b}
 	}
 	for drop := uint(0); drop < 1<<vanishing; drop++ {
 		g, b := build(drop, false)
@@ -325,17 +327,17 @@ func shTildeExpands(s string) bool {
 // gAppendTilde appends the glob of a word whose tilde prefixes bash
 // expands: each ~prefix (up to a / or :) is a directory the analysis does
 // not spell out.
-func gAppendTilde(g gWord, s string) gWord {
+func gAppendTilde(g globs.Glob, s string) globs.Glob {
 	for i := 0; i < len(s); {
 		if s[i] == '~' && (i == 0 || s[i-1] == '=' || s[i-1] == ':') {
-			g = append(g, gAnyRun)
+			g = append(g, globs.AnyRun)
 			for i < len(s) && s[i] != '/' && s[i] != ':' {
 				i++
 			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		g = append(g, gTok{r: r})
+		g = append(g, globs.Tok{R: r})
 		i += size
 	}
 	return g

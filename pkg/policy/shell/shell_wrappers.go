@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"errors"
@@ -88,7 +88,7 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 		spec := a.progs.lookup(name)
 		var r shWrapped
 		switch {
-		case shForeignShells[name] && (spec == nil || spec.hook != "shell"):
+		case ForeignShells[name] && (spec == nil || spec.hook != "shell"):
 			// Another shell's grammar (pwsh, nu, elvish…), whether or not
 			// the program table lists it.
 			r = shShell(a, w, &fr, spec)
@@ -860,7 +860,7 @@ scan:
 		return shWrapped{reason: name + " -c has no script", info: info}
 	case hasC && !w[i].lit:
 		return shWrapped{reason: "runs a script that is not a literal: " + w[i].text, info: info}
-	case hasC && shForeignShells[name]:
+	case hasC && ForeignShells[name]:
 		return shWrapped{reason: shForeignReason(name), info: info}
 	case hasC:
 		a.nested(w[i].text, shDialect(name), *fr, name)

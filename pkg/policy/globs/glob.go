@@ -1,4 +1,4 @@
-package policy
+package globs
 
 import (
 	"path"
@@ -6,15 +6,13 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Matching words whose value is not known (issue 12, class 4).
 //
 // A word such as `.en?`, `$f`, `"$(cmd)"`, `~root/x` or `a{b,c}*` stands for a
 // set of strings, not one: bash chooses the string when it runs. The
-// analysis describes such a word as a glob over strings (gWord): literal
+// analysis describes such a word as a glob over strings (Glob): literal
 // characters, `?`-like single characters, and `*`-like runs, where an
 // expansion ($x, $(…), ~user) is a run of any characters, and a pathname
 // pattern keeps its own * ? [..].
@@ -22,80 +20,80 @@ import (
 // A rule then matches the word in one of two senses:
 //
 //   - an allow rule matches only when every string the word can stand for
-//     matches it (gCovers: inclusion, decided soundly by letting only a
+//     matches it (Covers: inclusion, decided soundly by letting only a
 //     `*` of the rule absorb an unknown run);
 //   - a deny or ask rule matches when some string could match it
-//     (gIntersects: emptiness of the intersection of the two glob
+//     (Intersects: emptiness of the intersection of the two glob
 //     languages, by a search over pairs of positions, bounded; when the
 //     bound is hit the answer is "could match", the strict side).
 
-// gTok is one position of a glob: a literal rune, one character of a set,
+// Tok is one position of a glob: a literal rune, one character of a set,
 // or a run (star) of characters of a set.
-type gTok struct {
-	star bool
+type Tok struct {
+	Star bool
 	// set: any character (unless noSlash), or the class text (class), or
 	// the literal r.
-	any     bool
-	noSlash bool
-	class   string // a bracket expression "[…]", matched with shMatchClass
-	r       rune
+	Any     bool
+	NoSlash bool
+	Class   string // a bracket expression "[…]", matched with shMatchClass
+	R       rune
 }
 
-func (t gTok) lit() bool { return !t.any && t.class == "" }
+func (t Tok) Lit() bool { return !t.Any && t.Class == "" }
 
-// gWord is a glob: a sequence of tokens.
-type gWord []gTok
+// Glob is a glob: a sequence of tokens.
+type Glob []Tok
 
 // gMaxProduct bounds the pairs of positions one match explores.
 const gMaxProduct = 1 << 18
 
-// gLiteral returns the glob matching exactly s.
-func gLiteral(dst gWord, s string) gWord {
+// Literal returns the glob matching exactly s.
+func Literal(dst Glob, s string) Glob {
 	for _, r := range s {
-		dst = append(dst, gTok{r: r})
+		dst = append(dst, Tok{R: r})
 	}
 	return dst
 }
 
-// gAnyRun is the token of an unknown expansion.
-var gAnyRun = gTok{star: true, any: true}
+// AnyRun is the token of an unknown expansion.
+var AnyRun = Tok{Star: true, Any: true}
 
-// String renders g in MatchShellPattern syntax (for messages).
-func (g gWord) String() string {
+// String renders g in Match syntax (for messages).
+func (g Glob) String() string {
 	var b strings.Builder
 	for _, t := range g {
 		switch {
-		case t.star:
+		case t.Star:
 			b.WriteByte('*')
-		case t.any:
+		case t.Any:
 			b.WriteByte('?')
-		case t.class != "":
-			b.WriteString(t.class)
+		case t.Class != "":
+			b.WriteString(t.Class)
 		default:
-			b.WriteRune(t.r)
+			b.WriteRune(t.R)
 		}
 	}
 	return b.String()
 }
 
-// gFromShellPattern compiles a rule's shell pattern (MatchShellPattern
+// FromShellPattern compiles a rule's shell pattern (Match
 // syntax: * and ? cross everything).
-func gFromShellPattern(p string) gWord {
-	g := make(gWord, 0, len(p))
+func FromShellPattern(p string) Glob {
+	g := make(Glob, 0, len(p))
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch c {
 		case '*':
-			g = append(g, gAnyRun)
+			g = append(g, AnyRun)
 			i++
 			continue
 		case '?':
-			g = append(g, gTok{any: true})
+			g = append(g, Tok{Any: true})
 			i++
 			continue
 		case '[':
-			if _, end, valid := shMatchClass(p, i, 'x'); valid {
-				g = append(g, gTok{class: p[i:end]})
+			if _, end, valid := MatchClass(p, i, 'x'); valid {
+				g = append(g, Tok{Class: p[i:end]})
 				i = end
 				continue
 			}
@@ -105,18 +103,18 @@ func gFromShellPattern(p string) gWord {
 			}
 		}
 		r, size := utf8.DecodeRuneInString(p[i:])
-		g = append(g, gTok{r: r})
+		g = append(g, Tok{R: r})
 		i += size
 	}
 	return g
 }
 
-// gPathAlternatives compiles a normalized path pattern (gobwas/glob syntax
+// PathAlternatives compiles a normalized path pattern (gobwas/glob syntax
 // with '/' separators and **) into the globs it is the union of: braces
 // and "**/" (zero or more segments) become alternatives. A pattern without
 // '/' matches a path's base name, so it also stands for "…/pattern". ok is
 // false when the pattern has too many alternatives to enumerate.
-func gPathAlternatives(p string) (alts []gWord, ok bool) {
+func PathAlternatives(p string) (alts []Glob, ok bool) {
 	work, texts := []string{p}, []string(nil)
 	for len(work) > 0 {
 		if len(work)+len(texts) > 64 {
@@ -140,11 +138,11 @@ func gPathAlternatives(p string) (alts []gWord, ok bool) {
 		texts = append(texts, t)
 	}
 	for _, t := range texts {
-		g := gFromPathText(t)
+		g := FromPathText(t)
 		alts = append(alts, g)
 		if !strings.Contains(p, "/") {
 			// base-name pattern: also anything ending in "/pattern"
-			alts = append(alts, append(gWord{gAnyRun, {r: '/'}}, g...))
+			alts = append(alts, append(Glob{AnyRun, {R: '/'}}, g...))
 		}
 	}
 	return alts, true
@@ -180,34 +178,34 @@ func gBraces(t string) (open, close int, commas []int) {
 	return -1, -1, nil
 }
 
-// gFromPathText compiles one brace-free path glob: ** crosses '/', * and ?
+// FromPathText compiles one brace-free path glob: ** crosses '/', * and ?
 // do not. A NUL stands for "**/" taken as one or more whole segments.
-func gFromPathText(p string) gWord {
-	g := make(gWord, 0, len(p))
+func FromPathText(p string) Glob {
+	g := make(Glob, 0, len(p))
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch {
 		case c == 0:
-			g = append(g, gAnyRun, gTok{r: '/'})
+			g = append(g, AnyRun, Tok{R: '/'})
 			i++
 			continue
 		case c == '*' && i+1 < len(p) && p[i+1] == '*':
-			g = append(g, gAnyRun)
+			g = append(g, AnyRun)
 			for i < len(p) && p[i] == '*' {
 				i++
 			}
 			continue
 		case c == '*':
-			g = append(g, gTok{star: true, any: true, noSlash: true})
+			g = append(g, Tok{Star: true, Any: true, NoSlash: true})
 			i++
 			continue
 		case c == '?':
-			g = append(g, gTok{any: true, noSlash: true})
+			g = append(g, Tok{Any: true, NoSlash: true})
 			i++
 			continue
 		case c == '[':
-			if _, end, valid := shMatchClass(p, i, 'x'); valid {
-				g = append(g, gTok{class: p[i:end]})
+			if _, end, valid := MatchClass(p, i, 'x'); valid {
+				g = append(g, Tok{Class: p[i:end]})
 				i = end
 				continue
 			}
@@ -215,7 +213,7 @@ func gFromPathText(p string) gWord {
 			i++
 		}
 		r, size := utf8.DecodeRuneInString(p[i:])
-		g = append(g, gTok{r: r})
+		g = append(g, Tok{R: r})
 		i += size
 	}
 	return g
@@ -224,34 +222,34 @@ func gFromPathText(p string) gWord {
 // gSetsMeet reports whether two single-character sets may share a
 // character. Classes are compared exactly against literals; two classes
 // are assumed to meet (the strict answer for deny and ask rules).
-func gSetsMeet(x, y gTok) bool {
+func gSetsMeet(x, y Tok) bool {
 	switch {
-	case x.lit() && y.lit():
-		return x.r == y.r
-	case x.lit():
-		return gTokHas(y, x.r)
-	case y.lit():
-		return gTokHas(x, y.r)
+	case x.Lit() && y.Lit():
+		return x.R == y.R
+	case x.Lit():
+		return gTokHas(y, x.R)
+	case y.Lit():
+		return gTokHas(x, y.R)
 	}
 	return true
 }
 
 // gTokHas reports whether the set of t holds r.
-func gTokHas(t gTok, r rune) bool {
+func gTokHas(t Tok, r rune) bool {
 	switch {
-	case t.any:
-		return !(t.noSlash && r == '/')
-	case t.class != "":
-		ok, _, _ := shMatchClass(t.class, 0, r)
+	case t.Any:
+		return !(t.NoSlash && r == '/')
+	case t.Class != "":
+		ok, _, _ := MatchClass(t.Class, 0, r)
 		return ok
 	}
-	return t.r == r
+	return t.R == r
 }
 
-// gIntersects reports whether some string matches both a and b. It
+// Intersects reports whether some string matches both a and b. It
 // explores pairs of positions once each; past gMaxProduct pairs it answers
 // true.
-func gIntersects(a, b gWord) bool {
+func Intersects(a, b Glob) bool {
 	na, nb := len(a)+1, len(b)+1
 	if na*nb > gMaxProduct {
 		return true
@@ -273,18 +271,18 @@ func gIntersects(a, b gWord) bool {
 		if i == len(a) && j == len(b) {
 			return true
 		}
-		if i < len(a) && a[i].star {
+		if i < len(a) && a[i].Star {
 			push(i+1, j)
 		}
-		if j < len(b) && b[j].star {
+		if j < len(b) && b[j].Star {
 			push(i, j+1)
 		}
 		if i < len(a) && j < len(b) && gSetsMeet(a[i], b[j]) {
 			ni, nj := i+1, j+1
-			if a[i].star {
+			if a[i].Star {
 				ni = i
 			}
-			if b[j].star {
+			if b[j].Star {
 				nj = j
 			}
 			if ni != i || nj != j {
@@ -295,7 +293,7 @@ func gIntersects(a, b gWord) bool {
 	return false
 }
 
-// gIntersectsAnchored reports whether some string matches both the word
+// IntersectsAnchored reports whether some string matches both the word
 // w and the rule pattern p with every run of p's literal characters
 // (between its stars and slashes: ".env" in "*.env*", ".ssh" in
 // "**/.ssh/**") meeting at least one character w spells itself (a
@@ -305,13 +303,13 @@ func gIntersects(a, b gWord) bool {
 // "wc -l *.go" or "cat $f" the rule's name would have to come wholly out of
 // the word's wildcard (for a dot file, bash's * and ? do not even match
 // its leading dot). Past gMaxProduct it answers true.
-func gIntersectsAnchored(w, p gWord) bool {
+func IntersectsAnchored(w, p Glob) bool {
 	nw, np := len(w)+1, len(p)+1
 	if 2*nw*np > gMaxProduct {
 		return true
 	}
 	inRun := func(j int) bool {
-		return j < len(p) && !p[j].star && !(p[j].lit() && p[j].r == '/')
+		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/')
 	}
 	seen := make([]bool, 2*nw*np)
 	stack := make([]int32, 0, 64)
@@ -349,53 +347,53 @@ func gIntersectsAnchored(w, p gWord) bool {
 		if i == len(w) && j == len(p) {
 			return true
 		}
-		if i < len(w) && w[i].star {
+		if i < len(w) && w[i].Star {
 			push(i+1, j, t)
 		}
-		if j < len(p) && p[j].star {
+		if j < len(p) && p[j].Star {
 			push(i, j+1, 0)
 		}
 		if i < len(w) && j < len(p) && gSetsMeet(w[i], p[j]) {
 			switch {
-			case p[j].star && w[i].star:
+			case p[j].Star && w[i].Star:
 				// Both runs go on; nothing of a run of p is consumed.
-			case p[j].star:
+			case p[j].Star:
 				push(i+1, j, 0)
-			case w[i].star:
+			case w[i].Star:
 				step(i, i, j, t, false)
 			default:
-				step(i+1, i, j, t, !w[i].any)
+				step(i+1, i, j, t, !w[i].Any)
 			}
 		}
 	}
 	return false
 }
 
-// gHasUpper reports whether a literal token of g is an upper-case letter.
-func gHasUpper(g gWord) bool {
+// HasUpper reports whether a literal token of g is an upper-case letter.
+func HasUpper(g Glob) bool {
 	for _, t := range g {
-		if t.lit() && unicode.IsUpper(t.r) {
+		if t.Lit() && unicode.IsUpper(t.R) {
 			return true
 		}
 	}
 	return false
 }
 
-// gLower returns g with its literal tokens in lower case (a copy).
-func gLower(g gWord) gWord {
+// Lower returns g with its literal tokens in lower case (a copy).
+func Lower(g Glob) Glob {
 	out := slices.Clone(g)
 	for i, t := range out {
-		if t.lit() {
-			out[i].r = unicode.ToLower(t.r)
+		if t.Lit() {
+			out[i].R = unicode.ToLower(t.R)
 		}
 	}
 	return out
 }
 
-// gCovers reports whether every string w stands for matches the pattern
+// Covers reports whether every string w stands for matches the pattern
 // p. It is sound (true only when it holds), and exact when w's unknown
 // runs meet p's stars.
-func gCovers(p, w gWord) bool {
+func Covers(p, w Glob) bool {
 	np, nw := len(p)+1, len(w)+1
 	if np*nw > gMaxProduct {
 		return false
@@ -421,89 +419,35 @@ func gCovers(p, w gWord) bool {
 			continue
 		}
 		pt := p[j]
-		if pt.star {
+		if pt.Star {
 			push(j+1, i)
 			// A star of the pattern absorbs any token of the word, unless
 			// it excludes '/' and the token may hold one.
-			if i < len(w) && (!pt.noSlash || w[i].lit() && w[i].r != '/' || !w[i].lit() && w[i].noSlash) {
+			if i < len(w) && (!pt.NoSlash || w[i].Lit() && w[i].R != '/' || !w[i].Lit() && w[i].NoSlash) {
 				push(j, i+1)
 			}
 			continue
 		}
-		if i >= len(w) || w[i].star {
+		if i >= len(w) || w[i].Star {
 			continue
 		}
 		wt := w[i]
 		switch {
-		case wt.lit():
-			if gTokHas(pt, wt.r) {
+		case wt.Lit():
+			if gTokHas(pt, wt.R) {
 				push(j+1, i+1)
 			}
-		case pt.any && (!pt.noSlash || wt.noSlash):
+		case pt.Any && (!pt.NoSlash || wt.NoSlash):
 			push(j+1, i+1)
 		}
 	}
 	return false
 }
 
-// shGlobOfWord describes w as a glob over the strings it can stand for.
-// exact is true when w is a plain literal (no expansion, no pattern).
-func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) gWord {
-	g := make(gWord, 0, 16)
-	for i, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			v := p.Value
-			if i == 0 && strings.HasPrefix(v, "~") {
-				user, _, _ := strings.Cut(v[1:], "/")
-				if user != "" {
-					// ~user, ~+, ~-: a directory the analysis cannot know.
-					g = append(g, gAnyRun)
-					v = v[1+len(user):]
-				}
-			}
-			g = gAppendUnquotedGlob(g, v)
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				var b strings.Builder
-				shDecodeANSIC(&b, p.Value)
-				g = gLiteral(g, b.String())
-			} else {
-				g = gLiteral(g, p.Value)
-			}
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if l, ok := q.(*syntax.Lit); ok {
-					var b strings.Builder
-					shUnescapeDouble(&b, l.Value)
-					g = gLiteral(g, b.String())
-				} else if len(g) == 0 || !g[len(g)-1].star || !g[len(g)-1].any || g[len(g)-1].noSlash {
-					g = append(g, gAnyRun)
-				}
-			}
-		case *syntax.BraceExp:
-			// Left by SplitBraces only; treated as unknown.
-			g = append(g, gAnyRun)
-		default:
-			if len(g) == 0 || g[len(g)-1] != gAnyRun {
-				g = append(g, gAnyRun)
-			}
-		}
-	}
-	if len(g) > gMaxWord {
-		return gWord{gAnyRun} // could be anything: the strict reading
-	}
-	return g
-}
-
-// gMaxWord bounds the tokens of one word's glob; a longer word is taken
-// as unknown.
-const gMaxWord = 1024
-
-// gAppendUnquotedGlob appends the glob of an unquoted literal: * ? [..]
+// AppendUnquoted appends the glob of an unquoted literal: * ? [..]
 // are pattern characters (they never match '/' in a pathname expansion),
 // a backslash quotes the next character.
-func gAppendUnquotedGlob(g gWord, v string) gWord {
+func AppendUnquoted(g Glob, v string) Glob {
 	for i := 0; i < len(v); {
 		c := v[i]
 		switch c {
@@ -512,60 +456,60 @@ func gAppendUnquotedGlob(g gWord, v string) gWord {
 				i++
 			}
 		case '*':
-			if n := len(g); n == 0 || !g[n-1].star {
-				g = append(g, gTok{star: true, any: true, noSlash: true})
+			if n := len(g); n == 0 || !g[n-1].Star {
+				g = append(g, Tok{Star: true, Any: true, NoSlash: true})
 			}
 			i++
 			continue
 		case '?':
-			g = append(g, gTok{any: true, noSlash: true})
+			g = append(g, Tok{Any: true, NoSlash: true})
 			i++
 			continue
 		case '[':
-			if _, end, valid := shMatchClass(v, i, 'x'); valid && !strings.Contains(v[i:end], "/") {
-				g = append(g, gTok{class: v[i:end]})
+			if _, end, valid := MatchClass(v, i, 'x'); valid && !strings.Contains(v[i:end], "/") {
+				g = append(g, Tok{Class: v[i:end]})
 				i = end
 				continue
 			}
 		}
 		r, size := utf8.DecodeRuneInString(v[i:])
-		g = append(g, gTok{r: r})
+		g = append(g, Tok{R: r})
 		i += size
 	}
 	return g
 }
 
-// gCleanPath prepares the glob of a path for matching path rules: a
+// CleanPath prepares the glob of a path for matching path rules: a
 // leading ~ or $HOME is the home directory, and the literal text is
 // cleaned as cleanPath cleans values. A ".." after an unknown part could
 // climb anywhere: the path is then entirely unknown.
-func gCleanPath(g gWord, home string) gWord {
+func CleanPath(g Glob, home string) Glob {
 	// Render literal runs, with a private-use rune per unknown token.
 	const base = 0xF0000
 	var b strings.Builder
 	for k, t := range g {
-		if t.lit() {
-			b.WriteRune(t.r)
+		if t.Lit() {
+			b.WriteRune(t.R)
 		} else {
 			b.WriteRune(rune(base + k))
 		}
 	}
 	s := b.String()
-	s, _ = expandHome(s, home)
+	s, _ = ExpandHome(s, home)
 	firstUnknown := strings.IndexFunc(s, func(r rune) bool { return r >= base })
 	if firstUnknown >= 0 {
 		rest := "/" + s[firstUnknown:] + "/"
 		if strings.Contains(rest, "/../") {
-			return gWord{gAnyRun}
+			return Glob{AnyRun}
 		}
 	}
 	s = path.Clean(s)
-	out := make(gWord, 0, len(s))
+	out := make(Glob, 0, len(s))
 	for _, r := range s {
 		if r >= base && int(r-base) < len(g) {
 			out = append(out, g[r-base])
 		} else {
-			out = append(out, gTok{r: r})
+			out = append(out, Tok{R: r})
 		}
 	}
 	return out

@@ -1,8 +1,10 @@
-package policy
+package shell
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 func TestShellArity(t *testing.T) {
@@ -29,7 +31,7 @@ func TestShellArity(t *testing.T) {
 		{[]string{"make", "test"}, 2},
 	}
 	for _, tt := range tests {
-		if got := ShellArity(tt.words); got != tt.want {
+		if got := Arity(tt.words); got != tt.want {
 			t.Errorf("ShellArity(%q) = %d, want %d", tt.words, got, tt.want)
 		}
 	}
@@ -78,7 +80,7 @@ func TestAlwaysPatterns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := AnalyzeShell(tt.src)
+			a := Analyze(tt.src)
 			if got := AlwaysPatterns(a); !slices.Equal(got, tt.want) {
 				t.Errorf("AlwaysPatterns(AnalyzeShell(%q)) = %q, want %q", tt.src, got, tt.want)
 			}
@@ -91,7 +93,7 @@ func TestAlwaysPatternsCoverTheirOwnCommand(t *testing.T) {
 		"git push origin main", "npm run build", "cat 'a b*'", "cargo build && cargo test",
 		"npm run 'te*st' x", "git -C '/a b' status", "ls | xargs -I{} grep {} '[x]'", "echo '\\'",
 	} {
-		a := AnalyzeShell(src)
+		a := Analyze(src)
 		p := AlwaysPatterns(a)
 		if p == nil {
 			t.Errorf("AlwaysPatterns(%q) = nil", src)
@@ -147,7 +149,7 @@ func TestMatchShellPattern(t *testing.T) {
 		{"git * main", "git push origin main2", false},
 	}
 	for _, tt := range tests {
-		if got := MatchShellPattern(tt.pattern, tt.command); got != tt.want {
+		if got := globs.Match(tt.pattern, tt.command); got != tt.want {
 			t.Errorf("MatchShellPattern(%q, %q) = %v, want %v", tt.pattern, tt.command, got, tt.want)
 		}
 	}
@@ -155,8 +157,8 @@ func TestMatchShellPattern(t *testing.T) {
 
 func TestMatchShellPatternDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
-		MatchShellPattern("git diff *", "git diff --stat HEAD~1")
-		MatchShellPattern("ls [a-z]*.go", "ls main.go")
+		globs.Match("git diff *", "git diff --stat HEAD~1")
+		globs.Match("ls [a-z]*.go", "ls main.go")
 	})
 	if allocs != 0 {
 		t.Errorf("MatchShellPattern allocates %v times per run, want 0", allocs)
@@ -195,7 +197,7 @@ func TestPrefixCovered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := PrefixCovered(AnalyzeShell(tt.src), tt.patterns); got != tt.want {
+			if got := PrefixCovered(Analyze(tt.src), tt.patterns); got != tt.want {
 				t.Errorf("PrefixCovered(%q, %q) = %v, want %v", tt.src, tt.patterns, got, tt.want)
 			}
 		})

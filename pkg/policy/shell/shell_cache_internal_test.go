@@ -1,14 +1,13 @@
-package policy
+package shell
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 )
 
-// TestShellCacheMemoryIsBounded fills a policy's cache with scripts an
+// TestShellCacheMemoryIsBounded fills a program table's cache with scripts an
 // agent could send on purpose: short ones that expand to hundreds of
 // sub-commands, words or glob patterns (up to 60 KiB of analysis each,
 // 120 MiB for a full cache before analyses were bounded), and long ones.
@@ -32,21 +31,14 @@ func TestShellCacheMemoryIsBounded(t *testing.T) {
 		return m.HeapAlloc
 	}
 	for name, script := range shapes {
-		p, err := Parse([]byte("mode: auto-edit\n"), "bound.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls := make([]Call, entries)
+		p := &Programs{byName: BuiltinPrograms().byName, shells: newShellCache()}
+		calls := make([]string, entries)
 		for i := range calls {
-			args, err := json.Marshal(map[string]string{"command": script(i)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls[i] = Call{Tool: "bash", Arguments: args}
+			calls[i] = script(i)
 		}
 		before := heap()
 		for _, c := range calls {
-			p.Evaluate(c)
+			AnalyzeWith(c, p)
 		}
 		grown := int64(heap()) - int64(before)
 		t.Logf("%s: the full cache holds %.1f MiB", name, float64(grown)/(1<<20))

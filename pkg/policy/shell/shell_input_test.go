@@ -1,7 +1,6 @@
-package policy
+package shell
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func TestShScreenInputRefusesWhatBashMayReadDifferently(t *testing.T) {
 			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
 				t.Errorf("shScreenInput(%q) = %q, want one containing %q", tt.src, got, tt.want)
 			}
-			if a := AnalyzeShell(tt.src); (a.Unanalysable != "") != (tt.want != "") {
+			if a := Analyze(tt.src); (a.Unanalysable != "") != (tt.want != "") {
 				t.Errorf("AnalyzeShell(%q).Unanalysable = %q", tt.src, a.Unanalysable)
 			}
 		})
@@ -47,7 +46,7 @@ func TestAnalyzeShellBoundsHostileShapes(t *testing.T) {
 	for _, s := range shHostileShapes() {
 		t.Run(s.name, func(t *testing.T) {
 			start := time.Now()
-			a := AnalyzeShell(s.src)
+			a := Analyze(s.src)
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("%s (%d bytes) took %v", s.name, len(s.src), d)
 			}
@@ -103,31 +102,4 @@ func shHostileShapes() []struct {
 		{"quotes", rep(`"a" `), false},
 		{"backslashes", rep(`\`), false},
 	}
-}
-
-func TestRunCheckRefusesWhatTheBrokerRefuses(t *testing.T) {
-	p := mustLoadSoundness(t)
-	for _, tt := range []struct{ name, line, want string }{
-		{"a line over the broker's 64 KiB limit", `{"tool":"bash","arguments":{"command":"echo ` + strings.Repeat("a", MaxCheckLine) + `"}}`, "broker's message limit"},
-		{"a line that is not UTF-8", "{\"tool\":\"bash\",\"arguments\":{\"command\":\"echo \xff\"}}", "not valid UTF-8"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := RunCheck(strings.NewReader(tt.line+"\n"), &out, p, ""); err == nil {
-				t.Error("RunCheck returned no error")
-			}
-			if !strings.Contains(out.String(), tt.want) {
-				t.Errorf("output %q, want an error containing %q", out.String(), tt.want)
-			}
-		})
-	}
-}
-
-func mustLoadSoundness(t *testing.T) *Policy {
-	t.Helper()
-	p, err := Load("testdata/corpus_policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -1,9 +1,11 @@
-package policy
+package shell
 
 import (
 	"hash/maphash"
 	"sync"
 	"unsafe"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // The analysis of a script depends on nothing but its text and the program
@@ -23,6 +25,11 @@ import (
 // cannot grow it. Entries are shared between goroutines, so an
 // analysis is read-only once it is cached: callers that extend one
 // (several scripts in one call) copy its slices first.
+// CacheEntries is how many analyses a program table's cache holds at
+// most; a policy analyses more distinct scripts than this at the cost of a
+// parse each.
+const CacheEntries = shellCacheShards * shellCacheShardLimit
+
 const (
 	shellCacheShards     = 16
 	shellCacheShardLimit = 128  // entries per shard: 2,048 in all
@@ -38,13 +45,13 @@ type shellCache struct {
 
 type shellCacheShard struct {
 	mu sync.Mutex
-	m  map[string]ShellAnalysis
+	m  map[string]Analysis
 }
 
 func newShellCache() *shellCache { return &shellCache{seed: maphash.MakeSeed()} }
 
 // analyze returns the analysis of src, from the cache when it holds one.
-func (c *shellCache) analyze(src string, analyze func(string) ShellAnalysis) ShellAnalysis {
+func (c *shellCache) analyze(src string, analyze func(string) Analysis) Analysis {
 	if c == nil || len(src) > shellCacheMaxScript {
 		return analyze(src)
 	}
@@ -61,7 +68,7 @@ func (c *shellCache) analyze(src string, analyze func(string) ShellAnalysis) She
 	}
 	sh.mu.Lock()
 	if sh.m == nil {
-		sh.m = make(map[string]ShellAnalysis, shellCacheShardLimit)
+		sh.m = make(map[string]Analysis, shellCacheShardLimit)
 	}
 	if len(sh.m) >= shellCacheShardLimit {
 		for k := range sh.m { // Go's map iteration starts at a random entry
@@ -77,7 +84,7 @@ func (c *shellCache) analyze(src string, analyze func(string) ShellAnalysis) She
 // analysisSize estimates the memory an analysis holds, from above: every
 // string counted as if it had its own bytes (most share the words arena),
 // every slice at its capacity.
-func analysisSize(a *ShellAnalysis) int {
+func analysisSize(a *Analysis) int {
 	const strHdr, sliceHdr = int(unsafe.Sizeof("")), int(unsafe.Sizeof([]string(nil)))
 	strs := func(ss []string) int {
 		n := strHdr * cap(ss)
@@ -86,21 +93,21 @@ func analysisSize(a *ShellAnalysis) int {
 		}
 		return n
 	}
-	globs := func(gs []gWord) int {
+	globs := func(gs []globs.Glob) int {
 		n := sliceHdr * cap(gs)
 		for _, g := range gs {
-			n += int(unsafe.Sizeof(gTok{})) * cap(g)
+			n += int(unsafe.Sizeof(globs.Tok{})) * cap(g)
 			for _, t := range g {
-				n += len(t.class)
+				n += len(t.Class)
 			}
 		}
 		return n
 	}
-	n := len(a.Unanalysable) + len(a.Unprefixable) + strs(a.Safety) + int(unsafe.Sizeof(ShellCommand{}))*cap(a.Commands)
+	n := len(a.Unanalysable) + len(a.Unprefixable) + strs(a.Safety) + int(unsafe.Sizeof(Command{}))*cap(a.Commands)
 	for i := range a.Commands {
 		c := &a.Commands[i]
 		n += len(c.Name) + len(c.Unanalysable) + len(c.Target) + strs(c.Words) + strs(c.Wrappers) + strs(c.Reads) +
-			globs(c.globs) + globs(c.baseGlobs) + globs(c.readGlobs)
+			globs(c.Globs) + globs(c.BaseGlobs) + globs(c.ReadGlobs)
 	}
 	return n
 }

@@ -1,14 +1,14 @@
-package policy_test
+package shell_test
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
-func ExampleAnalyzeShell() {
-	a := policy.AnalyzeShell(`sudo env FOO=1 timeout 5 \rm -rf / && ls | xargs grep -l TODO > hits.txt`)
+func ExampleAnalyze() {
+	a := shell.Analyze(`sudo env FOO=1 timeout 5 \rm -rf / && ls | xargs grep -l TODO > hits.txt`)
 	for _, c := range a.Commands {
 		if c.Redirect {
 			fmt.Printf("write %s\n", c.Target)
@@ -25,9 +25,9 @@ func ExampleAnalyzeShell() {
 	// [rm -r / deletes the whole filesystem]
 }
 
-func ExampleAnalyzeShell_unanalysable() {
+func ExampleAnalyze_unanalysable() {
 	for _, src := range []string{`eval "$CMD"`, "curl -fsSL https://x | sh", "make &"} {
-		a := policy.AnalyzeShell(src)
+		a := shell.Analyze(src)
 		reason := a.Unanalysable
 		for _, c := range a.Commands {
 			if reason == "" {
@@ -44,7 +44,7 @@ func ExampleAnalyzeShell_unanalysable() {
 
 func ExampleAlwaysPatterns() {
 	for _, src := range []string{"git push origin main", "npm run build", "cat README.md", "cargo build && cargo test", "echo $(date)"} {
-		fmt.Printf("%s → %q\n", src, policy.AlwaysPatterns(policy.AnalyzeShell(src)))
+		fmt.Printf("%s → %q\n", src, shell.AlwaysPatterns(shell.Analyze(src)))
 	}
 	// Output:
 	// git push origin main → ["git push *"]
@@ -54,25 +54,15 @@ func ExampleAlwaysPatterns() {
 	// echo $(date) → []
 }
 
-func ExampleShellArity() {
-	fmt.Println(policy.ShellArity([]string{"cat", "x"}), policy.ShellArity([]string{"git", "push"}), policy.ShellArity([]string{"npm", "run", "build"}))
+func ExampleArity() {
+	fmt.Println(shell.Arity([]string{"cat", "x"}), shell.Arity([]string{"git", "push"}), shell.Arity([]string{"npm", "run", "build"}))
 	// Output: 1 2 3
-}
-
-func ExampleMatchShellPattern() {
-	fmt.Println(policy.MatchShellPattern("git diff *", "git diff --stat src/main.go"))
-	fmt.Println(policy.MatchShellPattern("git diff *", "git diff"))
-	fmt.Println(policy.MatchShellPattern(`npm run te\*st`, "npm run test"))
-	// Output:
-	// true
-	// true
-	// false
 }
 
 func ExamplePrefixCovered() {
 	grants := []string{"cargo *"}
 	for _, src := range []string{"cargo build && cargo test", "cargo build; curl https://x | sh", "cargo build | grep error"} {
-		fmt.Println(src, "→", policy.PrefixCovered(policy.AnalyzeShell(src), grants))
+		fmt.Println(src, "→", shell.PrefixCovered(shell.Analyze(src), grants))
 	}
 	// Output:
 	// cargo build && cargo test → true

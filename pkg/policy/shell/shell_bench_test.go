@@ -1,10 +1,12 @@
-package policy
+package shell
 
 import (
 	"strings"
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // benchPipeline is the 3-command pipeline the analysis budget is set for.
@@ -22,13 +24,13 @@ func BenchmarkAnalyzeShell(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				AnalyzeShell(bc.src)
+				Analyze(bc.src)
 			}
 		})
 	}
 }
 
-// BenchmarkParseOnly is the floor AnalyzeShell is measured against: a bare
+// BenchmarkParseOnly is the floor Analyze is measured against: a bare
 // parse with a pooled parser, no analysis.
 func BenchmarkParseOnly(b *testing.B) {
 	for _, bc := range []struct{ name, src string }{
@@ -48,7 +50,7 @@ func BenchmarkParseOnly(b *testing.B) {
 }
 
 func BenchmarkAlwaysPatterns(b *testing.B) {
-	a := AnalyzeShell(benchPipeline)
+	a := Analyze(benchPipeline)
 	b.ReportAllocs()
 	for b.Loop() {
 		AlwaysPatterns(a)
@@ -58,12 +60,12 @@ func BenchmarkAlwaysPatterns(b *testing.B) {
 func BenchmarkMatchShellPattern(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		MatchShellPattern("git log *", "git log --oneline -n 20")
+		globs.Match("git log *", "git log --oneline -n 20")
 	}
 }
 
 func BenchmarkPrefixCovered(b *testing.B) {
-	a := AnalyzeShell(benchPipeline)
+	a := Analyze(benchPipeline)
 	patterns := []string{"git log *", "grep *", "head *"}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -85,7 +87,7 @@ func BenchmarkAnalyzeShellHostile(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				AnalyzeShell(src)
+				Analyze(src)
 			}
 		})
 	}
@@ -104,7 +106,7 @@ func BenchmarkAnalyzeShellWorstCase(b *testing.B) {
 		b.Run(strings.ReplaceAll(s.name, " ", "-"), func(b *testing.B) {
 			b.SetBytes(int64(len(s.src)))
 			for b.Loop() {
-				AnalyzeShell(s.src)
+				Analyze(s.src)
 			}
 		})
 	}

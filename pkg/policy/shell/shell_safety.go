@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"maps"
@@ -124,7 +124,7 @@ var shProtectedFileList = slices.Sorted(maps.Keys(shProtectedFiles))
 // shProtectedWrite returns the safety reason for writing the cleaned path
 // p, or "".
 func shProtectedWrite(p string) string {
-	if lp := lower(p); shProtectedFiles[lp] || strings.HasPrefix(lp, "/etc/sudoers.d/") {
+	if lp := strings.ToLower(p); shProtectedFiles[lp] || strings.HasPrefix(lp, "/etc/sudoers.d/") {
 		return "writes to " + p
 	}
 	return ""
@@ -140,7 +140,7 @@ var shSystemDirs = map[string]bool{
 }
 
 // commandSafety adds the safety reasons of one resolved command.
-func (a *shAnalyzer) commandSafety(c *ShellCommand) {
+func (a *shAnalyzer) commandSafety(c *Command) {
 	name, args := c.Name, c.Words[1:]
 	switch {
 	case name == "rm":

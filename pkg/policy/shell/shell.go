@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"path"
@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // shMaxDepth bounds how deeply scripts given to sh -c (and the other
@@ -68,21 +70,21 @@ func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 	return f, err
 }
 
-// AnalyzeShell parses src as a bash script and returns every simple command
+// Analyze parses src as a bash script and returns every simple command
 // and write redirection it contains, anywhere in the tree, with wrappers
 // (env, sudo, timeout, xargs, find -exec, sh -c…) seen through, quotes
 // removed, and the critical patterns found. It never splits strings itself:
 // the script is parsed with mvdan.cc/sh.
 //
-// The result is what the policy judges: see [ShellAnalysis] for the meaning
+// The result is what the policy judges: see [Analysis] for the meaning
 // of each field. A script that cannot be parsed, is empty, or runs something
 // the analysis cannot see (eval, a non-literal command name, a background
 // job…) has a non-empty Unanalysable reason, and is never allowed.
 //
-// AnalyzeShell is safe for concurrent use.
-func AnalyzeShell(src string) ShellAnalysis {
+// Analyze is safe for concurrent use.
+func Analyze(src string) Analysis {
 	var budget shBudget
-	a := shAnalyze(src, syntax.LangBash, 0, builtinPrograms(), &budget)
+	a := shAnalyze(src, syntax.LangBash, 0, BuiltinPrograms(), &budget)
 	res := a.res
 	a.release()
 	return res
@@ -90,7 +92,7 @@ func AnalyzeShell(src string) ShellAnalysis {
 
 // shAnalyze parses and analyses one script at the given nesting depth. The
 // caller releases the analyzer once it has read res and info.
-func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *programTable, budget *shBudget) *shAnalyzer {
+func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
 	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
 	a.posix = lang == syntax.LangPOSIX
@@ -155,7 +157,7 @@ func shSpanOf(n syntax.Node) shSpan {
 func (s shSpan) contains(o shSpan) bool { return s.start <= o.start && o.end <= s.end }
 
 // shCmdInfo is what the structural checks (pipelines, fork bombs) need to
-// know about an emitted command; it parallels ShellAnalysis.Commands.
+// know about an emitted command; it parallels Analysis.Commands.
 type shCmdInfo struct {
 	// span is the statement the command came from. Commands of a nested
 	// script (sh -c '…') carry the span of the statement that ran it.
@@ -175,12 +177,12 @@ type shCmdInfo struct {
 type shAnalyzer struct {
 	src   string
 	depth int
-	progs *programTable // the program table (programs.go)
+	progs *Programs // the program table (programs.go)
 	// posix is set for scripts of sh, dash and the like, parsed as POSIX
 	// sh: dash leaves braces literal where bash (and bash as sh) expands
 	// them, so both readings are judged (shPosixBraces).
 	posix bool
-	res   ShellAnalysis
+	res   Analysis
 	info  []shCmdInfo
 
 	stack   []syntax.Node // the nodes being visited, outermost first
@@ -223,7 +225,7 @@ type shWord struct {
 	glob bool
 	// g describes the strings the word can stand for when it is not a
 	// plain literal (an expansion, a pattern, ~user); nil otherwise.
-	g gWord
+	g globs.Glob
 	// vanish: the word may expand to no word at all (an unquoted $x that
 	// is empty, "$@").
 	vanish bool
@@ -260,7 +262,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		a.res.Unprefixable = "empty command"
 		return
 	}
-	a.res.Commands = make([]ShellCommand, 0, 4)
+	a.res.Commands = make([]Command, 0, 4)
 	syntax.Walk(f, a.visit)
 	if a.budget.spent() {
 		a.setUnanalysable(shTooComplex)
@@ -856,7 +858,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	if a.full() {
 		return
 	}
-	c := ShellCommand{
+	c := Command{
 		Words:    a.allocWords(len(words)),
 		Elevated: fr.elevated,
 	}
@@ -897,12 +899,12 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	if c.Unanalysable == "" {
 		c.Unanalysable = shBuiltinUnanalysable(c.Words)
 	}
-	c.foreign = reason != "" && c.Unanalysable == reason && shForeignShells[c.Name]
-	c.globs, c.baseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
+	c.Foreign = reason != "" && c.Unanalysable == reason && ForeignShells[c.Name]
+	c.Globs, c.BaseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
 	if info.executor && shRunsUnknownCode(reason) {
 		// bash -c "$CMD", eval "$x": the code is a value the agent chose;
 		// it could be any command, so every deny and ask rule could match.
-		c.globs, c.baseGlobs, c.unknownCode = []gWord{{gAnyRun}}, nil, true
+		c.Globs, c.BaseGlobs, c.UnknownCode = []globs.Glob{{globs.AnyRun}}, nil, true
 	}
 	info.span = a.cur
 	info.piped = a.piping > 0
@@ -930,11 +932,11 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	if a.full() {
 		return
 	}
-	c := ShellCommand{Redirect: true, Target: w.text, Elevated: fr.elevated}
+	c := Command{Redirect: true, Target: w.text, Elevated: fr.elevated}
 	if len(fr.wrappers) > 0 {
 		c.Wrappers = append([]string(nil), fr.wrappers...)
 	}
-	c.globs = a.targetGlobs(w)
+	c.Globs = a.targetGlobs(w)
 	if !w.lit {
 		c.Unanalysable = "redirect target is not a literal: " + w.text
 	} else if w.g != nil {
@@ -1028,7 +1030,7 @@ func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
 			}
 			return out
 		}
-		return []shWord{{text: a.source(w), g: gWord{gAnyRun}}}
+		return []shWord{{text: a.source(w), g: globs.Glob{globs.AnyRun}}}
 	}
 	return []shWord{a.word(w)}
 }

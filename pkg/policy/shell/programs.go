@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	_ "embed"
@@ -11,6 +11,9 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/internal/yamlconf"
 )
 
 // The program table: what the policy knows about programs beyond their
@@ -118,10 +121,10 @@ type progOption struct {
 // appliesTo reports whether the option's effect applies to value v.
 func (o *progOption) appliesTo(v string) bool {
 	lv := strings.ToLower(v)
-	if len(o.when) > 0 && !slices.ContainsFunc(o.when, func(p string) bool { return MatchShellPattern(p, lv) }) {
+	if len(o.when) > 0 && !slices.ContainsFunc(o.when, func(p string) bool { return globs.Match(p, lv) }) {
 		return false
 	}
-	return !slices.ContainsFunc(o.unless, func(p string) bool { return MatchShellPattern(p, lv) })
+	return !slices.ContainsFunc(o.unless, func(p string) bool { return globs.Match(p, lv) })
 }
 
 // operand positions.
@@ -208,8 +211,8 @@ type progSpec struct {
 	sh *shOpts
 }
 
-// programTable maps program names to their entries.
-type programTable struct {
+// Programs maps program names to their entries.
+type Programs struct {
 	byName map[string]*progSpec
 	// shells caches analyses of scripts under this table (shell_cache.go).
 	shells *shellCache
@@ -217,7 +220,7 @@ type programTable struct {
 
 // lookup finds a program's entry; a versioned name falls back to its
 // family (python3.12 → python3, pip3.11 → pip3).
-func (t *programTable) lookup(name string) *progSpec {
+func (t *Programs) lookup(name string) *progSpec {
 	if t == nil {
 		return nil
 	}
@@ -231,30 +234,56 @@ func (t *programTable) lookup(name string) *progSpec {
 	return nil
 }
 
-// builtinPrograms is the embedded table; a panic at first use means the
+// BuiltinPrograms is the embedded table; a panic at first use means the
 // embedded file is broken, which the tests catch.
-var builtinPrograms = sync.OnceValue(func() *programTable {
-	d := &decoder{file: "programs.yaml"}
+var BuiltinPrograms = sync.OnceValue(func() *Programs {
+	d := &yamlconf.Decoder{File: "programs.yaml"}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(builtinProgramsYAML, &doc); err != nil {
 		panic("policy: built-in programs.yaml: " + err.Error())
 	}
-	ms, err := d.mapping(doc.Content[0], "", []string{"programs"})
+	ms, err := d.Mapping(doc.Content[0], "", []string{"programs"})
 	if err != nil {
 		panic("policy: built-in " + err.Error())
 	}
-	t := &programTable{byName: map[string]*progSpec{}, shells: newShellCache()}
-	if err := d.programs(ms[0].val, "programs", t, nil); err != nil {
+	t, err := DecodePrograms(d, ms[0].Val, "programs", nil)
+	if err != nil {
 		panic("policy: built-in " + err.Error())
 	}
 	return t
 })
 
+// progDecoder decodes the programs: section of a policy file or of the
+// built-in table.
+type progDecoder struct {
+	*yamlconf.Decoder
+}
+
+// DecodePrograms decodes a programs: mapping. base, when not nil, is the
+// table the entries extend (the built-in one, for a policy file).
+func DecodePrograms(d *yamlconf.Decoder, n *yaml.Node, where string, base *Programs) (*Programs, error) {
+	t := &Programs{byName: map[string]*progSpec{}, shells: newShellCache()}
+	if err := (&progDecoder{d}).programs(n, where, t, base); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Knows reports whether the table describes the program name.
+func (t *Programs) Knows(name string) bool { return t.lookup(name) != nil }
+
+// Elevates reports whether the table marks the program name as raising
+// privileges, itself or as a wrapper (sudo, doas).
+func (t *Programs) Elevates(name string) bool {
+	s := t.lookup(name)
+	return s != nil && (s.elevated || s.wrapper != nil && s.wrapper.elevated)
+}
+
 // builtinEnvVars are the variables the built-in table's entries name under
 // env:, for shExecVar.
 var builtinEnvVars = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
-	for _, s := range builtinPrograms().byName {
+	for _, s := range BuiltinPrograms().byName {
 		for _, v := range s.env {
 			m[v] = true
 		}
@@ -278,8 +307,8 @@ var progHooks = map[string]bool{
 
 // programs decodes a programs: mapping into t. base, when not nil, is the
 // table the entries extend (the built-in one, for a policy file).
-func (d *decoder) programs(n *yaml.Node, where string, t *programTable, base *programTable) error {
-	ms, err := d.mapping(n, where, nil)
+func (d *progDecoder) programs(n *yaml.Node, where string, t *Programs, base *Programs) error {
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return err
 	}
@@ -289,15 +318,15 @@ func (d *decoder) programs(n *yaml.Node, where string, t *programTable, base *pr
 		}
 	}
 	for _, m := range ms {
-		name := m.key
+		name := m.Key
 		if name == "" || strings.ContainsAny(name, " \t/") {
-			return d.errf(m.keyNode, where, "program name %q must be a single word without '/'", name)
+			return d.Errf(m.KeyNode, where, "program name %q must be a single word without '/'", name)
 		}
 		var prev *progSpec
 		if base != nil {
 			prev = base.byName[name]
 		}
-		s, err := d.program(m.val, m.location, name, prev, t)
+		s, err := d.program(m.Val, m.Location, name, prev, t)
 		if err != nil {
 			return err
 		}
@@ -309,8 +338,8 @@ func (d *decoder) programs(n *yaml.Node, where string, t *programTable, base *pr
 // program decodes one entry. prev is the entry it overrides (nil for a new
 // one): keys the entry sets replace prev's, options and sub-commands merge
 // by name.
-func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *programTable) (*progSpec, error) {
-	ms, err := d.mapping(n, where, progKeys)
+func (d *progDecoder) program(n *yaml.Node, where, name string, prev *progSpec, t *Programs) (*progSpec, error) {
+	ms, err := d.Mapping(n, where, progKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -325,16 +354,16 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 		s.global = map[string]*progOption{}
 	}
 	for _, m := range ms {
-		if m.key != "same_as" {
+		if m.Key != "same_as" {
 			continue
 		}
-		other, err := d.str(m.val, m.location)
+		other, err := d.Str(m.Val, m.Location)
 		if err != nil {
 			return nil, err
 		}
 		o := t.byName[other]
 		if o == nil {
-			return nil, d.errf(m.val, m.location, "unknown program %q (same_as must name a program defined earlier)", other)
+			return nil, d.Errf(m.Val, m.Location, "unknown program %q (same_as must name a program defined earlier)", other)
 		}
 		s = o.clone()
 		s.name = name
@@ -349,32 +378,32 @@ func (d *decoder) program(n *yaml.Node, where, name string, prev *progSpec, t *p
 }
 
 // programKey decodes one key of a program entry into s.
-func (d *decoder) programKey(s *progSpec, m member, name string) error {
+func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) error {
 	var err error
-	switch m.key {
+	switch m.Key {
 	case "same_as":
 	case "arity":
-		if s.arity, err = d.positiveInt(m.val, m.location); err != nil {
+		if s.arity, err = d.PositiveInt(m.Val, m.Location); err != nil {
 			return err
 		}
 	case "subcommands":
 		return d.subcommands(s, m, name)
 	case "global":
 		s.global = maps.Clone(s.global)
-		if err := d.optionList(m.val, m.location, s.global); err != nil {
+		if err := d.optionList(m.Val, m.Location, s.global); err != nil {
 			return err
 		}
 	case "options":
 		s.options = maps.Clone(s.options)
-		if err := d.optionMap(m.val, m.location, s.options); err != nil {
+		if err := d.optionMap(m.Val, m.Location, s.options); err != nil {
 			return err
 		}
 	case "operands":
-		if s.operands, err = d.operandMap(m.val, m.location); err != nil {
+		if s.operands, err = d.operandMap(m.Val, m.Location); err != nil {
 			return err
 		}
 	case "style":
-		v, err := d.str(m.val, m.location)
+		v, err := d.Str(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
@@ -386,14 +415,14 @@ func (d *decoder) programKey(s *progSpec, m member, name string) error {
 		case "none":
 			s.style = styleNone
 		default:
-			return d.errf(m.val, m.location, "unknown option style %q (want gnu, single or none)", v)
+			return d.Errf(m.Val, m.Location, "unknown option style %q (want gnu, single or none)", v)
 		}
 	case "options_first", "elevated", "never_always", "recursive", "write_tree":
-		b, err := d.boolean(m.val, m.location)
+		b, err := d.Boolean(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
-		switch m.key {
+		switch m.Key {
 		case "options_first":
 			s.optionsFirst = b
 		case "elevated":
@@ -406,31 +435,31 @@ func (d *decoder) programKey(s *progSpec, m member, name string) error {
 			s.neverAlways = b
 		}
 	case "wrapper":
-		if s.wrapper, err = d.wrapperSpec(m.val, m.location); err != nil {
+		if s.wrapper, err = d.wrapperSpec(m.Val, m.Location); err != nil {
 			return err
 		}
 	case "hook":
-		h, err := d.str(m.val, m.location)
+		h, err := d.Str(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
 		if !progHooks[h] {
-			return d.errf(m.val, m.location, "unknown hook %q (want %s)", h, orList(slices.Sorted(maps.Keys(progHooks))))
+			return d.Errf(m.Val, m.Location, "unknown hook %q (want %s)", h, yamlconf.OrList(slices.Sorted(maps.Keys(progHooks))))
 		}
 		s.hook = h
 	case "env":
-		items, err := d.sequence(m.val, m.location)
+		items, err := d.Sequence(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
 		s.env = nil
 		for i, it := range items {
-			v, err := d.str(it, fmt.Sprintf("%s[%d]", m.location, i))
+			v, err := d.Str(it, fmt.Sprintf("%s[%d]", m.Location, i))
 			if err != nil {
 				return err
 			}
 			if _, ok := shIsAssignment(shWord{text: v + "=", lit: true}); !ok {
-				return d.errf(it, m.location, "%q is not an environment variable name", v)
+				return d.Errf(it, m.Location, "%q is not an environment variable name", v)
 			}
 			s.env = append(s.env, v)
 		}
@@ -439,8 +468,8 @@ func (d *decoder) programKey(s *progSpec, m member, name string) error {
 }
 
 // subcommands decodes a program's subcommands: mapping into s.
-func (d *decoder) subcommands(s *progSpec, m member, name string) error {
-	subs, err := d.mapping(m.val, m.location, nil)
+func (d *progDecoder) subcommands(s *progSpec, m yamlconf.Member, name string) error {
+	subs, err := d.Mapping(m.Val, m.Location, nil)
 	if err != nil {
 		return err
 	}
@@ -451,30 +480,30 @@ func (d *decoder) subcommands(s *progSpec, m member, name string) error {
 	}
 	for _, sm := range subs {
 		var sub *progSpec
-		if sm.val.Kind == yaml.ScalarNode && sm.val.Tag == "!!int" {
-			ar, err := d.positiveInt(sm.val, sm.location)
+		if sm.Val.Kind == yaml.ScalarNode && sm.Val.Tag == "!!int" {
+			ar, err := d.PositiveInt(sm.Val, sm.Location)
 			if err != nil {
 				return err
 			}
-			sub = &progSpec{name: name + " " + sm.key, arity: ar}
-			if old := s.subs[sm.key]; old != nil {
+			sub = &progSpec{name: name + " " + sm.Key, arity: ar}
+			if old := s.subs[sm.Key]; old != nil {
 				sub = old.clone()
 				sub.arity = ar
 			}
 		} else {
-			sub, err = d.subcommand(sm.val, sm.location, name+" "+sm.key, s.subs[sm.key])
+			sub, err = d.subcommand(sm.Val, sm.Location, name+" "+sm.Key, s.subs[sm.Key])
 			if err != nil {
 				return err
 			}
 		}
-		s.subs[sm.key] = sub
+		s.subs[sm.Key] = sub
 	}
 	return nil
 }
 
 // subcommand decodes a sub-command entry: arity, options, operands.
-func (d *decoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
-	ms, err := d.mapping(n, where, []string{"arity", "options", "operands"})
+func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
+	ms, err := d.Mapping(n, where, []string{"arity", "options", "operands"})
 	if err != nil {
 		return nil, err
 	}
@@ -483,9 +512,9 @@ func (d *decoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (
 		s = prev.clone()
 	}
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "arity":
-			if s.arity, err = d.positiveInt(m.val, m.location); err != nil {
+			if s.arity, err = d.PositiveInt(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "options":
@@ -493,24 +522,17 @@ func (d *decoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (
 			if s.options == nil {
 				s.options = map[string]*progOption{}
 			}
-			if err := d.optionMap(m.val, m.location, s.options); err != nil {
+			if err := d.optionMap(m.Val, m.Location, s.options); err != nil {
 				return nil, err
 			}
 		case "operands":
-			if s.operands, err = d.operandMap(m.val, m.location); err != nil {
+			if s.operands, err = d.operandMap(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		}
 	}
 	s.finish()
 	return s, nil
-}
-
-func (d *decoder) boolean(n *yaml.Node, where string) (bool, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		return false, d.errf(n, where, "want true or false, got %s", nodeKind(n))
-	}
-	return n.Value == "true", nil
 }
 
 // parseOptionName splits "--output=" into its name and value kind:
@@ -539,20 +561,20 @@ func isOptChar(c byte) bool {
 }
 
 // optionList decodes a list of option spellings without effect (global:).
-func (d *decoder) optionList(n *yaml.Node, where string, into map[string]*progOption) error {
-	items, err := d.sequence(n, where)
+func (d *progDecoder) optionList(n *yaml.Node, where string, into map[string]*progOption) error {
+	items, err := d.Sequence(n, where)
 	if err != nil {
 		return err
 	}
 	for i, it := range items {
 		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.str(it, loc)
+		s, err := d.Str(it, loc)
 		if err != nil {
 			return err
 		}
 		name, v, err := parseOptionName(s)
 		if err != nil {
-			return d.errf(it, loc, "%v", err)
+			return d.Errf(it, loc, "%v", err)
 		}
 		into[name] = &progOption{name: name, value: v}
 	}
@@ -560,54 +582,54 @@ func (d *decoder) optionList(n *yaml.Node, where string, into map[string]*progOp
 }
 
 // optionMap decodes options: {SPELLING: EFFECT | {effect:, reason:, when:, unless:}}.
-func (d *decoder) optionMap(n *yaml.Node, where string, into map[string]*progOption) error {
-	ms, err := d.mapping(n, where, nil)
+func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*progOption) error {
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		name, v, err := parseOptionName(m.key)
+		name, v, err := parseOptionName(m.Key)
 		if err != nil {
-			return d.errf(m.keyNode, where, "%v", err)
+			return d.Errf(m.KeyNode, where, "%v", err)
 		}
 		o := &progOption{name: name, value: v}
-		if m.val.Kind == yaml.MappingNode {
-			fs, err := d.mapping(m.val, m.location, []string{"effect", "reason", "when", "unless"})
+		if m.Val.Kind == yaml.MappingNode {
+			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless"})
 			if err != nil {
 				return err
 			}
 			for _, f := range fs {
-				switch f.key {
+				switch f.Key {
 				case "effect":
-					if o.effect, err = d.effect(f.val, f.location, nil); err != nil {
+					if o.effect, err = d.effect(f.Val, f.Location, nil); err != nil {
 						return err
 					}
 				case "reason":
-					if o.reason, err = d.str(f.val, f.location); err != nil {
+					if o.reason, err = d.Str(f.Val, f.Location); err != nil {
 						return err
 					}
 				case "when", "unless":
-					pats, err := d.patternList(f.val, f.location)
+					pats, err := d.patternList(f.Val, f.Location)
 					if err != nil {
 						return err
 					}
-					if f.key == "when" {
+					if f.Key == "when" {
 						o.when = pats
 					} else {
 						o.unless = pats
 					}
 				}
 			}
-		} else if o.effect, err = d.effect(m.val, m.location, nil); err != nil {
+		} else if o.effect, err = d.effect(m.Val, m.Location, nil); err != nil {
 			return err
 		}
 		if (o.when != nil || o.unless != nil) && o.value == valNone {
-			return d.errf(m.keyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
+			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
 		case effRead, effWrite, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
-				return d.errf(m.keyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
+				return d.Errf(m.KeyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}
 		}
 		into[name] = o
@@ -616,28 +638,28 @@ func (d *decoder) optionMap(n *yaml.Node, where string, into map[string]*progOpt
 }
 
 // patternList decodes a list of shell patterns, each checked like a rule's.
-func (d *decoder) patternList(n *yaml.Node, where string) ([]string, error) {
-	items, err := d.sequence(n, where)
+func (d *progDecoder) patternList(n *yaml.Node, where string) ([]string, error) {
+	items, err := d.Sequence(n, where)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
 		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.str(it, loc)
+		s, err := d.Str(it, loc)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkShellPattern(s); err != nil {
-			return nil, d.errf(it, loc, "invalid shell pattern %q: %v", s, err)
+		if err := globs.Check(s); err != nil {
+			return nil, d.Errf(it, loc, "invalid shell pattern %q: %v", s, err)
 		}
 		out = append(out, strings.ToLower(s))
 	}
 	return out, nil
 }
 
-func (d *decoder) effect(n *yaml.Node, where string, allowed []string) (effect, error) {
-	s, err := d.str(n, where)
+func (d *progDecoder) effect(n *yaml.Node, where string, allowed []string) (effect, error) {
+	s, err := d.Str(n, where)
 	if err != nil {
 		return 0, err
 	}
@@ -647,21 +669,21 @@ func (d *decoder) effect(n *yaml.Node, where string, allowed []string) (effect, 
 		if want == nil {
 			want = slices.Sorted(maps.Keys(effectNames))
 		}
-		return 0, d.errf(n, where, "unknown effect %q (want %s)", s, orList(want))
+		return 0, d.Errf(n, where, "unknown effect %q (want %s)", s, yamlconf.OrList(want))
 	}
 	return e, nil
 }
 
 // operandMap decodes operands: {all|first|last|rest|init|N|KEY=: EFFECT}.
-func (d *decoder) operandMap(n *yaml.Node, where string) ([]progOperand, error) {
-	ms, err := d.mapping(n, where, nil)
+func (d *progDecoder) operandMap(n *yaml.Node, where string) ([]progOperand, error) {
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]progOperand, 0, len(ms))
 	for _, m := range ms {
 		op := progOperand{}
-		switch m.key {
+		switch m.Key {
 		case "all":
 			op.pos = posAll
 		case "first":
@@ -673,38 +695,38 @@ func (d *decoder) operandMap(n *yaml.Node, where string) ([]progOperand, error) 
 		case "init":
 			op.pos = posInit
 		default:
-			if k, ok := strings.CutSuffix(m.key, "="); ok && k != "" && !strings.ContainsAny(k, " -") {
-				op.pos, op.key = posKey, m.key
+			if k, ok := strings.CutSuffix(m.Key, "="); ok && k != "" && !strings.ContainsAny(k, " -") {
+				op.pos, op.key = posKey, m.Key
 				break
 			}
-			i, err := strconv.Atoi(m.key)
+			i, err := strconv.Atoi(m.Key)
 			if err != nil || i < 1 || i > 64 {
-				return nil, d.errf(m.keyNode, where, "unknown operand position %q (want all, first, last, rest, init, a number from 1, or KEY= for KEY=value operands)", m.key)
+				return nil, d.Errf(m.KeyNode, where, "unknown operand position %q (want all, first, last, rest, init, a number from 1, or KEY= for KEY=value operands)", m.Key)
 			}
 			op.pos = i
 		}
-		if m.val.Kind == yaml.MappingNode {
-			fs, err := d.mapping(m.val, m.location, []string{"effect", "reason", "when"})
+		if m.Val.Kind == yaml.MappingNode {
+			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when"})
 			if err != nil {
 				return nil, err
 			}
 			for _, f := range fs {
-				switch f.key {
+				switch f.Key {
 				case "effect":
-					if op.effect, err = d.effect(f.val, f.location, operandEffects); err != nil {
+					if op.effect, err = d.effect(f.Val, f.Location, operandEffects); err != nil {
 						return nil, err
 					}
 				case "reason":
-					if op.reason, err = d.str(f.val, f.location); err != nil {
+					if op.reason, err = d.Str(f.Val, f.Location); err != nil {
 						return nil, err
 					}
 				case "when":
-					if op.when, err = d.patternList(f.val, f.location); err != nil {
+					if op.when, err = d.patternList(f.Val, f.Location); err != nil {
 						return nil, err
 					}
 				}
 			}
-		} else if op.effect, err = d.effect(m.val, m.location, operandEffects); err != nil {
+		} else if op.effect, err = d.effect(m.Val, m.Location, operandEffects); err != nil {
 			return nil, err
 		}
 		out = append(out, op)
@@ -712,29 +734,29 @@ func (d *decoder) operandMap(n *yaml.Node, where string) ([]progOperand, error) 
 	return out, nil
 }
 
-func (d *decoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, error) {
-	ms, err := d.mapping(n, where, []string{"operands", "elevated", "joined"})
+func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, error) {
+	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined"})
 	if err != nil {
 		return nil, err
 	}
 	w := &wrapperSpec{}
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "operands":
-			if m.val.Kind != yaml.ScalarNode || m.val.Tag != "!!int" {
-				return nil, d.errf(m.val, m.location, "want a whole number, got %s", nodeKind(m.val))
+			if m.Val.Kind != yaml.ScalarNode || m.Val.Tag != "!!int" {
+				return nil, d.Errf(m.Val, m.Location, "want a whole number, got %s", yamlconf.NodeKind(m.Val))
 			}
-			v, err := strconv.Atoi(m.val.Value)
+			v, err := strconv.Atoi(m.Val.Value)
 			if err != nil || v < 0 || v > 8 {
-				return nil, d.errf(m.val, m.location, "must be between 0 and 8, got %s", m.val.Value)
+				return nil, d.Errf(m.Val, m.Location, "must be between 0 and 8, got %s", m.Val.Value)
 			}
 			w.operands = v
 		case "elevated":
-			if w.elevated, err = d.boolean(m.val, m.location); err != nil {
+			if w.elevated, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "joined":
-			if w.joined, err = d.boolean(m.val, m.location); err != nil {
+			if w.joined, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		}
