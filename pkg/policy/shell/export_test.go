@@ -43,7 +43,7 @@ func valueFor(o *progOption, v string) string {
 	if len(o.when) > 0 {
 		return strings.ReplaceAll(o.when[0], "*", v)
 	}
-	if len(o.unless) > 0 {
+	if len(o.unless) > 0 && !o.appliesTo(v) {
 		return "evil.key=" + v
 	}
 	return v

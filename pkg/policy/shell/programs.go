@@ -116,6 +116,36 @@ type progOption struct {
 	// shell patterns; unless: it applies except when it matches one.
 	// Values and patterns are compared in lower case.
 	when, unless []string
+	// pathAfter: the path read or written is the part of the value after
+	// the first of these markers (curl -d @FILE: "@", -F NAME=@FILE and
+	// NAME=<FILE: "=@", "=<"), up to the first character of pathUntil
+	// (-F NAME=@FILE;type=…: ";"). A value without a marker names no
+	// path.
+	pathAfter []string
+	pathUntil string
+}
+
+// pathOf returns the path a value of the option names, and whether it
+// names one.
+func (o *progOption) pathOf(v string) (string, bool) {
+	if o.pathAfter == nil {
+		return v, true
+	}
+	at := -1
+	var marker string
+	for _, m := range o.pathAfter {
+		if i := strings.Index(v, m); i >= 0 && (at < 0 || i < at) {
+			at, marker = i, m
+		}
+	}
+	if at < 0 {
+		return "", false
+	}
+	p := v[at+len(marker):]
+	if i := strings.IndexAny(p, o.pathUntil); o.pathUntil != "" && i >= 0 {
+		p = p[:i]
+	}
+	return p, true
 }
 
 // appliesTo reports whether the option's effect applies to value v.
@@ -209,6 +239,11 @@ type progSpec struct {
 	env []string
 	// sh is the getopt view of the options, for wrappers and hooks.
 	sh *shOpts
+	// complete: the entry lists every option the program accepts (and,
+	// with subs, every sub-command): a word it does not list makes the
+	// command not understood, so it asks. Checked against the installed
+	// program's own help (TestCompleteTablesMatchHelp).
+	complete bool
 }
 
 // Programs maps program names to their entries.
@@ -296,7 +331,8 @@ var builtinEnvVars = sync.OnceValue(func() map[string]bool {
 func programEnvVar(name string) bool { return builtinEnvVars()[name] }
 
 var progKeys = []string{"same_as", "arity", "subcommands", "global", "options", "operands",
-	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "env"}
+	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "env",
+	"inert", "complete"}
 
 var progHooks = map[string]bool{
 	"env": true, "sudo": true, "su": true, "timeout": true, "nice": true, "time": true,
@@ -396,6 +432,18 @@ func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) er
 	case "options":
 		s.options = maps.Clone(s.options)
 		if err := d.optionMap(m.Val, m.Location, s.options); err != nil {
+			return err
+		}
+	case "inert":
+		s.options = maps.Clone(s.options)
+		if s.options == nil {
+			s.options = map[string]*progOption{}
+		}
+		if err := d.inertList(m.Val, m.Location, s.options); err != nil {
+			return err
+		}
+	case "complete":
+		if s.complete, err = d.Boolean(m.Val, m.Location); err != nil {
 			return err
 		}
 	case "operands":
@@ -503,7 +551,7 @@ func (d *progDecoder) subcommands(s *progSpec, m yamlconf.Member, name string) e
 
 // subcommand decodes a sub-command entry: arity, options, operands.
 func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"arity", "options", "operands"})
+	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands"})
 	if err != nil {
 		return nil, err
 	}
@@ -523,6 +571,18 @@ func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpe
 				s.options = map[string]*progOption{}
 			}
 			if err := d.optionMap(m.Val, m.Location, s.options); err != nil {
+				return nil, err
+			}
+		case "inert":
+			s.options = maps.Clone(s.options)
+			if s.options == nil {
+				s.options = map[string]*progOption{}
+			}
+			if err := d.inertList(m.Val, m.Location, s.options); err != nil {
+				return nil, err
+			}
+		case "complete":
+			if s.complete, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "operands":
@@ -557,7 +617,23 @@ func parseOptionName(s string) (string, optValue, error) {
 }
 
 func isOptChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '?' || c == '#' || c == '@'
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '?' || c == '#' || c == '@' || c == ':'
+}
+
+// inertList decodes inert:, a list of option spellings with no effect the
+// policy judges (cat -n, grep --count). An option listed with an effect
+// under options: keeps it.
+func (d *progDecoder) inertList(n *yaml.Node, where string, into map[string]*progOption) error {
+	items := map[string]*progOption{}
+	if err := d.optionList(n, where, items); err != nil {
+		return err
+	}
+	for name, o := range items {
+		if _, ok := into[name]; !ok {
+			into[name] = o
+		}
+	}
+	return nil
 }
 
 // optionList decodes a list of option spellings without effect (global:).
@@ -594,7 +670,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 		}
 		o := &progOption{name: name, value: v}
 		if m.Val.Kind == yaml.MappingNode {
-			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless"})
+			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless", "path_after", "path_until"})
 			if err != nil {
 				return err
 			}
@@ -606,6 +682,22 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 					}
 				case "reason":
 					if o.reason, err = d.Str(f.Val, f.Location); err != nil {
+						return err
+					}
+				case "path_after":
+					items, err := d.Sequence(f.Val, f.Location)
+					if err != nil {
+						return err
+					}
+					for i, it := range items {
+						m, err := d.Str(it, fmt.Sprintf("%s[%d]", f.Location, i))
+						if err != nil {
+							return err
+						}
+						o.pathAfter = append(o.pathAfter, m)
+					}
+				case "path_until":
+					if o.pathUntil, err = d.Str(f.Val, f.Location); err != nil {
 						return err
 					}
 				case "when", "unless":

@@ -27,9 +27,21 @@ func programTableMarkdown() string {
 	}
 	sort.Strings(names)
 	var b strings.Builder
+	var complete []string
+	for _, n := range names {
+		if tbl.byName[n].complete {
+			complete = append(complete, "`"+n+"`")
+		}
+	}
+	b.WriteString("Coverage: " + itoa(len(complete)) + " of " + itoa(len(names)) +
+		" programs have a complete entry (every option of the installed program listed, checked against its help; any other option makes the command ask): " +
+		strings.Join(complete, ", ") + ". The others list the options with an effect the policy knows; an option they do not list is taken as inert.\n\n")
 	for _, n := range names {
 		s := tbl.byName[n]
 		var parts []string
+		if s.complete {
+			parts = append(parts, "complete ("+plural(len(s.options)+len(s.global), "option")+")")
+		}
 		if s.wrapper != nil {
 			w := "wrapper"
 			if s.wrapper.operands > 0 {

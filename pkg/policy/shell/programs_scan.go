@@ -89,6 +89,31 @@ func (u *progUse) longOption(name string) *progOption {
 	return found
 }
 
+// complete reports whether the entry that reads the options (the
+// sub-command's, else the program's) lists every option the program
+// accepts.
+func (u *progUse) complete() bool {
+	if u.sub != nil {
+		return u.sub.complete
+	}
+	return u.spec.complete
+}
+
+// progName names the program, with its sub-command, for messages.
+func (u *progUse) progName() string {
+	if u.sub != nil {
+		return u.sub.name
+	}
+	return u.spec.name
+}
+
+// notUnderstood is the reason a command asks when it uses a word its
+// program's complete entry does not list: the policy cannot know what the
+// word does, so it does not guess that it is harmless.
+func notUnderstood(prog, what, word string) string {
+	return "not understood: the program table does not know the " + what + " " + shQuoteShort(word) + " of " + prog
+}
+
 func (u *progUse) subLongs() []string {
 	if u.sub == nil {
 		return nil
@@ -119,16 +144,24 @@ func (s *progSpec) dangerous() bool {
 // global options, the sub-command, the options (getopt style, or single
 // words for style single) and the operands, and records their effects.
 // firstOperandEnds stops the option scan at the first operand (python
-// SCRIPT ARGS…). Options the entry does not list are skipped: they have no
-// effect the policy knows of.
+// SCRIPT ARGS…). Options the entry does not list make the command ask
+// when the entry is complete (it lists every option the program has), and
+// are skipped otherwise.
 func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: spec.hook != ""}
 	u.scanGlobal(w)
 	i := u.global
-	if spec.subs != nil && i < len(w) && w[i].lit {
-		if sub := spec.subs[w[i].text]; sub != nil {
+	if spec.subs != nil && i < len(w) {
+		switch sub := spec.subs[w[i].text]; {
+		case !w[i].lit:
+			if spec.complete {
+				u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
+			}
+		case sub != nil:
 			u.sub = sub
 			i++
+		case spec.complete && (w[i].text == "" || w[i].text[0] != '-'):
+			u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
 		}
 	}
 	// Operands are kept only where something reads them (an allocation
@@ -219,6 +252,9 @@ func (u *progUse) longWord(w []shWord, i int) int {
 		o = u.longOption(name)
 	}
 	if o == nil {
+		if u.complete() {
+			u.setAsk(notUnderstood(u.progName(), "option", name))
+		}
 		return i
 	}
 	var v *shWord
@@ -240,6 +276,9 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 	for j := 1; j < len(s); j++ {
 		o := u.option("-" + s[j:j+1])
 		if o == nil {
+			if u.complete() {
+				u.setAsk(notUnderstood(u.progName(), "option", "-"+s[j:j+1]))
+			}
 			continue
 		}
 		if o.value == valNone {
@@ -292,6 +331,12 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	switch o.effect {
 	case effRun, effCode, effAsk, effScript:
 		what = u.spec.name + " " + o.name // only where a message needs it
+	}
+	if v != nil && o.pathAfter != nil && (o.effect == effRead || o.effect == effWrite) {
+		v = o.pathWord(v)
+		if v == nil {
+			return
+		}
 	}
 	switch o.effect {
 	case effRead:
@@ -352,6 +397,20 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			u.script = v
 		}
 	}
+}
+
+// pathWord returns the path a value of an option with pathAfter names
+// (curl -d @FILE: FILE), nil when a literal value names none. A value that
+// is not a literal may name any path: its path is unknown.
+func (o *progOption) pathWord(v *shWord) *shWord {
+	if !v.lit {
+		return &shWord{text: v.text, g: globs.Glob{globs.AnyRun}}
+	}
+	p, ok := o.pathOf(v.text)
+	if !ok {
+		return nil
+	}
+	return &shWord{text: p, lit: true}
 }
 
 func (u *progUse) setAsk(reason string) {
