@@ -38,6 +38,7 @@ var subHelpCommands = map[string][]string{
 	"git blame":     {"man:git-blame"},
 	"git ls-files":  {"man:git-ls-files"},
 	"git rev-parse": {"man:git-rev-parse"},
+	"git commit":    {"man:git-commit"},
 }
 
 // helpOption is one option a program's help lists: its name and whether

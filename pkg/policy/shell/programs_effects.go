@@ -655,7 +655,7 @@ func (u *progUse) gitPaths(w []shWord) {
 				continue
 			}
 		}
-		if dashes || noIndex || !t.lit || gitLooksLikePath(t.text) {
+		if dashes || noIndex || !t.lit && !gitLooksLikeRevision(t) || t.lit && gitLooksLikePath(t.text) {
 			u.reads = append(u.reads, t)
 		}
 	}
@@ -671,6 +671,30 @@ func gitLooksLikePath(s string) bool {
 		return false
 	}
 	return strings.ContainsAny(s, "./")
+}
+
+// gitLooksLikeRevision tells a git operand built with an expansion that is
+// a revision expression by its literal text, as gitLooksLikePath does for
+// a literal one: "$(git rev-parse HEAD~5)..HEAD" and "$BASE...HEAD" are
+// ranges, "$REV^" and "$REV~2" ancestors, "$B@{u}" an upstream. Whatever
+// the expansion gives, git reads the word as a revision (a path only when
+// no revision resolves and a file of that whole name exists, as for a..b).
+func gitLooksLikeRevision(w shWord) bool {
+	var lit strings.Builder
+	for i, t := range w.g {
+		switch {
+		case t.Lit():
+			if t.R == '~' && i == 0 {
+				return false // ~/x: the home directory
+			}
+			lit.WriteRune(t.R)
+		default:
+			lit.WriteByte(0)
+		}
+	}
+	s := lit.String()
+	return strings.Contains(strings.ReplaceAll(s, "../", ""), "..") || strings.ContainsAny(s, "^") ||
+		strings.Contains(s, "@{") || strings.Contains(s[min(1, len(s)):], "~")
 }
 
 // jqFiles records the files jq's two-word options read: --rawfile NAME

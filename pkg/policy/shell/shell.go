@@ -570,11 +570,69 @@ func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, 
 			if !shUnquoteParts(b, p.Parts, true, glob) {
 				return false
 			}
+		case *syntax.CmdSubst:
+			out, ok := shKnownOutput(p)
+			if !ok || !inDouble {
+				return false
+			}
+			b.WriteString(out)
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// shKnownOutput returns what a command substitution prints when the
+// analysis knows it from the text alone: "$(cat <<'EOF' … EOF)" prints the
+// here-document (Claude Code's commit-message idiom), with the trailing
+// newlines a substitution drops. Only a lone cat with no operands reading
+// a here-document whose delimiter is quoted (so nothing in it expands)
+// qualifies; the cat is judged as a command all the same.
+func shKnownOutput(cs *syntax.CmdSubst) (string, bool) {
+	if len(cs.Stmts) != 1 || len(cs.Last) > 0 {
+		return "", false
+	}
+	st := cs.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(call.Args) != 1 ||
+		len(st.Redirs) != 1 || st.Redirs[0].Op != syntax.Hdoc || st.Redirs[0].Hdoc == nil {
+		return "", false
+	}
+	if name, ok := shLitWord(call.Args[0]); !ok || name != "cat" {
+		return "", false
+	}
+	r := st.Redirs[0]
+	quoted := false // bash expands the body unless the delimiter is quoted
+	for _, part := range r.Word.Parts {
+		switch part := part.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.ContainsRune(part.Value, '\\')
+		}
+	}
+	if !quoted {
+		return "", false
+	}
+	var body strings.Builder
+	for _, part := range r.Hdoc.Parts {
+		l, ok := part.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		body.WriteString(l.Value)
+	}
+	return strings.TrimRight(body.String(), "\n"), true
+}
+
+// shLitWord returns the text of a word that is one plain literal.
+func shLitWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return l.Value, ok && !strings.ContainsAny(l.Value, "\\*?[")
 }
 
 // shUnescape removes the backslashes of an unquoted literal: \x is x.

@@ -633,3 +633,48 @@ func shtRenderWithRedirectWrappers(a Analysis) []string {
 	}
 	return got
 }
+
+// TestKnownSubstitutionOutput: "$(cat <<'EOF' … EOF)" is the here-document
+// as text (Claude Code's commit idiom), and its cat is still a command the
+// rules judge; with an unquoted delimiter the body expands, so the word is
+// unknown.
+func TestKnownSubstitutionOutput(t *testing.T) {
+	for _, tt := range []struct {
+		src      string
+		wantWord string // "" when the word must stay unknown
+	}{
+		{"git commit -m \"$(cat <<'EOF'\nfix: x\n\nbody $HOME\nEOF\n)\"", "fix: x\n\nbody $HOME"},
+		{"git commit -m \"$(cat <<\\EOF\nfix\nEOF\n)\"", "fix"},
+		{"git commit -m \"$(cat <<EOF\nfix $(id)\nEOF\n)\"", ""},
+		{"git commit -m \"$(cat <<EOF\nfix\nEOF\n)\"", ""},
+		{"git commit -m $(cat <<'EOF'\nfix x\nEOF\n)", ""}, // unquoted: split into words
+		{"git commit -m \"$(cat f <<'EOF'\nfix\nEOF\n)\"", ""},
+		{"git commit -m \"$(cat <<'EOF'\nfix\nEOF\nid)\"", ""},
+	} {
+		a := Analyze(tt.src)
+		if a.Unanalysable != "" {
+			t.Errorf("%q: unanalysable: %s", tt.src, a.Unanalysable)
+			continue
+		}
+		var git, cat *Command
+		for i := range a.Commands {
+			switch a.Commands[i].Name {
+			case "git":
+				git = &a.Commands[i]
+			case "cat":
+				cat = &a.Commands[i]
+			}
+		}
+		if git == nil || cat == nil {
+			t.Errorf("%q: want the git and the cat commands, got %+v", tt.src, a.Commands)
+			continue
+		}
+		last := git.Words[len(git.Words)-1]
+		if tt.wantWord != "" && (last != tt.wantWord || git.Globs != nil) {
+			t.Errorf("%q: message word %q (globs %v), want the literal %q", tt.src, last, git.Globs, tt.wantWord)
+		}
+		if tt.wantWord == "" && git.Globs == nil {
+			t.Errorf("%q: message word %q is taken as known", tt.src, last)
+		}
+	}
+}
