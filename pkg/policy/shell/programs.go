@@ -203,6 +203,9 @@ type wrapperSpec struct {
 	// joined: the words after the operands are joined by spaces and run
 	// as one shell script (sg GROUP CMD…, watch).
 	joined bool
+	// afterDashes: the command is the words after "--", wherever the
+	// options and operands before it end (kubectl exec POD -c C -- CMD).
+	afterDashes bool
 }
 
 // progSpec is one program's entry.
@@ -551,7 +554,7 @@ func (d *progDecoder) subcommands(s *progSpec, m yamlconf.Member, name string) e
 
 // subcommand decodes a sub-command entry: arity, options, operands.
 func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands"})
+	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands", "wrapper"})
 	if err != nil {
 		return nil, err
 	}
@@ -587,6 +590,10 @@ func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpe
 			}
 		case "operands":
 			if s.operands, err = d.operandMap(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "wrapper":
+			if s.wrapper, err = d.wrapperSpec(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		}
@@ -827,7 +834,7 @@ func (d *progDecoder) operandMap(n *yaml.Node, where string) ([]progOperand, err
 }
 
 func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined"})
+	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined", "after_dashes"})
 	if err != nil {
 		return nil, err
 	}
@@ -849,6 +856,10 @@ func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, err
 			}
 		case "joined":
 			if w.joined, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "after_dashes":
+			if w.afterDashes, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		}

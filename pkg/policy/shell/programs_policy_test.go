@@ -394,3 +394,59 @@ rules:
 		}
 	}
 }
+
+// TestRunnersAreUnwrapped: programs and sub-commands that run their
+// operands as a command are judged as that command, and global options
+// before a verb are skipped by the rules (issue 24, item 5).
+func TestRunnersAreUnwrapped(t *testing.T) {
+	p := mustParse(t, `
+mode: auto-edit
+home: /home/dev
+workspace: [/]
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "bash(rm *)", action: deny }
+  - { rule: "bash(kubectl delete *)", action: deny }
+  - { rule: "bash(terraform destroy *)", action: deny }
+  - { rule: "bash(docker rm *)", action: deny }
+  - { rule: "bash(git push *)", action: deny }
+`)
+	for cmd, want := range map[string]policy.Action{
+		"uv run rm -rf build":                          policy.Deny,
+		"uv run --with httpx --frozen rm -rf build":    policy.Deny,
+		"uv run pytest -q":                             policy.Allow,
+		"uv run --frob pytest":                         policy.Ask, // a runner's options are read strictly
+		"uv run --directory /etc pytest":               policy.Ask, // moves the command elsewhere
+		"uvx rm x":                                     policy.Deny,
+		"poetry run rm -rf x":                          policy.Deny,
+		"pipenv run rm -rf x":                          policy.Deny,
+		"bundle exec rm x":                             policy.Deny,
+		"npx rm -rf x":                                 policy.Deny,
+		"npx --yes prettier --check .":                 policy.Allow,
+		"npx -c 'rm -rf x'":                            policy.Deny,
+		"npm exec -- rm -rf x":                         policy.Deny,
+		"npm exec --package=x -- rm -rf y":             policy.Deny,
+		"npm run build":                                policy.Allow,
+		"pnpm exec rm x":                               policy.Deny,
+		"pnpm dlx rm x":                                policy.Deny,
+		"yarn exec rm x":                               policy.Deny,
+		"yarn dlx rm x":                                policy.Deny,
+		"bunx rm x":                                    policy.Deny,
+		"kubectl exec -it web-0 -- rm -rf /data":       policy.Deny,
+		"kubectl exec web-0 -c app -- ls":              policy.Allow,
+		"kubectl exec web-0 ls":                        policy.Ask, // the command must follow --
+		"docker exec ctr rm -rf /x":                    policy.Deny,
+		"docker exec -it -u root ctr sh -c 'rm -rf x'": policy.Deny,
+		"kubectl --context prod delete ns payments":    policy.Deny,
+		"kubectl -n payments delete pod web-0":         policy.Deny,
+		"kubectl --namespace=x get pods":               policy.Allow,
+		"terraform -chdir=infra destroy -auto-approve": policy.Deny,
+		"terraform -chdir=infra plan":                  policy.Allow,
+		"docker -H tcp://host rm ctr":                  policy.Deny,
+		"git -C repo -c color.ui=never push origin":    policy.Deny,
+	} {
+		if d := evalBash(p, cmd, ""); d.Action != want {
+			t.Errorf("%s → %s (%s), want %s", cmd, d.Action, d.Reason, want)
+		}
+	}
+}

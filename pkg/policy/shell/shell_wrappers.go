@@ -99,6 +99,8 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 			r = shHooks[spec.hook](a, w, &fr, spec)
 		case spec.wrapper != nil:
 			r = shTableWrapper(a, w, &fr, spec)
+		case spec.runner(w) != nil:
+			r = shSubWrapper(a, w, &fr, spec)
 		default:
 			info := shCmdInfo{}
 			if spec.hook == "interpreter" {
@@ -160,6 +162,68 @@ func shTableWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWr
 	return shWrapped{rest: rest}
 }
 
+// runner returns the sub-command entry of w when it runs its operands as a
+// command (uv run, npm exec, kubectl exec, docker exec), after the
+// program's global options (kubectl -n NS exec).
+func (s *progSpec) runner(w []shWord) *progSpec {
+	if s.subs == nil {
+		return nil
+	}
+	g := s.globalEnd(w)
+	if g >= len(w) || !w[g].lit {
+		return nil
+	}
+	if sub := s.subs[w[g].text]; sub != nil && sub.wrapper != nil {
+		return sub
+	}
+	return nil
+}
+
+// shSubWrapper runs a sub-command that runs a command (uv run CMD,
+// kubectl exec POD -- CMD), as shTableWrapper runs a wrapper: the
+// program's global options and the sub-command's options are read
+// strictly (an unknown one makes the command unanalysable), then the
+// wrapper's operands, then the command.
+func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	sub := spec.runner(w)
+	g := spec.globalEnd(w)
+	var st wrapState
+	if _, _, bad := spec.sh.skip(w[:g], 1, a.wrapperOption(spec, fr, &st)); bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	next, stop, bad := sub.sh.skip(w, g+1, a.wrapperOption(sub, fr, &st))
+	if stop || bad != "" {
+		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if st.reason != "" {
+		return shWrapped{reason: st.reason}
+	}
+	if st.script != nil {
+		// npm exec -c 'CMD': the runner runs a script of its own.
+		if !st.script.lit {
+			return shWrapped{reason: "runs a script that is not a literal: " + st.script.text, info: shCmdInfo{executor: true}}
+		}
+		a.emit(w, *fr, "", shCmdInfo{})
+		a.nested(st.script.text, syntax.LangBash, *fr, sub.name)
+		return shWrapped{done: true}
+	}
+	if sub.wrapper.afterDashes {
+		i := slices.IndexFunc(w[g+1:], func(x shWord) bool { return x.lit && x.text == "--" })
+		if i < 0 {
+			return shWrapped{reason: sub.name + " runs a command that is not after --"}
+		}
+		return shWrapped{rest: w[g+1+i+1:]}
+	}
+	if next+sub.wrapper.operands > len(w) {
+		return shWrapped{}
+	}
+	rest := w[next+sub.wrapper.operands:]
+	if len(rest) > 0 && rest[0].lit && rest[0].text == "--" {
+		rest = rest[1:] // npm exec -- eslint .
+	}
+	return shWrapped{rest: rest}
+}
+
 // shJoined runs words joined by spaces as one shell script (sg GROUP
 // CMD…, watch without -x).
 func shJoined(a *shAnalyzer, words []shWord, fr *shFrame, wrapper string) shWrapped {
@@ -204,6 +268,10 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 		case effWrite:
 			if v != nil {
 				a.writeTarget(*v, *fr)
+			}
+		case effRead:
+			if v != nil {
+				a.readTarget(*v)
 			}
 		case effScript:
 			st.script = v
