@@ -450,3 +450,41 @@ rules:
 		}
 	}
 }
+
+// TestInterpreterProgramOnStdinAsks: program text handed to an
+// interpreter as data — a pipe, a here-document, a here-string, "-" or
+// no script at all — is code nobody can see, never allowed by a rule that
+// names the interpreter (issue 24, item 4).
+func TestInterpreterProgramOnStdinAsks(t *testing.T) {
+	p := mustParse(t, `
+mode: auto-edit
+home: /home/dev
+workspace: [/]
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "bash(python3 *)", action: allow }
+  - { rule: "bash(node *)", action: allow }
+`)
+	for cmd, want := range map[string]policy.Action{
+		"echo 'import os' | python3":               policy.Ask,
+		"python3 - <<'EOF'\nimport os\nEOF":        policy.Ask,
+		"python3 <<< 'import os'":                  policy.Ask,
+		"cat x.py | python3 -":                     policy.Ask,
+		"echo 'print 1' | ruby":                    policy.Ask,
+		"perl <<'EOF'\nprint 1\nEOF":               policy.Ask,
+		"node <<< 'require(\"fs\")'":               policy.Ask,
+		"printf 'x' | python3 -u":                  policy.Ask,
+		"bash -s < x.sh":                           policy.Ask,
+		"awk -f - f <<'EOF'\n{print}\nEOF":         policy.Ask,
+		"python3 script.py":                        policy.Allow,
+		"python3 -m pytest -q":                     policy.Allow,
+		"python3 --version":                        policy.Allow,
+		"node -v":                                  policy.Allow,
+		"echo '{\"a\":1}' | python3 -m json.tool":  policy.Allow,
+		"echo 'import os' | python3 -c 'print(1)'": policy.Ask, // -c: inline code asks anyway
+	} {
+		if d := evalBash(p, cmd, ""); d.Action != want {
+			t.Errorf("%q → %s (%s), want %s", cmd, d.Action, d.Reason, want)
+		}
+	}
+}

@@ -102,11 +102,16 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 		case spec.runner(w) != nil:
 			r = shSubWrapper(a, w, &fr, spec)
 		default:
-			info := shCmdInfo{}
+			info, reason := shCmdInfo{}, ""
 			if spec.hook == "interpreter" {
 				info = shInterpreterInfo(spec, w)
+				if info.stdinProgram {
+					// python3 - <<EOF, echo … | node, ruby <<< …: the program
+					// is data on standard input, code nobody can see.
+					reason = name + " reads its program from standard input (a pipe, a here-document, a here-string or the terminal): code the policy cannot see"
+				}
 			}
-			a.emit(w, fr, "", info)
+			a.emit(w, fr, reason, info)
 			return
 		}
 		if r.done {
@@ -959,12 +964,12 @@ func shInterpreterInfo(spec *progSpec, w []shWord) shCmdInfo {
 			return info
 		case strings.HasPrefix(s, "--"):
 			name, _, _ := strings.Cut(s, "=")
-			if o := spec.options[name]; o != nil && o.effect == effCode {
-				return info
+			if o := spec.options[name]; o != nil && (o.effect == effCode || o.effect == effStop) {
+				return info // inline code, or python3 --version: no program read
 			}
 		case len(s) > 1 && s[0] == '-':
 			for j := 1; j < len(s); j++ {
-				if o := spec.options["-"+s[j:j+1]]; o != nil && o.effect == effCode {
+				if o := spec.options["-"+s[j:j+1]]; o != nil && (o.effect == effCode || o.effect == effStop) {
 					return info
 				}
 			}
