@@ -55,6 +55,22 @@ func (a *shAnalyzer) noteSafeAssign(name string, off uint) {
 	}
 }
 
+// setVar is the one path of every construct that sets, exports or unsets
+// a variable other than a plain assignment word (which judges the command
+// it prefixes on its own): for and select variables, arithmetic
+// assignment (let, ((…)), $((…))), read, mapfile, printf -v, getopts,
+// declare/typeset/local/export/readonly, the target of a nameref, unset.
+// A variable that changes what later programs run or read (HOME before
+// git, PATH, LD_*, BASH_ENV, the table's env: lists) makes the script
+// unanalysable, as the option it stands for would; any other becomes a
+// value the analysis does not know.
+func (a *shAnalyzer) setVar(name, what string) {
+	if shExecVar(name) {
+		a.codeUnknown(what + " changes " + name + ", which changes what later commands run or read")
+	}
+	a.taint(name)
+}
+
 // taint records that name may hold any value.
 func (a *shAnalyzer) taint(name string) {
 	if a.tainted == nil {
@@ -92,7 +108,11 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 		a.assign(n)
 	case *syntax.ForClause:
 		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
-			a.taint(wi.Name.Value)
+			what := "for"
+			if n.Select {
+				what = "select"
+			}
+			a.setVar(wi.Name.Value, what)
 			// for f in .env x; do cat "$f"; done: each literal item (or
 			// pattern) is a value a read of "$f" names.
 			for _, item := range wi.Items {
@@ -131,7 +151,12 @@ func (a *shAnalyzer) arith(x syntax.ArithmExpr, ctx string) {
 	case *syntax.BinaryArithm:
 		if shArithAssignOp(x.Op) {
 			if name := shArithName(x.X); name != "" {
-				// The result of an arithmetic assignment is a number.
+				// The result of an arithmetic assignment is a number, but
+				// a number can be a path: ((HOME=1)) before git reads
+				// 1/.gitconfig.
+				if shExecVar(name) {
+					a.codeUnknown(ctx + " changes " + name + ", which changes what later commands run or read")
+				}
 				a.noteSafeAssign(name, x.X.Pos().Offset())
 				if x.Op != syntax.Assgn {
 					a.arithUse(name, x.X.Pos().Offset(), ctx)
@@ -147,6 +172,9 @@ func (a *shAnalyzer) arith(x syntax.ArithmExpr, ctx string) {
 	case *syntax.UnaryArithm:
 		if x.Op == syntax.Inc || x.Op == syntax.Dec {
 			if name := shArithName(x.X); name != "" {
+				if shExecVar(name) {
+					a.codeUnknown(ctx + " changes " + name + ", which changes what later commands run or read")
+				}
 				a.arithUse(name, x.X.Pos().Offset(), ctx)
 				a.noteSafeAssign(name, x.X.Pos().Offset()+1)
 				return
@@ -405,6 +433,10 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 			if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
 				a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " refers to " + w.text +
 					", which is not a plain variable name")
+			} else {
+				// declare -n r=HOME; r=x sets HOME: the target is what
+				// any later assignment to r sets.
+				a.setVar(w.text, d.Variant.Value+" -n "+as.Name.Value)
 			}
 		}
 	}
@@ -433,10 +465,7 @@ func (a *shAnalyzer) nameArgOf(w shWord, what string, assigns bool) {
 	if !assigns {
 		return
 	}
-	if shExecVar(name) {
-		a.codeUnknown(what + " assigns " + name + ", which changes what later commands run")
-	}
-	a.taint(name)
+	a.setVar(name, what)
 	if a.intVars[name] {
 		a.codeUnknown(what + " assigns the declare -i variable " + name + ", whose value bash evaluates as arithmetic")
 	}

@@ -678,3 +678,46 @@ func TestKnownSubstitutionOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryWayToSetAVariable: every construct that sets, exports or
+// unsets a variable goes through one path, so a variable that changes
+// what later programs run or read (HOME before git) makes the script
+// unanalysable however it is set (issue 24, item 3).
+func TestEveryWayToSetAVariable(t *testing.T) {
+	for _, src := range []string{
+		"for HOME in .cache/h; do git status; done",
+		"select HOME in .cache/h; do git status; done",
+		"let HOME=1; git status",
+		"((HOME=1)); git status",
+		"((HOME++)); git status",
+		"echo $((HOME=1)); git status",
+		"declare -n r=HOME; r=.cache/h; git status",
+		"local -n r=PATH",
+		"read HOME < f; git status",
+		"mapfile -t PATH < f",
+		"printf -v HOME %s x; git status",
+		"getopts ab HOME",
+		"export HOME=x; git status",
+		"declare HOME=x; git status",
+		"readonly BASH_ENV=x",
+		"unset HOME; git status",
+		"for LD_PRELOAD in x.so; do ls; done",
+		"HOME=x git status",
+	} {
+		a := Analyze(src)
+		bad := a.Unanalysable
+		for _, c := range a.Commands {
+			if bad == "" {
+				bad = c.Unanalysable
+			}
+		}
+		if bad == "" {
+			t.Errorf("%q: analysable, want the variable's change refused", src)
+		}
+	}
+	for _, src := range []string{"for f in a b; do echo $f; done", "((i=1)); echo $i", "read line < f; echo $line"} {
+		if a := Analyze(src); a.Unanalysable != "" {
+			t.Errorf("%q: unanalysable (%s), want it judged", src, a.Unanalysable)
+		}
+	}
+}
