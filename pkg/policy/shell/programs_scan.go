@@ -148,7 +148,10 @@ func (s *progSpec) dangerous() bool {
 // when the entry is complete (it lists every option the program has), and
 // are skipped otherwise.
 func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
-	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: spec.hook != ""}
+	// Only the hooks that read the options found (tar's mode, sed's and
+	// awk's scripts) need them recorded: an append per option otherwise.
+	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk"
+	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
 	if spec.subs != nil && i < len(w) {
