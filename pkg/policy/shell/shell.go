@@ -204,6 +204,9 @@ type shAnalyzer struct {
 	// What the script tells about its variables (shell_code.go).
 	safeAt  map[string]uint // first offset of a numeric assignment
 	tainted map[string]bool // assigned a value the analysis does not know
+	// loops are the for loops over literal words whose variable nothing
+	// else in the script sets (shell_code.go).
+	loops []shLoop
 	// varVals are the literal values plain assignments of the script give
 	// each variable (f=~/.ssh/id_rsa), for the reads of "$f".
 	varVals   map[string][]shWord
@@ -229,6 +232,10 @@ type shWord struct {
 	// vanish: the word may expand to no word at all (an unquoted $x that
 	// is empty, "$@").
 	vanish bool
+	// alts are the literal values the word takes, when it is the variable
+	// of an enclosing for loop over literal words (for f in a b; do wc
+	// "$f"; done): the command is judged once per value.
+	alts []string
 }
 
 // shFrame is the context a command is resolved in: the wrappers already
@@ -453,9 +460,12 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	}
 	litFr := fr
 	litFr.wrappers = slices.Clone(fr.wrappers)
-	if !ok {
+	switch {
+	case !ok:
 		a.emit(words, fr, "brace expansion is too large to analyse", shCmdInfo{})
-	} else {
+	case slices.ContainsFunc(words, func(w shWord) bool { return w.alts != nil }):
+		a.resolveEachValue(words, fr)
+	default:
 		a.resolve(words, fr)
 	}
 	if a.posix && slices.ContainsFunc(c.Args, shHasBraces) {
@@ -510,6 +520,11 @@ func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
 
 // word returns w after quote removal.
 func (a *shAnalyzer) word(w *syntax.Word) shWord {
+	if len(a.loops) > 0 {
+		if vals := a.loopValues(w); vals != nil {
+			return shWord{text: a.source(w), g: globs.Glob{globs.AnyRun}, alts: vals}
+		}
+	}
 	if len(w.Parts) == 1 {
 		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') && !shTildeUser(l.Value) {
 			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}

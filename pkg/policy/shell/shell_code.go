@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -113,6 +114,7 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 				what = "select"
 			}
 			a.setVar(wi.Name.Value, what)
+			a.noteLoop(n, wi)
 			// for f in .env x; do cat "$f"; done: each literal item (or
 			// pattern) is a value a read of "$f" names.
 			for _, item := range wi.Items {
@@ -720,4 +722,125 @@ func shArithAssignOp(op syntax.BinAritOperator) bool {
 		return true
 	}
 	return false
+}
+
+// shLoop is a for loop over literal words whose variable nothing else in
+// the script sets: inside its body, "$name" is one of the words.
+type shLoop struct {
+	name   string
+	values []string
+	body   shSpan
+}
+
+// shMaxLoopValues bounds the values of a loop variable the analysis
+// follows, and the commands one command becomes.
+const shMaxLoopValues = 16
+
+// noteLoop records a for loop whose variable's values are known: every
+// item a literal that word splitting and pathname expansion leave alone,
+// and the variable's name nowhere else in the script but in "$name" and
+// "${name}" (no other assignment, read, declare, nameref, function…).
+func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
+	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix {
+		return
+	}
+	vals := make([]string, 0, len(wi.Items))
+	for _, item := range wi.Items {
+		w := a.word(item)
+		if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[") {
+			return
+		}
+		vals = append(vals, w.text)
+	}
+	name := wi.Name.Value
+	rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
+	if n := shCountIdent(rest, name); n != 1 {
+		return // the loop's own "for name" is the only other mention
+	}
+	a.loops = append(a.loops, shLoop{name: name, values: vals,
+		body: shSpan{start: n.DoPos.Offset(), end: n.DonePos.Offset()}})
+}
+
+// shCountIdent counts the occurrences of name in src as a whole word (not
+// next to an identifier character; "$name" was replaced by "$" before).
+func shCountIdent(src, name string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(src[i:], name)
+		if j < 0 {
+			return n
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !shIsIdentByte(src[j-1])) && (end == len(src) || !shIsIdentByte(src[end])) {
+			n++
+		}
+		i = end
+	}
+}
+
+func shIsIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// loopValues returns the values of w when it is "$name" or $name (or
+// ${name}) inside the body of a loop noteLoop recorded, else nil.
+func (a *shAnalyzer) loopValues(w *syntax.Word) []string {
+	if len(w.Parts) != 1 {
+		return nil
+	}
+	part := w.Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok {
+		if len(dq.Parts) != 1 {
+			return nil
+		}
+		part = dq.Parts[0]
+	}
+	pe, ok := part.(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
+		pe.Repl != nil || pe.Exp != nil || pe.Names != 0 || pe.NestedParam != nil {
+		return nil
+	}
+	off := w.Pos().Offset()
+	var vals []string
+	for _, l := range a.loops {
+		if l.name == pe.Param.Value && l.body.start <= off && off < l.body.end {
+			vals = l.values // the innermost loop is the last recorded
+		}
+	}
+	return vals
+}
+
+// resolveEachValue judges a command whose words include a loop variable
+// once per combination of the variables' values (for f in a b; do wc
+// "$f"; done runs wc a and wc b), up to shMaxLoopValues commands; beyond,
+// the variable is an unknown word.
+func (a *shAnalyzer) resolveEachValue(words []shWord, fr shFrame) {
+	total := 1
+	for _, w := range words {
+		if w.alts != nil {
+			total *= len(w.alts)
+		}
+	}
+	if total > shMaxLoopValues {
+		plain := slices.Clone(words)
+		for i := range plain {
+			plain[i].alts = nil
+		}
+		a.resolve(plain, fr)
+		return
+	}
+	for k := 0; k < total; k++ {
+		one := slices.Clone(words)
+		rem := k
+		for i := range one {
+			if alts := one[i].alts; alts != nil {
+				one[i] = shWord{text: alts[rem%len(alts)], lit: true}
+				rem /= len(alts)
+			}
+		}
+		f := fr
+		f.wrappers = slices.Clone(fr.wrappers)
+		a.resolve(one, f)
+	}
 }

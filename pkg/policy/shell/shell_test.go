@@ -379,7 +379,7 @@ func TestAnalyzeShellRecordsWriteRedirections(t *testing.T) {
 		{"a redirection before the command", "> out.txt echo x", []string{"echo x", "> out.txt"}},
 		{"a redirection alone", "> out.txt", []string{"> out.txt"}},
 		{"a redirection of a compound command", "{ ls; pwd; } > out", []string{"ls", "pwd", "> out"}},
-		{"a redirection of a loop", "for i in 1; do echo $i; done > out", []string{"echo $i", "> out"}},
+		{"a redirection of a loop", "for i in 1; do echo $i; done > out", []string{"echo 1", "> out"}},
 		{"descriptor duplication is not a write", "make 2>&1 >&2", []string{"make"}},
 		{"closing a descriptor is not a write", "make >&-", []string{"make"}},
 		{"/dev/null is not a write", "make > /dev/null 2>/dev/null", []string{"make"}},
@@ -718,6 +718,45 @@ func TestEveryWayToSetAVariable(t *testing.T) {
 	for _, src := range []string{"for f in a b; do echo $f; done", "((i=1)); echo $i", "read line < f; echo $line"} {
 		if a := Analyze(src); a.Unanalysable != "" {
 			t.Errorf("%q: unanalysable (%s), want it judged", src, a.Unanalysable)
+		}
+	}
+}
+
+// TestLoopValuesAreJudgedEach: inside a for loop over literal words whose
+// variable nothing else sets, "$f" is each word in turn, and the command
+// is judged once per value; anything else keeps "$f" unknown.
+func TestLoopValuesAreJudgedEach(t *testing.T) {
+	names := func(a Analysis) []string {
+		var out []string
+		for _, c := range a.Commands {
+			if c.Globs == nil {
+				out = append(out, strings.Join(c.Words, " "))
+			} else {
+				out = append(out, "?"+strings.Join(c.Words, " "))
+			}
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		src  string
+		want []string
+	}{
+		{`for f in a.go b.go; do wc -l "$f"; done`, []string{"wc -l a.go", "wc -l b.go"}},
+		{`for f in a b; do cat ${f}; done`, []string{"cat a", "cat b"}},
+		{`for d in x y; do for f in 1 2; do ls "$d" "$f"; done; done`, []string{"ls x 1", "ls y 1", "ls x 2", "ls y 2"}},
+		// Set elsewhere, used outside the body, split or globbed, or in a
+		// longer word: unknown.
+		{`for f in a b; do f=.env; cat "$f"; done`, []string{`?cat "$f"`}},
+		{`g() { f=.env; }; for f in a b; do g; cat "$f"; done`, []string{"g", `?cat "$f"`}},
+		{`cat "$f"; for f in a b; do :; done`, []string{`?cat "$f"`, ":"}},
+		{`for f in 'a b' c; do cat $f; done`, []string{"?cat $f"}},
+		{`for f in a*; do cat "$f"; done`, []string{`?cat "$f"`}},
+		{`for f in a b; do cat "$f.txt"; done`, []string{`?cat "$f.txt"`}},
+		{`for f in a b; do cat "${f%.go}"; done`, []string{`?cat "${f%.go}"`}},
+		{`select f in a b; do cat "$f"; done`, []string{`?cat "$f"`}},
+	} {
+		if got := names(Analyze(tt.src)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tt.src, got, tt.want)
 		}
 	}
 }
