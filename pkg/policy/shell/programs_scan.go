@@ -175,7 +175,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	for ; i < len(w) && !u.stop; i++ {
 		t := &w[i]
 		s := t.text
-		if !t.lit && !optionsDone && mayBeOption(s) {
+		if !t.lit && !optionsDone && mayBeOption(s) && (t.g == nil || globs.Intersects(t.g, dashRun)) {
 			if danger < 0 {
 				danger = 0
 				if spec.dangerous() {
@@ -301,6 +301,9 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 	}
 	return i
 }
+
+// dashRun is the glob of the words that start with '-'.
+var dashRun = globs.Glob{{R: '-'}, globs.AnyRun}
 
 // mayBeOption reports whether the source text of a non-literal word may
 // expand to something starting with '-': anything but a word that starts

@@ -647,7 +647,10 @@ func shLitWord(w *syntax.Word) (string, bool) {
 		return "", false
 	}
 	l, ok := w.Parts[0].(*syntax.Lit)
-	return l.Value, ok && !strings.ContainsAny(l.Value, "\\*?[")
+	if !ok || strings.ContainsAny(l.Value, "\\*?[") {
+		return "", false
+	}
+	return l.Value, true
 }
 
 // shUnescape removes the backslashes of an unquoted literal: \x is x.

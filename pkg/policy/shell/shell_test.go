@@ -677,6 +677,11 @@ func TestKnownSubstitutionOutput(t *testing.T) {
 			t.Errorf("%q: message word %q is taken as known", tt.src, last)
 		}
 	}
+	// A command name that is not a literal (it crashed the check once).
+	a := Analyze("git commit -m \"$(\"$c\" <<'EOF'\nfix\nEOF\n)\"")
+	if len(a.Commands) == 0 || a.Commands[0].Globs == nil {
+		t.Errorf("a substitution running \"$c\" is taken as known: %+v", a.Commands)
+	}
 }
 
 // TestEveryWayToSetAVariable: every construct that sets, exports or
@@ -757,6 +762,38 @@ func TestLoopValuesAreJudgedEach(t *testing.T) {
 	} {
 		if got := names(Analyze(tt.src)); !slices.Equal(got, tt.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+// TestRevisionSubstitutionShape: "$(git rev-parse REV)" prints an object
+// name or REV itself, so a word built on it is a run of those characters:
+// it cannot be an option, and rules meet it by what it can spell.
+func TestRevisionSubstitutionShape(t *testing.T) {
+	for _, tt := range []struct {
+		src       string
+		knownText bool // the word is described by a run, not any string
+	}{
+		{`git log "$(git rev-parse HEAD~5)"..HEAD`, true},
+		{`git log "$(git rev-parse --short HEAD)"`, true},
+		{`git log "$(git merge-base HEAD main)"..HEAD`, true},
+		{`git log "$(git rev-parse --abbrev-ref HEAD)"..HEAD`, false}, // prints a name
+		{`git log "$(git rev-parse "$R")"..HEAD`, false},
+		{`git log "$(git rev-parse a b)"..HEAD`, false}, // two lines
+		{`git log "$(cat f)"..HEAD`, false},
+	} {
+		a := Analyze(tt.src)
+		var git *Command
+		for i := range a.Commands {
+			if c := a.Commands[i]; c.Name == "git" && len(c.Words) > 1 && c.Words[1] == "log" {
+				git = &a.Commands[i]
+			}
+		}
+		if git == nil {
+			t.Fatalf("%s: no git log command in %+v", tt.src, a.Commands)
+		}
+		if got := git.Unanalysable == ""; got != tt.knownText {
+			t.Errorf("%s: judged %v (%s), want %v", tt.src, got, git.Unanalysable, tt.knownText)
 		}
 	}
 }
