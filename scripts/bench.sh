@@ -14,7 +14,7 @@ run() { echo "+ $*" >&2; "$@"; }
 for s in "${sections[@]}"; do
 	case "$s" in
 	policy)
-		run go test -run='^$' -bench=. -benchmem -count=8 ./pkg/policy/ ./pkg/messages/
+		run go test -run='^$' -bench=. -benchmem -count=8 ./pkg/policy/ ./pkg/policy/shell/ ./pkg/policy/globs/ ./pkg/messages/
 		;;
 	state)
 		run go test -run='^$' -bench='BenchmarkHotPath' -benchmem -benchtime=5000x -count=10 ./pkg/session/redisstore/

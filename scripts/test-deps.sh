@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh machine: redis-server,
 # chromium (Debian packages; the web page is tested in a real headless
-# browser) and bubblewrap (the policy's differential oracle runs bash in a
-# bwrap sandbox). Idempotent; prints what it did. Runs as part of `make test`.
+# browser), bubblewrap (the policy's differential oracle runs bash in a
+# bwrap sandbox), and curl, git and git-man (the program table's check).
+# Idempotent; prints what it did. Runs as part of `make test`.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+# The policy's complete program entries are checked against the installed
+# programs' own help and man pages (TestCompleteTablesMatchHelp).
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v git >/dev/null 2>&1 || need+=(git)
+[ -e /usr/share/man/man1/git-log.1.gz ] || need+=(git-man)
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

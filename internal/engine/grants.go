@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
@@ -53,7 +54,7 @@ func grantAuthority(g *session.Grant, requestedBy string) policy.Authority {
 // grant's.
 // A whole-tool grant covers every grantable call of its tool; for a shell
 // command, the patterns of the eligible grants together must cover every
-// sub-command (policy.PrefixCovered), and the grants returned are the ones
+// sub-command (shell.PrefixCovered), and the grants returned are the ones
 // that cover is made of.
 func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy string, grants []session.Grant) []session.Grant {
 	if d.Action != policy.Ask || len(grants) == 0 {
@@ -77,13 +78,13 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy st
 		}
 		eligible = append(eligible, *g)
 	}
-	if len(eligible) == 0 || d.Shell == nil || !policy.PrefixCovered(*d.Shell, patternsOf(eligible)) {
+	if len(eligible) == 0 || d.Shell == nil || !shell.PrefixCovered(*d.Shell, patternsOf(eligible)) {
 		return nil
 	}
 	// Keep only the grants the cover needs, so that decided_by names them.
 	for i := 0; i < len(eligible) && len(eligible) > 1; {
 		rest := slices.Concat(eligible[:i], eligible[i+1:])
-		if policy.PrefixCovered(*d.Shell, patternsOf(rest)) {
+		if shell.PrefixCovered(*d.Shell, patternsOf(rest)) {
 			eligible = rest
 			continue
 		}
@@ -129,7 +130,7 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 	if d.Shell != nil {
 		always.Scope = messages.ScopeAlwaysPrefix
 	}
-	covered := d.Shell == nil || (len(d.Always) > 0 && policy.PrefixCovered(*d.Shell, d.Always))
+	covered := d.Shell == nil || (len(d.Always) > 0 && shell.PrefixCovered(*d.Shell, d.Always))
 	const noPattern = "the command has no pattern a grant could name (it holds a construct only a human may judge each time)"
 	switch {
 	case !ok:

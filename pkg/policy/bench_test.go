@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // benchPolicy builds a 200-rule policy shaped like a real one: mostly shell
@@ -98,7 +100,7 @@ func BenchmarkEvaluatePipeline200Rules(b *testing.B) {
 // evictions.
 func BenchmarkEvaluatePipeline200RulesUncached(b *testing.B) {
 	p := benchPolicy(b)
-	calls := make([]Call, 4*shellCacheShards*shellCacheShardLimit)
+	calls := make([]Call, 4*shell.CacheEntries)
 	for i := range calls {
 		calls[i] = Call{Tool: "bash", Arguments: json.RawMessage(fmt.Sprintf(`{"command":"git log --oneline -n %d | grep fix | head -5"}`, i))}
 	}
@@ -117,7 +119,7 @@ func BenchmarkEvaluatePipeline200RulesUncached(b *testing.B) {
 // parse: the rule matching share of BenchmarkEvaluatePipeline200Rules.
 func BenchmarkEvaluatePipelineRulesOnly(b *testing.B) {
 	p := benchPolicy(b)
-	a := AnalyzeShell("git log --oneline -n 20 | grep fix | head -5")
+	a := shell.Analyze("git log --oneline -n 20 | grep fix | head -5")
 	e := evaluation{p: p, tool: "bash", name: "bash", tier: TierExec, kind: kindShell, mode: p.mode}
 	subs := make([]subject, len(a.Commands))
 	for i := range a.Commands {
@@ -136,11 +138,11 @@ func BenchmarkEvaluatePipelineRulesOnly(b *testing.B) {
 }
 
 // BenchmarkEvaluatePipelineAnalysisOnly is the shell analysis share of
-// BenchmarkEvaluatePipeline200Rules: AnalyzeShell of the same command.
+// BenchmarkEvaluatePipeline200Rules: shell.Analyze of the same command.
 func BenchmarkEvaluatePipelineAnalysisOnly(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		AnalyzeShell("git log --oneline -n 20 | grep fix | head -5")
+		shell.Analyze("git log --oneline -n 20 | grep fix | head -5")
 	}
 }
 

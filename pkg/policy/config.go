@@ -16,10 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gobwas/glob"
 	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/internal/yamlconf"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // MaxFileSize bounds a policy file; a larger one is rejected.
@@ -69,12 +72,12 @@ func Parse(data []byte, filename string) (p *Policy, err error) {
 		}
 		return nil, &ConfigError{File: filename, Line: line, Msg: "more than one YAML document (---) in the policy file"}
 	}
-	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+	if len(doc.Content) == 0 || yamlconf.IsNull(doc.Content[0]) {
 		return nil, &ConfigError{File: filename, Msg: "empty policy file"}
 	}
 	sum := sha256.Sum256(data)
 	d := &decoder{
-		file: filename,
+		Decoder: &yamlconf.Decoder{File: filename},
 		p: &Policy{
 			file:    filename,
 			version: hex.EncodeToString(sum[:8]),
@@ -106,254 +109,96 @@ func yamlError(file string, err error) *ConfigError {
 
 // decoder walks the YAML node tree; its methods return the first mistake.
 type decoder struct {
-	file string
-	p    *Policy
-}
-
-func (d *decoder) errf(n *yaml.Node, where, format string, args ...any) *ConfigError {
-	msg := fmt.Sprintf(format, args...)
-	if where != "" {
-		msg = where + ": " + msg
-	}
-	return &ConfigError{File: d.file, Line: n.Line, Column: n.Column, Msg: msg}
-}
-
-// member is one key/value pair of a mapping.
-type member struct {
-	key      string
-	keyNode  *yaml.Node
-	val      *yaml.Node
-	location string // the dotted path of the value, for messages
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		if isNull(n) {
-			return "nothing"
-		}
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "something else"
-}
-
-func joinPath(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-// noAlias rejects YAML aliases: policy files are read by people deciding
-// what an agent may do, so every value is written out where it applies (and
-// alias expansion is a classic way to make a parser do unbounded work).
-func (d *decoder) noAlias(n *yaml.Node, where string) error {
-	if n.Kind == yaml.AliasNode {
-		return d.errf(n, where, "YAML aliases (*%s) are not supported in policy files; write the value out", n.Value)
-	}
-	return nil
-}
-
-// mapping checks that n is a mapping (or empty), has no duplicate keys and
-// only allowed keys (when allowed is non-nil).
-func (d *decoder) mapping(n *yaml.Node, where string, allowed []string) ([]member, error) {
-	if err := d.noAlias(n, where); err != nil {
-		return nil, err
-	}
-	if isNull(n) {
-		return nil, nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, d.errf(n, where, "want a mapping, got %s", nodeKind(n))
-	}
-	out := make([]member, 0, len(n.Content)/2)
-	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if err := d.noAlias(k, where); err != nil {
-			return nil, err
-		}
-		if k.Kind != yaml.ScalarNode || isNull(k) {
-			return nil, d.errf(k, where, "keys must be plain strings, got %s", nodeKind(k))
-		}
-		if first, dup := seen[k.Value]; dup {
-			return nil, d.errf(k, where, "duplicate key %q (first at line %d)", k.Value, first.Line)
-		}
-		seen[k.Value] = k
-		if allowed != nil && !slices.Contains(allowed, k.Value) {
-			return nil, d.errf(k, where, "unknown key %q (want %s)", k.Value, orList(allowed))
-		}
-		if err := d.noAlias(v, joinPath(where, k.Value)); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key: k.Value, keyNode: k, val: v, location: joinPath(where, k.Value)})
-	}
-	return out, nil
-}
-
-// sequence checks that n is a list (or empty) and returns its items.
-func (d *decoder) sequence(n *yaml.Node, where string) ([]*yaml.Node, error) {
-	if err := d.noAlias(n, where); err != nil {
-		return nil, err
-	}
-	if isNull(n) {
-		return nil, nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return nil, d.errf(n, where, "want a list, got %s", nodeKind(n))
-	}
-	for _, it := range n.Content {
-		if err := d.noAlias(it, where); err != nil {
-			return nil, err
-		}
-	}
-	return n.Content, nil
-}
-
-// str returns a non-empty scalar. Numbers are accepted as their text
-// (approver ids may be numeric chat user ids).
-func (d *decoder) str(n *yaml.Node, where string) (string, error) {
-	if n.Kind != yaml.ScalarNode {
-		return "", d.errf(n, where, "want a string, got %s", nodeKind(n))
-	}
-	if isNull(n) || n.Value == "" {
-		return "", d.errf(n, where, "must not be empty")
-	}
-	return n.Value, nil
-}
-
-func (d *decoder) duration(n *yaml.Node, where string) (time.Duration, error) {
-	s, err := d.str(n, where)
-	if err != nil {
-		return 0, err
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, d.errf(n, where, "invalid duration %q (want a Go duration such as 90s, 5m or 1h30m)", s)
-	}
-	if v <= 0 {
-		return 0, d.errf(n, where, "duration must be positive, got %s", s)
-	}
-	return v, nil
-}
-
-func (d *decoder) positiveInt(n *yaml.Node, where string) (int, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		return 0, d.errf(n, where, "want a whole number, got %s", nodeKind(n))
-	}
-	v, err := strconv.Atoi(n.Value)
-	if err != nil || v < 1 {
-		return 0, d.errf(n, where, "must be at least 1, got %s", n.Value)
-	}
-	return v, nil
-}
-
-func orList(items []string) string {
-	switch len(items) {
-	case 0:
-		return "nothing"
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+	*yamlconf.Decoder
+	p *Policy
 }
 
 var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers",
 	"session_grants", "grants"}
 
 func (d *decoder) root(n *yaml.Node) error {
-	ms, err := d.mapping(n, "", rootKeys)
+	ms, err := d.Mapping(n, "", rootKeys)
 	if err != nil {
 		return err
 	}
-	byKey := map[string]member{}
+	byKey := map[string]yamlconf.Member{}
 	for _, m := range ms {
-		byKey[m.key] = m
+		byKey[m.Key] = m
 	}
 	p := d.p
 	if m, ok := byKey["mode"]; ok {
-		s, err := d.str(m.val, m.location)
+		s, err := d.Str(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
 		if p.mode, err = ParseMode(s); err != nil {
-			return d.errf(m.val, m.location, "%v", err)
+			return d.Errf(m.Val, m.Location, "%v", err)
 		}
 	}
 	if m, ok := byKey["home"]; ok {
-		s, err := d.str(m.val, m.location)
+		s, err := d.Str(m.Val, m.Location)
 		if err != nil {
 			return err
 		}
 		if !path.IsAbs(s) {
-			return d.errf(m.val, m.location, "home must be an absolute path, got %q", s)
+			return d.Errf(m.Val, m.Location, "home must be an absolute path, got %q", s)
 		}
 		p.home = path.Clean(s)
 	} else if h, err := os.UserHomeDir(); err == nil && path.IsAbs(h) {
 		p.home = path.Clean(h)
 	}
 	if m, ok := byKey["max_ttl"]; ok {
-		if p.maxTTL, err = d.duration(m.val, m.location); err != nil {
+		if p.maxTTL, err = d.Duration(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
 	if m, ok := byKey["ttl"]; ok {
-		if p.ttl, err = d.duration(m.val, m.location); err != nil {
+		if p.ttl, err = d.Duration(m.Val, m.Location); err != nil {
 			return err
 		}
 		if p.ttl > p.maxTTL {
-			return d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", p.ttl, p.maxTTL)
+			return d.Errf(m.Val, m.Location, "ttl %s exceeds max_ttl %s", p.ttl, p.maxTTL)
 		}
 	} else {
 		p.ttl = min(p.ttl, p.maxTTL)
 	}
 	if m, ok := byKey["tools"]; ok {
-		if err := d.tools(m.val, m.location); err != nil {
+		if err := d.tools(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
 	p.tools.finishWriteTools()
 	if m, ok := byKey["workspace"]; ok {
-		if err := d.workspace(m.val, m.location); err != nil {
+		if err := d.workspace(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
-	p.progs = builtinPrograms()
+	p.progs = shell.BuiltinPrograms()
 	if m, ok := byKey["programs"]; ok {
-		t := &programTable{byName: map[string]*progSpec{}, shells: newShellCache()}
-		if err := d.programs(m.val, m.location, t, p.progs); err != nil {
+		t, err := shell.DecodePrograms(d.Decoder, m.Val, m.Location, p.progs)
+		if err != nil {
 			return err
 		}
 		p.progs = t
 	}
 	if m, ok := byKey["pagers"]; ok {
-		if err := d.pagers(m.val, m.location); err != nil {
+		if err := d.pagers(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
 	if m, ok := byKey["teams"]; ok {
-		if err := d.teams(m.val, m.location); err != nil {
+		if err := d.teams(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
 	p.grants = defaultGrantSettings()
 	if m, ok := byKey["session_grants"]; ok {
-		if err := d.sessionGrants(m.val, m.location); err != nil {
+		if err := d.sessionGrants(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
 	if m, ok := byKey["grants"]; ok {
-		if err := d.grantsConfig(m.val, m.location); err != nil {
+		if err := d.grantsConfig(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
@@ -362,13 +207,13 @@ func (d *decoder) root(n *yaml.Node) error {
 	}
 	p.static = &ruleLayer{name: "static"}
 	if m, ok := byKey["rules"]; ok {
-		if err := d.rules(m.val, m.location, p.static); err != nil {
+		if err := d.rules(m.Val, m.Location, p.static); err != nil {
 			return err
 		}
 	}
 	p.static.buildIndex(&p.tools)
 	if m, ok := byKey["agents"]; ok {
-		if err := d.agents(m.val, m.location); err != nil {
+		if err := d.agents(m.Val, m.Location); err != nil {
 			return err
 		}
 	}
@@ -378,43 +223,43 @@ func (d *decoder) root(n *yaml.Node) error {
 var tierNames = map[string]Tier{"read": TierRead, "write": TierWrite, "exec": TierExec, "mcp": TierMCP}
 
 func (d *decoder) tools(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, []string{"tiers", "shell", "paths", "answer"})
+	ms, err := d.Mapping(n, where, []string{"tiers", "shell", "paths", "answer"})
 	if err != nil {
 		return err
 	}
 	t := &d.p.tools
 	declared := map[string]string{} // tool → the list it was declared in
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "answer":
 			// Read once every kind is known (below).
 		case "tiers":
-			tiers, err := d.mapping(m.val, m.location, nil)
+			tiers, err := d.Mapping(m.Val, m.Location, nil)
 			if err != nil {
 				return err
 			}
 			seen := map[string]bool{}
 			for _, tm := range tiers {
-				name := lower(tm.key)
+				name := lower(tm.Key)
 				if err := checkToolName(name); err != nil {
-					return d.errf(tm.keyNode, m.location, "%v", err)
+					return d.Errf(tm.KeyNode, m.Location, "%v", err)
 				}
 				if seen[name] {
-					return d.errf(tm.keyNode, m.location, "tool %q is declared twice (tool names are case-insensitive)", tm.key)
+					return d.Errf(tm.KeyNode, m.Location, "tool %q is declared twice (tool names are case-insensitive)", tm.Key)
 				}
 				seen[name] = true
-				s, err := d.str(tm.val, tm.location)
+				s, err := d.Str(tm.Val, tm.Location)
 				if err != nil {
 					return err
 				}
 				tier, ok := tierNames[s]
 				if !ok {
-					return d.errf(tm.val, tm.location, "unknown tier %q (want read, write, exec or mcp)", s)
+					return d.Errf(tm.Val, tm.Location, "unknown tier %q (want read, write, exec or mcp)", s)
 				}
 				if isGlob(name) {
 					g, err := glob.Compile(name)
 					if err != nil {
-						return d.errf(tm.keyNode, m.location, "invalid tool-name glob %q: %v", tm.key, err)
+						return d.Errf(tm.KeyNode, m.Location, "invalid tool-name glob %q: %v", tm.Key, err)
 					}
 					t.tierGlobs = append(t.tierGlobs, tierGlob{g: g, tier: tier})
 					continue
@@ -422,38 +267,38 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 				t.tiers[name] = tier
 			}
 		case "shell", "paths":
-			items, err := d.sequence(m.val, m.location)
+			items, err := d.Sequence(m.Val, m.Location)
 			if err != nil {
 				return err
 			}
 			kind := kindShell
-			if m.key == "paths" {
+			if m.Key == "paths" {
 				kind = kindPath
 			}
 			for i, it := range items {
-				loc := fmt.Sprintf("%s[%d]", m.location, i)
-				s, err := d.str(it, loc)
+				loc := fmt.Sprintf("%s[%d]", m.Location, i)
+				s, err := d.Str(it, loc)
 				if err != nil {
 					return err
 				}
 				name := lower(s)
 				if err := checkToolName(name); err != nil {
-					return d.errf(it, loc, "%v", err)
+					return d.Errf(it, loc, "%v", err)
 				}
 				if isGlob(name) {
-					return d.errf(it, loc, "tool names in tools.%s must be exact names, not globs", m.key)
+					return d.Errf(it, loc, "tool names in tools.%s must be exact names, not globs", m.Key)
 				}
-				if prev, ok := declared[name]; ok && prev != m.key {
-					return d.errf(it, loc, "tool %q is declared both in tools.%s and tools.%s", s, prev, m.key)
+				if prev, ok := declared[name]; ok && prev != m.Key {
+					return d.Errf(it, loc, "tool %q is declared both in tools.%s and tools.%s", s, prev, m.Key)
 				}
-				declared[name] = m.key
+				declared[name] = m.Key
 				t.kinds[name] = kind
 			}
 		}
 	}
 	for _, m := range ms {
-		if m.key == "answer" {
-			return d.answerTools(m.val, m.location)
+		if m.Key == "answer" {
+			return d.answerTools(m.Val, m.Location)
 		}
 	}
 	return nil
@@ -475,96 +320,96 @@ func validToken(s string) bool {
 }
 
 func (d *decoder) teams(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, nil)
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return err
 	}
 	ladders := map[string]*pendingLadder{}
 	for _, m := range ms {
-		if !validToken(m.key) {
-			return d.errf(m.keyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.key)
+		if !validToken(m.Key) {
+			return d.Errf(m.KeyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.Key)
 		}
-		team := Team{Name: m.key, ApprovalsRequired: 1}
-		fields, err := d.mapping(m.val, m.location, []string{"members", "approvals_required", "escalation"})
+		team := Team{Name: m.Key, ApprovalsRequired: 1}
+		fields, err := d.Mapping(m.Val, m.Location, []string{"members", "approvals_required", "escalation"})
 		if err != nil {
 			return err
 		}
-		var approvals *member
+		var approvals *yamlconf.Member
 		for i, f := range fields {
-			switch f.key {
+			switch f.Key {
 			case "members":
-				items, err := d.sequence(f.val, f.location)
+				items, err := d.Sequence(f.Val, f.Location)
 				if err != nil {
 					return err
 				}
 				for j, it := range items {
-					loc := fmt.Sprintf("%s[%d]", f.location, j)
-					id, err := d.str(it, loc)
+					loc := fmt.Sprintf("%s[%d]", f.Location, j)
+					id, err := d.Str(it, loc)
 					if err != nil {
 						return err
 					}
 					if slices.Contains(team.Members, id) {
-						return d.errf(it, loc, "member %q is listed twice", id)
+						return d.Errf(it, loc, "member %q is listed twice", id)
 					}
 					team.Members = append(team.Members, id)
 				}
 			case "approvals_required":
 				approvals = &fields[i]
 			case "escalation":
-				if ladders[m.key], err = d.escalation(f.val, f.location); err != nil {
+				if ladders[m.Key], err = d.escalation(f.Val, f.Location); err != nil {
 					return err
 				}
 			}
 		}
-		if len(team.Members) == 0 && m.key != "default" {
-			return d.errf(m.keyNode, m.location, "team %q has no members (only the default team may be open to every approver)", m.key)
+		if len(team.Members) == 0 && m.Key != "default" {
+			return d.Errf(m.KeyNode, m.Location, "team %q has no members (only the default team may be open to every approver)", m.Key)
 		}
 		if approvals != nil {
-			if team.ApprovalsRequired, err = d.positiveInt(approvals.val, approvals.location); err != nil {
+			if team.ApprovalsRequired, err = d.PositiveInt(approvals.Val, approvals.Location); err != nil {
 				return err
 			}
 			if !team.Open() && team.ApprovalsRequired > len(team.Members) {
-				return d.errf(approvals.val, approvals.location, "approvals_required %d exceeds the team's %d members", team.ApprovalsRequired, len(team.Members))
+				return d.Errf(approvals.Val, approvals.Location, "approvals_required %d exceeds the team's %d members", team.ApprovalsRequired, len(team.Members))
 			}
 		}
-		d.p.teams[m.key] = team
+		d.p.teams[m.Key] = team
 	}
 	return d.teamEscalations(ladders)
 }
 
 func (d *decoder) agents(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, nil)
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		name := lower(m.key)
+		name := lower(m.Key)
 		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n") {
-			return d.errf(m.keyNode, where, "invalid agent type %q", m.key)
+			return d.Errf(m.KeyNode, where, "invalid agent type %q", m.Key)
 		}
 		if _, dup := d.p.agents[name]; dup {
-			return d.errf(m.keyNode, where, "agent type %q is defined twice (agent types are case-insensitive)", m.key)
+			return d.Errf(m.KeyNode, where, "agent type %q is defined twice (agent types are case-insensitive)", m.Key)
 		}
 		l := &ruleLayer{name: "agent:" + name, agent: name}
-		fields, err := d.mapping(m.val, m.location, []string{"mode", "rules"})
+		fields, err := d.Mapping(m.Val, m.Location, []string{"mode", "rules"})
 		if err != nil {
 			return err
 		}
 		for _, f := range fields {
-			switch f.key {
+			switch f.Key {
 			case "mode":
-				s, err := d.str(f.val, f.location)
+				s, err := d.Str(f.Val, f.Location)
 				if err != nil {
 					return err
 				}
 				if l.mode, err = ParseMode(s); err != nil {
-					return d.errf(f.val, f.location, "%v", err)
+					return d.Errf(f.Val, f.Location, "%v", err)
 				}
 				if modeLooseness(l.mode) > modeLooseness(d.p.mode) {
-					return d.errf(f.val, f.location, "mode %s allows more than the policy mode %s: an agent type is named by the agent itself, so its mode may only be as strict or stricter (always-ask, then auto-edit, then yolo)", l.mode, d.p.mode)
+					return d.Errf(f.Val, f.Location, "mode %s allows more than the policy mode %s: an agent type is named by the agent itself, so its mode may only be as strict or stricter (always-ask, then auto-edit, then yolo)", l.mode, d.p.mode)
 				}
 			case "rules":
-				if err := d.rules(f.val, f.location, l); err != nil {
+				if err := d.rules(f.Val, f.Location, l); err != nil {
 					return err
 				}
 			}
@@ -576,7 +421,7 @@ func (d *decoder) agents(n *yaml.Node, where string) error {
 }
 
 func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
-	items, err := d.sequence(n, where)
+	items, err := d.Sequence(n, where)
 	if err != nil {
 		return err
 	}
@@ -602,27 +447,27 @@ var matchSources = map[string]argSource{
 
 func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 	var r rule
-	ms, err := d.mapping(n, where, ruleKeys)
+	ms, err := d.Mapping(n, where, ruleKeys)
 	if err != nil {
 		return r, err
 	}
 	if n.Kind != yaml.MappingNode {
-		return r, d.errf(n, where, "want a rule such as {rule: \"bash(git status)\", action: allow}, got %s", nodeKind(n))
+		return r, d.Errf(n, where, "want a rule such as {rule: \"bash(git status)\", action: allow}, got %s", yamlconf.NodeKind(n))
 	}
-	f := map[string]member{}
+	f := map[string]yamlconf.Member{}
 	for _, m := range ms {
-		f[m.key] = m
+		f[m.Key] = m
 	}
 	ruleM, hasRule := f["rule"]
 	toolM, hasTool := f["tool"]
 	matchM, hasMatch := f["match"]
 	switch {
 	case hasRule && hasTool:
-		return r, d.errf(toolM.keyNode, where, "use either rule: or tool:, not both")
+		return r, d.Errf(toolM.KeyNode, where, "use either rule: or tool:, not both")
 	case hasRule && hasMatch:
-		return r, d.errf(matchM.keyNode, where, "match: goes with tool:, not rule: (write rule: \"tool(pattern)\" or tool: + match:)")
+		return r, d.Errf(matchM.KeyNode, where, "match: goes with tool:, not rule: (write rule: \"tool(pattern)\" or tool: + match:)")
 	case !hasRule && !hasTool:
-		return r, d.errf(n, where, "missing rule: (for example rule: \"bash(git status)\")")
+		return r, d.Errf(n, where, "missing rule: (for example rule: \"bash(git status)\")")
 	}
 
 	var (
@@ -633,60 +478,60 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 		matchKey          string
 	)
 	if hasRule {
-		valNode, valWhere = ruleM.val, ruleM.location
-		s, err := d.str(ruleM.val, ruleM.location)
+		valNode, valWhere = ruleM.Val, ruleM.Location
+		s, err := d.Str(ruleM.Val, ruleM.Location)
 		if err != nil {
 			return r, err
 		}
 		if toolText, pattern, hasPattern, err = parseRuleText(s); err != nil {
-			return r, d.errf(ruleM.val, ruleM.location, "%v", err)
+			return r, d.Errf(ruleM.Val, ruleM.Location, "%v", err)
 		}
 		r.text = strings.TrimSpace(s)
 	} else {
-		valNode, valWhere = toolM.val, toolM.location
-		if toolText, err = d.str(toolM.val, toolM.location); err != nil {
+		valNode, valWhere = toolM.Val, toolM.Location
+		if toolText, err = d.Str(toolM.Val, toolM.Location); err != nil {
 			return r, err
 		}
 		toolText = strings.TrimSpace(toolText)
 		r.text = toolText
 		if hasMatch {
-			mm, err := d.mapping(matchM.val, matchM.location, nil)
+			mm, err := d.Mapping(matchM.Val, matchM.Location, nil)
 			if err != nil {
 				return r, err
 			}
 			if len(mm) != 1 {
-				return r, d.errf(matchM.val, matchM.location, "match: takes exactly one argument, got %d", len(mm))
+				return r, d.Errf(matchM.Val, matchM.Location, "match: takes exactly one argument, got %d", len(mm))
 			}
 			m := mm[0]
-			src, ok := matchSources[m.key]
+			src, ok := matchSources[m.Key]
 			if !ok {
-				return r, d.errf(m.keyNode, matchM.location, "cannot match argument %q (want path, file_path, notebook_path, pattern, command, cmd or script)", m.key)
+				return r, d.Errf(m.KeyNode, matchM.Location, "cannot match argument %q (want path, file_path, notebook_path, pattern, command, cmd or script)", m.Key)
 			}
-			if pattern, err = d.str(m.val, m.location); err != nil {
+			if pattern, err = d.Str(m.Val, m.Location); err != nil {
 				return r, err
 			}
 			pattern = strings.TrimSpace(pattern)
 			if pattern == "" {
-				return r, d.errf(m.val, m.location, "empty pattern")
+				return r, d.Errf(m.Val, m.Location, "empty pattern")
 			}
-			hasPattern, r.source, matchKey = true, src, m.key
-			valNode, valWhere = m.val, m.location
+			hasPattern, r.source, matchKey = true, src, m.Key
+			valNode, valWhere = m.Val, m.Location
 		}
 	}
 
 	r.tool = lower(toolText)
 	if err := checkToolName(r.tool); err != nil {
-		return r, d.errf(valNode, valWhere, "%v", err)
+		return r, d.Errf(valNode, valWhere, "%v", err)
 	}
 	if strings.HasPrefix(r.tool, "@") {
 		g, ok := toolGroups[r.tool]
 		if !ok {
-			return r, d.errf(valNode, valWhere, "unknown tool group %q (want @read, @write, @exec, @mcp, @shell or @files)", toolText)
+			return r, d.Errf(valNode, valWhere, "unknown tool group %q (want @read, @write, @exec, @mcp, @shell or @files)", toolText)
 		}
 		r.group = g
 	} else if isGlob(r.tool) {
 		if r.toolGlob, err = glob.Compile(r.tool); err != nil {
-			return r, d.errf(valNode, valWhere, "invalid tool-name glob %q: %v", toolText, err)
+			return r, d.Errf(valNode, valWhere, "invalid tool-name glob %q: %v", toolText, err)
 		}
 	}
 	r.anyArgs = !hasPattern || pattern == "*" || pattern == "**"
@@ -704,27 +549,27 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 		switch kind {
 		case kindName:
 			if hasMatch || !r.anyArgs {
-				return r, d.errf(valNode, valWhere, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", toolText)
+				return r, d.Errf(valNode, valWhere, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", toolText)
 			}
 		case kindPath, kindPatch:
 			if r.source != srcAny && r.source != srcPath {
-				return r, d.errf(valNode, valWhere, "%s patterns match its path argument, not %s", toolText, matchKey)
+				return r, d.Errf(valNode, valWhere, "%s patterns match its path argument, not %s", toolText, matchKey)
 			}
 		case kindPattern, kindSearch:
 			if r.source == srcCommand {
-				return r, d.errf(valNode, valWhere, "%s patterns match its pattern and path arguments, not %s", toolText, matchKey)
+				return r, d.Errf(valNode, valWhere, "%s patterns match its pattern and path arguments, not %s", toolText, matchKey)
 			}
 		case kindShell:
 			if r.source != srcAny && r.source != srcCommand {
-				return r, d.errf(valNode, valWhere, "%s patterns match its sub-commands, not %s", toolText, matchKey)
+				return r, d.Errf(valNode, valWhere, "%s patterns match its sub-commands, not %s", toolText, matchKey)
 			}
 		}
 	}
 	switch {
 	case r.group == groupFiles && r.source == srcCommand:
-		return r, d.errf(valNode, valWhere, "@files tools have no %s argument (use @shell)", matchKey)
+		return r, d.Errf(valNode, valWhere, "@files tools have no %s argument (use @shell)", matchKey)
 	case r.group == groupShell && (r.source == srcPath || r.source == srcPattern):
-		return r, d.errf(valNode, valWhere, "@shell tools have no %s argument (use @files)", matchKey)
+		return r, d.Errf(valNode, valWhere, "@shell tools have no %s argument (use @files)", matchKey)
 	}
 	if hasPattern && !r.anyArgs {
 		asPath := kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch ||
@@ -736,16 +581,16 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 			asShell = false
 		}
 		if asPath {
-			if _, had := expandHome(pattern, ""); had && d.p.home == "" {
-				return r, d.errf(valNode, valWhere, "cannot expand %q: no home directory is known (set home:)", pattern)
+			if _, had := globs.ExpandHome(pattern, ""); had && d.p.home == "" {
+				return r, d.Errf(valNode, valWhere, "cannot expand %q: no home directory is known (set home:)", pattern)
 			}
 			if r.path, err = compilePathPattern(normalizePatternText(pattern, d.p.home)); err != nil {
-				return r, d.errf(valNode, valWhere, "invalid path glob %q: %v", pattern, err)
+				return r, d.Errf(valNode, valWhere, "invalid path glob %q: %v", pattern, err)
 			}
 		}
 		if asShell {
-			if err := checkShellPattern(pattern); err != nil {
-				return r, d.errf(valNode, valWhere, "invalid shell pattern %q: %v", pattern, err)
+			if err := globs.Check(pattern); err != nil {
+				return r, d.Errf(valNode, valWhere, "invalid shell pattern %q: %v", pattern, err)
 			}
 			r.shell = true
 			r.shellPattern = pattern
@@ -755,9 +600,9 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 
 	am, ok := f["action"]
 	if !ok {
-		return r, d.errf(n, where, "missing action: (want allow, deny or ask)")
+		return r, d.Errf(n, where, "missing action: (want allow, deny or ask)")
 	}
-	s, err := d.str(am.val, am.location)
+	s, err := d.Str(am.Val, am.Location)
 	if err != nil {
 		return r, err
 	}
@@ -765,53 +610,53 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 	case Allow, Deny, Ask:
 		r.action = a
 	default:
-		return r, d.errf(am.val, am.location, "unknown action %q (want allow, deny or ask)", s)
+		return r, d.Errf(am.Val, am.Location, "unknown action %q (want allow, deny or ask)", s)
 	}
 
 	if m, ok := f["reason"]; ok {
-		if r.reason, err = d.str(m.val, m.location); err != nil {
+		if r.reason, err = d.Str(m.Val, m.Location); err != nil {
 			return r, err
 		}
 	}
 	for _, k := range []string{"route", "ttl", "approvals_required", "escalation", "grantable", "max_age"} {
 		if m, ok := f[k]; ok && r.action != Ask {
-			return r, d.errf(m.keyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
+			return r, d.Errf(m.KeyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
 		}
 	}
 	team := d.p.teams["default"]
 	if m, ok := f["route"]; ok {
-		if r.route, err = d.str(m.val, m.location); err != nil {
+		if r.route, err = d.Str(m.Val, m.Location); err != nil {
 			return r, err
 		}
 		t, ok := d.p.teams[r.route]
 		if !ok {
-			return r, d.errf(m.val, m.location, "unknown team %q (defined: %s)", r.route, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
+			return r, d.Errf(m.Val, m.Location, "unknown team %q (defined: %s)", r.route, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
 		}
 		team = t
 	}
 	if m, ok := f["approvals_required"]; ok {
-		if r.approvals, err = d.positiveInt(m.val, m.location); err != nil {
+		if r.approvals, err = d.PositiveInt(m.Val, m.Location); err != nil {
 			return r, err
 		}
 		if !team.Open() && r.approvals > len(team.Members) {
-			return r, d.errf(m.val, m.location, "approvals_required %d exceeds the %d members of team %s", r.approvals, len(team.Members), team.Name)
+			return r, d.Errf(m.Val, m.Location, "approvals_required %d exceeds the %d members of team %s", r.approvals, len(team.Members), team.Name)
 		}
 	}
 	if m, ok := f["ttl"]; ok {
-		if r.ttl, err = d.duration(m.val, m.location); err != nil {
+		if r.ttl, err = d.Duration(m.Val, m.Location); err != nil {
 			return r, err
 		}
 		if r.ttl > d.p.maxTTL {
-			return r, d.errf(m.val, m.location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
+			return r, d.Errf(m.Val, m.Location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
 		}
 	}
 	if m, ok := f["grantable"]; ok {
-		if r.grantable, err = d.boolean(m.val, m.location); err != nil {
+		if r.grantable, err = d.Boolean(m.Val, m.Location); err != nil {
 			return r, err
 		}
 	}
 	if m, ok := f["max_age"]; ok {
-		if r.maxAge, err = d.duration(m.val, m.location); err != nil {
+		if r.maxAge, err = d.Duration(m.Val, m.Location); err != nil {
 			return r, err
 		}
 	}
@@ -851,14 +696,14 @@ func DefaultYAML() []byte { return slices.Clone(defaultPolicyYAML) }
 // question in auto-edit mode: absolute paths, ~/… paths, and "." for the
 // request's working directory.
 func (d *decoder) workspace(n *yaml.Node, where string) error {
-	items, err := d.sequence(n, where)
+	items, err := d.Sequence(n, where)
 	if err != nil {
 		return err
 	}
 	d.p.workspace = make([]string, 0, len(items))
 	for i, it := range items {
 		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.str(it, loc)
+		s, err := d.Str(it, loc)
 		if err != nil {
 			return err
 		}
@@ -866,12 +711,12 @@ func (d *decoder) workspace(n *yaml.Node, where string) error {
 			d.p.workspace = append(d.p.workspace, ".")
 			continue
 		}
-		x, home := expandHome(s, d.p.home)
+		x, home := globs.ExpandHome(s, d.p.home)
 		if home && d.p.home == "" {
-			return d.errf(it, loc, "cannot expand %q: no home directory is known (set home:)", s)
+			return d.Errf(it, loc, "cannot expand %q: no home directory is known (set home:)", s)
 		}
 		if !path.IsAbs(x) {
-			return d.errf(it, loc, "workspace directory %q must be absolute, start with ~/, or be \".\" (the request's working directory)", s)
+			return d.Errf(it, loc, "workspace directory %q must be absolute, start with ~/, or be \".\" (the request's working directory)", s)
 		}
 		d.p.workspace = append(d.p.workspace, path.Clean(x))
 	}

@@ -17,7 +17,7 @@
 //  2. The call is split into subjects: the tool name alone (MCP and
 //     unknown tools), each path argument (path tools), the pattern and path
 //     (glob, grep), or each simple command and write redirection of the
-//     script (shell tools, via [AnalyzeShell]).
+//     script (shell tools, via [shell.Analyze]).
 //  3. Each subject goes through the agent-type layer alone (a deny there is
 //     final), then through the agent and static rules merged, where the
 //     last matching rule wins; when no rule matches the mode decides by

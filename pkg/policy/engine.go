@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // subjectKind says what part of a call a subject is.
@@ -62,7 +65,7 @@ type subject struct {
 	floor       string
 	floorLayer  string
 	ungrantable bool
-	cmd         *ShellCommand
+	cmd         *shell.Command
 	// inexact subjects stand for several strings (engine_inexact.go):
 	// globs are their alternatives (a command's glob, then its base-name
 	// form), unknownName says the command name itself is not known.
@@ -70,11 +73,11 @@ type subject struct {
 	unknownName bool
 	// anchored: a deny or ask rule meets the subject only when the word's
 	// own characters reach into every name the rule spells
-	// (gIntersectsAnchored): a read operand that is a pattern or an
+	// (globs.IntersectsAnchored): a read operand that is a pattern or an
 	// expansion (cat .e*, not cat *.go).
 	anchored  bool
-	globs     []gWord
-	baseGlobs []gWord
+	globs     []globs.Glob
+	baseGlobs []globs.Glob
 	// liftKey, when set, is the shell word a rule must name (its literal
 	// first word) for the floor not to apply: a zsh -c script is judged
 	// by a rule that names zsh. liftAny: a rule with any arguments lifts
@@ -457,19 +460,19 @@ func (r *rule) matches(s *subject) bool {
 		if !r.shell {
 			return false
 		}
-		if (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.value) {
+		if (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.value) {
 			return true
 		}
 		// Global options are skipped: git -C dir status meets the rules of
 		// git status.
-		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && MatchShellPattern(r.shellPattern, s.short) {
+		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.short) {
 			return true
 		}
 		// A path-qualified command (/bin/rm) meets deny and ask rules in its
 		// base-name form too, so a deny of rm cannot be dodged by spelling
 		// the path; an allow must name the path itself.
 		if s.qualified && r.action != Allow && (r.shellKey == "" || r.shellKey == s.baseKey) {
-			return MatchShellPattern(r.shellPattern, s.base)
+			return globs.Match(r.shellPattern, s.base)
 		}
 	}
 	return false
@@ -506,13 +509,13 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 					floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
 				continue
 			}
-			files, bad := patchPaths(text)
+			files, bad := shell.PatchPaths(text)
 			if bad != "" {
 				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
 			}
 			for _, f := range files {
-				s := e.pathSubject(subjPath, e.tier, f.path)
-				s.recursive = f.tree
+				s := e.pathSubject(subjPath, e.tier, f.Path)
+				s.recursive = f.Tree
 				subs = append(subs, s)
 			}
 			continue
@@ -593,7 +596,7 @@ func (e *evaluation) cdFloor(s *subject, v string) {
 	if e.cdAway == "" || s.floor != "" {
 		return
 	}
-	if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+	if x, _ := globs.ExpandHome(v, e.p.home); !path.IsAbs(x) {
 		s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
 	}
 }
@@ -605,7 +608,7 @@ func (e *evaluation) cdFloor(s *subject, v string) {
 // patterns match.
 func (e *evaluation) resolvePath(v string) (clean, base, rel string, escapes bool) {
 	if e.relBase != "" {
-		if x, _ := expandHome(v, e.p.home); !path.IsAbs(x) {
+		if x, _ := globs.ExpandHome(v, e.p.home); !path.IsAbs(x) {
 			v = e.relBase + "/" + v
 		}
 	}
@@ -790,7 +793,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) > 1 || len(floors) > 0 {
 		floors = append(floors, "the call carries more than one command argument")
 	}
-	if shForeignShells[e.tool] {
+	if shell.ForeignShells[e.tool] {
 		// The tool runs another shell's grammar: judged by name, asked
 		// unless a rule for the tool takes any arguments.
 		s := subject{kind: subjName, tier: e.tier, floor: "the " + e.name +
@@ -798,10 +801,10 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		return e.single(&s)
 	}
 
-	analysis := analyzeShell(scripts[0], e.p.progs)
+	analysis := shell.AnalyzeWith(scripts[0], e.p.progs)
 	commands := analysis.Commands
 	for _, extra := range scripts[1:] {
-		a := analyzeShell(extra, e.p.progs)
+		a := shell.AnalyzeWith(extra, e.p.progs)
 		commands = append(slices.Clip(commands), a.Commands...)
 		// Clipped: a cached analysis is shared (shell_cache.go).
 		analysis.Safety = append(slices.Clip(analysis.Safety), a.Safety...)
@@ -834,7 +837,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 				e.inexactPath(&s, c)
 			case c.Target == "":
 				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
-			case c.globs != nil:
+			case c.Globs != nil:
 				s.value = c.Target
 				e.inexactPath(&s, c)
 			default:
@@ -868,12 +871,12 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 			}
 			s.baseKey = commandKey(s.base)
 		}
-		if c.globs != nil {
+		if c.Globs != nil {
 			s.inexact = true
-			s.globs, s.baseGlobs = c.globs, c.baseGlobs
+			s.globs, s.baseGlobs = c.Globs, c.BaseGlobs
 			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
-				strings.HasPrefix(c.Unanalysable, "command name") || c.unknownCode
-			if c.baseGlobs != nil {
+				strings.HasPrefix(c.Unanalysable, "command name") || c.UnknownCode
+			if c.BaseGlobs != nil {
 				s.qualified = true
 			}
 		}
@@ -884,19 +887,19 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 				what = strconv.Quote(s.value)
 			}
 			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
-			if c.foreign {
+			if c.Foreign {
 				s.liftKey = c.Name
 			}
 		case c.Elevated:
 			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
 		}
 		if c.Options > 0 {
-			s.short = strings.Join(withoutOptions(c), " ")
+			s.short = strings.Join(shell.WithoutOptions(c), " ")
 		}
 		subs = append(subs, s)
 		for i, r := range c.Reads {
-			if i < len(c.readGlobs) && c.readGlobs[i] != nil {
-				subs = append(subs, e.readGlobSubject(c, r, c.readGlobs[i]))
+			if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
+				subs = append(subs, e.readGlobSubject(c, r, c.ReadGlobs[i]))
 				continue
 			}
 			rs := e.pathSubject(subjRead, TierRead, r)
@@ -935,7 +938,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	if len(scripts) == 1 && d.Action == Ask {
 		// Only a question has an "Always" answer: allows and denies skip
 		// the work (the hot path of automatic decisions).
-		d.Always = alwaysPatterns(analysis, e.p.progs)
+		d.Always = shell.AlwaysPatternsWith(analysis, e.p.progs)
 	}
 	return d
 }
@@ -943,9 +946,9 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 // elevator names the privilege wrapper of an elevated command: the first
 // wrapper the program table marks elevated, or the program itself
 // (sudoedit).
-func (e *evaluation) elevator(c *ShellCommand) string {
+func (e *evaluation) elevator(c *shell.Command) string {
 	for _, w := range c.Wrappers {
-		if s := e.p.progs.lookup(w); s != nil && (s.elevated || s.wrapper != nil && s.wrapper.elevated) {
+		if e.p.progs.Elevates(w) {
 			return w
 		}
 	}
@@ -973,7 +976,7 @@ func (e *evaluation) workdir(v argValue) string {
 	if str == "" {
 		return ""
 	}
-	x, _ := expandHome(str, e.p.home)
+	x, _ := globs.ExpandHome(str, e.p.home)
 	x = path.Clean(x)
 	switch {
 	case path.IsAbs(x):
@@ -991,7 +994,7 @@ func (e *evaluation) workdir(v argValue) string {
 // cdAway returns the cd of a script after which its relative paths are no
 // longer where they look, or "": cd to an absolute or home path, out of
 // the directory (..), to a word with an expansion, or popd/pushd.
-func cdAway(commands []ShellCommand) string {
+func cdAway(commands []shell.Command) string {
 	for i := range commands {
 		c := &commands[i]
 		switch c.Name {
@@ -1010,7 +1013,7 @@ func cdAway(commands []ShellCommand) string {
 		}
 		t := args[0]
 		// A pattern (cd .s*) names a directory the analysis cannot place.
-		if x, home := expandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`*?[") || t == "-" || len(args) > 1 {
+		if x, home := globs.ExpandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`*?[") || t == "-" || len(args) > 1 {
 			return "cd " + t
 		}
 		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {

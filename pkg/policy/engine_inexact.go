@@ -3,6 +3,9 @@ package policy
 import (
 	"slices"
 	"strconv"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // Judging subjects whose value is not known literally (issue 12, class
@@ -96,26 +99,26 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		if r.path == nil {
 			return false, false
 		}
-		alts, ok := gPathAlternatives(r.path.text)
+		alts, ok := globs.PathAlternatives(r.path.text)
 		if !ok {
 			return true, false
 		}
 		w := s.globs[0]
 		for _, p := range alts {
-			if !could && (s.anchored && gIntersectsAnchored(w, p) || !s.anchored && gIntersects(p, w)) {
+			if !could && (s.anchored && globs.IntersectsAnchored(w, p) || !s.anchored && globs.Intersects(p, w)) {
 				could = true
 			}
-			if !all && gCovers(p, w) {
+			if !all && globs.Covers(p, w) {
 				all = true
 			}
 		}
-		if !could && !all && r.action != Allow && (r.path.fold != r.path || gHasUpper(w)) {
+		if !could && !all && r.action != Allow && (r.path.fold != r.path || globs.HasUpper(w)) {
 			// As for a known path, a deny or ask rule meets the word in
 			// any case (cat .E*).
-			if folded, ok := gPathAlternatives(r.path.fold.text); ok {
-				lw := gLower(w)
+			if folded, ok := globs.PathAlternatives(r.path.fold.text); ok {
+				lw := globs.Lower(w)
 				for _, p := range folded {
-					if s.anchored && gIntersectsAnchored(lw, p) || !s.anchored && gIntersects(p, lw) {
+					if s.anchored && globs.IntersectsAnchored(lw, p) || !s.anchored && globs.Intersects(p, lw) {
 						return true, false
 					}
 				}
@@ -126,12 +129,12 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		if !r.shell {
 			return false, false
 		}
-		p := gFromShellPattern(r.shellPattern)
+		p := globs.FromShellPattern(r.shellPattern)
 		w := s.globs[0]
-		could = gIntersects(p, w)
-		all = gCovers(p, w)
+		could = globs.Intersects(p, w)
+		all = globs.Covers(p, w)
 		if !could && s.qualified && r.action != Allow && len(s.baseGlobs) > 0 {
-			could = gIntersects(p, s.baseGlobs[0])
+			could = globs.Intersects(p, s.baseGlobs[0])
 		}
 		return could || all, all
 	}
@@ -211,14 +214,14 @@ func (s *subject) lifted(hit *rule) bool {
 
 // inexactPath makes a redirection subject stand for the paths its target
 // can name.
-func (e *evaluation) inexactPath(s *subject, c *ShellCommand) {
-	if c.globs == nil {
+func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
+	if c.Globs == nil {
 		return
 	}
 	s.inexact = true
-	s.globs = make([]gWord, len(c.globs))
-	for i, g := range c.globs {
-		s.globs[i] = gCleanPath(g, e.p.home)
+	s.globs = make([]globs.Glob, len(c.Globs))
+	for i, g := range c.Globs {
+		s.globs[i] = globs.CleanPath(g, e.p.home)
 	}
 }
 
@@ -226,12 +229,12 @@ func (e *evaluation) inexactPath(s *subject, c *ShellCommand) {
 // literal (cat .e*, grep -r x ~/.s*, cat "$f"): it stands for every path
 // its glob can name and, when the command reads trees, for every path
 // under them.
-func (e *evaluation) readGlobSubject(c *ShellCommand, text string, g gWord) subject {
+func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob) subject {
 	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: true}
-	clean := gCleanPath(g, e.p.home)
-	s.globs = []gWord{clean}
+	clean := globs.CleanPath(g, e.p.home)
+	s.globs = []globs.Glob{clean}
 	if c.Recursive {
-		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], gTok{r: '/'}, gAnyRun))
+		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun))
 	}
 	if c.Elevated {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
@@ -240,13 +243,13 @@ func (e *evaluation) readGlobSubject(c *ShellCommand, text string, g gWord) subj
 }
 
 // readSubject is the subject of an input redirection.
-func (e *evaluation) readSubject(c *ShellCommand) subject {
+func (e *evaluation) readSubject(c *shell.Command) subject {
 	var s subject
 	switch {
 	case c.Unanalysable != "":
 		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
 		s.floor, s.floorLayer, s.ungrantable = "cannot analyse input redirect: "+c.Unanalysable, "shell", true
-	case c.globs == nil:
+	case c.Globs == nil:
 		s = e.pathSubject(subjRead, TierRead, c.Target)
 	default:
 		s = subject{kind: subjRead, tier: TierRead, value: c.Target}

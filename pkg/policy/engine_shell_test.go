@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 func cmd(s string) json.RawMessage { return args("command", s) }
@@ -211,7 +214,7 @@ func TestShellAlwaysAndGrantable(t *testing.T) {
 	if want := []string{"git push *", "npm run build"}; !slices.Equal(d.Always, want) {
 		t.Errorf("Always = %q, want %q", d.Always, want)
 	}
-	if !PrefixCovered(*d.Shell, d.Always) {
+	if !shell.PrefixCovered(*d.Shell, d.Always) {
 		t.Error("the command must be covered by its own Always patterns")
 	}
 	d = p.Evaluate(Call{Tool: "bash", Arguments: cmd("ls $(whoami)")})
@@ -247,7 +250,7 @@ rules:
 }
 
 // TestShellIndexMatchesBruteForce checks the first-word index against a
-// linear scan with MatchShellPattern: the index may only skip rules that
+// linear scan with globs.Match: the index may only skip rules that
 // cannot match.
 func TestShellIndexMatchesBruteForce(t *testing.T) {
 	patterns := []string{"git *", "git", "git diff *", "g*", "*", "rm -rf *", "?s *", "[lr]m *", `\ls *`, "ls", "ls *", "*.env", "cat *", "/bin/rm *", "echo x*"}
@@ -260,7 +263,7 @@ func TestShellIndexMatchesBruteForce(t *testing.T) {
 	p := mustParse(t, b.String())
 	commands := []string{"git", "git status", "git diff HEAD", "gist x", "ls", "ls -la", "rm -rf /tmp/x", "cat .env", "/bin/rm x", "/usr/bin/ls -l", "echo xyz", "make", "lsx", "ps aux"}
 	for _, c := range commands {
-		a := AnalyzeShell(c)
+		a := shell.Analyze(c)
 		if len(a.Commands) != 1 {
 			t.Fatalf("%q: %d commands", c, len(a.Commands))
 		}
@@ -273,7 +276,7 @@ func TestShellIndexMatchesBruteForce(t *testing.T) {
 		want := ""
 		for i := len(p.static.rules) - 1; i >= 0; i-- {
 			r := &p.static.rules[i]
-			if MatchShellPattern(r.shellPattern, joined) || (sc.PathQualified && r.action != Allow && MatchShellPattern(r.shellPattern, base)) || r.anyArgs {
+			if globs.Match(r.shellPattern, joined) || (sc.PathQualified && r.action != Allow && globs.Match(r.shellPattern, base)) || r.anyArgs {
 				want = r.text
 				break
 			}

@@ -2,8 +2,8 @@ package policy
 
 import (
 	"errors"
-	"strconv"
-	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/internal/yamlconf"
 )
 
 // ErrInvalidLines is returned by [RunCheck] when at least one input line
@@ -19,34 +19,6 @@ var (
 // errRuleEmpty is the syntax error of a blank rule string.
 var errRuleEmpty = errors.New("empty rule")
 
-// ConfigError reports a mistake in a policy file at a precise position.
-// Line and Column are 1-based; zero means unknown (the error then concerns
-// the file as a whole).
-type ConfigError struct {
-	File   string
-	Line   int
-	Column int
-	Msg    string
-}
-
-// Error formats the error as "file:line:col: message", the form editors and
-// CI annotations understand.
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	file := e.File
-	if file == "" {
-		file = "<policy>"
-	}
-	b.WriteString(file)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-		if e.Column > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(e.Column))
-		}
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// ConfigError reports a mistake in a policy file at a precise position:
+// "file:line:col: message", the form editors and CI annotations understand.
+type ConfigError = yamlconf.Error

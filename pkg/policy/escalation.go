@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy/internal/yamlconf"
 )
 
 // Escalation (docs/POLICY.md "Escalation"): a team or an ask rule may
@@ -46,21 +47,21 @@ type stepNodes struct {
 // escalation decodes a ladder: each step does exactly one thing, and the
 // delays grow. Names are checked by checkLadder, once every team is known.
 func (d *decoder) escalation(n *yaml.Node, where string) (*pendingLadder, error) {
-	items, err := d.sequence(n, where)
+	items, err := d.Sequence(n, where)
 	if err != nil {
 		return nil, err
 	}
 	if len(items) > MaxEscalationSteps {
-		return nil, d.errf(n, where, "%d steps; at most %d", len(items), MaxEscalationSteps)
+		return nil, d.Errf(n, where, "%d steps; at most %d", len(items), MaxEscalationSteps)
 	}
 	l := &pendingLadder{steps: make([]messages.EscalationStep, 0, len(items))}
 	var last time.Duration
 	for i, it := range items {
 		loc := fmt.Sprintf("%s[%d]", where, i)
 		if it.Kind != yaml.MappingNode {
-			return nil, d.errf(it, loc, "want a step such as {after: 5m, remind: true}, got %s", nodeKind(it))
+			return nil, d.Errf(it, loc, "want a step such as {after: 5m, remind: true}, got %s", yamlconf.NodeKind(it))
 		}
-		ms, err := d.mapping(it, loc, stepKeys)
+		ms, err := d.Mapping(it, loc, stepKeys)
 		if err != nil {
 			return nil, err
 		}
@@ -70,51 +71,51 @@ func (d *decoder) escalation(n *yaml.Node, where string) (*pendingLadder, error)
 			did  []string
 		)
 		for _, m := range ms {
-			switch m.key {
+			switch m.Key {
 			case "after":
-				v, err := d.duration(m.val, m.location)
+				v, err := d.Duration(m.Val, m.Location)
 				if err != nil {
 					return nil, err
 				}
 				if v%time.Millisecond != 0 {
-					return nil, d.errf(m.val, m.location, "%s: escalation delays are whole milliseconds", v)
+					return nil, d.Errf(m.Val, m.Location, "%s: escalation delays are whole milliseconds", v)
 				}
 				if v <= last {
-					return nil, d.errf(m.val, m.location, "after %s must be later than the previous step's %s (steps run in order)", v, last)
+					return nil, d.Errf(m.Val, m.Location, "after %s must be later than the previous step's %s (steps run in order)", v, last)
 				}
 				last = v
 				step.AfterMS = v.Milliseconds()
-				sn.after = m.val
+				sn.after = m.Val
 			case "remind":
-				if m.val.Kind != yaml.ScalarNode || m.val.Tag != "!!bool" {
-					return nil, d.errf(m.val, m.location, "want true, got %s", nodeKind(m.val))
+				if m.Val.Kind != yaml.ScalarNode || m.Val.Tag != "!!bool" {
+					return nil, d.Errf(m.Val, m.Location, "want true, got %s", yamlconf.NodeKind(m.Val))
 				}
-				if m.val.Value != "true" {
-					return nil, d.errf(m.val, m.location, "remind: false does nothing; drop the step")
+				if m.Val.Value != "true" {
+					return nil, d.Errf(m.Val, m.Location, "remind: false does nothing; drop the step")
 				}
 				step.Remind = true
 				did = append(did, "remind")
 			case "add_team":
-				if step.AddTeam, err = d.str(m.val, m.location); err != nil {
+				if step.AddTeam, err = d.Str(m.Val, m.Location); err != nil {
 					return nil, err
 				}
-				sn.target = m.val
+				sn.target = m.Val
 				did = append(did, "add_team")
 			case "page":
-				if step.Page, err = d.str(m.val, m.location); err != nil {
+				if step.Page, err = d.Str(m.Val, m.Location); err != nil {
 					return nil, err
 				}
-				sn.target = m.val
+				sn.target = m.Val
 				did = append(did, "page")
 			}
 		}
 		switch {
 		case sn.after == nil:
-			return nil, d.errf(it, loc, "missing after: (how long without an answer before this step runs, e.g. after: 5m)")
+			return nil, d.Errf(it, loc, "missing after: (how long without an answer before this step runs, e.g. after: 5m)")
 		case len(did) == 0:
-			return nil, d.errf(it, loc, "a step must do one thing: remind: true, add_team: <team> or page: <pager>")
+			return nil, d.Errf(it, loc, "a step must do one thing: remind: true, add_team: <team> or page: <pager>")
 		case len(did) > 1:
-			return nil, d.errf(it, loc, "a step does exactly one thing, this one says %s: write one step per action, each with its own after", strings.Join(did, " and "))
+			return nil, d.Errf(it, loc, "a step does exactly one thing, this one says %s: write one step per action, each with its own after", strings.Join(did, " and "))
 		}
 		l.steps = append(l.steps, step)
 		l.nodes = append(l.nodes, sn)
@@ -130,15 +131,15 @@ func (d *decoder) checkLadder(l *pendingLadder, ttl time.Duration, ttlFrom, owne
 	for i, s := range l.steps {
 		sn := l.nodes[i]
 		if after := time.Duration(s.AfterMS) * time.Millisecond; after >= ttl {
-			return d.errf(sn.after, sn.where+".after", "%s is at or after the question's ttl %s (%s): the question has expired by then, so the step would never run", after, ttl, ttlFrom)
+			return d.Errf(sn.after, sn.where+".after", "%s is at or after the question's ttl %s (%s): the question has expired by then, so the step would never run", after, ttl, ttlFrom)
 		}
 		switch {
 		case s.AddTeam != "":
 			if _, ok := d.p.teams[s.AddTeam]; !ok {
-				return d.errf(sn.target, sn.where+".add_team", "unknown team %q (defined: %s)", s.AddTeam, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
+				return d.Errf(sn.target, sn.where+".add_team", "unknown team %q (defined: %s)", s.AddTeam, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
 			}
 			if s.AddTeam == owner {
-				return d.errf(sn.target, sn.where+".add_team", "team %q is the question's own team: adding it changes nothing", s.AddTeam)
+				return d.Errf(sn.target, sn.where+".add_team", "team %q is the question's own team: adding it changes nothing", s.AddTeam)
 			}
 		case s.Page != "":
 			if _, ok := d.p.pagers[s.Page]; !ok {
@@ -146,7 +147,7 @@ func (d *decoder) checkLadder(l *pendingLadder, ttl time.Duration, ttlFrom, owne
 				if len(d.p.pagers) > 0 {
 					known = strings.Join(slices.Sorted(maps.Keys(d.p.pagers)), ", ")
 				}
-				return d.errf(sn.target, sn.where+".page", "unknown pager %q (defined: %s)", s.Page, known)
+				return d.Errf(sn.target, sn.where+".page", "unknown pager %q (defined: %s)", s.Page, known)
 			}
 		}
 	}
@@ -169,30 +170,30 @@ var pagerKeys = sync.OnceValue(func() []string {
 // pagers decodes the pagers: map (docs/PAGING.md). Keys are not read here:
 // the broker reads them when it builds the pagers.
 func (d *decoder) pagers(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, nil)
+	ms, err := d.Mapping(n, where, nil)
 	if err != nil {
 		return err
 	}
 	d.p.pagers = make(map[string]PagerSpec, len(ms))
 	for _, m := range ms {
-		if !validToken(m.key) {
-			return d.errf(m.keyNode, where, "invalid pager name %q (no '.', '*', '>' or whitespace)", m.key)
+		if !validToken(m.Key) {
+			return d.Errf(m.KeyNode, where, "invalid pager name %q (no '.', '*', '>' or whitespace)", m.Key)
 		}
-		if _, err := d.mapping(m.val, m.location, pagerKeys()); err != nil {
+		if _, err := d.Mapping(m.Val, m.Location, pagerKeys()); err != nil {
 			return err
 		}
-		if m.val.Kind != yaml.MappingNode {
-			return d.errf(m.val, m.location, "want a pager's settings (kind: pagerduty or opsgenie, …), got %s", nodeKind(m.val))
+		if m.Val.Kind != yaml.MappingNode {
+			return d.Errf(m.Val, m.Location, "want a pager's settings (kind: pagerduty or opsgenie, …), got %s", yamlconf.NodeKind(m.Val))
 		}
 		var c PagerSpec
-		if err := m.val.Decode(&c); err != nil {
-			return d.errf(m.val, m.location, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		if err := m.Val.Decode(&c); err != nil {
+			return d.Errf(m.Val, m.Location, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
-		c.Name = m.key
+		c.Name = m.Key
 		if err := c.Check(); err != nil {
-			return d.errf(m.val, m.location, "%v", err)
+			return d.Errf(m.Val, m.Location, "%v", err)
 		}
-		d.p.pagers[m.key] = c
+		d.p.pagers[m.Key] = c
 	}
 	return nil
 }
@@ -222,7 +223,7 @@ func (p *Policy) Escalation(d *Decision, team string) []messages.EscalationStep 
 // ruleEscalation decodes an ask rule's escalation: (f holds the rule's
 // keys) and checks the ladder its questions will have, its own or its
 // team's, against the rule's ttl.
-func (d *decoder) ruleEscalation(f map[string]member, where string, r *rule, team Team) error {
+func (d *decoder) ruleEscalation(f map[string]yamlconf.Member, where string, r *rule, team Team) error {
 	ttl, ttlFrom := d.p.ttl, "the policy's ttl"
 	if r.ttl > 0 {
 		ttl, ttlFrom = r.ttl, "this rule's ttl"
@@ -234,11 +235,11 @@ func (d *decoder) ruleEscalation(f map[string]member, where string, r *rule, tea
 		}
 		last := team.Escalation[len(team.Escalation)-1]
 		if after := time.Duration(last.AfterMS) * time.Millisecond; after >= ttl {
-			return d.errf(f["ttl"].val, where+".ttl", "team %s escalates at %s, at or after this rule's ttl %s: give the rule its own escalation: (an empty list for none) or a longer ttl", team.Name, after, ttl)
+			return d.Errf(f["ttl"].Val, where+".ttl", "team %s escalates at %s, at or after this rule's ttl %s: give the rule its own escalation: (an empty list for none) or a longer ttl", team.Name, after, ttl)
 		}
 		return nil
 	}
-	l, err := d.escalation(m.val, m.location)
+	l, err := d.escalation(m.Val, m.Location)
 	if err != nil {
 		return err
 	}

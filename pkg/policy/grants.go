@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/signoff-dev/signoff/pkg/policy/internal/yamlconf"
 )
 
 // DefaultTeam receives questions whose rule names no route.
@@ -125,7 +127,7 @@ func (n GrantNeed) SettledBy(a Authority) (bool, string) {
 		return false, n.NotGrantable
 	}
 	if !slices.Contains(a.Teams, n.Team) {
-		return false, "it was approved for team " + orList(a.Teams) + ", and this question is for team " + n.Team
+		return false, "it was approved for team " + yamlconf.OrList(a.Teams) + ", and this question is for team " + n.Team
 	}
 	if a.Approvers < n.Approvals {
 		return false, "it was approved by " + countOf(a.Approvers, "approver") + ", and this question needs " +
@@ -143,7 +145,7 @@ func countOf(n int, what string) string {
 
 // sessionGrants decodes session_grants: patterns | tool.
 func (d *decoder) sessionGrants(n *yaml.Node, where string) error {
-	s, err := d.str(n, where)
+	s, err := d.Str(n, where)
 	if err != nil {
 		return err
 	}
@@ -152,27 +154,27 @@ func (d *decoder) sessionGrants(n *yaml.Node, where string) error {
 		d.p.grants.session = v
 		return nil
 	}
-	return d.errf(n, where, "unknown value %q (want patterns or tool)", s)
+	return d.Errf(n, where, "unknown value %q (want patterns or tool)", s)
 }
 
 // grantsConfig decodes grants: {max_age: {session: <duration>, always:
 // <duration>}}. A max_age of 0 means no limit of its own.
 func (d *decoder) grantsConfig(n *yaml.Node, where string) error {
-	ms, err := d.mapping(n, where, []string{"max_age"})
+	ms, err := d.Mapping(n, where, []string{"max_age"})
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		ages, err := d.mapping(m.val, m.location, []string{"session", "always"})
+		ages, err := d.Mapping(m.Val, m.Location, []string{"session", "always"})
 		if err != nil {
 			return err
 		}
 		for _, a := range ages {
-			v, err := d.maxAge(a.val, a.location)
+			v, err := d.maxAge(a.Val, a.Location)
 			if err != nil {
 				return err
 			}
-			if a.key == "session" {
+			if a.Key == "session" {
 				d.p.grants.sessionMaxAge = v
 			} else {
 				d.p.grants.alwaysMaxAge = v
@@ -187,5 +189,5 @@ func (d *decoder) maxAge(n *yaml.Node, where string) (time.Duration, error) {
 	if n.Kind == yaml.ScalarNode && (n.Value == "0" || n.Value == "0s") {
 		return 0, nil
 	}
-	return d.duration(n, where)
+	return d.Duration(n, where)
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // Red-team attacks on standing grants (issue 13): an agent holding a grant
@@ -23,7 +25,7 @@ func grantSettles(p *Policy, d *Decision, patterns []string, by Authority) bool 
 	if ok, _ := p.NeedOf(d).SettledBy(by); !ok {
 		return false
 	}
-	return d.Shell != nil && PrefixCovered(*d.Shell, patterns)
+	return d.Shell != nil && shell.PrefixCovered(*d.Shell, patterns)
 }
 
 func TestGrantRedTeamShellPatternsDoNotWiden(t *testing.T) {

@@ -3,6 +3,9 @@ package policy
 import (
 	"path"
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // What the differential oracle (oracle_test.go) asks of an analysis: did
@@ -15,7 +18,7 @@ import (
 // literal) covers the arguments; a wrapper seen through (sudo, env, xargs,
 // find -exec…) matches by name, its own options being its handler's
 // business.
-func OracleJudgesExec(a ShellAnalysis, exe string, argv []string) bool {
+func OracleJudgesExec(a shell.Analysis, exe string, argv []string) bool {
 	rest := ""
 	if len(argv) > 1 {
 		rest = " " + strings.Join(argv[1:], " ")
@@ -40,15 +43,15 @@ func OracleJudgesExec(a ShellAnalysis, exe string, argv []string) bool {
 				}
 			}
 		}
-		if c.globs != nil {
-			for k, g := range c.globs {
+		if c.Globs != nil {
+			for k, g := range c.Globs {
 				for _, s := range []string{typed + rest, names[0] + rest} {
-					if gIntersects(g, gLiteral(nil, s)) {
+					if globs.Intersects(g, globs.Literal(nil, s)) {
 						return true
 					}
 				}
 				for _, n := range names {
-					if k < len(c.baseGlobs) && gIntersects(c.baseGlobs[k], gLiteral(nil, n+rest)) {
+					if k < len(c.BaseGlobs) && globs.Intersects(c.BaseGlobs[k], globs.Literal(nil, n+rest)) {
 						return true
 					}
 				}
@@ -74,13 +77,13 @@ func OracleJudgesExec(a ShellAnalysis, exe string, argv []string) bool {
 // OracleJudgesFile reports whether the analysis judged a redirection (a
 // write or a read) of the file p (absolute, as the sandbox names it), run
 // in cwd with the given home.
-func OracleJudgesFile(a ShellAnalysis, p, cwd, home string) bool {
-	lit := gLiteral(nil, p)
+func OracleJudgesFile(a shell.Analysis, p, cwd, home string) bool {
+	lit := globs.Literal(nil, p)
 	for _, c := range a.Commands {
 		if !c.Redirect {
 			continue
 		}
-		if c.globs == nil {
+		if c.Globs == nil {
 			t, _, _ := cleanPath(c.Target, home)
 			if !path.IsAbs(t) {
 				t = path.Join(cwd, t)
@@ -90,14 +93,14 @@ func OracleJudgesFile(a ShellAnalysis, p, cwd, home string) bool {
 			}
 			continue
 		}
-		for _, g := range c.globs {
-			g = gCleanPath(g, home)
-			if len(g) > 0 && g[0].lit() && g[0].r != '/' {
+		for _, g := range c.Globs {
+			g = globs.CleanPath(g, home)
+			if len(g) > 0 && g[0].Lit() && g[0].R != '/' {
 				// Relative: joined to the working directory, then cleaned
 				// again (../../x after cd .. climbs out of it).
-				g = gCleanPath(append(gLiteral(nil, cwd+"/"), g...), home)
+				g = globs.CleanPath(append(globs.Literal(nil, cwd+"/"), g...), home)
 			}
-			if gIntersects(g, lit) {
+			if globs.Intersects(g, lit) {
 				return true
 			}
 		}
@@ -107,7 +110,7 @@ func OracleJudgesFile(a ShellAnalysis, p, cwd, home string) bool {
 
 // OracleUnanalysable returns why the analysis, or one of its commands,
 // cannot be judged from its text ("" when everything was judged).
-func OracleUnanalysable(a ShellAnalysis) string {
+func OracleUnanalysable(a shell.Analysis) string {
 	if a.Unanalysable != "" {
 		return a.Unanalysable
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // FuzzShellOracle drives the differential oracle from a small grammar of
@@ -32,7 +32,7 @@ func FuzzShellOracle(f *testing.F) {
 			t.Fatalf("%q: %s", src, missed)
 		}
 		// The analysis itself must stay within its invariants.
-		a := policy.AnalyzeShell(src)
+		a := shell.Analyze(src)
 		for _, c := range a.Commands {
 			if !c.Redirect && len(c.Words) == 0 && a.Unanalysable == "" {
 				t.Fatalf("%q: an analysable command without words: %+v", src, c)

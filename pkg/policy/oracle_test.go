@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // The differential oracle (issue 12, item 4): every corpus command runs in
@@ -335,7 +336,7 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 // "" when it judged everything bash did.
 func oracleCheck(t testing.TB, sb *oracleSandbox, p *policy.Policy, src string) string {
 	t.Helper()
-	a := policy.AnalyzeShell(src)
+	a := shell.Analyze(src)
 	for _, s := range a.Safety {
 		if strings.HasPrefix(s, "fork bomb") {
 			return "" // not run: it would be one
@@ -379,7 +380,7 @@ func oracleCheck(t testing.TB, sb *oracleSandbox, p *policy.Policy, src string) 
 
 // oracleIsCommandName reports a path that is the name of an analysed
 // command: bash's "No such file or directory" for it is a failed exec.
-func oracleIsCommandName(a policy.ShellAnalysis, p string) bool {
+func oracleIsCommandName(a shell.Analysis, p string) bool {
 	for _, c := range a.Commands {
 		if c.Redirect || len(c.Words) == 0 {
 			continue
@@ -488,7 +489,7 @@ func TestShellOracleSeesWhatBashRuns(t *testing.T) {
 	if !slices.Contains(r.refused, "/etc/hosts") || !slices.Contains(r.refused, "/x") {
 		t.Errorf("refused redirections %q, want /etc/hosts and /x (stderr %q)", r.refused, r.stderr)
 	}
-	blind := policy.AnalyzeShell("echo hi")
+	blind := shell.Analyze("echo hi")
 	if policy.OracleJudgesExec(blind, "/usr/bin/rm", []string{"rm", "-rf", "build"}) {
 		t.Error("an analysis of `echo hi` passes for having judged rm -rf build")
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // pathCompiler compiles path patterns: '/' separates segments, so `*` and
@@ -86,31 +88,11 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 		clean == "." && !path.IsAbs(p.dir)
 }
 
-// expandHome replaces a leading "~", "$HOME" or "${HOME}" (alone or followed
-// by '/') with home. It reports whether s had such a prefix; when home is
-// empty s is returned unchanged.
-func expandHome(s, home string) (string, bool) {
-	for _, p := range [...]string{"~", "$HOME", "${HOME}"} {
-		if !strings.HasPrefix(s, p) {
-			continue
-		}
-		rest := s[len(p):]
-		if rest != "" && rest[0] != '/' {
-			continue // "~alice", "$HOMEDIR": not ours
-		}
-		if home == "" {
-			return s, true
-		}
-		return home + rest, true
-	}
-	return s, false
-}
-
 // normalizePatternText prepares a path pattern for compilation: home
 // expansion, a leading "./" dropped (values are cleaned the same way), and a
 // trailing '/' meaning "this directory and everything under it".
 func normalizePatternText(p, home string) string {
-	p, _ = expandHome(p, home)
+	p, _ = globs.ExpandHome(p, home)
 	for strings.HasPrefix(p, "./") && len(p) > 2 {
 		p = p[2:]
 	}
@@ -151,7 +133,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 // lexically cleaned (so "a/../../etc" cannot sneak past "/etc/**"), and
 // reports whether a relative path climbs out of the working directory.
 func cleanPath(v, home string) (clean, base string, escapes bool) {
-	v, _ = expandHome(v, home)
+	v, _ = globs.ExpandHome(v, home)
 	clean = path.Clean(v)
 	if !path.IsAbs(clean) {
 		escapes = clean == ".." || strings.HasPrefix(clean, "../")

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // Defaults of the time-related settings.
@@ -33,7 +35,7 @@ type Policy struct {
 	teams   map[string]Team
 	// progs is the program table: the built-in one, extended by the
 	// file's programs: entries.
-	progs *programTable
+	progs *shell.Programs
 	// workspace are the directories writes stay in without a question in
 	// auto-edit mode; "." is the call's working directory.
 	workspace []string

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestDocPolicySnippetsLoad(t *testing.T) {
 	loaded := 0
 	for _, d := range docs {
 		for _, b := range docYAMLBlocks(t, d.file) {
-			name := filepath.Base(d.file) + ":" + itoa(b.line)
+			name := filepath.Base(d.file) + ":" + strconv.Itoa(b.line)
 			text, ok := policyDocSnippet(b.text)
 			if !ok {
 				if d.all {
@@ -122,5 +123,17 @@ func TestDocPolicySnippetsLoad(t *testing.T) {
 	// docs/POLICY.md alone has a dozen; fewer means the extraction broke.
 	if loaded < 12 {
 		t.Fatalf("found %d policy snippets in the docs; the extraction is broken", loaded)
+	}
+}
+
+// TestBuiltinPolicyDocumented keeps the built-in policy shown in
+// docs/POLICY.md equal to default_policy.yaml.
+func TestBuiltinPolicyDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/POLICY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), string(defaultPolicyYAML)) {
+		t.Errorf("docs/POLICY.md does not show default_policy.yaml as it is")
 	}
 }

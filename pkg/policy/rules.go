@@ -1,14 +1,12 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gobwas/glob"
 
@@ -328,66 +326,4 @@ func (l *ruleLayer) buildIndex(t *toolTable) {
 		}
 		l.byTool[r.tool] = append(l.byTool[r.tool], idx)
 	}
-}
-
-// checkShellPattern reports what is wrong with a shell pattern (a rule's,
-// or a value pattern of the program table), in the terms path globs use:
-// a '[' without its ']', a range whose ends are reversed (`[z-a]` matches
-// nothing, so a deny with it would deny nothing), an empty class, or a
-// trailing backslash. MatchShellPattern would read such a pattern as
-// literal text, which is never what its author meant.
-func checkShellPattern(p string) error {
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
-			if i+1 >= len(p) {
-				return errors.New("the pattern ends with a backslash that escapes nothing")
-			}
-			i++
-		case '[':
-			if shLoneBracket(p, i) {
-				continue
-			}
-			end, err := checkShellClass(p, i)
-			if err != nil {
-				return err
-			}
-			i = end
-		}
-	}
-	return nil
-}
-
-// checkShellClass checks the bracket expression at p[start] == '[' as
-// shMatchClass reads it, and returns the index of its closing ']'.
-func checkShellClass(p string, start int) (int, error) {
-	i := start + 1
-	if i < len(p) && (p[i] == '!' || p[i] == '^') {
-		i++
-	}
-	first := true
-	for i < len(p) {
-		if p[i] == ']' && !first {
-			return i, nil
-		}
-		first = false
-		lo, size := utf8.DecodeRuneInString(p[i:])
-		if lo == '\\' && i+1 < len(p) {
-			i++
-			lo, size = utf8.DecodeRuneInString(p[i:])
-		}
-		i += size
-		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
-			hi, s := utf8.DecodeRuneInString(p[i+1:])
-			if hi == '\\' && i+2 < len(p) {
-				hi, s = utf8.DecodeRuneInString(p[i+2:])
-				s++
-			}
-			if hi < lo {
-				return 0, fmt.Errorf("character range %c-%c at offset %d is reversed and matches nothing", lo, hi, i-size)
-			}
-			i += 1 + s
-		}
-	}
-	return 0, fmt.Errorf("'[' at offset %d has no closing ']' (write \\[ for a literal bracket)", start)
 }

@@ -1,13 +1,15 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+)
 
 // criticalWritePaths are files whose modification hands over the machine:
 // a write-tier tool (or a shell redirection) touching one of them forces a
 // question with a safety-override reason, whatever the rules say (except in
 // yolo mode; an explicit deny still denies). The shell analysis reports the
 // critical command patterns (rm -rf /, fork bombs, curl | sh, mkfs, dd
-// of=/dev/…, shutdown) in ShellAnalysis.Safety.
+// of=/dev/…, shutdown) in shell.Analysis.Safety.
 var criticalWritePaths = map[string]string{
 	"/etc/passwd":  "write to /etc/passwd (user accounts)",
 	"/etc/shadow":  "write to /etc/shadow (password hashes)",

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // TestShellCacheDecidesAsWithoutIt evaluates every corpus command on a
@@ -57,9 +58,9 @@ func TestShellCacheDecidesAsWithoutIt(t *testing.T) {
 // iteration met first (found by TestShellCacheDecidesAsWithoutIt).
 func TestShellAnalysisIsDeterministic(t *testing.T) {
 	for _, c := range readCorpora(t) {
-		first := policy.AnalyzeShell(c.command)
+		first := shell.Analyze(c.command)
 		for range 4 {
-			if again := policy.AnalyzeShell(c.command); !reflect.DeepEqual(again, first) {
+			if again := shell.Analyze(c.command); !reflect.DeepEqual(again, first) {
 				t.Errorf("%s:%d %q: analysed twice, two results:\n%#v\n%#v", c.file, c.line, c.command, first, again)
 				break
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // Action is a policy verdict.
@@ -86,7 +87,7 @@ type Decision struct {
 	Always []string
 	// Shell is the analysis of the command when the tool is a shell tool
 	// (nil otherwise). Grant matching uses it (PrefixCovered).
-	Shell *ShellAnalysis
+	Shell *shell.Analysis
 	// Route is the team the deciding rule routes questions to ("" = default).
 	Route string
 	// ApprovalsRequired from the deciding rule (0 = the team's setting).

@@ -1,0 +1,516 @@
+package globs
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Matching words whose value is not known (issue 12, class 4).
+//
+// A word such as `.en?`, `$f`, `"$(cmd)"`, `~root/x` or `a{b,c}*` stands for a
+// set of strings, not one: bash chooses the string when it runs. The
+// analysis describes such a word as a glob over strings (Glob): literal
+// characters, `?`-like single characters, and `*`-like runs, where an
+// expansion ($x, $(…), ~user) is a run of any characters, and a pathname
+// pattern keeps its own * ? [..].
+//
+// A rule then matches the word in one of two senses:
+//
+//   - an allow rule matches only when every string the word can stand for
+//     matches it (Covers: inclusion, decided soundly by letting only a
+//     `*` of the rule absorb an unknown run);
+//   - a deny or ask rule matches when some string could match it
+//     (Intersects: emptiness of the intersection of the two glob
+//     languages, by a search over pairs of positions, bounded; when the
+//     bound is hit the answer is "could match", the strict side).
+
+// Tok is one position of a glob: a literal rune, one character of a set,
+// or a run (star) of characters of a set.
+type Tok struct {
+	Star bool
+	// set: any character (unless noSlash), or the class text (class), or
+	// the literal r.
+	Any     bool
+	NoSlash bool
+	Class   string // a bracket expression "[…]", matched with shMatchClass
+	R       rune
+}
+
+func (t Tok) Lit() bool { return !t.Any && t.Class == "" }
+
+// Glob is a glob: a sequence of tokens.
+type Glob []Tok
+
+// gMaxProduct bounds the pairs of positions one match explores.
+const gMaxProduct = 1 << 18
+
+// Literal returns the glob matching exactly s.
+func Literal(dst Glob, s string) Glob {
+	for _, r := range s {
+		dst = append(dst, Tok{R: r})
+	}
+	return dst
+}
+
+// AnyRun is the token of an unknown expansion.
+var AnyRun = Tok{Star: true, Any: true}
+
+// String renders g in Match syntax (for messages).
+func (g Glob) String() string {
+	var b strings.Builder
+	for _, t := range g {
+		switch {
+		case t.Star:
+			b.WriteByte('*')
+		case t.Any:
+			b.WriteByte('?')
+		case t.Class != "":
+			b.WriteString(t.Class)
+		default:
+			b.WriteRune(t.R)
+		}
+	}
+	return b.String()
+}
+
+// FromShellPattern compiles a rule's shell pattern (Match
+// syntax: * and ? cross everything).
+func FromShellPattern(p string) Glob {
+	g := make(Glob, 0, len(p))
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch c {
+		case '*':
+			g = append(g, AnyRun)
+			i++
+			continue
+		case '?':
+			g = append(g, Tok{Any: true})
+			i++
+			continue
+		case '[':
+			if _, end, valid := MatchClass(p, i, 'x'); valid {
+				g = append(g, Tok{Class: p[i:end]})
+				i = end
+				continue
+			}
+		case '\\':
+			if i+1 < len(p) {
+				i++
+			}
+		}
+		r, size := utf8.DecodeRuneInString(p[i:])
+		g = append(g, Tok{R: r})
+		i += size
+	}
+	return g
+}
+
+// PathAlternatives compiles a normalized path pattern (gobwas/glob syntax
+// with '/' separators and **) into the globs it is the union of: braces
+// and "**/" (zero or more segments) become alternatives. A pattern without
+// '/' matches a path's base name, so it also stands for "…/pattern". ok is
+// false when the pattern has too many alternatives to enumerate.
+func PathAlternatives(p string) (alts []Glob, ok bool) {
+	work, texts := []string{p}, []string(nil)
+	for len(work) > 0 {
+		if len(work)+len(texts) > 64 {
+			return nil, false
+		}
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		if open, close, commas := gBraces(t); open >= 0 {
+			body := t[open+1 : close]
+			start := 0
+			for _, c := range append(commas, len(body)) {
+				work = append(work, t[:open]+body[start:c]+t[close+1:])
+				start = c + 1
+			}
+			continue
+		}
+		if i := strings.Index(t, "**/"); i >= 0 && (i == 0 || t[i-1] == '/') {
+			work = append(work, t[:i]+t[i+3:], t[:i]+"\x00"+t[i+3:])
+			continue
+		}
+		texts = append(texts, t)
+	}
+	for _, t := range texts {
+		g := FromPathText(t)
+		alts = append(alts, g)
+		if !strings.Contains(p, "/") {
+			// base-name pattern: also anything ending in "/pattern"
+			alts = append(alts, append(Glob{AnyRun, {R: '/'}}, g...))
+		}
+	}
+	return alts, true
+}
+
+// gBraces finds the first top-level {a,b} group of t: the index of '{',
+// of its '}', and of its commas relative to the body.
+func gBraces(t string) (open, close int, commas []int) {
+	open = -1
+	depth := 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '\\':
+			i++
+		case '{':
+			if depth == 0 {
+				open, commas = i, nil
+			}
+			depth++
+		case ',':
+			if depth == 1 {
+				commas = append(commas, i-open-1)
+			}
+		case '}':
+			if depth > 0 {
+				depth--
+				if depth == 0 {
+					return open, i, commas
+				}
+			}
+		}
+	}
+	return -1, -1, nil
+}
+
+// FromPathText compiles one brace-free path glob: ** crosses '/', * and ?
+// do not. A NUL stands for "**/" taken as one or more whole segments.
+func FromPathText(p string) Glob {
+	g := make(Glob, 0, len(p))
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch {
+		case c == 0:
+			g = append(g, AnyRun, Tok{R: '/'})
+			i++
+			continue
+		case c == '*' && i+1 < len(p) && p[i+1] == '*':
+			g = append(g, AnyRun)
+			for i < len(p) && p[i] == '*' {
+				i++
+			}
+			continue
+		case c == '*':
+			g = append(g, Tok{Star: true, Any: true, NoSlash: true})
+			i++
+			continue
+		case c == '?':
+			g = append(g, Tok{Any: true, NoSlash: true})
+			i++
+			continue
+		case c == '[':
+			if _, end, valid := MatchClass(p, i, 'x'); valid {
+				g = append(g, Tok{Class: p[i:end]})
+				i = end
+				continue
+			}
+		case c == '\\' && i+1 < len(p):
+			i++
+		}
+		r, size := utf8.DecodeRuneInString(p[i:])
+		g = append(g, Tok{R: r})
+		i += size
+	}
+	return g
+}
+
+// gSetsMeet reports whether two single-character sets may share a
+// character. Classes are compared exactly against literals; two classes
+// are assumed to meet (the strict answer for deny and ask rules).
+func gSetsMeet(x, y Tok) bool {
+	switch {
+	case x.Lit() && y.Lit():
+		return x.R == y.R
+	case x.Lit():
+		return gTokHas(y, x.R)
+	case y.Lit():
+		return gTokHas(x, y.R)
+	}
+	return true
+}
+
+// gTokHas reports whether the set of t holds r.
+func gTokHas(t Tok, r rune) bool {
+	switch {
+	case t.Any:
+		return !(t.NoSlash && r == '/')
+	case t.Class != "":
+		ok, _, _ := MatchClass(t.Class, 0, r)
+		return ok
+	}
+	return t.R == r
+}
+
+// Intersects reports whether some string matches both a and b. It
+// explores pairs of positions once each; past gMaxProduct pairs it answers
+// true.
+func Intersects(a, b Glob) bool {
+	na, nb := len(a)+1, len(b)+1
+	if na*nb > gMaxProduct {
+		return true
+	}
+	seen := make([]bool, na*nb)
+	stack := make([]int32, 0, 64)
+	push := func(i, j int) {
+		k := i*nb + j
+		if !seen[k] {
+			seen[k] = true
+			stack = append(stack, int32(k))
+		}
+	}
+	push(0, 0)
+	for len(stack) > 0 {
+		k := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		i, j := k/nb, k%nb
+		if i == len(a) && j == len(b) {
+			return true
+		}
+		if i < len(a) && a[i].Star {
+			push(i+1, j)
+		}
+		if j < len(b) && b[j].Star {
+			push(i, j+1)
+		}
+		if i < len(a) && j < len(b) && gSetsMeet(a[i], b[j]) {
+			ni, nj := i+1, j+1
+			if a[i].Star {
+				ni = i
+			}
+			if b[j].Star {
+				nj = j
+			}
+			if ni != i || nj != j {
+				push(ni, nj)
+			}
+		}
+	}
+	return false
+}
+
+// IntersectsAnchored reports whether some string matches both the word
+// w and the rule pattern p with every run of p's literal characters
+// (between its stars and slashes: ".env" in "*.env*", ".ssh" in
+// "**/.ssh/**") meeting at least one character w spells itself (a
+// literal or a class, not a run or a ?). It is how a read operand that is
+// a pattern or an expansion meets a deny or ask rule: "cat .e*" and
+// "cat ~/.ss?/id_rsa" could read .env and ~/.ssh/id_rsa, while in
+// "wc -l *.go" or "cat $f" the rule's name would have to come wholly out of
+// the word's wildcard (for a dot file, bash's * and ? do not even match
+// its leading dot). Past gMaxProduct it answers true.
+func IntersectsAnchored(w, p Glob) bool {
+	nw, np := len(w)+1, len(p)+1
+	if 2*nw*np > gMaxProduct {
+		return true
+	}
+	inRun := func(j int) bool {
+		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/')
+	}
+	seen := make([]bool, 2*nw*np)
+	stack := make([]int32, 0, 64)
+	push := func(i, j, t int) {
+		k := (i*np+j)*2 + t
+		if !seen[k] {
+			seen[k] = true
+			stack = append(stack, int32(k))
+		}
+	}
+	// step moves past p[j] (consumed against w[i] when wi is true),
+	// checking the run p[j] ends.
+	step := func(ni, i, j, t int, anchor bool) {
+		if !inRun(j) {
+			push(ni, j+1, 0)
+			return
+		}
+		if anchor {
+			t = 1
+		}
+		if !inRun(j + 1) {
+			if t == 0 {
+				return
+			}
+			t = 0
+		}
+		push(ni, j+1, t)
+	}
+	push(0, 0, 0)
+	for len(stack) > 0 {
+		k := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		t := k % 2
+		i, j := (k/2)/np, (k/2)%np
+		if i == len(w) && j == len(p) {
+			return true
+		}
+		if i < len(w) && w[i].Star {
+			push(i+1, j, t)
+		}
+		if j < len(p) && p[j].Star {
+			push(i, j+1, 0)
+		}
+		if i < len(w) && j < len(p) && gSetsMeet(w[i], p[j]) {
+			switch {
+			case p[j].Star && w[i].Star:
+				// Both runs go on; nothing of a run of p is consumed.
+			case p[j].Star:
+				push(i+1, j, 0)
+			case w[i].Star:
+				step(i, i, j, t, false)
+			default:
+				step(i+1, i, j, t, !w[i].Any)
+			}
+		}
+	}
+	return false
+}
+
+// HasUpper reports whether a literal token of g is an upper-case letter.
+func HasUpper(g Glob) bool {
+	for _, t := range g {
+		if t.Lit() && unicode.IsUpper(t.R) {
+			return true
+		}
+	}
+	return false
+}
+
+// Lower returns g with its literal tokens in lower case (a copy).
+func Lower(g Glob) Glob {
+	out := slices.Clone(g)
+	for i, t := range out {
+		if t.Lit() {
+			out[i].R = unicode.ToLower(t.R)
+		}
+	}
+	return out
+}
+
+// Covers reports whether every string w stands for matches the pattern
+// p. It is sound (true only when it holds), and exact when w's unknown
+// runs meet p's stars.
+func Covers(p, w Glob) bool {
+	np, nw := len(p)+1, len(w)+1
+	if np*nw > gMaxProduct {
+		return false
+	}
+	seen := make([]bool, np*nw)
+	stack := make([]int32, 0, 64)
+	push := func(j, i int) {
+		k := j*nw + i
+		if !seen[k] {
+			seen[k] = true
+			stack = append(stack, int32(k))
+		}
+	}
+	push(0, 0)
+	for len(stack) > 0 {
+		k := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		j, i := k/nw, k%nw
+		if j == len(p) && i == len(w) {
+			return true
+		}
+		if j >= len(p) {
+			continue
+		}
+		pt := p[j]
+		if pt.Star {
+			push(j+1, i)
+			// A star of the pattern absorbs any token of the word, unless
+			// it excludes '/' and the token may hold one.
+			if i < len(w) && (!pt.NoSlash || w[i].Lit() && w[i].R != '/' || !w[i].Lit() && w[i].NoSlash) {
+				push(j, i+1)
+			}
+			continue
+		}
+		if i >= len(w) || w[i].Star {
+			continue
+		}
+		wt := w[i]
+		switch {
+		case wt.Lit():
+			if gTokHas(pt, wt.R) {
+				push(j+1, i+1)
+			}
+		case pt.Any && (!pt.NoSlash || wt.NoSlash):
+			push(j+1, i+1)
+		}
+	}
+	return false
+}
+
+// AppendUnquoted appends the glob of an unquoted literal: * ? [..]
+// are pattern characters (they never match '/' in a pathname expansion),
+// a backslash quotes the next character.
+func AppendUnquoted(g Glob, v string) Glob {
+	for i := 0; i < len(v); {
+		c := v[i]
+		switch c {
+		case '\\':
+			if i+1 < len(v) {
+				i++
+			}
+		case '*':
+			if n := len(g); n == 0 || !g[n-1].Star {
+				g = append(g, Tok{Star: true, Any: true, NoSlash: true})
+			}
+			i++
+			continue
+		case '?':
+			g = append(g, Tok{Any: true, NoSlash: true})
+			i++
+			continue
+		case '[':
+			if _, end, valid := MatchClass(v, i, 'x'); valid && !strings.Contains(v[i:end], "/") {
+				g = append(g, Tok{Class: v[i:end]})
+				i = end
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(v[i:])
+		g = append(g, Tok{R: r})
+		i += size
+	}
+	return g
+}
+
+// CleanPath prepares the glob of a path for matching path rules: a
+// leading ~ or $HOME is the home directory, and the literal text is
+// cleaned as cleanPath cleans values. A ".." after an unknown part could
+// climb anywhere: the path is then entirely unknown.
+func CleanPath(g Glob, home string) Glob {
+	// Render literal runs, with a private-use rune per unknown token.
+	const base = 0xF0000
+	var b strings.Builder
+	for k, t := range g {
+		if t.Lit() {
+			b.WriteRune(t.R)
+		} else {
+			b.WriteRune(rune(base + k))
+		}
+	}
+	s := b.String()
+	s, _ = ExpandHome(s, home)
+	firstUnknown := strings.IndexFunc(s, func(r rune) bool { return r >= base })
+	if firstUnknown >= 0 {
+		rest := "/" + s[firstUnknown:] + "/"
+		if strings.Contains(rest, "/../") {
+			return Glob{AnyRun}
+		}
+	}
+	s = path.Clean(s)
+	out := make(Glob, 0, len(s))
+	for _, r := range s {
+		if r >= base && int(r-base) < len(g) {
+			out = append(out, g[r-base])
+		} else {
+			out = append(out, Tok{R: r})
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package globs
+
+import (
+	"testing"
+)
+
+func TestGlobIntersectionDecidesWhetherTwoPatternsShareAString(t *testing.T) {
+	for _, tt := range []struct {
+		name, a, b string
+		want       bool
+	}{
+		{"a literal meets itself", "rm -rf x", "rm -rf x", true},
+		{"a star meets anything", "rm *", "rm -rf x", true},
+		{"two stars meet", "r*", "*m", true},
+		{"a question mark meets one character", "r?", "rm", true},
+		{"a class meets a member", "r[a-m]", "rm", true},
+		{"a class misses a non-member", "r[a-l]", "rm", false},
+		{"a negated class misses a member", "r[!m]", "rm", false},
+		{"different literals do not meet", "ls *", "rm *", false},
+		{"a prefix and a suffix that conflict", "a*b", "c*", false},
+		{"stars on both sides with a common middle", "*x*", "*y*x", true},
+		{"lengths that cannot agree", "??", "???", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Intersects(FromShellPattern(tt.a), FromShellPattern(tt.b)); got != tt.want {
+				t.Errorf("gIntersects(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGlobCoverIsSound(t *testing.T) {
+	for _, tt := range []struct {
+		name, pattern, word string
+		want                bool
+	}{
+		{"a trailing star covers an unknown tail", "cat *", "cat *", true},
+		{"a literal cannot cover an unknown", "cat .env", "cat *", false},
+		{"a question mark covers one unknown character", "r?", "r?", true},
+		{"a question mark cannot cover an unknown run", "r?", "r*", false},
+		{"a literal prefix then star covers", "git log *", "git log --x *", true},
+		{"a class cannot cover an unknown character", "r[m]", "r?", false},
+		{"a pattern covers a literal it matches", "ls *", "ls -la", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Covers(FromShellPattern(tt.pattern), FromShellPattern(tt.word)); got != tt.want {
+				t.Errorf("gCovers(%q, %q) = %v, want %v", tt.pattern, tt.word, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPathAlternativesUnfoldBracesAndGlobstars(t *testing.T) {
+	for _, tt := range []struct {
+		name, pattern, path string
+		want                bool
+	}{
+		{"globstar matches zero segments", "**/.env", ".env", true},
+		{"globstar matches several segments", "**/.env", "a/b/.env", true},
+		{"globstar does not match a suffix of a name", "**/.env", "prod.env", false},
+		{"a base-name pattern matches under any directory", "*.env*", "app/.env.local", true},
+		{"a star does not cross a slash", "/etc/*", "/etc/ssh/x", false},
+		{"braces are alternatives", "/etc/{hosts,passwd}", "/etc/passwd", true},
+		{"a home pattern", "/home/dev/.ssh/**", "/home/dev/.ssh/id_rsa", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alts, ok := PathAlternatives(tt.pattern)
+			if !ok {
+				t.Fatal("too many alternatives")
+			}
+			got := false
+			for _, a := range alts {
+				got = got || Intersects(a, Literal(nil, tt.path))
+			}
+			if got != tt.want {
+				t.Errorf("%q matches %q: %v, want %v", tt.pattern, tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIntersectionIsBounded(t *testing.T) {
+	long := make(Glob, 0, 100000)
+	for i := 0; i < 100000; i++ {
+		long = append(long, Tok{R: 'a'})
+	}
+	if !Intersects(long, FromShellPattern("b*")) {
+		t.Error("past the bound the answer must be the strict one (could match)")
+	}
+	if Covers(FromShellPattern("*a*"), long) {
+		t.Error("past the bound cover must answer no")
+	}
+}
+
+func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
+	for _, tt := range []struct {
+		name, word, rule string
+		want             bool
+	}{
+		{"a literal path meets its rule", "/h/.ssh/id_rsa", "**/.ssh/**", true},
+		{"a prefix of the name anchors it", ".e*", "*.env*", true},
+		{"a question mark inside the name is anchored by the rest", ".en?", "*.env*", true},
+		{"a class anchors the name", ".[e]nv", "*.env*", true},
+		{"a star in the directory name is anchored by its dot", "/h/.s*/id_rsa", "**/.ssh/**", true},
+		{"an expansion followed by the literal name", "*/.env", "**/.env", true},
+		{"the name wholly from a star does not count", "*.go", "*.env*", false},
+		{"a bare expansion does not count", "*", "**/.ssh/**", false},
+		{"a directory wholly from a star does not count", "/h/*/id_rsa", "**/.ssh/**", false},
+		{"a rule of stars alone is met by anything", "*.go", "**", true},
+		{"words that cannot meet at all", "/h/.s*", "/etc/**", false},
+		{"every name of the rule must be anchored", "/h/.ssh/*", "**/.ssh/id_rsa", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, p := FromShellPattern(tt.word), FromShellPattern(tt.rule)
+			if got := IntersectsAnchored(w, p); got != tt.want {
+				t.Errorf("gIntersectsAnchored(%q, %q) = %v, want %v", tt.word, tt.rule, got, tt.want)
+			}
+			if tt.want && !Intersects(w, p) {
+				t.Errorf("anchored meeting without a meeting: %q, %q", tt.word, tt.rule)
+			}
+		})
+	}
+}

@@ -1,0 +1,320 @@
+package shell
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// helpCommands is how TestCompleteTablesMatchHelp asks each program with a
+// complete entry for its options. Every complete entry must have one.
+var helpCommands = map[string][]string{
+	"cat":   {"cat", "--help"},
+	"head":  {"head", "--help"},
+	"tail":  {"tail", "--help"},
+	"wc":    {"wc", "--help"},
+	"ls":    {"ls", "--help"},
+	"grep":  {"grep", "--help"},
+	"curl":  {"curl", "--help", "all"},
+	"egrep": {"egrep", "--help"},
+	"fgrep": {"fgrep", "--help"},
+	"git":   {"man:git"},
+}
+
+// subHelpCommands is the same for complete sub-command entries: git's
+// sub-commands list their options in their man pages (git log -h shows a
+// few of them).
+var subHelpCommands = map[string][]string{
+	"git status":    {"man:git-status"},
+	"git diff":      {"man:git-diff"},
+	"git log":       {"man:git-log"},
+	"git show":      {"man:git-show"},
+	"git blame":     {"man:git-blame"},
+	"git ls-files":  {"man:git-ls-files"},
+	"git rev-parse": {"man:git-rev-parse"},
+	"git commit":    {"man:git-commit"},
+}
+
+// helpOption is one option a program's help lists: its name and whether
+// it takes a value ("" none, "=" required, "=?" optional).
+type helpOption struct {
+	name, value string
+}
+
+var (
+	helpItemRE = regexp.MustCompile(`^(--?[A-Za-z0-9#@?:][A-Za-z0-9_.-]*)(\[=|=| <| \[|<|\[|)(.?)`)
+	helpNegRE  = regexp.MustCompile(`--\[no-\]`)
+	// helpSpellingsRE finds a second spelling after a space, not a comma.
+	helpSpellingsRE = regexp.MustCompile(`([^,]) --`)
+)
+
+// parseHelpOptions reads the option column of --help output (coreutils,
+// curl and git style): lines that start with '-' after indentation, items
+// separated by ", ", a value shown as =VALUE, [=VALUE], <value> or
+// [value]. A short option shares its long form's required value
+// ("-c, --bytes=NUM").
+//
+// In a man page's terms (man is true) nothing but values follows an
+// option, so a word after a space is a value ("-L :<funcname>").
+func parseHelpOptions(out string, man bool) []helpOption {
+	var opts []helpOption
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimLeft(line, " \t")
+		if !strings.HasPrefix(t, "-") {
+			continue
+		}
+		if i := strings.Index(t, "  "); i >= 0 {
+			t = t[:i]
+		}
+		if i := strings.IndexByte(t, '\t'); i >= 0 {
+			t = t[:i]
+		}
+		if man {
+			t = helpSpellingsRE.ReplaceAllString(t, "$1, --") // "-1 --base": two spellings
+		}
+		neg := helpNegRE.MatchString(t)
+		t = helpNegRE.ReplaceAllString(t, "--")
+		var line []helpOption
+		longValue := ""
+		for _, item := range strings.Split(t, ", ") {
+			m := helpItemRE.FindStringSubmatch(item)
+			if m == nil {
+				continue // "-<number>": a placeholder, not an option
+			}
+			v := ""
+			switch m[2] {
+			case "=", " <", " [":
+				v = "="
+			case "[=", "[":
+				v = "=?"
+			case "<":
+				v = "=a" // -U<n>: attached; the table may read it either way
+			case "":
+				switch {
+				case m[3] == " " && man:
+					v = "="
+				case m[3] != "" && m[3] != " ":
+					v = "=a" // -L:<funcname>:<file>
+				}
+			}
+			// "-p, --indicator-style=slash": -p is the long option with
+			// that value, not an option taking one.
+			fixed := m[2] == "=" && m[3] >= "a" && m[3] <= "z"
+			if strings.HasPrefix(m[1], "--") && !fixed {
+				longValue = v
+			}
+			line = append(line, helpOption{m[1], v})
+			if neg && strings.HasPrefix(m[1], "--") {
+				line = append(line, helpOption{"--no-" + m[1][2:], ""})
+			}
+		}
+		for i := range line {
+			if !strings.HasPrefix(line[i].name, "--") && line[i].value == "" && longValue == "=" {
+				line[i].value = "="
+			}
+		}
+		opts = append(opts, line...)
+	}
+	return opts
+}
+
+// roffTermRE and roffEscapes read the option terms of a man page: the
+// line after each .PP that starts with a dash.
+var roffEscapes = strings.NewReplacer(`\-`, "-", `\&`, "", `\fB`, "", `\fR`, "", `\fI`, "", `\(aq`, "'", `\*(Aq`, "'")
+
+// manTerms returns the option lines of a man page, as help output would
+// show them (one per line, two spaces before nothing).
+func manTerms(t *testing.T, page string) string {
+	t.Helper()
+	path := "/usr/share/man/man1/" + page + ".1.gz"
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("man page %s: %v (scripts/test-deps.sh installs it)", page, err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("man page %s: %v", page, err)
+	}
+	src, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatalf("man page %s: %v", page, err)
+	}
+	lines := strings.Split(string(src), "\n")
+	var b strings.Builder
+	for i := 0; i+1 < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], ".PP") {
+			continue
+		}
+		if term := roffEscapes.Replace(lines[i+1]); strings.HasPrefix(term, "-") {
+			b.WriteString(term + "\n")
+		}
+	}
+	return b.String()
+}
+
+// helpOf returns the option list a help command shows: its output, or a
+// man page's option terms for "man:PAGE".
+func helpOf(t *testing.T, argv []string) string {
+	t.Helper()
+	if page, ok := strings.CutPrefix(argv[0], "man:"); ok {
+		return manTerms(t, page)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		t.Fatalf("%s is not installed (scripts/test-deps.sh installs it): %v", argv[0], err)
+	}
+	out, _ := exec.Command(argv[0], argv[1:]...).CombinedOutput() // git -h exits 129
+	return string(out)
+}
+
+func isMan(argv []string) bool { return strings.HasPrefix(argv[0], "man:") }
+
+// checkAgainstHelp fails on every option of the help that the entry (or
+// its program's entry, for a sub-command) does not list, or lists with
+// another value shape.
+func checkAgainstHelp(t *testing.T, what string, spec, parent *progSpec, help string, man bool) {
+	t.Helper()
+	opts := parseHelpOptions(help, man)
+	if len(opts) < 3 {
+		t.Fatalf("%s: read %d options from its help, want more:\n%s", what, len(opts), help)
+	}
+	// An option shown both with and without a value takes an optional one
+	// (git log --expand-tabs=<n>, --expand-tabs).
+	shapes := map[string]map[string]bool{}
+	for _, h := range opts {
+		if shapes[h.name] == nil {
+			shapes[h.name] = map[string]bool{}
+		}
+		shapes[h.name][h.value] = true
+	}
+	for _, h := range opts {
+		if sh := shapes[h.name]; sh["="] && (sh[""] || sh["=?"]) {
+			h.value = "=?"
+		}
+		name := h.name
+		if name == "-NUM" {
+			name = "-1" // grep -NUM: the digits are options
+		}
+		o := spec.options[name]
+		if o == nil {
+			o = spec.global[name]
+		}
+		if o == nil && parent != nil {
+			o = parent.options[name]
+		}
+		if o == nil {
+			t.Errorf("%s: option %s%s is in its help, not in the table", what, h.name, h.value)
+			continue
+		}
+		switch {
+		case h.value == "=a":
+		case h.value == "=" && o.value != valRequired:
+			t.Errorf("%s: option %s takes a value, the table reads it without one", what, h.name)
+		case h.value != "=" && o.value == valRequired:
+			t.Errorf("%s: option %s takes no separate value, the table reads the next word as one", what, h.name)
+		}
+	}
+}
+
+// TestCompleteTablesMatchHelp runs every program whose entry is complete
+// and reads its own help: an option the help lists that the entry does not
+// (a new version's option, a forgotten one), or that the entry reads with
+// a different value shape (a value taken or not), fails the test. The
+// programs are the system's (scripts/test-deps.sh installs them); a
+// missing one fails.
+func TestCompleteTablesMatchHelp(t *testing.T) {
+	tbl := BuiltinPrograms()
+	var names []string
+	for n, s := range tbl.byName {
+		if s.complete {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		t.Fatal("no complete entry in the program table")
+	}
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			argv, ok := helpCommands[n]
+			if !ok {
+				t.Fatalf("complete entry %s has no help command in helpCommands", n)
+			}
+			spec := tbl.byName[n]
+			checkAgainstHelp(t, n, spec, nil, helpOf(t, argv), isMan(argv))
+			for sn, sub := range spec.subs {
+				if !sub.complete {
+					continue
+				}
+				argv, ok := subHelpCommands[n+" "+sn]
+				if !ok {
+					t.Errorf("complete entry %s %s has no help command in subHelpCommands", n, sn)
+					continue
+				}
+				checkAgainstHelp(t, n+" "+sn, sub, spec, helpOf(t, argv), isMan(argv))
+			}
+		})
+	}
+}
+
+// gitLeftOut are git's sub-commands the table leaves out on purpose, so
+// that they ask as not understood (programs.yaml says why).
+var gitLeftOut = []string{"credential", "credential-cache", "credential-store", "remote-ext", "remote-fd",
+	"shell", "daemon", "http-backend", "instaweb", "upload-pack", "receive-pack", "upload-archive", "hook",
+	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack"}
+
+// TestGitSubcommandsKnown: every sub-command the installed git has is in
+// the table or left out on purpose, so a new version's sub-commands
+// surface here.
+func TestGitSubcommandsKnown(t *testing.T) {
+	out, err := exec.Command("git", "--list-cmds=main,nohelpers").Output()
+	if err != nil {
+		t.Fatalf("git --list-cmds: %v (scripts/test-deps.sh installs git)", err)
+	}
+	git := BuiltinPrograms().byName["git"]
+	cmds := strings.Fields(string(out))
+	if len(cmds) < 100 {
+		t.Fatalf("git lists %d sub-commands, want more", len(cmds))
+	}
+	for _, c := range cmds {
+		if git.subs[c] == nil && !slices.Contains(gitLeftOut, c) {
+			t.Errorf("git %s is neither in the program table nor left out on purpose", c)
+		}
+	}
+	for _, c := range gitLeftOut {
+		if git.subs[c] != nil {
+			t.Errorf("git %s is left out on purpose but the table lists it", c)
+		}
+	}
+}
+
+// TestParseHelpOptions pins the help formats the test above reads.
+func TestParseHelpOptions(t *testing.T) {
+	got := parseHelpOptions(`Usage: x
+  -c, --bytes=[-]NUM       print the first NUM bytes
+  -F, --classify[=WHEN]    append indicator
+  -p, --indicator-style=slash  append / indicator to directories
+      --help        display this help
+ -d, --data <data>          HTTP POST data
+     --anyauth              Pick any authentication method
+    -u, --[no-]untracked-files[=<mode>]
+ -x, --proxy [protocol://]host[:port] Use this proxy
+`, false)
+	want := []helpOption{{"-c", "="}, {"--bytes", "="}, {"-F", ""}, {"--classify", "=?"}, {"-p", ""}, {"--indicator-style", "="}, {"--help", ""},
+		{"-d", "="}, {"--data", "="}, {"--anyauth", ""}, {"-u", ""}, {"--untracked-files", "=?"},
+		{"--no-untracked-files", ""}, {"-x", "="}, {"--proxy", "="}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("option %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+}

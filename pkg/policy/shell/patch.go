@@ -1,0 +1,95 @@
+package shell
+
+import (
+	"strings"
+)
+
+// patchFile is one path a patch touches.
+type PatchFile struct {
+	Path string
+	// tree: the patch deletes or moves the path, so a rule on dir/**
+	// applies to dir itself.
+	Tree bool
+}
+
+// PatchPaths returns every path a patch touches: Codex's apply_patch
+// envelope (*** Add File:, *** Update File:, *** Delete File:, *** Move
+// to:) and unified or git diffs (---/+++ headers, diff --git, rename and
+// copy lines). bad is a reason when the patch names no file or a header the
+// policy cannot read: the call then asks, since the patch may write
+// anywhere.
+func PatchPaths(text string) (files []PatchFile, bad string) {
+	add := func(p string, tree bool) {
+		p = strings.TrimSpace(p)
+		if p == "" || p == "/dev/null" {
+			return
+		}
+		files = append(files, PatchFile{Path: p, Tree: tree})
+	}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		switch {
+		case strings.HasPrefix(line, "*** Add File:"):
+			add(line[len("*** Add File:"):], false)
+		case strings.HasPrefix(line, "*** Update File:"):
+			add(line[len("*** Update File:"):], false)
+		case strings.HasPrefix(line, "*** Delete File:"):
+			add(line[len("*** Delete File:"):], true)
+		case strings.HasPrefix(line, "*** Move to:"):
+			add(line[len("*** Move to:"):], true)
+			if n := len(files); n >= 2 {
+				files[n-2].Tree = true // the moved file is removed
+			}
+		case strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ "):
+			p := diffHeaderPath(line[4:])
+			if p == "" && !strings.HasPrefix(strings.TrimSpace(line[4:]), "/dev/null") {
+				if strings.TrimSpace(line[4:]) != "" {
+					return files, "cannot read the patch header " + line
+				}
+				continue
+			}
+			add(p, false)
+		case strings.HasPrefix(line, "diff --git "):
+			rest := line[len("diff --git "):]
+			if i := strings.Index(rest, " b/"); i >= 0 {
+				add(strings.TrimPrefix(rest[:i], "a/"), false)
+				add(rest[i+3:], false)
+			} else {
+				return files, "cannot read the patch header " + line
+			}
+		case strings.HasPrefix(line, "rename from "), strings.HasPrefix(line, "copy from "):
+			_, p, _ := strings.Cut(line, " from ")
+			add(p, strings.HasPrefix(line, "rename"))
+		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "):
+			_, p, _ := strings.Cut(line, " to ")
+			add(p, false)
+		case strings.HasPrefix(line, "deleted file mode"):
+			if n := len(files); n > 0 {
+				files[n-1].Tree = true
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, "the patch names no file the policy can find"
+	}
+	return files, ""
+}
+
+// diffHeaderPath returns the path of a ---/+++ header: the name up to a
+// tab (the timestamp) with git's a/ or b/ prefix removed.
+func diffHeaderPath(s string) string {
+	if i := strings.IndexByte(s, '\t'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if s == "/dev/null" {
+		return ""
+	}
+	if strings.HasPrefix(s, "\"") {
+		return "" // a quoted name: the caller reports it
+	}
+	if strings.HasPrefix(s, "a/") || strings.HasPrefix(s, "b/") {
+		s = s[2:]
+	}
+	return s
+}

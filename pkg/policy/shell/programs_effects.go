@@ -1,0 +1,739 @@
+package shell
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// programEffects applies the program table's entry to the command just
+// emitted (a.res.Commands[ci], run in frame fr): the paths it reads
+// (recorded on the command), the paths it writes (recorded as write
+// targets, judged like redirections), the command lines its options run
+// (analysed as nested scripts), and what makes it ask.
+func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
+	c := &a.res.Commands[ci]
+	if c.Unanalysable != "" || len(words) == 0 {
+		return
+	}
+	spec := a.progs.lookup(c.Name)
+	if spec == nil {
+		return
+	}
+	var u progUse
+	switch spec.hook {
+	case "find":
+		u = findUse(spec, words)
+	case "tar":
+		u = tarUse(spec, words)
+	default:
+		u = scanProgram(spec, words, spec.wrapper != nil || spec.optionsFirst)
+		switch spec.hook {
+		case "sed":
+			u.sedScripts(words)
+		case "awk":
+			u.awkProgram(words)
+		case "apply_patch":
+			u.patchOperands()
+		case "jq":
+			u.jqFiles(words)
+		case "git":
+			u.gitPaths(words)
+		}
+	}
+	if spec.elevated {
+		c.Elevated = true
+		fr.elevated = true // sudoedit FILE: an elevated write
+	}
+	c.Options = u.global - 1
+	c.Recursive = u.recursive
+	if u.chdir != nil {
+		u.placeUnder(*u.chdir)
+	}
+	if u.ask != "" {
+		c.Unanalysable = u.ask
+	}
+	if len(a.varVals) > 0 {
+		// A read of "$f" where the script set f=VALUE: VALUE is read too.
+		for _, r := range u.reads {
+			if r.lit {
+				continue
+			}
+			if name := varOfWord(r.text); name != "" {
+				u.reads = append(u.reads, a.varVals[name]...)
+			}
+		}
+	}
+	for _, r := range u.reads {
+		t := r.text
+		if !r.lit {
+			// "$HOME/.ssh/x": the source form without its quotes, so that
+			// home expansion and the patterns see the path.
+			t = strings.ReplaceAll(t, `"`, "")
+		}
+		if r.g != nil {
+			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
+			// it names: judged as every path it can stand for, like an
+			// input redirection's target.
+			if c.ReadGlobs == nil {
+				c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(u.reads))
+			}
+			c.ReadGlobs = append(c.ReadGlobs, r.g)
+		} else if c.ReadGlobs != nil {
+			c.ReadGlobs = append(c.ReadGlobs, nil)
+		}
+		c.Reads = append(c.Reads, t)
+	}
+	// c is not used below: writeTarget and nested append to the commands.
+	for _, w := range u.writes {
+		n := len(a.res.Commands)
+		a.writeTarget(w, fr)
+		if len(a.res.Commands) > n {
+			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
+		}
+	}
+	for _, r := range u.runs {
+		if !r.value.lit {
+			if a.res.Commands[ci].Unanalysable == "" {
+				a.res.Commands[ci].Unanalysable = r.what + " runs a command that is not a literal: " + r.value.text
+			}
+			continue
+		}
+		a.nested(r.value.text, syntax.LangBash, fr, r.what)
+	}
+}
+
+// findUse reads find's words: the starting points (before the first
+// expression word) are read recursively, and written recursively when the
+// expression has -delete; -fprint FILE and friends write FILE. -exec and
+// -ok are run by shFind.
+func findUse(spec *progSpec, w []shWord) progUse {
+	u := progUse{spec: spec, global: 1, recursive: true}
+	i := 1
+	// Options before the starting points: -H -L -P -D debugopts -Olevel.
+	for i < len(w) && w[i].lit {
+		s := w[i].text
+		if s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-O") {
+			i++
+			continue
+		}
+		if s == "-D" {
+			i += 2
+			continue
+		}
+		break
+	}
+	start := i
+	for i < len(w) {
+		s := w[i].text
+		if w[i].lit && (strings.HasPrefix(s, "-") && len(s) > 1 || s == "(" || s == "!" || s == ",") {
+			break
+		}
+		i++
+	}
+	points := w[start:i]
+	if len(points) == 0 {
+		points = []shWord{{text: ".", lit: true}}
+	}
+	del := false
+	for ; i < len(w); i++ {
+		if !w[i].lit {
+			continue
+		}
+		o := spec.options[w[i].text]
+		if o == nil {
+			continue
+		}
+		var v *shWord
+		if o.value == valRequired && i+1 < len(w) {
+			i++
+			v = &w[i]
+		}
+		if o.effect == effInPlace {
+			del = true
+			continue
+		}
+		u.apply(o, v)
+	}
+	for _, p := range points {
+		if del {
+			u.writes = append(u.writes, p)
+		} else {
+			u.reads = append(u.reads, p)
+		}
+	}
+	return u
+}
+
+// tarUse reads tar's words: its mode (c, x, t…, in any spelling: old
+// style "czf", -c, --create) decides whether -f FILE is read or written,
+// whether the operands are read (create) and where extraction writes (-C
+// DIR, else the working directory).
+func tarUse(spec *progSpec, w []shWord) progUse {
+	words := w
+	if len(w) > 1 && w[1].lit && w[1].text != "" && w[1].text[0] != '-' {
+		// Old style: "tar czf out.tgz dir": letters are options whose
+		// values follow in order.
+		words = []shWord{w[0]}
+		next := 2
+		for _, c := range w[1].text {
+			opt := "-" + string(c)
+			words = append(words, shWord{text: opt, lit: true})
+			if o := spec.options[opt]; o != nil && o.value == valRequired && next < len(w) {
+				words = append(words, w[next])
+				next++
+			}
+		}
+		words = append(words, w[next:]...)
+	}
+	u := scanProgram(spec, words, false)
+	mode := byte(0)
+	var file, dir *shWord
+	for _, s := range u.seen {
+		switch s.opt.name {
+		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate":
+			mode = 'c'
+		case "-x", "--extract", "--get":
+			mode = 'x'
+		case "-t", "--list", "-d", "--diff", "--compare":
+			if mode == 0 {
+				mode = 't'
+			}
+		case "--delete":
+			mode = 'c' // rewrites the archive
+		case "-f", "--file":
+			file = s.value
+		case "-C", "--directory":
+			dir = s.value
+		}
+	}
+	if file != nil && file.lit {
+		if host, _, ok := strings.Cut(file.text, ":"); ok && !strings.Contains(host, "/") {
+			u.setAsk("tar -f " + file.text + " names a remote archive, which tar reaches by running rsh or ssh")
+		}
+	}
+	switch mode {
+	case 'c':
+		if file != nil && file.text != "-" {
+			u.writes = append(u.writes, *file)
+		}
+		u.recursive = true
+		for _, op := range u.operands {
+			// tar -C DIR c NAME archives DIR/NAME.
+			if x, home := globs.ExpandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) {
+				if !dir.lit || !op.lit {
+					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
+					continue
+				}
+				op = shWord{text: path.Join(dir.text, op.text), lit: true}
+			}
+			u.reads = append(u.reads, op)
+		}
+	case 'x':
+		if file != nil && file.text != "-" {
+			u.reads = append(u.reads, *file)
+		}
+		target := shWord{text: ".", lit: true}
+		if dir != nil {
+			target = *dir
+		}
+		u.recursive = true
+		u.writes = append(u.writes, target)
+	default:
+		if file != nil && file.text != "-" {
+			u.reads = append(u.reads, *file)
+		}
+	}
+	return u
+}
+
+// sedScripts checks the sed programs of the command (-e SCRIPT, or the
+// first operand): the e command and the e flag of s run commands, w FILE
+// and the w flag write FILE, r/R FILE read FILE. --sandbox makes sed
+// refuse e, w and r, so they need no check.
+func (u *progUse) sedScripts(w []shWord) {
+	var scripts []shWord
+	for _, s := range u.seen {
+		switch s.opt.name {
+		case "--sandbox":
+			return
+		case "-e", "--expression":
+			if s.value != nil {
+				scripts = append(scripts, *s.value)
+			}
+		}
+	}
+	if !u.pattern && len(u.operands) > 0 {
+		scripts = append(scripts, u.operands[0])
+	}
+	for _, s := range scripts {
+		if !s.lit {
+			u.setAsk("sed script is not a literal: " + s.text)
+			continue
+		}
+		sp := sedParser{src: s.text}
+		sp.run()
+		if sp.bad != "" {
+			u.setAsk(sp.bad)
+		}
+		for _, f := range sp.writes {
+			u.writes = append(u.writes, shWord{text: f, lit: true})
+		}
+		for _, f := range sp.reads {
+			u.reads = append(u.reads, shWord{text: f, lit: true})
+		}
+	}
+}
+
+// sedParser walks a sed script command by command (GNU syntax).
+type sedParser struct {
+	src           string
+	i             int
+	writes, reads []string
+	bad           string
+}
+
+func (p *sedParser) run() {
+	for p.i < len(p.src) && p.bad == "" {
+		p.skipSpace(";\n ")
+		if p.i >= len(p.src) {
+			return
+		}
+		p.address()
+		p.skipSpace(" \t")
+		if p.i < len(p.src) && p.src[p.i] == ',' {
+			p.i++
+			p.address()
+			p.skipSpace(" \t")
+		}
+		for p.i < len(p.src) && (p.src[p.i] == '!' || p.src[p.i] == ' ') {
+			p.i++
+		}
+		if p.i >= len(p.src) {
+			return
+		}
+		c := p.src[p.i]
+		p.i++
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case '#', ':', 'a', 'i', 'c', 'b', 't', 'T', 'q', 'Q', 'l', 'L', 'v':
+			p.toEnd(c == 'b' || c == 't' || c == 'T' || c == 'q' || c == 'Q' || c == 'l' || c == 'L' || c == 'v')
+		case 'r', 'R':
+			p.reads = append(p.reads, p.fileName())
+		case 'w', 'W':
+			p.writes = append(p.writes, p.fileName())
+		case 'e':
+			p.bad = "sed script runs a command (e)"
+		case 's':
+			p.substitute()
+		case 'y':
+			d := p.delim()
+			p.part(d)
+			p.part(d)
+		default:
+			p.bad = "cannot read the sed script at " + string(c)
+		}
+	}
+}
+
+func (p *sedParser) skipSpace(set string) {
+	for p.i < len(p.src) && strings.IndexByte(set, p.src[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+// address skips one address: a number, first~step, $, /re/ or \cREc,
+// each with optional I/M flags.
+func (p *sedParser) address() {
+	if p.i >= len(p.src) {
+		return
+	}
+	switch c := p.src[p.i]; {
+	case c >= '0' && c <= '9' || c == '$' || c == '+' || c == '~':
+		for p.i < len(p.src) && strings.IndexByte("0123456789$+~", p.src[p.i]) >= 0 {
+			p.i++
+		}
+	case c == '/':
+		p.i++
+		p.part('/')
+	case c == '\\' && p.i+1 < len(p.src):
+		d := p.src[p.i+1]
+		p.i += 2
+		p.part(d)
+	default:
+		return
+	}
+	for p.i < len(p.src) && (p.src[p.i] == 'I' || p.src[p.i] == 'M') {
+		p.i++
+	}
+}
+
+func (p *sedParser) delim() byte {
+	if p.i >= len(p.src) {
+		p.bad = "sed script ends inside a command"
+		return 0
+	}
+	d := p.src[p.i]
+	p.i++
+	return d
+}
+
+// part skips to just after the next unescaped delimiter d.
+func (p *sedParser) part(d byte) {
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		p.i++
+		if c == '\\' {
+			p.i++
+			continue
+		}
+		if c == d {
+			return
+		}
+	}
+	if p.bad == "" {
+		p.bad = "sed script has an unterminated expression"
+	}
+}
+
+func (p *sedParser) substitute() {
+	d := p.delim()
+	p.part(d)
+	p.part(d)
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		switch {
+		case c == 'e':
+			p.bad = "sed s///e runs the pattern space as a command"
+			return
+		case c == 'w':
+			p.i++
+			p.writes = append(p.writes, p.fileName())
+			return
+		case c == 'g' || c == 'p' || c == 'i' || c == 'I' || c == 'm' || c == 'M' || c >= '0' && c <= '9':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// fileName reads the file name of r, R, w and W: the rest of the line.
+func (p *sedParser) fileName() string {
+	p.skipSpace(" \t")
+	j := strings.IndexByte(p.src[p.i:], '\n')
+	if j < 0 {
+		j = len(p.src) - p.i
+	}
+	f := p.src[p.i : p.i+j]
+	p.i += j
+	if f == "" {
+		p.bad = "sed r/w command without a file name"
+	}
+	return f
+}
+
+// toEnd skips a command's argument: to the end of the line, or with semi
+// also to a ';' or '}' (labels, q's exit code).
+func (p *sedParser) toEnd(semi bool) {
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		if c == '\n' || semi && (c == ';' || c == '}') {
+			return
+		}
+		p.i++
+	}
+}
+
+// awkProgram checks the awk program (the first operand, or -e/--source
+// text): system(), pipes to and from commands ("cmd" | getline, print |
+// "cmd"), print and printf redirected to a file, and gawk's @load and
+// @include make it ask. -f FILE is code the table marks already.
+func (u *progUse) awkProgram(w []shWord) {
+	var progs []shWord
+	for _, s := range u.seen {
+		if (s.opt.name == "-e" || s.opt.name == "--source") && s.value != nil {
+			progs = append(progs, *s.value)
+		}
+	}
+	if !u.pattern && len(u.operands) > 0 {
+		progs = append(progs, u.operands[0])
+	}
+	for _, p := range progs {
+		if !p.lit {
+			u.setAsk("awk program is not a literal: " + p.text)
+			continue
+		}
+		if r := awkDanger(p.text); r != "" {
+			u.setAsk(r)
+		}
+	}
+}
+
+// awkDanger returns why an awk program may run a command or write a file,
+// or "". Strings and regular expressions are skipped; a '>' counts as a
+// redirection when it follows print or printf in the same statement and
+// outside parentheses.
+func awkDanger(src string) string {
+	inPrint, depth := false, 0
+	prev := byte(0) // last significant character, for regex detection
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			prev = '"'
+			continue
+		case c == '/' && (prev == 0 || strings.IndexByte("(,=~!&|{};\n", prev) >= 0):
+			for i++; i < len(src) && src[i] != '/'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			prev = '/'
+			continue
+		case c == '#':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '|':
+			if i+1 < len(src) && src[i+1] == '|' {
+				i++
+				break
+			}
+			return "awk program pipes to or from a command (|)"
+		case c == '@':
+			return "awk program loads an extension or includes a file (@)"
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ';' || c == '\n' || c == '}' || c == '{':
+			inPrint, depth = false, 0
+		case c == '>' && inPrint && depth <= 0:
+			return "awk program redirects print to a file (>)"
+		case isAwkIdent(c) && (i == 0 || !isAwkIdent(src[i-1])):
+			j := i
+			for j < len(src) && isAwkIdent(src[j]) {
+				j++
+			}
+			switch src[i:j] {
+			case "print", "printf":
+				inPrint, depth = true, 0
+			case "system":
+				return "awk program runs a command (system)"
+			case "getline":
+				// getline < FILE, getline var < FILE: a file the operands
+				// do not name (plain getline reads the input).
+				k := j
+				for k < len(src) && (src[k] == ' ' || src[k] == '\t' || isAwkIdent(src[k])) {
+					k++
+				}
+				if k < len(src) && src[k] == '<' {
+					return "awk program reads a file (getline <)"
+				}
+			case "ARGV":
+				return "awk program changes the files it reads (ARGV)"
+			}
+			i = j - 1
+			prev = 'a'
+			continue
+		}
+		if c != ' ' && c != '\t' {
+			prev = c
+		}
+	}
+	return ""
+}
+
+func isAwkIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// AnalyzeWith is Analyze with the policy's program table, through
+// the table's cache. The result may be shared: it must not be modified.
+func AnalyzeWith(src string, progs *Programs) Analysis {
+	if progs != nil && progs.shells != nil {
+		return progs.shells.analyze(src, func(src string) Analysis { return analyzeShellUncached(src, progs) })
+	}
+	return analyzeShellUncached(src, progs)
+}
+
+func analyzeShellUncached(src string, progs *Programs) Analysis {
+	var budget shBudget
+	a := shAnalyze(src, syntax.LangBash, 0, progs, &budget)
+	res := a.res
+	a.release()
+	return res
+}
+
+// placeUnder resolves the relative paths the command reads and writes
+// against the directory its chdir option names (git -C /etc … --output=x
+// writes /etc/x). A directory that is not a literal makes them unknown:
+// the command asks.
+func (u *progUse) placeUnder(dir shWord) {
+	relative := func(w shWord) bool {
+		x, home := globs.ExpandHome(w.text, "")
+		return !home && !path.IsAbs(x)
+	}
+	move := func(ws []shWord) {
+		for i, w := range ws {
+			if !relative(w) {
+				continue
+			}
+			if !dir.lit || !w.lit {
+				u.setAsk(u.spec.name + " works in " + dir.text + ", so " + w.text + " may be anywhere")
+				continue
+			}
+			ws[i] = shWord{text: path.Join(dir.text, w.text), lit: true}
+		}
+	}
+	move(u.reads)
+	move(u.writes)
+}
+
+// gitContentSubs are the git sub-commands that print the content of the
+// paths they are given: in the working tree (git diff .env, git diff
+// --no-index ~/.ssh/id_rsa /dev/null), or as committed (git show
+// HEAD:.env, git log -p -- .env).
+var gitContentSubs = map[string]bool{
+	"show": true, "log": true, "diff": true, "blame": true, "annotate": true, "grep": true,
+	"whatchanged": true, "cat-file": true, "archive": true, "diff-files": true, "diff-index": true,
+	"diff-tree": true, "format-patch": true, "shortlog": false,
+}
+
+// gitPaths records the paths a content-printing git sub-command reads:
+// every operand that looks like a path (gitLooksLikePath; all of them
+// under diff --no-index), the PATH of REV:PATH, and everything after --.
+// git grep's first operand is its pattern unless -e or -f gave one.
+func (u *progUse) gitPaths(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit || !gitContentSubs[w[u.global].text] {
+		return
+	}
+	sub := w[u.global].text
+	patternFirst := sub == "grep"
+	dashes, noIndex := false, false
+	if sub == "diff" {
+		for _, t := range w[u.global+1:] {
+			if t.lit && t.text == "--" {
+				break
+			}
+			noIndex = noIndex || t.lit && t.text == "--no-index"
+		}
+	}
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
+		if !dashes && t.lit && t.text == "--" {
+			dashes = true
+			continue
+		}
+		if !dashes && t.lit && strings.HasPrefix(t.text, "-") {
+			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
+				patternFirst = false
+			}
+			continue
+		}
+		if patternFirst && !dashes {
+			patternFirst = false
+			continue
+		}
+		if !dashes && t.lit {
+			if _, p, ok := strings.Cut(t.text, ":"); ok && !strings.Contains(t.text[:len(t.text)-len(p)-1], "/") {
+				// REV:PATH (HEAD:.env, :0:.env, :.env): the blob at PATH.
+				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
+				if p != "" {
+					u.reads = append(u.reads, shWord{text: p, lit: true})
+				}
+				continue
+			}
+		}
+		if dashes || noIndex || !t.lit && !gitLooksLikeRevision(t) || t.lit && gitLooksLikePath(t.text) {
+			u.reads = append(u.reads, t)
+		}
+	}
+}
+
+// gitLooksLikePath tells a git operand that names a file (.env,
+// config/x.yaml, ../x) from a revision (HEAD~1, main, a1b2c3, a..b, @{u}),
+// so that revisions are not listed as reads. A path without a dot or a
+// slash passes for a revision: git diff id_rsa in ~/.ssh is judged only by
+// its command rules.
+func gitLooksLikePath(s string) bool {
+	if s == "" || strings.ContainsAny(s, "~^@") || strings.Contains(s, "..") && !strings.HasPrefix(s, "../") {
+		return false
+	}
+	return strings.ContainsAny(s, "./")
+}
+
+// gitLooksLikeRevision tells a git operand built with an expansion that is
+// a revision expression by its literal text, as gitLooksLikePath does for
+// a literal one: "$(git rev-parse HEAD~5)..HEAD" and "$BASE...HEAD" are
+// ranges, "$REV^" and "$REV~2" ancestors, "$B@{u}" an upstream. Whatever
+// the expansion gives, git reads the word as a revision (a path only when
+// no revision resolves and a file of that whole name exists, as for a..b).
+func gitLooksLikeRevision(w shWord) bool {
+	var lit strings.Builder
+	for i, t := range w.g {
+		switch {
+		case t.Lit():
+			if t.R == '~' && i == 0 {
+				return false // ~/x: the home directory
+			}
+			lit.WriteRune(t.R)
+		default:
+			lit.WriteByte(0)
+		}
+	}
+	s := lit.String()
+	return strings.Contains(strings.ReplaceAll(s, "../", ""), "..") || strings.ContainsAny(s, "^") ||
+		strings.Contains(s, "@{") || strings.Contains(s[min(1, len(s)):], "~")
+}
+
+// jqFiles records the files jq's two-word options read: --rawfile NAME
+// FILE and --slurpfile NAME FILE (the table's grammar gives an option one
+// value, so the scan took FILE for an operand).
+func (u *progUse) jqFiles(w []shWord) {
+	for i := 1; i+2 < len(w); i++ {
+		if !w[i].lit {
+			continue
+		}
+		switch w[i].text {
+		case "--":
+			return
+		case "--rawfile", "--slurpfile":
+			u.reads = append(u.reads, w[i+2])
+			i += 2
+		}
+	}
+}
+
+// patchOperands judges Codex's apply_patch run as a command
+// (["apply_patch", "*** Begin Patch…"]): every path of the patch is a
+// write; a patch read from standard input (a here-document) cannot be seen.
+func (u *progUse) patchOperands() {
+	if len(u.operands) == 0 {
+		u.setAsk("apply_patch reads its patch from standard input, which the policy cannot see")
+		return
+	}
+	for _, op := range u.operands {
+		if !op.lit {
+			u.setAsk("apply_patch's patch is not a literal")
+			continue
+		}
+		files, bad := PatchPaths(op.text)
+		if bad != "" {
+			u.setAsk(bad)
+		}
+		for _, f := range files {
+			u.writes = append(u.writes, shWord{text: f.Path, lit: true})
+		}
+	}
+}

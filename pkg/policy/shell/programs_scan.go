@@ -1,0 +1,516 @@
+package shell
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// progUse is what one command does according to its program's entry: the
+// paths it reads and writes, the command lines it runs, and what makes it
+// ask.
+type progUse struct {
+	spec *progSpec
+	// global is the index of the first word after the global options.
+	global int
+	// sub is the sub-command's entry, when the program has one for it.
+	sub       *progSpec
+	reads     []shWord
+	writes    []shWord
+	runs      []progRun
+	ask       string // a reason that makes the command ask
+	recursive bool
+	inPlace   bool
+	pattern   bool // an option gave the pattern (grep -e)
+	stop      bool
+	unelevate bool
+	script    *shWord
+	// chdir is the directory an option moves the program to (git -C).
+	chdir *shWord
+	// operands are the words that are not options or option values.
+	operands []shWord
+	// seen are the options found, in order, for hooks (tar's mode); only
+	// recorded when record is set.
+	seen   []seenOption
+	record bool
+}
+
+// seenOption is one option found by the scan and its value.
+type seenOption struct {
+	opt   *progOption
+	value *shWord
+}
+
+// progRun is a command line an option runs.
+type progRun struct {
+	what  string // "tar --to-command"
+	value shWord
+}
+
+// option finds the entry of an option spelled name ("-o", "--output"),
+// looking in the sub-command's options first.
+func (u *progUse) option(name string) *progOption {
+	if u.sub != nil {
+		if o := u.sub.options[name]; o != nil {
+			return o
+		}
+	}
+	if o := u.spec.options[name]; o != nil {
+		return o
+	}
+	return u.spec.global[name]
+}
+
+// longOption resolves a long option as getopt_long does: an exact name, or
+// an unambiguous prefix of one (--outp → --output). When the prefix is
+// ambiguous, the first candidate with an effect is returned, so that an
+// option the program would refuse is judged by its most dangerous reading.
+func (u *progUse) longOption(name string) *progOption {
+	if o := u.option(name); o != nil {
+		return o
+	}
+	if len(name) < 3 {
+		return nil
+	}
+	var found *progOption
+	for _, longs := range [2][]string{u.subLongs(), u.spec.longs} {
+		for _, l := range longs {
+			if !strings.HasPrefix(l, name) {
+				continue
+			}
+			o := u.option(l)
+			if found == nil || found.effect == effNone && o.effect != effNone {
+				found = o
+			}
+		}
+	}
+	return found
+}
+
+// complete reports whether the entry that reads the options (the
+// sub-command's, else the program's) lists every option the program
+// accepts.
+func (u *progUse) complete() bool {
+	if u.sub != nil {
+		return u.sub.complete
+	}
+	return u.spec.complete
+}
+
+// progName names the program, with its sub-command, for messages.
+func (u *progUse) progName() string {
+	if u.sub != nil {
+		return u.sub.name
+	}
+	return u.spec.name
+}
+
+// notUnderstood is the reason a command asks when it uses a word its
+// program's complete entry does not list: the policy cannot know what the
+// word does, so it does not guess that it is harmless.
+func notUnderstood(prog, what, word string) string {
+	return "not understood: the program table does not know the " + what + " " + shQuoteShort(word) + " of " + prog
+}
+
+func (u *progUse) subLongs() []string {
+	if u.sub == nil {
+		return nil
+	}
+	return u.sub.longs
+}
+
+// dangerous reports whether the program has options that write, run or
+// ask, so that a word that may expand to an option matters.
+func (s *progSpec) dangerous() bool {
+	for _, m := range []map[string]*progOption{s.options} {
+		for _, o := range m {
+			switch o.effect {
+			case effWrite, effRun, effCode, effAsk, effInPlace, effScript:
+				return true
+			}
+		}
+	}
+	for _, sub := range s.subs {
+		if sub.dangerous() {
+			return true
+		}
+	}
+	return false
+}
+
+// scanProgram reads the words of a command by its program's entry: the
+// global options, the sub-command, the options (getopt style, or single
+// words for style single) and the operands, and records their effects.
+// firstOperandEnds stops the option scan at the first operand (python
+// SCRIPT ARGS…). Options the entry does not list make the command ask
+// when the entry is complete (it lists every option the program has), and
+// are skipped otherwise.
+func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
+	// Only the hooks that read the options found (tar's mode, sed's and
+	// awk's scripts) need them recorded: an append per option otherwise.
+	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk"
+	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
+	u.scanGlobal(w)
+	i := u.global
+	if spec.subs != nil && i < len(w) {
+		switch sub := spec.subs[w[i].text]; {
+		case !w[i].lit:
+			if spec.complete {
+				u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
+			}
+		case sub != nil:
+			u.sub = sub
+			i++
+		case spec.complete && (w[i].text == "" || w[i].text[0] != '-'):
+			u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
+		}
+	}
+	// Operands are kept only where something reads them (an allocation
+	// on the hot path otherwise).
+	keepOps := len(spec.operands) > 0 || u.sub != nil && len(u.sub.operands) > 0 || u.record
+	optionsDone := spec.style == styleNone
+	danger := -1 // unknown until needed
+	for ; i < len(w) && !u.stop; i++ {
+		t := &w[i]
+		s := t.text
+		if !t.lit && !optionsDone && mayBeOption(s) && (t.g == nil || globs.Intersects(t.g, dashRun)) {
+			if danger < 0 {
+				danger = 0
+				if spec.dangerous() {
+					danger = 1
+				}
+			}
+			if danger == 1 {
+				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something")
+			}
+		}
+		if s == "--" && t.lit && !optionsDone {
+			optionsDone = true
+			continue
+		}
+		if s != "" && s[0] == '+' && t.lit && !optionsDone {
+			if o := u.option("+"); o != nil {
+				u.apply(o, &shWord{text: s[1:], lit: true})
+				continue
+			}
+		}
+		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
+			if keepOps {
+				u.operands = append(u.operands, *t)
+			}
+			optionsDone = optionsDone || firstOperandEnds
+			continue
+		}
+		if spec.style == styleSingle || s[1] == '-' {
+			i = u.longWord(w, i)
+		} else {
+			i = u.shortCluster(w, i)
+		}
+	}
+	u.operandEffects()
+	return u
+}
+
+// scanGlobal skips the global options at the start of w (git -C DIR) and
+// applies the effects the entry gives them (git -c NAME=VALUE).
+func (u *progUse) scanGlobal(w []shWord) {
+	spec := u.spec
+	if len(spec.global) == 0 {
+		return
+	}
+	u.global = spec.globalEnd(w)
+	for i := 1; i < u.global; i++ {
+		name, val, hasVal := strings.Cut(w[i].text, "=")
+		o := spec.global[name]
+		if o == nil && len(name) > 2 && name[1] != '-' {
+			o, val, hasVal = spec.global[name[:2]], w[i].text[2:], true
+		}
+		if o == nil {
+			continue
+		}
+		v := shWord{text: val, lit: w[i].lit}
+		if !hasVal && o.value == valRequired && i+1 < u.global {
+			i++
+			v = w[i]
+		}
+		if eo := spec.options[o.name]; eo != nil {
+			u.apply(eo, &v)
+		}
+	}
+}
+
+// longWord reads the option word w[i] spelled --name[=value] (or -name
+// for style single) and returns the index of the last word it used.
+func (u *progUse) longWord(w []shWord, i int) int {
+	name, val, hasVal := strings.Cut(w[i].text, "=")
+	var o *progOption
+	if u.spec.style == styleSingle {
+		// Go's flag package takes -name and --name alike.
+		if o = u.option("-" + strings.TrimLeft(name, "-")); o == nil {
+			o = u.option(name)
+		}
+	} else {
+		o = u.longOption(name)
+	}
+	if o == nil {
+		if u.complete() {
+			u.setAsk(notUnderstood(u.progName(), "option", name))
+		}
+		return i
+	}
+	var v *shWord
+	switch {
+	case hasVal:
+		v = &shWord{text: val, lit: true}
+	case o.value == valRequired && i+1 < len(w):
+		i++
+		v = &w[i]
+	}
+	u.apply(o, v)
+	return i
+}
+
+// shortCluster reads the short options clustered in w[i] (-uo FILE,
+// -oFILE) and returns the index of the last word it used.
+func (u *progUse) shortCluster(w []shWord, i int) int {
+	s := w[i].text
+	for j := 1; j < len(s); j++ {
+		o := u.option("-" + s[j:j+1])
+		if o == nil {
+			if u.complete() {
+				u.setAsk(notUnderstood(u.progName(), "option", "-"+s[j:j+1]))
+			}
+			continue
+		}
+		if o.value == valNone {
+			u.apply(o, nil)
+			continue
+		}
+		var v *shWord
+		switch {
+		case j+1 < len(s):
+			v = &shWord{text: s[j+1:], lit: true}
+		case o.value == valRequired && i+1 < len(w):
+			i++
+			v = &w[i]
+		}
+		u.apply(o, v)
+		break
+	}
+	return i
+}
+
+// dashRun is the glob of the words that start with '-'.
+var dashRun = globs.Glob{{R: '-'}, globs.AnyRun}
+
+// mayBeOption reports whether the source text of a non-literal word may
+// expand to something starting with '-': anything but a word that starts
+// with literal text or the home directory.
+func mayBeOption(src string) bool {
+	s := strings.TrimLeft(src, `"`)
+	if s == "" {
+		return false
+	}
+	if _, home := globs.ExpandHome(s, ""); home {
+		return false
+	}
+	switch s[0] {
+	case '$', '`', '<':
+		return true
+	}
+	return s[0] == '-'
+}
+
+// apply records the effect of option o with value v (nil when it has
+// none).
+func (u *progUse) apply(o *progOption, v *shWord) {
+	if u.record {
+		u.seen = append(u.seen, seenOption{opt: o, value: v})
+	}
+	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
+		return
+	}
+	reason := o.reason
+	what := ""
+	switch o.effect {
+	case effRun, effCode, effAsk, effScript:
+		what = u.spec.name + " " + o.name // only where a message needs it
+	}
+	if v != nil && o.pathAfter != nil && (o.effect == effRead || o.effect == effWrite) {
+		v = o.pathWord(v)
+		if v == nil {
+			return
+		}
+	}
+	switch o.effect {
+	case effRead:
+		if v != nil {
+			u.reads = append(u.reads, *v)
+		}
+	case effWrite:
+		if v != nil {
+			u.writes = append(u.writes, *v)
+		}
+	case effRun:
+		if v != nil {
+			u.runs = append(u.runs, progRun{what: what, value: *v})
+		} else if u.ask == "" {
+			u.ask = what + " runs a program it is not told on the command line"
+		}
+	case effCode:
+		if reason == "" {
+			reason = what + " runs program text the policy cannot judge"
+		}
+		u.setAsk(reason)
+	case effAsk:
+		if reason == "" {
+			reason = what + " can make " + u.spec.name + " run or write something the policy cannot see"
+			if v != nil {
+				reason = what + " " + v.text + " can make " + u.spec.name + " run or write something the policy cannot see"
+			}
+		}
+		u.setAsk(reason)
+	case effRecursive:
+		u.recursive = true
+	case effInPlace:
+		u.inPlace = true
+	case effPattern:
+		u.pattern = true
+		if v != nil && o.name != "-e" && o.name != "--regexp" && o.name != "-E" {
+			// grep -f FILE: the pattern comes from a file it reads.
+			u.reads = append(u.reads, *v)
+		}
+	case effStop:
+		u.stop = true
+	case effUnelevate:
+		u.unelevate = true
+	case effChdir:
+		if v != nil {
+			if u.chdir != nil {
+				// git -C a -C b: each is relative to the one before.
+				j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
+				if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
+					j = *v
+				}
+				v = &j
+			}
+			u.chdir = v
+		}
+	case effScript:
+		if v != nil {
+			u.script = v
+		}
+	}
+}
+
+// pathWord returns the path a value of an option with pathAfter names
+// (curl -d @FILE: FILE), nil when a literal value names none. A value that
+// is not a literal may name any path: its path is unknown.
+func (o *progOption) pathWord(v *shWord) *shWord {
+	if !v.lit {
+		return &shWord{text: v.text, g: globs.Glob{globs.AnyRun}}
+	}
+	p, ok := o.pathOf(v.text)
+	if !ok {
+		return nil
+	}
+	return &shWord{text: p, lit: true}
+}
+
+func (u *progUse) setAsk(reason string) {
+	if u.ask == "" {
+		u.ask = reason
+	}
+}
+
+// operandEffects applies the entry's operand positions to the operands.
+func (u *progUse) operandEffects() {
+	specs := u.spec.operands
+	if u.sub != nil && u.sub.operands != nil {
+		specs = u.sub.operands
+	}
+	ops := u.operands
+	n := len(ops)
+	for _, sp := range specs {
+		e := sp.effect
+		if e == effRead && u.inPlace {
+			e = effWrite
+		}
+		var sel []shWord
+		switch sp.pos {
+		case posAll:
+			sel = ops
+		case posFirst:
+			if n > 0 {
+				sel = ops[:1]
+			}
+			if e == effPattern {
+				continue
+			}
+		case posLast:
+			if n > 0 {
+				sel = ops[n-1:]
+			}
+		case posRest:
+			if n > 1 {
+				sel = ops[1:]
+			}
+			if u.pattern && u.hasFirstPattern(specs) {
+				sel = ops
+			}
+		case posInit:
+			if n > 1 {
+				sel = ops[:n-1]
+			}
+		case posKey:
+			for _, o := range ops {
+				if v, ok := strings.CutPrefix(o.text, sp.key); ok && o.lit {
+					u.effectOn(e, shWord{text: v, lit: true}, u.spec.name+" "+sp.key)
+				}
+			}
+			continue
+		default:
+			if sp.pos <= n {
+				sel = ops[sp.pos-1 : sp.pos]
+			}
+		}
+		for _, o := range sel {
+			if sp.when != nil && !(o.lit && slices.ContainsFunc(sp.when, func(p string) bool {
+				return globs.Match(p, strings.ToLower(o.text))
+			})) {
+				continue
+			}
+			if sp.reason != "" && (e == effAsk || e == effCode) {
+				u.setAsk(sp.reason)
+				continue
+			}
+			u.effectOn(e, o, u.spec.name)
+		}
+	}
+}
+
+func (u *progUse) hasFirstPattern(specs []progOperand) bool {
+	for _, sp := range specs {
+		if sp.pos == posFirst && sp.effect == effPattern {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *progUse) effectOn(e effect, w shWord, what string) {
+	switch e {
+	case effRead:
+		u.reads = append(u.reads, w)
+	case effWrite:
+		u.writes = append(u.writes, w)
+	case effRun:
+		u.runs = append(u.runs, progRun{what: what, value: w})
+	case effCode:
+		u.setAsk(what + " runs program text the policy cannot judge")
+	case effAsk:
+		u.setAsk(what + " " + w.text + " can run or write something the policy cannot see")
+	}
+}

@@ -1,0 +1,1211 @@
+package shell
+
+import (
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// shMaxDepth bounds how deeply scripts given to sh -c (and the other
+// wrappers that run a script string) may nest before the analysis gives up.
+const shMaxDepth = 8
+
+// shMaxBraceWords bounds the words one brace expansion may produce, and
+// shMaxCallWords the words of one command after expansion; {1..1000000} is
+// not something a policy needs to enumerate.
+const (
+	shMaxBraceWords = 256
+	shMaxCallWords  = 4096
+)
+
+// shMaxCommands bounds the commands one analysis records, which keeps the
+// structural checks (pipelines, fork bombs) cheap on hostile input. No
+// agent needs a thousand commands in one tool call.
+const shMaxCommands = 1000
+
+// Parsers are reused: a *syntax.Parser is not safe for concurrent use, but
+// the syntax tree it returns does not alias parser memory (Parse resets its
+// allocation batches), so a parser goes back to the pool as soon as Parse
+// returns.
+type shParser struct {
+	p *syntax.Parser
+	r strings.Reader
+}
+
+var (
+	shBashParsers = sync.Pool{New: func() any {
+		return &shParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))}
+	}}
+	shZshParsers = sync.Pool{New: func() any {
+		return &shParser{p: syntax.NewParser(syntax.Variant(syntax.LangZsh))}
+	}}
+	shPOSIXParsers = sync.Pool{New: func() any {
+		return &shParser{p: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))}
+	}}
+	// shAnalyzers holds the scratch state of finished analyses.
+	shAnalyzers = sync.Pool{New: func() any { return new(shAnalyzer) }}
+)
+
+// shParse parses src in the given dialect.
+func shParse(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	pool := &shBashParsers
+	switch lang {
+	case syntax.LangZsh:
+		pool = &shZshParsers
+	case syntax.LangPOSIX:
+		pool = &shPOSIXParsers
+	}
+	sp := pool.Get().(*shParser)
+	sp.r.Reset(src)
+	f, err := sp.p.Parse(&sp.r, "")
+	sp.r.Reset("")
+	pool.Put(sp)
+	return f, err
+}
+
+// Analyze parses src as a bash script and returns every simple command
+// and write redirection it contains, anywhere in the tree, with wrappers
+// (env, sudo, timeout, xargs, find -exec, sh -c…) seen through, quotes
+// removed, and the critical patterns found. It never splits strings itself:
+// the script is parsed with mvdan.cc/sh.
+//
+// The result is what the policy judges: see [Analysis] for the meaning
+// of each field. A script that cannot be parsed, is empty, or runs something
+// the analysis cannot see (eval, a non-literal command name, a background
+// job…) has a non-empty Unanalysable reason, and is never allowed.
+//
+// Analyze is safe for concurrent use.
+func Analyze(src string) Analysis {
+	var budget shBudget
+	a := shAnalyze(src, syntax.LangBash, 0, BuiltinPrograms(), &budget)
+	res := a.res
+	a.release()
+	return res
+}
+
+// shAnalyze parses and analyses one script at the given nesting depth. The
+// caller releases the analyzer once it has read res and info.
+func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget) *shAnalyzer {
+	a := shAnalyzers.Get().(*shAnalyzer)
+	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
+	a.posix = lang == syntax.LangPOSIX
+	if r := shScreenInput(src); r != "" {
+		a.res.Unanalysable, a.res.Unprefixable = r, r
+		return a
+	}
+	if r := budget.prescreen(src); r != "" {
+		a.res.Unanalysable, a.res.Unprefixable = r, r
+		return a
+	}
+	f, err := shParse(src, lang)
+	if err != nil && lang == syntax.LangPOSIX {
+		// Not POSIX sh (dash refuses it too): still unanalysable, but the
+		// bash reading finds the safety patterns and deny rules' commands.
+		if bf, berr := shParse(src, syntax.LangBash); berr == nil {
+			a.run(bf)
+			a.res.Unanalysable = "cannot parse shell command as POSIX sh: " + err.Error()
+			return a
+		}
+	}
+	if err != nil {
+		a.res.Unanalysable = "cannot parse shell command: " + err.Error()
+		return a
+	}
+	a.run(f)
+	return a
+}
+
+// release returns the analyzer's scratch slices to the pool; the result
+// (res, and the words arena it points into) is the caller's.
+func (a *shAnalyzer) release() {
+	if cap(a.stack) > shPoolLimit || cap(a.info) > shPoolLimit || cap(a.substs) > shPoolLimit ||
+		cap(a.pipes) > shPoolLimit || cap(a.funcs) > shPoolLimit || cap(a.scratch) > shPoolLimit {
+		return // hostile input grew it: let the garbage collector have it
+	}
+	clear(a.stack[:cap(a.stack)])
+	clear(a.pipes[:cap(a.pipes)])
+	clear(a.funcs[:cap(a.funcs)])
+	clear(a.scratch[:cap(a.scratch)])
+	*a = shAnalyzer{
+		info:    a.info[:0],
+		stack:   a.stack[:0],
+		substs:  a.substs[:0],
+		pipes:   a.pipes[:0],
+		funcs:   a.funcs[:0],
+		scratch: a.scratch[:0],
+	}
+	shAnalyzers.Put(a)
+}
+
+// shPoolLimit is the largest scratch slice kept for reuse.
+const shPoolLimit = 1024
+
+// shSpan is a byte range of the analysed source.
+type shSpan struct{ start, end uint }
+
+func shSpanOf(n syntax.Node) shSpan {
+	return shSpan{n.Pos().Offset(), n.End().Offset()}
+}
+
+func (s shSpan) contains(o shSpan) bool { return s.start <= o.start && o.end <= s.end }
+
+// shCmdInfo is what the structural checks (pipelines, fork bombs) need to
+// know about an emitted command; it parallels Analysis.Commands.
+type shCmdInfo struct {
+	// span is the statement the command came from. Commands of a nested
+	// script (sh -c '…') carry the span of the statement that ran it.
+	span shSpan
+	// stdinProgram: the command runs a program it reads from standard
+	// input (sh with no script, python -).
+	stdinProgram bool
+	// executor: the command runs code given to it as an argument, a file
+	// or a substitution (shells, eval, source, interpreters).
+	executor bool
+	// piped: the command runs as a stage of a pipeline or in the
+	// background.
+	piped bool
+}
+
+// shAnalyzer walks one parsed script.
+type shAnalyzer struct {
+	src   string
+	depth int
+	progs *Programs // the program table (programs.go)
+	// posix is set for scripts of sh, dash and the like, parsed as POSIX
+	// sh: dash leaves braces literal where bash (and bash as sh) expands
+	// them, so both readings are judged (shPosixBraces).
+	posix bool
+	res   Analysis
+	info  []shCmdInfo
+
+	stack   []syntax.Node // the nodes being visited, outermost first
+	piping  int           // pipelines and background statements on the stack
+	cur     shSpan        // the statement of the call being resolved
+	substs  []shSpan      // command and process substitutions
+	pipes   []*syntax.BinaryCmd
+	funcs   []*syntax.FuncDecl
+	scratch []shWord // the words of the call being resolved
+
+	// arena backs the Words of emitted commands: one allocation serves
+	// several commands. It belongs to the result, never to the pool.
+	arena []string
+
+	// budget is the work left to the whole analysis, nested scripts
+	// included (shell_input.go).
+	budget *shBudget
+
+	// What the script tells about its variables (shell_code.go).
+	safeAt  map[string]uint // first offset of a numeric assignment
+	tainted map[string]bool // assigned a value the analysis does not know
+	// loops are the for loops over literal words whose variable nothing
+	// else in the script sets (shell_code.go).
+	loops []shLoop
+	// varVals are the literal values plain assignments of the script give
+	// each variable (f=~/.ssh/id_rsa), for the reads of "$f".
+	varVals   map[string][]shWord
+	intVars   map[string]bool // declared -i
+	arithUses []shArithUse
+	// cds are the directory changes of the script (shell_paths.go).
+	cds []shCd
+}
+
+// shWord is one word of a command after quote removal.
+type shWord struct {
+	// text is the word after quote removal when lit, else its source text.
+	text string
+	// lit is true when the word has no expansion: no $var, $(…), $((…)),
+	// <(…) or extended glob.
+	lit bool
+	// glob is true when an unquoted *, ? or [...] makes the shell expand
+	// the word as a pathname pattern.
+	glob bool
+	// g describes the strings the word can stand for when it is not a
+	// plain literal (an expansion, a pattern, ~user); nil otherwise.
+	g globs.Glob
+	// vanish: the word may expand to no word at all (an unquoted $x that
+	// is empty, "$@").
+	vanish bool
+	// alts are the literal values the word takes, when it is the variable
+	// of an enclosing for loop over literal words (for f in a b; do wc
+	// "$f"; done): the command is judged once per value.
+	alts []string
+}
+
+// shFrame is the context a command is resolved in: the wrappers already
+// seen through and what they imply.
+type shFrame struct {
+	wrappers []string
+	elevated bool
+	// unanalysable is inherited by the command finally run (an
+	// assignment to PATH makes whatever runs next unknowable).
+	unanalysable string
+	// placeholder is the text xargs -I or find -exec replaces with input
+	// the policy cannot see ("{}"); "" when there is none.
+	placeholder string
+	// feeder names what replaces placeholder ("xargs", "find").
+	feeder string
+}
+
+// withWrapper returns a copy of fr with name appended to its wrappers; the
+// copy never shares its backing array with fr, so sibling branches (two
+// find -exec clauses) cannot overwrite each other.
+func (fr shFrame) withWrapper(name string) shFrame {
+	w := make([]string, len(fr.wrappers), len(fr.wrappers)+1)
+	copy(w, fr.wrappers)
+	fr.wrappers = append(w, name)
+	return fr
+}
+
+func (a *shAnalyzer) run(f *syntax.File) {
+	if len(f.Stmts) == 0 {
+		a.res.Unanalysable = "empty command"
+		a.res.Unprefixable = "empty command"
+		return
+	}
+	a.res.Commands = make([]Command, 0, 4)
+	syntax.Walk(f, a.visit)
+	if a.budget.spent() {
+		a.setUnanalysable(shTooComplex)
+		a.setUnprefixable(shTooComplex)
+		return
+	}
+	a.finishCode()
+	a.finishCds()
+	a.checkForkBombs()
+	a.checkFetchExecute()
+}
+
+func (a *shAnalyzer) visit(n syntax.Node) bool {
+	if !a.budget.take(1) {
+		return false
+	}
+	if n == nil {
+		if shPiping(a.stack[len(a.stack)-1]) {
+			a.piping--
+		}
+		a.stack = a.stack[:len(a.stack)-1]
+		return true
+	}
+	switch n := n.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		// Leaves that hold no command: skipping them (and plain words made
+		// of them) spares the walk half its calls. Returning false here
+		// means Walk sends no closing nil, so nothing is pushed.
+		return false
+	case *syntax.Word:
+		if shPlainWord(n) {
+			return false
+		}
+	}
+	a.stack = append(a.stack, n)
+	if shPiping(n) {
+		a.piping++
+	}
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		if n.Background || n.Coprocess || n.Disown {
+			a.setBackground("runs a command in the background")
+		}
+	case *syntax.CallExpr:
+		a.call(n)
+	case *syntax.DeclClause:
+		a.decl(n)
+		a.codeNode(n)
+	case *syntax.CoprocClause:
+		a.setBackground("runs a coprocess in the background")
+	case *syntax.CmdSubst:
+		a.substs = append(a.substs, shSpanOf(n))
+		if n.Backquotes {
+			a.setUnprefixable("backtick command substitution runs a command the prefix check cannot vet")
+		} else {
+			a.setUnprefixable("command substitution $(…) runs a command the prefix check cannot vet")
+		}
+	case *syntax.ProcSubst:
+		a.substs = append(a.substs, shSpanOf(n))
+		a.setUnprefixable("process substitution <(…) or >(…) runs a command the prefix check cannot vet")
+	case *syntax.BinaryCmd:
+		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+			a.pipes = append(a.pipes, n)
+		}
+	case *syntax.FuncDecl:
+		a.funcs = append(a.funcs, n)
+	case *syntax.Redirect:
+		a.redirect(n)
+	case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop,
+		*syntax.ParamExp, *syntax.Assign, *syntax.UnaryTest, *syntax.BinaryTest:
+		a.codeNode(n)
+	case *syntax.ForClause:
+		a.codeNode(n)
+	}
+	return true
+}
+
+// shPlainWord reports whether w is made only of literal text, plain or
+// single-quoted: a word with nothing inside for the walk to find.
+func shPlainWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// shPiping reports the nodes whose commands run concurrently with others:
+// pipelines and background statements.
+func shPiping(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.BinaryCmd:
+		return n.Op == syntax.Pipe || n.Op == syntax.PipeAll
+	case *syntax.Stmt:
+		return n.Background || n.Coprocess || n.Disown
+	}
+	return false
+}
+
+// full reports whether the analysis holds as many commands as it may; it
+// then marks the script unanalysable.
+func (a *shAnalyzer) full() bool {
+	if len(a.res.Commands) < shMaxCommands {
+		return false
+	}
+	a.setUnanalysable("the script has too many commands to analyse")
+	return true
+}
+
+func (a *shAnalyzer) setUnprefixable(reason string) {
+	if a.res.Unprefixable == "" {
+		a.res.Unprefixable = reason
+	}
+}
+
+func (a *shAnalyzer) setUnanalysable(reason string) {
+	if a.res.Unanalysable == "" {
+		a.res.Unanalysable = reason
+	}
+}
+
+func (a *shAnalyzer) setBackground(reason string) {
+	a.setUnanalysable(reason)
+	a.setUnprefixable(reason)
+}
+
+func (a *shAnalyzer) addSafety(reason string) {
+	for _, s := range a.res.Safety {
+		if s == reason {
+			return
+		}
+	}
+	a.res.Safety = append(a.res.Safety, reason)
+}
+
+// enclosingStmt returns the statement holding the node on top of the stack.
+func (a *shAnalyzer) enclosingStmt() *syntax.Stmt {
+	for i := len(a.stack) - 1; i >= 0; i-- {
+		if s, ok := a.stack[i].(*syntax.Stmt); ok {
+			return s
+		}
+	}
+	return nil
+}
+
+// source returns the source text of n, or "" when its positions fall
+// outside the source (nodes made up by SplitBraces).
+func (a *shAnalyzer) source(n syntax.Node) string {
+	s, e := n.Pos().Offset(), n.End().Offset()
+	if s > e || e > uint(len(a.src)) {
+		return ""
+	}
+	return a.src[s:e]
+}
+
+func (a *shAnalyzer) call(c *syntax.CallExpr) {
+	if st := a.enclosingStmt(); st != nil {
+		a.cur = shSpanOf(st)
+	}
+	if len(c.Args) == 0 {
+		// FOO=1 alone only sets a shell variable; only variables that
+		// change what later commands run matter.
+		for _, as := range c.Assigns {
+			if as.Name != nil && shExecVar(as.Name.Value) {
+				text := a.source(as)
+				a.emit([]shWord{{text: text, lit: true}}, shFrame{},
+					shExecVarReason(as.Name.Value), shCmdInfo{})
+			}
+		}
+		return
+	}
+	words, ok := a.words(c.Args)
+	var fr shFrame
+	// The time keyword: TimeClause → Stmt → CallExpr on the stack.
+	if n := len(a.stack); n >= 3 {
+		if _, ok := a.stack[n-3].(*syntax.TimeClause); ok {
+			fr.wrappers = append(fr.wrappers, "time")
+		}
+	}
+	for _, as := range c.Assigns {
+		fr.wrappers = append(fr.wrappers, a.source(as))
+		if as.Name != nil && shExecVar(as.Name.Value) && fr.unanalysable == "" {
+			fr.unanalysable = shExecVarReason(as.Name.Value)
+		}
+	}
+	litFr := fr
+	litFr.wrappers = slices.Clone(fr.wrappers)
+	switch {
+	case !ok:
+		a.emit(words, fr, "brace expansion is too large to analyse", shCmdInfo{})
+	case slices.ContainsFunc(words, func(w shWord) bool { return w.alts != nil }):
+		a.resolveEachValue(words, fr)
+	default:
+		a.resolve(words, fr)
+	}
+	if a.posix && slices.ContainsFunc(c.Args, shHasBraces) {
+		// dash runs the words with their braces where bash, and bash
+		// as sh, expands them: the literal reading is judged too, as a
+		// command of its own (words and frame of its own: resolve keeps
+		// them).
+		lit := make([]shWord, 0, len(c.Args))
+		for _, w := range c.Args {
+			lit = append(lit, a.word(w))
+		}
+		a.resolve(lit, litFr)
+	}
+}
+
+// decl handles declare, export, local, readonly, typeset and nameref: like
+// plain assignments they run nothing, so they only produce a command when
+// they set a variable that changes what later commands run.
+func (a *shAnalyzer) decl(d *syntax.DeclClause) {
+	if st := a.enclosingStmt(); st != nil {
+		a.cur = shSpanOf(st)
+	}
+	for _, as := range d.Args {
+		if as.Name == nil || as.Naked || !shExecVar(as.Name.Value) {
+			continue
+		}
+		words := []shWord{{text: d.Variant.Value, lit: true}, {text: a.source(as), lit: true}}
+		a.emit(words, shFrame{}, shExecVarReason(as.Name.Value), shCmdInfo{})
+	}
+}
+
+// words returns the words of args after quote removal and brace expansion.
+// ok is false when a brace expansion is too large to enumerate; words then
+// holds the unexpanded words.
+func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
+	words = slices.Grow(a.scratch[:0], len(args))
+	defer func() { a.scratch = words[:0] }()
+	ok = true
+	for _, w := range args {
+		if shHasBraces(w) && ok {
+			exp, fine := a.expandBraces(w)
+			if fine && len(words)+len(exp) <= shMaxCallWords {
+				words = append(words, exp...)
+				continue
+			}
+			ok = false
+		}
+		words = append(words, a.word(w))
+	}
+	return words, ok
+}
+
+// word returns w after quote removal.
+func (a *shAnalyzer) word(w *syntax.Word) shWord {
+	if len(a.loops) > 0 {
+		if vals := a.loopValues(w); vals != nil {
+			return shWord{text: a.source(w), g: globs.Glob{globs.AnyRun}, alts: vals}
+		}
+	}
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') && !shTildeUser(l.Value) {
+			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
+			if sw.glob {
+				sw.g = a.shGlobOfWord(w)
+			}
+			return sw
+		}
+	}
+	var b strings.Builder
+	sw := shWord{lit: true}
+	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
+		return shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
+	}
+	sw.text = b.String()
+	if sw.glob {
+		sw.g = a.shGlobOfWord(w)
+	}
+	return sw
+}
+
+// shTildeUser reports an unquoted literal starting with ~user, ~+ or ~-:
+// a directory the analysis cannot know (~ and ~/ are the home directory).
+func shTildeUser(v string) bool {
+	return len(v) > 1 && v[0] == '~' && v[1] != '/'
+}
+
+func shTildeUserWord(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && shTildeUser(l.Value)
+}
+
+// shUnquoteParts appends the quote-removed text of parts to b; it returns
+// false as soon as a part is not literal. glob is set when an unquoted
+// literal holds a pathname pattern.
+func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, glob *bool) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if inDouble {
+				shUnescapeDouble(b, p.Value)
+			} else {
+				if !*glob && shHasGlob(p.Value) {
+					*glob = true
+				}
+				shUnescape(b, p.Value)
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				shDecodeANSIC(b, p.Value)
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			if !shUnquoteParts(b, p.Parts, true, glob) {
+				return false
+			}
+		case *syntax.CmdSubst:
+			out, ok := shKnownOutput(p)
+			if !ok || !inDouble {
+				return false
+			}
+			b.WriteString(out)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// shKnownOutput returns what a command substitution prints when the
+// analysis knows it from the text alone: "$(cat <<'EOF' … EOF)" prints the
+// here-document (Claude Code's commit-message idiom), with the trailing
+// newlines a substitution drops. Only a lone cat with no operands reading
+// a here-document whose delimiter is quoted (so nothing in it expands)
+// qualifies; the cat is judged as a command all the same.
+func shKnownOutput(cs *syntax.CmdSubst) (string, bool) {
+	if len(cs.Stmts) != 1 || len(cs.Last) > 0 {
+		return "", false
+	}
+	st := cs.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(call.Args) != 1 ||
+		len(st.Redirs) != 1 || st.Redirs[0].Op != syntax.Hdoc || st.Redirs[0].Hdoc == nil {
+		return "", false
+	}
+	if name, ok := shLitWord(call.Args[0]); !ok || name != "cat" {
+		return "", false
+	}
+	r := st.Redirs[0]
+	quoted := false // bash expands the body unless the delimiter is quoted
+	for _, part := range r.Word.Parts {
+		switch part := part.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.ContainsRune(part.Value, '\\')
+		}
+	}
+	if !quoted {
+		return "", false
+	}
+	var body strings.Builder
+	for _, part := range r.Hdoc.Parts {
+		l, ok := part.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		body.WriteString(l.Value)
+	}
+	return strings.TrimRight(body.String(), "\n"), true
+}
+
+// shLitWord returns the text of a word that is one plain literal.
+func shLitWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || strings.ContainsAny(l.Value, "\\*?[") {
+		return "", false
+	}
+	return l.Value, true
+}
+
+// shUnescape removes the backslashes of an unquoted literal: \x is x.
+func shUnescape(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+}
+
+// shUnescapeDouble removes the backslashes that quote removal removes
+// inside double quotes: before $, `, ", \ and newline only.
+func shUnescapeDouble(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+}
+
+// shHasGlob reports whether an unquoted literal holds an unescaped
+// pathname pattern: *, ?, or [ with a closing ].
+func shHasGlob(s string) bool {
+	open := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return true
+		case '[':
+			open = true
+		case ']':
+			if open {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shDecodeANSIC decodes the body of a $'…' string as bash does.
+func shDecodeANSIC(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			} else {
+				b.WriteString(`\c`)
+			}
+		case 'x', 'u', 'U':
+			maxDigits := 2
+			switch e {
+			case 'u':
+				maxDigits = 4
+			case 'U':
+				maxDigits = 8
+			}
+			j := i + 1
+			for j < len(s) && j-i-1 < maxDigits && shIsHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(v))
+			} else {
+				b.WriteRune(rune(v))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b.WriteByte(byte(v))
+			i = j - 1
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+}
+
+func shIsHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// shHasBraces is the cheap test before brace expansion: an unquoted
+// literal part holding '{'.
+func shHasBraces(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// expandBraces performs bash brace expansion on w ({a,b}, {1..3}), which
+// the parser leaves as literal text, so that `{rm,-rf,/}` is seen as the
+// three words bash runs. ok is false when the expansion would exceed
+// shMaxBraceWords.
+func (a *shAnalyzer) expandBraces(w *syntax.Word) (words []shWord, ok bool) {
+	cp := *w
+	if !syntax.SplitBraces(&cp) {
+		return []shWord{a.word(w)}, true
+	}
+	alts, ok := shExpandParts(cp.Parts)
+	if !ok {
+		return nil, false
+	}
+	words = make([]shWord, 0, len(alts))
+	for _, parts := range alts {
+		var b strings.Builder
+		sw := shWord{lit: true}
+		if !shUnquoteParts(&b, parts, false, &sw.glob) {
+			// The expansion holds a $var or $(…): keep the word whole.
+			return []shWord{{text: a.source(w), g: a.shGlobOfWord(w)}}, true
+		}
+		sw.text = b.String()
+		if sw.text == "" {
+			continue // bash drops words that expand to nothing
+		}
+		if alt := (&syntax.Word{Parts: parts}); sw.glob || shTildeUserWord(alt) {
+			sw.g = a.shGlobOfWord(alt)
+			sw.lit = !shTildeUserWord(alt)
+		}
+		words = append(words, sw)
+	}
+	if len(words) == 0 {
+		return []shWord{{text: "", lit: true}}, true
+	}
+	return words, true
+}
+
+// shExpandParts returns every alternative sequence of parts that the brace
+// expansions in parts produce.
+func shExpandParts(parts []syntax.WordPart) ([][]syntax.WordPart, bool) {
+	alts := [][]syntax.WordPart{nil}
+	for _, p := range parts {
+		be, ok := p.(*syntax.BraceExp)
+		if !ok {
+			for i := range alts {
+				alts[i] = append(alts[i], p)
+			}
+			continue
+		}
+		var opts [][]syntax.WordPart
+		if be.Sequence {
+			seq, ok := shBraceSequence(be)
+			if !ok {
+				return nil, false
+			}
+			for _, s := range seq {
+				opts = append(opts, []syntax.WordPart{&syntax.Lit{Value: s}})
+			}
+		} else {
+			for _, e := range be.Elems {
+				sub, ok := shExpandParts(e.Parts)
+				if !ok {
+					return nil, false
+				}
+				opts = append(opts, sub...)
+			}
+		}
+		if len(alts)*len(opts) > shMaxBraceWords {
+			return nil, false
+		}
+		next := make([][]syntax.WordPart, 0, len(alts)*len(opts))
+		for _, a := range alts {
+			for _, o := range opts {
+				n := make([]syntax.WordPart, 0, len(a)+len(o))
+				n = append(append(n, a...), o...)
+				next = append(next, n)
+			}
+		}
+		alts = next
+	}
+	return alts, true
+}
+
+// shBraceSequence expands {x..y[..step]} over integers or single letters.
+func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
+	if len(be.Elems) < 2 || len(be.Elems) > 3 {
+		return nil, false
+	}
+	lit := func(i int) string { return be.Elems[i].Lit() }
+	from, to := lit(0), lit(1)
+	step := 1
+	if len(be.Elems) == 3 {
+		s, err := strconv.Atoi(lit(2))
+		if err != nil {
+			return nil, false
+		}
+		if s < 0 {
+			s = -s
+		}
+		if s != 0 {
+			step = s
+		}
+	}
+	if x, err1 := strconv.Atoi(from); err1 == nil {
+		y, err2 := strconv.Atoi(to)
+		// Bounds keep max(x, y)-min(x, y) from overflowing.
+		if err2 != nil || x < -1e9 || x > 1e9 || y < -1e9 || y > 1e9 {
+			return nil, false
+		}
+		n := (max(x, y) - min(x, y)) / step
+		if n >= shMaxBraceWords {
+			return nil, false
+		}
+		out := make([]string, 0, n+1)
+		for i := 0; i <= n; i++ {
+			v := x + i*step
+			if y < x {
+				v = x - i*step
+			}
+			out = append(out, strconv.Itoa(v))
+		}
+		return out, true
+	}
+	if utf8.RuneCountInString(from) == 1 && utf8.RuneCountInString(to) == 1 && len(from) == 1 && len(to) == 1 {
+		x, y := int(from[0]), int(to[0])
+		var out []string
+		for i := 0; i <= (max(x, y)-min(x, y))/step; i++ {
+			v := x + i*step
+			if y < x {
+				v = x - i*step
+			}
+			out = append(out, string(rune(v)))
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// emit records the command words run in the frame fr. reason, when not
+// empty, makes the command unanalysable.
+func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdInfo) {
+	if a.full() {
+		return
+	}
+	c := Command{
+		Words:    a.allocWords(len(words)),
+		Elevated: fr.elevated,
+	}
+	for i, w := range words {
+		c.Words[i] = w.text
+	}
+	if len(fr.wrappers) > 0 {
+		c.Wrappers = append([]string(nil), fr.wrappers...)
+	}
+	name := words[0]
+	switch {
+	case !name.lit:
+		c.Name = name.text
+		c.Unanalysable = "command name is not a literal: " + name.text
+	case name.glob:
+		c.Name = name.text
+		c.Unanalysable = "command name is a pathname pattern the shell expands: " + name.text
+	case name.text == "":
+		c.Unanalysable = "command name is empty"
+	case strings.ContainsAny(name.text, " \t\n"):
+		// Patterns match words joined by spaces: a name with a space in it
+		// would pass for a command and its arguments.
+		c.Name = name.text
+		c.Unanalysable = "command name contains whitespace: " + strconv.Quote(name.text)
+	default:
+		c.Name = path.Base(name.text)
+		c.PathQualified = strings.Contains(name.text, "/")
+	}
+	if c.Unanalysable == "" {
+		c.Unanalysable = reason
+	}
+	if c.Unanalysable == "" {
+		c.Unanalysable = fr.unanalysable
+	}
+	if c.Unanalysable == "" && fr.placeholder != "" && strings.Contains(name.text, fr.placeholder) {
+		c.Unanalysable = "command name comes from the input of " + fr.feeder + ": " + name.text
+	}
+	if c.Unanalysable == "" {
+		c.Unanalysable = shBuiltinUnanalysable(c.Words)
+	}
+	c.Foreign = reason != "" && c.Unanalysable == reason && ForeignShells[c.Name]
+	c.Globs, c.BaseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
+	if info.executor && shRunsUnknownCode(reason) {
+		// bash -c "$CMD", eval "$x": the code is a value the agent chose;
+		// it could be any command, so every deny and ask rule could match.
+		c.Globs, c.BaseGlobs, c.UnknownCode = []globs.Glob{{globs.AnyRun}}, nil, true
+	}
+	info.span = a.cur
+	info.piped = a.piping > 0
+	a.res.Commands = append(a.res.Commands, c)
+	a.info = append(a.info, info)
+	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
+	a.programEffects(len(a.res.Commands)-1, words, fr)
+	a.builtinCode(words)
+}
+
+// allocWords returns a slice of n strings carved from the arena.
+func (a *shAnalyzer) allocWords(n int) []string {
+	if cap(a.arena)-len(a.arena) < n {
+		a.arena = make([]string, 0, max(16, n))
+	}
+	l := len(a.arena)
+	a.arena = a.arena[:l+n]
+	return a.arena[l : l+n : l+n]
+}
+
+// writeTarget records a write of the file named by w (a redirection, a tee
+// operand, find -fprint…) as a Redirect entry, unless w names a sink that
+// is not a file (/dev/null, /dev/stderr, /dev/fd/2…).
+func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
+	if a.full() {
+		return
+	}
+	c := Command{Redirect: true, Target: w.text, Elevated: fr.elevated}
+	if len(fr.wrappers) > 0 {
+		c.Wrappers = append([]string(nil), fr.wrappers...)
+	}
+	c.Globs = a.targetGlobs(w)
+	if !w.lit {
+		c.Unanalysable = "redirect target is not a literal: " + w.text
+	} else if w.g != nil {
+		// bash expands a pattern in a redirection when it names exactly
+		// one file: which file is not known.
+		c.Unanalysable = "redirect target is a pathname pattern: " + w.text
+	} else if w.text == "" {
+		// bash refuses it ("ambiguous redirect"); there is no path to judge.
+		a.setUnanalysable("redirect target is empty")
+		c.Unanalysable = "redirect target is empty"
+	} else {
+		clean := path.Clean(w.text)
+		if shHarmlessSink(clean) {
+			return
+		}
+		if r := shProtectedWrite(clean); r != "" {
+			a.addSafety(r)
+		} else if strings.HasPrefix(clean, "/dev/") {
+			a.addSafety("writes to the device " + clean)
+		}
+	}
+	if w.g != nil {
+		if r := shProtectedWriteGlob(w.g); r != "" {
+			a.addSafety(r)
+		}
+	}
+	a.res.Commands = append(a.res.Commands, c)
+	a.info = append(a.info, shCmdInfo{span: a.cur})
+}
+
+// redirect records a redirection that writes or reads a file.
+func (a *shAnalyzer) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.RdrIn:
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
+		return
+	case syntax.DplIn:
+		if l := r.Word.Lit(); l == "-" || shAllDigits(l) {
+			return
+		}
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
+		return
+	case syntax.RdrInOut:
+		if st := a.enclosingStmt(); st != nil {
+			a.cur = shSpanOf(st)
+		}
+		for _, w := range a.targetWords(r.Word) {
+			a.readTarget(w)
+		}
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+	case syntax.DplOut:
+		// >&2 and >&- duplicate or close a descriptor; >&file (bash) is
+		// &>file.
+		if l := r.Word.Lit(); l == "-" || shAllDigits(l) {
+			return
+		}
+	default:
+		return
+	}
+	if st := a.enclosingStmt(); st != nil {
+		a.cur = shSpanOf(st)
+	}
+	for _, w := range a.targetWords(r.Word) {
+		a.writeTarget(w, shFrame{})
+	}
+}
+
+// targetWords returns the words a redirection target expands to: bash
+// brace-expands it (> .e{n..n}v writes .env; two words or more are an
+// "ambiguous redirect" it refuses, judged all the same).
+//
+// In a POSIX sh script the literal target is added: dash opens the name
+// with its braces, bash as sh the expansion.
+func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
+	if shHasBraces(w) {
+		if exp, ok := a.expandBraces(w); ok {
+			out := slices.Clone(exp)
+			if a.posix {
+				out = append(out, a.word(w))
+			}
+			return out
+		}
+		return []shWord{{text: a.source(w), g: globs.Glob{globs.AnyRun}}}
+	}
+	return []shWord{a.word(w)}
+}
+
+func shAllDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// shHarmlessSink reports the cleaned redirect targets that are not files.
+func shHarmlessSink(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/dev/fd/")
+	return ok && shAllDigits(rest)
+}
+
+// nested analyses script, a literal script that the command in frame fr
+// runs (sh -c, su -c, trap, watch…), and appends its commands as if they
+// were run through wrapper. lang is the dialect to parse it in.
+func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, wrapper string) {
+	if a.depth+1 > shMaxDepth {
+		a.setUnanalysable("scripts are nested too deeply to analyse")
+		return
+	}
+	if fr.placeholder != "" && strings.Contains(script, fr.placeholder) {
+		// xargs -I{} sh -c 'echo {}': the input becomes script text.
+		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
+			", which " + fr.feeder + " replaces with input the policy cannot see")
+	}
+	in := shAnalyze(script, lang, a.depth+1, a.progs, a.budget)
+	defer in.release()
+	label := wrapper + " script: "
+	if in.res.Unanalysable != "" {
+		a.setUnanalysable(label + in.res.Unanalysable)
+	}
+	if in.res.Unprefixable != "" {
+		a.setUnprefixable(label + in.res.Unprefixable)
+	}
+	for _, s := range in.res.Safety {
+		a.addSafety(s)
+	}
+	for i, c := range in.res.Commands {
+		w := make([]string, 0, len(fr.wrappers)+1+len(c.Wrappers))
+		w = append(append(append(w, fr.wrappers...), wrapper), c.Wrappers...)
+		c.Wrappers = w
+		c.Elevated = c.Elevated || fr.elevated
+		if c.Unanalysable == "" {
+			c.Unanalysable = fr.unanalysable
+		}
+		if a.full() {
+			return
+		}
+		info := in.info[i]
+		info.span = a.cur
+		info.piped = info.piped || a.piping > 0
+		a.res.Commands = append(a.res.Commands, c)
+		a.info = append(a.info, info)
+	}
+}
+
+// shMayVanish reports whether an expanded word may become no word at all:
+// it holds no literal text and every expansion in it is unquoted or "$@".
+func shMayVanish(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if p.Value != "" {
+				return false
+			}
+		case *syntax.SglQuoted:
+			return false
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				pe, ok := q.(*syntax.ParamExp)
+				if !ok || pe.Param == nil || !(pe.Param.Value == "@" || shIsAllIndex(pe.Index)) {
+					return false
+				}
+			}
+		case *syntax.ArithmExp:
+			return false // always a number
+		}
+	}
+	return true
+}
+
+// shRunsUnknownCode reports the reasons of a command that runs code given
+// as a value the analysis does not know (a non-literal -c script, eval of
+// an expansion, a non-literal trap action or env -S string).
+func shRunsUnknownCode(reason string) bool {
+	return strings.HasPrefix(reason, "runs a script that is not a literal") ||
+		strings.HasPrefix(reason, "eval runs") || strings.HasPrefix(reason, "trap action is not a literal")
+}

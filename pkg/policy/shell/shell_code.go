@@ -1,0 +1,846 @@
+package shell
+
+import (
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Places where bash evaluates data as code (issue 12, class 2). The walk
+// sees the commands of the script, but bash also runs code hidden in the
+// values of variables and in arguments it treats as names:
+//
+//   - arithmetic ($((…)), ((…)), let, for ((…)), array subscripts, the
+//     offsets of ${x:i:n}, the operands of [[ a -eq b ]], assignments to a
+//     declare -i variable) evaluates the value of every variable it names,
+//     recursively, and the subscripts in that value run command
+//     substitutions: x='a[$(rm -rf ~)]'; echo $((x)).
+//   - arguments that name a variable (read, printf -v, mapfile, getopts,
+//     wait -p, unset, declare, export, local, test -v, [[ -v ]], declare -n)
+//     evaluate a subscript written in the name: read 'a[$(id)]'.
+//   - ${!x} (indirection) and ${x@P} (prompt expansion) expand the value of
+//     x as a name or as a prompt string, which runs substitutions.
+//   - builtins that take code or change what runs later: mapfile -C,
+//     complete/compgen -C/-F/-W, bind -x, fc, shopt -s expand_aliases and
+//     the other shopt options that change how words are read.
+//
+// A variable's value is known to be a plain number when every assignment
+// of the script gives it one (x=3, ((x=y+1)), for ((i=0;…))) and one comes
+// before the use in the source; the special parameters ($#, $?, $$, $!)
+// and ${#x} are numbers too. Anything else is unknown, and an unknown
+// value where bash evaluates code makes the script unanalysable with a
+// reason naming the construct.
+
+// shArithUse is a variable whose value an arithmetic context evaluates.
+type shArithUse struct {
+	name string
+	off  uint
+	ctx  string
+}
+
+// shNumericSpecials are parameters whose value bash keeps a number.
+var shNumericSpecials = map[string]bool{
+	"#": true, "?": true, "$": true, "!": true, "RANDOM": true, "SRANDOM": true,
+	"SECONDS": true, "LINENO": true, "BASHPID": true, "PPID": true, "UID": true,
+	"EUID": true, "EPOCHSECONDS": true, "OPTIND": true,
+}
+
+// noteSafeAssign records a numeric assignment of name at off.
+func (a *shAnalyzer) noteSafeAssign(name string, off uint) {
+	if a.safeAt == nil {
+		a.safeAt = map[string]uint{}
+	}
+	if prev, ok := a.safeAt[name]; !ok || off < prev {
+		a.safeAt[name] = off
+	}
+}
+
+// setVar is the one path of every construct that sets, exports or unsets
+// a variable other than a plain assignment word (which judges the command
+// it prefixes on its own): for and select variables, arithmetic
+// assignment (let, ((…)), $((…))), read, mapfile, printf -v, getopts,
+// declare/typeset/local/export/readonly, the target of a nameref, unset.
+// A variable that changes what later programs run or read (HOME before
+// git, PATH, LD_*, BASH_ENV, the table's env: lists) makes the script
+// unanalysable, as the option it stands for would; any other becomes a
+// value the analysis does not know.
+func (a *shAnalyzer) setVar(name, what string) {
+	if shExecVar(name) {
+		a.codeUnknown(what + " changes " + name + ", which changes what later commands run or read")
+	}
+	a.taint(name)
+}
+
+// taint records that name may hold any value.
+func (a *shAnalyzer) taint(name string) {
+	if a.tainted == nil {
+		a.tainted = map[string]bool{}
+	}
+	a.tainted[name] = true
+}
+
+// codeUnknown marks the script unanalysable because bash evaluates code
+// the analysis cannot know.
+func (a *shAnalyzer) codeUnknown(reason string) {
+	a.setUnanalysable(reason)
+	a.setUnprefixable(reason)
+}
+
+// codeNode handles the syntax nodes where bash evaluates data as code; it
+// is called by visit for every node pushed on the stack.
+func (a *shAnalyzer) codeNode(n syntax.Node) {
+	switch n := n.(type) {
+	case *syntax.ArithmExp:
+		a.arith(n.X, "$((…))")
+	case *syntax.ArithmCmd:
+		a.arith(n.X, "((…))")
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			a.arith(x, "let")
+		}
+	case *syntax.CStyleLoop:
+		a.arith(n.Init, "for ((…))")
+		a.arith(n.Cond, "for ((…))")
+		a.arith(n.Post, "for ((…))")
+	case *syntax.ParamExp:
+		a.paramExp(n)
+	case *syntax.Assign:
+		a.assign(n)
+	case *syntax.ForClause:
+		if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+			what := "for"
+			if n.Select {
+				what = "select"
+			}
+			a.setVar(wi.Name.Value, what)
+			a.noteLoop(n, wi)
+			// for f in .env x; do cat "$f"; done: each literal item (or
+			// pattern) is a value a read of "$f" names.
+			for _, item := range wi.Items {
+				if w := a.word(item); w.lit && len(a.varVals) < shMaxVarVals {
+					if a.varVals == nil {
+						a.varVals = map[string][]shWord{}
+					}
+					a.varVals[wi.Name.Value] = append(a.varVals[wi.Name.Value], w)
+				}
+			}
+		}
+	case *syntax.UnaryTest:
+		if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+			if w, ok := n.X.(*syntax.Word); ok {
+				a.nameArgOf(a.word(w), "[[ -v ]]", false)
+			}
+		}
+	case *syntax.BinaryTest:
+		switch n.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, x := range [...]syntax.TestExpr{n.X, n.Y} {
+				if w, ok := x.(*syntax.Word); ok {
+					a.arithOperand(w, "[[ "+n.Op.String()+" ]]")
+				}
+			}
+		}
+	case *syntax.DeclClause:
+		a.declCode(n)
+	}
+}
+
+// arith checks an arithmetic expression.
+func (a *shAnalyzer) arith(x syntax.ArithmExpr, ctx string) {
+	switch x := x.(type) {
+	case nil:
+	case *syntax.BinaryArithm:
+		if shArithAssignOp(x.Op) {
+			if name := shArithName(x.X); name != "" {
+				// The result of an arithmetic assignment is a number, but
+				// a number can be a path: ((HOME=1)) before git reads
+				// 1/.gitconfig.
+				if shExecVar(name) {
+					a.codeUnknown(ctx + " changes " + name + ", which changes what later commands run or read")
+				}
+				a.noteSafeAssign(name, x.X.Pos().Offset())
+				if x.Op != syntax.Assgn {
+					a.arithUse(name, x.X.Pos().Offset(), ctx)
+				}
+			} else {
+				a.arith(x.X, ctx)
+			}
+			a.arith(x.Y, ctx)
+			return
+		}
+		a.arith(x.X, ctx)
+		a.arith(x.Y, ctx)
+	case *syntax.UnaryArithm:
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			if name := shArithName(x.X); name != "" {
+				if shExecVar(name) {
+					a.codeUnknown(ctx + " changes " + name + ", which changes what later commands run or read")
+				}
+				a.arithUse(name, x.X.Pos().Offset(), ctx)
+				a.noteSafeAssign(name, x.X.Pos().Offset()+1)
+				return
+			}
+		}
+		a.arith(x.X, ctx)
+	case *syntax.ParenArithm:
+		a.arith(x.X, ctx)
+	case *syntax.Word:
+		a.arithOperand(x, ctx)
+	default:
+		a.codeUnknown(ctx + " holds an expression the analysis does not know")
+	}
+}
+
+// shArithName returns the variable an arithmetic operand names without a
+// subscript, or "".
+func shArithName(x syntax.ArithmExpr) string {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return ""
+	}
+	if l, ok := w.Parts[0].(*syntax.Lit); ok && shIsIdent(l.Value) {
+		return l.Value
+	}
+	return ""
+}
+
+// arithOperand checks one operand: its text (after expansion) is itself
+// evaluated as an arithmetic expression.
+func (a *shAnalyzer) arithOperand(w *syntax.Word, ctx string) {
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.ParamExp:
+			a.arithParam(p, ctx)
+			return
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if pe, ok := p.Parts[0].(*syntax.ParamExp); ok {
+					a.arithParam(pe, ctx)
+					return
+				}
+			}
+		}
+	}
+	sw := a.word(w)
+	if !sw.lit {
+		a.codeUnknown(ctx + " evaluates the expansion " + sw.text + " as code; its value is unknown")
+		return
+	}
+	a.arithText(sw.text, w.Pos().Offset(), ctx)
+}
+
+// arithText checks the literal text of an operand.
+func (a *shAnalyzer) arithText(s string, off uint, ctx string) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "" || s == "@" || s == "*" || shIsArithNumber(s):
+	case shIsIdent(s):
+		a.arithUse(s, off, ctx)
+	default:
+		a.codeUnknown(ctx + " evaluates " + shQuoteShort(s) + " as an expression the analysis does not follow")
+	}
+}
+
+// arithParam checks $x, ${x}, ${#x}, a[i] used as an arithmetic operand.
+func (a *shAnalyzer) arithParam(p *syntax.ParamExp, ctx string) {
+	if p.Param == nil {
+		a.codeUnknown(ctx + " evaluates an expansion the analysis does not know")
+		return
+	}
+	name := p.Param.Value
+	switch {
+	case p.Length && p.Index == nil:
+		return // ${#x} is a number
+	case p.Index != nil:
+		a.codeUnknown(ctx + " evaluates the array element " + name + "[…], whose value is unknown")
+		return
+	case p.Excl || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0:
+		a.codeUnknown(ctx + " evaluates the expansion of " + name + " as code; its value is unknown")
+		return
+	}
+	a.arithUse(name, p.Pos().Offset(), ctx)
+}
+
+// arithUse records that ctx evaluates the value of name at off; the
+// decision waits for the whole script (finishCode).
+func (a *shAnalyzer) arithUse(name string, off uint, ctx string) {
+	if shNumericSpecials[name] && !a.tainted[name] {
+		return
+	}
+	a.arithUses = append(a.arithUses, shArithUse{name: name, off: off, ctx: ctx})
+}
+
+// finishCode decides the arithmetic uses once every assignment is known.
+func (a *shAnalyzer) finishCode() {
+	for _, u := range a.arithUses {
+		at, ok := a.safeAt[u.name]
+		if ok && at < u.off && !a.tainted[u.name] && !shNumericSpecials[u.name] {
+			continue
+		}
+		if shNumericSpecials[u.name] && !a.tainted[u.name] {
+			continue
+		}
+		a.codeUnknown(u.ctx + " evaluates the value of " + u.name +
+			" as code, and the script does not set it to a number first (a value like a[$(cmd)] runs cmd)")
+		return
+	}
+	for name := range a.intVars {
+		if a.tainted[name] {
+			a.codeUnknown("declare -i " + name + " evaluates every value assigned to " + name +
+				" as arithmetic, and the script assigns it a value the analysis does not know")
+			return
+		}
+	}
+}
+
+// paramExp checks ${!x}, ${x@P} and the arithmetic of subscripts and
+// slices.
+func (a *shAnalyzer) paramExp(p *syntax.ParamExp) {
+	name := ""
+	if p.Param != nil {
+		name = p.Param.Value
+	}
+	if p.Excl && p.Names == 0 && !shIsAllIndex(p.Index) {
+		a.codeUnknown("${!" + name + "} expands the value of " + name + " as a variable name, which may hold code")
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
+		a.codeUnknown("${" + name + "@P} expands the value of " + name + " as a prompt, which runs command substitutions")
+	}
+	if p.Index != nil && !shIsAllIndex(p.Index) {
+		a.arith(p.Index, "the subscript of "+name+"[…]")
+	}
+	if p.Slice != nil {
+		a.arith(p.Slice.Offset, "the offset of ${"+name+":…}")
+		a.arith(p.Slice.Length, "the length of ${"+name+":…}")
+	}
+	if p.Exp != nil && p.Param != nil {
+		switch p.Exp.Op {
+		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			a.taint(name) // ${x:=value}
+		}
+	}
+}
+
+// shIsAllIndex reports the subscripts @ and * (every element).
+func shIsAllIndex(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	l := w.Lit()
+	return l == "@" || l == "*"
+}
+
+// assign records what an assignment tells about its variable, and checks
+// its subscript.
+func (a *shAnalyzer) assign(as *syntax.Assign) {
+	if as.Name == nil {
+		return
+	}
+	name := as.Name.Value
+	if as.Index != nil {
+		a.arith(as.Index, "the subscript of "+name+"[…]")
+		a.taint(name)
+		return
+	}
+	switch {
+	case as.Naked:
+	case as.Array != nil:
+		a.taint(name)
+	case as.Value == nil:
+		if !as.Append {
+			a.noteSafeAssign(name, as.Pos().Offset()) // x= is empty: 0
+		}
+	default:
+		w := a.word(as.Value)
+		if w.lit && !as.Append && shIsArithNumber(w.text) {
+			a.noteSafeAssign(name, as.Pos().Offset())
+		} else {
+			a.taint(name)
+		}
+		if w.lit && !as.Append && len(a.varVals) < shMaxVarVals {
+			// f=~/.ssh/id_rsa; cat "$f": the value a read of "$f" names.
+			if a.varVals == nil {
+				a.varVals = map[string][]shWord{}
+			}
+			a.varVals[name] = append(a.varVals[name], w)
+		}
+	}
+}
+
+// shMaxVarVals bounds the variables whose literal values are kept.
+const shMaxVarVals = 64
+
+// varOfWord returns NAME when the source text of a word is one whole
+// expansion of it: $NAME, ${NAME}, "$NAME" or "${NAME}".
+func varOfWord(text string) string {
+	t := strings.TrimSuffix(strings.TrimPrefix(text, `"`), `"`)
+	if len(t) != len(text)-2 && t != text {
+		return ""
+	}
+	if !strings.HasPrefix(t, "$") {
+		return ""
+	}
+	t = t[1:]
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+		t = t[1 : len(t)-1]
+	}
+	if !shIsIdent(t) {
+		return ""
+	}
+	return t
+}
+
+// declCode checks declare, local, typeset, export, readonly: -i makes
+// later assignments arithmetic, -n makes the value a name, and a naked
+// argument is a name whose subscript is evaluated.
+func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
+	integer, nameref := false, false
+	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			w := a.word(as.Value)
+			switch {
+			case !w.lit:
+				a.codeUnknown(d.Variant.Value + " takes an argument that is not a literal (" + w.text +
+					"), which may assign any variable")
+			case strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+"):
+				if strings.HasPrefix(w.text, "-") {
+					integer = integer || strings.ContainsRune(w.text, 'i')
+					nameref = nameref || strings.ContainsRune(w.text, 'n')
+				}
+			default:
+				// A quoted name=value or name[sub] the parser left whole.
+				n, _, _ := strings.Cut(w.text, "=")
+				a.nameArg(shWord{text: n, lit: true}, d.Variant.Value)
+				if shExecVar(strings.TrimSuffix(n, "+")) {
+					a.codeUnknown(d.Variant.Value + " assigns " + n + ", which changes what the command runs")
+				}
+			}
+			continue
+		}
+		if as.Name == nil {
+			continue
+		}
+		if integer {
+			if a.intVars == nil {
+				a.intVars = map[string]bool{}
+			}
+			a.intVars[as.Name.Value] = true
+			if as.Value != nil {
+				a.arithOperand(as.Value, d.Variant.Value+" -i "+as.Name.Value)
+			}
+		}
+		if nameref && as.Value != nil {
+			if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
+				a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " refers to " + w.text +
+					", which is not a plain variable name")
+			} else {
+				// declare -n r=HOME; r=x sets HOME: the target is what
+				// any later assignment to r sets.
+				a.setVar(w.text, d.Variant.Value+" -n "+as.Name.Value)
+			}
+		}
+	}
+}
+
+// nameArg checks an argument that bash reads as a variable name: a
+// subscript in it is evaluated as arithmetic. Unless the builtin only
+// tests the name (test -v), the variable is assigned.
+func (a *shAnalyzer) nameArg(w shWord, what string) {
+	a.nameArgOf(w, what, true)
+}
+
+func (a *shAnalyzer) nameArgOf(w shWord, what string, assigns bool) {
+	if !w.lit {
+		a.codeUnknown(what + " takes the variable name " + w.text + ", which is not a literal")
+		return
+	}
+	name, sub, hasSub := strings.Cut(w.text, "[")
+	if hasSub {
+		sub = strings.TrimSuffix(sub, "]")
+		if !shAllDigits(sub) && sub != "@" && sub != "*" {
+			a.codeUnknown(what + " evaluates the subscript of " + shQuoteShort(w.text) + " as arithmetic, which may run code")
+			return
+		}
+	}
+	if !assigns {
+		return
+	}
+	a.setVar(name, what)
+	if a.intVars[name] {
+		a.codeUnknown(what + " assigns the declare -i variable " + name + ", whose value bash evaluates as arithmetic")
+	}
+}
+
+// builtinCode checks a command that bash runs as a builtin taking names
+// or code. words are the command's words after wrappers.
+func (a *shAnalyzer) builtinCode(words []shWord) {
+	if len(words) == 0 || !words[0].lit {
+		return
+	}
+	name, args := words[0].text, words[1:]
+	opts := func(each func(opt byte, val *shWord) bool) []shWord {
+		// getopt-style scan; each reports whether opt takes a value.
+		for i := 0; i < len(args); i++ {
+			s := args[i].text
+			if !args[i].lit || s == "--" || len(s) < 2 || s[0] != '-' {
+				if s == "--" && args[i].lit {
+					return args[i+1:]
+				}
+				return args[i:]
+			}
+			for j := 1; j < len(s); j++ {
+				var val *shWord
+				if j+1 < len(s) {
+					val = &shWord{text: s[j+1:], lit: true}
+				} else if i+1 < len(args) {
+					val = &args[i+1]
+				}
+				if each(s[j], val) {
+					if j+1 >= len(s) {
+						i++
+					}
+					break
+				}
+			}
+		}
+		return nil
+	}
+	switch name {
+	case "read":
+		ops := opts(func(o byte, v *shWord) bool {
+			switch o {
+			case 'a':
+				if v != nil {
+					a.nameArg(*v, "read -a")
+				}
+				return true
+			case 'd', 'i', 'n', 'N', 'p', 't', 'u':
+				return true
+			}
+			return false
+		})
+		for _, w := range ops {
+			a.nameArg(w, "read")
+		}
+	case "mapfile", "readarray":
+		ops := opts(func(o byte, v *shWord) bool {
+			switch o {
+			case 'C':
+				a.codeUnknown(name + " -C runs a callback the analysis does not follow")
+				return true
+			case 'd', 'n', 'O', 's', 'u', 'c':
+				return true
+			}
+			return false
+		})
+		for _, w := range ops {
+			a.nameArg(w, name)
+		}
+	case "printf":
+		opts(func(o byte, v *shWord) bool {
+			if o == 'v' {
+				if v != nil {
+					a.nameArg(*v, "printf -v")
+				}
+				return true
+			}
+			return false
+		})
+	case "getopts":
+		if len(args) >= 2 {
+			a.nameArg(args[1], "getopts")
+		}
+	case "wait":
+		opts(func(o byte, v *shWord) bool {
+			if o == 'p' {
+				if v != nil {
+					a.nameArg(*v, "wait -p")
+				}
+				return true
+			}
+			return false
+		})
+	case "unset":
+		for _, w := range opts(func(byte, *shWord) bool { return false }) {
+			a.nameArg(w, "unset")
+		}
+	case "declare", "typeset", "local", "export", "readonly":
+		integer := false
+		for _, w := range opts(func(o byte, _ *shWord) bool { integer = integer || o == 'i'; return false }) {
+			n, val, hasVal := strings.Cut(w.text, "=")
+			a.nameArg(shWord{text: n, lit: w.lit}, name)
+			if integer && hasVal && w.lit {
+				a.arithText(val, 0, name+" -i")
+			}
+		}
+	case "test", "[":
+		for i := 0; i+1 < len(args); i++ {
+			if args[i].lit && (args[i].text == "-v" || args[i].text == "-R") {
+				a.nameArgOf(args[i+1], name+" -v", false)
+			}
+		}
+	case "let":
+		for _, w := range args {
+			if w.lit {
+				a.codeUnknown("let evaluates " + shQuoteShort(w.text) + " as arithmetic the analysis does not parse")
+			} else {
+				a.codeUnknown("let evaluates the expansion " + w.text + " as arithmetic")
+			}
+			return
+		}
+	case "complete", "compgen":
+		opts(func(o byte, v *shWord) bool {
+			switch o {
+			case 'C', 'F':
+				a.codeUnknown(name + " -" + string(o) + " runs a command or function the analysis does not follow")
+				return true
+			case 'W':
+				a.codeUnknown(name + " -W expands its word list, which may run command substitutions")
+				return true
+			case 'A', 'G', 'P', 'S', 'X', 'o':
+				return true
+			}
+			return false
+		})
+	case "bind":
+		for _, w := range args {
+			if strings.HasPrefix(w.text, "-") && strings.ContainsAny(w.text[1:], "xf") {
+				a.codeUnknown("bind -" + w.text[1:] + " binds a key to a command or reads bindings from a file")
+			}
+		}
+	case "fc":
+		a.codeUnknown("fc runs commands from the shell's history, which the analysis does not see")
+	case "history":
+		for i, w := range args {
+			if w.lit && (w.text == "-s") {
+				a.codeUnknown("history -s adds a command to the history, which fc and history expansion run")
+			}
+			if w.lit && len(w.text) == 2 && strings.ContainsAny(w.text[1:], "awrn") && w.text[0] == '-' && i+1 < len(args) {
+				a.writeTarget(args[i+1], shFrame{})
+			}
+		}
+	case "shopt":
+		set := false
+		for _, w := range args {
+			switch {
+			case !w.lit:
+				a.codeUnknown("shopt takes an option that is not a literal: " + w.text)
+			case strings.HasPrefix(w.text, "-"):
+				set = set || strings.ContainsRune(w.text, 's')
+			case set && !shHarmlessShopt[w.text]:
+				a.codeUnknown("shopt -s " + w.text + " changes how bash reads or runs later commands")
+			}
+		}
+	case "set":
+		for i, w := range args {
+			if !w.lit {
+				break
+			}
+			if (w.text == "-o" || w.text == "+o") && i+1 < len(args) && args[i+1].text == "posix" {
+				a.codeUnknown("set -o posix changes how bash reads later commands")
+			}
+		}
+	case "cd", "pushd", "popd":
+		a.noteCd(args)
+	}
+}
+
+// shHarmlessShopt are the shopt options that do not change which programs
+// run or which files a word can name beyond what the analysis assumes
+// (globs are already treated as matching any file).
+var shHarmlessShopt = map[string]bool{
+	"nullglob": true, "failglob": true, "globstar": true, "dotglob": true, "extglob": true,
+	"checkwinsize": true, "cmdhist": true, "lithist": true, "histappend": true,
+	"inherit_errexit": true, "lastpipe": true, "progcomp": true, "promptvars": false,
+	"checkjobs": true, "huponexit": true, "globasciiranges": true,
+}
+
+// shIsIdent reports a valid shell variable name.
+func shIsIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// shIsArithNumber reports an integer constant as bash reads it in
+// arithmetic: decimal, 0x hex, octal, or base#digits; with an optional
+// sign.
+func shIsArithNumber(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	if b, digits, ok := strings.Cut(s, "#"); ok {
+		if !shAllDigits(b) || digits == "" {
+			return false
+		}
+		for i := 0; i < len(digits); i++ {
+			c := digits[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '@' || c == '_') {
+				return false
+			}
+		}
+		return true
+	}
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		for i := 2; i < len(s); i++ {
+			if !shIsHex(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return shAllDigits(s)
+}
+
+// shQuoteShort quotes s for a reason, cut to a readable length.
+func shQuoteShort(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return "'" + s + "'"
+}
+
+// shArithAssignOp reports the assignment operators of arithmetic.
+func shArithAssignOp(op syntax.BinAritOperator) bool {
+	switch op {
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
+		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
+		syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+		return true
+	}
+	return false
+}
+
+// shLoop is a for loop over literal words whose variable nothing else in
+// the script sets: inside its body, "$name" is one of the words.
+type shLoop struct {
+	name   string
+	values []string
+	body   shSpan
+}
+
+// shMaxLoopValues bounds the values of a loop variable the analysis
+// follows, and the commands one command becomes.
+const shMaxLoopValues = 16
+
+// noteLoop records a for loop whose variable's values are known: every
+// item a literal that word splitting and pathname expansion leave alone,
+// and the variable's name nowhere else in the script but in "$name" and
+// "${name}" (no other assignment, read, declare, nameref, function…).
+func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
+	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix {
+		return
+	}
+	vals := make([]string, 0, len(wi.Items))
+	for _, item := range wi.Items {
+		w := a.word(item)
+		if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[") {
+			return
+		}
+		vals = append(vals, w.text)
+	}
+	name := wi.Name.Value
+	rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
+	if n := shCountIdent(rest, name); n != 1 {
+		return // the loop's own "for name" is the only other mention
+	}
+	a.loops = append(a.loops, shLoop{name: name, values: vals,
+		body: shSpan{start: n.DoPos.Offset(), end: n.DonePos.Offset()}})
+}
+
+// shCountIdent counts the occurrences of name in src as a whole word (not
+// next to an identifier character; "$name" was replaced by "$" before).
+func shCountIdent(src, name string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(src[i:], name)
+		if j < 0 {
+			return n
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !shIsIdentByte(src[j-1])) && (end == len(src) || !shIsIdentByte(src[end])) {
+			n++
+		}
+		i = end
+	}
+}
+
+func shIsIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// loopValues returns the values of w when it is "$name" or $name (or
+// ${name}) inside the body of a loop noteLoop recorded, else nil.
+func (a *shAnalyzer) loopValues(w *syntax.Word) []string {
+	if len(w.Parts) != 1 {
+		return nil
+	}
+	part := w.Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok {
+		if len(dq.Parts) != 1 {
+			return nil
+		}
+		part = dq.Parts[0]
+	}
+	pe, ok := part.(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
+		pe.Repl != nil || pe.Exp != nil || pe.Names != 0 || pe.NestedParam != nil {
+		return nil
+	}
+	off := w.Pos().Offset()
+	var vals []string
+	for _, l := range a.loops {
+		if l.name == pe.Param.Value && l.body.start <= off && off < l.body.end {
+			vals = l.values // the innermost loop is the last recorded
+		}
+	}
+	return vals
+}
+
+// resolveEachValue judges a command whose words include a loop variable
+// once per combination of the variables' values (for f in a b; do wc
+// "$f"; done runs wc a and wc b), up to shMaxLoopValues commands; beyond,
+// the variable is an unknown word.
+func (a *shAnalyzer) resolveEachValue(words []shWord, fr shFrame) {
+	total := 1
+	for _, w := range words {
+		if w.alts != nil {
+			total *= len(w.alts)
+		}
+	}
+	if total > shMaxLoopValues {
+		plain := slices.Clone(words)
+		for i := range plain {
+			plain[i].alts = nil
+		}
+		a.resolve(plain, fr)
+		return
+	}
+	for k := 0; k < total; k++ {
+		one := slices.Clone(words)
+		rem := k
+		for i := range one {
+			if alts := one[i].alts; alts != nil {
+				one[i] = shWord{text: alts[rem%len(alts)], lit: true}
+				rem /= len(alts)
+			}
+		}
+		f := fr
+		f.wrappers = slices.Clone(fr.wrappers)
+		a.resolve(one, f)
+	}
+}

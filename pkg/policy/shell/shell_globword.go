@@ -1,0 +1,127 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// shGlobOfWord describes w as a glob over the strings it can stand for.
+// exact is true when w is a plain literal (no expansion, no pattern).
+func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
+	g := make(globs.Glob, 0, 16)
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") {
+				user, _, _ := strings.Cut(v[1:], "/")
+				if user != "" {
+					// ~user, ~+, ~-: a directory the analysis cannot know.
+					g = append(g, globs.AnyRun)
+					v = v[1+len(user):]
+				}
+			}
+			g = globs.AppendUnquoted(g, v)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				var b strings.Builder
+				shDecodeANSIC(&b, p.Value)
+				g = globs.Literal(g, b.String())
+			} else {
+				g = globs.Literal(g, p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					var b strings.Builder
+					shUnescapeDouble(&b, l.Value)
+					g = globs.Literal(g, b.String())
+				} else if cs, ok := q.(*syntax.CmdSubst); ok && shRevisionOutput(cs) != "" {
+					g = append(g, globs.Tok{Star: true, Class: shRevisionOutput(cs)})
+				} else if len(g) == 0 || !g[len(g)-1].Star || !g[len(g)-1].Any || g[len(g)-1].NoSlash {
+					g = append(g, globs.AnyRun)
+				}
+			}
+		case *syntax.BraceExp:
+			// Left by SplitBraces only; treated as unknown.
+			g = append(g, globs.AnyRun)
+		default:
+			if len(g) == 0 || g[len(g)-1] != globs.AnyRun {
+				g = append(g, globs.AnyRun)
+			}
+		}
+	}
+	if len(g) > gMaxWord {
+		return globs.Glob{globs.AnyRun} // could be anything: the strict reading
+	}
+	return g
+}
+
+// gMaxWord bounds the tokens of one word's glob; a longer word is taken
+// as unknown.
+const gMaxWord = 1024
+
+// shRevisionOutput describes what "$(git rev-parse REV)" and "$(git
+// merge-base A B)" print, as a bracket expression their output is a run
+// of: an object name in hex, or, when rev-parse cannot resolve REV, REV
+// itself (it echoes it). "" when the substitution is not one of these
+// with literal arguments. Git log "$(git rev-parse HEAD~5)"..HEAD is then
+// judged by what the word can be, not as any string: it cannot start with
+// '-' (an option) nor spell "credentials".
+func shRevisionOutput(cs *syntax.CmdSubst) string {
+	if len(cs.Stmts) != 1 || len(cs.Last) > 0 {
+		return ""
+	}
+	st := cs.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(st.Redirs) > 0 ||
+		len(call.Args) < 3 {
+		return ""
+	}
+	args := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		v, ok := shLitWord(w)
+		if !ok {
+			return ""
+		}
+		args = append(args, v)
+	}
+	if args[0] != "git" {
+		return ""
+	}
+	var revs []string
+	for _, a := range args[2:] {
+		switch {
+		case a == "--verify" || a == "-q" || a == "--quiet" || a == "--short":
+		case a == "" || a[0] == '-' || strings.ContainsAny(a, "[]\\!"):
+			return ""
+		default:
+			revs = append(revs, a)
+		}
+	}
+	switch {
+	case args[1] == "merge-base" && len(revs) == 2:
+		return "[0-9a-f]" // an object name, or nothing
+	case args[1] != "rev-parse" || len(revs) != 1:
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[0-9a-f")
+	dash := false
+	for _, r := range revs[0] {
+		switch {
+		case r == '-':
+			dash = true
+		case !strings.ContainsRune(b.String()[1:], r):
+			b.WriteRune(r)
+		}
+	}
+	if dash {
+		b.WriteByte('-')
+	}
+	b.WriteByte(']')
+	return b.String()
+}

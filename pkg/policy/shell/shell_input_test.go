@@ -1,0 +1,105 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestShScreenInputRefusesWhatBashMayReadDifferently(t *testing.T) {
+	for _, tt := range []struct {
+		name, src, want string
+	}{
+		{"a backslash before CR LF is a line break to bash", "echo ok \\\r\nrm -rf ~", "CR"},
+		{"a lone CR", "ls\r", "CR"},
+		{"NUL ends the string in bash", "echo a\x00b", "NUL"},
+		{"ESC", "echo \x1b[2J", "ESC"},
+		{"DEL", "echo \x7f", "DEL"},
+		{"vertical tab", "echo a\vb", "U+000b"},
+		{"next line", "echo a\u0085b", "U+0085"},
+		{"line separator", "echo a\u2028ls", "U+2028"},
+		{"paragraph separator", "echo a\u2029ls", "U+2029"},
+		{"a byte order mark", "\ufeffls", "U+FEFF"},
+		{"invalid UTF-8", "echo \xff", "not valid UTF-8"},
+		{"a truncated UTF-8 sequence", "echo \xe2\x80", "not valid UTF-8"},
+		{"the replacement character JSON makes of invalid bytes", "echo \ufffd", "U+FFFD"},
+		{"tab and LF are fine", "echo\ta\nls", ""},
+		{"other Unicode is fine", "echo naïve 日本語 ✓", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := shScreenInput(tt.src)
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("shScreenInput(%q) = %q, want one containing %q", tt.src, got, tt.want)
+			}
+			if a := Analyze(tt.src); (a.Unanalysable != "") != (tt.want != "") {
+				t.Errorf("AnalyzeShell(%q).Unanalysable = %q", tt.src, a.Unanalysable)
+			}
+		})
+	}
+}
+
+// TestAnalyzeShellBoundsHostileShapes checks that every adversarial shape
+// of 64 KiB ends in a question quickly; the timing itself is measured by
+// BenchmarkAnalyzeShellWorstCase, this only catches a regression by
+// orders of magnitude (seconds), which no noisy machine explains.
+func TestAnalyzeShellBoundsHostileShapes(t *testing.T) {
+	for _, s := range shHostileShapes() {
+		t.Run(s.name, func(t *testing.T) {
+			start := time.Now()
+			a := Analyze(s.src)
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s (%d bytes) took %v", s.name, len(s.src), d)
+			}
+			if s.unanalysable && a.Unanalysable == "" {
+				unan := false
+				for _, c := range a.Commands {
+					unan = unan || c.Unanalysable != ""
+				}
+				if !unan {
+					t.Errorf("%s: analysable, want it refused", s.name)
+				}
+			}
+		})
+	}
+}
+
+// shHostileShapes are the worst shapes known for the analysis, each about
+// the broker's 64 KiB limit. unanalysable: the shape must be refused.
+func shHostileShapes() []struct {
+	name, src    string
+	unanalysable bool
+} {
+	const n = 64 << 10
+	rep := func(unit string, tail ...string) string {
+		s := strings.Repeat(unit, (n-len(strings.Join(tail, "")))/len(unit))
+		return s + strings.Join(tail, "")
+	}
+	return []struct {
+		name, src    string
+		unanalysable bool
+	}{
+		{"env chain", rep("env ", "ls"), true},
+		{"xargs chain", rep("xargs ", "ls"), true},
+		{"sudo chain", rep("sudo ", "ls"), true},
+		{"timeout chain", rep("timeout 1 ", "ls"), true},
+		{"nested substitutions", strings.Repeat("$(", n/4) + "ls" + strings.Repeat(")", n/4), true},
+		{"unclosed substitutions", rep("$("), true},
+		{"nested subshells", strings.Repeat("(", n/2-2) + "ls" + strings.Repeat(")", n/2-2), true},
+		{"nested ifs", strings.Repeat("if a; then ", n/16) + "ls" + strings.Repeat("; fi", n/16), true},
+		{"a long pipeline", rep("ls|", "ls"), true},
+		{"a long && chain", rep("ls&&", "ls"), true},
+		{"a long arithmetic sum", "echo $((" + rep("1+", "1))"), true},
+		{"many functions that fork", rep("f(){ f|f& };"), true},
+		{"many commands", rep("ls;"), true},
+		{"many words", "echo " + rep("a "), false},
+		{"many expansions", "cat " + rep("$a"), false},
+		{"a huge glob redirect", "echo > " + rep("*"), true},
+		{"a brace bomb", "echo " + rep("{a,b}"), true},
+		{"one long -c script", "sh -c '" + rep("x ", "'"), false},
+		{"nested -c scripts", rep("sh -c "), true},
+		{"many here-documents", rep("cat <<E\nx\nE\n"), true},
+		{"many cds and redirects", rep("cd a; echo > x; "), true},
+		{"quotes", rep(`"a" `), false},
+		{"backslashes", rep(`\`), false},
+	}
+}

@@ -1,0 +1,85 @@
+package shell
+
+import (
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// Command is one simple command found anywhere in a shell script, as the
+// policy judges it: wrappers seen through, quotes removed.
+type Command struct {
+	// Words are the literal words of the command that actually runs, after
+	// quote removal and after stripping wrappers (env, sudo, timeout, xargs,
+	// find -exec…) and leading VAR=value assignments. Words[0] is the command
+	// name as written (it may be path-qualified: "/bin/rm").
+	Words []string
+	// Name is the base name of Words[0] ("rm" for "/bin/rm").
+	Name string
+	// PathQualified is true when Words[0] contains a "/".
+	PathQualified bool
+	// Wrappers lists the wrappers that were seen through, outermost first.
+	Wrappers []string
+	// Elevated is true when sudo or doas wrapped the command.
+	Elevated bool
+	// Unanalysable is a non-empty reason when the command cannot be judged
+	// from its text (eval, source, non-literal name, sh -c with a non-literal
+	// script, a shell reading its script from stdin…). Such a command is
+	// never allowed.
+	Unanalysable string
+	// Options is how many words after the name are global options of the
+	// program (git -C DIR --no-pager: 3), per the program table; rules and
+	// "Always" patterns also see the command without them.
+	Options int
+	// Reads are the paths the command reads through its operands and
+	// options, per the program table (cat FILE, cp SRC DST, grep -f FILE),
+	// as written (a word with an expansion in its source form).
+	Reads []string
+	// Recursive is true when the command reads or writes whole trees under
+	// the directories it names (grep -r, cp -r, find, rm -r); on a write
+	// target, that the write covers the tree.
+	Recursive bool
+	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
+	// path written and Words is empty.
+	Redirect bool
+	Target   string
+	// Read is true, with Redirect, for an input redirection (<, <>, <&file,
+	// $(< file)): Target is the path read, judged by the read rules. <>
+	// is recorded twice, as a read and as a write.
+	Read bool
+
+	// globs describe the strings the entry can stand for when it is not
+	// one known value, one glob per alternative: for a command, its words
+	// joined by spaces when a word is not a plain literal (an expansion, a
+	// pattern, ~), with an alternative per combination of words that may
+	// vanish; for a redirection, the paths its target may name before home
+	// expansion and cleaning (a pattern, an expansion, a relative path
+	// after a cd). baseGlobs parallel globs for the base-name form of a
+	// path-qualified command. nil when the entry is one known value.
+	Globs, BaseGlobs []globs.Glob
+	// readGlobs parallel Reads: the paths a read operand that is not a
+	// plain literal can name (a pattern, an expansion: cat .e*, cat $f),
+	// nil for a literal one; nil when every read is literal.
+	ReadGlobs []globs.Glob
+	// unknownCode marks a command that runs code the agent gave as a value
+	// (bash -c "$CMD"): it stands for any command.
+	UnknownCode bool
+	// foreign marks a script for another shell (zsh -c), unanalysable
+	// unless a rule names that shell.
+	Foreign bool
+}
+
+// Analysis is the result of parsing one shell command string.
+type Analysis struct {
+	// Commands are every simple command and write redirection in the tree,
+	// in source order.
+	Commands []Command
+	// Unanalysable is a non-empty reason when the script as a whole cannot be
+	// judged (parse error, empty command, lone &…).
+	Unanalysable string
+	// Unprefixable is a non-empty reason when no prefix grant may approve the
+	// script (command or process substitution, backticks, lone &, empty).
+	Unprefixable string
+	// Safety lists critical patterns found (rm -rf /, fork bomb,
+	// fetch-then-execute, writes to /etc/passwd, mkfs, dd of=/dev/…,
+	// shutdown/reboot), each a human reason.
+	Safety []string
+}
