@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -19,20 +21,28 @@ import (
 //
 // The stored request is the one in the record's question, compared as
 // JSON values: whitespace and key order inside the arguments do not count,
-// any field the protocol gains does. Automatic decisions are not stored, so
+// any field the protocol gains does. Numbers compare by their JSON text
+// (json.Number): one that no float64 holds (1e999) is still a value, never
+// a reason to skip the comparison. Automatic decisions are not stored, so
 // a retry of one is evaluated afresh whatever its content (docs/PROTOCOL.md).
+//
+// A retry that cannot be compared — the stored question is unreadable, or
+// either request cannot be read back as JSON values — is a conflict too
+// (fail closed): the stored receipt, an approval perhaps, belongs to the
+// stored call, and only a retry shown to be that call may receive it.
 func retryConflict(stored *session.Record, req *messages.Request) error {
 	q, err := Question(stored)
 	if err != nil {
-		// Nothing to compare with; the stored receipt stands.
-		return nil
+		return &messages.FieldError{Field: "request_id", Problem: fmt.Sprintf(
+			"%q is stored, but its request cannot be read to compare this retry with (%v); a new call needs a new request_id", req.RequestID, err)}
 	}
 	was := q.Request
 	was.BatchRemaining = q.BatchRemaining // stored once, at the top level
 	a, errA := contentOf(&was)
 	b, errB := contentOf(req)
-	if errA != nil || errB != nil {
-		return nil
+	if err := errors.Join(errA, errB); err != nil {
+		return &messages.FieldError{Field: "request_id", Problem: fmt.Sprintf(
+			"%q was already used, and this retry cannot be compared with the stored request (%v); a new call needs a new request_id", req.RequestID, err)}
 	}
 	var diff []string
 	for k := range a {
@@ -63,7 +73,9 @@ func contentOf(r *messages.Request) (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
 		return nil, err
 	}
 	delete(m, "v")

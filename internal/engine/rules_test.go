@@ -250,6 +250,12 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-2","tool":"bash","arguments":{"command":"make deploy","timeout":5}}`, "agent_id"},
 		{"an added field is a conflict",
 			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make deploy","timeout":5},"description":"deploy"}`, "description"},
+		// A number no float64 holds once made the comparison give up and
+		// hand the stored receipt to any content (red team, issue 25).
+		{"another command beside a number no float64 holds is a conflict",
+			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"rm -rf /etc","timeout":5,"pad":1e999}}`, "arguments"},
+		{"the same command with a number no float64 holds added is a conflict",
+			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make deploy","timeout":5e999}}`, "arguments"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
