@@ -26,6 +26,16 @@ func TestBuiltinPolicyJudgesCodexApplyPatchCommand(t *testing.T) {
 			"*** Begin Patch\n*** Delete File: /etc/hosts\n*** End Patch\n", Ask},
 		{"a patch that names no file asks",
 			"rm -rf /", Ask},
+		// Codex trims a line before reading it as a hunk header (red team):
+		// an indented header is judged like any other.
+		{"an Add File header indented by a space is judged",
+			"*** Begin Patch\n*** Add File: notes.txt\n+hi\n *** Add File: .env\n+TOKEN=x\n*** End Patch\n", Deny},
+		{"an Add File header indented by a tab is judged",
+			"*** Begin Patch\n*** Update File: src/main.go\n@@\n-a\n+b\n\t*** Add File: config/.env\n+x\n*** End Patch\n", Deny},
+		{"an Add File header indented by a no-break space is judged",
+			"*** Begin Patch\n*** Add File: notes.txt\n+hi\n\u00a0*** Add File: .env\n+x\n*** End Patch\n", Deny},
+		{"a *** line that is no header Signoff knows asks",
+			"*** Begin Patch\n*** Update File: src/main.go\n*** Copy File: /etc/cron.d/x\n*** End Patch\n", Ask},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -28,6 +29,16 @@ func PatchPaths(text string) (files []PatchFile, bad string) {
 	}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
+		if h := strings.TrimSpace(line); strings.HasPrefix(h, "***") {
+			// Codex trims a line before it reads it as a hunk header, so
+			// an indented header is a header: every line that reads as
+			// "***" once trimmed is judged as one, and a "***" line that
+			// is no header Signoff knows is not understood (closed model).
+			if !knownEnvelopeLine(h) {
+				return files, "cannot read the patch line " + strconvQuote(line)
+			}
+			line = h
+		}
 		switch {
 		case strings.HasPrefix(line, "*** Add File:"):
 			add(line[len("*** Add File:"):], false)
@@ -73,6 +84,30 @@ func PatchPaths(text string) (files []PatchFile, bad string) {
 		return nil, "the patch names no file the policy can find"
 	}
 	return files, ""
+}
+
+// envelopeLines are the "***" lines of Codex's apply_patch grammar.
+var envelopeLines = []string{"*** Begin Patch", "*** End Patch", "*** End of File",
+	"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"}
+
+// knownEnvelopeLine reports whether h, a trimmed line that starts with
+// "***", is one of envelopeLines (a header followed by its path, or a
+// marker alone).
+func knownEnvelopeLine(h string) bool {
+	for _, e := range envelopeLines {
+		if strings.HasSuffix(e, ":") && strings.HasPrefix(h, e) || h == e {
+			return true
+		}
+	}
+	return false
+}
+
+// strconvQuote quotes a patch line for a reason, cut to a readable length.
+func strconvQuote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // diffHeaderPath returns the path of a ---/+++ header: the name up to a
