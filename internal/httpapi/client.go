@@ -48,6 +48,9 @@ type Request struct {
 	Prepare func(*http.Request)
 	// Retry decides which failures are sent again (nil: none).
 	Retry RetryFunc
+	// OnRetry, if set, is called before each wait with the attempt that
+	// failed, its answer or network error, and the wait (for logs).
+	OnRetry func(attempt int, resp *Response, err error, wait time.Duration)
 }
 
 // Response is a final answer: one the request's [RetryFunc] did not
@@ -119,8 +122,8 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			// than failing now with the reason.
 			return stop(context.DeadlineExceeded)
 		}
-		if c.cfg.OnRetry != nil {
-			c.cfg.OnRetry(attempt, resp, err, wait)
+		if req.OnRetry != nil {
+			req.OnRetry(attempt, resp, err, wait)
 		}
 		if serr := c.cfg.Sleep(ctx, wait); serr != nil {
 			return stop(serr)

@@ -52,9 +52,6 @@ type Config struct {
 	// replace it to observe the waits. It must return ctx's error when ctx
 	// ends first.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// OnRetry, if set, is called before each wait with the attempt that
-	// failed, its answer or network error, and the wait (for logs).
-	OnRetry func(attempt int, resp *Response, err error, wait time.Duration)
 }
 
 // validate fills in the defaults and checks the rest.
