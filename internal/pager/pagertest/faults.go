@@ -42,9 +42,9 @@ func (f *faults) Inject(fs ...Fault) {
 // Requests is how many requests arrived, faulted ones included.
 func (f *faults) Requests() int { return f.rec.Total() }
 
-// Received returns the requests that arrived, oldest first, faulted ones
+// Recorded returns every request that arrived, oldest first, faulted ones
 // included.
-func (f *faults) Received() []httpapitest.Recorded { return f.rec.Requests() }
+func (f *faults) Recorded() []httpapitest.Recorded { return f.rec.Requests() }
 
 // next records a request and pops its fault, if any.
 func (f *faults) next(r *http.Request) (Fault, bool) {

@@ -131,9 +131,9 @@ func (s *Server) RateLimit(method string, seconds int) {
 // included).
 func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
 
-// Received returns the Web API calls the fake received, oldest first
+// Recorded returns the Web API calls the fake received, oldest first
 // (rate-limited calls included).
-func (s *Server) Received() []httpapitest.Recorded { return s.rec.Requests() }
+func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
 
 // Message returns the current state of the message with ts.
 func (s *Server) Message(ts string) (Message, bool) {

@@ -164,9 +164,9 @@ func (s *Server) Fail(method string, status int) {
 // Calls reports how many times method was called.
 func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
 
-// Received returns the Bot API calls the fake received with the right
+// Recorded returns the Bot API calls the fake received with the right
 // token, oldest first (their paths hold the token).
-func (s *Server) Received() []httpapitest.Recorded { return s.rec.Requests() }
+func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
 
 // Message returns the current state of a message.
 func (s *Server) Message(chatID, messageID int64) (Message, bool) {
