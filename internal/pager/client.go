@@ -1,20 +1,18 @@
 package pager
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/httpapi"
 	"github.com/signoff-dev/signoff/pkg/backoff"
 )
 
@@ -22,25 +20,40 @@ import (
 const maxResponseBytes = 1 << 20
 
 // client sends one vendor's requests with retries. It is shared by both
-// implementations so the retry rules are written once.
+// implementations so the retry rules are written once; the requests go
+// through [httpapi.Client], the retry loop of every outbound integration.
 type client struct {
 	cfg *Config
-	hc  *http.Client
+	api *httpapi.Client
 	key secret
 	log *slog.Logger
 	// sleep waits d or until ctx ends; tests replace it to observe waits.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-func newClient(c *Config) *client {
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = &http.Client{
-			// A redirect would carry the key to wherever the answer points.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+func newClient(c *Config) (*client, error) {
+	cl := &client{cfg: c, log: c.Logger.With("pager", c.Name, "pager_kind", string(c.Kind)), sleep: backoff.Sleep}
+	api, err := httpapi.New(httpapi.Config{
+		API:     fmt.Sprintf("pager %q (%s)", c.Name, c.Kind),
+		BaseURL: c.BaseURL,
+		// nil: httpapi's client, which follows no redirect (a redirect
+		// would carry the key to wherever the answer points).
+		HTTPClient:       c.HTTPClient,
+		Timeout:          c.Timeout,
+		MaxAttempts:      c.MaxAttempts,
+		Backoff:          cl.policy(),
+		MaxRetryAfter:    c.MaxRetryAfter,
+		MaxResponseBytes: maxResponseBytes,
+		// url.Error quotes the URL, and an Opsgenie alias may sit in it,
+		// but the key never does; scrubbing is belt and braces.
+		Scrub: func(s string) string { return cl.key.scrub(s) },
+		Sleep: func(ctx context.Context, d time.Duration) error { return cl.sleep(ctx, d) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	return &client{cfg: c, hc: hc, log: c.Logger.With("pager", c.Name, "pager_kind", string(c.Kind)), sleep: backoff.Sleep}
+	cl.api = api
+	return cl, nil
 }
 
 // response is a final answer: a status that is not retried.
@@ -61,57 +74,97 @@ type call struct {
 	header    http.Header
 }
 
+// retry is the vendors' rule: network errors, 429 (honouring Retry-After)
+// and 5xx are retried. A body cut short counts as a network error unless
+// the vendor accepted: a cut body does not undo that.
+func retry(resp *httpapi.Response, err error) (bool, time.Duration) {
+	switch {
+	case err != nil:
+		return true, 0
+	case resp.ReadErr != nil && resp.Status >= 300:
+		return true, 0
+	case resp.Status == http.StatusTooManyRequests:
+		return true, retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	case resp.Status >= 500:
+		return true, 0
+	}
+	return false, 0
+}
+
 // do sends c until the vendor gives an answer that is not retried: network
 // errors, 429 and 5xx are retried with backoff while attempts and ctx last.
 // A call that runs out of either returns an *APIError describing the last
 // failure (joined with ctx's error when ctx ended it).
 func (cl *client) do(ctx context.Context, c call) (response, error) {
-	var last *APIError
-	for attempt := 1; ; attempt++ {
-		resp, err := cl.attempt(ctx, c)
-		if err != nil && ctx.Err() != nil {
-			// An answer that arrived is used even if ctx ended right
-			// after: the vendor has acted on it.
-			return response{}, cl.gaveUp(ctx, c, last, attempt, err)
-		}
-		var wait time.Duration
-		switch {
-		case err != nil:
-			last = &APIError{Status: 0, Err: err}
-			wait = cl.backoff(attempt)
-		case resp.status == http.StatusTooManyRequests:
-			ra := retryAfter(resp.header.Get("Retry-After"), time.Now())
-			last = &APIError{Status: resp.status, RetryAfter: ra}
-			last.Message, last.Fields = cl.vendorMessage(resp.body)
-			if ra > cl.cfg.MaxRetryAfter {
-				return response{}, cl.finish(c, last, attempt)
-			}
-			wait = max(ra, cl.backoff(attempt))
-		case resp.status >= 500:
-			last = &APIError{Status: resp.status}
-			last.Message, last.Fields = cl.vendorMessage(resp.body)
-			wait = cl.backoff(attempt)
-		default:
-			resp.attempts = attempt
-			return resp, nil
-		}
-		cl.finish(c, last, attempt)
-		if attempt >= cl.cfg.MaxAttempts {
-			return response{}, last
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			// Waiting past the caller's deadline only to fail is worse
-			// than failing now with the reason.
-			return response{}, cl.gaveUp(ctx, c, last, attempt, context.DeadlineExceeded)
-		}
+	req := cl.request(c)
+	req.Retry = retry
+	req.OnRetry = func(attempt int, resp *httpapi.Response, err error, wait time.Duration) {
+		last := cl.failure(c, resp, err, attempt)
 		cl.log.LogAttrs(ctx, slog.LevelWarn, "pager call failed; retrying",
 			slog.String("op", c.op), slog.String("request_id", c.requestID),
 			slog.Int("attempt", attempt), slog.Int("status", last.Status),
 			slog.String("err", last.Error()), slog.Duration("wait", wait))
-		if err := cl.sleep(ctx, wait); err != nil {
-			return response{}, cl.gaveUp(ctx, c, last, attempt, err)
-		}
 	}
+	resp, err := cl.api.Do(ctx, req)
+	if err != nil {
+		return response{}, cl.stopped(c, err)
+	}
+	if resp.Retried {
+		// The attempts ran out, or the vendor asked for a wait over
+		// MaxRetryAfter.
+		return response{}, cl.failure(c, resp, nil, resp.Attempts)
+	}
+	return response{status: resp.Status, header: resp.Header, body: resp.Body, attempts: resp.Attempts}, nil
+}
+
+// request is c as an [httpapi.Request] (without its retry rule).
+func (cl *client) request(c call) httpapi.Request {
+	h := http.Header{}
+	for k, v := range c.header {
+		h[k] = v
+	}
+	if c.body != nil {
+		h.Set("Content-Type", "application/json")
+	}
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", "signoff-pager/1")
+	return httpapi.Request{Method: c.op, HTTPMethod: c.method, Path: c.path, Body: c.body, Header: h}
+}
+
+// failure is the *APIError of a failed attempt: an answer, or a network
+// error (err, or resp's cut body).
+func (cl *client) failure(c call, resp *httpapi.Response, err error, attempts int) *APIError {
+	var e *APIError
+	switch {
+	case resp == nil:
+		e = &APIError{Err: err}
+	case resp.ReadErr != nil && resp.Status >= 300:
+		e = &APIError{Err: resp.ReadErr}
+	default:
+		e = &APIError{Status: resp.Status}
+		if resp.Status == http.StatusTooManyRequests {
+			e.RetryAfter = resp.RetryAfter
+		}
+		e.Message, e.Fields = cl.vendorMessage(resp.Body)
+	}
+	return cl.finish(c, e, attempts)
+}
+
+// stopped turns an *httpapi.Error into the pager's error: a network error
+// on the last attempt is an *APIError; a call ctx ended joins the last
+// failure (if any) with ctx's error.
+func (cl *client) stopped(c call, err error) error {
+	var he *httpapi.Error
+	if !errors.As(err, &he) {
+		return err
+	}
+	if he.Ctx == nil {
+		return cl.failure(c, nil, he.Net, he.Attempts)
+	}
+	if he.Last == nil && he.Net == nil {
+		return fmt.Errorf("pager %q (%s): %s stopped: %w", cl.cfg.Name, cl.cfg.Kind, c.op, he.Ctx)
+	}
+	return fmt.Errorf("%w; stopped: %w", cl.failure(c, he.Last, he.Net, he.Attempts), he.Ctx)
 }
 
 func (cl *client) finish(c call, e *APIError, attempts int) *APIError {
@@ -119,63 +172,15 @@ func (cl *client) finish(c call, e *APIError, attempts int) *APIError {
 	return e
 }
 
-// gaveUp reports a call that ctx ended: the ctx error and the last vendor
-// failure (if any), both matchable with errors.Is.
-func (cl *client) gaveUp(ctx context.Context, c call, last *APIError, attempts int, err error) error {
-	cerr := ctx.Err()
-	if cerr == nil {
-		cerr = err
-	}
-	if last == nil {
-		return fmt.Errorf("pager %q (%s): %s stopped: %w", cl.cfg.Name, cl.cfg.Kind, c.op, cerr)
-	}
-	return fmt.Errorf("%w; stopped: %w", cl.finish(c, last, attempts), cerr)
-}
-
-// attempt sends one request. The error is a network error, scrubbed of the
-// key (url.Error quotes the URL, and an Opsgenie alias may sit in it, but
-// the key never does; scrubbing is belt and braces).
-func (cl *client) attempt(ctx context.Context, c call) (response, error) {
-	actx, cancel := context.WithTimeout(ctx, cl.cfg.Timeout)
-	defer cancel()
-	var body io.Reader
-	if c.body != nil {
-		body = bytes.NewReader(c.body)
-	}
-	req, err := http.NewRequestWithContext(actx, c.method, strings.TrimSuffix(cl.cfg.BaseURL, "/")+c.path, body)
-	if err != nil {
-		return response{}, err
-	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	if c.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "signoff-pager/1")
-	resp, err := cl.hc.Do(req)
-	if err != nil {
-		return response{}, errors.New(cl.key.scrub(err.Error()))
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil && resp.StatusCode < 300 {
-		// The vendor accepted; a cut body does not undo that.
-		err = nil
-	}
-	if err != nil {
-		return response{}, errors.New(cl.key.scrub(err.Error()))
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: data}, nil
-}
-
-// backoff is the wait after the given failed attempt: full jitter over an
+// policy is the wait after a failed attempt: full jitter over an
 // exponentially growing bound, MinBackoff·2^(attempt-1) capped at
 // MaxBackoff, never below MinBackoff/2.
-func (cl *client) backoff(attempt int) time.Duration {
-	return backoff.Policy{Min: cl.cfg.MinBackoff, Max: cl.cfg.MaxBackoff, Jitter: 1}.Delay(attempt)
+func (cl *client) policy() backoff.Policy {
+	return backoff.Policy{Min: cl.cfg.MinBackoff, Max: cl.cfg.MaxBackoff, Jitter: 1}
 }
+
+// backoff is the wait after the given failed attempt (see policy).
+func (cl *client) backoff(attempt int) time.Duration { return cl.policy().Delay(attempt) }
 
 // vendorMessage extracts the vendor's message and field errors from an
 // error body, scrubbed of the key.
@@ -191,25 +196,8 @@ func (cl *client) vendorMessage(body []byte) (string, []string) {
 // retryAfter reads Retry-After: delay-seconds or an HTTP date. A missing or
 // unreadable value is 0 (the backoff applies).
 func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		if n > int64(24*time.Hour/time.Second) {
-			return 24 * time.Hour
-		}
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
+	d, _ := httpapi.ParseRetryAfter(h, now)
+	return d
 }
 
 // parseVendorError reads both vendors' error bodies: PagerDuty's
@@ -251,16 +239,13 @@ func parseVendorError(body []byte) (string, []string) {
 // probe sends one request (health checks are not retried: the caller
 // polls) and fails on a network error, a 5xx, or a status ok refuses.
 func (cl *client) probe(ctx context.Context, c call, ok func(status int) bool) error {
-	resp, err := cl.attempt(ctx, c)
+	resp, err := cl.api.Do(ctx, cl.request(c))
 	if err != nil {
-		if ctx.Err() != nil {
-			return cl.gaveUp(ctx, c, nil, 1, err)
-		}
-		return cl.finish(c, &APIError{Err: err}, 1)
+		return cl.stopped(c, err)
 	}
-	if resp.status >= 500 || (ok != nil && !ok(resp.status)) {
-		e := cl.finish(c, &APIError{Status: resp.status}, 1)
-		e.Message, e.Fields = cl.vendorMessage(resp.body)
+	if resp.Status >= 500 || (ok != nil && !ok(resp.Status)) {
+		e := cl.finish(c, &APIError{Status: resp.Status}, 1)
+		e.Message, e.Fields = cl.vendorMessage(resp.Body)
 		return e
 	}
 	return nil

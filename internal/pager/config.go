@@ -60,7 +60,10 @@ func New(c Config) (Pager, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cl := newClient(&c)
+	cl, err := newClient(&c)
+	if err != nil {
+		return nil, err
+	}
 	switch c.Kind {
 	case KindPagerDuty:
 		key, err := loadSecret(fmt.Sprintf("pager %q: routing key", c.Name), c.RoutingKeyFile, c.RoutingKeyEnv)

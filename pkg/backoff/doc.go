@@ -6,7 +6,8 @@
 //
 // Every retry loop of Signoff takes its waits from here (the claim loops
 // of the reaper, the outbox and the escalator; the agent SDK's round
-// trips; the pager and webhook clients; the Telegram poller and the bot's
-// delivery pump; the broker's JetStream wait, follow-ups and audit
-// retries), so that a change to how Signoff backs off is made once.
+// trips; internal/httpapi, the one client of the chat APIs, the webhook
+// and the pagers; the Telegram poller and the bot's delivery pump; the
+// broker's JetStream wait, follow-ups and audit retries), so that a
+// change to how Signoff backs off is made once.
 package backoff

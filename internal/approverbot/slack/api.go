@@ -1,18 +1,15 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/signoff-dev/signoff/internal/approverbot"
-	"github.com/signoff-dev/signoff/pkg/backoff"
+	"github.com/signoff-dev/signoff/internal/httpapi"
 )
 
 // maxResponseBytes bounds what the channel reads from Slack.
@@ -20,14 +17,23 @@ const maxResponseBytes = 4 << 20
 
 // api calls Slack's Web API with the bot token.
 type api struct {
-	base  string // e.g. https://slack.com/api
 	token string
-	hc    *http.Client
-	// maxRetryAfter is the longest Retry-After the client waits out; a
-	// longer one fails the call (the pump retries it later).
-	maxRetryAfter time.Duration
-	// rateRetries is how many 429s one call waits out.
-	rateRetries int
+	c     *httpapi.Client
+}
+
+// rateRetries is how many 429s one call waits out.
+const rateRetries = 3
+
+// newAPI returns the Web API client at base (e.g. https://slack.com/api).
+// A Retry-After over maxRetryAfter fails the call (the pump retries it
+// later).
+func newAPI(base, token string, hc *http.Client, maxRetryAfter time.Duration) (*api, error) {
+	c, err := httpapi.New(httpapi.Config{API: "slack", BaseURL: base, HTTPClient: hc,
+		MaxAttempts: rateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponseBytes})
+	if err != nil {
+		return nil, err
+	}
+	return &api{token: token, c: c}, nil
 }
 
 // apiStatus is the envelope every Web API method answers with.
@@ -79,100 +85,75 @@ type authTestResp struct {
 }
 
 // call posts in as JSON to method and decodes the answer into out (which
-// must embed apiStatus). A 429 is waited out (Retry-After) up to
-// rateRetries times; any other failure is returned: the caller's pump
-// retries deliveries, and retrying a post that may have been applied would
-// duplicate the message.
+// must embed apiStatus). A 429 is waited out (Retry-After, in seconds or as
+// a date; one second when missing) up to rateRetries times; any other
+// failure is returned: the caller's pump retries deliveries, and retrying a
+// post that may have been applied would duplicate the message.
 func (a *api) call(ctx context.Context, method string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("slack %s: encode request: %w", method, err)
 	}
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/"+method, bytes.NewReader(body))
-		if err != nil {
-			return fmt.Errorf("slack %s: %w", method, err)
+	resp, err := a.c.Do(ctx, httpapi.Request{Method: method, Path: "/" + method, Body: body,
+		Header: http.Header{
+			"Content-Type":  {"application/json; charset=utf-8"},
+			"Authorization": {"Bearer " + a.token},
+		},
+		Retry: httpapi.RetryRateLimited(time.Second)})
+	if err != nil {
+		var he *httpapi.Error
+		if errors.As(err, &he) && he.Ctx != nil && he.Last != nil {
+			return fmt.Errorf("slack %s: rate limited: %w", method, he.Ctx)
 		}
-		req.Header.Set("Content-Type", "application/json; charset=utf-8")
-		req.Header.Set("Authorization", "Bearer "+a.token)
-		resp, err := a.hc.Do(req)
-		if err != nil {
-			return fmt.Errorf("slack %s: %w", method, err)
+		return err // "slack <method>: …", without the URL
+	}
+	if resp.Status == http.StatusTooManyRequests {
+		return &APIError{Method: method, Code: "ratelimited", Status: resp.Status, RetryAfter: resp.RetryAfter}
+	}
+	if resp.ReadErr != nil {
+		return fmt.Errorf("slack %s: read response: %w", method, resp.ReadErr)
+	}
+	if resp.Status != http.StatusOK {
+		return &APIError{Method: method, Code: "http_" + strconv.Itoa(resp.Status), Status: resp.Status}
+	}
+	var st apiStatus
+	if err := json.Unmarshal(resp.Body, &st); err != nil {
+		return fmt.Errorf("slack %s: malformed response: %w", method, err)
+	}
+	if !st.OK {
+		code := st.Error
+		if code == "" {
+			code = "unknown_error"
 		}
-		data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusTooManyRequests {
-			wait := retryAfter(resp.Header.Get("Retry-After"))
-			if attempt >= a.rateRetries || wait > a.maxRetryAfter {
-				return &APIError{Method: method, Code: "ratelimited", Status: resp.StatusCode, RetryAfter: wait}
-			}
-			if err := backoff.Sleep(ctx, wait); err != nil {
-				return fmt.Errorf("slack %s: rate limited: %w", method, err)
-			}
-			continue
+		e := &APIError{Method: method, Code: code, Status: resp.Status}
+		if st.ResponseMetadata != nil {
+			e.Details = st.ResponseMetadata.Messages
 		}
-		if rerr != nil {
-			return fmt.Errorf("slack %s: read response: %w", method, rerr)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return &APIError{Method: method, Code: "http_" + strconv.Itoa(resp.StatusCode), Status: resp.StatusCode}
-		}
-		var st apiStatus
-		if err := json.Unmarshal(data, &st); err != nil {
+		return e
+	}
+	if out != nil {
+		if err := json.Unmarshal(resp.Body, out); err != nil {
 			return fmt.Errorf("slack %s: malformed response: %w", method, err)
 		}
-		if !st.OK {
-			code := st.Error
-			if code == "" {
-				code = "unknown_error"
-			}
-			e := &APIError{Method: method, Code: code, Status: resp.StatusCode}
-			if st.ResponseMetadata != nil {
-				e.Details = st.ResponseMetadata.Messages
-			}
-			return e
-		}
-		if out != nil {
-			if err := json.Unmarshal(data, out); err != nil {
-				return fmt.Errorf("slack %s: malformed response: %w", method, err)
-			}
-		}
-		return nil
 	}
+	return nil
 }
 
 // postResponseURL posts msg to an interaction's response_url. It carries
-// no token: the URL itself is the credential.
+// no token: the URL itself is the credential (for 30 minutes), which
+// httpapi keeps out of errors and logs.
 func (a *api) postResponseURL(ctx context.Context, url string, msg any) error {
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	resp, err := a.c.Do(ctx, httpapi.Request{Method: "response_url", URL: url, Body: body,
+		Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}})
 	if err != nil {
-		return fmt.Errorf("slack response_url: %w", err)
+		return err
 	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		// The URL is a bearer credential for 30 minutes: keep it out of
-		// errors and logs.
-		return fmt.Errorf("slack response_url: %w", approverbot.StripURL(err))
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
-	_ = resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("slack response_url: HTTP %d", resp.StatusCode)
+	if resp.Status/100 != 2 {
+		return fmt.Errorf("slack response_url: HTTP %d", resp.Status)
 	}
 	return nil
-}
-
-// retryAfter parses Slack's Retry-After (whole seconds); a missing or
-// unreadable value means one second.
-func retryAfter(h string) time.Duration {
-	n, err := strconv.Atoi(strings.TrimSpace(h))
-	if err != nil || n < 1 {
-		return time.Second
-	}
-	return time.Duration(n) * time.Second
 }

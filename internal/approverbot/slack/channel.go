@@ -104,9 +104,13 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if o.MaxRetryAfter <= 0 {
 		o.MaxRetryAfter = 30 * time.Second
 	}
+	a, err := newAPI(trimSlash(sc.APIURL), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
+	if err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
+	}
 	return &Channel{
 		cfg:     sc,
-		api:     &api{base: trimSlash(sc.APIURL), token: sc.BotToken, hc: o.HTTPClient, maxRetryAfter: o.MaxRetryAfter, rateRetries: 3},
+		api:     a,
 		log:     o.Logger.With("channel", "slack"),
 		now:     o.Now,
 		workers: o.Workers,

@@ -1,16 +1,15 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"strings"
 	"time"
 
-	"github.com/signoff-dev/signoff/internal/approverbot"
-	"github.com/signoff-dev/signoff/pkg/backoff"
+	"github.com/signoff-dev/signoff/internal/httpapi"
 )
 
 // maxResponseBytes bounds what the channel reads from the Bot API (a
@@ -111,76 +110,92 @@ type envelope struct {
 
 // api calls the Bot API.
 type api struct {
-	base  string // e.g. https://api.telegram.org
 	token string
-	hc    *http.Client
-	// maxRetryAfter is the longest retry_after one call waits out; a
-	// longer one fails it.
-	maxRetryAfter time.Duration
-	rateRetries   int
+	c     *httpapi.Client
+}
+
+// rateRetries is how many 429s one call waits out.
+const rateRetries = 3
+
+// newAPI returns the Bot API client at base (e.g. https://api.telegram.org).
+// A retry_after over maxRetryAfter fails the call.
+func newAPI(base, token string, hc *http.Client, maxRetryAfter time.Duration) (*api, error) {
+	c, err := httpapi.New(httpapi.Config{API: "telegram", BaseURL: base, HTTPClient: hc,
+		MaxAttempts: rateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponseBytes,
+		// The token is in the path, which httpapi takes out of errors;
+		// this catches it anywhere else.
+		Scrub: func(s string) string { return strings.ReplaceAll(s, token, "[token]") }})
+	if err != nil {
+		return nil, err
+	}
+	return &api{token: token, c: c}, nil
+}
+
+// rateLimited is the Bot API's 429: {"ok":false,"error_code":429,
+// "parameters":{"retry_after":N}}, waited out for max(N s, 1 s).
+func rateLimited(resp *httpapi.Response, err error) (bool, time.Duration) {
+	if err != nil || resp.ReadErr != nil {
+		return false, 0
+	}
+	var env envelope
+	if json.Unmarshal(resp.Body, &env) != nil || env.OK {
+		return false, 0
+	}
+	code := env.ErrorCode
+	if code == 0 {
+		code = resp.Status
+	}
+	if code != http.StatusTooManyRequests {
+		return false, 0
+	}
+	var after time.Duration
+	if env.Parameters != nil && env.Parameters.RetryAfter > 0 {
+		after = time.Duration(env.Parameters.RetryAfter) * time.Second
+	}
+	return true, max(after, time.Second)
 }
 
 // call posts params as JSON to method and decodes the result into out (nil:
 // ignore it). A 429 is waited out (retry_after) up to rateRetries times.
+// The URL holds the token: it is never part of an error.
 func (a *api) call(ctx context.Context, method string, params, out any) error {
 	body, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("telegram %s: encode request: %w", method, err)
 	}
-	for attempt := 0; ; attempt++ {
-		env, status, err := a.post(ctx, method, body)
-		if err != nil {
-			return err
-		}
-		if env.OK {
-			if out == nil {
-				return nil
-			}
-			if err := json.Unmarshal(env.Result, out); err != nil {
-				return fmt.Errorf("telegram %s: malformed result: %w", method, err)
-			}
-			return nil
-		}
-		e := &APIError{Method: method, Code: env.ErrorCode, Description: env.Description}
-		if e.Code == 0 {
-			e.Code = status
-		}
-		if env.Parameters != nil && env.Parameters.RetryAfter > 0 {
-			e.RetryAfter = time.Duration(env.Parameters.RetryAfter) * time.Second
-		}
-		if e.Code == http.StatusTooManyRequests && attempt < a.rateRetries && e.RetryAfter <= a.maxRetryAfter {
-			wait := max(e.RetryAfter, time.Second)
-			if err := backoff.Sleep(ctx, wait); err != nil {
-				return fmt.Errorf("telegram %s: rate limited: %w", method, err)
-			}
-			continue
-		}
-		return e
-	}
-}
-
-// post sends one request. The URL holds the token: it is never part of an
-// error.
-func (a *api) post(ctx context.Context, method string, body []byte) (envelope, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/bot"+a.token+"/"+method, bytes.NewReader(body))
+	resp, err := a.c.Do(ctx, httpapi.Request{Method: method, Path: "/bot" + a.token + "/" + method, Body: body,
+		Header: http.Header{"Content-Type": {"application/json"}}, Retry: rateLimited})
 	if err != nil {
-		return envelope{}, 0, fmt.Errorf("telegram %s: cannot build the request (check api_url)", method)
+		var he *httpapi.Error
+		if errors.As(err, &he) && he.Ctx != nil && he.Last != nil {
+			return fmt.Errorf("telegram %s: rate limited: %w", method, he.Ctx)
+		}
+		return err // "telegram <method>: …", without the URL
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return envelope{}, 0, fmt.Errorf("telegram %s: %w", method, approverbot.StripURL(err))
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return envelope{}, resp.StatusCode, fmt.Errorf("telegram %s: read response: %w", method, approverbot.StripURL(err))
+	if resp.ReadErr != nil {
+		return fmt.Errorf("telegram %s: read response: %w", method, resp.ReadErr)
 	}
 	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	if err := json.Unmarshal(resp.Body, &env); err != nil {
 		// A proxy's error page, or a truncated answer.
-		return envelope{}, resp.StatusCode, &APIError{Method: method, Code: resp.StatusCode,
-			Description: fmt.Sprintf("HTTP %d with a body that is not a Bot API answer", resp.StatusCode)}
+		return &APIError{Method: method, Code: resp.Status,
+			Description: fmt.Sprintf("HTTP %d with a body that is not a Bot API answer", resp.Status)}
 	}
-	return env, resp.StatusCode, nil
+	if env.OK {
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(env.Result, out); err != nil {
+			return fmt.Errorf("telegram %s: malformed result: %w", method, err)
+		}
+		return nil
+	}
+	e := &APIError{Method: method, Code: env.ErrorCode, Description: env.Description}
+	if e.Code == 0 {
+		e.Code = resp.Status
+	}
+	if env.Parameters != nil && env.Parameters.RetryAfter > 0 {
+		e.RetryAfter = time.Duration(env.Parameters.RetryAfter) * time.Second
+	}
+	return e
 }

@@ -130,9 +130,13 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	for len(base) > 0 && base[len(base)-1] == '/' {
 		base = base[:len(base)-1]
 	}
+	a, err := newAPI(base, tc.Token, o.HTTPClient, o.MaxRetryAfter)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: %w", err)
+	}
 	return &Channel{
 		cfg:     tc,
-		api:     &api{base: base, token: tc.Token, hc: o.HTTPClient, maxRetryAfter: o.MaxRetryAfter, rateRetries: 3},
+		api:     a,
 		log:     o.Logger.With("channel", "telegram"),
 		now:     o.Now,
 		workers: o.Workers,

@@ -8,11 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
+	"github.com/signoff-dev/signoff/internal/httpapi"
 	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -47,15 +46,12 @@ type Options struct {
 // Channel is the webhook channel. Create it with [New]; it implements
 // [approverbot.HTTPChannel].
 type Channel struct {
-	url     string
-	host    string // for logs: the URL may carry a credential
-	secret  string
-	hc      *http.Client
-	log     *slog.Logger
-	now     func() time.Time
-	tries   int
-	minBack time.Duration
-	maxBack time.Duration
+	url    string
+	host   string // for logs: the URL may carry a credential
+	secret string
+	api    *httpapi.Client
+	log    *slog.Logger
+	now    func() time.Time
 
 	responder atomic.Pointer[responderBox]
 	replays   replayCache
@@ -99,10 +95,18 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = max(10*time.Second, o.MinBackoff)
 	}
+	api, err := httpapi.New(httpapi.Config{API: "webhook", BaseURL: wc.URL, HTTPClient: o.HTTPClient,
+		MaxAttempts: o.MaxAttempts, Backoff: backoff.Policy{Min: o.MinBackoff, Max: o.MaxBackoff, Jitter: 0.5},
+		// A Retry-After is honoured up to MaxBackoff: the delivery
+		// pump, not one call, waits out a receiver that asks for more.
+		MaxRetryAfter: o.MaxBackoff, ClampRetryAfter: true,
+		MaxResponseBytes: snippetBytes + 1<<20})
+	if err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
+	}
 	return &Channel{
 		url: wc.URL, host: u.Scheme + "://" + u.Host, secret: wc.Secret,
-		hc: o.HTTPClient, log: o.Logger.With("channel", "webhook"), now: o.Now,
-		tries: o.MaxAttempts, minBack: o.MinBackoff, maxBack: o.MaxBackoff,
+		api: api, log: o.Logger.With("channel", "webhook"), now: o.Now,
 	}, nil
 }
 
@@ -210,13 +214,11 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 	return c.deliver(ctx, r.Type, r.RequestID, r)
 }
 
-// permanentError is an answer retrying cannot change.
-type permanentError struct{ err error }
+// snippetBytes is how much of a refusal's body its error quotes.
+const snippetBytes = 256
 
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// deliver posts one event, retrying what may succeed later.
+// deliver posts one event, retrying what may succeed later: network
+// errors, 408, 429 and 5xx, after max(Retry-After, backoff).
 func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) error {
 	body, err := marshalVisible(v)
 	if err != nil {
@@ -225,69 +227,56 @@ func (c *Channel) deliver(ctx context.Context, event, requestID string, v any) e
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	delivery := hex.EncodeToString(id[:])
+	resp, err := c.api.Do(ctx, httpapi.Request{
+		Method: event, URL: c.url, Body: body,
+		Header: http.Header{
+			"Content-Type": {"application/json"},
+			"User-Agent":   {"signoff-approver-bot"},
+			HeaderEvent:    {event},
+			HeaderDelivery: {delivery},
+		},
+		// Signed per attempt: a retry after minutes must not look stale.
+		Prepare: func(r *http.Request) { Sign(r.Header, c.secret, c.now(), body) },
+		Retry:   httpapi.RetryTransient,
+		OnRetry: func(attempt int, resp *httpapi.Response, err error, wait time.Duration) {
+			c.log.Warn("webhook delivery failed; retrying", "event", event, "request_id", requestID,
+				"attempt", attempt, "retry_in", wait, "err", failure(resp, err))
+		},
+	})
+	if err == nil && resp.Status/100 == 2 {
+		c.setHealth(nil)
+		return nil
+	}
 	var last error
-	for attempt := 1; attempt <= c.tries; attempt++ {
-		var wait time.Duration
-		wait, last = c.post(ctx, event, delivery, body)
-		if last == nil {
-			c.setHealth(nil)
-			return nil
-		}
-		if ctx.Err() != nil {
-			// Stopped, not failed: say so, whatever the last attempt got.
-			last = ctx.Err()
-			break
-		}
-		var perm permanentError
-		if errors.As(last, &perm) || attempt == c.tries {
-			break
-		}
-		if wait <= 0 {
-			wait = backoff.Policy{Min: c.minBack, Max: c.maxBack, Jitter: 0.5}.Delay(attempt)
-		}
-		c.log.Warn("webhook delivery failed; retrying", "event", event, "request_id", requestID, "attempt", attempt, "retry_in", wait, "err", last)
-		if err := backoff.Sleep(ctx, wait); err != nil {
-			last = err
-			break
-		}
+	var he *httpapi.Error
+	switch {
+	case errors.As(err, &he) && he.Ctx != nil:
+		// Stopped, not failed: say so, whatever the last attempt got.
+		last = he.Ctx
+	case errors.As(err, &he):
+		last = he.Net // without the URL, which may hold a credential
+	case err != nil:
+		last = err
+	default:
+		last = failure(resp, nil)
 	}
 	err = fmt.Errorf("webhook: %s for %s not delivered to %s: %w", event, requestID, c.host, last)
 	c.setHealth(err)
 	return err
 }
 
-// post makes one attempt; it returns the Retry-After asked for, if any.
-func (c *Channel) post(ctx context.Context, event, delivery string, body []byte) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return 0, permanentError{errors.New("cannot build the request")}
+// failure describes a failed attempt: its network error, "HTTP 503" for
+// an answer that is retried, or the status and the start of the body for
+// a refusal.
+func failure(resp *httpapi.Response, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case resp.Retried:
+		return fmt.Errorf("HTTP %d", resp.Status)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "signoff-approver-bot")
-	req.Header.Set(HeaderEvent, event)
-	req.Header.Set(HeaderDelivery, delivery)
-	// Signed per attempt: a retry after minutes must not look stale.
-	Sign(req.Header, c.secret, c.now(), body)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		// The URL may hold a credential (a token in its path or query).
-		return 0, approverbot.StripURL(err)
-	}
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	_ = resp.Body.Close()
-	switch code := resp.StatusCode; {
-	case code/100 == 2:
-		return 0, nil
-	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code/100 == 5:
-		var wait time.Duration
-		if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && n > 0 {
-			wait = min(time.Duration(n)*time.Second, c.maxBack)
-		}
-		return wait, fmt.Errorf("HTTP %d", code)
-	default:
-		return 0, permanentError{fmt.Errorf("HTTP %d: %s", code, strings.TrimSpace(approverbot.OneLine(string(snippet))))}
-	}
+	snippet := resp.Body[:min(len(resp.Body), snippetBytes)]
+	return fmt.Errorf("HTTP %d: %s", resp.Status, strings.TrimSpace(approverbot.OneLine(string(snippet))))
 }
 
 func (c *Channel) setHealth(err error) {

@@ -67,6 +67,9 @@ func TestDeliveryRetriesServerErrorsWithTheSameDeliveryAndFreshSignatures(t *tes
 	if ids[0] == "" || ids[0] != ids[1] || ids[1] != ids[2] {
 		t.Errorf("delivery ids %v, want one id across the retries", ids)
 	}
+	if n := recv.rec.Calls("approval_needed"); n != 3 {
+		t.Errorf("receiver recorded %d approval_needed posts, want 3 (two failures, one success)", n)
+	}
 	if err := ch.CheckHealth(context.Background()); err != nil {
 		t.Errorf("CheckHealth after a delivery = %v", err)
 	}

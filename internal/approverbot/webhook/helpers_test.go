@@ -20,6 +20,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/webhook"
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/internal/httpapi/httpapitest"
 )
 
 const testSecret = "whsec-0123456789abcdef-test"
@@ -41,6 +42,7 @@ type receiver struct {
 	t   testing.TB
 	srv *httptest.Server
 	got chan delivery
+	rec httpapitest.Recorder
 
 	mu   sync.Mutex
 	fail []int
@@ -56,7 +58,7 @@ func newReceiver(t testing.TB) *receiver {
 }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
+	body := rc.rec.Record(r.Header.Get("X-Signoff-Event"), r)
 	ts := r.Header.Get("X-Signoff-Timestamp")
 	m := hmac.New(sha256.New, []byte(testSecret))
 	m.Write([]byte(ts + "." + string(body)))

@@ -150,6 +150,12 @@ func TestFaultsAreServedInOrder(t *testing.T) {
 	if f.Requests() != 3 {
 		t.Fatalf("requests = %d", f.Requests())
 	}
+	// The faulted requests are recorded too, bodies intact.
+	for i, r := range f.Recorded() {
+		if r.Method != http.MethodPost || r.Path != "/v2/enqueue" || string(r.Body) != body {
+			t.Errorf("recorded request %d = %s %s %q", i+1, r.Method, r.Path, r.Body)
+		}
+	}
 }
 
 func TestOpsgenieFakeRefusesWhatTheAPIRefuses(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/httpapi/httpapitest"
 )
 
 // Fault is an answer injected in place of the next request's normal one.
@@ -27,7 +29,7 @@ type Fault struct {
 type faults struct {
 	mu    sync.Mutex
 	queue []Fault
-	hits  int
+	rec   httpapitest.Recorder
 }
 
 // Inject queues faults; each request takes the next one.
@@ -38,17 +40,17 @@ func (f *faults) Inject(fs ...Fault) {
 }
 
 // Requests is how many requests arrived, faulted ones included.
-func (f *faults) Requests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.hits
-}
+func (f *faults) Requests() int { return f.rec.Total() }
 
-// next counts a request and pops its fault, if any.
-func (f *faults) next() (Fault, bool) {
+// Recorded returns every request that arrived, oldest first, faulted ones
+// included.
+func (f *faults) Recorded() []httpapitest.Recorded { return f.rec.Requests() }
+
+// next records a request and pops its fault, if any.
+func (f *faults) next(r *http.Request) (Fault, bool) {
+	f.rec.Record("", r)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.hits++
 	if len(f.queue) == 0 {
 		return Fault{}, false
 	}

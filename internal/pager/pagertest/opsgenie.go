@@ -142,7 +142,7 @@ func (f *Opsgenie) Alerts() []OGAlert {
 }
 
 func (f *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
-	if ft, ok := f.next(); ok && ft.apply(w, r, ogErrorBody) {
+	if ft, ok := f.next(r); ok && ft.apply(w, r, ogErrorBody) {
 		return
 	}
 	if r.Header.Get("Authorization") != "GenieKey "+f.key {

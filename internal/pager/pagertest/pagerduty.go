@@ -131,7 +131,7 @@ func (f *PagerDuty) Incidents() []PDIncident {
 }
 
 func (f *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
-	if ft, ok := f.next(); ok && ft.apply(w, r, pdErrorBody) {
+	if ft, ok := f.next(r); ok && ft.apply(w, r, pdErrorBody) {
 		return
 	}
 	if r.URL.Path != "/v2/enqueue" {

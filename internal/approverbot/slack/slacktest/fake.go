@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/httpapi/httpapitest"
 )
 
 // Options shape a fake Slack.
@@ -59,7 +61,7 @@ type Server struct {
 	seq       int
 	responses map[string]*responseURL
 	limited   map[string][]int // method -> pending Retry-After seconds
-	calls     map[string]int
+	rec       httpapitest.Recorder
 	down      bool
 	triggers  map[string]time.Time // trigger_id -> issued (Click)
 
@@ -91,7 +93,6 @@ func New(o Options) *Server {
 		msgs:      map[string]Message{},
 		responses: map[string]*responseURL{},
 		limited:   map[string][]int{},
-		calls:     map[string]int{},
 		Posted:    make(chan Message, 1000),
 		Updated:   make(chan Message, 1000),
 		Ephemeral: make(chan Message, 1000),
@@ -128,11 +129,11 @@ func (s *Server) RateLimit(method string, seconds int) {
 
 // Calls reports how many times method was called (rate-limited calls
 // included).
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
-}
+func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
+
+// Recorded returns the Web API calls the fake received, oldest first
+// (rate-limited calls included).
+func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
 
 // Message returns the current state of the message with ts.
 func (s *Server) Message(ts string) (Message, bool) {
@@ -181,12 +182,14 @@ func (s *Server) SetDown(down bool) {
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	method := r.PathValue("method")
 	s.mu.Lock()
-	if s.down {
-		s.mu.Unlock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	s.calls[method]++
+	s.rec.Record(method, r)
+	s.mu.Lock()
 	var wait int
 	if q := s.limited[method]; len(q) > 0 {
 		wait, s.limited[method] = q[0], q[1:]

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/httpapi/httpapitest"
 )
 
 // Options shape a fake Bot API.
@@ -99,7 +101,7 @@ type Server struct {
 	allowed  []string
 	limited  map[string][]int
 	failures map[string][]int
-	calls    map[string]int
+	rec      httpapitest.Recorder
 	down     bool
 
 	// Sent receives sendMessage calls.
@@ -123,7 +125,6 @@ func New(o Options) *Server {
 		wake:     make(chan struct{}),
 		limited:  map[string][]int{},
 		failures: map[string][]int{},
-		calls:    map[string]int{},
 		nextUpd:  100,
 		Sent:     make(chan Message, 1000),
 		Edited:   make(chan Message, 1000),
@@ -161,11 +162,11 @@ func (s *Server) Fail(method string, status int) {
 }
 
 // Calls reports how many times method was called.
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
-}
+func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
+
+// Recorded returns the Bot API calls the fake received with the right
+// token, oldest first (their paths hold the token).
+func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
 
 // Message returns the current state of a message.
 func (s *Server) Message(chatID, messageID int64) (Message, bool) {
@@ -305,8 +306,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := r.PathValue("method")
+	s.rec.Record(method, r)
 	s.mu.Lock()
-	s.calls[method]++
 	var wait, status int
 	if q := s.limited[method]; len(q) > 0 {
 		wait, s.limited[method] = q[0], q[1:]
