@@ -388,12 +388,12 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		Approved:  a.Approved,
 		Feedback:  a.Feedback,
 	}
-	if q.Digest != "" {
-		// The question this answer answers: what the card showed (the
-		// board holds only copies whose digest is theirs). A broker
-		// older than digests sends none and takes none.
-		resp.Digest = q.ShownDigest()
-	}
+	// The question this answer answers: the digest of what the card
+	// showed, computed here and sent always — never echoed from the copy,
+	// and never left out because the copy carried none. A copy someone
+	// else published first (on a plane whose NATS lets them) is then
+	// refused by the brokers, whose stored question has another digest.
+	resp.Digest = q.ShownDigest()
 	if a.Approved {
 		resp.Scope, resp.Answer = a.Scope, a.Answer
 		if a.UpdatedArguments != "" {
