@@ -762,6 +762,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	}
 	var sbuf, fbuf [2]string
 	scripts, floors := sbuf[:0], fbuf[:0]
+	commandArgs := 0
 	for _, v := range vals {
 		if slices.Contains(workdirArgs, v.key) {
 			if f := e.workdir(v); f != "" {
@@ -778,9 +779,11 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		}
 		if !ok {
 			floors = append(floors, "argument "+v.key+" is not a string or a list of strings")
+			commandArgs++
 			continue
 		}
 		scripts = append(scripts, str)
+		commandArgs++
 	}
 	if len(scripts) == 0 {
 		floor := "no command to analyse"
@@ -790,7 +793,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		s := subject{kind: subjName, tier: e.tier, floor: floor, floorLayer: "input", ungrantable: true}
 		return e.single(&s)
 	}
-	if len(scripts) > 1 || len(floors) > 0 {
+	if commandArgs > 1 {
 		floors = append(floors, "the call carries more than one command argument")
 	}
 	if shell.ForeignShells[e.tool] {
@@ -978,6 +981,23 @@ func (e *evaluation) workdir(v argValue) string {
 	}
 	x, _ := globs.ExpandHome(str, e.p.home)
 	x = path.Clean(x)
+	if e.cwd != "" {
+		// The request says where the call runs, and so does an argument:
+		// a host honours only its own key (Codex workdir, Gemini
+		// directory; Claude Code's Bash none), and the policy cannot tell
+		// which spelling this host reads. The call is judged where the
+		// request says it runs, and asks when the argument names another
+		// directory, since the host may run it there.
+		to := x
+		if !path.IsAbs(x) {
+			to = path.Join(e.cwd, x)
+		}
+		if to != e.cwd {
+			return "the call names its own working directory (" + v.key + ": " + strconv.Quote(str) + ", that is " +
+				strconv.Quote(to) + ") besides the request's (" + strconv.Quote(e.cwd) + "): the host may run it in either"
+		}
+		return ""
+	}
 	switch {
 	case path.IsAbs(x):
 		e.cwd = x

@@ -127,6 +127,7 @@ rules:
   - { rule: "bash(cat *)", action: allow }
   - { rule: "write_file(secrets/**)", action: deny }
   - { rule: "read_file(**/.ssh/**)", action: deny }
+  - { rule: "read_file(/home/dev/project/keys/**)", action: deny }
 `)
 	const cwd = "/home/dev/project"
 	tests := []struct {
@@ -150,6 +151,17 @@ rules:
 		{"without a cwd, climbing out asks", "write_file", `{"path": "../x"}`, "", Ask},
 		{"a shell tool's workdir moves relative paths", "shell", `{"command": ["bash", "-lc", "echo x > hosts"], "workdir": "/etc"}`, cwd, Ask},
 		{"a relative cwd is ignored", "write_file", `{"path": "/etc/x"}`, "relative/dir", Ask},
+		// A host honours only its own working-directory key (red team): a
+		// look-alike key must not move the judged directory away from
+		// where the command may run.
+		{"a workdir that moves a read away from a denied directory is judged where the request runs", "bash",
+			`{"command": "cat keys/key.pem", "dir": "/tmp"}`, cwd, Deny},
+		{"a working-directory key in another spelling is judged where the request runs", "bash",
+			`{"command": "cat keys/key.pem", "WorkDir": "../../../tmp"}`, cwd, Deny},
+		{"a workdir other than the request's asks", "bash", `{"command": "cat README", "working-directory": "/tmp"}`, cwd, Ask},
+		{"a workdir equal to the request's is the same place", "bash", `{"command": "cat README", "workdir": "/home/dev/project"}`, cwd, Allow},
+		{"a relative workdir of . is the same place", "bash", `{"command": "cat README", "workdir": "."}`, cwd, Allow},
+		{"without a cwd, a workdir moves relative paths", "shell", `{"command": ["bash", "-lc", "echo x > hosts"], "workdir": "/etc"}`, "", Ask},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
