@@ -150,14 +150,18 @@ func (p *Policy) Evaluate(c Call) Decision {
 		s := subject{kind: subjName, tier: e.tier, floor: "the call names no tool", floorLayer: "input", ungrantable: true}
 		return e.single(&s)
 	}
+	var d Decision
 	switch e.kind {
 	case kindShell:
-		return e.shell(c.Arguments)
+		d = e.shell(c.Arguments)
 	case kindPath, kindPattern, kindSearch, kindPatch:
-		return e.paths(c.Arguments)
+		d = e.paths(c.Arguments)
+	default:
+		s := subject{kind: subjName, tier: e.tier}
+		return e.single(&s)
 	}
-	s := subject{kind: subjName, tier: e.tier}
-	return e.single(&s)
+	e.applyExecArgs(&d, c.Arguments)
+	return d
 }
 
 // single decides a call judged as one subject.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // Every argument key is shown ([View.ArgKeys]), and a key is flagged
@@ -26,17 +28,8 @@ var knownKeys = []string{
 }
 
 // execKeys are the keys the hosts treat as execution-affecting, with what
-// they do.
-var execKeys = map[string]string{
-	"dangerouslyDisableSandbox":  "turns the host's sandbox off for this call",
-	"sandbox_permissions":        "asks the host for permissions beyond its sandbox",
-	"with_escalated_permissions": "asks the host for permissions beyond its sandbox",
-	"run_in_background":          "runs the call in the background, without the host waiting for it",
-	"env":                        "sets environment variables the command runs with",
-	"cwd":                        "changes the directory the call runs in",
-	"workdir":                    "changes the directory the call runs in",
-	"shell":                      "chooses the program that runs the command",
-}
+// they do: the table the policy judges them by too.
+var execKeys = messages.ExecutionArguments
 
 // ArgKeys lists the keys of an argument object in the order they came,
 // repeats included; nil when raw is not a JSON object.
