@@ -298,23 +298,26 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := c.clientAddr(r)
-	if ok, wait := c.byAddr.allowed(addr); !ok {
+	// Both budgets are taken before the (slow) password check and given
+	// back when it succeeds: attempts sent at once cannot all pass a check
+	// that only a recorded failure would close.
+	if ok, wait := c.byAddr.take(addr); !ok {
 		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
-	if wait := c.byID.wait(id); wait > 0 {
+	if wait, ok := c.byID.begin(id); !ok {
+		c.byAddr.refund(addr)
 		c.tooMany(w, wait, jsonReply, id, next)
 		return
 	}
 	a, ok := c.checkPassword(id, password)
+	c.byID.end(id, ok)
 	if !ok {
-		c.byAddr.take(addr)
-		c.byID.failed(id)
 		c.log.Warn("web: sign-in failed", "approver", strconv.Quote(cleanLine(id, 64)), "remote", addr)
 		fail(http.StatusUnauthorized, "unauthenticated", "wrong approver id or password", id)
 		return
 	}
-	c.byID.succeeded(id)
+	c.byAddr.refund(addr)
 	if ck, err := r.Cookie(cookieName); err == nil {
 		// A new login never reuses a session id the browser already had.
 		c.sessions.delete(ck.Value)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,5 +362,36 @@ func TestTrustedProxiesMustBeAddressesOrRanges(t *testing.T) {
 	}
 	if _, err := approverbot.ParseConfig([]byte("approvers: {alice: {}}\nweb: {trusted_proxies: [10.0.0.0/8, \"::1\", 192.0.2.7]}\n"), "t.yaml"); err != nil {
 		t.Errorf("addresses and ranges: %v", err)
+	}
+}
+
+// Guesses sent at once (red team) cannot all pass the account's wait
+// before any of them is recorded as failed: an attempt takes its place
+// before the password check, so no more than the free failures and one
+// more are checked, however many arrive together.
+func TestGuessesSentAtOnceAreCheckedNoFasterThanOneByOne(t *testing.T) {
+	clk := newClock()
+	s := startServer(t, testConfig(t, "", "{insecure_cookies: true, trusted_proxies: [127.0.0.1]}"), Options{Now: clk.Now}, nil)
+	c := s.client(t)
+	const n = 40
+	var checked atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res := s.do(t, c, "POST", "/login", `{"approver":"alice","password":"wrong"}`, "Content-Type", "application/json",
+				"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i+1))
+			if res.StatusCode == http.StatusUnauthorized {
+				checked.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if got := int(checked.Load()); got > loginFreeFailures+1 {
+		t.Fatalf("%d of %d guesses sent at once were checked, want at most %d", got, n, loginFreeFailures+1)
 	}
 }

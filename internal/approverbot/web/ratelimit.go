@@ -42,18 +42,14 @@ func (l *limiter) take(key string) (bool, time.Duration) {
 	return true, 0
 }
 
-// allowed reports whether key's bucket holds a token, without spending
-// it; when it does not, how long until it does. A sign-in checks it first
-// and spends a token (take) only when it fails: successful sign-ins cost
-// nothing.
-func (l *limiter) allowed(key string) (bool, time.Duration) {
+// refund gives back the token an attempt took with take, when the
+// attempt turned out to cost nothing (a successful sign-in, or one refused
+// for another reason before its password was checked).
+func (l *limiter) refund(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.refill(key, l.now())
-	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) * float64(l.every))
-	}
-	return true, 0
+	b.tokens = min(l.burst, b.tokens+1)
 }
 
 // reset forgets key's bucket (a successful login clears its failures).
@@ -104,6 +100,10 @@ type backoff struct {
 
 	mu       sync.Mutex
 	accounts map[string]*failures
+	// checking holds the accounts whose password is being checked: one
+	// attempt per account at a time, so that guesses sent at once cannot
+	// all pass the wait before any of them is recorded as failed.
+	checking map[string]bool
 }
 
 type failures struct {
@@ -113,18 +113,38 @@ type failures struct {
 }
 
 func newBackoff(free int, base, max, forget time.Duration, now func() time.Time) *backoff {
-	return &backoff{free: free, base: base, max: max, forget: forget, now: now, accounts: map[string]*failures{}}
+	return &backoff{free: free, base: base, max: max, forget: forget, now: now, accounts: map[string]*failures{}, checking: map[string]bool{}}
 }
 
-// wait is how long account must wait before its next attempt (0: now).
-func (b *backoff) wait(account string) time.Duration {
+// begin starts an attempt on account: ok when it may check the password
+// now, else how long to wait — the account's backoff, or, while another
+// attempt on it is being checked, a short while. Every begin that returns
+// ok is followed by one end.
+func (b *backoff) begin(account string) (time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	f := b.get(account)
-	if f == nil {
-		return 0
+	if b.checking[account] {
+		return time.Second, false
 	}
-	return max(0, f.until.Sub(b.now()))
+	if f := b.get(account); f != nil {
+		if w := f.until.Sub(b.now()); w > 0 {
+			return w, false
+		}
+	}
+	b.checking[account] = true
+	return 0, true
+}
+
+// end ends the attempt begin started, recording its outcome.
+func (b *backoff) end(account string, ok bool) {
+	if ok {
+		b.succeeded(account)
+	} else {
+		b.failed(account)
+	}
+	b.mu.Lock()
+	delete(b.checking, account)
+	b.mu.Unlock()
 }
 
 // failed records a failed attempt on account.
