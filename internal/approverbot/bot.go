@@ -126,7 +126,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 	}()
 	for _, team := range b.cfg.Teams {
-		s, err := b.nc.Subscribe(b.subj.Ask(team), b.onAsk)
+		s, err := b.nc.Subscribe(b.subj.Ask(team), func(m *nats.Msg) { b.onAsk(team, m) })
 		if err != nil {
 			return fmt.Errorf("subscribe %s: %w", b.subj.Ask(team), err)
 		}
@@ -191,11 +191,21 @@ loop:
 	return err
 }
 
-func (b *Bot) onAsk(m *nats.Msg) {
+// onAsk takes a question published on team's subject. The team is the
+// subject's, not the payload's: the digest does not cover the team (a
+// question is announced once per team it is routed to), so a copy that
+// names another team in its payload must not move the card to that
+// team's approvers or out of sight of its own.
+func (b *Bot) onAsk(team string, m *nats.Msg) {
 	var q messages.ApprovalNeeded
 	if err := json.Unmarshal(m.Data, &q); err != nil || q.Request.RequestID == "" {
 		b.log.Warn("ignoring a garbled question", "subject", m.Subject, "err", err)
 		return
+	}
+	if q.Team != team {
+		b.log.Warn("a question names another team than the subject it came on; the subject's team stands",
+			"request_id", q.Request.RequestID, "team", team, "payload_team", q.Team)
+		q.Team = team
 	}
 	b.show(q)
 }

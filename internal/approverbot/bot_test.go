@@ -658,3 +658,24 @@ func TestAnAnswerToAForgedFirstCopyIsRefusedByTheBrokers(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// A question's team is the subject it came on, not what its payload says
+// (the digest does not cover the team): a copy naming another team does
+// not move the card.
+func TestAQuestionsTeamIsItsSubjects(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	nc := p.NATS.Connect(t)
+	_, rec := startBot(t, nc, testConfig)
+	q := question("r-team", time.Now())
+	q.Team = "ops"
+	data, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish(messages.Subjects{}.Ask("default"), data); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.nextAsk(t, "r-team"); got.Team != "default" {
+		t.Fatalf("the card is on team %q, want the subject's team default", got.Team)
+	}
+}
