@@ -342,3 +342,63 @@ func TestAnOutboxThatFindsAHardRejectionsStopGoneSetsItAgain(t *testing.T) {
 	}
 	brokertest.WantDecision(t, next, messages.OutcomeDeny, messages.ReasonHardStop)
 }
+
+// A turn that names the owed hard rejection (messages.TurnRequest.Seen:
+// the agent received its decision, whose outbox entry only was not
+// acknowledged yet) came after the agent heard of it: it delivers what is
+// owed and ends the stop. A turn that names another id does not.
+func TestANewTurnThatNamesTheOwedHardRejectEndsTheStop(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Redis: true, EffectLease: time.Minute, OutboxInterval: 100 * time.Millisecond})
+	dev := p.Approver("default")
+	c := p.Agent("s-seen", "pod-1", client.WithStatusInterval(time.Hour))
+	first := brokertest.Ask(t.Context(), c, "seen-1", "bash", brokertest.Bash("make deploy"))
+	nextAsks(t, dev, "seen-1")
+	store := p.Store()
+	rec, err := store.Get(t.Context(), "s-seen", "seen-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (seen-1)"}); err != nil || !res.Applied {
+		t.Fatalf("the vote: %+v, %v", res, err)
+	}
+	turn := func(body string) messages.TurnReply {
+		t.Helper()
+		var rep messages.TurnReply
+		if err := json.Unmarshal(p.RawRequest(messages.Subjects{}.Turn("s-seen"), []byte(body)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := turn(`{"v":1,"seen":["other-1"]}`); rep.StopCleared {
+		t.Fatal("a turn naming another rejection ended the stop of one the agent had not heard of")
+	}
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	// Owed again: a second hard rejection the agent received, and names.
+	second := brokertest.Ask(t.Context(), c, "seen-2", "bash", brokertest.Bash("make release"))
+	brokertest.WantDecision(t, second.Wait(t), messages.OutcomeDeny, messages.ReasonHardStop)
+	if rep := turn(`{"v":1}`); !rep.StopCleared {
+		t.Fatal("the turn after the agent heard of the rejection did not end the stop")
+	}
+	rec2 := brokertest.Ask(t.Context(), c, "seen-3", "bash", brokertest.Bash("make deploy"))
+	nextAsks(t, dev, "seen-3")
+	r3, err := store.Get(t.Context(), "s-seen", "seen-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec.RequestID = r3.ID
+	if res, err := store.Decide(t.Context(), r3.SessionID, r3.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (seen-3)"}); err != nil || !res.Applied {
+		t.Fatalf("the vote: %+v, %v", res, err)
+	}
+	if rep := turn(`{"v":1,"seen":["seen-3"]}`); !rep.StopCleared {
+		t.Fatal("a turn naming the owed hard rejection did not end its stop")
+	}
+	brokertest.WantDecision(t, rec2.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonPolicyAllow)
+}

@@ -55,10 +55,11 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	if _, err := messages.Decode[messages.TurnRequest](msg.Data, b.cfg.MaxMessageBytes); err != nil {
+	turn, err := messages.Decode[messages.TurnRequest](msg.Data, b.cfg.MaxMessageBytes)
+	if err != nil {
 		return b.badMessage(err)
 	}
-	cleared, err := b.eng.NewTurn(ctx, sessionID)
+	cleared, err := b.eng.NewTurn(ctx, sessionID, turn.Seen)
 	if errors.Is(err, session.ErrStopOwed) {
 		b.log.Warn("new turn: a hard rejection of the session could not be carried out; its stop stays", "session_id", sessionID, "err", err)
 		return encodeError(messages.CodeUnavailable, "a hard rejection of this session is still being delivered, and its stop holds: retry the new turn")

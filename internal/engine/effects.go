@@ -358,7 +358,12 @@ func (e *Engine) escalationRan(ctx context.Context, rec *session.Record) ([]mess
 // agent before this turn's reply), has them acknowledged, and leaves the
 // stop in force until the agent's next turn (false, nil). If it cannot
 // carry them out, the error wraps session.ErrStopOwed.
-func (e *Engine) NewTurn(ctx context.Context, sessionID string) (bool, error) {
+//
+// seen are the hard rejections the agent says it has received
+// (messages.TurnRequest.Seen): when every owed one is among them, the
+// turn came after the agent heard of them — their effects were only not
+// acknowledged yet — and it clears the stop once they are.
+func (e *Engine) NewTurn(ctx context.Context, sessionID string, seen []string) (bool, error) {
 	sctx, cancel := e.storeCtx(ctx)
 	cleared, err := e.cfg.Sessions.NewTurn(sctx, sessionID)
 	cancel()
@@ -366,11 +371,18 @@ func (e *Engine) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 	if !errors.As(err, &owed) {
 		return cleared, err
 	}
+	heard := true
 	for _, rec := range owed.Records {
 		if err := e.effects(ctx, rec); err != nil {
 			return false, fmt.Errorf("carrying out the hard rejection %s: %w: %w", rec.ID, session.ErrStopOwed, err)
 		}
 		e.cfg.Acker.Ack(ctx, rec)
+		heard = heard && slices.Contains(seen, rec.ID)
+	}
+	if heard {
+		sctx, cancel := e.storeCtx(ctx)
+		defer cancel()
+		return e.cfg.Sessions.NewTurn(sctx, sessionID)
 	}
 	e.log.Info("a new turn came before its session's hard rejection reached the agent: the rejection is delivered and its stop stays until the next turn",
 		"session_id", sessionID, "rejections", len(owed.Records))

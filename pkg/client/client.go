@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +22,12 @@ type Client struct {
 	nc   *nats.Conn
 	subj messages.Subjects
 	o    options
+
+	// seen holds the ids of the hard rejections (reject_hard) this client
+	// received since its last new turn, which NewTurn names: a turn ends
+	// a stop only when the agent has heard of the rejection behind it.
+	mu   sync.Mutex
+	seen []string
 }
 
 // New returns a client for one session on nc. WithSession and WithAgent are
@@ -78,6 +86,18 @@ func (c *Client) Request(ctx context.Context, call Call) (*messages.Decision, er
 }
 
 func (c *Client) request(ctx context.Context, call Call, rest []messages.BatchItem) (*messages.Decision, error) {
+	d, err := c.decide(ctx, call, rest)
+	if d != nil && d.ReasonCode == messages.ReasonRejected && d.RejectMode == messages.RejectHard {
+		c.mu.Lock()
+		if len(c.seen) < messages.MaxCancelIDs {
+			c.seen = append(c.seen, d.RequestID)
+		}
+		c.mu.Unlock()
+	}
+	return d, err
+}
+
+func (c *Client) decide(ctx context.Context, call Call, rest []messages.BatchItem) (*messages.Decision, error) {
 	req, err := c.build(call, rest)
 	if err != nil {
 		return nil, err
@@ -220,10 +240,16 @@ func (c *Client) Status(ctx context.Context, requestID string) (messages.Receipt
 // hard-stop signal. It reports whether a stop signal was set.
 func (c *Client) NewTurn(ctx context.Context) (bool, error) {
 	var rep messages.TurnReply
-	data, _ := json.Marshal(messages.TurnRequest{V: messages.Version})
+	c.mu.Lock()
+	seen := slices.Clone(c.seen)
+	c.mu.Unlock()
+	data, _ := json.Marshal(messages.TurnRequest{V: messages.Version, Seen: seen})
 	if err := c.roundTrip(ctx, c.subj.Turn(c.o.sessionID), data, &rep); err != nil {
 		return false, err
 	}
+	c.mu.Lock()
+	c.seen = slices.DeleteFunc(c.seen, func(id string) bool { return slices.Contains(seen, id) })
+	c.mu.Unlock()
 	return rep.StopCleared, nil
 }
 

@@ -397,6 +397,14 @@ type CancelReply struct {
 // TurnRequest announces a new user turn (signoff.v1.turn.<session>).
 type TurnRequest struct {
 	V int `json:"v"`
+	// Seen lists the request ids of the session's hard rejections
+	// (reject_hard) whose decision the agent has received. A turn ends a
+	// stop only when the agent has heard of the rejection behind it:
+	// while one is still being delivered, a turn that does not name it
+	// began before the agent knew, and keeps the stop (docs/PROTOCOL.md
+	// "New turn"). A client that keeps no memory across calls (a hook)
+	// sends none.
+	Seen []string `json:"seen,omitempty"`
 }
 
 // TurnReply acknowledges a new turn.

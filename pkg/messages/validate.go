@@ -215,10 +215,19 @@ func (r *CancelRequest) Validate() error {
 	return checkText("reason", r.Reason, MaxReasonBytes)
 }
 
-// Validate accepts every turn request: it has no field but the version,
-// which [Decode] checks. It exists so that every request type validates
-// alike.
-func (r *TurnRequest) Validate() error { return nil }
+// Validate checks the ids a turn request says the agent has seen.
+func (r *TurnRequest) Validate() error {
+	if len(r.Seen) > MaxCancelIDs {
+		return &FieldError{Field: "seen", Problem: "must hold at most " + strconv.Itoa(MaxCancelIDs) +
+			" ids, got " + strconv.Itoa(len(r.Seen))}
+	}
+	for i, id := range r.Seen {
+		if err := checkToken("seen["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Validate accepts every pending request: it has no field but the version,
 // which [Decode] checks. It exists so that every request type validates
