@@ -222,6 +222,8 @@ func TestAlwaysPatternsExactForWhatChangesThings(t *testing.T) {
 		{"cat a > f", []string{"cat a", "> f"}},
 		{"git status", []string{"git status"}},
 		{"git status --short", []string{"git status *"}},
+		{"git log --oneline", []string{"git log *"}},
+		{"git push origin main", []string{"git push origin main"}},
 		{"ls -la", []string{"ls *"}},
 		{"cat README.md", []string{"cat *"}},
 		{"rm -rf $DIR", nil},
