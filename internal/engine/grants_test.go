@@ -214,6 +214,14 @@ func TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes(t *testing.T) {
 	if always == nil || !always.Offered || !slices.Equal(always.Patterns, []string{"rm -rf build"}) {
 		t.Fatalf("always offer = %+v, want the exact command", always)
 	}
+	// Until when: the policy's default always max_age; a session grant has
+	// no limit of its own.
+	if always.Expires != "720h0m0s" {
+		t.Errorf("always offer expires %q, want 720h0m0s", always.Expires)
+	}
+	if s := q.Offer(messages.ScopeSession); s == nil || s.Expires != messages.ExpiresNever {
+		t.Errorf("session offer = %+v, want expires never", s)
+	}
 	if rep := r.respond(t, first, "bob", true, messages.ScopeAlwaysPrefix, ""); !rep.Applied || rep.Decision == nil ||
 		!slices.Equal(rep.Decision.GrantedPattern, []string{"rm -rf build"}) {
 		t.Fatalf("always approval: %+v", rep)
