@@ -63,6 +63,7 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 	}
 	out.Patterns, out.MorePatterns = ClipPatterns(o.Patterns, l)
 	out.Where = whereOf(q, l)
+	out.Note = strings.TrimPrefix(noteOf(o, l), "; ")
 	if o.Scope == messages.ScopeSession {
 		out.Session = q.Request.SessionID
 		out.Until = untilOf(o.Expires, "until the session ends")
@@ -172,6 +173,9 @@ func (o Offer) ScopeLine() string {
 	s := who + ", " + o.Where + ", " + o.Until
 	if o.Warning != "" {
 		s += "; warning: " + o.Warning
+	}
+	if o.Note != "" {
+		s += "; " + o.Note
 	}
 	return s
 }

@@ -158,6 +158,9 @@ type Offer struct {
 	// agent id ([HostLike]), the warning that every session running as
 	// that host gets it ("" otherwise).
 	Where, Until, Warning string
+	// Note is the brokers' condition on the offer (a quorum's), as in
+	// Grants; "" when there is none.
+	Note string
 	// WhyNot says why the answer is not offered (empty when it is).
 	WhyNot string
 }
