@@ -158,6 +158,11 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 			always.Patterns = slices.Clone(d.Always)
 		}
 	}
+	for _, o := range []*messages.GrantOffer{&session, &always} {
+		if o.Offered {
+			o.Expires = expiresOf(pol.GrantMaxAge(d, o.Scope != messages.ScopeSession))
+		}
+	}
 	if need.Approvals > 1 {
 		for _, o := range []*messages.GrantOffer{&session, &always} {
 			if o.Offered {
@@ -166,6 +171,15 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 		}
 	}
 	return []messages.GrantOffer{session, always}
+}
+
+// expiresOf is GrantOffer.Expires of a grant lasting maxAge (0: no limit
+// of its own).
+func expiresOf(maxAge time.Duration) string {
+	if maxAge <= 0 {
+		return messages.ExpiresNever
+	}
+	return maxAge.String()
 }
 
 // scopeLabel is the button text of a standing scope.

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -198,4 +199,43 @@ func TestSessionGrantsPatternsOrTheTool(t *testing.T) {
 			r.wantDecided(t, call("s-scope", "m-2", "mcp__jira__create_issue", `{"title":"y"}`), messages.OutcomeAllow, messages.ReasonScopeGrant)
 		})
 	}
+}
+
+// An Always on `rm -rf build` grants that command exactly: the same
+// command runs unasked afterwards, and other deletes — `rm -rf ..`,
+// `rm -rf .git`, `rm -rf dist` — still ask (issue 25, item 4). Before,
+// the grant was `rm *`.
+func TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes(t *testing.T) {
+	r := newRig(t, issue13Policy, nil, nil)
+	first := bash("s-rm", "rm-1", "rm -rf build")
+	r.request(t, first)
+	q := r.lastAsk(t, "rm-1")
+	always := q.Offer(messages.ScopeAlwaysPrefix)
+	if always == nil || !always.Offered || !slices.Equal(always.Patterns, []string{"rm -rf build"}) {
+		t.Fatalf("always offer = %+v, want the exact command", always)
+	}
+	// Until when: the policy's default always max_age; a session grant has
+	// no limit of its own.
+	if always.Expires != "720h0m0s" {
+		t.Errorf("always offer expires %q, want 720h0m0s", always.Expires)
+	}
+	if s := q.Offer(messages.ScopeSession); s == nil || s.Expires != messages.ExpiresNever {
+		t.Errorf("session offer = %+v, want expires never", s)
+	}
+	if rep := r.respond(t, first, "bob", true, messages.ScopeAlwaysPrefix, ""); !rep.Applied || rep.Decision == nil ||
+		!slices.Equal(rep.Decision.GrantedPattern, []string{"rm -rf build"}) {
+		t.Fatalf("always approval: %+v", rep)
+	}
+	// Another session of the same agent: the always grant applies.
+	again := r.wantDecided(t, bash("s-rm-2", "rm-2", "rm -rf build"), messages.OutcomeAllow, messages.ReasonScopeGrant)
+	if !slices.Equal(again.GrantedPattern, []string{"rm -rf build"}) {
+		t.Errorf("granted pattern %q", again.GrantedPattern)
+	}
+	for i, cmd := range []string{"rm -rf ..", "rm -rf .git", "rm -rf dist", "rm -rf build src"} {
+		req := bash("s-rm-2", fmt.Sprintf("rm-other-%d", i), cmd)
+		if d := receiptOf(r.request(t, req)).Decision; d != nil && d.Outcome == messages.OutcomeAllow {
+			t.Errorf("%s was allowed (%s) after an Always on rm -rf build", cmd, d.Reason)
+		}
+	}
+	r.wantPending(t, bash("s-rm-2", "rm-other-2", "rm -rf dist"), "rm -rf dist after an Always on rm -rf build")
 }

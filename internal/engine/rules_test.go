@@ -19,9 +19,14 @@ import (
 // no transport.
 
 // quorumPolicy routes helm to oncall (two approvals) and helm upgrade of
-// prod to oncall with three.
+// prod to oncall with three. Its program table declares helm complete and
+// without effects, so that an approval grants the prefix `helm upgrade *`
+// and one grant settles several questions (a command the table does not
+// know completely is granted only exactly: TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes).
 const quorumPolicy = `
 mode: auto-edit
+programs:
+  helm: { arity: 2, complete: true, subcommands: { upgrade: { arity: 2, complete: true } } }
 teams:
   default: { members: [alice, bob] }
   oncall:  { members: [carol, dave, erin], approvals_required: 2 }

@@ -219,7 +219,15 @@ type GrantOffer struct {
 	// that needs several approvals, the grant is recorded only if every
 	// approver chooses it ("granted only if all 2 approvers choose Session").
 	Note string `json:"note,omitempty"`
+	// Expires, on an offered scope, is how long the grant would last: a
+	// Go duration ("720h0m0s"), or "never" when it has no limit of its
+	// own (an always grant until revoked; a session grant until the
+	// session's grants lapse). Empty from brokers that predate it.
+	Expires string `json:"expires,omitempty"`
 }
+
+// ExpiresNever is GrantOffer.Expires of a grant with no limit of its own.
+const ExpiresNever = "never"
 
 // ApprovalNeeded is the question the broker publishes on
 // signoff.v1.ask.<team>.

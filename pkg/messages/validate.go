@@ -518,6 +518,14 @@ func (o *GrantOffer) validate() error {
 		if o.Note != "" {
 			return &FieldError{Field: "note", Problem: "must be empty on a scope not offered (why_not says why)"}
 		}
+		if o.Expires != "" {
+			return &FieldError{Field: "expires", Problem: "must be empty on a scope not offered"}
+		}
+	}
+	if o.Expires != "" && o.Expires != ExpiresNever {
+		if d, err := time.ParseDuration(o.Expires); err != nil || d <= 0 {
+			return &FieldError{Field: "expires", Problem: `must be "never" or a positive duration such as "720h0m0s"`}
+		}
 	}
 	if err := checkText("note", o.Note, MaxReasonBytes); err != nil {
 		return err

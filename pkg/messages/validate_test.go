@@ -513,6 +513,11 @@ func TestGrantOfferValidate(t *testing.T) {
 	}{
 		{"an offered session scope is valid", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"npm install *"}}, "", ""},
 		{"a refused always scope is valid", GrantOffer{Scope: ScopeAlways, WhyNot: "the rule asks every time"}, "", ""},
+		{"an expiry as a duration is valid", GrantOffer{Scope: ScopeAlways, Offered: true, Tool: "bash", Expires: "720h0m0s"}, "", ""},
+		{"never expiring is valid", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", Expires: ExpiresNever}, "", ""},
+		{"an expiry that is no duration", GrantOffer{Scope: ScopeAlways, Offered: true, Tool: "bash", Expires: "soon"}, "offers[0].expires", "positive duration"},
+		{"a negative expiry", GrantOffer{Scope: ScopeAlways, Offered: true, Tool: "bash", Expires: "-1h"}, "offers[0].expires", "positive duration"},
+		{"an expiry on a refused scope", GrantOffer{Scope: ScopeAlways, WhyNot: "no", Expires: "1h"}, "offers[0].expires", "must be empty"},
 		{"once is not a standing scope", GrantOffer{Scope: ScopeOnce, Offered: true, Tool: "bash"}, "offers[0].scope", "session, always or always_prefix"},
 		{"an offer names its tool", GrantOffer{Scope: ScopeSession, Offered: true}, "offers[0].tool", "must not be empty"},
 		{"an offer has no why_not", GrantOffer{Scope: ScopeSession, Offered: true, Tool: "bash", WhyNot: "x"}, "offers[0].why_not", "must be empty"},

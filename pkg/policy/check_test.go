@@ -117,7 +117,7 @@ agents:
 	if k["route"] != "oncall" || k["ttl"] != "10m0s" || k["approvals_required"] != float64(2) || k["grantable"] != true {
 		t.Errorf("kubectl line = %v", k)
 	}
-	if a, _ := k["always"].([]any); len(a) != 1 || a[0] != "kubectl apply *" {
+	if a, _ := k["always"].([]any); len(a) != 1 || a[0] != "kubectl apply -f x.yaml" {
 		t.Errorf("always = %v", k["always"])
 	}
 }

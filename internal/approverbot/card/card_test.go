@@ -134,3 +134,42 @@ func BenchmarkPresent(b *testing.B) {
 		card.Present(q, card.DefaultLimits)
 	}
 }
+
+// An offer says for whom, where and until when it grants (issue 25 item
+// 4): the agent with a warning when its id is a bare host name, every
+// working directory with the call's own, and the brokers' expiry.
+func TestOffersSayForWhomWhereAndUntilWhen(t *testing.T) {
+	q := bash(`{"command":"rm -rf build"}`)
+	q.Request.Cwd = "/work/app"
+	q.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"rm -rf build"}, Expires: messages.ExpiresNever},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"rm -rf build"}, Expires: "720h0m0s"},
+	}
+	v := card.Present(q, card.Limits{})
+	if got, want := v.Session.ScopeLine(), "for session s1, in any working directory (this call's: /work/app), until the session ends"; got != want {
+		t.Errorf("session scope line %q, want %q", got, want)
+	}
+	if got, want := v.Always.ScopeLine(), "for agent pod-7, in any working directory (this call's: /work/app), for 30 days or until revoked; "+
+		"warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant"; got != want {
+		t.Errorf("always scope line %q, want %q", got, want)
+	}
+	q.Request.AgentID, q.Request.Cwd = "ci-3/claude", ""
+	q.Offers[1].Expires = "8h0m0s"
+	v = card.Present(q, card.Limits{})
+	if got, want := v.Always.ScopeLine(), "for agent ci-3/claude, in any working directory (this call names none), for 8 hours or until revoked"; got != want {
+		t.Errorf("always scope line %q, want %q", got, want)
+	}
+	q.Offers[1].Expires = ""
+	if got := card.Present(q, card.Limits{}).Always.Until; got != "until revoked or it expires" {
+		t.Errorf("an older broker's expiry: %q", got)
+	}
+	for id, want := range map[string]bool{"pod-7": true, "laptop~2Elocal": true, "alice@laptop": false, "ci/claude": false,
+		"repo:bot": false, "a_b": false, "": false} {
+		if card.HostLike(id) != want {
+			t.Errorf("HostLike(%q) = %v, want %v", id, !want, want)
+		}
+	}
+	if v.Always.ScopeLine() == "" || (card.Offer{}).ScopeLine() != "" {
+		t.Error("ScopeLine must be empty exactly when the answer is not offered")
+	}
+}

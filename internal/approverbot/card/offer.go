@@ -1,7 +1,9 @@
 package card
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -32,7 +34,7 @@ const WhyNoReason = "not offered by the brokers (they gave no reason)"
 // not offered.
 func Offers(q messages.ApprovalNeeded, l Limits) (session, always Offer) {
 	if len(q.Offers) == 0 {
-		return legacySessionOffer(q), legacyAlwaysOffer(q, l)
+		return legacySessionOffer(q, l), legacyAlwaysOffer(q, l)
 	}
 	var so, ao *messages.GrantOffer
 	for i := range q.Offers {
@@ -60,8 +62,11 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 		out.Tool = ClipWidth(OneLine(q.Request.Tool), l.Command, l.Width)
 	}
 	out.Patterns, out.MorePatterns = ClipPatterns(o.Patterns, l)
+	out.Where = whereOf(q, l)
+	out.Note = strings.TrimPrefix(noteOf(o, l), "; ")
 	if o.Scope == messages.ScopeSession {
 		out.Session = q.Request.SessionID
+		out.Until = untilOf(o.Expires, "until the session ends")
 		out.Grants = out.Short() + " for session " + out.Session + noteOf(o, l)
 		return out
 	}
@@ -69,8 +74,110 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 		return Offer{Scope: o.Scope, WhyNot: WhyNoAgent}
 	}
 	out.Agent = q.Request.AgentID
+	out.Until = untilOf(o.Expires, "until revoked")
+	out.Warning = hostWarning(out.Agent)
 	out.Grants = out.Short() + " for agent " + out.Agent + ", until revoked or it expires" + noteOf(o, l)
 	return out
+}
+
+// whereOf says where a grant holds: in any working directory — grants
+// are not bound to one — and the one this call runs in, which relative
+// paths of an exact pattern (rm -rf build) are relative to.
+func whereOf(q messages.ApprovalNeeded, l Limits) string {
+	if q.Request.Cwd == "" {
+		return "in any working directory (this call names none)"
+	}
+	return "in any working directory (this call's: " + ClipWidth(OneLine(q.Request.Cwd), l.Command, l.Width) + ")"
+}
+
+// untilOf says until when a grant lasts, from GrantOffer.Expires: "never"
+// is until it is revoked (or the session ends, for a session grant); a
+// duration is "for 30 days" and that; "" (a broker that does not say) is
+// "until revoked or it expires".
+func untilOf(expires, end string) string {
+	switch expires {
+	case "":
+		return end + " or it expires"
+	case messages.ExpiresNever:
+		return end
+	}
+	d, err := time.ParseDuration(expires)
+	if err != nil || d <= 0 {
+		return end + " or it expires"
+	}
+	return "for " + humanDuration(d) + " or " + end
+}
+
+// humanDuration is d in whole days or hours when it is one ("30 days",
+// "8 hours"), else as Go writes it ("90m0s").
+func humanDuration(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return strconv.FormatInt(n, 10) + " " + unit + "s"
+	}
+	switch {
+	case d%(24*time.Hour) == 0:
+		return plural(int64(d/(24*time.Hour)), "day")
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	}
+	return d.String()
+}
+
+// HostLike reports whether an agent id looks like a bare host name —
+// letters, digits, '-' and '.' (escaped by the hooks as "~2E") only, the
+// form of the hooks' default agent id, $HOSTNAME — rather than one that
+// names a particular agent: an id with a qualifying part ('/', ':', '@',
+// '_', '+' or '=': "ci-3/claude", "alice@laptop", "repo:deploy-bot") is
+// not. An "Always" grant to a host-like id holds for every session that
+// runs as that host, whoever started it.
+func HostLike(agentID string) bool {
+	id := strings.ReplaceAll(agentID, "~2E", ".")
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hostWarning is the warning an Always offer carries for a host-like agent
+// id, or "".
+func hostWarning(agentID string) string {
+	if !HostLike(agentID) {
+		return ""
+	}
+	return "agent id " + agentID + " looks like a host name: every session that runs as " + agentID + " gets this grant"
+}
+
+// ScopeLine is the offer's for-whom, where and until-when line, for the
+// channels to show under what it grants: "for agent pod-7, in any working
+// directory (this call's: /w), for 30 days or until revoked; warning: …";
+// "" when the answer is not offered.
+func (o Offer) ScopeLine() string {
+	if !o.Offered {
+		return ""
+	}
+	who := "for session " + o.Session
+	if o.Scope != messages.ScopeSession {
+		who = "for agent " + o.Agent
+	}
+	s := who + ", " + o.Where + ", " + o.Until
+	if o.Warning != "" {
+		s += "; warning: " + o.Warning
+	}
+	if o.Note != "" {
+		s += "; " + o.Note
+	}
+	return s
 }
 
 // noteOf is the brokers' condition on an offered scope as the channels show
@@ -106,8 +213,9 @@ func ClipPatterns(ps []string, l Limits) (out []string, more int) {
 
 // legacySessionOffer is Session on a question of an older broker: it grants
 // the whole tool for the session.
-func legacySessionOffer(q messages.ApprovalNeeded) Offer {
+func legacySessionOffer(q messages.ApprovalNeeded, l Limits) Offer {
 	o := Offer{Offered: true, Scope: messages.ScopeSession, Tool: q.Request.Tool, Session: q.Request.SessionID}
+	o.Where, o.Until = whereOf(q, l), "until the session ends"
 	o.Grants = o.Short() + " of session " + o.Session
 	return o
 }
@@ -129,6 +237,7 @@ func legacyAlwaysOffer(q messages.ApprovalNeeded, l Limits) Offer {
 		o.Tool = q.Request.Tool
 	}
 	o.Patterns, o.MorePatterns = ClipPatterns(q.Always.Patterns, l)
+	o.Where, o.Until, o.Warning = whereOf(q, l), "until revoked", hostWarning(o.Agent)
 	o.Grants = o.Short() + " for agent " + o.Agent + ", until revoked"
 	return o
 }

@@ -152,6 +152,15 @@ type Offer struct {
 	MorePatterns int
 	Session      string
 	Agent        string
+	// Where, Until and Warning are the rest of Grants: where the grant
+	// holds ("in any working directory (this call's: /w)"), until when
+	// ("for 30 days or until revoked") and, on an Always for a host-like
+	// agent id ([HostLike]), the warning that every session running as
+	// that host gets it ("" otherwise).
+	Where, Until, Warning string
+	// Note is the brokers' condition on the offer (a quorum's), as in
+	// Grants; "" when there is none.
+	Note string
 	// WhyNot says why the answer is not offered (empty when it is).
 	WhyNot string
 }

@@ -33,6 +33,19 @@ func testOffers(t *testing.T, newHarness Factory) {
 	if !strings.Contains(text, "session "+q.Request.SessionID) {
 		t.Errorf("the question does not say Session grants for session %s:\n%s", q.Request.SessionID, text)
 	}
+	// For whom, where and until when (issue 25 item 4): the agent (with
+	// the host-name warning when its id is a bare host name), every
+	// working directory, and the grant's expiry.
+	for _, o := range []approverbot.Offer{v.Session, v.Always} {
+		for _, want := range []string{o.Where, o.Until, o.Warning} {
+			if want = strings.Join(strings.Fields(want), " "); !strings.Contains(text, want) {
+				t.Errorf("the question does not say %q of its %s offer:\n%s", want, o.Scope, text)
+			}
+		}
+	}
+	if !strings.Contains(text, "for agent "+q.Request.AgentID) || v.Always.Until == "" || v.Always.Where == "" {
+		t.Errorf("the question does not say Always grants for agent %s, where and until when:\n%s", q.Request.AgentID, text)
+	}
 	if !slices.Contains(choices, approverbot.ChoiceSession) || !slices.Contains(choices, approverbot.ChoiceAlways) {
 		t.Errorf("a question that offers Session and Always has choices %v", choices)
 	}

@@ -332,12 +332,12 @@ func TestSlackCheckHealthCallsAuthTest(t *testing.T) {
 func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	e := start(t)
 	pend, q := e.Ask(t, "r1", "git push origin main")
-	if q.Always == nil || !slices.Equal(q.Always.Patterns, []string{"git push *"}) {
-		t.Fatalf("test setup: the broker offers Always %+v, want git push *", q.Always)
+	if q.Always == nil || !slices.Equal(q.Always.Patterns, []string{"git push origin main"}) {
+		t.Fatalf("test setup: the broker offers Always %+v, want git push origin main", q.Always)
 	}
 	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	b, ok := m.Button(always)
-	if !ok || !strings.Contains(b.Confirm, "git push *") || !strings.Contains(m.VisibleText(), "Always approves bash(git push *) for agent a1, until revoked") {
+	if !ok || !strings.Contains(b.Confirm, "git push origin main") || !strings.Contains(m.VisibleText(), "Always approves bash(git push origin main) for agent a1, until revoked") {
 		t.Fatalf("Always button %+v does not say what it grants:\n%s", b, m.VisibleText())
 	}
 	if status, body := e.click(t, m, always, alice); status != http.StatusOK {
@@ -345,15 +345,16 @@ func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	}
 	d := pend.Wait(t)
 	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-	if d.Scope != messages.ScopeAlwaysPrefix || !slices.Equal(d.GrantedPattern, []string{"git push *"}) {
-		t.Errorf("decision scope %s grants %v, want always_prefix git push *", d.Scope, d.GrantedPattern)
+	if d.Scope != messages.ScopeAlwaysPrefix || !slices.Equal(d.GrantedPattern, []string{"git push origin main"}) {
+		t.Errorf("decision scope %s grants %v, want always_prefix git push origin main", d.Scope, d.GrantedPattern)
 	}
 	u := channeltest.NextFor(t, e.slack.Updated, "settled message", func(u slacktest.Message) bool { return len(u.Buttons()) == 0 })
-	if !strings.Contains(u.VisibleText(), "approved (always) by Alice via slack; grants git push *") {
+	if !strings.Contains(u.VisibleText(), "approved (always) by Alice via slack; grants git push origin main") {
 		t.Errorf("settled message:\n%s", u.VisibleText())
 	}
-	// The grant holds: the next push of the same agent is not asked.
-	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
+	// The grant holds: the same push of the same agent is not asked again
+	// (git push changes things, so Always grants it exactly: issue 25 item 4).
+	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push origin main")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,9 @@ func offerLines(v approverbot.View) []*textObject {
 		text := o.grants
 		if !o.offer.Offered {
 			text = o.name + " " + o.offer.WhyNot
+		} else {
+			// For whom, where and until when (issue 25 item 4).
+			text += " — " + o.offer.ScopeLine()
 		}
 		out = append(out, plain(clip(o.mark+" "+text, maxSectionText)))
 	}

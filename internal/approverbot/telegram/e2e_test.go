@@ -99,7 +99,7 @@ func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {
 	pend, _ := e.Ask(t, "r1", "git push origin main")
 	e.tap(t, channeltest.Next(t, e.tg.Sent, "question"), always, alice)
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push --force origin main")})
+	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push origin main")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,6 +265,8 @@ func offerLine(w *htmlWriter, name string, o approverbot.Offer) {
 		}
 		w.plain(" for agent " + tail)
 	}
+	// For whom, where and until when (issue 25 item 4).
+	w.plain("\n   " + o.ScopeLine())
 }
 
 // renderSettled appends the outcome to a question's message (body is the

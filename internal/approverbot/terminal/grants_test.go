@@ -36,11 +36,11 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 
 	// The prompt says what s grants; s grants exactly that.
-	tp.out.expect("[s] session: bash(npm install *) for session sess-g")
+	tp.out.expect("[s] session: bash(npm install left-pad) for session sess-g")
 	tp.out.expect("› ")
 	tp.typeKeys(t, "s")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	tp.out.expect("✓ bash approved (session: bash(npm install *) for session sess-g)")
+	tp.out.expect("✓ bash approved (session: bash(npm install left-pad) for session sess-g)")
 	ids := grantIDs(t, p, "sess-g")
 	if len(ids) != 1 {
 		t.Fatalf("grants of sess-g: %v", ids)
@@ -49,7 +49,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	// g lists it with no question waiting.
 	tp.typeKeys(t, "g")
 	list := tp.out.expect("ends with the session")
-	for _, want := range []string{"Grants of your teams (1)", "1. " + ids[0] + "  bash(npm install *) for session sess-g",
+	for _, want := range []string{"Grants of your teams (1)", "1. " + ids[0] + "  bash(npm install left-pad) for session sess-g",
 		"session · approved by bob via terminal · request req-g-1 · teams default"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list)
@@ -69,7 +69,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	}
 	// v 1 revokes the first of the list.
 	tp.typeKeys(t, "v1\r")
-	tp.out.expect("✓ revoked grant " + ids[0] + ": bash(npm install *) for session sess-g — the next such call asks again")
+	tp.out.expect("✓ revoked grant " + ids[0] + ": bash(npm install left-pad) for session sess-g — the next such call asks again")
 	if got := grantIDs(t, p, "sess-g"); len(got) != 0 {
 		t.Fatalf("grants after the revocation: %v", got)
 	}
@@ -78,7 +78,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 
 	// The next such call asks again.
 	again := brokertest.Ask(ctx, agent, "req-g-2", "bash", brokertest.Bash("npm install left-pad"))
-	tp.out.expect("[s] session: bash(npm install *) for session sess-g")
+	tp.out.expect("[s] session: bash(npm install left-pad) for session sess-g")
 	tp.typeKeys(t, "y")
 	brokertest.WantDecision(t, again.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 }

@@ -292,7 +292,9 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		offer approverbot.Offer
 	}{{"session", v.Session}, {"always", v.Always}} {
 		if o.offer.Offered {
-			row(o.label, "would grant "+line(o.offer.Grants))
+			// What, then for whom, where and until when (issue 25 item 4).
+			row(o.label, "would grant "+line(o.offer.Short()))
+			row("", line(o.offer.ScopeLine()))
 		} else {
 			row(o.label, st.dim(line(o.offer.WhyNot)))
 		}

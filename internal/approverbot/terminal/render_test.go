@@ -54,7 +54,7 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 		"next        2 more call(s) in this batch after this one:\n              1. write notes.md\n              2. bash kubectl rollout status deploy/api",
 		"time left   4m30s",
 		"approvals   1 of 2 so far: carol",
-		"always      would grant bash(make build), bash(kubectl apply *) for agent pod-7, until revoked",
+		"always      would grant bash(make build), bash(kubectl apply *)\n              for agent pod-7, in any working directory",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the question lacks %q; it reads:\n%s", want, got)
@@ -300,7 +300,7 @@ func TestPromptSaysWhatSessionGrantsAndDropsItWhenNotOffered(t *testing.T) {
 	if got := promptText(style{}, q, now); !strings.Contains(got, "[s] session: bash(make build), bash(kubectl apply *) for session s-1") {
 		t.Errorf("prompt %q does not say what Session grants", got)
 	}
-	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *) for session s-1") {
+	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *)\n              for session s-1, in any working directory") {
 		t.Errorf("the question does not say what Session grants:\n%s", r)
 	}
 

@@ -288,7 +288,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if got := strings.Join(granted, ", "); got != m[1] {
 			t.Errorf("the prompt promised %q, the broker granted %q", m[1], got)
 		}
-		if !strings.Contains(shown, "would grant "+m[1]+" for agent agent-a") {
+		if !strings.Contains(shown, "would grant "+m[1]+"\n") || !strings.Contains(shown, "for agent agent-a, in any working directory") {
 			t.Errorf("the question does not say the grant is for agent agent-a:\n%s", shown)
 		}
 		tp.out.expect("✓ bash approved (always: " + m[1] + ")\n")

@@ -54,8 +54,8 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	agent := p.Agent("sess-npm", "pod-7")
 	first := brokertest.Ask(ctx, agent, "req-npm", "bash", brokertest.Bash("npm install left-pad"))
 	alice.cardShown("req-npm")
-	if got := alice.eval(`document.querySelector('#q-req-npm .session-offer').innerText`); got != "SESSION would allow bash(npm install *) for session sess-npm" &&
-		got != "Session would allow bash(npm install *) for session sess-npm" {
+	if got := alice.eval(`document.querySelector('#q-req-npm .session-offer').innerText`); got != "SESSION would allow bash(npm install left-pad) for session sess-npm" &&
+		got != "Session would allow bash(npm install left-pad) for session sess-npm" {
 		t.Fatalf("the card's Session line reads %q", got)
 	}
 	alice.click("req-npm", actionSession)
@@ -89,7 +89,7 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 		t.Errorf("the questions stay shown in the Grants view")
 	}
 	item := alice.eval(`document.getElementById('g-` + id + `').innerText`)
-	for _, want := range []string{"bash(npm install *)", "session sess-npm", "Alice via web", "req-npm", "ends with the session", id,
+	for _, want := range []string{"bash(npm install left-pad)", "session sess-npm", "Alice via web", "req-npm", "ends with the session", id,
 		time.Now().UTC().Format("2006-01-02")} {
 		if !strings.Contains(item, want) {
 			t.Errorf("the grant's item lacks %q:\n%s", want, item)
@@ -120,7 +120,7 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	}
 
 	alice.do("revoke", chromedp.Click(chromedp.CSS(`#g-`+id+` button[data-revoke]`)))
-	if got := alice.poll("the revocation is confirmed", `document.querySelector('#g-`+id+` .reply.ok')?.textContent ?? ''`, 5*time.Second); got != "Revoked: bash(npm install *) for session sess-npm. The next such call asks again." {
+	if got := alice.poll("the revocation is confirmed", `document.querySelector('#g-`+id+` .reply.ok')?.textContent ?? ''`, 5*time.Second); got != "Revoked: bash(npm install left-pad) for session sess-npm. The next such call asks again." {
 		t.Errorf("the confirmation reads %q", got)
 	}
 	if got := sessionGrantIDs(t, p, "sess-npm"); len(got) != 0 {

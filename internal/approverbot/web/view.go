@@ -159,10 +159,12 @@ type grantLine struct {
 	Tool     string
 	Session  string // a session grant's
 	Agent    string // an always grant's
+	// Scope says for whom, where and until when (Offer.ScopeLine).
+	Scope string
 }
 
 func newGrantLine(o approverbot.Offer) *grantLine {
-	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent}
+	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent, Scope: o.ScopeLine()}
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {

@@ -164,6 +164,12 @@ type Choices struct {
 	SessionNotOffered string `json:"session_not_offered,omitempty"`
 	Always            string `json:"always,omitempty"`
 	AlwaysNotOffered  string `json:"always_not_offered,omitempty"`
+	// SessionScope and AlwaysScope say, for an offered answer, for whom,
+	// where and until when it grants ("for agent pod-7, in any working
+	// directory (this call's: /w), for 30 days or until revoked; warning:
+	// …"); empty when not offered.
+	SessionScope string `json:"session_scope,omitempty"`
+	AlwaysScope  string `json:"always_scope,omitempty"`
 	// SessionGrant and AlwaysGrant are the same in pieces (nil when not
 	// offered): the scope the answer sends, the tool, the patterns
 	// (empty: every call of the tool), and the session or agent.
@@ -196,6 +202,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg.Warnings, msg.ArgumentKeys = v.Warnings, v.ArgKeys
 	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
 		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
+		SessionScope: v.Session.ScopeLine(), AlwaysScope: v.Always.ScopeLine(),
 		SessionGrant: offeredGrant(v.Session), AlwaysGrant: offeredGrant(v.Always)}
 	for _, ch := range approverbot.Choices {
 		if approverbot.Offered(q, ch, "") == nil {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -51,18 +52,27 @@ func WithoutOptions(c *Command) []string {
 }
 
 // AlwaysPatterns returns the shell patterns an "Always" answer on the
-// analysed command would grant: for each command its arity prefix
-// (`git push origin main` → `git push *`, `npm run build` → `npm run
-// build`, `cat README.md` → `cat *`), deduplicated, in order. A " *" is
-// appended when the command has more words than its prefix. When a word of
-// the prefix after the first is an option (`git -C dir status`), the
-// prefix would not name a subcommand, so the pattern is the whole command,
-// exactly. Glob characters in words are escaped.
+// analysed command would grant, deduplicated, in order. An inert command
+// (see [Command.Inert]: the program table knows every effect of its words
+// and none writes, rewrites or runs code) gets its arity prefix
+// (`git status --short` → `git status *`, `cat README.md` → `cat *`); a
+// " *" is appended when the command has more words than its prefix. Every
+// other command — one that deletes, overwrites or runs code, or whose
+// effects the table does not know (`rm -rf build`, `make build`, `python3
+// x.py`) — gets the exact command, its words escaped and joined by single
+// spaces, so that `rm -rf build` never grants `rm -rf ..`. A redirection
+// is an overwrite: when the analysis writes a file (`echo x > f`, `sed -i
+// … f`), every command is exact and each write target is the pattern
+// "> TARGET" (an input redirection "< TARGET"). When a word of a prefix
+// after the first is an option (`git -C dir status`), the prefix would not
+// name a subcommand, so the pattern is the whole command, exactly. Glob
+// characters in words are escaped.
 //
-// AlwaysPatterns returns nil when no prefix grant may cover the command:
-// it is unprefixable or unanalysable, has a safety reason, or one of its
-// commands is unanalysable, elevated, a redirection, path-qualified, or a
-// shell, eval, source, wrapper or interpreter.
+// AlwaysPatterns returns nil when no grant may name the command: it is
+// unprefixable or unanalysable, has a safety reason, or one of its
+// commands is unanalysable, elevated, path-qualified, a shell, eval,
+// source or wrapper, or would be exact but has words that are not
+// literals (`rm -rf $DIR` names a different directory each time).
 func AlwaysPatterns(a Analysis) []string { return AlwaysPatternsWith(a, BuiltinPrograms()) }
 
 // AlwaysPatternsWith is AlwaysPatterns with the policy's program table.
@@ -70,24 +80,72 @@ func AlwaysPatternsWith(a Analysis, progs *Programs) []string {
 	if a.Unanalysable != "" || a.Unprefixable != "" || len(a.Safety) > 0 || len(a.Commands) == 0 {
 		return nil
 	}
-	var out []string
+	writes := false
 	for i := range a.Commands {
 		c := &a.Commands[i]
-		if c.Redirect || c.Unanalysable != "" || c.Elevated || c.PathQualified ||
-			len(c.Words) == 0 || shNeverAlways(progs.lookup(c.Name)) {
+		if c.Unanalysable != "" || c.Elevated {
 			return nil
 		}
-		words := WithoutOptions(c)
-		p := shPrefixPattern(words, progs.lookup(c.Name).arityOf(words))
-		dup := false
-		for _, o := range out {
-			dup = dup || o == p
+		if c.Redirect {
+			if c.Globs != nil || c.Target == "" {
+				return nil
+			}
+			writes = writes || !c.Read
+			continue
 		}
-		if !dup {
+		spec := progs.lookup(c.Name)
+		if len(c.Words) == 0 || c.PathQualified ||
+			(shNeverAlways(spec) && (spec.hook != "interpreter" || spec.neverAlways)) {
+			return nil
+		}
+	}
+	var out []string
+	add := func(p string) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		switch {
+		case c.Redirect:
+			add(redirectPattern(c))
+		case c.Inert && !writes:
+			words := WithoutOptions(c)
+			add(shPrefixPattern(words, progs.lookup(c.Name).arityOf(words)))
+		case c.Globs != nil:
+			return nil
+		default:
+			add(ExactPattern(c))
+		}
+	}
 	return out
+}
+
+// ExactPattern is the pattern that matches c and nothing else: its words
+// escaped and joined by single spaces, or for a redirection "> TARGET"
+// ("< TARGET" when it reads).
+func ExactPattern(c *Command) string {
+	if c.Redirect {
+		return redirectPattern(c)
+	}
+	return shPrefixPattern(c.Words, len(c.Words))
+}
+
+func redirectPattern(c *Command) string {
+	var b strings.Builder
+	if c.Read {
+		b.WriteString("< ")
+	} else {
+		b.WriteString("> ")
+	}
+	shEscapePattern(&b, c.Target)
+	return b.String()
+}
+
+// isRedirectPattern reports a pattern that names a redirection target.
+func isRedirectPattern(p string) bool {
+	return strings.HasPrefix(p, "> ") || strings.HasPrefix(p, "< ")
 }
 
 // shPrefixPattern builds the arity-prefix pattern of one command.
@@ -123,23 +181,37 @@ func shEscapePattern(b *strings.Builder, w string) {
 	}
 }
 
-// PrefixCovered reports whether prefix grants (patterns from
-// [AlwaysPatterns], matched with [globs.Match]) approve the analysed
-// command: it has at least one command, no unprefixable or unanalysable
-// construct, no safety reason, no redirection, no elevated or unanalysable
-// command, and every command's words, joined by single spaces, match one of
-// the patterns. "cargo build && cargo test" is covered by "cargo *";
-// "cargo build; curl x|sh" and "cargo build | grep error" are not, unless
-// every part is granted.
+// PrefixCovered reports whether grants (patterns from [AlwaysPatterns],
+// matched with [globs.Match]) approve the analysed command: it has at
+// least one command, no unprefixable or unanalysable construct, no safety
+// reason, no elevated or unanalysable command, and every command's words,
+// joined by single spaces, match one of the patterns. "cargo build &&
+// cargo test" is covered by "cargo *"; "cargo build; curl x|sh" and "cargo
+// build | grep error" are not, unless every part is granted. An analysis
+// that writes a file is covered only exactly: every command must equal an
+// exact pattern ([ExactPattern]) and every redirection its "> TARGET"
+// pattern, so that a write never rides on a prefix (`cat *` does not make
+// `cat ~/.ssh/id_rsa > f` a granted write of f).
 func PrefixCovered(a Analysis, patterns []string) bool {
 	if len(patterns) == 0 || a.Unanalysable != "" || a.Unprefixable != "" ||
 		len(a.Safety) > 0 || len(a.Commands) == 0 {
 		return false
 	}
+	writes := false
 	for i := range a.Commands {
 		c := &a.Commands[i]
-		if c.Redirect || c.Elevated || c.Unanalysable != "" || len(c.Words) == 0 {
+		if c.Elevated || c.Unanalysable != "" || (!c.Redirect && len(c.Words) == 0) {
 			return false
+		}
+		writes = writes || (c.Redirect && !c.Read)
+	}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if c.Redirect || writes {
+			if c.Globs != nil || !slices.Contains(patterns, ExactPattern(c)) {
+				return false
+			}
+			continue
 		}
 		cmd := strings.Join(c.Words, " ")
 		short := cmd
@@ -148,7 +220,7 @@ func PrefixCovered(a Analysis, patterns []string) bool {
 		}
 		covered := false
 		for _, p := range patterns {
-			if globs.Match(p, cmd) || globs.Match(p, short) {
+			if !isRedirectPattern(p) && (globs.Match(p, cmd) || globs.Match(p, short)) {
 				covered = true
 				break
 			}

@@ -43,23 +43,24 @@ func TestAlwaysPatterns(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"arity 2 with more words", "git push origin main", []string{"git push *"}},
+		{"arity 2, not inert: exact", "git push origin main", []string{"git push origin main"}},
+		{"arity 2, inert, with more words", "git log --oneline", []string{"git log *"}},
 		{"arity 3 with exactly three words", "npm run build", []string{"npm run build"}},
-		{"arity 3 with more words", "npm run build -- --watch", []string{"npm run build *"}},
+		{"arity 3 with more words, runs code: exact", "npm run build -- --watch", []string{"npm run build -- --watch"}},
 		{"arity 1 with an argument", "cat README.md", []string{"cat *"}},
 		{"a command with no arguments", "ls", []string{"ls"}},
 		{"arity 2 with exactly two words", "git status", []string{"git status"}},
 		{"fewer words than the arity", "gh pr", []string{"gh pr"}},
 		{"a chain, deduplicated in order", "cargo build && cargo test && cargo build --release | grep x",
-			[]string{"cargo build", "cargo test", "cargo build *", "grep *"}},
+			[]string{"cargo build", "cargo test", "cargo build --release", "grep *"}},
 		{"the same pattern twice", "cat a; cat b", []string{"cat *"}},
 		{"global options are not part of the prefix", "git -C /repo status", []string{"git status"}},
 		{"global options with values are skipped", "git --no-pager -c color.ui=never log -n 3", []string{"git log *"}},
 		{"an option inside the prefix gives the exact command", "npm --prefix /x run build", []string{"npm --prefix /x run build"}},
 		{"glob characters are escaped", "npm run 'te*st'", []string{`npm run te\*st`}},
-		{"wrappers are seen through", "timeout 60 cargo test --all", []string{"cargo test *"}},
-		{"xargs commands get their arguments", "ls | xargs rm", []string{"ls", "rm *"}},
-		{"find is a command", "find . -name x", []string{"find *"}},
+		{"wrappers are seen through", "timeout 60 cargo test --all", []string{"cargo test --all"}},
+		{"xargs commands: exact needs literal words", "ls | xargs rm", nil},
+		{"find is a command", "find . -name x", []string{"find . -name x"}},
 		{"commands inside sh -c", "bash -c 'make test'", []string{"make test"}},
 
 		{"command substitution", "echo $(date)", nil},
@@ -70,11 +71,11 @@ func TestAlwaysPatterns(t *testing.T) {
 		{"a parse error", "echo 'x", nil},
 		{"an unanalysable command", `eval "$x"`, nil},
 		{"an elevated command", "sudo apt-get install x", nil},
-		{"a redirection", "echo x > out", nil},
+		{"a redirection: exact, with its target", "echo x > out", []string{"echo x", "> out"}},
 		{"a path-qualified command", "./build.sh", nil},
 		{"a shell reading a file", "bash script.sh", nil},
 		{"a wrapper judged as itself", "env", nil},
-		{"an interpreter", "python3 script.py", nil},
+		{"an interpreter: exact", "python3 script.py", []string{"python3 script.py"}},
 		{"a safety reason", "rm -rf ~", nil},
 		{"one bad command spoils the chain", "ls && sudo ls", nil},
 	}
@@ -201,5 +202,54 @@ func TestPrefixCovered(t *testing.T) {
 				t.Errorf("PrefixCovered(%q, %q) = %v, want %v", tt.src, tt.patterns, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestAlwaysPatternsExactForWhatChangesThings: a program that deletes,
+// overwrites or runs code — or whose effects the table does not know — is
+// offered its exact command; a redirect is an overwrite; read-only
+// programs the table knows keep their arity prefix (issue 25, item 4).
+func TestAlwaysPatternsExactForWhatChangesThings(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"rm -rf build", []string{"rm -rf build"}},
+		{"sed -i s/a/b/ f", []string{"sed -i s/a/b/ f", "> f"}},
+		{"python3 x.py", []string{"python3 x.py"}},
+		{"make build", []string{"make build"}},
+		{"echo x > f", []string{"echo x", "> f"}},
+		{"cat a > f", []string{"cat a", "> f"}},
+		{"git status", []string{"git status"}},
+		{"git status --short", []string{"git status *"}},
+		{"git log --oneline", []string{"git log *"}},
+		{"git push origin main", []string{"git push origin main"}},
+		{"ls -la", []string{"ls *"}},
+		{"cat README.md", []string{"cat *"}},
+		{"rm -rf $DIR", nil},
+	} {
+		if got := AlwaysPatterns(Analyze(tc.src)); !slices.Equal(got, tc.want) {
+			t.Errorf("AlwaysPatterns(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+	// What an exact grant covers, and what it does not.
+	for _, tc := range []struct {
+		granted, src string
+		want         bool
+	}{
+		{"rm -rf build", "rm -rf build", true},
+		{"rm -rf build", "rm -rf ..", false},
+		{"rm -rf build", "rm -rf .git", false},
+		{"echo x > f", "echo x > f", true},
+		{"echo x > f", "echo x > g", false},
+		{"echo x > f", "echo y > f", false},
+		{"ls -la", "ls -la /tmp", true},
+		{"cat a", "cat b > f", false},
+		{"python3 x.py", "python3 y.py", false},
+	} {
+		pats := AlwaysPatterns(Analyze(tc.granted))
+		if got := PrefixCovered(Analyze(tc.src), pats); got != tc.want {
+			t.Errorf("PrefixCovered(%q, %q) = %v, want %v", tc.src, pats, got, tc.want)
+		}
 	}
 }

@@ -47,7 +47,7 @@ func ExampleAlwaysPatterns() {
 		fmt.Printf("%s → %q\n", src, shell.AlwaysPatterns(shell.Analyze(src)))
 	}
 	// Output:
-	// git push origin main → ["git push *"]
+	// git push origin main → ["git push origin main"]
 	// npm run build → ["npm run build"]
 	// cat README.md → ["cat *"]
 	// cargo build && cargo test → ["cargo build" "cargo test"]

@@ -50,6 +50,13 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	c.Options = u.global - 1
 	c.Recursive = u.recursive
+	// Inert only when the table knows every word's effect (a complete
+	// entry, the sub-command's when it has one) and none of them writes,
+	// rewrites in place or runs anything: the closed model of "Always"
+	// prefixes (arity.go).
+	c.Inert = u.complete() && u.ask == "" && len(u.writes) == 0 && len(u.runs) == 0 &&
+		!u.inPlace && u.script == nil && spec.wrapper == nil && !spec.elevated &&
+		spec.hook != "interpreter"
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
 	}

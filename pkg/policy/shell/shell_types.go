@@ -33,6 +33,12 @@ type Command struct {
 	// options, per the program table (cat FILE, cp SRC DST, grep -f FILE),
 	// as written (a word with an expansion in its source form).
 	Reads []string
+	// Inert is true when the program table knows every effect of the
+	// command (its entry, or its sub-command's, is complete) and the
+	// command neither writes, rewrites in place nor runs code by them
+	// (cat, ls -la, git status). An "Always" answer grants an inert
+	// command its arity prefix, any other command only exactly.
+	Inert bool
 	// Recursive is true when the command reads or writes whole trees under
 	// the directories it names (grep -r, cp -r, find, rm -r); on a write
 	// target, that the write covers the tree.
