@@ -135,7 +135,7 @@ func decodeDocExample(data []byte) (bool, error) {
 		_, err = Decode[AdminRequest](data, 0)
 	case has("request_id") && len(keys) == 2:
 		_, err = Decode[StatusRequest](data, 0)
-	case len(keys) == 1:
+	case len(keys) == 1, has("seen"):
 		_, err = Decode[TurnRequest](data, 0)
 	default:
 		return false, nil
