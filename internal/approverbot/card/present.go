@@ -349,15 +349,45 @@ func cutParts(v View, argsCut bool) []string {
 		}
 	}
 	n(v.MoreSubcommands, "sub-command", "sub-commands")
+	// A field the approval depends on that was clipped to the channel's
+	// width is a cut too, whatever was left of it: the working directory,
+	// a sub-command, a grant pattern. (A text that ends with "…" of its
+	// own counts as clipped: the card then offers less, never more.)
+	if clipped(v.Cwd) {
+		out = append(out, "the end of the working directory")
+	}
+	subs := 0
+	for _, s := range v.Subcommands {
+		if clipped(s.Command) {
+			subs++
+		}
+	}
+	n(subs, "sub-command's end", "sub-commands' ends")
 	if argsCut {
 		out = append(out, "the end of the arguments")
 	}
 	n(v.MoreBatch, "call of the batch", "calls of the batch")
 	if v.Session.Offered {
 		n(v.Session.MorePatterns, "Session pattern", "Session patterns")
+		n(clippedCount(v.Session.Patterns), "Session pattern's end", "Session patterns' ends")
 	}
 	if v.Always.Offered {
 		n(v.Always.MorePatterns, "Always pattern", "Always patterns")
+		n(clippedCount(v.Always.Patterns), "Always pattern's end", "Always patterns' ends")
 	}
 	return out
+}
+
+// clipped reports whether s was cut by ClipWidth (it ends with "…").
+func clipped(s string) bool { return strings.HasSuffix(s, "…") }
+
+// clippedCount is how many of ss were cut by ClipWidth.
+func clippedCount(ss []string) int {
+	k := 0
+	for _, s := range ss {
+		if clipped(s) {
+			k++
+		}
+	}
+	return k
 }
