@@ -108,17 +108,7 @@ func TestAHardRejectWhoseReplicaDiedIsCarriedOutByAnother(t *testing.T) {
 
 	// The dead replica's vote, straight into Redis.
 	store := p.Store()
-	rec, err := store.Get(t.Context(), "s-died", "died-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
-		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
-		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
-	res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (died-1)"})
-	if err != nil || !res.Applied {
-		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
-	}
+	deadReplicaHardReject(t, store, "s-died", "died-1")
 
 	// The stop is part of the vote: the next call is denied at once.
 	next, err := c.Request(t.Context(), client.Call{Tool: "bash", Arguments: brokertest.Bash("ls")})
@@ -249,16 +239,7 @@ func TestANewTurnBeforeTheAgentHeardOfAHardRejectDeliversItAndKeepsTheStop(t *te
 	nextAsks(t, dev, "owed-1", "owed-2")
 
 	store := p.Store()
-	rec, err := store.Get(t.Context(), "s-owed", "owed-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
-		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
-		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
-	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (owed-1)"}); err != nil || !res.Applied {
-		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
-	}
+	deadReplicaHardReject(t, store, "s-owed", "owed-1")
 
 	cleared, err := c.NewTurn(t.Context())
 	if err != nil || cleared {
@@ -318,16 +299,7 @@ func TestAnOutboxThatFindsAHardRejectionsStopGoneSetsItAgain(t *testing.T) {
 	nextAsks(t, dev, "gone-1", "gone-2")
 
 	store := p.Store()
-	rec, err := store.Get(t.Context(), "s-gone", "gone-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
-		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
-		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
-	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (gone-1)"}); err != nil || !res.Applied {
-		t.Fatalf("the dead replica's vote: %+v, %v", res, err)
-	}
+	deadReplicaHardReject(t, store, "s-gone", "gone-1")
 	rdb := p.Redis.Client()
 	defer rdb.Close()
 	if n, err := rdb.Del(t.Context(), "signoff:{s-gone}:stop").Result(); err != nil || n != 1 {
@@ -354,16 +326,7 @@ func TestANewTurnThatNamesTheOwedHardRejectEndsTheStop(t *testing.T) {
 	first := brokertest.Ask(t.Context(), c, "seen-1", "bash", brokertest.Bash("make deploy"))
 	nextAsks(t, dev, "seen-1")
 	store := p.Store()
-	rec, err := store.Get(t.Context(), "s-seen", "seen-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := messages.Decision{V: 1, RequestID: rec.ID, SessionID: rec.SessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
-		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
-		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
-	if res, err := store.Decide(t.Context(), rec.SessionID, rec.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (seen-1)"}); err != nil || !res.Applied {
-		t.Fatalf("the vote: %+v, %v", res, err)
-	}
+	deadReplicaHardReject(t, store, "s-seen", "seen-1")
 	turn := func(body string) messages.TurnReply {
 		t.Helper()
 		var rep messages.TurnReply
@@ -384,14 +347,7 @@ func TestANewTurnThatNamesTheOwedHardRejectEndsTheStop(t *testing.T) {
 	}
 	rec2 := brokertest.Ask(t.Context(), c, "seen-3", "bash", brokertest.Bash("make deploy"))
 	nextAsks(t, dev, "seen-3")
-	r3, err := store.Get(t.Context(), "s-seen", "seen-3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec.RequestID = r3.ID
-	if res, err := store.Decide(t.Context(), r3.SessionID, r3.ID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (seen-3)"}); err != nil || !res.Applied {
-		t.Fatalf("the vote: %+v, %v", res, err)
-	}
+	deadReplicaHardReject(t, store, "s-seen", "seen-3")
 	if rep := turn(`{"v":1,"seen":["seen-3"]}`); !rep.StopCleared {
 		t.Fatal("a turn naming the owed hard rejection did not end its stop")
 	}
@@ -401,4 +357,19 @@ func TestANewTurnThatNamesTheOwedHardRejectEndsTheStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.WantDecision(t, next, messages.OutcomeAllow, messages.ReasonPolicyAllow)
+}
+
+// deadReplicaHardReject records alice's reject_hard of a pending request
+// as a replica that died right after its vote leaves it: the rejection
+// and its stop in the store, its effects owed in the outbox.
+func deadReplicaHardReject(t *testing.T, store session.Store, sessionID, requestID string) session.Result {
+	t.Helper()
+	dec := messages.Decision{V: 1, RequestID: requestID, SessionID: sessionID, Tool: "bash", Outcome: messages.OutcomeDeny,
+		ReasonCode: messages.ReasonRejected, RejectMode: messages.RejectHard, Reason: "rejected (reject_hard) by alice",
+		DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}, DecidedAt: time.Now().UTC()}
+	res, err := store.Decide(t.Context(), sessionID, requestID, session.Vote{ApproverID: "alice", Decision: dec, Stop: "alice rejected bash (" + requestID + ")"})
+	if err != nil || !res.Applied {
+		t.Fatalf("the dead replica's vote on %s: %+v, %v", requestID, res, err)
+	}
+	return res
 }
