@@ -968,5 +968,7 @@ func (s *progSpec) globalEnd(words []shWord) int {
 		}
 		return i
 	}
-	return i
+	// A required value missing at the end (kubectl --context): the
+	// program fails, and no index past the words is returned.
+	return min(i, len(words))
 }
