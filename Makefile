@@ -8,7 +8,7 @@ GOFLAGS   ?=
 TESTFLAGS ?= -race -count=1 -timeout 20m
 SECTIONS  ?=
 
-.PHONY: all build test test-deps lint run bench fuzz images clean helm-test
+.PHONY: all build test test-deps lint run bench fuzz images clean helm-test keys
 
 all: lint build
 
@@ -30,6 +30,11 @@ test: test-deps lint images
 # deploy/helm is a nested Go module: Helm's library pulls in much of k8s.io,
 # which stays out of the main module's build, vet and go.sum this way.
 HELM_MOD = deploy/helm
+
+# internal/tracetest/otelcol is a nested Go module too: the OpenTelemetry
+# Collector (its OTLP receiver) that internal/tracetest builds once per test
+# run and sends the decision path's spans to (go test ./... runs that test).
+OTELCOL_MOD = internal/tracetest/otelcol
 
 ## helm-test: render the Helm chart with Helm's library and check every object
 helm-test:
@@ -56,6 +61,16 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd $(HELM_MOD) && $(GO) vet ./...
+	cd $(OTELCOL_MOD) && $(GO) vet ./...
+
+## keys: the nkeys of the shipped planes (deploy/nats: broker, admin, the
+## DEMO tenant's agent, approver and admin, auth.conf's roles), nkeys.env and
+## the brokers' tenants.yaml, into the git-ignored deploy/nats/keys. Existing
+## seeds are kept. Seeds are 0644 in a 0700 directory: compose bind-mounts
+## single seeds into containers that run as another user.
+KEYS_DIR ?= deploy/nats/keys
+keys:
+	$(GO) run ./deploy/nats/genkeys -dir $(KEYS_DIR) -readable
 
 ## run: the whole plane in one process (embedded NATS, memory store)
 run:

@@ -34,8 +34,9 @@ const (
 )
 
 // TestComposeDemoApprovesADeployThroughTheWebPage brings up the demo plane
-// of deploy/compose exactly as a user would (3 NATS nodes with JetStream,
-// Redis with AOF, 3 brokers, the approver bot), sends one agent request that
+// of deploy/compose exactly as a user would (3 NATS nodes with JetStream and
+// the tenant accounts, Redis with AOF, 3 brokers, the approver bot, each
+// with its own nkey), sends one request as the DEMO agent that
 // the compose policy asks about, answers it as alice through the web page's
 // HTTP API, and checks that the agent got allow decided by alice, and that
 // the audit stream holds the decision on 3 replicas. Everything it started
@@ -43,7 +44,9 @@ const (
 func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	images := requireImages(t)
 	cp := newComposeProject(t, images.Broker, images.ApproverBot, images.NATS, images.Redis)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	// Generous: docker-compose v1 is slow on a loaded machine; a plane
+	// that works comes up in well under a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 
 	start := time.Now()
@@ -57,13 +60,16 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 	cp.waitHealthy(ctx, t, "nats-1", "nats-2", "nats-3", "redis", "broker-1", "broker-2", "broker-3", "approver-bot")
 	t.Logf("compose plane %s: up in %s, ready and healthy in %s", cp.project, upTook.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 
-	nc, err := nats.Connect(natsURL, nats.Name("compose-test-agent"), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatalf("connect to the published NATS port %s: %v", natsURL, err)
+	// The DEMO tenant's agent, with its own key and inbox (deploy/nats/
+	// tenant-demo.conf); the tenants file maps that key to demo-agent.
+	nc := cp.connect(t, natsURL, "demo-agent", "_INBOX.agent")
+	// Without a key the plane lets nobody in.
+	if anon, err := nats.Connect(natsURL, nats.Name("compose-test-anonymous")); err == nil {
+		anon.Close()
+		t.Errorf("a client without a key connected to the compose plane's NATS")
 	}
-	defer nc.Close()
 	session := "compose-" + strings.ToLower(nuid.Next())
-	agent, err := client.New(nc, client.WithSession(session), client.WithAgent("compose-agent"), client.WithRequestedBy("bob"))
+	agent, err := client.New(nc, client.WithSession(session), client.WithAgent("demo-agent"), client.WithRequestedBy("bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +115,18 @@ func TestComposeDemoApprovesADeployThroughTheWebPage(t *testing.T) {
 		t.Errorf("decision %s/%s by %+v, want allow/approved by alice on the web channel", d.Outcome, d.ReasonCode, d.DecidedBy)
 	}
 
-	composeCheckAudit(ctx, t, nc, session, id)
-	composeDemoAgent(ctx, t, natsURL, w)
+	// The audit stream is read by the plane's operator (SIGNOFF's admin).
+	composeCheckAudit(ctx, t, cp.connect(t, natsURL, "admin", "_INBOX.admin"), session, id)
+	composeDemoAgent(ctx, t, natsURL, filepath.Join(cp.keys, "demo-agent.nk"), w)
 }
 
 // composeDemoAgent runs the demo agent (examples/agent) against the compose
 // plane, as docs/OPERATIONS.md shows: its rm call must put a question on the
 // web page (the compose policy asks for it), which alice approves.
-func composeDemoAgent(ctx context.Context, t *testing.T, natsURL string, w *composeWeb) {
+func composeDemoAgent(ctx context.Context, t *testing.T, natsURL, seed string, w *composeWeb) {
 	t.Helper()
 	out := &testenv.LogBuffer{}
-	agent := exec.CommandContext(ctx, "go", "run", "./examples/agent", "-nats", natsURL, "-session", "compose-demo-"+strings.ToLower(nuid.Next()[18:]))
+	agent := exec.CommandContext(ctx, "go", "run", "./examples/agent", "-nats", natsURL, "-nats-nkey", seed, "-session", "compose-demo-"+strings.ToLower(nuid.Next()[18:]))
 	agent.Dir = ".."
 	agent.Stdout, agent.Stderr = out, out
 	if err := agent.Start(); err != nil {
@@ -179,7 +186,9 @@ func composeCheckAudit(ctx context.Context, t *testing.T, nc *nats.Conn, session
 	if n := stream.CachedInfo().Config.Replicas; n != 3 {
 		t.Errorf("audit stream has %d replicas, want 3", n)
 	}
-	subject := messages.DefaultPrefix + ".audit." + session
+	// A tenant's records are under signoff.v1.t.<account>.audit (the
+	// tenancy design in docs/PROTOCOL.md).
+	subject := messages.DefaultPrefix + ".t.DEMO.audit." + session
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		m, err := stream.GetLastMsgForSubject(ctx, subject)
@@ -207,6 +216,23 @@ type composeProject struct {
 	dir     string
 	project string
 	env     []string
+	keys    string // the plane's nkeys (make keys), SIGNOFF_COMPOSE_KEYS
+}
+
+// connect connects to the plane's NATS as the user whose seed is
+// keys/<user>.nk, with its inbox prefix.
+func (cp *composeProject) connect(t *testing.T, natsURL, user, inbox string) *nats.Conn {
+	t.Helper()
+	key, err := nats.NkeyOptionFromSeed(filepath.Join(cp.keys, user+".nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(natsURL, key, nats.CustomInboxPrefix(inbox), nats.Name("compose-test-"+user), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatalf("connect to the published NATS port %s as %s: %v", natsURL, user, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // newComposeProject finds the compose tool (a missing one fails under CI,
@@ -225,11 +251,20 @@ func newComposeProject(t *testing.T, broker, bot, natsImage, redisImage string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The keys, as `make keys` makes them, in a directory of the test's.
+	keys := t.TempDir()
+	gen := exec.Command("go", "run", "./deploy/nats/genkeys", "-dir", keys, "-readable")
+	gen.Dir = ".."
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("genkeys: %v\n%s", err, out)
+	}
 	cp := &composeProject{
 		cmd:     cmd,
 		dir:     dir,
+		keys:    keys,
 		project: fmt.Sprintf("%s%d-%s", composePrefix, os.Getpid(), strings.ToLower(nuid.Next()[16:])),
 		env: append(os.Environ(),
+			"SIGNOFF_COMPOSE_KEYS="+keys,
 			"SIGNOFF_IMAGE_BROKER="+broker,
 			"SIGNOFF_IMAGE_APPROVER_BOT="+bot,
 			"SIGNOFF_IMAGE_NATS="+natsImage,

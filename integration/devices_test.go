@@ -133,6 +133,17 @@ func auditRecords(ctx context.Context, t *testing.T, h *harness, session string,
 // auditRecordsOf is auditRecords over several sessions at once.
 func auditRecordsOf(ctx context.Context, t *testing.T, h *harness, sessions []string, want int) map[string]int {
 	t.Helper()
+	counts := map[string]int{}
+	for id, reasons := range auditReasonsOf(ctx, t, h, sessions, want) {
+		counts[id] = len(reasons)
+	}
+	return counts
+}
+
+// auditReasonsOf reads the audit records of sessions like auditRecordsOf
+// and returns each request's records' reason codes, in stream order.
+func auditReasonsOf(ctx context.Context, t *testing.T, h *harness, sessions []string, want int) map[string][]messages.ReasonCode {
+	t.Helper()
 	js, err := jetstream.New(h.p.Connect(t, sessions[0]+"-audit-reader"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +158,7 @@ func auditRecordsOf(ctx context.Context, t *testing.T, h *harness, sessions []st
 		if err != nil {
 			t.Fatalf("audit consumer: %v", err)
 		}
-		counts, total := map[string]int{}, 0
+		reasons, total := map[string][]messages.ReasonCode{}, 0
 		for {
 			batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
 			if err != nil {
@@ -160,7 +171,7 @@ func auditRecordsOf(ctx context.Context, t *testing.T, h *harness, sessions []st
 				if err := json.Unmarshal(m.Data(), &rec); err != nil {
 					t.Fatalf("audit record: %v", err)
 				}
-				counts[rec.Decision.RequestID]++
+				reasons[rec.Decision.RequestID] = append(reasons[rec.Decision.RequestID], rec.Decision.ReasonCode)
 			}
 			total += n
 			if n == 0 {
@@ -168,7 +179,7 @@ func auditRecordsOf(ctx context.Context, t *testing.T, h *harness, sessions []st
 			}
 		}
 		if total >= want || time.Now().After(deadline) {
-			return counts
+			return reasons
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

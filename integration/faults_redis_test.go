@@ -91,7 +91,7 @@ func testRedisPaused(t *testing.T, h *harness) {
 }
 
 // testRedisRestarted kills Redis (SIGKILL) and starts it again from its
-// append-only file (appendfsync everysec). What was stored before the
+// append-only file (appendfsync always, as shipped). What was stored before the
 // crash still holds: a pending request can still be approved (and its
 // waiting agent gets the decision), a session grant still allows, a hard
 // stop still denies until the next turn. While Redis is down the brokers
@@ -132,11 +132,9 @@ func testRedisRestarted(t *testing.T, h *harness) {
 	waited := requestAsync(ctx, pending, call)
 	q := questions.next(t, call.RequestID)
 
-	// With appendfsync everysec a kill -9 loses nothing Redis wrote to
-	// its file (the kernel keeps it); what it may lose is a write it
-	// postponed behind a slow fsync, at most 2 s (docs/OPERATIONS.md,
-	// failure table). The state above is older than that: it must all
-	// survive.
+	// With appendfsync always nothing acknowledged is lost; the state
+	// above is also older than the 2 s an everysec Redis may lose behind a
+	// slow fsync (docs/OPERATIONS.md, failure table): it survives either way.
 	time.Sleep(2500 * time.Millisecond)
 	killAt := time.Now()
 	if err := redis.Kill(ctx); err != nil {
@@ -242,6 +240,7 @@ func response(q messages.ApprovalNeeded, r messages.Response) messages.Response 
 	r.V = messages.Version
 	r.RequestID = q.Request.RequestID
 	r.SessionID = q.Request.SessionID
+	r.Digest = q.Digest
 	r.Approver.Channel = "nats"
 	return r
 }

@@ -2,7 +2,11 @@
 # Installs what the test suite needs on a fresh machine: redis-server,
 # chromium (Debian packages; the web page is tested in a real headless
 # browser), bubblewrap (the policy's differential oracle runs bash in a
-# bwrap sandbox), and curl, git and git-man (the program table's check).
+# bwrap sandbox, and in zsh, which may run an agent's command), and the programs whose complete entries the program
+# table's check reads (curl, git and git-man, diffutils, mawk — Debian's
+# awk, the one the awk entry is checked against —, jq with its man page,
+# make, tar, sed, python3, ripgrep, fd-find, findutils, nodejs; go is the
+# toolchain that runs the tests; coreutils is always there).
 # Idempotent; prints what it did. Runs as part of `make test`.
 set -euo pipefail
 
@@ -15,6 +19,20 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v git >/dev/null 2>&1 || need+=(git)
 [ -e /usr/share/man/man1/git-log.1.gz ] || need+=(git-man)
+command -v diff >/dev/null 2>&1 || need+=(diffutils)
+command -v mawk >/dev/null 2>&1 || need+=(mawk) # the awk entry is checked against mawk -W usage
+command -v jq >/dev/null 2>&1 || need+=(jq)
+[ -e /usr/share/man/man1/jq.1.gz ] || need+=(jq) # jq lists its options in its man page
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v tar >/dev/null 2>&1 || need+=(tar)
+command -v sed >/dev/null 2>&1 || need+=(sed)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+command -v fdfind >/dev/null 2>&1 || need+=(fd-find) # Debian's name for fd
+command -v find >/dev/null 2>&1 || need+=(findutils)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v strace >/dev/null 2>&1 || need+=(strace) # the real-program oracle traces under it
+command -v zsh >/dev/null 2>&1 || need+=(zsh) # the zsh oracle runs each corpus command in real zsh too
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

@@ -20,6 +20,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbotd"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
+	"github.com/signoff-dev/signoff/internal/tracing"
 )
 
 const usage = `Usage:
@@ -48,7 +49,8 @@ Commands:
 
 Every flag can also be set in the environment: SIGNOFF_BOT_CONFIG,
 SIGNOFF_NATS (as the signoff command), SIGNOFF_BOT_LOG_LEVEL,
-SIGNOFF_BOT_LOG_FORMAT; a flag wins over its variable, and --nats over the
+SIGNOFF_BOT_LOG_FORMAT,
+SIGNOFF_BOT_OTLP_ENDPOINT; a flag wins over its variable, and --nats over the
 config's nats.url.
 
 Flags:
@@ -87,6 +89,7 @@ type settings struct {
 	nats      string
 	logLevel  string
 	logFormat string
+	otlp      string
 }
 
 // flags declares the bot's flags on fs and returns a function that, after
@@ -96,10 +99,11 @@ func (s *settings) flags(fs *flag.FlagSet, getenv func(string) string) func() {
 	fs.StringVar(&s.nats, "nats", "", "NATS `URL` to connect to, instead of the config's nats.url; env SIGNOFF_NATS")
 	fs.StringVar(&s.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (warn when the terminal channel shares stderr's terminal); env SIGNOFF_BOT_LOG_LEVEL")
 	fs.StringVar(&s.logFormat, "log-format", "text", "log `format`: text or json; env SIGNOFF_BOT_LOG_FORMAT")
+	fs.StringVar(&s.otlp, "otlp-endpoint", "", "export traces of the responses sent over OTLP to this `URL` (http://collector:4318; the standard OTEL_EXPORTER_OTLP_* variables are honoured too; empty and unset: off); env SIGNOFF_BOT_OTLP_ENDPOINT")
 	return func() {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, dst := range map[string]*string{"config": &s.config, "log-level": &s.logLevel, "log-format": &s.logFormat} {
+		for name, dst := range map[string]*string{"config": &s.config, "log-level": &s.logLevel, "log-format": &s.logFormat, "otlp-endpoint": &s.otlp} {
 			env := "SIGNOFF_BOT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 			if v := getenv(env); !set[name] && v != "" {
 				*dst = v
@@ -166,7 +170,13 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := approverbotd.Run(ctx, cfg, stdin, stdout, log); err != nil {
+	tp, err := tracing.Setup(ctx, tracing.Config{Endpoint: s.otlp, Service: "signoff-approver-bot", Version: buildinfo.String(), Getenv: getenv, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "approver-bot: %v\n", err)
+		return exitUsage
+	}
+	defer tp.Flush()
+	if err := approverbotd.Run(ctx, cfg, stdin, stdout, log, tp.Tracer()); err != nil {
 		log.Error("approver bot failed", "err", err)
 		var ue approverbotd.UsageError
 		if errors.As(err, &ue) {

@@ -300,15 +300,17 @@ webhook: {url: "`+receiver.URL+`/hook", secret: "`+secret+`"}
 
 	// A question reaches the webhook; an answer posted back settles it.
 	req := brokertest.Ask(context.Background(), p.Agent("s-bin", "a1"), "r-bin", "bash", brokertest.Bash("make deploy"))
+	var digest string
 	select {
 	case q := <-posted:
 		if q.Request.RequestID != "r-bin" {
 			t.Fatalf("posted question %s, want r-bin", q.Request.RequestID)
 		}
+		digest = q.Digest
 	case <-time.After(waitFor):
 		t.Fatal("the question never reached the webhook")
 	}
-	answer := []byte(`{"request_id":"r-bin","approver":"alice","approved":true,"scope":"once","device":"pager"}`)
+	answer := []byte(`{"request_id":"r-bin","approver":"alice","approved":true,"scope":"once","device":"pager","digest":"` + digest + `"}`)
 	post, _ := http.NewRequest("POST", base+webhook.RespondPath, bytes.NewReader(answer))
 	post.Header.Set("Content-Type", "application/json")
 	webhook.Sign(post.Header, secret, time.Now(), answer)

@@ -206,7 +206,7 @@ func readAddresses(t *testing.T, r io.Reader) (natsURL, httpURL string) {
 	return natsURL, httpURL
 }
 
-func TestProductionModeNeedsNATSRedisAndAPolicy(t *testing.T) {
+func TestProductionModeNeedsNATSRedisAPolicyAndNATSCredentials(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
@@ -216,6 +216,10 @@ func TestProductionModeNeedsNATSRedisAndAPolicy(t *testing.T) {
 		{"without a policy", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"},
 			`production mode needs --policy FILE (or SIGNOFF_POLICY): without one the broker would run the built-in dev policy, whose team "default" lists no members`},
 		{"the fix is named", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0"}, "or --policy builtin to run the built-in policy on purpose"},
+		{"without NATS credentials", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0", "--policy", "builtin"},
+			"production mode needs NATS credentials"},
+		{"the credentials' fix is named", []string{"--nats", "nats://127.0.0.1:4222", "--redis", "redis://127.0.0.1:6379/0", "--policy", "builtin"},
+			"pass --insecure-nats (SIGNOFF_INSECURE_NATS=true) to connect without credentials on purpose"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 func approveWithChanges(t *testing.T, a *brokertest.Approver, q messages.ApprovalNeeded, args string) {
 	t.Helper()
 	rep := a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, UpdatedArguments: json.RawMessage(args)})
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, UpdatedArguments: json.RawMessage(args), Digest: q.Digest})
 	if !rep.Applied {
 		t.Fatalf("approval with changes not applied: %+v", rep)
 	}

@@ -245,7 +245,7 @@ func TestClaudeCodeHookAnswersWithTheDecision(t *testing.T) {
 		ch := start(t, event, env, "hook", "claude-code")
 		q := approver.NextAsk(agentcfg.Token(id))
 		approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: []byte(`"Postgres, please"`)})
+			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: []byte(`"Postgres, please"`), Digest: q.Digest})
 		r := wait(t, ch)
 		out := r.json(t)
 		// Claude Code's documented answer: allow, the tool's input with

@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/signoff-dev/signoff/internal/admincli"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/hook"
+	"github.com/signoff-dev/signoff/pkg/natstrace"
 )
 
 func main() {
@@ -27,6 +29,8 @@ Commands:
   hook claude-code   answer a Claude Code hook event (JSON on stdin)
   hook codex         answer a Codex hook event (JSON on stdin)
   mcp-gateway        serve MCP, gating every tools/call of upstream MCP servers
+  admin              the operator's command: open questions, grants, fleet
+                     stop/resume, modes, policy versions, audit, agents
   version            print the version (also --version): module version,
                      VCS revision, Go version
 
@@ -45,6 +49,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHook(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp-gateway":
 		return runGateway(ctx, args[1:], stdin, stdout, stderr)
+	case "admin":
+		return admincli.Run(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "signoff", version())
 		return 0
@@ -72,6 +78,11 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: %v\n", err)
 		return 2
 	}
+	// A host that traces its tool calls hands the hook its span in the
+	// environment (TRACEPARENT, OpenTelemetry's environment carrier): the
+	// request goes to the brokers as a child of it. A malformed value is
+	// ignored: it never blocks the call.
+	ctx = natstrace.Parse(ctx, os.Getenv("TRACEPARENT"))
 	fs := flag.NewFlagSet("signoff hook "+string(host), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := hook.Config{Host: host}

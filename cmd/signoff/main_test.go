@@ -16,7 +16,10 @@ import (
 )
 
 // signoffBin is the signoff binary the tests run as a host would.
-var signoffBin string
+var (
+	signoffBin string
+	stateHome  string // XDG_STATE_HOME of the binaries the tests run
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(upstreamEnv) != "" {
@@ -28,6 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	signoffBin = filepath.Join(dir, "signoff")
+	// The hooks keep a state file per session (internal/hook/seen.go):
+	// here, not in the user's home.
+	stateHome = filepath.Join(dir, "state")
 	build := exec.Command("go", "build", "-o", signoffBin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -59,9 +65,9 @@ func (r result) json(t *testing.T) map[string]any {
 // hostEnv is the environment of a hook run: the test's own, without any
 // SIGNOFF_* setting that could leak in, plus env.
 func hostEnv(env ...string) []string {
-	var out []string
+	out := []string{"XDG_STATE_HOME=" + stateHome}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SIGNOFF_") {
+		if !strings.HasPrefix(kv, "SIGNOFF_") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
 			out = append(out, kv)
 		}
 	}

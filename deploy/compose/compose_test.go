@@ -2,10 +2,13 @@ package compose_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -31,8 +34,70 @@ func composeTools(t *testing.T) [][]string {
 	return tools
 }
 
+// composeFile is what the tests read of `config`'s output.
+type composeFile struct {
+	Services map[string]struct {
+		Image       string            `yaml:"image"`
+		Environment map[string]string `yaml:"environment"`
+		Ports       []any             `yaml:"ports"`
+		Command     []string          `yaml:"command"`
+		Volumes     []any             `yaml:"volumes"`
+	} `yaml:"services"`
+}
+
+func parseConfig(t *testing.T, tool []string, out []byte) composeFile {
+	t.Helper()
+	var file composeFile
+	if err := yaml.Unmarshal(out, &file); err != nil {
+		t.Fatalf("%s config printed what is not YAML: %v\n%s", strings.Join(tool, " "), err, out)
+	}
+	return file
+}
+
+// testKeys makes the plane's keys as `make keys` does, in a directory of
+// the test's (SIGNOFF_COMPOSE_KEYS), once per test binary.
+var testKeys = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "signoff-compose-keys-")
+	if err != nil {
+		return "", err
+	}
+	madeKeys = dir
+	cmd := exec.Command("go", "run", "../nats/genkeys", "-dir", dir, "-readable")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("genkeys: %v\n%s", err, out)
+	}
+	return dir, nil
+})
+
+// madeKeys is the directory testKeys made, if any.
+var madeKeys string
+
+// TestMain removes the test's keys.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if madeKeys != "" {
+		os.RemoveAll(madeKeys)
+	}
+	os.Exit(code)
+}
+
+func keysDir(t *testing.T) string {
+	t.Helper()
+	dir, err := testKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // resolved runs `config` with env and returns each service's environment.
 func resolved(t *testing.T, tool []string, env ...string) map[string]map[string]string {
+	t.Helper()
+	return envsOf(parseConfig(t, tool, config(t, tool, env...)))
+}
+
+// config runs `config` with env (and the test's keys) and returns its output.
+func config(t *testing.T, tool []string, env ...string) []byte {
 	t.Helper()
 	args := append(append([]string{}, tool[1:]...), "-f", "docker-compose.yml", "config")
 	cmd := exec.Command(tool[0], args...)
@@ -43,6 +108,7 @@ func resolved(t *testing.T, tool []string, env ...string) map[string]map[string]
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, "SIGNOFF_COMPOSE_KEYS="+keysDir(t))
 	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -50,16 +116,10 @@ func resolved(t *testing.T, tool []string, env ...string) map[string]map[string]
 	if err != nil {
 		t.Fatalf("%s config: %v\n%s", strings.Join(tool, " "), err, stderr.String())
 	}
-	var file struct {
-		Services map[string]struct {
-			Image       string            `yaml:"image"`
-			Environment map[string]string `yaml:"environment"`
-			Ports       []any             `yaml:"ports"`
-		} `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(out, &file); err != nil {
-		t.Fatalf("%s config printed what is not YAML: %v\n%s", strings.Join(tool, " "), err, out)
-	}
+	return out
+}
+
+func envsOf(file composeFile) map[string]map[string]string {
 	envs := map[string]map[string]string{}
 	for name, s := range file.Services {
 		envs[name] = s.Environment
@@ -69,6 +129,96 @@ func resolved(t *testing.T, tool []string, env ...string) map[string]map[string]
 		envs[name]["image"] = s.Image
 	}
 	return envs
+}
+
+// Every client of the plane connects with a key of its own, and every NATS
+// node knows the public keys of the users deploy/nats/accounts.conf
+// defines: brokers as SIGNOFF's broker user with the tenants file, the
+// approver bot as DEMO's approver.
+func TestEveryServiceConnectsWithItsOwnKey(t *testing.T) {
+	keys := keysDir(t)
+	pub := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(keys, name+".pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	mounts := func(vols []any) map[string]string {
+		m := map[string]string{}
+		for _, v := range vols {
+			switch v := v.(type) {
+			case string: // docker-compose 1: "src:dst:ro"
+				parts := strings.Split(v, ":")
+				if len(parts) >= 2 {
+					m[parts[1]] = parts[0]
+				}
+			case map[string]any: // compose v2: {source, target}
+				m[fmt.Sprint(v["target"])] = fmt.Sprint(v["source"])
+			}
+		}
+		return m
+	}
+	for _, tool := range composeTools(t) {
+		t.Run(strings.Join(tool, " "), func(t *testing.T) {
+			file := parseConfig(t, tool, config(t, tool))
+			var nodes, brokers int
+			for name, s := range file.Services {
+				m := mounts(s.Volumes)
+				switch {
+				case strings.HasPrefix(name, "nats-"):
+					nodes++
+					for _, user := range []string{"broker", "admin", "demo-agent", "demo-approver", "demo-admin"} {
+						v := "SIGNOFF_NKEY_" + strings.ToUpper(strings.ReplaceAll(user, "-", "_"))
+						if s.Environment[v] != pub(user) {
+							t.Errorf("%s: %s = %q, want %s.pub", name, v, s.Environment[v], user)
+						}
+					}
+					for _, f := range []string{"accounts.conf", "account-signoff.conf", "tenant-demo.conf"} {
+						if m["/etc/nats/"+f] == "" {
+							t.Errorf("%s does not mount deploy/nats/%s", name, f)
+						}
+					}
+				case strings.HasPrefix(name, "broker-"):
+					brokers++
+					cmd := strings.Join(s.Command, " ")
+					if !strings.Contains(cmd, "--nats-nkey=/etc/signoff/nats/broker.nk") || !strings.Contains(cmd, "--tenants=/etc/signoff/tenants.yaml") {
+						t.Errorf("%s: command %q, want the broker's nkey and the tenants file", name, cmd)
+					}
+					if strings.Contains(cmd, "--insecure-nats") {
+						t.Errorf("%s connects with --insecure-nats", name)
+					}
+					if m["/etc/signoff/nats/broker.nk"] != filepath.Join(keys, "broker.nk") || m["/etc/signoff/tenants.yaml"] != filepath.Join(keys, "tenants.yaml") {
+						t.Errorf("%s mounts %v, want broker.nk and tenants.yaml of %s", name, m, keys)
+					}
+				case name == "approver-bot":
+					if m["/etc/signoff/nats/approver.nk"] != filepath.Join(keys, "demo-approver.nk") {
+						t.Errorf("approver-bot mounts %v, want demo-approver.nk as its seed", m)
+					}
+				}
+			}
+			if nodes != 3 || brokers != 3 {
+				t.Errorf("%d NATS nodes and %d brokers, want 3 and 3", nodes, brokers)
+			}
+		})
+	}
+	bot, err := os.ReadFile("approver-bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		NATS struct {
+			NKeySeed    string `yaml:"nkey_seed"`
+			InboxPrefix string `yaml:"inbox_prefix"`
+			Insecure    bool   `yaml:"insecure"`
+		} `yaml:"nats"`
+	}
+	if err := yaml.Unmarshal(bot, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.NKeySeed != "/etc/signoff/nats/approver.nk" || cfg.NATS.InboxPrefix != "_INBOX.approver" || cfg.NATS.Insecure {
+		t.Errorf("approver-bot.yaml nats %+v, want the mounted seed and _INBOX.approver, not insecure", cfg.NATS)
+	}
 }
 
 // Every broker links its pages to the web page as this machine's browser

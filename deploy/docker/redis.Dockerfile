@@ -6,7 +6,8 @@
 # protected mode, data in /data, maxmemory-policy noeviction); arguments
 # given to the container are appended and win, as with the official redis
 # image: persistence is chosen at run time, by default an append-only file
-# synced every second.
+# synced before each reply (docs/OPERATIONS.md "What Signoff needs from
+# Redis").
 FROM scratch
 COPY rootfs/ /
 COPY --chown=999:999 data /data
@@ -16,4 +17,4 @@ EXPOSE 6379
 # redis-cli is in the image for this (and for `docker exec … redis-cli`).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 CMD ["/usr/bin/redis-cli", "ping"]
 ENTRYPOINT ["/usr/bin/redis-server", "/etc/redis/redis.conf"]
-CMD ["--appendonly", "yes", "--appendfsync", "everysec"]
+CMD ["--appendonly", "yes", "--appendfsync", "always"]

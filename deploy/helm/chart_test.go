@@ -13,8 +13,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -126,10 +128,12 @@ func loadChart(t *testing.T) *chart.Chart {
 
 // render renders the chart with overrides over values.yaml, as `helm
 // template` would (schema validation included, strict about missing
-// values), and returns the error.
+// values), and returns the error. The DEMO tenant is given unless
+// overrides set tenants.
 func render(t *testing.T, overrides map[string]any) ([]any, error) {
 	t.Helper()
 	c := loadChart(t)
+	overrides = withTenants(overrides)
 	vals, err := chartutil.ToRenderValues(c, overrides, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
@@ -209,23 +213,68 @@ func env(c corev1.Container, name string) (corev1.EnvVar, bool) {
 	return corev1.EnvVar{}, false
 }
 
-// bundledUsers are public nkeys for the bundled NATS's users, made once.
-var bundledUsers = func() map[string]any {
-	users := map[string]any{}
-	for _, name := range []string{"broker", "approver", "admin", "agent"} {
+// seeds are the key pairs of the plane's users (deploy/nats genkeys' names),
+// made once; bundledUsers are their public keys as nats.bundled.users.
+var seeds = func() map[string]nkeys.KeyPair {
+	kps := map[string]nkeys.KeyPair{}
+	for _, name := range []string{"broker", "admin", "demoAgent", "demoApprover", "demoAdmin"} {
 		kp, err := nkeys.CreateUser()
 		if err != nil {
 			panic(err)
 		}
-		users[name], _ = kp.PublicKey()
+		kps[name] = kp
 	}
-	return users
+	return kps
 }()
+
+func pub(name string) string {
+	k, _ := seeds[name].PublicKey()
+	return k
+}
+
+var bundledUsers = map[string]any{
+	"broker": pub("broker"), "admin": pub("admin"),
+	"demoAgent": pub("demoAgent"), "demoApprover": pub("demoApprover"), "demoAdmin": pub("demoAdmin"),
+}
+
+// demoTenants is the DEMO tenant as genkeys' tenants.yaml has it.
+func demoTenants() []any {
+	return []any{map[string]any{
+		"id": "demo", "account": "DEMO",
+		"agents": []any{map[string]any{"user": pub("demoAgent"), "agent_id": "demo-agent"}},
+		"bots":   []any{map[string]any{"user": pub("demoApprover")}},
+		"admins": []any{map[string]any{"user": pub("demoAdmin")}},
+	}}
+}
+
+// withTenants returns vals over the values every install must give (the
+// tenants): a deep copy, so callers' maps are not changed.
+func withTenants(vals map[string]any) map[string]any {
+	out := map[string]any{"tenants": demoTenants()}
+	merge(out, vals)
+	return out
+}
+
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := dst[k].(map[string]any); ok {
+				merge(dv, sv)
+				continue
+			}
+			cp := map[string]any{}
+			merge(cp, sv)
+			dst[k] = cp
+			continue
+		}
+		dst[k] = v
+	}
+}
 
 func TestTheChartLintsClean(t *testing.T) {
 	for name, vals := range map[string]map[string]any{
-		"defaults": nil,
-		"bundled":  {"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "redis": map[string]any{"bundled": map[string]any{"enabled": true}}},
+		"defaults": withTenants(nil),
+		"bundled":  withTenants(map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "redis": map[string]any{"bundled": map[string]any{"enabled": true}}}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := lint.All(chartDir, vals, namespace, false)
@@ -376,15 +425,59 @@ func TestTheBundledNATSRunsDeployNATSsConfiguration(t *testing.T) {
 	for _, e := range c.Env {
 		t.Setenv(e.Name, e.Value)
 	}
-	if !slices.Equal(c.Args, []string{"-c", "/etc/nats/nats-server.conf"}) {
+	if !slices.Equal(c.Args, []string{"-c", "/etc/nats/nats-server-accounts.conf"}) {
 		t.Fatalf("NATS args %v", c.Args)
 	}
-	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats-server.conf"))
+	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats-server-accounts.conf"))
 	if err != nil {
 		t.Fatalf("nats-server refuses the bundled config: %v", err)
 	}
-	if !opts.JetStream || len(opts.Nkeys) != 4 {
-		t.Errorf("bundled NATS: JetStream %v, %d nkey users; want JetStream and the 4 users", opts.JetStream, len(opts.Nkeys))
+	if !opts.JetStream || len(opts.Nkeys) != 5 || len(opts.Users) != 0 || opts.NoAuthUser != "" || opts.Authorization != "" || opts.Username != "" {
+		t.Errorf("bundled NATS: JetStream %v, %d nkey users, %d password users, no_auth_user %q, token %q, user %q; want JetStream, the 5 nkey users and nothing else",
+			opts.JetStream, len(opts.Nkeys), len(opts.Users), opts.NoAuthUser, opts.Authorization, opts.Username)
+	}
+	accountOf := map[string]string{}
+	for _, u := range opts.Nkeys {
+		if u.Account == nil {
+			t.Errorf("nkey user %s is in no account", u.Nkey)
+			continue
+		}
+		accountOf[u.Nkey] = u.Account.Name
+	}
+	for name, acc := range map[string]string{"broker": "SIGNOFF", "admin": "SIGNOFF", "demoAgent": "DEMO", "demoApprover": "DEMO", "demoAdmin": "DEMO"} {
+		if accountOf[pub(name)] != acc {
+			t.Errorf("the %s user is in account %q, want %s", name, accountOf[pub(name)], acc)
+		}
+	}
+	// The real server runs it: the broker's seed and the DEMO agent's get
+	// in, a client without credentials and an unknown key do not.
+	opts.Port, opts.HTTPPort, opts.StoreDir = -1, 0, t.TempDir()
+	opts.NoLog, opts.NoSigs = true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the bundled NATS did not start")
+	}
+	for _, name := range []string{"broker", "demoAgent"} {
+		nc, err := nats.Connect(srv.ClientURL(), nkeyOption(t, seeds[name]))
+		if err != nil {
+			t.Errorf("%s's seed is refused by the bundled NATS: %v", name, err)
+			continue
+		}
+		nc.Close()
+	}
+	if nc, err := nats.Connect(srv.ClientURL()); err == nil {
+		nc.Close()
+		t.Error("the bundled NATS admits a client without credentials")
+	}
+	stranger, _ := nkeys.CreateUser()
+	if nc, err := nats.Connect(srv.ClientURL(), nkeyOption(t, stranger)); err == nil {
+		nc.Close()
+		t.Error("the bundled NATS admits an unknown nkey")
 	}
 
 	// The broker and the bot use the bundled servers.
@@ -404,9 +497,32 @@ func TestTheBundledNATSRunsDeployNATSsConfiguration(t *testing.T) {
 		t.Error("the NATS Service does not select the NATS pods")
 	}
 	redis := named[*appsv1.StatefulSet](t, objs, release+"-redis").Spec.Template.Spec.Containers[0]
-	if !strings.Contains(strings.Join(redis.Args, " "), "--maxmemory-policy noeviction") || !strings.Contains(strings.Join(redis.Args, " "), "--appendonly yes") {
-		t.Errorf("bundled Redis args %v: want AOF and noeviction", redis.Args)
+	args := strings.Join(redis.Args, " ")
+	if !strings.Contains(args, "--maxmemory-policy noeviction") || !strings.Contains(args, "--appendonly yes") || !strings.Contains(args, "--appendfsync always") {
+		t.Errorf("bundled Redis args %v: want AOF synced before each reply, and noeviction", redis.Args)
 	}
+}
+
+func nkeyOption(t *testing.T, kp nkeys.KeyPair) nats.Option {
+	t.Helper()
+	seed, err := kp.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := nats.NkeyOptionFromSeed(writeFile(t, "user.nk", string(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opt
+}
+
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestBadValuesAreRefusedWithTheirKey(t *testing.T) {
@@ -422,6 +538,12 @@ func TestBadValuesAreRefusedWithTheirKey(t *testing.T) {
 		{"an empty policy", map[string]any{"broker": map[string]any{"policy": ""}}, "policy"},
 		{"a bad public nkey", map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": map[string]any{"broker": "SUAB"}}}}, "broker"},
 		{"bundled NATS without its users", map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true}}}, "nats.bundled.users.broker"},
+		{"no tenant", map[string]any{"tenants": []any{}}, "tenants: at least one tenant"},
+		{"a tenant user that is not a public nkey", map[string]any{"tenants": []any{map[string]any{"id": "demo", "account": "DEMO", "bots": []any{map[string]any{"user": "SUAB"}}}}}, "user"},
+		{"a tenant account that is not one subject token", map[string]any{"tenants": []any{map[string]any{"id": "demo", "account": "DE.MO"}}}, "account"},
+		{"signed responses but no tenant bot", map[string]any{"tenants": []any{map[string]any{"id": "demo", "account": "DEMO"}}}, "broker.requireSignedResponses"},
+		{"a tenant the bundled NATS has no account for", map[string]any{"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "tenants": []any{map[string]any{"id": "acme", "account": "ACME", "bots": []any{map[string]any{"user": pub("demoApprover")}}}}}, "tenants[0].account"},
+		{"the old single credentials Secret", map[string]any{"nats": map[string]any{"credentialsSecret": "signoff-nats"}}, "credentialsSecret"},
 		{"extra env that is not a flag variable", map[string]any{"broker": map[string]any{"extraEnv": map[string]any{"PATH": "/tmp"}}}, "PATH"},
 	}
 	for _, tc := range tests {
@@ -626,5 +748,160 @@ func TestBadPagingValuesAreRefused(t *testing.T) {
 				t.Errorf("render error %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// secretsOf returns the Secrets a pod spec mounts as volumes or reads in
+// its environment.
+func secretsOf(spec corev1.PodSpec) []string {
+	var out []string
+	for _, v := range spec.Volumes {
+		if v.Secret != nil {
+			out = append(out, v.Secret.SecretName)
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				out = append(out, e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+	}
+	return out
+}
+
+func TestEveryComponentMountsItsOwnNATSCredentialSecretOnly(t *testing.T) {
+	objs := mustRender(t, map[string]any{"nats": map[string]any{"credentials": map[string]any{"broker": "b-cred", "approverBot": "bot-cred"}}})
+	broker := named[*appsv1.Deployment](t, objs, release+"-broker").Spec.Template.Spec
+	bot := named[*appsv1.Deployment](t, objs, release+"-approver-bot").Spec.Template.Spec
+	for _, tc := range []struct {
+		name       string
+		spec       corev1.PodSpec
+		own, other string
+		seedKey    string
+	}{
+		{"broker", broker, "b-cred", "bot-cred", "broker.nk"},
+		{"approver bot", bot, "bot-cred", "b-cred", "approver.nk"},
+	} {
+		var mounted bool
+		for _, v := range tc.spec.Volumes {
+			if v.Secret == nil || v.Secret.SecretName != tc.own {
+				continue
+			}
+			mounted = len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == tc.seedKey
+			for _, m := range tc.spec.Containers[0].VolumeMounts {
+				if m.Name == v.Name && !m.ReadOnly {
+					t.Errorf("%s mounts its seed Secret %s writable", tc.name, tc.own)
+				}
+			}
+		}
+		if !mounted {
+			t.Errorf("%s does not mount exactly %s from its own Secret %s (it mounts Secrets %v)", tc.name, tc.seedKey, tc.own, secretsOf(tc.spec))
+		}
+		if slices.Contains(secretsOf(tc.spec), tc.other) {
+			t.Errorf("%s reads the other component's credential Secret %s", tc.name, tc.other)
+		}
+	}
+	// The bot's config uses the mounted seed.
+	sec := named[*corev1.Secret](t, objs, release+"-approver-bot")
+	cfg, err := approverbot.ParseConfig([]byte(sec.StringData["approver-bot.yaml"]), "rendered approver-bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.NKeySeed != "/etc/signoff/nats/approver.nk" || cfg.NATS.Insecure {
+		t.Errorf("bot NATS %+v: want the mounted seed and never insecure", cfg.NATS)
+	}
+}
+
+func TestTheBrokerIsNeverGivenInsecureNATS(t *testing.T) {
+	for name, vals := range map[string]map[string]any{
+		"defaults": nil,
+		"bundled":  {"nats": map[string]any{"bundled": map[string]any{"enabled": true, "users": bundledUsers}}, "redis": map[string]any{"bundled": map[string]any{"enabled": true}}},
+	} {
+		objs := mustRender(t, vals)
+		c := named[*appsv1.Deployment](t, objs, release+"-broker").Spec.Template.Spec.Containers[0]
+		if e, ok := env(c, "SIGNOFF_INSECURE_NATS"); ok {
+			t.Errorf("%s: the broker gets SIGNOFF_INSECURE_NATS=%q", name, e.Value)
+		}
+		for _, a := range append(slices.Clone(c.Command), c.Args...) {
+			if strings.Contains(a, "insecure-nats") {
+				t.Errorf("%s: the broker gets %q", name, a)
+			}
+		}
+		if k, _ := env(c, "SIGNOFF_NATS_NKEY"); k.Value != "/etc/signoff/nats/broker.nk" {
+			t.Errorf("%s: SIGNOFF_NATS_NKEY %q, want the mounted broker seed", name, k.Value)
+		}
+	}
+	// Nor through extraEnv, nor the bot through its config.
+	for _, tc := range []struct {
+		vals map[string]any
+		want string
+	}{
+		{map[string]any{"broker": map[string]any{"extraEnv": map[string]any{"SIGNOFF_INSECURE_NATS": "true"}}}, "broker.extraEnv.SIGNOFF_INSECURE_NATS"},
+		{map[string]any{"broker": map[string]any{"extraEnv": map[string]any{"SIGNOFF_TENANTS": "/tmp/t.yaml"}}}, "broker.extraEnv.SIGNOFF_TENANTS"},
+		{map[string]any{"approverBot": map[string]any{"config": map[string]any{"nats": map[string]any{"insecure": true}}}}, "approverBot.config.nats.insecure"},
+	} {
+		if _, err := render(t, tc.vals); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("render error %v, want one naming %s", err, tc.want)
+		}
+	}
+}
+
+func TestTheTenantsFileReachesTheBrokersAndTrustsTheTenantsBots(t *testing.T) {
+	objs := mustRender(t, nil)
+	d := named[*appsv1.Deployment](t, objs, release+"-broker")
+	c := d.Spec.Template.Spec.Containers[0]
+	tf, _ := env(c, "SIGNOFF_TENANTS")
+	cm := named[*corev1.ConfigMap](t, objs, release+"-tenants")
+	var mountedAt string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
+			for _, m := range c.VolumeMounts {
+				if m.Name == v.Name && m.ReadOnly {
+					mountedAt = m.MountPath
+				}
+			}
+		}
+	}
+	if mountedAt == "" || filepath.Dir(tf.Value) != mountedAt || cm.Data[filepath.Base(tf.Value)] == "" {
+		t.Fatalf("SIGNOFF_TENANTS %q is not the ConfigMap %s's file (mounted read-only at %q)", tf.Value, cm.Name, mountedAt)
+	}
+	var file struct {
+		Tenants []struct {
+			ID, Account, Policy string
+			Agents              []struct {
+				User    string `json:"user"`
+				AgentID string `json:"agent_id"`
+			}
+			Bots, Admins []struct{ User string }
+		}
+	}
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["tenants.yaml"]), &file); err != nil {
+		t.Fatalf("tenants.yaml: %v\n%s", err, cm.Data["tenants.yaml"])
+	}
+	if len(file.Tenants) != 1 {
+		t.Fatalf("%d tenants, want DEMO", len(file.Tenants))
+	}
+	tn := file.Tenants[0]
+	pol, _ := env(c, "SIGNOFF_POLICY")
+	if tn.ID != "demo" || tn.Account != "DEMO" || tn.Policy != pol.Value || len(tn.Agents) != 1 || tn.Agents[0].User != pub("demoAgent") ||
+		tn.Agents[0].AgentID != "demo-agent" || len(tn.Bots) != 1 || tn.Bots[0].User != pub("demoApprover") {
+		t.Errorf("tenant %+v: want demo/DEMO with the chart's policy %s, its agent and bot", tn, pol.Value)
+	}
+	if k, _ := env(c, "SIGNOFF_APPROVER_KEYS"); k.Value != pub("demoApprover") {
+		t.Errorf("SIGNOFF_APPROVER_KEYS %q, want the DEMO bot's key", k.Value)
+	}
+	if d.Spec.Template.Annotations["checksum/tenants"] == "" {
+		t.Error("no checksum/tenants on the broker pods: a new tenants file would not reach them")
+	}
+	before := d.Spec.Template.Annotations["checksum/tenants"]
+	two := append(demoTenants(), map[string]any{"id": "acme", "account": "ACME", "bots": []any{map[string]any{"user": pub("admin")}}})
+	objs = mustRender(t, map[string]any{"tenants": two})
+	d = named[*appsv1.Deployment](t, objs, release+"-broker")
+	if d.Spec.Template.Annotations["checksum/tenants"] == before {
+		t.Error("adding a tenant leaves checksum/tenants unchanged")
+	}
+	if k, _ := env(d.Spec.Template.Spec.Containers[0], "SIGNOFF_APPROVER_KEYS"); k.Value != pub("demoApprover")+","+pub("admin") {
+		t.Errorf("SIGNOFF_APPROVER_KEYS %q with two tenants, want both bots", k.Value)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +40,7 @@ const namespace = "signoff"
 
 // notInKustomization are the files kustomization.yaml leaves out on
 // purpose (examples to adapt before use).
-var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml", "secrets.example.yaml", "servicemonitor.yaml"}
+var notInKustomization = []string{"ingress-example.yaml", "kustomization.yaml", "secrets.example.yaml", "servicemonitor.yaml", "tenants.example.yaml"}
 
 // kustomization is the part of a kustomize.config.k8s.io Kustomization the
 // manifests use; unknown fields are errors like everywhere else.
@@ -825,5 +827,185 @@ func TestTheBrokerLinksPagesToTheWebPageAndMountsThePagersKeys(t *testing.T) {
 	s, ok := byName(all[*corev1.Secret](docs), v.Secret.SecretName)
 	if !ok || len(s.StringData) == 0 {
 		t.Fatalf("secrets.example.yaml has no Secret %s with keys to show", v.Secret.SecretName)
+	}
+}
+
+// podSecrets returns the Secrets a pod mounts or reads in its environment,
+// and which of them hold a NATS nkey seed (a key ending in .nk).
+func podSecrets(spec corev1.PodSpec) (all, seeds []string) {
+	for _, v := range spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		all = append(all, v.Secret.SecretName)
+		for _, it := range v.Secret.Items {
+			if strings.HasSuffix(it.Key, ".nk") {
+				seeds = append(seeds, v.Secret.SecretName)
+			}
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				all = append(all, e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+	}
+	return all, seeds
+}
+
+func TestEveryComponentMountsItsOwnNATSCredentialSecretOnly(t *testing.T) {
+	docs := loadManifests(t)
+	secrets := all[*corev1.Secret](docs)
+	own := map[string]string{"signoff-broker": "signoff-nats-broker", "signoff-approver-bot": "signoff-nats-approver-bot"}
+	deps := all[*appsv1.Deployment](docs)
+	if len(deps) != len(own) {
+		t.Fatalf("%d Deployments, want the broker and the bot (a new component needs its own credential Secret here)", len(deps))
+	}
+	for _, d := range deps {
+		want, ok := own[d.Name]
+		if !ok {
+			t.Errorf("Deployment %s has no credential Secret of its own", d.Name)
+			continue
+		}
+		used, seeds := podSecrets(d.Spec.Template.Spec)
+		if !slices.Equal(seeds, []string{want}) {
+			t.Errorf("%s mounts nkey seeds from %v, want exactly its own Secret %s", d.Name, seeds, want)
+		}
+		for other, s := range own {
+			if other != d.Name && slices.Contains(used, s) {
+				t.Errorf("%s reads %s's credential Secret %s", d.Name, other, s)
+			}
+		}
+		// Its Secret holds its seed and nothing else.
+		s, ok := byName(secrets, want)
+		if !ok {
+			t.Fatalf("Secret %s is not in secrets.example.yaml", want)
+		}
+		if len(s.StringData)+len(s.Data) != 1 {
+			t.Errorf("Secret %s holds %d keys, want one seed", want, len(s.StringData)+len(s.Data))
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Secret == nil || v.Secret.SecretName != want {
+				continue
+			}
+			for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+				if m.Name == v.Name && !m.ReadOnly {
+					t.Errorf("%s mounts its seed writable", d.Name)
+				}
+			}
+		}
+	}
+	// The bot's config uses the mounted seed and never connects without it.
+	bot, ok := byName(secrets, "signoff-approver-bot")
+	if !ok {
+		t.Fatal("no Secret signoff-approver-bot")
+	}
+	cfg, err := approverbot.ParseConfig([]byte(bot.StringData["approver-bot.yaml"]), "secrets.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.NKeySeed != "/etc/signoff/nats/approver.nk" || cfg.NATS.Insecure || cfg.NATS.InboxPrefix != "_INBOX.approver" {
+		t.Errorf("bot NATS %+v: want the mounted approver.nk, the approver inbox, never insecure", cfg.NATS)
+	}
+}
+
+func TestTheBrokerServesTheTenantsAndIsNeverGivenInsecureNATS(t *testing.T) {
+	docs := loadManifests(t)
+	d, c := theBroker(t, docs)
+	if e, ok := env(c, "SIGNOFF_INSECURE_NATS"); ok {
+		t.Errorf("the broker gets SIGNOFF_INSECURE_NATS=%q", e.Value)
+	}
+	for _, a := range append(slices.Clone(c.Command), c.Args...) {
+		if strings.Contains(a, "insecure-nats") {
+			t.Errorf("the broker gets %q", a)
+		}
+	}
+	if k, _ := env(c, "SIGNOFF_NATS_NKEY"); k.Value != "/etc/signoff/nats/broker.nk" {
+		t.Errorf("SIGNOFF_NATS_NKEY %q, want the mounted broker seed", k.Value)
+	}
+	// The tenants file and the bots' keys are the signoff-tenants ConfigMap's.
+	cm, ok := byName(all[*corev1.ConfigMap](docs), "signoff-tenants")
+	if !ok {
+		t.Fatal("no ConfigMap signoff-tenants (tenants.example.yaml)")
+	}
+	var mountedAt string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
+			for _, m := range c.VolumeMounts {
+				if m.Name == v.Name && m.ReadOnly {
+					mountedAt = m.MountPath
+				}
+			}
+		}
+	}
+	for _, name := range []string{"SIGNOFF_TENANTS", "SIGNOFF_APPROVER_KEYS"} {
+		e, _ := env(c, name)
+		if mountedAt == "" || filepath.Dir(e.Value) != mountedAt || cm.Data[filepath.Base(e.Value)] == "" {
+			t.Errorf("%s %q is not a file of the ConfigMap %s (mounted read-only at %q)", name, e.Value, cm.Name, mountedAt)
+		}
+	}
+	var file struct {
+		Tenants []struct {
+			ID, Account, Policy string
+			Agents              []struct {
+				User     string   `json:"user"`
+				AgentID  string   `json:"agent_id"`
+				Sessions []string `json:"sessions"`
+			}
+			Bots, Admins []struct{ User string }
+		}
+	}
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["tenants.yaml"]), &file); err != nil {
+		t.Fatalf("tenants.yaml: %v", err)
+	}
+	pol, _ := env(c, "SIGNOFF_POLICY")
+	if len(file.Tenants) != 1 || file.Tenants[0].Account != "DEMO" || file.Tenants[0].Policy != pol.Value ||
+		len(file.Tenants[0].Agents) != 1 || file.Tenants[0].Agents[0].AgentID == "" || len(file.Tenants[0].Agents[0].Sessions) == 0 || len(file.Tenants[0].Bots) != 1 {
+		t.Errorf("tenants.yaml %+v: want deploy/nats's DEMO account with the brokers' policy %s, an agent and a bot", file.Tenants, pol.Value)
+	}
+}
+
+// TestTheNATSConfigurationTheManifestsUseHasTheirTenantAndNoAnonymousUser
+// loads deploy/nats/nats-server-accounts.conf (what docs/OPERATIONS.md
+// merges into the nats chart) with nats-server's own parser: every user is
+// an nkey user in an account, none without credentials, and the tenants
+// ConfigMap's accounts exist in it.
+func TestTheNATSConfigurationTheManifestsUseHasTheirTenantAndNoAnonymousUser(t *testing.T) {
+	for _, v := range []string{"BROKER", "ADMIN", "DEMO_AGENT", "DEMO_APPROVER", "DEMO_ADMIN"} {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, _ := kp.PublicKey()
+		t.Setenv("SIGNOFF_NKEY_"+v, pk)
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join("..", "nats", "nats-server-accounts.conf"))
+	if err != nil {
+		t.Fatalf("nats-server refuses deploy/nats/nats-server-accounts.conf: %v", err)
+	}
+	if len(opts.Users) != 0 || opts.NoAuthUser != "" || opts.Authorization != "" || opts.Username != "" || len(opts.Nkeys) == 0 {
+		t.Errorf("%d password users, no_auth_user %q, token %q, user %q, %d nkey users: want nkey users only", len(opts.Users), opts.NoAuthUser, opts.Authorization, opts.Username, len(opts.Nkeys))
+	}
+	accounts := map[string]bool{}
+	for _, u := range opts.Nkeys {
+		if u.Account == nil {
+			t.Errorf("nkey user %s is in no account", u.Nkey)
+			continue
+		}
+		accounts[u.Account.Name] = true
+	}
+	cm, ok := byName(all[*corev1.ConfigMap](loadManifests(t)), "signoff-tenants")
+	if !ok {
+		t.Fatal("no ConfigMap signoff-tenants")
+	}
+	var file struct{ Tenants []struct{ Account string } }
+	if err := yaml.Unmarshal([]byte(cm.Data["tenants.yaml"]), &file); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range append(file.Tenants, struct{ Account string }{"SIGNOFF"}) {
+		if !accounts[tn.Account] {
+			t.Errorf("account %s has no user in deploy/nats's configuration (accounts with users: %v)", tn.Account, accounts)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := messages.Response{V: 1, RequestID: "ask-1", SessionID: "s-e2e",
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeOnce}
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeOnce, Digest: q.Digest}
 	if err := signer.Sign(&resp); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 	pending = brokertest.Ask(ctx, agent, "ask-2", "bash", brokertest.Bash("make test"))
 	asks.find(t, "ask-2", &q)
 	resp = messages.Response{V: 1, RequestID: "ask-2", SessionID: "s-e2e",
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession}
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession, Digest: q.Digest}
 	if err := signer.Sign(&resp); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ func main() {
 	flag.StringVar(&s.agent, "agent", "demo-agent", "agent id")
 	flag.StringVar(&s.user, "user", "", "the human this agent works for (may not approve its own calls)")
 	flag.DurationVar(&s.wait, "wait", 10*time.Second, "how long to wait for a broker's first answer before giving up")
+	flag.StringVar(&s.nkey, "nats-nkey", "", "nkey seed `file` of the agent's NATS user (the compose plane: deploy/nats/keys/demo-agent.nk, from make keys)")
+	flag.StringVar(&s.inbox, "nats-inbox-prefix", "", "reply inbox prefix its NATS user may read (default _INBOX; with -nats-nkey: _INBOX.agent, as deploy/nats gives agents)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,6 +43,7 @@ func main() {
 // settings are the demo agent's flags.
 type settings struct {
 	url, session, agent, user string
+	nkey, inbox               string
 	wait                      time.Duration
 }
 
@@ -60,7 +63,21 @@ func demoCalls() []client.Call {
 var errNoBroker = errors.New("no Signoff broker answered")
 
 func run(ctx context.Context, s settings, stdout, stderr io.Writer) error {
-	nc, err := nats.Connect(s.url, nats.Name("signoff-demo-agent"))
+	opts := []nats.Option{nats.Name("signoff-demo-agent")}
+	if s.nkey != "" {
+		o, err := nats.NkeyOptionFromSeed(s.nkey)
+		if err != nil {
+			return fmt.Errorf("-nats-nkey: %w", err)
+		}
+		opts = append(opts, o)
+		if s.inbox == "" {
+			s.inbox = "_INBOX.agent"
+		}
+	}
+	if s.inbox != "" {
+		opts = append(opts, nats.CustomInboxPrefix(s.inbox))
+	}
+	nc, err := nats.Connect(s.url, opts...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS at %s (is `make run` or the compose plane running?): %w", s.url, err)
 	}

@@ -44,8 +44,7 @@ type Config struct {
 	// Prefix is the subject prefix (default signoff.v1).
 	Prefix string
 	// Agent is the agent (worker, pod) id that "always" grants attach to.
-	// Default: the pod name ($HOSTNAME, else the host name), made a token
-	// with [Token].
+	// Required: it is never taken from the host name.
 	Agent string
 	// AgentType names the agent type whose policy layer applies when the
 	// host does not say (Claude Code reports its subagents' types itself).
@@ -68,6 +67,25 @@ type Config struct {
 // flag set from the environment (SIGNOFF_ + the flag name in upper case,
 // '-' as '_') and then from the --config file, and validates the result.
 func (c *Config) Bind(fs *flag.FlagSet) func() error {
+	c.BindConn(fs)
+	fs.StringVar(&c.Agent, "agent", "", "agent id that \"always\" grants attach to (required; on a tenant plane, the one its NATS identity may use)")
+	fs.StringVar(&c.AgentType, "agent-type", "", "agent type whose policy layer applies, when the host does not report one")
+	fs.StringVar(&c.RequestedBy, "requested-by", "", "the human the agent works for (may not approve their own agent's calls)")
+	fs.DurationVar(&c.AttemptTimeout, "attempt-timeout", 2*time.Second, "bound on each request to a broker (retried with the same id until the deadline)")
+	fs.DurationVar(&c.ReceiptTimeout, "receipt-timeout", 10*time.Second, "how long to retry while no broker takes a request before refusing the call")
+	return func() error {
+		if err := Fill(fs, "config"); err != nil {
+			return err
+		}
+		return c.setDefaultsAndValidate()
+	}
+}
+
+// BindConn registers only the connection flags on fs (NATS servers,
+// credentials, TLS, liveness, the subject prefix and --config): what a
+// command that is not an agent (signoff admin) shares with the others.
+// Validate them with [Config.ValidateConn] after [Fill].
+func (c *Config) BindConn(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSURL, "nats", nats.DefaultURL, "NATS server URLs, comma-separated")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` (JWT + nkey seed)")
 	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "NATS nkey seed `file`")
@@ -81,34 +99,34 @@ func (c *Config) Bind(fs *flag.FlagSet) func() error {
 	fs.DurationVar(&c.NATSPingInterval, "nats-ping-interval", 5*time.Second, "how often the NATS connection pings its server; a frozen server is left for another in about interval × (max pings out + 1)")
 	fs.IntVar(&c.NATSMaxPingsOut, "nats-max-pings-out", 2, "unanswered pings after which the NATS connection is stale and reconnects")
 	fs.StringVar(&c.Prefix, "prefix", messages.DefaultPrefix, "subject prefix")
-	fs.StringVar(&c.Agent, "agent", "", "agent id that \"always\" grants attach to (default: $HOSTNAME, the pod name)")
-	fs.StringVar(&c.AgentType, "agent-type", "", "agent type whose policy layer applies, when the host does not report one")
-	fs.StringVar(&c.RequestedBy, "requested-by", "", "the human the agent works for (may not approve their own agent's calls)")
-	fs.DurationVar(&c.AttemptTimeout, "attempt-timeout", 2*time.Second, "bound on each request to a broker (retried with the same id until the deadline)")
-	fs.DurationVar(&c.ReceiptTimeout, "receipt-timeout", 10*time.Second, "how long to retry while no broker takes a request before refusing the call")
 	fs.StringVar(&c.ConfigFile, "config", "", "config `file` (YAML): keys are the flag names")
-	return func() error {
-		if err := Fill(fs, "config"); err != nil {
-			return err
-		}
-		return c.setDefaultsAndValidate()
-	}
 }
 
 func (c *Config) setDefaultsAndValidate() error {
 	if c.Agent == "" {
-		name := os.Getenv("HOSTNAME")
-		if name == "" {
-			name, _ = os.Hostname()
-		}
-		c.Agent = Token(name)
-		if c.Agent == "" {
-			return errors.New("--agent is not set and the host name is unknown: set --agent or SIGNOFF_AGENT")
-		}
+		// No default: a host name is what any agent on the host may claim,
+		// and "always" grants attach to this id (docs/AGENTS.md, Agent id).
+		return errors.New("--agent is not set: name this agent with --agent or SIGNOFF_AGENT (a token such as ci-deploy); " +
+			"\"always\" grants attach to it, so it is not taken from the host name, which every agent on the host shares. " +
+			"On a plane with tenant accounts the broker checks it against the agent's NATS identity")
 	}
 	if err := validToken("--agent", c.Agent); err != nil {
 		return err
 	}
+	if err := c.ValidateConn(); err != nil {
+		return err
+	}
+	switch {
+	case c.AttemptTimeout <= 0:
+		return fmt.Errorf("--attempt-timeout %s must be positive", c.AttemptTimeout)
+	case c.ReceiptTimeout <= 0:
+		return fmt.Errorf("--receipt-timeout %s must be positive", c.ReceiptTimeout)
+	}
+	return nil
+}
+
+// ValidateConn checks the connection settings (those of [Config.BindConn]).
+func (c *Config) ValidateConn() error {
 	if _, err := messages.NewSubjects(c.Prefix); err != nil {
 		return fmt.Errorf("--prefix: %w", err)
 	}
@@ -121,10 +139,6 @@ func (c *Config) setDefaultsAndValidate() error {
 		return errors.New("set --nats-creds or --nats-nkey, not both (a creds file holds its own nkey)")
 	case c.NATSPassword != "" && c.NATSUser == "":
 		return errors.New("--nats-password is set without --nats-user")
-	case c.AttemptTimeout <= 0:
-		return fmt.Errorf("--attempt-timeout %s must be positive", c.AttemptTimeout)
-	case c.ReceiptTimeout <= 0:
-		return fmt.Errorf("--receipt-timeout %s must be positive", c.ReceiptTimeout)
 	case c.NATSPingInterval <= 0:
 		return fmt.Errorf("--nats-ping-interval %s must be positive", c.NATSPingInterval)
 	case c.NATSMaxPingsOut < 1:

@@ -82,13 +82,26 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestTheDefaultAgentIsThePodNameMadeAToken(t *testing.T) {
-	c, err := parse(t, nil, map[string]string{"HOSTNAME": "agent-7c9f.ns.svc"}, "")
-	if err != nil {
-		t.Fatal(err)
+// The agent id is never the host name: without --agent (SIGNOFF_AGENT,
+// the file's agent) the configuration is refused and says how to set it.
+func TestTheAgentIdIsRequiredAndNotTheHostName(t *testing.T) {
+	_, err := parse(t, nil, map[string]string{"HOSTNAME": "agent-7c9f"}, "")
+	if err == nil || !strings.Contains(err.Error(), "--agent is not set") || !strings.Contains(err.Error(), "SIGNOFF_AGENT") {
+		t.Fatalf("no agent id: err = %v, want it refused naming --agent and SIGNOFF_AGENT", err)
 	}
-	if c.Agent != "agent-7c9f~2Ens~2Esvc" {
-		t.Fatalf("agent %q", c.Agent)
+	for name, set := range map[string]struct {
+		args []string
+		env  map[string]string
+		file string
+	}{
+		"the flag":     {args: []string{"--agent", "ci-deploy"}},
+		"the variable": {env: map[string]string{"SIGNOFF_AGENT": "ci-deploy"}},
+		"the file":     {file: "agent: ci-deploy\n"},
+	} {
+		c, err := parse(t, set.args, set.env, set.file)
+		if err != nil || c.Agent != "ci-deploy" {
+			t.Errorf("%s: agent %q, err %v; want ci-deploy", name, c.Agent, err)
+		}
 	}
 }
 

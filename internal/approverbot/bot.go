@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/natstrace"
 )
 
 // Bot connects channels to the plane. Create it with [New], then Run.
@@ -24,6 +28,7 @@ type Bot struct {
 	channels []Channel
 	board    *board
 	signer   Signer
+	tracer   trace.Tracer // nil: no spans
 
 	pumps   map[string]*pump
 	replayc chan struct{}
@@ -52,6 +57,10 @@ type Options struct {
 	// ReplayRetry is how often a failed pending replay is retried
 	// (default 10 s).
 	ReplayRetry time.Duration
+	// Tracer makes a span of each response sent, in the trace of the
+	// request that asked (the question's traceparent), and sends its
+	// context to the brokers in the response's headers. Nil: no spans.
+	Tracer trace.Tracer
 }
 
 // New returns a bot serving cfg's teams on nc with channels. The bot does
@@ -78,7 +87,7 @@ func New(cfg *Config, nc *nats.Conn, channels []Channel, o Options) (*Bot, error
 		o.ReplayRetry = 10 * time.Second
 	}
 	b := &Bot{cfg: cfg, nc: nc, subj: subj, log: o.Logger, channels: channels, board: newBoard(),
-		signer: o.Signer, pumps: map[string]*pump{}, replayc: make(chan struct{}, 1), metrics: o.Metrics, retryEvery: o.ReplayRetry,
+		signer: o.Signer, tracer: o.Tracer, pumps: map[string]*pump{}, replayc: make(chan struct{}, 1), metrics: o.Metrics, retryEvery: o.ReplayRetry,
 		refused: map[string]string{}, replayed: map[string]error{}}
 	for _, ch := range channels {
 		if _, dup := b.pumps[ch.Name()]; dup {
@@ -316,6 +325,32 @@ type Answer struct {
 	// (approvals only; see [ChooseEdited]). Never with Answer: an
 	// ask-user question offers no editing.
 	UpdatedArguments string
+	// StepUp is the second factor the channel verified for this approval
+	// (the web page's WebAuthn assertion); required to approve a question
+	// that needs step-up, and refused on any other.
+	StepUp *messages.StepUp
+	// Digest, when set, is the digest of the question the channel's own
+	// client showed (the webhook's system names the digest of the event it
+	// got): an answer naming another than the open question's is refused
+	// and not sent, since its approver saw something else. Empty for
+	// channels that show the bot's own card; the response always names
+	// that card's digest either way.
+	Digest string
+	// Identity, when set, is a person the channel signed in itself (web
+	// OIDC sign-in) rather than one of the config's approvers: their
+	// display name, the teams they answer here and the groups the bot
+	// vouches for in the signed response.
+	Identity *Identity
+}
+
+// Identity is a person a channel signed in with an identity provider.
+type Identity struct {
+	Display string
+	// Teams are the bot's teams whose questions they see and answer.
+	Teams []string
+	// Groups are the provider's groups the bot states for them
+	// (messages.Approver.Groups): those the bot's config maps to a team.
+	Groups []string
 }
 
 // ErrUnknownQuestion: the answer names a question this bot does not know.
@@ -356,10 +391,24 @@ func IsUnconfirmed(err error) bool {
 func (e *respondFailure) Error() string { return e.err.Error() }
 func (e *respondFailure) Unwrap() error { return e.err }
 
-func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
+// answering returns who answers a: one of the config's approvers, or the
+// person a channel signed in (a.Identity), and which teams they answer.
+func (b *Bot) answering(a Answer) (ApproverConfig, func(team string) bool, error) {
+	if a.Identity != nil && a.Approver != "" {
+		return ApproverConfig{Display: a.Identity.Display, groups: a.Identity.Groups},
+			func(team string) bool { return slices.Contains(a.Identity.Teams, team) }, nil
+	}
 	appr, ok := b.cfg.Approvers[a.Approver]
-	if !ok {
-		return messages.RespondReply{}, fmt.Errorf("%w (%q)", ErrUnknownApprover, a.Approver)
+	if !ok || a.Identity != nil {
+		return ApproverConfig{}, nil, fmt.Errorf("%w (%q)", ErrUnknownApprover, a.Approver)
+	}
+	return appr, func(team string) bool { return b.cfg.Sees(a.Approver, team) }, nil
+}
+
+func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
+	appr, sees, err := b.answering(a)
+	if err != nil {
+		return messages.RespondReply{}, err
 	}
 	q, ok := b.board.get(a.RequestID)
 	if !ok {
@@ -370,8 +419,15 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
-	if !b.cfg.Sees(a.Approver, q.Team) {
+	if !sees(q.Team) {
 		return messages.RespondReply{}, fmt.Errorf("%w: approver %s does not answer team %s's questions here (approvers.%s.teams)", ErrChoice, a.Approver, q.Team, a.Approver)
+	}
+	if shown := q.ShownDigest(); a.Digest != "" && a.Digest != shown {
+		b.log.Warn("answer refused: it names another version of the question", "request_id", a.RequestID,
+			"approver", a.Approver, "channel", a.Channel, "digest", a.Digest, "question_digest", shown)
+		return messages.RespondReply{V: messages.Version, Applied: false, State: messages.StatePending,
+			Reason: "the answer names digest " + a.Digest + ", and the open question's is " + shown +
+				": it answers another version of the question than the one asked; nothing was sent"}, nil
 	}
 	// Every channel's answer passes the one set of rules, whether it
 	// came through Choose or was built by hand.
@@ -379,8 +435,11 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	if c == "" {
 		c = ChoiceFromScope(a.Approved, a.Scope, a.RejectMode)
 	}
-	checked, err := Choose(q, c, a.Approver, a.Channel, a.Device, a.Feedback)
+	checked, err := choose(q, c, a.Approver, a.Channel, a.Device, a.Feedback, a.StepUp != nil)
 	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	if err := checkStepUp(q, checked.Approved, a.StepUp, time.Now()); err != nil {
 		return messages.RespondReply{}, err
 	}
 	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
@@ -391,12 +450,13 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{}, err
 	}
 	resp := messages.Response{
-		V:         messages.Version,
-		RequestID: q.Request.RequestID,
-		SessionID: q.Request.SessionID,
-		Approver:  messages.Approver{ID: a.Approver, Display: appr.Display, Channel: a.Channel, Device: a.Device},
-		Approved:  a.Approved,
-		Feedback:  a.Feedback,
+		V:              messages.Version,
+		RequestID:      q.Request.RequestID,
+		SessionID:      q.Request.SessionID,
+		Approver:       messages.Approver{ID: a.Approver, Display: appr.Display, Channel: a.Channel, Device: a.Device},
+		ApproverGroups: slices.Clone(appr.groups),
+		Approved:       a.Approved,
+		Feedback:       a.Feedback,
 	}
 	// The question this answer answers: the digest of what the card
 	// showed, computed here and sent always — never echoed from the copy,
@@ -405,7 +465,7 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	// refused by the brokers, whose stored question has another digest.
 	resp.Digest = q.ShownDigest()
 	if a.Approved {
-		resp.Scope, resp.Answer = a.Scope, a.Answer
+		resp.Scope, resp.Answer, resp.StepUp = a.Scope, a.Answer, a.StepUp
 		if a.UpdatedArguments != "" {
 			resp.UpdatedArguments = json.RawMessage(a.UpdatedArguments)
 		}
@@ -426,7 +486,14 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	msg, err := b.nc.RequestWithContext(rctx, b.subj.Respond(), data)
+	send := &nats.Msg{Subject: b.subj.Respond(), Data: data}
+	if b.tracer != nil {
+		var span trace.Span
+		rctx, span = b.responseSpan(rctx, &q, &resp)
+		defer span.End()
+		natstrace.Inject(rctx, send)
+	}
+	msg, err := b.nc.RequestMsgWithContext(rctx, send)
 	if err != nil {
 		return messages.RespondReply{}, &respondFailure{fmt.Errorf("no broker answered: %w", err)}
 	}
@@ -596,4 +663,41 @@ func (b *Bot) replayFailed() bool {
 		}
 	}
 	return false
+}
+
+// RecordPerson sends e (what a person did on a channel: a sign-in, a
+// failed one, a step-up…) to the brokers, which append it to the audit
+// stream beside the decisions (docs/PROTOCOL.md, "PersonEvent"). It
+// returns once a broker confirmed it, or with why not.
+func (b *Bot) RecordPerson(ctx context.Context, e messages.PersonEvent) error {
+	e.V = messages.Version
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	msg, err := b.nc.RequestWithContext(ctx, b.subj.People(), data)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", e.Kind, err)
+	}
+	if er, ok := messages.IsErrorReply(msg.Data); ok {
+		return fmt.Errorf("record %s: %s: %s", e.Kind, er.Error.Code, er.Error.Message)
+	}
+	return nil
+}
+
+// SpanResponse is the name of the bot's span of a response it sends.
+const SpanResponse = "signoff.approver.response"
+
+// responseSpan starts the span of resp, the answer to q: a child of the
+// span of the request that asked when the question carries its
+// traceparent, so that question, response and decision read as one trace.
+func (b *Bot) responseSpan(ctx context.Context, q *Question, resp *messages.Response) (context.Context, trace.Span) {
+	ctx = natstrace.Parse(ctx, q.TraceParent)
+	return b.tracer.Start(ctx, SpanResponse, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attribute.String("signoff.request_id", resp.RequestID), attribute.String("signoff.session_id", resp.SessionID),
+		attribute.String("signoff.approver", resp.Approver.ID), attribute.String("signoff.channel", resp.Approver.Channel),
+		attribute.Bool("signoff.approved", resp.Approved)))
 }

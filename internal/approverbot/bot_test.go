@@ -18,7 +18,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-const waitFor = 10 * time.Second
+// waitFor bounds a wait for the bot: generous for a loaded machine, as a
+// passing wait ends at once.
+const waitFor = 30 * time.Second
 
 // recorder is a channel that records what the bot shows it.
 type recorder struct {
@@ -55,6 +57,32 @@ func (r *recorder) Resolve(_ context.Context, res messages.Resolved) error {
 }
 
 func (r *recorder) CheckHealth(context.Context) error { return nil }
+
+// nextAskOf is nextAsk for a question whose agent may get a fail-closed
+// deny first: every 250 ms it calls reask, which asks again when so, and
+// the wait starts over then.
+func (r *recorder) nextAskOf(t *testing.T, id string, reask func() *brokertest.Pending) Question {
+	t.Helper()
+	deadline := time.After(waitFor)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	cur := reask()
+	for {
+		select {
+		case q := <-r.asks:
+			if q.Request.RequestID == id {
+				return q
+			}
+		case <-tick.C:
+			if next := reask(); next != cur {
+				cur, deadline = next, time.After(waitFor)
+			}
+		case <-deadline:
+			d, err := cur.Peek()
+			t.Fatalf("channel %s was never asked %s (the agent's decision so far: %+v, %v)", r.name, id, d, err)
+		}
+	}
+}
 
 // nextAsk waits for the question with id.
 func (r *recorder) nextAsk(t *testing.T, id string) Question {

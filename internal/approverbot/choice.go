@@ -67,11 +67,21 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 }
 
 // Offered reports whether q offers c to approver, and if not, why. The
-// human the agent works for is offered the rejections only.
+// human the agent works for is offered the rejections only. An approval of
+// a question that needs step-up is refused with [ErrStepUp]: only a
+// channel that takes a WebAuthn assertion (the web page) offers it, with
+// the assertion.
 func Offered(q Question, c Choice, approver string) error {
+	return offered(q, c, approver, false)
+}
+
+func offered(q Question, c Choice, approver string, steppedUp bool) error {
 	if approver != "" && q.Request.RequestedBy == approver && c.Approves() {
 		// One's own request may be rejected, never approved.
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
+	}
+	if q.NeedsStepUp() && c.Approves() && !steppedUp {
+		return fmt.Errorf("%w (%s): %s", ErrStepUp, q.StepUp.Why, WhyStepUp)
 	}
 	if c != ChoiceSession && c != ChoiceAlways {
 		return nil
@@ -94,6 +104,12 @@ func Offered(q Question, c Choice, approver string) error {
 // where no standing grant may cover the call), any answer to one's own
 // request (the brokers refuse those too).
 func Choose(q Question, c Choice, approver, channel, device, feedback string) (Answer, error) {
+	return choose(q, c, approver, channel, device, feedback, false)
+}
+
+// choose is [Choose]; steppedUp says the channel verified a second factor
+// for the answer (the web page's WebAuthn assertion).
+func choose(q Question, c Choice, approver, channel, device, feedback string, steppedUp bool) (Answer, error) {
 	if _, err := ParseChoice(string(c)); err != nil {
 		return Answer{}, err
 	}
@@ -101,7 +117,7 @@ func Choose(q Question, c Choice, approver, channel, device, feedback string) (A
 		// A settled question's answer goes to the brokers all the same:
 		// their reply says who decided it; one the bot does not know is
 		// refused as unknown by Respond.
-		if err := Offered(q, c, approver); err != nil {
+		if err := offered(q, c, approver, steppedUp); err != nil {
 			return Answer{}, err
 		}
 	}

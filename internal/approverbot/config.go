@@ -60,6 +60,10 @@ type NATSConfig struct {
 	// and 2.
 	PingInterval time.Duration `yaml:"ping_interval"`
 	MaxPingsOut  int           `yaml:"max_pings_out"`
+	// Insecure lets the bot connect without credentials to a NATS server
+	// that is not on this machine (refused otherwise: see
+	// internal/approverbotd).
+	Insecure bool `yaml:"insecure"`
 }
 
 // Sees reports whether approver may see and answer the questions of team
@@ -97,6 +101,10 @@ type ApproverConfig struct {
 	// Keys are the channels' keys of this approver, by key, as written
 	// (integers in decimal).
 	Keys map[string]string
+
+	// groups are a signed-in person's provider groups (Answer.Identity);
+	// never read from the config.
+	groups []string
 }
 
 // Key returns the approver's value of a channel's key ("" when unset).

@@ -38,7 +38,7 @@ func TestConfigErrorsNameTheFileTheLineAndTheKey(t *testing.T) {
 			`bot.yaml:5: prefix: want a string, got a list`},
 		{"a nested unknown key",
 			desk + "nats:\n  url: nats://x\n  tls: on\n",
-			`bot.yaml:7: unknown key "tls" in nats (known: ca, cert, creds, inbox_prefix, key, max_pings_out, name, nkey_seed, password, ping_interval, url, user)`},
+			`bot.yaml:7: unknown key "tls" in nats (known: ca, cert, creds, inbox_prefix, insecure, key, max_pings_out, name, nkey_seed, password, ping_interval, url, user)`},
 		{"a check of a section names its key's line",
 			desk + "chat:\n  token: t\n  rooms: {ops: 1}\n",
 			`bot.yaml:7: chat.rooms: no destination for team "default"`},

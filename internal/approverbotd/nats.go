@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -103,7 +106,50 @@ func natsOptions(c approverbot.NATSConfig) ([]nats.Option, error) {
 	if c.Cert != "" {
 		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
 	}
+	if err := checkCredentials(c); err != nil {
+		return nil, err
+	}
 	return opts, nil
+}
+
+// checkCredentials refuses a connection without credentials to a NATS
+// server that is not on this machine, unless nats.insecure says so on
+// purpose: a bot on a NATS that lets it in unauthenticated is on a plane
+// where anyone may answer questions. A server on this machine's loopback
+// address is the dev plane (broker --dev, `make run`), whose embedded NATS
+// has no users at all.
+func checkCredentials(c approverbot.NATSConfig) error {
+	if c.Insecure || c.Creds != "" || c.NKeySeed != "" || c.User != "" || c.Cert != "" {
+		return nil
+	}
+	for _, raw := range strings.Split(c.URL, ",") {
+		raw = strings.TrimSpace(raw)
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw // nats.go takes host:port as well
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("nats.url %q: not a URL (nats://host:4222)", natsurl.Redact(raw))
+		}
+		if u.User != nil && u.User.Username() != "" {
+			return nil // a user or a token in the URL
+		}
+		if !isLoopback(u.Hostname()) {
+			return fmt.Errorf("nats: no credentials (creds, nkey_seed, user or cert) for %s, which is not on this machine: "+
+				"on a NATS that lets a bot in without them anyone may answer questions. Give the bot its key "+
+				"(deploy/nats: make keys, then nats.nkey_seed), or set nats.insecure: true to connect without on purpose", u.Host)
+		}
+	}
+	return nil
+}
+
+// isLoopback reports whether host names this machine's loopback interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // drainNATS drains the connection (pending messages are delivered and

@@ -82,7 +82,7 @@ web: {trusted_header: X-User, insecure_cookies: true}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, strings.NewReader(""), io.Discard, log) }()
+	go func() { done <- Run(ctx, cfg, strings.NewReader(""), io.Discard, log, nil) }()
 	var once sync.Once
 	var runErr error
 	stop := func() error {

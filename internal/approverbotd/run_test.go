@@ -3,7 +3,9 @@ package approverbotd
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -82,6 +84,65 @@ func TestNATSOptionsRefuseHalfSettings(t *testing.T) {
 	}
 }
 
+// A bot without credentials connects only to a NATS server on this machine
+// (the dev plane's) or with nats.insecure set on purpose; run against a
+// real server elsewhere it stops before connecting and names the fix.
+func TestTheBotRefusesARemoteNATSWithoutCredentials(t *testing.T) {
+	refused := []string{"nats://nats-1:4222", "nats://127.0.0.1:4222,nats://nats-2:4222", "10.0.0.7:4222", "nats://[::ffff:10.0.0.7]:4222"}
+	for _, u := range refused {
+		_, err := natsOptions(approverbot.NATSConfig{URL: u})
+		if err == nil || !strings.Contains(err.Error(), "no credentials") || !strings.Contains(err.Error(), "nats.insecure") {
+			t.Errorf("%s without credentials: %v, want refused naming nats.insecure", u, err)
+		}
+	}
+	allowed := map[string]approverbot.NATSConfig{
+		"loopback (the dev plane)":   {URL: "nats://127.0.0.1:4222,nats://localhost:4223,nats://[::1]:4224"},
+		"host:port on loopback":      {URL: "127.0.0.1:4222"},
+		"insecure on purpose":        {URL: "nats://nats-1:4222", Insecure: true},
+		"a user":                     {URL: "nats://nats-1:4222", User: "bot", Password: "p"},
+		"a creds file":               {URL: "nats://nats-1:4222", Creds: "bot.creds"},
+		"a token in the URL":         {URL: "nats://s3cr3t@nats-1:4222"},
+		"a user and password in URL": {URL: "nats://bot:p@nats-1:4222"},
+	}
+	for name, c := range allowed {
+		if _, err := natsOptions(c); err != nil {
+			t.Errorf("%s: %v, want accepted", name, err)
+		}
+	}
+
+	// The bot itself: refused before it connects, as a usage error (exit
+	// 2), at an address of this machine that is not loopback.
+	cfg, err := approverbot.ParseConfig([]byte("nats:\n  url: nats://"+nonLoopbackName(t)+":4222\nteams: [default]\napprovers:\n  alice: {}\nterminal:\n  approver: alice\nhttp:\n  listen: 127.0.0.1:0\n"), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = Run(ctx, cfg, strings.NewReader(""), io.Discard, slog.New(slog.DiscardHandler), nil)
+	var usage UsageError
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "no credentials") {
+		t.Fatalf("Run = %v, want a usage error about missing credentials", err)
+	}
+}
+
+// nonLoopbackName is a name of this machine that is not a loopback
+// address: its host name when that resolves elsewhere, else an address of
+// one of its interfaces.
+func nonLoopbackName(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+			return ipn.IP.String()
+		}
+	}
+	t.Fatal("this machine has no IPv4 address but loopback")
+	return ""
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -133,7 +194,7 @@ func TestTheBotLeavesAFrozenNATSServer(t *testing.T) {
 		t.Errorf("no WARN naming the stale connection:\n%s", logs.String())
 	}
 	fr.Thaw()
-	opts, err := natsOptions(approverbot.NATSConfig{})
+	opts, err := natsOptions(approverbot.NATSConfig{URL: "nats://127.0.0.1:4222"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,21 @@ func (b *Broker) handleAdmin(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	if op == messages.AdminOpReloadPolicy {
+	if slices.Contains(scatterOps, op) {
 		return nil // every replica handles it on its own subscription
 	}
 	req, errReply := b.adminRequest(op, msg)
 	if errReply != nil {
 		return errReply
+	}
+	if out := b.fleetAdmin(ctx, op, req); out != nil {
+		return out
+	}
+	if out := b.breakerAdmin(ctx, op, req); out != nil {
+		return out
+	}
+	if out := b.canaryAdmin(ctx, op, req); out != nil {
+		return out
 	}
 	switch op {
 	case messages.AdminOpSetMode:
@@ -50,6 +59,8 @@ func (b *Broker) handleAdmin(ctx context.Context, msg *nats.Msg) []byte {
 		return b.adminListGrants(ctx, req)
 	case messages.AdminOpRevokeGrant:
 		return b.adminRevokeGrant(ctx, req)
+	case messages.AdminOpSetShadow, messages.AdminOpClearShadow:
+		return b.adminSetShadow(ctx, req)
 	}
 	// ValidateOp knows every op this switch serves.
 	return encodeError(messages.CodeInternal, fmt.Sprintf("admin operation %q is valid but not served", op))

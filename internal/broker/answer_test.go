@@ -29,7 +29,7 @@ func TestAskUserAnswersReachTheAgent(t *testing.T) {
 	c := p.Agent("s-answer", "pod-1")
 	answer := func(q messages.ApprovalNeeded, raw string) messages.RespondReply {
 		return a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: json.RawMessage(raw)})
+			Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Answer: json.RawMessage(raw), Digest: q.Digest})
 	}
 
 	pend := brokertest.Ask(t.Context(), c, "ans-1", "AskUserQuestion", dbQuestion)
@@ -49,7 +49,7 @@ func TestAskUserAnswersReachTheAgent(t *testing.T) {
 	}
 	if rep := a.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
 		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession,
-		Answer: json.RawMessage(`{"Which database?":"Postgres"}`)}); rep.Applied {
+		Answer: json.RawMessage(`{"Which database?":"Postgres"}`), Digest: q.Digest}); rep.Applied {
 		t.Fatalf("a session grant for an ask-user question was applied: %+v", rep)
 	}
 	// An answer to a question the tool did not ask is refused, and

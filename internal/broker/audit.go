@@ -130,7 +130,7 @@ type auditRetry struct {
 }
 
 func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metrics) *auditLog {
-	subj, _ := messages.NewSubjects(cfg.Prefix)
+	subj, _ := messages.NewSubjects(cfg.publishPrefix())
 	return &auditLog{
 		js:         js,
 		subj:       subj,

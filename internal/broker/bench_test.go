@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	sdktracetest "go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -128,6 +130,17 @@ func BenchmarkBrokerAutoDeny(b *testing.B) {
 	benchAuto(b, "rm -rf /etc", messages.OutcomeDeny, brokertest.Options{})
 }
 
+// BenchmarkBrokerAutoAllowTraced is BenchmarkBrokerAutoAllow with tracing
+// on: every request sampled, its spans (request, policy, store lookup,
+// reply) batched by the OpenTelemetry SDK and handed to an exporter that
+// drops them. Beside BenchmarkBrokerAutoAllow it is what tracing costs the
+// automatic path, less the network of a real export (docs/BENCHMARKS.md).
+func BenchmarkBrokerAutoAllowTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(sdktracetest.NewNoopExporter()))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	benchAuto(b, "ls -la", messages.OutcomeAllow, brokertest.Options{Tracer: tp.Tracer("bench")})
+}
+
 // BenchmarkBrokerAutoAllowNoAudit shows what the JetStream audit append
 // costs the decision path (docs/BENCHMARKS.md).
 func BenchmarkBrokerAutoAllowNoAudit(b *testing.B) {
@@ -213,12 +226,17 @@ func benchAskPath(b *testing.B, edit json.RawMessage) {
 		if _, err := agent.Request(p.Subjects.Req("s-bench"), benchRequest(id, "make deploy"), 5*time.Second); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := questions.NextMsg(5 * time.Second); err != nil {
+		m, err := questions.NextMsg(5 * time.Second)
+		if err != nil {
 			b.Fatal(err)
 		}
 		toQuestion = append(toQuestion, time.Since(t0))
+		var q messages.ApprovalNeeded
+		if err := json.Unmarshal(m.Data, &q); err != nil {
+			b.Fatal(err)
+		}
 		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: id, SessionID: "s-bench", Approver: messages.Approver{ID: "alice"}, Approved: true,
-			UpdatedArguments: edit})
+			UpdatedArguments: edit, Digest: q.Digest})
 		t1 := time.Now()
 		if err := approverNC.PublishRequest(p.Subjects.Respond(), nats.NewInbox(), resp); err != nil {
 			b.Fatal(err)

@@ -29,11 +29,21 @@ type Broker struct {
 	nc    *nats.Conn
 	store session.Store
 	subj  messages.Subjects
-	m     *Metrics
+	// out are the subjects this broker publishes on: subj, or a tenant's
+	// (<prefix>.t.<account>.…) on a [Plane].
+	out messages.Subjects
+	m   *Metrics
 
 	js    jetstream.JetStream
 	aud   *auditLog // nil with DisableAudit
 	modes *modeTable
+	// fleet is this replica's copy of the fleet stops; seen the agents'
+	// last seen not yet written (fleet.go).
+	fleet *fleetTable
+	seen  seenBatch
+	// breakers is this replica's copy of the tripped breakers and its
+	// hits not yet counted (breakers.go).
+	breakers *breakerTable
 	// eng runs the decision procedure; the broker is its transport.
 	eng *engine.Engine
 
@@ -62,6 +72,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	subj, _ := messages.NewSubjects(cfg.Prefix)
+	out, _ := messages.NewSubjects(cfg.publishPrefix())
 	if cfg.Replica == "" {
 		if id, err := cfg.Conn.GetClientID(); err == nil {
 			cfg.Replica = fmt.Sprintf("broker-%d", id)
@@ -75,10 +86,13 @@ func New(cfg Config) (*Broker, error) {
 		nc:          cfg.Conn,
 		store:       cfg.Store,
 		subj:        subj,
+		out:         out,
 		m:           cfg.Metrics,
 		jobs:        make(chan job),
 		workersDone: make(chan struct{}),
 		modes:       newModeTable(),
+		fleet:       newFleetTable(cfg.Store, cfg.StoreTimeout),
+		breakers:    &breakerTable{storeCopy: storeCopy[messages.BreakerTrip]{read: cfg.Store.BreakerTrips, timeout: cfg.StoreTimeout}},
 	}
 	eng, err := engine.New(engine.Config{
 		Requests:     cfg.Store,
@@ -86,6 +100,9 @@ func New(cfg Config) (*Broker, error) {
 		Grants:       cfg.Store,
 		Policy:       cfg.Policy,
 		Modes:        b.modes,
+		FleetStops:   b.fleet,
+		Breakers:     b.breakers,
+		Canary:       &b.modes.canary,
 		Publisher:    natsPublisher{b},
 		Audit:        auditSink{b},
 		Acker:        outboxAcker{b},
@@ -94,6 +111,7 @@ func New(cfg Config) (*Broker, error) {
 		Replica:      cfg.Replica,
 		StoreTimeout: cfg.StoreTimeout,
 		OpenTeams:    cfg.OpenTeams,
+		Tracer:       cfg.Tracer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
@@ -138,6 +156,12 @@ func (b *Broker) Run(ctx context.Context) error {
 	if err := b.setupJetStream(ctx); err != nil {
 		return err
 	}
+	// Before the handlers start: a request is denied until the fleet stops
+	// are read (fail closed).
+	if err := b.fleet.refresh(ctx, b.cfg.StoreTimeout); err != nil {
+		b.log.Error("cannot read the fleet stops; requests are denied until they are read", "err", err)
+	}
+	b.readBreakers(ctx)
 	// Before the handlers start: they queue acknowledgements.
 	b.startAcker()
 	if err := b.subscribe(); err != nil {
@@ -220,6 +244,10 @@ func (b *Broker) startLoops(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	loop("outbox worker", ow.Run)
 	loop("modes watcher", func(ctx context.Context) error { b.modes.follow(ctx, b.log); return nil })
+	loop("fleet stops", func(ctx context.Context) error { b.followFleet(ctx); return nil })
+	loop("agents' last seen", func(ctx context.Context) error { b.runSeen(ctx); return nil })
+	loop("breakers", func(ctx context.Context) error { b.runBreakers(ctx); return nil })
+	loop("canary", func(ctx context.Context) error { b.runCanary(ctx); return nil })
 	if esc != nil {
 		loop("escalator", esc.Run)
 	}
@@ -287,7 +315,7 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 	stream, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
 		Name:        messages.AuditStream,
 		Description: "Signoff: one record per decision",
-		Subjects:    []string{b.subj.AuditAll()},
+		Subjects:    b.cfg.auditSubjects(),
 		Storage:     jetstream.FileStorage,
 		Replicas:    b.cfg.AuditReplicas,
 		MaxAge:      b.cfg.AuditMaxAge,
@@ -300,13 +328,13 @@ func (b *Broker) createStreams(ctx context.Context, js jetstream.JetStream) (jet
 		return nil, nil, fmt.Errorf("broker: create audit stream %s: %w", messages.AuditStream, err)
 	}
 	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
-		Bucket:      ModesBucket,
+		Bucket:      b.cfg.modesBucket(),
 		Description: "Signoff: admin mode overrides per session and agent type",
 		Replicas:    b.cfg.AuditReplicas,
 		History:     1,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("broker: create key-value bucket %s: %w", ModesBucket, err)
+		return nil, nil, fmt.Errorf("broker: create key-value bucket %s: %w", b.cfg.modesBucket(), err)
 	}
 	return kv, stream, nil
 }
@@ -327,20 +355,51 @@ func unbounded(fn func(context.Context, *nats.Msg) []byte) handler {
 	return handler{fn: fn, unbounded: true}
 }
 
-func (b *Broker) subscribe() error {
-	queue := []struct {
-		subject string
-		h       handler
-	}{
-		{b.subj.ReqAll(), unbounded(b.handleRequest)},
-		{b.subj.StatusAll(), bounded(b.handleStatus)},
-		{b.subj.CancelAll(), bounded(b.handleCancel)},
-		{b.subj.TurnAll(), bounded(b.handleTurn)},
-		{b.subj.Respond(), bounded(b.handleRespond)},
-		{b.subj.PendingAll(), bounded(b.handlePending)},
-		{b.subj.AdminAll(), bounded(b.handleAdmin)},
+// route is one subject the broker serves and its handler.
+type route struct {
+	subject string
+	kind    messages.SubjectKind
+	h       handler
+	// broadcast subjects reach every replica (no queue group).
+	broadcast bool
+}
+
+// routes are the subjects the broker serves, in the order a [Plane]
+// indexes them.
+func (b *Broker) routes() []route {
+	return []route{
+		{b.subj.ReqAll(), messages.SubjectReq, unbounded(b.handleRequest), false},
+		{b.subj.StatusAll(), messages.SubjectStatus, bounded(b.handleStatus), false},
+		{b.subj.CancelAll(), messages.SubjectCancel, bounded(b.handleCancel), false},
+		{b.subj.TurnAll(), messages.SubjectTurn, bounded(b.handleTurn), false},
+		{b.subj.Respond(), messages.SubjectRespond, bounded(b.handleRespond), false},
+		{b.subj.PendingAll(), messages.SubjectPending, bounded(b.handlePending), false},
+		{b.subj.AdminAll(), messages.SubjectAdmin, bounded(b.handleAdmin), false},
+		// People events (sign-ins, step-ups) come from approver bots
+		// only, as responses do: the plane admits them as it admits a
+		// response.
+		{b.subj.People(), messages.SubjectRespond, bounded(b.handlePeople), false},
+		// Policy reloads, policy versions and fleet stop changes must
+		// reach every replica: no queue group.
+		{b.subj.Admin(messages.AdminOpReloadPolicy), messages.SubjectAdmin, bounded(b.handleReload), true},
+		{b.subj.Admin(messages.AdminOpPolicyVersion), messages.SubjectAdmin, bounded(b.handlePolicyVersion), true},
+		{b.subj.Admin(messages.AdminOpStopsChanged), messages.SubjectAdmin, bounded(b.handleStopsChanged), true},
 	}
-	for _, q := range queue {
+}
+
+func (b *Broker) subscribe() error {
+	if b.cfg.tenant != nil {
+		return nil // the plane subscribes and hands this tenant its messages
+	}
+	for _, q := range b.routes() {
+		if q.broadcast {
+			sub, err := b.nc.Subscribe(q.subject, b.dispatch(q.h))
+			if err != nil {
+				return fmt.Errorf("broker: subscribe %s: %w", q.subject, err)
+			}
+			b.subs = append(b.subs, sub)
+			continue
+		}
 		sub, err := b.nc.QueueSubscribe(q.subject, messages.QueueGroup, b.dispatch(q.h))
 		if err != nil {
 			return fmt.Errorf("broker: subscribe %s: %w", q.subject, err)
@@ -349,12 +408,6 @@ func (b *Broker) subscribe() error {
 		_ = sub.SetPendingLimits(1<<20, 256<<20)
 		b.subs = append(b.subs, sub)
 	}
-	// Policy reloads must reach every replica: no queue group.
-	sub, err := b.nc.Subscribe(b.subj.Admin(messages.AdminOpReloadPolicy), b.dispatch(bounded(b.handleReload)))
-	if err != nil {
-		return fmt.Errorf("broker: subscribe reload: %w", err)
-	}
-	b.subs = append(b.subs, sub)
 	return b.nc.Flush()
 }
 
@@ -389,6 +442,8 @@ func (b *Broker) unsubscribe() {
 type job struct {
 	h   handler
 	msg *nats.Msg
+	// caller is the requester's NATS user on a [Plane] ("": declared).
+	caller string
 }
 
 // dispatch runs h on the worker pool and sends its reply. Workers live for
@@ -399,20 +454,22 @@ type job struct {
 // every worker busy the NATS callback blocks, so bursts queue in the
 // subscription's pending buffer instead of in goroutines.
 func (b *Broker) dispatch(h handler) nats.MsgHandler {
-	return func(msg *nats.Msg) {
-		b.inflight.Add(1)
-		j := job{h: h, msg: msg}
-		select {
-		case b.jobs <- j:
-			return
-		default:
-		}
-		if b.spawnWorker() {
-			go b.worker(j)
-			return
-		}
-		b.jobs <- j
+	return func(msg *nats.Msg) { b.enqueue(job{h: h, msg: msg}) }
+}
+
+// enqueue hands j to a worker (dispatch).
+func (b *Broker) enqueue(j job) {
+	b.inflight.Add(1)
+	select {
+	case b.jobs <- j:
+		return
+	default:
 	}
+	if b.spawnWorker() {
+		go b.worker(j)
+		return
+	}
+	b.jobs <- j
 }
 
 // spawnWorker reserves a place for a new worker, if there is one.
@@ -452,6 +509,9 @@ func (b *Broker) handle(j job) {
 		}
 	}()
 	ctx := context.Background()
+	if j.caller != "" {
+		ctx = withCaller(ctx, j.caller)
+	}
 	if !j.h.unbounded {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 2*b.cfg.StoreTimeout+5*time.Second)

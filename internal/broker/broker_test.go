@@ -564,7 +564,7 @@ func TestAgentRetriesWhileAReplicaIsKilled(t *testing.T) {
 			case q = <-a.Asks:
 			}
 			data, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-				Approver: messages.Approver{ID: "alice"}, Approved: true})
+				Approver: messages.Approver{ID: "alice"}, Approved: true, Digest: q.Digest})
 			// Like a real device, answer again when no reply came back: the
 			// replica that took the answer may be the one that was killed.
 			for attempt := 0; attempt < 5; attempt++ {

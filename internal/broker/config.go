@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -49,6 +50,10 @@ func (s StaticPolicy) Reload() error {
 
 // Config configures a [Broker]. Zero values take the documented defaults.
 type Config struct {
+	// tenant makes the broker one tenant's on a [Plane] (nil: the declared
+	// tenant of a broker without a tenants file): set by the plane only.
+	tenant *tenantState
+
 	// Conn is the NATS connection the broker serves on (required). The
 	// broker does not close it; the owner drains it after Run returns.
 	Conn *nats.Conn
@@ -120,6 +125,10 @@ type Config struct {
 	// (the built-in policy's "default"). Dev mode only: in production a team
 	// without members refuses every answer.
 	OpenTeams bool
+	// Tracer makes the spans of the decision path (docs/OPERATIONS.md
+	// "Traces"), children of the trace context that comes in a message's
+	// headers. Nil (the default): tracing is off, and no span is made.
+	Tracer trace.Tracer
 	// Metrics receives the broker's metrics (default: a private registry,
 	// see [Broker.Metrics]).
 	Metrics *Metrics

@@ -60,3 +60,35 @@ func TestTheRequesterMayRejectTheirOwnRequestOnly(t *testing.T) {
 		t.Errorf("decision %+v, want alice's rejection", d)
 	}
 }
+
+// An approval that names no digest (an approver client that left it out)
+// is refused and decides nothing; the request stays open for an approval
+// that names it. A rejection without one is applied.
+func TestAnApprovalMustNameTheDigestARejectionNeedNot(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{})
+	device := p.Approver("default")
+	agent := p.Agent("s-nodigest", "pod-1")
+	pend := brokertest.Ask(t.Context(), agent, "nd-1", "bash", brokertest.Bash("make deploy"))
+	q := device.NextAsk("nd-1")
+	rep := device.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession})
+	if rep.Applied || rep.State != messages.StatePending || !strings.Contains(rep.Reason, "names no digest") {
+		t.Fatalf("an approval without a digest: %+v, want it refused saying the digest is missing", rep)
+	}
+	if d, _ := pend.Peek(); d != nil {
+		t.Fatalf("the refused approval decided the call: %+v", d)
+	}
+	if rep := device.Approve(q, "alice", messages.ScopeOnce); !rep.Applied {
+		t.Fatalf("an approval naming the digest after the refused one: %+v", rep)
+	}
+	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+
+	pend = brokertest.Ask(t.Context(), agent, "nd-2", "bash", brokertest.Bash("make deploy"))
+	q = device.NextAsk("nd-2")
+	rep = device.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, RejectMode: messages.RejectSoft, Feedback: "not now"})
+	if !rep.Applied {
+		t.Fatalf("a rejection without a digest: %+v, want it applied", rep)
+	}
+	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+}

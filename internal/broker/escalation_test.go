@@ -63,6 +63,10 @@ func TestTheAuditRecordListsTheStepsThatRanBeforeTheDecision(t *testing.T) {
 	if reminder.Reminder != 1 || reminder.EscalationStep != 1 {
 		t.Fatalf("second ask: reminder %d, step %d; want the first reminder", reminder.Reminder, reminder.EscalationStep)
 	}
+	// The reminder reaches the approver just before the escalator records
+	// the step as done; a decision in between would not list it (docs/STATE.md
+	// "Escalation"). Approve once the store holds it, as a person would.
+	p.WaitStepsDone("s-audit-ladder", "r1", 1)
 	if rep := ops.Approve(first, "alice", messages.ScopeOnce); !rep.Applied {
 		t.Fatalf("approval: %+v", rep)
 	}

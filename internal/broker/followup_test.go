@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -198,7 +199,7 @@ func TestARequestOpenedAfterAStopGetsTheHardStop(t *testing.T) {
 		l, err := mem.Lookup(context.Background(), session.LookupQuery{SessionID: "s-stop", RequestID: "stop-1"})
 		return err == nil && l.Existing != nil
 	})
-	if _, err := mem.Stop(context.Background(), "s-stop", "rejected hard", func(*session.Record) messages.Decision { return messages.Decision{} }); err != nil {
+	if _, err := mem.Stop(context.Background(), "s-stop", session.StopSignal{Reason: "rejected hard"}, func(*session.Record) messages.Decision { return messages.Decision{} }); err != nil {
 		t.Fatal(err)
 	}
 	fail.Store(false)
@@ -242,7 +243,8 @@ func TestAnApprovalStoredAfterItsCallFailedIsPublished(t *testing.T) {
 
 	fail.Store(true)
 	data, _ := json.Marshal(messages.Response{V: 1, RequestID: "late-ok", SessionID: "s-late",
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession})
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Scope: messages.ScopeSession,
+		Digest: openDigest(t, mem, "s-late", "late-ok")})
 	reply, err := devices.Request(messages.Subjects{}.Respond(), data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +283,7 @@ func TestAVoteThatNeverLandedLeavesTheRequestOpen(t *testing.T) {
 	_, pending := askUntilOpen(t, ns, mem, "s-lost", "lost-1")
 	devices := ns.Connect(t)
 	data, _ := json.Marshal(messages.Response{V: 1, RequestID: "lost-1", SessionID: "s-lost",
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true})
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Digest: openDigest(t, mem, "s-lost", "lost-1")})
 	if _, err := devices.Request(messages.Subjects{}.Respond(), data, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -315,6 +317,21 @@ func askUntilOpen(t *testing.T, ns *testenv.NATSServer, mem *memstore.Store, ses
 		return len(open) == 1
 	})
 	return c, pending
+}
+
+// openDigest is the digest of the open question of request id: what an
+// approver of it is shown, and so what their approval names.
+func openDigest(t *testing.T, mem *memstore.Store, session, id string) string {
+	t.Helper()
+	rec, err := mem.Get(context.Background(), session, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := engine.Question(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Digest
 }
 
 // lostDecides is a store whose votes fail before reaching the backend.
@@ -363,7 +380,7 @@ func (d *device) nextAsk(t *testing.T, id string) messages.ApprovalNeeded {
 func (d *device) approve(t *testing.T, q messages.ApprovalNeeded) {
 	t.Helper()
 	data, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true})
+		Approver: messages.Approver{ID: "alice", Channel: "test"}, Approved: true, Digest: q.Digest})
 	m, err := d.nc.Request(messages.Subjects{}.Respond(), data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

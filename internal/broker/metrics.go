@@ -14,6 +14,11 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
+	// ShadowDifferences is signoff_shadow_differences_total (shadow.go).
+	ShadowDifferences *prometheus.CounterVec
+	// BreakerTrips is signoff_breaker_trips_total (breakers.go).
+	BreakerTrips prometheus.Counter
+
 	Decisions       *prometheus.CounterVec
 	DecisionLatency *prometheus.HistogramVec
 	Pending         prometheus.Gauge
@@ -57,7 +62,11 @@ var grantEvents = []string{string(messages.GrantCreated), grantUsed, string(mess
 var (
 	storeOps = []string{"lookup", "create", "open", "get", "decide", "grant", "list pending",
 		"settle", "stop", "revoke", "status", "cancel", "new turn", "ack effects", "steps done",
-		"list grants", "revoke grant", "expire grants"}
+		"list grants", "revoke grant", "expire grants",
+		// fleet operation (fleet.go, admin_fleet.go)
+		"fleet stops", "put fleet stop", "delete fleet stop", "fleet stop sweep", "list agents", "now", "record seen",
+		// outbreak breakers (breakers.go)
+		"hit breakers", "breaker trips", "reset breaker"}
 	natsErrorKinds  = []string{"reply", "publish", "audit", "kv"}
 	badMessageCodes = []string{"reply_subject",
 		string(messages.CodeInvalidRequest), string(messages.CodeTooLarge), string(messages.CodeUnsupportedVersion),
@@ -90,6 +99,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	m := newMetrics()
 	m.Registry = reg
 	m.Escalation = escalator.NewMetrics(reg)
+	m.ShadowDifferences = newShadowDifferences()
+	reg.MustRegister(m.ShadowDifferences)
+	m.BreakerTrips = newBreakerTrips()
+	reg.MustRegister(m.BreakerTrips)
 	reg.MustRegister(m.FirstAnswer)
 	reg.MustRegister(m.Decisions, m.DecisionLatency, m.Pending, m.ReaperExpiries, m.OutboxClaims,
 		m.StoreErrors, m.NATSErrors, m.BadMessages, m.PolicyReloads, m.PolicyInfo, m.PolicyFileRejected,

@@ -23,6 +23,10 @@ type modeTable struct {
 	agents   map[string]policy.Mode
 	kv       jetstream.KeyValue
 	watcher  jetstream.KeyWatcher
+	// shadow follows the bucket's shadow key (shadow.go).
+	shadow shadowPolicy
+	// canary follows the bucket's canary keys (canary.go).
+	canary canaryState
 }
 
 func newModeTable() *modeTable {
@@ -128,6 +132,14 @@ func (t *modeTable) follow(ctx context.Context, log *slog.Logger) {
 
 func (t *modeTable) entry(e jetstream.KeyValueEntry, log *slog.Logger) {
 	deleted := e.Operation() != jetstream.KeyValuePut
+	if e.Key() == shadowKey {
+		t.shadow.apply(e.Value(), deleted, log)
+		return
+	}
+	if isCanaryKey(e.Key()) {
+		t.canary.entry(e, log)
+		return
+	}
 	if err := t.apply(e.Key(), e.Value(), deleted); err != nil {
 		log.Error("ignoring bad mode override", "err", err)
 	}

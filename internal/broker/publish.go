@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/natstrace"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
@@ -17,15 +20,37 @@ import (
 type natsPublisher struct{ b *Broker }
 
 func (p natsPublisher) Ask(team string, q *messages.ApprovalNeeded) error {
-	return p.b.publishErr(p.b.subj.Ask(team), encode(q))
+	if q.TraceParent != "" {
+		// The request's trace context, as a header too: any consumer of
+		// questions can join the trace the standard way.
+		msg := &nats.Msg{Subject: p.b.out.Ask(team), Data: encode(q), Header: nats.Header{natstrace.TraceParent: {q.TraceParent}}}
+		if err := p.b.nc.PublishMsg(msg); err != nil {
+			p.b.m.NATSErrors.WithLabelValues("publish").Inc()
+			return fmt.Errorf("publish %s: %w", msg.Subject, err)
+		}
+		return nil
+	}
+	return p.b.publishErr(p.b.out.Ask(team), encode(q))
 }
 
-func (p natsPublisher) Decision(dec *messages.Decision) error {
-	return p.b.publishErr(p.b.subj.Decision(dec.SessionID, dec.RequestID), encode(dec))
+// Decision publishes dec with the request span's trace context, when the
+// question kept one, as a traceparent header: the agent's trace goes on
+// from the broker's span of its request.
+func (p natsPublisher) Decision(dec *messages.Decision, traceparent string) error {
+	subject := p.b.out.Decision(dec.SessionID, dec.RequestID)
+	if traceparent == "" {
+		return p.b.publishErr(subject, encode(dec))
+	}
+	msg := &nats.Msg{Subject: subject, Data: encode(dec), Header: nats.Header{natstrace.TraceParent: {traceparent}}}
+	if err := p.b.nc.PublishMsg(msg); err != nil {
+		p.b.m.NATSErrors.WithLabelValues("publish").Inc()
+		return fmt.Errorf("publish %s: %w", subject, err)
+	}
+	return nil
 }
 
 func (p natsPublisher) Resolved(r *messages.Resolved) error {
-	return p.b.publishErr(p.b.subj.Resolved(r.Team), encode(r))
+	return p.b.publishErr(p.b.out.Resolved(r.Team), encode(r))
 }
 
 // publishErr publishes data on subject; a failure is counted and returned.
@@ -49,6 +74,9 @@ func (s auditSink) Enqueue(req messages.Request, dec messages.Decision, risk mes
 		return
 	}
 	rec := s.b.aud.record(&req, &dec, &risk)
+	rec.Mode = string(s.b.modes.modeFor(req.SessionID, req.AgentType))
+	rec.Canary = s.b.canaryMark(&req)
+	s.b.shadowJudge(&rec)
 	s.b.aud.enqueue(&rec)
 }
 
@@ -62,6 +90,9 @@ func (s auditSink) Append(ctx context.Context, req messages.Request, dec message
 	}
 	rec := s.b.aud.record(&req, &dec, &risk)
 	rec.Escalation = esc
+	rec.Mode = string(s.b.modes.modeFor(req.SessionID, req.AgentType))
+	rec.Canary = s.b.canaryMark(&req)
+	s.b.shadowJudge(&rec)
 	return s.b.aud.Append(ctx, &rec)
 }
 

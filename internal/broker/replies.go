@@ -64,8 +64,20 @@ func (b *Broker) errorReply(err error) []byte {
 
 // reply answers msg with data, on an inbox only.
 func (b *Broker) reply(msg *nats.Msg, data []byte) {
-	if msg.Reply == "" {
+	if !b.replyAllowed(msg) {
 		return
+	}
+	if err := msg.Respond(data); err != nil {
+		b.m.NATSErrors.WithLabelValues("reply").Inc()
+		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
+	}
+}
+
+// replyAllowed reports whether msg may be answered: it names a reply
+// subject, and that subject is an inbox.
+func (b *Broker) replyAllowed(msg *nats.Msg) bool {
+	if msg.Reply == "" {
+		return false
 	}
 	// NATS permissions cannot limit the reply subject a requester names: a
 	// client could make the broker publish its reply on a Signoff subject
@@ -74,12 +86,9 @@ func (b *Broker) reply(msg *nats.Msg, data []byte) {
 	if strings.HasPrefix(msg.Reply, b.cfg.Prefix+".") || strings.HasPrefix(msg.Reply, "$") {
 		b.m.BadMessages.WithLabelValues("reply_subject").Inc()
 		b.log.Warn("refusing to reply on a protected subject", "subject", msg.Subject, "reply", msg.Reply)
-		return
+		return false
 	}
-	if err := msg.Respond(data); err != nil {
-		b.m.NATSErrors.WithLabelValues("reply").Inc()
-		b.log.Warn("reply failed", "subject", msg.Subject, "err", err)
-	}
+	return true
 }
 
 // encodeBufs recycles the buffers messages are encoded into.

@@ -49,7 +49,8 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 }
 
 // handleTurn clears a session's hard-stop signal: the user sent a new
-// message, so the agent may call tools again.
+// message, so the agent may call tools again — unless the agent had not
+// heard of every hard rejection behind the stop (the reply names them).
 func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	sessionID, err := b.subj.SessionFromSubject(messages.SubjectTurn, msg.Subject)
 	if err != nil {
@@ -59,7 +60,7 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	if err != nil {
 		return b.badMessage(err)
 	}
-	cleared, err := b.eng.NewTurn(ctx, sessionID, turn.Seen)
+	cleared, unheard, err := b.eng.NewTurn(ctx, sessionID, session.Turn{Tracked: turn.SeenComplete, Seen: turn.Seen})
 	if errors.Is(err, session.ErrStopOwed) {
 		b.log.Warn("new turn: a hard rejection of the session could not be carried out; its stop stays", "session_id", sessionID, "err", err)
 		return encodeError(messages.CodeUnavailable, "a hard rejection of this session is still being delivered, and its stop holds: retry the new turn")
@@ -70,7 +71,7 @@ func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
 	if cleared {
 		b.log.Info("hard stop cleared by a new turn", "session_id", sessionID)
 	}
-	return encode(messages.TurnReply{V: messages.Version, StopCleared: cleared})
+	return encode(messages.TurnReply{V: messages.Version, StopCleared: cleared, Unheard: unheard})
 }
 
 // handlePending lists a team's open questions for a device that connects.

@@ -350,7 +350,7 @@ func (p *signedPlane) record(session, id string) *session.Record {
 
 func approval(q messages.ApprovalNeeded, who string) messages.Response {
 	return messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: messages.ScopeOnce}
+		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: messages.ScopeOnce, Digest: q.Digest}
 }
 
 func TestSignedResponsesRefuseForgeriesAndApplyTheGenuine(t *testing.T) {
@@ -403,6 +403,11 @@ func TestSignedResponsesRefuseForgeriesAndApplyTheGenuine(t *testing.T) {
 		{"an approval moved to another request", func() messages.Response {
 			r := captured
 			r.RequestID, r.SessionID = other.Request.RequestID, other.Request.SessionID
+			return r
+		}, "does not verify"},
+		{"an approval given groups after signing", func() messages.Response {
+			r := captured
+			r.ApproverGroups = []string{"okta-sre"}
 			return r
 		}, "does not verify"},
 		{"a stale approval", func() messages.Response {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ type Options struct {
 	NATSCert string
 	NATSKey  string
 	NATSName string
+	// InsecureNATS lets a production broker connect to NATS without
+	// credentials (Validate refuses that otherwise).
+	InsecureNATS bool
 	// NATSPingInterval and NATSMaxPingsOut: a connection whose server
 	// answered none of MaxPingsOut pings sent PingInterval apart is stale
 	// and reconnects elsewhere (a frozen server is noticed in about
@@ -43,6 +47,7 @@ type Options struct {
 
 	PolicyFile     string
 	PolicyInterval time.Duration
+	TenantsFile    string
 	HTTPAddr       string
 	Prefix         string
 	Replica        string
@@ -63,6 +68,10 @@ type Options struct {
 	LogLevel       string
 	LogFormat      string
 	ConfigFile     string
+	// OTLPEndpoint is where traces of the decision path are exported
+	// (internal/tracing; empty: the OTEL_EXPORTER_OTLP_* variables decide,
+	// and without them tracing is off).
+	OTLPEndpoint string
 }
 
 // Defaults of --nats-ping-interval and --nats-max-pings-out: a frozen
@@ -93,12 +102,14 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.NATSCert, "nats-cert", "", "client certificate file for NATS mutual TLS")
 	fs.StringVar(&o.NATSKey, "nats-key", "", "client key file for NATS mutual TLS")
 	fs.StringVar(&o.NATSName, "nats-name", "signoff-broker", "connection name shown by the NATS server")
+	fs.BoolVar(&o.InsecureNATS, "insecure-nats", false, "production mode: connect to NATS without credentials, on purpose (refused otherwise: on a NATS without authorization any client may answer questions and administer the plane)")
 	fs.DurationVar(&o.NATSPingInterval, "nats-ping-interval", DefaultNATSPingInterval, "how often each NATS connection pings its server; with --nats-max-pings-out a frozen server is left for another in about interval × (max + 1)")
 	fs.IntVar(&o.NATSMaxPingsOut, "nats-max-pings-out", DefaultNATSMaxPingsOut, "unanswered pings after which a NATS connection is stale and reconnects")
 	fs.StringVar(&o.RedisURL, "redis", "", "Redis URL (production mode): redis://[user:pass@]host:6379/0, rediss:// for TLS, redis+sentinel://host:26379,host2:26379/master")
 	fs.DurationVar(&o.RedisRetention, "retention", 24*time.Hour, "how long settled requests stay readable (status after a reconnect)")
 	fs.StringVar(&o.PolicyFile, "policy", "", "policy `file` (YAML), reloaded on change; required in production mode ("+BuiltinPolicy+": the built-in dev policy, on purpose); dev mode default: the built-in policy")
 	fs.DurationVar(&o.PolicyInterval, "policy-interval", time.Second, "how often the policy file is checked for changes")
+	fs.StringVar(&o.TenantsFile, "tenants", "", "tenants `file` (YAML, docs/OPERATIONS.md \"Tenants and identity\"): serve one tenant per NATS account, identities from credentials; reloaded on SIGHUP (empty: one declared tenant)")
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8080", "address for /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&o.Prefix, "prefix", "signoff.v1", "subject prefix")
 	fs.StringVar(&o.Replica, "replica", "", "replica name in logs and audit records (default: host name)")
@@ -118,6 +129,7 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.OTLPEndpoint, "otlp-endpoint", "", "export traces of the decision path over OTLP to this `URL` (http://collector:4318; the standard OTEL_EXPORTER_OTLP_* variables are honoured too; empty and unset: off)")
 	fs.StringVar(&o.ConfigFile, "config", "", "broker config `file` (YAML): keys are the flag names (the policy file is --policy)")
 	return func() error { return o.fill(fs) }
 }
@@ -207,6 +219,21 @@ func PolicyOfConfig(path string) (string, error) {
 	return fmt.Sprint(v), nil
 }
 
+// hasNATSCredentials reports whether the broker presents credentials to
+// its NATS servers: an nkey, a credentials file, a user, a client
+// certificate, or a user (or token) in one of the --nats URLs.
+func (o *Options) hasNATSCredentials() bool {
+	if o.NATSNKey != "" || o.NATSCred != "" || o.NATSUser != "" || o.NATSCert != "" {
+		return true
+	}
+	for _, u := range strings.Split(o.NATSURL, ",") {
+		if pu, err := url.Parse(strings.TrimSpace(u)); err == nil && pu.User != nil && pu.User.Username() != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func envName(flagName string) string {
 	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -224,6 +251,11 @@ func (o *Options) Validate() error {
 		return errors.New("production mode needs --policy FILE (or SIGNOFF_POLICY): without one the broker would run the built-in dev policy, " +
 			"whose team \"default\" lists no members, so no answer would count and every question would time out; " +
 			"pass your policy file (docs/POLICY.md), or --policy " + BuiltinPolicy + " to run the built-in policy on purpose")
+	case !o.Dev && !o.InsecureNATS && !o.hasNATSCredentials():
+		return errors.New("production mode needs NATS credentials: --nats-nkey, --nats-creds, --nats-user or a client certificate (--nats-cert/--nats-key). " +
+			"Without them the NATS server has no idea who the broker is, and a NATS that lets it in unauthenticated lets any client in: " +
+			"an agent could answer its own questions, publish decisions or switch a session to yolo. " +
+			"deploy/nats makes the keys (make keys); pass --insecure-nats (SIGNOFF_INSECURE_NATS=true) to connect without credentials on purpose")
 	case o.LogFormat != "text" && o.LogFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", o.LogFormat)
 	case (o.NATSCert == "") != (o.NATSKey == ""):

@@ -54,6 +54,7 @@ func TestAFlagBeatsTheEnvironmentWhichBeatsTheFile(t *testing.T) {
 		t.Errorf("Validate without a policy: %v, want the missing --policy refused", err)
 	}
 	o.PolicyFile = BuiltinPolicy
+	o.NATSNKey = "broker.nk"
 	if err := o.Validate(); err != nil {
 		t.Errorf("Validate with --policy builtin: %v", err)
 	}
@@ -108,6 +109,59 @@ func TestValidateRefusesContradictions(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A production broker presents credentials to NATS, or is told on purpose
+// (--insecure-nats) to go without; dev mode's embedded server is exempt.
+func TestAProductionBrokerRefusesNATSWithoutCredentials(t *testing.T) {
+	base := func(o Options) *Options {
+		o.RedisURL, o.PolicyFile, o.LogFormat = "redis://x", BuiltinPolicy, "text"
+		if o.NATSURL == "" {
+			o.NATSURL = "nats://n1:4222,nats://n2:4222"
+		}
+		return &o
+	}
+	err := base(Options{}).Validate()
+	for _, want := range []string{"production mode needs NATS credentials", "--nats-nkey", "--insecure-nats", "make keys"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("no credentials: err = %v, want it to mention %q", err, want)
+		}
+	}
+	accepted := map[string]Options{
+		"an nkey seed":               {NATSNKey: "broker.nk"},
+		"a credentials file":         {NATSCred: "broker.creds"},
+		"a user and password":        {NATSUser: "broker", NATSPass: "secret"},
+		"a client certificate":       {NATSCert: "c.pem", NATSKey: "k.pem"},
+		"a user in a URL":            {NATSURL: "nats://n1:4222,nats://broker:secret@n2:4222"},
+		"a token in the URL":         {NATSURL: "nats://s3cr3t@n1:4222"},
+		"--insecure-nats on purpose": {InsecureNATS: true},
+	}
+	for name, o := range accepted {
+		if err := base(o).Validate(); err != nil {
+			t.Errorf("%s: %v, want accepted", name, err)
+		}
+	}
+	if err := base(Options{NATSURL: "nats://@n1:4222"}).Validate(); err == nil {
+		t.Error("an empty user in the URL was taken for credentials")
+	}
+	if err := (&Options{Dev: true, LogFormat: "text"}).Validate(); err != nil {
+		t.Errorf("dev mode (embedded NATS) without credentials: %v, want accepted", err)
+	}
+}
+
+// SIGNOFF_INSECURE_NATS is the flag's variable, like every other option's.
+func TestInsecureNATSComesFromTheEnvironment(t *testing.T) {
+	o, err := parse(t, []string{"--nats", "nats://n:4222", "--redis", "redis://r", "--policy", BuiltinPolicy},
+		map[string]string{"SIGNOFF_INSECURE_NATS": "true"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.InsecureNATS {
+		t.Fatal("SIGNOFF_INSECURE_NATS=true did not set --insecure-nats")
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate with SIGNOFF_INSECURE_NATS=true: %v", err)
 	}
 }
 

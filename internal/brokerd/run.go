@@ -21,8 +21,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/signoff-dev/signoff/internal/broker"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/escalator"
 	"github.com/signoff-dev/signoff/internal/natsurl"
+	"github.com/signoff-dev/signoff/internal/tracing"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/memstore"
@@ -75,8 +77,43 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 			cleanups[i]()
 		}
 	}()
-
 	// Policy first: a bad policy file must stop the start, not a request.
+	pol, watcher, pagers, err := loadPolicy(o, log)
+	if err != nil {
+		return err
+	}
+	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
+	if err != nil {
+		return fmt.Errorf("--approver-keys: %w", err)
+	}
+	// Subscriptions the NATS server refuses (permissions) make /readyz fail:
+	// a replica that cannot receive requests is not ready, whatever its
+	// connection says.
+	refused := &subRefusals{}
+	pl, err := openPlane(ctx, o, out, log, refused)
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, pl.cleanups...)
+	tp, err := tracing.Setup(ctx, tracing.Config{Endpoint: o.OTLPEndpoint, Service: "signoff-broker", Version: buildinfo.String(), Logger: log})
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, tp.Flush)
+	cfg := brokerConfig(o, log, pl, pol)
+	cfg.Tracer, cfg.Pagers, cfg.ApproverKeys = tp.Tracer(), pagers, approverKeys
+	b, err := newRunner(ctx, o, log, pol, cfg)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, o, out, log, b, watcher, refused)
+}
+
+// loadPolicy reads the policy (the built-in one in dev mode without
+// --policy) and builds its pagers: their keys are read now, so a missing
+// one stops the start. A reload that changes them rebuilds them; one that
+// cannot be built keeps the pagers in use (logged).
+func loadPolicy(o Options, log *slog.Logger) (broker.PolicySource, *policy.Watcher, *escalator.Pagers, error) {
 	var pol broker.PolicySource
 	var watcher *policy.Watcher
 	switch o.PolicyFile {
@@ -87,16 +124,13 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	default:
 		w, err := policy.NewWatcher(o.PolicyFile, log, o.PolicyInterval)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		watcher, pol = w, w
 	}
-	// Pagers next: their keys are read now, so a missing one stops the
-	// start. A reload that changes them rebuilds them; one that cannot be
-	// built keeps the pagers in use (logged).
 	pagers, err := escalator.NewPagers(pol.Current().Pagers(), log)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if watcher != nil {
 		watcher.OnChange(func(p *policy.Policy) {
@@ -105,74 +139,101 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 			}
 		})
 	}
-	approverKeys, err := broker.ParseApproverKeys(o.ApproverKeys)
-	if err != nil {
-		return fmt.Errorf("--approver-keys: %w", err)
-	}
+	return pol, watcher, pagers, nil
+}
 
-	// Subscriptions the NATS server refuses (permissions) make /readyz fail:
-	// a replica that cannot receive requests is not ready, whatever its
-	// connection says.
-	refused := &subRefusals{}
-	var nc, auditNC *nats.Conn
-	var store session.Store
+// plane is what a replica connects to: NATS (and its audit connection, nil
+// with NoAudit) and the store, with what closes them in order.
+type plane struct {
+	nc, auditNC *nats.Conn
+	store       session.Store
+	cleanups    []func()
+}
+
+// openPlane starts dev mode's embedded NATS and memory store, or connects
+// to the production NATS and Redis.
+func openPlane(ctx context.Context, o Options, out io.Writer, log *slog.Logger, refused *subRefusals) (*plane, error) {
+	pl := &plane{}
+	var err error
 	if o.Dev {
-		srv, removeDir, err := startEmbeddedNATS(o, log)
-		if err != nil {
-			return err
-		}
-		cleanups = append(cleanups, func() { srv.Shutdown(); srv.WaitForShutdown(); removeDir() })
-		connect := func(name string) (*nats.Conn, error) {
-			nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1))
-			if err != nil {
-				return nil, fmt.Errorf("connect to the embedded NATS server: %w", err)
-			}
-			return nc, nil
-		}
-		if nc, err = connect(o.NATSName); err != nil {
-			return err
-		}
-		if !o.NoAudit {
-			if auditNC, err = connect(o.NATSName + "-audit"); err != nil {
-				nc.Close()
-				return err
-			}
-		}
-		store = memstore.New(memstore.Options{Retention: o.RedisRetention})
-		fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
-		fmt.Fprintf(out, "  Open:    this NATS has no authorization: any local process can ask, publish questions and answer them (dev only)\n")
-		log.Warn("dev mode: the embedded NATS server has no authorization: any local process can ask, publish questions and answer them; use it on your own machine only",
-			"nats", srv.ClientURL())
+		err = pl.openDev(o, out, log)
 	} else {
-		var err error
-		nc, err = connectNATS(o, o.NATSName, log, refused)
+		err = pl.openProduction(ctx, o, log, refused)
+	}
+	if err != nil {
+		for i := len(pl.cleanups) - 1; i >= 0; i-- {
+			pl.cleanups[i]()
+		}
+		return nil, err
+	}
+	pl.cleanups = append(pl.cleanups, func() { _ = pl.store.Close() }, func() { drain(pl.nc, log) })
+	if pl.auditNC != nil {
+		pl.cleanups = append(pl.cleanups, func() { drain(pl.auditNC, log) })
+	}
+	return pl, nil
+}
+
+func (pl *plane) openDev(o Options, out io.Writer, log *slog.Logger) error {
+	srv, removeDir, err := startEmbeddedNATS(o, log)
+	if err != nil {
+		return err
+	}
+	pl.cleanups = append(pl.cleanups, func() { srv.Shutdown(); srv.WaitForShutdown(); removeDir() })
+	connect := func(name string) (*nats.Conn, error) {
+		nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1))
 		if err != nil {
+			return nil, fmt.Errorf("connect to the embedded NATS server: %w", err)
+		}
+		return nc, nil
+	}
+	if pl.nc, err = connect(o.NATSName); err != nil {
+		return err
+	}
+	if !o.NoAudit {
+		if pl.auditNC, err = connect(o.NATSName + "-audit"); err != nil {
+			pl.nc.Close()
 			return err
 		}
-		if !o.NoAudit {
-			if auditNC, err = connectNATS(o, o.NATSName+"-audit", log, refused); err != nil {
-				nc.Close()
-				return err
-			}
-		}
-		redis.SetLogger(redisLogger{log})
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
-		cancel()
-		if err != nil {
-			nc.Close()
-			if auditNC != nil {
-				auditNC.Close()
-			}
-			return fmt.Errorf("redis: %w", err)
-		}
 	}
-	cleanups = append(cleanups, func() { _ = store.Close() })
-	cleanups = append(cleanups, func() { drain(nc, log) })
-	if auditNC != nil {
-		cleanups = append(cleanups, func() { drain(auditNC, log) })
-	}
+	pl.store = memstore.New(memstore.Options{Retention: o.RedisRetention})
+	fmt.Fprintf(out, "Signoff dev broker\n  NATS:    %s   (agents and approvers connect here)\n", srv.ClientURL())
+	fmt.Fprintf(out, "  Open:    this NATS has no authorization: any local process can ask, publish questions and answer them (dev only; a production broker refuses a NATS without credentials unless --insecure-nats)\n")
+	log.Warn("dev mode: the embedded NATS server has no authorization: any local process can ask, publish questions and answer them; use it on your own machine only",
+		"nats", srv.ClientURL())
+	return nil
+}
 
+func (pl *plane) openProduction(ctx context.Context, o Options, log *slog.Logger, refused *subRefusals) error {
+	if !o.hasNATSCredentials() {
+		log.Warn("--insecure-nats: connecting to NATS without credentials; whoever reaches the NATS servers can answer questions and administer the plane unless their authorization stops them",
+			"nats", o.NATSURL)
+	}
+	var err error
+	if pl.nc, err = connectNATS(o, o.NATSName, log, refused); err != nil {
+		return err
+	}
+	if !o.NoAudit {
+		if pl.auditNC, err = connectNATS(o, o.NATSName+"-audit", log, refused); err != nil {
+			pl.nc.Close()
+			return err
+		}
+	}
+	redis.SetLogger(redisLogger{log})
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pl.store, err = redisstore.New(sctx, redisstore.Options{URL: o.RedisURL, Retention: o.RedisRetention, OpTimeout: o.StoreTimeout})
+	cancel()
+	if err != nil {
+		pl.nc.Close()
+		if pl.auditNC != nil {
+			pl.auditNC.Close()
+		}
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// brokerConfig is the broker's config from the options and the plane.
+func brokerConfig(o Options, log *slog.Logger, pl *plane, pol broker.PolicySource) broker.Config {
 	replica := o.Replica
 	if replica == "" {
 		host, _ := os.Hostname()
@@ -182,12 +243,12 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 	if maxBytes == 0 {
 		// Follow the server: a request up to half its max_payload leaves
 		// room for the question that embeds it.
-		maxBytes = int(nc.MaxPayload() / 2)
+		maxBytes = int(pl.nc.MaxPayload() / 2)
 	}
-	b, err := broker.New(broker.Config{
-		Conn:             nc,
-		AuditConn:        auditNC,
-		Store:            store,
+	return broker.Config{
+		Conn:             pl.nc,
+		AuditConn:        pl.auditNC,
+		Store:            pl.store,
 		Policy:           pol,
 		Logger:           log,
 		Prefix:           o.Prefix,
@@ -203,16 +264,15 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		AuditRetryLimit:  o.AuditRetryMax,
 		AuditReplicas:    o.AuditReplicas,
 		OpenTeams:        o.Dev,
-		Pagers:           pagers,
 		WebURL:           o.WebURL,
 
 		RequireSignedResponses: o.RequireSigned,
-		ApproverKeys:           approverKeys,
-	})
-	if err != nil {
-		return err
 	}
+}
 
+// serve runs b, the policy watcher and the HTTP server until ctx is done,
+// then shuts them down within ShutdownGrace.
+func serve(ctx context.Context, o Options, out io.Writer, log *slog.Logger, b runner, watcher *policy.Watcher, refused *subRefusals) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
@@ -236,7 +296,6 @@ func Run(ctx context.Context, o Options, out io.Writer, log *slog.Logger) error 
 		}()
 		fmt.Fprintf(out, "  HTTP:    http://%s/healthz  /readyz  /metrics\n", ln.Addr())
 	}
-
 	errc := make(chan error, 1)
 	go func() { errc <- b.Run(runCtx) }()
 	select {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/internal/escalator"
@@ -47,6 +48,8 @@ teams:
 type Options struct {
 	// Policy is the policy YAML (default DefaultPolicy).
 	Policy string
+	// Tracer is the replicas' tracer (broker.Config.Tracer; nil: off).
+	Tracer trace.Tracer
 	// Replicas is the number of broker replicas (default 1).
 	Replicas int
 	// NoBroker starts no replica (benchmark baselines).
@@ -190,6 +193,7 @@ func (p *Plane) StartReplica(name string) *Replica {
 		EscalationInterval: p.o.EscalationInterval,
 		EscalationWatch:    p.o.EscalationWatch,
 		DisableEscalation:  p.o.DisableEscalation,
+		Tracer:             p.o.Tracer,
 	})
 	if err != nil {
 		t.Fatalf("brokertest: broker.New: %v", err)
@@ -212,6 +216,27 @@ func (p *Plane) StartReplica(name string) *Replica {
 // RedisOptions are the options of the replicas' Redis stores (with Redis).
 func (p *Plane) RedisOptions() redisstore.Options {
 	return redisstore.Options{URL: p.Redis.URL(), OpTimeout: 500 * time.Millisecond, ReadRoundTrips: p.o.ReadRoundTrips, EffectLease: p.o.EffectLease}
+}
+
+// WaitStepsDone waits until the plane's store lists n escalation steps
+// of the request as done. A step's effect (a reminder, a page) reaches
+// its devices just before the escalator records it; a test that answers
+// on the effect and wants the audit record to list the step waits here
+// first, as a person reading the reminder would have.
+func (p *Plane) WaitStepsDone(sessionID, requestID string, n int) {
+	p.t.Helper()
+	st := p.Store()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		done, err := st.StepsDone(context.Background(), sessionID, requestID)
+		if err == nil && len(done) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("brokertest: the store lists %+v (%v) as done after 15 s, want %d steps", done, err, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Store returns the plane's memory store, or a new store on its Redis

@@ -63,3 +63,17 @@ func Of(path string) (string, error) {
 	}
 	return format(bi), nil
 }
+
+// Version is the module version of this build alone ("(devel)" outside a
+// module version, "unknown" without build information): what the gates
+// send in their Signoff-Gate header.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	switch {
+	case !ok:
+		return "unknown"
+	case bi.Main.Version == "":
+		return "(devel)"
+	}
+	return bi.Main.Version
+}

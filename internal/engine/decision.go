@@ -31,6 +31,7 @@ type facts struct {
 	Updated  json.RawMessage     // approved with changes: the edited arguments
 	Patterns []string            // approved, scope_grant: what the grant names
 	Answer   json.RawMessage     // approved, ask-user tool: the approver's answer
+	Stops    []string            // hard_stop: the hard rejections behind the stop
 }
 
 // decisionTexts is the one table of decision texts: for each reason code,
@@ -60,6 +61,11 @@ var decisionTexts = map[messages.ReasonCode]func(f facts) (reason, llm string){
 	},
 	messages.ReasonHardStop: func(f facts) (string, string) {
 		reason := "the session was stopped by a hard reject; a new user turn clears it"
+		if strings.HasPrefix(f.Detail, FleetStopPrefix) {
+			// An admin's fleet stop: only its resume lifts it.
+			return "stopped by an admin: " + f.Detail + "; `signoff admin resume` with the same selector lifts it",
+				messages.LLMMessageHardStop(f.Tool)
+		}
 		if f.Detail != "" {
 			reason += " (" + f.Detail + ")"
 		}
@@ -108,7 +114,7 @@ func newDecision(code messages.ReasonCode, f facts) messages.Decision {
 	case messages.ReasonRejected:
 		dec.RejectMode, dec.Feedback = f.Mode, f.Feedback
 	case messages.ReasonHardStop:
-		dec.RejectMode = messages.RejectHard
+		dec.RejectMode, dec.StopRejections = messages.RejectHard, f.Stops
 	}
 	return dec
 }
@@ -167,13 +173,13 @@ func Automatic(pol *policy.Policy, d *policy.Decision, tool, requestedBy string,
 }
 
 // automaticDecision is the decision of req by the verdict v (v.Code set)
-// of the policy decision d, under policy version; stopReason is the
-// session's stop signal.
-func (e *Engine) automaticDecision(req *messages.Request, d *policy.Decision, v Verdict, version, stopReason string) messages.Decision {
+// of the policy decision d, under policy version; stop is the session's
+// stop signal.
+func (e *Engine) automaticDecision(req *messages.Request, d *policy.Decision, v Verdict, version string, stop session.StopSignal) messages.Decision {
 	f := e.byPolicy(req, version)
 	switch v.Code {
 	case messages.ReasonHardStop:
-		f.Detail = stopReason
+		f.Detail, f.Stops = stop.Reason, stop.Rejections
 	case messages.ReasonScopeGrant:
 		ids := make([]string, len(v.Grants))
 		for i := range v.Grants {

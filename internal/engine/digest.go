@@ -8,13 +8,22 @@ import "github.com/signoff-dev/signoff/pkg/messages"
 // names the digest of the copy its approver was shown. A response naming
 // another digest answers a question that is not the open one (a copy an
 // attacker published on the ask subject, or one changed in transit), so it
-// is refused: the approver approved something else than what would run. A
-// response without a digest (a client older than digests) is taken as
-// before; approver bots always send one.
+// is refused: the approver approved something else than what would run.
+//
+// The model is closed: an approval without a digest is refused too, as
+// nothing says which version of the question it approves (an approver
+// client that left it out would reopen the swapped-question attack). A
+// rejection without one is applied: refusing it would only keep a call
+// someone judged dangerous alive, and a rejection of any version of the
+// question is a rejection of the call.
 
 // digestRefusal is why resp may not answer q ("" when it may).
 func digestRefusal(q *messages.ApprovalNeeded, resp *messages.Response) string {
-	if resp.Digest == "" || resp.Digest == q.Digest {
+	switch {
+	case resp.Digest == "" && resp.Approved:
+		return "the approval names no digest: an approval must name the digest of the question it approves " +
+			"(the approval_needed's digest), so that what the approver was shown is what runs; nothing was decided"
+	case resp.Digest == "" || resp.Digest == q.Digest:
 		return ""
 	}
 	return "the response answers another version of this question (digest " + digestShort(resp.Digest) +

@@ -87,7 +87,7 @@ func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 				need, team, d.Reason) + whyEditPending
 		}
 		routed := &session.Record{Request: session.Request{RequestedBy: rec.RequestedBy, Teams: []string{team}}}
-		if why := authorize(pol, routed, resp.Approver.ID, e.cfg.OpenTeams); why != "" {
+		if why := authorize(pol, routed, resp.Approver.ID, resp.ApproverGroups, e.cfg.OpenTeams); why != "" {
 			return nil, "the edited call goes to team " + team + ": " + why + whyEditPending
 		}
 	}
@@ -96,6 +96,11 @@ func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 	ed.q.Risk = riskOf(&d)
 	ed.q.Offers = offersFor(pol, &d, rec.Tool, rec.AgentID)
 	ed.q.Always = alwaysOf(ed.q.Offers)
+	if su := pol.StepUp(&d); su != nil {
+		// The edited call's own step-up, if it needs one; else the
+		// original question's stays.
+		ed.q.StepUp = su
+	}
 	if why := checkScope(resp.EffectiveScope(), &ed.q, rec); why != "" {
 		return nil, "the edited call: " + why + whyEditPending
 	}

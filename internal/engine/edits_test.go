@@ -46,7 +46,7 @@ func (r *rig) askEdit(t *testing.T, sessionID, id, command string) *messages.Req
 func (r *rig) approveEdited(t *testing.T, req *messages.Request, who string, scope messages.Scope, args string) messages.RespondReply {
 	t.Helper()
 	return r.respondWith(t, messages.Response{RequestID: req.RequestID, SessionID: req.SessionID,
-		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: scope, UpdatedArguments: json.RawMessage(args)})
+		Approver: messages.Approver{ID: who, Channel: "test"}, Approved: true, Scope: scope, UpdatedArguments: json.RawMessage(args), Digest: r.rec.shown(t, req.RequestID)})
 }
 
 func TestAnEditedApprovalThePolicyDeniesIsRefusedAndTheRequestStaysPending(t *testing.T) {

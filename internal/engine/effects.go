@@ -141,7 +141,7 @@ func (e *Engine) settled(ctx context.Context, rec *session.Record, dec messages.
 			return err
 		}
 	}
-	if err := e.cfg.Publisher.Decision(&dec); err != nil {
+	if err := e.cfg.Publisher.Decision(&dec, rec.Question.TraceParent); err != nil {
 		return fmt.Errorf("publish decision: %w", err)
 	}
 	for _, team := range rec.Teams {
@@ -176,7 +176,7 @@ func (e *Engine) settledAudit(ctx context.Context, req *messages.Request, dec *m
 // it. No approver saw the question, so no device is told.
 func (e *Engine) tellAgent(rec *session.Record, dec messages.Decision) {
 	e.m.Decisions.WithLabelValues(string(dec.Outcome), string(dec.ReasonCode)).Inc()
-	if err := e.cfg.Publisher.Decision(&dec); err != nil {
+	if err := e.cfg.Publisher.Decision(&dec, rec.Question.TraceParent); err != nil {
 		e.log.Warn("publish failed", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 	}
 	req, risk := requestOf(rec)
@@ -267,13 +267,13 @@ func (e *Engine) stopRest(ctx context.Context, rec *session.Record) error {
 		e.storeErr("lookup", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return err
 	}
-	reason := look.StopReason
+	sig := look.Stop()
 	if !look.Stopped {
-		reason = stopReason(rec.Decision.DecidedBy.ID, rec)
+		sig.Reason = stopReason(rec.Decision.DecidedBy.ID, rec)
 		e.log.Warn("a hard rejection's stop signal was missing when its effects were carried out; it is set again",
 			"request_id", rec.ID, "session_id", rec.SessionID)
 	}
-	stopped, err := e.hardStop(ctx, rec, reason)
+	stopped, err := e.hardStop(ctx, rec, sig.Add(rec.ID))
 	if err != nil {
 		return err
 	}
@@ -285,15 +285,16 @@ func (e *Engine) stopRest(ctx context.Context, rec *session.Record) error {
 }
 
 // hardStop rejects the other pending requests of rec's session with
-// hard_stop (keeping the stop signal, reason, that rec's vote set); it
-// returns those it rejected, whose effects are owed by the caller.
-func (e *Engine) hardStop(ctx context.Context, rec *session.Record, reason string) ([]*session.Record, error) {
+// hard_stop (keeping the stop signal, sig, that rec's vote set; its
+// rejections, rec among them, are named in each deny); it returns those
+// it rejected, whose effects are owed by the caller.
+func (e *Engine) hardStop(ctx context.Context, rec *session.Record, sig session.StopSignal) ([]*session.Record, error) {
 	sctx, cancel := e.storeCtx(ctx)
 	defer cancel()
 	version := e.cfg.Policy.Current().Version()
-	stopped, err := e.cfg.Sessions.Stop(sctx, rec.SessionID, reason, func(o *session.Record) messages.Decision {
+	stopped, err := e.cfg.Sessions.Stop(sctx, rec.SessionID, sig, func(o *session.Record) messages.Decision {
 		f := about(o, rec.Decision.DecidedBy, version)
-		f.Detail = reason
+		f.Detail, f.Stops = sig.Reason, sig.Rejections
 		return newDecision(messages.ReasonHardStop, f)
 	})
 	if err != nil {
@@ -350,41 +351,58 @@ func (e *Engine) escalationRan(ctx context.Context, rec *session.Record) ([]mess
 }
 
 // NewTurn clears the session's stop signal for a new user turn and
-// reports whether one was set. A turn that finds hard rejections of the
-// session not yet carried out (session.StopOwedError: their deciding
-// replica died or stalled, and the agent has not been told) began before
-// the agent heard of them, so it cannot end their stop: NewTurn carries
-// them out here (their stops' rejections, their decisions, which reach the
-// agent before this turn's reply), has them acknowledged, and leaves the
-// stop in force until the agent's next turn (false, nil). If it cannot
-// carry them out, the error wraps session.ErrStopOwed.
+// reports whether one was set. When the stop holds, unheard names the
+// hard rejections behind it that the agent had not heard of when it began
+// the turn.
 //
-// seen are the hard rejections the agent says it has received
-// (messages.TurnRequest.Seen): when every owed one is among them, the
-// turn came after the agent heard of them — their effects were only not
-// acknowledged yet — and it clears the stop once they are.
-func (e *Engine) NewTurn(ctx context.Context, sessionID string, seen []string) (bool, error) {
-	sctx, cancel := e.storeCtx(ctx)
-	cleared, err := e.cfg.Sessions.NewTurn(sctx, sessionID)
-	cancel()
+// A turn that finds hard rejections of the session not yet carried out
+// (session.StopOwedError: their deciding replica died or stalled, and the
+// agent has not been told) began before the agent heard of them, unless
+// it names them all (turn.Seen: their decisions reached the agent, only
+// their acknowledgement had not): NewTurn carries them out here (their
+// stops' rejections, their decisions, which reach the agent before this
+// turn's reply) and has them acknowledged; a turn that named them then
+// ends the stop, any other leaves it in force until the agent's next
+// turn. If it cannot carry them out, the error wraps session.ErrStopOwed.
+//
+// A tracked turn (turn.Tracked) ends a stop only when it names every
+// rejection behind it (session.StopUnheardError): one the agent sent
+// before it heard of them, delayed past their delivery, cannot end it.
+func (e *Engine) NewTurn(ctx context.Context, sessionID string, turn session.Turn) (cleared bool, unheard []string, err error) {
+	cleared, unheard, err = e.turnOnce(ctx, sessionID, turn)
 	var owed *session.StopOwedError
 	if !errors.As(err, &owed) {
-		return cleared, err
+		return cleared, unheard, err
 	}
-	heard := true
 	for _, rec := range owed.Records {
 		if err := e.effects(ctx, rec); err != nil {
-			return false, fmt.Errorf("carrying out the hard rejection %s: %w: %w", rec.ID, session.ErrStopOwed, err)
+			return false, nil, fmt.Errorf("carrying out the hard rejection %s: %w: %w", rec.ID, session.ErrStopOwed, err)
 		}
 		e.cfg.Acker.Ack(ctx, rec)
-		heard = heard && slices.Contains(seen, rec.ID)
+		if !slices.Contains(turn.Seen, rec.ID) {
+			unheard = append(unheard, rec.ID)
+		}
 	}
-	if heard {
-		sctx, cancel := e.storeCtx(ctx)
-		defer cancel()
-		return e.cfg.Sessions.NewTurn(sctx, sessionID)
+	if len(unheard) == 0 {
+		return e.turnOnce(ctx, sessionID, turn)
 	}
 	e.log.Info("a new turn came before its session's hard rejection reached the agent: the rejection is delivered and its stop stays until the next turn",
 		"session_id", sessionID, "rejections", len(owed.Records))
-	return false, nil
+	return false, unheard, nil
+}
+
+// turnOnce asks the store for the turn once; a tracked turn that does not
+// name every rejection behind the stop is an answer (unheard), not an
+// error.
+func (e *Engine) turnOnce(ctx context.Context, sessionID string, turn session.Turn) (bool, []string, error) {
+	sctx, cancel := e.storeCtx(ctx)
+	defer cancel()
+	cleared, err := e.cfg.Sessions.NewTurn(sctx, sessionID, turn)
+	var ue *session.StopUnheardError
+	if errors.As(err, &ue) {
+		e.log.Info("a new turn does not name every hard rejection behind its session's stop: the stop holds",
+			"session_id", sessionID, "unheard", len(ue.Unheard))
+		return false, ue.Unheard, nil
+	}
+	return cleared, nil, err
 }

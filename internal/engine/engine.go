@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -32,9 +33,9 @@ type Requests interface {
 type Sessions interface {
 	ListPendingSession(ctx context.Context, sessionID string) ([]*session.Record, error)
 	ListPendingAgent(ctx context.Context, agentID string) ([]*session.Record, error)
-	Stop(ctx context.Context, sessionID, reason string, mk func(*session.Record) messages.Decision) ([]*session.Record, error)
+	Stop(ctx context.Context, sessionID string, sig session.StopSignal, mk func(*session.Record) messages.Decision) ([]*session.Record, error)
 	CancelSession(ctx context.Context, sessionID string, ids []string, mk func(*session.Record) messages.Decision) ([]*session.Record, error)
-	NewTurn(ctx context.Context, sessionID string) (bool, error)
+	NewTurn(ctx context.Context, sessionID string, turn session.Turn) (bool, error)
 }
 
 // Grants is the store role an approval's grant is stored through.
@@ -48,7 +49,10 @@ type Grants interface {
 // the transport's refusal. Safe for concurrent use.
 type Publisher interface {
 	Ask(team string, q *messages.ApprovalNeeded) error
-	Decision(dec *messages.Decision) error
+	// Decision publishes dec to its agent; traceparent, when not "", is
+	// the W3C trace context of the request's span (the question's), which
+	// the decision carries in its headers so the agent's trace continues.
+	Decision(dec *messages.Decision, traceparent string) error
 	Resolved(r *messages.Resolved) error
 }
 
@@ -85,6 +89,13 @@ type PolicySource interface {
 	Current() *policy.Policy
 }
 
+// Canary gives the candidate policy of a policy canary for a call it
+// covers, or nil: the live policy decides (also whenever the canary's
+// state is unknown). Safe for concurrent use; called once per request.
+type Canary interface {
+	PolicyFor(sessionID, agentID, agentType string) *policy.Policy
+}
+
 // Modes gives an admin's mode override for a call: the session's, else the
 // agent type's, else "" (the policy decides). Safe for concurrent use.
 type Modes interface {
@@ -103,13 +114,18 @@ type Metrics struct {
 }
 
 // Config configures an [Engine]. Every field is required except Logger
-// (default slog.Default()), Replica and OpenTeams.
+// (default slog.Default()), Replica, OpenTeams and Tracer.
 type Config struct {
-	Requests  Requests
-	Sessions  Sessions
-	Grants    Grants
-	Policy    PolicySource
-	Modes     Modes
+	Requests Requests
+	Sessions Sessions
+	Grants   Grants
+	Policy   PolicySource
+	Modes    Modes
+	// FleetStops, when set, gives the fleet stops (optional: nil, none).
+	FleetStops FleetStops
+	// Canary, when set, may pick a candidate policy for a request
+	// (optional: nil, the live policy decides every request).
+	Canary    Canary
 	Publisher Publisher
 	Audit     Audit
 	Acker     Acker
@@ -123,15 +139,23 @@ type Config struct {
 	// OpenTeams lets any approver answer for a team that lists no members
 	// (dev mode only).
 	OpenTeams bool
+	// Tracer makes the spans of the procedure's steps (policy, store,
+	// effects) under the caller's span; nil: tracing is off and no span
+	// is made.
+	Tracer trace.Tracer
+
+	// Breakers, when set, are the outbreak breakers (optional: nil, none).
+	Breakers Breakers
 }
 
 // Engine runs the decision procedure of DESIGN §4 on one replica. It holds
 // no state of its own but the background follow-ups of requests it could
 // not open (see Close). Safe for concurrent use.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
-	m   Metrics
+	cfg    Config
+	log    *slog.Logger
+	m      Metrics
+	tracer trace.Tracer // nil: tracing off
 
 	// bgCtx ends at Close; follow-ups run under it, counted in background.
 	bgCtx      context.Context
@@ -157,7 +181,7 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.StoreTimeout <= 0:
 		return nil, errors.New("engine: StoreTimeout must be positive")
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	e := &Engine{cfg: cfg, log: cfg.Logger, m: cfg.Metrics, tracer: cfg.Tracer}
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	return e, nil
 }

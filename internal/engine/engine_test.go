@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/signoff-dev/signoff/internal/engine"
+	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -59,7 +59,7 @@ func (r *recorder) Ask(team string, q *messages.ApprovalNeeded) error {
 	return nil
 }
 
-func (r *recorder) Decision(dec *messages.Decision) error {
+func (r *recorder) Decision(dec *messages.Decision, _ string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.decisions = append(r.decisions, *dec)
@@ -129,6 +129,7 @@ type rig struct {
 	store session.Store
 	rec   *recorder
 	m     engine.Metrics
+	logs  *testenv.LogBuffer // the engine's log
 }
 
 func newMetrics() engine.Metrics {
@@ -158,11 +159,12 @@ func newRig(t *testing.T, yaml string, store session.Store, rec *recorder) *rig 
 		rec = &recorder{}
 	}
 	m := newMetrics()
+	logs := &testenv.LogBuffer{}
 	eng, err := engine.New(engine.Config{
 		Requests: store, Sessions: store, Grants: store,
 		Policy: fixedPolicy{pol}, Modes: noModes{},
 		Publisher: rec, Audit: rec, Acker: rec, Metrics: m,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 		Replica:      "replica-1",
 		StoreTimeout: 2 * time.Second,
 	})
@@ -170,7 +172,7 @@ func newRig(t *testing.T, yaml string, store session.Store, rec *recorder) *rig 
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	return &rig{eng: eng, store: store, rec: rec, m: m}
+	return &rig{eng: eng, store: store, rec: rec, m: m, logs: logs}
 }
 
 func bash(session, id, command string) *messages.Request {
@@ -193,10 +195,25 @@ func (r *rig) request(t *testing.T, req *messages.Request) engine.Result {
 	return res
 }
 
+// shown is the digest of the last question announced for request id: what
+// an approver of it was shown, and so what their response names.
+func (r *recorder) shown(t *testing.T, id string) string {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.asks) - 1; i >= 0; i-- {
+		if q := r.asks[i]; q.Request.RequestID == id {
+			return q.Digest
+		}
+	}
+	t.Fatalf("no question was announced for %s", id)
+	return ""
+}
+
 func (r *rig) respond(t *testing.T, req *messages.Request, approver string, approved bool, scope messages.Scope, mode messages.RejectMode) messages.RespondReply {
 	t.Helper()
 	rep, err := r.eng.Respond(t.Context(), &messages.Response{V: messages.Version, RequestID: req.RequestID, SessionID: req.SessionID,
-		Approver: messages.Approver{ID: approver, Channel: "test"}, Approved: approved, Scope: scope, RejectMode: mode})
+		Approver: messages.Approver{ID: approver, Channel: "test"}, Approved: approved, Scope: scope, RejectMode: mode, Digest: r.rec.shown(t, req.RequestID)})
 	if err != nil {
 		t.Fatalf("Respond %s by %s: %v", req.RequestID, approver, err)
 	}

@@ -64,10 +64,13 @@ func retryConflict(stored *session.Record, req *messages.Request) error {
 		req.RequestID, strings.Join(diff, ", "))}
 }
 
-// contentOf is a request as JSON values by field, without the version.
+// contentOf is a request as JSON values by field, without the version
+// and the identity (the broker's mark, not the agent's content: a request
+// stored before identities were marked is the same call).
 func contentOf(r *messages.Request) (map[string]any, error) {
 	c := *r
 	c.V = 0
+	c.Identity = ""
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/natstrace"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
@@ -46,16 +47,26 @@ func (r *Result) Receipt() messages.Receipt {
 // request (a [messages.FieldError]), or a [ReplyError].
 func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, error) {
 	pol := e.cfg.Policy.Current()
+	live := pol // its breakers count, under a canary too
+	if e.cfg.Canary != nil {
+		if cand := e.cfg.Canary.PolicyFor(req.SessionID, req.AgentID, req.AgentType); cand != nil {
+			pol = cand
+		}
+	}
 	tool := strings.ToLower(req.Tool)
+	_, span := e.startSpan(ctx, SpanPolicy)
 	d := pol.Evaluate(policy.Call{Tool: tool, Arguments: req.Arguments, AgentType: req.AgentType, Cwd: req.Cwd,
 		Mode: e.mode(req.SessionID, req.AgentType)})
+	policySpan(span, &d)
 
 	// One round trip: an earlier record of this id, the stop signal and,
 	// for an ask, the grants that could allow it.
-	sctx, cancel := e.storeCtx(ctx)
+	sctx, span := e.startSpan(ctx, SpanStore+"lookup")
+	sctx, cancel := e.storeCtx(sctx)
 	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.RequestID,
 		AgentID: req.AgentID, SkipGrants: d.Action != policy.Ask})
 	cancel()
+	endSpan(span, err)
 	if err != nil {
 		e.storeErr("lookup", err, "request_id", req.RequestID, "session_id", req.SessionID)
 		dec := e.storeUnavailable(req, pol.Version(), "cannot read the session's state (hard-stop signal, grants)")
@@ -64,6 +75,11 @@ func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, er
 	if look.Existing != nil {
 		return e.retried(ctx, pol, req, &d, look.Existing)
 	}
+	if dec, stopped := e.fleetStopped(req, pol.Version()); stopped {
+		return e.decided(req, &d, dec), nil
+	}
+	e.countBreakers(live, req, &d)
+	e.breakerAsks(req, &d)
 	v := Automatic(pol, &d, tool, req.RequestedBy, &look)
 	if v.Code == "" {
 		return e.ask(ctx, pol, req, &d)
@@ -71,7 +87,7 @@ func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, er
 	if v.Code == messages.ReasonScopeGrant {
 		e.m.GrantsUsed.Add(float64(len(v.Grants)))
 	}
-	return e.decided(req, &d, e.automaticDecision(req, &d, v, pol.Version(), look.StopReason)), nil
+	return e.decided(req, &d, e.automaticDecision(req, &d, v, pol.Version(), look.Stop())), nil
 }
 
 // retried answers a request whose id is stored: its receipt, after
@@ -132,9 +148,11 @@ func (e *Engine) ask(ctx context.Context, pol *policy.Policy, req *messages.Requ
 // the request is pending, and this replica keeps opening it in the
 // background (openLater), which also tells the agent if it cannot be.
 func (e *Engine) openHeld(ctx context.Context, pol *policy.Policy, req *messages.Request, d *policy.Decision, held *session.Record) (Result, error) {
-	sctx, cancel := e.storeCtx(ctx)
+	sctx, span := e.startSpan(ctx, SpanStore+"open")
+	sctx, cancel := e.storeCtx(sctx)
 	res, err := e.cfg.Requests.Open(sctx, held.SessionID, held.ID)
 	cancel()
+	endSpan(span, err)
 	switch {
 	case errors.Is(err, session.ErrStopped):
 		return e.decided(req, d, e.hardStopped(req, pol.Version(), "")), nil
@@ -163,7 +181,9 @@ func (e *Engine) opened(ctx context.Context, rec *session.Record) {
 	e.m.Pending.Inc()
 	e.log.Info("approval needed", "request_id", rec.ID, "session_id", rec.SessionID, "agent_id", rec.AgentID, "tool", rec.Tool,
 		"team", strings.Join(rec.Teams, ","), "expires_at", rec.ExpiresAt)
-	e.carryOut(ctx, rec)
+	ectx, span := e.startSpan(ctx, SpanEffects)
+	e.carryOut(ectx, rec)
+	endSpan(span, nil)
 }
 
 // decided is the result of the automatic decision dec of req. In strict
@@ -269,6 +289,7 @@ func (e *Engine) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		ApprovalsRequired: need,
 		Offers:            offersFor(pol, d, strings.ToLower(req.Tool), req.AgentID),
 		Escalation:        ladder,
+		StepUp:            pol.StepUp(d),
 	}
 	q.Always = alwaysOf(q.Offers)
 	if pol.AnswersUser(req.Tool) {
@@ -277,9 +298,13 @@ func (e *Engine) createPending(ctx context.Context, pol *policy.Policy, req *mes
 	}
 	// The request's own batch_remaining is carried once, at the top level.
 	q.Request.BatchRemaining = nil
-	sctx, cancel := e.storeCtx(ctx)
+	if e.tracer != nil {
+		q.TraceParent = natstrace.Format(ctx)
+	}
+	sctx, span := e.startSpan(ctx, SpanStore+"prepare")
+	sctx, cancel := e.storeCtx(sctx)
 	defer cancel()
-	return e.cfg.Requests.Prepare(sctx, session.Request{
+	rec, created, err := e.cfg.Requests.Prepare(sctx, session.Request{
 		ID:                req.RequestID,
 		SessionID:         req.SessionID,
 		AgentID:           req.AgentID,
@@ -291,6 +316,8 @@ func (e *Engine) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		Question:          q,
 		Escalation:        due,
 	})
+	endSpan(span, err)
+	return rec, created, err
 }
 
 // riskOf explains d for approvers and the audit log.
@@ -301,6 +328,7 @@ func riskOf(d *policy.Decision) messages.Risk {
 		Reason:         d.Reason,
 		SafetyOverride: d.SafetyOverride,
 	}
+	r.Breaker, _ = d.Breaker()
 	if len(d.Subcommands) > 0 {
 		r.Subcommands = make([]messages.Verdict, len(d.Subcommands))
 		for i, s := range d.Subcommands {

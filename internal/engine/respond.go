@@ -21,9 +21,11 @@ import (
 // reply (a [StoreError] or a [ReplyError]).
 func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages.RespondReply, error) {
 	log := e.log.With("request_id", resp.RequestID, "session_id", resp.SessionID, "approver", resp.Approver.ID)
-	sctx, cancel := e.storeCtx(ctx)
+	sctx, span := e.startSpan(ctx, SpanStore+"get")
+	sctx, cancel := e.storeCtx(sctx)
 	rec, err := e.cfg.Requests.Get(sctx, resp.SessionID, resp.RequestID)
 	cancel()
+	endSpan(span, err)
 	if err != nil {
 		return messages.RespondReply{}, &StoreError{Op: "get", Err: err}
 	}
@@ -31,7 +33,7 @@ func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages
 		return refusal(rec, "the request is already settled; the standing decision is final"), nil
 	}
 	pol := e.cfg.Policy.Current()
-	if why := authorize(pol, forAnswer(rec, resp.Approved), resp.Approver.ID, e.cfg.OpenTeams); why != "" {
+	if why := authorize(pol, forAnswer(rec, resp.Approved), resp.Approver.ID, resp.ApproverGroups, e.cfg.OpenTeams); why != "" {
 		log.Warn("response refused", "why", why)
 		return refusal(rec, why), nil
 	}
@@ -43,8 +45,9 @@ func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages
 		return messages.RespondReply{}, &ReplyError{Code: messages.CodeInternal,
 			Message: fmt.Sprintf("request %s cannot be answered: %v", rec.ID, err)}
 	}
+	e.linkQuestion(ctx, q.TraceParent)
 	if why := digestRefusal(&q, resp); why != "" {
-		log.Warn("response refused: it names another question's digest", "digest", resp.Digest)
+		log.Warn("response refused: it names no digest or another question's", "digest", resp.Digest, "approved", resp.Approved)
 		return refusal(rec, why), nil
 	}
 	f := about(rec, messages.Decider{Kind: messages.DeciderApprover, ID: resp.Approver.ID, Display: resp.Approver.Display,
@@ -52,6 +55,10 @@ func (e *Engine) Respond(ctx context.Context, resp *messages.Response) (messages
 	f.Tool, f.Feedback = q.Request.Tool, resp.Feedback
 	vote := session.Vote{ApproverID: resp.Approver.ID, Approve: resp.Approved}
 	if resp.Approved {
+		if why := e.stopsApproval(ctx, rec, &q); why != "" {
+			log.Warn("approval refused", "why", why)
+			return refusal(rec, why), nil
+		}
 		why := e.approval(pol, rec, &q, resp, &f)
 		if why != "" {
 			log.Info("approval refused", "why", why)
@@ -84,6 +91,10 @@ func (e *Engine) approval(pol *policy.Policy, rec *session.Record, q *messages.A
 		// grants are its own, never the original's.
 		*q, f.Updated = edit.q, edit.args
 	}
+	if why := stepUpRefusal(q, resp, time.Now()); why != "" {
+		return why
+	}
+	f.By.StepUp = resp.StepUp
 	if why := checkScope(scope, q, rec); why != "" {
 		return why
 	}
@@ -116,9 +127,11 @@ func (e *Engine) approval(pol *policy.Policy, rec *session.Record, q *messages.A
 
 // vote records v on rec and carries out what it recorded.
 func (e *Engine) vote(ctx context.Context, pol *policy.Policy, rec *session.Record, v session.Vote, log *slog.Logger) (messages.RespondReply, error) {
-	sctx, cancel := e.storeCtx(ctx)
+	sctx, span := e.startSpan(ctx, SpanStore+"decide")
+	sctx, cancel := e.storeCtx(sctx)
 	res, err := e.cfg.Requests.Decide(sctx, rec.SessionID, rec.ID, v)
 	cancel()
+	endSpan(span, err)
 	if err != nil {
 		// The vote may have reached the store all the same (its reply was
 		// lost, or Redis ran it after the call gave up): then its outbox
@@ -139,7 +152,12 @@ func (e *Engine) vote(ctx context.Context, pol *policy.Policy, rec *session.Reco
 	e.firstAnswer(pol, rec, v.Approve, v.ApproverID)
 	// Grants, a stop's rejections, the decision, resolved, audit, the
 	// cascade — or, for a vote towards a quorum, the new count.
-	e.carryOut(ctx, rec)
+	ectx, span := e.startSpan(ctx, SpanEffects)
+	e.carryOut(ectx, rec)
+	if span != nil {
+		span.SetAttributes(AttrState.String(string(rec.State)))
+		span.End()
+	}
 	if rec.State == messages.StatePending {
 		log.Info("approval counted", "approvals", len(rec.Approvals), "required", rec.ApprovalsRequired)
 		return messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, ApprovalsSoFar: rec.Approvals,
@@ -148,10 +166,11 @@ func (e *Engine) vote(ctx context.Context, pol *policy.Policy, rec *session.Reco
 	return messages.RespondReply{V: messages.Version, Applied: true, State: rec.State, Decision: rec.Decision, ApprovalsSoFar: rec.Approvals}, nil
 }
 
-// authorize returns why approverID may not answer rec ("" when allowed). A
-// team without members is open to any approver only when openTeams is set
-// (dev mode); elsewhere it has no one who may answer.
-func authorize(pol *policy.Policy, rec *session.Record, approverID string, openTeams bool) string {
+// authorize returns why approverID may not answer rec ("" when allowed): by
+// id, or by one of the groups the (signed) response states. A team without members
+// is open to any approver only when openTeams is set (dev mode); elsewhere
+// it has no one who may answer.
+func authorize(pol *policy.Policy, rec *session.Record, approverID string, groups []string, openTeams bool) string {
 	if rec.RequestedBy != "" && approverID == rec.RequestedBy {
 		return fmt.Sprintf("approver %q requested this call and may not approve it (they may reject it)", approverID)
 	}
@@ -164,7 +183,7 @@ func authorize(pol *policy.Policy, rec *session.Record, approverID string, openT
 		if t.Open() && !openTeams {
 			return fmt.Sprintf("team %s lists no members: add members to the policy's teams (open teams are for dev mode only)", name)
 		}
-		if t.IsMember(approverID) {
+		if t.Admits(approverID, groups) {
 			return ""
 		}
 	}

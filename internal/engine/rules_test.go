@@ -180,7 +180,7 @@ func TestAnAnswerCannotStandForAToolsOutput(t *testing.T) {
 	}
 	alice := messages.Approver{ID: "alice", Channel: "test"}
 	rep := r.respondWith(t, messages.Response{RequestID: "fab-1", SessionID: "s-fabricate", Approver: alice, Approved: true,
-		Answer: json.RawMessage(`"deployed OK"`)})
+		Answer: json.RawMessage(`"deployed OK"`), Digest: r.rec.shown(t, "fab-1")})
 	if rep.Applied || !strings.Contains(rep.Reason, "not an ask-user tool") {
 		t.Fatalf("an answer for bash: %+v", rep)
 	}
@@ -203,7 +203,7 @@ func TestAnAskUserQuestionIsNotApprovedWithChanges(t *testing.T) {
 		req := call("s-ask-edit", id, tool, dbQuestion)
 		r.request(t, req)
 		for _, answer := range []string{"", `{"Drop the database?":"Yes"}`, `{"Which database?":"Postgres"}`} {
-			resp := messages.Response{RequestID: id, SessionID: "s-ask-edit", Approver: alice, Approved: true, UpdatedArguments: edit}
+			resp := messages.Response{RequestID: id, SessionID: "s-ask-edit", Approver: alice, Approved: true, UpdatedArguments: edit, Digest: r.rec.shown(t, id)}
 			if answer != "" {
 				resp.Answer = json.RawMessage(answer)
 			}
@@ -214,7 +214,7 @@ func TestAnAskUserQuestionIsNotApprovedWithChanges(t *testing.T) {
 		r.wantPending(t, req, tool+": a refused edit")
 		if tool == "AskUserQuestion" {
 			rep := r.respondWith(t, messages.Response{RequestID: id, SessionID: "s-ask-edit", Approver: alice, Approved: true,
-				Answer: json.RawMessage(`{"Which database?":"Postgres"}`)})
+				Answer: json.RawMessage(`{"Which database?":"Postgres"}`), Digest: r.rec.shown(t, id)})
 			if !rep.Applied || len(rep.Decision.UpdatedArguments) != 0 || string(rep.Decision.Answer) != `{"Which database?":"Postgres"}` {
 				t.Fatalf("the answer after the refused edits: %+v", rep)
 			}

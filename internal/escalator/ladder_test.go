@@ -149,7 +149,9 @@ func TestLadderRunsEachStepOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("page summary %q does not say what waits", trigger.Payload.Summary)
 	}
 
-	// The added team's member answers; the quorum stays one approval.
+	// The added team's member answers once the page is recorded; the quorum
+	// stays one approval.
+	p.WaitStepsDone("sess-ladder", id, 3)
 	rep := secondary.Approve(added, "sam", messages.ScopeOnce)
 	if !rep.Applied || rep.State != messages.StateApproved {
 		t.Fatalf("sam's approval: %+v", rep)

@@ -8,4 +8,8 @@
 // decision that does not arrive before the deadline is a deny (and the
 // pending request is cancelled), and a watchdog answers deny at the
 // deadline even when something hangs. docs/AGENTS.md is the user's guide.
+//
+// Each event is a new process: what the agent heard of hard rejections is
+// kept in a small state file per session (seen.go), so that a new turn
+// ends a stop only when the agent heard of every rejection behind it.
 package hook

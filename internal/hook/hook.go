@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -162,26 +163,39 @@ func handle(ctx context.Context, cfg Config, stdin io.Reader, ans *answerer) {
 	}
 }
 
-// session opens a client for the event's session on a new connection.
-func session(ctx context.Context, cfg Config, in Input) (*client.Client, *nats.Conn, error) {
+// session opens a client for the event's session on a new connection,
+// with what the session's earlier hook processes heard (seenState).
+func session(ctx context.Context, cfg Config, in Input) (*client.Client, *nats.Conn, *seenState, error) {
 	sessionID := cfg.Session
 	if sessionID == "" {
 		if in.SessionID == "" {
-			return nil, nil, fmt.Errorf("%w: session_id is missing", errInput)
+			return nil, nil, nil, fmt.Errorf("%w: session_id is missing", errInput)
 		}
 		sessionID = agentcfg.Token(in.SessionID)
 	}
 	nc, err := cfg.Connect(ctx, "signoff-hook-"+string(cfg.Host))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	agentType := agentcfg.Token(in.AgentType)
-	c, err := client.New(nc, cfg.Agent.ClientOptions(sessionID, agentType)...)
+	gate := messages.GateClaudeCode
+	if cfg.Host == Codex {
+		gate = messages.GateCodex
+	}
+	// A hook process lives for one call: what its agent heard is kept in
+	// the session's state file. Unreadable, it counts as nothing heard:
+	// the turn then ends no stop (fail closed).
+	st := loadSeen(sessionID)
+	opts := append(cfg.Agent.ClientOptions(sessionID, agentType), client.WithGate(gate, buildinfo.Version()))
+	if st.err == nil {
+		opts = append(opts, client.WithSeen(st.loaded...))
+	}
+	c, err := client.New(nc, opts...)
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return c, nc, nil
+	return c, nc, st, nil
 }
 
 // gate asks Signoff about the event's tool call and answers with the
@@ -192,12 +206,13 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 		return
 	}
 	call := toCall(in)
-	c, nc, err := session(ctx, cfg, in)
+	c, nc, st, err := session(ctx, cfg, in)
 	if err != nil {
 		ans.fail(in.HookEventName, err)
 		return
 	}
 	defer nc.Close()
+	defer keepSeen(st, c, ans)
 	wait, stop := context.WithTimeout(ctx, time.Until(deadlineOf(ctx))-cfg.CancelGrace*3/4)
 	defer stop()
 	// The request lives as long as the hook's deadline, a little past the
@@ -322,30 +337,50 @@ func safeDescription(s string) string {
 // A failure does not block the prompt — tool calls stay stopped, which is
 // the safe side — but the user is told.
 func newTurn(ctx context.Context, cfg Config, in Input, ans *answerer) {
-	c, nc, err := session(ctx, cfg, in)
+	c, nc, st, err := session(ctx, cfg, in)
 	if err == nil {
 		defer nc.Close()
 		_, err = c.NewTurn(ctx)
+		keepSeen(st, c, ans)
 	}
-	if err != nil {
-		msg := "Signoff could not start a new turn (" + err.Error() + "); if an approver stopped the last turn, tool calls stay denied until it can."
-		out, _ := json.Marshal(hookOutput{SystemMessage: msg})
-		if cfg.Host == Codex {
-			out = nil // Codex's UserPromptSubmit output has no room for it
-		}
-		ans.note(msg)
-		ans.write(out, ExitOK)
-		return
+	switch {
+	case err != nil:
+		tellUser(cfg, ans, "Signoff could not start a new turn ("+err.Error()+"); if an approver stopped the last turn, tool calls stay denied until it can.")
+	case st.err != nil:
+		tellUser(cfg, ans, "Signoff could not read what this session heard of hard rejections ("+st.err.Error()+"); if an approver stopped the last turn, it stays stopped: the agent's next tool call is denied, naming the rejection, and the prompt after that lifts the stop.")
+	default:
+		ans.write(nil, ExitOK)
 	}
-	ans.write(nil, ExitOK)
 }
 
-// endSession cancels the session's pending requests.
+// tellUser answers a prompt event with msg for the user, without blocking
+// the prompt.
+func tellUser(cfg Config, ans *answerer, msg string) {
+	out, _ := json.Marshal(hookOutput{SystemMessage: msg})
+	if cfg.Host == Codex {
+		out = nil // Codex's UserPromptSubmit output has no room for it
+	}
+	ans.note(msg)
+	ans.write(out, ExitOK)
+}
+
+// keepSeen writes what c heard to the session's state file; a failure
+// is noted, not fatal: a lost id keeps a stop, the safe side.
+func keepSeen(st *seenState, c *client.Client, ans *answerer) {
+	if err := st.keep(c.Seen()); err != nil {
+		ans.note("could not keep what this session heard of hard rejections: " + err.Error())
+	}
+}
+
+// endSession cancels the session's pending requests and removes its
+// state file (a session resumed later starts from nothing heard: a stop
+// then holds until its next hard_stop names the rejection, the safe side).
 func endSession(ctx context.Context, cfg Config, in Input, ans *answerer) {
-	c, nc, err := session(ctx, cfg, in)
+	c, nc, st, err := session(ctx, cfg, in)
 	if err == nil {
 		defer nc.Close()
 		_, err = c.Cancel(ctx)
+		st.forget()
 	}
 	if err != nil {
 		ans.fail(in.HookEventName, fmt.Errorf("cancelling the session's pending requests: %w", err))

@@ -39,7 +39,7 @@ func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
 		t.Fatal("no question reached the approver")
 	}
 	rep := approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-		Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(`{"text":"select 1"}`)})
+		Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(`{"text":"select 1"}`), Digest: q.Digest})
 	if !rep.Applied {
 		t.Fatalf("reply %+v", rep)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
+	"github.com/signoff-dev/signoff/internal/buildinfo"
 	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -324,7 +325,7 @@ func (g *Gateway) handler(up *upstream, name, tool, signoffTool string) mcp.Tool
 // decide asks Signoff about one call and waits for the decision, at most
 // DecisionTimeout; a request still pending then is cancelled.
 func (g *Gateway) decide(ctx context.Context, session, tool string, args []byte, server, orig string) (*messages.Decision, error) {
-	c, err := client.New(g.nc, g.cfg.Agent.ClientOptions(session, "")...)
+	c, err := client.New(g.nc, append(g.cfg.Agent.ClientOptions(session, ""), client.WithGate(messages.GateMCP, buildinfo.Version()))...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,31 @@ var otherTools = map[string]string{
 	"force":                        "scripts/build-images.sh",
 	"oneline":                      "git log",
 	"dangerously-skip-permissions": "claude",
+	"appendonly":                   "redis-server",
+	"appendfsync":                  "redis-server",
 	"help":                         "every command",
+	"stat":                         "git diff",
+	"header":                       "nats request",
+	"user":                         "nats CLI, nsc",
+	"password":                     "nats CLI",
+	"signal":                       "nats-server",
+	"generate-signing-key":         "nsc add operator",
+	"sys":                          "nsc add operator",
+	"name":                         "nsc",
+	"js-enable":                    "nsc edit account",
+	"account":                      "nsc",
+	"service":                      "nsc add export/import",
+	"subject":                      "nsc add export",
+	"account-token-position":       "nsc add export",
+	"field":                        "nsc describe",
+	"src-account":                  "nsc add import",
+	"remote-subject":               "nsc add import",
+	"share":                        "nsc add import",
+	"local-subject":                "nsc add import",
+	"allow-pub":                    "nsc edit user",
+	"allow-pub-response":           "nsc edit user",
+	"nats-resolver":                "nsc generate config",
+	"include":                      "grep -r",
 }
 
 // helpFlagLine is a flag of Go's flag.PrintDefaults: "  -name type".
@@ -48,6 +72,11 @@ func TestEveryDocumentedFlagExists(t *testing.T) {
 		{"broker"}, {"broker", "policy", "check"}, {"broker", "health"},
 		{"approver-bot"}, {"approver-bot", "health"}, {"approver-bot", "hash-password"},
 		{"signoff", "hook", "claude-code"}, {"signoff", "hook", "codex"}, {"signoff", "mcp-gateway"},
+		{"signoff", "admin", "pending"}, {"signoff", "admin", "grants"}, {"signoff", "admin", "revoke"},
+		{"signoff", "admin", "stop"}, {"signoff", "admin", "resume"}, {"signoff", "admin", "stops"},
+		{"signoff", "admin", "mode"}, {"signoff", "admin", "policy"}, {"signoff", "admin", "audit"},
+		{"signoff", "admin", "agents"}, {"signoff", "admin", "replay"}, {"signoff", "admin", "shadow"},
+		{"signoff", "admin", "canary"},
 	} {
 		cmd := exec.Command(filepath.Join(bin, args[0]), append(args[1:], "--help")...)
 		out, _ := cmd.CombinedOutput() // --help exits 0 or 2, as the command's usage says

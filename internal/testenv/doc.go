@@ -1,6 +1,7 @@
 // Package testenv provides the real servers that Signoff's tests run
 // against: a redis-server process on a free loopback port ([Redis]) and an
-// embedded NATS server with JetStream ([NATS]), and [LogBuffer], a log sink
+// embedded NATS server with JetStream ([NATS]), a cluster of embedded
+// servers configured with tenant accounts ([NATSAccountsCluster], [Accounts]), and [LogBuffer], a log sink
 // that several goroutines may write while the test reads it.
 //
 // Both are owned by the test that starts them: t.Cleanup stops them and

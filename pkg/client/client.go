@@ -5,15 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/pkg/backoff"
 	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/natstrace"
 )
 
 // Client asks Signoff before an agent runs a tool call. One Client serves one
@@ -22,10 +29,13 @@ type Client struct {
 	nc   *nats.Conn
 	subj messages.Subjects
 	o    options
+	hdr  nats.Header // the Signoff-Gate header, read-only
 
-	// seen holds the ids of the hard rejections (reject_hard) this client
-	// received since its last new turn, which NewTurn names: a turn ends
-	// a stop only when the agent has heard of the rejection behind it.
+	// seen holds the ids of the hard rejections this client heard of
+	// (its reject_hard decisions, the stop_rejections of its hard_stop
+	// denials) since its last new turn that ended a stop, which NewTurn
+	// names: a turn ends a stop only when the agent has heard of every
+	// rejection behind it.
 	mu   sync.Mutex
 	seen []string
 }
@@ -52,7 +62,38 @@ func New(nc *nats.Conn, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	return &Client{nc: nc, subj: subj, o: o}, nil
+	if o.gate == "" {
+		o.gate = messages.GateSDK + "/" + sdkVersion()
+	}
+	return &Client{nc: nc, subj: subj, o: o, hdr: nats.Header{messages.GateHeader: []string{o.gate}}, seen: o.seen}, nil
+}
+
+// sdkVersion is the version of this module in the running binary.
+func sdkVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	const path = "github.com/signoff-dev/signoff"
+	if bi.Main.Path == path {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			return d.Version
+		}
+	}
+	return "unknown"
+}
+
+// Seen returns the hard rejections this client heard of since its last
+// turn that ended a stop (what its next [Client.NewTurn] names), oldest
+// first: what a gate that runs one process per call keeps for the next
+// one ([WithSeen]).
+func (c *Client) Seen() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.seen)
 }
 
 // SessionID returns the session this client speaks for.
@@ -87,21 +128,50 @@ func (c *Client) Request(ctx context.Context, call Call) (*messages.Decision, er
 
 func (c *Client) request(ctx context.Context, call Call, rest []messages.BatchItem) (*messages.Decision, error) {
 	d, err := c.decide(ctx, call, rest)
-	if d != nil && d.ReasonCode == messages.ReasonRejected && d.RejectMode == messages.RejectHard {
-		c.mu.Lock()
-		if len(c.seen) < messages.MaxCancelIDs {
-			c.seen = append(c.seen, d.RequestID)
-		}
-		c.mu.Unlock()
-	}
+	c.heard(d)
 	return d, err
 }
 
-func (c *Client) decide(ctx context.Context, call Call, rest []messages.BatchItem) (*messages.Decision, error) {
+// heard adds to seen the hard rejections d tells of: d itself when it is
+// a reject_hard, those behind the stop when it is a hard_stop. At most
+// messages.MaxCancelIDs are kept, the newest.
+func (c *Client) heard(d *messages.Decision) {
+	if d == nil {
+		return
+	}
+	var ids []string
+	switch d.ReasonCode {
+	case messages.ReasonRejected:
+		if d.RejectMode == messages.RejectHard {
+			ids = []string{d.RequestID}
+		}
+	case messages.ReasonHardStop:
+		ids = d.StopRejections
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if !slices.Contains(c.seen, id) {
+			c.seen = append(c.seen, id)
+		}
+	}
+	if n := len(c.seen) - messages.MaxCancelIDs; n > 0 {
+		c.seen = slices.Delete(c.seen, 0, n)
+	}
+}
+
+func (c *Client) decide(ctx context.Context, call Call, rest []messages.BatchItem) (d *messages.Decision, err error) {
 	req, err := c.build(call, rest)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := c.tracer().Start(ctx, SpanRequest, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("signoff.request_id", req.RequestID), attribute.String("signoff.session_id", req.SessionID),
+			attribute.String("signoff.tool", req.Tool)))
+	defer func() { endSpan(span, d, err) }()
 	data, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("client: encode request: %w", err)
@@ -233,23 +303,40 @@ func (c *Client) Status(ctx context.Context, requestID string) (messages.Receipt
 		return rc, err
 	}
 	err = c.roundTrip(ctx, c.subj.Status(c.o.sessionID), data, &rc)
+	if err == nil {
+		c.heard(rc.Decision)
+	}
 	return rc, err
 }
 
 // NewTurn tells the broker a new user turn began: it clears the session's
-// hard-stop signal. It reports whether a stop signal was set.
+// hard-stop signal. It reports whether a stop signal was set and cleared.
+//
+// The turn names every hard rejection this client heard of since its last
+// turn that ended a stop (messages.TurnRequest SeenComplete): a
+// reject_hard decision, and the rejections a hard_stop deny names. The
+// stop ends only when the turn names every rejection behind it, so a turn
+// sent before the agent heard of a rejection — even one delayed in
+// retries until after the rejection was delivered — cannot end it: it
+// returns false, and the session stays stopped (its calls are denied
+// hard_stop, naming the rejections) until a turn after the agent heard.
+// A client made [WithStatelessTurns] does not claim its list is complete.
 func (c *Client) NewTurn(ctx context.Context) (bool, error) {
 	var rep messages.TurnReply
 	c.mu.Lock()
 	seen := slices.Clone(c.seen)
 	c.mu.Unlock()
-	data, _ := json.Marshal(messages.TurnRequest{V: messages.Version, Seen: seen})
+	data, _ := json.Marshal(messages.TurnRequest{V: messages.Version, Seen: seen, SeenComplete: !c.o.statelessTurns})
 	if err := c.roundTrip(ctx, c.subj.Turn(c.o.sessionID), data, &rep); err != nil {
 		return false, err
 	}
-	c.mu.Lock()
-	c.seen = slices.DeleteFunc(c.seen, func(id string) bool { return slices.Contains(seen, id) })
-	c.mu.Unlock()
+	if len(rep.Unheard) == 0 {
+		// No stop holds: what it named is done with. A stop that holds
+		// needs them all named again.
+		c.mu.Lock()
+		c.seen = slices.DeleteFunc(c.seen, func(id string) bool { return slices.Contains(seen, id) })
+		c.mu.Unlock()
+	}
 	return rep.StopCleared, nil
 }
 
@@ -274,7 +361,11 @@ func (c *Client) roundTrip(ctx context.Context, subject string, data []byte, out
 	retry := backoff.Policy{Min: c.o.retryMin, Max: c.o.retryMax}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.o.attemptTimeout)
-		msg, err := c.nc.RequestWithContext(actx, subject, data)
+		// A header of its own per attempt: the gate's, shared, and the
+		// trace context of this call.
+		send := &nats.Msg{Subject: subject, Data: data, Header: maps.Clone(c.hdr)}
+		natstrace.Inject(ctx, send)
+		msg, err := c.nc.RequestMsgWithContext(actx, send)
 		cancel()
 		if err == nil {
 			if rep, ok := messages.IsErrorReply(msg.Data); ok {
@@ -309,4 +400,30 @@ func retryable(err error) bool {
 		errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, messages.ErrUnavailable) ||
 		errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// SpanRequest is the name of the client's span of one request.
+const SpanRequest = "signoff.client.request"
+
+// tracer is the tracer of the client's spans: WithTracerProvider's, else
+// the global provider's (read at each call: an agent may set it up after
+// making the client).
+func (c *Client) tracer() trace.Tracer {
+	if c.o.tracer != nil {
+		return c.o.tracer
+	}
+	return otel.GetTracerProvider().Tracer(TracerName)
+}
+
+// endSpan records the decision d (or err) on span and ends it.
+func endSpan(span trace.Span, d *messages.Decision, err error) {
+	if span.IsRecording() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		} else if d != nil {
+			span.SetAttributes(attribute.String("signoff.outcome", string(d.Outcome)), attribute.String("signoff.reason_code", string(d.ReasonCode)))
+		}
+	}
+	span.End()
 }

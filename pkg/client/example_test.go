@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	sdktracetest "go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/signoff-dev/signoff/internal/broker"
 	"github.com/signoff-dev/signoff/pkg/client"
@@ -85,9 +87,32 @@ func approveNext(nc *nats.Conn, approved bool, mode messages.RejectMode) {
 		var q messages.ApprovalNeeded
 		_ = json.Unmarshal(msg.Data, &q)
 		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-			Approver: messages.Approver{ID: "alice"}, Approved: approved, RejectMode: mode, Feedback: "not today"})
+			Approver: messages.Approver{ID: "alice"}, Approved: approved, RejectMode: mode, Feedback: "not today", Digest: q.Digest})
 		_, _ = nc.Request("signoff.v1.respond", resp, 5*time.Second)
 	}()
+}
+
+// rejectHardNext plays an approver who rejects the next question with
+// reject_hard; the channel closes once the broker answered the response
+// (the rejection carried out).
+func rejectHardNext(nc *nats.Conn) <-chan struct{} {
+	done := make(chan struct{})
+	sub, _ := nc.SubscribeSync("signoff.v1.ask.default")
+	_ = nc.Flush()
+	go func() {
+		defer close(done)
+		defer func() { _ = sub.Unsubscribe() }()
+		msg, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			return
+		}
+		var q messages.ApprovalNeeded
+		_ = json.Unmarshal(msg.Data, &q)
+		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+			Approver: messages.Approver{ID: "alice"}, RejectMode: messages.RejectHard, Feedback: "not today"})
+		_, _ = nc.Request("signoff.v1.respond", resp, 5*time.Second)
+	}()
+	return done
 }
 
 // approveNextWithChanges plays an approver who approves the next question
@@ -104,7 +129,7 @@ func approveNextWithChanges(nc *nats.Conn, args string) {
 		var q messages.ApprovalNeeded
 		_ = json.Unmarshal(msg.Data, &q)
 		resp, _ := json.Marshal(messages.Response{V: 1, RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-			Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(args)})
+			Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(args), Digest: q.Digest})
 		_, _ = nc.Request("signoff.v1.respond", resp, 5*time.Second)
 	}()
 }
@@ -217,6 +242,64 @@ func ExampleClient_NewTurn() {
 	// policy_allow
 }
 
+// A gate that runs one process per tool call and per prompt, and keeps
+// nothing between them, cannot know what the agent heard: its turns end a
+// stop as they did before turns were tracked. A long-lived client's turn,
+// sent before the agent heard of the reject_hard, would not.
+func ExampleWithStatelessTurns() {
+	nc, stop := devPlane()
+	defer stop()
+	ctx := context.Background()
+	hook := func() *client.Client {
+		c, _ := client.New(nc, client.WithSession("session-9"), client.WithAgent("pod-7"), client.WithStatelessTurns())
+		return c
+	}
+
+	answered := rejectHardNext(nc)
+	d, _ := hook().Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "make deploy"}})
+	fmt.Println(d.ReasonCode, d.RejectMode)
+	<-answered // the rejection is carried out: the user reads it, then speaks
+
+	cleared, _ := hook().NewTurn(ctx) // a new process, on the user's next prompt
+	fmt.Println(cleared)
+	d, _ = hook().Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "ls -l"}})
+	fmt.Println(d.ReasonCode)
+	// Output:
+	// rejected reject_hard
+	// true
+	// policy_allow
+}
+
+// A gate that runs one process per call keeps what its agent heard
+// between processes (a hook's state file): Seen after each call, WithSeen
+// in the next process. Its turns are then tracked like a long-lived
+// client's.
+func ExampleWithSeen() {
+	nc, stop := devPlane()
+	defer stop()
+	ctx := context.Background()
+	var kept []string // the state file
+	process := func() *client.Client {
+		c, _ := client.New(nc, client.WithSession("session-10"), client.WithAgent("pod-7"), client.WithSeen(kept...))
+		return c
+	}
+
+	answered := rejectHardNext(nc)
+	c := process()
+	d, _ := c.Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "make deploy"}})
+	<-answered
+	kept = c.Seen()
+	fmt.Println(d.ReasonCode, d.RejectMode, len(kept))
+
+	c = process() // the user's next prompt
+	cleared, _ := c.NewTurn(ctx)
+	kept = c.Seen()
+	fmt.Println(cleared, len(kept))
+	// Output:
+	// rejected reject_hard 1
+	// true 0
+}
+
 func ExampleClient_Cancel() {
 	nc, stop := devPlane()
 	defer stop()
@@ -281,4 +364,57 @@ func ExampleWithReceiptTimeout() {
 	_, err = c.Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "ls"}})
 	fmt.Println(errors.Is(err, context.DeadlineExceeded), time.Since(start) < 5*time.Second)
 	// Output: true true
+}
+
+func ExampleWithGate() {
+	srv, err := server.NewServer(&server.Options{Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	srv.ReadyForConnections(10 * time.Second)
+	nc, _ := nats.Connect(srv.ClientURL())
+	defer nc.Close()
+	// Stands in for a broker: shows the header and refuses the request.
+	_, _ = nc.Subscribe("signoff.v1.req.*", func(m *nats.Msg) {
+		fmt.Println(m.Header.Get(messages.GateHeader))
+		_ = m.Respond([]byte(`{"v":1,"error":{"code":"forbidden","message":"example"}}`))
+	})
+
+	c, _ := client.New(nc, client.WithSession("session-1"), client.WithAgent("pod-7"),
+		client.WithGate(messages.GateMCP, "v1.2.0"))
+	_, err = c.Request(context.Background(), client.Call{Tool: "bash", Arguments: map[string]any{"command": "ls"}})
+	fmt.Println(err != nil)
+	// Output:
+	// mcp-gateway/v1.2.0
+	// true
+}
+
+// ExampleWithTracerProvider sends a call inside the agent's own span: the
+// client's span of the request is its child, and the brokers receive the
+// trace in the request's traceparent header.
+func ExampleWithTracerProvider() {
+	nc, stop := devPlane()
+	defer stop()
+	rec := sdktracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	c, err := client.New(nc, client.WithSession("session-traced"), client.WithAgent("pod-7"), client.WithTracerProvider(tp))
+	if err != nil {
+		panic(err)
+	}
+	ctx, turn := tp.Tracer("agent").Start(context.Background(), "agent.turn")
+	d, err := c.Request(ctx, client.Call{Tool: "bash", Arguments: map[string]any{"command": "ls -la"}})
+	turn.End()
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range rec.Ended() {
+		fmt.Println(s.Name(), s.Parent().SpanID() == turn.SpanContext().SpanID())
+	}
+	fmt.Println(d.Outcome)
+	// Output:
+	// signoff.client.request true
+	// agent.turn false
+	// allow
 }

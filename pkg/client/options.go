@@ -3,7 +3,10 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -25,6 +28,14 @@ type options struct {
 	expiryGrace    time.Duration
 	receiptTimeout time.Duration
 	logf           func(format string, args ...any)
+	// gate is the Signoff-Gate header of every request: which gate sent
+	// it and its version (default "sdk/<this module's version>").
+	gate   string
+	tracer trace.Tracer // nil: the global provider's, at each call
+	// statelessTurns: NewTurn does not claim to name every hard
+	// rejection heard of (WithStatelessTurns).
+	statelessTurns bool
+	seen           []string // WithSeen
 }
 
 func defaultOptions() options {
@@ -131,6 +142,84 @@ func WithReceiptTimeout(d time.Duration) Option {
 			return fmt.Errorf("receipt timeout %s must be positive", d)
 		}
 		o.receiptTimeout = d
+		return nil
+	}
+}
+
+// WithGate names the gate this client asks for (sent as the Signoff-Gate
+// header, shown by `signoff admin agents`): one of the messages.Gate*
+// kinds, or a name of your own, and its version. Default: "sdk" and this
+// module's version. A gate that removes or bypasses itself is what the
+// last-seen list exists to notice; the header is information, not
+// identity.
+func WithGate(kind, version string) Option {
+	return func(o *options) error {
+		if err := messages.ValidateToken("gate kind", kind); err != nil {
+			return err
+		}
+		g := kind
+		if version != "" {
+			g += "/" + version
+		}
+		if k, _ := messages.ParseGate(g); k != kind {
+			return fmt.Errorf("client: gate %q/%q: too long or not printable", kind, version)
+		}
+		o.gate = g
+		return nil
+	}
+}
+
+// WithTracerProvider sets where the client's spans go (default: the
+// global provider, otel.GetTracerProvider(), at each call). The client
+// makes one client span per request, a child of the context's span, and
+// sends its trace context to the brokers in the request's headers (W3C
+// traceparent, see pkg/natstrace): the brokers' spans of the decision join
+// the agent's trace.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) error {
+		if tp == nil {
+			return errors.New("client: WithTracerProvider: nil provider")
+		}
+		o.tracer = tp.Tracer(TracerName)
+		return nil
+	}
+}
+
+// TracerName is the instrumentation scope of the client's spans.
+const TracerName = "github.com/signoff-dev/signoff/pkg/client"
+
+// WithStatelessTurns is for a client that lives for one call only and
+// keeps nothing between processes (see [WithSeen] for one that does), so
+// it cannot know every hard rejection its agent heard of: its [Client.NewTurn]
+// names only those this client heard and does not say the list is
+// complete (messages.TurnRequest SeenComplete false). Such a turn ends a
+// stop whether or not the agent heard of the rejections behind it, as
+// turns did before turns were tracked; a turn sent before the agent heard
+// of one and delayed past its delivery ends its stop too (docs/STATE.md
+// "Hard stops and turns"). Long-lived clients should not use it.
+func WithStatelessTurns() Option {
+	return func(o *options) error {
+		o.statelessTurns = true
+		return nil
+	}
+}
+
+// WithSeen starts the client with the hard rejections its agent heard of
+// since its last turn that ended a stop, as an earlier client of the same
+// session kept them ([Client.Seen]): a gate that runs one process per
+// call (a hook) keeps them between processes, so that its turns can be
+// tracked. At most messages.MaxCancelIDs ids, each a subject token.
+func WithSeen(ids ...string) Option {
+	return func(o *options) error {
+		if len(ids) > messages.MaxCancelIDs {
+			return fmt.Errorf("WithSeen: %d ids, at most %d", len(ids), messages.MaxCancelIDs)
+		}
+		for i, id := range ids {
+			if err := messages.ValidateToken("seen["+strconv.Itoa(i)+"]", id); err != nil {
+				return fmt.Errorf("WithSeen: %w", err)
+			}
+		}
+		o.seen = append([]string(nil), ids...)
 		return nil
 	}
 }

@@ -39,6 +39,7 @@ func (r *Receipt) AppendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
+	b = appendOptString(b, `,"identity":`, string(r.Identity))
 	return append(b, '}'), nil
 }
 
@@ -59,6 +60,7 @@ func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOptString(b, `,"scope":`, string(d.Scope))
 	b = appendOptStrings(b, `,"granted_pattern":`, d.GrantedPattern)
 	b = appendOptString(b, `,"reject_mode":`, string(d.RejectMode))
+	b = appendOptStrings(b, `,"stop_rejections":`, d.StopRejections)
 	b = appendOptString(b, `,"feedback":`, d.Feedback)
 	b = appendOptString(b, `,"llm_message":`, d.LLMMessage)
 	var err error
@@ -68,12 +70,27 @@ func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
+	if len(d.UpdatedArguments) > 0 {
+		b = append(b, `,"updated_arguments":`...)
+		if b, err = appendRaw(b, d.UpdatedArguments); err != nil {
+			return b, err
+		}
+	}
 	b = append(b, `,"decided_by":{"kind":`...)
 	b = appendString(b, string(d.DecidedBy.Kind))
 	b = appendOptString(b, `,"id":`, d.DecidedBy.ID)
 	b = appendOptString(b, `,"display":`, d.DecidedBy.Display)
 	b = appendOptString(b, `,"channel":`, d.DecidedBy.Channel)
 	b = appendOptString(b, `,"device":`, d.DecidedBy.Device)
+	if d.DecidedBy.StepUp != nil {
+		// Rare (approvals that needed a step-up): the slow path.
+		su, err := json.Marshal(d.DecidedBy.StepUp)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, `,"step_up":`...)
+		b = append(b, su...)
+	}
 	b = append(b, `},"decided_at":`...)
 	if b, err = appendTime(b, d.DecidedAt); err != nil {
 		return b, err
@@ -130,6 +147,7 @@ func (r *Request) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"ttl_ms":`...)
 		b = strconv.AppendInt(b, r.TTLMillis, 10)
 	}
+	b = appendOptString(b, `,"identity":`, string(r.Identity))
 	return append(b, '}'), nil
 }
 
@@ -177,6 +195,24 @@ func (a *AuditRecord) AppendJSON(b []byte) ([]byte, error) {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	b = appendOptString(b, `,"mode":`, a.Mode)
+	if s := a.Shadow; s != nil {
+		b = append(b, `,"shadow":{"policy_version":`...)
+		b = appendString(b, s.PolicyVersion)
+		b = append(b, `,"action":`...)
+		b = appendString(b, s.Action)
+		b = append(b, `,"live":`...)
+		b = appendString(b, s.Live)
+		b = appendOptString(b, `,"rule":`, s.Rule)
+		b = append(b, '}')
+	}
+	if c := a.Canary; c != nil {
+		b = append(b, `,"canary":{"id":`...)
+		b = appendString(b, c.ID)
+		b = append(b, `,"policy_version":`...)
+		b = appendString(b, c.PolicyVersion)
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }

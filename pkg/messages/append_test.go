@@ -69,15 +69,20 @@ func randTime(r *rand.Rand) time.Time {
 }
 
 func randDecision(r *rand.Rand) Decision {
-	return Decision{
+	d := Decision{
 		V: r.IntN(3), RequestID: randString(r), SessionID: randString(r), Tool: randString(r),
 		Outcome: Outcome(randString(r)), ReasonCode: ReasonCode(randString(r)), Reason: randString(r),
 		Scope: Scope(randString(r)), GrantedPattern: randStrings(r), RejectMode: RejectMode(randString(r)),
-		Feedback: randString(r), LLMMessage: randString(r), Answer: randRaw(r),
+		StopRejections: randStrings(r), Feedback: randString(r), LLMMessage: randString(r), Answer: randRaw(r),
+		UpdatedArguments: randRaw(r),
 		DecidedBy: Decider{Kind: DeciderKind(randString(r)), ID: randString(r), Display: randString(r),
 			Channel: randString(r), Device: randString(r)},
 		DecidedAt: randTime(r), PolicyVersion: randString(r),
 	}
+	if r.IntN(2) == 0 {
+		d.DecidedBy.StepUp = &StepUp{Method: randString(r), CredentialID: randString(r), AssertedAt: randTime(r), UserVerified: r.IntN(2) == 0}
+	}
+	return d
 }
 
 func randRequest(r *rand.Rand) Request {
@@ -117,6 +122,15 @@ func randAudit(r *rand.Rand) AuditRecord {
 			s.Page = randString(r)
 		}
 		a.Escalation = append(a.Escalation, s)
+	}
+	if r.IntN(2) == 0 {
+		a.Mode = randString(r)
+	}
+	if r.IntN(2) == 0 {
+		a.Shadow = &ShadowVerdict{PolicyVersion: randString(r), Action: randString(r), Live: randString(r), Rule: randString(r)}
+	}
+	if r.IntN(2) == 0 {
+		a.Canary = &CanaryMark{ID: randString(r), PolicyVersion: randString(r)}
 	}
 	return a
 }

@@ -17,7 +17,8 @@ const digestLen = len(DigestPrefix) + 2*sha256.Size
 // request (tool, arguments, description, working directory, agent,
 // session, requester…), the risk (tier, rule, reasons, safety override,
 // each sub-command's verdict), the rest of the batch, the quorum, the
-// offers and an ask-user question's questions. Expiry, approvals counted so
+// offers, an ask-user question's questions and whether approving needs
+// step-up. Expiry, approvals counted so
 // far and escalation reminders change while the question stays the same
 // question, so they are not part of it.
 type shown struct {
@@ -28,6 +29,9 @@ type shown struct {
 	Always            *AlwaysGrant `json:"always"`
 	Offers            []GrantOffer `json:"offers"`
 	AskUser           *AskUser     `json:"ask_user"`
+	// StepUp is left out when nil, so the digests of questions without
+	// it are what they were before it existed.
+	StepUp *StepUpNeed `json:"step_up,omitempty"`
 }
 
 // ShownDigest is the digest of what q shows: "sha256:" and the hex SHA-256
@@ -38,7 +42,7 @@ type shown struct {
 // digest show the same call; a copy with another is another question.
 func (q *ApprovalNeeded) ShownDigest() string {
 	s := shown{Request: q.Request, Risk: q.Risk, BatchRemaining: q.BatchRemaining, ApprovalsRequired: max(q.ApprovalsRequired, 1),
-		Always: q.Always, Offers: q.Offers, AskUser: q.AskUser}
+		Always: q.Always, Offers: q.Offers, AskUser: q.AskUser, StepUp: q.StepUp}
 	data, err := json.Marshal(s)
 	if err != nil {
 		// Only a json.RawMessage that is not JSON gets here (a question

@@ -128,15 +128,16 @@ func validDenyDecision() *Decision {
 }
 
 func validReceipt() *Receipt {
-	return &Receipt{V: Version, RequestID: "01JQ8Z6Q3W5R0V8K2M4N6P8R0T", State: StateApproved, Decision: validDecision()}
+	return &Receipt{V: Version, RequestID: "01JQ8Z6Q3W5R0V8K2M4N6P8R0T", State: StateApproved, Decision: validDecision(), Identity: IdentityVerified}
 }
 
 func validPendingReceipt() *Receipt {
-	return &Receipt{V: Version, RequestID: "01JQ8Z6Q3W5R0V8K2M4N6P8R0T", State: StatePending, ExpiresAt: fixtureExpiresAt}
+	return &Receipt{V: Version, RequestID: "01JQ8Z6Q3W5R0V8K2M4N6P8R0T", State: StatePending, ExpiresAt: fixtureExpiresAt, Identity: IdentityDeclared}
 }
 
 func validApprovalNeeded() *ApprovalNeeded {
 	req := validRequest()
+	req.Identity = IdentityVerified // the broker marks every request it accepts
 	return &ApprovalNeeded{
 		V:       Version,
 		Type:    TypeApprovalNeeded,
@@ -194,6 +195,14 @@ func validResolved() *Resolved {
 
 func validAuditRecord() *AuditRecord {
 	a := validApprovalNeeded()
-	return &AuditRecord{V: Version, Request: *validRequest(), Decision: *validDecision(), Risk: &a.Risk,
-		Replica: "broker-7d9f-2", Recorded: fixtureDecidedAt.Add(2 * time.Millisecond)}
+	return &AuditRecord{V: Version, Request: verifiedRequest(), Decision: *validDecision(), Risk: &a.Risk,
+		Replica: "broker-7d9f-2", Recorded: fixtureDecidedAt.Add(2 * time.Millisecond), Mode: "always-ask",
+		Shadow: &ShadowVerdict{PolicyVersion: "sha256:2c26b46b68ffc68f", Action: "deny", Live: "ask", Rule: "Bash(npm install *): deny"}}
+}
+
+// verifiedRequest is validRequest as the broker stores it: marked verified.
+func verifiedRequest() Request {
+	r := *validRequest()
+	r.Identity = IdentityVerified
+	return r
 }

@@ -131,7 +131,7 @@ func decodeDocExample(data []byte) (bool, error) {
 		_, err = Decode[TurnReply](data, 0)
 	case has("ok"):
 		_, err = Decode[AdminReply](data, 0)
-	case has("mode"), has("grant_id"), has("by"), has("teams"):
+	case has("mode"), has("grant_id"), has("by"), has("teams"), has("selector"):
 		_, err = Decode[AdminRequest](data, 0)
 	case has("request_id") && len(keys) == 2:
 		_, err = Decode[StatusRequest](data, 0)

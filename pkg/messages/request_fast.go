@@ -73,6 +73,7 @@ const (
 	fieldCwd
 	fieldBatch
 	fieldTTL
+	fieldIdentity
 	numRequestFields
 )
 
@@ -83,6 +84,7 @@ var requestFieldNames = [numRequestFields]string{
 	fieldAgentType: "agent_type", fieldRequestedBy: "requested_by", fieldCallID: "call_id", fieldTool: "tool",
 	fieldCategory: "category", fieldArguments: "arguments", fieldDescription: "description", fieldCwd: "cwd",
 	fieldBatch: "batch_remaining", fieldTTL: "ttl_ms",
+	fieldIdentity: "identity",
 }
 
 func requestField(key []byte) (int, bool) {
@@ -117,6 +119,8 @@ func (r *Request) stringField(f int) *string {
 		return &r.Description
 	case fieldCwd:
 		return &r.Cwd
+	case fieldIdentity:
+		return (*string)(&r.Identity)
 	}
 	panic("messages: no string field")
 }

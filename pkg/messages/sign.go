@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,10 +35,15 @@ const SignatureLen = 64
 //
 // and, only when the response carries updated_arguments, a netstring with
 // them (in the answer's canonical form), then, only when it carries a
-// digest, a netstring with the digest; so the signing bytes of a response
-// without either are what they always were. (The two cannot be told apart
-// by position, but they can by content: canonical arguments start with
-// '{', a digest with "sha256:".)
+// digest, a netstring with the digest, then, only when it carries step_up,
+// a netstring with "step_up:", its method, ':', its credential_id, ':',
+// its asserted_at (as signed_at) and ":uv" when user_verified; so the
+// signing bytes of a response without any of them are what they always
+// were. (They cannot be told apart by position, but they can by content:
+// canonical arguments start with '{', a digest with "sha256:", step-up
+// evidence with "step_up:".) Then, only when approver_groups is not empty, a
+// netstring of "groups:" and the groups joined by LF (a group holds no
+// control character).
 //
 // Values are taken as sent: an omitted scope is "", not "once". The answer
 // is its JSON with insignificant whitespace removed and '<', '>', '&',
@@ -95,7 +101,30 @@ func (r *Response) SigningBytes() []byte {
 		b = append(b, r.Digest...)
 		b = append(b, ',')
 	}
+	if r.StepUp != nil {
+		s := r.StepUp.signingText()
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+		b = append(b, ',')
+	}
+	if len(r.ApproverGroups) > 0 {
+		g := "groups:" + strings.Join(r.ApproverGroups, "\n")
+		b = strconv.AppendInt(b, int64(len(g)), 10)
+		b = append(b, ':')
+		b = append(b, g...)
+		b = append(b, ',')
+	}
 	return b
+}
+
+// signingText is the step-up evidence as the signing bytes hold it.
+func (s *StepUp) signingText() string {
+	t := "step_up:" + s.Method + ":" + s.CredentialID + ":" + formatSignedAt(s.AssertedAt)
+	if s.UserVerified {
+		t += ":uv"
+	}
+	return t
 }
 
 // canonicalAnswer returns the answer as encoding/json sends a

@@ -24,6 +24,8 @@ func signedResponse() Response {
 		SignedAt:  time.Date(2025, 1, 2, 3, 4, 5, 500, time.FixedZone("CET", 3600)),
 		KeyID:     "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
 		Signature: "sig",
+		StepUp: &StepUp{Method: StepUpWebAuthn, CredentialID: "AQIDBA",
+			AssertedAt: time.Date(2025, 1, 2, 3, 4, 1, 0, time.UTC), UserVerified: true},
 	}
 }
 
@@ -51,6 +53,9 @@ func mutate(t *testing.T, name string, v reflect.Value) {
 		return
 	case json.RawMessage:
 		v.Set(reflect.ValueOf(json.RawMessage(`{"choice":"no"}`)))
+		return
+	case []string:
+		v.Set(reflect.ValueOf(append(v.Interface().([]string), "x")))
 		return
 	}
 	switch v.Kind() {
@@ -80,6 +85,12 @@ func TestSigningBytesCoverEveryFieldButTheSignature(t *testing.T) {
 				walk(name+".", f.Type, p)
 				continue
 			}
+			if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+				// signedResponse sets every pointer, so each field of
+				// the pointed-to struct is reached and mutated.
+				walk(name+".", f.Type.Elem(), p)
+				continue
+			}
 			t.Run(name, func(t *testing.T) {
 				r := signedResponse()
 				mutate(t, name, reflect.ValueOf(&r).Elem().FieldByIndex(p))
@@ -99,6 +110,24 @@ func TestSigningBytesCoverEveryFieldButTheSignature(t *testing.T) {
 	walk("", reflect.TypeFor[Response](), nil)
 }
 
+func TestSigningBytesOfApproverGroupsKeepTheirBoundaries(t *testing.T) {
+	a := Response{V: 1, Approver: Approver{ID: "x"}, ApproverGroups: []string{"sre", "ops"}}
+	b := Response{V: 1, RequestID: "r", SessionID: "s", Approver: Approver{ID: "x"}, ApproverGroups: []string{"sre\nops"}}
+	c := Response{V: 1, Approver: Approver{ID: "x"}, ApproverGroups: []string{"ops", "sre"}}
+	none := Response{V: 1, Approver: Approver{ID: "x"}}
+	if bytes.Equal(a.SigningBytes(), none.SigningBytes()) || bytes.Equal(a.SigningBytes(), c.SigningBytes()) {
+		t.Fatal("adding or reordering groups keeps the signing bytes")
+	}
+	// One group holding LF is refused by Validate, so the two never both
+	// reach a broker; the bytes are equal only for that invalid pair.
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "approver_groups[0]") {
+		t.Fatalf("a group holding a newline: Validate = %v, want refused", err)
+	}
+	if !strings.HasSuffix(string(a.SigningBytes()), "14:groups:sre\nops,") {
+		t.Fatalf("signing bytes %q do not end with the documented groups netstring", a.SigningBytes())
+	}
+}
+
 func TestSigningBytesKeepFieldBoundaries(t *testing.T) {
 	a := Response{V: 1, RequestID: "ab", SessionID: "c", Approver: Approver{ID: "x"}}
 	b := Response{V: 1, RequestID: "a", SessionID: "bc", Approver: Approver{ID: "x"}}
@@ -109,6 +138,25 @@ func TestSigningBytesKeepFieldBoundaries(t *testing.T) {
 	d := Response{V: 1, Feedback: "1:a", Approver: Approver{ID: "x", Display: ""}, Answer: json.RawMessage(`","`)}
 	if bytes.Equal(c.SigningBytes(), d.SigningBytes()) {
 		t.Fatal("netstring-looking text in feedback collides with another response")
+	}
+}
+
+// Step-up evidence is signed after the digest, and only when present: an
+// approval cannot lose it, or gain another authenticator's, on the way.
+func TestSigningBytesOfASteppedUpApproval(t *testing.T) {
+	r := signedResponse()
+	with := r.SigningBytes()
+	r.StepUp = nil
+	without := r.SigningBytes()
+	if bytes.Equal(with, without) {
+		t.Fatal("removing step_up leaves the signing bytes unchanged")
+	}
+	if !bytes.HasPrefix(with, without) {
+		t.Fatal("step_up is not appended after the other fields")
+	}
+	want := "47:step_up:webauthn:AQIDBA:2025-01-02T03:04:01Z:uv,"
+	if got := string(with[len(without):]); got != want {
+		t.Fatalf("step-up netstring %q, want %q", got, want)
 	}
 }
 

@@ -56,6 +56,11 @@ const (
 	AdminOpListGrants = "list_grants"
 	// AdminOpRevokeGrant revokes one grant by its id.
 	AdminOpRevokeGrant = "revoke_grant"
+	// AdminOpSetShadow sets the shadow policy (the YAML in policy) on
+	// every replica: judged beside the live one, never enforced.
+	AdminOpSetShadow = "set_shadow"
+	// AdminOpClearShadow ends the shadow policy.
+	AdminOpClearShadow = "clear_shadow"
 )
 
 // problemNotToken is shared by [ValidateToken] and the field checks so that
@@ -211,6 +216,14 @@ func (s Subjects) Admin(op string) string { return s.prefix() + ".admin." + op }
 
 // Audit is the subject the broker appends a session's [AuditRecord]s to.
 func (s Subjects) Audit(session string) string { return s.prefix() + ".audit." + session }
+
+// People is the subject approver bots send [PersonEvent]s on (a broker
+// appends them to the audit stream).
+func (s Subjects) People() string { return s.prefix() + ".people" }
+
+// AuditPeople is the audit subject of a channel's [PersonEvent]s: two
+// tokens after "audit", so it is never a session's [Subjects.Audit].
+func (s Subjects) AuditPeople(channel string) string { return s.prefix() + ".audit.people." + channel }
 
 // ReqAll matches every session's request subject (brokers subscribe to it
 // in [QueueGroup]).

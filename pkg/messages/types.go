@@ -131,7 +131,24 @@ type Request struct {
 	Cwd            string      `json:"cwd,omitempty"`
 	BatchRemaining []BatchItem `json:"batch_remaining,omitempty"`
 	TTLMillis      int64       `json:"ttl_ms,omitempty"`
+	// Identity is how the broker knows agent_id, agent_type and the
+	// session: "verified" from the NATS credentials (Nats-Request-Info),
+	// or "declared" (taken as the agent says). The broker sets it on every
+	// request it accepts; an agent's own value is never kept.
+	Identity Identity `json:"identity,omitempty"`
 }
+
+// Identity says where a request's identity comes from.
+type Identity string
+
+// Identities.
+const (
+	// IdentityVerified: the agent is its NATS credentials' identity.
+	IdentityVerified Identity = "verified"
+	// IdentityDeclared: agent_id, agent_type and the session are the
+	// agent's claim (a plane without tenant accounts).
+	IdentityDeclared Identity = "declared"
+)
 
 // Decider identifies who made a decision.
 type Decider struct {
@@ -140,20 +157,29 @@ type Decider struct {
 	Display string      `json:"display,omitempty"`
 	Channel string      `json:"channel,omitempty"`
 	Device  string      `json:"device,omitempty"`
+	// StepUp, on an approval of a question that needed step-up, is the
+	// second factor the approver gave (from the bot's signed response).
+	StepUp *StepUp `json:"step_up,omitempty"`
 }
 
 // Decision is the final answer for one request.
 type Decision struct {
-	V              int             `json:"v"`
-	RequestID      string          `json:"request_id"`
-	SessionID      string          `json:"session_id"`
-	Tool           string          `json:"tool,omitempty"`
-	Outcome        Outcome         `json:"outcome"`
-	ReasonCode     ReasonCode      `json:"reason_code"`
-	Reason         string          `json:"reason,omitempty"`
-	Scope          Scope           `json:"scope,omitempty"`
-	GrantedPattern []string        `json:"granted_pattern,omitempty"`
-	RejectMode     RejectMode      `json:"reject_mode,omitempty"`
+	V              int        `json:"v"`
+	RequestID      string     `json:"request_id"`
+	SessionID      string     `json:"session_id"`
+	Tool           string     `json:"tool,omitempty"`
+	Outcome        Outcome    `json:"outcome"`
+	ReasonCode     ReasonCode `json:"reason_code"`
+	Reason         string     `json:"reason,omitempty"`
+	Scope          Scope      `json:"scope,omitempty"`
+	GrantedPattern []string   `json:"granted_pattern,omitempty"`
+	RejectMode     RejectMode `json:"reject_mode,omitempty"`
+	// StopRejections, on a hard_stop deny of a session stopped by a
+	// reject_hard, are the request ids of the hard rejections behind the
+	// stop, oldest first: an agent that did not hear of them (it
+	// restarted) hears of them here, and a tracked turn must name them to
+	// end the stop (docs/PROTOCOL.md "New turn").
+	StopRejections []string        `json:"stop_rejections,omitempty"`
 	Feedback       string          `json:"feedback,omitempty"`
 	LLMMessage     string          `json:"llm_message,omitempty"`
 	Answer         json.RawMessage `json:"answer,omitempty"`
@@ -174,6 +200,8 @@ type Receipt struct {
 	State     State     `json:"state"`
 	Decision  *Decision `json:"decision,omitempty"`
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Identity is the request's identity (verified or declared).
+	Identity Identity `json:"identity,omitempty"`
 }
 
 // Verdict is one parsed sub-command of a shell call with its own verdict.
@@ -193,6 +221,9 @@ type Risk struct {
 	Reason         string    `json:"reason,omitempty"`
 	SafetyOverride string    `json:"safety_override,omitempty"`
 	Subcommands    []Verdict `json:"subcommands,omitempty"`
+	// Breaker names the tripped outbreak breaker that made this call ask
+	// (docs/POLICY.md "Breakers"); "" when none did.
+	Breaker string `json:"breaker,omitempty"`
 }
 
 // AlwaysGrant says what an "Always" answer would grant. Nil when the call
@@ -263,6 +294,48 @@ type ApprovalNeeded struct {
 	// response names it, and a bot refuses a copy of an open question with
 	// another.
 	Digest string `json:"digest,omitempty"`
+	// StepUp is set when approving the question needs a second factor: a
+	// fresh WebAuthn assertion on the approver's device (docs/POLICY.md
+	// "Step-up"). Channels that cannot take one offer only Reject and the
+	// web page. Rejecting never needs it.
+	StepUp *StepUpNeed `json:"step_up,omitempty"`
+	// TraceParent is the W3C traceparent of the brokers' span of the
+	// request that asked (empty when tracing is off), kept with the
+	// question so that a response answered later, on any replica, joins
+	// the request's trace. Not part of what the question shows.
+	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// StepUpNeed says that approving a question needs step-up, and why.
+type StepUpNeed struct {
+	// Why names what asked for it: "rule <text>", "team <name>",
+	// "safety override", "quorum" or "tier <tier>" (joined by "; ").
+	Why string `json:"why"`
+	// MaxAgeS is how fresh the assertion must be, in seconds: an
+	// approval's step_up.asserted_at may be at most this old when the
+	// broker applies it.
+	MaxAgeS int `json:"max_age_s"`
+}
+
+// MaxAge is n's MaxAgeS as a duration.
+func (n *StepUpNeed) MaxAge() time.Duration { return time.Duration(n.MaxAgeS) * time.Second }
+
+// StepUpWebAuthn is the StepUp.Method of a WebAuthn assertion (a passkey
+// or a security key).
+const StepUpWebAuthn = "webauthn"
+
+// StepUp is the evidence of a second factor an approval carries: the bot
+// that verified the assertion states it in the (signed) response.
+type StepUp struct {
+	Method string `json:"method"` // "webauthn"
+	// CredentialID is the authenticator's credential id, unpadded
+	// base64url.
+	CredentialID string `json:"credential_id"`
+	// AssertedAt is when the bot verified the assertion.
+	AssertedAt time.Time `json:"asserted_at"`
+	// UserVerified is true when the authenticator verified the user (PIN
+	// or biometrics), not only their presence.
+	UserVerified bool `json:"user_verified,omitempty"`
 }
 
 // Offer returns the offer of scope s (always and always_prefix are one
@@ -351,13 +424,23 @@ type Response struct {
 	// the edited call with the policy and refuses the answer if it denies.
 	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
 	// Digest names the question the response answers: the Digest of the
-	// approval_needed the approver was shown. The brokers refuse a
-	// response whose digest is not the open question's; an older client's
-	// response without one is taken as before (docs/PROTOCOL.md).
-	Digest    string    `json:"digest,omitempty"`
-	SignedAt  time.Time `json:"signed_at,omitzero"`
-	KeyID     string    `json:"key_id,omitempty"`
-	Signature string    `json:"signature,omitempty"`
+	// approval_needed the approver was shown. Required on an approval:
+	// the brokers refuse an approval without one, and any response whose
+	// digest is not the open question's; a rejection without one is
+	// applied (docs/PROTOCOL.md).
+	Digest string `json:"digest,omitempty"`
+	// StepUp is the second factor behind an approval of a question that
+	// needs one ([ApprovalNeeded.StepUp]); the brokers refuse such an
+	// approval without it, or with one older than the question allows.
+	StepUp *StepUp `json:"step_up,omitempty"`
+	// ApproverGroups are the identity provider's groups the bot vouches
+	// the approver is in (web OIDC sign-in), as the policy's teams list
+	// them under groups: (docs/APPROVERS.md). Signed with the rest of the
+	// response; omitted when empty.
+	ApproverGroups []string  `json:"approver_groups,omitempty"`
+	SignedAt       time.Time `json:"signed_at,omitzero"`
+	KeyID          string    `json:"key_id,omitempty"`
+	Signature      string    `json:"signature,omitempty"`
 }
 
 // RespondReply is the broker's reply to a Response.
@@ -413,12 +496,24 @@ type TurnRequest struct {
 	// "New turn"). A client that keeps no memory across calls (a hook)
 	// sends none.
 	Seen []string `json:"seen,omitempty"`
+	// SeenComplete says Seen lists every hard rejection the agent heard
+	// of (its reject_hard decisions and the stop_rejections of its
+	// hard_stop denials) since its last turn that ended a stop. Such a
+	// turn ends a stop only when it names every rejection behind it; a
+	// turn it does not end replies the ones it missed (Unheard).
+	SeenComplete bool `json:"seen_complete,omitempty"`
 }
 
 // TurnReply acknowledges a new turn.
 type TurnReply struct {
 	V           int  `json:"v"`
 	StopCleared bool `json:"stop_cleared"`
+	// Unheard, when the stop holds, are the hard rejections behind it
+	// the turn did not name (SeenComplete), or those that reached the
+	// agent only with this reply: the agent had not heard of them, so
+	// its turn began before it knew; the stop ends with its next turn
+	// that names them.
+	Unheard []string `json:"unheard,omitempty"`
 }
 
 // PendingRequest asks for a team's open questions (signoff.v1.pending.<team>).
@@ -447,6 +542,16 @@ type AdminRequest struct {
 	// revoke_grant): the broker limits the operation to grants of teams By
 	// is a member of.
 	By string `json:"by,omitempty"`
+	// Selector selects the agents of stop and resume; Reason is the
+	// stop's text (docs/PROTOCOL.md "AdminRequest").
+	Selector *Selector `json:"selector,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	// Policy is set_shadow's candidate policy, as YAML.
+	Policy string `json:"policy,omitempty"`
+	// Breaker names the breaker breaker_reset resets.
+	Breaker string `json:"breaker,omitempty"`
+	// Canary is set_canary's canary (canary.go).
+	Canary *CanarySpec `json:"canary,omitempty"`
 }
 
 // AdminReply answers an admin request.
@@ -458,6 +563,23 @@ type AdminReply struct {
 	Grants []Grant `json:"grants,omitempty"`
 	// Grant is the grant revoke_grant revoked.
 	Grant *Grant `json:"grant,omitempty"`
+	// Pending is list_pending's answer: the open questions.
+	Pending []ApprovalNeeded `json:"pending,omitempty"`
+	// Stops is list_stops' answer; Stop the stop that stop set or resume
+	// lifted; Denied the ids of pending requests the stop denied.
+	Stops  []FleetStop `json:"stops,omitempty"`
+	Stop   *FleetStop  `json:"stop,omitempty"`
+	Denied []string    `json:"denied,omitempty"`
+	// Policy is one replica's answer to policy_version.
+	Policy *PolicyReplica `json:"policy,omitempty"`
+	// Agents is list_agents' answer.
+	Agents []AgentSeen `json:"agents,omitempty"`
+	// Breakers is list_breakers' answer: the tripped breakers; Breaker the
+	// trip breaker_reset lifted.
+	Breakers []BreakerTrip `json:"breakers,omitempty"`
+	Breaker  *BreakerTrip  `json:"breaker,omitempty"`
+	// Canary is canary_status' answer (and set_canary's canary).
+	Canary *CanaryStatus `json:"canary,omitempty"`
 }
 
 // AuditRecord is appended to the SIGNOFF_AUDIT stream for every decision.
@@ -471,6 +593,29 @@ type AuditRecord struct {
 	// Escalation lists the steps of the question's escalation ladder that
 	// ran before the decision (docs/POLICY.md "Escalation").
 	Escalation []EscalationRun `json:"escalation,omitempty"`
+	// Mode is the admin's mode override in force for the request's
+	// session or agent type when the record was made ("" = none: the
+	// policy's own mode decided). Replay judges the request under it.
+	Mode string `json:"mode,omitempty"`
+	// Shadow is what the shadow policy, when one was set, would have
+	// decided about the request (never enforced).
+	Shadow *ShadowVerdict `json:"shadow,omitempty"`
+	// Canary marks a decision of a request the canary covered: the
+	// candidate policy decided it (canary.go).
+	Canary *CanaryMark `json:"canary,omitempty"`
+}
+
+// ShadowVerdict is a shadow (candidate) policy's verdict on a request
+// whose live decision stood (docs/OPERATIONS.md "Operating a fleet").
+type ShadowVerdict struct {
+	// PolicyVersion is the shadow policy's version.
+	PolicyVersion string `json:"policy_version"`
+	// Action is its verdict: allow, ask or deny.
+	Action string `json:"action"`
+	// Live is the live policy's verdict on the same call.
+	Live string `json:"live"`
+	// Rule is the candidate rule that decided ("" when its mode did).
+	Rule string `json:"rule,omitempty"`
 }
 
 // ErrorBody is the body of an error reply.

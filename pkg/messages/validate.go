@@ -31,6 +31,8 @@ const (
 	MaxReasonBytes = 1 << 10
 	// MaxDisplayBytes bounds display names and device labels.
 	MaxDisplayBytes = 256
+	// MaxApproverGroups bounds a response's approver_groups.
+	MaxApproverGroups = 64
 	// MaxSignatureBytes bounds a response's signature.
 	MaxSignatureBytes = 1 << 10
 	// MaxCancelIDs bounds the request ids of one cancel request.
@@ -130,6 +132,9 @@ func (r *Response) Validate() error {
 	if err := r.Approver.validate(); err != nil {
 		return nested("approver", err)
 	}
+	if err := checkApproverGroups(r.ApproverGroups); err != nil {
+		return err
+	}
 	if r.Scope != "" && !r.Scope.Valid() {
 		return enumError("scope", string(r.Scope), "once, session, always, always_prefix or omitted (once)")
 	}
@@ -157,7 +162,35 @@ func (r *Response) Validate() error {
 	if err := checkDigest("digest", r.Digest); err != nil {
 		return err
 	}
+	if r.StepUp != nil {
+		if !r.Approved {
+			return &FieldError{Field: "step_up", Problem: "applies only to approvals (rejecting never needs a second factor); omit it when approved is false"}
+		}
+		if err := r.StepUp.validate(); err != nil {
+			return nested("step_up", err)
+		}
+	}
 	return checkIdent("signature", r.Signature, MaxSignatureBytes, false)
+}
+
+// MaxCredentialIDBytes bounds StepUp.CredentialID (WebAuthn allows ids of
+// up to 1023 bytes, 1364 in base64url).
+const MaxCredentialIDBytes = 1364
+
+func (s *StepUp) validate() error {
+	if s.Method != StepUpWebAuthn {
+		return enumError("method", s.Method, StepUpWebAuthn)
+	}
+	if s.CredentialID == "" {
+		return &FieldError{Field: "credential_id", Problem: "must be set (the authenticator's credential id, base64url)"}
+	}
+	if err := checkIdent("credential_id", s.CredentialID, MaxCredentialIDBytes, false); err != nil {
+		return err
+	}
+	if s.AssertedAt.IsZero() {
+		return &FieldError{Field: "asserted_at", Problem: "must be set (when the assertion was verified)"}
+	}
+	return nil
 }
 
 // EffectiveScope returns the scope an approval grants: [ScopeOnce] when the
@@ -195,6 +228,26 @@ func (a *Approver) validate() error {
 		return err
 	}
 	return checkLine("device", a.Device, MaxDisplayBytes)
+}
+
+// checkApproverGroups checks a response's approver_groups.
+func checkApproverGroups(groups []string) error {
+	if len(groups) > MaxApproverGroups {
+		return &FieldError{Field: "approver_groups", Problem: "must hold at most " + strconv.Itoa(MaxApproverGroups) +
+			" groups, got " + strconv.Itoa(len(groups))}
+	}
+	for i, g := range groups {
+		field := "approver_groups[" + strconv.Itoa(i) + "]"
+		if strings.TrimSpace(g) == "" {
+			return &FieldError{Field: field, Problem: "must not be empty"}
+		}
+		// Group names are the provider's: spaces are fine (Okta's
+		// "Payments On-Call"), control characters are not.
+		if err := checkLine(field, g, MaxDisplayBytes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Validate checks that the request id is a subject token.
@@ -280,11 +333,27 @@ func (r *AdminRequest) Validate() error {
 // (an empty mode clears the override); [AdminOpRevokeGrants] needs
 // session_id, agent_id or both; [AdminOpListGrants] takes session_id,
 // agent_id, teams and by, all optional; [AdminOpRevokeGrant] needs grant_id
-// and takes by; [AdminOpReloadPolicy] takes no field. An unknown op is an
+// and takes by; [AdminOpReloadPolicy] takes no field; the ops of fleet
+// operation are checked as docs/PROTOCOL.md "AdminRequest" says (fleet.go). An unknown op is an
 // error wrapping [ErrInvalid].
 func (r *AdminRequest) ValidateOp(op string) error {
 	if err := r.Validate(); err != nil {
 		return err
+	}
+	if known, err := r.validateCanaryOp(op); known || err != nil {
+		return err
+	}
+	if r.Policy != "" && op != AdminOpSetShadow {
+		return &FieldError{Field: "policy", Problem: "only set_shadow takes a policy"}
+	}
+	if known, err := r.validateBreakerOp(op); known || err != nil {
+		return err
+	}
+	if known, err := r.validateFleetOp(op); known {
+		return err
+	}
+	if f := r.fleetExtra(); f != "" {
+		return &FieldError{Field: f, Problem: "only stop and resume take a selector and a reason"}
 	}
 	switch op {
 	case AdminOpSetMode:
@@ -302,7 +371,7 @@ func (r *AdminRequest) ValidateOp(op string) error {
 			return &FieldError{Field: f, Problem: "revoke_grants takes only session_id and agent_id"}
 		}
 	case AdminOpReloadPolicy:
-		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams", "grant_id", "by"); f != "" {
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams", "grant_id", "by", "policy"); f != "" {
 			return &FieldError{Field: f, Problem: "reload_policy takes no fields"}
 		}
 	case AdminOpListGrants:
@@ -316,9 +385,22 @@ func (r *AdminRequest) ValidateOp(op string) error {
 		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams"); f != "" {
 			return &FieldError{Field: f, Problem: "revoke_grant takes only grant_id and by"}
 		}
+	case AdminOpSetShadow:
+		if r.Policy == "" {
+			return &FieldError{Field: "policy", Problem: "set_shadow needs the candidate policy's YAML"}
+		}
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams", "grant_id", "by"); f != "" {
+			return &FieldError{Field: f, Problem: "set_shadow takes only policy"}
+		}
+	case AdminOpClearShadow:
+		if f := r.firstSetField("session_id", "agent_id", "agent_type", "mode", "teams", "grant_id", "by", "policy"); f != "" {
+			return &FieldError{Field: f, Problem: "clear_shadow takes no fields"}
+		}
 	default:
-		return fmt.Errorf("%w: unknown admin op %s (want %s, %s, %s, %s or %s)", ErrInvalid, quoteShort(op),
-			AdminOpSetMode, AdminOpReloadPolicy, AdminOpRevokeGrants, AdminOpListGrants, AdminOpRevokeGrant)
+		return fmt.Errorf("%w: unknown admin op %s (want %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", ErrInvalid, quoteShort(op),
+			AdminOpSetMode, AdminOpReloadPolicy, AdminOpRevokeGrants, AdminOpListGrants, AdminOpRevokeGrant,
+			AdminOpListPending, AdminOpStop, AdminOpResume, AdminOpListStops, AdminOpStopsChanged, AdminOpPolicyVersion, AdminOpListAgents,
+			AdminOpSetShadow, AdminOpClearShadow, AdminOpListBreakers, AdminOpBreakerReset)
 	}
 	return nil
 }
@@ -340,6 +422,8 @@ func (r *AdminRequest) firstSetField(names ...string) string {
 			v = r.GrantID
 		case "by":
 			v = r.By
+		case "policy":
+			v = r.Policy
 		case "teams":
 			if len(r.Teams) > 0 {
 				return n
@@ -491,6 +575,9 @@ func (a *ApprovalNeeded) Validate() error {
 		if err := a.Offers[i].validate(); err != nil {
 			return nested("offers["+strconv.Itoa(i)+"]", err)
 		}
+	}
+	if a.StepUp != nil && a.StepUp.MaxAgeS <= 0 {
+		return &FieldError{Field: "step_up.max_age_s", Problem: "must be positive, got " + strconv.Itoa(a.StepUp.MaxAgeS)}
 	}
 	return checkDigest("digest", a.Digest)
 }

@@ -44,20 +44,22 @@ type checkInput struct {
 
 // checkOutput is one output line of RunCheck.
 type checkOutput struct {
-	Line              int               `json:"line"`
-	Tool              string            `json:"tool,omitempty"`
-	Action            Action            `json:"action,omitempty"`
-	Tier              Tier              `json:"tier,omitempty"`
-	Reason            string            `json:"reason,omitempty"`
-	Rule              string            `json:"rule,omitempty"`
-	Layer             string            `json:"layer,omitempty"`
-	SafetyOverride    string            `json:"safety_override,omitempty"`
-	Route             string            `json:"route,omitempty"`
-	ApprovalsRequired int               `json:"approvals_required,omitempty"`
-	TTL               string            `json:"ttl,omitempty"`
-	Grantable         bool              `json:"grantable,omitempty"`
-	Subcommands       []checkSubcommand `json:"subcommands,omitempty"`
-	Always            []string          `json:"always,omitempty"`
+	Line              int    `json:"line"`
+	Tool              string `json:"tool,omitempty"`
+	Action            Action `json:"action,omitempty"`
+	Tier              Tier   `json:"tier,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+	Rule              string `json:"rule,omitempty"`
+	Layer             string `json:"layer,omitempty"`
+	SafetyOverride    string `json:"safety_override,omitempty"`
+	Route             string `json:"route,omitempty"`
+	ApprovalsRequired int    `json:"approvals_required,omitempty"`
+	TTL               string `json:"ttl,omitempty"`
+	Grantable         bool   `json:"grantable,omitempty"`
+	// StepUp is set when approving the question needs a second factor.
+	StepUp      *messages.StepUpNeed `json:"step_up,omitempty"`
+	Subcommands []checkSubcommand    `json:"subcommands,omitempty"`
+	Always      []string             `json:"always,omitempty"`
 	// Escalation is the ladder of a question this call asks (the rule's,
 	// else its team's).
 	Escalation []messages.EscalationStep `json:"escalation,omitempty"`
@@ -191,6 +193,7 @@ func checkLine(n int, line []byte, p *Policy, mode Mode) checkOutput {
 		ApprovalsRequired: d.ApprovalsRequired,
 		Grantable:         d.Grantable,
 		Always:            d.Always,
+		StepUp:            p.StepUp(&d),
 	}
 	if d.TTL > 0 {
 		o.TTL = d.TTL.String()

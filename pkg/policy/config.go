@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/gobwas/glob"
 	"gopkg.in/yaml.v3"
@@ -114,8 +115,11 @@ type decoder struct {
 }
 
 var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers",
-	"session_grants", "grants"}
+	"session_grants", "grants", "step_up", "breakers"}
 
+// root decodes a policy file's top-level mapping into d.p, section by
+// section in the order their dependencies need: a rule reads the tools, the
+// teams and the ttls decoded before it.
 func (d *decoder) root(n *yaml.Node) error {
 	ms, err := d.Mapping(n, "", rootKeys)
 	if err != nil {
@@ -126,6 +130,54 @@ func (d *decoder) root(n *yaml.Node) error {
 		byKey[m.Key] = m
 	}
 	p := d.p
+	if err := d.baseSettings(byKey); err != nil {
+		return err
+	}
+	if m, ok := byKey["tools"]; ok {
+		if err := d.tools(m.Val, m.Location); err != nil {
+			return err
+		}
+	}
+	p.tools.finishWriteTools()
+	if m, ok := byKey["workspace"]; ok {
+		if err := d.workspace(m.Val, m.Location); err != nil {
+			return err
+		}
+	}
+	p.progs = shell.BuiltinPrograms()
+	if m, ok := byKey["programs"]; ok {
+		t, err := shell.DecodePrograms(d.Decoder, m.Val, m.Location, p.progs)
+		if err != nil {
+			return err
+		}
+		p.progs = t
+	}
+	if err := d.approvalSettings(byKey); err != nil {
+		return err
+	}
+	p.static = &ruleLayer{name: "static"}
+	if m, ok := byKey["rules"]; ok {
+		if err := d.rules(m.Val, m.Location, p.static); err != nil {
+			return err
+		}
+	}
+	p.static.buildIndex(&p.tools)
+	if m, ok := byKey["agents"]; ok {
+		if err := d.agents(m.Val, m.Location); err != nil {
+			return err
+		}
+	}
+	if m, ok := byKey["breakers"]; ok {
+		return d.breakers(m.Val, m.Location)
+	}
+	return nil
+}
+
+// baseSettings decodes the top-level mode:, home:, max_ttl: and ttl: (byKey
+// holds the top-level keys), defaulting home to the user's home directory.
+func (d *decoder) baseSettings(byKey map[string]yamlconf.Member) error {
+	p := d.p
+	var err error
 	if m, ok := byKey["mode"]; ok {
 		s, err := d.Str(m.Val, m.Location)
 		if err != nil {
@@ -162,25 +214,15 @@ func (d *decoder) root(n *yaml.Node) error {
 	} else {
 		p.ttl = min(p.ttl, p.maxTTL)
 	}
-	if m, ok := byKey["tools"]; ok {
-		if err := d.tools(m.Val, m.Location); err != nil {
-			return err
-		}
-	}
-	p.tools.finishWriteTools()
-	if m, ok := byKey["workspace"]; ok {
-		if err := d.workspace(m.Val, m.Location); err != nil {
-			return err
-		}
-	}
-	p.progs = shell.BuiltinPrograms()
-	if m, ok := byKey["programs"]; ok {
-		t, err := shell.DecodePrograms(d.Decoder, m.Val, m.Location, p.progs)
-		if err != nil {
-			return err
-		}
-		p.progs = t
-	}
+	return nil
+}
+
+// approvalSettings decodes who answers questions and what an answer may
+// do: pagers:, teams: (adding the open default team when it is not
+// defined), session_grants:, grants: and step_up: (byKey holds the
+// top-level keys).
+func (d *decoder) approvalSettings(byKey map[string]yamlconf.Member) error {
+	p := d.p
 	if m, ok := byKey["pagers"]; ok {
 		if err := d.pagers(m.Val, m.Location); err != nil {
 			return err
@@ -205,23 +247,18 @@ func (d *decoder) root(n *yaml.Node) error {
 	if _, ok := p.teams["default"]; !ok {
 		p.teams["default"] = Team{Name: "default", ApprovalsRequired: 1}
 	}
-	p.static = &ruleLayer{name: "static"}
-	if m, ok := byKey["rules"]; ok {
-		if err := d.rules(m.Val, m.Location, p.static); err != nil {
-			return err
-		}
-	}
-	p.static.buildIndex(&p.tools)
-	if m, ok := byKey["agents"]; ok {
-		if err := d.agents(m.Val, m.Location); err != nil {
-			return err
-		}
+	p.stepUp = stepUpSettings{maxAge: DefaultStepUpMaxAge}
+	if m, ok := byKey["step_up"]; ok {
+		return d.stepUpConfig(m.Val, m.Location)
 	}
 	return nil
 }
 
 var tierNames = map[string]Tier{"read": TierRead, "write": TierWrite, "exec": TierExec, "mcp": TierMCP}
 
+// tools decodes tools:, what the policy knows of each tool: its tier
+// (tiers:), whether its calls carry shell commands (shell:) or paths
+// (paths:), and the tools whose output is the human's answer (answer:).
 func (d *decoder) tools(n *yaml.Node, where string) error {
 	ms, err := d.Mapping(n, where, []string{"tiers", "shell", "paths", "answer"})
 	if err != nil {
@@ -234,37 +271,8 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 		case "answer":
 			// Read once every kind is known (below).
 		case "tiers":
-			tiers, err := d.Mapping(m.Val, m.Location, nil)
-			if err != nil {
+			if err := d.toolTiers(m.Val, m.Location); err != nil {
 				return err
-			}
-			seen := map[string]bool{}
-			for _, tm := range tiers {
-				name := lower(tm.Key)
-				if err := checkToolName(name); err != nil {
-					return d.Errf(tm.KeyNode, m.Location, "%v", err)
-				}
-				if seen[name] {
-					return d.Errf(tm.KeyNode, m.Location, "tool %q is declared twice (tool names are case-insensitive)", tm.Key)
-				}
-				seen[name] = true
-				s, err := d.Str(tm.Val, tm.Location)
-				if err != nil {
-					return err
-				}
-				tier, ok := tierNames[s]
-				if !ok {
-					return d.Errf(tm.Val, tm.Location, "unknown tier %q (want read, write, exec or mcp)", s)
-				}
-				if isGlob(name) {
-					g, err := glob.Compile(name)
-					if err != nil {
-						return d.Errf(tm.KeyNode, m.Location, "invalid tool-name glob %q: %v", tm.Key, err)
-					}
-					t.tierGlobs = append(t.tierGlobs, tierGlob{g: g, tier: tier})
-					continue
-				}
-				t.tiers[name] = tier
 			}
 		case "shell", "paths":
 			items, err := d.Sequence(m.Val, m.Location)
@@ -304,6 +312,45 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 	return nil
 }
 
+// toolTiers decodes tools.tiers: the tier of each tool name or tool-name
+// glob, each named once.
+func (d *decoder) toolTiers(n *yaml.Node, where string) error {
+	t := &d.p.tools
+	tiers, err := d.Mapping(n, where, nil)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, tm := range tiers {
+		name := lower(tm.Key)
+		if err := checkToolName(name); err != nil {
+			return d.Errf(tm.KeyNode, where, "%v", err)
+		}
+		if seen[name] {
+			return d.Errf(tm.KeyNode, where, "tool %q is declared twice (tool names are case-insensitive)", tm.Key)
+		}
+		seen[name] = true
+		s, err := d.Str(tm.Val, tm.Location)
+		if err != nil {
+			return err
+		}
+		tier, ok := tierNames[s]
+		if !ok {
+			return d.Errf(tm.Val, tm.Location, "unknown tier %q (want read, write, exec or mcp)", s)
+		}
+		if isGlob(name) {
+			g, err := glob.Compile(name)
+			if err != nil {
+				return d.Errf(tm.KeyNode, where, "invalid tool-name glob %q: %v", tm.Key, err)
+			}
+			t.tierGlobs = append(t.tierGlobs, tierGlob{g: g, tier: tier})
+			continue
+		}
+		t.tiers[name] = tier
+	}
+	return nil
+}
+
 // validToken reports whether s can be a single NATS subject token (team
 // names become subjects: signoff.v1.ask.<team>).
 func validToken(s string) bool {
@@ -330,7 +377,7 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 			return d.Errf(m.KeyNode, where, "invalid team name %q (no '.', '*', '>' or whitespace: it becomes a NATS subject token)", m.Key)
 		}
 		team := Team{Name: m.Key, ApprovalsRequired: 1}
-		fields, err := d.Mapping(m.Val, m.Location, []string{"members", "approvals_required", "escalation"})
+		fields, err := d.Mapping(m.Val, m.Location, []string{"members", "groups", "approvals_required", "escalation", "step_up"})
 		if err != nil {
 			return err
 		}
@@ -353,28 +400,63 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 					}
 					team.Members = append(team.Members, id)
 				}
+			case "groups":
+				if team.Groups, err = d.teamGroups(f.Val, f.Location); err != nil {
+					return err
+				}
 			case "approvals_required":
 				approvals = &fields[i]
+			case "step_up":
+				if team.StepUp, err = d.Boolean(f.Val, f.Location); err != nil {
+					return err
+				}
 			case "escalation":
 				if ladders[m.Key], err = d.escalation(f.Val, f.Location); err != nil {
 					return err
 				}
 			}
 		}
-		if len(team.Members) == 0 && m.Key != "default" {
-			return d.Errf(m.KeyNode, m.Location, "team %q has no members (only the default team may be open to every approver)", m.Key)
+		if team.Open() && m.Key != "default" {
+			return d.Errf(m.KeyNode, m.Location, "team %q has no members or groups (only the default team may be open to every approver)", m.Key)
 		}
 		if approvals != nil {
 			if team.ApprovalsRequired, err = d.PositiveInt(approvals.Val, approvals.Location); err != nil {
 				return err
 			}
-			if !team.Open() && team.ApprovalsRequired > len(team.Members) {
+			// With groups, how many people may answer is the identity
+			// provider's to say.
+			if !team.Open() && len(team.Groups) == 0 && team.ApprovalsRequired > len(team.Members) {
 				return d.Errf(approvals.Val, approvals.Location, "approvals_required %d exceeds the team's %d members", team.ApprovalsRequired, len(team.Members))
 			}
 		}
 		d.p.teams[m.Key] = team
 	}
 	return d.teamEscalations(ladders)
+}
+
+// teamGroups reads a team's groups: identity-provider group names, each
+// listed once.
+func (d *decoder) teamGroups(n *yaml.Node, where string) ([]string, error) {
+	items, err := d.Sequence(n, where)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for j, it := range items {
+		loc := fmt.Sprintf("%s[%d]", where, j)
+		g, err := d.Str(it, loc)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(g) == "" || strings.ContainsFunc(g, unicode.IsControl) {
+			return nil, d.Errf(it, loc, "group %q must be a non-empty name without control characters", g)
+		}
+		if slices.Contains(out, g) {
+			return nil, d.Errf(it, loc, "group %q is listed twice", g)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 func (d *decoder) agents(n *yaml.Node, where string) error {
@@ -436,7 +518,7 @@ func (d *decoder) rules(n *yaml.Node, where string, l *ruleLayer) error {
 	return nil
 }
 
-var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation", "grantable", "max_age"}
+var ruleKeys = []string{"rule", "tool", "match", "action", "route", "ttl", "approvals_required", "reason", "escalation", "grantable", "max_age", "step_up"}
 
 // matchSources maps the keys of a rule's match: to the argument they read.
 var matchSources = map[string]argSource{
@@ -445,6 +527,9 @@ var matchSources = map[string]argSource{
 	"command": srcCommand, "cmd": srcCommand, "script": srcCommand,
 }
 
+// rule decodes one entry of a rules: list: what it matches (rule:, or tool:
+// and match:), then its action and, for an ask, the settings of its
+// questions.
 func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 	var r rule
 	ms, err := d.Mapping(n, where, ruleKeys)
@@ -458,214 +543,273 @@ func (d *decoder) rule(n *yaml.Node, where string) (rule, error) {
 	for _, m := range ms {
 		f[m.Key] = m
 	}
+	tg, err := d.ruleTarget(n, where, f)
+	if err != nil {
+		return r, err
+	}
+	r.text, r.source = tg.text, tg.source
+	if err := d.ruleTool(&r, tg); err != nil {
+		return r, err
+	}
+	if err := d.rulePattern(&r, tg); err != nil {
+		return r, err
+	}
+	if err := d.ruleDecision(n, where, f, &r); err != nil {
+		return r, err
+	}
+	if r.action != Ask {
+		return r, nil
+	}
+	return r, d.askSettings(f, where, &r)
+}
+
+// ruleTarget is what a rule matches as the operator wrote it, before it is
+// compiled.
+type ruleTarget struct {
+	tool       string // the tool name, glob or @group, trimmed
+	pattern    string // the argument pattern, when hasPattern
+	hasPattern bool
+	source     argSource // the argument match: names (srcAny without match:)
+	matchKey   string    // the key under match: ("" without match:)
+	text       string    // the rule's text (rule.text)
+	// node and where are what errors about the tool or the pattern point
+	// at: the pattern under match:, else the rule: or tool: value.
+	node  *yaml.Node
+	where string
+}
+
+// ruleTarget decodes what a rule matches from its rule: key, or from its
+// tool: and match: keys (f holds the rule's keys).
+func (d *decoder) ruleTarget(n *yaml.Node, where string, f map[string]yamlconf.Member) (ruleTarget, error) {
+	var tg ruleTarget
 	ruleM, hasRule := f["rule"]
 	toolM, hasTool := f["tool"]
 	matchM, hasMatch := f["match"]
 	switch {
 	case hasRule && hasTool:
-		return r, d.Errf(toolM.KeyNode, where, "use either rule: or tool:, not both")
+		return tg, d.Errf(toolM.KeyNode, where, "use either rule: or tool:, not both")
 	case hasRule && hasMatch:
-		return r, d.Errf(matchM.KeyNode, where, "match: goes with tool:, not rule: (write rule: \"tool(pattern)\" or tool: + match:)")
+		return tg, d.Errf(matchM.KeyNode, where, "match: goes with tool:, not rule: (write rule: \"tool(pattern)\" or tool: + match:)")
 	case !hasRule && !hasTool:
-		return r, d.Errf(n, where, "missing rule: (for example rule: \"bash(git status)\")")
+		return tg, d.Errf(n, where, "missing rule: (for example rule: \"bash(git status)\")")
 	}
 
-	var (
-		toolText, pattern string
-		hasPattern        bool
-		valNode           *yaml.Node // where pattern errors point
-		valWhere          string
-		matchKey          string
-	)
 	if hasRule {
-		valNode, valWhere = ruleM.Val, ruleM.Location
+		tg.node, tg.where = ruleM.Val, ruleM.Location
 		s, err := d.Str(ruleM.Val, ruleM.Location)
 		if err != nil {
-			return r, err
+			return tg, err
 		}
-		if toolText, pattern, hasPattern, err = parseRuleText(s); err != nil {
-			return r, d.Errf(ruleM.Val, ruleM.Location, "%v", err)
+		if tg.tool, tg.pattern, tg.hasPattern, err = parseRuleText(s); err != nil {
+			return tg, d.Errf(ruleM.Val, ruleM.Location, "%v", err)
 		}
-		r.text = strings.TrimSpace(s)
-	} else {
-		valNode, valWhere = toolM.Val, toolM.Location
-		if toolText, err = d.Str(toolM.Val, toolM.Location); err != nil {
-			return r, err
-		}
-		toolText = strings.TrimSpace(toolText)
-		r.text = toolText
-		if hasMatch {
-			mm, err := d.Mapping(matchM.Val, matchM.Location, nil)
-			if err != nil {
-				return r, err
-			}
-			if len(mm) != 1 {
-				return r, d.Errf(matchM.Val, matchM.Location, "match: takes exactly one argument, got %d", len(mm))
-			}
-			m := mm[0]
-			src, ok := matchSources[m.Key]
-			if !ok {
-				return r, d.Errf(m.KeyNode, matchM.Location, "cannot match argument %q (want path, file_path, notebook_path, pattern, command, cmd or script)", m.Key)
-			}
-			if pattern, err = d.Str(m.Val, m.Location); err != nil {
-				return r, err
-			}
-			pattern = strings.TrimSpace(pattern)
-			if pattern == "" {
-				return r, d.Errf(m.Val, m.Location, "empty pattern")
-			}
-			hasPattern, r.source, matchKey = true, src, m.Key
-			valNode, valWhere = m.Val, m.Location
-		}
+		tg.text = strings.TrimSpace(s)
+		return tg, nil
 	}
+	tg.node, tg.where = toolM.Val, toolM.Location
+	s, err := d.Str(toolM.Val, toolM.Location)
+	if err != nil {
+		return tg, err
+	}
+	tg.tool = strings.TrimSpace(s)
+	tg.text = tg.tool
+	if !hasMatch {
+		return tg, nil
+	}
+	mm, err := d.Mapping(matchM.Val, matchM.Location, nil)
+	if err != nil {
+		return tg, err
+	}
+	if len(mm) != 1 {
+		return tg, d.Errf(matchM.Val, matchM.Location, "match: takes exactly one argument, got %d", len(mm))
+	}
+	m := mm[0]
+	src, ok := matchSources[m.Key]
+	if !ok {
+		return tg, d.Errf(m.KeyNode, matchM.Location, "cannot match argument %q (want path, file_path, notebook_path, pattern, command, cmd or script)", m.Key)
+	}
+	pattern, err := d.Str(m.Val, m.Location)
+	if err != nil {
+		return tg, err
+	}
+	pattern = strings.TrimSpace(pattern)
+	if pattern == "" {
+		return tg, d.Errf(m.Val, m.Location, "empty pattern")
+	}
+	tg.pattern, tg.hasPattern, tg.source, tg.matchKey = pattern, true, src, m.Key
+	tg.node, tg.where = m.Val, m.Location
+	if src == srcPath || src == srcPattern {
+		tg.text = fmt.Sprintf("%s(%s: %s)", tg.tool, m.Key, pattern)
+	} else {
+		tg.text = fmt.Sprintf("%s(%s)", tg.tool, pattern)
+	}
+	return tg, nil
+}
 
-	r.tool = lower(toolText)
+// ruleTool sets the tool a rule applies to: a name, a tool-name glob or a
+// tool group.
+func (d *decoder) ruleTool(r *rule, tg ruleTarget) error {
+	r.tool = lower(tg.tool)
 	if err := checkToolName(r.tool); err != nil {
-		return r, d.Errf(valNode, valWhere, "%v", err)
+		return d.Errf(tg.node, tg.where, "%v", err)
 	}
 	if strings.HasPrefix(r.tool, "@") {
 		g, ok := toolGroups[r.tool]
 		if !ok {
-			return r, d.Errf(valNode, valWhere, "unknown tool group %q (want @read, @write, @exec, @mcp, @shell or @files)", toolText)
+			return d.Errf(tg.node, tg.where, "unknown tool group %q (want @read, @write, @exec, @mcp, @shell or @files)", tg.tool)
 		}
 		r.group = g
 	} else if isGlob(r.tool) {
+		var err error
 		if r.toolGlob, err = glob.Compile(r.tool); err != nil {
-			return r, d.Errf(valNode, valWhere, "invalid tool-name glob %q: %v", toolText, err)
+			return d.Errf(tg.node, tg.where, "invalid tool-name glob %q: %v", tg.tool, err)
 		}
 	}
-	r.anyArgs = !hasPattern || pattern == "*" || pattern == "**"
-	if hasMatch {
-		if r.source == srcPath || r.source == srcPattern {
-			r.text = fmt.Sprintf("%s(%s: %s)", toolText, matchKey, pattern)
-		} else {
-			r.text = fmt.Sprintf("%s(%s)", toolText, pattern)
-		}
-	}
+	return nil
+}
 
-	// Check the pattern against what the tool's calls carry.
+// rulePattern checks a rule's argument pattern against what its tool's
+// calls carry, and compiles it into the path glob, the shell pattern, or
+// both, that judge those calls.
+func (d *decoder) rulePattern(r *rule, tg ruleTarget) error {
+	r.anyArgs = !tg.hasPattern || tg.pattern == "*" || tg.pattern == "**"
 	kind := d.p.tools.kindOf(r.tool)
-	if !r.multi() && hasPattern {
+	if !r.multi() && tg.hasPattern {
 		switch kind {
 		case kindName:
-			if hasMatch || !r.anyArgs {
-				return r, d.Errf(valNode, valWhere, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", toolText)
+			if tg.matchKey != "" || !r.anyArgs {
+				return d.Errf(tg.node, tg.where, "tool %s is matched by name only (MCP and unknown tools have no argument patterns); drop the pattern, or declare the tool under tools.paths or tools.shell", tg.tool)
 			}
 		case kindPath, kindPatch:
 			if r.source != srcAny && r.source != srcPath {
-				return r, d.Errf(valNode, valWhere, "%s patterns match its path argument, not %s", toolText, matchKey)
+				return d.Errf(tg.node, tg.where, "%s patterns match its path argument, not %s", tg.tool, tg.matchKey)
 			}
 		case kindPattern, kindSearch:
 			if r.source == srcCommand {
-				return r, d.Errf(valNode, valWhere, "%s patterns match its pattern and path arguments, not %s", toolText, matchKey)
+				return d.Errf(tg.node, tg.where, "%s patterns match its pattern and path arguments, not %s", tg.tool, tg.matchKey)
 			}
 		case kindShell:
 			if r.source != srcAny && r.source != srcCommand {
-				return r, d.Errf(valNode, valWhere, "%s patterns match its sub-commands, not %s", toolText, matchKey)
+				return d.Errf(tg.node, tg.where, "%s patterns match its sub-commands, not %s", tg.tool, tg.matchKey)
 			}
 		}
 	}
 	switch {
 	case r.group == groupFiles && r.source == srcCommand:
-		return r, d.Errf(valNode, valWhere, "@files tools have no %s argument (use @shell)", matchKey)
+		return d.Errf(tg.node, tg.where, "@files tools have no %s argument (use @shell)", tg.matchKey)
 	case r.group == groupShell && (r.source == srcPath || r.source == srcPattern):
-		return r, d.Errf(valNode, valWhere, "@shell tools have no %s argument (use @files)", matchKey)
+		return d.Errf(tg.node, tg.where, "@shell tools have no %s argument (use @files)", tg.matchKey)
 	}
-	if hasPattern && !r.anyArgs {
-		asPath := kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch ||
-			(r.multi() && r.group != groupShell)
-		asShell := kind == kindShell || (r.multi() && r.group != groupFiles)
-		if r.source == srcCommand {
-			asPath = false
-		} else if r.source != srcAny {
-			asShell = false
+	if !tg.hasPattern || r.anyArgs {
+		return nil
+	}
+	pattern := tg.pattern
+	asPath := kind == kindPath || kind == kindPatch || kind == kindPattern || kind == kindSearch ||
+		(r.multi() && r.group != groupShell)
+	asShell := kind == kindShell || (r.multi() && r.group != groupFiles)
+	if r.source == srcCommand {
+		asPath = false
+	} else if r.source != srcAny {
+		asShell = false
+	}
+	if asPath {
+		if _, had := globs.ExpandHome(pattern, ""); had && d.p.home == "" {
+			return d.Errf(tg.node, tg.where, "cannot expand %q: no home directory is known (set home:)", pattern)
 		}
-		if asPath {
-			if _, had := globs.ExpandHome(pattern, ""); had && d.p.home == "" {
-				return r, d.Errf(valNode, valWhere, "cannot expand %q: no home directory is known (set home:)", pattern)
-			}
-			if r.path, err = compilePathPattern(normalizePatternText(pattern, d.p.home)); err != nil {
-				return r, d.Errf(valNode, valWhere, "invalid path glob %q: %v", pattern, err)
-			}
-		}
-		if asShell {
-			if err := globs.Check(pattern); err != nil {
-				return r, d.Errf(valNode, valWhere, "invalid shell pattern %q: %v", pattern, err)
-			}
-			r.shell = true
-			r.shellPattern = pattern
-			r.shellKey = shellKeyOf(pattern)
+		var err error
+		if r.path, err = compilePathPattern(normalizePatternText(pattern, d.p.home)); err != nil {
+			return d.Errf(tg.node, tg.where, "invalid path glob %q: %v", pattern, err)
 		}
 	}
+	if asShell {
+		if err := globs.Check(pattern); err != nil {
+			return d.Errf(tg.node, tg.where, "invalid shell pattern %q: %v", pattern, err)
+		}
+		r.shell = true
+		r.shellPattern = pattern
+		r.shellKey = shellKeyOf(pattern)
+	}
+	return nil
+}
 
+// ruleDecision decodes what a rule decides (action:, reason:), and refuses
+// the settings of an ask on a rule that does not ask.
+func (d *decoder) ruleDecision(n *yaml.Node, where string, f map[string]yamlconf.Member, r *rule) error {
 	am, ok := f["action"]
 	if !ok {
-		return r, d.Errf(n, where, "missing action: (want allow, deny or ask)")
+		return d.Errf(n, where, "missing action: (want allow, deny or ask)")
 	}
 	s, err := d.Str(am.Val, am.Location)
 	if err != nil {
-		return r, err
+		return err
 	}
 	switch a := Action(s); a {
 	case Allow, Deny, Ask:
 		r.action = a
 	default:
-		return r, d.Errf(am.Val, am.Location, "unknown action %q (want allow, deny or ask)", s)
+		return d.Errf(am.Val, am.Location, "unknown action %q (want allow, deny or ask)", s)
 	}
-
 	if m, ok := f["reason"]; ok {
 		if r.reason, err = d.Str(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
 	}
-	for _, k := range []string{"route", "ttl", "approvals_required", "escalation", "grantable", "max_age"} {
+	for _, k := range []string{"route", "ttl", "approvals_required", "escalation", "grantable", "max_age", "step_up"} {
 		if m, ok := f[k]; ok && r.action != Ask {
-			return r, d.Errf(m.KeyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
+			return d.Errf(m.KeyNode, where, "%s only applies to ask rules (this rule %ss)", k, r.action)
 		}
 	}
+	return nil
+}
+
+// askSettings decodes the settings of an ask rule's questions: the team
+// they go to, the approvals they need, their ttl and escalation, and what an
+// answer may grant (grantable:, max_age:, step_up:).
+func (d *decoder) askSettings(f map[string]yamlconf.Member, where string, r *rule) error {
+	var err error
 	team := d.p.teams["default"]
 	if m, ok := f["route"]; ok {
 		if r.route, err = d.Str(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
 		t, ok := d.p.teams[r.route]
 		if !ok {
-			return r, d.Errf(m.Val, m.Location, "unknown team %q (defined: %s)", r.route, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
+			return d.Errf(m.Val, m.Location, "unknown team %q (defined: %s)", r.route, strings.Join(slices.Sorted(maps.Keys(d.p.teams)), ", "))
 		}
 		team = t
 	}
 	if m, ok := f["approvals_required"]; ok {
 		if r.approvals, err = d.PositiveInt(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
-		if !team.Open() && r.approvals > len(team.Members) {
-			return r, d.Errf(m.Val, m.Location, "approvals_required %d exceeds the %d members of team %s", r.approvals, len(team.Members), team.Name)
+		if !team.Open() && len(team.Groups) == 0 && r.approvals > len(team.Members) {
+			return d.Errf(m.Val, m.Location, "approvals_required %d exceeds the %d members of team %s", r.approvals, len(team.Members), team.Name)
 		}
 	}
 	if m, ok := f["ttl"]; ok {
 		if r.ttl, err = d.Duration(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
 		if r.ttl > d.p.maxTTL {
-			return r, d.Errf(m.Val, m.Location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
+			return d.Errf(m.Val, m.Location, "ttl %s exceeds max_ttl %s", r.ttl, d.p.maxTTL)
 		}
 	}
 	if m, ok := f["grantable"]; ok {
 		if r.grantable, err = d.Boolean(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
 	}
 	if m, ok := f["max_age"]; ok {
 		if r.maxAge, err = d.Duration(m.Val, m.Location); err != nil {
-			return r, err
+			return err
 		}
 	}
-	if r.action == Ask {
-		if err := d.ruleEscalation(f, where, &r, team); err != nil {
-			return r, err
+	if m, ok := f["step_up"]; ok {
+		if r.stepUp, err = d.Boolean(m.Val, m.Location); err != nil {
+			return err
 		}
 	}
-	return r, nil
+	return d.ruleEscalation(f, where, r, team)
 }
 
 //go:embed default_policy.yaml

@@ -35,12 +35,12 @@ rules:
 		{
 			name: "a misspelt top-level key",
 			src:  "mode: auto-edit\nrule:\n  - { rule: bash, action: deny }\n",
-			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs, workspace, pagers, session_grants or grants)`,
+			want: `policy.yaml:2:1: unknown key "rule" (want mode, home, ttl, max_ttl, rules, agents, teams, tools, programs, workspace, pagers, session_grants, grants, step_up or breakers)`,
 		},
 		{
 			name: "a misspelt rule key",
 			src:  "rules:\n  - { rule: bash, acton: deny }\n",
-			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required, reason, escalation, grantable or max_age)`,
+			want: `policy.yaml:2:19: rules[0]: unknown key "acton" (want rule, tool, match, action, route, ttl, approvals_required, reason, escalation, grantable, max_age or step_up)`,
 		},
 		{
 			name: "a missing action",
@@ -175,7 +175,17 @@ rules:
 		{
 			name: "a team without members",
 			src:  "teams:\n  oncall: { members: [] }\n",
-			want: `policy.yaml:2:3: teams.oncall: team "oncall" has no members (only the default team may be open to every approver)`,
+			want: `policy.yaml:2:3: teams.oncall: team "oncall" has no members or groups (only the default team may be open to every approver)`,
+		},
+		{
+			name: "a group listed twice",
+			src:  "teams:\n  oncall: { groups: [okta-sre, okta-sre] }\n",
+			want: `policy.yaml:2:32: teams.oncall.groups[1]: group "okta-sre" is listed twice`,
+		},
+		{
+			name: "an empty group",
+			src:  "teams:\n  oncall: { groups: [\"\"] }\n",
+			want: `policy.yaml:2:22: teams.oncall.groups[0]: must not be empty`,
 		},
 		{
 			name: "a team name that is not a subject token",
@@ -357,6 +367,12 @@ func TestDefaultPolicy(t *testing.T) {
 		{name: "ordinary reads are allowed", tool: "read_file", args: args("path", "src/main.go"), want: Allow},
 		{name: "ordinary writes are allowed in auto-edit", tool: "edit", args: args("file_path", "src/main.go"), want: Allow},
 		{name: "writes into .git ask", tool: "write_file", args: args("path", ".git/hooks/pre-commit"), want: Ask},
+		{name: "a .git file (a gitfile redirect) asks", tool: "write_file", args: args("path", "sub/.git"), want: Ask},
+		{name: "a .git file at the root asks", tool: "Write", args: args("file_path", ".git"), want: Ask},
+		{name: "a gitfile made by the shell asks", tool: "bash", args: cmd("echo gitdir: ../evilgit > sub/.git"), want: Ask},
+		{name: "a gitfile moved into place asks", tool: "bash", args: cmd("mv evilgit sub/.git"), want: Ask},
+		{name: "a gitfile linked into place asks", tool: "bash", args: cmd("ln -s ../evilgit sub/.git"), want: Ask},
+		{name: "writing a file named .gitignore stays allowed", tool: "write_file", args: args("path", "sub/.gitignore"), want: Allow},
 		{name: "MCP tools ask", tool: "mcp__github__create_issue", want: Ask},
 	})
 	if !strings.Contains(string(DefaultYAML()), "mode: auto-edit") {

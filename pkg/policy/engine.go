@@ -184,6 +184,9 @@ func noteAsk(d *Decision, v verdict) {
 	if !v.rule.grantable && d.ExplicitAsk == "" {
 		d.ExplicitAsk = v.rule.text
 	}
+	if v.rule.stepUp && d.StepUpRule == "" {
+		d.StepUpRule = v.rule.text
+	}
 	if m := v.rule.maxAge; m > 0 && (d.GrantMaxAge == 0 || m < d.GrantMaxAge) {
 		d.GrantMaxAge = m
 	}
@@ -507,21 +510,7 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	var strs [4]string
 	for _, v := range vals {
 		if slices.Contains(patchArgs, v.key) {
-			text, ok := argString(v.raw)
-			if !ok {
-				subs = append(subs, subject{kind: subjName, tier: e.tier,
-					floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
-				continue
-			}
-			files, bad := shell.PatchPaths(text)
-			if bad != "" {
-				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
-			}
-			for _, f := range files {
-				s := e.pathSubject(subjPath, e.tier, f.Path)
-				s.recursive = f.Tree
-				subs = append(subs, s)
-			}
+			subs = e.appendPatchSubjects(subs, v)
 			continue
 		}
 		list, ok := argStrings(v.raw, strs[:0])
@@ -574,6 +563,27 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 		e.applySafety(&d, safety)
 	}
 	return d
+}
+
+// appendPatchSubjects appends to subs the subjects of a patch argument:
+// every path the patch touches, and a floor for a patch that cannot be
+// read.
+func (e *evaluation) appendPatchSubjects(subs []subject, v argValue) []subject {
+	text, ok := argString(v.raw)
+	if !ok {
+		return append(subs, subject{kind: subjName, tier: e.tier,
+			floor: "argument " + v.key + " is not a string", floorLayer: "input", ungrantable: true})
+	}
+	files, bad := shell.PatchPaths(text)
+	if bad != "" {
+		subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
+	}
+	for _, f := range files {
+		s := e.pathSubject(subjPath, e.tier, f.Path)
+		s.recursive = f.Tree
+		subs = append(subs, s)
+	}
+	return subs
 }
 
 // pathSubject makes the subject of a path value: home expanded, resolved
@@ -724,7 +734,7 @@ func (e *evaluation) combine(subs []subject, subcommands *[]Subcommand) Decision
 	e.fromRule(&d, best.rule)
 	d.Grantable = d.Action == Ask && grantOK
 	if d.Action == Ask {
-		d.ExplicitAsk, d.GrantMaxAge = asks.ExplicitAsk, asks.GrantMaxAge
+		d.ExplicitAsk, d.GrantMaxAge, d.StepUpRule = asks.ExplicitAsk, asks.GrantMaxAge, asks.StepUpRule
 	}
 	return d
 }
@@ -765,30 +775,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		return e.single(&s)
 	}
 	var sbuf, fbuf [2]string
-	scripts, floors := sbuf[:0], fbuf[:0]
-	commandArgs := 0
-	for _, v := range vals {
-		if slices.Contains(workdirArgs, v.key) {
-			if f := e.workdir(v); f != "" {
-				floors = append(floors, f)
-			}
-			continue
-		}
-		str, ok := argString(v.raw)
-		if !ok {
-			// Codex's shell tool passes an argv: ["bash", "-lc", "…"].
-			if argv, isList := argStrings(v.raw, nil); isList && len(argv) > 0 {
-				str, ok = shellJoin(argv), true
-			}
-		}
-		if !ok {
-			floors = append(floors, "argument "+v.key+" is not a string or a list of strings")
-			commandArgs++
-			continue
-		}
-		scripts = append(scripts, str)
-		commandArgs++
-	}
+	scripts, floors := e.shellScripts(vals, sbuf[:0], fbuf[:0])
 	if len(scripts) == 0 {
 		floor := "no command to analyse"
 		if len(floors) > 0 {
@@ -796,9 +783,6 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		}
 		s := subject{kind: subjName, tier: e.tier, floor: floor, floorLayer: "input", ungrantable: true}
 		return e.single(&s)
-	}
-	if commandArgs > 1 {
-		floors = append(floors, "the call carries more than one command argument")
 	}
 	if shell.ForeignShells[e.tool] {
 		// The tool runs another shell's grammar: judged by name, asked
@@ -831,90 +815,153 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	safety := slices.Clip(analysis.Safety)
 	for i := range commands {
 		c := &commands[i]
-		if c.Read {
-			subs = append(subs, e.readSubject(c))
-			continue
-		}
-		if c.Redirect {
-			s := subject{kind: subjRedirect, tier: TierWrite, cmd: c}
-			switch {
-			case c.Unanalysable != "":
-				s.value = c.Target
-				s.floor, s.floorLayer, s.ungrantable = "cannot analyse redirect: "+c.Unanalysable, "shell", true
-				e.inexactPath(&s, c)
-			case c.Target == "":
-				s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
-			case c.Globs != nil:
-				s.value = c.Target
-				e.inexactPath(&s, c)
-			default:
-				s = e.pathSubject(subjRedirect, TierWrite, c.Target)
-				s.cmd = c
-				if isDeviceSink(s.value) {
-					continue
-				}
-				if r := pathSafety(s.value); r != "" && !slices.Contains(safety, r) {
-					safety = append(safety, r)
-				}
-				if r := e.outsideWorkspace(&s); r != "" && !slices.Contains(safety, r) {
-					safety = append(safety, r)
-				}
-			}
-			e.cdFloor(&s, c.Target)
-			if c.Elevated && s.floor == "" {
-				s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
-			}
-			s.recursive = c.Recursive
-			subs = append(subs, s)
-			continue
-		}
-		s := subject{kind: subjCommand, tier: e.tier, cmd: c, value: strings.Join(c.Words, " ")}
-		s.key = commandKey(s.value)
-		if c.PathQualified && len(c.Words) > 0 {
-			s.qualified = true
-			s.base = c.Name
-			if len(c.Words) > 1 {
-				s.base = c.Name + " " + strings.Join(c.Words[1:], " ")
-			}
-			s.baseKey = commandKey(s.base)
-		}
-		if c.Globs != nil {
-			s.inexact = true
-			s.globs, s.baseGlobs = c.Globs, c.BaseGlobs
-			s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
-				strings.HasPrefix(c.Unanalysable, "command name") || c.UnknownCode
-			if c.BaseGlobs != nil {
-				s.qualified = true
-			}
-		}
 		switch {
-		case c.Unanalysable != "":
-			what := "command"
-			if s.value != "" {
-				what = strconv.Quote(s.value)
+		case c.Read:
+			subs = append(subs, e.readSubject(c))
+		case c.Redirect:
+			if s, ok := e.redirectSubject(c, &safety); ok {
+				subs = append(subs, s)
 			}
-			s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
-			if c.Foreign {
-				s.liftKey = c.Name
-			}
-		case c.Elevated:
-			s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
-		}
-		if c.Options > 0 {
-			s.short = strings.Join(shell.WithoutOptions(c), " ")
-		}
-		subs = append(subs, s)
-		for i, r := range c.Reads {
-			if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
-				subs = append(subs, e.readGlobSubject(c, r, c.ReadGlobs[i]))
-				continue
-			}
-			rs := e.pathSubject(subjRead, TierRead, r)
-			rs.recursive = c.Recursive
-			subs = append(subs, rs)
+		default:
+			subs = e.appendCommandSubjects(subs, c)
 		}
 	}
 
+	d := e.shellVerdict(subs, floors)
+	e.applySafety(&d, safety)
+	d.Shell = &analysis
+	if len(scripts) == 1 && d.Action == Ask {
+		// Only a question has an "Always" answer: allows and denies skip
+		// the work (the hot path of automatic decisions).
+		d.Always = shell.AlwaysPatternsWith(analysis, e.p.progs)
+	}
+	return d
+}
+
+// shellScripts appends to scripts the scripts a shell tool call carries and
+// to floors what keeps the call from being allowed as it stands: an
+// argument that is not a script, a working directory that is not usable,
+// more than one command argument.
+func (e *evaluation) shellScripts(vals []argValue, scripts, floors []string) ([]string, []string) {
+	commandArgs := 0
+	for _, v := range vals {
+		if slices.Contains(workdirArgs, v.key) {
+			if f := e.workdir(v); f != "" {
+				floors = append(floors, f)
+			}
+			continue
+		}
+		commandArgs++
+		str, ok := argString(v.raw)
+		if !ok {
+			// Codex's shell tool passes an argv: ["bash", "-lc", "…"].
+			if argv, isList := argStrings(v.raw, nil); isList && len(argv) > 0 {
+				str, ok = shellJoin(argv), true
+			}
+		}
+		if !ok {
+			floors = append(floors, "argument "+v.key+" is not a string or a list of strings")
+			continue
+		}
+		scripts = append(scripts, str)
+	}
+	if commandArgs > 1 {
+		floors = append(floors, "the call carries more than one command argument")
+	}
+	return scripts, floors
+}
+
+// redirectSubject makes the subject of a write redirection, adding to
+// safety the safety reasons of its target; false for a redirection to a
+// device sink (/dev/null), which writes nothing.
+func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subject, bool) {
+	s := subject{kind: subjRedirect, tier: TierWrite, cmd: c}
+	switch {
+	case c.Unanalysable != "":
+		s.value = c.Target
+		s.floor, s.floorLayer, s.ungrantable = "cannot analyse redirect: "+c.Unanalysable, "shell", true
+		e.inexactPath(&s, c)
+	case c.Target == "":
+		s.floor, s.floorLayer, s.ungrantable = "cannot tell where a redirect writes", "shell", true
+	case c.Globs != nil:
+		s.value = c.Target
+		e.inexactPath(&s, c)
+	default:
+		s = e.pathSubject(subjRedirect, TierWrite, c.Target)
+		s.cmd = c
+		if isDeviceSink(s.value) {
+			return s, false
+		}
+		if r := pathSafety(s.value); r != "" && !slices.Contains(*safety, r) {
+			*safety = append(*safety, r)
+		}
+		if r := e.outsideWorkspace(&s); r != "" && !slices.Contains(*safety, r) {
+			*safety = append(*safety, r)
+		}
+	}
+	e.cdFloor(&s, c.Target)
+	if c.Elevated && s.floor == "" {
+		s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
+	}
+	s.recursive = c.Recursive
+	return s, true
+}
+
+// appendCommandSubjects appends to subs the subjects of a simple command:
+// the command itself, then each file it reads.
+func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []subject {
+	s := subject{kind: subjCommand, tier: e.tier, cmd: c, value: strings.Join(c.Words, " ")}
+	s.key = commandKey(s.value)
+	if c.PathQualified && len(c.Words) > 0 {
+		s.qualified = true
+		s.base = c.Name
+		if len(c.Words) > 1 {
+			s.base = c.Name + " " + strings.Join(c.Words[1:], " ")
+		}
+		s.baseKey = commandKey(s.base)
+	}
+	if c.Globs != nil {
+		s.inexact = true
+		s.globs, s.baseGlobs = c.Globs, c.BaseGlobs
+		s.unknownName = len(c.Words) > 0 && c.Name != path.Base(c.Words[0]) || c.Name == "" ||
+			strings.HasPrefix(c.Unanalysable, "command name") || c.UnknownCode
+		if c.BaseGlobs != nil {
+			s.qualified = true
+		}
+	}
+	switch {
+	case c.Unanalysable != "":
+		what := "command"
+		if s.value != "" {
+			what = strconv.Quote(s.value)
+		}
+		s.floor, s.floorLayer, s.ungrantable = "cannot analyse "+what+": "+c.Unanalysable, "shell", true
+		if c.Foreign {
+			s.liftKey = c.Name
+		}
+	case c.Elevated:
+		s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
+	}
+	if c.Options > 0 {
+		s.short = strings.Join(shell.WithoutOptions(c), " ")
+	}
+	subs = append(subs, s)
+	for i, r := range c.Reads {
+		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
+			subs = append(subs, e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i]))
+			continue
+		}
+		rs := e.pathSubject(subjRead, TierRead, r)
+		rs.recursive = c.Recursive
+		subs = append(subs, rs)
+	}
+	return subs
+}
+
+// shellVerdict decides a shell call from its subjects and floors: the
+// subjects' combined decision, or the tool name's when there are none, and
+// a question, not an allow, while a floor stands.
+func (e *evaluation) shellVerdict(subs []subject, floors []string) Decision {
 	var d Decision
 	if len(subs) == 0 {
 		// Nothing to judge one by one (a parse error, an empty script): the
@@ -939,13 +986,6 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		}
 		d.Action = Ask
 		d.Grantable = false
-	}
-	e.applySafety(&d, safety)
-	d.Shell = &analysis
-	if len(scripts) == 1 && d.Action == Ask {
-		// Only a question has an "Always" answer: allows and denies skip
-		// the work (the hot path of automatic decisions).
-		d.Always = shell.AlwaysPatternsWith(analysis, e.p.progs)
 	}
 	return d
 }

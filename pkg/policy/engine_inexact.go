@@ -229,8 +229,10 @@ func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
 // literal (cat .e*, grep -r x ~/.s*, cat "$f"): it stands for every path
 // its glob can name and, when the command reads trees, for every path
 // under them.
-func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob) subject {
-	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: true}
+func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob, computed bool) subject {
+	// An agent's pattern is met anchored; a value the script computes can
+	// spell any name (shell.Command.ReadAny).
+	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: !computed}
 	clean := globs.CleanPath(g, e.p.home)
 	s.globs = []globs.Glob{clean}
 	if c.Recursive {

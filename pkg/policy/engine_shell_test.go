@@ -139,6 +139,14 @@ rules:
 		``,
 		`echo x > "$OUT"`,
 		`bash script.sh`,
+		// What zsh, which may run the command (shell_zsh.go), reads
+		// differently from bash.
+		`repeat 3 rm -rf ~`,
+		`noglob rm -rf ~`,
+		`=rm -rf ~`,
+		`echo x >! .env`,
+		`ls *(e:'rm -rf ~':)`,
+		`for path in ./bin; do git status; done`,
 	}
 	for _, c := range cases {
 		for _, mode := range []Mode{ModeAlwaysAsk, ModeAutoEdit, ModeYolo} {

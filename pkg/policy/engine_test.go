@@ -487,6 +487,42 @@ teams:
 	}
 }
 
+func TestATeamAdmitsByIDOrByAStatedGroup(t *testing.T) {
+	p := mustParse(t, `
+teams:
+  sre:    { members: [carol], groups: [okta-sre], approvals_required: 3 }
+  groupy: { groups: [payments-oncall] }
+`)
+	sre, _ := p.Team("sre")
+	if sre.Open() || sre.ApprovalsRequired != 3 {
+		t.Fatalf("sre = %+v: a team with groups is not open, and its quorum may exceed its listed members", sre)
+	}
+	cases := []struct {
+		id     string
+		groups []string
+		want   bool
+	}{
+		{"carol", nil, true},
+		{"someone@example.com", []string{"okta-sre"}, true},
+		{"someone@example.com", []string{"everyone", "okta-sre-readonly"}, false},
+		{"someone@example.com", nil, false},
+		{"", []string{"okta-sre"}, false},
+	}
+	for _, c := range cases {
+		if got := sre.Admits(c.id, c.groups); got != c.want {
+			t.Errorf("sre.Admits(%q, %v) = %v, want %v", c.id, c.groups, got, c.want)
+		}
+	}
+	g, _ := p.Team("groupy")
+	if g.Open() || g.IsMember("anyone") || !g.Admits("anyone", []string{"payments-oncall"}) {
+		t.Errorf("groupy = %+v: a team of groups only admits those groups", g)
+	}
+	p.Teams()["sre"].Groups[0] = "everyone"
+	if got, _ := p.Team("sre"); got.Groups[0] != "okta-sre" {
+		t.Error("Teams must copy the groups")
+	}
+}
+
 func TestVersion(t *testing.T) {
 	a := mustParse(t, "mode: auto-edit\n")
 	b := mustParse(t, "mode: auto-edit\n")

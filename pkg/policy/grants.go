@@ -104,12 +104,17 @@ func (p *Policy) NeedOf(d *Decision) GrantNeed {
 	switch {
 	case d.Action != Ask:
 		n.NotGrantable = "the policy " + string(d.Action) + "s this call; grants only settle questions"
+	case byBreaker(d):
+		n.NotGrantable = "a tripped outbreak breaker covers this agent: its calls ask every time until the breaker is reset"
 	case d.SafetyOverride != "":
 		n.NotGrantable = "a safety override (" + d.SafetyOverride + ") asks every time"
 	case !d.Grantable:
 		n.NotGrantable = "the command runs elevated or cannot be analysed, so it asks every time"
 	case d.ExplicitAsk != "":
 		n.NotGrantable = "the rule " + d.ExplicitAsk + " asks every time (it does not say grantable: true)"
+	case p.StepUp(d) != nil:
+		// A grant holds no second factor, so it may not stand in for one.
+		n.NotGrantable = "approving it needs step-up (" + p.StepUp(d).Why + "), a fresh second factor every time"
 	}
 	return n
 }

@@ -14,7 +14,8 @@ import (
 // scripts, eval, cd, redirections, arithmetic, assignments that change
 // what runs). Each script runs in real bash in the sandbox, and the
 // analysis must have judged everything bash executed or opened, or never
-// allow the script. `go test` runs the seeds; `make fuzz` explores.
+// allow the script; then in real zsh as Claude Code runs it, with the same
+// demands. `go test` runs the seeds; `make fuzz` explores.
 func FuzzShellOracle(f *testing.F) {
 	for _, seed := range []string{
 		"", "\x00", "\x01\x02\x03", "\x07\x11\x05\x09\x02", "\x10\x20\x30\x40\x50\x60\x70",
@@ -30,6 +31,11 @@ func FuzzShellOracle(f *testing.F) {
 		src := (&shGen{data: data}).script(0)
 		if missed := oracleCheck(t, sb, p, src); missed != "" {
 			t.Fatalf("%q: %s", src, missed)
+		}
+		// zsh may run it too (shell_zsh.go): what the analysis judged
+		// completely holds in zsh as well.
+		if missed := oracleCheckIn(t, sb, oracleZsh, p, src); missed != "" {
+			t.Fatalf("%q in zsh: %s", src, missed)
 		}
 		// The analysis itself must stay within its invariants.
 		a := shell.Analyze(src)

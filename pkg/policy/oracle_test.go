@@ -186,8 +186,34 @@ type oracleRun struct {
 // "sh: 1: cannot create /etc/x: Read-only file system".
 var oracleRedirectErr = regexp.MustCompile(`^[a-z/]*(?:bash: line \d+|sh: \d+|dash: \d+): (?:cannot create |cannot open )?([^:]+): (?:Read-only file system|Permission denied|No such file or directory|Is a directory|Directory nonexistent|nonexistent directory)$`)
 
-// run runs src in a fresh scratch, in the sandbox.
+// oracleZshRedirectErr matches zsh's report of a redirection it could
+// not open: "(eval):1: read-only file system: /etc/x".
+var oracleZshRedirectErr = regexp.MustCompile(`^(?:\(eval\)|zsh):\d+: (?:read-only file system|permission denied|no such file or directory|is a directory|not a directory): (.+)$`)
+
+// oracleShell is how a shell runs a script in the sandbox.
+type oracleShell struct {
+	name string
+	argv func(src string) []string
+	errs []*regexp.Regexp // its reports of redirections it could not open (and those of the shells it runs)
+}
+
+var (
+	oracleBash = oracleShell{"bash", func(src string) []string { return []string{"/usr/bin/bash", "-c", src} }, []*regexp.Regexp{oracleRedirectErr}}
+	// oracleZsh runs the script as Claude Code's Bash tool does where the
+	// user's login shell is zsh: extended_glob off, the command eval'ed
+	// (no start-up files here: -f).
+	oracleZsh = oracleShell{"zsh", func(src string) []string {
+		return []string{"/usr/bin/zsh", "-f", "-c", `setopt NO_EXTENDED_GLOB; eval "$1"`, "zsh", src}
+	}, []*regexp.Regexp{oracleZshRedirectErr, oracleRedirectErr}}
+)
+
+// run runs src with bash in a fresh scratch, in the sandbox.
 func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error) {
+	return sb.runIn(ctx, oracleBash, src)
+}
+
+// runIn runs src with sh in a fresh scratch, in the sandbox.
+func (sb *oracleSandbox) runIn(ctx context.Context, sh oracleShell, src string) (oracleRun, error) {
 	var r oracleRun
 	scratch, err := os.MkdirTemp("", "signoff-oracle-run-")
 	if err != nil {
@@ -252,7 +278,7 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 	for _, d := range sb.dirs {
 		args = append(args, "--ro-bind", filepath.Join(sb.root, strings.ReplaceAll(strings.TrimPrefix(d, "/"), "/", "_")), d)
 	}
-	for _, real := range []string{"/usr/bin/bash", "/usr/bin/dash"} {
+	for _, real := range []string{"/usr/bin/bash", "/usr/bin/dash", "/usr/bin/zsh"} {
 		if _, err := os.Stat(real); err == nil {
 			args = append(args, "--ro-bind", real, real)
 		}
@@ -269,7 +295,8 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 		"--clearenv", "--setenv", "HOME", oracleHome, "--setenv", "LANG", "C.UTF-8",
 		"--setenv", "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"/usr/bin/bash", "-c", src)
+	)
+	args = append(args, sh.argv(src)...)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bwrap", args...)
@@ -315,26 +342,37 @@ func (sb *oracleSandbox) run(ctx context.Context, src string) (oracleRun, error)
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)], "\x00"))
 			off += unix.SizeofInotifyEvent + int(ev.Len)
-			if ev.Mask&unix.IN_ISDIR != 0 || name == "" || strings.HasPrefix(name, "sh-thd") {
-				continue
-			}
 			p := filepath.Join(wds[ev.Wd], name)
+			if ev.Mask&unix.IN_ISDIR != 0 || name == "" || strings.HasPrefix(name, "sh-thd") ||
+				len(name) == len("zsh")+6 && strings.HasPrefix(p, "/tmp/zsh") {
+				continue // bash's and zsh's here-document files
+			}
 			if !slices.Contains(r.opened, p) {
 				r.opened = append(r.opened, p)
 			}
 		}
 	}
 	for _, line := range strings.Split(r.stderr, "\n") {
-		if m := oracleRedirectErr.FindStringSubmatch(line); m != nil && !strings.Contains(m[1], "command not found") {
-			r.refused = append(r.refused, m[1])
+		for _, re := range sh.errs {
+			if m := re.FindStringSubmatch(line); m != nil && !strings.Contains(m[1], "command not found") {
+				r.refused = append(r.refused, m[1])
+				break
+			}
 		}
 	}
 	return r, nil
 }
 
-// oracleCheck runs one command and returns what the analysis missed, or
-// "" when it judged everything bash did.
+// oracleCheck runs one command in bash and returns what the analysis
+// missed, or "" when it judged everything bash did.
 func oracleCheck(t testing.TB, sb *oracleSandbox, p *policy.Policy, src string) string {
+	t.Helper()
+	return oracleCheckIn(t, sb, oracleBash, p, src)
+}
+
+// oracleCheckIn runs one command with sh and returns what the analysis
+// missed, or "" when it judged everything the shell did.
+func oracleCheckIn(t testing.TB, sb *oracleSandbox, sh oracleShell, p *policy.Policy, src string) string {
 	t.Helper()
 	a := shell.Analyze(src)
 	for _, s := range a.Safety {
@@ -352,14 +390,14 @@ func oracleCheck(t testing.TB, sb *oracleSandbox, p *policy.Policy, src string) 
 		}
 		return ""
 	}
-	r, err := sb.run(context.Background(), src)
+	r, err := sb.runIn(context.Background(), sh, src)
 	if err != nil {
-		t.Fatalf("running %q: %v", src, err)
+		t.Fatalf("running %q in %s: %v", src, sh.name, err)
 	}
 	var missed []string
 	for _, e := range r.execs {
 		if !policy.OracleJudgesExec(a, e.Exe, e.Argv) {
-			missed = append(missed, fmt.Sprintf("bash executed %s %q, which the analysis did not judge", e.Exe, e.Argv))
+			missed = append(missed, fmt.Sprintf("%s executed %s %q, which the analysis did not judge", sh.name, e.Exe, e.Argv))
 		}
 	}
 	for _, f := range append(r.opened, r.refused...) {
@@ -423,6 +461,26 @@ func oracleAssignTilde(w string) string {
 	return name + "=" + strings.Join(parts, ":")
 }
 
+// oracleEach calls run(0) … run(n-1), four sandboxes at a time.
+func oracleEach(n int, run func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				run(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // TestShellOracle runs every corpus command in real bash and checks that
 // the analysis judged everything bash executed or opened.
 func TestShellOracle(t *testing.T) {
@@ -437,22 +495,9 @@ func TestShellOracle(t *testing.T) {
 		missed string
 	}
 	results := make([]result, len(cases))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = result{cases[i], oracleCheck(t, sb, p, cases[i].command)}
-			}
-		}()
-	}
-	for i := range cases {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	oracleEach(len(cases), func(i int) {
+		results[i] = result{cases[i], oracleCheck(t, sb, p, cases[i].command)}
+	})
 	var failures []string
 	for _, r := range results {
 		if r.missed != "" {
@@ -462,6 +507,45 @@ func TestShellOracle(t *testing.T) {
 	t.Logf("oracle: %d corpus commands run, %d where the analysis missed what bash did", len(cases), len(failures))
 	if len(failures) > 0 {
 		t.Errorf("the analysis missed what bash did:\n%s", strings.Join(failures, "\n"))
+	}
+}
+
+// TestZshReadingOracle runs every corpus command the analysis judged
+// completely in real zsh too, as Claude Code's Bash tool runs it where the
+// user's login shell is zsh (shell_zsh.go): whatever zsh executed or
+// opened must be something the analysis judged. A command the analysis
+// left unjudged must never be allowed (TestShellOracle asserts that).
+func TestZshReadingOracle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the oracle runs hundreds of sandboxes")
+	}
+	sb := oracleSetup(t)
+	if _, err := os.Stat("/usr/bin/zsh"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the zsh oracle cannot run: %v (install zsh: scripts/test-deps.sh)", err)
+		}
+		t.Skipf("the zsh oracle cannot run: %v", err)
+	}
+	p := corpusPolicy(t)
+	var cases []corpusCase
+	for _, c := range readCorpora(t) {
+		if policy.OracleUnanalysable(shell.Analyze(c.command)) == "" {
+			cases = append(cases, c)
+		}
+	}
+	failures := make([]string, len(cases))
+	oracleEach(len(cases), func(i int) {
+		if m := oracleCheckIn(t, sb, oracleZsh, p, cases[i].command); m != "" {
+			failures[i] = fmt.Sprintf("%s:%d: %q: %s", cases[i].file, cases[i].line, cases[i].command, m)
+		}
+	})
+	failures = slices.DeleteFunc(failures, func(s string) bool { return s == "" })
+	t.Logf("zsh oracle: %d corpus commands the analysis judged completely run in zsh, %d where it missed what zsh did", len(cases), len(failures))
+	if len(cases) < 300 {
+		t.Errorf("only %d corpus commands were judged completely: the zsh reading check refuses too much to be tested", len(cases))
+	}
+	if len(failures) > 0 {
+		t.Errorf("the analysis missed what zsh did:\n%s", strings.Join(failures, "\n"))
 	}
 }
 

@@ -46,6 +46,10 @@ type Policy struct {
 	pagers map[string]PagerSpec
 	// answerTools are the tools declared under tools.answer (lower-case).
 	answerTools map[string]bool
+	// stepUp are the step_up: settings (stepup.go).
+	stepUp stepUpSettings
+	// breakers are the outbreak breakers (breakers.go).
+	breakers []Breaker
 }
 
 // workspaceDirs returns the workspace: the policy's, or the call's
@@ -88,6 +92,7 @@ func (p *Policy) Teams() map[string]Team {
 	out := make(map[string]Team, len(p.teams))
 	for n, t := range p.teams {
 		t.Members = slices.Clone(t.Members)
+		t.Groups = slices.Clone(t.Groups)
 		out[n] = t
 	}
 	return out

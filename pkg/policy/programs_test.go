@@ -89,6 +89,9 @@ func TestProgramsLoadErrors(t *testing.T) {
 		{"a broken value pattern", "programs:\n  x:\n    options: {\"-c=\": {effect: ask, when: [\"[z-a]\"]}}\n", `policy.yaml:3:43: programs.x.options.-c=.when[0]: invalid shell pattern "[z-a]"`},
 		{"a program name with a slash", "programs:\n  /bin/x: {arity: 2}\n", `policy.yaml:2:3: programs: program name "/bin/x"`},
 		{"a zero arity", "programs:\n  x: {arity: 0}\n", `policy.yaml:2:14: programs.x.arity: must be at least 1`},
+		{"an env_inert name that is not a variable", "programs:\n  x: {env_inert: [\"A-B\"]}\n", `policy.yaml:2:19: programs.x.env_inert: "A-B" is not an environment variable name`},
+		{"a closed that is not a boolean", "programs:\n  x: {closed: yes please}\n", `policy.yaml:2:15: programs.x.closed`},
+		{"a runner verb that is an option", "programs:\n  x: {subcommands: {s: {wrapper: {verb: \"-r\"}}}}\n", `policy.yaml:2:41: programs.x.subcommands.s.wrapper.verb: want a sub-command word`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

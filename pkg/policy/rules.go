@@ -62,6 +62,9 @@ type rule struct {
 	// grantable lets a grant settle the questions of this ask rule
 	// (grantable: true); without it an explicit ask asks every time.
 	grantable bool
+	// stepUp makes approving this rule's questions need a second factor
+	// (step_up: true; docs/POLICY.md "Step-up").
+	stepUp bool
 	// maxAge caps the lifetime of grants made by answering this rule's
 	// questions (max_age:, 0 = the policy's).
 	maxAge time.Duration

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -101,6 +102,10 @@ type Decision struct {
 	// GrantMaxAge is the shortest max_age of the rules that made this call
 	// ask (0 = none set): it caps grants made by answering the question.
 	GrantMaxAge time.Duration
+	// StepUpRule is the text of the first rule with step_up: true that
+	// made this call (or one of its sub-commands) ask ("" when none did):
+	// approving the question needs a second factor ([Policy.StepUp]).
+	StepUpRule string
 	// Escalation is the deciding rule's own ladder: nil when it has none
 	// (the team's applies, see [Policy.Escalation]), empty when it says
 	// escalation: [].
@@ -125,32 +130,45 @@ type Subcommand struct {
 // Team is a named group of approvers that questions are routed to.
 type Team struct {
 	Name string
-	// Members are the approver ids allowed to answer. An empty list is only
-	// possible for the team "default" and makes it open (the broker honours
-	// that in dev mode only): any authenticated
-	// approver may answer (see docs/POLICY.md).
+	// Members are the approver ids allowed to answer. A team without
+	// members and groups is only possible for the team "default" and makes
+	// it open (the broker honours that in dev mode only): any
+	// authenticated approver may answer (see docs/POLICY.md).
 	Members []string
+	// Groups are identity-provider groups whose members may answer too:
+	// an approver counts when the (signed) response states one of them
+	// among approver.groups (web OIDC sign-in, docs/APPROVERS.md).
+	Groups []string
 	// ApprovalsRequired is how many distinct members must approve (≥ 1).
 	ApprovalsRequired int
 	// Escalation is the team's ladder (nil: none); a rule's own replaces
 	// it. See [Policy.Escalation].
 	Escalation []messages.EscalationStep
+	// StepUp makes approving every question routed to the team need a
+	// second factor (docs/POLICY.md "Step-up").
+	StepUp bool
 }
 
 // Open reports whether any authenticated approver may answer for the team.
-func (t Team) Open() bool { return len(t.Members) == 0 }
+func (t Team) Open() bool { return len(t.Members) == 0 && len(t.Groups) == 0 }
 
 // IsMember reports whether the approver id may answer for the team: it is
-// listed, or the team is open.
-func (t Team) IsMember(approver string) bool {
+// listed, or the team is open. Group membership is not considered (see
+// [Team.Admits]).
+func (t Team) IsMember(approver string) bool { return t.Admits(approver, nil) }
+
+// Admits reports whether an approver with this id, whom the answering bot
+// vouches is in groups, may answer for the team: the id is listed, one of
+// the groups is, or the team is open.
+func (t Team) Admits(approver string, groups []string) bool {
 	if approver == "" {
 		return false
 	}
-	if t.Open() {
+	if t.Open() || slices.Contains(t.Members, approver) {
 		return true
 	}
-	for _, m := range t.Members {
-		if m == approver {
+	for _, g := range groups {
+		if slices.Contains(t.Groups, g) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Store implementations wrap them; test with errors.Is.
@@ -27,6 +28,11 @@ var (
 	// stop stays; the error is a [*StopOwedError] that names the
 	// rejections, so that the caller carries them out and tries again.
 	ErrStopOwed = errors.New("session: a hard rejection of the session is not carried out yet")
+	// ErrStopUnheard: a tracked NewTurn ([Turn.Tracked]) did not name
+	// every hard rejection behind the session's stop: the agent has not
+	// heard of them all, so the turn began before it knew, and the stop
+	// stays. The error is a [*StopUnheardError] that names them.
+	ErrStopUnheard = errors.New("session: the new turn does not name every hard rejection behind the stop")
 	// ErrUnavailable: the backend could not be reached or did not answer in
 	// time. Callers must fail closed.
 	ErrUnavailable = errors.New("session: store unavailable")
@@ -53,3 +59,28 @@ func (e *StopOwedError) Error() string {
 
 // Unwrap returns [ErrStopOwed].
 func (e *StopOwedError) Unwrap() error { return ErrStopOwed }
+
+// StopUnheardError is a tracked NewTurn's refusal ([ErrStopUnheard]):
+// Unheard are the rejections behind the stop that the turn did not name,
+// oldest first. The stop is unchanged.
+type StopUnheardError struct {
+	SessionID string
+	Unheard   []string
+}
+
+func (e *StopUnheardError) Error() string {
+	return fmt.Sprintf("%v: session %s: the turn does not name %s", ErrStopUnheard, e.SessionID, strings.Join(e.Unheard, ", "))
+}
+
+// Unwrap returns [ErrStopUnheard].
+func (e *StopUnheardError) Unwrap() error { return ErrStopUnheard }
+
+// CheckStopReason returns an error wrapping [ErrInvalid] when reason
+// cannot be stored as a stop's reason: a NUL byte ends the reason in the
+// stored signal (docs/STATE.md "Keys").
+func CheckStopReason(reason string) error {
+	if strings.IndexByte(reason, 0) >= 0 {
+		return invalid("the stop reason %q contains a NUL byte", reason)
+	}
+	return nil
+}

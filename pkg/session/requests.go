@@ -161,10 +161,18 @@ type Lookup struct {
 	// Stopped is true while the session carries a hard-stop signal.
 	Stopped    bool
 	StopReason string
+	// StopRejections are the hard rejections behind the stop
+	// ([StopSignal.Rejections]).
+	StopRejections []string
 	// Grants are the session's grants, then the agent's, none expired by
 	// the store's clock; nil with SkipGrants. Their slices may be shared
 	// with the store's cache: read them, do not modify them.
 	Grants []Grant
+}
+
+// Stop returns the session's stop signal as read.
+func (l *Lookup) Stop() StopSignal {
+	return StopSignal{Reason: l.StopReason, Rejections: l.StopRejections}
 }
 
 // Vote is one approver's answer to a pending request.
@@ -183,7 +191,9 @@ type Vote struct {
 	// Stop, on a deny, is the reason of the session's hard-stop signal: the
 	// store sets the signal in the same atomic step that settles the
 	// request rejected (a reject_hard), so that a rejection without its
-	// stop cannot exist. Empty: no stop. Only a deny may carry one.
+	// stop cannot exist. Empty: no stop. Only a deny may carry one. The
+	// request's id is added to the stop's rejections (an existing stop
+	// keeps its reason, see [StopSignal.Add]).
 	Stop string
 }
 

@@ -18,5 +18,7 @@ type Store interface {
 	Expiry
 	Outbox
 	Escalations
+	Fleet
+	Breakers
 	Backend
 }

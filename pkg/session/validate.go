@@ -39,7 +39,8 @@ func (r Request) Validate() error {
 // Validate returns an error wrapping [ErrInvalid] when the vote has no
 // approver id or one with white space or control characters (a store may
 // keep an approval as "<id> <scope>"), is an approval that carries a stop
-// reason, or carries an unknown scope or a scope on a deny.
+// reason, or carries an unknown scope or a scope on a deny, or a stop
+// reason with a NUL byte ([CheckStopReason]).
 func (v Vote) Validate() error {
 	if v.ApproverID == "" {
 		return invalid("Vote.ApproverID is empty")
@@ -59,7 +60,7 @@ func (v Vote) Validate() error {
 	if !v.Approve && v.Stop == "" && IsHardRejection(&v.Decision) {
 		return invalid("Vote.Stop is empty on a reject_hard: a hard rejection sets its session's stop in the same step")
 	}
-	return nil
+	return CheckStopReason(v.Stop)
 }
 
 // Validate checks what a Store relies on in a grant to add: an id, a

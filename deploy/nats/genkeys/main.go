@@ -16,8 +16,14 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-// roles are the users deploy/nats/auth.conf defines.
-var roles = []string{"broker", "approver", "admin", "agent"}
+// roles are the users deploy/nats/auth.conf and accounts.conf define: the
+// role users of auth.conf, and the DEMO tenant's users of tenant-demo.conf
+// (broker and admin are SIGNOFF's in accounts.conf).
+var roles = []string{"broker", "approver", "admin", "agent", "demo-agent", "demo-approver", "demo-admin"}
+
+// tenantsFile is the brokers' --tenants file genkeys writes for the DEMO
+// tenant when its keys are in the directory.
+const tenantsFile = "tenants.yaml"
 
 // envFile is the file, in the key directory, that lists every public key as
 // an environment variable.
@@ -51,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fl.SetOutput(stderr)
 	dir := fl.String("dir", "deploy/nats/keys", "directory for the seeds (NAME.nk), public keys (NAME.pub) and "+envFile)
 	force := fl.Bool("force", false, "replace existing seeds (every service using them must get the new ones)")
+	readable := fl.Bool("readable", false, "write seeds readable by every user (0644) in a directory only the owner may enter (0700): for bind-mounting single seed files into containers that run as another user (deploy/compose)")
+	policy := fl.String("tenant-policy", "/etc/signoff/policy.yaml", "the DEMO tenant's policy file as the brokers see it, written to "+tenantsFile)
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: genkeys [-dir DIR] [-force] [NAME ...]\n\n"+
 			"Creates an nkey user per NAME (default: %s) and writes DIR/%s.\n\n", strings.Join(roles, " "), envFile)
@@ -67,12 +75,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := os.Chmod(*dir, 0o700); err != nil {
+		return err
+	}
+	if *readable {
+		for _, k := range keys {
+			if err := os.Chmod(k.SeedFile, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	wrote, err := writeTenants(*dir, *policy)
+	if err != nil {
+		return err
+	}
+	if wrote {
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*dir, tenantsFile))
+	}
 	for _, k := range keys {
 		state := "kept"
 		if k.Created {
 			state = "created"
 		}
-		fmt.Fprintf(stdout, "%-10s %s  %s (%s)\n", k.Name, k.PublicKey, k.SeedFile, state)
+		fmt.Fprintf(stdout, "%-14s %s  %s (%s)\n", k.Name, k.PublicKey, k.SeedFile, state)
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(*dir, envFile))
 	return nil
@@ -192,4 +217,44 @@ func writeEnv(dir string) error {
 		fmt.Fprintf(&b, "%s=%s\n", envVar(name), pub)
 	}
 	return os.WriteFile(filepath.Join(dir, envFile), []byte(b.String()), 0o644)
+}
+
+// writeTenants writes the brokers' --tenants file of the DEMO tenant
+// (docs/OPERATIONS.md, "Tenants and identity") from the demo-* keys in dir:
+// its agent's key maps to agent id demo-agent, its approver's may respond,
+// its admin's may administer. Without those keys it writes nothing.
+func writeTenants(dir, policy string) (bool, error) {
+	pub := map[string]string{}
+	for _, n := range []string{"demo-agent", "demo-approver", "demo-admin"} {
+		kp, err := readSeed(filepath.Join(dir, n+".nk"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		pub[n], _ = kp.PublicKey()
+	}
+	if strings.ContainsAny(policy, "\n\"") {
+		return false, fmt.Errorf("-tenant-policy %q: one line without quotes", policy)
+	}
+	doc := fmt.Sprintf(`# The brokers' --tenants file for the DEMO account of deploy/nats/tenant-demo.conf,
+# written by deploy/nats/genkeys from the keys next to it. Public keys only: not secret.
+tenants:
+  - id: demo
+    account: DEMO
+    policy: "%s"
+    agents:
+      - user: %s   # demo-agent.nk
+        agent_id: demo-agent
+        # The sessions it may use (globs). "*" is every session of the
+        # tenant: fine for one agent; give each agent its own when several
+        # share a tenant, or one may use another's grants and stops.
+        sessions: ["*"]
+    bots:
+      - user: %s   # demo-approver.nk
+    admins:
+      - user: %s   # demo-admin.nk
+`, policy, pub["demo-agent"], pub["demo-approver"], pub["demo-admin"])
+	return true, os.WriteFile(filepath.Join(dir, tenantsFile), []byte(doc), 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nkeys"
+	"gopkg.in/yaml.v3"
 )
 
 // envOf parses an env file into a map.
@@ -144,5 +145,80 @@ func TestGenerateRefusesBadNamesAndBadSeeds(t *testing.T) {
 	}
 	if _, err := generate(dir, []string{"broker"}, true); err != nil {
 		t.Fatalf("-force over a corrupt seed: %v", err)
+	}
+}
+
+// The default keys serve both configurations (auth.conf's roles and
+// accounts.conf's SIGNOFF and DEMO users), and tenants.yaml maps the DEMO
+// keys as the brokers' --tenants file wants them.
+func TestGenerateWritesTheTenantsFileOfTheDemoKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	if err := run([]string{"-dir", dir, "-tenant-policy", "/etc/signoff/policy-demo.yaml"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Tenants []struct {
+			ID      string `yaml:"id"`
+			Account string `yaml:"account"`
+			Policy  string `yaml:"policy"`
+			Agents  []struct {
+				User    string `yaml:"user"`
+				AgentID string `yaml:"agent_id"`
+			} `yaml:"agents"`
+			Bots []struct {
+				User string `yaml:"user"`
+			} `yaml:"bots"`
+			Admins []struct {
+				User string `yaml:"user"`
+			} `yaml:"admins"`
+		} `yaml:"tenants"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, tenantsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		t.Fatalf("%s: %v\n%s", tenantsFile, err, data)
+	}
+	if len(file.Tenants) != 1 {
+		t.Fatalf("tenants %+v, want DEMO only", file.Tenants)
+	}
+	tn := file.Tenants[0]
+	if tn.ID != "demo" || tn.Account != "DEMO" || tn.Policy != "/etc/signoff/policy-demo.yaml" {
+		t.Errorf("tenant %s/%s/%s, want demo/DEMO and the policy given", tn.ID, tn.Account, tn.Policy)
+	}
+	if len(tn.Agents) != 1 || tn.Agents[0].User != seedPublic(t, filepath.Join(dir, "demo-agent.nk")) || tn.Agents[0].AgentID != "demo-agent" {
+		t.Errorf("agents %+v, want demo-agent.nk's key as demo-agent", tn.Agents)
+	}
+	if len(tn.Bots) != 1 || tn.Bots[0].User != seedPublic(t, filepath.Join(dir, "demo-approver.nk")) {
+		t.Errorf("bots %+v, want demo-approver.nk's key", tn.Bots)
+	}
+	if len(tn.Admins) != 1 || tn.Admins[0].User != seedPublic(t, filepath.Join(dir, "demo-admin.nk")) {
+		t.Errorf("admins %+v, want demo-admin.nk's key", tn.Admins)
+	}
+	// Seeds are the owner's only, unless -readable (for containers); the
+	// directory is the owner's in both cases.
+	for _, readable := range []bool{false, true} {
+		args := []string{"-dir", dir}
+		want := os.FileMode(0o600)
+		if readable {
+			args, want = append(args, "-readable"), 0o644
+		}
+		if err := run(args, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(filepath.Join(dir, "broker.nk"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if readable && st.Mode().Perm() != want {
+			t.Errorf("-readable: broker.nk mode %v, want %v", st.Mode().Perm(), want)
+		}
+		if !readable && st.Mode().Perm() != want {
+			t.Errorf("broker.nk mode %v, want %v", st.Mode().Perm(), want)
+		}
+		if d, _ := os.Stat(dir); d.Mode().Perm() != 0o700 {
+			t.Errorf("key directory mode %v, want 0700", d.Mode().Perm())
+		}
 	}
 }

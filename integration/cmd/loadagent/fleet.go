@@ -84,69 +84,22 @@ func runFleet(ctx context.Context, cfg *config, conns []*nats.Conn) (*Summary, e
 		return nil, err
 	}
 	led := newLedger()
-	sessions := make(map[string]bool, cfg.agents)
-	for a := range cfg.agents {
-		sessions[sessionID(cfg.sessionPrefix, a)] = true
-	}
-
-	// Watch every session's decision subject, to see duplicates the SDK
-	// would hide (it returns the first decision and stops listening).
 	var subs []*nats.Subscription
 	defer func() {
 		for _, s := range subs {
 			_ = s.Unsubscribe()
 		}
 	}()
-	for a := range cfg.agents {
-		nc := conns[a%len(conns)]
-		s, err := nc.Subscribe(subj.DecisionAll(sessionID(cfg.sessionPrefix, a)), func(m *nats.Msg) {
-			_, id, err := subj.DecisionFromSubject(m.Subject)
-			if err != nil {
-				return
-			}
-			var d messages.Decision
-			if err := json.Unmarshal(m.Data, &d); err != nil {
-				led.published(id, messages.Decision{RequestID: id, Reason: "undecodable decision message: " + err.Error()})
-				return
-			}
-			led.published(id, d)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("subscribe to decisions: %w", err)
-		}
-		subs = append(subs, s)
+	if subs, err = watchDecisions(cfg, conns, subj, led); err != nil {
+		return nil, err
 	}
-
 	var ap *approverStats
 	var apWG sync.WaitGroup
 	if cfg.approver != "" {
 		ap = &approverStats{seen: map[string]bool{}}
-		sem := make(chan struct{}, 32)
-		s, err := conns[0].Subscribe(subj.AskAll(), func(m *nats.Msg) {
-			var q messages.ApprovalNeeded
-			if err := json.Unmarshal(m.Data, &q); err != nil || !sessions[q.Request.SessionID] {
-				return
-			}
-			ap.mu.Lock()
-			dup := ap.seen[q.Request.RequestID]
-			ap.seen[q.Request.RequestID] = true
-			if !dup {
-				ap.questions++
-			}
-			ap.mu.Unlock()
-			if dup {
-				return // asked again (another team, or a quorum update)
-			}
-			apWG.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer apWG.Done()
-				defer func() { <-sem }()
-				approve(ctx, conns[0], subj, cfg.approver, q, ap)
-			}()
-		})
+		s, err := startApprover(ctx, cfg, conns[0], subj, ap, &apWG)
 		if err != nil {
-			return nil, fmt.Errorf("subscribe to questions: %w", err)
+			return nil, err
 		}
 		subs = append(subs, s)
 	}
@@ -155,45 +108,10 @@ func runFleet(ctx context.Context, cfg *config, conns []*nats.Conn) (*Summary, e
 			return nil, fmt.Errorf("flush subscriptions: %w", err)
 		}
 	}
-
 	start := time.Now()
-	var wg sync.WaitGroup
-	for a := range cfg.agents {
-		sid := sessionID(cfg.sessionPrefix, a)
-		c, err := client.New(conns[a%len(conns)],
-			client.WithSession(sid),
-			client.WithAgent(sid),
-			client.WithPrefix(cfg.prefix),
-			client.WithRequestedBy(cfg.requestedBy))
-		if err != nil {
-			return nil, err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i, k := range cfg.mix.schedule(a, cfg.requests) {
-				if ctx.Err() != nil {
-					return
-				}
-				spec := cfg.calls[k]
-				call := client.Call{
-					RequestID:   nuid.Next(),
-					CallID:      "call-" + strconv.Itoa(i),
-					Tool:        spec.Tool,
-					Arguments:   spec.Arguments,
-					Description: "loadagent " + string(k) + " call",
-				}
-				if k == kindAsk {
-					call.TTL = cfg.askTTL
-				}
-				led.add(call.RequestID, k)
-				t0 := time.Now()
-				d, err := c.Request(ctx, call)
-				led.done(call.RequestID, time.Since(t0), d, err)
-			}
-		}()
+	if err := runAgents(ctx, cfg, conns, led); err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	elapsed := time.Since(start)
 	apWG.Wait()
 
@@ -223,6 +141,112 @@ func runFleet(ctx context.Context, cfg *config, conns []*nats.Conn) (*Summary, e
 	return sum, nil
 }
 
+// watchDecisions watches every session's decision subject, to see
+// duplicates the SDK would hide (it returns the first decision and stops
+// listening).
+func watchDecisions(cfg *config, conns []*nats.Conn, subj messages.Subjects, led *ledger) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for a := range cfg.agents {
+		nc := conns[a%len(conns)]
+		s, err := nc.Subscribe(subj.DecisionAll(sessionID(cfg.sessionPrefix, a)), func(m *nats.Msg) {
+			_, id, err := subj.DecisionFromSubject(m.Subject)
+			if err != nil {
+				return
+			}
+			var d messages.Decision
+			if err := json.Unmarshal(m.Data, &d); err != nil {
+				led.published(id, messages.Decision{RequestID: id, Reason: "undecodable decision message: " + err.Error()})
+				return
+			}
+			led.published(id, d)
+		})
+		if err != nil {
+			return subs, fmt.Errorf("subscribe to decisions: %w", err)
+		}
+		subs = append(subs, s)
+	}
+	return subs, nil
+}
+
+// startApprover answers the fleet's questions as cfg.approver, 32 at a
+// time; wg counts the answers in flight.
+func startApprover(ctx context.Context, cfg *config, nc *nats.Conn, subj messages.Subjects, ap *approverStats, wg *sync.WaitGroup) (*nats.Subscription, error) {
+	sessions := make(map[string]bool, cfg.agents)
+	for a := range cfg.agents {
+		sessions[sessionID(cfg.sessionPrefix, a)] = true
+	}
+	sem := make(chan struct{}, 32)
+	s, err := nc.Subscribe(subj.AskAll(), func(m *nats.Msg) {
+		var q messages.ApprovalNeeded
+		if err := json.Unmarshal(m.Data, &q); err != nil || !sessions[q.Request.SessionID] {
+			return
+		}
+		ap.mu.Lock()
+		dup := ap.seen[q.Request.RequestID]
+		ap.seen[q.Request.RequestID] = true
+		if !dup {
+			ap.questions++
+		}
+		ap.mu.Unlock()
+		if dup {
+			return // asked again (another team, or a quorum update)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			approve(ctx, nc, subj, cfg.approver, q, ap)
+		}()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to questions: %w", err)
+	}
+	return s, nil
+}
+
+// runAgents runs every agent's schedule of calls and waits for them.
+func runAgents(ctx context.Context, cfg *config, conns []*nats.Conn, led *ledger) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for a := range cfg.agents {
+		sid := sessionID(cfg.sessionPrefix, a)
+		c, err := client.New(conns[a%len(conns)],
+			client.WithSession(sid),
+			client.WithAgent(sid),
+			client.WithPrefix(cfg.prefix),
+			client.WithRequestedBy(cfg.requestedBy))
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, k := range cfg.mix.schedule(a, cfg.requests) {
+				if ctx.Err() != nil {
+					return
+				}
+				spec := cfg.calls[k]
+				call := client.Call{
+					RequestID:   nuid.Next(),
+					CallID:      "call-" + strconv.Itoa(i),
+					Tool:        spec.Tool,
+					Arguments:   spec.Arguments,
+					Description: "loadagent " + string(k) + " call",
+				}
+				if k == kindAsk {
+					call.TTL = cfg.askTTL
+				}
+				led.add(call.RequestID, k)
+				t0 := time.Now()
+				d, err := c.Request(ctx, call)
+				led.done(call.RequestID, time.Since(t0), d, err)
+			}
+		}()
+	}
+	return nil
+}
+
 // approve answers question q as approver id, approving once, and counts the
 // broker's reply in st. It retries while no broker answers.
 func approve(ctx context.Context, nc *nats.Conn, subj messages.Subjects, id string, q messages.ApprovalNeeded, st *approverStats) {
@@ -233,6 +257,9 @@ func approve(ctx context.Context, nc *nats.Conn, subj messages.Subjects, id stri
 		Approver:  messages.Approver{ID: id, Display: id, Channel: "loadagent", Device: "loadagent"},
 		Approved:  true,
 		Scope:     messages.ScopeOnce,
+		// The version of the question approved: the brokers refuse an
+		// approval that names none.
+		Digest: q.Digest,
 	}
 	data, err := json.Marshal(resp)
 	if err != nil {

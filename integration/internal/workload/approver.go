@@ -146,6 +146,9 @@ func (a *Approver) answer(ctx context.Context, q *messages.ApprovalNeeded) {
 		SessionID: q.Request.SessionID,
 		Approver:  messages.Approver{ID: a.ID, Channel: "nats", Device: a.Device},
 		Approved:  a.Decide(q),
+		// What this approver was shown: the brokers refuse an approval
+		// that names no digest.
+		Digest: q.Digest,
 	}
 	if resp.Approved {
 		resp.Scope = messages.ScopeOnce

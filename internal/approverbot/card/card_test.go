@@ -209,3 +209,56 @@ func TestAClippedFieldTheApprovalDependsOnIsACut(t *testing.T) {
 		})
 	}
 }
+
+// Warnings that do not fit the channel's limit are a cut, counted, and
+// never a warning clipped mid-way (red team: Slack clipped its warnings
+// block at 3000 characters and still offered Approve).
+func TestWarningsBeyondTheChannelsLimitAreACut(t *testing.T) {
+	var args strings.Builder
+	args.WriteString(`{"command":"ls"`)
+	for i := range 40 {
+		// Each key and its case twin is one warning.
+		fmt.Fprintf(&args, `,"key%02dx":1,"KEY%02dX":2`, i, i)
+	}
+	args.WriteString(`}`)
+	q := bash(args.String())
+	all := card.Present(q, card.Limits{})
+	if !all.Whole() || len(all.Warnings) < 40 {
+		t.Fatalf("with no tight limit: whole %v, %d warnings (cut %v)", all.Whole(), len(all.Warnings), all.Cut)
+	}
+	limit := len(strings.Join(all.Warnings[:3], "\n")) + 5
+	v := card.Present(q, card.Limits{Warnings: limit})
+	if len(v.Warnings) != 3 || v.MoreWarnings != len(all.Warnings)-3 {
+		t.Fatalf("kept %d warnings, %d more; want 3 and %d", len(v.Warnings), v.MoreWarnings, len(all.Warnings)-3)
+	}
+	for i, w := range v.Warnings {
+		if w != all.Warnings[i] {
+			t.Fatalf("warning %d changed: %q, want %q", i, w, all.Warnings[i])
+		}
+	}
+	if v.Whole() || !strings.Contains(strings.Join(v.Cut, "; "), fmt.Sprintf("%d warnings", v.MoreWarnings)) {
+		t.Fatalf("cut %v, want it to count the %d warnings left out", v.Cut, v.MoreWarnings)
+	}
+}
+
+// Only the broker's "verified" reads as verified on a card: a declared
+// identity, none (an older broker) and a value the bot does not know all
+// read "declared, not verified".
+func TestIdentityIsVerifiedOnlyWhenTheBrokerSaysSo(t *testing.T) {
+	for _, c := range []struct {
+		id   messages.Identity
+		want string
+	}{
+		{messages.IdentityVerified, "verified"},
+		{messages.IdentityDeclared, "declared, not verified"},
+		{"", "declared, not verified"},
+		{"Verified", "declared, not verified"},
+		{"verified ", "declared, not verified"},
+	} {
+		q := bash(`{"command":"ls"}`)
+		q.Request.Identity = c.id
+		if got := card.Present(q, card.Limits{}).Identity; got != c.want {
+			t.Errorf("identity %q shows %q, want %q", c.id, got, c.want)
+		}
+	}
+}

@@ -21,6 +21,10 @@ type Limits struct {
 	BatchArgs   int // characters of one batch item's arguments
 	Patterns    int // Always patterns listed
 	Pattern     int // characters of one Always pattern
+	// Warnings is the characters of all warnings together (one per line):
+	// whole warnings are kept in order while they fit, and the rest are a
+	// cut (a warning is never clipped mid-way nor dropped without a word).
+	Warnings int
 	// Width measures characters (nil: one per character).
 	Width Width
 }
@@ -28,13 +32,14 @@ type Limits struct {
 // DefaultLimits are the bounds of a channel without tight message limits
 // (the terminal, the web page): they hold any question within the message
 // limit whole, so those channels never cut what the human judges.
-var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000}
+var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000, Warnings: 1 << 16}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
 	for _, f := range []struct{ v, def *int }{
 		{&l.Args, &d.Args}, {&l.Prose, &d.Prose}, {&l.Command, &d.Command}, {&l.Subcommands, &d.Subcommands},
 		{&l.Batch, &d.Batch}, {&l.BatchArgs, &d.BatchArgs}, {&l.Patterns, &d.Patterns}, {&l.Pattern, &d.Pattern},
+		{&l.Warnings, &d.Warnings},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
@@ -53,6 +58,10 @@ func (l Limits) withDefaults() Limits {
 type View struct {
 	RequestID, Tool, Team, Tier              string
 	SessionID, AgentID, AgentType, Requester string
+	// Identity says how the broker knows the agent, session and agent type
+	// (IdentityText): "verified" only when its NATS credentials are that
+	// agent's, else "declared, not verified".
+	Identity string
 	// Cwd is the working directory the call runs in ("" when the request
 	// names none).
 	Cwd string
@@ -62,6 +71,9 @@ type View struct {
 	// argument keys a person could misread (see keys.go). Empty when there
 	// is nothing to warn of.
 	Warnings []string
+	// MoreWarnings counts the warnings the channel's limit left out
+	// (Limits.Warnings); they make the card not whole.
+	MoreWarnings int
 	// Cut names what the channel's limits left out of the card ("12
 	// sub-commands", "the end of the arguments"); empty when the card is
 	// whole. A channel must not offer an approval of a card that is not
@@ -100,6 +112,11 @@ type View struct {
 	// options, clipped (no questions: a free-text answer). Indexes match
 	// the question's, so a pick made on the view names the same option.
 	Ask *messages.AskUser
+	// StepUp, on a question whose approval needs a second factor (a fresh
+	// WebAuthn assertion), says why ("rule bash(kubectl *)", "team
+	// prod"); empty otherwise. Only a channel that takes an assertion (the
+	// web page) may offer Approve on it: see [View.ApproveHere].
+	StepUp string
 }
 
 // SubcommandView is one sub-command of a shell call and its verdict.
@@ -178,6 +195,7 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 	v := View{
 		RequestID: req.RequestID, Tool: req.Tool, Team: q.Team, Tier: q.Risk.Tier,
 		SessionID: req.SessionID, AgentID: req.AgentID, AgentType: req.AgentType, Requester: req.RequestedBy,
+		Identity:       IdentityText(req.Identity),
 		Cwd:            ClipWidth(OneLine(req.Cwd), l.Command, l.Width),
 		Description:    ClipWidth(OneLine(req.Description), l.Prose, l.Width),
 		Why:            ClipWidth(OneLine(q.Risk.Reason), l.Prose, l.Width),
@@ -186,6 +204,12 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 		ExpiresAt:      q.ExpiresAt,
 		Required:       max(q.ApprovalsRequired, 1),
 		SoFar:          q.ApprovalsSoFar,
+	}
+	if q.StepUp != nil {
+		v.StepUp = ClipWidth(z.line(q.StepUp.Why), l.Prose, l.Width)
+		if v.StepUp == "" {
+			v.StepUp = "the policy"
+		}
 	}
 	var argsCut bool
 	v.Command, v.Args, argsCut = splitArgs(raw, l.Args, l.Width, z)
@@ -218,12 +242,30 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session, v.Always = Offers(q, l)
 	v.Ask = askView(q.AskUser, l)
-	v.Cut = cutParts(v, argsCut)
+	var warnings []string
 	if w := z.warning(); w != "" {
-		v.Warnings = append(v.Warnings, w)
+		warnings = append(warnings, w)
 	}
-	v.Warnings = append(v.Warnings, keyNotes...)
+	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
+	v.Cut = cutParts(v, argsCut)
 	return v
+}
+
+// fitWarnings keeps the warnings that fit l.Warnings together (one per
+// line, in order) and returns how many did not fit.
+func fitWarnings(ws []string, l Limits) ([]string, int) {
+	used := 0
+	for i, w := range ws {
+		n := measure(w, l.Width)
+		if i > 0 {
+			n++ // the line break
+		}
+		if used+n > l.Warnings {
+			return ws[:i], len(ws) - i
+		}
+		used += n
+	}
+	return ws, 0
 }
 
 func subcommandView(s messages.Verdict, why string, l Limits) SubcommandView {
@@ -337,6 +379,25 @@ func (v View) WhyNotWhole(channel string) string {
 		". Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."
 }
 
+// ApproveHere reports whether a channel that cannot take a WebAuthn
+// assertion (every chat channel, the terminal, the webhook) may offer an
+// approval of v: it is whole and needs no step-up. When it is false the
+// channel offers the rejections and a link to the web page.
+func (v View) ApproveHere() bool { return v.Whole() && v.StepUp == "" }
+
+// WhyNotHere says why such a channel offers no approval of v ("" when it
+// may): the card is not whole, or approving needs step-up.
+func (v View) WhyNotHere(channel string) string {
+	if why := v.WhyNotWhole(channel); why != "" {
+		return why
+	}
+	if v.StepUp == "" {
+		return ""
+	}
+	return "Approving this call needs your passkey or security key (step-up: " + v.StepUp +
+		"), which " + channel + " cannot ask for. Approve it on the approver web page; you may reject it here."
+}
+
 // cutParts names what was left out of v.
 func cutParts(v View, argsCut bool) []string {
 	var out []string
@@ -348,6 +409,7 @@ func cutParts(v View, argsCut bool) []string {
 			out = append(out, strconv.Itoa(k)+" "+many)
 		}
 	}
+	n(v.MoreWarnings, "warning", "warnings")
 	n(v.MoreSubcommands, "sub-command", "sub-commands")
 	// A field the approval depends on that was clipped to the channel's
 	// width is a cut too, whatever was left of it: the working directory,
@@ -390,4 +452,15 @@ func clippedCount(ss []string) int {
 		}
 	}
 	return k
+}
+
+// IdentityText is how a card names a request's identity. Only the broker's
+// "verified" reads as verified; "declared", no value (an older broker) and
+// a value this bot does not know all read "declared, not verified": a
+// card never vouches for what it was not told was checked.
+func IdentityText(id messages.Identity) string {
+	if id == messages.IdentityVerified {
+		return "verified"
+	}
+	return "declared, not verified"
 }

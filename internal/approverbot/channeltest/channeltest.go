@@ -169,6 +169,7 @@ rules:
   - { rule: "bash(rm -rf /*)", action: deny }
   - { rule: "read_file(**/.env)", action: deny }
   - { rule: "bash(kubectl *)", action: ask, route: oncall }
+  - { rule: "bash(helm *)", action: ask, step_up: true }
   - { rule: AskUserQuestion, action: ask }
   - { rule: ask_human, action: ask }
 teams:
@@ -198,6 +199,7 @@ func Run(t *testing.T, newHarness Factory) {
 	t.Run("unhealthy while the service is unreachable", func(t *testing.T) { testHealth(t, newHarness) })
 	t.Run("approve with changes, or says it cannot", func(t *testing.T) { testEdits(t, newHarness) })
 	t.Run("what the approver sees is what runs", func(t *testing.T) { testDeception(t, newHarness) })
+	t.Run("a step-up question is approved only where a passkey can be asked for", func(t *testing.T) { testStepUp(t, newHarness) })
 }
 
 func testFacts(t *testing.T, newHarness Factory) {
@@ -210,6 +212,7 @@ func testFacts(t *testing.T, newHarness Factory) {
 		{"the command", "git push origin main"},
 		{"the team", v.Team},
 		{"the agent", v.AgentID},
+		{"how the agent's identity is known", v.Identity},
 		{"why it asks", firstWords(v.Why, 4)},
 	}
 	for _, s := range v.Subcommands {

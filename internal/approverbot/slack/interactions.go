@@ -301,5 +301,5 @@ func notWhole(r approverbot.Responder, k click) string {
 	if !ok || !q.Open() {
 		return ""
 	}
-	return approverbot.Present(q, limits).WhyNotWhole("Slack")
+	return approverbot.Present(q, limits).WhyNotHere("Slack")
 }

@@ -65,7 +65,8 @@ var escapeMrkdwnr = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // limits bound a question's parts to fit Slack's block limits.
 var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Command: maxCommandChars,
-	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns}
+	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns,
+	Warnings: maxSectionText}
 
 // clip shortens s to at most n characters, marking the cut.
 func clip(s string, n int) string { return approverbot.Clip(s, n) }
@@ -130,13 +131,18 @@ func questionBlocks(q approverbot.Question, now time.Time, webURL string) []any 
 	}
 	blocks = append(blocks, contextBlock{Type: "context", Elements: offerLines(v)})
 	id := v.RequestID
-	if !v.Whole() {
-		// Slack cannot show all of it: no approval here, the web page
-		// instead (when its address is configured), and the rejections.
-		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(v.WhyNotWhole("Slack"), maxSectionText))})
+	if !v.ApproveHere() {
+		// Slack cannot show all of it, or cannot take the step-up it
+		// needs: no approval here, the web page instead (when its
+		// address is configured), and the rejections.
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(v.WhyNotHere("Slack"), maxSectionText))})
 		var row []button
 		if link := approverbot.WebLink(webURL, id); link != "" {
-			row = append(row, button{Type: "button", Text: plain("Open on the web page"), ActionID: actionOpenWeb, Value: id, URL: link})
+			label := "Open on the web page"
+			if v.StepUp != "" {
+				label = "Approve on the web page"
+			}
+			row = append(row, button{Type: "button", Text: plain(label), ActionID: actionOpenWeb, Value: id, URL: link})
 		}
 		for _, bt := range buttons {
 			if !bt.choice.Approves() {
@@ -222,7 +228,7 @@ func detailBlocks(v approverbot.View) []any {
 		headerBlock{Type: "header", Text: plain(clip("Approval needed: "+v.Tool, maxHeaderText))},
 	}
 	if len(v.Warnings) > 0 {
-		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(strings.Join(v.Warnings, "\n"), maxSectionText))})
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(strings.Join(v.Warnings, "\n"))})
 	}
 	var verdict []any
 	if len(v.Subcommands) > 0 {
@@ -261,6 +267,7 @@ func detailBlocks(v approverbot.View) []any {
 	if v.AgentType != "" {
 		meta += " (" + v.AgentType + ")"
 	}
+	meta += " · identity " + v.Identity
 	if v.Requester != "" {
 		meta += " · for " + v.Requester
 	}

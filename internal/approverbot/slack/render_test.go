@@ -2,6 +2,7 @@ package slack
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -337,6 +338,35 @@ func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
 	for _, want := range []string{"🕒 Session not offered: a safety override asks for this call", "♾ Always not offered: a safety override asks for this call"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the message does not say %q:\n%s", want, shown)
+		}
+	}
+}
+
+// More warnings than one section holds: the card is not whole, so Slack
+// offers no approval, and it says how many warnings it left out (red team:
+// the warnings block was clipped at 3000 characters with Approve offered).
+func TestWarningsSlackCannotHoldWithholdApproval(t *testing.T) {
+	q := hostileQuestion()
+	args := map[string]any{"command": "ls"}
+	for i := range 80 {
+		// A key and its case twin: one warning each, ~90 characters.
+		args[fmt.Sprintf("argument_%03d_x", i)] = 1
+		args[fmt.Sprintf("ARGUMENT_%03d_X", i)] = 2
+	}
+	q.Request.Arguments, _ = json.Marshal(args)
+	blocks := questionBlocks(q, time.Now(), "")
+	for _, b := range buttonsOf(t, blocks) {
+		if b.ActionID == actionApprove || b.ActionID == actionSession || b.ActionID == actionAlways {
+			t.Fatalf("an approval (%s) is offered on a card whose warnings do not fit", b.ActionID)
+		}
+	}
+	all := strings.Join(texts(t, blocks)["plain_text"], "\n")
+	if !strings.Contains(all, "warnings") || !strings.Contains(all, "web page") && !strings.Contains(all, "Slack") {
+		t.Fatalf("the card does not say it left warnings out:\n%s", all)
+	}
+	for _, s := range texts(t, blocks)["plain_text"] {
+		if len([]rune(s)) > maxSectionText {
+			t.Fatalf("a text of %d characters exceeds Slack's section limit", len([]rune(s)))
 		}
 	}
 }

@@ -268,7 +268,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 			approverbot.Offered(q, approverbot.ChoiceAlways, "") == nil)
 		kb.InlineKeyboard = append(optionButtons(q, s.short), kb.InlineKeyboard...)
 	} else {
-		kb = partKeyboard(s.short, approverbot.WebLink(c.cfg.WebURL, q.Request.RequestID))
+		kb = partKeyboard(s.short, approverbot.WebLink(c.cfg.WebURL, q.Request.RequestID), q.NeedsStepUp())
 	}
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
@@ -384,14 +384,19 @@ func keyboard(short string, session, always bool) *inlineKeyboard {
 
 // partKeyboard is the keyboard of a question too long to show whole: no
 // approval, a button that opens the web page (when its address is
-// configured), and the rejections.
-func partKeyboard(short, webURL string) *inlineKeyboard {
+// configured; "Approve on the web page" when approving needs step-up), and
+// the rejections.
+func partKeyboard(short, webURL string, stepUp bool) *inlineKeyboard {
 	b := func(label string, action byte) inlineButton {
 		return inlineButton{Text: label, CallbackData: string(action) + ":" + short}
 	}
 	rows := [][]inlineButton{{b("❌ Deny", tapDeny), b("⛔ Deny & stop", tapDenyStop)}}
 	if webURL != "" {
-		rows = append([][]inlineButton{{{Text: "🌐 Open on the web page", URL: webURL}}}, rows...)
+		label := "🌐 Open on the web page"
+		if stepUp {
+			label = "🔐 Approve on the web page"
+		}
+		rows = append([][]inlineButton{{{Text: label, URL: webURL}}}, rows...)
 	}
 	return &inlineKeyboard{InlineKeyboard: rows}
 }

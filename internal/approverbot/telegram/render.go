@@ -111,6 +111,34 @@ func renderQuestion(q approverbot.Question, now time.Time) (html string, whole b
 		w.plain("\n")
 		w.bold(warn)
 	}
+	writeVerdict(w, v)
+	writeWho(w, v)
+	writeCall(w, v)
+	writeBatch(w, v)
+	renderAsk(w, q, v)
+	w.plain("\n")
+	if !v.ExpiresAt.IsZero() {
+		w.plain("\n⏳ Expires " + v.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + v.TimeLeft(now) + " when sent)")
+	}
+	if v.Required > 1 {
+		w.plain("\n👥 Approvals: " + v.Approvals())
+	}
+	offerLine(w, "🕒 Session", v.Session)
+	offerLine(w, "♾ Always", v.Always)
+	whole = v.ApproveHere() && !w.cut
+	html = w.String()
+	if !whole {
+		// In the room the budget kept: this line stands where the
+		// approval buttons would.
+		html += "\n\n<b>" + escapeHTML(clip(notWholeText(v), maxProseChars)) + "</b>"
+	}
+	return html, whole
+}
+
+// writeVerdict writes each sub-command with its action (and how many are
+// not listed), the safety override, why it asks, the rule and the working
+// directory.
+func writeVerdict(w *htmlWriter, v approverbot.View) {
 	if len(v.Subcommands) > 0 {
 		w.plain("\n\n")
 		w.bold("Sub-commands")
@@ -138,18 +166,22 @@ func renderQuestion(q approverbot.Question, now time.Time) (html string, whole b
 	w.plain("\n")
 	prose("⚠️ Safety override:", v.SafetyOverride)
 	prose("Why it asks:", v.Why)
-	if v.Rule != "" {
+	labelled := func(label, s string) {
+		if s == "" {
+			return
+		}
 		w.plain("\n")
-		w.bold("Rule:")
+		w.bold(label)
 		w.plain(" ")
-		w.code(v.Rule)
+		w.code(s)
 	}
-	if v.Cwd != "" {
-		w.plain("\n")
-		w.bold("Directory:")
-		w.plain(" ")
-		w.code(v.Cwd)
-	}
+	labelled("Rule:", v.Rule)
+	labelled("Directory:", v.Cwd)
+}
+
+// writeWho writes the team, tier, session, agent and how it is known, the
+// requester and the request id.
+func writeWho(w *htmlWriter, v approverbot.View) {
 	w.plain("\nteam ")
 	w.code(v.Team)
 	if v.Tier != "" {
@@ -162,11 +194,17 @@ func renderQuestion(q approverbot.Question, now time.Time) (html string, whole b
 	if v.AgentType != "" {
 		w.plain(" (" + v.AgentType + ")")
 	}
+	w.plain(" · identity " + v.Identity)
 	if v.Requester != "" {
 		w.plain(" · for " + v.Requester)
 	}
 	w.plain(" · request ")
 	w.code(v.RequestID)
+}
+
+// writeCall writes the agent's own words, the command, the argument keys
+// and the arguments.
+func writeCall(w *htmlWriter, v approverbot.View) {
 	if v.Description != "" {
 		w.plain("\n\n")
 		w.bold("The agent's words (not checked):")
@@ -196,41 +234,27 @@ func renderQuestion(q approverbot.Question, now time.Time) (html string, whole b
 		w.plain("\n")
 		w.pre(v.Args)
 	}
+}
 
-	if len(v.Batch) > 0 {
-		w.plain("\n\n")
-		w.bold("Then the batch runs")
-		for i, it := range v.Batch {
-			w.plain(fmt.Sprintf("\n%d. ", i+1))
-			w.code(it.Tool)
-			if it.Args != "" {
-				w.plain(" ")
-				w.code(it.Args)
-			}
+// writeBatch writes the rest of the batch, and how many calls are not
+// listed.
+func writeBatch(w *htmlWriter, v approverbot.View) {
+	if len(v.Batch) == 0 {
+		return
+	}
+	w.plain("\n\n")
+	w.bold("Then the batch runs")
+	for i, it := range v.Batch {
+		w.plain(fmt.Sprintf("\n%d. ", i+1))
+		w.code(it.Tool)
+		if it.Args != "" {
+			w.plain(" ")
+			w.code(it.Args)
 		}
-		if v.MoreBatch > 0 {
-			w.text("\n<i>", fmt.Sprintf("and %d more calls", v.MoreBatch), "</i>")
-		}
 	}
-
-	renderAsk(w, q, v)
-	w.plain("\n")
-	if !v.ExpiresAt.IsZero() {
-		w.plain("\n⏳ Expires " + v.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + " (" + v.TimeLeft(now) + " when sent)")
+	if v.MoreBatch > 0 {
+		w.text("\n<i>", fmt.Sprintf("and %d more calls", v.MoreBatch), "</i>")
 	}
-	if v.Required > 1 {
-		w.plain("\n👥 Approvals: " + v.Approvals())
-	}
-	offerLine(w, "🕒 Session", v.Session)
-	offerLine(w, "♾ Always", v.Always)
-	whole = v.Whole() && !w.cut
-	html = w.String()
-	if !whole {
-		// In the room the budget kept: this line stands where the
-		// approval buttons would.
-		html += "\n\n<b>" + escapeHTML(clip(notWholeText(v), maxProseChars)) + "</b>"
-	}
-	return html, whole
 }
 
 // offerLine says what a standing answer grants, patterns in code type, or
@@ -285,7 +309,7 @@ func renderSettled(body string, r messages.Resolved) string {
 
 // notWholeText says why a question offers no approval on Telegram.
 func notWholeText(v approverbot.View) string {
-	if why := v.WhyNotWhole("Telegram"); why != "" {
+	if why := v.WhyNotHere("Telegram"); why != "" {
 		return why
 	}
 	return "This question is too long for Telegram: its end is not shown. Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."

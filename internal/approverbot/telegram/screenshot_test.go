@@ -40,7 +40,7 @@ func TestATooLongQuestionAsTelegramShowsIt(t *testing.T) {
 	if whole {
 		t.Fatal("a 1.7 KB command fits Telegram whole: the test needs a longer one")
 	}
-	kb := partKeyboard("k1", approverbot.WebLink("https://approvals.example.com/", "req-long"))
+	kb := partKeyboard("k1", approverbot.WebLink("https://approvals.example.com/", "req-long"), false)
 	var keys strings.Builder
 	for _, row := range kb.InlineKeyboard {
 		keys.WriteString(`<div class="row">`)

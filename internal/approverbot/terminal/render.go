@@ -187,7 +187,6 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		head += st.dim(fmt.Sprintf("  (%d more waiting)", waiting))
 	}
 	b.WriteString(head + "\n")
-
 	row := func(label, text string) {
 		if text == "" {
 			return
@@ -208,48 +207,13 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 	for _, w := range v.Warnings {
 		row("warning", st.yellow(line(w)))
 	}
-	if len(v.Subcommands) > 0 {
-		var sb strings.Builder
-		for i, sc := range v.Subcommands {
-			if i > 0 {
-				sb.WriteString("\n")
-			}
-			sb.WriteString(verdictGlyph(st, sc.Action) + " " + line(sc.Command) + "  " + st.dim(line(sc.Action)))
-			if sc.Reason != "" {
-				sb.WriteString(st.dim(": " + line(sc.Reason)))
-			}
-			if sc.Rule != "" {
-				sb.WriteString(st.dim(" [" + line(sc.Rule) + "]"))
-			}
-		}
-		if v.MoreSubcommands > 0 {
-			sb.WriteString("\n" + st.yellow(fmt.Sprintf("… and %d more sub-commands not shown: read the command below", v.MoreSubcommands)))
-		}
-		row("commands", sb.String())
-	}
+	row("commands", subcommandsText(st, v))
 	if v.SafetyOverride != "" {
 		row("safety", st.yellow("⚠ "+line(v.SafetyOverride)))
 	}
-	why := line(v.Why)
-	if v.Rule != "" {
-		why += st.dim(" [rule " + line(v.Rule) + "]")
-	}
-	if v.Tier != "" {
-		why += st.dim(" (tier " + line(v.Tier) + ")")
-	}
-	row("why", strings.TrimSpace(why))
+	row("why", whyText(st, v))
 	row("directory", line(v.Cwd))
-	from := "session " + line(v.SessionID)
-	if v.AgentID != "" {
-		from += ", agent " + line(v.AgentID)
-	}
-	if v.AgentType != "" {
-		from += " (" + line(v.AgentType) + ")"
-	}
-	if v.Requester != "" {
-		from += ", for " + line(v.Requester)
-	}
-	row("request", line(v.RequestID)+"  "+st.dim(from))
+	row("request", line(v.RequestID)+"  "+st.dim(fromText(v)))
 	if v.Description != "" {
 		row("agent says", st.dim("(the agent's words) ")+line(v.Description))
 	}
@@ -260,25 +224,7 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		}
 		row("asks you", strings.Join(lines, "\n")+"\n"+st.dim("press r to answer"))
 	}
-	if n := len(v.Batch) + v.MoreBatch; n > 0 {
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%d more call(s) in this batch after this one:", n)
-		for i, it := range v.Batch {
-			if i == maxBatchShown {
-				fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
-				break
-			}
-			text := it.Main
-			if text == "" {
-				text = it.Args
-			}
-			sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
-			if text != "" {
-				sb.WriteString(" " + line(approverbot.Clip(text, maxSummary)))
-			}
-		}
-		row("next", sb.String())
-	}
+	row("next", batchText(v))
 	if !v.ExpiresAt.IsZero() {
 		left := "expired: the reaper rejects it shortly"
 		if d := v.Left(now); d > 0 {
@@ -300,6 +246,85 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		}
 	}
 	return b.String()
+}
+
+// subcommandsText is each sub-command with its action, reason and rule,
+// and how many are not shown ("" when the call has none).
+func subcommandsText(st style, v approverbot.View) string {
+	if len(v.Subcommands) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for i, sc := range v.Subcommands {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		sb.WriteString(verdictGlyph(st, sc.Action) + " " + line(sc.Command) + "  " + st.dim(line(sc.Action)))
+		if sc.Reason != "" {
+			sb.WriteString(st.dim(": " + line(sc.Reason)))
+		}
+		if sc.Rule != "" {
+			sb.WriteString(st.dim(" [" + line(sc.Rule) + "]"))
+		}
+	}
+	if v.MoreSubcommands > 0 {
+		sb.WriteString("\n" + st.yellow(fmt.Sprintf("… and %d more sub-commands not shown: read the command below", v.MoreSubcommands)))
+	}
+	return sb.String()
+}
+
+// whyText is why the call asks, with its rule and tier.
+func whyText(st style, v approverbot.View) string {
+	why := line(v.Why)
+	if v.Rule != "" {
+		why += st.dim(" [rule " + line(v.Rule) + "]")
+	}
+	if v.Tier != "" {
+		why += st.dim(" (tier " + line(v.Tier) + ")")
+	}
+	return strings.TrimSpace(why)
+}
+
+// fromText is who asks: the session, the agent and its type, how the
+// broker knows them, and for whom.
+func fromText(v approverbot.View) string {
+	from := "session " + line(v.SessionID)
+	if v.AgentID != "" {
+		from += ", agent " + line(v.AgentID)
+	}
+	if v.AgentType != "" {
+		from += " (" + line(v.AgentType) + ")"
+	}
+	from += ", identity " + v.Identity
+	if v.Requester != "" {
+		from += ", for " + line(v.Requester)
+	}
+	return from
+}
+
+// batchText lists the calls of the batch after this one ("" when none).
+func batchText(v approverbot.View) string {
+	n := len(v.Batch) + v.MoreBatch
+	if n == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d more call(s) in this batch after this one:", n)
+	for i, it := range v.Batch {
+		if i == maxBatchShown {
+			fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
+			break
+		}
+		text := it.Main
+		if text == "" {
+			text = it.Args
+		}
+		sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
+		if text != "" {
+			sb.WriteString(" " + line(approverbot.Clip(text, maxSummary)))
+		}
+	}
+	return sb.String()
 }
 
 // argumentsText renders a call's arguments one per line, multi-line values
@@ -346,6 +371,11 @@ func promptText(st style, q approverbot.Question, now time.Time) string {
 // terminal and wrap: it is written once per prompt, never rewritten.
 func promptKeys(st style, q approverbot.Question) string {
 	v := view(q)
+	if q.NeedsStepUp() {
+		// The terminal cannot ask for a passkey: the rejections only.
+		return st.yellow("🔐 "+v.WhyNotHere("the terminal")) + "\n" +
+			strings.Join([]string{st.bold("[n]") + " reject", st.bold("[x]") + " reject+stop", st.bold("[k]") + " skip", st.bold("[?]") + " help"}, "  ")
+	}
 	keys := []string{st.bold("[y]") + " once"}
 	if q.AskUser != nil {
 		keys = append([]string{st.bold("[r]") + " answer"}, keys...)

@@ -323,7 +323,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("feedback for the agent")
 		tp.typeKeys(t, "half-typed")
 		rep := device.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
-			Approver: messages.Approver{ID: "alice", Channel: "web"}, Approved: true, Scope: messages.ScopeOnce})
+			Approver: messages.Approver{ID: "alice", Channel: "web"}, Approved: true, Scope: messages.ScopeOnce, Digest: q.Digest})
 		if !rep.Applied {
 			t.Fatalf("alice's answer was not applied: %+v", rep)
 		}

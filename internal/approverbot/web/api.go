@@ -31,7 +31,7 @@ func (c *Channel) handleQuestions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := questionsReply{Questions: []QuestionView{}}
 	for _, q := range resp.Open() {
-		if !c.cfg.Sees(p.approver, q.Team) {
+		if !c.sees(p, q.Team) {
 			continue
 		}
 		v, err := c.questionView(q, p.approver)
@@ -61,6 +61,14 @@ type RespondRequest struct {
 	// question (by index), the options picked (by index) and the text
 	// typed.
 	Picks []PickRequest `json:"picks,omitempty"`
+	// StepUp, on an approval of a question that needs step-up, is the
+	// authenticator's assertion (the PublicKeyCredential's JSON) for the
+	// challenge POST /api/stepup/begin gave for this question.
+	StepUp json.RawMessage `json:"step_up,omitempty"`
+	// Digest is the digest of the card the answer was given on (its
+	// data-digest); an answer naming another version of the question than
+	// the open one is refused and not sent. The page always sends it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // actionAnswer is POST /api/respond's action for an answer to an ask-user
@@ -111,18 +119,32 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 		return
 	}
 	q, ok := resp.Lookup(body.RequestID)
-	if !ok || !c.cfg.Sees(p.approver, q.Team) {
+	if !ok || !c.sees(p, q.Team) {
 		// A question of a team the approver does not answer for is as
 		// unknown to them as one never asked.
 		writeError(w, http.StatusNotFound, "not_found",
 			"unknown question "+cleanLine(body.RequestID, 80)+" (never shown here, or settled long ago)")
 		return
 	}
-	a, err := c.answerOf(q, body, p.approver, deviceLabel(body.Device, r.UserAgent()))
+	var ev *messages.StepUp
+	if !isJSONNull(body.StepUp) {
+		var err error
+		if ev, err = c.verifyStepUp(p, q, body.StepUp); err != nil {
+			writeError(w, http.StatusForbidden, "step_up_required", err.Error())
+			return
+		}
+	}
+	a, err := c.answerOf(q, body, p.approver, deviceLabel(body.Device, r.UserAgent()), ev)
+	if errors.Is(err, approverbot.ErrStepUp) {
+		writeError(w, http.StatusForbidden, "step_up_required", err.Error())
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
+	a.Identity = p.identity()
+	a.Digest = body.Digest
 	rep, err := resp.Respond(r.Context(), a)
 	if err != nil {
 		status, code := respondErrorStatus(err)
@@ -148,6 +170,8 @@ func respondErrorStatus(err error) (int, string) {
 	switch {
 	case errors.Is(err, approverbot.ErrUnknownQuestion), errors.Is(err, messages.ErrNotFound):
 		return http.StatusNotFound, "not_found"
+	case errors.Is(err, approverbot.ErrStepUp):
+		return http.StatusForbidden, "step_up_required"
 	case errors.Is(err, approverbot.ErrUnknownApprover), errors.Is(err, messages.ErrForbidden):
 		return http.StatusForbidden, "forbidden"
 	case errors.Is(err, messages.ErrInvalid):
@@ -163,7 +187,10 @@ func strqs(s string) string { return `"` + cleanLine(s, 40) + `"` }
 
 // answerOf turns a POST /api/respond body into the answer it stands for:
 // a choice, or with action "answer" the answer its picks make.
-func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver, device string) (approverbot.Answer, error) {
+func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver, device string, ev *messages.StepUp) (approverbot.Answer, error) {
+	if ev != nil && (body.Action == actionAnswer || body.Edit != nil) {
+		return approverbot.Answer{}, fmt.Errorf("%w: a stepped-up approval is a plain approval on this page (no answer, no changes)", approverbot.ErrChoice)
+	}
 	if body.Action == actionAnswer {
 		if body.Edit != nil {
 			return approverbot.Answer{}, fmt.Errorf("%w: an answer is not approved with changes (edit goes with approve, session or always)", approverbot.ErrNoAnswer)
@@ -190,6 +217,9 @@ func (c *Channel) answerOf(q approverbot.Question, body RespondRequest, approver
 	}
 	if body.Edit != nil {
 		return editedAnswer(q, choice, *body.Edit, approver, c.Name(), device, body.Feedback)
+	}
+	if ev != nil {
+		return approverbot.ChooseSteppedUp(q, choice, approver, c.Name(), device, body.Feedback, ev)
 	}
 	return approverbot.Choose(q, choice, approver, c.Name(), device, body.Feedback)
 }

@@ -115,6 +115,8 @@ func TestRespond(t *testing.T) {
 			&approverbot.Answer{RequestID: "req-1", RejectMode: messages.RejectHard, Feedback: "wrong approach"}},
 		{"a client may name its device", `{"request_id":"req-1","action":"approve","device":"ops laptop"}`, 200,
 			&approverbot.Answer{RequestID: "req-1", Approved: true, Scope: messages.ScopeOnce, Device: "ops laptop"}},
+		{"the digest of the card answered on goes to the bot, which refuses one of another version", `{"request_id":"req-1","action":"approve","digest":"sha256:0a"}`, 200,
+			&approverbot.Answer{RequestID: "req-1", Approved: true, Scope: messages.ScopeOnce, Digest: "sha256:0a"}},
 		{"always is refused when the question does not offer it", `{"request_id":"req-2","action":"always"}`, 400, nil},
 		{"a settled question still goes to the bot, which says who decided", `{"request_id":"req-3","action":"approve"}`, 200,
 			&approverbot.Answer{RequestID: "req-3", Approved: true, Scope: messages.ScopeOnce}},

@@ -8,11 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 const (
@@ -38,6 +42,25 @@ type principal struct {
 	// sess is the request's session; nil for a request authenticated by the
 	// trusted header alone (it may read, but not change anything).
 	sess *session
+}
+
+// sees reports whether p may see and answer team's questions here: a
+// person signed in with OIDC by the teams their groups gave, anyone else
+// by the bot's approvers config.
+func (c *Channel) sees(p principal, team string) bool {
+	if p.sess != nil && p.sess.oidc != nil {
+		return slices.Contains(p.sess.oidc.teams, team)
+	}
+	return c.cfg.Sees(p.approver, team)
+}
+
+// identity is what an answer of p carries about them beyond their id: nil
+// unless they signed in with OIDC.
+func (p principal) identity() *approverbot.Identity {
+	if p.sess == nil || p.sess.oidc == nil {
+		return nil
+	}
+	return &approverbot.Identity{Display: p.display, Teams: p.sess.oidc.teams, Groups: p.sess.oidc.groups}
 }
 
 // principal authenticates r: by its session cookie, or with a trusted
@@ -313,7 +336,7 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 	a, ok := c.checkPassword(id, password)
 	c.byID.end(id, ok)
 	if !ok {
-		c.log.Warn("web: sign-in failed", "approver", strconv.Quote(cleanLine(id, 64)), "remote", addr)
+		c.recordPerson(r, messages.PersonSignInFailed, id, "password", "wrong approver id or password")
 		fail(http.StatusUnauthorized, "unauthenticated", "wrong approver id or password", id)
 		return
 	}
@@ -325,7 +348,7 @@ func (c *Channel) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	s := c.sessions.create(id, displayName(id, a))
 	c.setCookie(w, s)
-	c.log.Info("web: signed in", "approver", id, "remote", addr)
+	c.recordPerson(r, messages.PersonSignIn, id, "password", "")
 	c.loggedIn(w, s, jsonReply, next)
 }
 
@@ -353,8 +376,12 @@ func (c *Channel) tooMany(w http.ResponseWriter, wait time.Duration, jsonReply b
 // checkPassword compares password with the approver's bcrypt hash. An
 // unknown approver, or one without a password, is compared against a dummy
 // hash, so the answer takes as long either way. It returns the approver's
-// display name.
+// display name. With OIDC only (no approver has a password, no dummy
+// hash), every password is refused.
 func (c *Channel) checkPassword(id, password string) (string, bool) {
+	if c.dummyHash == nil {
+		return "", false
+	}
 	hash := c.dummyHash
 	a, known := c.cfg.Approvers[id]
 	if known && a.Key(KeyPasswordHash) != "" {
@@ -440,12 +467,27 @@ func remoteHost(r *http.Request) string {
 	return host
 }
 
-// handleLogout serves POST /logout.
-func (c *Channel) handleLogout(w http.ResponseWriter, _ *http.Request, p principal) {
+// handleLogout serves POST /logout: it ends the session. For a person
+// signed in with OIDC whose provider offers an end_session_endpoint, the
+// reply is 200 {"end_session_url": …}: the page sends the browser there to
+// end the provider's session too (with the ID token as id_token_hint).
+func (c *Channel) handleLogout(w http.ResponseWriter, r *http.Request, p principal) {
 	c.sessions.delete(p.sess.id)
 	c.hub.dropSession(p.sess.id)
 	c.clearCookie(w)
-	c.log.Info("web: signed out", "approver", p.approver)
+	method := "password"
+	if p.sess.oidc != nil {
+		method = "oidc"
+	}
+	c.recordPerson(r, messages.PersonSignOut, p.approver, method, "")
+	if p.sess.oidc != nil {
+		if u := c.oidc.endSessionURL(p.sess.oidc.idToken); u != "" {
+			writeJSON(w, http.StatusOK, struct {
+				EndSessionURL string `json:"end_session_url"`
+			}{u})
+			return
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

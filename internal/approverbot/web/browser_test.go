@@ -144,7 +144,7 @@ func (p *browserPage) outcome(id string, within time.Duration) string {
 func (p *browserPage) cardShown(id string) {
 	p.t.Helper()
 	p.poll("the card of "+id+" appears",
-		`document.querySelector('#q-`+id+` button[data-action="approve"]') ? 'yes' : ''`, 5*time.Second)
+		`document.querySelector('#q-`+id+` button[data-action="approve"]') ? 'yes' : ''`, 15*time.Second) // generous: a passing wait ends at once
 }
 
 // cardGone waits until a question's card has left the page.

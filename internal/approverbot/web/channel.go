@@ -72,12 +72,14 @@ type Channel struct {
 	linger    time.Duration
 
 	sessions    *sessions
-	byID        *backoff // failed sign-ins per approver id, from any address
-	byAddr      *limiter // failed sign-ins per client address
-	grantsLimit *limiter // grants requests per approver
-	dummyHash   []byte   // compared against for unknown approvers
+	byID        *backoff   // failed sign-ins per approver id, from any address
+	byAddr      *limiter   // failed sign-ins per client address
+	grantsLimit *limiter   // grants requests per approver
+	dummyHash   []byte     // compared against for unknown approvers; nil: password sign-in is off
+	oidc        *oidcLogin // nil: OIDC sign-in is off
 	hub         *hub
 	cop         *http.CrossOriginProtection
+	stepUp      *stepUp
 
 	mu      sync.Mutex
 	resp    approverbot.Responder
@@ -129,13 +131,30 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		hub:         newHub(),
 		cop:         http.NewCrossOriginProtection(),
 	}
+	var err error
+	if c.stepUp, err = newStepUp(wc); err != nil {
+		return nil, err
+	}
 	if wc.TrustedHeader != "" {
 		if !validHeaderName(wc.TrustedHeader) {
 			return nil, fmt.Errorf("web.trusted_header: %q is not a valid HTTP header name", wc.TrustedHeader)
 		}
+		if wc.OIDC != nil {
+			return nil, errors.New("web: trusted_header and oidc exclude each other (the proxy signs people in, or the provider does)")
+		}
 		return c, nil
 	}
+	if wc.OIDC != nil {
+		oc := *wc.OIDC
+		if err := oc.check(cfg.Teams, wc.SessionTTL); err != nil {
+			return nil, err
+		}
+		c.oidc = newOIDCLogin(oc, o.Now)
+	}
 	cost, err := c.passwordCost()
+	if errors.Is(err, ErrNoLogin) && c.oidc != nil {
+		return c, nil // OIDC only: password sign-in is off
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +229,8 @@ func (c *Channel) Register(mux *http.ServeMux) {
 		{"GET /{$}", c.handlePage},
 		{"GET /login", c.handleLoginPage},
 		{"POST /login", c.handleLogin},
+		{"GET " + oidcStartPath, c.handleOIDCStart},
+		{"GET " + oidcCallbackPath, c.handleOIDCCallback},
 		{"POST /logout", c.mutating(false, c.handleLogout)},
 		{"GET /api/session", c.handleSession},
 		{"GET /api/questions", c.handleQuestions},
@@ -217,6 +238,12 @@ func (c *Channel) Register(mux *http.ServeMux) {
 		{"GET /api/grants", c.handleGrants},
 		{"POST /api/grants/revoke", c.mutating(true, c.handleRevoke)},
 		{"GET /events", c.handleEvents},
+		{"GET /api/webauthn/credentials", c.handleCredentials},
+		{"POST /api/webauthn/register/begin", c.mutating(true, c.handleRegisterBegin)},
+		{"POST /api/webauthn/register/finish", c.mutating(true, c.handleRegisterFinish)},
+		{"POST /api/webauthn/credentials/remove", c.mutating(true, c.handleCredentialRemove)},
+		{"POST /api/webauthn/confirm/begin", c.mutating(true, c.handleKeyChangeBegin)},
+		{"POST /api/stepup/begin", c.mutating(true, c.handleStepUpBegin)},
 		{"GET /static/", handleStatic},
 	}
 	for _, rt := range routes {

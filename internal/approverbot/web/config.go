@@ -24,8 +24,36 @@ type Config struct {
 	// then count the client's address, not the proxy's. Empty: the peer's
 	// address counts, and forwarding headers are ignored.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// WebAuthn is the relying party of step-up (passkeys and security
+	// keys); without rp_id the page cannot approve step-up questions.
+	WebAuthn WebAuthnConfig `yaml:"webauthn"`
+	// OIDC, when set, signs approvers in with an OpenID Connect provider
+	// (passwords keep working for the approvers that have one).
+	OIDC *OIDCConfig `yaml:"oidc"`
 
 	proxies []netip.Prefix
+}
+
+// WebAuthnConfig names the page as a WebAuthn relying party.
+type WebAuthnConfig struct {
+	// RPID is the relying party id: the page's host name
+	// ("approvals.example.com"; "localhost" for local use). Credentials
+	// are bound to it.
+	RPID string `yaml:"rp_id"`
+	// Origins are the page's origins ("https://approvals.example.com"):
+	// an assertion made on another origin is refused.
+	Origins []string `yaml:"origins"`
+	// CredentialsFile keeps the registered authenticators across
+	// restarts (JSON, written mode 0600 by replacing the file whole).
+	// Empty: they live in memory and are lost when the bot restarts.
+	CredentialsFile string `yaml:"credentials_file"`
+	// UserVerification is what a key must prove of its user, at
+	// registration and at every step-up: "preferred" (the default: a
+	// security key without a PIN or biometric serves, on presence alone;
+	// the evidence says whether the user was verified) or "required" (the
+	// authenticator must verify its user — a PIN, a fingerprint, the
+	// device's unlock — or the approval is refused).
+	UserVerification string `yaml:"user_verification"`
 }
 
 // trusts reports whether addr is one of the trusted proxies.
@@ -69,10 +97,15 @@ func init() {
 		Name:         Name,
 		Section:      func() any { return &Config{} },
 		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash}},
-		Check: func(_ *approverbot.Config, s any) error {
+		Check: func(bot *approverbot.Config, s any) error {
 			c := s.(*Config)
 			if c.SessionTTL == 0 {
 				c.SessionTTL = DefaultSessionTTL
+			}
+			if c.OIDC != nil {
+				if err := c.OIDC.check(bot.Teams, c.SessionTTL); err != nil {
+					return err
+				}
 			}
 			return c.parseProxies()
 		},

@@ -226,3 +226,7 @@ func (h *harness) Edit(t *testing.T, id, text string) string {
 	}
 	return out.Message
 }
+
+// StepsUp implements channeltest.SteppingUp: the page asks for a passkey
+// or security key when a step-up question is approved.
+func (h *harness) StepsUp() bool { return true }

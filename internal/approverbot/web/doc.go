@@ -18,7 +18,11 @@
 //	                       with Accept: application/json the reply is
 //	                       {approver, display, csrf_token, expires_at};
 //	                       a form sign-in redirects to its next field
-//	POST /logout           sign out (X-CSRF-Token required)
+//	GET  /login/oidc       start an OIDC sign-in (?next=): to the provider
+//	GET  /login/oidc/callback the provider's redirect back (web.oidc)
+//	POST /logout           sign out (X-CSRF-Token required); signed in
+//	                       with OIDC, 200 {end_session_url} when the
+//	                       provider can end its session too
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first; a view's
 //	                       edit {shell, text} is what an edit starts from
@@ -61,7 +65,10 @@
 //
 // # Security
 //
-// Approvers sign in with a password (bcrypt hashes from the bot's config;
+// Approvers sign in with an OpenID Connect provider (web.oidc: code flow
+// with PKCE, state bound to the browser by a SameSite=Lax cookie and used
+// once, nonce checked, ID token verified with the provider's keys; the
+// session ends with the ID token), with a password (bcrypt hashes from the bot's config;
 // unknown ids cost the same as known ones; failed attempts are rate-limited
 // per approver id and address) or, when web.trusted_header is set, by a
 // header an authenticating reverse proxy sets. Sessions are random 256-bit

@@ -158,7 +158,7 @@ func (c *Channel) handleEvents(w http.ResponseWriter, r *http.Request) {
 			msg = []byte(": heartbeat\n\n")
 		case e := <-sub.events:
 			buf.Reset()
-			if !c.encodeEvent(&buf, e, sub.viewer) {
+			if !c.encodeEvent(&buf, e, p) {
 				continue
 			}
 			msg = buf.Bytes()
@@ -177,17 +177,17 @@ func (c *Channel) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 // encodeEvent writes e in the event-stream format. JSON never holds a raw
 // newline, so each event is one data line.
-func (c *Channel) encodeEvent(buf *bytes.Buffer, e event, viewer string) bool {
+func (c *Channel) encodeEvent(buf *bytes.Buffer, e event, viewer principal) bool {
 	var name string
 	var v any
 	switch {
 	case e.question != nil:
-		if !c.cfg.Sees(viewer, e.question.Team) {
+		if !c.sees(viewer, e.question.Team) {
 			// Questions and their commands are for the teams they are
 			// routed to.
 			return false
 		}
-		qv, err := c.questionView(*e.question, viewer)
+		qv, err := c.questionView(*e.question, viewer.approver)
 		if err != nil {
 			c.log.Error("web: cannot render a question", "request_id", e.question.Request.RequestID, "err", err)
 			return false

@@ -135,10 +135,23 @@ type loginData struct {
 	// Next is where the sign-in leads ("/" or "/#q-<id>"), checked by
 	// safeNext; deeplink.js fills it from the address's fragment.
 	Next string
+	// OIDC names the identity provider when OIDC sign-in is on ("" off);
+	// Passwords says password sign-in is on.
+	OIDC      string
+	Passwords bool
 }
 
 func (c *Channel) renderLogin(w http.ResponseWriter, status int, d loginData) {
+	if c.oidc != nil {
+		d.OIDC = c.oidc.cfg.label()
+	}
+	d.Passwords = c.dummyHash != nil
 	c.render(w, status, "login.html", d)
+}
+
+// loginData is the sign-in page with an error and where it leads.
+func (c *Channel) loginData(msg, next string) loginData {
+	return loginData{Error: msg, Proxy: c.web.TrustedHeader, Next: next}
 }
 
 // pageData is what the page template renders.
@@ -175,7 +188,7 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		now := c.now()
 		for _, q := range resp.Open() {
-			if c.cfg.Sees(p.approver, q.Team) {
+			if c.sees(p, q.Team) {
 				d.Cards = append(d.Cards, newCardData(q, p.approver, now))
 			}
 		}

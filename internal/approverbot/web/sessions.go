@@ -15,6 +15,25 @@ type session struct {
 	// csrf is the token state-changing requests must echo in X-CSRF-Token.
 	csrf    string
 	expires time.Time
+	// signedIn is when the person signed in: changing their authenticators
+	// needs a recent sign-in (stepup.go, enrollFreshness).
+	signedIn time.Time
+	// oidc holds what an OIDC sign-in gave; nil for a password or proxy
+	// session.
+	oidc *oidcIdentity
+}
+
+// oidcIdentity is what an OIDC sign-in established about a session's
+// person.
+type oidcIdentity struct {
+	// teams are the bot's teams whose questions they see and answer.
+	teams []string
+	// groups are the provider groups the bot vouches for (those its config
+	// maps to a team).
+	groups []string
+	// idToken is the raw ID token: the id_token_hint of the provider's
+	// logout.
+	idToken string
 }
 
 // sessions is the server-side session table. A session lives for a fixed
@@ -35,7 +54,19 @@ func newSessions(ttl time.Duration, now func() time.Time) *sessions {
 // create starts a session for approver.
 func (s *sessions) create(approver, display string) *session {
 	ss := &session{id: randomToken(), approver: approver, display: display, csrf: randomToken(),
-		expires: s.now().Add(s.ttl)}
+		expires: s.now().Add(s.ttl), signedIn: s.now()}
+	s.mu.Lock()
+	s.m[ss.id] = ss
+	s.mu.Unlock()
+	return ss
+}
+
+// createOIDC starts a session for a person an OIDC sign-in established,
+// ending at expires (the ID token's expiry, bounded by the configured
+// maximum).
+func (s *sessions) createOIDC(approver, display string, id *oidcIdentity, expires time.Time) *session {
+	ss := &session{id: randomToken(), approver: approver, display: display, csrf: randomToken(),
+		expires: expires, oidc: id, signedIn: s.now()}
 	s.mu.Lock()
 	s.m[ss.id] = ss
 	s.mu.Unlock()

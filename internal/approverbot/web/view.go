@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,7 @@ type cardData struct {
 	Tier        string
 	Team        string
 	Agent       string
+	Identity    string // card.IdentityText
 	Session     string
 	RequestedBy string
 	Description string
@@ -118,6 +120,12 @@ type cardData struct {
 	// Ask is set on an ask-user question: its questions and options, for
 	// the answer form.
 	Ask *askCard
+	// StepUp says why approving needs the viewer's passkey or security
+	// key ("" when it does not): the page asks for one on Approve.
+	StepUp string
+	// Digest is the digest of what the card shows; the page's answers
+	// name it, so the bot refuses one given on a card of another version.
+	Digest string
 }
 
 // askCard is an ask-user question's form: the questions with their
@@ -170,6 +178,7 @@ func newGrantLine(o approverbot.Offer) *grantLine {
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
 	d := cardFromView(approverbot.Present(q, approverbot.DefaultLimits), viewer, now)
 	d.addEdit(q, viewer)
+	d.Digest = q.ShownDigest()
 	return d
 }
 
@@ -181,6 +190,7 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 		Tier:            verdictClass(v.Tier, "exec"),
 		Team:            v.Team,
 		Agent:           v.AgentID,
+		Identity:        v.Identity,
 		Session:         v.SessionID,
 		RequestedBy:     v.Requester,
 		Description:     v.Description,
@@ -196,6 +206,7 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 		Required:        v.Required,
 		SoFar:           v.SoFar,
 		Mine:            v.Mine(viewer),
+		StepUp:          v.StepUp,
 		SessionGrants:   v.Session.Grants,
 	}
 	if d.Mine {
@@ -244,11 +255,13 @@ func verdictClass(v, fallback string) string {
 	return fallback
 }
 
-// actionsOf lists the actions q offers viewer.
+// actionsOf lists the actions q offers viewer. The page offers the
+// approvals of a step-up question: it asks for the viewer's passkey or
+// security key when one is clicked (stepup.go).
 func actionsOf(q approverbot.Question, viewer string) []string {
 	out := []string{}
 	for _, c := range approverbot.Choices {
-		if approverbot.Offered(q, c, viewer) == nil {
+		if err := approverbot.Offered(q, c, viewer); err == nil || errors.Is(err, approverbot.ErrStepUp) {
 			out = append(out, string(c))
 		}
 	}

@@ -148,10 +148,19 @@ type QuestionEvent struct {
 	// agent sent them, repeats included (the JSON of request.arguments
 	// holds them too; a decoder that keeps one value per key does not).
 	ArgumentKeys []string `json:"argument_keys,omitempty"`
+	// Identity is how the broker knows the agent, for people:
+	// "verified" (its NATS credentials are that agent's) or "declared,
+	// not verified" (request.identity says which; see the card's
+	// IdentityText).
+	Identity string `json:"identity"`
 }
 
 // Choices are the core's view of a question's answers.
 type Choices struct {
+	// NoApproval, on a question whose approval needs step-up (a passkey
+	// or security key, which a webhook cannot ask for), says so and where
+	// to approve it instead: Actions then hold the rejections only.
+	NoApproval string `json:"no_approval,omitempty"`
 	// Actions are the choices the question offers (approve, session,
 	// always, reject_soft, reject_hard), as /webhook/respond takes them
 	// (always: "scope": "always"); "answer" on an ask-user question
@@ -199,7 +208,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg := QuestionEvent{ApprovalNeeded: q.ApprovalNeeded}
 	msg.V, msg.Type = messages.Version, "approval_needed"
 	v := approverbot.Present(q, approverbot.DefaultLimits)
-	msg.Warnings, msg.ArgumentKeys = v.Warnings, v.ArgKeys
+	msg.Warnings, msg.ArgumentKeys, msg.Identity = v.Warnings, v.ArgKeys, v.Identity
 	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
 		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
 		SessionScope: v.Session.ScopeLine(), AlwaysScope: v.Always.ScopeLine(),
@@ -209,7 +218,8 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 			msg.Choices.Actions = append(msg.Choices.Actions, string(ch))
 		}
 	}
-	if q.AskUser != nil {
+	msg.Choices.NoApproval = v.WhyNotHere("a webhook")
+	if q.AskUser != nil && !q.NeedsStepUp() {
 		msg.Choices.Actions = append(msg.Choices.Actions, "answer")
 	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)

@@ -18,7 +18,7 @@ import (
 
 func TestWebhookPassesTheChannelSuite(t *testing.T) {
 	channeltest.Run(t, func(t *testing.T, s channeltest.Setup) channeltest.Harness {
-		h := &harness{s: s, events: map[string][]string{}, bodies: map[string][]byte{}, wake: make(chan struct{}, 1)}
+		h := &harness{s: s, events: map[string][]string{}, bodies: map[string][]byte{}, digests: map[string]string{}, wake: make(chan struct{}, 1)}
 		h.recv = httptest.NewServer(http.HandlerFunc(h.receive))
 		t.Cleanup(h.recv.Close)
 		return h
@@ -26,17 +26,19 @@ func TestWebhookPassesTheChannelSuite(t *testing.T) {
 }
 
 // harness is the system behind the webhook URL: it keeps each request's
-// latest event, and answers through the webhook's respond endpoint.
+// latest event, and answers through the webhook's respond endpoint naming
+// the digest of the question it was shown.
 type harness struct {
 	s    channeltest.Setup
 	recv *httptest.Server
 	bot  *httptest.Server
 
-	mu     sync.Mutex
-	down   bool
-	events map[string][]string // event types by request id
-	bodies map[string][]byte   // latest body by request id
-	wake   chan struct{}
+	mu      sync.Mutex
+	down    bool
+	events  map[string][]string // event types by request id
+	bodies  map[string][]byte   // latest body by request id
+	digests map[string]string   // the digest of the latest question by request id
+	wake    chan struct{}
 }
 
 func (h *harness) receive(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +58,15 @@ func (h *harness) receive(w http.ResponseWriter, r *http.Request) {
 		Request   struct {
 			RequestID string `json:"request_id"`
 		} `json:"request"`
+		Digest string `json:"digest"`
 	}
 	_ = json.Unmarshal(body, &probe)
 	id := probe.RequestID + probe.Request.RequestID
 	h.events[id] = append(h.events[id], r.Header.Get(webhook.HeaderEvent))
 	h.bodies[id] = body
+	if probe.Digest != "" {
+		h.digests[id] = probe.Digest
+	}
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -138,7 +144,7 @@ func (h *harness) Shown(t *testing.T, id string) (string, []approverbot.Choice) 
 }
 
 func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
-	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": c.Approves()}
+	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": c.Approves(), "digest": h.digest(id)}
 	switch c {
 	case approverbot.ChoiceOnce:
 		in["scope"] = "once"
@@ -152,6 +158,14 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 		in["reject_mode"], in["feedback"] = "reject_hard", feedback
 	}
 	return h.post(t, in)
+}
+
+// digest is the digest of the question request id's system was shown
+// last.
+func (h *harness) digest(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.digests[id]
 }
 
 // post sends a signed response; it returns the reply body.
@@ -198,7 +212,7 @@ func (h *harness) Secrets() []string { return []string{testSecret} }
 // carries updated_arguments.
 func (h *harness) Edit(t *testing.T, id, text string) string {
 	in := map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "scope": "once",
-		"updated_arguments": map[string]any{"command": text}}
+		"updated_arguments": map[string]any{"command": text}, "digest": h.digest(id)}
 	return h.post(t, in)
 }
 
@@ -248,5 +262,5 @@ func (h *harness) Answer(t *testing.T, id string, picks []approverbot.Pick) stri
 		}
 		answer = m
 	}
-	return h.post(t, map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "answer": answer})
+	return h.post(t, map[string]any{"request_id": id, "approver": h.s.As, "approved": true, "answer": answer, "digest": h.digest(id)})
 }

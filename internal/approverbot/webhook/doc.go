@@ -32,11 +32,14 @@
 // # Responses
 //
 //	POST /webhook/respond
-//	{"request_id": "r1", "approver": "alice", "approved": true, "scope": "session", "device": "pager"}
+//	{"request_id": "r1", "approver": "alice", "approved": true, "scope": "session", "device": "pager", "digest": "sha256:…"}
 //	{"request_id": "r2", "approver": "bob", "approved": false, "reject_mode": "reject_soft", "feedback": "use make test"}
 //
 // approver must be an approver id of the bot's config; approved is
-// required; scope (once, session, always, always_prefix; default once) goes
+// required; digest, the digest of the approval_needed event the approver
+// was shown, is required with approved true (the version of the question
+// approved: one naming another is refused and not sent; a rejection may
+// leave it out); scope (once, session, always, always_prefix; default once) goes
 // with approvals only, reject_mode (reject_soft, reject_hard; default
 // reject_hard) and feedback with rejections; device is optional. The answer
 // is the broker's RespondReply ({"v":1,"applied":…,"state":…,"decision":…,

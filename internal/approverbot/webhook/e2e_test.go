@@ -46,7 +46,7 @@ func TestWebhookSignedRoundTrip(t *testing.T) {
 		t.Error("no delivery id")
 	}
 
-	status, body := e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "alice", Approved: true, Scope: messages.ScopeSession, Device: "pager"})
+	status, body := e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "alice", Approved: true, Scope: messages.ScopeSession, Device: "pager", Digest: q.Digest})
 	if status != http.StatusOK {
 		t.Fatalf("respond: %d %s", status, body)
 	}
@@ -73,11 +73,11 @@ func TestWebhookSignedRoundTrip(t *testing.T) {
 
 func TestWebhookRefusesBadSignaturesAndReplaysAndDecidesNothing(t *testing.T) {
 	e := start(t)
-	pend, _ := e.Ask(t, "r1", "make deploy")
+	pend, q := e.Ask(t, "r1", "make deploy")
 	e.recv.next(t, "approval_needed", "r1")
 
 	// Every refused request would approve the call for the session as alice.
-	body, _ := json.Marshal(webhook.RespondRequest{RequestID: "r1", Approver: "alice", Approved: true, Scope: messages.ScopeSession})
+	body, _ := json.Marshal(webhook.RespondRequest{RequestID: "r1", Approver: "alice", Approved: true, Scope: messages.ScopeSession, Digest: q.Digest})
 	now := time.Now()
 	otherSecret := http.Header{}
 	webhook.Sign(otherSecret, "another-secret-of-16-bytes", now, body)
@@ -135,6 +135,9 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 	e.recv.next(t, "approval_needed", "r1")
 
 	raw := func(s string) []byte { return []byte(s) }
+	// Each approval names the question's digest, as the system shown the
+	// question does: what is refused is refused for another reason.
+	approving := `"approved":true,"digest":"` + q.Digest + `"`
 	cases := []struct {
 		name     string
 		body     []byte
@@ -142,19 +145,20 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 		code     messages.ErrorCode
 		mentions string
 	}{
-		{"an approver who is not configured", raw(`{"request_id":"r1","approver":"mallory","approved":true}`), 403, messages.CodeForbidden, `"mallory" is not a configured approver`},
-		{"a question the bot does not know", raw(`{"request_id":"r404","approver":"alice","approved":true}`), 404, messages.CodeNotFound, "unknown question"},
+		{"an approver who is not configured", raw(`{"request_id":"r1","approver":"mallory",` + approving + `}`), 403, messages.CodeForbidden, `"mallory" is not a configured approver`},
+		{"a question the bot does not know", raw(`{"request_id":"r404","approver":"alice",` + approving + `}`), 404, messages.CodeNotFound, "unknown question"},
 		{"a body that is not JSON", raw(`approved=yes`), 400, messages.CodeInvalidRequest, "not a response object"},
-		{"two JSON values", raw(`{"request_id":"r1","approver":"alice","approved":true} {}`), 400, messages.CodeInvalidRequest, "more than one JSON value"},
+		{"two JSON values", raw(`{"request_id":"r1","approver":"alice",` + approving + `} {}`), 400, messages.CodeInvalidRequest, "more than one JSON value"},
+		{"an approval that names no digest", raw(`{"request_id":"r1","approver":"alice","approved":true}`), 400, messages.CodeInvalidRequest, "digest is required with approved true"},
 		{"no approved", raw(`{"request_id":"r1","approver":"alice"}`), 400, messages.CodeInvalidRequest, "approved is required"},
-		{"no request id", raw(`{"approver":"alice","approved":true}`), 400, messages.CodeInvalidRequest, "request_id is required"},
-		{"an unknown field", raw(`{"request_id":"r1","approver":"alice","approved":true,"aproved_by":"x"}`), 400, messages.CodeInvalidRequest, "aproved_by"},
+		{"no request id", raw(`{"approver":"alice",` + approving + `}`), 400, messages.CodeInvalidRequest, "request_id is required"},
+		{"an unknown field", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"aproved_by":"x"}`), 400, messages.CodeInvalidRequest, "aproved_by"},
 		{"a scope on a rejection", raw(`{"request_id":"r1","approver":"alice","approved":false,"scope":"session"}`), 400, messages.CodeInvalidRequest, "scope goes with approvals only"},
-		{"feedback on an approval", raw(`{"request_id":"r1","approver":"alice","approved":true,"feedback":"ok"}`), 400, messages.CodeInvalidRequest, "feedback goes with rejections only"},
-		{"an unknown scope", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"forever"}`), 400, messages.CodeInvalidRequest, `scope "forever"`},
-		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"always"}`), 400, messages.CodeInvalidRequest, "Always is not offered: the command has no pattern a grant could name"},
-		{"Session on a question that offers none", raw(`{"request_id":"r1","approver":"alice","approved":true,"scope":"session"}`), 400, messages.CodeInvalidRequest, "Session is not offered: the command has no pattern a grant could name"},
-		{"a device with a control character", raw(`{"request_id":"r1","approver":"alice","approved":true,"device":"pa\u001bger"}`), 400, messages.CodeInvalidRequest, "device"},
+		{"feedback on an approval", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"feedback":"ok"}`), 400, messages.CodeInvalidRequest, "feedback goes with rejections only"},
+		{"an unknown scope", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"scope":"forever"}`), 400, messages.CodeInvalidRequest, `scope "forever"`},
+		{"Always on a question that offers none", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"scope":"always"}`), 400, messages.CodeInvalidRequest, "Always is not offered: the command has no pattern a grant could name"},
+		{"Session on a question that offers none", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"scope":"session"}`), 400, messages.CodeInvalidRequest, "Session is not offered: the command has no pattern a grant could name"},
+		{"a device with a control character", raw(`{"request_id":"r1","approver":"alice",` + approving + `,"device":"pa\u001bger"}`), 400, messages.CodeInvalidRequest, "device"},
 		{"a body over 64 KiB", raw(`{"request_id":"r1","approver":"alice","approved":false,"feedback":"` + strings.Repeat("x", 70<<10) + `"}`), 413, messages.CodeTooLarge, "larger than"},
 	}
 	for _, c := range cases {
@@ -170,7 +174,7 @@ func TestWebhookRefusesResponsesItCannotUse(t *testing.T) {
 		})
 	}
 	// Nothing was decided: the question is still open.
-	if status, answer := e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "carol", Approved: true}); status != http.StatusOK || !decodeReply(t, answer).Applied {
+	if status, answer := e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "carol", Approved: true, Digest: q.Digest}); status != http.StatusOK || !decodeReply(t, answer).Applied {
 		t.Fatalf("valid response: %d %s", status, answer)
 	}
 	if d := pend.Wait(t); d.DecidedBy.ID != "carol" || d.Scope != messages.ScopeOnce {
@@ -200,14 +204,14 @@ func TestWebhookLateResponseGetsTheStandingDecision(t *testing.T) {
 
 func TestWebhookQuorumAndMembershipAreTheBrokers(t *testing.T) {
 	e := start(t)
-	pend, _ := e.Ask(t, "k1", "kubectl delete pod api-0")
+	pend, q := e.Ask(t, "k1", "kubectl delete pod api-0")
 	e.recv.next(t, "approval_needed", "k1")
 
-	_, answer := e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "bob", Approved: true})
+	_, answer := e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "bob", Approved: true, Digest: q.Digest})
 	if rep := decodeReply(t, answer); rep.Applied || !strings.Contains(rep.Reason, `"bob" is not a member of team oncall`) {
 		t.Errorf("bob's reply %+v", rep)
 	}
-	_, answer = e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "carol", Approved: true})
+	_, answer = e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "carol", Approved: true, Digest: q.Digest})
 	if rep := decodeReply(t, answer); !rep.Applied || rep.State != messages.StatePending || len(rep.ApprovalsSoFar) != 1 {
 		t.Errorf("carol's reply %+v, want one approval counted", rep)
 	}
@@ -223,11 +227,39 @@ func TestWebhookQuorumAndMembershipAreTheBrokers(t *testing.T) {
 	if rep := decodeReply(t, answer); !strings.Contains(rep.Reason, "already counted") {
 		t.Errorf("carol's second answer: %+v", rep)
 	}
-	_, answer = e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "erin", Approved: true, Scope: messages.ScopeOnce})
+	_, answer = e.respond(t, webhook.RespondRequest{RequestID: "k1", Approver: "erin", Approved: true, Scope: messages.ScopeOnce, Digest: q.Digest})
 	if rep := decodeReply(t, answer); !rep.Applied || rep.State != messages.StateApproved {
 		t.Errorf("erin's reply %+v, want the quorum met", rep)
 	}
 	if d := pend.Wait(t); d.DecidedBy.ID != "erin" || d.Outcome != messages.OutcomeAllow {
 		t.Errorf("decision %s by %s, want the approval of erin, the second approver", d.Outcome, d.DecidedBy.ID)
 	}
+}
+
+// The system behind the webhook names the digest of the question it was
+// shown: an approval naming another version of it (a forged event, or one
+// changed on the way) is refused, logged and not sent; a rejection needs
+// none.
+func TestWebhookApprovalsNameTheQuestionsDigest(t *testing.T) {
+	e := start(t)
+	pend, q := e.Ask(t, "r1", "make deploy")
+	e.recv.next(t, "approval_needed", "r1")
+	other := q
+	other.Request.Arguments = json.RawMessage(`{"command":"make test"}`)
+	status, answer := e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "alice", Approved: true, Digest: other.ShownDigest()})
+	if rep := decodeReply(t, answer); status != http.StatusOK || rep.Applied || rep.State != messages.StatePending ||
+		!strings.Contains(rep.Reason, "another version of the question") {
+		t.Fatalf("an approval naming another digest: %d %+v, want refused", status, rep)
+	}
+	if !strings.Contains(e.logs.String(), "answer refused: it names another version of the question") {
+		t.Error("the refusal is not logged")
+	}
+	if d, _ := pend.Peek(); d != nil {
+		t.Fatalf("the refused approval decided the call: %+v", d)
+	}
+	status, answer = e.respond(t, webhook.RespondRequest{RequestID: "r1", Approver: "bob", Approved: false, RejectMode: messages.RejectSoft})
+	if status != http.StatusOK || !decodeReply(t, answer).Applied {
+		t.Fatalf("a rejection without a digest: %d %s, want applied", status, answer)
+	}
+	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
 }

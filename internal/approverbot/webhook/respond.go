@@ -39,6 +39,11 @@ type RespondRequest struct {
 	// UpdatedArguments approve the call with changes: the arguments (a
 	// JSON object) the call runs with instead. Approvals only.
 	UpdatedArguments json.RawMessage `json:"updated_arguments,omitempty"`
+	// Digest is the digest of the approval_needed event the approver was
+	// shown (its "digest"). Required with approved true: an approval
+	// approves that version of the question and no other, and one naming
+	// another is refused. Optional on a rejection.
+	Digest string `json:"digest,omitempty"`
 }
 
 // respondBody is RespondRequest as decoded: approved must be present.
@@ -52,7 +57,8 @@ type respondBody struct {
 	Answer     json.RawMessage     `json:"answer"`
 	Device     string              `json:"device"`
 	// Edit is updated_arguments (approve with changes).
-	Edit json.RawMessage `json:"updated_arguments"`
+	Edit   json.RawMessage `json:"updated_arguments"`
+	Digest string          `json:"digest"`
 }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
@@ -136,6 +142,7 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, messages.CodeInvalidRequest, "%v", err)
 		return
 	}
+	ans.Digest = in.Digest
 	rep, err := resp.Respond(r.Context(), ans)
 	var fe *messages.FieldError
 	var re *messages.ReplyError
@@ -183,6 +190,8 @@ func checkBody(in respondBody) error {
 		return errors.New("approver is required (an approver id of the bot's config)")
 	case in.Approved == nil:
 		return errors.New("approved is required (true or false)")
+	case *in.Approved && in.Digest == "":
+		return errors.New("digest is required with approved true: name the digest of the approval_needed event the approver was shown, the version of the question this approval approves")
 	case in.Scope != "" && !in.Scope.Valid():
 		return fmt.Errorf("scope %q: want once, session, always, always_prefix or omitted (once)", in.Scope)
 	case in.RejectMode != "" && !in.RejectMode.Valid():

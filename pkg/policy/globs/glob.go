@@ -293,10 +293,45 @@ func Intersects(a, b Glob) bool {
 	return false
 }
 
+// nameSeparators marks, in each run of p's literal characters that a star
+// ends, the separators ('.', '-', '_') that close it after a name: in
+// "*.env.*" the run is ".env." and its name ".env" — the last dot only
+// joins the name to what the star brings (".env.local"). Without this, the
+// dot of "*.go" would anchor the name ("x.env.go"): the rule's name would
+// again come wholly out of the word's wildcard. A run of separators alone
+// ("*.*") keeps them: there they are the name.
+func nameSeparators(p Glob) []bool {
+	var tail []bool
+	isSep := func(t Tok) bool { return t.Lit() && (t.R == '.' || t.R == '-' || t.R == '_') }
+	for j := 0; j < len(p); j++ {
+		if j+1 >= len(p) || !p[j+1].Star || p[j].Star || !isSep(p[j]) {
+			continue
+		}
+		k := j
+		for k >= 0 && isSep(p[k]) {
+			k--
+		}
+		if k < 0 || p[k].Star || p[k].Lit() && p[k].R == '/' {
+			continue // separators alone: the name itself
+		}
+		if tail == nil {
+			tail = make([]bool, len(p))
+		}
+		for m := k + 1; m <= j; m++ {
+			tail[m] = true
+		}
+	}
+	if tail == nil {
+		return make([]bool, len(p))
+	}
+	return tail
+}
+
 // IntersectsAnchored reports whether some string matches both the word
 // w and the rule pattern p with every run of p's literal characters
 // (between its stars and slashes: ".env" in "*.env*", ".ssh" in
-// "**/.ssh/**") meeting at least one character w spells itself (a
+// "**/.ssh/**"; separators that end a run before a star are not part of
+// its name: ".env" in "*.env.*", see nameSeparators) meeting at least one character w spells itself (a
 // literal or a class, not a run or a ?). It is how a read operand that is
 // a pattern or an expansion meets a deny or ask rule: "cat .e*" and
 // "cat ~/.ss?/id_rsa" could read .env and ~/.ssh/id_rsa, while in
@@ -308,8 +343,9 @@ func IntersectsAnchored(w, p Glob) bool {
 	if 2*nw*np > gMaxProduct {
 		return true
 	}
+	tail := nameSeparators(p)
 	inRun := func(j int) bool {
-		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/')
+		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/') && !tail[j]
 	}
 	seen := make([]bool, 2*nw*np)
 	stack := make([]int32, 0, 64)

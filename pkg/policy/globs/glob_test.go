@@ -109,6 +109,13 @@ func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
 		{"a rule of stars alone is met by anything", "*.go", "**", true},
 		{"words that cannot meet at all", "/h/.s*", "/etc/**", false},
 		{"every name of the rule must be anchored", "/h/.ssh/*", "**/.ssh/id_rsa", false},
+		{"a separator after the name is not the name", "*.go", "*.env.*", false},
+		{"a separator after the name: a suffix rule", "*.txt", "*secret-*", false},
+		{"the name before the separator still anchors", ".env.*", "*.env.*", true},
+		{"a dot glob still meets a dotted name", ".*", "*.env.*", true},
+		{"a literal denied name still meets", "x.env.go", "*.env.*", true},
+		{"a prefix of the name before the separator anchors", "*.en*", "*.env.*", true},
+		{"a run of separators alone stays a name to anchor", "x*", "*.*", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w, p := FromShellPattern(tt.word), FromShellPattern(tt.rule)

@@ -37,7 +37,7 @@ func shNeverAlways(spec *progSpec) bool {
 		return true
 	}
 	_, wrapperHook := shHooks[spec.hook]
-	return wrapperHook && spec.hook != "find" // find is a command in its own right
+	return wrapperHook && spec.hook != "find" && spec.hook != "fd" // commands in their own right
 }
 
 // WithoutOptions returns the words of c without its global options (git -C

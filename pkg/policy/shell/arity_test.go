@@ -60,7 +60,11 @@ func TestAlwaysPatterns(t *testing.T) {
 		{"glob characters are escaped", "npm run 'te*st'", []string{`npm run te\*st`}},
 		{"wrappers are seen through", "timeout 60 cargo test --all", []string{"cargo test --all"}},
 		{"xargs commands: exact needs literal words", "ls | xargs rm", nil},
-		{"find is a command", "find . -name x", []string{"find . -name x"}},
+		{"find is a command, complete and inert", "find . -name x", []string{"find *"}},
+		{"find -delete writes: exact", "find . -name x -delete", []string{"find . -name x -delete", "> ."}},
+		{"find -exec: find and what it runs", "find . -name x -exec wc -l {} +", []string{"find *", "wc *"}},
+		{"go test runs code: exact", "go test ./...", []string{"go test ./..."}},
+		{"go list is inert", "go list -m all", []string{"go list *"}},
 		{"commands inside sh -c", "bash -c 'make test'", []string{"make test"}},
 
 		{"command substitution", "echo $(date)", nil},

@@ -71,9 +71,15 @@ func CommandsFor(t *testing.T, eff effect, v string) map[string]string {
 			if sub != "" {
 				words = append(words, sub)
 			}
-			words = append(words, optionWord(spec, o, valueFor(o, v))...)
+			if (spec.hook == "find" || spec.hook == "fd") && o.effect == effRun {
+				// find -exec CMD ARGS… ;, fd -x CMD ARGS… ;: the command is
+				// the words up to the ";".
+				words = append(append(append(words, o.name), strings.Fields(v)...), ";")
+			} else {
+				words = append(words, optionWord(spec, o, valueFor(o, v))...)
+			}
 			switch {
-			case spec.wrapper != nil || shHooks[spec.hook] != nil && spec.hook != "find":
+			case spec.wrapper != nil || shHooks[spec.hook] != nil && spec.hook != "find" && spec.hook != "fd":
 				words = append(words, "true")
 			case spec.hook == "sed":
 				words = append(words, "-n", "p", "f")

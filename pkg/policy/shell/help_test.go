@@ -25,6 +25,81 @@ var helpCommands = map[string][]string{
 	"egrep": {"egrep", "--help"},
 	"fgrep": {"fgrep", "--help"},
 	"git":   {"man:git"},
+	"sort":  {"sort", "--help"},
+	"uniq":  {"uniq", "--help"},
+	"cut":   {"cut", "--help"},
+	"tr":    {"tr", "--help"},
+	"diff":  {"diff", "--help"},
+	"sed":   {"sed", "--help"},
+	"tar":   {"tar", "--help"},
+	"make":  {"make", "--help"},
+	"jq":    {"manbullets:jq"},
+	"awk":   {"mawk", "-W", "usage"},
+	"mawk":  {"mawk", "-W", "usage"},
+	// python and python3 are checked against the installed python3.
+	"python":  {"python3", "--help"},
+	"python3": {"python3", "--help"},
+	// rg -h lists every option once, one a line; --help's long
+	// descriptions start lines with other options' names.
+	"rg": {"rg", "-h"},
+	// fd is fdfind on Debian.
+	"fd":     {"fdfind", "--help"},
+	"fdfind": {"fdfind", "--help"},
+	"node":   {"node", "--help"},
+	"nodejs": {"node", "--help"},
+	// find's help lists its expression in columns (findHelpTerms).
+	"find": {"findhelp:"},
+	// go's build flags are the go entry's options; each sub-command's
+	// help is read below (goHelpTerms).
+	"go": {"gohelp:build"},
+}
+
+// helpNumberValue are options whose help shows a value ("-j [N]") that the
+// program takes from the next word only when it is a number: the table
+// reads them as optional attached values, so that a target or a
+// VAR=value after them stays an operand the table judges.
+var helpNumberValue = map[string][]string{
+	"make": {"-j", "-l"},
+}
+
+// helpAlwaysValue are options that always take a value where some lines
+// of the help run the description into it ("-W random=number set initial
+// random seed"), so the reader sees them both with and without one.
+var helpAlwaysValue = map[string][]string{
+	"awk":  {"-W"},
+	"mawk": {"-W"},
+	// "--loader, --experimental-loader=...": the value is shown once for
+	// both spellings.
+	"node":   {"--loader", "--debug-port", "--report-directory"},
+	"nodejs": {"--loader", "--debug-port", "--report-directory"},
+	// find's help lists -regextype among the positional options without
+	// its TYPE.
+	"find": {"-regextype"},
+}
+
+// helpNotOptions are words a program's help shows at the start of a line
+// that are not options of their own: cut's "-M" is a field range (from the
+// first to the Mth), diff's --GTYPE-group-format and --LTYPE-line-format
+// are templates of options the table spells out (--old-group-format…).
+var helpNotOptions = map[string][]string{
+	"cut":  {"-M"},
+	"diff": {"--GTYPE-group-format", "--LTYPE-line-format"},
+	"jq":   {"-Ldirectory"}, // -L with its value attached, as the man page spells it
+	// -OO is -O twice (short options cluster).
+	"python":  {"-OO"},
+	"python3": {"-OO"},
+	// "--heap-prof." ends a sentence of another option's description.
+	"node":   {"--heap-prof."},
+	"nodejs": {"--heap-prof."},
+}
+
+// helpMaxIndent is, for help output whose option lines are indented less
+// than their descriptions (clap's and node's long help), the most spaces
+// before an option line: deeper lines are descriptions, whose examples
+// start with options too.
+var helpMaxIndent = map[string]int{
+	"fdfind": 6,
+	"node":   2,
 }
 
 // subHelpCommands is the same for complete sub-command entries: git's
@@ -39,6 +114,26 @@ var subHelpCommands = map[string][]string{
 	"git ls-files":  {"man:git-ls-files"},
 	"git rev-parse": {"man:git-rev-parse"},
 	"git commit":    {"man:git-commit"},
+	// go: each sub-command's help (and the build flags where it takes
+	// them, the test flags for go test, every verb's for go mod and go
+	// work). go help takes no options.
+	"go build":    {"gohelp:build"},
+	"go install":  {"gohelp:install,build"},
+	"go run":      {"gohelp:run,build"},
+	"go get":      {"gohelp:get,build"},
+	"go clean":    {"gohelp:clean,build"},
+	"go generate": {"gohelp:generate,build"},
+	"go fmt":      {"gohelp:fmt"},
+	"go fix":      {"gohelp:fix,build"},
+	"go vet":      {"gohelp:vet,build"},
+	"go test":     {"gohelp:test,testflag,build"},
+	"go list":     {"gohelp:list,build"},
+	"go doc":      {"gohelp:doc"},
+	"go env":      {"gohelp:env"},
+	"go version":  {"gohelp:version"},
+	"go mod":      {"gohelp:mod download,mod edit,mod graph,mod init,mod tidy,mod vendor,mod verify,mod why"},
+	"go work":     {"gohelp:work edit,work init,work sync,work use,work vendor"},
+	"go help":     {"nooptions:"},
 }
 
 // helpOption is one option a program's help lists: its name and whether
@@ -52,6 +147,9 @@ var (
 	helpNegRE  = regexp.MustCompile(`--\[no-\]`)
 	// helpSpellingsRE finds a second spelling after a space, not a comma.
 	helpSpellingsRE = regexp.MustCompile(`([^,]) --`)
+	// helpValueWordRE: one word after an option and a single space is its
+	// value ("-e script", "--label LABEL", "--arg name value").
+	helpValueWordRE = regexp.MustCompile(`^ [A-Za-z][A-Za-z_=|:-]*( [A-Za-z][A-Za-z_=|:-]*)?$`)
 )
 
 // parseHelpOptions reads the option column of --help output (coreutils,
@@ -69,6 +167,9 @@ func parseHelpOptions(out string, man bool) []helpOption {
 		if !strings.HasPrefix(t, "-") {
 			continue
 		}
+		if i := strings.Index(t, " : "); i >= 0 {
+			t = t[:i] // python's "-c cmd : program passed in as string"
+		}
 		if i := strings.Index(t, "  "); i >= 0 {
 			t = t[:i]
 		}
@@ -78,6 +179,7 @@ func parseHelpOptions(out string, man bool) []helpOption {
 		if man {
 			t = helpSpellingsRE.ReplaceAllString(t, "$1, --") // "-1 --base": two spellings
 		}
+		t = strings.ReplaceAll(t, "...", "") // clap's "--unrestricted...": repeatable
 		neg := helpNegRE.MatchString(t)
 		t = helpNegRE.ReplaceAllString(t, "--")
 		var line []helpOption
@@ -97,8 +199,8 @@ func parseHelpOptions(out string, man bool) []helpOption {
 				v = "=a" // -U<n>: attached; the table may read it either way
 			case "":
 				switch {
-				case m[3] == " " && man:
-					v = "="
+				case m[3] == " " && (man || helpValueWordRE.MatchString(item[len(m[1]):])):
+					v = "=" // "-e script", "--label LABEL", "-C NUM"
 				case m[3] != "" && m[3] != " ":
 					v = "=a" // -L:<funcname>:<file>
 				}
@@ -132,6 +234,46 @@ var roffEscapes = strings.NewReplacer(`\-`, "-", `\&`, "", `\fB`, "", `\fR`, "",
 // show them (one per line, two spaces before nothing).
 func manTerms(t *testing.T, page string) string {
 	t.Helper()
+	lines := strings.Split(manSource(t, page), "\n")
+	var b strings.Builder
+	for i := 0; i+1 < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], ".PP") {
+			continue
+		}
+		if term := roffEscapes.Replace(lines[i+1]); strings.HasPrefix(term, "-") {
+			b.WriteString(term + "\n")
+		}
+	}
+	return b.String()
+}
+
+// manBulletTerms returns the option terms of a man page that lists them
+// as bullets (jq's: `.IP "\[ci]"` then "\fB--slurp\fR/\fB-s\fR:"), as
+// help output would show them: spellings separated by ", ".
+func manBulletTerms(t *testing.T, page string) string {
+	t.Helper()
+	src := manSource(t, page)
+	lines := strings.Split(src, "\n")
+	var b strings.Builder
+	for i := 0; i+1 < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], ".IP \"\\[ci]\"") {
+			continue
+		}
+		term := strings.TrimSuffix(roffEscapes.Replace(strings.ReplaceAll(lines[i+1], `\.`, ".")), ":")
+		if !strings.HasPrefix(term, "-") {
+			continue
+		}
+		for _, sep := range []string{" / ", "/", " and "} {
+			term = strings.ReplaceAll(term, sep, ", ")
+		}
+		b.WriteString(term + "\n")
+	}
+	return b.String()
+}
+
+// manSource returns the roff text of a section 1 man page.
+func manSource(t *testing.T, page string) string {
+	t.Helper()
 	path := "/usr/share/man/man1/" + page + ".1.gz"
 	f, err := os.Open(path)
 	if err != nil {
@@ -146,26 +288,36 @@ func manTerms(t *testing.T, page string) string {
 	if err != nil {
 		t.Fatalf("man page %s: %v", page, err)
 	}
-	lines := strings.Split(string(src), "\n")
-	var b strings.Builder
-	for i := 0; i+1 < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], ".PP") {
-			continue
-		}
-		if term := roffEscapes.Replace(lines[i+1]); strings.HasPrefix(term, "-") {
-			b.WriteString(term + "\n")
-		}
-	}
-	return b.String()
+	return string(src)
 }
 
 // helpOf returns the option list a help command shows: its output, or a
-// man page's option terms for "man:PAGE".
+// man page's option terms for "man:PAGE" ("manbullets:PAGE" for a page
+// that lists them as bullets).
 func helpOf(t *testing.T, argv []string) string {
 	t.Helper()
 	if page, ok := strings.CutPrefix(argv[0], "man:"); ok {
 		return manTerms(t, page)
 	}
+	if page, ok := strings.CutPrefix(argv[0], "manbullets:"); ok {
+		return manBulletTerms(t, page)
+	}
+	if argv[0] == "findhelp:" {
+		return findHelpTerms(runHelp(t, []string{"find", "--help"}))
+	}
+	if topics, ok := strings.CutPrefix(argv[0], "gohelp:"); ok {
+		return goHelpTerms(t, strings.Split(topics, ","))
+	}
+	out := runHelp(t, argv)
+	if n, ok := helpMaxIndent[argv[0]]; ok {
+		out = shallowLines(out, n)
+	}
+	return out
+}
+
+// runHelp runs a help command and returns its output.
+func runHelp(t *testing.T, argv []string) string {
+	t.Helper()
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		t.Fatalf("%s is not installed (scripts/test-deps.sh installs it): %v", argv[0], err)
 	}
@@ -173,7 +325,9 @@ func helpOf(t *testing.T, argv []string) string {
 	return string(out)
 }
 
-func isMan(argv []string) bool { return strings.HasPrefix(argv[0], "man:") }
+func isMan(argv []string) bool {
+	return strings.HasPrefix(argv[0], "man:") || argv[0] == "findhelp:" || strings.HasPrefix(argv[0], "gohelp:")
+}
 
 // checkAgainstHelp fails on every option of the help that the entry (or
 // its program's entry, for a sub-command) does not list, or lists with
@@ -197,6 +351,12 @@ func checkAgainstHelp(t *testing.T, what string, spec, parent *progSpec, help st
 		if sh := shapes[h.name]; sh["="] && (sh[""] || sh["=?"]) {
 			h.value = "=?"
 		}
+		if slices.Contains(helpAlwaysValue[what], h.name) {
+			h.value = "="
+		}
+		if slices.Contains(helpNotOptions[what], h.name) {
+			continue
+		}
 		name := h.name
 		if name == "-NUM" {
 			name = "-1" // grep -NUM: the digits are options
@@ -214,6 +374,7 @@ func checkAgainstHelp(t *testing.T, what string, spec, parent *progSpec, help st
 		}
 		switch {
 		case h.value == "=a":
+		case slices.Contains(helpNumberValue[what], h.name) && o.value == valOptional:
 		case h.value == "=" && o.value != valRequired:
 			t.Errorf("%s: option %s takes a value, the table reads it without one", what, h.name)
 		case h.value != "=" && o.value == valRequired:
@@ -255,6 +416,12 @@ func TestCompleteTablesMatchHelp(t *testing.T) {
 				argv, ok := subHelpCommands[n+" "+sn]
 				if !ok {
 					t.Errorf("complete entry %s %s has no help command in subHelpCommands", n, sn)
+					continue
+				}
+				if argv[0] == "nooptions:" {
+					if len(sub.options) > 0 {
+						t.Errorf("%s %s takes no options, the table lists %d", n, sn, len(sub.options))
+					}
 					continue
 				}
 				checkAgainstHelp(t, n+" "+sn, sub, spec, helpOf(t, argv), isMan(argv))

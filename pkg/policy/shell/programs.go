@@ -77,12 +77,17 @@ const (
 	// make -C): its relative paths resolve there. On a wrapper (env -C,
 	// sudo -D) the wrapped command's paths can no longer be placed: ask.
 	effChdir
+	// effFilter: the value is a file-name pattern (find -name, rg -g, grep
+	// --include): a recursive program reads the files it matches under the
+	// paths it searches, judged as a read of PATH/**/PATTERN.
+	effFilter
 )
 
 var effectNames = map[string]effect{
 	"none": effNone, "read": effRead, "write": effWrite, "run": effRun, "code": effCode,
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
+	"filter": effFilter,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -206,6 +211,14 @@ type wrapperSpec struct {
 	// afterDashes: the command is the words after "--", wherever the
 	// options and operands before it end (kubectl exec POD -c C -- CMD).
 	afterDashes bool
+	// verb: the sub-command runs a command only after this operand, and
+	// its own options (git bisect run CMD, git submodule foreach
+	// --recursive CMD); with another first operand it runs none.
+	verb string
+	// elsewhere: the command runs in directories the policy cannot know
+	// (git submodule foreach: each submodule's), so its relative paths
+	// are judged as under any directory, as after an unknown cd.
+	elsewhere bool
 }
 
 // progSpec is one program's entry.
@@ -240,6 +253,11 @@ type progSpec struct {
 	// (RIPGREP_CONFIG_PATH): assigning one makes later commands
 	// unanalysable.
 	env []string
+	// envInert are the environment variables a complete entry's program
+	// reads that change nothing the policy judges (GIT_AUTHOR_NAME); with
+	// envInertAll, setting any other variable for the program is not
+	// understood (it asks).
+	envInert []string
 	// sh is the getopt view of the options, for wrappers and hooks.
 	sh *shOpts
 	// complete: the entry lists every option the program accepts (and,
@@ -247,6 +265,19 @@ type progSpec struct {
 	// command not understood, so it asks. Checked against the installed
 	// program's own help (TestCompleteTablesMatchHelp).
 	complete bool
+	// closed: the entry lists every sub-command (not every option) of a
+	// program whose help the tests cannot read here (kubectl, helm,
+	// terraform, docker): another sub-command — a plugin found on the PATH,
+	// a new version's verb — is not understood and asks.
+	closed bool
+	// runsCode: the program or sub-command runs the project's code or
+	// writes its outputs (go test, go build): its words are understood,
+	// but it is never inert, so an "Always" answer grants it only exactly.
+	runsCode bool
+	// writesCwd: without an option that names what it writes (-o), the
+	// sub-command writes into its working directory (go build writes the
+	// binary there, and go -C DIR moves it).
+	writesCwd bool
 }
 
 // Programs maps program names to their entries.
@@ -335,13 +366,13 @@ func programEnvVar(name string) bool { return builtinEnvVars()[name] }
 
 var progKeys = []string{"same_as", "arity", "subcommands", "global", "options", "operands",
 	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "env",
-	"inert", "complete"}
+	"inert", "complete", "env_inert", "closed", "runs_code"}
 
 var progHooks = map[string]bool{
 	"env": true, "sudo": true, "su": true, "timeout": true, "nice": true, "time": true,
 	"xargs": true, "find": true, "flock": true, "busybox": true, "watch": true, "trap": true,
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
-	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true,
+	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true, "fd": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the
@@ -416,15 +447,34 @@ func (d *progDecoder) program(n *yaml.Node, where, name string, prev *progSpec, 
 	return s, nil
 }
 
+// progFlags are the boolean keys of a program entry, each with the field
+// of the entry it sets.
+var progFlags = map[string]func(*progSpec) *bool{
+	"complete":      func(s *progSpec) *bool { return &s.complete },
+	"closed":        func(s *progSpec) *bool { return &s.closed },
+	"runs_code":     func(s *progSpec) *bool { return &s.runsCode },
+	"options_first": func(s *progSpec) *bool { return &s.optionsFirst },
+	"elevated":      func(s *progSpec) *bool { return &s.elevated },
+	"never_always":  func(s *progSpec) *bool { return &s.neverAlways },
+	"recursive":     func(s *progSpec) *bool { return &s.recursive },
+	"write_tree":    func(s *progSpec) *bool { return &s.writeTree },
+}
+
 // programKey decodes one key of a program entry into s.
 func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) error {
+	if field, ok := progFlags[m.Key]; ok {
+		b, err := d.Boolean(m.Val, m.Location)
+		if err != nil {
+			return err
+		}
+		*field(s) = b
+		return nil
+	}
 	var err error
 	switch m.Key {
 	case "same_as":
 	case "arity":
-		if s.arity, err = d.PositiveInt(m.Val, m.Location); err != nil {
-			return err
-		}
+		s.arity, err = d.PositiveInt(m.Val, m.Location)
 	case "subcommands":
 		return d.subcommands(s, m, name)
 	case "global":
@@ -445,14 +495,8 @@ func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) er
 		if err := d.inertList(m.Val, m.Location, s.options); err != nil {
 			return err
 		}
-	case "complete":
-		if s.complete, err = d.Boolean(m.Val, m.Location); err != nil {
-			return err
-		}
 	case "operands":
-		if s.operands, err = d.operandMap(m.Val, m.Location); err != nil {
-			return err
-		}
+		s.operands, err = d.operandMap(m.Val, m.Location)
 	case "style":
 		v, err := d.Str(m.Val, m.Location)
 		if err != nil {
@@ -468,23 +512,6 @@ func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) er
 		default:
 			return d.Errf(m.Val, m.Location, "unknown option style %q (want gnu, single or none)", v)
 		}
-	case "options_first", "elevated", "never_always", "recursive", "write_tree":
-		b, err := d.Boolean(m.Val, m.Location)
-		if err != nil {
-			return err
-		}
-		switch m.Key {
-		case "options_first":
-			s.optionsFirst = b
-		case "elevated":
-			s.elevated = b
-		case "recursive":
-			s.recursive = b
-		case "write_tree":
-			s.writeTree = b
-		default:
-			s.neverAlways = b
-		}
 	case "wrapper":
 		if s.wrapper, err = d.wrapperSpec(m.Val, m.Location); err != nil {
 			return err
@@ -498,24 +525,33 @@ func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) er
 			return d.Errf(m.Val, m.Location, "unknown hook %q (want %s)", h, yamlconf.OrList(slices.Sorted(maps.Keys(progHooks))))
 		}
 		s.hook = h
+	case "env_inert":
+		s.envInert, err = d.envNames(m)
 	case "env":
-		items, err := d.Sequence(m.Val, m.Location)
-		if err != nil {
-			return err
-		}
-		s.env = nil
-		for i, it := range items {
-			v, err := d.Str(it, fmt.Sprintf("%s[%d]", m.Location, i))
-			if err != nil {
-				return err
-			}
-			if _, ok := shIsAssignment(shWord{text: v + "=", lit: true}); !ok {
-				return d.Errf(it, m.Location, "%q is not an environment variable name", v)
-			}
-			s.env = append(s.env, v)
-		}
+		s.env, err = d.envNames(m)
 	}
-	return nil
+	return err
+}
+
+// envNames decodes a list of environment variable names (env:,
+// env_inert:).
+func (d *progDecoder) envNames(m yamlconf.Member) ([]string, error) {
+	items, err := d.Sequence(m.Val, m.Location)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i, it := range items {
+		v, err := d.Str(it, fmt.Sprintf("%s[%d]", m.Location, i))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := shIsAssignment(shWord{text: v + "=", lit: true}); !ok {
+			return nil, d.Errf(it, m.Location, "%q is not an environment variable name", v)
+		}
+		names = append(names, v)
+	}
+	return names, nil
 }
 
 // subcommands decodes a program's subcommands: mapping into s.
@@ -554,7 +590,7 @@ func (d *progDecoder) subcommands(s *progSpec, m yamlconf.Member, name string) e
 
 // subcommand decodes a sub-command entry: arity, options, operands.
 func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands", "wrapper"})
+	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands", "wrapper", "runs_code", "options_first", "writes_cwd"})
 	if err != nil {
 		return nil, err
 	}
@@ -586,6 +622,18 @@ func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpe
 			}
 		case "complete":
 			if s.complete, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "runs_code":
+			if s.runsCode, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "options_first":
+			if s.optionsFirst, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "writes_cwd":
+			if s.writesCwd, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "operands":
@@ -834,7 +882,7 @@ func (d *progDecoder) operandMap(n *yaml.Node, where string) ([]progOperand, err
 }
 
 func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined", "after_dashes"})
+	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined", "after_dashes", "verb", "elsewhere"})
 	if err != nil {
 		return nil, err
 	}
@@ -862,6 +910,15 @@ func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, err
 			if w.afterDashes, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
+		case "elsewhere":
+			if w.elsewhere, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "verb":
+			if m.Val.Kind != yaml.ScalarNode || m.Val.Tag != "!!str" || m.Val.Value == "" || m.Val.Value[0] == '-' {
+				return nil, d.Errf(m.Val, m.Location, "want a sub-command word (run, foreach), got %s", yamlconf.NodeKind(m.Val))
+			}
+			w.verb = m.Val.Value
 		}
 	}
 	return w, nil
@@ -873,6 +930,7 @@ func (s *progSpec) clone() *progSpec {
 	c := *s
 	c.operands = slices.Clone(s.operands)
 	c.env = slices.Clone(s.env)
+	c.envInert = slices.Clone(s.envInert)
 	if s.wrapper != nil {
 		w := *s.wrapper
 		c.wrapper = &w

@@ -87,7 +87,8 @@ func programTableMarkdown() string {
 			e    effect
 			verb string
 		}{{effRun, "runs"}, {effScript, "runs the script of"}, {effCode, "asks (program text)"}, {effAsk, "asks"},
-			{effWrite, "writes"}, {effInPlace, "rewrites its files"}, {effRead, "reads"}, {effRecursive, "recursive"}}
+			{effWrite, "writes"}, {effInPlace, "rewrites its files"}, {effRead, "reads"}, {effRecursive, "recursive"},
+			{effFilter, "reads the files matching"}}
 		for _, ef := range effects {
 			all := map[string]*progOption{}
 			for k, o := range s.options {

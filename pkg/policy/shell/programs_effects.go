@@ -23,26 +23,10 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if spec == nil {
 		return
 	}
-	var u progUse
-	switch spec.hook {
-	case "find":
-		u = findUse(spec, words)
-	case "tar":
-		u = tarUse(spec, words)
-	default:
-		u = scanProgram(spec, words, spec.wrapper != nil || spec.optionsFirst)
-		switch spec.hook {
-		case "sed":
-			u.sedScripts(words)
-		case "awk":
-			u.awkProgram(words)
-		case "apply_patch":
-			u.patchOperands()
-		case "jq":
-			u.jqFiles(words)
-		case "git":
-			u.gitPaths(words)
-		}
+	u := programUse(spec, words)
+	u.judgeEnv(spec, fr)
+	if u.complete() {
+		a.info[ci].env, a.info[ci].envProg = spec, u.progName()
 	}
 	if spec.elevated {
 		c.Elevated = true
@@ -56,44 +40,18 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	// prefixes (arity.go).
 	c.Inert = u.complete() && u.ask == "" && len(u.writes) == 0 && len(u.runs) == 0 &&
 		!u.inPlace && u.script == nil && spec.wrapper == nil && !spec.elevated &&
-		spec.hook != "interpreter"
+		spec.hook != "interpreter" && !spec.runsCode && (u.sub == nil || !u.sub.runsCode)
+	if u.sub != nil && u.sub.writesCwd && len(u.writes) == 0 {
+		u.writes = append(u.writes, shWord{text: ".", lit: true})
+	}
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
 	}
+	u.filterReads()
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
-	if len(a.varVals) > 0 {
-		// A read of "$f" where the script set f=VALUE: VALUE is read too.
-		for _, r := range u.reads {
-			if r.lit {
-				continue
-			}
-			if name := varOfWord(r.text); name != "" {
-				u.reads = append(u.reads, a.varVals[name]...)
-			}
-		}
-	}
-	for _, r := range u.reads {
-		t := r.text
-		if !r.lit {
-			// "$HOME/.ssh/x": the source form without its quotes, so that
-			// home expansion and the patterns see the path.
-			t = strings.ReplaceAll(t, `"`, "")
-		}
-		if r.g != nil {
-			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
-			// it names: judged as every path it can stand for, like an
-			// input redirection's target.
-			if c.ReadGlobs == nil {
-				c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(u.reads))
-			}
-			c.ReadGlobs = append(c.ReadGlobs, r.g)
-		} else if c.ReadGlobs != nil {
-			c.ReadGlobs = append(c.ReadGlobs, nil)
-		}
-		c.Reads = append(c.Reads, t)
-	}
+	a.recordReads(c, u.reads)
 	// c is not used below: writeTarget and nested append to the commands.
 	for _, w := range u.writes {
 		n := len(a.res.Commands)
@@ -113,66 +71,88 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 }
 
-// findUse reads find's words: the starting points (before the first
-// expression word) are read recursively, and written recursively when the
-// expression has -delete; -fprint FILE and friends write FILE. -exec and
-// -ok are run by shFind.
-func findUse(spec *progSpec, w []shWord) progUse {
-	u := progUse{spec: spec, global: 1, recursive: true}
-	i := 1
-	// Options before the starting points: -H -L -P -D debugopts -Olevel.
-	for i < len(w) && w[i].lit {
-		s := w[i].text
-		if s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-O") {
-			i++
-			continue
-		}
-		if s == "-D" {
-			i += 2
-			continue
-		}
-		break
+// programUse reads a command's words with its program's entry: by the
+// hook that knows the program's grammar, else by the entry's options and
+// operands, completed by the hook that knows more of what they do.
+func programUse(spec *progSpec, words []shWord) progUse {
+	switch spec.hook {
+	case "find":
+		return findUse(spec, words)
+	case "fd":
+		return fdUse(spec, words)
+	case "tar":
+		return tarUse(spec, words)
 	}
-	start := i
-	for i < len(w) {
-		s := w[i].text
-		if w[i].lit && (strings.HasPrefix(s, "-") && len(s) > 1 || s == "(" || s == "!" || s == ",") {
-			break
-		}
-		i++
-	}
-	points := w[start:i]
-	if len(points) == 0 {
-		points = []shWord{{text: ".", lit: true}}
-	}
-	del := false
-	for ; i < len(w); i++ {
-		if !w[i].lit {
-			continue
-		}
-		o := spec.options[w[i].text]
-		if o == nil {
-			continue
-		}
-		var v *shWord
-		if o.value == valRequired && i+1 < len(w) {
-			i++
-			v = &w[i]
-		}
-		if o.effect == effInPlace {
-			del = true
-			continue
-		}
-		u.apply(o, v)
-	}
-	for _, p := range points {
-		if del {
-			u.writes = append(u.writes, p)
-		} else {
-			u.reads = append(u.reads, p)
-		}
+	u := scanProgram(spec, words, spec.wrapper != nil || spec.optionsFirst)
+	switch spec.hook {
+	case "sed":
+		u.sedScripts(words)
+	case "awk":
+		u.awkProgram(words)
+	case "apply_patch":
+		u.patchOperands()
+	case "jq":
+		u.jqFiles(words)
+	case "git":
+		u.gitPaths(words)
 	}
 	return u
+}
+
+// recordReads records on c the paths a command reads: each of reads, and
+// the values the script gave the variables a read expands.
+func (a *shAnalyzer) recordReads(c *Command, reads []shWord) {
+	if len(a.varVals) > 0 {
+		// A read of "$f" where the script set f=VALUE: VALUE is read too.
+		for _, r := range reads {
+			if r.lit {
+				continue
+			}
+			if name := varOfWord(r.text); name != "" {
+				reads = append(reads, a.varVals[name]...)
+			}
+		}
+	}
+	for _, r := range reads {
+		if r.g != nil && (r.computed || len(r.vars) > 0) {
+			if c.readVars == nil {
+				c.readVars = make([][]string, len(c.Reads), len(reads))
+				c.ReadAny = make([]bool, len(c.Reads), len(reads))
+			}
+			vars := r.vars
+			if varOfWord(r.text) == "" {
+				// "./$f", "$f.bak": the literal values of f are not read
+				// as they are (finishReads).
+				vars = make([]string, len(r.vars))
+				for i, v := range r.vars {
+					vars[i] = "~" + v
+				}
+			}
+			c.readVars = append(c.readVars, vars)
+			c.ReadAny = append(c.ReadAny, r.computed)
+		} else if c.readVars != nil {
+			c.readVars = append(c.readVars, nil)
+			c.ReadAny = append(c.ReadAny, false)
+		}
+		t := r.text
+		if !r.lit {
+			// "$HOME/.ssh/x": the source form without its quotes, so that
+			// home expansion and the patterns see the path.
+			t = strings.ReplaceAll(t, `"`, "")
+		}
+		if r.g != nil {
+			// A pattern or an expansion (cat .e*, cat "$f") reads whatever
+			// it names: judged as every path it can stand for, like an
+			// input redirection's target.
+			if c.ReadGlobs == nil {
+				c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(reads))
+			}
+			c.ReadGlobs = append(c.ReadGlobs, r.g)
+		} else if c.ReadGlobs != nil {
+			c.ReadGlobs = append(c.ReadGlobs, nil)
+		}
+		c.Reads = append(c.Reads, t)
+	}
 }
 
 // tarUse reads tar's words: its mode (c, x, t…, in any spelling: old
@@ -705,7 +685,7 @@ func gitLooksLikeRevision(w shWord) bool {
 }
 
 // jqFiles records the files jq's two-word options read: --rawfile NAME
-// FILE and --slurpfile NAME FILE (the table's grammar gives an option one
+// FILE, --slurpfile NAME FILE and --argfile NAME FILE (the table's grammar gives an option one
 // value, so the scan took FILE for an operand).
 func (u *progUse) jqFiles(w []shWord) {
 	for i := 1; i+2 < len(w); i++ {
@@ -715,7 +695,7 @@ func (u *progUse) jqFiles(w []shWord) {
 		switch w[i].text {
 		case "--":
 			return
-		case "--rawfile", "--slurpfile":
+		case "--rawfile", "--slurpfile", "--argfile":
 			u.reads = append(u.reads, w[i+2])
 			i += 2
 		}
@@ -742,5 +722,40 @@ func (u *progUse) patchOperands() {
 		for _, f := range files {
 			u.writes = append(u.writes, shWord{text: f.Path, lit: true})
 		}
+	}
+}
+
+// envInertAll are the environment variables every program reads without
+// changing what it runs, reads or writes: locale, time zone, terminal and
+// colour settings.
+var envInertAll = map[string]bool{
+	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "COLUMNS": true, "LINES": true,
+	"NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true, "CLICOLOR_FORCE": true, "COLORTERM": true,
+	"CI": true,
+}
+
+// judgeEnv is the closed model of the environment for a program whose
+// entry is complete: a variable set for the command (FOO=x prog, env
+// FOO=x prog) that neither every program nor the entry's env_inert
+// classifies as inert is not understood — the table does not know what
+// the program does with it — so the command asks, naming it. Variables
+// that make any program run code (PATH, LD_PRELOAD, the table's env:)
+// already make the command unanalysable.
+func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
+	if !u.complete() {
+		return
+	}
+	for _, w := range fr.wrappers {
+		name, ok := shIsAssignment(shWord{text: strings.TrimPrefix(w, "+"), lit: true})
+		if !ok {
+			if n, _, plus := strings.Cut(w, "+="); plus {
+				name, ok = shIsAssignment(shWord{text: n + "=", lit: true})
+			}
+		}
+		if !ok || envInertFor(spec, name) {
+			continue
+		}
+		u.setAsk(notUnderstood(u.progName(), "environment variable", name))
+		return
 	}
 }

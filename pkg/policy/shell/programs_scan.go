@@ -29,6 +29,8 @@ type progUse struct {
 	script    *shWord
 	// chdir is the directory an option moves the program to (git -C).
 	chdir *shWord
+	// filters are the file-name patterns of options with effect filter.
+	filters []shWord
 	// operands are the words that are not options or option values.
 	operands []shWord
 	// seen are the options found, in order, for hooks (tar's mode); only
@@ -150,20 +152,22 @@ func (s *progSpec) dangerous() bool {
 func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	// Only the hooks that read the options found (tar's mode, sed's and
 	// awk's scripts) need them recorded: an append per option otherwise.
-	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk"
+	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk" || spec.hook == "fd"
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
 	if spec.subs != nil && i < len(w) {
 		switch sub := spec.subs[w[i].text]; {
 		case !w[i].lit:
-			if spec.complete {
+			if spec.complete || spec.closed {
 				u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
 			}
 		case sub != nil:
 			u.sub = sub
 			i++
-		case spec.complete && (w[i].text == "" || w[i].text[0] != '-'):
+			// go run PKG ARGS…: the program's arguments are not go's.
+			firstOperandEnds = firstOperandEnds || sub.optionsFirst
+		case (spec.complete || spec.closed) && (w[i].text == "" || w[i].text[0] != '-'):
 			u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
 		}
 	}
@@ -332,12 +336,6 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
 		return
 	}
-	reason := o.reason
-	what := ""
-	switch o.effect {
-	case effRun, effCode, effAsk, effScript:
-		what = u.spec.name + " " + o.name // only where a message needs it
-	}
 	if v != nil && o.pathAfter != nil && (o.effect == effRead || o.effect == effWrite) {
 		v = o.pathWord(v)
 		if v == nil {
@@ -353,25 +351,8 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		if v != nil {
 			u.writes = append(u.writes, *v)
 		}
-	case effRun:
-		if v != nil {
-			u.runs = append(u.runs, progRun{what: what, value: *v})
-		} else if u.ask == "" {
-			u.ask = what + " runs a program it is not told on the command line"
-		}
-	case effCode:
-		if reason == "" {
-			reason = what + " runs program text the policy cannot judge"
-		}
-		u.setAsk(reason)
-	case effAsk:
-		if reason == "" {
-			reason = what + " can make " + u.spec.name + " run or write something the policy cannot see"
-			if v != nil {
-				reason = what + " " + v.text + " can make " + u.spec.name + " run or write something the policy cannot see"
-			}
-		}
-		u.setAsk(reason)
+	case effRun, effCode, effAsk:
+		u.applyRun(o, v)
 	case effRecursive:
 		u.recursive = true
 	case effInPlace:
@@ -402,6 +383,39 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		if v != nil {
 			u.script = v
 		}
+	case effFilter:
+		if v != nil {
+			u.filters = append(u.filters, *v)
+		}
+	}
+}
+
+// applyRun records the effect of an option o that runs something, with
+// value v (nil when it has none): the command line it runs, or why the
+// command asks.
+func (u *progUse) applyRun(o *progOption, v *shWord) {
+	what := u.spec.name + " " + o.name
+	reason := o.reason
+	switch o.effect {
+	case effRun:
+		if v != nil {
+			u.runs = append(u.runs, progRun{what: what, value: *v})
+		} else if u.ask == "" {
+			u.ask = what + " runs a program it is not told on the command line"
+		}
+	case effCode:
+		if reason == "" {
+			reason = what + " runs program text the policy cannot judge"
+		}
+		u.setAsk(reason)
+	case effAsk:
+		if reason == "" {
+			reason = what + " can make " + u.spec.name + " run or write something the policy cannot see"
+			if v != nil {
+				reason = what + " " + v.text + " can make " + u.spec.name + " run or write something the policy cannot see"
+			}
+		}
+		u.setAsk(reason)
 	}
 }
 

@@ -93,8 +93,14 @@ func Analyze(src string) Analysis {
 // shAnalyze parses and analyses one script at the given nesting depth. The
 // caller releases the analyzer once it has read res and info.
 func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget) *shAnalyzer {
+	return shAnalyzeIn(src, lang, depth, progs, budget, false)
+}
+
+// shAnalyzeIn is shAnalyze for a script that runs in the shell of the
+// script around it (eval, trap) when inShared is set.
+func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget, inShared bool) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
-	a.src, a.depth, a.progs, a.budget = src, depth, progs, budget
+	a.src, a.depth, a.progs, a.budget, a.inShared = src, depth, progs, budget, inShared
 	a.posix = lang == syntax.LangPOSIX
 	if r := shScreenInput(src); r != "" {
 		a.res.Unanalysable, a.res.Unprefixable = r, r
@@ -119,6 +125,14 @@ func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, 
 		return a
 	}
 	a.run(f)
+	if depth == 0 && lang == syntax.LangBash && a.res.Unanalysable == "" {
+		// The host's shell runs a top-level script, and it may be zsh
+		// (shell_zsh.go).
+		if r := zshDiffers(src, f); r != "" {
+			a.res.Unanalysable, a.res.Unprefixable = r, r
+		}
+	}
+	a.file = f
 	return a
 }
 
@@ -133,7 +147,7 @@ func (a *shAnalyzer) release() {
 	clear(a.pipes[:cap(a.pipes)])
 	clear(a.funcs[:cap(a.funcs)])
 	clear(a.scratch[:cap(a.scratch)])
-	*a = shAnalyzer{
+	*a = shAnalyzer{ // file too is dropped: the tree is the caller's no longer
 		info:    a.info[:0],
 		stack:   a.stack[:0],
 		substs:  a.substs[:0],
@@ -171,6 +185,11 @@ type shCmdInfo struct {
 	// piped: the command runs as a stage of a pipeline or in the
 	// background.
 	piped bool
+	// env is the complete entry whose env_inert judges the variables the
+	// script exports for this command, envProg its name for messages
+	// (shell_env.go); nil when the entry is not complete.
+	env     *progSpec
+	envProg string
 }
 
 // shAnalyzer walks one parsed script.
@@ -184,6 +203,9 @@ type shAnalyzer struct {
 	posix bool
 	res   Analysis
 	info  []shCmdInfo
+	// file is the parsed script, once parsed: what the zsh reading of a
+	// nested script is checked against (shell_zsh.go).
+	file *syntax.File
 
 	stack   []syntax.Node // the nodes being visited, outermost first
 	piping  int           // pipelines and background statements on the stack
@@ -209,11 +231,23 @@ type shAnalyzer struct {
 	loops []shLoop
 	// varVals are the literal values plain assignments of the script give
 	// each variable (f=~/.ssh/id_rsa), for the reads of "$f".
-	varVals   map[string][]shWord
-	intVars   map[string]bool // declared -i
-	arithUses []shArithUse
+	varVals map[string][]shWord
+	// unknownVals are the variables the script gives a value varVals does
+	// not hold (f=$(…), read f, an array): reads of them can be any path.
+	unknownVals map[string]bool
+	// sharedVars: the script runs code in its own shell that the walk
+	// does not order (eval, trap, a zsh TRAP function), which may set any
+	// of its variables at any time; inShared: this is such code, whose
+	// variables the enclosing script may have set (shell_reads.go).
+	sharedVars, inShared bool
+	intVars              map[string]bool // declared -i
+	arithUses            []shArithUse
 	// cds are the directory changes of the script (shell_paths.go).
 	cds []shCd
+	// exported are the names the script exports, allexport whether set
+	// -a exports every name it assigns (shell_env.go).
+	exported  []string
+	allexport bool
 }
 
 // shWord is one word of a command after quote removal.
@@ -232,6 +266,11 @@ type shWord struct {
 	// vanish: the word may expand to no word at all (an unquoted $x that
 	// is empty, "$@").
 	vanish bool
+	// computed: the word's value is computed by the script whatever its
+	// variables hold (a substitution, an expansion with an operator);
+	// vars are the variables it expands plainly ($f, ${f}).
+	computed bool
+	vars     []string
 	// alts are the literal values the word takes, when it is the variable
 	// of an enclosing for loop over literal words (for f in a b; do wc
 	// "$f"; done): the command is judged once per value.
@@ -270,6 +309,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		return
 	}
 	a.res.Commands = make([]Command, 0, 4)
+	a.sharedVars = a.inShared || shRunsSharedCode(f)
 	syntax.Walk(f, a.visit)
 	if a.budget.spent() {
 		a.setUnanalysable(shTooComplex)
@@ -277,6 +317,8 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		return
 	}
 	a.finishCode()
+	a.finishReads()
+	a.finishExports()
 	a.finishCds()
 	a.checkForkBombs()
 	a.checkFetchExecute()
@@ -488,6 +530,7 @@ func (a *shAnalyzer) decl(d *syntax.DeclClause) {
 	if st := a.enclosingStmt(); st != nil {
 		a.cur = shSpanOf(st)
 	}
+	a.noteDeclExports(d)
 	for _, as := range d.Args {
 		if as.Name == nil || as.Naked || !shExecVar(as.Name.Value) {
 			continue
@@ -537,7 +580,9 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	var b strings.Builder
 	sw := shWord{lit: true}
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
-		return shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
+		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
+		out.computed, out.vars = shWordSources(w.Parts, nil)
+		return out
 	}
 	sw.text = b.String()
 	if sw.glob {
@@ -989,6 +1034,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
 	a.programEffects(len(a.res.Commands)-1, words, fr)
 	a.builtinCode(words)
+	a.noteEnvBuiltin(words)
 }
 
 // allocWords returns a slice of n strings carved from the arena.
@@ -1146,9 +1192,17 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
 			", which " + fr.feeder + " replaces with input the policy cannot see")
 	}
-	in := shAnalyze(script, lang, a.depth+1, a.progs, a.budget)
+	in := shAnalyzeIn(script, lang, a.depth+1, a.progs, a.budget, shSameShell[wrapper])
 	defer in.release()
 	label := wrapper + " script: "
+	if in.res.Unanalysable == "" && lang == syntax.LangBash && !shNamedBash[wrapper] && in.file != nil {
+		// Not a named bash: eval and trap run their script in the
+		// shell running this one, flock, script and su in $SHELL or the
+		// user's shell — any of which may be zsh (shell_zsh.go).
+		if r := zshDiffers(script, in.file); r != "" {
+			a.setUnanalysable(label + r)
+		}
+	}
 	if in.res.Unanalysable != "" {
 		a.setUnanalysable(label + in.res.Unanalysable)
 	}
@@ -1175,6 +1229,9 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.res.Commands = append(a.res.Commands, c)
 		a.info = append(a.info, info)
 	}
+	// What the nested script exports is in the environment of the
+	// script's other programs too (a name counts for every program).
+	a.exported = append(a.exported, in.envNames()...)
 }
 
 // shMayVanish reports whether an expanded word may become no word at all:

@@ -70,6 +70,19 @@ func (a *shAnalyzer) setVar(name, what string) {
 		a.codeUnknown(what + " changes " + name + ", which changes what later commands run or read")
 	}
 	a.taint(name)
+	if what != "for" && what != "select" { // a loop's literal items are recorded as its values
+		a.valueUnknown(name)
+	}
+}
+
+// valueUnknown records that the script gives name a value the analysis
+// does not record in varVals: a read of it can be any path
+// (shell_reads.go).
+func (a *shAnalyzer) valueUnknown(name string) {
+	if a.unknownVals == nil {
+		a.unknownVals = map[string]bool{}
+	}
+	a.unknownVals[name] = true
 }
 
 // taint records that name may hold any value.
@@ -114,6 +127,9 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 				what = "select"
 			}
 			a.setVar(wi.Name.Value, what)
+			if shShellSets(wi.Name.Value) {
+				a.valueUnknown(wi.Name.Value)
+			}
 			a.noteLoop(n, wi)
 			// for f in .env x; do cat "$f"; done: each literal item (or
 			// pattern) is a value a read of "$f" names.
@@ -123,6 +139,8 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 						a.varVals = map[string][]shWord{}
 					}
 					a.varVals[wi.Name.Value] = append(a.varVals[wi.Name.Value], w)
+				} else {
+					a.valueUnknown(wi.Name.Value)
 				}
 			}
 		}
@@ -318,6 +336,7 @@ func (a *shAnalyzer) paramExp(p *syntax.ParamExp) {
 		switch p.Exp.Op {
 		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
 			a.taint(name) // ${x:=value}
+			a.valueUnknown(name)
 		}
 	}
 }
@@ -342,12 +361,14 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 	if as.Index != nil {
 		a.arith(as.Index, "the subscript of "+name+"[…]")
 		a.taint(name)
+		a.valueUnknown(name)
 		return
 	}
 	switch {
 	case as.Naked:
 	case as.Array != nil:
 		a.taint(name)
+		a.valueUnknown(name)
 	case as.Value == nil:
 		if !as.Append {
 			a.noteSafeAssign(name, as.Pos().Offset()) // x= is empty: 0
@@ -365,6 +386,8 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 				a.varVals = map[string][]shWord{}
 			}
 			a.varVals[name] = append(a.varVals[name], w)
+		} else {
+			a.valueUnknown(name)
 		}
 	}
 }
@@ -480,36 +503,25 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 		return
 	}
 	name, args := words[0].text, words[1:]
-	opts := func(each func(opt byte, val *shWord) bool) []shWord {
-		// getopt-style scan; each reports whether opt takes a value.
-		for i := 0; i < len(args); i++ {
-			s := args[i].text
-			if !args[i].lit || s == "--" || len(s) < 2 || s[0] != '-' {
-				if s == "--" && args[i].lit {
-					return args[i+1:]
-				}
-				return args[i:]
-			}
-			for j := 1; j < len(s); j++ {
-				var val *shWord
-				if j+1 < len(s) {
-					val = &shWord{text: s[j+1:], lit: true}
-				} else if i+1 < len(args) {
-					val = &args[i+1]
-				}
-				if each(s[j], val) {
-					if j+1 >= len(s) {
-						i++
-					}
-					break
-				}
-			}
-		}
-		return nil
+	switch name {
+	case "declare", "typeset", "local", "export", "readonly":
+		a.declareBuiltin(name, args)
+	case "cd", "pushd", "popd":
+		a.noteCd(args)
+	default:
+		// nameBuiltin and codeBuiltin each ignore the other's builtins.
+		a.nameBuiltin(name, args)
+		a.codeBuiltin(name, args)
 	}
+}
+
+// nameBuiltin checks read, mapfile, printf, getopts, wait, unset and
+// test, the builtins that assign or test the variables their arguments name
+// (and mapfile's callback); it ignores other commands.
+func (a *shAnalyzer) nameBuiltin(name string, args []shWord) {
 	switch name {
 	case "read":
-		ops := opts(func(o byte, v *shWord) bool {
+		ops := shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			switch o {
 			case 'a':
 				if v != nil {
@@ -525,7 +537,7 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 			a.nameArg(w, "read")
 		}
 	case "mapfile", "readarray":
-		ops := opts(func(o byte, v *shWord) bool {
+		ops := shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			switch o {
 			case 'C':
 				a.codeUnknown(name + " -C runs a callback the analysis does not follow")
@@ -539,7 +551,7 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 			a.nameArg(w, name)
 		}
 	case "printf":
-		opts(func(o byte, v *shWord) bool {
+		shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			if o == 'v' {
 				if v != nil {
 					a.nameArg(*v, "printf -v")
@@ -553,7 +565,7 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 			a.nameArg(args[1], "getopts")
 		}
 	case "wait":
-		opts(func(o byte, v *shWord) bool {
+		shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			if o == 'p' {
 				if v != nil {
 					a.nameArg(*v, "wait -p")
@@ -563,17 +575,8 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 			return false
 		})
 	case "unset":
-		for _, w := range opts(func(byte, *shWord) bool { return false }) {
+		for _, w := range shBuiltinOperands(args, func(byte, *shWord) bool { return false }) {
 			a.nameArg(w, "unset")
-		}
-	case "declare", "typeset", "local", "export", "readonly":
-		integer := false
-		for _, w := range opts(func(o byte, _ *shWord) bool { integer = integer || o == 'i'; return false }) {
-			n, val, hasVal := strings.Cut(w.text, "=")
-			a.nameArg(shWord{text: n, lit: w.lit}, name)
-			if integer && hasVal && w.lit {
-				a.arithText(val, 0, name+" -i")
-			}
 		}
 	case "test", "[":
 		for i := 0; i+1 < len(args); i++ {
@@ -581,6 +584,28 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 				a.nameArgOf(args[i+1], name+" -v", false)
 			}
 		}
+	}
+}
+
+// declareBuiltin checks the operands of declare, typeset, local, export
+// and readonly: variable names, and with -i values bash evaluates as
+// arithmetic.
+func (a *shAnalyzer) declareBuiltin(name string, args []shWord) {
+	integer := false
+	for _, w := range shBuiltinOperands(args, func(o byte, _ *shWord) bool { integer = integer || o == 'i'; return false }) {
+		n, val, hasVal := strings.Cut(w.text, "=")
+		a.nameArg(shWord{text: n, lit: w.lit}, name)
+		if integer && hasVal && w.lit {
+			a.arithText(val, 0, name+" -i")
+		}
+	}
+}
+
+// codeBuiltin checks let, complete, compgen, bind, fc, history, shopt and
+// set, the builtins that run code, queue it, or change how bash reads later
+// commands; it ignores other commands.
+func (a *shAnalyzer) codeBuiltin(name string, args []shWord) {
+	switch name {
 	case "let":
 		for _, w := range args {
 			if w.lit {
@@ -591,7 +616,7 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 			return
 		}
 	case "complete", "compgen":
-		opts(func(o byte, v *shWord) bool {
+		shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			switch o {
 			case 'C', 'F':
 				a.codeUnknown(name + " -" + string(o) + " runs a command or function the analysis does not follow")
@@ -635,16 +660,48 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 		}
 	case "set":
 		for i, w := range args {
-			if !w.lit {
+			if w.text == "--" || !w.lit || !strings.HasPrefix(w.text, "-") && !strings.HasPrefix(w.text, "+") {
+				// set -- x y, set x: the positional parameters are values
+				// reads of $1… cannot know (shell_reads.go).
+				a.valueUnknown("@")
 				break
 			}
 			if (w.text == "-o" || w.text == "+o") && i+1 < len(args) && args[i+1].text == "posix" {
 				a.codeUnknown("set -o posix changes how bash reads later commands")
 			}
 		}
-	case "cd", "pushd", "popd":
-		a.noteCd(args)
 	}
+}
+
+// shBuiltinOperands returns the operands of a builtin's arguments args,
+// those after its options, scanned getopt-style: each is called on every
+// option letter with the value it would take (nil when there is none) and
+// reports whether the option takes it.
+func shBuiltinOperands(args []shWord, each func(opt byte, val *shWord) bool) []shWord {
+	for i := 0; i < len(args); i++ {
+		s := args[i].text
+		if !args[i].lit || s == "--" || len(s) < 2 || s[0] != '-' {
+			if s == "--" && args[i].lit {
+				return args[i+1:]
+			}
+			return args[i:]
+		}
+		for j := 1; j < len(s); j++ {
+			var val *shWord
+			if j+1 < len(s) {
+				val = &shWord{text: s[j+1:], lit: true}
+			} else if i+1 < len(args) {
+				val = &args[i+1]
+			}
+			if each(s[j], val) {
+				if j+1 >= len(s) {
+					i++
+				}
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // shHarmlessShopt are the shopt options that do not change which programs
@@ -753,6 +810,9 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 		vals = append(vals, w.text)
 	}
 	name := wi.Name.Value
+	if shShellSets(name) || a.sharedVars {
+		return // the shell sets it too; eval or trap may set it unseen
+	}
 	rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
 	if n := shCountIdent(rest, name); n != 1 {
 		return // the loop's own "for name" is the only other mention
@@ -783,25 +843,85 @@ func shIsIdentByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// loopValues returns the values of w when it is "$name" or $name (or
-// ${name}) inside the body of a loop noteLoop recorded, else nil.
+// loopValues returns the strings w can be when it holds "$name" or $name
+// (or ${name}) of a loop noteLoop recorded, inside that loop's body — as
+// the whole word or within a longer one ("$p/doc.go", src/$f.go) — else
+// nil. The rest of the word must be literal text that pathname expansion
+// and tilde expansion leave alone, so each value makes one known string;
+// a word with several loop variables ("$p/$f") is each combination, up to
+// shMaxLoopValues.
 func (a *shAnalyzer) loopValues(w *syntax.Word) []string {
-	if len(w.Parts) != 1 {
-		return nil
+	alts := []string{""}
+	found := false
+	add := func(s string) {
+		for i := range alts {
+			alts[i] += s
+		}
 	}
-	part := w.Parts[0]
-	if dq, ok := part.(*syntax.DblQuoted); ok {
-		if len(dq.Parts) != 1 {
+	var part func(p syntax.WordPart, quoted bool) bool
+	part = func(p syntax.WordPart, quoted bool) bool {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if quoted {
+				if strings.ContainsRune(v, '\\') {
+					return false
+				}
+			} else if strings.ContainsAny(v, "*?[\\~") {
+				return false
+			}
+			add(v)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return false
+			}
+			add(p.Value)
+		case *syntax.DblQuoted:
+			if quoted {
+				return false
+			}
+			for _, q := range p.Parts {
+				if !part(q, true) {
+					return false
+				}
+			}
+		case *syntax.ParamExp:
+			vals := a.loopVarValues(p, w.Pos().Offset())
+			if vals == nil || len(alts)*len(vals) > shMaxLoopValues {
+				return false
+			}
+			found = true
+			next := make([]string, 0, len(alts)*len(vals))
+			for _, x := range alts {
+				for _, v := range vals {
+					next = append(next, x+v)
+				}
+			}
+			alts = next
+		default:
+			return false
+		}
+		return true
+	}
+	for _, p := range w.Parts {
+		if !part(p, false) {
 			return nil
 		}
-		part = dq.Parts[0]
 	}
-	pe, ok := part.(*syntax.ParamExp)
-	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
+	if !found {
+		return nil
+	}
+	return alts
+}
+
+// loopVarValues returns the values of the plain parameter expansion pe
+// when it names the variable of a loop noteLoop recorded whose body holds
+// offset off, else nil.
+func (a *shAnalyzer) loopVarValues(pe *syntax.ParamExp, off uint) []string {
+	if pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
 		pe.Repl != nil || pe.Exp != nil || pe.Names != 0 || pe.NestedParam != nil {
 		return nil
 	}
-	off := w.Pos().Offset()
 	var vals []string
 	for _, l := range a.loops {
 		if l.name == pe.Param.Value && l.body.start <= off && off < l.body.end {

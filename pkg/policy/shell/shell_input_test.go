@@ -1,9 +1,9 @@
 package shell
 
 import (
+	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestShScreenInputRefusesWhatBashMayReadDifferently(t *testing.T) {
@@ -39,16 +39,23 @@ func TestShScreenInputRefusesWhatBashMayReadDifferently(t *testing.T) {
 }
 
 // TestAnalyzeShellBoundsHostileShapes checks that every adversarial shape
-// of 64 KiB ends in a question quickly; the timing itself is measured by
-// BenchmarkAnalyzeShellWorstCase, this only catches a regression by
-// orders of magnitude (seconds), which no noisy machine explains.
+// of 64 KiB ends in a question with work linear in its size. Work is
+// counted, not timed (the timing is BenchmarkAnalyzeShellWorstCase's): the
+// bytes and objects Analyze allocates, which a loaded machine does not
+// change. The worst shape allocates about 140 bytes per input byte and
+// 90k objects; a blow-up that is not linear — a quadratic one is 64 KiB ×
+// 64 KiB — passes the bounds by orders of magnitude.
 func TestAnalyzeShellBoundsHostileShapes(t *testing.T) {
+	const perByte, maxObjects = 1000, 1 << 20
 	for _, s := range shHostileShapes() {
 		t.Run(s.name, func(t *testing.T) {
-			start := time.Now()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			a := Analyze(s.src)
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("%s (%d bytes) took %v", s.name, len(s.src), d)
+			runtime.ReadMemStats(&after)
+			if b, n := after.TotalAlloc-before.TotalAlloc, after.Mallocs-before.Mallocs; b > perByte*uint64(len(s.src)) || n > maxObjects {
+				t.Errorf("%s (%d bytes): %d bytes in %d objects allocated, bound %d bytes (%d per input byte) and %d objects",
+					s.name, len(s.src), b, n, perByte*len(s.src), perByte, maxObjects)
 			}
 			if s.unanalysable && a.Unanalysable == "" {
 				unan := false

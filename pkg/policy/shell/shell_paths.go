@@ -248,31 +248,7 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 			if i > 0 && !(glue && w.vanish) {
 				g = append(g, globs.Tok{R: ' '})
 			}
-			switch {
-			case unknown(w):
-				g = append(g, globs.AnyRun)
-			case w.g != nil:
-				at := len(g)
-				g = append(g, w.g...)
-				if len(w.g) > 0 && w.g[0].Lit() && w.g[0].R == '~' && (len(w.g) == 1 || w.g[1].Lit() && w.g[1].R == '/') {
-					// ~/.ss?/x: bash expands the tilde before the pattern,
-					// so the word names a path under a directory the
-					// analysis does not spell out (as gAppendTilde).
-					g[at] = globs.AnyRun
-				}
-				if w.glob {
-					// A pathname pattern expands to every match, as
-					// separate words that may hold slashes each
-					// (./.env ./.env.local): the rest may be anything.
-					g = append(g, globs.AnyRun)
-				}
-			case !w.lit:
-				g = append(g, globs.AnyRun)
-			case shTildeExpands(w.text):
-				g = gAppendTilde(g, w.text)
-			default:
-				g = globs.Literal(g, w.text)
-			}
+			g = gAppendWord(g, w, unknown(w))
 			if i == 0 {
 				restAt = len(g)
 				// The base name of a pattern or path name: after its last '/'.
@@ -309,6 +285,37 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 		}
 	}
 	return full, base
+}
+
+// gAppendWord appends the glob of one command word; unknown says the word
+// stands for input the policy cannot see (the {} of xargs or find -exec).
+func gAppendWord(g globs.Glob, w shWord, unknown bool) globs.Glob {
+	switch {
+	case unknown:
+		g = append(g, globs.AnyRun)
+	case w.g != nil:
+		at := len(g)
+		g = append(g, w.g...)
+		if len(w.g) > 0 && w.g[0].Lit() && w.g[0].R == '~' && (len(w.g) == 1 || w.g[1].Lit() && w.g[1].R == '/') {
+			// ~/.ss?/x: bash expands the tilde before the pattern,
+			// so the word names a path under a directory the
+			// analysis does not spell out (as gAppendTilde).
+			g[at] = globs.AnyRun
+		}
+		if w.glob {
+			// A pathname pattern expands to every match, as
+			// separate words that may hold slashes each
+			// (./.env ./.env.local): the rest may be anything.
+			g = append(g, globs.AnyRun)
+		}
+	case !w.lit:
+		g = append(g, globs.AnyRun)
+	case shTildeExpands(w.text):
+		g = gAppendTilde(g, w.text)
+	default:
+		g = globs.Literal(g, w.text)
+	}
+	return g
 }
 
 // shTildeExpands reports a word in which bash expands a tilde: at its

@@ -57,7 +57,7 @@ var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG"}
 
 // shExecVar reports whether assigning name changes what later commands run.
 func shExecVar(name string) bool {
-	if shExecVars[name] || programEnvVar(name) {
+	if shExecVars[name] || zshExecParams[name] || programEnvVar(name) {
 		return true
 	}
 	for _, p := range shExecVarPrefixes {
@@ -85,8 +85,11 @@ func shBuiltinUnanalysable(words []string) string {
 		}
 	case "hash":
 		for _, s := range args {
-			if len(s) > 1 && s[0] == '-' && strings.IndexByte(s, 'p') > 0 {
-				return "hash -p changes which program a name runs"
+			if len(s) > 1 && s[0] == '-' && strings.IndexAny(s, "pd") > 0 {
+				return "hash -p (bash) and hash -d (zsh) change which program a name runs or where ~name points"
+			}
+			if strings.Contains(s, "=") {
+				return "hash name=path (zsh) changes which program a name runs"
 			}
 		}
 	case "enable":
@@ -97,8 +100,9 @@ func shBuiltinUnanalysable(words []string) string {
 		}
 	case "read", "mapfile", "readarray", "printf", "getopts":
 		for _, s := range args {
-			if shExecVar(s) {
-				return words[0] + " assigns " + s + ", which changes what later commands run"
+			// zsh's read takes name?prompt (read 'PATH?dir: ').
+			if name, _, _ := strings.Cut(s, "?"); shExecVar(s) || words[0] == "read" && shExecVar(name) {
+				return words[0] + " assigns " + name + ", which changes what later commands run"
 			}
 		}
 	}

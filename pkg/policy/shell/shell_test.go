@@ -156,7 +156,9 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"leading assignments", "FOO=1 BAR=x make", []string{"[FOO=1 BAR=x] make"}},
+		{"leading assignments", "FOO=1 BAR=x just", []string{"[FOO=1 BAR=x] just"}},
+		// make is complete: a variable its entry does not classify is not understood.
+		{"leading assignments of a complete entry", "FOO=1 make", []string{"[FOO=1] make (unanalysable)"}},
 		{"env with assignments", "env FOO=1 rm x", []string{"[env FOO=1] rm x"}},
 		{"env -i and -u", "env -i -u HOME FOO=1 rm x", []string{"[env FOO=1] rm x"}},
 		{"env clustered and attached options", "env -iuHOME rm x", []string{"[env] rm x"}},
@@ -290,7 +292,7 @@ func TestAnalyzeShellRefusesWhatItCannotSee(t *testing.T) {
 		{"xargs input in a custom placeholder", "ls | xargs -I % sh -c 'echo %'", "replaces with input"},
 		{"xargs input inside a script", "cat cmds | xargs -I{} sh -c '{}'", "replaces with input"},
 		{"xargs -i input inside a script", "cat cmds | xargs -i bash -c 'echo {}'", "replaces with input"},
-		{"file names inside a find -exec script", "find . -exec sh -c 'echo {}' \\;", "find replaces with input"},
+		{"file names inside a find -exec script", "find . -exec sh -c 'echo {}' \\;", "makes another path of the file found"},
 		{"a found file run as a command", "find . -name '*.sh' -exec {} \\;", "command name comes from the input of find"},
 	}
 	for _, tt := range tests {
@@ -749,14 +751,21 @@ func TestLoopValuesAreJudgedEach(t *testing.T) {
 		{`for f in a.go b.go; do wc -l "$f"; done`, []string{"wc -l a.go", "wc -l b.go"}},
 		{`for f in a b; do cat ${f}; done`, []string{"cat a", "cat b"}},
 		{`for d in x y; do for f in 1 2; do ls "$d" "$f"; done; done`, []string{"ls x 1", "ls y 1", "ls x 2", "ls y 2"}},
-		// Set elsewhere, used outside the body, split or globbed, or in a
-		// longer word: unknown.
+		// Set elsewhere, used outside the body, split or globbed: unknown.
 		{`for f in a b; do f=.env; cat "$f"; done`, []string{`?cat "$f"`}},
 		{`g() { f=.env; }; for f in a b; do g; cat "$f"; done`, []string{"g", `?cat "$f"`}},
 		{`cat "$f"; for f in a b; do :; done`, []string{`?cat "$f"`, ":"}},
 		{`for f in 'a b' c; do cat $f; done`, []string{"?cat $f"}},
 		{`for f in a*; do cat "$f"; done`, []string{`?cat "$f"`}},
-		{`for f in a b; do cat "$f.txt"; done`, []string{`?cat "$f.txt"`}},
+		// Inside a longer word: each value in its place, combinations too.
+		{`for f in a b; do cat "$f.txt"; done`, []string{"cat a.txt", "cat b.txt"}},
+		{`for p in pkg cmd; do cat "$p/doc.go"; done`, []string{"cat pkg/doc.go", "cat cmd/doc.go"}},
+		{`for p in x y; do for f in 1 2; do cat $p/$f.go; done; done`,
+			[]string{"cat x/1.go", "cat x/2.go", "cat y/1.go", "cat y/2.go"}},
+		// The rest of the word globbed, tilde-expanded or escaped: unknown.
+		{`for f in a b; do cat "$f"*.go; done`, []string{`?cat "$f"*.go`}},
+		{`for f in a b; do cat ~/$f; done`, []string{`?cat ~/$f`}},
+		{`for f in a b; do cat "\$f$f"; done`, []string{`?cat "\$f$f"`}},
 		{`for f in a b; do cat "${f%.go}"; done`, []string{`?cat "${f%.go}"`}},
 		{`select f in a b; do cat "$f"; done`, []string{`?cat "$f"`}},
 	} {

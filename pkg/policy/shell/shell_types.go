@@ -65,6 +65,17 @@ type Command struct {
 	// plain literal can name (a pattern, an expansion: cat .e*, cat $f),
 	// nil for a literal one; nil when every read is literal.
 	ReadGlobs []globs.Glob
+	// ReadAny parallels Reads: true for an operand whose value the script
+	// computes — a command substitution, a parameter expansion with an
+	// operator (${f:-x}, ${a[0]}, ${!x}), a variable the script sets in a
+	// way the analysis does not follow (read, printf -v, an array, f=$(…))
+	// — which can be any path: met by the read rules as every string it
+	// can spell, not by the anchored test of an agent's pattern (cat
+	// "$(echo .env)" is a read of .env). nil when no read is one.
+	ReadAny []bool
+	// readVars parallels Reads while the script is analysed: the
+	// variables an operand expands (finishReads).
+	readVars [][]string
 	// unknownCode marks a command that runs code the agent gave as a value
 	// (bash -c "$CMD"): it stands for any command.
 	UnknownCode bool

@@ -59,6 +59,7 @@ func init() {
 		"time":     shTime,
 		"xargs":    shXargs,
 		"find":     shFind,
+		"fd":       shFd,
 		"flock":    shFlock,
 		"busybox":  shBusybox,
 		"watch":    shWatch,
@@ -178,10 +179,20 @@ func (s *progSpec) runner(w []shWord) *progSpec {
 	if g >= len(w) || !w[g].lit {
 		return nil
 	}
-	if sub := s.subs[w[g].text]; sub != nil && sub.wrapper != nil {
-		return sub
+	sub := s.subs[w[g].text]
+	if sub == nil || sub.wrapper == nil {
+		return nil
 	}
-	return nil
+	if v := sub.wrapper.verb; v != "" {
+		// git bisect run CMD: a runner only with its verb; a word that
+		// may be the verb ("$X") or an option the entry does not know
+		// before it is judged by shSubWrapper, which asks.
+		next, _, bad := sub.sh.skip(w, g+1, nil)
+		if bad == "" && (next >= len(w) || w[next].lit && w[next].text != v) {
+			return nil
+		}
+	}
+	return sub
 }
 
 // shSubWrapper runs a sub-command that runs a command (uv run CMD,
@@ -219,12 +230,28 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 		}
 		return shWrapped{rest: w[g+1+i+1:]}
 	}
+	if v := sub.wrapper.verb; v != "" {
+		if !w[next].lit {
+			return shWrapped{reason: sub.name + ": the word " + w[next].text + " may be " + v + ", which runs a command"}
+		}
+		if next, stop, bad = sub.sh.skip(w, next+1, a.wrapperOption(sub, fr, &st)); stop || bad != "" {
+			return shWrapped{reason: shWrapperBad(w, bad)}
+		}
+	}
 	if next+sub.wrapper.operands > len(w) {
 		return shWrapped{}
 	}
 	rest := w[next+sub.wrapper.operands:]
 	if len(rest) > 0 && rest[0].lit && rest[0].text == "--" {
 		rest = rest[1:] // npm exec -- eslint .
+	}
+	if sub.wrapper.joined && len(rest) > 0 {
+		if sub.wrapper.elsewhere {
+			// Each submodule's directory: a cd the analysis cannot follow,
+			// so relative paths are judged as under any directory.
+			a.cds = append(a.cds, shCd{})
+		}
+		return shJoined(a, rest, fr, sub.name)
 	}
 	return shWrapped{rest: rest}
 }
@@ -333,82 +360,100 @@ func (o *shOpts) skip(w []shWord, i int, on func(opt string, val *shWord)) (next
 			return i, false, ""
 		}
 		if s[1] == '-' {
-			name, val, hasVal := strings.Cut(s[2:], "=")
-			switch {
-			case slices.Contains(o.longStop, name):
-				return i, true, ""
-			case slices.Contains(o.longFlag, name) && !hasVal:
-				if on != nil {
-					on(name, nil)
-				}
-				i++
-			case slices.Contains(o.longOpt, name):
-				if on != nil {
-					var v *shWord
-					if hasVal {
-						v = &shWord{text: val, lit: true}
-					}
-					on(name, v)
-				}
-				i++
-			case slices.Contains(o.longArg, name):
-				v := &shWord{text: val, lit: true}
-				if !hasVal {
-					if i+1 >= len(w) {
-						return len(w), false, ""
-					}
-					i++
-					v = &w[i]
-				}
-				if on != nil {
-					on(name, v)
-				}
-				i++
-			default:
-				return i, false, "unrecognised option " + s
-			}
-			continue
+			i, stop, bad = o.longOption(w, i, on)
+		} else {
+			i, stop, bad = o.shortOptions(w, i, on)
 		}
-		for j := 1; j < len(s); j++ {
-			c, opt := s[j], s[j:j+1]
-			switch {
-			case strings.IndexByte(o.stop, c) >= 0:
-				return i, true, ""
-			case strings.IndexByte(o.flag, c) >= 0:
-				if on != nil {
-					on(opt, nil)
-				}
-			case strings.IndexByte(o.optArg, c) >= 0:
-				if on != nil {
-					var v *shWord
-					if j+1 < len(s) {
-						v = &shWord{text: s[j+1:], lit: true}
-					}
-					on(opt, v)
-				}
-				j = len(s)
-			case strings.IndexByte(o.arg, c) >= 0:
+		if stop || bad != "" {
+			return i, stop, bad
+		}
+	}
+	return i, false, ""
+}
+
+// longOption reads the long option w[i] (--name, --name=value) as skip
+// does: next is the index of the word after it and its argument (len(w)
+// when the argument is missing); with stop or bad, next is i.
+func (o *shOpts) longOption(w []shWord, i int, on func(opt string, val *shWord)) (next int, stop bool, bad string) {
+	s := w[i].text
+	name, val, hasVal := strings.Cut(s[2:], "=")
+	switch {
+	case slices.Contains(o.longStop, name):
+		return i, true, ""
+	case slices.Contains(o.longFlag, name) && !hasVal:
+		if on != nil {
+			on(name, nil)
+		}
+	case slices.Contains(o.longOpt, name):
+		if on != nil {
+			var v *shWord
+			if hasVal {
+				v = &shWord{text: val, lit: true}
+			}
+			on(name, v)
+		}
+	case slices.Contains(o.longArg, name):
+		v := &shWord{text: val, lit: true}
+		if !hasVal {
+			if i+1 >= len(w) {
+				return len(w), false, ""
+			}
+			i++
+			v = &w[i]
+		}
+		if on != nil {
+			on(name, v)
+		}
+	default:
+		return i, false, "unrecognised option " + s
+	}
+	return i + 1, false, ""
+}
+
+// shortOptions reads the cluster of short options w[i] (-iv, -uroot) as
+// skip does: next is the index of the word after it and its last option's
+// argument (len(w) when the argument is missing); with stop or bad, next
+// is i.
+func (o *shOpts) shortOptions(w []shWord, i int, on func(opt string, val *shWord)) (next int, stop bool, bad string) {
+	s := w[i].text
+	for j := 1; j < len(s); j++ {
+		c, opt := s[j], s[j:j+1]
+		switch {
+		case strings.IndexByte(o.stop, c) >= 0:
+			return i, true, ""
+		case strings.IndexByte(o.flag, c) >= 0:
+			if on != nil {
+				on(opt, nil)
+			}
+		case strings.IndexByte(o.optArg, c) >= 0:
+			if on != nil {
 				var v *shWord
 				if j+1 < len(s) {
 					v = &shWord{text: s[j+1:], lit: true}
-				} else {
-					if i+1 >= len(w) {
-						return len(w), false, ""
-					}
-					i++
-					v = &w[i]
 				}
-				if on != nil {
-					on(opt, v)
-				}
-				j = len(s)
-			default:
-				return i, false, "unrecognised option -" + opt + " in " + s
+				on(opt, v)
 			}
+			j = len(s)
+		case strings.IndexByte(o.arg, c) >= 0:
+			var v *shWord
+			if j+1 < len(s) {
+				v = &shWord{text: s[j+1:], lit: true}
+			} else {
+				if i+1 >= len(w) {
+					return len(w), false, ""
+				}
+				i++
+				v = &w[i]
+			}
+			if on != nil {
+				on(opt, v)
+			}
+			j = len(s)
+		default:
+			return i, false, "unrecognised option -" + opt + " in " + s
 		}
-		i++
 	}
-	return i, false, ""
+	return i + 1, false, ""
 }
 
 // shWrapperBad prefixes a reason with the wrapper's name.
@@ -740,34 +785,6 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	return shWrapped{rest: rest}
 }
 
-// shFind emits find itself (it is a command in its own right, with its
-// own rules and effects: it reads its starting points recursively, -delete
-// and -fprint write; see findUse) and every command its -exec, -execdir,
-// -ok and -okdir actions run.
-func shFind(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
-	a.emit(w, *fr, "", shCmdInfo{})
-	for i := 1; i < len(w); {
-		s := w[i].text
-		switch s {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			k := j
-			for k < len(w) && w[k].text != ";" && (w[k].text != "+" || k == j || w[k-1].text != "{}") {
-				k++
-			}
-			if k > j {
-				sub := fr.withWrapper("find " + s)
-				sub.placeholder, sub.feeder = "{}", "find"
-				a.resolve(w[j:k], sub)
-			}
-			i = k + 1
-		default:
-			i++
-		}
-	}
-	return shWrapped{done: true}
-}
-
 // shFlock handles `flock [options] FILE COMMAND…` and `flock [options]
 // FILE -c SCRIPT`; `flock [options] FD` runs nothing.
 func shFlock(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
@@ -914,7 +931,14 @@ scan:
 					hasC = true
 				case 's':
 					stdin = true
+				case 'k':
+					if s[0] == '-' {
+						startup = shKeywordReason
+					}
 				case 'o', 'O':
+					if s[0] == '-' && i+1 < len(w) && w[i+1].text == "keyword" {
+						startup = shKeywordReason
+					}
 					i++ // -o pipefail
 				case 'l', 'i':
 					if s[0] == '-' {

@@ -27,7 +27,9 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 			l.Existing = e.rec.Clone()
 		}
 	}
-	l.StopReason, l.Stopped = s.stops[q.SessionID]
+	if st, ok := s.stops[q.SessionID]; ok {
+		l.Stopped, l.StopReason, l.StopRejections = true, st.Reason, slices.Clone(st.Rejections)
+	}
 	if q.SkipGrants {
 		return l, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
@@ -46,7 +47,7 @@ type Store struct {
 	// purge holds settled, reported requests by the end of their retention.
 	purge deadlines[*entry]
 
-	stops         map[string]string // session id → stop reason
+	stops         map[string]session.StopSignal // session id → its stop signal
 	sessionGrants map[string]*grantList
 	grantExpiry   deadlines[string] // session id by grant expiry
 	agentGrants   map[string]*grantList
@@ -59,6 +60,12 @@ type Store struct {
 	// steps holds the scheduled escalation steps and page watches
 	// (escalation.go).
 	steps map[stepKey]*stepEntry
+	// fleetStops and seen are the fleet's state (fleet.go): stops by id,
+	// last seen by agent id.
+	fleetStops map[string]messages.FleetStop
+	seen       map[string]messages.AgentSeen
+	// breakers are the outbreak breakers' counts and trips (breakers.go).
+	breakers breakerState
 }
 
 type key struct{ session, id string }
@@ -98,7 +105,7 @@ func New(opts Options) *Store {
 		bySession:     make(map[string]map[*entry]struct{}),
 		byAgent:       make(map[string]map[*entry]struct{}),
 		byTeam:        make(map[string]map[*entry]struct{}),
-		stops:         make(map[string]string),
+		stops:         make(map[string]session.StopSignal),
 		sessionGrants: make(map[string]*grantList),
 		agentGrants:   make(map[string]*grantList),
 		teamGrants:    make(map[string]map[string]struct{}),

@@ -138,7 +138,7 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	case !v.Approve:
 		s.settle(e, messages.StateRejected, &v.Decision, now)
 		if v.Stop != "" {
-			s.stops[sessionID] = v.Stop
+			s.addStop(sessionID, session.StopSignal{Reason: v.Stop, Rejections: []string{requestID}})
 		}
 	default:
 		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
@@ -217,9 +217,12 @@ func (s *Store) list(ctx context.Context, op string, idx map[string]map[*entry]s
 // rejected; see [session.Sessions.Stop]. mk runs under the store's lock and must
 // not call the store. Due requests are expired, not rejected, and left to
 // ClaimExpired; they are not returned.
-func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
+func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSignal, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
 	if err := session.CheckSession(sessionID); err != nil {
 		return nil, fmt.Errorf("memstore: stop: %w", err)
+	}
+	if err := session.CheckStopReason(sig.Reason); err != nil {
+		return nil, fmt.Errorf("memstore: stop %s: %w", sessionID, err)
 	}
 	if mk == nil {
 		return nil, fmt.Errorf("memstore: stop %s: %w: decision func is nil", sessionID, session.ErrInvalid)
@@ -229,14 +232,26 @@ func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*ses
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	s.stops[sessionID] = reason
+	s.addStop(sessionID, sig)
 	return s.settleAll(sortedPending(s.bySession[sessionID]), messages.StateRejected, mk, now), nil
+}
+
+// addStop sets the session's stop signal to sig, or adds sig's
+// rejections to the one in force. Callers hold s.mu.
+func (s *Store) addStop(sessionID string, sig session.StopSignal) {
+	st, ok := s.stops[sessionID]
+	if !ok {
+		st = session.StopSignal{Reason: sig.Reason}
+	}
+	s.stops[sessionID] = st.Add(sig.Rejections...)
 }
 
 // NewTurn clears the session's stop signal and reports whether one was
 // set, unless a hard rejection of the session is still in the outbox
-// ([session.StopOwedError]); see [session.Store.NewTurn].
-func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
+// ([session.StopOwedError]) or a tracked turn does not name every
+// rejection behind the stop ([session.StopUnheardError]); see
+// [session.Sessions.NewTurn].
+func (s *Store) NewTurn(ctx context.Context, sessionID string, turn session.Turn) (bool, error) {
 	if err := session.CheckSession(sessionID); err != nil {
 		return false, fmt.Errorf("memstore: new turn: %w", err)
 	}
@@ -247,7 +262,10 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 	if owed := s.owedStops(sessionID); len(owed) > 0 {
 		return false, fmt.Errorf("memstore: new turn: %w", &session.StopOwedError{SessionID: sessionID, Records: owed})
 	}
-	_, ok := s.stops[sessionID]
+	st, ok := s.stops[sessionID]
+	if unheard := st.Unheard(turn); ok && len(unheard) > 0 {
+		return false, fmt.Errorf("memstore: new turn: %w", &session.StopUnheardError{SessionID: sessionID, Unheard: unheard})
+	}
 	delete(s.stops, sessionID)
 	return ok, nil
 }

@@ -109,7 +109,7 @@ func stoppedSessions(t *testing.T, s *redisstore.Store, n int) []string {
 	sessions := make([]string, n)
 	for i := range sessions {
 		sessions[i] = uniq("sess")
-		if _, err := s.Stop(context.Background(), sessions[i], "reason of "+sessions[i], denyAll); err != nil {
+		if _, err := s.Stop(context.Background(), sessions[i], session.StopSignal{Reason: "reason of " + sessions[i]}, denyAll); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,7 +253,7 @@ func TestManyConcurrentLookupsEachGetTheirOwnAnswer(t *testing.T) {
 	for i := range names {
 		names[i] = uniq("sess")
 		if i%3 == 0 {
-			if _, err := s.Stop(ctx, names[i], "stop "+names[i], denyAll); err != nil {
+			if _, err := s.Stop(ctx, names[i], session.StopSignal{Reason: "stop " + names[i]}, denyAll); err != nil {
 				t.Fatal(err)
 			}
 			stopped[names[i]] = true

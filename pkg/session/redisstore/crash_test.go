@@ -98,7 +98,7 @@ func TestAHostCrashLosesAHardRejectAndItsStopTogether(t *testing.T) {
 			var owed bool
 			if rejected {
 				// The outbox entry is there: a new turn finds it owed.
-				_, err := rs.NewTurn(ctx, x.id)
+				_, err := rs.NewTurn(ctx, x.id, session.Turn{})
 				owed = errors.Is(err, session.ErrStopOwed)
 				kept++
 			} else {

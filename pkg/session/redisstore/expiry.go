@@ -98,32 +98,8 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 	// sessions by one retry of the reaper, not by the whole lease.
 	s.releaseFailed(ctx)
 	for round := 0; round < 4 && budget > 0 && len(shards) > 0; round++ {
-		// 1. Lease.
-		want := min(budget, int64(math.Ceil(float64(budget)/s.duePerSession.load()))+1)
-		per := (want + int64(len(shards)) - 1) / int64(len(shards))
-		leases := make([]*call, len(shards))
-		for i, shard := range shards {
-			leases[i] = scall(scriptLease, []string{s.k.dueShard(shard)}, per, leaseMicros)
-		}
-		s.exec(ctx, leases...)
-		var got []*leased
-		var more []int
-		for i, c := range leases {
-			v, err := c.reply()
-			if err != nil {
-				firstErr = cmp.Or(firstErr, s.fail(op, err))
-				continue
-			}
-			ls, err := parseLease(shards[i], v)
-			if err != nil {
-				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
-				continue
-			}
-			got = append(got, ls...)
-			if int64(len(ls)) == per {
-				more = append(more, shards[i])
-			}
-		}
+		got, more, err := s.leaseDue(ctx, op, shards, budget)
+		firstErr = cmp.Or(firstErr, err)
 		shards = more
 		if len(got) == 0 {
 			break
@@ -131,86 +107,19 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		all = append(all, got...)
 		// Serve the sessions that have waited longest first.
 		slices.SortFunc(got, func(a, b *leased) int { return cmp.Compare(a.oldF, b.oldF) })
-
-		// 2. Count, and share the budget out.
-		counts := make([]*call, len(got))
-		for i, l := range got {
-			counts[i] = scall(scriptCountDue, []string{s.k.expiry(l.sess)})
-		}
-		s.exec(ctx, counts...)
-		var due, withDue int64
-		for i, l := range got {
-			l.next = l.old // unless counted below: retry it soon
-			v, err := counts[i].reply()
-			if err != nil {
-				firstErr = cmp.Or(firstErr, s.fail(op, err))
-				continue
-			}
-			if l.count, l.next, err = parseCount(v); err != nil {
-				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
-				l.next = l.old
-				continue
-			}
-			l.alloc = min(l.count, budget)
-			budget -= l.alloc
-			if l.count > 0 {
-				due += l.count
-				withDue++
-			}
-		}
-		if withDue > 0 {
-			s.duePerSession.update(float64(due) / float64(withDue))
-		}
-
-		// 3. Claim. Sessions without a share keep their next expiry from
-		// the count (still due if they had more than the budget).
-		// Each claim records its timeouts in the session's outbox: the
-		// outbox index is marked first, in the same pipeline (outbox.go).
-		var claims []*call
-		for _, l := range got {
-			if l.alloc > 0 {
-				l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess), s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis, s.obLease)
-				l.mark = s.obMark(l.sess)
-				claims = append(claims, l.mark, l.claim)
-			}
-		}
-		if len(claims) > 0 {
-			s.exec(ctx, claims...)
-		}
-		for _, l := range got {
-			if l.claim == nil {
-				continue
-			}
-			v, err := l.claim.reply()
-			if err != nil {
-				// The lease score is still there: rescheduling the session at
-				// its old score lets the next call retry it.
-				firstErr = cmp.Or(firstErr, s.fail(op, err))
-				l.next = l.old
-				continue
-			}
-			recs, next, err := parseClaim(l.sess, v)
-			if err != nil {
-				firstErr = cmp.Or(firstErr, s.corrupt(op, err))
-				l.next = l.old
-				continue
-			}
-			l.next = next
-			if len(recs) > 0 {
-				s.ensureMarked(ctx, l.mark, l.sess)
-			}
-			out = append(out, recs...)
-			// Give back what the session did not have after all (claimed
-			// meanwhile by a reaper whose lease had run out).
-			budget += l.alloc - int64(len(recs))
-		}
+		budget, err = s.shareDue(ctx, op, got, budget)
+		firstErr = cmp.Or(firstErr, err)
+		recs, unused, err := s.claimLeased(ctx, op, got)
+		firstErr = cmp.Or(firstErr, err)
+		out = append(out, recs...)
+		budget += unused
 	}
 	if len(all) == 0 {
 		return nil, firstErr
 	}
 
-	// 4. Finalize the leases (a session whose steps failed gets its old,
-	// due score back, so that the next call retries it at once).
+	// Finalize the leases (a session whose steps failed gets its old, due
+	// score back, so that the next call retries it at once).
 	s.finalize(ctx, op, s.k.dueShard, all)
 
 	slices.SortFunc(out, func(a, b *session.Record) int {
@@ -225,6 +134,123 @@ func (s *Store) ClaimExpired(ctx context.Context, limit int) ([]*session.Record,
 		return out, nil
 	}
 	return nil, firstErr
+}
+
+// leaseDue leases due sessions from shards for a claim of up to budget
+// requests (ClaimExpired's step 1). more are the shards that may hold
+// further due sessions; err is the first error of a shard, whose sessions
+// are left for a later call.
+func (s *Store) leaseDue(ctx context.Context, op string, shards []int, budget int64) (got []*leased, more []int, err error) {
+	want := min(budget, int64(math.Ceil(float64(budget)/s.duePerSession.load()))+1)
+	per := (want + int64(len(shards)) - 1) / int64(len(shards))
+	leases := make([]*call, len(shards))
+	for i, shard := range shards {
+		leases[i] = scall(scriptLease, []string{s.k.dueShard(shard)}, per, leaseMicros)
+	}
+	s.exec(ctx, leases...)
+	for i, c := range leases {
+		v, cerr := c.reply()
+		if cerr != nil {
+			err = cmp.Or(err, s.fail(op, cerr))
+			continue
+		}
+		ls, cerr := parseLease(shards[i], v)
+		if cerr != nil {
+			err = cmp.Or(err, s.corrupt(op, cerr))
+			continue
+		}
+		got = append(got, ls...)
+		if int64(len(ls)) == per {
+			more = append(more, shards[i])
+		}
+	}
+	return got, more, err
+}
+
+// shareDue counts the due requests of each leased session and shares
+// budget out among them, in order (ClaimExpired's step 2); it returns the
+// budget left. A session it could not count keeps its old score as its
+// next, so that it is retried soon; err is the first such failure.
+func (s *Store) shareDue(ctx context.Context, op string, got []*leased, budget int64) (left int64, err error) {
+	counts := make([]*call, len(got))
+	for i, l := range got {
+		counts[i] = scall(scriptCountDue, []string{s.k.expiry(l.sess)})
+	}
+	s.exec(ctx, counts...)
+	var due, withDue int64
+	for i, l := range got {
+		l.next = l.old // unless counted below: retry it soon
+		v, cerr := counts[i].reply()
+		if cerr != nil {
+			err = cmp.Or(err, s.fail(op, cerr))
+			continue
+		}
+		var perr error
+		if l.count, l.next, perr = parseCount(v); perr != nil {
+			err = cmp.Or(err, s.corrupt(op, perr))
+			l.next = l.old
+			continue
+		}
+		l.alloc = min(l.count, budget)
+		budget -= l.alloc
+		if l.count > 0 {
+			due += l.count
+			withDue++
+		}
+	}
+	if withDue > 0 {
+		s.duePerSession.update(float64(due) / float64(withDue))
+	}
+	return budget, err
+}
+
+// claimLeased claims their share of due requests from the leased sessions
+// that have one (ClaimExpired's step 3) and returns them, with unused, the
+// part of the shares the sessions did not have after all (claimed meanwhile
+// by a reaper whose lease had run out). Sessions without a share keep their
+// next expiry from the count (still due if they had more than the budget).
+// err is the first failure; a session whose claim failed keeps its old
+// score as its next, so that the next call retries it.
+func (s *Store) claimLeased(ctx context.Context, op string, got []*leased) (recs []*session.Record, unused int64, err error) {
+	// Each claim records its timeouts in the session's outbox: the outbox
+	// index is marked first, in the same pipeline (outbox.go).
+	var claims []*call
+	for _, l := range got {
+		if l.alloc > 0 {
+			l.claim = scall(scriptClaim, []string{s.k.expiry(l.sess), s.k.outbox(l.sess)}, s.k.recordPrefix(l.sess), l.alloc, s.retMillis, s.obLease)
+			l.mark = s.obMark(l.sess)
+			claims = append(claims, l.mark, l.claim)
+		}
+	}
+	if len(claims) > 0 {
+		s.exec(ctx, claims...)
+	}
+	for _, l := range got {
+		if l.claim == nil {
+			continue
+		}
+		v, cerr := l.claim.reply()
+		if cerr != nil {
+			// The lease score is still there: rescheduling the session at
+			// its old score lets the next call retry it.
+			err = cmp.Or(err, s.fail(op, cerr))
+			l.next = l.old
+			continue
+		}
+		rs, next, cerr := parseClaim(l.sess, v)
+		if cerr != nil {
+			err = cmp.Or(err, s.corrupt(op, cerr))
+			l.next = l.old
+			continue
+		}
+		l.next = next
+		if len(rs) > 0 {
+			s.ensureMarked(ctx, l.mark, l.sess)
+		}
+		recs = append(recs, rs...)
+		unused += l.alloc - int64(len(rs))
+	}
+	return recs, unused, err
 }
 
 // parseCount decodes {count, earliest expiry or ”}.

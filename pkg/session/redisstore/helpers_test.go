@@ -159,8 +159,11 @@ func everyMethod(s *redisstore.Store, rec *session.Record) []method {
 			_, err := s.CancelSession(ctx, sess, []string{rec.ID}, denyAll)
 			return err
 		}},
-		{"Stop", func(ctx context.Context) error { _, err := s.Stop(ctx, sess, "stop", denyAll); return err }},
-		{"NewTurn", func(ctx context.Context) error { _, err := s.NewTurn(ctx, sess); return err }},
+		{"Stop", func(ctx context.Context) error {
+			_, err := s.Stop(ctx, sess, session.StopSignal{Reason: "stop"}, denyAll)
+			return err
+		}},
+		{"NewTurn", func(ctx context.Context) error { _, err := s.NewTurn(ctx, sess, session.Turn{}); return err }},
 		{"ClaimExpired", func(ctx context.Context) error { _, err := s.ClaimExpired(ctx, 100); return err }},
 		{"NextExpiry", func(ctx context.Context) error { _, _, err := s.NextExpiry(ctx); return err }},
 		{"Now", func(ctx context.Context) error { _, err := s.Now(ctx); return err }},

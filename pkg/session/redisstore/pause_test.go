@@ -56,7 +56,7 @@ func TestALateHardRejectKeepsItsStopThroughANewTurn(t *testing.T) {
 		}
 		turned := make(chan turn, 1)
 		go func() {
-			c, err := other.NewTurn(ctx, sess)
+			c, err := other.NewTurn(ctx, sess, session.Turn{})
 			turned <- turn{c, err}
 		}()
 		if err := <-voted; err != nil {
@@ -94,14 +94,14 @@ func TestALateHardRejectKeepsItsStopThroughANewTurn(t *testing.T) {
 		if err != nil || !l.Stopped || l.StopReason != vote.Stop {
 			t.Fatalf("round %d: when the outbox carries the rejection out: stopped=%v %q, %v; want the vote's stop", round, l.Stopped, l.StopReason, err)
 		}
-		if _, err := other.Stop(ctx, sess, l.StopReason, denyAll); err != nil {
+		if _, err := other.Stop(ctx, sess, session.StopSignal{Reason: l.StopReason}, denyAll); err != nil {
 			t.Fatal(err)
 		}
 		if err := other.AckEffects(ctx, claimed...); err != nil {
 			t.Fatal(err)
 		}
 		// Told of the reject now, the agent's next turn clears the stop.
-		if cleared, err := other.NewTurn(ctx, sess); err != nil || !cleared {
+		if cleared, err := other.NewTurn(ctx, sess, session.Turn{}); err != nil || !cleared {
 			t.Fatalf("round %d: NewTurn after the rejection was carried out = %v, %v; want cleared", round, cleared, err)
 		}
 		if got, err := other.Get(ctx, sess, sibling.ID); err != nil || got.State != messages.StateRejected {

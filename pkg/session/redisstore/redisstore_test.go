@@ -382,7 +382,7 @@ func TestSessionGrantsExpireAgentGrantsAndStopStay(t *testing.T) {
 	if _, _, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeAlways, agent, "bash")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Stop(ctx, sess, "stop", denyAll); err != nil {
+	if _, err := s.Stop(ctx, sess, session.StopSignal{Reason: "stop"}, denyAll); err != nil {
 		t.Fatal(err)
 	}
 	for key, want := range map[string][2]time.Duration{
@@ -704,10 +704,10 @@ func TestOutOfMemoryRefusesNewStateButSettlesAndExpires(t *testing.T) {
 	if got, err := s.ClaimExpired(ctx, 10); err != nil || len(got) != 1 || got[0].ID != due.ID {
 		t.Errorf("ClaimExpired out of memory = %v, %v; want the due request", got, err)
 	}
-	if got, err := s.Stop(ctx, sess, "stop", denyAll); err != nil || len(got) != 1 || got[0].ID != stopped.ID {
+	if got, err := s.Stop(ctx, sess, session.StopSignal{Reason: "stop"}, denyAll); err != nil || len(got) != 1 || got[0].ID != stopped.ID {
 		t.Errorf("Stop out of memory = %v, %v; want the open request rejected", got, err)
 	}
-	if cleared, err := s.NewTurn(ctx, sess); err != nil || !cleared {
+	if cleared, err := s.NewTurn(ctx, sess, session.Turn{}); err != nil || !cleared {
 		t.Errorf("NewTurn out of memory = %v, %v", cleared, err)
 	}
 }

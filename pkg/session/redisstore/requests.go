@@ -43,34 +43,11 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	defer cancel()
 
 	sess, id := req.SessionID, req.ID
-	ttl := micros(req.TTL)
 	tail, err := encodeTail(&req)
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	args := []any{id, ttl, req.ApprovalsRequired, tail, string(session.StateHeld)}
-	for _, d := range req.Escalation {
-		args = append(args, micros(d))
-	}
-	create := scall(scriptCreate,
-		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess), s.k.escalation(sess)}, args...)
-	delay := max(int64(req.TTL/1000)-markAhead, 0)
-	// The create script runs first: a mark that comes after it never
-	// schedules a request that does not exist yet, so a reaper may drop a
-	// session it found empty without fearing an in-flight Create (see
-	// docs/STATE.md, Expiry).
-	calls := []*call{create, scall(scriptMark, []string{s.k.due(sess)}, sess, delay, leaseMicros)}
-	if len(req.Escalation) > 0 {
-		// Before the create, as the outbox's mark: a worker may find no
-		// step (the create was not applied), never a step the index does
-		// not name.
-		calls = append([]*call{s.escMark(sess, req.Escalation[0])}, calls...)
-		create = calls[1]
-	}
-	calls = append(calls, scall(scriptIndexAdd, []string{s.k.agentIndex(req.AgentID)}, sess, ttl, indexSlack))
-	for _, team := range dedup(req.Teams) {
-		calls = append(calls, scall(scriptIndexAdd, []string{s.k.teamIndex(team)}, sess, ttl, indexSlack))
-	}
+	calls, create := s.prepareCalls(&req, tail)
 	s.exec(ctx, calls...)
 
 	v, err := create.reply()
@@ -114,6 +91,39 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 		}
 	}
 	return rec, true, nil
+}
+
+// prepareCalls returns the pipeline that stores req held, its record's
+// tail being tail: the create script (create, also in calls), the
+// due-index mark, the escalation index's mark when req has a ladder, and
+// the agent and team index entries, in the order they must run.
+func (s *Store) prepareCalls(req *session.Request, tail []byte) (calls []*call, create *call) {
+	sess, id := req.SessionID, req.ID
+	ttl := micros(req.TTL)
+	args := []any{id, ttl, req.ApprovalsRequired, tail, string(session.StateHeld)}
+	for _, d := range req.Escalation {
+		args = append(args, micros(d))
+	}
+	create = scall(scriptCreate,
+		[]string{s.k.expiry(sess), s.k.record(sess, id), s.k.stop(sess), s.k.escalation(sess)}, args...)
+	delay := max(int64(req.TTL/1000)-markAhead, 0)
+	// The create script runs first: a mark that comes after it never
+	// schedules a request that does not exist yet, so a reaper may drop a
+	// session it found empty without fearing an in-flight Create (see
+	// docs/STATE.md, Expiry).
+	calls = []*call{create, scall(scriptMark, []string{s.k.due(sess)}, sess, delay, leaseMicros)}
+	if len(req.Escalation) > 0 {
+		// Before the create, as the outbox's mark: a worker may find no
+		// step (the create was not applied), never a step the index does
+		// not name.
+		calls = append([]*call{s.escMark(sess, req.Escalation[0])}, calls...)
+		create = calls[1]
+	}
+	calls = append(calls, scall(scriptIndexAdd, []string{s.k.agentIndex(req.AgentID)}, sess, ttl, indexSlack))
+	for _, team := range dedup(req.Teams) {
+		calls = append(calls, scall(scriptIndexAdd, []string{s.k.teamIndex(team)}, sess, ttl, indexSlack))
+	}
+	return calls, create
 }
 
 // retract deletes a request that Prepare just stored (rec) when
@@ -339,41 +349,13 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 		return session.Lookup{}, err
 	}
 	defer cancel()
-	// No scripts, so no NOSCRIPT fallback: plain commands, built here and
-	// sent by s.reads, alone or with other Lookups' commands.
-	sessKeys := []string{s.k.stop(q.SessionID)}
-	if q.RequestID != "" {
-		sessKeys = append(sessKeys, s.k.record(q.SessionID, q.RequestID))
-	}
-	var (
-		stopRec *redis.SliceCmd
-		now     *redis.TimeCmd
-		sess    *redis.StringCmd
-		agent   *redis.StringCmd
-	)
-	cmds := make([]redis.Cmder, 0, 4)
-	mget := make([]any, 1, 1+len(sessKeys))
-	mget[0] = "mget"
-	for _, k := range sessKeys {
-		mget = append(mget, k)
-	}
-	stopRec = redis.NewSliceCmd(ctx, mget...)
-	cmds = append(cmds, stopRec)
-	if !q.SkipGrants {
-		// Not for an allow or a deny, which need no grants. TIME rides
-		// along: grants expire by Redis's clock, not this process's.
-		now = redis.NewTimeCmd(ctx, "time")
-		sess = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
-		cmds = append(cmds, now, sess)
-		if q.AgentID != "" {
-			agent = redis.NewStringCmd(ctx, "get", s.k.agentGrants(q.AgentID))
-			cmds = append(cmds, agent)
-		}
-	}
-	if err := s.reads.do(ctx, cmds); err != nil {
+	// No scripts, so no NOSCRIPT fallback: plain commands, sent by
+	// s.reads, alone or with other Lookups' commands.
+	lc := s.lookupReads(ctx, q)
+	if err := s.reads.do(ctx, lc.all); err != nil {
 		return session.Lookup{}, s.fail("lookup", err)
 	}
-	for _, c := range cmds {
+	for _, c := range lc.all {
 		// Each command's own error: a missing key (redis.Nil) is an
 		// answer, anything else fails the Lookup.
 		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
@@ -382,12 +364,16 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	}
 
 	var l session.Lookup
-	vals := stopRec.Val()
-	if len(vals) != len(sessKeys) {
-		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("MGET returned %d values for %d keys", len(vals), len(sessKeys)))
+	vals := lc.stopRec.Val()
+	if len(vals) != lc.keys {
+		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("MGET returned %d values for %d keys", len(vals), lc.keys))
 	}
-	if reason, ok := vals[0].(string); ok {
-		l.Stopped, l.StopReason = true, reason
+	if raw, ok := vals[0].(string); ok {
+		st, err := decodeStop(raw)
+		if err != nil {
+			return session.Lookup{}, s.corrupt("lookup", err)
+		}
+		l.Stopped, l.StopReason, l.StopRejections = true, st.Reason, st.Rejections
 	}
 	if len(vals) == 2 {
 		if raw, ok := vals[1].(string); ok {
@@ -396,19 +382,64 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 			}
 		}
 	}
-	if sess == nil {
+	if lc.sess == nil {
 		return l, nil
 	}
-	t := now.Val()
-	if l.Grants, err = parseList(nil, sess.Val(), true, q.SessionID, t, session.GrantQuery{}); err != nil {
+	t := lc.now.Val()
+	if l.Grants, err = parseList(nil, lc.sess.Val(), true, q.SessionID, t, session.GrantQuery{}); err != nil {
 		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("session grants: %w", err))
 	}
-	if agent != nil {
-		if l.Grants, err = parseList(l.Grants, agent.Val(), false, q.AgentID, t, session.GrantQuery{}); err != nil {
+	if lc.agent != nil {
+		if l.Grants, err = parseList(l.Grants, lc.agent.Val(), false, q.AgentID, t, session.GrantQuery{}); err != nil {
 			return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grants: %w", err))
 		}
 	}
 	return l, nil
+}
+
+// lookupCmds are the plain commands of one Lookup.
+type lookupCmds struct {
+	all []redis.Cmder
+	// stopRec reads the session's stop and, for a query with a request ID,
+	// the request's record: keys keys.
+	stopRec *redis.SliceCmd
+	keys    int
+	// now, sess and agent read Redis's clock and the session's and the
+	// agent's grants; nil when the query skips grants (agent also without
+	// an agent ID).
+	now   *redis.TimeCmd
+	sess  *redis.StringCmd
+	agent *redis.StringCmd
+}
+
+// lookupReads builds the commands that answer q.
+func (s *Store) lookupReads(ctx context.Context, q session.LookupQuery) lookupCmds {
+	var lc lookupCmds
+	sessKeys := []string{s.k.stop(q.SessionID)}
+	if q.RequestID != "" {
+		sessKeys = append(sessKeys, s.k.record(q.SessionID, q.RequestID))
+	}
+	lc.keys = len(sessKeys)
+	lc.all = make([]redis.Cmder, 0, 4)
+	mget := make([]any, 1, 1+len(sessKeys))
+	mget[0] = "mget"
+	for _, k := range sessKeys {
+		mget = append(mget, k)
+	}
+	lc.stopRec = redis.NewSliceCmd(ctx, mget...)
+	lc.all = append(lc.all, lc.stopRec)
+	if !q.SkipGrants {
+		// Not for an allow or a deny, which need no grants. TIME rides
+		// along: grants expire by Redis's clock, not this process's.
+		lc.now = redis.NewTimeCmd(ctx, "time")
+		lc.sess = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
+		lc.all = append(lc.all, lc.now, lc.sess)
+		if q.AgentID != "" {
+			lc.agent = redis.NewStringCmd(ctx, "get", s.k.agentGrants(q.AgentID))
+			lc.all = append(lc.all, lc.agent)
+		}
+	}
+	return lc
 }
 
 // corrupt reports a reply or record the store cannot read: a bug or

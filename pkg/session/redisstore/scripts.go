@@ -65,6 +65,8 @@ var (
 	// scriptEscFinishWatch scans the session's steps: a session holds few.
 	scriptEscFinishWatch = newScript("esc_finish_watch", flagsAllowOOM)
 	scriptEscDone        = newScript("esc_done", flagsReadOnly)
+	scriptBreakerHit     = newScript("breaker_hit", flagsDefault)
+	scriptBreakerReset   = newScript("breaker_reset", flagsAllowOOM)
 )
 
 // scripts lists every script, for tests and for loading them up front.
@@ -75,7 +77,7 @@ var scripts = []*script{
 	scriptCountDue, scriptNextDue, scriptIndexRead,
 	scriptObMark, scriptObLease, scriptObClaim, scriptObAck,
 	scriptEscClaim, scriptEscFinish, scriptEscTeam, scriptEscFinishWatch, scriptEscDone,
-	scriptGrantRevoke, scriptGrantExpire,
+	scriptGrantRevoke, scriptGrantExpire, scriptBreakerHit, scriptBreakerReset,
 }
 
 func newScript(name, flags string) *script {

@@ -158,10 +158,13 @@ func (s *Store) listIndex(ctx context.Context, op, what, name string, key func(s
 // mk's decisions, the settle script. mk runs between them, outside any
 // lock: a request settled meanwhile keeps its outcome, one that became due
 // meanwhile is expired instead, and neither is returned.
-func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
+func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSignal, mk func(*session.Record) messages.Decision) ([]*session.Record, error) {
 	const op = "stop"
 	if err := session.CheckSession(sessionID); err != nil {
 		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	if err := session.CheckStopReason(sig.Reason); err != nil {
+		return nil, fmt.Errorf("redisstore: %s %s: %w", op, sessionID, err)
 	}
 	if mk == nil {
 		return nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
@@ -174,7 +177,11 @@ func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*ses
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptStop, []string{s.k.stop(sessionID), s.k.expiry(sessionID)}, reason, s.k.recordPrefix(sessionID))
+	args := []any{sig.Reason, s.k.recordPrefix(sessionID)}
+	for _, id := range sig.Rejections {
+		args = append(args, id)
+	}
+	v, err := s.run(ctx, scriptStop, []string{s.k.stop(sessionID), s.k.expiry(sessionID)}, args...)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -190,9 +197,11 @@ func (s *Store) Stop(ctx context.Context, sessionID, reason string, mk func(*ses
 
 // NewTurn clears the session's stop signal and reports whether one was
 // set, unless a hard rejection of the session is still in its outbox
-// ([session.StopOwedError]); see [session.Store.NewTurn]. One script: the
-// outbox is read and the stop cleared in the same step.
-func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
+// ([session.StopOwedError]) or a tracked turn does not name every
+// rejection behind the stop ([session.StopUnheardError]); see
+// [session.Sessions.NewTurn]. One script: the outbox and the stop are
+// read and the stop cleared in the same step.
+func (s *Store) NewTurn(ctx context.Context, sessionID string, turn session.Turn) (bool, error) {
 	const op = "new turn"
 	if err := session.CheckSession(sessionID); err != nil {
 		return false, fmt.Errorf("redisstore: %s: %w", op, err)
@@ -205,7 +214,7 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 		return false, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptNewTurn, []string{s.k.stop(sessionID), s.k.outbox(sessionID)}, s.k.recordPrefix(sessionID))
+	v, err := s.run(ctx, scriptNewTurn, []string{s.k.stop(sessionID), s.k.outbox(sessionID)}, turnArgs(s.k.recordPrefix(sessionID), turn)...)
 	if err != nil {
 		return false, s.fail(op, err)
 	}
@@ -227,6 +236,12 @@ func (s *Store) NewTurn(ctx context.Context, sessionID string) (bool, error) {
 		}
 		sortRecords(owed)
 		return false, fmt.Errorf("redisstore: %s: %w", op, &session.StopOwedError{SessionID: sessionID, Records: owed})
+	case "unheard":
+		unheard, err := asStrings(a[1])
+		if err != nil {
+			return false, s.corrupt(op, err)
+		}
+		return false, fmt.Errorf("redisstore: %s: %w", op, &session.StopUnheardError{SessionID: sessionID, Unheard: unheard})
 	default:
 		return false, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
 	}

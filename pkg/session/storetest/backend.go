@@ -80,10 +80,13 @@ func testClose(t *testing.T, e *env) {
 			_, err := e.grants.RevokeGrant(e.ctx, e.sessionGrant(rec.SessionID, "write"))
 			return err
 		},
-		"RevokeGrants":  func() error { _, err := e.grants.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
-		"ExpireGrants":  func() error { _, err := e.grants.ExpireGrants(e.ctx, []string{"default"}); return err },
-		"Stop":          func() error { _, err := e.sessions.Stop(e.ctx, rec.SessionID, "stop", mk); return err },
-		"NewTurn":       func() error { _, err := e.sessions.NewTurn(e.ctx, rec.SessionID); return err },
+		"RevokeGrants": func() error { _, err := e.grants.RevokeGrants(e.ctx, rec.SessionID, ""); return err },
+		"ExpireGrants": func() error { _, err := e.grants.ExpireGrants(e.ctx, []string{"default"}); return err },
+		"Stop": func() error {
+			_, err := e.sessions.Stop(e.ctx, rec.SessionID, session.StopSignal{Reason: "stop"}, mk)
+			return err
+		},
+		"NewTurn":       func() error { _, err := e.sessions.NewTurn(e.ctx, rec.SessionID, session.Turn{}); return err },
 		"CancelSession": func() error { _, err := e.sessions.CancelSession(e.ctx, rec.SessionID, nil, mk); return err },
 		"ClaimExpired":  func() error { _, err := e.expiry.ClaimExpired(e.ctx, 10); return err },
 		"ClaimEffects":  func() error { _, err := e.outbox.ClaimEffects(e.ctx, 10); return err },

@@ -226,7 +226,7 @@ func testStepsDropped(t *testing.T, e *env) {
 	if got, err := e.sessions.CancelSession(e.ctx, sess, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("CancelSession: %v, %v", ids(got), err)
 	}
-	if got, err := e.sessions.Stop(e.ctx, stopSess, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.Stop(e.ctx, stopSess, session.StopSignal{Reason: "stop"}, (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("Stop: %v, %v", ids(got), err)
 	}
 	// The short request's step came while it was open: claimed, not

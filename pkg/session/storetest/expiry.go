@@ -329,7 +329,7 @@ func testSettleAfterExpiry(t *testing.T, e *env) {
 	if got, err := e.sessions.CancelSession(e.ctx, sess, []string{r2.ID}, m.mk); err != nil || len(got) != 0 {
 		t.Errorf("CancelSession after the expiry = %v, %v; want nothing", ids(got), err)
 	}
-	got, err := e.sessions.Stop(e.ctx, sess, "stop", m.mk)
+	got, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, m.mk)
 	if err != nil || !slices.Equal(ids(got), []string{open.ID}) {
 		t.Errorf("Stop after the expiry settled %v (%v), want only the open request %s", ids(got), err, open.ID)
 	}
@@ -431,6 +431,14 @@ func testRaceVoteClaim(t *testing.T, e *env) {
 
 	// The records are judged by what the calls returned: a Get now could
 	// come after the (short) retention of the first ones settled.
+	checkVoteOrClaim(t, recs, votes, c)
+}
+
+// checkVoteOrClaim checks that each request of recs had one outcome: the
+// approval of its vote (votes[i]) or its expiry, claimed once (c), with the
+// state and the refusal that outcome gives.
+func checkVoteOrClaim(t *testing.T, recs []*session.Record, votes []outcome, c *claims) {
+	t.Helper()
 	approved, expired := 0, 0
 	for i, rec := range recs {
 		v := votes[i]

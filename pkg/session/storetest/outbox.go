@@ -80,12 +80,10 @@ func claimUntilDry[T any](t *testing.T, e *env, wait bool, name, noun string, cl
 	}
 }
 
-func testOutboxRecords(t *testing.T, e *env) {
-	sess, other := e.name("sess"), e.name("sess")
-	// The expiry first: its wait is longer than the lease.
-	expired := e.createShort(t, sess, shortTTL)
-	e.waitDue(t, expired.ExpiresAt)
-	first := time.Now() // no entry of this test is older
+// claimExpiredOf claims expired requests until some of session sess come
+// back (for up to 5 s) and returns those.
+func (e *env) claimExpiredOf(t *testing.T, sess string) []*session.Record {
+	t.Helper()
 	var claimed []*session.Record
 	for deadline := time.Now().Add(5 * time.Second); len(claimed) == 0 && time.Now().Before(deadline); {
 		got, err := e.expiry.ClaimExpired(e.ctx, 1000)
@@ -98,7 +96,16 @@ func testOutboxRecords(t *testing.T, e *env) {
 			}
 		}
 	}
-	if len(claimed) != 1 {
+	return claimed
+}
+
+func testOutboxRecords(t *testing.T, e *env) {
+	sess, other := e.name("sess"), e.name("sess")
+	// The expiry first: its wait is longer than the lease.
+	expired := e.createShort(t, sess, shortTTL)
+	e.waitDue(t, expired.ExpiresAt)
+	first := time.Now() // no entry of this test is older
+	if claimed := e.claimExpiredOf(t, sess); len(claimed) != 1 {
 		t.Fatalf("ClaimExpired returned %v of the session, want the expired request", ids(claimed))
 	}
 
@@ -125,7 +132,7 @@ func testOutboxRecords(t *testing.T, e *env) {
 	if got, err := e.sessions.CancelSession(e.ctx, other, []string{cancelled.ID}, (&mkRecorder{code: messages.ReasonCancelled}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("CancelSession: %v, %v", ids(got), err)
 	}
-	if got, err := e.sessions.Stop(e.ctx, other, "stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
+	if got, err := e.sessions.Stop(e.ctx, other, session.StopSignal{Reason: "stop"}, (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil || len(got) != 1 {
 		t.Fatalf("Stop: %v, %v", ids(got), err)
 	}
 	// Within the lease only the callers of the transitions may act (on a

@@ -261,7 +261,7 @@ func testRaceStopCreate(t *testing.T, e *env) {
 		m := &mkRecorder{code: messages.ReasonHardStop}
 		race(n+1, func(i int) {
 			if i == n/2 {
-				stopped, stopErr = e.sessions.Stop(e.ctx, sess, "stop", m.mk)
+				stopped, stopErr = e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, m.mk)
 				return
 			}
 			if i > n/2 {
@@ -330,7 +330,7 @@ func testRaceMixed(t *testing.T, e *env) {
 				got, err := e.sessions.CancelSession(e.ctx, sess, []string{rec.ID}, mk)
 				win("cancel", len(got) == 1, err)
 			case 4:
-				got, err := e.sessions.Stop(e.ctx, sess, "stop", mk)
+				got, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, mk)
 				win("stop", len(got) == 1, err)
 			}
 		})

@@ -591,10 +591,10 @@ func testHeldUnanswerable(t *testing.T, e *env) {
 	if got, err := e.sessions.CancelSession(e.ctx, sess, nil, mk); err != nil || len(got) != 0 {
 		t.Errorf("CancelSession of the session: %d settled, %v; want none", len(got), err)
 	}
-	if got, err := e.sessions.Stop(e.ctx, sess, "stop", mk); err != nil || len(got) != 0 {
+	if got, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, mk); err != nil || len(got) != 0 {
 		t.Errorf("Stop: %d settled, %v; want none", len(got), err)
 	}
-	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil {
 		t.Fatal(err)
 	}
 	// Still held, still openable: none of the above touched it.
@@ -647,7 +647,7 @@ func testOpenAgain(t *testing.T, e *env) {
 func testOpenStopped(t *testing.T, e *env) {
 	sess := e.name("sess")
 	held := e.prepare(t, e.request(sess))
-	if _, err := e.sessions.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.requests.Open(e.ctx, sess, held.ID); !errors.Is(err, session.ErrStopped) {
@@ -660,7 +660,7 @@ func testOpenStopped(t *testing.T, e *env) {
 	if ids := e.pendingIDs(t, held); len(ids[0]) != 0 {
 		t.Fatalf("listed %v after the refused Open", ids[0])
 	}
-	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil {
 		t.Fatal(err)
 	}
 	if res := e.open(t, held); !res.Applied {
@@ -682,7 +682,7 @@ func testPrepareExisting(t *testing.T, e *env) {
 	if err != nil || created || again.State != messages.StatePending {
 		t.Fatalf("Prepare of an opened id: created=%v %s %v, want the pending record", created, describe(again), err)
 	}
-	if _, err := e.sessions.Stop(e.ctx, sess, "stop", func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, func(r *session.Record) messages.Decision { return cancelled(r) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.requests.Prepare(e.ctx, e.request(sess)); !errors.Is(err, session.ErrStopped) {

@@ -109,7 +109,7 @@ func (r *runner) testRetention(t *testing.T, e *env) {
 func (r *runner) testGrantLapse(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
 	stored := e.addGrants(t, e.sessionGrant(sess, "write"), e.agentGrant(agent, "bash", "git push *"))
-	if _, err := e.sessions.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, (&mkRecorder{}).mk); err != nil {
 		t.Fatal(err)
 	}
 	added := time.Now()

@@ -153,7 +153,7 @@ func testLookupAll(t *testing.T, e *env) {
 	req := e.request(e.name("sess"))
 	rec := e.create(t, req)
 	grants := e.addGrants(t, e.sessionGrant(req.SessionID, "write"), e.agentGrant(req.AgentID, "bash", "git push *"))
-	if _, err := e.sessions.Stop(e.ctx, req.SessionID, "user said stop", (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, req.SessionID, session.StopSignal{Reason: "user said stop"}, (&mkRecorder{code: messages.ReasonHardStop}).mk); err != nil {
 		t.Fatal(err)
 	}
 	l, err := e.requests.Lookup(e.ctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.ID, AgentID: req.AgentID})
@@ -187,7 +187,7 @@ func testStop(t *testing.T, e *env) {
 	}
 
 	m := &mkRecorder{code: messages.ReasonHardStop}
-	stopped, err := e.sessions.Stop(e.ctx, sess, "rejected hard by ann", m.mk)
+	stopped, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "rejected hard by ann"}, m.mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,12 +229,12 @@ func testStop(t *testing.T, e *env) {
 	if _, _, err := Create(e.ctx, e.requests, e.request(other)); err != nil {
 		t.Errorf("Create in another session: %v", err)
 	}
-	again, err := e.sessions.Stop(e.ctx, sess, "again", m.mk)
+	again, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "again"}, m.mk)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second Stop = %v, %v; want nothing settled", ids(again), err)
 	}
 
-	cleared, err := e.sessions.NewTurn(e.ctx, sess)
+	cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{})
 	if err != nil || !cleared {
 		t.Fatalf("NewTurn = %v, %v; want true", cleared, err)
 	}
@@ -246,19 +246,19 @@ func testStop(t *testing.T, e *env) {
 
 func testNewTurn(t *testing.T, e *env) {
 	sess := e.name("sess")
-	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil || cleared {
 		t.Errorf("NewTurn of a session never stopped = %v, %v; want false", cleared, err)
 	}
-	if _, err := e.sessions.Stop(e.ctx, sess, "stop", (&mkRecorder{}).mk); err != nil {
+	if _, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, (&mkRecorder{}).mk); err != nil {
 		t.Fatal(err)
 	}
-	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil || !cleared {
 		t.Errorf("first NewTurn after Stop = %v, %v; want true", cleared, err)
 	}
-	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil || cleared {
 		t.Errorf("second NewTurn = %v, %v; want false", cleared, err)
 	}
-	_, err := e.sessions.NewTurn(e.ctx, "")
+	_, err := e.sessions.NewTurn(e.ctx, "", session.Turn{})
 	wantErr(t, "NewTurn without a session id", err, session.ErrInvalid)
 }
 
@@ -266,9 +266,9 @@ func testStopCancelInvalid(t *testing.T, e *env) {
 	sess := e.name("sess")
 	rec := e.create(t, e.request(sess))
 	mk := (&mkRecorder{}).mk
-	_, err := e.sessions.Stop(e.ctx, "", "stop", mk)
+	_, err := e.sessions.Stop(e.ctx, "", session.StopSignal{Reason: "stop"}, mk)
 	wantErr(t, "Stop without a session id", err, session.ErrInvalid)
-	_, err = e.sessions.Stop(e.ctx, sess, "stop", nil)
+	_, err = e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: "stop"}, nil)
 	wantErr(t, "Stop without mk", err, session.ErrInvalid)
 	_, err = e.sessions.CancelSession(e.ctx, "", nil, mk)
 	wantErr(t, "CancelSession without a session id", err, session.ErrInvalid)
@@ -389,7 +389,7 @@ func testStopVote(t *testing.T, e *env) {
 	_, _, err = e.requests.Prepare(e.ctx, e.request(sess))
 	wantErr(t, "Prepare after a hard reject", err, session.ErrStopped)
 	e.ack(t, res.Record)
-	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil || !cleared {
 		t.Fatalf("NewTurn = %v, %v; want the vote's stop cleared", cleared, err)
 	}
 	e.create(t, e.request(sess))
@@ -477,7 +477,7 @@ func testStoppedRefusesApproval(t *testing.T, e *env) {
 	checkApplied(t, "a deny in a stopped session", res, messages.StateRejected)
 
 	e.ack(t, hard.Record)
-	if _, err := e.sessions.NewTurn(e.ctx, sess); err != nil {
+	if _, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil {
 		t.Fatal(err)
 	}
 	after := e.create(t, e.request(sess))
@@ -604,7 +604,7 @@ func testNewTurnOwed(t *testing.T, e *env) {
 		t.Fatalf("hard reject = %+v, %v", hard, err)
 	}
 
-	cleared, err := e.sessions.NewTurn(e.ctx, sess)
+	cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{})
 	wantErr(t, "NewTurn while the hard rejection is owed", err, session.ErrStopOwed)
 	var owed *session.StopOwedError
 	if !errors.As(err, &owed) {
@@ -630,18 +630,18 @@ func testNewTurnOwed(t *testing.T, e *env) {
 	mk := func(r *session.Record) messages.Decision {
 		return decision(r, messages.OutcomeDeny, messages.ReasonHardStop, "ann")
 	}
-	stopped, err := e.sessions.Stop(e.ctx, sess, v.Stop, mk)
+	stopped, err := e.sessions.Stop(e.ctx, sess, session.StopSignal{Reason: v.Stop}, mk)
 	if err != nil || len(stopped) != 1 || stopped[0].ID != sibling.ID {
 		t.Fatalf("Stop = %v, %v; want the sibling rejected", ids(stopped), err)
 	}
 	// Claimed by another caller after the lease, the entry still owes:
 	// acknowledging an older transition's mark does not count.
 	e.ack(t, rec)
-	if _, err := e.sessions.NewTurn(e.ctx, sess); !errors.Is(err, session.ErrStopOwed) {
+	if _, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); !errors.Is(err, session.ErrStopOwed) {
 		t.Fatalf("NewTurn after acknowledging the pending record's mark: %v, want ErrStopOwed", err)
 	}
 	e.ack(t, owed.Records...)
-	if cleared, err := e.sessions.NewTurn(e.ctx, sess); err != nil || !cleared {
+	if cleared, err := e.sessions.NewTurn(e.ctx, sess, session.Turn{}); err != nil || !cleared {
 		t.Fatalf("NewTurn once the rejection is acknowledged = %v, %v; want the stop cleared", cleared, err)
 	}
 	if stopped, _ := e.lookupStop(t, sess); stopped {

@@ -93,9 +93,11 @@ func (r *runner) roles() []group {
 	return []group{
 		{"Requests", append(r.requestTests(), r.heldTests()...)},
 		// Sessions with Pending: the lists are what stops and cancels act on.
-		{"Sessions", append(r.sessionTests(), r.stopVoteTests()...)},
+		{"Sessions", slices.Concat(r.sessionTests(), r.stopVoteTests(), r.turnTests())},
 		{"Grants", r.grantTests()},
 		{"Escalations", r.escalationContractTests()},
+		{"Fleet", r.fleetTests()},
+		{"Breakers", r.breakerTests()},
 		{"Backend", r.backendTests()},
 		{"Retention", r.retentionTests()},
 		{"Races", r.raceTests()},
@@ -126,6 +128,8 @@ type env struct {
 	expiry      session.Expiry
 	outbox      session.Outbox
 	escalations session.Escalations
+	fleet       session.Fleet
+	breakers    session.Breakers
 	backend     session.Backend
 
 	ctx context.Context
@@ -141,7 +145,7 @@ func (r *runner) env(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return &env{r: r,
-		requests: s, pending: s, grants: s, sessions: s, expiry: s, outbox: s, escalations: s, backend: s,
+		requests: s, pending: s, grants: s, sessions: s, expiry: s, outbox: s, escalations: s, fleet: s, breakers: s, backend: s,
 		ctx: t.Context(), id: fmt.Sprintf("%s-%d", r.prefix, r.n.Add(1))}
 }
 

@@ -59,3 +59,30 @@ broker.paging.egress.enabled, where "auto" means the policy has pagers. */}}
 {{- end -}}
 {{- if $on -}}true{{- end -}}
 {{- end -}}
+
+{{/* The brokers' tenants file (SIGNOFF_TENANTS) from .Values.tenants: every
+tenant's policy defaults to the chart's. Fails without a tenant, and, on the
+bundled NATS (which has the DEMO account only), on another account. */}}
+{{- define "signoff.tenantsFile" -}}
+{{- if empty .Values.tenants -}}
+{{- fail "tenants: at least one tenant is required (its NATS account and users' public keys; genkeys writes the DEMO tenant's to keys/tenants.yaml)" -}}
+{{- end -}}
+{{- $list := list -}}
+{{- range $i, $t := .Values.tenants -}}
+{{- if and $.Values.nats.bundled.enabled (ne $t.account "DEMO") -}}
+{{- fail (printf "tenants[%d].account: %q is not an account of the bundled NATS, which has DEMO only" $i $t.account) -}}
+{{- end -}}
+{{- $c := deepCopy $t -}}
+{{- if not (get $c "policy") -}}{{- $_ := set $c "policy" "/etc/signoff/policy/policy.yaml" -}}{{- end -}}
+{{- $list = append $list $c -}}
+{{- end -}}
+{{- toYaml (dict "tenants" $list) -}}
+{{- end -}}
+
+{{/* The public keys of every tenant's approver bots, comma-separated: the
+brokers trust response signatures by these (SIGNOFF_APPROVER_KEYS). */}}
+{{- define "signoff.approverKeys" -}}
+{{- $keys := list -}}
+{{- range .Values.tenants -}}{{- range (get . "bots" | default list) -}}{{- $keys = append $keys .user -}}{{- end -}}{{- end -}}
+{{- join "," $keys -}}
+{{- end -}}

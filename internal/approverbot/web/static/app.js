@@ -251,11 +251,19 @@
     for (const b of buttons) b.disabled = true;
     show('pending', 'Sending…');
     try {
+      const req = picks ? { request_id: id, action: 'answer', picks }
+        : { request_id: id, action: btn.dataset.action, feedback: fb ? fb.value : '' };
+      // The version of the question this card shows: the answer is to it.
+      req.digest = card.dataset.digest;
+      if (card.hasAttribute('data-stepup') && ['approve', 'session', 'always'].includes(btn.dataset.action)) {
+        // Step-up: the passkey or security key confirms this approval.
+        show('pending', 'Confirm with your passkey or security key…');
+        req.step_up = await window.signoffStepUp(id);
+      }
       const res = await fetch('/api/respond', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRF-Token': csrf },
-        body: JSON.stringify(picks ? { request_id: id, action: 'answer', picks }
-          : { request_id: id, action: btn.dataset.action, feedback: fb ? fb.value : '' }),
+        body: JSON.stringify(req),
       });
       if (res.status === 401) {
         location.assign('/login');
@@ -268,7 +276,7 @@
         show(body.applied ? 'ok' : 'warn', body.message);
       }
     } catch (err) {
-      show('error', 'Network error: ' + err.message);
+      show('error', (err.name === 'TypeError' ? 'Network error: ' : '') + err.message);
     } finally {
       for (const b of buttons) b.disabled = b.hasAttribute('data-refused');
     }
@@ -282,10 +290,13 @@
   const logout = document.getElementById('logout');
   if (logout) {
     logout.addEventListener('click', async () => {
+      let next = '/login';
       try {
-        await fetch('/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+        const r = await fetch('/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+        // Signed in with OIDC: the provider's session ends too.
+        if (r.status === 200) next = (await r.json()).end_session_url || next;
       } finally {
-        location.assign('/login');
+        location.assign(next);
       }
     });
   }

@@ -76,8 +76,7 @@
   }
 
   function start() {
-    const form = document.querySelector('form[action="/login"]');
-    if (form) signIn(form);
+    for (const form of document.querySelectorAll('form[action="/login"], form[action="/login/oidc"]')) signIn(form);
     const list = document.getElementById('questions');
     if (list) page(list);
   }

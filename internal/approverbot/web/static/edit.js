@@ -55,6 +55,7 @@
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRF-Token': csrf },
         body: JSON.stringify({
           request_id: card.dataset.id,
+          digest: card.dataset.digest,
           action: 'approve',
           feedback: fb ? fb.value : '',
           edit: editor.querySelector('.edit-text').value,

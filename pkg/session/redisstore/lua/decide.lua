@@ -4,7 +4,8 @@
 -- ARGV[1] request id, ARGV[2] approver, ARGV[3] '1' approve | '0' deny,
 -- ARGV[4] decision (JSON), ARGV[5] retention (ms), ARGV[6] stop reason
 -- ('' for none; a deny only): set in this same step, so that a reject_hard
--- without its stop signal cannot exist. ARGV[7] outbox lease (µs),
+-- without its stop signal cannot exist; the request id joins the stop's
+-- rejections (an existing stop keeps its reason). ARGV[7] outbox lease (µs),
 -- ARGV[8] the approvals-list entry of an approval: '<id> <scope>', or the
 -- bare id of a vote without a scope (record.go); a re-vote is matched
 -- on the id, the part before the first space.
@@ -46,7 +47,7 @@ if ARGV[3] == '0' then
   settle_head(h, 'rejected', ARGV[4], now)
   final = true
   if ARGV[6] ~= '' then
-    redis.call('SET', KEYS[3], ARGV[6])
+    stop_add(KEYS[3], ARGV[6], {ARGV[1]})
   end
 else
   ap[#ap + 1] = ARGV[8]

@@ -97,3 +97,47 @@ local function gone(key, entries, ttl)
     redis.call('PEXPIRE', key, ttl)
   end
 end
+
+-- The stop signal (docs/STATE.md "Keys"): '<reason>' when it names no
+-- rejection (a stop written before stops kept them), else
+-- '<reason>\0<ids>', the ids of the hard rejections behind it as fields,
+-- oldest first, at most MAX_STOP_IDS (session.MaxStopRejections; the
+-- conformance suite checks both stores keep the same number).
+local MAX_STOP_IDS = 8
+
+local function stop_dec(v)
+  local z = string.find(v, '\0', 1, true)
+  if not z then
+    return v, {}
+  end
+  return string.sub(v, 1, z - 1), dec(string.sub(v, z + 1))
+end
+
+-- stop_add sets the stop signal at key to reason with ids, or adds ids to
+-- the one in force (which keeps its reason), keeping the newest
+-- MAX_STOP_IDS.
+local function stop_add(key, reason, ids)
+  local v = redis.call('GET', key)
+  local have = {}
+  if v then
+    reason, have = stop_dec(v)
+  end
+  local known = {}
+  for _, id in ipairs(have) do
+    known[id] = true
+  end
+  for _, id in ipairs(ids) do
+    if not known[id] then
+      known[id] = true
+      have[#have + 1] = id
+    end
+  end
+  while #have > MAX_STOP_IDS do
+    table.remove(have, 1)
+  end
+  if #have == 0 then
+    redis.call('SET', key, reason)
+  else
+    redis.call('SET', key, reason .. '\0' .. enc(have))
+  end
+end

@@ -1,0 +1,285 @@
+package testenv
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// BrokersAccount is the NATS account of the brokers in [Accounts]
+// (docs/OPERATIONS.md, "Tenants and identity").
+const BrokersAccount = "SIGNOFF"
+
+// Role is what a tenant user may publish: the subjects of its role are
+// the only ones it may publish on (a closed allow-list), besides replies.
+type Role string
+
+// The roles of a tenant's users.
+const (
+	// RoleAgent may ask (req, status, cancel, turn).
+	RoleAgent Role = "agent"
+	// RoleBot may respond, replay pending questions, and use the admin
+	// subjects (list and revoke grants).
+	RoleBot Role = "bot"
+	// RoleAdmin may use the admin subjects.
+	RoleAdmin Role = "admin"
+	// RoleAny may publish anything in its account (for tests that show the
+	// broker's own checks, not the server's).
+	RoleAny Role = "any"
+)
+
+// AccountUser is one password user of an account in [Accounts]. Its NATS
+// user name is what Nats-Request-Info's "user" carries.
+type AccountUser struct {
+	Name     string
+	Password string
+	Role     Role
+}
+
+// Accounts describes the accounts of a tenant plane (docs/OPERATIONS.md,
+// "Tenants and identity"): the brokers' account SIGNOFF with JetStream,
+// exporting Signoff's services and the per-tenant streams, and one account
+// per tenant importing them with share:true (so the server stamps every
+// request with Nats-Request-Info) and its own streams mapped back to the
+// plain subjects.
+type Accounts struct {
+	// Prefix is the subject prefix (default "signoff.v1").
+	Prefix string
+	// Brokers are the users of the SIGNOFF account (default: one user
+	// "broker", password "broker").
+	Brokers []AccountUser
+	// Tenants maps a tenant account name to its users.
+	Tenants map[string][]AccountUser
+}
+
+func (a Accounts) prefix() string {
+	if a.Prefix == "" {
+		return "signoff.v1"
+	}
+	return a.Prefix
+}
+
+// serviceSubjects are the services SIGNOFF exports, by the role allowed to
+// publish them.
+func (a Accounts) serviceSubjects() map[Role][]string {
+	p := a.prefix()
+	return map[Role][]string{
+		RoleAgent: {p + ".req.>", p + ".status.>", p + ".cancel.>", p + ".turn.>"},
+		RoleBot:   {p + ".respond", p + ".people", p + ".pending.>", p + ".admin.>"},
+		RoleAdmin: {p + ".admin.>"},
+	}
+}
+
+// streamKinds are the broker → tenant subjects, exported per tenant.
+var streamKinds = []string{"decision", "ask", "resolved"}
+
+// Config returns the accounts block of a nats-server configuration.
+func (a Accounts) Config() string {
+	p := a.prefix()
+	var b strings.Builder
+	b.WriteString("accounts {\n")
+	// The tenant's account name is the token after "<prefix>.t.".
+	tokenPos := strings.Count(p, ".") + 3
+	brokers := a.Brokers
+	if len(brokers) == 0 {
+		brokers = []AccountUser{{Name: "broker", Password: "broker", Role: RoleAny}}
+	}
+	fmt.Fprintf(&b, "  %s {\n    jetstream: enabled\n    users: [\n", BrokersAccount)
+	for _, u := range brokers {
+		fmt.Fprintf(&b, "      {user: %q, password: %q}\n", u.Name, u.Password)
+	}
+	b.WriteString("    ]\n    exports: [\n")
+	seen := map[string]bool{}
+	for _, subjects := range a.serviceSubjects() {
+		for _, s := range subjects {
+			if !seen[s] {
+				seen[s] = true
+				fmt.Fprintf(&b, "      {service: %q}\n", s)
+			}
+		}
+	}
+	for _, kind := range streamKinds {
+		fmt.Fprintf(&b, "      {stream: %q, account_token_position: %d}\n", p+".t.*."+kind+".>", tokenPos)
+	}
+	b.WriteString("    ]\n  }\n")
+	for _, name := range a.tenantNames() {
+		a.writeTenant(&b, name)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func (a Accounts) tenantNames() []string {
+	names := make([]string, 0, len(a.Tenants))
+	for n := range a.Tenants {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (a Accounts) writeTenant(b *strings.Builder, name string) {
+	p := a.prefix()
+	services := a.serviceSubjects()
+	fmt.Fprintf(b, "  %s {\n    users: [\n", name)
+	for _, u := range a.Tenants[name] {
+		fmt.Fprintf(b, "      {user: %q, password: %q%s}\n", u.Name, u.Password, permissions(services, u.Role))
+	}
+	b.WriteString("    ]\n    imports: [\n")
+	seen := map[string]bool{}
+	for _, subjects := range services {
+		for _, s := range subjects {
+			if !seen[s] {
+				seen[s] = true
+				fmt.Fprintf(b, "      {service: {account: %s, subject: %q}, share: true}\n", BrokersAccount, s)
+			}
+		}
+	}
+	for _, kind := range streamKinds {
+		fmt.Fprintf(b, "      {stream: {account: %s, subject: %q}, to: %q}\n",
+			BrokersAccount, p+".t."+name+"."+kind+".>", p+"."+kind+".>")
+	}
+	b.WriteString("    ]\n  }\n")
+}
+
+// permissions is the user's publish allow-list: its role's services and
+// replies (a request's reply subject is allowed for one response).
+func permissions(services map[Role][]string, role Role) string {
+	if role == RoleAny {
+		return ""
+	}
+	allow := services[role]
+	if allow == nil {
+		allow = []string{}
+	}
+	quoted := make([]string, len(allow))
+	for i, s := range allow {
+		quoted[i] = strconv.Quote(s)
+	}
+	return fmt.Sprintf(", permissions: {publish: {allow: [%s]}, allow_responses: true}", strings.Join(quoted, ", "))
+}
+
+// NATSCluster is a cluster of embedded NATS servers for one test.
+type NATSCluster struct {
+	Servers []*server.Server
+}
+
+// ClientURL returns the client URL of server i.
+func (c *NATSCluster) ClientURL(i int) string {
+	return "nats://" + c.Servers[i].Addr().String()
+}
+
+// ClientURLs returns every server's client URL, comma-separated (for
+// nats.Connect).
+func (c *NATSCluster) ClientURLs() string {
+	urls := make([]string, len(c.Servers))
+	for i := range c.Servers {
+		urls[i] = c.ClientURL(i)
+	}
+	return strings.Join(urls, ",")
+}
+
+// Connect connects to server i as user/password and registers the
+// connection's Close with t.Cleanup.
+func (c *NATSCluster) Connect(t testing.TB, i int, user, password string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	opts = append([]nats.Option{nats.UserInfo(user, password)}, opts...)
+	nc, err := nats.Connect(c.ClientURL(i), opts...)
+	if err != nil {
+		t.Fatalf("testenv: nats connect %s as %s: %v", c.ClientURL(i), user, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// NATSAccountsCluster starts n embedded NATS servers (n ≥ 1; n > 1 forms a
+// cluster with JetStream replicated) configured with accounts, on free
+// loopback ports, and registers their shutdown with t.Cleanup. It waits
+// until each accepts connections and, for a cluster, until every route is
+// up.
+func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
+	t.Helper()
+	routePorts := make([]int, n)
+	for i := range routePorts {
+		p, err := freePort()
+		if err != nil {
+			t.Fatalf("testenv: free port: %v", err)
+		}
+		routePorts[i] = p
+	}
+	c := &NATSCluster{}
+	dir := t.TempDir()
+	for i := 0; i < n; i++ {
+		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accounts)
+		path := filepath.Join(dir, fmt.Sprintf("nats-%d.conf", i))
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		o, err := server.ProcessConfigFile(path)
+		if err != nil {
+			t.Fatalf("testenv: nats config %s: %v\n%s", path, err, conf)
+		}
+		o.NoLog, o.NoSigs = true, true
+		srv, err := server.NewServer(o)
+		if err != nil {
+			t.Fatalf("testenv: nats server %d: %v", i, err)
+		}
+		go srv.Start()
+		t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+		if !srv.ReadyForConnections(natsReadyTimeout) {
+			t.Fatalf("testenv: nats server %d not ready within %v", i, natsReadyTimeout)
+		}
+		c.Servers = append(c.Servers, srv)
+	}
+	c.waitRoutes(t)
+	return c
+}
+
+func natsConf(i, n int, routePorts []int, storeDir string, accounts Accounts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server_name: n%d\nhost: 127.0.0.1\nport: -1\n", i)
+	fmt.Fprintf(&b, "jetstream {store_dir: %q}\n", storeDir)
+	if n > 1 {
+		routes := make([]string, 0, n)
+		for j, p := range routePorts {
+			if j != i {
+				routes = append(routes, strconv.Quote("nats://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(p))))
+			}
+		}
+		fmt.Fprintf(&b, "cluster {name: signoff, listen: \"127.0.0.1:%d\", routes: [%s]}\n",
+			routePorts[i], strings.Join(routes, ", "))
+	}
+	b.WriteString(accounts.Config())
+	return b.String()
+}
+
+func (c *NATSCluster) waitRoutes(t testing.TB) {
+	t.Helper()
+	want := len(c.Servers) - 1
+	if want == 0 {
+		return
+	}
+	deadline := time.Now().Add(natsReadyTimeout)
+	for time.Now().Before(deadline) {
+		ok := true
+		for _, s := range c.Servers {
+			if s.NumRoutes() < want {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("testenv: nats cluster routes not up within %v", natsReadyTimeout)
+}

@@ -1,0 +1,70 @@
+package policy_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestExportedVariablesAreJudgedAsTheProgramsOptions attacks programs with
+// complete entries through variables the script exports before (or, in a
+// loop or a function, after) them: export, declare -x, typeset -x, local
+// -x, set -a, a nested bash -c, builtin export. Each must be judged as the
+// option the variable stands for: not understood, so it asks, naming the
+// variable. Ordinary exports of inert variables stay allowed
+// (corpus_policy.yaml, auto-edit mode).
+func TestExportedVariablesAreJudgedAsTheProgramsOptions(t *testing.T) {
+	p := corpusPolicy(t)
+	for _, tt := range []struct {
+		cmd  string
+		want policy.Action
+		name string // the variable the reason must name
+	}{
+		{"export GIT_TRACE=/tmp/trace; git status", policy.Ask, "GIT_TRACE"},
+		{"export GIT_TRACE; git status", policy.Ask, "GIT_TRACE"},
+		{"GIT_TRACE=/tmp/t; export GIT_TRACE; git log -1", policy.Ask, "GIT_TRACE"},
+		{"declare -x GREP_OPTIONS=--include=.env; grep -r x .", policy.Ask, "GREP_OPTIONS"},
+		{"typeset -x GIT_TRACE_PACKET=/tmp/p; git diff", policy.Ask, "GIT_TRACE_PACKET"},
+		{"f() { local -x GIT_TRACE=/tmp/t; git status; }; f", policy.Ask, "GIT_TRACE"},
+		{"set -a; GIT_TRACE=/tmp/t; git status", policy.Ask, "GIT_TRACE"},
+		{"set -o allexport; GIT_TRACE=/tmp/t; git status", policy.Ask, "GIT_TRACE"},
+		{"for i in 1 2; do git status; export GIT_TRACE=/tmp/t; done", policy.Ask, "GIT_TRACE"},
+		{"bash -c 'export GIT_TRACE=/tmp/t'; git status", policy.Ask, "GIT_TRACE"},
+		{"export GIT_TRACE=/tmp/t; bash -c 'git status'", policy.Ask, "GIT_TRACE"},
+		{"builtin export GIT_TRACE=/tmp/t; git status", policy.Ask, "GIT_TRACE"},
+		{"export WC_X=1; for f in a.go b.go; do wc -l \"$f\"; done", policy.Ask, "WC_X"},
+		// set -k: an argument that looks like an assignment is the
+		// command's environment.
+		{"set -k; git diff GIT_EXTERNAL_DIFF=/tmp/evil", policy.Ask, "set -k"},
+		{"set -o keyword; git diff GIT_EXTERNAL_DIFF=/tmp/evil", policy.Ask, "set -k"},
+		{"bash -k -c 'git diff GIT_EXTERNAL_DIFF=/tmp/evil'", policy.Ask, "set -k"},
+		{"bash -o keyword -c 'git diff GIT_EXTERNAL_DIFF=/tmp/evil'", policy.Ask, "set -k"},
+		// The variables every program or the entry knows as inert.
+		{"export LC_ALL=C; sort f", policy.Allow, ""},
+		{"export NO_COLOR=1 GIT_AUTHOR_NAME=x; git log -1", policy.Allow, ""},
+		{"export TERM=dumb; git diff", policy.Allow, ""},
+		// Not exported: a shell variable no program sees.
+		{"X=1; cat f", policy.Allow, ""},
+		{"declare +x X=1; cat f", policy.Allow, ""},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": tt.cmd})
+			d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
+			if d.Action != tt.want {
+				t.Fatalf("%s: got %s (%s), want %s", tt.cmd, d.Action, d.Reason, tt.want)
+			}
+			if tt.name == "" {
+				return
+			}
+			named := strings.Contains(d.Reason, tt.name)
+			for _, s := range d.Subcommands {
+				named = named || s.Action == policy.Ask && strings.Contains(s.Reason, tt.name)
+			}
+			if !named {
+				t.Errorf("%s: no reason names %s: %s %+v", tt.cmd, tt.name, d.Reason, d.Subcommands)
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package shell
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The environment a script gives its programs (issue 24, item 3). A
+// variable set for one command (FOO=x prog, env FOO=x prog) is judged with
+// that command (judgeEnv). A variable the script exports — export,
+// declare/typeset/local -x, or any assignment after set -a — is in the
+// environment of the programs that run after it, and, in a loop or a
+// function called later, of programs written before it: the analysis does
+// not order them, so an exported name counts for every program of the
+// script, nested scripts included. For a program whose entry is complete
+// it is judged as that program's option: a name neither every program nor
+// the entry's env_inert lists is not understood, and the command asks,
+// naming it. Names that change what any program runs (PATH, LD_*, the
+// table's env: lists) already make the script unanalysable where they are
+// set (shExecVar).
+
+// shKeywordReason is why set -k (set -o keyword, bash -k) makes a script
+// unanalysable: every argument that looks like an assignment (git diff
+// GIT_EXTERNAL_DIFF=x) goes into the command's environment, not its
+// arguments.
+const shKeywordReason = "set -k puts every argument that looks like an assignment into the command's environment, which the analysis does not follow"
+
+// envInertFor reports whether the program of spec reads the variable name
+// without it changing anything the policy judges.
+func envInertFor(spec *progSpec, name string) bool {
+	return envInertAll[name] || strings.HasPrefix(name, "LC_") || slices.Contains(spec.envInert, name)
+}
+
+// noteDeclExports records the names a declaration clause exports: every
+// name of export (but export -f, which exports functions), the names of
+// declare, typeset and local with -x.
+func (a *shAnalyzer) noteDeclExports(d *syntax.DeclClause) {
+	variant := d.Variant.Value
+	exporting := variant == "export"
+	var names []string
+	for _, as := range d.Args {
+		switch {
+		case as.Name != nil:
+			names = append(names, as.Name.Value)
+		case as.Naked && as.Value != nil:
+			w := a.word(as.Value)
+			if w.lit && strings.HasPrefix(w.text, "-") {
+				exporting = exporting || variant != "readonly" && strings.ContainsRune(w.text, 'x')
+				exporting = exporting && !(variant == "export" && strings.ContainsRune(w.text, 'f'))
+			} else if w.lit && !strings.HasPrefix(w.text, "+") {
+				n, _, _ := strings.Cut(w.text, "=")
+				names = append(names, n)
+			}
+		}
+	}
+	if exporting {
+		a.exported = append(a.exported, names...)
+	}
+}
+
+// noteEnvBuiltin records what the builtins the walk sees as commands do to
+// the environment: set -a (and set -o allexport) exports every variable
+// the script assigns; export, declare -x… run through builtin or command
+// export their names, and a name that changes what programs run makes the
+// script unanalysable as an assignment would.
+func (a *shAnalyzer) noteEnvBuiltin(words []shWord) {
+	if len(words) < 2 || !words[0].lit {
+		return
+	}
+	args := words[1:]
+	switch words[0].text {
+	case "set":
+		for i, w := range args {
+			switch {
+			case w.lit && w.text == "--":
+				return
+			case !w.lit, strings.HasPrefix(w.text, "-") && strings.ContainsRune(w.text, 'k'),
+				w.text == "-o" && i+1 < len(args) && (args[i+1].text == "keyword" || !args[i+1].lit):
+				a.codeUnknown(shKeywordReason)
+			}
+			switch {
+			case !w.lit, strings.HasPrefix(w.text, "-") && strings.ContainsRune(w.text, 'a'),
+				w.text == "-o" && i+1 < len(args) && (args[i+1].text == "allexport" || !args[i+1].lit):
+				a.allexport = true
+			}
+		}
+	case "export", "declare", "typeset", "local":
+		exporting := words[0].text == "export"
+		var names []string
+		for _, w := range args {
+			if w.lit && strings.HasPrefix(w.text, "-") {
+				exporting = exporting || strings.ContainsRune(w.text, 'x')
+				continue
+			}
+			if w.lit && strings.HasPrefix(w.text, "+") {
+				continue
+			}
+			n, _, _ := strings.Cut(w.text, "=")
+			if shExecVar(n) {
+				a.codeUnknown(words[0].text + " assigns " + n + ", which changes what later commands run or read")
+			}
+			names = append(names, n)
+		}
+		if exporting {
+			a.exported = append(a.exported, names...)
+		}
+	}
+}
+
+// envNames returns the names the script exports: those exported by name
+// and, after set -a, every name it assigns.
+func (a *shAnalyzer) envNames() []string {
+	names := slices.Clone(a.exported)
+	if a.allexport {
+		names = slices.AppendSeq(names, maps.Keys(a.tainted))
+		names = slices.AppendSeq(names, maps.Keys(a.safeAt))
+		names = slices.AppendSeq(names, maps.Keys(a.varVals))
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// finishExports judges every command of a complete entry (programEffects
+// records its entry in info.env) by the names the script exports: one the
+// entry does not know as inert makes the command not understood.
+func (a *shAnalyzer) finishExports() {
+	// The names every program may get are dropped first: each command
+	// then stops at the first name its entry does not list, so the work
+	// is bounded by the entries' env_inert lists, not by the names.
+	names := slices.DeleteFunc(a.envNames(), func(n string) bool {
+		return envInertAll[n] || strings.HasPrefix(n, "LC_")
+	})
+	if len(names) == 0 {
+		return
+	}
+	for i := range a.res.Commands {
+		c, in := &a.res.Commands[i], &a.info[i]
+		if in.env == nil || c.Unanalysable != "" {
+			continue
+		}
+		for _, n := range names {
+			if !envInertFor(in.env, n) {
+				c.Unanalysable = notUnderstood(in.envProg, "environment variable", n) + ", which the script exports"
+				c.Inert = false
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package shell
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The zsh reading (issue 24, item 7). A shell tool's script does not
+// always run in bash: Claude Code runs its Bash tool in the user's login
+// shell, zsh on macOS (`zsh -c '… setopt NO_EXTENDED_GLOB … eval <cmd>'`),
+// and a request does not say which shell will run it. So a top-level
+// script is judged as bash reads it and must also read the same in zsh;
+// where the two readings may differ, the script is unanalysable (it asks,
+// in every mode). So is a nested script whose shell is not named: eval
+// and trap run theirs in the shell that runs the script, flock -c and
+// script -c in $SHELL, su -c in the user's shell. Scripts of a named bash
+// or POSIX sh (`bash -c '…'`, `sh -c '…'`) are read in that shell only.
+//
+// The check is closed: a difference the parsers see is a difference, and
+// so is every construct on the list below whose tree is the same in both
+// dialects but whose meaning is not. The list comes from zsh 5.9's own
+// tables (`${(k)builtins}`, `${(k)reswords}`, the special parameters) and
+// is held to the real shells by the oracle (TestZshReadingOracle), which
+// runs each script in bash and in zsh and compares what they ran, read and
+// wrote. What zsh does with extended_glob on (`^x`, `x#`, `x~y` as
+// patterns) is out of scope: Claude Code turns it off before the command.
+
+// shNamedBash are the shells whose scripts the analysis reads in their own
+// grammar only (bash -c '…', sh -c '…'): named, they are not zsh.
+var shNamedBash = map[string]bool{"bash": true, "rbash": true, "sh": true, "dash": true, "ash": true, "posh": true}
+
+// zshDiffers returns why zsh would read the top-level script src, whose
+// bash tree is bf, differently from bash, or "".
+func zshDiffers(src string, bf *syntax.File) string {
+	zf, err := shParse(src, syntax.LangZsh)
+	if err != nil {
+		return "zsh, which may run this command (Claude Code's Bash tool on macOS), cannot read it as bash does: " + err.Error()
+	}
+	sh := zshShapes.Get().(*zshShapePair)
+	defer func() {
+		if cap(sh.b) <= shPoolLimit*4 && cap(sh.z) <= shPoolLimit*4 {
+			zshShapes.Put(sh) // a hostile script's shapes go to the garbage collector
+		}
+	}()
+	var why string
+	var fileRead *syntax.Stmt // $(< file): bash and zsh read the file, running nothing
+	sh.b = zshShape(sh.b[:0], bf, func(n syntax.Node) {
+		if why != "" {
+			return
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			if len(n.Stmts) == 1 && n.Stmts[0].Cmd == nil && len(n.Stmts[0].Redirs) == 1 && n.Stmts[0].Redirs[0].Op == syntax.RdrIn {
+				fileRead = n.Stmts[0]
+			}
+		case *syntax.Stmt:
+			if n.Cmd == nil && len(n.Redirs) > 0 && n != fileRead {
+				why = "in zsh, which may run this command (Claude Code's Bash tool on macOS), a redirection alone runs a program ($NULLCMD, $READNULLCMD)"
+			}
+		case *syntax.CallExpr:
+			why = zshCallDiffers(n)
+		case *syntax.Word:
+			why = zshWordDiffers(n, src)
+		case *syntax.DblQuoted:
+			why = zshPartsDiffer(n.Parts, src)
+		}
+	})
+	sh.z = zshShape(sh.z[:0], zf, nil)
+	if at, ok := zshSameShape(sh.b, sh.z); !ok {
+		return fmt.Sprintf("bash and zsh read %q differently (zsh may run this command: Claude Code's Bash tool on macOS)", zshSnippet(src, at))
+	}
+	return why
+}
+
+// zshShapePair holds the shapes of the two readings between uses.
+type zshShapePair struct{ b, z []zshNode }
+
+var zshShapes = sync.Pool{New: func() any { return new(zshShapePair) }}
+
+// zshSameShape reports whether the two trees have the same nodes at the
+// same places; when not, the offset of the first difference.
+func zshSameShape(b, z []zshNode) (uint, bool) {
+	for i := range min(len(b), len(z)) {
+		if b[i] != z[i] {
+			return min(b[i].start, z[i].start), false
+		}
+	}
+	switch {
+	case len(b) < len(z):
+		return z[len(b)].start, false
+	case len(z) < len(b):
+		return b[len(z)].start, false
+	}
+	return 0, true
+}
+
+// zshNode is one node of a tree, by its kind and place.
+type zshNode struct {
+	kind       reflect.Type
+	start, end uint
+	op         uint32 // an operator; for a parameter expansion, its form
+	lit        string // a literal's text
+}
+
+// zshShape appends the nodes of f to out, calling visit (when not nil) on
+// each.
+func zshShape(out []zshNode, f *syntax.File, visit func(syntax.Node)) []zshNode {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			return true
+		}
+		if visit != nil {
+			visit(n)
+		}
+		x := zshNode{kind: reflect.TypeOf(n), start: n.Pos().Offset(), end: n.End().Offset()}
+		switch n := n.(type) {
+		case *syntax.Lit:
+			x.lit = n.Value
+		case *syntax.Redirect:
+			x.op = uint32(n.Op)
+		case *syntax.BinaryCmd:
+			x.op = uint32(n.Op)
+		case *syntax.ProcSubst:
+			x.op = uint32(n.Op)
+		case *syntax.ParamExp:
+			for i, b := range []bool{n.Short, n.Excl, n.Length, n.Width, n.Flags != nil, n.Index != nil, n.Slice != nil, n.Repl != nil, n.Exp != nil} {
+				if b {
+					x.op |= 1 << i
+				}
+			}
+		}
+		out = append(out, x)
+		return true
+	})
+	return out
+}
+
+func zshSnippet(src string, at uint) string {
+	at = min(at, uint(len(src)))
+	end := min(at+24, uint(len(src)))
+	if i := strings.IndexByte(src[at:end], '\n'); i >= 0 {
+		end = at + uint(i)
+	}
+	return src[at:end]
+}
+
+// zshOnly are zsh's builtins and reserved words that bash does not have
+// (zsh 5.9, `${(k)builtins}` and `${(k)reswords}` less bash's `compgen -bk`),
+// and why each is not understood. A name zsh treats this way is a command
+// in bash (usually not found); in zsh it changes options, loads code,
+// defines functions, aliases or variables, or runs its operands.
+var zshOnly = map[string]string{
+	"-": "precommand modifier", "noglob": "precommand modifier", "nocorrect": "precommand modifier",
+	"repeat": "runs its body repeatedly", "foreach": "a loop bash does not have", "end": "ends a zsh loop",
+	"autoload": "loads functions", "zmodload": "loads modules", "zcompile": "compiles functions",
+	"emulate": "changes the shell's options", "setopt": "changes the shell's options", "unsetopt": "changes the shell's options",
+	"functions": "defines functions", "unfunction": "removes functions", "sched": "runs commands later",
+	"bindkey": "line editor", "zle": "line editor", "vared": "edits a variable", "zstyle": "style table",
+	"zparseopts": "sets variables from its arguments", "zformat": "sets variables", "zregexparse": "sets variables",
+	"getln": "sets variables", "pushln": "editor buffer", "print": "prints, or pushes onto the editor buffer (-z) and history (-s)",
+	"float": "declares variables", "integer": "declares variables", "private": "declares variables",
+	"chdir": "changes directory", "r": "runs a command from history", "limit": "resource limits", "unlimit": "resource limits",
+	"disable": "disables builtins and aliases", "rehash": "rebuilds the command table", "unhash": "edits the command table",
+	"whence": "", "where": "", "which": "", "bye": "", "log": "", "ttyctl": "", "echotc": "", "echoti": "",
+	"compadd": "completion", "comparguments": "completion", "compcall": "completion", "compctl": "completion",
+	"compdescribe": "completion", "compfiles": "completion", "compgroups": "completion", "compquote": "completion",
+	"compset": "completion", "comptags": "completion", "comptry": "completion", "compvalues": "completion",
+}
+
+// zshCallDiffers judges a simple command's name as zsh reads it.
+func zshCallDiffers(c *syntax.CallExpr) string {
+	for _, as := range c.Assigns {
+		if as.Value != nil {
+			if r := zshEquals(as.Value); r != "" {
+				return r
+			}
+		}
+	}
+	if len(c.Args) == 0 {
+		return ""
+	}
+	name, ok := zshLiteral(c.Args[0])
+	if !ok {
+		return ""
+	}
+	if name == "builtin" && len(c.Args) > 1 {
+		name, ok = zshLiteral(c.Args[1])
+		if !ok {
+			return ""
+		}
+	}
+	if why, only := zshOnly[name]; only && why != "" {
+		return "in zsh, which may run this command (Claude Code's Bash tool on macOS), " + name + " is a builtin (" + why + ") the analysis does not follow"
+	}
+	return ""
+}
+
+// zshWordDiffers judges one word as zsh expands it: a leading = names a
+// program's path (=rm runs rm; =(…) is a substitution).
+func zshWordDiffers(w *syntax.Word, src string) string {
+	if r := zshEquals(w); r != "" {
+		return r
+	}
+	if r := zshBraceExpansion(w, src); r != "" {
+		return r
+	}
+	return zshPartsDiffer(w.Parts, src)
+}
+
+// zshBraceExpansion: zsh expands parameters and substitutions before
+// braces, so {$a..$b} is a sequence in zsh and text in bash (and {$x,y}
+// is read over the value). A word with an unquoted { before an expansion
+// and a } after it asks.
+func zshBraceExpansion(w *syntax.Word, src string) string {
+	open, exp := false, false
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if open && exp && strings.Contains(p.Value, "}") {
+				return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is a brace expansion over the value of an expansion", zshSnippet(src, w.Pos().Offset()))
+			}
+			if i := strings.LastIndexByte(p.Value, '{'); i >= 0 && !strings.Contains(p.Value[i:], "}") {
+				open, exp = true, false
+			}
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			exp = exp || open
+		}
+	}
+	return ""
+}
+
+// zshEquals: with zsh's equals option (on by default) an unquoted word
+// =name is replaced by the path of the program name; a word of = alone
+// (or ==, as in [ a == b ], which zsh refuses) runs nothing.
+func zshEquals(w *syntax.Word) string {
+	if len(w.Parts) == 0 {
+		return ""
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || !strings.HasPrefix(lit.Value, "=") || strings.Trim(lit.Value, "=") == "" && len(w.Parts) == 1 {
+		return ""
+	}
+	return "in zsh, which may run this command (Claude Code's Bash tool on macOS), the word " + strings.TrimSpace(lit.Value) + "… is the path of a program (equals expansion)"
+}
+
+// zshModifier reports a character that may start one of zsh's
+// history-style modifiers, which zsh applies to an unbraced $name:x (in
+// double quotes too): "$f:h" is dirname, "$sha:a" an absolute path,
+// "$f:fs/X/n/" a substitution. Every letter counts, not only the ones zsh
+// 5.9 documents: what is not a modifier today may be one tomorrow.
+func zshModifier(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '&'
+}
+
+// zshPartsDiffer finds $name followed by :x where x is a modifier.
+func zshPartsDiffer(parts []syntax.WordPart, src string) string {
+	for i, p := range parts {
+		pe, ok := p.(*syntax.ParamExp)
+		if !ok || !pe.Short || i+1 >= len(parts) {
+			continue
+		}
+		next, ok := parts[i+1].(*syntax.Lit)
+		if !ok || len(next.Value) < 2 || next.Value[0] != ':' || !zshModifier(next.Value[1]) {
+			continue
+		}
+		return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q applies the modifier :%c to $%s", zshSnippet(src, pe.Pos().Offset()), next.Value[1], pe.Param.Value)
+	}
+	return ""
+}
+
+// zshLiteral returns w's text when it is one plain literal.
+func zshLiteral(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok {
+		return "", false
+	}
+	return l.Value, true
+}
