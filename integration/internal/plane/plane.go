@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/nats-io/nats.go"
 	"github.com/testcontainers/testcontainers-go"
@@ -223,6 +224,22 @@ func (p *Plane) runContainer(ctx context.Context, tb testing.TB, name, image, ht
 	return n, nil
 }
 
+// dataVolume puts the container's /data on a volume of its own, as every
+// shipped deployment does (the compose file's named volumes, the chart's
+// persistent volume claims), rather than on the container's own writable
+// layer. The layer is the storage driver's — fuse-overlayfs on some Docker
+// hosts, where every fsync goes through a FUSE daemon that competes with
+// the build for the CPU: Redis syncs its append-only file before each
+// reply, and a stall there held reads past the brokers' store timeout in a
+// scenario that touched only NATS. The volume is anonymous: it survives a
+// kill and a start of its container, and goes when the container is
+// removed.
+func dataVolume() testcontainers.CustomizeRequestOption {
+	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Target: "/data"})
+	})
+}
+
 // pinPorts publishes each container port on a host port chosen now, rather
 // than one Docker picks at each start: a container that is stopped (or
 // killed, or restarted by its restart policy) and started again is found at
@@ -284,6 +301,7 @@ func (p *Plane) startNATS(ctx context.Context, tb testing.TB, i int) (*Node, err
 	n, err := p.runContainer(ctx, tb, name, p.cfg.Images.NATS, natsMonitorPort, []*testcontainers.DockerNetwork{p.NATSNet},
 		testcontainers.WithCmd(args...),
 		pin,
+		dataVolume(),
 		// /healthz answers 200 once the node serves clients and its
 		// JetStream is current with the cluster.
 		testcontainers.WithWaitStrategyAndDeadline(p.cfg.StartTimeout, wait.ForHTTP("/healthz").WithPort(natsMonitorPort).
@@ -307,6 +325,7 @@ func (p *Plane) startRedis(ctx context.Context, tb testing.TB) (*Node, error) {
 	return p.runContainer(ctx, tb, "redis", p.cfg.Images.Redis, "", []*testcontainers.DockerNetwork{p.RedisNet},
 		testcontainers.WithCmd(p.cfg.RedisArgs...),
 		pin,
+		dataVolume(),
 		testcontainers.WithWaitStrategyAndDeadline(p.cfg.StartTimeout, wait.ForLog("Ready to accept connections").WithStartupTimeout(p.cfg.StartTimeout)),
 	)
 }
