@@ -81,7 +81,25 @@ type tenantPlane struct {
 // serving the tenants file text.
 func startTenantPlane(t *testing.T, file string) *tenantPlane {
 	t.Helper()
-	c := testenv.NATSAccountsCluster(t, 3, testenv.Accounts{Tenants: tenantUsers})
+	return startTenantPlaneIn(t, file, false)
+}
+
+// eachNATSMode runs f on a tenant plane whose NATS accounts come from a
+// config file and, again, on one in operator mode (JWTs, a resolver),
+// where accounts and users are named by their public keys: the tenants
+// file names them so.
+func eachNATSMode(t *testing.T, file string, f func(t *testing.T, tp *tenantPlane)) {
+	for _, op := range []bool{false, true} {
+		t.Run(map[bool]string{false: "config file", true: "operator"}[op], func(t *testing.T) {
+			f(t, startTenantPlaneIn(t, file, op))
+		})
+	}
+}
+
+func startTenantPlaneIn(t *testing.T, file string, operator bool) *tenantPlane {
+	t.Helper()
+	c := testenv.NATSAccountsCluster(t, 3, testenv.Accounts{Tenants: tenantUsers, Operator: operator})
+	file = c.KeyReplacer().Replace(file)
 	rds := testenv.Redis(t)
 	pol, err := policy.Parse([]byte(tenantPolicy), "tenant-policy.yaml")
 	if err != nil {
@@ -209,7 +227,10 @@ func (b *bot) respond(q messages.ApprovalNeeded, approve bool, scope messages.Sc
 }
 
 func TestTenantDecisionsQuestionsGrantsStopSignalsAndAuditNeverCross(t *testing.T) {
-	tp := startTenantPlane(t, tenantsFile)
+	eachNATSMode(t, tenantsFile, testTenantsNeverCross)
+}
+
+func testTenantsNeverCross(t *testing.T, tp *tenantPlane) {
 	ctx := context.Background()
 	acmeBot, globexBot := tp.bot(1, "acme-bot"), tp.bot(2, "globex-bot")
 	// Same session id, same agent id, in both tenants.
@@ -283,7 +304,7 @@ func (tp *tenantPlane) wantAudit(ctx context.Context, account, prefix string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := "signoff.v1.t." + account + ".audit.shared-1"
+	subject := "signoff.v1.t." + tp.cluster.Key(account) + ".audit.shared-1"
 	var seen []string
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -347,7 +368,10 @@ func wantForbidden(t *testing.T, reply []byte, reason string) {
 }
 
 func TestImpersonationIsRefusedForbiddenWithTheReason(t *testing.T) {
-	tp := startTenantPlane(t, tenantsFile)
+	eachNATSMode(t, tenantsFile, testImpersonationRefused)
+}
+
+func testImpersonationRefused(t *testing.T, tp *tenantPlane) {
 	agent := tp.conn(1, "acme-agent")
 	raw := tp.conn(2, "acme-raw")
 	for _, tc := range []struct {

@@ -59,6 +59,12 @@ type Accounts struct {
 	Brokers []AccountUser
 	// Tenants maps a tenant account name to its users.
 	Tenants map[string][]AccountUser
+	// Operator runs the servers in operator mode: the same accounts and
+	// users as JWTs of a fresh operator, a MEMORY resolver preloaded with
+	// the accounts, users authenticated by their JWT and nkey (passwords
+	// are not used). Accounts and users are then named by their public
+	// keys: see [NATSCluster.Key].
+	Operator bool
 }
 
 func (a Accounts) prefix() string {
@@ -171,6 +177,11 @@ func permissions(services map[Role][]string, role Role) string {
 // NATSCluster is a cluster of embedded NATS servers for one test.
 type NATSCluster struct {
 	Servers []*server.Server
+
+	// keys and creds are the operator mode's public keys by name and
+	// users' credentials (nil in config-file mode).
+	keys  map[string]string
+	creds map[string]nats.Option
 }
 
 // ClientURL returns the client URL of server i.
@@ -188,11 +199,19 @@ func (c *NATSCluster) ClientURLs() string {
 	return strings.Join(urls, ",")
 }
 
-// Connect connects to server i as user/password and registers the
-// connection's Close with t.Cleanup.
+// Connect connects to server i as user/password (in operator mode, as
+// user with its JWT and nkey) and registers the connection's Close with
+// t.Cleanup.
 func (c *NATSCluster) Connect(t testing.TB, i int, user, password string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	opts = append([]nats.Option{nats.UserInfo(user, password)}, opts...)
+	auth := nats.UserInfo(user, password)
+	if c.creds != nil {
+		var ok bool
+		if auth, ok = c.creds[user]; !ok {
+			t.Fatalf("testenv: no user %q in the operator's accounts", user)
+		}
+	}
+	opts = append([]nats.Option{auth}, opts...)
 	nc, err := nats.Connect(c.ClientURL(i), opts...)
 	if err != nil {
 		t.Fatalf("testenv: nats connect %s as %s: %v", c.ClientURL(i), user, err)
@@ -218,8 +237,17 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 	}
 	c := &NATSCluster{}
 	dir := t.TempDir()
+	accountsConf := accounts.Config
+	if accounts.Operator {
+		oc, err := accounts.operatorMode(dir)
+		if err != nil {
+			t.Fatalf("testenv: operator mode: %v", err)
+		}
+		c.keys, c.creds = oc.keys, oc.creds
+		accountsConf = func() string { return oc.text }
+	}
 	for i := 0; i < n; i++ {
-		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accounts)
+		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accountsConf())
 		path := filepath.Join(dir, fmt.Sprintf("nats-%d.conf", i))
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatalf("testenv: %v", err)
@@ -244,7 +272,7 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 	return c
 }
 
-func natsConf(i, n int, routePorts []int, storeDir string, accounts Accounts) string {
+func natsConf(i, n int, routePorts []int, storeDir, accounts string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "server_name: n%d\nhost: 127.0.0.1\nport: -1\n", i)
 	fmt.Fprintf(&b, "jetstream {store_dir: %q}\n", storeDir)
@@ -258,7 +286,7 @@ func natsConf(i, n int, routePorts []int, storeDir string, accounts Accounts) st
 		fmt.Fprintf(&b, "cluster {name: signoff, listen: \"127.0.0.1:%d\", routes: [%s]}\n",
 			routePorts[i], strings.Join(routes, ", "))
 	}
-	b.WriteString(accounts.Config())
+	b.WriteString(accounts)
 	return b.String()
 }
 

@@ -32,6 +32,22 @@ func twoTenants() testenv.Accounts {
 	}}
 }
 
+// eachMode runs f on a 3-node cluster of twoTenants configured by a
+// config file and, again, in operator mode (JWTs, a MEMORY resolver).
+func eachMode(t *testing.T, f func(t *testing.T, c *testenv.NATSCluster)) {
+	for _, op := range []bool{false, true} {
+		t.Run(map[bool]string{false: "config file", true: "operator"}[op], func(t *testing.T) {
+			a := twoTenants()
+			a.Operator = op
+			c := testenv.NATSAccountsCluster(t, 3, a)
+			if c.Operator() != op {
+				t.Fatalf("Operator() = %v", c.Operator())
+			}
+			f(t, c)
+		})
+	}
+}
+
 type requestInfo struct {
 	Account string `json:"acc"`
 	User    string `json:"user"`
@@ -75,95 +91,101 @@ func askInfo(t *testing.T, nc *nats.Conn, msg *nats.Msg) requestInfo {
 }
 
 func TestTenantAccountsStampEveryRequestWithTheRequestersAccountAndUser(t *testing.T) {
-	c := testenv.NATSAccountsCluster(t, 3, twoTenants())
-	serveEcho(t, c.Connect(t, 0, "broker", "broker"), "signoff.v1.req.*")
-
-	for _, tc := range []struct {
-		node            int
-		user, pass, acc string
-	}{
-		{1, "acme-agent", "a", "ACME"},
-		{2, "globex-agent", "g", "GLOBEX"},
-	} {
-		// The connection name is the client's own choice: it proves nothing.
-		nc := c.Connect(t, tc.node, tc.user, tc.pass, nats.Name("someone-else"))
-		ri := askInfo(t, nc, nats.NewMsg("signoff.v1.req.s1"))
-		if ri.Account != tc.acc || ri.User != tc.user {
-			t.Errorf("%s: Nats-Request-Info acc=%q user=%q, want %q %q", tc.user, ri.Account, ri.User, tc.acc, tc.user)
+	eachMode(t, func(t *testing.T, c *testenv.NATSCluster) {
+		serveEcho(t, c.Connect(t, 0, "broker", "broker"), "signoff.v1.req.*")
+		for _, tc := range []struct {
+			node            int
+			user, pass, acc string
+		}{
+			{1, "acme-agent", "a", "ACME"},
+			{2, "globex-agent", "g", "GLOBEX"},
+		} {
+			// The connection name is the client's own choice: it proves nothing.
+			nc := c.Connect(t, tc.node, tc.user, tc.pass, nats.Name("someone-else"))
+			ri := askInfo(t, nc, nats.NewMsg("signoff.v1.req.s1"))
+			if ri.Account != c.Key(tc.acc) || ri.User != c.Key(tc.user) {
+				t.Errorf("%s: Nats-Request-Info acc=%q user=%q, want %q %q", tc.user, ri.Account, ri.User, c.Key(tc.acc), c.Key(tc.user))
+			}
+			if c.Operator() && (!strings.HasPrefix(ri.Account, "A") || !strings.HasPrefix(ri.User, "U")) {
+				t.Errorf("operator mode: acc=%q user=%q, want public keys A… and U…", ri.Account, ri.User)
+			}
+			if ri.Name != "someone-else" {
+				t.Errorf("name = %q: the server no longer passes the client's own name", ri.Name)
+			}
 		}
-		if ri.Name != "someone-else" {
-			t.Errorf("name = %q: the server no longer passes the client's own name", ri.Name)
-		}
-	}
+	})
 }
 
 func TestImpersonationByAClientSuppliedRequestInfoIsOverwrittenByTheServer(t *testing.T) {
-	c := testenv.NATSAccountsCluster(t, 3, twoTenants())
-	serveEcho(t, c.Connect(t, 0, "broker", "broker"), "signoff.v1.req.*")
-	agent := c.Connect(t, 1, "acme-agent", "a")
+	eachMode(t, func(t *testing.T, c *testenv.NATSCluster) {
+		serveEcho(t, c.Connect(t, 0, "broker", "broker"), "signoff.v1.req.*")
+		agent := c.Connect(t, 1, "acme-agent", "a")
 
-	msg := nats.NewMsg("signoff.v1.req.s1")
-	msg.Header.Set("Nats-Request-Info", `{"acc":"GLOBEX","user":"globex-agent"}`)
-	ri := askInfo(t, agent, msg)
-	if ri.Account != "ACME" || ri.User != "acme-agent" {
-		t.Fatalf("a forged header reached the broker: acc=%q user=%q", ri.Account, ri.User)
-	}
+		msg := nats.NewMsg("signoff.v1.req.s1")
+		msg.Header.Set("Nats-Request-Info", `{"acc":"`+c.Key("GLOBEX")+`","user":"`+c.Key("globex-agent")+`"}`)
+		ri := askInfo(t, agent, msg)
+		if ri.Account != c.Key("ACME") || ri.User != c.Key("acme-agent") {
+			t.Fatalf("a forged header reached the broker: acc=%q user=%q", ri.Account, ri.User)
+		}
+	})
 }
 
 func TestTenantStreamsReachOnlyTheirOwnAccountOnThePlainSubject(t *testing.T) {
-	c := testenv.NATSAccountsCluster(t, 3, twoTenants())
-	broker := c.Connect(t, 0, "broker", "broker")
-	acme := c.Connect(t, 1, "acme-agent", "a")
-	globex := c.Connect(t, 2, "globex-agent", "g")
-	acmeBot := c.Connect(t, 2, "acme-bot", "b")
-	globexBot := c.Connect(t, 1, "globex-bot", "h")
+	eachMode(t, func(t *testing.T, c *testenv.NATSCluster) {
+		broker := c.Connect(t, 0, "broker", "broker")
+		acme := c.Connect(t, 1, "acme-agent", "a")
+		globex := c.Connect(t, 2, "globex-agent", "g")
+		acmeBot := c.Connect(t, 2, "acme-bot", "b")
+		globexBot := c.Connect(t, 1, "globex-bot", "h")
 
-	subscribe := func(nc *nats.Conn, subject string) *nats.Subscription {
-		sub, err := nc.SubscribeSync(subject)
-		if err != nil {
-			t.Fatal(err)
+		subscribe := func(nc *nats.Conn, subject string) *nats.Subscription {
+			sub, err := nc.SubscribeSync(subject)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			return sub
 		}
-		if err := nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		return sub
-	}
-	acmeDec := subscribe(acme, "signoff.v1.decision.>")
-	globexDec := subscribe(globex, "signoff.v1.decision.>")
-	acmeAsk := subscribe(acmeBot, "signoff.v1.ask.*")
-	globexAsk := subscribe(globexBot, "signoff.v1.ask.*")
-	acmeRes := subscribe(acmeBot, "signoff.v1.resolved.*")
-	time.Sleep(300 * time.Millisecond) // interest crosses the routes
+		acmeDec := subscribe(acme, "signoff.v1.decision.>")
+		globexDec := subscribe(globex, "signoff.v1.decision.>")
+		acmeAsk := subscribe(acmeBot, "signoff.v1.ask.*")
+		globexAsk := subscribe(globexBot, "signoff.v1.ask.*")
+		acmeRes := subscribe(acmeBot, "signoff.v1.resolved.*")
+		time.Sleep(300 * time.Millisecond) // interest crosses the routes
 
-	for _, s := range []string{"signoff.v1.t.ACME.decision.s1.r1", "signoff.v1.t.ACME.ask.default", "signoff.v1.t.ACME.resolved.default"} {
-		if err := broker.Publish(s, []byte(s)); err != nil {
+		acc := c.Key("ACME")
+		for _, s := range []string{"signoff.v1.t." + acc + ".decision.s1.r1", "signoff.v1.t." + acc + ".ask.default", "signoff.v1.t." + acc + ".resolved.default"} {
+			if err := broker.Publish(s, []byte(s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := broker.Flush(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := broker.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		sub  *nats.Subscription
-		want string
-	}{
-		{acmeDec, "signoff.v1.decision.s1.r1"},
-		{acmeAsk, "signoff.v1.ask.default"},
-		{acmeRes, "signoff.v1.resolved.default"},
-	} {
-		m, err := tc.sub.NextMsg(3 * time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.want, err)
+		for _, tc := range []struct {
+			sub  *nats.Subscription
+			want string
+		}{
+			{acmeDec, "signoff.v1.decision.s1.r1"},
+			{acmeAsk, "signoff.v1.ask.default"},
+			{acmeRes, "signoff.v1.resolved.default"},
+		} {
+			m, err := tc.sub.NextMsg(3 * time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.want, err)
+			}
+			if m.Subject != tc.want {
+				t.Errorf("delivered on %q, want %q", m.Subject, tc.want)
+			}
 		}
-		if m.Subject != tc.want {
-			t.Errorf("delivered on %q, want %q", m.Subject, tc.want)
+		for name, sub := range map[string]*nats.Subscription{"GLOBEX decision": globexDec, "GLOBEX ask": globexAsk} {
+			if m, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+				t.Errorf("%s received ACME's %q", name, m.Subject)
+			}
 		}
-	}
-	for name, sub := range map[string]*nats.Subscription{"GLOBEX decision": globexDec, "GLOBEX ask": globexAsk} {
-		if m, err := sub.NextMsg(300 * time.Millisecond); err == nil {
-			t.Errorf("%s received ACME's %q", name, m.Subject)
-		}
-	}
+	})
 }
 
 func TestImpersonationOfTheBrokerByAnAgentPublishingQuestionsIsRefusedByTheServer(t *testing.T) {

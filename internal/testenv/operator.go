@@ -1,0 +1,201 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// operatorConf is the operator-mode equivalent of [Accounts.Config]: the
+// same accounts, exports, imports and user permissions as JWTs signed by a
+// fresh operator and its accounts, served by a MEMORY resolver preloaded
+// with every account (docs/OPERATIONS.md, "Operator mode"). Accounts are
+// named by their public keys (A…), users by theirs (U…), exactly as a
+// server in operator mode names them in Nats-Request-Info; keys maps each
+// account and user name of a to its public key, and creds each user name
+// to the connect option carrying its JWT and seed.
+type operatorConf struct {
+	text  string
+	keys  map[string]string
+	creds map[string]nats.Option
+}
+
+// operatorMode builds the operator, the system account, SIGNOFF and the
+// tenants' accounts, and their users.
+func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
+	oc := &operatorConf{keys: map[string]string{}, creds: map[string]nats.Option{}}
+	opKP, err := nkeys.CreateOperator()
+	if err != nil {
+		return nil, err
+	}
+	opPub, _ := opKP.PublicKey()
+	op := jwt.NewOperatorClaims(opPub)
+	op.Name = "signoff-test"
+
+	type account struct {
+		name   string
+		kp     nkeys.KeyPair
+		claims *jwt.AccountClaims
+	}
+	newAccount := func(name string) (*account, error) {
+		kp, err := nkeys.CreateAccount()
+		if err != nil {
+			return nil, err
+		}
+		pub, _ := kp.PublicKey()
+		c := jwt.NewAccountClaims(pub)
+		c.Name = name
+		oc.keys[name] = pub
+		return &account{name: name, kp: kp, claims: c}, nil
+	}
+	sys, err := newAccount("SYS")
+	if err != nil {
+		return nil, err
+	}
+	op.SystemAccount = sys.claims.Subject
+	brokers, err := newAccount(BrokersAccount)
+	if err != nil {
+		return nil, err
+	}
+	brokers.claims.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	p := a.prefix()
+	services := a.serviceSubjects()
+	serviceList := uniqueServices(services)
+	for _, s := range serviceList {
+		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Service, Subject: jwt.Subject(s)})
+	}
+	tokenPos := uint(strings.Count(p, ".") + 3)
+	for _, kind := range streamKinds {
+		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Stream, Subject: jwt.Subject(p + ".t.*." + kind + ".>"), AccountTokenPosition: tokenPos})
+	}
+	accounts := []*account{sys, brokers}
+	users := map[*account][]AccountUser{}
+	brokerUsers := a.Brokers
+	if len(brokerUsers) == 0 {
+		brokerUsers = []AccountUser{{Name: "broker", Role: RoleAny}}
+	}
+	users[brokers] = brokerUsers
+	for _, name := range a.tenantNames() {
+		acc, err := newAccount(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range serviceList {
+			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Service, Account: brokers.claims.Subject, Subject: jwt.Subject(s), Share: true})
+		}
+		for _, kind := range streamKinds {
+			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Stream, Account: brokers.claims.Subject,
+				Subject:      jwt.Subject(p + ".t." + acc.claims.Subject + "." + kind + ".>"),
+				LocalSubject: jwt.RenamingSubject(p + "." + kind + ".>")})
+		}
+		accounts = append(accounts, acc)
+		users[acc] = a.Tenants[name]
+	}
+
+	opJWT, err := op.Encode(opKP)
+	if err != nil {
+		return nil, fmt.Errorf("operator jwt: %w", err)
+	}
+	opPath := filepath.Join(dir, "operator.jwt")
+	if err := os.WriteFile(opPath, []byte(opJWT), 0o600); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "operator: %q\nsystem_account: %s\nresolver: MEMORY\nresolver_preload: {\n", opPath, sys.claims.Subject)
+	for _, acc := range accounts {
+		token, err := acc.claims.Encode(opKP)
+		if err != nil {
+			return nil, fmt.Errorf("account %s jwt: %w", acc.name, err)
+		}
+		fmt.Fprintf(&b, "  %s: %q\n", acc.claims.Subject, token)
+		for _, u := range users[acc] {
+			if err := oc.addUser(acc.kp, u, services); err != nil {
+				return nil, fmt.Errorf("user %s of %s: %w", u.Name, acc.name, err)
+			}
+		}
+	}
+	b.WriteString("}\n")
+	oc.text = b.String()
+	return oc, nil
+}
+
+// addUser signs a user JWT with the account's key: the role's publish
+// allow-list and one response per request, as [permissions] writes them
+// for a config file.
+func (oc *operatorConf) addUser(accKP nkeys.KeyPair, u AccountUser, services map[Role][]string) error {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return err
+	}
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	c := jwt.NewUserClaims(pub)
+	c.Name = u.Name
+	if u.Role != RoleAny {
+		c.Pub.Allow.Add(services[u.Role]...)
+		if len(services[u.Role]) == 0 {
+			// An empty allow list is no restriction: deny everything instead.
+			c.Pub.Deny.Add(">")
+		}
+		c.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: 2 * time.Minute}
+	}
+	token, err := c.Encode(accKP)
+	if err != nil {
+		return err
+	}
+	oc.keys[u.Name] = pub
+	oc.creds[u.Name] = nats.UserJWTAndSeed(token, string(seed))
+	return nil
+}
+
+// uniqueServices lists the exported service subjects once each, sorted.
+func uniqueServices(services map[Role][]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, subjects := range services {
+		for _, s := range subjects {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Key is how the server names an account or a user of the cluster's
+// [Accounts] in Nats-Request-Info and subjects: its public key in
+// operator mode, its name in config-file mode.
+func (c *NATSCluster) Key(name string) string {
+	if k, ok := c.keys[name]; ok {
+		return k
+	}
+	return name
+}
+
+// Operator reports whether the cluster runs in operator mode.
+func (c *NATSCluster) Operator() bool { return c.creds != nil }
+
+// KeyReplacer rewrites account and user names to [NATSCluster.Key] in a
+// text, such as a tenants file: longest names first, so that no name is
+// rewritten inside a longer one.
+func (c *NATSCluster) KeyReplacer() *strings.Replacer {
+	names := make([]string, 0, len(c.keys))
+	for n := range c.keys {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j] })
+	var pairs []string
+	for _, n := range names {
+		pairs = append(pairs, n, c.keys[n])
+	}
+	return strings.NewReplacer(pairs...)
+}
