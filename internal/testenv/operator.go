@@ -192,7 +192,9 @@ func (c *NATSCluster) KeyReplacer() *strings.Replacer {
 	for n := range c.keys {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+	})
 	var pairs []string
 	for _, n := range names {
 		pairs = append(pairs, n, c.keys[n])
