@@ -26,6 +26,7 @@ import (
 const usage = `Usage:
   approver-bot --config FILE [--nats URL] [--log-level LEVEL] [--log-format FORMAT]
   approver-bot hash-password [--cost N] < password
+  approver-bot enroll-code [--cost N]
   approver-bot health [--url URL]
   approver-bot --version
 
@@ -44,6 +45,8 @@ pending replay was answered and every channel is healthy) and GET /metrics
 Commands:
   hash-password   read a password (without echo on a terminal) and print
                   its bcrypt hash for approvers.<id>.password_hash
+  enroll-code     print a one-time code for an approver's first security
+                  key and its bcrypt hash for approvers.<id>.enroll_code_hash
   health          exit 0 when --url (default http://127.0.0.1:8090/readyz)
                   answers 200: a container healthcheck
 
@@ -79,6 +82,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	if len(args) > 0 && args[0] == "hash-password" {
 		return hashPassword(args[1:], stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "enroll-code" {
+		return enrollCode(args[1:], stdout, stderr)
 	}
 	return serve(args, stdin, stdout, stderr, getenv)
 }

@@ -42,7 +42,7 @@ func TestHelpDocumentsEveryFlagAndCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, want := range []string{"-config", "-nats", "SIGNOFF_NATS", "--version", "-log-level", "-log-format", "hash-password", "SIGNOFF_BOT_CONFIG",
+	for _, want := range []string{"-config", "-nats", "SIGNOFF_NATS", "--version", "-log-level", "-log-format", "hash-password", "enroll-code", "SIGNOFF_BOT_CONFIG",
 		"SIGNOFF_BOT_LOG_LEVEL", "SIGNOFF_BOT_LOG_FORMAT", "/healthz", "/readyz", "docs/APPROVERS.md", "SIGTERM"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help does not mention %s:\n%s", want, out)
@@ -501,5 +501,34 @@ func TestNATSFlagAndVariableOverrideTheConfig(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant 1 and %s", code, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// enroll-code prints a fresh code of 80 random bits and a bcrypt hash of
+// it for approvers.<id>.enroll_code_hash; two runs never print the same.
+func TestEnrollCodePrintsACodeAndItsHash(t *testing.T) {
+	codeLine := regexp.MustCompile(`^code: ([A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4})\nenroll_code_hash: (\$2a\$04\$\S+)\n$`)
+	seen := map[string]bool{}
+	for range 2 {
+		code, out, errOut := runCmd([]string{"enroll-code", "--cost", "4"}, "", nil)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		m := codeLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("output %q, want a code line and a hash line", out)
+		}
+		if err := bcrypt.CompareHashAndPassword([]byte(m[2]), []byte(m[1])); err != nil {
+			t.Errorf("the hash does not match the code %s: %v", m[1], err)
+		}
+		if seen[m[1]] {
+			t.Errorf("the same code twice: %s", m[1])
+		}
+		seen[m[1]] = true
+	}
+	for _, args := range [][]string{{"--cost", "99"}, {"alice"}} {
+		if code, out, errOut := runCmd(append([]string{"enroll-code"}, args...), "", nil); code != exitUsage || out != "" || errOut == "" {
+			t.Errorf("enroll-code %v: exit %d, stdout %q, stderr %q; want 2, nothing, why", args, code, out, errOut)
+		}
 	}
 }

@@ -132,6 +132,9 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		cop:         http.NewCrossOriginProtection(),
 	}
 	var err error
+	if err := c.checkEnrollCodes(); err != nil {
+		return nil, err
+	}
 	if c.stepUp, err = newStepUp(wc); err != nil {
 		return nil, err
 	}

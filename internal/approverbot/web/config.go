@@ -54,7 +54,19 @@ type WebAuthnConfig struct {
 	// authenticator must verify its user — a PIN, a fingerprint, the
 	// device's unlock — or the approval is refused).
 	UserVerification string `yaml:"user_verification"`
+	// FirstKey is what adding an approver's first key needs besides a
+	// fresh sign-in: "verified" (the default: an OIDC sign-in, a sign-in
+	// by the trusted proxy, or the one-time enrollment code an operator
+	// issued, approvers.<id>.enroll_code_hash) or "any_sign_in" (a
+	// password alone enrolls the second factor).
+	FirstKey string `yaml:"first_key"`
 }
+
+// The values of web.webauthn.first_key.
+const (
+	FirstKeyVerified  = "verified"
+	FirstKeyAnySignIn = "any_sign_in"
+)
 
 // trusts reports whether addr is one of the trusted proxies.
 func (c *Config) trusts(addr string) bool {
@@ -92,11 +104,16 @@ func (c *Config) parseProxies() error {
 // web password (`approver-bot hash-password`).
 const KeyPasswordHash = "password_hash"
 
+// KeyEnrollCodeHash is the approvers' key holding the bcrypt hash of a
+// one-time code that lets them add their first security key after a
+// password sign-in (`approver-bot enroll-code`).
+const KeyEnrollCodeHash = "enroll_code_hash"
+
 func init() {
 	approverbot.Register(approverbot.Kind{
 		Name:         Name,
 		Section:      func() any { return &Config{} },
-		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash}},
+		ApproverKeys: []approverbot.ApproverKey{{Key: KeyPasswordHash}, {Key: KeyEnrollCodeHash}},
 		Check: func(bot *approverbot.Config, s any) error {
 			c := s.(*Config)
 			if c.SessionTTL == 0 {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,8 +20,9 @@ func TestChangingAuthenticatorsNeedsARecentSignIn(t *testing.T) {
 	cfg := testConfig(t, "", `{insecure_cookies: true, session_ttl: 8h, webauthn: {rp_id: localhost, origins: ["http://localhost"]}}`)
 	s := startServer(t, cfg, Options{Now: clk.Now}, nil)
 	c, csrf := s.login(t, "alice", alicePassword)
+	first := `{"enroll_code":"` + aliceEnrollCode + `"}`
 	begin := func() *http.Response {
-		return s.do(t, c, "POST", "/api/webauthn/register/begin", "{}", "Content-Type", "application/json", "X-CSRF-Token", csrf)
+		return s.do(t, c, "POST", "/api/webauthn/register/begin", first, "Content-Type", "application/json", "X-CSRF-Token", csrf)
 	}
 	if res := begin(); res.StatusCode != http.StatusOK {
 		t.Fatalf("a registration right after signing in: %s: %s", res.Status, readBody(t, res))
@@ -34,7 +36,7 @@ func TestChangingAuthenticatorsNeedsARecentSignIn(t *testing.T) {
 		t.Fatalf("a removal %s after signing in: %s, want 403 sign_in_again", enrollFreshness, res.Status)
 	}
 	c2, csrf2 := s.login(t, "alice", alicePassword)
-	if res := s.do(t, c2, "POST", "/api/webauthn/register/begin", "{}", "Content-Type", "application/json", "X-CSRF-Token", csrf2); res.StatusCode != http.StatusOK {
+	if res := s.do(t, c2, "POST", "/api/webauthn/register/begin", first, "Content-Type", "application/json", "X-CSRF-Token", csrf2); res.StatusCode != http.StatusOK {
 		t.Fatalf("a registration after signing in again: %s", res.Status)
 	}
 }
@@ -54,7 +56,7 @@ func TestChangingKeysOnceYouHaveOneNeedsOneOfThem(t *testing.T) {
 	if res := post("/api/webauthn/confirm/begin", `{"action":"add"}`); res.StatusCode != http.StatusPreconditionFailed || errorCode(t, res) != "no_authenticator" {
 		t.Fatalf("a confirmation without a key: %s, want 412 no_authenticator", res.Status)
 	}
-	if res := post("/api/webauthn/register/begin", `{}`); res.StatusCode != http.StatusOK {
+	if res := post("/api/webauthn/register/begin", `{"enroll_code":"`+aliceEnrollCode+`"}`); res.StatusCode != http.StatusOK {
 		t.Fatalf("the first key: %s: %s", res.Status, readBody(t, res))
 	}
 
@@ -90,4 +92,82 @@ func TestChangingKeysOnceYouHaveOneNeedsOneOfThem(t *testing.T) {
 	if res := post("/api/webauthn/confirm/begin", `{"action":"remove"}`); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a removal to confirm without its key: %s, want 400", res.Status)
 	}
+}
+
+// The first key is the second factor: after a password sign-in it needs
+// the approver's one-time enrollment code (first_key verified, the
+// default), else the password alone would enroll the factor that is to
+// back it up. A wrong code, another approver's code or none adds nothing;
+// an approver without an issued code is told to ask for one; first_key
+// any_sign_in lets the password do it; another value stops the bot.
+func TestTheFirstKeyNeedsMoreThanAPassword(t *testing.T) {
+	web := `{insecure_cookies: true, webauthn: {rp_id: localhost, origins: ["http://localhost"]%s}}`
+	s := startServer(t, testConfig(t, "", fmt.Sprintf(web, "")), Options{}, nil)
+	c, csrf := s.login(t, "alice", alicePassword)
+	begin := func(c *http.Client, csrf, body string) *http.Response {
+		return s.do(t, c, "POST", "/api/webauthn/register/begin", body, "Content-Type", "application/json", "X-CSRF-Token", csrf)
+	}
+	if got := firstKeyOf(t, s, c); got != "code" {
+		t.Errorf("credentials' first_key = %q, want code", got)
+	}
+	for _, tc := range []struct{ name, body, why string }{
+		{"no code", `{}`, "enter the one-time enrollment code"},
+		{"a wrong code", `{"enroll_code":"AAAA-BBBB-CCCC-DDDD"}`, "not the one issued to you"},
+		{"bob's code", `{"enroll_code":"` + bobEnrollCode + `"}`, "not the one issued to you"},
+	} {
+		res := begin(c, csrf, tc.body)
+		body := readBody(t, res)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "first_key_needs_proof") || !strings.Contains(body, tc.why) {
+			t.Errorf("%s: %s %s, want 403 first_key_needs_proof saying %q", tc.name, res.Status, body, tc.why)
+		}
+	}
+	if _, ok := s.ch.stepUp.take(registerKey("alice"), time.Now()); ok {
+		t.Fatal("a refused first key began a registration")
+	}
+	if res := begin(c, csrf, `{"enroll_code":"`+aliceEnrollCode+`"}`); res.StatusCode != http.StatusOK {
+		t.Fatalf("alice's own code: %s %s", res.Status, readBody(t, res))
+	}
+
+	// carol has a password and no code: she is told to ask for one.
+	cc, ccsrf := s.login(t, "carol", "carol-password")
+	if got := firstKeyOf(t, s, cc); got != "unavailable" {
+		t.Errorf("carol's first_key = %q, want unavailable", got)
+	}
+	if res := begin(cc, ccsrf, `{"enroll_code":"`+aliceEnrollCode+`"}`); res.StatusCode != http.StatusForbidden || !strings.Contains(readBody(t, res), "approver-bot enroll-code") {
+		t.Errorf("carol without an issued code: %s, want 403 telling her to ask for one", res.Status)
+	}
+
+	open := startServer(t, testConfig(t, "", fmt.Sprintf(web, ", first_key: any_sign_in")), Options{}, nil)
+	oc, ocsrf := open.login(t, "carol", "carol-password")
+	if got := firstKeyOf(t, open, oc); got != "" {
+		t.Errorf("any_sign_in: first_key = %q, want none", got)
+	}
+	if res := open.do(t, oc, "POST", "/api/webauthn/register/begin", `{}`, "Content-Type", "application/json", "X-CSRF-Token", ocsrf); res.StatusCode != http.StatusOK {
+		t.Errorf("any_sign_in: carol's first key by password: %s", res.Status)
+	}
+
+	if _, err := New(testConfig(t, "", fmt.Sprintf(web, ", first_key: password")), Options{Logger: quietLogger()}); err == nil || !strings.Contains(err.Error(), "first_key") {
+		t.Errorf("first_key: password: %v, want a config error naming first_key", err)
+	}
+	bad := testConfig(t, "", fmt.Sprintf(web, ""))
+	a := bad.Approvers["alice"]
+	a.Keys[KeyEnrollCodeHash] = "not-a-hash"
+	bad.Approvers["alice"] = a
+	if _, err := New(bad, Options{Logger: quietLogger()}); err == nil || !strings.Contains(err.Error(), "approvers.alice.enroll_code_hash") {
+		t.Errorf("an enrollment code hash that is not bcrypt: %v, want a config error naming it", err)
+	}
+}
+
+// firstKeyOf is GET /api/webauthn/credentials' first_key for c.
+func firstKeyOf(t *testing.T, s *server, c *http.Client) string {
+	t.Helper()
+	res := s.do(t, c, "GET", "/api/webauthn/credentials", "", "Accept", "application/json")
+	var v struct {
+		FirstKey string `json:"first_key"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return v.FirstKey
 }

@@ -24,12 +24,18 @@ import (
 const (
 	alicePassword = "correct horse battery staple"
 	bobPassword   = "hunter2-but-longer"
+	// One-time enrollment codes of alice's and bob's first keys
+	// (approvers.<id>.enroll_code_hash, firstkey.go).
+	aliceEnrollCode = "ALIC-EFIR-STKE-Y001"
+	bobEnrollCode   = "BOBF-IRST-KEY0-0002"
 )
 
 var (
 	hashOnce            sync.Once
 	aliceHash, bobHash  string
 	carolHash, daveHash string
+	// aliceCodeHash and bobCodeHash are the enrollment codes' hashes.
+	aliceCodeHash, bobCodeHash string
 )
 
 func hashes(t testing.TB) {
@@ -44,6 +50,7 @@ func hashes(t testing.TB) {
 		}
 		aliceHash, bobHash = mk(alicePassword), mk(bobPassword)
 		carolHash, daveHash = mk("carol-password"), mk("dave-password")
+		aliceCodeHash, bobCodeHash = mk(aliceEnrollCode), mk(bobEnrollCode)
 	})
 }
 
@@ -58,8 +65,8 @@ func testConfig(t testing.TB, teams, web string) *approverbot.Config {
 	y := `
 teams: ` + teams + `
 approvers:
-  alice: { display: Alice, password_hash: "` + aliceHash + `" }
-  bob:   { display: Bob, password_hash: "` + bobHash + `" }
+  alice: { display: Alice, password_hash: "` + aliceHash + `", enroll_code_hash: "` + aliceCodeHash + `" }
+  bob:   { display: Bob, password_hash: "` + bobHash + `", enroll_code_hash: "` + bobCodeHash + `" }
   carol: { display: Carol, password_hash: "` + carolHash + `" }
   dave:  { display: Dave, password_hash: "` + daveHash + `" }
   erin:  { display: Erin }

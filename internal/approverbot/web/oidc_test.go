@@ -200,6 +200,7 @@ func startOIDCBot(t *testing.T, extra string) *oidcBot {
 	p := startOIDCProvider(t, botURL)
 	cfg := testConfig(t, "[sre, payments, default]", `
   insecure_cookies: true
+  webauthn: {rp_id: localhost, origins: ["http://localhost"]}
   oidc:
     name: Test IdP
     issuer: `+p.url+`
@@ -358,6 +359,22 @@ func TestOIDCSignInMapsGroupsToTeamsAndAnswersCarryTheGroups(t *testing.T) {
 		t.Errorf("alice answering the payments team's question: %s, want 404", res.Status)
 	}
 
+	// The provider's sign-in is the proof a first security key needs
+	// (TestTheFirstKeyNeedsMoreThanAPassword): no enrollment code.
+	if got := firstKeyOf(t, b.server, c); got != "" {
+		t.Errorf("first_key after an OIDC sign-in = %q, want none", got)
+	}
+	req, _ = http.NewRequest("POST", b.url+"/api/webauthn/register/begin", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", csrf)
+	if res, err = c.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("a first key after an OIDC sign-in: %s, want 200", res.Status)
+	}
+
 	p := browser(t)
 	b.signIn(t, p, "paul", "paul-pw")
 	if got := b.questions(t, p); !slices.Equal(got, []string{"q-pay"}) {
@@ -507,6 +524,11 @@ func TestOIDCAndPasswordsShareTheSignInPage(t *testing.T) {
 	pc, _ := b.login(t, "alice", alicePassword)
 	if got := b.questions(t, pc); !slices.Equal(got, []string{"q-sre", "q-pay", "q-def"}) {
 		t.Errorf("alice by password (no approver teams) sees %v, want every team's", got)
+	}
+	// By password, her first key needs her enrollment code, although the
+	// provider is configured.
+	if got := firstKeyOf(t, b.server, pc); got != "code" {
+		t.Errorf("first_key after a password sign-in = %q, want code", got)
 	}
 }
 

@@ -24,7 +24,15 @@ func (c *Channel) handleCredentials(w http.ResponseWriter, r *http.Request) {
 		c.unauthorized(w, r)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"credentials": c.stepUp.list(p.approver), "available": c.stepUp.rp != nil})
+	creds := c.stepUp.list(p.approver)
+	// first_key: what adding the first key needs besides this sign-in
+	// ("" nothing, "code" the enrollment code, "unavailable" one that was
+	// not issued); the page asks for the code only then.
+	first := ""
+	if len(creds) == 0 {
+		first = c.firstKeyProof(p)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"credentials": creds, "available": c.stepUp.rp != nil, "first_key": first})
 }
 
 // enrollFreshness is how recent a sign-in must be to add or remove an
@@ -58,16 +66,20 @@ func (c *Channel) handleRegisterBegin(w http.ResponseWriter, r *http.Request, p 
 		return
 	}
 	var body struct {
-		Confirm json.RawMessage `json:"confirm"`
+		Confirm    json.RawMessage `json:"confirm"`
+		EnrollCode string          `json:"enroll_code"`
 	}
 	if err := decodeJSONBody(w, r, &body); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "the body must be JSON {} or {confirm}")
+		writeError(w, http.StatusBadRequest, "invalid_request", "the body must be JSON {}, {enroll_code} or {confirm}")
 		return
 	}
 	if !c.confirmedKeyChange(w, p, keyChange{Action: "add"}, body.Confirm) {
 		return
 	}
 	u := c.stepUp.user(p)
+	if len(u.creds) == 0 && !c.firstKeyAllowed(w, p, body.EnrollCode) {
+		return
+	}
 	exclude := make([]protocol.CredentialDescriptor, 0, len(u.creds))
 	for _, cr := range u.creds {
 		exclude = append(exclude, cr.Descriptor())

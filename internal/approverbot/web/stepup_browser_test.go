@@ -100,6 +100,14 @@ func (p *browserPage) addVirtualAuthenticator() {
 	p.addVirtualKey(true)
 }
 
+// enterEnrollCode waits for the page to ask for the one-time enrollment
+// code of a first key after a password sign-in, and types code.
+func (p *browserPage) enterEnrollCode(code string) {
+	p.t.Helper()
+	p.poll("the page asks for the enrollment code", `document.getElementById('key-code-row').hidden ? '' : 'yes'`, 10*time.Second)
+	p.do("type the enrollment code", chromedp.SetValue(chromedp.CSS(`#key-code`), code))
+}
+
 // addVirtualKey gives the page a CTAP2 security key that answers without
 // a touch and can verify its user (a PIN, a fingerprint) when uv, or
 // proves presence only.
@@ -148,6 +156,7 @@ func TestBrowserStepUpRegistersAKeyAndApprovesWithAFreshAssertionOnly(t *testing
 	alice.addVirtualAuthenticator()
 
 	// Registration: the page adds alice's security key; the bot lists it.
+	alice.enterEnrollCode(aliceEnrollCode)
 	alice.do("name the key", chromedp.SetValue(chromedp.CSS(`#key-name`), "virtual key"))
 	alice.do("add a key", chromedp.Click(chromedp.CSS(`#key-add`)))
 	alice.poll("the key is listed", `document.querySelectorAll('#keys-list li.key').length === 1 ? 'yes' : ''`, 10*time.Second)
@@ -264,6 +273,7 @@ func TestBrowserStepUpRequiredUserVerificationTakesOnlyKeysThatVerify(t *testing
 	alice := newBrowserPage(t, browser, "alice")
 	alice.login(base, "alice", alicePassword)
 	alice.addVirtualKey(false)
+	alice.enterEnrollCode(aliceEnrollCode)
 	alice.do("name the key", chromedp.SetValue(chromedp.CSS(`#key-name`), "presence-only key"))
 	alice.do("add a key", chromedp.Click(chromedp.CSS(`#key-add`)))
 	alice.poll("the page says the key was not added", `document.querySelector('#keys-status.error')?.textContent ?? ''`, 10*time.Second)
@@ -274,6 +284,7 @@ func TestBrowserStepUpRequiredUserVerificationTakesOnlyKeysThatVerify(t *testing
 	bob := newBrowserPage(t, browser, "bob")
 	bob.login(base, "bob", bobPassword)
 	bob.addVirtualKey(true)
+	bob.enterEnrollCode(bobEnrollCode)
 	bob.do("name the key", chromedp.SetValue(chromedp.CSS(`#key-name`), "verifying key"))
 	bob.do("add a key", chromedp.Click(chromedp.CSS(`#key-add`)))
 	bob.poll("the key is listed", `document.querySelectorAll('#keys-list li.key').length === 1 ? 'yes' : ''`, 10*time.Second)

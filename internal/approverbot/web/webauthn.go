@@ -49,6 +49,8 @@ type stepUp struct {
 	// step-up; "required" makes the library refuse an assertion without
 	// the UV flag.
 	uv protocol.UserVerificationRequirement
+	// firstKey is web.webauthn.first_key (firstkey.go).
+	firstKey string
 
 	mu         sync.Mutex
 	creds      map[string][]credential // approver id → credentials
@@ -81,6 +83,14 @@ func newStepUp(wc Config) (*stepUp, error) {
 		s.uv = protocol.VerificationRequired
 	default:
 		return nil, fmt.Errorf("web.webauthn.user_verification %q: want preferred or required", wc.WebAuthn.UserVerification)
+	}
+	switch wc.WebAuthn.FirstKey {
+	case "", FirstKeyVerified:
+		s.firstKey = FirstKeyVerified
+	case FirstKeyAnySignIn:
+		s.firstKey = FirstKeyAnySignIn
+	default:
+		return nil, fmt.Errorf("web.webauthn.first_key %q: want %s or %s", wc.WebAuthn.FirstKey, FirstKeyVerified, FirstKeyAnySignIn)
 	}
 	if wc.WebAuthn.RPID == "" {
 		s.why = "web.webauthn.rp_id is not configured, so this page cannot ask for a passkey or security key"

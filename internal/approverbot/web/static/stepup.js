@@ -80,9 +80,18 @@
     }
   }
 
+  // firstKey is what the first key needs besides the sign-in: '' (no
+  // more), 'code' (the one-time enrollment code), 'unavailable' (a code
+  // was never issued: the server's refusal says what to do).
+  let firstKey = '';
   async function load() {
     const res = await fetch('/api/webauthn/credentials', { headers: { Accept: 'application/json' } });
-    if (res.ok) render((await res.json()).credentials);
+    if (!res.ok) return;
+    const data = await res.json();
+    firstKey = data.first_key || '';
+    const row = document.getElementById('key-code-row');
+    if (row) row.hidden = firstKey !== 'code';
+    render(data.credentials);
   }
 
   const add = document.getElementById('key-add');
@@ -91,7 +100,9 @@
       try {
         const confirmed = await confirm({ action: 'add' });
         show('pending', 'Touch your new security key…');
-        const opts = (await post('/api/webauthn/register/begin', { confirm: confirmed })).publicKey;
+        const begin = { confirm: confirmed };
+        if (keys.length === 0 && firstKey === 'code') begin.enroll_code = (document.getElementById('key-code')?.value || '').trim();
+        const opts = (await post('/api/webauthn/register/begin', begin)).publicKey;
         opts.challenge = unb64(opts.challenge);
         opts.user.id = unb64(opts.user.id);
         for (const c of opts.excludeCredentials || []) c.id = unb64(c.id);
@@ -105,6 +116,9 @@
           },
         };
         render((await post('/api/webauthn/register/finish', body)).credentials);
+        firstKey = '';
+        const row = document.getElementById('key-code-row');
+        if (row) row.hidden = true;
         show('ok', 'Security key added.');
       } catch (err) { show('error', err.message); }
     });
