@@ -1,9 +1,10 @@
 // Signoff approver page: links to one question (#q-<request id>, the link
 // a pager sends). The fragment never reaches the server, so:
 //
-//   - on the sign-in form, it is copied into the form's "next" field
-//     ("/#q-<id>"), which the server checks (the page itself, nothing
-//     else) and redirects to after the sign-in;
+//   - on the sign-in page, it is copied into the password form's "next"
+//     field and the provider link's next parameter ("/#q-<id>"), which the
+//     server checks (the page itself, nothing else) and redirects to after
+//     the sign-in;
 //   - on the page, the question's card is scrolled to and highlighted, or,
 //     when it is not open, a notice says so; a card that arrives later
 //     (the page was still connecting) is highlighted then.
@@ -27,6 +28,16 @@
     const next = form.querySelector('input[name="next"]');
     if (!next || (next.value !== '' && next.value !== '/')) return;
     if (targetID()) next.value = '/' + location.hash;
+  }
+
+  // The provider's sign-in is a link (/login/oidc?next=…): its next the
+  // same way.
+  function signInLink(a) {
+    const u = new URL(a.href, location.href);
+    const next = u.searchParams.get('next');
+    if ((next !== null && next !== '' && next !== '/') || !targetID()) return;
+    u.searchParams.set('next', '/' + location.hash);
+    a.href = u.pathname + u.search;
   }
 
   function page(list) {
@@ -76,7 +87,8 @@
   }
 
   function start() {
-    for (const form of document.querySelectorAll('form[action="/login"], form[action="/login/oidc"]')) signIn(form);
+    for (const form of document.querySelectorAll('form[action="/login"]')) signIn(form);
+    for (const a of document.querySelectorAll('a[href^="/login/oidc"]')) signInLink(a);
     const list = document.getElementById('questions');
     if (list) page(list);
   }
