@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,6 +220,36 @@ func (tr *traffic) halt() {
 
 // Check fails t with every violation of the ledger's invariants and logs
 // the summary.
+// CheckAllowingStoreStalls is Check for a scenario whose fault is not
+// Redis's: a store call that outlived the brokers' 500 ms store timeout
+// (two cores, the race-enabled unit tests running beside the suite, a
+// container being killed or started) is failed closed — deny
+// unavailable, "state store unavailable", which is correct — and is
+// counted, logged and capped at 1 % of the requests, as under load
+// (load_test.go). Any other fail-closed deny, and every other invariant,
+// is held strictly.
+func (tr *traffic) CheckAllowingStoreStalls(t *testing.T, what string) {
+	t.Helper()
+	var stalls atomic.Int64
+	tr.Check(t, workload.Tolerance{FailClosed: func(_ *workload.Entry, d *messages.Decision) bool {
+		// The two reads of Redis a request makes: the session's state and
+		// the fleet stops (internal/engine).
+		if !strings.HasPrefix(d.Reason, "state store unavailable:") && !strings.HasPrefix(d.Reason, "fleet stops cannot be read") {
+			return false
+		}
+		stalls.Add(1)
+		return true
+	}})
+	n, all := stalls.Load(), int64(len(tr.Ledger.Entries()))
+	if n == 0 {
+		return
+	}
+	t.Logf("%s: %d of %d requests failed closed on a store call that timed out", what, n, all)
+	if n*100 > all {
+		t.Errorf("%s: %d of %d requests failed closed on the store, more than 1 %%", what, n, all)
+	}
+}
+
 func (tr *traffic) Check(t *testing.T, tol workload.Tolerance) {
 	t.Helper()
 	t.Log(tr.Ledger.Summary())
