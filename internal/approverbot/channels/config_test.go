@@ -82,7 +82,7 @@ func TestParseConfigRejectsBadConfigs(t *testing.T) {
 	}{
 		{"an unknown key", terminal + "colour: red\n", `bot.yaml:3: unknown key "colour" (known: approvers, http, nats, prefix, slack, teams, telegram, terminal, web, webhook)`},
 		{"a misspelt channel key", "approvers: {alice: {}}\nterminal: {aprover: alice}\n", `bot.yaml:2: unknown key "aprover" in terminal (known: approver)`},
-		{"a misspelt approver key", "approvers: {alice: {slak: U1}}\nterminal: {approver: alice}\n", `bot.yaml:1: unknown key "slak" in approvers.alice (known: display, password_hash, slack, teams, telegram)`},
+		{"a misspelt approver key", "approvers: {alice: {slak: U1}}\nterminal: {approver: alice}\n", `bot.yaml:1: unknown key "slak" in approvers.alice (known: display, enroll_code_hash, password_hash, slack, teams, telegram)`},
 		{"no channel", "approvers: {alice: {}}\n", "no channel enabled"},
 		{"a terminal operator who is not an approver", "approvers: {alice: {}}\nterminal: {approver: mallory}\n", `bot.yaml:2: terminal.approver: "mallory" is not in approvers (known: alice)`},
 		{"a terminal without an operator", "approvers: {alice: {}}\nterminal: {}\n", `terminal.approver: "" is not in approvers`},
