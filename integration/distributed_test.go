@@ -65,6 +65,8 @@ func TestDistributed(t *testing.T) {
 		{"a hard stop holds through a write stall with votes in flight on two frozen then killed brokers", testHardStopThroughAWriteStall},
 		{"the audit stream's leader frozen", testAuditLeaderFrozen},
 		{"the audit stream's leader killed", testAuditLeaderKilled},
+		{"an outbreak trips a breaker across the fleet until reset", testBreakerTripsAcrossTheFleet},
+		{"a canary that asks past its bound rolls back", testCanaryRollsBack},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {

@@ -20,6 +20,10 @@ rules:
   - { rule: "bash(ls *)", action: allow }
   - { rule: "bash(rm *)", action: deny, reason: "rm is not allowed in the suite" }
   - { rule: "bash(make *)", action: ask, grantable: true }
+# Agents of type outbreak only (integration/fleet_test.go): three of them
+# hitting the rm deny trip it; no other scenario's agents count or drop.
+breakers:
+  - { name: outbreak, rules: ["bash(rm *)"], agents: 3, window: 1m, select: { agent_type: outbreak } }
 `
 
 // Kind is what the suite's policy decides for a call.
