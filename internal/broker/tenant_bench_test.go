@@ -24,6 +24,8 @@ import (
 // Serial requests, p50 reported:
 //
 //	go test -run='^$' -bench=BrokerIdentity -benchtime=3000x -count=5 ./internal/broker/
+//
+// (Off, ImportOnly, On and PlaneDeclared: see each.)
 
 func BenchmarkBrokerIdentityOff(b *testing.B) { benchIdentity(b, identityOff) }
 func BenchmarkBrokerIdentityOn(b *testing.B)  { benchIdentity(b, identityOn) }
@@ -35,12 +37,22 @@ func BenchmarkBrokerIdentityOn(b *testing.B)  { benchIdentity(b, identityOn) }
 // way back).
 func BenchmarkBrokerIdentityPlaneDeclared(b *testing.B) { benchIdentity(b, identityPlaneDeclared) }
 
+// BenchmarkBrokerIdentityImportOnly is a broker without tenants answering
+// a tenant's agent through the same share:true import as On: the server's
+// cross-account request with its Nats-Request-Info, which this broker
+// does not read. On against it is what identity itself costs (the header
+// parsed, the tenant and the identity looked up and checked, the
+// tenant's subjects); it against Off is the import's cost, the NATS
+// server's.
+func BenchmarkBrokerIdentityImportOnly(b *testing.B) { benchIdentity(b, identityImportOnly) }
+
 type identityMode int
 
 const (
 	identityOff identityMode = iota
 	identityOn
 	identityPlaneDeclared
+	identityImportOnly
 )
 
 func benchIdentity(b *testing.B, mode identityMode) {
@@ -101,6 +113,9 @@ func benchIdentity(b *testing.B, mode identityMode) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		agent, agentID = c.Connect(b, 0, "broker", "broker"), "coder"
+		if mode == identityImportOnly {
+			agent, agentType = c.Connect(b, 0, "acme-agent", "pw"), "claude-code"
+		}
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	benchLatencies(b, 1, func(i int) error {
