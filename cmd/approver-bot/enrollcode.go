@@ -43,8 +43,7 @@ Flags:
 		fmt.Fprintf(stderr, "approver-bot enroll-code: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
-		fmt.Fprintf(stderr, "approver-bot enroll-code: --cost %d: want %d to %d\n", *cost, bcrypt.MinCost, bcrypt.MaxCost)
+	if !costInRange("enroll-code", *cost, stderr) {
 		return exitUsage
 	}
 	raw := make([]byte, enrollCodeBytes)

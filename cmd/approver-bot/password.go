@@ -46,8 +46,7 @@ Flags:
 		fmt.Fprintf(stderr, "approver-bot hash-password: unexpected argument %q (the password is read from stdin, never from the command line)\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
-		fmt.Fprintf(stderr, "approver-bot hash-password: --cost %d: want %d to %d\n", *cost, bcrypt.MinCost, bcrypt.MaxCost)
+	if !costInRange("hash-password", *cost, stderr) {
 		return exitUsage
 	}
 	pw, err := readPassword(stdin, stderr)
@@ -99,4 +98,14 @@ func readPassword(in io.Reader, prompt io.Writer) ([]byte, error) {
 		return nil, fmt.Errorf("read the password from stdin: %w", err)
 	}
 	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// costInRange reports whether cost is a bcrypt cost, saying why not on
+// stderr as command's error.
+func costInRange(command string, cost int, stderr io.Writer) bool {
+	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		fmt.Fprintf(stderr, "approver-bot %s: --cost %d: want %d to %d\n", command, cost, bcrypt.MinCost, bcrypt.MaxCost)
+		return false
+	}
+	return true
 }

@@ -330,15 +330,7 @@ func TestOIDCSignInMapsGroupsToTeamsAndAnswersCarryTheGroups(t *testing.T) {
 	// An answer states the mapped groups (not "everyone", which maps to
 	// no team) for the brokers to check against the policy.
 	csrf := s.CSRFToken
-	req, _ := http.NewRequest("POST", b.url+"/api/respond", strings.NewReader(`{"request_id":"q-sre","action":"approve"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-CSRF-Token", csrf)
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
+	if res := postJSON(t, c, b.url+"/api/respond", csrf, `{"request_id":"q-sre","action":"approve"}`); res.StatusCode != http.StatusOK {
 		t.Fatalf("approve: %s", res.Status)
 	}
 	a := b.resp.lastAnswer(t)
@@ -348,14 +340,7 @@ func TestOIDCSignInMapsGroupsToTeamsAndAnswersCarryTheGroups(t *testing.T) {
 	}
 
 	// Another team's question is as unknown to her as one never asked.
-	req, _ = http.NewRequest("POST", b.url+"/api/respond", strings.NewReader(`{"request_id":"q-pay","action":"approve"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-CSRF-Token", csrf)
-	if res, err = c.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound {
+	if res := postJSON(t, c, b.url+"/api/respond", csrf, `{"request_id":"q-pay","action":"approve"}`); res.StatusCode != http.StatusNotFound {
 		t.Errorf("alice answering the payments team's question: %s, want 404", res.Status)
 	}
 
@@ -364,14 +349,7 @@ func TestOIDCSignInMapsGroupsToTeamsAndAnswersCarryTheGroups(t *testing.T) {
 	if got := firstKeyOf(t, b.server, c); got != "" {
 		t.Errorf("first_key after an OIDC sign-in = %q, want none", got)
 	}
-	req, _ = http.NewRequest("POST", b.url+"/api/webauthn/register/begin", strings.NewReader(`{}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-CSRF-Token", csrf)
-	if res, err = c.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
+	if res := postJSON(t, c, b.url+"/api/webauthn/register/begin", csrf, `{}`); res.StatusCode != http.StatusOK {
 		t.Errorf("a first key after an OIDC sign-in: %s, want 200", res.Status)
 	}
 
@@ -530,6 +508,22 @@ func TestOIDCAndPasswordsShareTheSignInPage(t *testing.T) {
 	if got := firstKeyOf(t, b.server, pc); got != "code" {
 		t.Errorf("first_key after a password sign-in = %q, want code", got)
 	}
+}
+
+// postJSON posts body as JSON with the session's CSRF token and returns
+// the response, its body read and closed.
+func postJSON(t *testing.T, c *http.Client, url, csrf, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", csrf)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
 }
 
 // startServerOn is startServer on a listener reserved beforehand.
