@@ -1,6 +1,7 @@
 package approverbot
 
 import (
+	"slices"
 	"errors"
 	"fmt"
 	"sort"
@@ -73,8 +74,34 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 	if !reminded && q.Reminder < cur.Reminder {
 		q.Reminder = cur.Reminder
 	}
+	// A question routed to several teams (an escalation added one) may be
+	// answered by the members of any: its copies' answerers add up.
+	q.Answerers = joinAnswerers(cur.Answerers, q.Answerers)
 	cur.ApprovalNeeded = q
 	return *cur, changed, nil
+}
+
+// joinAnswerers is who the answerers of either copy admit (nil: a copy
+// from a broker that did not say).
+func joinAnswerers(a, b *messages.Answerers) *messages.Answerers {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	members, groups := slices.Clone(a.Members), slices.Clone(a.Groups)
+	for _, m := range b.Members {
+		if !slices.Contains(members, m) {
+			members = append(members, m)
+		}
+	}
+	for _, g := range b.Groups {
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	return &messages.Answerers{Members: members, Groups: groups, Open: a.Open || b.Open}
 }
 
 // ErrChangedQuestion: a copy of a question shows something else than the

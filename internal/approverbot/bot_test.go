@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -705,5 +706,27 @@ func TestAQuestionsTeamIsItsSubjects(t *testing.T) {
 	}
 	if got := rec.nextAsk(t, "r-team"); got.Team != "default" {
 		t.Fatalf("the card is on team %q, want the subject's team default", got.Team)
+	}
+}
+
+// A question routed to a second team (an escalation step) may be answered
+// by either team's members: the board keeps both copies' answerers, and a
+// copy from a broker that states none changes nothing.
+func TestBoardAddsUpTheAnswerersOfEachTeamsCopy(t *testing.T) {
+	b := newBoard()
+	q := question("r1", time.Now())
+	q.Answerers = &messages.Answerers{Members: []string{"alice", "bob"}}
+	b.upsert(q)
+	q.Team, q.Answerers = "oncall", &messages.Answerers{Members: []string{"bob", "carol"}, Groups: []string{"sre"}}
+	got, _, _ := b.upsert(q)
+	if a := got.Answerers; a == nil || !slices.Equal(a.Members, []string{"alice", "bob", "carol"}) || !slices.Equal(a.Groups, []string{"sre"}) || a.Open {
+		t.Fatalf("answerers after the oncall copy: %+v, want alice, bob, carol and group sre", got.Answerers)
+	}
+	q.Answerers = nil
+	if got, _, _ = b.upsert(q); got.Answerers == nil || len(got.Answerers.Members) != 3 {
+		t.Errorf("a copy without answerers dropped them: %+v", got.Answerers)
+	}
+	if !got.Answerers.Admit("carol", nil) || got.Answerers.Admit("dave", nil) || !got.Answerers.Admit("dave", []string{"sre"}) {
+		t.Errorf("Admit of %+v: carol yes, dave no, dave in sre yes", got.Answerers)
 	}
 }

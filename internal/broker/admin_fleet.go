@@ -66,7 +66,7 @@ func (b *Broker) adminListPending(ctx context.Context, req messages.AdminRequest
 			(req.AgentType != "" && req.AgentType != q.Request.AgentType) {
 			continue
 		}
-		q.Team = r.team
+		q.Team, q.Answerers = r.team, b.answerers(r.team)
 		out = append(out, q)
 	}
 	data := encode(messages.AdminReply{V: messages.Version, OK: true, Message: fmt.Sprintf("%d open questions", len(out)), Pending: out})

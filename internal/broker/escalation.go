@@ -22,6 +22,7 @@ func (p escalationPort) Question(rec *session.Record) (messages.ApprovalNeeded, 
 
 func (p escalationPort) Ask(team string, q messages.ApprovalNeeded) error {
 	q.Team = team
+	q.Answerers = p.b.answerers(team)
 	if err := p.b.nc.Publish(p.b.out.Ask(team), encode(q)); err != nil {
 		p.b.m.NATSErrors.WithLabelValues("publish").Inc()
 		return fmt.Errorf("publish ask to %s: %w", team, err)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/nats-io/nats.go"
 
@@ -20,6 +21,7 @@ import (
 type natsPublisher struct{ b *Broker }
 
 func (p natsPublisher) Ask(team string, q *messages.ApprovalNeeded) error {
+	q.Answerers = p.b.answerers(team)
 	if q.TraceParent != "" {
 		// The request's trace context, as a header too: any consumer of
 		// questions can join the trace the standard way.
@@ -51,6 +53,22 @@ func (p natsPublisher) Decision(dec *messages.Decision, traceparent string) erro
 
 func (p natsPublisher) Resolved(r *messages.Resolved) error {
 	return p.b.publishErr(p.b.out.Resolved(r.Team), encode(r))
+}
+
+// answerers are who may answer team's questions under the policy in force
+// (messages.Answerers): the bots show a copy only to them. A team the
+// policy does not have admits no one, as the brokers' own check; a team
+// without members admits anyone only where the brokers accept that (dev
+// mode, OpenTeams).
+func (b *Broker) answerers(team string) *messages.Answerers {
+	t, ok := b.cfg.Policy.Current().Team(team)
+	switch {
+	case !ok:
+		return &messages.Answerers{}
+	case t.Open():
+		return &messages.Answerers{Open: b.cfg.OpenTeams}
+	}
+	return &messages.Answerers{Members: slices.Clone(t.Members), Groups: slices.Clone(t.Groups)}
 }
 
 // publishErr publishes data on subject; a failure is counted and returned.

@@ -96,7 +96,7 @@ func (b *Broker) handlePending(ctx context.Context, msg *nats.Msg) []byte {
 			b.log.Error("stored question is unreadable", "request_id", rec.ID, "session_id", rec.SessionID, "err", err)
 			continue
 		}
-		q.Team = team
+		q.Team, q.Answerers = team, b.answerers(team)
 		out.Questions = append(out.Questions, q)
 	}
 	data := encode(out)

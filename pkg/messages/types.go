@@ -304,6 +304,42 @@ type ApprovalNeeded struct {
 	// question so that a response answered later, on any replica, joins
 	// the request's trace. Not part of what the question shows.
 	TraceParent string `json:"traceparent,omitempty"`
+	// Answerers are who may answer this copy (its Team) under the policy
+	// the publishing broker had in force: a bot shows the question only
+	// to them (docs/APPROVERS.md "Who sees what"). Set on every copy a
+	// broker publishes or replays; nil from a broker that predates it.
+	// Not part of what the question shows.
+	Answerers *Answerers `json:"answerers,omitempty"`
+}
+
+// Answerers are the approvers a team admits: its members by approver id,
+// approvers whose signed-in identity states one of its groups, or, for an
+// open team (no members, no groups: dev brokers only), anyone.
+type Answerers struct {
+	Members []string `json:"members,omitempty"`
+	Groups  []string `json:"groups,omitempty"`
+	Open    bool     `json:"open,omitempty"`
+}
+
+// Admit reports whether an approver with id and identity-provider groups
+// is one of a.
+func (a *Answerers) Admit(id string, groups []string) bool {
+	if a.Open {
+		return true
+	}
+	for _, m := range a.Members {
+		if m == id {
+			return true
+		}
+	}
+	for _, g := range groups {
+		for _, tg := range a.Groups {
+			if g == tg {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // StepUpNeed says that approving a question needs step-up, and why.

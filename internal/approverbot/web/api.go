@@ -31,7 +31,7 @@ func (c *Channel) handleQuestions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := questionsReply{Questions: []QuestionView{}}
 	for _, q := range resp.Open() {
-		if !c.sees(p, q.Team) {
+		if !c.sees(p, q) {
 			continue
 		}
 		v, err := c.questionView(q, p.approver)
@@ -119,7 +119,7 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 		return
 	}
 	q, ok := resp.Lookup(body.RequestID)
-	if !ok || !c.sees(p, q.Team) {
+	if !ok || !c.sees(p, q) {
 		// A question of a team the approver does not answer for is as
 		// unknown to them as one never asked.
 		writeError(w, http.StatusNotFound, "not_found",

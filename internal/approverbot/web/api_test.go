@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +339,48 @@ func TestQuestionsAreShownToTheirTeamsOnly(t *testing.T) {
 	decodeJSON(t, s.do(t, ca, "GET", "/api/questions", ""), &list)
 	if len(list.Questions) != 2 {
 		t.Errorf("alice is listed %d questions, want both", len(list.Questions))
+	}
+}
+
+// Without teams of her own in the bot's config, an approver sees what the
+// policy lets her answer: the answerers the brokers state on each copy
+// (its team's members, its groups, or anyone on an open dev team). A
+// question from a broker that states none falls back to the config.
+func TestQuestionsAreShownToThePolicysAnswerersOnly(t *testing.T) {
+	cfg := testConfig(t, "[default, oncall]", "{insecure_cookies: true}")
+	oncall := question("req-oncall", "kubectl delete ns payments")
+	oncall.Team, oncall.Answerers = "oncall", &messages.Answerers{Members: []string{"bob", "carol"}}
+	grouped := question("req-grouped", "make deploy-grouped")
+	grouped.Answerers = &messages.Answerers{Groups: []string{"okta-sre"}}
+	open := question("req-open", "make deploy-open")
+	open.Answerers = &messages.Answerers{Open: true}
+	legacy := question("req-legacy", "make deploy-legacy")
+	s := startServer(t, cfg, Options{}, newFakeResponder(oncall, grouped, open, legacy))
+
+	listed := func(user, password string) []string {
+		c, _ := s.login(t, user, password)
+		var list questionsReply
+		decodeJSON(t, s.do(t, c, "GET", "/api/questions", ""), &list)
+		var ids []string
+		for _, q := range list.Questions {
+			ids = append(ids, q.RequestID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := listed("alice", alicePassword); !slices.Equal(got, []string{"req-legacy", "req-open"}) {
+		t.Errorf("alice (no member) is listed %v, want the open team's and the legacy copy only", got)
+	}
+	if got := listed("bob", bobPassword); !slices.Equal(got, []string{"req-legacy", "req-oncall", "req-open"}) {
+		t.Errorf("bob (oncall member) is listed %v", got)
+	}
+	// Answering what she is not shown is answering an unknown question.
+	c, csrf := s.login(t, "alice", alicePassword)
+	if res := s.do(t, c, "POST", "/api/respond", `{"request_id":"req-oncall","action":"reject_soft"}`,
+		"Content-Type", "application/json", csrfHeader, csrf); res.StatusCode != http.StatusNotFound {
+		t.Errorf("alice answering the oncall question: %s, want 404", res.Status)
+	}
+	if page := readBody(t, s.do(t, c, "GET", "/", "")); strings.Contains(page, "delete ns payments") {
+		t.Error("alice's page shows the command of a question she may not answer")
 	}
 }

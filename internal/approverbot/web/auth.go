@@ -44,14 +44,23 @@ type principal struct {
 	sess *session
 }
 
-// sees reports whether p may see and answer team's questions here: a
-// person signed in with OIDC by the teams their groups gave, anyone else
-// by the bot's approvers config.
-func (c *Channel) sees(p principal, team string) bool {
+// sees reports whether p may see and answer q here: the teams p may use
+// on this bot (a person signed in with OIDC by the teams their groups
+// gave, anyone else by the bot's approvers config) must include q's team,
+// and the policy must admit p among q's answerers, as the brokers state
+// them on every copy (a question from a broker that does not: the bot's
+// config alone).
+func (c *Channel) sees(p principal, q approverbot.Question) bool {
+	var groups []string
 	if p.sess != nil && p.sess.oidc != nil {
-		return slices.Contains(p.sess.oidc.teams, team)
+		if !slices.Contains(p.sess.oidc.teams, q.Team) {
+			return false
+		}
+		groups = p.sess.oidc.groups
+	} else if !c.cfg.Sees(p.approver, q.Team) {
+		return false
 	}
-	return c.cfg.Sees(p.approver, team)
+	return q.Answerers == nil || q.Answerers.Admit(p.approver, groups)
 }
 
 // identity is what an answer of p carries about them beyond their id: nil

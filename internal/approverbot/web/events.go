@@ -182,7 +182,7 @@ func (c *Channel) encodeEvent(buf *bytes.Buffer, e event, viewer principal) bool
 	var v any
 	switch {
 	case e.question != nil:
-		if !c.sees(viewer, e.question.Team) {
+		if !c.sees(viewer, *e.question) {
 			// Questions and their commands are for the teams they are
 			// routed to.
 			return false

@@ -188,7 +188,7 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		now := c.now()
 		for _, q := range resp.Open() {
-			if c.sees(p, q.Team) {
+			if c.sees(p, q) {
 				d.Cards = append(d.Cards, newCardData(q, p.approver, now))
 			}
 		}

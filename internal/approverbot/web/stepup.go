@@ -233,7 +233,7 @@ func (c *Channel) lookupFor(p principal, id string) (approverbot.Question, bool)
 		return approverbot.Question{}, false
 	}
 	q, ok := resp.Lookup(id)
-	if !ok || !c.sees(p, q.Team) {
+	if !ok || !c.sees(p, q) {
 		return approverbot.Question{}, false
 	}
 	return q, true
