@@ -1,9 +1,9 @@
 package approverbot
 
 import (
-	"slices"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"

@@ -130,9 +130,11 @@ func (c *Channel) handleRespond(w http.ResponseWriter, r *http.Request, p princi
 	if !isJSONNull(body.StepUp) {
 		var err error
 		if ev, err = c.verifyStepUp(p, q, body.StepUp); err != nil {
+			c.recordPerson(r, messages.PersonStepUpFailed, p.approver, "webauthn", q.Request.RequestID+": "+err.Error())
 			writeError(w, http.StatusForbidden, "step_up_required", err.Error())
 			return
 		}
+		c.recordPerson(r, messages.PersonStepUp, p.approver, "webauthn", q.Request.RequestID+" with "+ev.CredentialID)
 	}
 	a, err := c.answerOf(q, body, p.approver, deviceLabel(body.Device, r.UserAgent()), ev)
 	if errors.Is(err, approverbot.ErrStepUp) {

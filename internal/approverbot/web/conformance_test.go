@@ -173,6 +173,28 @@ func (h *harness) listed(t *testing.T, id string) QuestionView {
 	}
 }
 
+// HidesFromNonMembers: the page shows a question only to the answerers
+// the brokers name on it.
+func (h *harness) HidesFromNonMembers() bool { return true }
+
+// NotShown checks for a while that question id is not listed, nor on the
+// page.
+func (h *harness) NotShown(t *testing.T, id string) {
+	h.session(t)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var list questionsReply
+		decodeJSON(t, h.srv.do(t, h.c, "GET", "/api/questions", ""), &list)
+		for _, v := range list.Questions {
+			if v.RequestID == id {
+				t.Fatalf("question %s is listed to a non-member", id)
+			}
+		}
+	}
+	if page := readBody(t, h.srv.do(t, h.c, "GET", "/", "")); strings.Contains(page, id) {
+		t.Fatalf("question %s is on a non-member's page", id)
+	}
+}
+
 func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback string) string {
 	h.session(t)
 	body, _ := json.Marshal(RespondRequest{RequestID: id, Action: string(c), Feedback: feedback})

@@ -2,8 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +173,91 @@ func firstKeyOf(t *testing.T, s *server, c *http.Client) string {
 	}
 	res.Body.Close()
 	return v.FirstKey
+}
+
+// An enrollment code adds one first key, once: after that key is removed
+// (by its owner, or by an operator's reset of the credentials file) the
+// old code — which others may have seen — adds nothing, across restarts
+// of a bot that keeps a credentials file; a file in the first format (the
+// credentials map alone) still loads.
+func TestAnEnrollmentCodeAddsOneFirstKeyOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "webauthn.json")
+	web := `{insecure_cookies: true, webauthn: {rp_id: localhost, origins: ["http://localhost"], credentials_file: "` + file + `"}}`
+	s := startServer(t, testConfig(t, "", web), Options{}, nil)
+	c, csrf := s.login(t, "alice", alicePassword)
+	begin := func(s *server, c *http.Client, csrf string) *http.Response {
+		return s.do(t, c, "POST", "/api/webauthn/register/begin", `{"enroll_code":"`+aliceEnrollCode+`"}`,
+			"Content-Type", "application/json", "X-CSRF-Token", csrf)
+	}
+	if res := begin(s, c, csrf); res.StatusCode != http.StatusOK {
+		t.Fatalf("the first key with the code: %s", res.Status)
+	}
+	// (The registration's finish, which a browser's authenticator makes, is
+	// TestBrowserStepUpRegistersAKeyAndApprovesWithAFreshAssertionOnly's.)
+	key := credential{Credential: webauthn.Credential{ID: []byte{9, 9, 9}, PublicKey: []byte{4}}, Name: "k", AddedAt: time.Now()}
+	if err := s.ch.stepUp.add("alice", key); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := s.ch.stepUp.remove("alice", credentialID(key.ID)); !removed || err != nil {
+		t.Fatalf("remove: %v %v", removed, err)
+	}
+	res := begin(s, c, csrf)
+	if body := readBody(t, res); res.StatusCode != http.StatusForbidden || !strings.Contains(body, "added a key already") {
+		t.Fatalf("the same code after the key was removed: %s %s, want 403: it was spent", res.Status, body)
+	}
+
+	// A restart reads the spent code back from the file.
+	s2 := startServer(t, testConfig(t, "", web), Options{}, nil)
+	c2, csrf2 := s2.login(t, "alice", alicePassword)
+	if res := begin(s2, c2, csrf2); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("the spent code after a restart: %s, want 403", res.Status)
+	}
+
+	// The first format still loads: its keys count.
+	if err := os.WriteFile(file, []byte(`{"bob":[{"credential":{"id":"AQID","publicKey":"BA=="},"name":"old","added_at":"2026-01-02T03:04:05Z"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s3 := startServer(t, testConfig(t, "", web), Options{}, nil)
+	if got := s3.ch.stepUp.list("bob"); len(got) != 1 || got[0].Name != "old" {
+		t.Fatalf("bob's keys from a first-format file: %+v", got)
+	}
+	// One authenticator is one approver's: bob's id cannot be added for alice.
+	if err := s3.ch.stepUp.add("alice", credential{Credential: webauthn.Credential{ID: []byte{1, 2, 3}}}); !errors.Is(err, errKnownCredential) {
+		t.Errorf("alice registering bob's credential id: %v, want errKnownCredential", err)
+	}
+}
+
+// A removal's confirmation is begun only for one of the approver's own
+// keys, and the ceremonies in progress are bounded: a signed-in attacker
+// cannot fill the bot's memory with challenges.
+func TestKeyCeremoniesAreBounded(t *testing.T) {
+	cfg := testConfig(t, "", `{insecure_cookies: true, webauthn: {rp_id: localhost, origins: ["http://localhost"]}}`)
+	s := startServer(t, cfg, Options{}, nil)
+	if err := s.ch.stepUp.add("alice", credential{Credential: webauthn.Credential{ID: []byte{1, 2, 3}, PublicKey: []byte{4}}}); err != nil {
+		t.Fatal(err)
+	}
+	c, csrf := s.login(t, "alice", alicePassword)
+	res := s.do(t, c, "POST", "/api/webauthn/confirm/begin", `{"action":"remove","id":"`+strings.Repeat("A", 4000)+`"}`,
+		"Content-Type", "application/json", "X-CSRF-Token", csrf)
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("confirming the removal of a key she does not have: %s, want 404", res.Status)
+	}
+	s.ch.stepUp.mu.Lock()
+	n := len(s.ch.stepUp.ceremonies)
+	s.ch.stepUp.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d ceremonies kept for a refused confirmation", n)
+	}
+	now := time.Now()
+	for i := range maxCeremonies {
+		if err := s.ch.stepUp.start(fmt.Sprintf("k%d", i), &webauthn.SessionData{}, now); err != nil {
+			t.Fatalf("ceremony %d: %v", i, err)
+		}
+	}
+	if err := s.ch.stepUp.start("one-more", &webauthn.SessionData{}, now); !errors.Is(err, errTooManyCeremonies) {
+		t.Fatalf("ceremony %d: %v, want errTooManyCeremonies", maxCeremonies+1, err)
+	}
+	if err := s.ch.stepUp.start("later", &webauthn.SessionData{}, now.Add(ceremonyTTL+time.Second)); err != nil {
+		t.Fatalf("a ceremony once the others expired: %v", err)
+	}
 }

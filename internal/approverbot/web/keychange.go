@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -56,7 +57,13 @@ func (c *Channel) handleKeyChangeBegin(w http.ResponseWriter, r *http.Request, p
 	}
 	u := c.stepUp.user(p)
 	if len(u.creds) == 0 {
-		writeError(w, http.StatusPreconditionFailed, "no_authenticator", "you have no security key to confirm with; the first one needs none")
+		writeError(w, http.StatusPreconditionFailed, "no_authenticator", "you have no security key to confirm with")
+		return
+	}
+	// A removal names one of the approver's keys: a ceremony is kept only
+	// for a change that could happen.
+	if k.Action == "remove" && !slices.ContainsFunc(u.creds, func(cr credential) bool { return credentialID(cr.ID) == k.ID }) {
+		writeError(w, http.StatusNotFound, "not_found", "you have no authenticator "+strqs(k.ID))
 		return
 	}
 	challenge, err := k.challenge(p.approver)
@@ -65,7 +72,10 @@ func (c *Channel) handleKeyChangeBegin(w http.ResponseWriter, r *http.Request, p
 		var data *webauthn.SessionData
 		opts, data, err = c.stepUp.rp.BeginLogin(u, webauthn.WithChallenge(challenge), webauthn.WithUserVerification(c.stepUp.uv))
 		if err == nil {
-			c.stepUp.start(k.ceremonyKey(p.approver), data, c.now())
+			if err := c.stepUp.start(k.ceremonyKey(p.approver), data, c.now()); err != nil {
+				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+				return
+			}
 			writeJSON(w, http.StatusOK, opts)
 			return
 		}

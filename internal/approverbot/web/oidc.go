@@ -148,7 +148,14 @@ func (c *Channel) handleOIDCStart(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: f.binding, Path: oidcStartPath, MaxAge: int(oidcFlowTTL / time.Second),
 		HttpOnly: true, Secure: !c.web.InsecureCookies, SameSite: http.SameSiteLaxMode})
-	u := c.oidc.oauth2(p).AuthCodeURL(state, oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier))
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier)}
+	if r.URL.Query().Get("reauth") == "1" {
+		// Adding a first security key needs a fresh authentication at the
+		// provider (firstkey.go): ask it to authenticate the person again
+		// rather than reuse its session.
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "login"), oauth2.SetAuthURLParam("max_age", "0"))
+	}
+	u := c.oidc.oauth2(p).AuthCodeURL(state, opts...)
 	http.Redirect(w, r, u, http.StatusFound)
 }
 
@@ -260,7 +267,7 @@ func (c *Channel) oidcSession(idt *oidc.IDToken, raw string) (*session, error) {
 		display = ""
 	}
 	groups := claimStrings(claims[cfg.GroupsClaim])
-	ident := &oidcIdentity{idToken: raw}
+	ident := &oidcIdentity{idToken: raw, authTime: claimTime(claims["auth_time"])}
 	mapped := cfg.mappedGroups()
 	for _, g := range groups {
 		if mapped[g] && !slices.Contains(ident.groups, g) {
@@ -288,6 +295,16 @@ func (c *Channel) oidcSession(idt *oidc.IDToken, raw string) (*session, error) {
 		return nil, &signInError{msg: "the ID token has expired: start again", subject: id}
 	}
 	return c.sessions.createOIDC(id, displayName(id, display), ident, expires), nil
+}
+
+// claimTime reads a NumericDate claim (seconds since the epoch); zero when
+// absent or not a number.
+func claimTime(v any) time.Time {
+	f, ok := v.(float64)
+	if !ok || f <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(f), 0)
 }
 
 // checkApproverID checks a claim taken as an approver id by the bounds

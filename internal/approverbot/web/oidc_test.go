@@ -570,3 +570,39 @@ web:
 		t.Errorf("a password sign-in with OIDC only: %s, want 401", res.Status)
 	}
 }
+
+// A sign-in that reused the provider's older session (its auth_time is
+// more than 10 minutes old: a borrowed laptop still signed in there) is a
+// fresh session here but no fresh authentication: the first key needs
+// the code, or a sign-in that makes the provider ask again (reauth=1,
+// prompt=login and max_age=0 in the authorization request).
+func TestOIDCFirstKeyNeedsAFreshAuthenticationAtTheProvider(t *testing.T) {
+	b := startOIDCBot(t, "")
+	// The bot's clock runs 11 minutes ahead of the provider's: the
+	// provider's auth_time is 11 minutes old when the bot reads it.
+	b.clock.Advance(enrollFreshness + time.Minute)
+	c := browser(t)
+	b.signIn(t, c, "alice", "alice-pw")
+	status, s := b.session(t, c)
+	if status != http.StatusOK {
+		t.Fatalf("GET /api/session after the sign-in: %d", status)
+	}
+	if got := firstKeyOf(t, b.server, c); got != "unavailable" {
+		t.Errorf("first_key after a sign-in with an old authentication = %q, want unavailable (no code issued)", got)
+	}
+	res := postJSON(t, c, b.url+"/api/webauthn/register/begin", s.CSRFToken, `{}`)
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a first key on an old authentication: %s, want 403", res.Status)
+	}
+	// The way out asks the provider to authenticate again.
+	nc := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := nc.Get(b.url + oidcStartPath + "?reauth=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	u, err := url.Parse(r.Header.Get("Location"))
+	if err != nil || u.Query().Get("prompt") != "login" || u.Query().Get("max_age") != "0" {
+		t.Errorf("reauth=1 sends the browser to %q, want prompt=login and max_age=0", r.Header.Get("Location"))
+	}
+}

@@ -34,6 +34,10 @@ type oidcIdentity struct {
 	// idToken is the raw ID token: the id_token_hint of the provider's
 	// logout.
 	idToken string
+	// authTime is when the provider last authenticated the person (the
+	// ID token's auth_time; zero when it did not say): a first security
+	// key needs it recent (firstkey.go).
+	authTime time.Time
 }
 
 // sessions is the server-side session table. A session lives for a fixed

@@ -90,7 +90,10 @@ func (c *Channel) handleRegisterBegin(w http.ResponseWriter, r *http.Request, p 
 		writeError(w, http.StatusInternalServerError, "internal", "cannot start the registration: "+err.Error())
 		return
 	}
-	c.stepUp.start(registerKey(p.approver), data, c.now())
+	if err := c.stepUp.start(registerKey(p.approver), data, c.now()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
 	writeJSON(w, http.StatusOK, opts)
 }
 
@@ -136,7 +139,7 @@ func (c *Channel) handleRegisterFinish(w http.ResponseWriter, r *http.Request, p
 		name = "authenticator"
 	}
 	if err := c.stepUp.add(p.approver, credential{Credential: *cred, Name: name, AddedAt: c.now().UTC()}); err != nil {
-		if errors.Is(err, errTooManyCredentials) {
+		if errors.Is(err, errTooManyCredentials) || errors.Is(err, errKnownCredential) {
 			writeError(w, http.StatusConflict, "conflict", err.Error())
 		} else {
 			c.log.Error("web: authenticator not registered", "approver", p.approver, "err", err)
@@ -144,7 +147,7 @@ func (c *Channel) handleRegisterFinish(w http.ResponseWriter, r *http.Request, p
 		}
 		return
 	}
-	c.log.Info("web: authenticator registered", "approver", p.approver, "credential", credentialID(cred.ID))
+	c.recordPerson(r, messages.PersonAuthenticatorAdded, p.approver, "webauthn", credentialID(cred.ID)+" "+strqs(name))
 	writeJSON(w, http.StatusOK, map[string]any{"credentials": c.stepUp.list(p.approver)})
 }
 
@@ -176,7 +179,7 @@ func (c *Channel) handleCredentialRemove(w http.ResponseWriter, r *http.Request,
 		writeError(w, http.StatusNotFound, "not_found", "you have no authenticator "+strqs(body.ID))
 		return
 	}
-	c.log.Info("web: authenticator removed", "approver", p.approver, "credential", body.ID)
+	c.recordPerson(r, messages.PersonAuthenticatorRemoved, p.approver, "webauthn", strqs(body.ID))
 	writeJSON(w, http.StatusOK, map[string]any{"credentials": c.stepUp.list(p.approver)})
 }
 
@@ -218,7 +221,10 @@ func (c *Channel) handleStepUpBegin(w http.ResponseWriter, r *http.Request, p pr
 		opts, data, err = c.stepUp.rp.BeginLogin(u, webauthn.WithChallenge(challenge),
 			webauthn.WithUserVerification(c.stepUp.uv))
 		if err == nil {
-			c.stepUp.start(assertKey(p.approver, q.Request.RequestID, digest), data, c.now())
+			if err := c.stepUp.start(assertKey(p.approver, q.Request.RequestID, digest), data, c.now()); err != nil {
+				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+				return
+			}
 			writeJSON(w, http.StatusOK, opts)
 			return
 		}

@@ -244,6 +244,19 @@ func TestBrowserStepUpRegistersAKeyAndApprovesWithAFreshAssertionOnly(t *testing
 	if !strings.Contains(got, "none registered") {
 		t.Fatalf("a step-up without a key: %q", got)
 	}
+
+	// The audit of people holds the key's life: added, a step-up that
+	// approved, the replays refused, removed.
+	kinds := map[messages.PersonEventKind]int{}
+	for _, e := range r.peopleRecords(t) {
+		if e.Approver == "alice" && e.Method == "webauthn" {
+			kinds[e.Kind]++
+		}
+	}
+	if kinds[messages.PersonAuthenticatorAdded] != 1 || kinds[messages.PersonStepUp] < 1 ||
+		kinds[messages.PersonStepUpFailed] < 2 || kinds[messages.PersonAuthenticatorRemoved] != 1 {
+		t.Errorf("alice's webauthn records in the audit of people: %v, want one added, a step-up, the refused replays, one removed", kinds)
+	}
 	// The refusals above log 403 and 412 in the console on purpose: the
 	// page's own problems are checked by the other browser tests.
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -55,7 +56,17 @@ type stepUp struct {
 	mu         sync.Mutex
 	creds      map[string][]credential // approver id → credentials
 	ceremonies map[string]ceremony     // ceremonyKey → session
+	// usedCodes are the enrollment code hashes that added a first key,
+	// per approver: a code adds one first key, once (firstkey.go).
+	usedCodes map[string][]string
+	// pendingCodes is the code hash a first key's registration began
+	// with, per approver, until it finishes.
+	pendingCodes map[string]string
 }
+
+// maxCeremonies bounds the ceremonies in progress across all approvers:
+// each is a challenge a client asked for, kept for ceremonyTTL.
+const maxCeremonies = 4096
 
 // credential is one registered authenticator of an approver.
 type credential struct {
@@ -70,7 +81,8 @@ type ceremony struct {
 }
 
 func newStepUp(wc Config) (*stepUp, error) {
-	s := &stepUp{creds: map[string][]credential{}, ceremonies: map[string]ceremony{}, file: wc.WebAuthn.CredentialsFile}
+	s := &stepUp{creds: map[string][]credential{}, ceremonies: map[string]ceremony{}, file: wc.WebAuthn.CredentialsFile,
+		usedCodes: map[string][]string{}, pendingCodes: map[string]string{}}
 	if s.file != "" {
 		if err := s.load(); err != nil {
 			return nil, err
@@ -116,16 +128,34 @@ func (s *stepUp) load() error {
 	if err != nil {
 		return fmt.Errorf("web.webauthn.credentials_file: %w", err)
 	}
-	var stored map[string][]storedCredential
-	if err := json.Unmarshal(data, &stored); err != nil {
-		return fmt.Errorf("web.webauthn.credentials_file %s: not a credentials file written by this bot: %w", s.file, err)
+	var file storedFile
+	if err := json.Unmarshal(data, &file); err != nil || file.Version != storedVersion {
+		// The first format: the credentials map alone.
+		file = storedFile{}
+		if err := json.Unmarshal(data, &file.Credentials); err != nil {
+			return fmt.Errorf("web.webauthn.credentials_file %s: not a credentials file written by this bot: %w", s.file, err)
+		}
 	}
-	for approver, cs := range stored {
+	for approver, hashes := range file.UsedEnrollCodes {
+		s.usedCodes[approver] = slices.Clone(hashes)
+	}
+	for approver, cs := range file.Credentials {
 		for _, c := range cs {
 			s.creds[approver] = append(s.creds[approver], credential{Credential: c.Credential, Name: c.Name, AddedAt: c.AddedAt})
 		}
 	}
 	return nil
+}
+
+// storedVersion is the credentials file's format: an object with the
+// credentials and the used enrollment codes. (The first format, the
+// credentials map alone, is still read.)
+const storedVersion = 2
+
+type storedFile struct {
+	Version         int                           `json:"version"`
+	Credentials     map[string][]storedCredential `json:"credentials"`
+	UsedEnrollCodes map[string][]string           `json:"used_enroll_codes,omitempty"`
 }
 
 // storedCredential is a credential in the file. (webauthn.Credential has
@@ -143,10 +173,10 @@ func (s *stepUp) save() error {
 	if s.file == "" {
 		return nil
 	}
-	stored := make(map[string][]storedCredential, len(s.creds))
+	stored := storedFile{Version: storedVersion, Credentials: make(map[string][]storedCredential, len(s.creds)), UsedEnrollCodes: s.usedCodes}
 	for approver, cs := range s.creds {
 		for _, c := range cs {
-			stored[approver] = append(stored[approver], storedCredential{c.Credential, c.Name, c.AddedAt})
+			stored.Credentials[approver] = append(stored.Credentials[approver], storedCredential{c.Credential, c.Name, c.AddedAt})
 		}
 	}
 	data, err := json.Marshal(stored)
@@ -200,7 +230,7 @@ func (s *stepUp) user(p principal) user {
 }
 
 // start records a ceremony under key, replacing any earlier one.
-func (s *stepUp) start(key string, data *webauthn.SessionData, now time.Time) {
+func (s *stepUp) start(key string, data *webauthn.SessionData, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, c := range s.ceremonies {
@@ -208,8 +238,15 @@ func (s *stepUp) start(key string, data *webauthn.SessionData, now time.Time) {
 			delete(s.ceremonies, k)
 		}
 	}
+	if _, again := s.ceremonies[key]; !again && len(s.ceremonies) >= maxCeremonies {
+		return errTooManyCeremonies
+	}
 	s.ceremonies[key] = ceremony{data: *data, expires: now.Add(ceremonyTTL)}
+	return nil
 }
+
+// errTooManyCeremonies: maxCeremonies are in progress.
+var errTooManyCeremonies = errors.New("too many security key ceremonies in progress; try again in a minute")
 
 // take ends the ceremony under key and returns it: each is used once.
 func (s *stepUp) take(key string, now time.Time) (webauthn.SessionData, bool) {
@@ -278,13 +315,48 @@ func (s *stepUp) add(approver string, c credential) error {
 	if len(s.creds[approver]) >= maxCredentials {
 		return fmt.Errorf("%w: you have %d registered, the most allowed: remove one first", errTooManyCredentials, maxCredentials)
 	}
-	before := s.creds[approver]
+	// A credential id names one authenticator of one approver (WebAuthn:
+	// a relying party refuses an id it already knows).
+	for other, cs := range s.creds {
+		for _, known := range cs {
+			if bytes.Equal(known.ID, c.ID) {
+				return fmt.Errorf("%w (of %s)", errKnownCredential, map[bool]string{true: "you", false: "another approver"}[other == approver])
+			}
+		}
+	}
+	before, usedBefore := s.creds[approver], s.usedCodes[approver]
 	s.creds[approver] = append(slices.Clone(before), c)
+	// The first key's enrollment code, if it began with one, is spent.
+	if code := s.pendingCodes[approver]; code != "" && len(before) == 0 {
+		s.usedCodes[approver] = append(slices.Clone(usedBefore), code)
+	}
 	if err := s.save(); err != nil {
-		s.creds[approver] = before
+		s.creds[approver], s.usedCodes[approver] = before, usedBefore
+		if usedBefore == nil {
+			delete(s.usedCodes, approver)
+		}
 		return err
 	}
+	delete(s.pendingCodes, approver)
 	return nil
+}
+
+// errKnownCredential: the authenticator is registered already.
+var errKnownCredential = errors.New("this authenticator is registered already")
+
+// beginWithCode records that approver's first key registration began with
+// the enrollment code hash (spent when the key is added).
+func (s *stepUp) beginWithCode(approver, hash string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pendingCodes[approver] = hash
+}
+
+// codeUsed reports whether hash added a first key of approver before.
+func (s *stepUp) codeUsed(approver, hash string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.usedCodes[approver], hash)
 }
 
 // remove deletes approver's authenticator id; false when there is none.
