@@ -27,6 +27,27 @@ type operatorConf struct {
 	creds map[string]nats.Option
 }
 
+// opAccount is an account of the operator being built, with its users.
+type opAccount struct {
+	name   string
+	kp     nkeys.KeyPair
+	claims *jwt.AccountClaims
+	users  []AccountUser
+}
+
+// newOpAccount makes an account named name and records its key in oc.
+func (oc *operatorConf) newOpAccount(name string, users []AccountUser) (*opAccount, error) {
+	kp, err := nkeys.CreateAccount()
+	if err != nil {
+		return nil, err
+	}
+	pub, _ := kp.PublicKey()
+	c := jwt.NewAccountClaims(pub)
+	c.Name = name
+	oc.keys[name] = pub
+	return &opAccount{name: name, kp: kp, claims: c, users: users}, nil
+}
+
 // operatorMode builds the operator, the system account, SIGNOFF and the
 // tenants' accounts, and their users.
 func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
@@ -38,66 +59,16 @@ func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
 	opPub, _ := opKP.PublicKey()
 	op := jwt.NewOperatorClaims(opPub)
 	op.Name = "signoff-test"
-
-	type account struct {
-		name   string
-		kp     nkeys.KeyPair
-		claims *jwt.AccountClaims
-	}
-	newAccount := func(name string) (*account, error) {
-		kp, err := nkeys.CreateAccount()
-		if err != nil {
-			return nil, err
-		}
-		pub, _ := kp.PublicKey()
-		c := jwt.NewAccountClaims(pub)
-		c.Name = name
-		oc.keys[name] = pub
-		return &account{name: name, kp: kp, claims: c}, nil
-	}
-	sys, err := newAccount("SYS")
+	sys, err := oc.newOpAccount("SYS", nil)
 	if err != nil {
 		return nil, err
 	}
 	op.SystemAccount = sys.claims.Subject
-	brokers, err := newAccount(BrokersAccount)
+	accounts, err := a.operatorAccounts(oc)
 	if err != nil {
 		return nil, err
 	}
-	brokers.claims.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
-	p := a.prefix()
-	services := a.serviceSubjects()
-	serviceList := uniqueServices(services)
-	for _, s := range serviceList {
-		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Service, Subject: jwt.Subject(s)})
-	}
-	tokenPos := uint(strings.Count(p, ".") + 3)
-	for _, kind := range streamKinds {
-		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Stream, Subject: jwt.Subject(p + ".t.*." + kind + ".>"), AccountTokenPosition: tokenPos})
-	}
-	accounts := []*account{sys, brokers}
-	users := map[*account][]AccountUser{}
-	brokerUsers := a.Brokers
-	if len(brokerUsers) == 0 {
-		brokerUsers = []AccountUser{{Name: "broker", Role: RoleAny}}
-	}
-	users[brokers] = brokerUsers
-	for _, name := range a.tenantNames() {
-		acc, err := newAccount(name)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range serviceList {
-			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Service, Account: brokers.claims.Subject, Subject: jwt.Subject(s), Share: true})
-		}
-		for _, kind := range streamKinds {
-			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Stream, Account: brokers.claims.Subject,
-				Subject:      jwt.Subject(p + ".t." + acc.claims.Subject + "." + kind + ".>"),
-				LocalSubject: jwt.RenamingSubject(p + "." + kind + ".>")})
-		}
-		accounts = append(accounts, acc)
-		users[acc] = a.Tenants[name]
-	}
+	accounts = append([]*opAccount{sys}, accounts...)
 
 	opJWT, err := op.Encode(opKP)
 	if err != nil {
@@ -115,8 +86,8 @@ func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
 			return nil, fmt.Errorf("account %s jwt: %w", acc.name, err)
 		}
 		fmt.Fprintf(&b, "  %s: %q\n", acc.claims.Subject, token)
-		for _, u := range users[acc] {
-			if err := oc.addUser(acc.kp, u, services); err != nil {
+		for _, u := range acc.users {
+			if err := oc.addUser(acc.kp, u, a.serviceSubjects()); err != nil {
 				return nil, fmt.Errorf("user %s of %s: %w", u.Name, acc.name, err)
 			}
 		}
@@ -124,6 +95,46 @@ func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
 	b.WriteString("}\n")
 	oc.text = b.String()
 	return oc, nil
+}
+
+// operatorAccounts are SIGNOFF, with JetStream and its exports, and each
+// tenant's account importing them, as [Accounts.Config] writes them.
+func (a Accounts) operatorAccounts(oc *operatorConf) ([]*opAccount, error) {
+	brokerUsers := a.Brokers
+	if len(brokerUsers) == 0 {
+		brokerUsers = []AccountUser{{Name: "broker", Role: RoleAny}}
+	}
+	brokers, err := oc.newOpAccount(BrokersAccount, brokerUsers)
+	if err != nil {
+		return nil, err
+	}
+	brokers.claims.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	p := a.prefix()
+	serviceList := uniqueServices(a.serviceSubjects())
+	for _, s := range serviceList {
+		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Service, Subject: jwt.Subject(s)})
+	}
+	tokenPos := uint(strings.Count(p, ".") + 3)
+	for _, kind := range streamKinds {
+		brokers.claims.Exports.Add(&jwt.Export{Type: jwt.Stream, Subject: jwt.Subject(p + ".t.*." + kind + ".>"), AccountTokenPosition: tokenPos})
+	}
+	out := []*opAccount{brokers}
+	for _, name := range a.tenantNames() {
+		acc, err := oc.newOpAccount(name, a.Tenants[name])
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range serviceList {
+			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Service, Account: brokers.claims.Subject, Subject: jwt.Subject(s), Share: true})
+		}
+		for _, kind := range streamKinds {
+			acc.claims.Imports.Add(&jwt.Import{Type: jwt.Stream, Account: brokers.claims.Subject,
+				Subject:      jwt.Subject(p + ".t." + acc.claims.Subject + "." + kind + ".>"),
+				LocalSubject: jwt.RenamingSubject(p + "." + kind + ".>")})
+		}
+		out = append(out, acc)
+	}
+	return out, nil
 }
 
 // addUser signs a user JWT with the account's key: the role's publish

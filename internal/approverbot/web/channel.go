@@ -105,18 +105,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	case wc.SessionTTL == 0:
 		wc.SessionTTL = DefaultSessionTTL
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = DefaultHeartbeat
-	}
-	if o.ResolvedLinger <= 0 {
-		o.ResolvedLinger = DefaultResolvedLinger
-	}
+	o.setDefaults()
 	c := &Channel{
 		cfg:         cfg,
 		web:         wc,
@@ -171,6 +160,22 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		return nil, fmt.Errorf("web: dummy password hash: %w", err)
 	}
 	return c, nil
+}
+
+// setDefaults fills the options left zero.
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.ResolvedLinger <= 0 {
+		o.ResolvedLinger = DefaultResolvedLinger
+	}
 }
 
 // passwordCost checks the approvers' password hashes and returns the
