@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,43 @@ func nonLeaderNode(ctx context.Context, t *testing.T, h *harness) (*plane.Node, 
 	return best, most
 }
 
+// brokerConnsSince lists the broker connections on node that connected
+// before since (by the node's /connz): those that never left it. Right
+// after a SIGCONT the node still lists the connections its clients closed
+// while it was frozen, until it reads their close: they are given 10 s to
+// go; one whose client never left stays.
+func brokerConnsSince(ctx context.Context, t *testing.T, node *plane.Node, since time.Time) []string {
+	t.Helper()
+	var stayed []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		var connz struct {
+			Conns []struct {
+				CID   uint64    `json:"cid"`
+				Name  string    `json:"name"`
+				Start time.Time `json:"start"`
+			} `json:"connections"`
+		}
+		code, body, err := node.Get(ctx, "8222", "/connz?limit=1024")
+		if err == nil && code == 200 && json.Unmarshal([]byte(body), &connz) == nil {
+			stayed = stayed[:0]
+			for _, c := range connz.Conns {
+				if strings.HasPrefix(c.Name, "signoff-broker") && c.Start.Before(since) {
+					stayed = append(stayed, fmt.Sprintf("%s (cid %d, connected %s)", c.Name, c.CID, c.Start.Format(time.RFC3339Nano)))
+				}
+			}
+			if len(stayed) == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			if code != 200 || err != nil {
+				t.Fatalf("%s /connz after the freeze: %d %v", node.Name, code, err)
+			}
+			return stayed
+		}
+	}
+}
+
 // testNATSNonLeaderKilled kills (-9) a NATS node that leads neither the
 // audit stream nor the meta group, under traffic, and starts it again: the
 // cluster keeps its quorum, the clients on that node (agents, brokers)
@@ -186,6 +224,12 @@ func testNATSNonLeaderDown(t *testing.T, h *harness, kill bool) {
 		if err := node.Signal(ctx, "CONT"); err != nil {
 			t.Fatal(err)
 		}
+		// Every broker connection the node had when it froze left it: what
+		// is on it now connected after the freeze began (a reconnection).
+		if stayed := brokerConnsSince(ctx, t, node, downAt); len(stayed) > 0 {
+			t.Errorf("%d of the %d broker connections on the SIGSTOPped %s stayed on it through %s (ping budget 15 s): %v",
+				len(stayed), brokerConns, node.Name, natsStopFor, stayed)
+		}
 	}
 	upAt := time.Now()
 	t.Logf("%s %s for %s", node.Name, map[bool]string{true: "killed and restarted", false: "stopped (SIGSTOP) and resumed"}[kill],
@@ -214,17 +258,19 @@ func testNATSNonLeaderDown(t *testing.T, h *harness, kill bool) {
 		for _, l := range lines[min(logsBefore[b.Name], len(lines)):] {
 			// Stale (pings unanswered) or a write past the same budget
 			// (natsurl.Liveness): a busy connection's writes block first.
-			if strings.Contains(l, "NATS disconnected; reconnecting") && (strings.Contains(l, "stale connection") || strings.Contains(l, "i/o timeout")) {
+			if strings.Contains(l, "NATS disconnected; reconnecting") {
 				stale++
+				if !kill {
+					t.Logf("%s: %s", b.Name, l)
+				}
 			}
 		}
 	}
 	if !kill {
-		t.Logf("%d broker connections declared stale (of %d on %s)", stale, brokerConns, node.Name)
-		if stale < brokerConns {
-			t.Errorf("%d of the %d broker connections on the SIGSTOPped %s were declared stale or timed out writing while it was frozen for %s; want all (ping budget 15 s)",
-				stale, brokerConns, node.Name, natsStopFor)
-		}
+		// How they left is in the brokers' logs (that they left is checked
+		// on the node above): a connection whose writes block first may
+		// be closed by an error other than these two.
+		t.Logf("%d broker disconnections logged (of %d connections on %s)", stale, brokerConns, node.Name)
 	}
 	if kill && stale > 0 {
 		t.Logf("%d broker connections went stale (the kill closed the others' sockets)", stale)
