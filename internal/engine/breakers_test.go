@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 	"github.com/signoff-dev/signoff/pkg/session"
-	"github.com/signoff-dev/signoff/pkg/session/memstore"
 )
 
 const breakerEnginePolicy = `
@@ -50,24 +47,8 @@ func (b *breakers) TripFor(agentID, _ string) (*messages.BreakerTrip, error) {
 
 func newBreakerRig(t *testing.T, bs *breakers) (*engine.Engine, *recorder) {
 	t.Helper()
-	pol, err := policy.Parse([]byte(breakerEnginePolicy), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New(memstore.Options{})
-	rec := &recorder{}
-	eng, err := engine.New(engine.Config{
-		Requests: store, Sessions: store, Grants: store,
-		Policy: fixedPolicy{pol}, Modes: noModes{}, Breakers: bs,
-		Publisher: rec, Audit: rec, Acker: rec, Metrics: newMetrics(),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Replica: "replica-1", StoreTimeout: 2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng, rec
+	r := newRigWith(t, breakerEnginePolicy, nil, nil, func(c *engine.Config) { c.Breakers = bs })
+	return r.eng, r.rec
 }
 
 func agentCall(agent, id, command string) *messages.Request {

@@ -148,6 +148,13 @@ func newMetrics() engine.Metrics {
 // memory store when nil); rec's settings apply from the start.
 func newRig(t *testing.T, yaml string, store session.Store, rec *recorder) *rig {
 	t.Helper()
+	return newRigWith(t, yaml, store, rec, nil)
+}
+
+// newRigWith is newRig with more of the engine's config set by more (the
+// breakers, the fleet stops) before the engine is built.
+func newRigWith(t *testing.T, yaml string, store session.Store, rec *recorder, more func(*engine.Config)) *rig {
+	t.Helper()
 	pol, err := policy.Parse([]byte(yaml), "policy.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -160,14 +167,18 @@ func newRig(t *testing.T, yaml string, store session.Store, rec *recorder) *rig 
 	}
 	m := newMetrics()
 	logs := &testenv.LogBuffer{}
-	eng, err := engine.New(engine.Config{
+	cfg := engine.Config{
 		Requests: store, Sessions: store, Grants: store,
 		Policy: fixedPolicy{pol}, Modes: noModes{},
 		Publisher: rec, Audit: rec, Acker: rec, Metrics: m,
 		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 		Replica:      "replica-1",
 		StoreTimeout: 2 * time.Second,
-	})
+	}
+	if more != nil {
+		more(&cfg)
+	}
+	eng, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,11 @@ package engine_test
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/pkg/messages"
-	"github.com/signoff-dev/signoff/pkg/policy"
-	"github.com/signoff-dev/signoff/pkg/session/memstore"
 )
 
 // fleetStops is an engine.FleetStops that covers the agent ids in stopped
@@ -27,24 +22,8 @@ func (f fleetStops) StopFor(agentID, _, _ string) (*messages.FleetStop, error) {
 
 func newFleetEngine(t *testing.T, fs engine.FleetStops) (*engine.Engine, *recorder) {
 	t.Helper()
-	pol, err := policy.Parse([]byte(testPolicy), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New(memstore.Options{})
-	rec := &recorder{}
-	eng, err := engine.New(engine.Config{
-		Requests: store, Sessions: store, Grants: store,
-		Policy: fixedPolicy{pol}, Modes: noModes{}, FleetStops: fs,
-		Publisher: rec, Audit: rec, Acker: rec, Metrics: newMetrics(),
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Replica: "replica-1", StoreTimeout: 2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng, rec
+	r := newRigWith(t, testPolicy, nil, nil, func(c *engine.Config) { c.FleetStops = fs })
+	return r.eng, r.rec
 }
 
 func TestAFleetStopDeniesTheAgentsCallsHardStopNamingTheStop(t *testing.T) {
