@@ -77,6 +77,15 @@ func (c *Config) Sees(approver, team string) bool {
 	return a.Teams == nil || slices.Contains(a.Teams, team)
 }
 
+// Admits reports whether approver, as this config knows them (no provider
+// groups), may see and answer q: approvers.<id>.teams must include q's
+// team, and the answerers the brokers name on q must admit them (a question
+// from a broker that names none: the config alone). A channel with one
+// configured user (the terminal) shows only the questions Admits allows.
+func (c *Config) Admits(approver string, q Question) bool {
+	return c.Sees(approver, q.Team) && (q.Answerers == nil || q.Answerers.Admit(approver, nil))
+}
+
 // OpenNATS reports whether the bot connects to NATS without credentials
 // (no creds file, nkey, user or client certificate): a plane whose NATS has
 // no authorization, such as the dev broker's (`broker --dev`), where any

@@ -3,8 +3,10 @@ package terminal_test
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
+	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
 	"github.com/signoff-dev/signoff/internal/brokertest"
@@ -52,4 +54,40 @@ func TestTerminalAnswersSeveralQuestionsOnOneLine(t *testing.T) {
 		t.Fatalf("the agent got %s from %s", d.Answer, d.DecidedBy.ID)
 	}
 	out.expect("✓ AskUserQuestion answered: Which database? → Mongo; Which features? → Auth, Logs")
+}
+
+// The terminal the bot builds from its config shows its operator only the
+// questions of their teams that the brokers name them an answerer of: dave
+// is on call, not in team default, so a default question and its command
+// never reach his screen.
+func TestTheBotsTerminalShowsItsOperatorOnlyTheirTeamsQuestions(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: channeltest.Policy})
+	agent := p.Agent("sess-teams", "agent-1")
+	pending(t, p, agent, "default", "req-default", "make deploy-secret-target")
+	pending(t, p, agent, "oncall", "req-oncall", "kubectl get pods")
+	cfg, err := approverbot.ParseConfig([]byte(botConfig("dave", "default", "oncall")), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	out := newScreen(t)
+	chs, err := approverbot.Build(cfg, quiet(), r, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, err := approverbot.New(cfg, p.NATS.Connect(t), chs, approverbot.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = bot.Run(ctx) }()
+	// The bot delivers its replay in order: once the on-call question is
+	// prompted, the default one has been handed to the terminal too.
+	out.expect("req-oncall")
+	out.expect("› ")
+	if s := out.text(); strings.Contains(s, "req-default") || strings.Contains(s, "deploy-secret-target") {
+		t.Fatalf("dave's terminal shows team default's question:\n%s", s)
+	}
 }

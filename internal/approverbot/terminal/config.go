@@ -27,7 +27,9 @@ func init() {
 			return s.(*Config).Approver, true
 		},
 		New: func(e approverbot.Env) (approverbot.Channel, error) {
-			return New(e.Stdin, e.Stdout, Options{Logger: e.Logger.With("channel", Name), Open: e.Config.OpenNATS()}), nil
+			op := e.Section.(*Config).Approver
+			return New(e.Stdin, e.Stdout, Options{Logger: e.Logger.With("channel", Name), Open: e.Config.OpenNATS(),
+				Shows: func(q approverbot.Question) bool { return e.Config.Admits(op, q) }}), nil
 		},
 	})
 }

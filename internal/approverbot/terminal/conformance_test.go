@@ -34,9 +34,26 @@ terminal: {approver: ` + h.s.As + `}
 `
 }
 
-func (h *harness) Channel(t *testing.T, _ *approverbot.Config) approverbot.Channel {
+func (h *harness) Channel(t *testing.T, c *approverbot.Config) approverbot.Channel {
 	return terminal.New(h.tp.tty, h.tp.tty, terminal.Options{Logger: h.s.Logger, Device: "ct-tty",
+		Shows:     func(q approverbot.Question) bool { return c.Admits(h.s.As, q) },
 		Interrupt: func() { t.Error("unexpected interrupt") }})
+}
+
+// HidesFromNonMembers: the terminal shows its operator only the questions
+// the brokers name them an answerer of (Options.Shows, as the bot builds it).
+func (h *harness) HidesFromNonMembers() bool { return true }
+
+// Addressable: keys answer the prompted question only.
+func (h *harness) Addressable() bool { return false }
+
+// NotShown checks for a while that question id never reaches the screen.
+func (h *harness) NotShown(t *testing.T, id string) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(h.tp.out.text(), id) {
+			t.Fatalf("question %s is on the terminal of a non-member; the screen:\n%s", id, h.tp.out.text())
+		}
+	}
 }
 
 // block is the question's view on the screen: from its header to the

@@ -48,6 +48,12 @@ type Options struct {
 	// Open is set on a plane whose NATS has no authorization: the
 	// terminal says so when it starts (approverbot.OpenPlaneText).
 	Open bool
+	// Shows reports whether the operator may see q: questions it refuses
+	// are never shown here (their commands included), as the web page
+	// hides them from non-members. Default: every question (a terminal
+	// built without a bot config); the bot's terminal passes
+	// Config.Admits of its operator.
+	Shows func(approverbot.Question) bool
 	// Interrupt is called for Ctrl-C in raw mode, where the terminal sends
 	// no signal; default: send os.Interrupt to this process, so Ctrl-C
 	// shuts the bot down as it would in a normal terminal.
@@ -146,8 +152,12 @@ func useColor(out io.Writer, noColor string) bool {
 func (c *Channel) Name() string { return Name }
 
 // Ask implements [approverbot.Channel]: the question is queued for the
-// prompt (or updated, when it is already shown).
+// prompt (or updated, when it is already shown), unless Options.Shows
+// refuses it to the operator.
 func (c *Channel) Ask(_ context.Context, q approverbot.Question) error {
+	if c.o.Shows != nil && !c.o.Shows(q) {
+		return nil
+	}
 	c.push(event{q: &q})
 	return nil
 }

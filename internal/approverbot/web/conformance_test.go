@@ -177,6 +177,9 @@ func (h *harness) listed(t *testing.T, id string) QuestionView {
 // the brokers name on it.
 func (h *harness) HidesFromNonMembers() bool { return true }
 
+// Addressable: POST /api/respond names any request id.
+func (h *harness) Addressable() bool { return true }
+
 // NotShown checks for a while that question id is not listed, nor on the
 // page.
 func (h *harness) NotShown(t *testing.T, id string) {
