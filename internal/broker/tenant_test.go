@@ -90,15 +90,18 @@ func startTenantPlane(t *testing.T, file string) *tenantPlane {
 // file names them so.
 func eachNATSMode(t *testing.T, file string, f func(t *testing.T, tp *tenantPlane)) {
 	for _, op := range []bool{false, true} {
-		t.Run(map[bool]string{false: "config file", true: "operator"}[op], func(t *testing.T) {
+		t.Run(map[bool]string{false: "config file", true: "operator, full resolver"}[op], func(t *testing.T) {
 			f(t, startTenantPlaneIn(t, file, op))
 		})
 	}
 }
 
-func startTenantPlaneIn(t *testing.T, file string, operator bool) *tenantPlane {
+// startTenantPlaneIn starts a tenant plane on NATS accounts from a config
+// file or, with operator, from JWTs pushed to full resolvers; the accounts
+// of deferred tenants (operator mode) are pushed only later, by the test.
+func startTenantPlaneIn(t *testing.T, file string, operator bool, deferred ...string) *tenantPlane {
 	t.Helper()
-	c := testenv.NATSAccountsCluster(t, 3, testenv.Accounts{Tenants: tenantUsers, Operator: operator})
+	c := testenv.NATSAccountsCluster(t, 3, testenv.Accounts{Tenants: tenantUsers, Operator: operator, FullResolver: operator, Deferred: deferred})
 	file = c.KeyReplacer().Replace(file)
 	rds := testenv.Redis(t)
 	pol, err := policy.Parse([]byte(tenantPolicy), "tenant-policy.yaml")
@@ -477,13 +480,35 @@ func TestIdentityIsVerifiedOnTheReceiptOfATenantsAgent(t *testing.T) {
 	}
 }
 
+// A tenant is added to a running plane by configuration: its NATS account
+// (in operator mode, pushed to the full resolvers as `nsc push` does, with
+// NATS and the brokers running) and a reload of the brokers' tenants file.
 func TestTenantAddedByReloadIsServedWithoutRestart(t *testing.T) {
+	for _, operator := range []bool{false, true} {
+		t.Run(map[bool]string{false: "config file", true: "operator, account pushed"}[operator], func(t *testing.T) {
+			testTenantAddedByReload(t, operator)
+		})
+	}
+}
+
+func testTenantAddedByReload(t *testing.T, operator bool) {
 	acmeOnly := tenantsFile[:strings.Index(tenantsFile, "  - id: globex")]
-	tp := startTenantPlane(t, acmeOnly)
+	var tp *tenantPlane
+	if operator {
+		tp = startTenantPlaneIn(t, acmeOnly, true, "GLOBEX")
+		if _, err := nats.Connect(tp.cluster.ClientURL(1), tp.cluster.Creds("globex-agent")); err == nil {
+			t.Fatal("globex-agent connected before its account was pushed")
+		}
+		tp.cluster.PushAccount(t, "GLOBEX")
+	} else {
+		tp = startTenantPlane(t, acmeOnly)
+	}
+	full := tp.cluster.KeyReplacer().Replace(tenantsFile)
+	notTenant := fmt.Sprintf("account %q is not a tenant", tp.cluster.Key("GLOBEX"))
 	globex := tp.conn(1, "globex-agent")
-	wantForbidden(t, rawRequest(t, globex, requestMsg("shared-1", "g1", "coder", "")), `account "GLOBEX" is not a tenant`)
+	wantForbidden(t, rawRequest(t, globex, requestMsg("shared-1", "g1", "coder", "")), notTenant)
 	for _, p := range tp.planes {
-		f, err := tenancy.Parse([]byte(tenantsFile))
+		f, err := tenancy.Parse([]byte(full))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -498,12 +523,12 @@ func TestTenantAddedByReloadIsServedWithoutRestart(t *testing.T) {
 	}
 	// And removed again.
 	for _, p := range tp.planes {
-		f, _ := tenancy.Parse([]byte(acmeOnly))
+		f, _ := tenancy.Parse([]byte(tp.cluster.KeyReplacer().Replace(acmeOnly)))
 		if err := p.Reload(f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wantForbidden(t, rawRequest(t, globex, requestMsg("shared-1", "g3", "coder", "")), `account "GLOBEX" is not a tenant`)
+	wantForbidden(t, rawRequest(t, globex, requestMsg("shared-1", "g3", "coder", "")), notTenant)
 }
 
 func TestTenantModesAndAdminsNeverCross(t *testing.T) {

@@ -65,6 +65,18 @@ type Accounts struct {
 	// are not used). Accounts and users are then named by their public
 	// keys: see [NATSCluster.Key].
 	Operator bool
+	// FullResolver, with Operator, serves the accounts from each server's
+	// full NATS resolver (`resolver: {type: full}`, a JWT directory per
+	// server) instead of MEMORY: only the system account is preloaded; the
+	// others are pushed once the cluster is up, as `nsc push` does, by a
+	// system-account user publishing each account JWT on
+	// $SYS.REQ.CLAIMS.UPDATE, and NATSAccountsCluster returns when every
+	// server acknowledged every push.
+	FullResolver bool
+	// Deferred, with FullResolver, are tenants whose accounts are signed
+	// (their keys and users' credentials known from the start) but pushed
+	// only by [NATSCluster.PushAccount]: a tenant added to a running plane.
+	Deferred []string
 }
 
 func (a Accounts) prefix() string {
@@ -182,6 +194,7 @@ type NATSCluster struct {
 	// users' credentials (nil in config-file mode).
 	keys  map[string]string
 	creds map[string]nats.Option
+	oc    *operatorConf
 }
 
 // ClientURL returns the client URL of server i.
@@ -220,6 +233,15 @@ func (c *NATSCluster) Connect(t testing.TB, i int, user, password string, opts .
 	return nc
 }
 
+// Creds is the connect option of user in operator mode (its JWT and
+// nkey); in config-file mode, a user name with no password.
+func (c *NATSCluster) Creds(user string) nats.Option {
+	if o, ok := c.creds[user]; ok {
+		return o
+	}
+	return nats.UserInfo(user, "")
+}
+
 // NATSAccountsCluster starts n embedded NATS servers (n ≥ 1; n > 1 forms a
 // cluster with JetStream replicated) configured with accounts, on free
 // loopback ports, and registers their shutdown with t.Cleanup. It waits
@@ -237,17 +259,18 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 	}
 	c := &NATSCluster{}
 	dir := t.TempDir()
-	accountsConf := accounts.Config
+	accountsConf := func(int) string { return accounts.Config() }
+	var oc *operatorConf
 	if accounts.Operator {
-		oc, err := accounts.operatorMode(dir)
-		if err != nil {
+		var err error
+		if oc, err = accounts.operatorMode(dir); err != nil {
 			t.Fatalf("testenv: operator mode: %v", err)
 		}
-		c.keys, c.creds = oc.keys, oc.creds
-		accountsConf = func() string { return oc.text }
+		c.keys, c.creds, c.oc = oc.keys, oc.creds, oc
+		accountsConf = func(i int) string { return oc.serverText(filepath.Join(dir, fmt.Sprintf("jwt-%d", i))) }
 	}
 	for i := 0; i < n; i++ {
-		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accountsConf())
+		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accountsConf(i))
 		path := filepath.Join(dir, fmt.Sprintf("nats-%d.conf", i))
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatalf("testenv: %v", err)
@@ -269,6 +292,11 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 		c.Servers = append(c.Servers, srv)
 	}
 	c.waitRoutes(t)
+	if oc != nil && len(oc.push) > 0 {
+		if err := c.pushAccounts(oc, oc.push); err != nil {
+			t.Fatalf("testenv: push accounts to the full resolver: %v", err)
+		}
+	}
 	return c
 }
 

@@ -33,14 +33,18 @@ func twoTenants() testenv.Accounts {
 }
 
 // eachMode runs f on a 3-node cluster of twoTenants configured by a
-// config file and, again, in operator mode (JWTs, a MEMORY resolver).
+// config file and, again, in operator mode: JWTs preloaded in a MEMORY
+// resolver, and JWTs pushed to full resolvers after start.
 func eachMode(t *testing.T, f func(t *testing.T, c *testenv.NATSCluster)) {
-	for _, op := range []bool{false, true} {
-		t.Run(map[bool]string{false: "config file", true: "operator"}[op], func(t *testing.T) {
+	for _, m := range []struct {
+		name         string
+		op, resolver bool
+	}{{"config file", false, false}, {"operator", true, false}, {"operator, full resolver", true, true}} {
+		t.Run(m.name, func(t *testing.T) {
 			a := twoTenants()
-			a.Operator = op
+			a.Operator, a.FullResolver = m.op, m.resolver
 			c := testenv.NATSAccountsCluster(t, 3, a)
-			if c.Operator() != op {
+			if c.Operator() != m.op {
 				t.Fatalf("Operator() = %v", c.Operator())
 			}
 			f(t, c)

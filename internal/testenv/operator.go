@@ -1,11 +1,15 @@
 package testenv
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -22,9 +26,26 @@ import (
 // account and user name of a to its public key, and creds each user name
 // to the connect option carrying its JWT and seed.
 type operatorConf struct {
+	// text is the configuration every server shares; with a full resolver
+	// its resolver block names the server's own JWT directory (%s).
 	text  string
 	keys  map[string]string
 	creds map[string]nats.Option
+	// push are the account JWTs a full resolver is sent after start (nil
+	// with MEMORY, which preloads them all); later are those of
+	// Accounts.Deferred, by tenant name, for NATSCluster.PushAccount.
+	push  []string
+	later map[string]string
+}
+
+// sysUser is the system-account user that pushes accounts to a full
+// resolver.
+const sysUser = "sys"
+
+// serverText is the accounts part of one server's configuration: jwtDir
+// is its full resolver's directory.
+func (oc *operatorConf) serverText(jwtDir string) string {
+	return strings.Replace(oc.text, "%JWTDIR%", strconv.Quote(jwtDir), 1)
 }
 
 // opAccount is an account of the operator being built, with its users.
@@ -51,7 +72,7 @@ func (oc *operatorConf) newOpAccount(name string, users []AccountUser) (*opAccou
 // operatorMode builds the operator, the system account, SIGNOFF and the
 // tenants' accounts, and their users.
 func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
-	oc := &operatorConf{keys: map[string]string{}, creds: map[string]nats.Option{}}
+	oc := &operatorConf{keys: map[string]string{}, creds: map[string]nats.Option{}, later: map[string]string{}}
 	opKP, err := nkeys.CreateOperator()
 	if err != nil {
 		return nil, err
@@ -59,7 +80,11 @@ func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
 	opPub, _ := opKP.PublicKey()
 	op := jwt.NewOperatorClaims(opPub)
 	op.Name = "signoff-test"
-	sys, err := oc.newOpAccount("SYS", nil)
+	var sysUsers []AccountUser
+	if a.FullResolver {
+		sysUsers = []AccountUser{{Name: sysUser, Role: RoleAny}}
+	}
+	sys, err := oc.newOpAccount("SYS", sysUsers)
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +104,24 @@ func (a Accounts) operatorMode(dir string) (*operatorConf, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "operator: %q\nsystem_account: %s\nresolver: MEMORY\nresolver_preload: {\n", opPath, sys.claims.Subject)
+	resolver := "MEMORY"
+	if a.FullResolver {
+		resolver = "{type: full, dir: %JWTDIR%, allow_delete: false}"
+	}
+	fmt.Fprintf(&b, "operator: %q\nsystem_account: %s\nresolver: %s\nresolver_preload: {\n", opPath, sys.claims.Subject, resolver)
 	for _, acc := range accounts {
 		token, err := acc.claims.Encode(opKP)
 		if err != nil {
 			return nil, fmt.Errorf("account %s jwt: %w", acc.name, err)
 		}
-		fmt.Fprintf(&b, "  %s: %q\n", acc.claims.Subject, token)
+		switch {
+		case a.FullResolver && slices.Contains(a.Deferred, acc.name):
+			oc.later[acc.name] = token
+		case a.FullResolver && acc != sys:
+			oc.push = append(oc.push, token)
+		default:
+			fmt.Fprintf(&b, "  %s: %q\n", acc.claims.Subject, token)
+		}
 		for _, u := range acc.users {
 			if err := oc.addUser(acc.kp, u, a.serviceSubjects()); err != nil {
 				return nil, fmt.Errorf("user %s of %s: %w", u.Name, acc.name, err)
@@ -211,4 +247,65 @@ func (c *NATSCluster) KeyReplacer() *strings.Replacer {
 		pairs = append(pairs, n, c.keys[n])
 	}
 	return strings.NewReplacer(pairs...)
+}
+
+// PushAccount pushes the account of tenant, one of Accounts.Deferred, to
+// the running cluster's full resolvers and returns once every server has
+// it: from then on its users connect.
+func (c *NATSCluster) PushAccount(t testing.TB, tenant string) {
+	t.Helper()
+	token, ok := "", false
+	if c.oc != nil {
+		token, ok = c.oc.later[tenant]
+	}
+	if !ok {
+		t.Fatalf("testenv: %q is not a deferred tenant of a full-resolver cluster", tenant)
+	}
+	if err := c.pushAccounts(c.oc, []string{token}); err != nil {
+		t.Fatalf("testenv: push account %s: %v", tenant, err)
+	}
+}
+
+// pushAccounts sends each account JWT of tokens to the cluster's full
+// resolvers on $SYS.REQ.CLAIMS.UPDATE, as a system-account user (what
+// `nsc push` does), and waits until every server answered code 200 for
+// every account: each server's resolver answers the update for itself.
+func (c *NATSCluster) pushAccounts(oc *operatorConf, tokens []string) error {
+	nc, err := nats.Connect(c.ClientURL(0), oc.creds[sysUser])
+	if err != nil {
+		return fmt.Errorf("connect as the system user: %w", err)
+	}
+	defer nc.Close()
+	for _, token := range tokens {
+		inbox := nats.NewInbox()
+		sub, err := nc.SubscribeSync(inbox)
+		if err != nil {
+			return err
+		}
+		if err := nc.PublishRequest("$SYS.REQ.CLAIMS.UPDATE", inbox, []byte(token)); err != nil {
+			return err
+		}
+		for ok := 0; ok < len(c.Servers); {
+			m, err := sub.NextMsg(natsReadyTimeout)
+			if err != nil {
+				return fmt.Errorf("%d of %d servers acknowledged an account: %w", ok, len(c.Servers), err)
+			}
+			var r struct {
+				Data  struct{ Code int } `json:"data"`
+				Error *struct {
+					Code        int
+					Description string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(m.Data, &r); err != nil {
+				return fmt.Errorf("claims update reply %q: %w", m.Data, err)
+			}
+			if r.Error != nil || r.Data.Code != 200 {
+				return fmt.Errorf("claims update refused: %s", m.Data)
+			}
+			ok++
+		}
+		_ = sub.Unsubscribe()
+	}
+	return nil
 }
