@@ -49,6 +49,7 @@ FUZZTIME ?= 2m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
+	$(GO) test -run='^$$' -fuzz='^FuzzZshSameGrammar$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeRequestFast$$' -fuzztime=$(FUZZTIME) ./pkg/messages/
 
 ## images: the container images of deploy/ (built locally; no registry needed)

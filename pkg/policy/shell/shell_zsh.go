@@ -36,6 +36,17 @@ var shNamedBash = map[string]bool{"bash": true, "rbash": true, "sh": true, "dash
 // zshDiffers returns why zsh would read the top-level script src, whose
 // bash tree is bf, differently from bash, or "".
 func zshDiffers(src string, bf *syntax.File) string {
+	if zshSameGrammar(src) {
+		// Both parsers build the same tree: only the meanings differ.
+		var why string
+		syntax.Walk(bf, func(n syntax.Node) bool {
+			if why == "" && n != nil {
+				why = zshMeaningDiffers(n, src, nil)
+			}
+			return why == ""
+		})
+		return why
+	}
 	zf, err := shParse(src, syntax.LangZsh)
 	if err != nil {
 		return "zsh, which may run this command (Claude Code's Bash tool on macOS), cannot read it as bash does: " + err.Error()
@@ -49,24 +60,8 @@ func zshDiffers(src string, bf *syntax.File) string {
 	var why string
 	var fileRead *syntax.Stmt // $(< file): bash and zsh read the file, running nothing
 	sh.b = zshShape(sh.b[:0], bf, func(n syntax.Node) {
-		if why != "" {
-			return
-		}
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			if len(n.Stmts) == 1 && n.Stmts[0].Cmd == nil && len(n.Stmts[0].Redirs) == 1 && n.Stmts[0].Redirs[0].Op == syntax.RdrIn {
-				fileRead = n.Stmts[0]
-			}
-		case *syntax.Stmt:
-			if n.Cmd == nil && len(n.Redirs) > 0 && n != fileRead {
-				why = "in zsh, which may run this command (Claude Code's Bash tool on macOS), a redirection alone runs a program ($NULLCMD, $READNULLCMD)"
-			}
-		case *syntax.CallExpr:
-			why = zshCallDiffers(n)
-		case *syntax.Word:
-			why = zshWordDiffers(n, src)
-		case *syntax.DblQuoted:
-			why = zshPartsDiffer(n.Parts, src)
+		if why == "" {
+			why = zshMeaningDiffers(n, src, &fileRead)
 		}
 	})
 	sh.z = zshShape(sh.z[:0], zf, nil)
@@ -74,6 +69,92 @@ func zshDiffers(src string, bf *syntax.File) string {
 		return fmt.Sprintf("bash and zsh read %q differently (zsh may run this command: Claude Code's Bash tool on macOS)", zshSnippet(src, at))
 	}
 	return why
+}
+
+// zshMeaningDiffers judges one node of the bash tree for what zsh gives
+// another meaning with the same tree. fileRead, when not nil, remembers a
+// $(< file) seen, whose statement is a redirection alone that runs
+// nothing (a script of the same grammar in both has none: see
+// zshSameGrammar).
+func zshMeaningDiffers(n syntax.Node, src string, fileRead **syntax.Stmt) string {
+	switch n := n.(type) {
+	case *syntax.CmdSubst:
+		if fileRead != nil && len(n.Stmts) == 1 && n.Stmts[0].Cmd == nil && len(n.Stmts[0].Redirs) == 1 && n.Stmts[0].Redirs[0].Op == syntax.RdrIn {
+			*fileRead = n.Stmts[0]
+		}
+	case *syntax.Stmt:
+		if n.Cmd == nil && len(n.Redirs) > 0 && (fileRead == nil || n != *fileRead) {
+			return "in zsh, which may run this command (Claude Code's Bash tool on macOS), a redirection alone runs a program ($NULLCMD, $READNULLCMD)"
+		}
+	case *syntax.CallExpr:
+		return zshCallDiffers(n)
+	case *syntax.Word:
+		return zshWordDiffers(n, src)
+	case *syntax.DblQuoted:
+		return zshPartsDiffer(n.Parts, src)
+	}
+	return ""
+}
+
+// zshGrammarBytes are the bytes of scripts that bash and zsh parse into
+// the same tree (with the two rules of zshSameGrammar): no parentheses,
+// backquotes, braces, brackets, #, ! or tab, nothing outside ASCII.
+var zshGrammarBytes = func() (t [256]bool) {
+	for _, c := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./,:@%+=|;&'\"$*?~^<>\\\n" {
+		t[c] = true
+	}
+	return t
+}()
+
+// zshSameGrammar reports whether src is made only of what bash's and
+// zsh's parsers read alike, so that the zsh parse can be skipped: the
+// bytes of zshGrammarBytes, every $ followed by a letter, digit or _ (zsh
+// reads $~x, $^x, $=x, $+x, $#x as flags), no < followed by a digit or
+// - (<1-5> and <-> are zsh's numeric globs), and no reserved word of
+// either shell as a run of letters (zshKeywords). It is a closed list, held to
+// the two parsers by TestZshSameGrammarParsesAlike and FuzzZshSameGrammar:
+// whatever is not on it takes the second parse and the comparison of the
+// trees. What zsh gives another meaning with the same tree is judged on
+// the bash tree either way (zshMeaningDiffers).
+func zshSameGrammar(src string) bool {
+	word := -1 // start of the run of letters being read
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !zshGrammarBytes[c] {
+			return false
+		}
+		if letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'; letter && word < 0 {
+			word = i
+		} else if !letter && word >= 0 {
+			if zshKeywords[src[word:i]] {
+				return false
+			}
+			word = -1
+		}
+		var next byte
+		if i+1 < len(src) {
+			next = src[i+1]
+		}
+		switch {
+		case c == '$' && !(next >= 'a' && next <= 'z' || next >= 'A' && next <= 'Z' || next >= '0' && next <= '9' || next == '_'):
+			return false
+		case c == '<' && (next == '-' || next >= '0' && next <= '9'):
+			return false
+		}
+	}
+	return word < 0 || !zshKeywords[src[word:]]
+}
+
+// zshKeywords are the reserved words of bash and zsh 5.9 (`compgen -k`,
+// `${(k)reswords}`) and the declaration builtins zsh parses as reserved
+// words, spelled with letters only: a script that has one of them as a
+// run of letters anywhere, even inside a longer word, is parsed twice.
+var zshKeywords = map[string]bool{
+	"case": true, "coproc": true, "do": true, "done": true, "elif": true, "else": true, "esac": true,
+	"fi": true, "for": true, "function": true, "if": true, "in": true, "select": true, "then": true,
+	"time": true, "until": true, "while": true, "repeat": true, "foreach": true, "end": true,
+	"nocorrect": true, "noglob": true, "always": true, "declare": true, "export": true, "float": true,
+	"integer": true, "local": true, "readonly": true, "typeset": true,
 }
 
 // zshShapePair holds the shapes of the two readings between uses.
