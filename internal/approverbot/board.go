@@ -3,6 +3,7 @@ package approverbot
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -19,10 +20,45 @@ type Question struct {
 	Resolved *messages.Resolved
 	// Seen is when this bot first saw the question.
 	Seen time.Time
+	// Routes are the teams the question was announced to (a copy per
+	// team: an escalation may add one), each with the answerers its copies
+	// named (nil: a broker that did not say). Who may see the question is
+	// decided per team (Admits), never from one team and another's
+	// answerers. Never changed in place: the board replaces the map.
+	Routes map[string]*messages.Answerers
 }
 
 // Open reports whether the question still waits for answers.
 func (q Question) Open() bool { return q.Resolved == nil }
+
+// Admits reports whether approver id (with provider groups) may see q: for
+// some team q was announced to, sees(team) — the teams this bot lets them
+// use — and that team's answerers admit them (a copy that named none: the
+// config alone).
+func (q Question) Admits(sees func(team string) bool, id string, groups []string) bool {
+	if len(q.Routes) == 0 {
+		return sees(q.Team) && (q.Answerers == nil || q.Answerers.Admit(id, groups))
+	}
+	for team, a := range q.Routes {
+		if sees(team) && (a == nil || a.Admit(id, groups)) {
+			return true
+		}
+	}
+	return false
+}
+
+// AnyTeam reports whether sees admits one of the teams q was announced to.
+func (q Question) AnyTeam(sees func(team string) bool) bool {
+	if len(q.Routes) == 0 {
+		return sees(q.Team)
+	}
+	for team := range q.Routes {
+		if sees(team) {
+			return true
+		}
+	}
+	return false
+}
 
 // settledKeep is how long a settled question stays known, so a late click
 // gets "already decided by …" instead of "unknown question".
@@ -57,7 +93,7 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 	defer b.mu.Unlock()
 	cur, ok := b.qs[q.Request.RequestID]
 	if !ok {
-		n := &Question{ApprovalNeeded: q, Seen: b.now()}
+		n := &Question{ApprovalNeeded: q, Seen: b.now(), Routes: map[string]*messages.Answerers{q.Team: q.Answerers}}
 		b.qs[q.Request.RequestID] = n
 		return *n, true, nil
 	}
@@ -75,10 +111,31 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 		q.Reminder = cur.Reminder
 	}
 	// A question routed to several teams (an escalation added one) may be
-	// answered by the members of any: its copies' answerers add up.
+	// answered by the members of any: its copies' answerers add up, and
+	// each team keeps its own (Routes). A copy that adds a team or admits
+	// more people is a change: channels judge again who sees it.
+	routed := cur.Routes[q.Team]
+	joined := joinAnswerers(routed, q.Answerers)
+	if _, had := cur.Routes[q.Team]; !had || widens(routed, joined) {
+		changed = true
+	}
+	routes := maps.Clone(cur.Routes)
+	routes[q.Team] = joined
 	q.Answerers = joinAnswerers(cur.Answerers, q.Answerers)
-	cur.ApprovalNeeded = q
+	cur.ApprovalNeeded, cur.Routes = q, routes
 	return *cur, changed, nil
+}
+
+// widens reports whether answerers b admit someone a did not (b joins a
+// and a later copy's).
+func widens(a, b *messages.Answerers) bool {
+	switch {
+	case a == nil || b == nil:
+		return false // nil: the config alone; joining never makes it narrower
+	case b.Open && !a.Open:
+		return true
+	}
+	return len(b.Members) > len(a.Members) || len(b.Groups) > len(a.Groups)
 }
 
 // joinAnswerers is who the answerers of either copy admit (nil: a copy

@@ -419,7 +419,7 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 		return messages.RespondReply{V: messages.Version, Applied: false, State: r.State, Decision: &r.Decision,
 			Reason: "already settled by " + DecidedBy(r.Decision)}, nil
 	}
-	if !sees(q.Team) {
+	if !q.AnyTeam(sees) {
 		return messages.RespondReply{}, fmt.Errorf("%w: approver %s does not answer team %s's questions here (approvers.%s.teams)", ErrChoice, a.Approver, q.Team, a.Approver)
 	}
 	if shown := q.ShownDigest(); a.Digest != "" && a.Digest != shown {

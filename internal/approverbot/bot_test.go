@@ -243,6 +243,56 @@ func TestBoardReportsANewReminderOnly(t *testing.T) {
 	}
 }
 
+// Who may see a question routed to several teams is decided per team: a
+// copy that adds a team is a change, and one team's answerers never admit
+// someone to another team's copy (red team, issue 25).
+func TestBoardJudgesEachTeamOfAQuestionWithItsOwnAnswerers(t *testing.T) {
+	b := newBoard()
+	q := question("r1", time.Now())
+	q.Team, q.Answerers = "oncall", &messages.Answerers{Members: []string{"dave"}}
+	b.upsert(q)
+	added := q
+	added.Team, added.Answerers = "default", &messages.Answerers{Members: []string{"alice"}}
+	got, changed, err := b.upsert(added)
+	if err != nil || !changed {
+		t.Fatalf("a copy that adds a team is not a change (changed %v, err %v)", changed, err)
+	}
+	onlyDefault := func(team string) bool { return team == "default" }
+	onlyOncall := func(team string) bool { return team == "oncall" }
+	all := func(string) bool { return true }
+	for _, c := range []struct {
+		who  string
+		sees func(string) bool
+		want bool
+	}{
+		{"dave", onlyDefault, false}, // default's copy does not name him; oncall's is not his here
+		{"dave", onlyOncall, true},
+		{"dave", all, true},
+		{"alice", onlyDefault, true},
+		{"alice", onlyOncall, false},
+		{"erin", all, false},
+	} {
+		if ok := got.Admits(c.sees, c.who, nil); ok != c.want {
+			t.Errorf("%s admitted %v, want %v (routes %v)", c.who, ok, c.want, got.Routes)
+		}
+	}
+	// A reminder of default's copy changes nothing about who sees it.
+	again := added
+	again.Reminder = 1
+	got, _, _ = b.upsert(again)
+	if got.Admits(onlyDefault, "dave", nil) {
+		t.Error("after default's reminder, dave (default's teams only) is admitted by oncall's answerers")
+	}
+	if _, changed, _ := b.upsert(again); changed {
+		t.Error("the same copy twice is reported as a change")
+	}
+	wider := again
+	wider.Answerers = &messages.Answerers{Members: []string{"alice", "bob"}}
+	if got, changed, _ := b.upsert(wider); !changed || !got.Admits(onlyDefault, "bob", nil) {
+		t.Errorf("a copy that admits bob too is not a change for bob (changed %v)", changed)
+	}
+}
+
 func TestBoardRemembersResolutionsOfQuestionsItNeverSaw(t *testing.T) {
 	b := newBoard()
 	if _, wasOpen := b.resolve(messages.Resolved{RequestID: "r9", SessionID: "s9", Team: "default", State: messages.StateRejected}); wasOpen {

@@ -78,12 +78,13 @@ func (c *Config) Sees(approver, team string) bool {
 }
 
 // Admits reports whether approver, as this config knows them (no provider
-// groups), may see and answer q: approvers.<id>.teams must include q's
-// team, and the answerers the brokers name on q must admit them (a question
-// from a broker that names none: the config alone). A channel with one
-// configured user (the terminal) shows only the questions Admits allows.
+// groups), may see and answer q: for one of the teams q was announced to,
+// approvers.<id>.teams must include it and the answerers the brokers name
+// for it must admit them (a copy that names none: the config alone). A
+// channel with one configured user (the terminal) shows only the questions
+// Admits allows.
 func (c *Config) Admits(approver string, q Question) bool {
-	return c.Sees(approver, q.Team) && (q.Answerers == nil || q.Answerers.Admit(approver, nil))
+	return q.Admits(func(team string) bool { return c.Sees(approver, team) }, approver, nil)
 }
 
 // OpenNATS reports whether the bot connects to NATS without credentials

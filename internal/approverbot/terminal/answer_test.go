@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
@@ -90,4 +91,80 @@ func TestTheBotsTerminalShowsItsOperatorOnlyTheirTeamsQuestions(t *testing.T) {
 	if s := out.text(); strings.Contains(s, "req-default") || strings.Contains(s, "deploy-secret-target") {
 		t.Fatalf("dave's terminal shows team default's question:\n%s", s)
 	}
+}
+
+// escalationPolicy routes deploys to oncall; after a while the escalation
+// adds team default, whose members are others.
+const escalationPolicy = `
+mode: auto-edit
+ttl: 1m
+teams:
+  default: {members: [alice]}
+  oncall:
+    members: [dave]
+    escalation:
+      - {after: 200ms, add_team: default}
+      - {after: 600ms, remind: true}
+rules:
+  - {rule: "bash(deploy *)", action: ask, route: oncall}
+`
+
+// runBuiltBot runs a bot whose channels the config builds (the terminal
+// on a pipe) and returns the screen.
+func runBuiltBot(t *testing.T, p *brokertest.Plane, yaml string) *screen {
+	t.Helper()
+	cfg, err := approverbot.ParseConfig([]byte(yaml), "bot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	out := newScreen(t)
+	chs, err := approverbot.Build(cfg, quiet(), r, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, err := approverbot.New(cfg, p.NATS.Connect(t), chs, approverbot.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = bot.Run(ctx) }()
+	out.expect("answering as")
+	return out
+}
+
+// Who sees a question routed to two teams is judged per team: dave may use
+// only team default here, and default's copies name alice, so neither the
+// added team's copy nor its reminder shows him the deploy (red team of
+// issue 25: the board once paired the last copy's team with every copy's
+// answerers).
+func TestTheTerminalJudgesEachTeamOfAnEscalatedQuestion(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: escalationPolicy, EscalationInterval: 50 * time.Millisecond})
+	cfg := strings.Replace(botConfig("dave", "default", "oncall"), "dave: {}", "dave: {teams: [default]}", 1)
+	daves := runBuiltBot(t, p, cfg)
+	agent := p.Agent("sess-esc", "agent-1")
+	device := p.Approver("default")
+	brokertest.Ask(context.Background(), agent, "req-esc", "bash", brokertest.Bash("deploy secret-target"))
+	for q := device.NextAsk("req-esc"); q.Reminder == 0; q = device.NextAsk("req-esc") {
+	}
+	// The reminder of default's copy reached a device; give the bot, which
+	// subscribes alike, a moment to show it if it were going to.
+	time.Sleep(300 * time.Millisecond)
+	if s := daves.text(); strings.Contains(s, "secret-target") {
+		t.Fatalf("dave (team default only, not a member of it) is shown the deploy:\n%s", s)
+	}
+}
+
+// The member of a team an escalation adds is shown the question when it
+// is added, not only at a later reminder, and not never (red team of issue
+// 25: a copy that only adds a team was not a change).
+func TestTheTerminalShowsAQuestionToTheTeamAnEscalationAdds(t *testing.T) {
+	noReminder := strings.Replace(escalationPolicy, "{after: 600ms, remind: true}", "{after: 50s, remind: true}", 1)
+	p := brokertest.Start(t, brokertest.Options{Policy: noReminder, EscalationInterval: 50 * time.Millisecond})
+	alices := runBuiltBot(t, p, botConfig("alice", "default", "oncall"))
+	agent := p.Agent("sess-add", "agent-1")
+	brokertest.Ask(context.Background(), agent, "req-add", "bash", brokertest.Bash("deploy added-team"))
+	alices.expect("deploy added-team")
 }

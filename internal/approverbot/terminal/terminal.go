@@ -78,10 +78,12 @@ type Channel struct {
 
 var _ approverbot.Channel = (*Channel)(nil)
 
-// event is a question or a resolution handed over by the bot.
+// event is a question or a resolution handed over by the bot, or the id
+// of a question the operator may no longer see.
 type event struct {
-	q *approverbot.Question
-	r *messages.Resolved
+	q    *approverbot.Question
+	r    *messages.Resolved
+	hide string
 }
 
 // New returns a terminal channel that reads keys from in and writes to out
@@ -153,9 +155,12 @@ func (c *Channel) Name() string { return Name }
 
 // Ask implements [approverbot.Channel]: the question is queued for the
 // prompt (or updated, when it is already shown), unless Options.Shows
-// refuses it to the operator.
+// refuses it to the operator: then it leaves the queue and the prompt.
 func (c *Channel) Ask(_ context.Context, q approverbot.Question) error {
 	if c.o.Shows != nil && !c.o.Shows(q) {
+		// Not (or no longer) the operator's: taken off the screen's
+		// queue if a copy that admitted them put it there.
+		c.push(event{hide: q.Request.RequestID})
 		return nil
 	}
 	c.push(event{q: &q})

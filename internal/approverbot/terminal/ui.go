@@ -90,10 +90,13 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 			u.countDown()
 		case <-u.c.signal:
 			for _, e := range u.c.take() {
-				if e.q != nil {
+				switch {
+				case e.q != nil:
 					u.ask(*e.q)
-				} else {
+				case e.r != nil:
 					u.resolve(*e.r)
+				default:
+					u.hide(e.hide)
 				}
 			}
 		case ev := <-inputs:
@@ -228,6 +231,23 @@ func (u *ui) resolve(r messages.Resolved) {
 		u.out.println("  " + u.st.dim("prompt closed: it was settled elsewhere, nothing was sent from here"))
 		u.prompt() // a grant id being typed
 		return
+	}
+	u.prompt()
+}
+
+// hide takes a question the operator may no longer see (a later copy
+// named answerers that do not admit them) off the queue and the prompt.
+func (u *ui) hide(id string) {
+	it, ok := u.items[id]
+	if !ok {
+		return
+	}
+	delete(u.items, id)
+	u.queue = slices.DeleteFunc(u.queue, func(x *item) bool { return x == it })
+	if it == u.cur {
+		u.discard = u.raw && u.typing != nil
+		u.cur, u.typing = nil, nil
+		u.out.println("  " + u.st.dim("prompt closed: this question is no longer routed to you, nothing was sent from here"))
 	}
 	u.prompt()
 }

@@ -44,23 +44,18 @@ type principal struct {
 	sess *session
 }
 
-// sees reports whether p may see and answer q here: the teams p may use
-// on this bot (a person signed in with OIDC by the teams their groups
-// gave, anyone else by the bot's approvers config) must include q's team,
-// and the policy must admit p among q's answerers, as the brokers state
-// them on every copy (a question from a broker that does not: the bot's
-// config alone).
+// sees reports whether p may see and answer q here: for one of the teams q
+// was announced to, the teams p may use on this bot (a person signed in
+// with OIDC by the teams their groups gave, anyone else by the bot's
+// approvers config) must include it, and the policy must admit p among
+// that team's answerers, as the brokers state them on each copy (a copy
+// from a broker that does not: the bot's config alone).
 func (c *Channel) sees(p principal, q approverbot.Question) bool {
-	var groups []string
 	if p.sess != nil && p.sess.oidc != nil {
-		if !slices.Contains(p.sess.oidc.teams, q.Team) {
-			return false
-		}
-		groups = p.sess.oidc.groups
-	} else if !c.cfg.Sees(p.approver, q.Team) {
-		return false
+		o := p.sess.oidc
+		return q.Admits(func(team string) bool { return slices.Contains(o.teams, team) }, p.approver, o.groups)
 	}
-	return q.Answerers == nil || q.Answerers.Admit(p.approver, groups)
+	return c.cfg.Admits(p.approver, q)
 }
 
 // identity is what an answer of p carries about them beyond their id: nil
