@@ -110,8 +110,10 @@ var zshGrammarBytes = func() (t [256]bool) {
 // zsh's parsers read alike, so that the zsh parse can be skipped: the
 // bytes of zshGrammarBytes, every $ followed by a letter, digit or _ (zsh
 // reads $~x, $^x, $=x, $+x, $#x as flags), no < followed by a digit or
-// - (<1-5> and <-> are zsh's numeric globs), and no reserved word of
-// either shell as a run of letters (zshKeywords). It is a closed list, held to
+// - (<1-5> and <-> are zsh's numeric globs), no line continuation (a \
+// before a newline joins what the letter runs below see apart: cop\↵roc
+// is coproc), and no reserved word of either shell as a run of letters
+// (zshKeywords). It is a closed list, held to
 // the two parsers by TestZshSameGrammarParsesAlike and FuzzZshSameGrammar:
 // whatever is not on it takes the second parse and the comparison of the
 // trees. What zsh gives another meaning with the same tree is judged on
@@ -139,6 +141,10 @@ func zshSameGrammar(src string) bool {
 		case c == '$' && !(next >= 'a' && next <= 'z' || next >= 'A' && next <= 'Z' || next >= '0' && next <= '9' || next == '_'):
 			return false
 		case c == '<' && (next == '-' || next >= '0' && next <= '9'):
+			return false
+		case c == '\\' && next == '\n':
+			// Both shells join the lines before they read words: the
+			// runs of letters seen here would not be the words read.
 			return false
 		}
 	}
@@ -337,7 +343,9 @@ func zshModifier(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '&'
 }
 
-// zshPartsDiffer finds $name followed by :x where x is a modifier.
+// zshPartsDiffer finds $name followed by :x where x is a modifier, and a
+// positional parameter followed by a digit: bash reads $10 as ${1}0, zsh
+// as ${10}.
 func zshPartsDiffer(parts []syntax.WordPart, src string) string {
 	for i, p := range parts {
 		pe, ok := p.(*syntax.ParamExp)
@@ -345,6 +353,10 @@ func zshPartsDiffer(parts []syntax.WordPart, src string) string {
 			continue
 		}
 		next, ok := parts[i+1].(*syntax.Lit)
+		if ok && pe.Param != nil && len(pe.Param.Value) == 1 && pe.Param.Value[0] >= '0' && pe.Param.Value[0] <= '9' &&
+			next.Value != "" && next.Value[0] >= '0' && next.Value[0] <= '9' {
+			return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is the parameter $%s%c, in bash $%s then %c", zshSnippet(src, pe.Pos().Offset()), pe.Param.Value, next.Value[0], pe.Param.Value, next.Value[0])
+		}
 		if !ok || len(next.Value) < 2 || next.Value[0] != ':' || !zshModifier(next.Value[1]) {
 			continue
 		}

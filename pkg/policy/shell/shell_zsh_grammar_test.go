@@ -70,9 +70,11 @@ func TestZshSameGrammarParsesAlike(t *testing.T) {
 	// Scripts of words, the reserved words of both shells among them.
 	words := []string{"git", "ls", "x", "-n", "--x=y", "rm", "'q s'", `"d $q"`, "$x", "*.go", "a=b", "=rm",
 		"&&", "||", "|", ";", "&", ">", ">>", "<", "2>&1", "&>", "|&", "&|", ";;", `\n`, `\x`, "<<<", "<<EOF\nx\nEOF\n",
-		"~/x", "^x", "%1", ":", "$x:h", "whence", "which", "print", "builtin", "command", "exec", "-", "r", "setopt"}
+		"~/x", "^x", "%1", ":", "$x:h", "whence", "which", "print", "builtin", "command", "exec", "-", "r", "setopt",
+		"\\\n", "x\\\ny"}
 	for k := range zshKeywords {
-		words = append(words, k)
+		// Whole, and split by a line continuation (red team: cop\↵roc).
+		words = append(words, k, k[:1]+"\\\n"+k[1:])
 	}
 	for range n / 4 {
 		var b strings.Builder
