@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // sample is one measurement of one target at one concurrency in one pass.
@@ -26,12 +27,21 @@ type summary struct {
 	targets []string
 	conc    []int
 	passes  int
+	// scaled pairs each broker target of several replicas with the same
+	// broker's one-replica target.
+	scaled  map[string]string
 	samples map[key][]sample // index: pass-1
 	Errors  int64
 }
 
 func newSummary(targets []string, c runConfig) *summary {
-	return &summary{targets: targets, conc: c.concurrency, passes: c.passes, samples: map[key][]sample{}}
+	s := &summary{targets: targets, conc: c.concurrency, passes: c.passes, samples: map[key][]sample{}, scaled: map[string]string{}}
+	for _, t := range targets {
+		if one, _, ok := strings.Cut(t, "-r"); ok && slices.Contains(targets, one) {
+			s.scaled[t] = one
+		}
+	}
+	return s
 }
 
 func (s *summary) add(target string, conc, pass int, x sample) {
@@ -108,6 +118,37 @@ func (s *summary) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %d | %.0f µs | %.0f µs | %.0f req/s | %.1f | %.1f | %s | %s |\n",
 			r.target, r.conc, r.p50, r.p99, r.rps, r.cpu, r.nc, ratios, tput)
+	}
+	s.writeReplicas(w)
+}
+
+// writeReplicas prints, for every broker target of several replicas, its
+// throughput and summed CPU per request against the same broker with one
+// replica, as medians of per-pass ratios.
+func (s *summary) writeReplicas(w io.Writer) {
+	if len(s.scaled) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n| target | in flight | throughput | cpu-µs/req (all replicas) | throughput vs 1 replica | cpu/req vs 1 replica |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, conc := range s.conc {
+		for _, t := range s.targets {
+			one, ok := s.scaled[t]
+			if !ok {
+				continue
+			}
+			xs, base := s.samples[key{t, conc}], s.samples[key{one, conc}]
+			var rps, cpu, rpsR, cpuR []float64
+			for i, x := range xs {
+				rps, cpu = append(rps, x.PerSecond), append(cpu, x.CPUMicros)
+				if i < len(base) && base[i].PerSecond > 0 && base[i].CPUMicros > 0 {
+					rpsR = append(rpsR, x.PerSecond/base[i].PerSecond)
+					cpuR = append(cpuR, x.CPUMicros/base[i].CPUMicros)
+				}
+			}
+			fmt.Fprintf(w, "| %s | %d | %.0f req/s | %.1f | **%.2f×** (%s) | **%.2f×** (%s) |\n",
+				t, conc, median(rps), median(cpu), median(rpsR), spread(rpsR), median(cpuR), spread(cpuR))
+		}
 	}
 }
 
