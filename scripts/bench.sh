@@ -70,7 +70,8 @@ for s in "${sections[@]}"; do
 		run go test -c -o "$tmp/policy.test" ./pkg/policy/
 		for i in 1 2 3 4 5; do
 			(cd pkg/policy && run "$tmp/policy.test" -test.run='^$' -test.bench='RulesCurve' -test.benchmem)
-		done
+		done | tee "$tmp/rules.txt"
+		run go run ./internal/benchcurve < "$tmp/rules.txt"
 		rm -rf "$tmp"
 		;;
 	curve-pending)
@@ -83,7 +84,8 @@ for s in "${sections[@]}"; do
 		run go test -c -o "$tmp/web.test" ./internal/approverbot/web/
 		for i in 1 2 3 4 5; do
 			(cd internal/approverbot/web && run "$tmp/web.test" -test.run='^$' -test.bench='DevicesCurve' -test.benchtime=50x)
-		done
+		done | tee "$tmp/devices.txt"
+		run go run ./internal/benchcurve < "$tmp/devices.txt"
 		rm -rf "$tmp"
 		;;
 	curve-replicas)
