@@ -121,11 +121,20 @@ func report(w io.Writer, passes [][]point, units map[string][]string) {
 						ratios = append(ratios, q.metrics[u]/b.metrics[u])
 					}
 				}
-				cells = append(cells, fmt.Sprintf("%.4g (%.2f×)", median(vals), median(ratios)))
+				cells = append(cells, fmt.Sprintf("%s (%.2f×)", number(median(vals)), median(ratios)))
 			}
 			fmt.Fprintf(w, "| %d | %s |\n", n, strings.Join(cells, " | "))
 		}
 	}
+}
+
+// number prints a metric without an exponent: whole from 100 up, three
+// significant digits below.
+func number(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func main() {
