@@ -71,13 +71,21 @@ for s in "${sections[@]}"; do
 		for i in 1 2 3 4 5; do
 			(cd pkg/policy && run "$tmp/policy.test" -test.run='^$' -test.bench='RulesCurve' -test.benchmem)
 		done | tee "$tmp/rules.txt"
-		run go run ./internal/benchcurve < "$tmp/rules.txt"
+		# Bounds: a decision with 10k rules costs at most 1.5 times one with
+		# 10 (flat in rules that cannot match); a load is linear in rules.
+		run go run ./internal/benchcurve -max 'RulesCurve/pipeline:ns/op<=1.5,RulesCurve/write_file:ns/op<=1.5,RulesCurveParse:ns/op<=1200' < "$tmp/rules.txt"
 		rm -rf "$tmp"
 		;;
 	curve-pending)
 		# One redis-server per count (1 to 100k pending), filled before
 		# timing; five passes; prints the median table at the end.
-		SIGNOFF_PENDING_PASSES=5 run go test -run='^$' -bench='BenchmarkPendingCurve' -benchtime=1000x -timeout=60m ./pkg/session/redisstore/
+		# Bounds: with 100k pending, the automatic path's read costs at most
+		# 1.5 times, the ask path's writes at most twice, what they cost with
+		# one.
+		tmp=$(mktemp -d)
+		SIGNOFF_PENDING_PASSES=5 run go test -run='^$' -bench='BenchmarkPendingCurve' -benchtime=1000x -timeout=60m ./pkg/session/redisstore/ | tee "$tmp/pending.txt"
+		run go run ./internal/benchcurve -max 'PendingCurve/auto:ns/op<=1.5,PendingCurve/ask:ns/op<=2' < "$tmp/pending.txt"
+		rm -rf "$tmp"
 		;;
 	curve-devices)
 		tmp=$(mktemp -d)
@@ -85,7 +93,9 @@ for s in "${sections[@]}"; do
 		for i in 1 2 3 4 5; do
 			(cd internal/approverbot/web && run "$tmp/web.test" -test.run='^$' -test.bench='DevicesCurve' -test.benchtime=50x)
 		done | tee "$tmp/devices.txt"
-		run go run ./internal/benchcurve < "$tmp/devices.txt"
+		# Bound: linear in devices, the CPU per device at 1k no more than
+		# with one device.
+		run go run ./internal/benchcurve -max 'DevicesCurve:cpu-µs/device<=1' < "$tmp/devices.txt"
 		rm -rf "$tmp"
 		;;
 	curve-replicas)

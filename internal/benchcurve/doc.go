@@ -11,5 +11,10 @@
 //	go test -c -o /tmp/policy.test ./pkg/policy/
 //	for i in 1 2 3 4 5; do /tmp/policy.test -test.run='^$' -test.bench=RulesCurve; done | go run ./internal/benchcurve
 //
-// scripts/bench.sh (make bench SECTIONS=curves) pipes its curves through it.
+// -max 'curve:unit<=ratio,…' checks bounds: at the curve's largest size,
+// the median of the per-pass ratios of that metric to the smallest size
+// must be at most ratio, or benchcurve exits 1 naming the broken bound.
+//
+// scripts/bench.sh (make bench SECTIONS=curves) pipes its curves through it,
+// with the bounds docs/BENCHMARKS.md states.
 package main

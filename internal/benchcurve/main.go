@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +20,7 @@ type point struct {
 }
 
 var (
-	line     = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 	// A size element, with the #NN that go test appends to a repeated
 	// sub-benchmark name.
 	sizeElem = regexp.MustCompile(`^(.*)/[a-z_-]+=(\d+)(?:#\d+)?$`)
@@ -137,7 +138,68 @@ func number(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
+// bound is a -max check: at the curve's largest size, the median of the
+// per-pass ratios of unit to the smallest size is at most max.
+type bound struct {
+	curve, unit string
+	max         float64
+}
+
+// parseBounds reads "curve:unit<=max,…".
+func parseBounds(s string) ([]bound, error) {
+	var out []bound
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' }) {
+		cu, m, ok := strings.Cut(f, "<=")
+		i := strings.LastIndexByte(cu, ':')
+		v, err := strconv.ParseFloat(m, 64)
+		if !ok || i < 0 || err != nil {
+			return nil, fmt.Errorf("-max: %q is not curve:unit<=ratio", f)
+		}
+		out = append(out, bound{curve: cu[:i], unit: cu[i+1:], max: v})
+	}
+	return out, nil
+}
+
+// check returns the bounds the passes break (or cannot show).
+func check(passes [][]point, bounds []bound) []string {
+	var bad []string
+	for _, b := range bounds {
+		var sizes []int
+		for _, p := range passes {
+			for _, q := range p {
+				if q.curve == b.curve {
+					sizes = append(sizes, q.size)
+				}
+			}
+		}
+		if len(sizes) == 0 {
+			bad = append(bad, b.curve+": not measured")
+			continue
+		}
+		lo, hi := slices.Min(sizes), slices.Max(sizes)
+		var ratios []float64
+		for _, p := range passes {
+			x, ok1 := find(p, b.curve, hi)
+			y, ok2 := find(p, b.curve, lo)
+			if ok1 && ok2 && y.metrics[b.unit] != 0 {
+				ratios = append(ratios, x.metrics[b.unit]/y.metrics[b.unit])
+			}
+		}
+		if r := median(ratios); len(ratios) == 0 || r > b.max {
+			bad = append(bad, fmt.Sprintf("%s: %s at %d is %.2f× its value at %d, over the bound %.2f×", b.curve, b.unit, hi, r, lo, b.max))
+		}
+	}
+	return bad
+}
+
 func main() {
+	maxFlag := flag.String("max", "", "bounds to check, curve:unit<=ratio,… (the median per-pass ratio of the largest size to the smallest); exit 1 if one is broken")
+	flag.Parse()
+	bounds, err := parseBounds(*maxFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcurve:", err)
+		os.Exit(2)
+	}
 	passes, units, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcurve:", err)
@@ -148,4 +210,14 @@ func main() {
 		os.Exit(1)
 	}
 	report(os.Stdout, passes, units)
+	bad := check(passes, bounds)
+	for _, b := range bad {
+		fmt.Fprintln(os.Stderr, "benchcurve: bound broken:", b)
+	}
+	if len(bad) > 0 {
+		os.Exit(1)
+	}
+	if len(bounds) > 0 {
+		fmt.Printf("\n%d bounds hold\n", len(bounds))
+	}
 }

@@ -36,3 +36,32 @@ func TestLinesWithoutASizeAreIgnored(t *testing.T) {
 		t.Errorf("parse = %v, %v; want no pass", passes, err)
 	}
 }
+
+// A bound compares the largest size with the smallest, per pass.
+func TestBoundsAreCheckedAtTheLargestSize(t *testing.T) {
+	in := `BenchmarkX/a/n=10-2   100   1000 ns/op
+BenchmarkX/a/n=100-2  100   1500 ns/op
+BenchmarkX/a/n=1000-2 100   2500 ns/op
+`
+	passes, _, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bounds string
+		broken int
+	}{
+		{"X/a:ns/op<=3", 0}, {"X/a:ns/op<=2", 1}, {"Y:ns/op<=2", 1},
+	} {
+		b, err := parseBounds(tc.bounds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := check(passes, b); len(got) != tc.broken {
+			t.Errorf("%s: broken %v, want %d", tc.bounds, got, tc.broken)
+		}
+	}
+	if _, err := parseBounds("X/a=2"); err == nil {
+		t.Error("a bound without unit and <= was accepted")
+	}
+}
