@@ -64,6 +64,12 @@ func TestSummaryComparesReplicasWithOne(t *testing.T) {
 	if !strings.Contains(out.String(), "| broker-async-r2 | 16 | 850 req/s | 190.0 | **1.15×** (1.10–1.20) | **1.25×** (1.20–1.30) |") {
 		t.Errorf("table:\n%s", out.String())
 	}
+	if over := s.replicaCPUOver(1.3); len(over) != 0 {
+		t.Errorf("bound 1.3× broken: %v", over)
+	}
+	if over := s.replicaCPUOver(1.2); len(over) != 1 {
+		t.Errorf("bound 1.2×: %v, want broken once", over)
+	}
 }
 
 func TestMedianOfEvenAndOddCounts(t *testing.T) {

@@ -35,6 +35,7 @@ type runConfig struct {
 	warmup      int
 	concurrency intList
 	replicas    intList
+	replicaCPU  float64
 	conns       int
 	modes       []string
 	command     string
@@ -60,6 +61,7 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.IntVar(&c.warmup, "warmup", 500, "requests sent before each measurement")
 	fs.Var(&c.concurrency, "concurrency", "requests in flight, comma-separated (one measurement each)")
 	fs.Var(&c.replicas, "replicas", "broker processes per broker target, comma-separated (one target each); the replicas share the load through the queue group, and their CPU is summed")
+	fs.Float64Var(&c.replicaCPU, "max-replica-cpu", 0, "bound: a run fails when a target of several replicas spends more than this many times one replica's CPU per request (0: no bound)")
 	fs.IntVar(&c.conns, "conns", 0, "agent NATS connections the load is spread over (0: one per request in flight)")
 	fs.StringVar(&modes, "modes", "async,strict", "broker audit modes measured against the baseline: async, strict, off (--no-audit)")
 	fs.StringVar(&c.command, "command", "ls -la", "bash command of every request (the built-in policy allows it)")

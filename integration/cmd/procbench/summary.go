@@ -122,6 +122,22 @@ func (s *summary) write(w io.Writer) {
 	s.writeReplicas(w)
 }
 
+// replicaRow is a broker target of several replicas at one concurrency:
+// medians of throughput and summed CPU per request, and the per-pass
+// ratios of both to the same broker with one replica.
+func (s *summary) replicaRow(t string, conc int) (rps, cpu float64, rpsR, cpuR []float64) {
+	xs, base := s.samples[key{t, conc}], s.samples[key{s.scaled[t], conc}]
+	var rs, cs []float64
+	for i, x := range xs {
+		rs, cs = append(rs, x.PerSecond), append(cs, x.CPUMicros)
+		if i < len(base) && base[i].PerSecond > 0 && base[i].CPUMicros > 0 {
+			rpsR = append(rpsR, x.PerSecond/base[i].PerSecond)
+			cpuR = append(cpuR, x.CPUMicros/base[i].CPUMicros)
+		}
+	}
+	return median(rs), median(cs), rpsR, cpuR
+}
+
 // writeReplicas prints, for every broker target of several replicas, its
 // throughput and summed CPU per request against the same broker with one
 // replica, as medians of per-pass ratios.
@@ -133,23 +149,32 @@ func (s *summary) writeReplicas(w io.Writer) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, conc := range s.conc {
 		for _, t := range s.targets {
-			one, ok := s.scaled[t]
-			if !ok {
+			if _, ok := s.scaled[t]; !ok {
 				continue
 			}
-			xs, base := s.samples[key{t, conc}], s.samples[key{one, conc}]
-			var rps, cpu, rpsR, cpuR []float64
-			for i, x := range xs {
-				rps, cpu = append(rps, x.PerSecond), append(cpu, x.CPUMicros)
-				if i < len(base) && base[i].PerSecond > 0 && base[i].CPUMicros > 0 {
-					rpsR = append(rpsR, x.PerSecond/base[i].PerSecond)
-					cpuR = append(cpuR, x.CPUMicros/base[i].CPUMicros)
-				}
-			}
+			rps, cpu, rpsR, cpuR := s.replicaRow(t, conc)
 			fmt.Fprintf(w, "| %s | %d | %.0f req/s | %.1f | **%.2f×** (%s) | **%.2f×** (%s) |\n",
-				t, conc, median(rps), median(cpu), median(rpsR), spread(rpsR), median(cpuR), spread(cpuR))
+				t, conc, rps, cpu, median(rpsR), spread(rpsR), median(cpuR), spread(cpuR))
 		}
 	}
+}
+
+// replicaCPUOver lists the targets of several replicas whose CPU per
+// request, summed over the replicas, is more than bound times that of one
+// replica (the median of the per-pass ratios), at any concurrency.
+func (s *summary) replicaCPUOver(bound float64) []string {
+	var out []string
+	for _, conc := range s.conc {
+		for _, t := range s.targets {
+			if _, ok := s.scaled[t]; !ok {
+				continue
+			}
+			if _, _, _, cpuR := s.replicaRow(t, conc); median(cpuR) > bound {
+				out = append(out, fmt.Sprintf("%s at %d in flight: cpu per request %.2f× one replica's, over the bound %.2f×", t, conc, median(cpuR), bound))
+			}
+		}
+	}
+	return out
 }
 
 // spread is the range of the per-pass ratios.
