@@ -360,61 +360,109 @@ func strictness(a Action) int {
 // ascending order; merging them from the end visits candidates in reverse
 // rule order, so the first match is the last matching rule of the layer.
 func (l *ruleLayer) lastMatch(e *evaluation, s *subject) *rule {
-	var lists [4][]int32
-	n := 0
+	if l.paths != nil && indexablePath(s) {
+		return l.lastPathMatch(e, s)
+	}
+	c := l.lists(e, s, false)
+	return l.lastOf(&c, s)
+}
+
+// candidateLists are the lists of rule positions that may judge a subject;
+// the rules of list weak (-1: none) count only when they are not allows.
+type candidateLists struct {
+	lists [6][]int32
+	n     int
+	weak  int
+}
+
+func (c *candidateLists) add(list []int32) {
+	c.lists[c.n] = list
+	c.n++
+}
+
+// lists returns the candidate lists of the subject; with open, each
+// without the rules the path index files (pathindex.go).
+func (l *ruleLayer) lists(e *evaluation, s *subject, open bool) candidateLists {
+	c := candidateLists{weak: -1}
+	writes, reads, byTool := l.writes, l.reads, l.byTool
+	if open {
+		writes, reads, byTool = l.writesOpen, l.readsOpen, l.byToolOpen
+	}
 	switch s.kind {
 	case subjRedirect:
-		lists[0], n = l.writes, 1
+		c.add(writes)
+		return c
 	case subjRead:
-		lists[0], n = l.reads, 1
-	case subjCommand:
-		if si := l.shell[e.tool]; si != nil {
-			lists[n] = si.byWord[s.key]
-			n++
-			if s.qualified && s.baseKey != s.key {
-				lists[n] = si.byWord[s.baseKey]
-				n++
-			}
-			lists[n] = si.any
-			n++
+		c.add(reads)
+		return c
+	}
+	si := l.shell[e.tool]
+	m := l.multiRules(e)
+	if s.kind == subjCommand {
+		c.add(m.cmdOpen)
+		c.add(m.cmdByWord[s.key])
+		if si != nil {
+			c.add(si.byWord[s.key])
+			c.add(si.any)
 		}
-		lists[n] = l.multiRules(e)
-		n++
-	default:
-		lists[0], lists[1], n = l.byTool[e.tool], l.multiRules(e), 2
-		if si := l.shell[e.tool]; si != nil {
-			lists[2], n = si.any, 3
-		}
-		// A read or a write of a path is the same act whatever file tool
-		// does it: the deny and ask rules of the tier's other file tools
-		// (read_file(**/.ssh/**) for Read, write_file(**/.env) for Write)
-		// judge it too, as they judge the files shell commands read and
-		// write. Their allows do not.
-		if s.kind == subjPath {
-			switch e.tier {
-			case TierRead:
-				lists[3], n = l.reads, 4
-			case TierWrite:
-				lists[3], n = l.writes, 4
+		if s.qualified && s.baseKey != s.key {
+			c.add(m.cmdByWord[s.baseKey])
+			if si != nil {
+				c.add(si.byWord[s.baseKey])
 			}
+		}
+		return c
+	}
+	c.add(byTool[e.tool])
+	if open {
+		c.add(m.open)
+	} else {
+		c.add(m.all)
+	}
+	if si != nil {
+		c.add(si.any)
+		if open {
+			c.lists[c.n-1] = si.anyOpen
 		}
 	}
-	var pos [4]int
-	for i := 0; i < n; i++ {
-		pos[i] = len(lists[i])
+	// A read or a write of a path is the same act whatever file tool does
+	// it: the deny and ask rules of the tier's other file tools
+	// (read_file(**/.ssh/**) for Read, write_file(**/.env) for Write) judge
+	// it too, as they judge the files shell commands read and write. Their
+	// allows do not.
+	if s.kind == subjPath {
+		switch e.tier {
+		case TierRead:
+			c.weak = c.n
+			c.add(reads)
+		case TierWrite:
+			c.weak = c.n
+			c.add(writes)
+		}
+	}
+	return c
+}
+
+// lastOf returns the last rule of the candidate lists that matches the
+// subject. A rule on several lists is visited once per list, first on the
+// list that comes first, which is never the weak one.
+func (l *ruleLayer) lastOf(c *candidateLists, s *subject) *rule {
+	var pos [6]int
+	for i := 0; i < c.n; i++ {
+		pos[i] = len(c.lists[i])
 	}
 	for {
 		best, bestIdx := -1, int32(-1)
-		for i := 0; i < n; i++ {
-			if pos[i] > 0 && lists[i][pos[i]-1] > bestIdx {
-				best, bestIdx = i, lists[i][pos[i]-1]
+		for i := 0; i < c.n; i++ {
+			if pos[i] > 0 && c.lists[i][pos[i]-1] > bestIdx {
+				best, bestIdx = i, c.lists[i][pos[i]-1]
 			}
 		}
 		if best < 0 {
 			return nil
 		}
 		pos[best]--
-		if r := &l.rules[bestIdx]; r.matches(s) && (best < 3 || r.action != Allow) {
+		if r := &l.rules[bestIdx]; r.matches(s) && (best != c.weak || r.action != Allow) {
 			return r
 		}
 	}

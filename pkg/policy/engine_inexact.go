@@ -46,7 +46,7 @@ func (l *ruleLayer) candidates(e *evaluation, s *subject) []int32 {
 		}
 		out = append(out, si.any...)
 	}
-	out = append(out, l.multiRules(e)...)
+	out = append(out, l.multiRules(e).all...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

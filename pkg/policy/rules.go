@@ -95,52 +95,80 @@ type ruleLayer struct {
 	// matches one.
 	reads []int32
 
+	// paths files the path rules by a literal segment (pathindex.go);
+	// byToolOpen, writesOpen and readsOpen are byTool, writes and reads
+	// without the rules it files. nil: no rule is filed.
+	paths                 *pathIndex
+	byToolOpen            map[string][]int32
+	writesOpen, readsOpen []int32
+
 	// multiFor caches, per tool name, the positions of the multi-tool rules
 	// (globs, groups) that apply to it, so that a call does not test every
 	// glob again. Copy-on-write: readers load the map without locking.
 	multiMu  sync.Mutex
-	multiFor atomic.Pointer[map[string][]int32]
+	multiFor atomic.Pointer[map[string]*multiEntry]
+}
+
+// multiEntry is the cached list of a tool's multi-tool rules, and its
+// part the path index does not file. For commands, the rules with a literal
+// first word (@shell(curl *)) are also filed by it: cmdOpen holds the others
+// (bare rules, wildcards in the first word, rules that judge no command).
+type multiEntry struct {
+	all, open []int32
+	cmdOpen   []int32
+	cmdByWord map[string][]int32
 }
 
 // maxMultiCache bounds multiFor: tool names come from agents, and an agent
 // inventing names must not grow the broker's memory without limit.
 const maxMultiCache = 4096
 
-// multiRules returns the positions of the layer's multi-tool rules that
-// apply to the evaluated tool, in rule order.
-func (l *ruleLayer) multiRules(e *evaluation) []int32 {
+// noMulti is the entry of a layer without multi-tool rules; read only.
+var noMulti multiEntry
+
+// multiRules returns the layer's multi-tool rules that apply to the
+// evaluated tool (positions in rule order).
+func (l *ruleLayer) multiRules(e *evaluation) *multiEntry {
 	if len(l.globs) == 0 {
-		return nil
+		return &noMulti
 	}
 	cache := l.multiFor.Load()
 	if cache != nil {
-		if idx, ok := (*cache)[e.tool]; ok {
-			return idx
+		if m, ok := (*cache)[e.tool]; ok {
+			return m
 		}
 	}
-	out := []int32{}
+	m := &multiEntry{all: []int32{}, cmdOpen: []int32{}, cmdByWord: map[string][]int32{}}
 	for _, i := range l.globs {
-		if l.rules[i].matchesTool(e.tool, e.tier, e.kind) {
-			out = append(out, i)
+		r := &l.rules[i]
+		if !r.matchesTool(e.tool, e.tier, e.kind) {
+			continue
+		}
+		m.all = append(m.all, i)
+		if r.shell && !r.anyArgs && r.shellKey != "" {
+			m.cmdByWord[r.shellKey] = append(m.cmdByWord[r.shellKey], i)
+		} else {
+			m.cmdOpen = append(m.cmdOpen, i)
 		}
 	}
+	m.open = l.paths.open(m.all)
 	l.multiMu.Lock()
 	defer l.multiMu.Unlock()
 	cache = l.multiFor.Load()
 	if cache == nil || len(*cache) < maxMultiCache {
-		next := make(map[string][]int32, 1+lenOf(cache))
+		next := make(map[string]*multiEntry, 1+lenOf(cache))
 		if cache != nil {
 			for k, v := range *cache {
 				next[k] = v
 			}
 		}
-		next[e.tool] = out
+		next[e.tool] = m
 		l.multiFor.Store(&next)
 	}
-	return out
+	return m
 }
 
-func lenOf(m *map[string][]int32) int {
+func lenOf(m *map[string]*multiEntry) int {
 	if m == nil {
 		return 0
 	}
@@ -150,6 +178,8 @@ func lenOf(m *map[string][]int32) int {
 type shellIndex struct {
 	byWord map[string][]int32
 	any    []int32 // bare rules and patterns whose first word has wildcards
+	// anyOpen is any without the rules the path index files.
+	anyOpen []int32
 }
 
 // toolGroup is a rule tool name that stands for a class of tools.
@@ -329,4 +359,5 @@ func (l *ruleLayer) buildIndex(t *toolTable) {
 		}
 		l.byTool[r.tool] = append(l.byTool[r.tool], idx)
 	}
+	l.buildPathIndex()
 }

@@ -13,6 +13,10 @@
 // gives, for every target and concurrency, the medians over the passes of
 // p50, p99, throughput and the target process's CPU per request, and the
 // median of its per-pass ratios to the baseline measured in the same pass.
+// With -replicas 1,2,3 every broker target runs as that many broker
+// processes on the same NATS and Redis (the queue group shares the load);
+// their CPU is summed, and a second table compares each count with one
+// replica of the same pass.
 //
 //	go build -o /tmp/pb/nats-server github.com/nats-io/nats-server/v2
 //	go build -o /tmp/pb/broker ./cmd/broker

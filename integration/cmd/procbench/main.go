@@ -69,6 +69,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "procbench: %d requests failed\n", sum.Errors)
 			return exitFailed
 		}
+		if c.replicaCPU > 0 {
+			over := sum.replicaCPUOver(c.replicaCPU)
+			for _, o := range over {
+				fmt.Fprintf(stderr, "procbench: bound broken: %s\n", o)
+			}
+			if len(over) > 0 {
+				return exitFailed
+			}
+		}
 		return exitOK
 	}
 	return usage(fmt.Errorf("unknown role %q (want run, load or baseline)", role), stderr)

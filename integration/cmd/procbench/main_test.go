@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,36 @@ func TestSummaryRatiosArePerPassMedians(t *testing.T) {
 	s.write(&out)
 	if !strings.Contains(out.String(), "| broker-async | 1 | 150 µs |") || !strings.Contains(out.String(), "**1.30×** (1.10–1.50)") {
 		t.Errorf("table:\n%s", out.String())
+	}
+}
+
+// Several replicas are compared with one replica of the same broker and
+// mode, per pass: throughput and the CPU of all replicas per request.
+func TestSummaryComparesReplicasWithOne(t *testing.T) {
+	c := runConfig{concurrency: intList{16}, passes: 2, modes: []string{"async"}, replicas: intList{1, 2}}
+	targets := targetNames(c)
+	if want := []string{"baseline", "broker-async", "broker-async-r2"}; !slices.Equal(targets, want) {
+		t.Fatalf("targets %v, want %v", targets, want)
+	}
+	s := newSummary(targets, c)
+	for pass, x := range []struct{ one, two [2]float64 }{ // req/s, cpu µs/req
+		{[2]float64{1000, 100}, [2]float64{1100, 120}},
+		{[2]float64{500, 200}, [2]float64{600, 260}},
+	} {
+		s.add("baseline", 16, pass+1, sample{loadResult: loadResult{P50Micros: 1, PerSecond: 1}})
+		s.add("broker-async", 16, pass+1, sample{loadResult: loadResult{P50Micros: 1, PerSecond: x.one[0]}, CPUMicros: x.one[1]})
+		s.add("broker-async-r2", 16, pass+1, sample{loadResult: loadResult{P50Micros: 1, PerSecond: x.two[0]}, CPUMicros: x.two[1]})
+	}
+	var out bytes.Buffer
+	s.write(&out)
+	if !strings.Contains(out.String(), "| broker-async-r2 | 16 | 850 req/s | 190.0 | **1.15×** (1.10–1.20) | **1.25×** (1.20–1.30) |") {
+		t.Errorf("table:\n%s", out.String())
+	}
+	if over := s.replicaCPUOver(1.3); len(over) != 0 {
+		t.Errorf("bound 1.3× broken: %v", over)
+	}
+	if over := s.replicaCPUOver(1.2); len(over) != 1 {
+		t.Errorf("bound 1.2×: %v, want broken once", over)
 	}
 }
 
@@ -94,6 +125,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"-modes", "async,paranoid"},
 		{"-passes", "0"},
 		{"-concurrency", "1,zero"},
+		{"-replicas", "0"},
 		{"-nats-server", "/nonexistent/nats-server"},
 		{"load"},
 		{"nonsense"},

@@ -34,6 +34,8 @@ type runConfig struct {
 	requests    int
 	warmup      int
 	concurrency intList
+	replicas    intList
+	replicaCPU  float64
 	conns       int
 	modes       []string
 	command     string
@@ -45,7 +47,7 @@ type runConfig struct {
 var auditModes = map[string]bool{"async": true, "strict": true, "off": true}
 
 func parseRun(args []string, stderr io.Writer) (runConfig, error) {
-	c := runConfig{concurrency: intList{1, 16}}
+	c := runConfig{concurrency: intList{1, 16}, replicas: intList{1}}
 	var modes string
 	fs := flag.NewFlagSet("procbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,6 +60,8 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured per target, concurrency and pass")
 	fs.IntVar(&c.warmup, "warmup", 500, "requests sent before each measurement")
 	fs.Var(&c.concurrency, "concurrency", "requests in flight, comma-separated (one measurement each)")
+	fs.Var(&c.replicas, "replicas", "broker processes per broker target, comma-separated (one target each); the replicas share the load through the queue group, and their CPU is summed")
+	fs.Float64Var(&c.replicaCPU, "max-replica-cpu", 0, "bound: a run fails when a target of several replicas spends more than this many times one replica's CPU per request (0: no bound)")
 	fs.IntVar(&c.conns, "conns", 0, "agent NATS connections the load is spread over (0: one per request in flight)")
 	fs.StringVar(&modes, "modes", "async,strict", "broker audit modes measured against the baseline: async, strict, off (--no-audit)")
 	fs.StringVar(&c.command, "command", "ls -la", "bash command of every request (the built-in policy allows it)")
@@ -122,13 +126,7 @@ func orchestrate(ctx context.Context, c runConfig, stderr io.Writer) (*summary, 
 	}
 	defer p.stop()
 
-	targets := []string{"baseline"}
-	for _, m := range c.modes {
-		if c.compare != "" {
-			targets = append(targets, "compare-"+m)
-		}
-		targets = append(targets, "broker-"+m)
-	}
+	targets := targetNames(c)
 	sum := newSummary(targets, c)
 	for pass := 1; pass <= c.passes; pass++ {
 		for _, target := range targets {
@@ -138,6 +136,26 @@ func orchestrate(ctx context.Context, c runConfig, stderr io.Writer) (*summary, 
 		}
 	}
 	return sum, nil
+}
+
+// targetNames lists the targets of a run: the baseline, then per audit mode
+// and replica count the compared broker (-compare) and the broker. A
+// broker target of r > 1 replicas is named <broker>-<mode>-r<r>.
+func targetNames(c runConfig) []string {
+	targets := []string{"baseline"}
+	for _, m := range c.modes {
+		for _, r := range c.replicas {
+			suffix := ""
+			if r > 1 {
+				suffix = fmt.Sprintf("-r%d", r)
+			}
+			if c.compare != "" {
+				targets = append(targets, "compare-"+m+suffix)
+			}
+			targets = append(targets, "broker-"+m+suffix)
+		}
+	}
+	return targets
 }
 
 // runTarget starts target, loads it at every concurrency and stops it.
@@ -220,21 +238,38 @@ func (p *plane) stop() {
 	}
 }
 
-// startTarget starts the baseline or a broker and waits until it serves.
-func (p *plane) startTarget(ctx context.Context, c runConfig, self, target string) (*proc, error) {
+// startTarget starts the baseline or a broker's replicas and waits until
+// they serve.
+func (p *plane) startTarget(ctx context.Context, c runConfig, self, target string) (procs, error) {
 	if target == "baseline" {
 		t, err := start(ctx, p.dir, target, self, "baseline", "-nats", p.natsURL, "-redis", p.redisAddr)
 		if err != nil {
 			return nil, err
 		}
 		// The load role waits until the target answers.
-		return t, nil
+		return procs{t}, nil
 	}
-	bin, mode, _ := strings.Cut(target, "-")
+	bin, rest, _ := strings.Cut(target, "-")
+	mode, reps, _ := strings.Cut(rest, "-r")
+	replicas, _ := strconv.Atoi(reps)
 	bin = map[string]string{"broker": c.broker, "compare": c.compare}[bin]
+	var ps procs
+	for i := range max(replicas, 1) {
+		t, err := p.startBroker(ctx, fmt.Sprintf("%s-%d", target, i+1), bin, mode)
+		if err != nil {
+			ps.stop()
+			return nil, err
+		}
+		ps = append(ps, t)
+	}
+	return ps, nil
+}
+
+// startBroker starts one broker replica and waits until it is ready.
+func (p *plane) startBroker(ctx context.Context, name, bin, mode string) (*proc, error) {
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	args := []string{"--nats", p.natsURL, "--redis", "redis://" + p.redisAddr + "/0", "--http", httpAddr,
-		"--replica", "procbench", "--log-level", "warn",
+		"--replica", name, "--log-level", "warn",
 		// The built-in policy allows the -command; production mode asks
 		// for it by name.
 		"--policy", "builtin"}
@@ -243,11 +278,11 @@ func (p *plane) startTarget(ctx context.Context, c runConfig, self, target strin
 	} else {
 		args = append(args, "--audit", mode)
 	}
-	t, err := start(ctx, p.dir, target, bin, args...)
+	t, err := start(ctx, p.dir, name, bin, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitFor(ctx, target, t, func() error {
+	if err := waitFor(ctx, name, t, func() error {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
 		if err != nil {
 			return err
@@ -321,6 +356,43 @@ func (p *proc) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// procs are the processes of one target (a broker's replicas).
+type procs []*proc
+
+// cpu is the processes' CPU time so far, summed.
+func (ps procs) cpu() time.Duration {
+	var d time.Duration
+	for _, p := range ps {
+		d += p.cpu()
+	}
+	return d
+}
+
+// alive reports whether every process still runs.
+func (ps procs) alive() bool {
+	for _, p := range ps {
+		if !p.alive() {
+			return false
+		}
+	}
+	return true
+}
+
+func (ps procs) stop() {
+	for _, p := range ps {
+		p.stop()
+	}
+}
+
+// tail is the end of every process's log.
+func (ps procs) tail() string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, "== "+p.name+"\n"+p.tail())
+	}
+	return strings.Join(out, "\n")
 }
 
 // cpu is the process's user and system CPU time so far (Linux /proc).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // sample is one measurement of one target at one concurrency in one pass.
@@ -26,12 +27,21 @@ type summary struct {
 	targets []string
 	conc    []int
 	passes  int
+	// scaled pairs each broker target of several replicas with the same
+	// broker's one-replica target.
+	scaled  map[string]string
 	samples map[key][]sample // index: pass-1
 	Errors  int64
 }
 
 func newSummary(targets []string, c runConfig) *summary {
-	return &summary{targets: targets, conc: c.concurrency, passes: c.passes, samples: map[key][]sample{}}
+	s := &summary{targets: targets, conc: c.concurrency, passes: c.passes, samples: map[key][]sample{}, scaled: map[string]string{}}
+	for _, t := range targets {
+		if one, _, ok := strings.Cut(t, "-r"); ok && slices.Contains(targets, one) {
+			s.scaled[t] = one
+		}
+	}
+	return s
 }
 
 func (s *summary) add(target string, conc, pass int, x sample) {
@@ -109,6 +119,62 @@ func (s *summary) write(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %d | %.0f µs | %.0f µs | %.0f req/s | %.1f | %.1f | %s | %s |\n",
 			r.target, r.conc, r.p50, r.p99, r.rps, r.cpu, r.nc, ratios, tput)
 	}
+	s.writeReplicas(w)
+}
+
+// replicaRow is a broker target of several replicas at one concurrency:
+// medians of throughput and summed CPU per request, and the per-pass
+// ratios of both to the same broker with one replica.
+func (s *summary) replicaRow(t string, conc int) (rps, cpu float64, rpsR, cpuR []float64) {
+	xs, base := s.samples[key{t, conc}], s.samples[key{s.scaled[t], conc}]
+	var rs, cs []float64
+	for i, x := range xs {
+		rs, cs = append(rs, x.PerSecond), append(cs, x.CPUMicros)
+		if i < len(base) && base[i].PerSecond > 0 && base[i].CPUMicros > 0 {
+			rpsR = append(rpsR, x.PerSecond/base[i].PerSecond)
+			cpuR = append(cpuR, x.CPUMicros/base[i].CPUMicros)
+		}
+	}
+	return median(rs), median(cs), rpsR, cpuR
+}
+
+// writeReplicas prints, for every broker target of several replicas, its
+// throughput and summed CPU per request against the same broker with one
+// replica, as medians of per-pass ratios.
+func (s *summary) writeReplicas(w io.Writer) {
+	if len(s.scaled) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n| target | in flight | throughput | cpu-µs/req (all replicas) | throughput vs 1 replica | cpu/req vs 1 replica |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, conc := range s.conc {
+		for _, t := range s.targets {
+			if _, ok := s.scaled[t]; !ok {
+				continue
+			}
+			rps, cpu, rpsR, cpuR := s.replicaRow(t, conc)
+			fmt.Fprintf(w, "| %s | %d | %.0f req/s | %.1f | **%.2f×** (%s) | **%.2f×** (%s) |\n",
+				t, conc, rps, cpu, median(rpsR), spread(rpsR), median(cpuR), spread(cpuR))
+		}
+	}
+}
+
+// replicaCPUOver lists the targets of several replicas whose CPU per
+// request, summed over the replicas, is more than bound times that of one
+// replica (the median of the per-pass ratios), at any concurrency.
+func (s *summary) replicaCPUOver(bound float64) []string {
+	var out []string
+	for _, conc := range s.conc {
+		for _, t := range s.targets {
+			if _, ok := s.scaled[t]; !ok {
+				continue
+			}
+			if _, _, _, cpuR := s.replicaRow(t, conc); median(cpuR) > bound {
+				out = append(out, fmt.Sprintf("%s at %d in flight: cpu per request %.2f× one replica's, over the bound %.2f×", t, conc, median(cpuR), bound))
+			}
+		}
+	}
+	return out
 }
 
 // spread is the range of the per-pass ratios.

@@ -299,14 +299,14 @@ func (c *Channel) responder() approverbot.Responder {
 // Ask implements [approverbot.Channel]: open pages show the question (or
 // its new approvals) at once.
 func (c *Channel) Ask(_ context.Context, q approverbot.Question) error {
-	c.hub.publish(event{question: &q})
+	c.hub.publish(newEvent(&q, nil))
 	return nil
 }
 
 // Resolve implements [approverbot.Channel]: open pages show who settled the
 // question and how, then drop its card.
 func (c *Channel) Resolve(_ context.Context, r messages.Resolved) error {
-	c.hub.publish(event{resolved: &r})
+	c.hub.publish(newEvent(nil, &r))
 	return nil
 }
 

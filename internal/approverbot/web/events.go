@@ -20,6 +20,44 @@ const subscriberBuffer = 64
 type event struct {
 	question *approverbot.Question
 	resolved *messages.Resolved
+	// enc shares the event's encoding among the pages that show the same
+	// bytes (nil: each page encodes it).
+	enc *encodings
+}
+
+// newEvent is an event whose encoding its pages share.
+func newEvent(q *approverbot.Question, r *messages.Resolved) event {
+	return event{question: q, resolved: r, enc: &encodings{by: map[string]*encoding{}}}
+}
+
+// encodings caches an event's encoding by viewer: a card depends only on
+// the question and the approver who views it, so every open page of one
+// approver gets the same bytes, and a question is rendered once per
+// approver rather than once per device (docs/BENCHMARKS.md, "Approver
+// devices"). Whether a page may see the question is still decided per
+// page. Safe for concurrent use.
+type encodings struct {
+	mu sync.Mutex
+	by map[string]*encoding
+}
+
+type encoding struct {
+	once sync.Once
+	data []byte
+	ok   bool
+}
+
+// get returns the encoding for key, building it on the first call.
+func (m *encodings) get(key string, build func() ([]byte, bool)) ([]byte, bool) {
+	m.mu.Lock()
+	e := m.by[key]
+	if e == nil {
+		e = &encoding{}
+		m.by[key] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.data, e.ok = build() })
+	return e.data, e.ok
 }
 
 // hub fans events out to the open event streams. Safe for concurrent use.
@@ -146,7 +184,6 @@ func (c *Channel) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(c.heartbeat)
 	defer tick.Stop()
-	var buf bytes.Buffer
 	for {
 		var msg []byte
 		select {
@@ -157,11 +194,10 @@ func (c *Channel) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 			msg = []byte(": heartbeat\n\n")
 		case e := <-sub.events:
-			buf.Reset()
-			if !c.encodeEvent(&buf, e, p) {
+			var ok bool
+			if msg, ok = c.encodeEvent(e, p); !ok {
 				continue
 			}
-			msg = buf.Bytes()
 		}
 		if sessionID != "" && !c.sessions.live(sessionID) {
 			return
@@ -175,38 +211,54 @@ func (c *Channel) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// encodeEvent writes e in the event-stream format. JSON never holds a raw
-// newline, so each event is one data line.
-func (c *Channel) encodeEvent(buf *bytes.Buffer, e event, viewer principal) bool {
+// encodeEvent returns e in the event-stream format for the viewer, false
+// when the viewer may not see it. JSON never holds a raw newline, so each
+// event is one data line. The bytes may be shared with other pages: read
+// only.
+func (c *Channel) encodeEvent(e event, viewer principal) ([]byte, bool) {
+	key := ""
+	if e.question != nil {
+		if !c.sees(viewer, *e.question) {
+			// Questions and their commands are for the teams they are
+			// routed to.
+			return nil, false
+		}
+		key = viewer.approver
+	}
+	build := func() ([]byte, bool) { return c.encodeFor(e, viewer.approver) }
+	if e.enc == nil {
+		return build()
+	}
+	return e.enc.get(key, build)
+}
+
+// encodeFor encodes e as the approver's pages show it.
+func (c *Channel) encodeFor(e event, approver string) ([]byte, bool) {
 	var name string
 	var v any
 	switch {
 	case e.question != nil:
-		if !c.sees(viewer, *e.question) {
-			// Questions and their commands are for the teams they are
-			// routed to.
-			return false
-		}
-		qv, err := c.questionView(*e.question, viewer.approver)
+		qv, err := c.questionView(*e.question, approver)
 		if err != nil {
 			c.log.Error("web: cannot render a question", "request_id", e.question.Request.RequestID, "err", err)
-			return false
+			return nil, false
 		}
 		name, v = "question", qv
 	case e.resolved != nil:
 		name, v = "resolved", resolvedView(*e.resolved)
 	default:
-		return false
+		return nil, false
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		c.log.Error("web: cannot encode an event", "err", err)
-		return false
+		return nil, false
 	}
+	var buf bytes.Buffer
 	buf.WriteString("event: " + name + "\ndata: ")
 	buf.Write(data)
 	buf.WriteString("\n\n")
-	return true
+	return buf.Bytes(), true
 }
 
 func resolvedView(r messages.Resolved) ResolvedView {
