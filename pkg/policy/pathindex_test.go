@@ -225,3 +225,45 @@ func TestPathKey(t *testing.T) {
 		t.Errorf("rules not found: %v", fmt.Sprint(want))
 	}
 }
+
+// A multi-tool rule that names a path-qualified program judges it as the
+// tool's own rules do, in a layer that has rules of the shell tool too
+// (POLICY.md, "Path-qualified commands": an allow matches the path as
+// written). Before the candidate lists were indexed, the merge treated the
+// multi-tool list of a path-qualified command as one whose allows did not
+// count (a position meant for the tier's other file tools), so these
+// allows were ignored in such a layer but not in one without bash rules.
+func TestMultiToolRulesJudgePathQualifiedCommandsLikeTheToolsOwn(t *testing.T) {
+	for _, c := range []struct {
+		name, policy, command string
+		want                  Action
+	}{
+		{"an allow naming the path", "mode: always-ask\nrules:\n  - { rule: \"bash(ls *)\", action: allow }\n  - { rule: \"@shell(/usr/bin/curl *)\", action: allow }\n",
+			"/usr/bin/curl https://x.example", Allow},
+		{"the later rule wins", "mode: yolo\nrules:\n  - { rule: \"bash(ls *)\", action: allow }\n  - { rule: \"@shell(rm *)\", action: deny }\n  - { rule: \"@shell(/bin/rm *)\", action: allow }\n",
+			"/bin/rm -rf build", Allow},
+		{"a deny by base name still denies", "mode: yolo\nrules:\n  - { rule: \"bash(ls *)\", action: allow }\n  - { rule: \"@shell(/bin/rm *)\", action: allow }\n  - { rule: \"@shell(rm *)\", action: deny }\n",
+			"/bin/rm -rf build", Deny},
+		{"an allow of the base name does not allow the path", "mode: always-ask\nrules:\n  - { rule: \"bash(ls *)\", action: allow }\n  - { rule: \"@shell(curl *)\", action: allow }\n",
+			"/tmp/evil/curl https://x.example", Ask},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse([]byte(c.policy), "p.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, _ := json.Marshal(map[string]string{"command": c.command})
+			if d := p.Evaluate(Call{Tool: "bash", Arguments: args}); d.Action != c.want {
+				t.Errorf("%s: %s (%s), want %s", c.command, d.Action, d.Reason, c.want)
+			}
+			// The same without a rule of bash's own: the layer's lists differ.
+			alone, err := Parse([]byte(strings.Replace(c.policy, "  - { rule: \"bash(ls *)\", action: allow }\n", "", 1)), "p.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := alone.Evaluate(Call{Tool: "bash", Arguments: args}); d.Action != c.want {
+				t.Errorf("without bash's own rule, %s: %s (%s), want %s", c.command, d.Action, d.Reason, c.want)
+			}
+		})
+	}
+}
