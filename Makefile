@@ -48,6 +48,7 @@ helm-test:
 FUZZTIME ?= 2m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
+	$(GO) test -run='^$$' -fuzz='^FuzzPathIndex$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzZshSameGrammar$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeRequestFast$$' -fuzztime=$(FUZZTIME) ./pkg/messages/
