@@ -226,7 +226,7 @@ func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *sess
 	d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType, Cwd: q.Request.Cwd,
 		Mode: e.mode(o.SessionID, q.Request.AgentType)})
 	sctx, cancel := e.storeCtx(ctx)
-	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID})
+	look, err := e.cfg.Requests.Lookup(sctx, grantLookup(session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID}, &d, o.Tool))
 	cancel()
 	if err != nil {
 		e.storeErr("lookup", err, "request_id", o.ID, "session_id", o.SessionID)

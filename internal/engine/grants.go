@@ -78,7 +78,14 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy st
 		}
 		eligible = append(eligible, *g)
 	}
-	if len(eligible) == 0 || d.Shell == nil || !shell.PrefixCovered(*d.Shell, patternsOf(eligible)) {
+	if len(eligible) == 0 || d.Shell == nil {
+		return nil
+	}
+	// A grant whose patterns cover none of the sub-commands adds nothing
+	// to a cover: leaving it out changes no answer below, and keeps the
+	// loop that follows quadratic in useful grants only.
+	eligible = slices.DeleteFunc(eligible, func(g session.Grant) bool { return !shell.CoversAny(*d.Shell, g.Patterns) })
+	if len(eligible) == 0 || !shell.PrefixCovered(*d.Shell, patternsOf(eligible)) {
 		return nil
 	}
 	// Keep only the grants the cover needs, so that decided_by names them.
@@ -91,6 +98,47 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy st
 		i++
 	}
 	return eligible
+}
+
+// grantLookup returns q reading the grants that could allow the call d of
+// tool (the grant index, docs/STATE.md "Grants"): those of tool in its own
+// bucket and, for a shell command, in the bucket of each sub-command's
+// program. A call without a shell analysis reads the tool's own bucket
+// only: grantsAllowing lets a grant with patterns allow a shell command
+// only. What the index leaves out could not have allowed the call, so the
+// decision is the same as with every grant read.
+func grantLookup(q session.LookupQuery, d *policy.Decision, tool string) session.LookupQuery {
+	q.Tool, q.ProgramsKnown = tool, true
+	if d.Shell != nil {
+		q.Programs = shellPrograms(d.Shell)
+	}
+	return q
+}
+
+// shellPrograms returns the programs of a's commands, each once: the first
+// space-separated word of the command's words joined by single spaces (the
+// text shell.PrefixCovered matches patterns against; a pattern whose first
+// word is literal matches only a command with that first word), ">" for a
+// write redirection and "<" for a read one (their patterns are "> TARGET"
+// and "< TARGET").
+func shellPrograms(a *shell.Analysis) []string {
+	var out []string
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		p := ""
+		switch {
+		case c.Redirect && c.Read:
+			p = "<"
+		case c.Redirect:
+			p = ">"
+		case len(c.Words) > 0:
+			p, _, _ = strings.Cut(c.Words[0], " ")
+		}
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func patternsOf(gs []session.Grant) []string {

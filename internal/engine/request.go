@@ -63,8 +63,8 @@ func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, er
 	// for an ask, the grants that could allow it.
 	sctx, span := e.startSpan(ctx, SpanStore+"lookup")
 	sctx, cancel := e.storeCtx(sctx)
-	look, err := e.cfg.Requests.Lookup(sctx, session.LookupQuery{SessionID: req.SessionID, RequestID: req.RequestID,
-		AgentID: req.AgentID, SkipGrants: d.Action != policy.Ask})
+	look, err := e.cfg.Requests.Lookup(sctx, grantLookup(session.LookupQuery{SessionID: req.SessionID, RequestID: req.RequestID,
+		AgentID: req.AgentID, SkipGrants: d.Action != policy.Ask}, &d, tool))
 	cancel()
 	endSpan(span, err)
 	if err != nil {

@@ -21,11 +21,13 @@ type Grants interface {
 	// (RevokeGrant, RevokeGrants) or expired — within the store's Retention
 	// is not stored again either: AddGrant returns ErrGrantRemoved, so that
 	// a retry of the approval that made it cannot undo a revoke or renew an
-	// expired grant. Expired grants of the same list are removed on the way
-	// and returned as purged.
+	// expired grant. Expired grants of the same bucket of the grant index
+	// (its tool and [GrantProgram]) are removed on the way and returned as
+	// purged.
 	AddGrant(ctx context.Context, g Grant) (stored Grant, created bool, purged []Grant, err error)
 	// ListGrants returns the grants q selects, session grants first, each
-	// list in creation order.
+	// session's or agent's grants by creation time then id ([SortGrants]),
+	// whatever bucket of the grant index holds them.
 	ListGrants(ctx context.Context, q GrantQuery) ([]Grant, error)
 	// RevokeGrant removes the grant id of the session (scope session) or
 	// agent that g names, atomically: a Lookup either saw it before or does

@@ -151,6 +151,23 @@ type LookupQuery struct {
 	// store may then read just the record and the stop signal. A store may
 	// return grants anyway.
 	SkipGrants bool
+	// Tool, when set, is the tool of the call: only its grants can allow
+	// it, and the store reads no others (the grant index, docs/STATE.md
+	// "Grants"). Empty: every grant of the session and of the agent.
+	Tool string
+	// Programs, with Tool and ProgramsKnown, are the programs of the
+	// call's shell sub-commands: the first space-separated word of each
+	// command's words joined by single spaces (">" for a write
+	// redirection, "<" for a read). The store then reads the tool's own
+	// bucket and the buckets of these programs only ([GrantProgram]).
+	// ProgramsKnown false means the caller cannot say which programs the
+	// call runs: the store reads every grant of Tool, whatever its program.
+	// ProgramsKnown with no Programs reads the tool's own bucket only (the
+	// grants without patterns, or whose patterns begin with a glob or
+	// differ in their first word): right for a call without a shell
+	// analysis, which no patterned grant can allow.
+	Programs      []string
+	ProgramsKnown bool
 }
 
 // Lookup is everything the hot path reads for one request, in one round trip.
@@ -164,8 +181,10 @@ type Lookup struct {
 	// StopRejections are the hard rejections behind the stop
 	// ([StopSignal.Rejections]).
 	StopRejections []string
-	// Grants are the session's grants, then the agent's, none expired by
-	// the store's clock; nil with SkipGrants. Their slices may be shared
+	// Grants are the session's grants, then the agent's, each by creation
+	// time then id ([SortGrants]), none expired by the store's clock, and
+	// only those the query reads ([LookupQuery.Reads]); nil with
+	// SkipGrants. Their slices may be shared
 	// with the store's cache: read them, do not modify them.
 	Grants []Grant
 }

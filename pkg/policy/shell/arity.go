@@ -206,28 +206,46 @@ func PrefixCovered(a Analysis, patterns []string) bool {
 		writes = writes || (c.Redirect && !c.Read)
 	}
 	for i := range a.Commands {
-		c := &a.Commands[i]
-		if c.Redirect || writes {
-			if c.Globs != nil || !slices.Contains(patterns, ExactPattern(c)) {
-				return false
-			}
-			continue
-		}
-		cmd := strings.Join(c.Words, " ")
-		short := cmd
-		if c.Options > 0 {
-			short = strings.Join(WithoutOptions(c), " ")
-		}
-		covered := false
-		for _, p := range patterns {
-			if !isRedirectPattern(p) && (globs.Match(p, cmd) || globs.Match(p, short)) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
+		if !commandCovered(&a.Commands[i], writes, patterns) {
 			return false
 		}
 	}
 	return true
+}
+
+// commandCovered reports whether one of patterns covers the command c of
+// an analysis that writes a file (writes) or not, by PrefixCovered's rule.
+func commandCovered(c *Command, writes bool, patterns []string) bool {
+	if c.Redirect || writes {
+		return c.Globs == nil && slices.Contains(patterns, ExactPattern(c))
+	}
+	cmd := strings.Join(c.Words, " ")
+	short := cmd
+	if c.Options > 0 {
+		short = strings.Join(WithoutOptions(c), " ")
+	}
+	for _, p := range patterns {
+		if !isRedirectPattern(p) && (globs.Match(p, cmd) || globs.Match(p, short)) {
+			return true
+		}
+	}
+	return false
+}
+
+// CoversAny reports whether one of patterns covers at least one command of
+// the analysed command, by [PrefixCovered]'s rule for each command: a grant
+// of which it is false adds nothing to any cover of the command, so
+// PrefixCovered of a set of grants' patterns is the same without it.
+func CoversAny(a Analysis, patterns []string) bool {
+	writes := false
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		writes = writes || (c.Redirect && !c.Read)
+	}
+	for i := range a.Commands {
+		if commandCovered(&a.Commands[i], writes, patterns) {
+			return true
+		}
+	}
+	return false
 }

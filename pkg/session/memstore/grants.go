@@ -35,20 +35,40 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	}
 	if gl := s.sessionGrants[q.SessionID]; gl != nil {
 		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
-		l.Grants = appendLive(l.Grants, gl, now, session.GrantQuery{})
+		l.Grants = appendRead(l.Grants, gl, now, &q)
 	}
 	if q.AgentID != "" {
-		l.Grants = appendLive(l.Grants, s.agentGrants[q.AgentID], now, session.GrantQuery{})
+		l.Grants = appendRead(l.Grants, s.agentGrants[q.AgentID], now, &q)
 	}
 	return l, nil
 }
 
+// appendRead appends the live grants of gl that q reads (the buckets of
+// the grant index it names, see [session.LookupQuery.Reads]), as copies,
+// by creation time then id. It scans the whole list: the memory store
+// filters what the Redis store leaves unread.
+func appendRead(out []session.Grant, gl *grantList, now time.Time, q *session.LookupQuery) []session.Grant {
+	if gl == nil {
+		return out
+	}
+	n := len(out)
+	for i := range gl.grants {
+		g := &gl.grants[i]
+		if !expired(g, now) && q.Reads(g) {
+			out = append(out, cloneGrant(g))
+		}
+	}
+	session.SortGrants(out[n:])
+	return out
+}
+
 // appendLive appends the grants of gl that q selects and that have not
-// expired at now, as copies.
+// expired at now, as copies, by creation time then id.
 func appendLive(out []session.Grant, gl *grantList, now time.Time, q session.GrantQuery) []session.Grant {
 	if gl == nil {
 		return out
 	}
+	n := len(out)
 	for i := range gl.grants {
 		g := &gl.grants[i]
 		if expired(g, now) || !q.Selects(g) {
@@ -56,6 +76,7 @@ func appendLive(out []session.Grant, gl *grantList, now time.Time, q session.Gra
 		}
 		out = append(out, cloneGrant(g))
 	}
+	session.SortGrants(out[n:])
 	return out
 }
 
@@ -98,11 +119,13 @@ func (s *Store) grantListOf(g *session.Grant, now time.Time, create bool) *grant
 	return gl
 }
 
-// purgeExpired removes the expired grants of gl and returns them.
-func purgeExpired(gl *grantList, now time.Time) []session.Grant {
+// purgeExpired removes the expired grants of gl (of bucket b's tool and
+// program only, when b is not nil, as the Redis store's grant_add) and
+// returns them.
+func purgeExpired(gl *grantList, now time.Time, b *session.Grant) []session.Grant {
 	var out []session.Grant
 	gl.grants = slices.DeleteFunc(gl.grants, func(g session.Grant) bool {
-		if expired(&g, now) {
+		if expired(&g, now) && (b == nil || (g.Tool == b.Tool && session.GrantProgram(&g) == session.GrantProgram(b))) {
 			out = append(out, g)
 			return true
 		}
@@ -155,7 +178,13 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 	if g.IsSession() {
 		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
 	}
-	purged := purgeExpired(gl, now)
+	// The stored grant with g's id, if any, decides the bucket (a retry
+	// stands for the grant first stored).
+	b := &g
+	if i := slices.IndexFunc(gl.grants, func(x session.Grant) bool { return x.ID == g.ID }); i >= 0 {
+		b = &session.Grant{Grant: gl.grants[i].Grant}
+	}
+	purged := purgeExpired(gl, now, b)
 	s.grantsRemoved(purged, now)
 	if slices.ContainsFunc(purged, func(p session.Grant) bool { return p.ID == g.ID }) {
 		return session.Grant{}, false, nil, fmt.Errorf("memstore: add grant %s: %w", g.ID, session.ErrGrantRemoved)
@@ -307,7 +336,7 @@ func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Gra
 				delete(s.teamGrants[t], ref) // the list is gone
 				continue
 			}
-			purged := purgeExpired(gl, now)
+			purged := purgeExpired(gl, now, nil)
 			s.grantsRemoved(purged, now)
 			out = append(out, purged...)
 		}

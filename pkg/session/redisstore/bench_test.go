@@ -56,6 +56,17 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 	})
+	b.Run("LookupIndexed", func(b *testing.B) {
+		// As the broker asks for `git status`: the buckets of bash and git.
+		q := session.LookupQuery{SessionID: req.SessionID, RequestID: "new-" + req.ID, AgentID: req.AgentID,
+			Tool: "bash", Programs: []string{"git"}, ProgramsKnown: true}
+		for b.Loop() {
+			l, err := s.Lookup(ctx, q)
+			if err != nil || len(l.Grants) != 1 {
+				b.Fatalf("Lookup = %+v, %v", l, err)
+			}
+		}
+	})
 }
 
 // BenchmarkPrepare stores new held requests (one pipelined round trip

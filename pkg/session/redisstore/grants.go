@@ -21,8 +21,9 @@ import (
 )
 
 // Grants (docs/STATE.md "Grants"): each session and each agent has one
-// grant list, a string of length-prefixed entries read by the hot path
-// with a plain GET. An entry is
+// grant index (grantindex.go), a hash of buckets, each a string of
+// length-prefixed entries, which the hot path reads with one HMGET. An
+// entry is
 //
 //	g1 <id> <created µs> <expires µs, 0: none> <json>
 //
@@ -169,8 +170,9 @@ func (c *grantCache) parse(e string, sessionList bool, owner string) (session.Gr
 	return g, nil
 }
 
-// parseList decodes a grant list, keeping the grants live at now.
-func parseList(out []session.Grant, raw string, sessionList bool, owner string, now time.Time, q session.GrantQuery) ([]session.Grant, error) {
+// parseList decodes a grant list (or bucket), keeping the grants live at
+// now that keep accepts.
+func parseList(out []session.Grant, raw string, sessionList bool, owner string, now time.Time, keep func(*session.Grant) bool) ([]session.Grant, error) {
 	entries, err := splitFields(raw)
 	if err != nil {
 		return out, err
@@ -183,7 +185,7 @@ func parseList(out []session.Grant, raw string, sessionList bool, owner string, 
 		if !g.ExpiresAt.IsZero() && !now.Before(g.ExpiresAt) {
 			continue
 		}
-		if q.Selects(&g) {
+		if keep(&g) {
 			out = append(out, g)
 		}
 	}
@@ -205,13 +207,6 @@ func parseEntries(vals []any, sessionList bool, owner string) ([]session.Grant, 
 		out = append(out, g)
 	}
 	return out, nil
-}
-
-func (s *Store) grantList(g *session.Grant) string {
-	if g.IsSession() {
-		return s.k.sessionGrants(g.SessionID)
-	}
-	return s.k.agentGrants(g.AgentID)
 }
 
 // removedKey is the set of the grant ids removed (revoked or expired) from
@@ -263,8 +258,9 @@ func (s *Store) AddGrant(ctx context.Context, g session.Grant) (session.Grant, b
 	if _, err := p.Exec(ctx); err != nil {
 		return session.Grant{}, false, nil, s.fail(op, err)
 	}
-	list := s.grantList(&g)
-	v, err := s.run(ctx, scriptGrantAdd, []string{list, removedKey(list)}, g.ID, strconv.FormatInt(g.MaxAge.Microseconds(), 10), body, ttl, s.retMillis)
+	k := s.grantKeysOf(&g)
+	v, err := s.run(ctx, scriptGrantAdd, k.keys(), g.ID, strconv.FormatInt(g.MaxAge.Microseconds(), 10), body, ttl, s.retMillis,
+		bucketOf(&g), k.kind())
 	if err != nil {
 		return session.Grant{}, false, nil, s.fail(op, err)
 	}
@@ -332,9 +328,13 @@ func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session
 	}
 	p := s.rdb.Pipeline()
 	now := p.Time(ctx)
-	gets := make([]*redis.StringCmd, len(refs))
+	reads := make([]grantReads, len(refs))
 	for i, ref := range refs {
-		gets[i] = p.Get(ctx, s.refKey(ref))
+		var cmds []redis.Cmder
+		reads[i], cmds = readGrants(ctx, s.refKeys(ref), nil, "", "")
+		for _, c := range cmds {
+			_ = p.Process(ctx, c)
+		}
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.fail(op, err)
@@ -345,30 +345,25 @@ func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session
 	var out []session.Grant
 	var gone []string
 	for i, ref := range refs {
-		raw, err := gets[i].Result()
-		if errors.Is(err, redis.Nil) {
+		r := &reads[i]
+		if err := r.all.Err(); err != nil {
+			return nil, s.fail(op, err)
+		}
+		if err := r.old.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, s.fail(op, err)
+		}
+		if !r.found() {
 			gone = append(gone, ref)
 			continue
 		}
-		if err != nil {
-			return nil, s.fail(op, err)
-		}
-		if out, err = parseList(out, raw, ref[0] == 's', ref[2:], now.Val(), q); err != nil {
-			return nil, s.corrupt(op, fmt.Errorf("grant list %s: %w", ref, err))
+		if out, err = r.grants(out, now.Val(), q.Selects); err != nil {
+			return nil, s.corrupt(op, err)
 		}
 	}
 	if len(gone) > 0 && q.SessionID == "" && q.AgentID == "" {
 		s.forgetLists(ctx, q.Teams, gone)
 	}
 	return out, nil
-}
-
-// refKey is the key of the grant list an index entry names.
-func (s *Store) refKey(ref string) string {
-	if ref[0] == 's' {
-		return s.k.sessionGrants(ref[2:])
-	}
-	return s.k.agentGrants(ref[2:])
 }
 
 // forgetLists removes lists that are gone from the teams' indexes. A list
@@ -409,8 +404,8 @@ func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant
 	if g.Legacy {
 		legacy = legacyEntry(&g)
 	}
-	list := s.grantList(&g)
-	v, err := s.run(ctx, scriptGrantRevoke, []string{list, removedKey(list)}, g.ID, legacy, s.retMillis)
+	k := s.grantKeysOf(&g)
+	v, err := s.run(ctx, scriptGrantRevoke, k.keys(), g.ID, legacy, s.retMillis, bucketField(g.Tool, ""), k.kind())
 	if errors.Is(err, redis.Nil) {
 		return session.Grant{}, fmt.Errorf("redisstore: %s %s: %w", op, g.ID, session.ErrNotFound)
 	}
@@ -446,13 +441,10 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 		owner   string
 	}
 	var lists []list
-	if sessionID != "" {
-		key := s.k.sessionGrants(sessionID)
-		lists = append(lists, list{scall(scriptRevoke, []string{key, removedKey(key)}, s.retMillis), true, sessionID})
-	}
-	if agentID != "" {
-		key := s.k.agentGrants(agentID)
-		lists = append(lists, list{scall(scriptRevoke, []string{key, removedKey(key)}, s.retMillis), false, agentID})
+	for _, k := range []grantKeys{s.ownerKeys(true, sessionID), s.ownerKeys(false, agentID)} {
+		if k.owner != "" {
+			lists = append(lists, list{scall(scriptRevoke, k.keys(), s.retMillis, k.kind()), k.session, k.owner})
+		}
 	}
 	calls := make([]*call, len(lists))
 	for i, l := range lists {
@@ -473,6 +465,7 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 		if err != nil {
 			return out, s.corrupt(op, err)
 		}
+		session.SortGrants(gs)
 		out = append(out, gs...)
 	}
 	return out, nil
@@ -512,8 +505,8 @@ func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Gra
 	}
 	calls := make([]*call, len(refs))
 	for i, ref := range refs {
-		key := s.refKey(ref)
-		calls[i] = scall(scriptGrantExpire, []string{key, removedKey(key)}, s.retMillis)
+		k := s.refKeys(ref)
+		calls[i] = scall(scriptGrantExpire, k.keys(), s.retMillis, k.kind())
 	}
 	s.exec(ctx, calls...)
 	var out []session.Grant

@@ -33,12 +33,21 @@ func (k keys) sessionGrants(sess string) string {
 	return k.session(sess) + ":grants"
 }
 
+// sessionGrantIndex is the hash of the session's grants by bucket (the
+// grant index); sessionGrants is the single-string list it replaced, read
+// and migrated until it is gone.
+func (k keys) sessionGrantIndex(sess string) string { return k.sessionGrants(sess) + ":b" }
+
 // Agent and team keys: prefix:agent:{<agent>}:…, prefix:team:{<team>}:….
 // The indexes name sessions, not requests: a session with ten questions for
 // a team costs the team's index one member.
 func (k keys) agentGrants(agent string) string { return k.prefix + ":agent:{" + agent + "}:grants" }
-func (k keys) agentIndex(agent string) string  { return k.prefix + ":agent:{" + agent + "}:sessions" }
-func (k keys) teamIndex(team string) string    { return k.prefix + ":team:{" + team + "}:sessions" }
+
+// agentGrantIndex is the hash of the agent's grants by bucket; see
+// sessionGrantIndex.
+func (k keys) agentGrantIndex(agent string) string { return k.agentGrants(agent) + ":b" }
+func (k keys) agentIndex(agent string) string      { return k.prefix + ":agent:{" + agent + "}:sessions" }
+func (k keys) teamIndex(team string) string        { return k.prefix + ":team:{" + team + "}:sessions" }
 
 // teamGrants is the set of grant lists ("s:<session>", "a:<agent>") that
 // hold grants approved for team.

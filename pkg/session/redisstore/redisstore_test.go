@@ -89,9 +89,11 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 		q    session.LookupQuery
 		cmds []string
 	}{
-		{"a new request with an agent", session.LookupQuery{SessionID: sess, RequestID: uniq("req"), AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "GET"}},
-		{"a retry of a stored request", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "GET"}},
-		{"a session without an agent", session.LookupQuery{SessionID: sess}, []string{"MGET", "TIME", "GETEX"}},
+		{"a new request with an agent", session.LookupQuery{SessionID: sess, RequestID: uniq("req"), AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "PEXPIRE", "HGETALL", "GET", "HGETALL"}},
+		{"a retry of a stored request", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID}, []string{"MGET", "TIME", "GETEX", "PEXPIRE", "HGETALL", "GET", "HGETALL"}},
+		{"a session without an agent", session.LookupQuery{SessionID: sess}, []string{"MGET", "TIME", "GETEX", "PEXPIRE", "HGETALL"}},
+		{"a call whose tool and programs are known reads their buckets", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID,
+			Tool: "bash", Programs: []string{"git"}, ProgramsKnown: true}, []string{"MGET", "TIME", "GETEX", "PEXPIRE", "HMGET", "GET", "HMGET"}},
 		{"an allow or a deny, which needs no grants", session.LookupQuery{SessionID: sess, RequestID: r.ID, AgentID: r.AgentID, SkipGrants: true}, []string{"MGET"}},
 	}
 	for _, tc := range tests {
@@ -107,6 +109,9 @@ func TestHotPathLookupIsOneRoundTrip(t *testing.T) {
 			}
 			if tc.q.SkipGrants {
 				want = 0
+			}
+			if tc.q.Tool == "bash" {
+				want = 1 // the agent's git grant, not the session's write grant
 			}
 			if len(l.Grants) != want {
 				t.Errorf("Grants = %+v, want %d", l.Grants, want)
@@ -386,9 +391,9 @@ func TestSessionGrantsExpireAgentGrantsAndStopStay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, want := range map[string][2]time.Duration{
-		"signoff:{" + sess + "}:grants":        {retention - time.Second, retention},
-		"signoff:agent:{" + agent + "}:grants": {-1, -1},
-		"signoff:{" + sess + "}:stop":          {-1, -1},
+		"signoff:{" + sess + "}:grants:b":        {retention - time.Second, retention},
+		"signoff:agent:{" + agent + "}:grants:b": {-1, -1},
+		"signoff:{" + sess + "}:stop":            {-1, -1},
 	} {
 		got, err := admin.PTTL(ctx, key).Result()
 		if err != nil || got < want[0] || got > want[1] {

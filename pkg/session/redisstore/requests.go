@@ -322,11 +322,14 @@ func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, 
 
 // Lookup reads the existing record, the stop signal and the grants for one
 // request in one round trip: with SkipGrants one MGET (stop signal and
-// record); otherwise a pipeline of that MGET,
-// GETEX of the session's grants (which also keeps them for another
-// retention period: a Lookup counts as their use) and GET of the agent's
-// grants. Grant lists are strings so that this path needs nothing heavier
-// than a GET.
+// record); otherwise a pipeline of that MGET, TIME, and for the session
+// and for the agent an HMGET of the buckets of their grant index the query
+// names (the tool's own and its programs', see grantindex.go; HGETALL when
+// it names no tool or not its programs) and a GET of the list of the old
+// layout (a missing key until it is migrated); for the session, GETEX and
+// PEXPIRE keep its grants for another retention period (a Lookup counts as
+// their use). Buckets are strings so that this path needs nothing heavier
+// than a read of the few a call can use.
 //
 // The reads are not one script, unlike the transitions: they decide
 // nothing by themselves, and what a decision depends on is checked again
@@ -386,11 +389,11 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 		return l, nil
 	}
 	t := lc.now.Val()
-	if l.Grants, err = parseList(nil, lc.sess.Val(), true, q.SessionID, t, session.GrantQuery{}); err != nil {
+	if l.Grants, err = lc.sess.grants(nil, t, q.Reads); err != nil {
 		return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("session grants: %w", err))
 	}
 	if lc.agent != nil {
-		if l.Grants, err = parseList(l.Grants, lc.agent.Val(), false, q.AgentID, t, session.GrantQuery{}); err != nil {
+		if l.Grants, err = lc.agent.grants(l.Grants, t, q.Reads); err != nil {
 			return session.Lookup{}, s.corrupt("lookup", fmt.Errorf("agent grants: %w", err))
 		}
 	}
@@ -408,8 +411,8 @@ type lookupCmds struct {
 	// agent's grants; nil when the query skips grants (agent also without
 	// an agent ID).
 	now   *redis.TimeCmd
-	sess  *redis.StringCmd
-	agent *redis.StringCmd
+	sess  *grantReads
+	agent *grantReads
 }
 
 // lookupReads builds the commands that answer q.
@@ -420,7 +423,7 @@ func (s *Store) lookupReads(ctx context.Context, q session.LookupQuery) lookupCm
 		sessKeys = append(sessKeys, s.k.record(q.SessionID, q.RequestID))
 	}
 	lc.keys = len(sessKeys)
-	lc.all = make([]redis.Cmder, 0, 4)
+	lc.all = make([]redis.Cmder, 0, 8)
 	mget := make([]any, 1, 1+len(sessKeys))
 	mget[0] = "mget"
 	for _, k := range sessKeys {
@@ -432,11 +435,15 @@ func (s *Store) lookupReads(ctx context.Context, q session.LookupQuery) lookupCm
 		// Not for an allow or a deny, which need no grants. TIME rides
 		// along: grants expire by Redis's clock, not this process's.
 		lc.now = redis.NewTimeCmd(ctx, "time")
-		lc.sess = redis.NewStringCmd(ctx, "getex", s.k.sessionGrants(q.SessionID), "px", s.retMillis)
-		lc.all = append(lc.all, lc.now, lc.sess)
+		lc.all = append(lc.all, lc.now)
+		fields := lookupFields(&q)
+		sess, cmds := readGrants(ctx, s.ownerKeys(true, q.SessionID), fields, q.Tool, s.retMillis)
+		lc.sess = &sess
+		lc.all = append(lc.all, cmds...)
 		if q.AgentID != "" {
-			lc.agent = redis.NewStringCmd(ctx, "get", s.k.agentGrants(q.AgentID))
-			lc.all = append(lc.all, lc.agent)
+			agent, cmds := readGrants(ctx, s.ownerKeys(false, q.AgentID), fields, q.Tool, "")
+			lc.agent = &agent
+			lc.all = append(lc.all, cmds...)
 		}
 	}
 	return lc

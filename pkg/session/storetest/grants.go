@@ -26,6 +26,9 @@ func (r *runner) grantTests() []test {
 		{"A revoke racing lookups is seen by every lookup that starts after it", testRevokeRace},
 		{"Grants expire by the store's clock, each reported expired once", r.testGrantExpiry},
 		{"A grant revoked or expired is never stored again under its id", testGrantRemovedStaysRemoved},
+		{"Lookup reads the tool's own grants and those of the call's programs", testGrantIndexReads},
+		{"An indexed grant revoked or expired is gone from every read", r.testGrantIndexRemoval},
+		{"ListGrants returns the grants of every bucket by creation time then id", testGrantIndexListing},
 	}
 }
 
@@ -422,4 +425,155 @@ func testGrantRemovedStaysRemoved(t *testing.T, e *env) {
 	if _, created, _, err := e.grants.AddGrant(e.ctx, fresh); err != nil || !created {
 		t.Errorf("AddGrant of a new grant in a list with removed ones = created %v, %v", created, err)
 	}
+}
+
+// indexedGrants stores, for agent and sess, grants of every shape the
+// grant index (session.GrantProgram) sorts, and returns them by name.
+func (e *env) indexedGrants(t *testing.T, sess, agent string) map[string]session.Grant {
+	t.Helper()
+	names := []string{"wildcard", "rm", "cd", "mixed", "write", "make", "session-rm", "whole"}
+	stored := e.addGrants(t,
+		e.agentGrant(agent, "bash", "* --version"),            // a glob first: the tool's own bucket
+		e.agentGrant(agent, "bash", "rm build", "rm -rf x"),   // program rm
+		e.agentGrant(agent, "bash", "cd *"),                   // program cd
+		e.agentGrant(agent, "bash", "git push *", "npm test"), // first words differ: the tool's own bucket
+		e.agentGrant(agent, "write"),
+		e.agentGrant(agent, "bash", "make deploy"),
+		e.sessionGrant(sess, "bash", "rm -rf build"),
+		e.sessionGrant(sess, "edit"),
+	)
+	out := make(map[string]session.Grant, len(names))
+	for i, n := range names {
+		out[n] = stored[i]
+	}
+	return out
+}
+
+func (e *env) lookupIDs(t *testing.T, q session.LookupQuery) []string {
+	t.Helper()
+	l, err := e.requests.Lookup(e.ctx, q)
+	if err != nil {
+		t.Fatalf("Lookup(%+v): %v", q, err)
+	}
+	return grantIDs(l.Grants)
+}
+
+func idsOf(gs map[string]session.Grant, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = gs[n].ID
+	}
+	return out
+}
+
+// testGrantIndexReads: a Lookup that names the tool and the programs of
+// the call returns the grants of the tool's own bucket (no patterns, a
+// glob first, first words that differ) and of those programs, the
+// session's first, each by creation time; one that cannot say the
+// programs returns every grant of the tool; one without a tool, all.
+func testGrantIndexReads(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	gs := e.indexedGrants(t, sess, agent)
+	q := func(tool string, known bool, programs ...string) session.LookupQuery {
+		return session.LookupQuery{SessionID: sess, AgentID: agent, Tool: tool, Programs: programs, ProgramsKnown: known}
+	}
+	tests := []struct {
+		name string
+		q    session.LookupQuery
+		want []string
+	}{
+		{"rm build: the rm grants and the tool's own", q("bash", true, "rm"), idsOf(gs, "session-rm", "wildcard", "rm", "mixed")},
+		{"cd x && rm build: both programs' grants", q("bash", true, "cd", "rm"), idsOf(gs, "session-rm", "wildcard", "rm", "cd", "mixed")},
+		{"a program without grants: the tool's own", q("bash", true, "ls"), idsOf(gs, "wildcard", "mixed")},
+		{"no programs: the tool's own", q("bash", true), idsOf(gs, "wildcard", "mixed")},
+		{"programs unknown: every grant of the tool", q("bash", false, "rm"), idsOf(gs, "session-rm", "wildcard", "rm", "cd", "mixed", "make")},
+		{"another tool", q("write", true), idsOf(gs, "write")},
+		{"a tool without grants", q("delete", true, "rm"), []string{}},
+		{"no tool: every grant", q("", false), idsOf(gs, "session-rm", "whole", "wildcard", "rm", "cd", "mixed", "write", "make")},
+	}
+	for _, tc := range tests {
+		if got := e.lookupIDs(t, tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Lookup = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// testGrantIndexRemoval: revoking or expiring a grant indexed under a
+// program removes it from the reads of that program, of the whole tool
+// and from listings; it is never stored again; its bucket's other grants
+// stay.
+func (r *runner) testGrantIndexRemoval(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	team := e.name("team")
+	gs := e.indexedGrants(t, sess, agent)
+	short := e.agentGrant(agent, "bash", "rm -rf dist")
+	short.Teams, short.MaxAge = []string{team}, 300*time.Millisecond
+	gs["short"] = e.addGrants(t, short)[0]
+	if _, err := e.grants.RevokeGrant(e.ctx, session.Grant{Grant: messages.Grant{ID: gs["rm"].ID, Scope: gs["rm"].Scope, AgentID: agent}}); err != nil {
+		t.Fatalf("RevokeGrant by reference: %v", err)
+	}
+	for e.now(t).Before(gs["short"].ExpiresAt) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	rm := session.LookupQuery{SessionID: sess, AgentID: agent, Tool: "bash", Programs: []string{"rm"}, ProgramsKnown: true}
+	if got, want := e.lookupIDs(t, rm), idsOf(gs, "session-rm", "wildcard", "mixed"); !slices.Equal(got, want) {
+		t.Errorf("Lookup(rm) after the revoke and the expiry = %v, want %v", got, want)
+	}
+	all := session.LookupQuery{SessionID: sess, AgentID: agent}
+	if got := e.lookupIDs(t, all); slices.Contains(got, gs["rm"].ID) || slices.Contains(got, gs["short"].ID) {
+		t.Errorf("Lookup of every grant = %v: the revoked or expired grant is still there", got)
+	}
+	listed, err := e.grants.ListGrants(e.ctx, session.GrantQuery{AgentID: agent})
+	if err != nil || slices.Contains(grantIDs(listed), gs["rm"].ID) || slices.Contains(grantIDs(listed), gs["short"].ID) {
+		t.Errorf("ListGrants = %v, %v: the revoked or expired grant is still there", grantIDs(listed), err)
+	}
+	expired, err := e.grants.ExpireGrants(e.ctx, []string{team})
+	if err != nil || !slices.Equal(grantIDs(expired), idsOf(gs, "short")) {
+		t.Errorf("ExpireGrants = %v, %v; want %v", grantIDs(expired), err, idsOf(gs, "short"))
+	}
+	for _, n := range []string{"rm", "short"} {
+		g := e.agentGrant(agent, "bash", gs[n].Patterns...)
+		g.ID = gs[n].ID
+		if _, created, _, err := e.grants.AddGrant(e.ctx, g); created || !errors.Is(err, session.ErrGrantRemoved) {
+			t.Errorf("AddGrant of the removed %s grant again = created %v, %v; want ErrGrantRemoved", n, created, err)
+		}
+	}
+	if got := e.lookupIDs(t, rm); slices.Contains(got, gs["rm"].ID) || slices.Contains(got, gs["short"].ID) {
+		t.Errorf("Lookup(rm) after adding the removed grants again = %v", got)
+	}
+}
+
+// testGrantIndexListing: listing by agent, by session and by team returns
+// the grants of every bucket, each owner's by creation time then id.
+func testGrantIndexListing(t *testing.T, e *env) {
+	sess, agent := e.name("sess"), e.name("agent")
+	gs := e.indexedGrants(t, sess, agent)
+	byAgent := idsOf(gs, "wildcard", "rm", "cd", "mixed", "write", "make")
+	list := func(q session.GrantQuery) []string {
+		t.Helper()
+		got, err := e.grants.ListGrants(e.ctx, q)
+		if err != nil {
+			t.Fatalf("ListGrants(%+v): %v", q, err)
+		}
+		return grantIDs(got)
+	}
+	if got := list(session.GrantQuery{AgentID: agent}); !slices.Equal(got, byAgent) {
+		t.Errorf("by agent = %v, want %v", got, byAgent)
+	}
+	if got, want := list(session.GrantQuery{SessionID: sess, AgentID: agent}), append(idsOf(gs, "session-rm", "whole"), byAgent...); !slices.Equal(got, want) {
+		t.Errorf("by session and agent = %v, want %v", got, want)
+	}
+	if got := list(session.GrantQuery{Teams: []string{"oncall"}}); !containsInOrder(got, byAgent) {
+		t.Errorf("by team = %v, want %v among them in order", got, byAgent)
+	}
+}
+
+// containsInOrder reports whether want appears in got as a contiguous run.
+func containsInOrder(got, want []string) bool {
+	for i := 0; i+len(want) <= len(got); i++ {
+		if slices.Equal(got[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }

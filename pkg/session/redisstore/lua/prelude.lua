@@ -141,3 +141,124 @@ local function stop_add(key, reason, ids)
     redis.call('SET', key, reason .. '\0' .. enc(have))
   end
 end
+
+-- The grant index (docs/STATE.md "Grants"): the grants of a session or an
+-- agent are one hash, field = bucket '<len(tool)>:<tool><program>' →
+-- the bucket's entries (fields, see enc), and '#<id>' → the bucket of the
+-- grant with that id. The program is the literal first word all of a
+-- grant's patterns begin with, '' (the tool's own bucket) otherwise;
+-- Go computes it for new grants (session.GrantProgram), g_program only
+-- for the entries it migrates from the old single-string list.
+
+-- g_program is session.GrantProgram of a grant's patterns.
+local function g_program(patterns)
+  if type(patterns) ~= 'table' or #patterns == 0 then
+    return ''
+  end
+  local w
+  for i, p in ipairs(patterns) do
+    local f = string.match(p, '^([^ ]*)')
+    if f == '' or string.find(f, '[%*%?%[\\]') then
+      return ''
+    end
+    if i == 1 then
+      w = f
+    elseif f ~= w then
+      return ''
+    end
+  end
+  return w
+end
+
+-- g_bucket_of returns the bucket and id (nil for a legacy entry) of an
+-- entry of the old list: a 'g1' entry by its tool and patterns, a legacy
+-- one (session: the tool; agent: '<len>:<tool><pattern>') in its tool's
+-- own bucket.
+local function g_bucket_of(e, session_list)
+  local id, json = string.match(e, '^g1 (%S+) %d+ %d+ (.*)$')
+  local tool, prog = nil, ''
+  if json then
+    local ok, g = pcall(cjson.decode, json)
+    if ok and type(g) == 'table' and type(g.tool) == 'string' then
+      tool, prog = g.tool, g_program(g.patterns)
+    end
+  elseif session_list then
+    tool = e
+  else
+    local c = string.find(e, ':', 1, true)
+    local n = c and tonumber(string.sub(e, 1, c - 1))
+    if n then
+      tool = string.sub(e, c + 1, c + n)
+    end
+  end
+  -- An entry nothing can read stays where the listing finds it (and
+  -- reports it unreadable), as it did in the old list.
+  tool = tool or ''
+  return #tool .. ':' .. tool .. prog, id
+end
+
+-- g_put stores the entries of bucket b of the index idx (the field goes
+-- with its last entry).
+local function g_put(idx, b, entries)
+  if #entries == 0 then
+    redis.call('HDEL', idx, b)
+  else
+    redis.call('HSET', idx, b, enc(entries))
+  end
+end
+
+-- g_migrate moves the grant list old (one string of entries, the layout
+-- before the index) into the index idx, each entry to its bucket, and
+-- deletes it. An entry whose id the index holds already (stored again by
+-- a broker of the old layout during an upgrade) is dropped, a legacy one
+-- already in its bucket too. The index keeps the longer lifetime of the
+-- two keys (none if either has none).
+local function g_migrate(old, idx, session_list)
+  local v = redis.call('GET', old)
+  if not v then
+    return
+  end
+  local ttl, ittl = redis.call('PTTL', old), redis.call('PTTL', idx)
+  local had = ittl ~= -2
+  local add, order = {}, {}
+  for _, e in ipairs(dec(v)) do
+    local b, id = g_bucket_of(e, session_list)
+    if not id or redis.call('HSETNX', idx, '#' .. id, b) == 1 then
+      if not add[b] then
+        add[b] = dec(redis.call('HGET', idx, b) or '')
+        order[#order + 1] = b
+      end
+      local dup = false
+      if not id then
+        for _, x in ipairs(add[b]) do
+          dup = dup or x == e
+        end
+      end
+      if not dup then
+        add[b][#add[b] + 1] = e
+      end
+    end
+  end
+  for _, b in ipairs(order) do
+    g_put(idx, b, add[b])
+  end
+  redis.call('DEL', old)
+  if ttl == -1 or (had and ittl == -1) then
+    redis.call('PERSIST', idx)
+  elseif ttl > ittl then
+    redis.call('PEXPIRE', idx, ttl)
+  end
+end
+
+-- g_fields returns the bucket fields of an HGETALL reply of an index
+-- with their entries: {field, entries, …}.
+local function g_fields(all)
+  local out = {}
+  for i = 1, #all, 2 do
+    if string.sub(all[i], 1, 1) ~= '#' then
+      out[#out + 1] = all[i]
+      out[#out + 1] = dec(all[i + 1])
+    end
+  end
+  return out
+end
