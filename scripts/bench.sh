@@ -2,9 +2,9 @@
 # Runs every benchmark of docs/BENCHMARKS.md, section by section, with the
 # commands that section names. `make bench` runs it; pass section names
 # (policy, state, broker, processes, approvers, load, curves) to run only
-# those; curves runs the "Cost as work grows" curves (rules, pending,
-# devices, replicas), also one at a time: curve-rules, curve-pending,
-# curve-devices, curve-replicas.
+# those; curves runs the "Cost as work grows" curves (rules, grants,
+# pending, devices, replicas), also one at a time: curve-rules,
+# curve-grants, curve-pending, curve-devices, curve-replicas.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +14,7 @@ sections=("$@")
 expanded=()
 for s in "${sections[@]}"; do
 	if [ "$s" = curves ]; then
-		expanded+=(curve-rules curve-pending curve-devices curve-replicas)
+		expanded+=(curve-rules curve-grants curve-pending curve-devices curve-replicas)
 	else
 		expanded+=("$s")
 	fi
@@ -77,6 +77,20 @@ for s in "${sections[@]}"; do
 		run go run ./internal/benchcurve -max 'RulesCurve/pipeline:ns/op<=1.5,RulesCurve/write_file:ns/op<=1.5,RulesCurveParse:ns/op<=2000' < "$tmp/rules.txt"
 		rm -rf "$tmp"
 		;;
+	curve-grants)
+		# Five passes of one grant-allowed call against 1 to 10k standing
+		# agent grants (the serial sub-benchmark first, as a warm-up).
+		# Bound: with 10k grants none of which applies, at most 1.2 times
+		# the p50 with one (the grant index, docs/STATE.md).
+		tmp=$(mktemp -d)
+		run go test -c -o "$tmp/broker.test" ./internal/broker/
+		for i in 1 2 3 4 5; do
+			(cd internal/broker && run "$tmp/broker.test" -test.run='^$' -test.benchtime=1s \
+				-test.bench='BrokerGrantAllow/(serial|grants=(1|10|100|1000|10000))$')
+		done | tee "$tmp/grants.txt"
+		run go run ./internal/benchcurve -max 'BrokerGrantAllow:p50-µs<=1.2' < "$tmp/grants.txt"
+		rm -rf "$tmp"
+		;;
 	curve-pending)
 		# One redis-server per count (1 to 100k pending), filled before
 		# timing; five passes; prints the median table at the end.
@@ -117,7 +131,7 @@ for s in "${sections[@]}"; do
 		SIGNOFF_LOAD_FULL=1 run go test -run='TestDistributed/load' -v -count=1 -timeout=30m ./integration/
 		;;
 	*)
-		echo "bench: unknown section $s (want policy, state, broker, processes, approvers, load, curves, curve-rules, curve-pending, curve-devices, curve-replicas)" >&2
+		echo "bench: unknown section $s (want policy, state, broker, processes, approvers, load, curves, curve-rules, curve-grants, curve-pending, curve-devices, curve-replicas)" >&2
 		exit 2
 		;;
 	esac
