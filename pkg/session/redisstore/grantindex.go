@@ -128,9 +128,21 @@ func readGrants(ctx context.Context, k grantKeys, fields []string, tool, touch s
 	return r, append(cmds, r.some)
 }
 
+// movedMark is what an owner's old list key holds once its grants are in
+// the index (G_MOVED in lua/prelude.lua): an empty list here, a value
+// brokers of the old layout cannot read, so that they fail instead of
+// missing the grants (docs/STATE.md "Upgrading to the grant index").
+const movedMark = "!grants moved to the grant index; upgrade every broker"
+
+// oldList returns the old-layout list read, if there is one.
+func (r *grantReads) oldList() (string, bool) {
+	raw, err := r.old.Result()
+	return raw, err == nil && raw != movedMark
+}
+
 // found reports whether the owner has grants in either layout.
 func (r *grantReads) found() bool {
-	if _, err := r.old.Result(); err == nil {
+	if _, ok := r.oldList(); ok {
 		return true
 	}
 	return r.all != nil && len(r.all.Val()) > 0
@@ -142,7 +154,7 @@ func (r *grantReads) found() bool {
 func (r *grantReads) grants(out []session.Grant, now time.Time, keep func(*session.Grant) bool) ([]session.Grant, error) {
 	n := len(out)
 	var err error
-	if raw, e := r.old.Result(); e == nil {
+	if raw, ok := r.oldList(); ok {
 		if out, err = parseList(out, raw, r.k.session, r.k.owner, now, keep); err != nil {
 			return out, fmt.Errorf("grant list %s: %w", r.k.old, err)
 		}

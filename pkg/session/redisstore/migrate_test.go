@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
+	"github.com/signoff-dev/signoff/pkg/session/redisstore"
 )
 
 // oldEntry is a grant entry as the store wrote it before the grant index,
@@ -181,11 +182,58 @@ func TestOldLayoutGrantListsAreReadThenMigrated(t *testing.T) {
 	if gs, err := s.RevokeGrants(ctx, allB.id, ""); err != nil || len(gs) != 9 {
 		t.Errorf("RevokeGrants of an old list = %d grants, %v; want the 9 live ones", len(gs), err)
 	}
-	if n := admin.Exists(ctx, "signoff:{"+allB.id+"}:grants", "signoff:{"+allB.id+"}:grants:b").Val(); n != 0 {
-		t.Errorf("%d keys of the revoked session's grants remain", n)
+	if n := admin.Exists(ctx, "signoff:{"+allB.id+"}:grants:b").Val(); n != 0 {
+		t.Errorf("the revoked session's grant index remains")
 	}
+	checkMoved(t, admin, "signoff:{"+allB.id+"}:grants")
 	if _, _, _, err := s.AddGrant(ctx, allB.live[1]); !errors.Is(err, session.ErrGrantRemoved) {
 		t.Errorf("AddGrant of a revoked old grant = %v, want ErrGrantRemoved", err)
+	}
+	// A grant stored for an owner that never had an old list marks it
+	// too: a broker of the old layout must not find "no grant" there.
+	newcomer := uniq("agent")
+	if _, created, _, err := s.AddGrant(ctx, testGrant(uniq("g"), messages.ScopeAlwaysPrefix, newcomer, "bash", "make x")); err != nil || !created {
+		t.Fatalf("AddGrant for a new agent = created %v, %v", created, err)
+	}
+	checkMoved(t, admin, "signoff:agent:{"+newcomer+"}:grants")
+}
+
+// oldDec is the field decoder of the scripts of the layout before the
+// grant index (lua/prelude.lua at 282cc8d), which its grant_add,
+// grant_revoke, revoke and grant_expire ran on the old list.
+const oldDec = `local function dec(v, n)
+  local f, p, len = {}, 1, #v
+  while p <= len and (n == nil or #f < n) do
+    local c = string.find(v, ':', p, true)
+    local l = tonumber(string.sub(v, p, c - 1))
+    f[#f + 1] = string.sub(v, c + 1, c + l)
+    p = c + l + 1
+  end
+  return f, string.sub(v, p)
+end
+`
+
+// checkMoved checks that old holds the moved mark for about a day, and
+// that a broker of the layout before the index fails on it rather than
+// reading no grants: its Go reader (splitFields, unchanged) refuses it,
+// and its scripts' decoder raises an error (red team: an old broker that
+// found nothing answered "no grant" to a revoke of a grant the index kept
+// in force).
+func checkMoved(t *testing.T, admin *redis.Client, old string) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := admin.Get(ctx, old).Result()
+	if err != nil || v != redisstore.MovedMark {
+		t.Fatalf("%s = %q, %v after the migration; want the moved mark", old, v, err)
+	}
+	if ttl := admin.PTTL(ctx, old).Val(); ttl < 23*time.Hour || ttl > 24*time.Hour {
+		t.Errorf("PTTL of the moved mark = %v, want a day", ttl)
+	}
+	if _, err := redisstore.SplitFields(v); err == nil {
+		t.Error("the old layout's reader takes the moved mark for a list")
+	}
+	if err := admin.Eval(ctx, oldDec+"return dec(redis.call('GET', KEYS[1]))", []string{old}).Err(); err == nil {
+		t.Error("the old layout's scripts take the moved mark for a list")
 	}
 }
 
@@ -198,9 +246,7 @@ func checkMigrated(t *testing.T, admin *redis.Client, o oldOwner) {
 	if o.kind == "s" {
 		old, idx = "signoff:{"+o.id+"}:grants", "signoff:{"+o.id+"}:grants:b"
 	}
-	if admin.Exists(ctx, old).Val() != 0 {
-		t.Errorf("%s still exists after the migration", old)
-	}
+	checkMoved(t, admin, old)
 	for _, g := range o.live {
 		b := fmt.Sprintf("4:bash%s", session.GrantProgram(&g))
 		if got := admin.HGet(ctx, idx, "#"+g.ID).Val(); got != b {

@@ -16,7 +16,7 @@ local now = now_us()
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return {2}
 end
-g_migrate(KEYS[3], KEYS[1], ARGV[7] == 's')
+g_migrate(KEYS[3], KEYS[1], ARGV[7] == 's', true)
 local existed = redis.call('EXISTS', KEYS[1]) == 1
 -- A grant stored already is found in its bucket, whatever a retry says.
 local b = redis.call('HGET', KEYS[1], '#' .. ARGV[1]) or ARGV[6]

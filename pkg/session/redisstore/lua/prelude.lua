@@ -157,6 +157,9 @@ local function g_program(patterns)
   end
   local w
   for i, p in ipairs(patterns) do
+    if type(p) ~= 'string' then
+      return '' -- foreign data (a null): the tool's own bucket
+    end
     local f = string.match(p, '^([^ ]*)')
     if f == '' or string.find(f, '[%*%?%[\\]') then
       return ''
@@ -207,15 +210,29 @@ local function g_put(idx, b, entries)
   end
 end
 
+-- G_MOVED is what the old list's key holds once its owner's grants are in
+-- the index (docs/STATE.md "Upgrading to the grant index"): not a list of
+-- fields (no ':'), so a broker of the old layout that reads it fails —
+-- its Lookup closed, its revoke, add and expiry with an error — instead
+-- of finding no grant there and answering "not found" for a grant that
+-- lives on in the index. It lasts G_MOVED_MS, longer than any rolling
+-- upgrade, and the index's readers take it for an empty list.
+local G_MOVED = '!grants moved to the grant index; upgrade every broker'
+local G_MOVED_MS = 86400000
+
 -- g_migrate moves the grant list old (one string of entries, the layout
 -- before the index) into the index idx, each entry to its bucket, and
--- deletes it. An entry whose id the index holds already (stored again by
--- a broker of the old layout during an upgrade) is dropped, a legacy one
--- already in its bucket too. The index keeps the longer lifetime of the
--- two keys (none if either has none).
-local function g_migrate(old, idx, session_list)
+-- leaves G_MOVED in its place; with mark, it leaves G_MOVED also where
+-- there was no list (a grant is about to be stored in the index). An
+-- entry whose id the index holds already is dropped, a legacy one already
+-- in its bucket too. The index keeps the longer lifetime of the two keys
+-- (none if either has none).
+local function g_migrate(old, idx, session_list, mark)
   local v = redis.call('GET', old)
-  if not v then
+  if not v or v == G_MOVED then
+    if mark then
+      redis.call('SET', old, G_MOVED, 'PX', G_MOVED_MS)
+    end
     return
   end
   local ttl, ittl = redis.call('PTTL', old), redis.call('PTTL', idx)
@@ -242,7 +259,7 @@ local function g_migrate(old, idx, session_list)
   for _, b in ipairs(order) do
     g_put(idx, b, add[b])
   end
-  redis.call('DEL', old)
+  redis.call('SET', old, G_MOVED, 'PX', G_MOVED_MS)
   if ttl == -1 or (had and ittl == -1) then
     redis.call('PERSIST', idx)
   elseif ttl > ittl then
