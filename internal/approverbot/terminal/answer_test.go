@@ -66,24 +66,7 @@ func TestTheBotsTerminalShowsItsOperatorOnlyTheirTeamsQuestions(t *testing.T) {
 	agent := p.Agent("sess-teams", "agent-1")
 	pending(t, p, agent, "default", "req-default", "make deploy-secret-target")
 	pending(t, p, agent, "oncall", "req-oncall", "kubectl get pods")
-	cfg, err := approverbot.ParseConfig([]byte(botConfig("dave", "default", "oncall")), "bot.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, w := io.Pipe()
-	t.Cleanup(func() { _ = w.Close() })
-	out := newScreen(t)
-	chs, err := approverbot.Build(cfg, quiet(), r, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bot, err := approverbot.New(cfg, p.NATS.Connect(t), chs, approverbot.Options{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = bot.Run(ctx) }()
+	out := runBuiltBot(t, p, botConfig("dave", "default", "oncall"))
 	// The bot delivers its replay in order: once the on-call question is
 	// prompted, the default one has been handed to the terminal too.
 	out.expect("req-oncall")
