@@ -106,8 +106,12 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy st
 // program. A call without a shell analysis reads the tool's own bucket
 // only: grantsAllowing lets a grant with patterns allow a shell command
 // only. What the index leaves out could not have allowed the call, so the
-// decision is the same as with every grant read.
+// decision is the same as with every grant read. The automatic path (an
+// allow or a deny, which reads no grants) pays nothing for it.
 func grantLookup(q session.LookupQuery, d *policy.Decision, tool string) session.LookupQuery {
+	if q.SkipGrants {
+		return q // an allow or a deny: no grants read, nothing to name
+	}
 	q.Tool, q.ProgramsKnown = tool, true
 	if d.Shell != nil {
 		q.Programs = shellPrograms(d.Shell)
