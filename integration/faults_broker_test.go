@@ -152,9 +152,14 @@ func testBrokerCutOff(t *testing.T, h *harness) {
 	tr.Stop(t)
 
 	during := func(e *workload.Entry) bool { return e.Done.After(cutting) && e.Sent.Before(healAt.Add(3*time.Second)) }
-	tr.Check(t, workload.Tolerance{FailClosed: func(e *workload.Entry, d *messages.Decision) bool {
-		return d.DecidedBy.ID == victim.Name && during(e)
-	}})
+	tr.Check(t, workload.Tolerance{
+		FailClosed: func(e *workload.Entry, d *messages.Decision) bool {
+			return d.DecidedBy.ID == victim.Name && during(e)
+		},
+		// Cut between reading the request's state and the breakers, the
+		// victim asks rather than allow (breakers it cannot read).
+		Asked: during,
+	})
 	entries := tr.Ledger.Entries()
 	inside := func(e *workload.Entry) bool { return e.Sent.After(cutAt) && e.Done.Before(healAt) }
 	failClosed := decidedBy(entries, victim.Name, func(e *workload.Entry, d *messages.Decision) bool {

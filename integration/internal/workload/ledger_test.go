@@ -70,6 +70,39 @@ func TestLedgerCheck(t *testing.T) {
 			want: "a policy deny got allow",
 		},
 		{
+			name: "a policy allow asked to fail closed and rejected is fine where tolerated",
+			kind: KindAllow,
+			play: func(l *Ledger) {
+				l.Question("r")
+				l.Answered("r", Answer{Approver: "bob", Approved: false, Reply: reply(true, rejected)})
+				l.Finish("r", rejected, nil)
+				l.Published(*rejected)
+			},
+			tol: Tolerance{Asked: func(*Entry) bool { return true }},
+		},
+		{
+			name: "a policy allow asked is a violation where not tolerated",
+			kind: KindAllow,
+			play: func(l *Ledger) {
+				l.Question("r")
+				l.Answered("r", Answer{Approver: "bob", Approved: false, Reply: reply(true, rejected)})
+				l.Finish("r", rejected, nil)
+				l.Published(*rejected)
+			},
+			want: "a policy allow got deny/rejected",
+		},
+		{
+			name: "a tolerated asked allow still needs the answer that decided it",
+			kind: KindAllow,
+			play: func(l *Ledger) {
+				l.Question("r")
+				l.Finish("r", approved, nil)
+				l.Published(*approved)
+			},
+			tol:  Tolerance{Asked: func(*Entry) bool { return true }},
+			want: "no such approval was sent",
+		},
+		{
 			name: "a question approved with an approval sent is fine",
 			kind: KindAsk,
 			play: func(l *Ledger) {
