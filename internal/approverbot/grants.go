@@ -18,14 +18,16 @@ import (
 // page, the terminal) asserts its responder to it, and says grants are
 // unavailable when it is not one. Safe for concurrent use.
 type GrantAdmin interface {
-	// Grants lists the grants of the teams approver is a member of,
-	// newest first (admin.list_grants with By = approver: the brokers
-	// decide membership from the policy's teams).
+	// Grants lists the grants of the teams approver is a member of and
+	// may answer for through this bot, newest first (admin.list_grants
+	// with By = approver and the bot's teams: the brokers decide
+	// membership from the policy's teams).
 	Grants(ctx context.Context, approver string) ([]messages.Grant, error)
 	// RevokeGrant revokes grant id for approver (admin.revoke_grant with
-	// By = approver) and returns the revoked grant. The brokers refuse
-	// (messages.ErrForbidden) unless approver is a member of one of the
-	// grant's teams; an unknown id is messages.ErrNotFound.
+	// By = approver) and returns the revoked grant. A grant Grants does
+	// not list for approver, unknown or of another team, is
+	// messages.ErrNotFound; the brokers refuse (messages.ErrForbidden)
+	// unless approver is a member of one of the grant's teams.
 	RevokeGrant(ctx context.Context, approver, id string) (messages.Grant, error)
 }
 
@@ -47,13 +49,31 @@ func (b *Bot) Grants(ctx context.Context, approver string) ([]messages.Grant, er
 	if _, ok := b.cfg.Approvers[approver]; !ok || approver == "" {
 		return nil, fmt.Errorf("%w (%q)", ErrUnknownApprover, approver)
 	}
-	rep, err := b.admin(ctx, messages.AdminOpListGrants, messages.AdminRequest{By: approver})
+	teams := b.grantTeams(approver)
+	if len(teams) == 0 {
+		return nil, nil
+	}
+	rep, err := b.admin(ctx, messages.AdminOpListGrants, messages.AdminRequest{By: approver, Teams: teams})
 	if err != nil {
 		return nil, err
 	}
 	gs := slices.Clone(rep.Grants)
 	slices.SortStableFunc(gs, func(a, b messages.Grant) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return gs, nil
+}
+
+// grantTeams are the teams whose grants approver lists and revokes through
+// this bot: the teams the bot serves that approvers.<id>.teams lets them
+// see ([Config.Sees]), as for questions. The brokers narrow them further
+// to the teams the policy makes approver a member of.
+func (b *Bot) grantTeams(approver string) []string {
+	var teams []string
+	for _, t := range b.cfg.Teams {
+		if b.cfg.Sees(approver, t) {
+			teams = append(teams, t)
+		}
+	}
+	return teams
 }
 
 // RevokeGrant implements [GrantAdmin].
@@ -63,6 +83,17 @@ func (b *Bot) RevokeGrant(ctx context.Context, approver, id string) (messages.Gr
 	}
 	if err := CheckGrantID(id); err != nil {
 		return messages.Grant{}, err
+	}
+	// The brokers check the policy's membership; this bot's own limit
+	// (the teams it serves, approvers.<id>.teams) is checked here, on the
+	// grant's teams as the brokers list them.
+	mine, err := b.Grants(ctx, approver)
+	if err != nil {
+		return messages.Grant{}, err
+	}
+	if !slices.ContainsFunc(mine, func(g messages.Grant) bool { return g.ID == id }) {
+		return messages.Grant{}, fmt.Errorf("%w: no grant %s among the grants of the teams %s may answer for through this bot (%s)",
+			messages.ErrNotFound, id, approver, strings.Join(b.grantTeams(approver), ", "))
 	}
 	rep, err := b.admin(ctx, messages.AdminOpRevokeGrant, messages.AdminRequest{GrantID: id, By: approver})
 	if err != nil {

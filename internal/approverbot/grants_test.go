@@ -106,3 +106,42 @@ func TestBotGrantsWithoutBrokersFailUnconfirmed(t *testing.T) {
 		t.Errorf("RevokeGrant with no broker = %v, want an unconfirmed failure", err)
 	}
 }
+
+// TestBotListsAndRevokesOnlyTheGrantsOfTheTeamsItShowsAnApprover: carol is
+// a member of both of the policy's teams, but this bot lets her answer for
+// oncall only (approvers.carol.teams). A grant made for team default is not
+// hers to list or revoke here, although the brokers would let her; alice,
+// whom the bot lets answer for default, lists and revokes it.
+func TestBotListsAndRevokesOnlyTheGrantsOfTheTeamsItShowsAnApprover(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Redis: true})
+	b, rec := startBot(t, p.NATS.Connect(t), `
+teams: [default, oncall]
+approvers:
+  alice: {}
+  carol: {teams: [oncall]}
+im: {}
+`)
+	ctx := context.Background()
+	agent := p.Agent("s-teams", "a1")
+	first := brokertest.Ask(ctx, agent, "r-npm-1", "bash", brokertest.Bash("npm install left-pad"))
+	rec.nextAsk(t, "r-npm-1")
+	if rep, err := b.Respond(ctx, Answer{RequestID: "r-npm-1", Approver: "alice", Channel: "test", Choice: ChoiceSession}); err != nil || !rep.Applied {
+		t.Fatalf("alice's session approval: %+v, %v", rep, err)
+	}
+	brokertest.WantDecision(t, first.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+
+	gs, err := b.Grants(ctx, "alice")
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("alice's grants: %+v, %v; want the one she made", gs, err)
+	}
+	id := gs[0].ID
+	if gs, err := b.Grants(ctx, "carol"); err != nil || len(gs) != 0 {
+		t.Errorf("carol lists %+v, %v; want nothing: team default is not hers on this bot", gs, err)
+	}
+	if _, err := b.RevokeGrant(ctx, "carol", id); !errors.Is(err, messages.ErrNotFound) {
+		t.Errorf("carol's revocation = %v, want not found among her teams' grants", err)
+	}
+	if g, err := b.RevokeGrant(ctx, "alice", id); err != nil || g.ID != id {
+		t.Fatalf("alice's revocation: %+v, %v", g, err)
+	}
+}

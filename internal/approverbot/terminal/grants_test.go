@@ -56,11 +56,11 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 		}
 	}
 
-	// v, an id that is not there, Enter: the brokers' answer is shown.
+	// v, an id that is not there, Enter: why is shown.
 	tp.typeKeys(t, "v")
 	tp.out.expect("revoke grant: its id or its number")
 	tp.typeKeys(t, "gr_nothere\r")
-	tp.out.expect("grant gr_nothere not revoked: the brokers refused: ")
+	tp.out.expect("grant gr_nothere not revoked: not found: no grant gr_nothere among the grants of the teams bob may answer for")
 	// Esc abandons a revocation.
 	tp.typeKeys(t, "v1\x1b")
 	tp.out.expect("back to the keys; nothing was revoked")
@@ -109,7 +109,7 @@ func TestTerminalRevokesGrantsByIDInLineMode(t *testing.T) {
 	write("v " + ids[0] + "\n")
 	out.expect("✓ revoked grant " + ids[0])
 	write("v " + ids[0] + "\n")
-	out.expect("grant " + ids[0] + " not revoked: the brokers refused: ")
+	out.expect("grant " + ids[0] + " not revoked: not found: no grant " + ids[0] + " among")
 	write("g extra\n")
 	out.expect("g takes nothing after it")
 }
@@ -131,7 +131,7 @@ func TestTerminalGrantsOfAnotherTeamAreNeitherListedNorRevoked(t *testing.T) {
 	tp.typeKeys(t, "g")
 	tp.out.expect("No standing grants for your teams.")
 	tp.typeKeys(t, "v"+ids[0]+"\r")
-	tp.out.expect("grant " + ids[0] + " not revoked: the brokers refused: ")
+	tp.out.expect("grant " + ids[0] + " not revoked: not found: no grant " + ids[0] + " among the grants of the teams dave may answer for through this bot (oncall)")
 	if got := grantIDs(t, p, "sess-gt"); len(got) != 1 {
 		t.Fatalf("dave revoked default's grant: %v", got)
 	}
