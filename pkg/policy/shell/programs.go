@@ -81,17 +81,27 @@ const (
 	// --include): a recursive program reads the files it matches under the
 	// paths it searches, judged as a read of PATH/**/PATTERN.
 	effFilter
+	// effList: the value (standard input when the option takes none, or
+	// when it is "-") is a list of the files the program reads or writes
+	// (tar -T, --files0-from, rsync --files-from, zip -@). The list is
+	// read; the files it names are not on the command line, so the
+	// command asks.
+	effList
+	// effDocument: the value is a file the program reads as a document
+	// whose requests read other files (roff's .so, man FILE): it is read,
+	// and the command asks.
+	effDocument
 )
 
 var effectNames = map[string]effect{
 	"none": effNone, "read": effRead, "write": effWrite, "run": effRun, "code": effCode,
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
-	"filter": effFilter,
+	"filter": effFilter, "list": effList, "document": effDocument,
 }
 
 // operandEffects are the effects an operand position may have.
-var operandEffects = []string{"none", "read", "write", "run", "code", "ask", "pattern"}
+var operandEffects = []string{"none", "read", "write", "run", "code", "ask", "pattern", "document"}
 
 func (e effect) String() string {
 	for n, v := range effectNames {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -179,8 +180,11 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 	u := scanProgram(spec, words, false)
 	mode := byte(0)
 	var file, dir *shWord
+	renames := ""
 	for _, s := range u.seen {
 		switch s.opt.name {
+		case "--transform", "--xform":
+			renames = s.opt.name
 		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate":
 			mode = 'c'
 		case "-x", "--extract", "--get":
@@ -229,12 +233,33 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		}
 		u.recursive = true
 		u.writes = append(u.writes, target)
+		u.tarMembers(target, renames)
 	default:
 		if file != nil && file.text != "-" {
 			u.reads = append(u.reads, *file)
 		}
 	}
 	return u
+}
+
+// tarMembers adds the writes of the members tar x extracts by name
+// (tar xf a.tar .env writes ./.env, -C DIR writes DIR/.env): the tree
+// write of the target does not meet a rule on a file's name, a member's
+// write does. A member that is not a literal (an expansion, or a pattern
+// tar --wildcards matches) asks, and so does --transform, which renames
+// what lands.
+func (u *progUse) tarMembers(target shWord, renames string) {
+	if renames != "" {
+		u.setAsk("tar " + renames + " renames the members it extracts, so the files it writes are not judged")
+	}
+	for _, op := range u.operands {
+		if !op.lit || op.g != nil || !target.lit || strings.ContainsAny(op.text, "*?[\\") {
+			u.setAsk("tar extracts the member " + op.text + " under " + target.text + ", which the policy cannot place")
+			continue
+		}
+		// tar drops a member's leading / (without -P, which asks).
+		u.writes = append(u.writes, shWord{text: path.Join(target.text, strings.TrimLeft(op.text, "/")), lit: true})
+	}
 }
 
 // sedScripts checks the sed programs of the command (-e SCRIPT, or the
@@ -632,7 +657,7 @@ func (u *progUse) gitPaths(w []shWord) {
 			patternFirst = false
 			continue
 		}
-		if !dashes && t.lit {
+		if !dashes && t.lit && gitPathspecMagic(t.text) == "" {
 			if _, p, ok := strings.Cut(t.text, ":"); ok && !strings.Contains(t.text[:len(t.text)-len(p)-1], "/") {
 				// REV:PATH (HEAD:.env, :0:.env, :.env): the blob at PATH.
 				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
@@ -642,10 +667,111 @@ func (u *progUse) gitPaths(w []shWord) {
 				continue
 			}
 		}
-		if dashes || noIndex || !t.lit && !gitLooksLikeRevision(t) || t.lit && gitLooksLikePath(t.text) {
+		switch {
+		case noIndex && !dashes:
+			u.reads = append(u.reads, t) // diff --no-index: files, not pathspecs
+		case dashes || t.lit && (gitLooksLikePath(t.text) || gitPathspecMagic(t.text) != "" || strings.ContainsAny(t.text, "*?[")):
+			u.gitPathspec(t)
+		case !t.lit && !gitLooksLikeRevision(t):
 			u.reads = append(u.reads, t)
 		}
 	}
+}
+
+// gitPathspec records the read of one pathspec operand. git matches a
+// pathspec as a pattern of its own (fnmatch: *, ? and [...] even when the
+// shell quoted them, * crossing /), after its magic (:(glob), :(icase),
+// :!, :/…; gitPathspecMagic): '.e?v' and ':(icase).E?V' read .env. A
+// pattern is judged as every path it can name; an exclusion reads
+// nothing; magic the policy cannot place (:/ and :(top), from the
+// repository's top; :(attr:…); any it does not know) asks.
+func (u *progUse) gitPathspec(t shWord) {
+	if !t.lit || t.g != nil {
+		u.reads = append(u.reads, t)
+		return
+	}
+	magic, rest := gitPathspecMagic(t.text), t.text
+	if magic != "" {
+		rest = t.text[len(magic):]
+	}
+	literal := false
+	for _, m := range gitMagicWords(magic) {
+		switch {
+		case m == "exclude":
+			return
+		case m == "literal":
+			literal = true
+		case m == "glob" || m == "icase":
+		default:
+			u.setAsk("git pathspec " + strconv.Quote(t.text) + " has the magic " + strconv.Quote(m) + ", whose paths the policy cannot place")
+			return
+		}
+	}
+	if literal || !strings.ContainsAny(rest, "*?[\\") {
+		if rest != "" {
+			u.reads = append(u.reads, shWord{text: rest, lit: true})
+		}
+		return
+	}
+	u.reads = append(u.reads, shWord{text: rest, glob: true, g: globs.FromShellPattern(rest)})
+}
+
+// gitPathspecMagic returns the magic prefix of a pathspec ("" when none):
+// the long form ":(glob,icase)" or the short form ":" followed by the
+// magic signs / ! ^ and an optional ":". A pathspec of the form REV:PATH
+// has no leading colon and is read by gitPaths before.
+func gitPathspecMagic(s string) string {
+	if !strings.HasPrefix(s, ":") || len(s) > 1 && strings.IndexByte("(/!^", s[1]) < 0 {
+		return "" // :PATH is the index's blob at PATH (REV:PATH)
+	}
+	if strings.HasPrefix(s, ":(") {
+		if end := strings.IndexByte(s, ')'); end > 0 {
+			return s[:end+1]
+		}
+		return s // unterminated: all of it is magic the policy does not know
+	}
+	i := 1
+	for i < len(s) && strings.IndexByte("/!^", s[i]) >= 0 {
+		i++
+	}
+	if i < len(s) && s[i] == ':' {
+		i++
+	}
+	return s[:i]
+}
+
+// gitMagicWords lists the magic words of a magic prefix: the long form's
+// words, the short form's signs by name (/ top, ! and ^ exclude).
+func gitMagicWords(magic string) []string {
+	if magic == "" {
+		return nil
+	}
+	if strings.HasPrefix(magic, ":(") {
+		inner := strings.TrimSuffix(strings.TrimPrefix(magic, ":("), ")")
+		if !strings.HasSuffix(magic, ")") {
+			return []string{magic}
+		}
+		var out []string
+		for _, w := range strings.Split(inner, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				out = append(out, w)
+			}
+		}
+		if len(out) == 0 {
+			return []string{magic}
+		}
+		return out
+	}
+	var out []string
+	for _, c := range strings.TrimSuffix(strings.TrimPrefix(magic, ":"), ":") {
+		switch c {
+		case '/':
+			out = append(out, "top")
+		default:
+			out = append(out, "exclude")
+		}
+	}
+	return out
 }
 
 // gitLooksLikePath tells a git operand that names a file (.env,

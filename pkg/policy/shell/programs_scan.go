@@ -24,6 +24,7 @@ type progUse struct {
 	recursive bool
 	inPlace   bool
 	pattern   bool // an option gave the pattern (grep -e)
+	document  bool // an option makes every operand a document (man -l)
 	stop      bool
 	unelevate bool
 	script    *shWord
@@ -348,6 +349,9 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			u.reads = append(u.reads, *v)
 		}
 	case effWrite:
+		if v != nil && pipedTarget(*v) {
+			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
+		}
 		if v != nil {
 			u.writes = append(u.writes, *v)
 		}
@@ -387,7 +391,38 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		if v != nil {
 			u.filters = append(u.filters, *v)
 		}
+	case effList:
+		u.applyList(o, v)
+	case effDocument:
+		if v != nil {
+			u.effectOn(effDocument, *v, u.spec.name+" "+o.name)
+		} else {
+			u.document = true
+		}
 	}
+}
+
+// pipedTarget reports whether the value of an option that names a file to
+// write may name a command instead: strace -o '|cmd' and '!cmd', and the
+// like in other programs, pipe their output into it. A literal that starts
+// with | or !, or a word that is not a literal and may, is taken as one.
+func pipedTarget(v shWord) bool {
+	if v.lit && v.g == nil {
+		return strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!")
+	}
+	return v.g == nil || globs.Intersects(v.g, globs.Glob{{R: '|'}, globs.AnyRun}) || globs.Intersects(v.g, globs.Glob{{R: '!'}, globs.AnyRun})
+}
+
+// applyList records an option whose value lists the files the program
+// works on (effList): the list file is read, and the command asks, naming
+// where the list comes from.
+func (u *progUse) applyList(o *progOption, v *shWord) {
+	from := "its standard input"
+	if v != nil && !(v.lit && (v.text == "-" || v.text == "/dev/stdin")) {
+		u.reads = append(u.reads, *v)
+		from = v.text
+	}
+	u.setAsk(u.spec.name + " " + o.name + " works on the files listed in " + from + ", which the policy cannot see")
 }
 
 // applyRun records the effect of an option o that runs something, with
@@ -491,9 +526,12 @@ func (u *progUse) operandEffects() {
 			}
 		}
 		for _, o := range sel {
-			if sp.when != nil && !(o.lit && slices.ContainsFunc(sp.when, func(p string) bool {
+			// A condition on the operand's text (man: a file when it has
+			// a / or a .) holds for a word that is not a literal: it may
+			// be anything. man -l makes every operand a document.
+			if sp.when != nil && o.lit && !(e == effDocument && u.document) && !slices.ContainsFunc(sp.when, func(p string) bool {
 				return globs.Match(p, strings.ToLower(o.text))
-			})) {
+			}) {
 				continue
 			}
 			if sp.reason != "" && (e == effAsk || e == effCode) {
@@ -526,5 +564,8 @@ func (u *progUse) effectOn(e effect, w shWord, what string) {
 		u.setAsk(what + " runs program text the policy cannot judge")
 	case effAsk:
 		u.setAsk(what + " " + w.text + " can run or write something the policy cannot see")
+	case effDocument:
+		u.reads = append(u.reads, w)
+		u.setAsk(what + " reads " + w.text + " as a document whose requests (roff's .so) read other files the policy cannot see")
 	}
 }

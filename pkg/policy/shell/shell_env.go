@@ -12,7 +12,9 @@ import (
 // variable set for one command (FOO=x prog, env FOO=x prog) is judged with
 // that command (judgeEnv). A variable the script exports — export,
 // declare/typeset/local -x, or any assignment after set -a — is in the
-// environment of the programs that run after it, and, in a loop or a
+// environment of the programs that run after it; so is any variable it
+// assigns that the agent's environment may already hold (envNames); and,
+// in a loop or a
 // function called later, of programs written before it: the analysis does
 // not order them, so an exported name counts for every program of the
 // script, nested scripts included. For a program whose entry is complete
@@ -110,17 +112,55 @@ func (a *shAnalyzer) noteEnvBuiltin(words []shWord) {
 	}
 }
 
-// envNames returns the names the script exports: those exported by name
-// and, after set -a, every name it assigns.
+// envNames returns the names in the environment of the script's programs:
+// those exported by name, every name it assigns after set -a, and every
+// assigned name the agent's environment may already hold (mayBeInherited):
+// assigning a variable the shell inherited changes what its children see,
+// export or not (XDG_CONFIG_HOME=x; git status), and the analysis cannot
+// know which names are inherited.
 func (a *shAnalyzer) envNames() []string {
 	names := slices.Clone(a.exported)
-	if a.allexport {
-		names = slices.AppendSeq(names, maps.Keys(a.tainted))
-		names = slices.AppendSeq(names, maps.Keys(a.safeAt))
-		names = slices.AppendSeq(names, maps.Keys(a.varVals))
+	assigned := slices.Collect(maps.Keys(a.tainted))
+	assigned = slices.AppendSeq(assigned, maps.Keys(a.safeAt))
+	assigned = slices.AppendSeq(assigned, maps.Keys(a.varVals))
+	for _, n := range assigned {
+		if a.allexport || mayBeInherited(n) {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// lowerEnvVars are the lower-case names programs read from the
+// environment (curl, wget, git and most HTTP clients honour them).
+var lowerEnvVars = map[string]bool{
+	"http_proxy": true, "https_proxy": true, "ftp_proxy": true, "all_proxy": true, "no_proxy": true,
+	"rsync_proxy": true, "socks_proxy": true,
+}
+
+// mayBeInherited reports whether name has the shape of a variable the
+// agent's environment may hold and programs read: upper case with an
+// underscore (XDG_CONFIG_HOME, TAR_OPTIONS, GIT_TRACE2_EVENT), or one of
+// the lower-case names programs read (https_proxy). POSIX leaves names
+// with lower-case letters to applications; the programs' own variables
+// without an underscore (MANOPT, KUBECONFIG, GOFLAGS) are the table's
+// env: lists, which make any assignment unanalysable (shExecVar). A
+// script's own short variables (for f in …; D=src; N=3) are not taken for
+// inherited ones unless it exports them.
+func mayBeInherited(name string) bool {
+	if lowerEnvVars[name] {
+		return true
+	}
+	if !strings.Contains(name, "_") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // finishExports judges every command of a complete entry (programEffects
@@ -143,7 +183,7 @@ func (a *shAnalyzer) finishExports() {
 		}
 		for _, n := range names {
 			if !envInertFor(in.env, n) {
-				c.Unanalysable = notUnderstood(in.envProg, "environment variable", n) + ", which the script exports"
+				c.Unanalysable = notUnderstood(in.envProg, "environment variable", n) + ", which the script sets (a variable its environment may hold: its programs see the new value)"
 				c.Inert = false
 				break
 			}

@@ -50,6 +50,9 @@ var shExecVars = map[string]bool{
 	"NODE_OPTIONS": true, "NODE_PATH": true,
 	"PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true, "RUBYOPT": true, "RUBYLIB": true,
 	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "RUSTC_WRAPPER": true,
+	// The shell a wrapper runs its script with (flock -c, script -c,
+	// parallel, make's recipes: $SHELL -c SCRIPT).
+	"SHELL": true, "PARALLEL_SHELL": true,
 }
 
 // shExecVarPrefixes are families of such variables.

@@ -196,7 +196,7 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		{"builtin", "builtin cd /tmp", []string{"[builtin] cd /tmp"}},
 		{"exec", "exec -a name rm x", []string{"[exec] rm x"}},
 		{"xargs", "ls | xargs rm", []string{"ls", "[xargs] rm {}"}},
-		{"xargs options with arguments", "xargs -n 1 -P4 -d '\\n' -L 2 -s 100 -a list -E end rm -f", []string{"[xargs] rm -f {}"}},
+		{"xargs options with arguments", "xargs -n 1 -P4 -d '\\n' -L 2 -s 100 -a list -E end rm -f", []string{"< list", "[xargs] rm -f {}"}},
 		{"xargs -I replaces", "xargs -I % mv % %.bak", []string{"[xargs] mv % %.bak", "> %", "> %.bak"}},
 		{"xargs long options", "xargs --null --max-args=2 --replace=@ rm @", []string{"[xargs] rm @"}},
 		{"bare xargs runs echo", "xargs", []string{"[xargs] echo {}"}},

@@ -298,6 +298,9 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 		}
 		switch o.effect {
 		case effWrite:
+			if v != nil && pipedTarget(*v) && st.reason == "" {
+				st.reason = spec.name + " " + name + " " + v.text + " may pipe into a command"
+			}
 			if v != nil {
 				a.writeTarget(*v, *fr)
 			}
@@ -312,6 +315,13 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 		case effChdir:
 			if st.reason == "" {
 				st.reason = spec.name + " " + name + " moves the command to another directory, so its relative paths are not where they look"
+			}
+		case effList:
+			if v != nil && !(v.lit && v.text == "-") {
+				a.readTarget(*v)
+			}
+			if st.reason == "" {
+				st.reason = spec.name + " " + name + " works on the files a list names, which the policy cannot see"
 			}
 		case effCode, effAsk, effRun:
 			if st.reason == "" {
@@ -757,7 +767,10 @@ const shXargsArgs = "{}"
 
 func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	replace := ""
+	var st wrapState
+	table := a.wrapperOption(spec, fr, &st)
 	next, stop, bad := spec.sh.skip(w, 1, func(opt string, v *shWord) {
+		table(opt, v)
 		switch {
 		case opt == "I" && v != nil:
 			replace = v.text
@@ -768,8 +781,8 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 			}
 		}
 	})
-	if stop || bad != "" {
-		return shWrapped{reason: shWrapperBad(w, bad)}
+	if stop || bad != "" || st.reason != "" {
+		return shWrapped{reason: shWrapperBad(w, bad) + st.reason}
 	}
 	if replace != "" {
 		fr.placeholder, fr.feeder = replace, "xargs"
