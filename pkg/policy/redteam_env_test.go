@@ -122,3 +122,27 @@ rules:
 		}
 	}
 }
+
+// TestGitConfigKeysAreLetThroughByExactName: under the built-in policy, git
+// -c lets through a key only by its exact name where its section also has
+// keys that read files or run programs (red team of the fifteenth sitting:
+// blame.ignoreRevsFile printed the first line of ~/.netrc).
+func TestGitConfigKeysAreLetThroughByExactName(t *testing.T) {
+	p := policy.Default()
+	for _, tt := range []struct {
+		cmd  string
+		want policy.Action
+	}{
+		{"git -c blame.ignoreRevsFile=/home/dev/.netrc blame README", policy.Ask},
+		{"git -c log.showSignature=true log -1", policy.Ask},
+		{"git -c blame.date=short blame README", policy.Allow},
+		{"git -c log.date=iso log -1", policy.Allow},
+		{"git -c color.ui=never log -1", policy.Allow},
+	} {
+		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("%s: got %s (%s), want %s", tt.cmd, d.Action, d.Reason, tt.want)
+		}
+	}
+}

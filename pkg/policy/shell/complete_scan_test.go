@@ -40,6 +40,13 @@ func TestCompleteTablesAcceptTheirOptions(t *testing.T) {
 				words = append(words, o.name, "true", ";")
 			case spec.style == styleSingle && o.value == valOptional:
 				words = append(words, o.name+"=x") // Go's flags: -buildvcs=false
+			case o.flags != nil:
+				// A list of another tool's flags: one it knows.
+				f := sortedKeys(o.flags)[0]
+				if o.flags[f] == valRequired {
+					f += "=x"
+				}
+				words = append(words, optionWord(spec, o, f)...)
 			default:
 				words = append(words, optionWord(spec, o, "x")...)
 			}

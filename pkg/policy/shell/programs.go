@@ -138,6 +138,42 @@ type progOption struct {
 	// path.
 	pathAfter []string
 	pathUntil string
+	// flags: the value is a list of another tool's flags (go -ldflags,
+	// -gcflags: "[PATTERN=]-s -w -X a.b=c"), and these are the ones that
+	// change nothing the policy judges, spelled as options ("-X=" takes
+	// a value); any other flag, or a value that is not a literal, asks.
+	flags map[string]optValue
+}
+
+// unknownFlag returns the first flag of the value v of an option with
+// flags: that the list does not know ("" when it knows every one), or
+// v itself when it is not a literal.
+func (o *progOption) unknownFlag(v shWord) string {
+	if !v.lit || v.g != nil {
+		return v.text
+	}
+	s := v.text
+	if i := strings.IndexByte(s, '='); i > 0 && !strings.HasPrefix(s, "-") && !strings.ContainsAny(s[:i], " '\"") {
+		s = s[i+1:] // the package pattern: all=-N -l
+	}
+	if strings.ContainsAny(s, "'\"\\") {
+		return s // quoted fields: split by go's rules, not followed here
+	}
+	fields := strings.Fields(s)
+	for i := 0; i < len(fields); i++ {
+		name, _, attached := strings.Cut(fields[i], "=")
+		val, ok := o.flags[name]
+		if !ok {
+			val, ok = o.flags["-"+strings.TrimLeft(name, "-")]
+		}
+		if !ok || val == valNone && attached {
+			return fields[i]
+		}
+		if val == valRequired && !attached {
+			i++ // -X importpath.name=value
+		}
+	}
+	return ""
 }
 
 // pathOf returns the path a value of the option names, and whether it
@@ -735,7 +771,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 		}
 		o := &progOption{name: name, value: v}
 		if m.Val.Kind == yaml.MappingNode {
-			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless", "path_after", "path_until"})
+			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags"})
 			if err != nil {
 				return err
 			}
@@ -764,6 +800,24 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 				case "path_until":
 					if o.pathUntil, err = d.Str(f.Val, f.Location); err != nil {
 						return err
+					}
+				case "flags":
+					items, err := d.Sequence(f.Val, f.Location)
+					if err != nil {
+						return err
+					}
+					o.flags = map[string]optValue{}
+					for i, it := range items {
+						loc := fmt.Sprintf("%s[%d]", f.Location, i)
+						fl, err := d.Str(it, loc)
+						if err != nil {
+							return err
+						}
+						n, fv, err := parseOptionName(fl)
+						if err != nil {
+							return d.Errf(it, loc, "%v", err)
+						}
+						o.flags[n] = fv
 					}
 				case "when", "unless":
 					pats, err := d.patternList(f.Val, f.Location)

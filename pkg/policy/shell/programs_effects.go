@@ -640,6 +640,9 @@ func (u *progUse) gitPaths(w []shWord) {
 			}
 			noIndex = noIndex || t.lit && t.text == "--no-index"
 		}
+		// diff --no-index compares directories too, reading every file
+		// under them: its operands are trees, as for diff -r.
+		u.recursive = u.recursive || noIndex
 	}
 	for i := u.global + 1; i < len(w); i++ {
 		t := w[i]

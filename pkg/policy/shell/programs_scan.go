@@ -25,6 +25,9 @@ type progUse struct {
 	inPlace   bool
 	pattern   bool // an option gave the pattern (grep -e)
 	document  bool // an option makes every operand a document (man -l)
+	// suffix is the backup suffix of an in-place edit (sed -i.bak): each
+	// file rewritten is also copied to FILE+suffix.
+	suffix    string
 	stop      bool
 	unelevate bool
 	script    *shWord
@@ -337,6 +340,12 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
 		return
 	}
+	if o.flags != nil && v != nil {
+		if f := o.unknownFlag(*v); f != "" {
+			u.setAsk(notUnderstood(u.spec.name+" "+o.name, "flag", f))
+		}
+		return
+	}
 	if v != nil && o.pathAfter != nil && (o.effect == effRead || o.effect == effWrite) {
 		v = o.pathWord(v)
 		if v == nil {
@@ -361,6 +370,9 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		u.recursive = true
 	case effInPlace:
 		u.inPlace = true
+		if v != nil && v.text != "" {
+			u.backupSuffix(o, v)
+		}
 	case effPattern:
 		u.pattern = true
 		if v != nil && o.name != "-e" && o.name != "--regexp" && o.name != "-E" {
@@ -411,6 +423,18 @@ func pipedTarget(v shWord) bool {
 		return strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!")
 	}
 	return v.g == nil || globs.Intersects(v.g, globs.Glob{{R: '|'}, globs.AnyRun}) || globs.Intersects(v.g, globs.Glob{{R: '!'}, globs.AnyRun})
+}
+
+// backupSuffix records the backup suffix of an in-place option (sed
+// -i.bak, --in-place=.orig). A suffix with a * (the file's name stands for
+// it: -i'bak/*', -i'/etc/*') or a /, or one that is not a literal, puts
+// the copy where the policy cannot place it: the command asks.
+func (u *progUse) backupSuffix(o *progOption, v *shWord) {
+	if !v.lit || v.g != nil || strings.ContainsAny(v.text, "*/") {
+		u.setAsk(u.spec.name + " " + o.name + v.text + " writes the backup copy where the suffix says, which the policy cannot place")
+		return
+	}
+	u.suffix = v.text
 }
 
 // applyList records an option whose value lists the files the program
@@ -474,8 +498,24 @@ func (u *progUse) setAsk(reason string) {
 	}
 }
 
-// operandEffects applies the entry's operand positions to the operands.
+// operandEffects applies the entry's operand positions to the operands,
+// then adds the backup copies of an in-place edit with a suffix.
 func (u *progUse) operandEffects() {
+	u.positionEffects()
+	if !u.inPlace || u.suffix == "" {
+		return
+	}
+	for _, w := range u.writes[:len(u.writes):len(u.writes)] {
+		b := shWord{text: w.text + u.suffix, lit: w.lit}
+		if w.g != nil {
+			b.g = globs.Literal(slices.Clone(w.g), u.suffix)
+		}
+		u.writes = append(u.writes, b)
+	}
+}
+
+// positionEffects applies the entry's operand positions to the operands.
+func (u *progUse) positionEffects() {
 	specs := u.spec.operands
 	if u.sub != nil && u.sub.operands != nil {
 		specs = u.sub.operands

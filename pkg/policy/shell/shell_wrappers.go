@@ -534,6 +534,12 @@ func shEnv(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 		if !split.lit {
 			return shWrapped{reason: "env -S string is not a literal: " + split.text}
 		}
+		if strings.ContainsAny(split.text, "\\$") {
+			// env's own escapes are not the shell's: \_ separates words
+			// and \c ends the string, ${V} expands: read as bash, the
+			// words would not be the ones env runs.
+			return shWrapped{reason: "env -S string has a backslash or $, which env reads by its own rules: " + split.text}
+		}
 		words, ok := a.splitString(split.text)
 		if !ok {
 			return shWrapped{reason: "env -S string is not a simple command: " + split.text}
@@ -799,7 +805,8 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 }
 
 // shFlock handles `flock [options] FILE COMMAND…` and `flock [options]
-// FILE -c SCRIPT`; `flock [options] FD` runs nothing.
+// FILE -c SCRIPT`, FILE a write (flock creates it); `flock [options] FD`
+// runs nothing.
 func shFlock(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	var script *shWord
 	on := func(opt string, v *shWord) {
@@ -810,6 +817,11 @@ func shFlock(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	next, stop, bad := spec.sh.skip(w, 1, on)
 	if stop || bad != "" || next >= len(w) {
 		return shWrapped{reason: shWrapperBad(w, bad)}
+	}
+	if lock := w[next]; !lock.lit || strings.Trim(lock.text, "0123456789") != "" {
+		// flock FILE creates FILE when it is not there: a write (flock FD
+		// locks an open descriptor and writes nothing).
+		a.writeTarget(lock, *fr)
 	}
 	// Options may also follow the lock file: flock FILE -c SCRIPT.
 	next, stop, bad = spec.sh.skip(w, next+1, on)
