@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/term"
+
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 )
 
 // minPasswordBytes is the shortest password hash-password accepts: the web
@@ -27,8 +29,7 @@ func hashPassword(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("approver-bot hash-password", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cost := fs.Int("cost", bcrypt.DefaultCost, fmt.Sprintf("bcrypt `cost` (%d to %d)", bcrypt.MinCost, bcrypt.MaxCost))
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: approver-bot hash-password [--cost N] < password
+	cmdflag.Usage(fs, fmt.Sprintf(`Usage: approver-bot hash-password [--cost N] < password
 
 Reads a password — typed twice without echo when stdin is a terminal, else
 the first line of stdin — and prints its bcrypt hash, the value of
@@ -36,14 +37,11 @@ approvers.<id>.password_hash in the bot's config. Passwords are %d to %d
 bytes.
 
 Flags:
-`, minPasswordBytes, maxPasswordBytes)
-		fs.PrintDefaults()
-	}
+`, minPasswordBytes, maxPasswordBytes))
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "approver-bot hash-password: unexpected argument %q (the password is read from stdin, never from the command line)\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, "approver-bot hash-password", "the password is read from stdin, never from the command line") {
 		return exitUsage
 	}
 	if !costInRange("hash-password", *cost, stderr) {
