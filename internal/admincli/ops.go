@@ -51,45 +51,48 @@ func (e *env) emitMessage(rep messages.AdminReply) int {
 	return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
 }
 
+// bindListing registers the filters of a listing, --team (repeatable),
+// --session and --agent, with their help texts. It returns the request
+// they fill and its builder (for call), which adds the teams.
+func (e *env) bindListing(team, session, agent string) (*messages.AdminRequest, func() messages.AdminRequest) {
+	var teams multiFlag
+	req := &messages.AdminRequest{}
+	e.fs.Var(&teams, "team", team)
+	e.fs.StringVar(&req.SessionID, "session", "", session)
+	e.fs.StringVar(&req.AgentID, "agent", "", agent)
+	return req, func() messages.AdminRequest {
+		req.Teams = teams
+		return *req
+	}
+}
+
 func runPending(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("pending", "[flags]", "Lists the open questions, oldest first per team.", out, errw)
-	var teams multiFlag
-	var req messages.AdminRequest
-	e.fs.Var(&teams, "team", "only questions routed to this `team` (repeatable; default every team of the policy)")
-	e.fs.StringVar(&req.SessionID, "session", "", "only this session's questions")
-	e.fs.StringVar(&req.AgentID, "agent", "", "only this agent id's questions")
+	req, build := e.bindListing("only questions routed to this `team` (repeatable; default every team of the policy)",
+		"only this session's questions", "only this agent id's questions")
 	e.fs.StringVar(&req.AgentType, "agent-type", "", "only questions of this agent type")
-	withTeams := func() messages.AdminRequest { req.Teams = teams; return req }
-	return e.call(ctx, args, e.noArgs, messages.AdminOpListPending, withTeams, func(rep messages.AdminReply) int {
-		return e.emit(orEmpty(rep.Pending), func(w io.Writer) {
-			row(w, "REQUEST_ID", "SESSION", "AGENT", "TOOL", "TEAM", "APPROVALS", "EXPIRES")
-			for _, q := range rep.Pending {
-				row(w, q.Request.RequestID, q.Request.SessionID, q.Request.AgentID, q.Request.Tool, q.Team,
-					fmt.Sprintf("%d/%d", len(q.ApprovalsSoFar), q.ApprovalsRequired), when(q.ExpiresAt))
-			}
-		})
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListPending, build, func(rep messages.AdminReply) int {
+		return emitTable(e, rep.Pending, []string{"REQUEST_ID", "SESSION", "AGENT", "TOOL", "TEAM", "APPROVALS", "EXPIRES"},
+			func(q messages.ApprovalNeeded) []string {
+				return []string{q.Request.RequestID, q.Request.SessionID, q.Request.AgentID, q.Request.Tool, q.Team,
+					fmt.Sprintf("%d/%d", len(q.ApprovalsSoFar), q.ApprovalsRequired), when(q.ExpiresAt)}
+			})
 	})
 }
 
 func runGrants(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("grants", "[flags]", "Lists the standing grants (session and always).", out, errw)
-	var teams multiFlag
-	var req messages.AdminRequest
-	e.fs.Var(&teams, "team", "only grants approved for this `team` (repeatable)")
-	e.fs.StringVar(&req.SessionID, "session", "", "the grants of this session")
-	e.fs.StringVar(&req.AgentID, "agent", "", "the always grants of this agent id")
-	withTeams := func() messages.AdminRequest { req.Teams = teams; return req }
-	return e.call(ctx, args, e.noArgs, messages.AdminOpListGrants, withTeams, func(rep messages.AdminReply) int {
-		return e.emit(orEmpty(rep.Grants), func(w io.Writer) {
-			row(w, "GRANT_ID", "SCOPE", "OWNER", "TOOL", "PATTERNS", "TEAMS", "EXPIRES")
-			for _, g := range rep.Grants {
+	_, build := e.bindListing("only grants approved for this `team` (repeatable)",
+		"the grants of this session", "the always grants of this agent id")
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListGrants, build, func(rep messages.AdminReply) int {
+		return emitTable(e, rep.Grants, []string{"GRANT_ID", "SCOPE", "OWNER", "TOOL", "PATTERNS", "TEAMS", "EXPIRES"},
+			func(g messages.Grant) []string {
 				owner := g.SessionID
 				if g.Scope != messages.ScopeSession {
 					owner = g.AgentID
 				}
-				row(w, g.ID, string(g.Scope), owner, g.Tool, strings.Join(g.Patterns, " | "), strings.Join(g.Teams, ","), when(g.ExpiresAt))
-			}
-		})
+				return []string{g.ID, string(g.Scope), owner, g.Tool, strings.Join(g.Patterns, " | "), strings.Join(g.Teams, ","), when(g.ExpiresAt)}
+			})
 	})
 }
 
@@ -212,11 +215,8 @@ func runResume(ctx context.Context, args []string, out, errw io.Writer) int {
 func runStops(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("stops", "", "Lists the fleet stops in force.", out, errw)
 	return e.call(ctx, args, e.noArgs, messages.AdminOpListStops, noRequest, func(rep messages.AdminReply) int {
-		return e.emit(orEmpty(rep.Stops), func(w io.Writer) {
-			row(w, "SELECTOR", "BY", "SINCE", "REASON")
-			for _, s := range rep.Stops {
-				row(w, s.ID, s.By, when(s.CreatedAt), s.Reason)
-			}
+		return emitTable(e, rep.Stops, []string{"SELECTOR", "BY", "SINCE", "REASON"}, func(s messages.FleetStop) []string {
+			return []string{s.ID, s.By, when(s.CreatedAt), s.Reason}
 		})
 	})
 }
@@ -337,16 +337,14 @@ func runAgents(ctx context.Context, args []string, out, errw io.Writer) int {
 				}
 			}
 		}
-		return e.emit(orEmpty(agents), func(w io.Writer) {
-			row(w, "AGENT", "TYPE", "GATE", "VERSION", "LAST_SEEN", "REQUESTS", "LAST_TOOL", "SESSION", "SILENT")
-			for _, a := range agents {
+		return emitTable(e, agents, []string{"AGENT", "TYPE", "GATE", "VERSION", "LAST_SEEN", "REQUESTS", "LAST_TOOL", "SESSION", "SILENT"},
+			func(a messages.AgentSeen) []string {
 				s := ""
 				if a.Silent {
 					s = "SILENT"
 				}
-				row(w, a.AgentID, a.AgentType, a.Gate, a.GateVersion, when(a.LastSeen), strconv.FormatInt(a.Requests, 10), a.Tool, a.SessionID, s)
-			}
-		})
+				return []string{a.AgentID, a.AgentType, a.Gate, a.GateVersion, when(a.LastSeen), strconv.FormatInt(a.Requests, 10), a.Tool, a.SessionID, s}
+			})
 	})
 }
 
@@ -356,6 +354,17 @@ func (e *env) noArgs() bool {
 		return e.usageErr("unexpected argument %q", e.fs.Arg(0))
 	}
 	return true
+}
+
+// emitTable prints items as JSON (--json; none as []), or a table: the
+// header, then a row of cells per item.
+func emitTable[T any](e *env, items []T, header []string, cells func(T) []string) int {
+	return e.emit(orEmpty(items), func(w io.Writer) {
+		row(w, header...)
+		for _, it := range items {
+			row(w, cells(it)...)
+		}
+	})
 }
 
 // orEmpty makes a nil list print as [] in JSON.
