@@ -35,14 +35,8 @@ first key only with that code; an OIDC sign-in needs none.
 
 Flags:
 `)
-	if code, done := parseFlags(fs, args, stdout); done {
+	if code, done := parseHashFlags(fs, args, stdout, stderr, "enroll-code", "", cost); done {
 		return code
-	}
-	if !cmdflag.NoArgs(fs, stderr, "approver-bot enroll-code", "") {
-		return exitUsage
-	}
-	if !costInRange("enroll-code", *cost, stderr) {
-		return exitUsage
 	}
 	raw := make([]byte, enrollCodeBytes)
 	if _, err := rand.Read(raw); err != nil {

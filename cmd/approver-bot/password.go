@@ -38,14 +38,8 @@ bytes.
 
 Flags:
 `, minPasswordBytes, maxPasswordBytes))
-	if code, done := parseFlags(fs, args, stdout); done {
+	if code, done := parseHashFlags(fs, args, stdout, stderr, "hash-password", "the password is read from stdin, never from the command line", cost); done {
 		return code
-	}
-	if !cmdflag.NoArgs(fs, stderr, "approver-bot hash-password", "the password is read from stdin, never from the command line") {
-		return exitUsage
-	}
-	if !costInRange("hash-password", *cost, stderr) {
-		return exitUsage
 	}
 	pw, err := readPassword(stdin, stderr)
 	if err != nil {
@@ -98,12 +92,20 @@ func readPassword(in io.Reader, prompt io.Writer) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), nil
 }
 
-// costInRange reports whether cost is a bcrypt cost, saying why not on
-// stderr as command's error.
-func costInRange(command string, cost int, stderr io.Writer) bool {
-	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
-		fmt.Fprintf(stderr, "approver-bot %s: --cost %d: want %d to %d\n", command, cost, bcrypt.MinCost, bcrypt.MaxCost)
-		return false
+// parseHashFlags parses the flags of a subcommand that hashes (command:
+// enroll-code, hash-password) as parseFlags does, and refuses arguments
+// (hint says why, if not empty) and a cost that is not bcrypt's; done is
+// set with the exit status when the subcommand is not to run.
+func parseHashFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, command, hint string, cost *int) (code int, done bool) {
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code, true
 	}
-	return true
+	if !cmdflag.NoArgs(fs, stderr, "approver-bot "+command, hint) {
+		return exitUsage, true
+	}
+	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
+		fmt.Fprintf(stderr, "approver-bot %s: --cost %d: want %d to %d\n", command, *cost, bcrypt.MinCost, bcrypt.MaxCost)
+		return exitUsage, true
+	}
+	return exitOK, false
 }
