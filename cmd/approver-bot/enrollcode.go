@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 )
 
 // enrollCodeBytes is the code's randomness: 80 bits, written as 16
@@ -22,8 +24,7 @@ func enrollCode(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("approver-bot enroll-code", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cost := fs.Int("cost", bcrypt.DefaultCost, fmt.Sprintf("bcrypt `cost` (%d to %d)", bcrypt.MinCost, bcrypt.MaxCost))
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: approver-bot enroll-code [--cost N]
+	cmdflag.Usage(fs, `Usage: approver-bot enroll-code [--cost N]
 
 Makes a one-time enrollment code for an approver's first security key on
 the web page and prints it, then its bcrypt hash: put the hash in
@@ -34,17 +35,8 @@ first key only with that code; an OIDC sign-in needs none.
 
 Flags:
 `)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+	if code, done := parseHashFlags(fs, args, stdout, stderr, "enroll-code", "", cost); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "approver-bot enroll-code: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	if !costInRange("enroll-code", *cost, stderr) {
-		return exitUsage
 	}
 	raw := make([]byte, enrollCodeBytes)
 	if _, err := rand.Read(raw); err != nil {

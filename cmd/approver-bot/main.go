@@ -19,6 +19,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
 	"github.com/signoff-dev/signoff/internal/approverbotd"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
 	"github.com/signoff-dev/signoff/internal/tracing"
 )
@@ -131,15 +132,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func
 	fs.SetOutput(stderr)
 	var s settings
 	fill := s.flags(fs, getenv)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
+	cmdflag.Usage(fs, usage)
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "approver-bot: unexpected argument %q (see approver-bot --help)\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, "approver-bot", "see approver-bot --help") {
 		return exitUsage
 	}
 	fill()

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/term"
+
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 )
 
 // minPasswordBytes is the shortest password hash-password accepts: the web
@@ -27,8 +29,7 @@ func hashPassword(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("approver-bot hash-password", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cost := fs.Int("cost", bcrypt.DefaultCost, fmt.Sprintf("bcrypt `cost` (%d to %d)", bcrypt.MinCost, bcrypt.MaxCost))
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: approver-bot hash-password [--cost N] < password
+	cmdflag.Usage(fs, fmt.Sprintf(`Usage: approver-bot hash-password [--cost N] < password
 
 Reads a password — typed twice without echo when stdin is a terminal, else
 the first line of stdin — and prints its bcrypt hash, the value of
@@ -36,18 +37,9 @@ approvers.<id>.password_hash in the bot's config. Passwords are %d to %d
 bytes.
 
 Flags:
-`, minPasswordBytes, maxPasswordBytes)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+`, minPasswordBytes, maxPasswordBytes))
+	if code, done := parseHashFlags(fs, args, stdout, stderr, "hash-password", "the password is read from stdin, never from the command line", cost); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "approver-bot hash-password: unexpected argument %q (the password is read from stdin, never from the command line)\n", fs.Arg(0))
-		return exitUsage
-	}
-	if !costInRange("hash-password", *cost, stderr) {
-		return exitUsage
 	}
 	pw, err := readPassword(stdin, stderr)
 	if err != nil {
@@ -100,12 +92,20 @@ func readPassword(in io.Reader, prompt io.Writer) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), nil
 }
 
-// costInRange reports whether cost is a bcrypt cost, saying why not on
-// stderr as command's error.
-func costInRange(command string, cost int, stderr io.Writer) bool {
-	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
-		fmt.Fprintf(stderr, "approver-bot %s: --cost %d: want %d to %d\n", command, cost, bcrypt.MinCost, bcrypt.MaxCost)
-		return false
+// parseHashFlags parses the flags of a subcommand that hashes (command:
+// enroll-code, hash-password) as parseFlags does, and refuses arguments
+// (hint says why, if not empty) and a cost that is not bcrypt's; done is
+// set with the exit status when the subcommand is not to run.
+func parseHashFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, command, hint string, cost *int) (code int, done bool) {
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code, true
 	}
-	return true
+	if !cmdflag.NoArgs(fs, stderr, "approver-bot "+command, hint) {
+		return exitUsage, true
+	}
+	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
+		fmt.Fprintf(stderr, "approver-bot %s: --cost %d: want %d to %d\n", command, *cost, bcrypt.MinCost, bcrypt.MaxCost)
+		return exitUsage, true
+	}
+	return exitOK, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/brokerd"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/internal/healthcheck"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
@@ -45,8 +46,7 @@ func policyCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	policyFile := fs.String("policy", "", "policy `file` (YAML) to evaluate, as the broker's --policy; the built-in dev policy when empty")
 	config := fs.String("config", "", "broker config `file` (as broker --config): evaluate the policy its \"policy\" key names")
 	mode := fs.String("mode", "", "evaluate every call in this `mode` (always-ask, auto-edit or yolo) instead of the policy's")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: broker policy check [--policy FILE | --config BROKER-CONFIG] [--mode MODE] < calls.jsonl
+	cmdflag.Usage(fs, `Usage: broker policy check [--policy FILE | --config BROKER-CONFIG] [--mode MODE] < calls.jsonl
 
 Reads one JSON request per line ({"tool":"bash","arguments":{"command":"ls"}},
 optionally "agent_type"), evaluates it against the policy and writes one JSON
@@ -55,16 +55,10 @@ decision per line. Exit status: 0 all lines evaluated, 1 some line invalid,
 
 Flags:
 `)
-		fs.PrintDefaults()
+	if code, stop := cmdflag.Parse(fs, args); stop {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "broker policy check: unexpected argument %q (calls are read from stdin)\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, "broker policy check", "calls are read from stdin") {
 		return 2
 	}
 	file, err := checkedPolicyFile(*policyFile, *config)

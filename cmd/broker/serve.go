@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/signoff-dev/signoff/internal/brokerd"
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 )
 
 const serveUsage = `Usage:
@@ -39,18 +39,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o brokerd.Options
 	fill := o.Flags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), serveUsage)
-		fs.PrintDefaults()
+	cmdflag.Usage(fs, serveUsage)
+	if code, stop := cmdflag.Parse(fs, args); stop {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "broker: unexpected argument %q (see broker --help)\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, "broker", "see broker --help") {
 		return 2
 	}
 	if err := fill(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/internal/mcpgateway"
 )
 
@@ -57,8 +57,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&cfg.DecisionTimeout, "decision-timeout", 10*time.Minute, "longest wait for a decision on one call; a call still pending then is cancelled and not run")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", 5*time.Minute, "longest forwarded call to an upstream")
 	logLevel := fs.String("log-level", "info", "log level on stderr: debug, info, warn, error")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: signoff mcp-gateway --upstream name=TARGET [--upstream …] [flags]
+	cmdflag.Usage(fs, `Usage: signoff mcp-gateway --upstream name=TARGET [--upstream …] [flags]
 
 Serves MCP (stdio, or streamable HTTP with --listen) with the tools of the
 upstream servers, listed as <name>__<tool>. Every tools/call goes to Signoff
@@ -69,13 +68,8 @@ upstream: a list).
 
 Flags:
 `)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, stop := cmdflag.Parse(fs, args); stop {
+		return code
 	}
 	if err := fill(); err != nil {
 		fmt.Fprintf(stderr, "signoff mcp-gateway: %v\n", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/admincli"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/internal/hook"
 	"github.com/signoff-dev/signoff/pkg/natstrace"
 )
@@ -91,8 +92,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	logFile := fs.String("log-file", "", "append one JSON line per event (decision, or why the call was refused) to this `file`")
 	fs.StringVar(&cfg.Session, "session", "", "Signoff session of every event instead of the host's session id (for NATS users pinned to their sessions)")
 	fs.DurationVar(&cfg.CancelGrace, "cancel-grace", 0, "the end of the deadline kept for cancelling a request still pending (default 1s, at most a quarter of the deadline)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: signoff hook %s [flags] < event.json
+	cmdflag.Usage(fs, fmt.Sprintf(`Usage: signoff hook %s [flags] < event.json
 
 Reads one %s hook event as JSON on stdin, asks Signoff and answers in the
 host's format: JSON on stdout and exit 0, or the reason on stderr and exit 2
@@ -101,15 +101,12 @@ the environment variable SIGNOFF_<FLAG> (e.g. SIGNOFF_NATS, SIGNOFF_DEADLINE)
 or in the --config file (YAML; keys are the flag names).
 
 Flags:
-`, host, host)
-		fs.PrintDefaults()
-	}
+`, host, host))
 	if err := fs.Parse(args[1:]); err != nil {
 		// --help too: a hook run with --help by mistake must not allow.
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "signoff: Signoff blocked this hook event: unexpected argument %q (the event is read from stdin)\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, "signoff: Signoff blocked this hook event", "the event is read from stdin") {
 		return 2
 	}
 	if err := fill(); err != nil {

@@ -18,20 +18,14 @@ func init() {
 
 func runBreakers(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("breakers", "", "Lists the tripped outbreak breakers: what the agents hit, which agents, the agents now asked for every call.", out, errw)
-	if code := e.start(ctx, args, e.noArgs); code >= 0 {
-		return code
-	}
-	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpListBreakers, messages.AdminRequest{})
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(orEmpty(rep.Breakers), func(w io.Writer) {
-		row(w, "BREAKER", "RULE", "AGENTS", "WINDOW", "ASKS", "TRIPPED", "TEAM")
-		for _, t := range rep.Breakers {
-			row(w, t.Breaker, t.Rule, strings.Join(t.Agents, ","), t.Window().String(), t.Selector.Key(), when(t.TrippedAt), t.Team)
-		}
-		fmt.Fprintln(w, rep.Message)
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListBreakers, noRequest, func(rep messages.AdminReply) int {
+		return e.emit(orEmpty(rep.Breakers), func(w io.Writer) {
+			row(w, "BREAKER", "RULE", "AGENTS", "WINDOW", "ASKS", "TRIPPED", "TEAM")
+			for _, t := range rep.Breakers {
+				row(w, t.Breaker, t.Rule, strings.Join(t.Agents, ","), t.Window().String(), t.Selector.Key(), when(t.TrippedAt), t.Team)
+			}
+			fmt.Fprintln(w, rep.Message)
+		})
 	})
 }
 
@@ -58,11 +52,7 @@ func runBreaker(ctx context.Context, args []string, out, errw io.Writer) int {
 		return ExitNoBroker
 	}
 	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpBreakerReset, req)
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
+	return e.send(ctx, messages.AdminOpBreakerReset, req, e.emitMessage)
 }
 
 // parseInterspersed parses args with flags before, between and after the

@@ -38,22 +38,12 @@ func runCanary(ctx context.Context, args []string, out, errw io.Writer) int {
 		return runCanarySet(ctx, rest, out, errw)
 	case "clear", "status":
 		e := newEnv("canary "+sub, "", canaryAbout, out, errw)
-		if code := e.start(ctx, rest, e.noArgs); code >= 0 {
-			return code
-		}
-		defer e.close()
-		op := messages.AdminOpClearCanary
 		if sub == "status" {
-			op = messages.AdminOpCanaryStatus
+			return e.call(ctx, rest, e.noArgs, messages.AdminOpCanaryStatus, noRequest, func(rep messages.AdminReply) int {
+				return e.emitCanary(rep.Canary)
+			})
 		}
-		rep, oe := e.request(ctx, op, messages.AdminRequest{})
-		if oe != nil {
-			return e.fail(oe)
-		}
-		if op == messages.AdminOpClearCanary {
-			return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
-		}
-		return e.emitCanary(rep.Canary)
+		return e.call(ctx, rest, e.noArgs, messages.AdminOpClearCanary, noRequest, e.emitMessage)
 	}
 	fmt.Fprintf(errw, "signoff admin canary: unknown subcommand %q (want set, clear or status)\n", args[0])
 	return ExitUsage
@@ -106,19 +96,14 @@ func runCanarySet(ctx context.Context, args []string, out, errw io.Writer) int {
 		}
 		return true
 	}
-	if code := e.start(ctx, args, check); code >= 0 {
-		return code
-	}
-	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpSetCanary, messages.AdminRequest{Canary: spec})
-	if oe != nil {
-		return e.fail(oe)
-	}
-	if !e.json {
-		fmt.Fprintln(e.out, rep.Message)
-		return ExitOK
-	}
-	return e.emitCanary(rep.Canary)
+	withSpec := func() messages.AdminRequest { return messages.AdminRequest{Canary: spec} }
+	return e.call(ctx, args, check, messages.AdminOpSetCanary, withSpec, func(rep messages.AdminReply) int {
+		if !e.json {
+			fmt.Fprintln(e.out, rep.Message)
+			return ExitOK
+		}
+		return e.emitCanary(rep.Canary)
+	})
 }
 
 // fileFirst takes set's FILE out of args wherever it stands (Go's flag

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -48,10 +49,7 @@ func newEnv(name, synopsis, about string, out, errw io.Writer) *env {
 	shadow.BindConn(e.connFS)
 	e.fs.BoolVar(&e.json, "json", false, "print JSON (for scripts) instead of a table")
 	e.fs.DurationVar(&e.timeout, "timeout", 10*time.Second, "how long to wait for the brokers")
-	e.fs.Usage = func() {
-		fmt.Fprintf(e.fs.Output(), "Usage: signoff admin %s %s\n\n%s\n\nFlags:\n", name, synopsis, about)
-		e.fs.PrintDefaults()
-	}
+	cmdflag.Usage(e.fs, fmt.Sprintf("Usage: signoff admin %s %s\n\n%s\n\nFlags:\n", name, synopsis, about))
 	return e
 }
 

@@ -22,57 +22,77 @@ func (e *env) start(ctx context.Context, args []string, check func() bool) int {
 	return -1
 }
 
-func runPending(ctx context.Context, args []string, out, errw io.Writer) int {
-	e := newEnv("pending", "[flags]", "Lists the open questions, oldest first per team.", out, errw)
-	var teams multiFlag
-	var req messages.AdminRequest
-	e.fs.Var(&teams, "team", "only questions routed to this `team` (repeatable; default every team of the policy)")
-	e.fs.StringVar(&req.SessionID, "session", "", "only this session's questions")
-	e.fs.StringVar(&req.AgentID, "agent", "", "only this agent id's questions")
-	e.fs.StringVar(&req.AgentType, "agent-type", "", "only questions of this agent type")
-	if code := e.start(ctx, args, e.noArgs); code >= 0 {
+// call is the shape of most subcommands: parse args, check them (check
+// may be nil) and connect, then send the one admin request op that req
+// builds and print its reply with show. It returns the exit status.
+func (e *env) call(ctx context.Context, args []string, check func() bool, op string, req func() messages.AdminRequest, show func(messages.AdminReply) int) int {
+	if code := e.start(ctx, args, check); code >= 0 {
 		return code
 	}
 	defer e.close()
-	req.Teams = teams
-	rep, oe := e.request(ctx, messages.AdminOpListPending, req)
+	return e.send(ctx, op, req(), show)
+}
+
+// send sends one admin request and prints its reply with show, or the
+// failure; it returns the exit status.
+func (e *env) send(ctx context.Context, op string, req messages.AdminRequest, show func(messages.AdminReply) int) int {
+	rep, oe := e.request(ctx, op, req)
 	if oe != nil {
 		return e.fail(oe)
 	}
-	return e.emit(orEmpty(rep.Pending), func(w io.Writer) {
-		row(w, "REQUEST_ID", "SESSION", "AGENT", "TOOL", "TEAM", "APPROVALS", "EXPIRES")
-		for _, q := range rep.Pending {
-			row(w, q.Request.RequestID, q.Request.SessionID, q.Request.AgentID, q.Request.Tool, q.Team,
-				fmt.Sprintf("%d/%d", len(q.ApprovalsSoFar), q.ApprovalsRequired), when(q.ExpiresAt))
-		}
+	return show(rep)
+}
+
+// noRequest builds the empty request of the operations that take nothing.
+func noRequest() messages.AdminRequest { return messages.AdminRequest{} }
+
+// emitMessage prints a reply's message (the whole reply with --json).
+func (e *env) emitMessage(rep messages.AdminReply) int {
+	return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
+}
+
+// bindListing registers the filters of a listing, --team (repeatable),
+// --session and --agent, with their help texts. It returns the request
+// they fill and its builder (for call), which adds the teams.
+func (e *env) bindListing(team, session, agent string) (*messages.AdminRequest, func() messages.AdminRequest) {
+	var teams multiFlag
+	req := &messages.AdminRequest{}
+	e.fs.Var(&teams, "team", team)
+	e.fs.StringVar(&req.SessionID, "session", "", session)
+	e.fs.StringVar(&req.AgentID, "agent", "", agent)
+	return req, func() messages.AdminRequest {
+		req.Teams = teams
+		return *req
+	}
+}
+
+func runPending(ctx context.Context, args []string, out, errw io.Writer) int {
+	e := newEnv("pending", "[flags]", "Lists the open questions, oldest first per team.", out, errw)
+	req, build := e.bindListing("only questions routed to this `team` (repeatable; default every team of the policy)",
+		"only this session's questions", "only this agent id's questions")
+	e.fs.StringVar(&req.AgentType, "agent-type", "", "only questions of this agent type")
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListPending, build, func(rep messages.AdminReply) int {
+		return emitTable(e, rep.Pending, []string{"REQUEST_ID", "SESSION", "AGENT", "TOOL", "TEAM", "APPROVALS", "EXPIRES"},
+			func(q messages.ApprovalNeeded) []string {
+				return []string{q.Request.RequestID, q.Request.SessionID, q.Request.AgentID, q.Request.Tool, q.Team,
+					fmt.Sprintf("%d/%d", len(q.ApprovalsSoFar), q.ApprovalsRequired), when(q.ExpiresAt)}
+			})
 	})
 }
 
 func runGrants(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("grants", "[flags]", "Lists the standing grants (session and always).", out, errw)
-	var teams multiFlag
-	var req messages.AdminRequest
-	e.fs.Var(&teams, "team", "only grants approved for this `team` (repeatable)")
-	e.fs.StringVar(&req.SessionID, "session", "", "the grants of this session")
-	e.fs.StringVar(&req.AgentID, "agent", "", "the always grants of this agent id")
-	if code := e.start(ctx, args, e.noArgs); code >= 0 {
-		return code
-	}
-	defer e.close()
-	req.Teams = teams
-	rep, oe := e.request(ctx, messages.AdminOpListGrants, req)
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(orEmpty(rep.Grants), func(w io.Writer) {
-		row(w, "GRANT_ID", "SCOPE", "OWNER", "TOOL", "PATTERNS", "TEAMS", "EXPIRES")
-		for _, g := range rep.Grants {
-			owner := g.SessionID
-			if g.Scope != messages.ScopeSession {
-				owner = g.AgentID
-			}
-			row(w, g.ID, string(g.Scope), owner, g.Tool, strings.Join(g.Patterns, " | "), strings.Join(g.Teams, ","), when(g.ExpiresAt))
-		}
+	_, build := e.bindListing("only grants approved for this `team` (repeatable)",
+		"the grants of this session", "the always grants of this agent id")
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListGrants, build, func(rep messages.AdminReply) int {
+		return emitTable(e, rep.Grants, []string{"GRANT_ID", "SCOPE", "OWNER", "TOOL", "PATTERNS", "TEAMS", "EXPIRES"},
+			func(g messages.Grant) []string {
+				owner := g.SessionID
+				if g.Scope != messages.ScopeSession {
+					owner = g.AgentID
+				}
+				return []string{g.ID, string(g.Scope), owner, g.Tool, strings.Join(g.Patterns, " | "), strings.Join(g.Teams, ","), when(g.ExpiresAt)}
+			})
 	})
 }
 
@@ -102,11 +122,7 @@ func runRevoke(ctx context.Context, args []string, out, errw io.Writer) int {
 	}
 	defer e.close()
 	if all {
-		rep, oe := e.request(ctx, messages.AdminOpRevokeGrants, req)
-		if oe != nil {
-			return e.fail(oe)
-		}
-		return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
+		return e.send(ctx, messages.AdminOpRevokeGrants, req, e.emitMessage)
 	}
 	type result struct {
 		GrantID string          `json:"grant_id"`
@@ -157,6 +173,15 @@ func (e *env) checkSelector(sel *messages.Selector) func() bool {
 	}
 }
 
+// selected builds the request of stop and resume: req with the selector
+// sel and who acts (--by, else $USER).
+func selected(req *messages.AdminRequest, sel *messages.Selector) func() messages.AdminRequest {
+	return func() messages.AdminRequest {
+		req.Selector, req.By = sel, operator(req.By)
+		return *req
+	}
+}
+
 func runStop(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("stop", "--agent GLOB | --session ID | --agent-type T | --all [--reason TEXT]",
 		"Stops the selected agents on every replica within a second, for the sessions they open later\n"+
@@ -167,20 +192,13 @@ func runStop(ctx context.Context, args []string, out, errw io.Writer) int {
 	e.bindSelector(&sel)
 	e.fs.StringVar(&req.Reason, "reason", "", "why: shown in every denial the stop makes")
 	e.fs.StringVar(&req.By, "by", "", "who stops (default $USER)")
-	if code := e.start(ctx, args, e.checkSelector(&sel)); code >= 0 {
-		return code
-	}
-	defer e.close()
-	req.Selector, req.By = &sel, operator(req.By)
-	rep, oe := e.request(ctx, messages.AdminOpStop, req)
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(rep, func(w io.Writer) {
-		fmt.Fprintln(w, rep.Message)
-		for _, id := range rep.Denied {
-			fmt.Fprintf(w, "  denied\t%s\n", id)
-		}
+	return e.call(ctx, args, e.checkSelector(&sel), messages.AdminOpStop, selected(&req, &sel), func(rep messages.AdminReply) int {
+		return e.emit(rep, func(w io.Writer) {
+			fmt.Fprintln(w, rep.Message)
+			for _, id := range rep.Denied {
+				fmt.Fprintf(w, "  denied\t%s\n", id)
+			}
+		})
 	})
 }
 
@@ -191,33 +209,15 @@ func runResume(ctx context.Context, args []string, out, errw io.Writer) int {
 	var req messages.AdminRequest
 	e.bindSelector(&sel)
 	e.fs.StringVar(&req.By, "by", "", "who resumes (default $USER)")
-	if code := e.start(ctx, args, e.checkSelector(&sel)); code >= 0 {
-		return code
-	}
-	defer e.close()
-	req.Selector, req.By = &sel, operator(req.By)
-	rep, oe := e.request(ctx, messages.AdminOpResume, req)
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
+	return e.call(ctx, args, e.checkSelector(&sel), messages.AdminOpResume, selected(&req, &sel), e.emitMessage)
 }
 
 func runStops(ctx context.Context, args []string, out, errw io.Writer) int {
 	e := newEnv("stops", "", "Lists the fleet stops in force.", out, errw)
-	if code := e.start(ctx, args, e.noArgs); code >= 0 {
-		return code
-	}
-	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpListStops, messages.AdminRequest{})
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(orEmpty(rep.Stops), func(w io.Writer) {
-		row(w, "SELECTOR", "BY", "SINCE", "REASON")
-		for _, s := range rep.Stops {
-			row(w, s.ID, s.By, when(s.CreatedAt), s.Reason)
-		}
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListStops, noRequest, func(rep messages.AdminReply) int {
+		return emitTable(e, rep.Stops, []string{"SELECTOR", "BY", "SINCE", "REASON"}, func(s messages.FleetStop) []string {
+			return []string{s.ID, s.By, when(s.CreatedAt), s.Reason}
+		})
 	})
 }
 
@@ -246,15 +246,7 @@ func runMode(ctx context.Context, args []string, out, errw io.Writer) int {
 		}
 		return true
 	}
-	if code := e.start(ctx, args, check); code >= 0 {
-		return code
-	}
-	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpSetMode, req)
-	if oe != nil {
-		return e.fail(oe)
-	}
-	return e.emit(rep, func(w io.Writer) { fmt.Fprintln(w, rep.Message) })
+	return e.call(ctx, args, check, messages.AdminOpSetMode, func() messages.AdminRequest { return req }, e.emitMessage)
 }
 
 func runPolicy(ctx context.Context, args []string, out, errw io.Writer) int {
@@ -335,32 +327,24 @@ func runAgents(ctx context.Context, args []string, out, errw io.Writer) int {
 			"and stopped asking (a gate removed or failing open?).", out, errw)
 	onlySilent := false
 	e.fs.BoolVar(&onlySilent, "silent", false, "list only the agents gone silent")
-	if code := e.start(ctx, args, e.noArgs); code >= 0 {
-		return code
-	}
-	defer e.close()
-	rep, oe := e.request(ctx, messages.AdminOpListAgents, messages.AdminRequest{})
-	if oe != nil {
-		return e.fail(oe)
-	}
-	agents := rep.Agents
-	if onlySilent {
-		agents = agents[:0]
-		for _, a := range rep.Agents {
-			if a.Silent {
-				agents = append(agents, a)
+	return e.call(ctx, args, e.noArgs, messages.AdminOpListAgents, noRequest, func(rep messages.AdminReply) int {
+		agents := rep.Agents
+		if onlySilent {
+			agents = agents[:0]
+			for _, a := range rep.Agents {
+				if a.Silent {
+					agents = append(agents, a)
+				}
 			}
 		}
-	}
-	return e.emit(orEmpty(agents), func(w io.Writer) {
-		row(w, "AGENT", "TYPE", "GATE", "VERSION", "LAST_SEEN", "REQUESTS", "LAST_TOOL", "SESSION", "SILENT")
-		for _, a := range agents {
-			s := ""
-			if a.Silent {
-				s = "SILENT"
-			}
-			row(w, a.AgentID, a.AgentType, a.Gate, a.GateVersion, when(a.LastSeen), strconv.FormatInt(a.Requests, 10), a.Tool, a.SessionID, s)
-		}
+		return emitTable(e, agents, []string{"AGENT", "TYPE", "GATE", "VERSION", "LAST_SEEN", "REQUESTS", "LAST_TOOL", "SESSION", "SILENT"},
+			func(a messages.AgentSeen) []string {
+				s := ""
+				if a.Silent {
+					s = "SILENT"
+				}
+				return []string{a.AgentID, a.AgentType, a.Gate, a.GateVersion, when(a.LastSeen), strconv.FormatInt(a.Requests, 10), a.Tool, a.SessionID, s}
+			})
 	})
 }
 
@@ -370,6 +354,17 @@ func (e *env) noArgs() bool {
 		return e.usageErr("unexpected argument %q", e.fs.Arg(0))
 	}
 	return true
+}
+
+// emitTable prints items as JSON (--json; none as []), or a table: the
+// header, then a row of cells per item.
+func emitTable[T any](e *env, items []T, header []string, cells func(T) []string) int {
+	return e.emit(orEmpty(items), func(w io.Writer) {
+		row(w, header...)
+		for _, it := range items {
+			row(w, cells(it)...)
+		}
+	})
 }
 
 // orEmpty makes a nil list print as [] in JSON.

@@ -3,6 +3,8 @@ package approverbot
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/signoff-dev/signoff/internal/metricdef"
 )
 
 // The results an answer is counted under (signoff_bot_answers_total).
@@ -52,39 +54,23 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	}
 	m := &Metrics{
 		Registry: reg,
-		QuestionsShown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_bot_questions_shown_total",
-			Help: "Questions (and their updates) delivered to a channel.",
-		}, []string{"channel"}),
-		DeliveryFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_bot_delivery_failures_total",
-			Help: "Questions or resolutions a channel failed to show after its retries.",
-		}, []string{"channel"}),
-		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_bot_answers_total",
-			Help: "Answers from a channel, by result: applied, not_applied (by the brokers), refused (by the bot), failed (no broker answered).",
-		}, []string{"channel", "result"}),
-		ChannelUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "signoff_bot_channel_up",
-			Help: "1 when the channel's latest health check passed (it reaches its service), else 0.",
-		}, []string{"channel"}),
-		NATSErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_bot_nats_errors_total",
-			Help: "NATS errors by kind: permission (a refused subscription or publish), replay, respond, async.",
-		}, []string{"kind"}),
-		Ready: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "signoff_bot_nats_ready",
-			Help: "1 when every subscription of the bot is accepted and every team's latest pending replay succeeded.",
-		}),
-		ChangedQuestions: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "signoff_bot_changed_questions_total",
-			Help: "Copies of an open question refused because they change what it shows (someone other than the brokers published them).",
-		}),
+		QuestionsShown: metricdef.CounterVec("signoff_bot_questions_shown_total",
+			"Questions (and their updates) delivered to a channel.", "channel"),
+		DeliveryFailures: metricdef.CounterVec("signoff_bot_delivery_failures_total",
+			"Questions or resolutions a channel failed to show after its retries.", "channel"),
+		Answers: metricdef.CounterVec("signoff_bot_answers_total",
+			"Answers from a channel, by result: applied, not_applied (by the brokers), refused (by the bot), failed (no broker answered).", "channel", "result"),
+		ChannelUp: metricdef.GaugeVec("signoff_bot_channel_up",
+			"1 when the channel's latest health check passed (it reaches its service), else 0.", "channel"),
+		NATSErrors: metricdef.CounterVec("signoff_bot_nats_errors_total",
+			"NATS errors by kind: permission (a refused subscription or publish), replay, respond, async.", "kind"),
+		Ready: metricdef.Gauge("signoff_bot_nats_ready",
+			"1 when every subscription of the bot is accepted and every team's latest pending replay succeeded."),
+		ChangedQuestions: metricdef.Counter("signoff_bot_changed_questions_total",
+			"Copies of an open question refused because they change what it shows (someone other than the brokers published them)."),
 	}
 	reg.MustRegister(m.QuestionsShown, m.DeliveryFailures, m.Answers, m.ChannelUp, m.NATSErrors, m.Ready, m.ChangedQuestions)
-	for _, k := range natsErrorKinds {
-		m.NATSErrors.WithLabelValues(k)
-	}
+	metricdef.Zero(m.NATSErrors, natsErrorKinds...)
 	return m
 }
 

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signoff-dev/signoff/internal/stats"
 )
 
 // point is one benchmark line: a curve, a size and its metrics by unit.
@@ -65,17 +67,6 @@ func parse(r io.Reader) (passes [][]point, units map[string][]string, err error)
 	return passes, units, sc.Err()
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // find returns the pass's point of curve at size.
 func find(pass []point, curve string, size int) (point, bool) {
 	i := slices.IndexFunc(pass, func(q point) bool { return q.curve == curve && q.size == size })
@@ -122,7 +113,7 @@ func report(w io.Writer, passes [][]point, units map[string][]string) {
 						ratios = append(ratios, q.metrics[u]/b.metrics[u])
 					}
 				}
-				cells = append(cells, fmt.Sprintf("%s (%.2f×)", number(median(vals)), median(ratios)))
+				cells = append(cells, fmt.Sprintf("%s (%.2f×)", number(stats.Median(vals)), stats.Median(ratios)))
 			}
 			fmt.Fprintf(w, "| %d | %s |\n", n, strings.Join(cells, " | "))
 		}
@@ -185,7 +176,7 @@ func check(passes [][]point, bounds []bound) []string {
 				ratios = append(ratios, x.metrics[b.unit]/y.metrics[b.unit])
 			}
 		}
-		if r := median(ratios); len(ratios) == 0 || r > b.max {
+		if r := stats.Median(ratios); len(ratios) == 0 || r > b.max {
 			bad = append(bad, fmt.Sprintf("%s: %s at %d is %.2f× its value at %d, over the bound %.2f×", b.curve, b.unit, hi, r, lo, b.max))
 		}
 	}

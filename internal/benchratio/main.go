@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signoff-dev/signoff/internal/stats"
 )
 
 // result is one benchmark line's custom metrics.
@@ -60,18 +62,6 @@ func parse(r io.Reader) ([]map[string]result, error) {
 	return passes, sc.Err()
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // baseline names the benchmark name's baseline: the same load shape (the
 // sub-benchmark) of BrokerBaselineGET.
 func baseline(name string) string {
@@ -107,7 +97,7 @@ func report(w io.Writer, passes []map[string]result) {
 		for i, x := range rrps {
 			per[i] = strconv.FormatFloat(x, 'f', 2, 64)
 		}
-		fmt.Fprintf(w, "%-38s %8.0f %8.0f %9.0f %8.1f %8.2f %8.2f  %s\n", n, median(p50), median(p99), median(rps), median(cpu), median(rp50), median(rrps), strings.Join(per, " "))
+		fmt.Fprintf(w, "%-38s %8.0f %8.0f %9.0f %8.1f %8.2f %8.2f  %s\n", n, stats.Median(p50), stats.Median(p99), stats.Median(rps), stats.Median(cpu), stats.Median(rp50), stats.Median(rrps), strings.Join(per, " "))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/signoff-dev/signoff/internal/metricdef"
 	"github.com/signoff-dev/signoff/internal/pager"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -40,10 +41,8 @@ const (
 
 // newBreakerTrips is signoff_breaker_trips_total.
 func newBreakerTrips() prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "signoff_breaker_trips_total",
-		Help: "Outbreak breakers this replica tripped (each trip is counted by the one replica whose hit made it).",
-	})
+	return metricdef.Counter("signoff_breaker_trips_total",
+		"Outbreak breakers this replica tripped (each trip is counted by the one replica whose hit made it).")
 }
 
 // breakerTable is this replica's copy of the tripped breakers and its hits

@@ -230,16 +230,7 @@ func (b *Broker) runCanary(ctx context.Context) {
 	if b.modes.kv == nil {
 		return
 	}
-	t := time.NewTicker(canaryTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			b.checkCanary(ctx, time.Now())
-		}
-	}
+	every(ctx, canaryTick, func() { b.checkCanary(ctx, time.Now()) })
 }
 
 // checkCanary is one tick of runCanary.

@@ -53,6 +53,11 @@ func (b *Broker) expireGrants(ctx context.Context) {
 
 // runGrantExpiry calls expireGrants every interval until ctx ends.
 func (b *Broker) runGrantExpiry(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, func() { b.expireGrants(ctx) })
+}
+
+// every calls f every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -60,7 +65,7 @@ func (b *Broker) runGrantExpiry(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			b.expireGrants(ctx)
+			f()
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/engine"
 	"github.com/signoff-dev/signoff/internal/escalator"
+	"github.com/signoff-dev/signoff/internal/metricdef"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
@@ -114,108 +115,58 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 // newMetrics creates the broker's collectors, not registered yet.
 func newMetrics() *Metrics {
 	m := &Metrics{
-		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_decisions_total",
-			Help: "Final decisions by outcome and reason code.",
-		}, []string{"outcome", "reason"}),
-		DecisionLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "signoff_decision_seconds",
-			Help:    "Time to handle an agent request on this replica, by result (allow, deny, pending, error).",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-		}, []string{"result"}),
-		Pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "signoff_pending_requests",
-			Help: "Requests this replica made pending minus those it settled: sum over replicas for the plane's pending count.",
-		}),
-		ReaperExpiries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "signoff_reaper_expiries_total",
-			Help: "Pending requests this replica's reaper expired.",
-		}),
-		OutboxClaims: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "signoff_outbox_claims_total",
-			Help: "Outbox entries this replica claimed after their lease ran out: effects of decisions whose replica died or failed before it acknowledged them.",
-		}),
-		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_store_errors_total",
-			Help: "State store (Redis) calls that failed, by operation.",
-		}, []string{"op"}),
-		NATSErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_nats_errors_total",
-			Help: "NATS publish, reply and audit failures, by kind.",
-		}, []string{"kind"}),
-		BadMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_bad_messages_total",
-			Help: "Incoming messages answered with an error reply, by code.",
-		}, []string{"code"}),
-		PolicyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_policy_reloads_total",
-			Help: "Policy reloads by result (ok, error): new or restored policy files, rejected files (once per distinct error), admin reloads.",
-		}, []string{"result"}),
-		PolicyInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "signoff_policy_info",
-			Help: "1 for the version (content hash) of the policy in force on this replica.",
-		}, []string{"version"}),
-		PolicyFileRejected: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "signoff_policy_file_rejected",
-			Help: "1 while the policy file on disk is rejected (unreadable or invalid) and an older policy stays in force.",
-		}),
-		AuditFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_audit_failures_total",
-			Help: "Audit appends that failed (each is retried), by kind: timeout, no_stream, stalled, disconnected, rejected, other.",
-		}, []string{"kind"}),
-		AuditRetried: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "signoff_audit_retried_total",
-			Help: "Audit records stored by a retry after their first append failed.",
-		}),
-		AuditLost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_audit_lost_total",
-			Help: "Audit records given up, by reason: overflow (retry queue full), shutdown (not stored by the end of the flush), encode.",
-		}, []string{"reason"}),
-		AuditRetryPending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "signoff_audit_retry_pending",
-			Help: "Audit records whose append failed, held in this replica's memory until the stream takes them.",
-		}),
-		AuditInflight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "signoff_audit_inflight",
-			Help: "Audit records not yet acknowledged on their first append: batched or in flight (sampled every second).",
-		}),
-		Grants: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_grants_total",
-			Help: "Grant events by event: created, used (calls a grant allowed, per grant), revoked, expired.",
-		}, []string{"event"}),
+		Decisions: metricdef.CounterVec("signoff_decisions_total",
+			"Final decisions by outcome and reason code.", "outcome", "reason"),
+		DecisionLatency: metricdef.HistogramVec("signoff_decision_seconds",
+			"Time to handle an agent request on this replica, by result (allow, deny, pending, error).",
+			[]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}, "result"),
+		Pending: metricdef.Gauge("signoff_pending_requests",
+			"Requests this replica made pending minus those it settled: sum over replicas for the plane's pending count."),
+		ReaperExpiries: metricdef.Counter("signoff_reaper_expiries_total",
+			"Pending requests this replica's reaper expired."),
+		OutboxClaims: metricdef.Counter("signoff_outbox_claims_total",
+			"Outbox entries this replica claimed after their lease ran out: effects of decisions whose replica died or failed before it acknowledged them."),
+		StoreErrors: metricdef.CounterVec("signoff_store_errors_total",
+			"State store (Redis) calls that failed, by operation.", "op"),
+		NATSErrors: metricdef.CounterVec("signoff_nats_errors_total",
+			"NATS publish, reply and audit failures, by kind.", "kind"),
+		BadMessages: metricdef.CounterVec("signoff_bad_messages_total",
+			"Incoming messages answered with an error reply, by code.", "code"),
+		PolicyReloads: metricdef.CounterVec("signoff_policy_reloads_total",
+			"Policy reloads by result (ok, error): new or restored policy files, rejected files (once per distinct error), admin reloads.", "result"),
+		PolicyInfo: metricdef.GaugeVec("signoff_policy_info",
+			"1 for the version (content hash) of the policy in force on this replica.", "version"),
+		PolicyFileRejected: metricdef.Gauge("signoff_policy_file_rejected",
+			"1 while the policy file on disk is rejected (unreadable or invalid) and an older policy stays in force."),
+		AuditFailures: metricdef.CounterVec("signoff_audit_failures_total",
+			"Audit appends that failed (each is retried), by kind: timeout, no_stream, stalled, disconnected, rejected, other.", "kind"),
+		AuditRetried: metricdef.Counter("signoff_audit_retried_total",
+			"Audit records stored by a retry after their first append failed."),
+		AuditLost: metricdef.CounterVec("signoff_audit_lost_total",
+			"Audit records given up, by reason: overflow (retry queue full), shutdown (not stored by the end of the flush), encode.", "reason"),
+		AuditRetryPending: metricdef.Gauge("signoff_audit_retry_pending",
+			"Audit records whose append failed, held in this replica's memory until the stream takes them."),
+		AuditInflight: metricdef.Gauge("signoff_audit_inflight",
+			"Audit records not yet acknowledged on their first append: batched or in flight (sampled every second)."),
+		Grants: metricdef.CounterVec("signoff_grants_total",
+			"Grant events by event: created, used (calls a grant allowed, per grant), revoked, expired.", "event"),
 	}
 	m.grantsUsed = m.Grants.WithLabelValues(grantUsed)
-	m.FirstAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "signoff_first_answer_seconds",
-		Help:    "Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
-		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
-	}, []string{"team"})
+	m.FirstAnswer = metricdef.HistogramVec("signoff_first_answer_seconds",
+		"Time from a question to its first answer by a human (a vote or a decision), by the team the answer came for.",
+		[]float64{5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600}, "team")
 	return m
 }
 
 // initSeries creates every labelled series the code counts, at 0.
 func (m *Metrics) initSeries() {
-	for _, v := range grantEvents {
-		m.Grants.WithLabelValues(v)
-	}
-	for _, v := range storeOps {
-		m.StoreErrors.WithLabelValues(v)
-	}
-	for _, v := range natsErrorKinds {
-		m.NATSErrors.WithLabelValues(v)
-	}
-	for _, v := range badMessageCodes {
-		m.BadMessages.WithLabelValues(v)
-	}
-	for _, v := range auditFailureKinds {
-		m.AuditFailures.WithLabelValues(v)
-	}
-	for _, v := range auditLostReasons {
-		m.AuditLost.WithLabelValues(v)
-	}
-	for _, v := range policyReloadResults {
-		m.PolicyReloads.WithLabelValues(v)
-	}
+	metricdef.Zero(m.Grants, grantEvents...)
+	metricdef.Zero(m.StoreErrors, storeOps...)
+	metricdef.Zero(m.NATSErrors, natsErrorKinds...)
+	metricdef.Zero(m.BadMessages, badMessageCodes...)
+	metricdef.Zero(m.AuditFailures, auditFailureKinds...)
+	metricdef.Zero(m.AuditLost, auditLostReasons...)
+	metricdef.Zero(m.PolicyReloads, policyReloadResults...)
 	for outcome, reasons := range decisionLabels {
 		for _, r := range reasons {
 			m.Decisions.WithLabelValues(string(outcome), string(r))

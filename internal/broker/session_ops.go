@@ -12,16 +12,26 @@ import (
 	"github.com/signoff-dev/signoff/pkg/session"
 )
 
+// sessionMessage reads the session id of msg's subject (a subject of
+// kind) and decodes its body as T; on failure it returns the error reply
+// that answers msg instead.
+func sessionMessage[T any](b *Broker, kind messages.SubjectKind, msg *nats.Msg) (sessionID string, body T, bad []byte) {
+	sessionID, err := b.subj.SessionFromSubject(kind, msg.Subject)
+	if err != nil {
+		return "", body, b.badMessage(err)
+	}
+	if body, err = messages.Decode[T](msg.Data, b.cfg.MaxMessageBytes); err != nil {
+		return "", body, b.badMessage(err)
+	}
+	return sessionID, body, nil
+}
+
 // handleStatus answers an agent that lost track of a request (after a
 // reconnect) with its current receipt.
 func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
-	sessionID, err := b.subj.SessionFromSubject(messages.SubjectStatus, msg.Subject)
-	if err != nil {
-		return b.badMessage(err)
-	}
-	req, err := messages.Decode[messages.StatusRequest](msg.Data, b.cfg.MaxMessageBytes)
-	if err != nil {
-		return b.badMessage(err)
+	sessionID, req, bad := sessionMessage[messages.StatusRequest](b, messages.SubjectStatus, msg)
+	if bad != nil {
+		return bad
 	}
 	rc, err := b.eng.Status(ctx, sessionID, req.RequestID)
 	if err != nil {
@@ -33,13 +43,9 @@ func (b *Broker) handleStatus(ctx context.Context, msg *nats.Msg) []byte {
 // handleCancel settles pending requests of a session cancelled: the agent
 // aborted or is shutting down.
 func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
-	sessionID, err := b.subj.SessionFromSubject(messages.SubjectCancel, msg.Subject)
-	if err != nil {
-		return b.badMessage(err)
-	}
-	req, err := messages.Decode[messages.CancelRequest](msg.Data, b.cfg.MaxMessageBytes)
-	if err != nil {
-		return b.badMessage(err)
+	sessionID, req, bad := sessionMessage[messages.CancelRequest](b, messages.SubjectCancel, msg)
+	if bad != nil {
+		return bad
 	}
 	ids, err := b.eng.Cancel(ctx, sessionID, req.RequestIDs, req.Reason)
 	if err != nil {
@@ -52,13 +58,9 @@ func (b *Broker) handleCancel(ctx context.Context, msg *nats.Msg) []byte {
 // message, so the agent may call tools again — unless the agent had not
 // heard of every hard rejection behind the stop (the reply names them).
 func (b *Broker) handleTurn(ctx context.Context, msg *nats.Msg) []byte {
-	sessionID, err := b.subj.SessionFromSubject(messages.SubjectTurn, msg.Subject)
-	if err != nil {
-		return b.badMessage(err)
-	}
-	turn, err := messages.Decode[messages.TurnRequest](msg.Data, b.cfg.MaxMessageBytes)
-	if err != nil {
-		return b.badMessage(err)
+	sessionID, turn, bad := sessionMessage[messages.TurnRequest](b, messages.SubjectTurn, msg)
+	if bad != nil {
+		return bad
 	}
 	cleared, unheard, err := b.eng.NewTurn(ctx, sessionID, session.Turn{Tracked: turn.SeenComplete, Seen: turn.Seen})
 	if errors.Is(err, session.ErrStopOwed) {

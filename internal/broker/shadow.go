@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/signoff-dev/signoff/internal/metricdef"
 	"github.com/signoff-dev/signoff/internal/replay"
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -48,10 +49,8 @@ func (s *shadowPolicy) apply(value []byte, deleted bool, log *slog.Logger) {
 
 // newShadowDifferences is signoff_shadow_differences_total.
 func newShadowDifferences() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "signoff_shadow_differences_total",
-		Help: "Requests the shadow policy would have decided otherwise than the live one, by live verdict (from) and shadow verdict (to): allow, ask, deny.",
-	}, []string{"from", "to"})
+	return metricdef.CounterVec("signoff_shadow_differences_total",
+		"Requests the shadow policy would have decided otherwise than the live one, by live verdict (from) and shadow verdict (to): allow, ask, deny.", "from", "to")
 }
 
 // shadowJudge fills rec.Shadow with the shadow policy's verdict, if one is

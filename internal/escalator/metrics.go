@@ -3,6 +3,7 @@ package escalator
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/signoff-dev/signoff/internal/metricdef"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -26,14 +27,10 @@ var (
 // NewMetrics registers the escalation metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Steps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_escalation_steps_total",
-			Help: "Escalation steps run by this replica, by kind (remind, add_team, page) and outcome (done, dropped, error).",
-		}, []string{"kind", "outcome"}),
-		Pages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "signoff_pages_total",
-			Help: "Pager calls by pager, action (trigger: a page sent, resolve: a page resolved) and outcome (ok, error: retried, rejected: given up).",
-		}, []string{"pager", "action", "outcome"}),
+		Steps: metricdef.CounterVec("signoff_escalation_steps_total",
+			"Escalation steps run by this replica, by kind (remind, add_team, page) and outcome (done, dropped, error).", "kind", "outcome"),
+		Pages: metricdef.CounterVec("signoff_pages_total",
+			"Pager calls by pager, action (trigger: a page sent, resolve: a page resolved) and outcome (ok, error: retried, rejected: given up).", "pager", "action", "outcome"),
 	}
 	reg.MustRegister(m.Steps, m.Pages)
 	for _, k := range stepKinds {

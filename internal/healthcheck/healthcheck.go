@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 )
 
 // DefaultTimeout bounds one probe: below Docker's default healthcheck
@@ -73,20 +75,13 @@ func Main(name string, args []string, defaultURL string, stdout, stderr io.Write
 	fs.SetOutput(stderr)
 	target := fs.String("url", defaultURL, "`URL` to GET; healthy when it answers 200")
 	timeout := fs.Duration("timeout", DefaultTimeout, "how long the probe may take")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s [--url URL] [--timeout D]\n\n"+
-			"Exits 0 when URL answers 200 (a container healthcheck for images\n"+
-			"without a shell), 1 when not, with the reason on stderr.\n\nFlags:\n", name)
-		fs.PrintDefaults()
+	cmdflag.Usage(fs, fmt.Sprintf("Usage: %s [--url URL] [--timeout D]\n\n"+
+		"Exits 0 when URL answers 200 (a container healthcheck for images\n"+
+		"without a shell), 1 when not, with the reason on stderr.\n\nFlags:\n", name))
+	if code, stop := cmdflag.Parse(fs, args); stop {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
+	if !cmdflag.NoArgs(fs, stderr, name, "") {
 		return 2
 	}
 	if *timeout <= 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
@@ -28,8 +29,7 @@ func Replay(ctx context.Context, env Env, args []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON report instead of a table")
 	var tenants Tenants
 	tenants.Bind(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: signoff admin replay --policy FILE [--since 7d] [--tenant ACCOUNT | --all-tenants] [--json]
+	cmdflag.Usage(fs, `Usage: signoff admin replay --policy FILE [--since 7d] [--tenant ACCOUNT | --all-tenants] [--json]
 
 Judges the requests recorded in the audit stream under the candidate policy
 FILE and reports every decision that would change (request id, tool, old and
@@ -42,13 +42,10 @@ Exit 0: nothing would change; 1: something would; 2: bad usage or policy;
 
 Flags:
 `)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "signoff admin replay: unexpected argument %q\n", fs.Arg(0))
+	if !cmdflag.NoArgs(fs, env.Stderr, "signoff admin replay", "") {
 		return ExitUsage
 	}
 	if *file == "" {

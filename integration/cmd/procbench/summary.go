@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/signoff-dev/signoff/internal/stats"
 )
 
 // sample is one measurement of one target at one concurrency in one pass.
@@ -53,18 +55,8 @@ func (s *summary) add(target string, conc, pass int, x sample) {
 	s.Errors += x.Errors
 }
 
-// median of xs (the mean of the middle two for an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+// median of xs ([stats.Median]).
+var median = stats.Median
 
 // row is one line of the summary table.
 type row struct {

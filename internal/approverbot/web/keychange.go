@@ -43,11 +43,7 @@ func (k keyChange) challenge(approver string) ([]byte, error) {
 // id}: the options for navigator.credentials.get that confirm the change
 // with one of the approver's keys.
 func (c *Channel) handleKeyChangeBegin(w http.ResponseWriter, r *http.Request, p principal) {
-	if c.stepUp.rp == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", c.stepUp.why)
-		return
-	}
-	if c.staleForEnroll(w, p) {
+	if c.cannotEnroll(w, p) {
 		return
 	}
 	var k keyChange

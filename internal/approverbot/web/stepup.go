@@ -53,16 +53,23 @@ func (c *Channel) staleForEnroll(w http.ResponseWriter, p principal) bool {
 	return true
 }
 
+// cannotEnroll writes the refusal and returns true when authenticators
+// cannot be changed now: WebAuthn is unavailable, or p's sign-in is too
+// old (staleForEnroll).
+func (c *Channel) cannotEnroll(w http.ResponseWriter, p principal) bool {
+	if c.stepUp.rp == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", c.stepUp.why)
+		return true
+	}
+	return c.staleForEnroll(w, p)
+}
+
 // handleRegisterBegin serves POST /api/webauthn/register/begin: the
 // options for navigator.credentials.create.
 // Once the approver has a key, the body carries one's assertion
 // ({confirm}, keychange.go).
 func (c *Channel) handleRegisterBegin(w http.ResponseWriter, r *http.Request, p principal) {
-	if c.stepUp.rp == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", c.stepUp.why)
-		return
-	}
-	if c.staleForEnroll(w, p) {
+	if c.cannotEnroll(w, p) {
 		return
 	}
 	var body struct {
@@ -106,11 +113,7 @@ type registerFinish struct {
 // handleRegisterFinish serves POST /api/webauthn/register/finish: it
 // verifies the new credential and stores it for the approver.
 func (c *Channel) handleRegisterFinish(w http.ResponseWriter, r *http.Request, p principal) {
-	if c.stepUp.rp == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", c.stepUp.why)
-		return
-	}
-	if c.staleForEnroll(w, p) {
+	if c.cannotEnroll(w, p) {
 		return
 	}
 	var body registerFinish

@@ -8,9 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -89,57 +87,30 @@ type OGAlert struct {
 // Opsgenie is a fake of the Alert API.
 type Opsgenie struct {
 	faults
-	// URL is the base URL to configure (no path).
-	URL string
-	// Received gets every accepted request (buffered; see
-	// [Opsgenie.Requests] for the full list).
-	Received chan OGRequest
-
-	srv      *httptest.Server
-	key      string
-	mu       sync.Mutex
-	requests []OGRequest
-	alerts   []*OGAlert
-	open     map[string]*OGAlert // alias → open alert
+	// ledger keeps the accepted requests (Received gets each; see
+	// [Opsgenie.Accepted] for the full list) and the alerts by alias.
+	ledger[OGRequest, OGAlert]
+	key string
 }
 
 // NewOpsgenie starts a fake that accepts the API key apiKey; it stops when
 // t ends.
 func NewOpsgenie(t testing.TB, apiKey string) *Opsgenie {
-	t.Helper()
-	f := StartOpsgenie(apiKey)
-	t.Cleanup(f.Close)
-	return f
+	return closedAtEnd(t, StartOpsgenie(apiKey))
 }
 
 // StartOpsgenie starts a fake outside a test; the caller must Close it.
 func StartOpsgenie(apiKey string) *Opsgenie {
-	f := &Opsgenie{Received: make(chan OGRequest, 1024), key: apiKey, open: map[string]*OGAlert{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	f.URL = f.srv.URL
+	f := &Opsgenie{key: apiKey}
+	f.start(f.serve)
 	return f
 }
 
-// Close stops the fake, waiting for requests in flight.
-func (f *Opsgenie) Close() { f.srv.Close() }
-
 // Accepted lists the accepted requests in order.
-func (f *Opsgenie) Accepted() []OGRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]OGRequest(nil), f.requests...)
-}
+func (f *Opsgenie) Accepted() []OGRequest { return f.requests() }
 
 // Alerts lists the alerts created, in order, with their state.
-func (f *Opsgenie) Alerts() []OGAlert {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]OGAlert, len(f.alerts))
-	for i, a := range f.alerts {
-		out[i] = *a
-	}
-	return out
-}
+func (f *Opsgenie) Alerts() []OGAlert { return f.alertList() }
 
 func (f *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 	if ft, ok := f.next(r); ok && ft.apply(w, r, ogErrorBody) {
@@ -152,10 +123,7 @@ func (f *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	switch {
 	case path == "/v2/alerts/count" && r.Method == http.MethodGet:
-		f.mu.Lock()
-		n := len(f.open)
-		f.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]int{"count": n}, "took": 0.001, "requestId": newID()})
+		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]int{"count": f.openCount()}, "took": 0.001, "requestId": newID()})
 	case path == "/v2/alerts" && r.Method == http.MethodPost:
 		var c OGCreate
 		if !decodeStrict(w, r, &c) {
@@ -202,34 +170,20 @@ func (f *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
 // asynchronously and answers 202 even for a close that finds no alert.
 func (f *Opsgenie) accept(w http.ResponseWriter, req OGRequest) {
 	req.RequestID = newID()
-	f.mu.Lock()
-	f.requests = append(f.requests, req)
-	switch req.Action {
-	case "create":
-		alias := req.Create.Alias
-		if alias == "" {
-			alias = req.Create.Message // Opsgenie's default alias
-		}
-		a := f.open[alias]
-		if a == nil {
-			a = &OGAlert{Alias: alias, First: req.Create}
-			f.alerts = append(f.alerts, a)
-			f.open[alias] = a
-		}
-		a.Count++
-	case "close":
-		if req.IdentifierType == "alias" {
-			if a := f.open[req.Identifier]; a != nil {
-				a.Closed = true
-				delete(f.open, req.Identifier)
+	f.record(req, func() {
+		switch req.Action {
+		case "create":
+			alias := req.Create.Alias
+			if alias == "" {
+				alias = req.Create.Message // Opsgenie's default alias
+			}
+			f.openAlert(alias, func() *OGAlert { return &OGAlert{Alias: alias, First: req.Create} }).Count++
+		case "close":
+			if req.IdentifierType == "alias" {
+				f.closeAlert(req.Identifier, func(a *OGAlert) { a.Closed = true })
 			}
 		}
-	}
-	f.mu.Unlock()
-	select {
-	case f.Received <- req:
-	default:
-	}
+	})
 	writeJSON(w, http.StatusAccepted, map[string]any{"result": "Request will be processed", "took": 0.002, "requestId": req.RequestID})
 }
 

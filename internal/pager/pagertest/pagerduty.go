@@ -7,10 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -75,60 +73,33 @@ type PDIncident struct {
 // PagerDuty is a fake of the Events API v2.
 type PagerDuty struct {
 	faults
-	// URL is the base URL to configure (no path).
-	URL string
-	// Received gets every accepted event (buffered; see [PagerDuty.Events]
-	// for the full list).
-	Received chan PDEvent
-
-	srv *httptest.Server
-	mu  sync.Mutex
+	// ledger keeps the accepted events (Received gets each; see
+	// [PagerDuty.Events] for the full list) and the alerts by dedup key.
+	ledger[PDEvent, PDIncident]
 	// key is the routing key of the fake's one service; a well-formed key
 	// that is not it is refused as "Invalid routing key".
-	key       string
-	events    []PDEvent
-	incidents []*PDIncident          // in order of creation
-	open      map[string]*PDIncident // dedup key → open alert
+	key string
 }
 
 // NewPagerDuty starts a fake whose service has routing key routingKey; it
 // stops when t ends.
 func NewPagerDuty(t testing.TB, routingKey string) *PagerDuty {
-	t.Helper()
-	f := StartPagerDuty(routingKey)
-	t.Cleanup(f.Close)
-	return f
+	return closedAtEnd(t, StartPagerDuty(routingKey))
 }
 
 // StartPagerDuty starts a fake outside a test (an example, a demo); the
 // caller must Close it.
 func StartPagerDuty(routingKey string) *PagerDuty {
-	f := &PagerDuty{Received: make(chan PDEvent, 1024), key: routingKey, open: map[string]*PDIncident{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	f.URL = f.srv.URL
+	f := &PagerDuty{key: routingKey}
+	f.start(f.serve)
 	return f
 }
 
-// Close stops the fake, waiting for requests in flight.
-func (f *PagerDuty) Close() { f.srv.Close() }
-
 // Events lists the accepted events in order.
-func (f *PagerDuty) Events() []PDEvent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PDEvent(nil), f.events...)
-}
+func (f *PagerDuty) Events() []PDEvent { return f.requests() }
 
 // Incidents lists the alerts opened, in order, with their state.
-func (f *PagerDuty) Incidents() []PDIncident {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]PDIncident, len(f.incidents))
-	for i, in := range f.incidents {
-		out[i] = *in
-	}
-	return out
-}
+func (f *PagerDuty) Incidents() []PDIncident { return f.alertList() }
 
 func (f *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 	if ft, ok := f.next(r); ok && ft.apply(w, r, pdErrorBody) {
@@ -171,38 +142,24 @@ func (f *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 		pdInvalid(w, "Invalid routing key")
 		return
 	}
-	f.record(ev)
+	f.accept(ev)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "success", "message": "Event processed", "dedup_key": ev.DedupKey})
 }
 
-// record applies the documented de-duplication: a trigger adds to the open
+// accept applies the documented de-duplication: a trigger adds to the open
 // alert of its dedup key or opens one; a resolve closes the open alert or
 // is dropped.
-func (f *PagerDuty) record(ev PDEvent) {
-	f.mu.Lock()
-	f.events = append(f.events, ev)
-	in := f.open[ev.DedupKey]
-	switch ev.EventAction {
-	case "trigger":
-		if in == nil {
-			in = &PDIncident{DedupKey: ev.DedupKey, First: ev}
-			f.incidents = append(f.incidents, in)
-			f.open[ev.DedupKey] = in
+func (f *PagerDuty) accept(ev PDEvent) {
+	f.record(ev, func() {
+		switch ev.EventAction {
+		case "trigger":
+			f.openAlert(ev.DedupKey, func() *PDIncident { return &PDIncident{DedupKey: ev.DedupKey, First: ev} }).Triggers++
+		case "resolve":
+			f.closeAlert(ev.DedupKey, func(in *PDIncident) { in.Resolved = true })
 		}
-		in.Triggers++
-	case "resolve":
-		if in != nil {
-			in.Resolved = true
-			delete(f.open, ev.DedupKey)
-		}
-	}
-	f.mu.Unlock()
-	select {
-	case f.Received <- ev:
-	default:
-	}
+	})
 }
 
 // pdValidate checks an event as the Events API documents it.

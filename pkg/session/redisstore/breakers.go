@@ -82,11 +82,6 @@ func (s *Store) HitBreakers(ctx context.Context, hits []session.BreakerHit) ([]m
 // is an error: the caller cannot know whom it covers, and fails closed.
 func (s *Store) BreakerTrips(ctx context.Context) ([]messages.BreakerTrip, error) {
 	const op = "breaker trips"
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
 	return readHash(ctx, s, op, s.k.breakerTrips(), func(name, v string) (messages.BreakerTrip, error) {
 		t, err := decodeTrip(v)
 		if err != nil {

@@ -240,13 +240,7 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 // [session.Escalations]. One read-only script.
 func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]session.StepDone, error) {
 	const op = "steps done"
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginKey(ctx, op, sessionID, requestID)
 	if err != nil {
 		return nil, err
 	}

@@ -100,11 +100,6 @@ func (s *Store) DeleteFleetStop(ctx context.Context, id string) (messages.FleetS
 // is an error: the caller cannot know whom it stops, and fails closed.
 func (s *Store) FleetStops(ctx context.Context) ([]messages.FleetStop, error) {
 	const op = "fleet stops"
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
 	return readHash(ctx, s, op, s.k.fleetStops(), func(id, v string) (messages.FleetStop, error) {
 		var st messages.FleetStop
 		if err := json.Unmarshal([]byte(v), &st); err != nil {
@@ -114,10 +109,16 @@ func (s *Store) FleetStops(ctx context.Context) ([]messages.FleetStop, error) {
 	}, func(a, b messages.FleetStop) int { return strings.Compare(a.ID, b.ID) })
 }
 
-// readHash reads every field of the hash key, decodes each value and
-// returns them in cmp's order. The first value decode refuses is the
-// error: the caller cannot know whom it covers, and fails closed.
+// readHash reads every field of the hash key (one call of op), decodes
+// each value and returns them in cmp's order. The first value decode
+// refuses is the error: the caller cannot know whom it covers, and fails
+// closed.
 func readHash[T any](ctx context.Context, s *Store, op, key string, decode func(field, value string) (T, error), cmp func(a, b T) int) ([]T, error) {
+	ctx, cancel, err := s.begin(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	m, err := s.rdb.HGetAll(ctx, key).Result()
 	if err != nil {
 		return nil, s.fail(op, err)
@@ -169,25 +170,13 @@ func (s *Store) RecordSeen(ctx context.Context, seen []messages.AgentSeen) error
 // ListSeen implements [session.Fleet].
 func (s *Store) ListSeen(ctx context.Context) ([]messages.AgentSeen, error) {
 	const op = "list seen"
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	m, err := s.rdb.HGetAll(ctx, s.k.fleetSeen()).Result()
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	out := make([]messages.AgentSeen, 0, len(m))
-	for agent, v := range m {
+	return readHash(ctx, s, op, s.k.fleetSeen(), func(agent, v string) (messages.AgentSeen, error) {
 		a, err := decodeSeen(v)
 		if err != nil {
-			return nil, fmt.Errorf("redisstore: %s: agent %q: %w", op, agent, err)
+			return a, fmt.Errorf("redisstore: %s: agent %q: %w", op, agent, err)
 		}
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b messages.AgentSeen) int { return strings.Compare(a.AgentID, b.AgentID) })
-	return out, nil
+		return a, nil
+	}, func(a, b messages.AgentSeen) int { return strings.Compare(a.AgentID, b.AgentID) })
 }
 
 func decodeSeen(v string) (messages.AgentSeen, error) {

@@ -144,13 +144,7 @@ func (s *Store) retract(ctx context.Context, rec *session.Record) {
 // Open makes a held request pending; see [session.Requests.Open]. One script
 // call: it checks the stop signal in the same step.
 func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: open: %w", err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: open: %w", err)
-	}
-	ctx, cancel, err := s.begin(ctx, "open")
+	ctx, cancel, err := s.beginKey(ctx, "open", sessionID, requestID)
 	if err != nil {
 		return session.Result{}, err
 	}
@@ -195,13 +189,7 @@ func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.
 // Get returns the record of a request, or ErrNotFound (also for a held
 // request: see [session.Requests.Prepare]).
 func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.Record, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return nil, fmt.Errorf("redisstore: get: %w", err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: get: %w", err)
-	}
-	ctx, cancel, err := s.begin(ctx, "get")
+	ctx, cancel, err := s.beginKey(ctx, "get", sessionID, requestID)
 	if err != nil {
 		return nil, err
 	}

@@ -15,13 +15,7 @@ import (
 // not yet due), oldest first.
 func (s *Store) ListPendingSession(ctx context.Context, sessionID string) ([]*session.Record, error) {
 	const op = "list pending session"
-	if err := session.CheckSession(sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginSession(ctx, op, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -169,10 +163,7 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 	if mk == nil {
 		return nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
 	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginTagged(ctx, op, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -203,13 +194,7 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 // read and the stop cleared in the same step.
 func (s *Store) NewTurn(ctx context.Context, sessionID string, turn session.Turn) (bool, error) {
 	const op = "new turn"
-	if err := session.CheckSession(sessionID); err != nil {
-		return false, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return false, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginSession(ctx, op, sessionID)
 	if err != nil {
 		return false, err
 	}
@@ -263,10 +248,7 @@ func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []strin
 	if mk == nil {
 		return nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
 	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginTagged(ctx, op, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -113,6 +113,31 @@ func (s *Store) begin(ctx context.Context, op string) (context.Context, context.
 	return ctx, cancel, nil
 }
 
+// beginSession checks sessionID as every store does and as a hash tag
+// needs (the errors wrapped for op), then begins op.
+func (s *Store) beginSession(ctx context.Context, op, sessionID string) (context.Context, context.CancelFunc, error) {
+	if err := session.CheckSession(sessionID); err != nil {
+		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return s.beginTagged(ctx, op, sessionID)
+}
+
+// beginKey is beginSession for the key of a request.
+func (s *Store) beginKey(ctx context.Context, op, sessionID, requestID string) (context.Context, context.CancelFunc, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return s.beginTagged(ctx, op, sessionID)
+}
+
+// beginTagged checks that sessionID can be a hash tag, then begins op.
+func (s *Store) beginTagged(ctx context.Context, op, sessionID string) (context.Context, context.CancelFunc, error) {
+	if err := checkTag("session id", sessionID); err != nil {
+		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return s.begin(ctx, op)
+}
+
 // Now returns Redis TIME.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	ctx, cancel, err := s.begin(ctx, "now")

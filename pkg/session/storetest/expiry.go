@@ -342,6 +342,27 @@ func testSettleAfterExpiry(t *testing.T, e *env) {
 	c.checkOnce(t)
 }
 
+// claimers starts callers goroutines on wg that claim up to limit due
+// requests at a time into c until c expects no more or deadline passes;
+// the first that fails stores its error in failed and stops.
+func (e *env) claimers(wg *sync.WaitGroup, c *claims, callers, limit int, deadline time.Time, failed *atomic.Value) {
+	for range callers {
+		wg.Go(func() {
+			for c.left.Load() > 0 && time.Now().Before(deadline) {
+				got, err := e.expiry.ClaimExpired(e.ctx, limit)
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				c.add(got)
+				if len(got) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
 func testRaceClaim(t *testing.T, e *env) {
 	for _, callers := range []int{2, 8} {
 		t.Run(fmt.Sprintf("%d callers", callers), func(t *testing.T) {
@@ -350,22 +371,7 @@ func testRaceClaim(t *testing.T, e *env) {
 			c := newClaims(recs...)
 			var wg sync.WaitGroup
 			var failed atomic.Value
-			deadline := time.Now().Add(10 * time.Second)
-			for range callers {
-				wg.Go(func() {
-					for c.left.Load() > 0 && time.Now().Before(deadline) {
-						got, err := e.expiry.ClaimExpired(e.ctx, 7)
-						if err != nil {
-							failed.Store(err)
-							return
-						}
-						c.add(got)
-						if len(got) == 0 {
-							time.Sleep(time.Millisecond)
-						}
-					}
-				})
-			}
+			e.claimers(&wg, c, callers, 7, time.Now().Add(10*time.Second), &failed)
 			wg.Wait()
 			if err, _ := failed.Load().(error); err != nil {
 				t.Fatalf("ClaimExpired: %v", err)
@@ -404,21 +410,7 @@ func testRaceVoteClaim(t *testing.T, e *env) {
 		})
 	}
 	var failed atomic.Value
-	for range 3 {
-		wg.Go(func() {
-			for c.left.Load() > 0 && time.Now().Before(deadline) {
-				got, err := e.expiry.ClaimExpired(e.ctx, 16)
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				c.add(got)
-				if len(got) == 0 {
-					time.Sleep(time.Millisecond)
-				}
-			}
-		})
-	}
+	e.claimers(&wg, c, 3, 16, deadline, &failed)
 	wg.Wait()
 	if err, _ := failed.Load().(error); err != nil {
 		t.Fatalf("ClaimExpired: %v", err)

@@ -60,9 +60,8 @@ type Server struct {
 	msgs      map[string]Message // by ts
 	seq       int
 	responses map[string]*responseURL
-	limited   map[string][]int // method -> pending Retry-After seconds
 	rec       httpapitest.Recorder
-	down      bool
+	faults    httpapitest.Faults
 	triggers  map[string]time.Time // trigger_id -> issued (Click)
 
 	// Posted receives chat.postMessage calls.
@@ -92,7 +91,6 @@ func New(o Options) *Server {
 		channels:  map[string]bool{},
 		msgs:      map[string]Message{},
 		responses: map[string]*responseURL{},
-		limited:   map[string][]int{},
 		Posted:    make(chan Message, 1000),
 		Updated:   make(chan Message, 1000),
 		Ephemeral: make(chan Message, 1000),
@@ -121,11 +119,7 @@ func (s *Server) Close() { s.srv.Close() }
 
 // RateLimit makes the next call of method fail with HTTP 429 and
 // Retry-After: seconds, as Slack's rate limiter does.
-func (s *Server) RateLimit(method string, seconds int) {
-	s.mu.Lock()
-	s.limited[method] = append(s.limited[method], seconds)
-	s.mu.Unlock()
-}
+func (s *Server) RateLimit(method string, seconds int) { s.faults.RateLimit(method, seconds) }
 
 // Calls reports how many times method was called (rate-limited calls
 // included).
@@ -173,29 +167,15 @@ type messageArgs struct {
 
 // SetDown makes every Web API call fail with 503 and a page that is not
 // Slack's (an outage, a proxy in the way) while down is set.
-func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	s.down = down
-	s.mu.Unlock()
-}
+func (s *Server) SetDown(down bool) { s.faults.SetDown(down) }
 
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	method := r.PathValue("method")
-	s.mu.Lock()
-	down := s.down
-	s.mu.Unlock()
-	if down {
-		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+	if s.faults.Unavailable(w) {
 		return
 	}
 	s.rec.Record(method, r)
-	s.mu.Lock()
-	var wait int
-	if q := s.limited[method]; len(q) > 0 {
-		wait, s.limited[method] = q[0], q[1:]
-	}
-	s.mu.Unlock()
-	if wait > 0 {
+	if wait, _ := s.faults.Next(method); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(wait))
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusTooManyRequests)

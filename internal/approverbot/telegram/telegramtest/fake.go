@@ -99,10 +99,8 @@ type Server struct {
 	wake     chan struct{} // closed when an update is queued
 	pollGen  int
 	allowed  []string
-	limited  map[string][]int
-	failures map[string][]int
 	rec      httpapitest.Recorder
-	down     bool
+	faults   httpapitest.Faults
 
 	// Sent receives sendMessage calls.
 	Sent chan Message
@@ -118,17 +116,15 @@ func New(o Options) *Server {
 		o.Token = "123456:TEST"
 	}
 	s := &Server{
-		token:    o.Token,
-		chats:    map[int64]bool{},
-		msgs:     map[[2]int64]*Message{},
-		queries:  map[string]bool{},
-		wake:     make(chan struct{}),
-		limited:  map[string][]int{},
-		failures: map[string][]int{},
-		nextUpd:  100,
-		Sent:     make(chan Message, 1000),
-		Edited:   make(chan Message, 1000),
-		Answers:  make(chan Answer, 1000),
+		token:   o.Token,
+		chats:   map[int64]bool{},
+		msgs:    map[[2]int64]*Message{},
+		queries: map[string]bool{},
+		wake:    make(chan struct{}),
+		nextUpd: 100,
+		Sent:    make(chan Message, 1000),
+		Edited:  make(chan Message, 1000),
+		Answers: make(chan Answer, 1000),
 	}
 	for _, c := range o.Chats {
 		s.chats[c] = true
@@ -147,19 +143,11 @@ func (s *Server) Close() { s.srv.Close() }
 
 // RateLimit makes the next call of method fail with 429 and
 // parameters.retry_after = seconds.
-func (s *Server) RateLimit(method string, seconds int) {
-	s.mu.Lock()
-	s.limited[method] = append(s.limited[method], seconds)
-	s.mu.Unlock()
-}
+func (s *Server) RateLimit(method string, seconds int) { s.faults.RateLimit(method, seconds) }
 
 // Fail makes the next call of method fail with an HTTP status and a body
 // that is not a Bot API answer (a proxy's error page).
-func (s *Server) Fail(method string, status int) {
-	s.mu.Lock()
-	s.failures[method] = append(s.failures[method], status)
-	s.mu.Unlock()
-}
+func (s *Server) Fail(method string, status int) { s.faults.Fail(method, status) }
 
 // Calls reports how many times method was called.
 func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
@@ -287,18 +275,10 @@ func fail(w http.ResponseWriter, code int, description string) {
 
 // SetDown makes every call fail with 503 and a page that is not the Bot
 // API's (an outage, a proxy in the way) while down is set.
-func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	s.down = down
-	s.mu.Unlock()
-}
+func (s *Server) SetDown(down bool) { s.faults.SetDown(down) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	down := s.down
-	s.mu.Unlock()
-	if down {
-		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+	if s.faults.Unavailable(w) {
 		return
 	}
 	if r.PathValue("bot") != "bot"+s.token {
@@ -307,14 +287,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	method := r.PathValue("method")
 	s.rec.Record(method, r)
-	s.mu.Lock()
-	var wait, status int
-	if q := s.limited[method]; len(q) > 0 {
-		wait, s.limited[method] = q[0], q[1:]
-	} else if q := s.failures[method]; len(q) > 0 {
-		status, s.failures[method] = q[0], q[1:]
-	}
-	s.mu.Unlock()
+	wait, status := s.faults.Next(method)
 	switch {
 	case wait > 0:
 		reply(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error_code": 429,
