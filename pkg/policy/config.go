@@ -716,6 +716,9 @@ func (d *decoder) rulePattern(r *rule, tg ruleTarget) error {
 		if _, had := globs.ExpandHome(pattern, ""); had && d.p.home == "" {
 			return d.Errf(tg.node, tg.where, "cannot expand %q: no home directory is known (set home:)", pattern)
 		}
+		if err := globs.CheckPathBrackets(pattern); err != nil {
+			return d.Errf(tg.node, tg.where, "invalid path glob %q: %v", pattern, err)
+		}
 		var err error
 		if r.path, err = compilePathPattern(normalizePatternText(pattern, d.p.home)); err != nil {
 			return d.Errf(tg.node, tg.where, "invalid path glob %q: %v", pattern, err)

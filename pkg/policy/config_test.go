@@ -98,6 +98,16 @@ rules:
 			want: "policy.yaml:4:13: rules[1].rule: invalid path glob \"{a,b\": glob: syntax error at 4: unclosed `{`",
 		},
 		{
+			name: "a path glob with a POSIX class, which the path matcher reads as characters",
+			src:  "mode: auto-edit\nrules:\n  - { rule: read_file, action: allow }\n  - { rule: \"read_file(**/.[[:alpha:]]nv)\", action: deny }\n",
+			want: "policy.yaml:4:13: rules[1].rule: invalid path glob \"**/.[[:alpha:]]nv\": the bracket expression at offset 4 holds a POSIX class, equivalence class or collating symbol, which path globs do not support (write a range or the characters: [a-z], [abc])",
+		},
+		{
+			name: "a shell pattern with a bracket expression shells read differently",
+			src:  "rules:\n  - { rule: \"bash(cat .[[=e=]]nv)\", action: deny }\n",
+			want: "policy.yaml:2:13: rules[0].rule: invalid shell pattern \"cat .[[=e=]]nv\": the bracket expression at offset 5 is not one every shell reads alike (a [:class:] of a known name and [.c.] of one character are; [=c=], whose end bash reads differently, and a class at either end of a range are not)",
+		},
+		{
 			name: "an unknown tool group",
 			src:  "rules:\n  - { rule: \"@files2(*.env)\", action: deny }\n",
 			want: `policy.yaml:2:13: rules[0].rule: unknown tool group "@files2" (want @read, @write, @exec, @mcp, @shell or @files)`,

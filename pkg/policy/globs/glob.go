@@ -35,8 +35,10 @@ type Tok struct {
 	// the literal r.
 	Any     bool
 	NoSlash bool
-	Class   string // a bracket expression "[…]", matched with shMatchClass
-	R       rune
+	Class   string // a bracket expression "[…]", matched with MatchClass
+	// Fold: the class also matches the other case of its members (Lower).
+	Fold bool
+	R    rune
 }
 
 func (t Tok) Lit() bool { return !t.Any && t.Class == "" }
@@ -79,6 +81,23 @@ func (g Glob) String() string {
 // FromShellPattern compiles a rule's shell pattern (Match
 // syntax: * and ? cross everything).
 func FromShellPattern(p string) Glob {
+	return fromShellPattern(p, false)
+}
+
+// FromFilterPattern compiles the file-name pattern of a search filter
+// (find -name, grep --include, rg -g, fd --glob) as FromShellPattern
+// does, but for the readings of the programs that take it: find and grep
+// (fnmatch) read [[:alpha:]] as a class, rg and fd (globset) as the
+// characters "[:alph" then a literal ']'; globset takes a backslash in
+// a bracket as a member, fnmatch as an escape. A bracket expression
+// followed by "[:", "[=", "[." or a backslash is therefore read as any
+// character followed by anything up to the last ']', which holds every
+// reading.
+func FromFilterPattern(p string) Glob {
+	return fromShellPattern(p, true)
+}
+
+func fromShellPattern(p string, filter bool) Glob {
 	g := make(Glob, 0, len(p))
 	for i := 0; i < len(p); {
 		c := p[i]
@@ -92,9 +111,8 @@ func FromShellPattern(p string) Glob {
 			i++
 			continue
 		case '[':
-			if _, end, valid := MatchClass(p, i, 'x'); valid {
-				g = append(g, Tok{Class: p[i:end]})
-				i = end
+			if out, end, ok := appendBracket(g, p, i, false, filter, nil); ok {
+				g, i = out, end
 				continue
 			}
 		case '\\':
@@ -107,6 +125,74 @@ func FromShellPattern(p string) Glob {
 		i += size
 	}
 	return g
+}
+
+// AnyClass is the class of a bracket expression that is not read exactly
+// (see BracketExact): it matches any character.
+const AnyClass = "[[:?:]]"
+
+// appendBracket appends the glob of the bracket expression at p[i] ==
+// '[': a class token when it is read exactly (in a pathname, one holding
+// '/' is literal: ok false). One that is not (BracketExact), or whose end
+// an expansion may move (words), may end at any later ']' (or inside an
+// expansion): it becomes AnyClass then a run up to the last of these, the
+// union of every reading; a run that may cross '/' when the text spans
+// one or an expansion. With no ']' and no expansion after it, the '[' is
+// literal (ok false). words, when not nil, holds the tokens of p's
+// expansions (the unescaped wordUnknown and wordQuoted runes, in order);
+// slash is true in a pathname; filter is true for FromFilterPattern.
+func appendBracket(g Glob, p string, i int, slash, filter bool, words *wordTokens) (Glob, int, bool) {
+	b := scanBracket(p, i, 'x', words != nil)
+	if rest := p[i+1:]; filter && (strings.Contains(rest, "[:") || strings.Contains(rest, "[=") || strings.Contains(rest, "[.") ||
+		strings.ContainsRune(rest, '\\')) {
+		b.exact = false
+	}
+	if b.exact && b.valid {
+		if slash && strings.Contains(p[i:b.end], "/") {
+			return g, 0, false
+		}
+		if words != nil {
+			words.skip(p[i:b.end])
+		}
+		return append(g, Tok{Class: p[i:b.end]}), b.end, true
+	}
+	if b.exact {
+		return g, 0, false // no closing ']': a literal '['
+	}
+	// Even an escaped ']' counts: globset reads a backslash in a bracket
+	// as a member.
+	far := -1
+	for k := i + 1; k < len(p); k++ {
+		switch c := p[k]; {
+		case c == ']':
+			far = k + 1
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(p[k:])
+			if words != nil && r == wordUnknown {
+				far = k + size
+			}
+			k += size - 1
+		}
+	}
+	if far < 0 {
+		return g, 0, false
+	}
+	span := p[i:far]
+	cross := !slash || strings.Contains(span, "/")
+	if words != nil {
+		if words.skip(span) {
+			cross = true
+		}
+	}
+	g = append(g, Tok{Class: AnyClass})
+	if far > i+1 {
+		if cross {
+			g = append(g, AnyRun)
+		} else {
+			g = append(g, Tok{Star: true, Any: true, NoSlash: true})
+		}
+	}
+	return g, far, true
 }
 
 // PathAlternatives compiles a normalized path pattern (gobwas/glob syntax
@@ -204,9 +290,8 @@ func FromPathText(p string) Glob {
 			i++
 			continue
 		case c == '[':
-			if _, end, valid := MatchClass(p, i, 'x'); valid {
-				g = append(g, Tok{Class: p[i:end]})
-				i = end
+			if out, end, ok := appendBracket(g, p, i, true, false, nil); ok {
+				g, i = out, end
 				continue
 			}
 		case c == '\\' && i+1 < len(p):
@@ -241,6 +326,14 @@ func gTokHas(t Tok, r rune) bool {
 		return !(t.NoSlash && r == '/')
 	case t.Class != "":
 		ok, _, _ := MatchClass(t.Class, 0, r)
+		if !ok && t.Fold {
+			if u := unicode.ToUpper(r); u != r {
+				ok, _, _ = MatchClass(t.Class, 0, u)
+			}
+			if l := unicode.ToLower(r); !ok && l != r {
+				ok, _, _ = MatchClass(t.Class, 0, l)
+			}
+		}
 		return ok
 	}
 	return t.R == r
@@ -405,22 +498,28 @@ func IntersectsAnchored(w, p Glob) bool {
 	return false
 }
 
-// HasUpper reports whether a literal token of g is an upper-case letter.
+// HasUpper reports whether a literal token of g is an upper-case letter,
+// or a class (one may hold upper-case letters: .[E]NV, [[:upper:]]).
 func HasUpper(g Glob) bool {
 	for _, t := range g {
-		if t.Lit() && unicode.IsUpper(t.R) {
+		if t.Lit() && unicode.IsUpper(t.R) || t.Class != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// Lower returns g with its literal tokens in lower case (a copy).
+// Lower returns g with its literal tokens in lower case and its classes
+// folded (they also match the other case of their members: .[E]nv meets
+// .env on a case-insensitive file system) (a copy).
 func Lower(g Glob) Glob {
 	out := slices.Clone(g)
 	for i, t := range out {
-		if t.Lit() {
+		switch {
+		case t.Lit():
 			out[i].R = unicode.ToLower(t.R)
+		case t.Class != "":
+			out[i].Fold = true
 		}
 	}
 	return out
@@ -484,6 +583,110 @@ func Covers(p, w Glob) bool {
 // are pattern characters (they never match '/' in a pathname expansion),
 // a backslash quotes the next character.
 func AppendUnquoted(g Glob, v string) Glob {
+	return appendWordText(g, v, nil)
+}
+
+// WordPart is one part of a shell word, for AppendWord: unquoted text
+// (pattern characters and backslashes), quoted text (literal), or an
+// expansion whose value is not known, described by Tok (AnyRun, or a run
+// of a class), quoted or not.
+type WordPart struct {
+	Text    string
+	Quoted  bool
+	Unknown bool
+	Tok     Tok
+}
+
+// The runes that stand for an expansion in the text appendWordText
+// compiles: wordUnknown for an unquoted one (its value is pattern text:
+// it may open or close a bracket expression), wordQuoted for a quoted
+// one (literal text).
+const wordQuoted = '\uFDD1'
+
+// wordTokens are the tokens of the expansions of a word's text, in order.
+type wordTokens struct {
+	toks []Tok
+	next int
+}
+
+// skip passes over the expansions of s (a span of the text a bracket
+// expression takes), and reports whether one of them was unquoted.
+func (w *wordTokens) skip(s string) (unquoted bool) {
+	for k := 0; k < len(s); k++ {
+		switch c := s[k]; {
+		case c == '\\':
+			k++
+			if k < len(s) && s[k] >= utf8.RuneSelf {
+				_, size := utf8.DecodeRuneInString(s[k:])
+				k += size - 1
+			}
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(s[k:])
+			if r == wordUnknown || r == wordQuoted {
+				unquoted = unquoted || r == wordUnknown
+				w.next++
+			}
+			k += size - 1
+		}
+	}
+	return unquoted
+}
+
+// AppendWord appends the glob of a word made of parts. A bracket
+// expression may span them, as bash reads it once quote removal has
+// marked the quoted characters: in .["e"]nv, .[e"x"]nv and .[$x]nv the
+// brackets are classes (an expansion in one makes its set, and with an
+// unquoted one its end, unknown), while ".["e]nv and .[e"]" stay literal.
+// A ']' after an unquoted expansion may close a bracket the expansion
+// opened: it matches any character.
+func AppendWord(g Glob, parts []WordPart) Glob {
+	var b strings.Builder
+	w := &wordTokens{}
+	for _, p := range parts {
+		switch {
+		case p.Unknown:
+			w.toks = append(w.toks, p.Tok)
+			if p.Quoted {
+				b.WriteRune(wordQuoted)
+			} else {
+				b.WriteRune(wordUnknown)
+			}
+		case p.Quoted:
+			for _, r := range p.Text {
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			}
+		default:
+			for k := 0; k < len(p.Text); k++ {
+				c := p.Text[k]
+				if c == '\\' && k+1 == len(p.Text) {
+					b.WriteString(`\\`) // a trailing backslash is itself
+					break
+				}
+				if c == '\\' {
+					b.WriteByte(c)
+					k++
+					c = p.Text[k]
+				} else if r, size := utf8.DecodeRuneInString(p.Text[k:]); r == wordUnknown || r == wordQuoted {
+					b.WriteByte('\\')
+					b.WriteString(p.Text[k : k+size])
+					k += size - 1
+					continue
+				}
+				b.WriteByte(c)
+			}
+		}
+	}
+	return appendWordText(g, b.String(), w)
+}
+
+// appendWordText compiles a word's text (see AppendWord; words is nil for
+// a plain unquoted literal).
+func appendWordText(g Glob, v string, words *wordTokens) Glob {
+	// open is the index in g where the first unquoted expansion since the
+	// last '/' starts, or -1: that expansion may open a bracket expression
+	// (a bracket never spans a '/' of a pathname) which a later ']' closes.
+	open := -1
 	for i := 0; i < len(v); {
 		c := v[i]
 		switch c {
@@ -502,15 +705,40 @@ func AppendUnquoted(g Glob, v string) Glob {
 			i++
 			continue
 		case '[':
-			if _, end, valid := MatchClass(v, i, 'x'); valid && !strings.Contains(v[i:end], "/") {
-				g = append(g, Tok{Class: v[i:end]})
-				i = end
+			n := len(g)
+			if out, end, ok := appendBracket(g, v, i, true, false, words); ok {
+				if open < 0 && words != nil && strings.ContainsRune(v[i:end], wordUnknown) {
+					open = n
+				}
+				g, i = out, end
+				continue
+			}
+		case ']':
+			if open >= 0 {
+				// What lies between the expansion and this ']' may be the
+				// inside of a bracket expression it opened: one character.
+				g = append(g[:open], AnyRun, Tok{Class: AnyClass})
+				i++
 				continue
 			}
 		}
 		r, size := utf8.DecodeRuneInString(v[i:])
-		g = append(g, Tok{R: r})
 		i += size
+		if words != nil && c != '\\' && isWordToken(r) {
+			t := words.toks[words.next]
+			words.next++
+			if r == wordUnknown && open < 0 {
+				open = len(g)
+			}
+			if n := len(g); t != AnyRun || n == 0 || g[n-1] != AnyRun {
+				g = append(g, t)
+			}
+			continue
+		}
+		if r == '/' {
+			open = -1
+		}
+		g = append(g, Tok{R: r})
 	}
 	return g
 }

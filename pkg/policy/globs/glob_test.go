@@ -128,3 +128,111 @@ func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
 		})
 	}
 }
+
+func TestBracketExpressionsAreReadAsShellsReadThem(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"[[:alpha:]]", "e", true},
+		{"[[:alpha:]]", "[", false},
+		{"[[:alpha:]]", "é", true}, // the locale may call it a letter
+		{".[[:alpha:]]nv", ".env", true},
+		{".[[:alpha:]]nv", ".a]nv", false},
+		{".[![:digit:]]nv", ".env", true},
+		{".[![:digit:]]nv", ".1nv", false},
+		{"[![:alpha:]]", "é", true}, // nor may it
+		{".[[.e.]]nv", ".env", true},
+		{"[[.-.]]", "-", true},
+		{"[[.a.]-c]", "b", true},
+		{"[[:upper:][:digit:]]", "7", true},
+		{"[[:punct:]]", ".", true},
+		{"[[:space:]]", "\t", true},
+		{"[[:xdigit:]]", "g", false},
+		{"[[:word:]]", "_", true},
+		{"[]a]", "]", true},
+		{"[!]a]", "]", false},
+		{"[^a]", "b", true},
+		{"[a-]", "-", true},
+		{`[\]]`, "]", true},
+		{"[--0]", "/", true},
+		{"[d-f]", "e", true},
+		// Not read exactly: any character.
+		{".[[=e=]]nv", ".env", true},
+		{"[[=e=]]", "x", true},
+		{"[[:foo:]]", "x", true},
+		{"[[.ch.]]", "x", true},
+		{"[a-[:digit:]]", "x", true},
+	} {
+		got := Intersects(AppendUnquoted(nil, tt.pattern), Literal(nil, tt.name))
+		if got != tt.want {
+			t.Errorf("the glob of %q matches %q: %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+		if got := Match(tt.pattern, tt.name); got != tt.want && Check(tt.pattern) == nil {
+			t.Errorf("Match(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestCheckRejectsBracketsShellsReadDifferently(t *testing.T) {
+	for _, p := range []string{"cat .[[=e=]]nv", "[[:foo:]]", "[[:alpha]x]", "[[.ch.]]", "[a-[:digit:]]", "[[:alpha:]-z]", "[[.].]]"} {
+		if Check(p) == nil {
+			t.Errorf("Check(%q) accepts a bracket expression shells read differently", p)
+		}
+	}
+	for _, p := range []string{"ls [[:upper:]]*", "cat .[[.e.]]nv", "[]a]", "[!a-z]", "[a-]", `[\]]`} {
+		if err := Check(p); err != nil {
+			t.Errorf("Check(%q) = %v", p, err)
+		}
+	}
+	if CheckPathBrackets("**/.[[:alpha:]]nv") == nil || CheckPathBrackets("**/.[e]nv") != nil || CheckPathBrackets("a/[.]b") != nil {
+		t.Error("CheckPathBrackets must refuse POSIX classes in path globs, and only them")
+	}
+}
+
+func TestWordBracketsSpanQuotedPartsAndExpansions(t *testing.T) {
+	lit := func(s string) WordPart { return WordPart{Text: s} }
+	q := func(s string) WordPart { return WordPart{Text: s, Quoted: true} }
+	x := WordPart{Unknown: true, Tok: AnyRun}
+	for _, tt := range []struct {
+		name  string
+		parts []WordPart
+		env   bool // could be .env
+	}{
+		{`.["e"]nv`, []WordPart{lit(".["), q("e"), lit("]nv")}, true},
+		{`.[x"]"e]nv`, []WordPart{lit(".[x"), q("]"), lit("e]nv")}, true},
+		{`".["e]nv`, []WordPart{q(".["), lit("e]nv")}, false},
+		{`.[$x]nv`, []WordPart{lit(".["), x, lit("]nv")}, true},
+		{`.["$x"]nv`, []WordPart{lit(".["), {Unknown: true, Quoted: true, Tok: AnyRun}, lit("]nv")}, true},
+		{`$x]nv (x=.[e)`, []WordPart{x, lit("]nv")}, true},
+		{`$x-z]nv`, []WordPart{x, lit("a-z]nv")}, true},
+		{`$x/]nv`, []WordPart{x, lit("/]nv")}, false},
+	} {
+		g := AppendWord(nil, tt.parts)
+		if got := Intersects(g, Literal(nil, ".env")); got != tt.env {
+			t.Errorf("%s: glob %s could be .env: %v, want %v", tt.name, g, got, tt.env)
+		}
+	}
+}
+
+func TestFilterPatternsHoldTheGlobsetReadingToo(t *testing.T) {
+	g := FromFilterPattern(".[[:alpha:]]nv")
+	for _, n := range []string{".env", ".a]nv"} {
+		if !Intersects(g, Literal(nil, n)) {
+			t.Errorf("the filter glob %s misses %q", g, n)
+		}
+	}
+	if Intersects(FromFilterPattern("*.[ch]"), Literal(nil, "x.go")) {
+		t.Error("a plain filter bracket must stay exact")
+	}
+}
+
+func TestLowerFoldsClasses(t *testing.T) {
+	w := AppendUnquoted(nil, ".[E]NV")
+	if !HasUpper(w) || !Intersects(Lower(w), Literal(nil, ".env")) {
+		t.Errorf("folded, .[E]NV must meet .env (a case-insensitive file system opens it)")
+	}
+	if !HasUpper(AppendUnquoted(nil, ".[E][N][V]")) {
+		t.Error("a class may hold upper-case letters")
+	}
+}

@@ -122,39 +122,301 @@ func LoneBracket(p string, i int) bool {
 
 // MatchClass matches r against the bracket expression starting at
 // pattern[start] == '['. valid is false when the expression has no closing
-// bracket (the '[' is then literal); end is the index after it.
+// bracket (the '[' is then literal); end is the index after it. A bracket
+// expression holds characters, ranges (a-z), POSIX character classes
+// ([:alpha:]), equivalence classes ([=e=]) and collating symbols ([.e.]),
+// read as bash, zsh, fnmatch and git read them; one it cannot read
+// exactly (see [BracketExact]) matches any character.
 func MatchClass(pattern string, start int, r rune) (ok bool, end int, valid bool) {
+	b := scanBracket(pattern, start, r, false)
+	return b.ok, b.end, b.valid
+}
+
+// BracketExact reports whether the bracket expression at p[start] == '['
+// is one MatchClass reads exactly: every element a character, a range, a
+// class of a known name, or an equivalence class or collating symbol of
+// one character, and no class or equivalence class at the end of a range.
+// Shells and matchers disagree on the others ([[:alpha]], [[.ch.]],
+// [a-[:digit:]], [[.].]]): on the set they match and even on where they
+// end, so such a bracket is taken to match any character (and a word's
+// glob, see [AppendUnquoted], anything up to its last ']').
+func BracketExact(p string, start int) bool {
+	return scanBracket(p, start, 0, false).exact
+}
+
+// wordUnknown, unescaped in the text AppendWord compiles, is an unquoted
+// expansion whose value is not known: it may itself end a bracket
+// expression or start one.
+const wordUnknown = '\uFDD0'
+
+// isWordToken reports the runes that stand for an expansion in a word's
+// text (AppendWord).
+func isWordToken(r rune) bool { return r == wordUnknown || r == wordQuoted }
+
+// bracket is what scanBracket read of one bracket expression.
+type bracket struct {
+	ok       bool // r is in the set (or the set is not read exactly)
+	end      int  // the index after the closing ']', when valid
+	valid    bool // a closing ']' ends it
+	exact    bool // every element was read (see BracketExact)
+	reversed int  // the offset of a range whose ends are reversed, or -1
+}
+
+// scanBracket reads the bracket expression at p[start] == '['. Its set is
+// matched against r: exactly for ASCII characters in the C locale's
+// classes; a character outside ASCII may be in any class and in any
+// equivalence class of a letter (the user's locale decides), so a class
+// matches it and a negated class does too: the set may be larger than the
+// shell's, never smaller. When words is true an unescaped wordUnknown is
+// an expansion (the set is then unknown). It does not allocate.
+func scanBracket(p string, start int, r rune, words bool) bracket {
+	b := bracket{exact: true, reversed: -1}
 	i := start + 1
 	negate := false
-	if i < len(pattern) && (pattern[i] == '!' || pattern[i] == '^') {
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
 		negate = true
 		i++
 	}
-	matched := false
+	in := false
 	first := true
-	for i < len(pattern) {
-		if pattern[i] == ']' && !first {
-			return matched != negate, i + 1, true
+	for i < len(p) {
+		c := p[i]
+		if c == ']' && !first {
+			b.valid, b.end = true, i+1
+			b.ok = !b.exact || in != negate
+			return b
 		}
 		first = false
-		lo, size := utf8.DecodeRuneInString(pattern[i:])
-		if lo == '\\' && i+1 < len(pattern) {
-			i++
-			lo, size = utf8.DecodeRuneInString(pattern[i:])
+		elem := i
+		var lo rune
+		switch {
+		case c == '[' && i+1 < len(p) && (p[i+1] == ':' || p[i+1] == '=' || p[i+1] == '.'):
+			d := p[i+1]
+			name, next, ok := bracketName(p, i, words)
+			if !ok {
+				// "[:" with no ":]": bash takes the '[' as a character,
+				// others do not.
+				b.exact = false
+				lo = '['
+				i++
+				break
+			}
+			i = next
+			rangeFollows := i+1 < len(p) && p[i] == '-' && p[i+1] != ']'
+			if d == ':' {
+				cl, known := posixClass(name)
+				switch {
+				case !known || rangeFollows:
+					b.exact = false
+				case classHas(cl, r, negate):
+					in = true
+				}
+				continue
+			}
+			e, size := utf8.DecodeRuneInString(name)
+			if name == "" || size != len(name) || e == utf8.RuneError {
+				b.exact = false // a collating element of several characters
+				continue
+			}
+			if d == '=' {
+				// bash (5.2) does not end the expression at a ']' right
+				// after an equivalence class that r is not in ([![=a=]]-]
+				// is one expression), and takes the '[' literally when no
+				// later ']' ends it: where [[=e=]] ends depends on the
+				// character, so it is not read exactly.
+				b.exact = false
+				if equivHas(e, r, negate) {
+					in = true
+				}
+				continue
+			}
+			lo = e
+		case c == '\\' && i+1 < len(p):
+			var size int
+			lo, size = utf8.DecodeRuneInString(p[i+1:])
+			i += 1 + size
+		default:
+			var size int
+			lo, size = utf8.DecodeRuneInString(p[i:])
+			i += size
+			if words && isWordToken(lo) {
+				b.exact = false
+				continue
+			}
 		}
-		i += size
 		hi := lo
-		if i+1 < len(pattern) && pattern[i] == '-' && pattern[i+1] != ']' {
-			var s int
-			hi, s = utf8.DecodeRuneInString(pattern[i+1:])
-			i += 1 + s
+		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
+			j := i + 1
+			switch {
+			case p[j] == '[' && j+1 < len(p) && p[j+1] == '.':
+				name, next, ok := bracketName(p, j, words)
+				e, size := utf8.DecodeRuneInString(name)
+				if !ok || name == "" || size != len(name) || e == utf8.RuneError {
+					b.exact = false
+					if !ok {
+						next = j + 1
+					}
+				}
+				hi, i = e, next
+			case p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '='):
+				b.exact = false // a class cannot end a range
+				hi, i = '[', j+1
+			case p[j] == '\\' && j+1 < len(p):
+				var size int
+				hi, size = utf8.DecodeRuneInString(p[j+1:])
+				i = j + 1 + size
+			default:
+				var size int
+				hi, size = utf8.DecodeRuneInString(p[j:])
+				i = j + size
+				if words && isWordToken(hi) {
+					b.exact = false
+				}
+			}
+			if hi < lo && b.reversed < 0 {
+				b.reversed = elem
+			}
 		}
 		if lo <= r && r <= hi {
-			matched = true
+			in = true
 		}
 	}
-	return false, 0, false
+	return b
 }
+
+// bracketName reads the name of "[:name:]", "[=c=]" or "[.c.]" at
+// p[i] == '[': the name and the index after its closing bracket. ok is
+// false when the closing ":]" (or "=]", ".]") is missing, or when the name
+// holds a bracket, a backslash or (in words) an expansion, on which
+// matchers disagree ([[.].]] ends early for some).
+func bracketName(p string, i int, words bool) (name string, next int, ok bool) {
+	d := p[i+1]
+	for k := i + 2; k+1 < len(p); k++ {
+		switch c := p[k]; {
+		case c == d && p[k+1] == ']':
+			name = p[i+2 : k]
+			if strings.ContainsAny(name, "[]\\") || words && strings.ContainsFunc(name, isWordToken) {
+				return name, k + 2, false
+			}
+			return name, k + 2, true
+		}
+	}
+	return "", 0, false
+}
+
+// The POSIX character classes, as bit masks over ASCII.
+type charClass uint8
+
+const (
+	clAlpha charClass = iota
+	clDigit
+	clAlnum
+	clUpper
+	clLower
+	clSpace
+	clBlank
+	clPunct
+	clPrint
+	clGraph
+	clCntrl
+	clXdigit
+	clWord
+)
+
+// posixClass returns the class a [:name:] names: the twelve of POSIX and
+// bash's "word" (alnum and '_').
+func posixClass(name string) (charClass, bool) {
+	switch name {
+	case "alpha":
+		return clAlpha, true
+	case "digit":
+		return clDigit, true
+	case "alnum":
+		return clAlnum, true
+	case "upper":
+		return clUpper, true
+	case "lower":
+		return clLower, true
+	case "space":
+		return clSpace, true
+	case "blank":
+		return clBlank, true
+	case "punct":
+		return clPunct, true
+	case "print":
+		return clPrint, true
+	case "graph":
+		return clGraph, true
+	case "cntrl":
+		return clCntrl, true
+	case "xdigit":
+		return clXdigit, true
+	case "word":
+		return clWord, true
+	}
+	return 0, false
+}
+
+// classHas reports whether r is in class cl. For ASCII it is the C
+// locale's answer. Outside ASCII the locale decides: r is taken to be in
+// every class, unless negated is true (the class is inside [!…]), where
+// it is taken to be in none — either way the bracket matches r.
+func classHas(cl charClass, r rune, negated bool) bool {
+	if r < 0 || r >= utf8.RuneSelf {
+		return !negated
+	}
+	c := byte(r)
+	upper, lower, digit := 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9'
+	switch cl {
+	case clAlpha:
+		return upper || lower
+	case clDigit:
+		return digit
+	case clAlnum:
+		return upper || lower || digit
+	case clUpper:
+		return upper
+	case clLower:
+		return lower
+	case clSpace:
+		return c == ' ' || '\t' <= c && c <= '\r'
+	case clBlank:
+		return c == ' ' || c == '\t'
+	case clPunct:
+		return '!' <= c && c <= '~' && !upper && !lower && !digit
+	case clPrint:
+		return ' ' <= c && c <= '~'
+	case clGraph:
+		return '!' <= c && c <= '~'
+	case clCntrl:
+		return c < ' ' || c == 0x7f
+	case clXdigit:
+		return digit || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	case clWord:
+		return upper || lower || digit || c == '_'
+	}
+	return !negated
+}
+
+// equivHas reports whether r is in the equivalence class [=e=]: e itself;
+// in a locale other than C the class of a letter may also hold its other
+// case and its accented forms, so those are in it unless negated is true
+// (as in classHas).
+func equivHas(e, r rune, negated bool) bool {
+	switch {
+	case r == e:
+		return true
+	case negated:
+		return false
+	case r >= utf8.RuneSelf:
+		return isASCIILetter(e) || e >= utf8.RuneSelf
+	case e >= utf8.RuneSelf:
+		return isASCIILetter(r)
+	}
+	return isASCIILetter(e) && (r|0x20) == (e|0x20)
+}
+
+func isASCIILetter(r rune) bool { return 'a' <= r|0x20 && r|0x20 <= 'z' }
 
 // Check reports what is wrong with a shell pattern (a rule's,
 // or a value pattern of the program table), in the terms path globs use:
@@ -187,33 +449,39 @@ func Check(p string) error {
 // checkShellClass checks the bracket expression at p[start] == '[' as
 // MatchClass reads it, and returns the index of its closing ']'.
 func checkShellClass(p string, start int) (int, error) {
-	i := start + 1
-	if i < len(p) && (p[i] == '!' || p[i] == '^') {
-		i++
+	b := scanBracket(p, start, 0, false)
+	switch {
+	case !b.exact:
+		return 0, fmt.Errorf("the bracket expression at offset %d is not one every shell reads alike (a [:class:] of a known name and [.c.] of one character are; [=c=], whose end bash reads differently, and a class at either end of a range are not)", start)
+	case !b.valid:
+		return 0, fmt.Errorf("'[' at offset %d has no closing ']' (write \\[ for a literal bracket)", start)
+	case b.reversed >= 0:
+		return 0, fmt.Errorf("the character range at offset %d is reversed and matches nothing", b.reversed)
 	}
-	first := true
-	for i < len(p) {
-		if p[i] == ']' && !first {
-			return i, nil
-		}
-		first = false
-		lo, size := utf8.DecodeRuneInString(p[i:])
-		if lo == '\\' && i+1 < len(p) {
+	return b.end - 1, nil
+}
+
+// CheckPathBrackets rejects, in a rule's path glob, a bracket expression
+// holding "[:", "[=" or "[.": the path matcher (gobwas/glob) has no POSIX
+// classes and would read [[:alpha:]] as the characters "[:alph" then a
+// literal ']', while the matching of unknown paths (FromPathText) reads
+// a class — a deny rule would miss the paths its author meant.
+func CheckPathBrackets(p string) error {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
 			i++
-			lo, size = utf8.DecodeRuneInString(p[i:])
-		}
-		i += size
-		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
-			hi, s := utf8.DecodeRuneInString(p[i+1:])
-			if hi == '\\' && i+2 < len(p) {
-				hi, s = utf8.DecodeRuneInString(p[i+2:])
-				s++
+		case '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 {
+				return nil
 			}
-			if hi < lo {
-				return 0, fmt.Errorf("character range %c-%c at offset %d is reversed and matches nothing", lo, hi, i-size)
+			body := p[i+1 : i+1+j]
+			if strings.Contains(body, "[:") || strings.Contains(body, "[=") || strings.Contains(body, "[.") {
+				return fmt.Errorf("the bracket expression at offset %d holds a POSIX class, equivalence class or collating symbol, which path globs do not support (write a range or the characters: [a-z], [abc])", i)
 			}
-			i += 1 + s
+			i += j
 		}
 	}
-	return 0, fmt.Errorf("'[' at offset %d has no closing ']' (write \\[ for a literal bracket)", start)
+	return nil
 }

@@ -366,6 +366,21 @@ func transformedPlaceholder(cmd []shWord, mark string) string {
 	return ""
 }
 
+// filterGlob compiles a file-name pattern as the program reads it: grep,
+// find and the other fnmatch readers read [[:alpha:]] as a class; rg and
+// fd (globset) and a program the analysis does not tell apart may read it
+// as characters, so their glob holds both readings
+// (globs.FromFilterPattern).
+func (u *progUse) filterGlob(p string) globs.Glob {
+	if u.spec != nil {
+		switch u.spec.name {
+		case "grep", "egrep", "fgrep", "find":
+			return globs.FromShellPattern(p)
+		}
+	}
+	return globs.FromFilterPattern(p)
+}
+
 // shMaxFilterReads bounds the reads filters add (patterns × paths).
 const shMaxFilterReads = 64
 
@@ -397,7 +412,7 @@ func (u *progUse) filterReads() {
 			return
 		}
 		if f.lit {
-			fg = globs.FromShellPattern(strings.TrimPrefix(f.text, "/"))
+			fg = u.filterGlob(strings.TrimPrefix(f.text, "/"))
 		}
 		for _, r := range roots {
 			if n++; n > shMaxFilterReads {

@@ -640,7 +640,37 @@ func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, 
 			return false
 		}
 	}
+	if !inDouble && !*glob && shBracketAcrossParts(parts) {
+		*glob = true
+	}
 	return true
+}
+
+// shBracketAcrossParts reports an unquoted '[' in one literal part closed
+// by an unquoted ']' in a later one: bash reads .["e"]nv and .[e"x"]nv as
+// pathname patterns (the quoted characters are literal members of the
+// bracket expression), as globs.AppendWord does.
+func shBracketAcrossParts(parts []syntax.WordPart) bool {
+	open := false
+	for _, p := range parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		for i := 0; i < len(l.Value); i++ {
+			switch l.Value[i] {
+			case '\\':
+				i++
+			case '[':
+				open = true
+			case ']':
+				if open {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // shKnownOutput returns what a command substitution prints when the

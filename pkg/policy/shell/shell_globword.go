@@ -9,9 +9,13 @@ import (
 )
 
 // shGlobOfWord describes w as a glob over the strings it can stand for.
-// exact is true when w is a plain literal (no expansion, no pattern).
+// Its parts are compiled together (globs.AppendWord): a bracket
+// expression may span them (.["e"]nv, .[$x]nv).
 func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
-	g := make(globs.Glob, 0, 16)
+	parts := make([]globs.WordPart, 0, len(w.Parts)+2)
+	unknown := func(t globs.Tok, quoted bool) {
+		parts = append(parts, globs.WordPart{Unknown: true, Tok: t, Quoted: quoted})
+	}
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -19,41 +23,40 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 			if i == 0 && strings.HasPrefix(v, "~") {
 				user, _, _ := strings.Cut(v[1:], "/")
 				if user != "" {
-					// ~user, ~+, ~-: a directory the analysis cannot know.
-					g = append(g, globs.AnyRun)
+					// ~user, ~+, ~-: a directory the analysis cannot know
+					// (not a pattern: tilde expansion is not globbed).
+					unknown(globs.AnyRun, true)
 					v = v[1+len(user):]
 				}
 			}
-			g = globs.AppendUnquoted(g, v)
+			parts = append(parts, globs.WordPart{Text: v})
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				var b strings.Builder
 				shDecodeANSIC(&b, p.Value)
-				g = globs.Literal(g, b.String())
+				parts = append(parts, globs.WordPart{Text: b.String(), Quoted: true})
 			} else {
-				g = globs.Literal(g, p.Value)
+				parts = append(parts, globs.WordPart{Text: p.Value, Quoted: true})
 			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					var b strings.Builder
 					shUnescapeDouble(&b, l.Value)
-					g = globs.Literal(g, b.String())
+					parts = append(parts, globs.WordPart{Text: b.String(), Quoted: true})
 				} else if cs, ok := q.(*syntax.CmdSubst); ok && shRevisionOutput(cs) != "" {
-					g = append(g, globs.Tok{Star: true, Class: shRevisionOutput(cs)})
-				} else if len(g) == 0 || !g[len(g)-1].Star || !g[len(g)-1].Any || g[len(g)-1].NoSlash {
-					g = append(g, globs.AnyRun)
+					unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
+				} else {
+					unknown(globs.AnyRun, true)
 				}
 			}
-		case *syntax.BraceExp:
-			// Left by SplitBraces only; treated as unknown.
-			g = append(g, globs.AnyRun)
 		default:
-			if len(g) == 0 || g[len(g)-1] != globs.AnyRun {
-				g = append(g, globs.AnyRun)
-			}
+			// An expansion (or a brace expansion SplitBraces left): its
+			// value is pattern text.
+			unknown(globs.AnyRun, false)
 		}
 	}
+	g := globs.AppendWord(make(globs.Glob, 0, 16), parts)
 	if len(g) > gMaxWord {
 		return globs.Glob{globs.AnyRun} // could be anything: the strict reading
 	}
