@@ -40,6 +40,9 @@ func optionWord(spec *progSpec, o *progOption, v string) []string {
 
 // valueFor returns a value that makes the option's effect apply.
 func valueFor(o *progOption, v string) string {
+	if len(o.pathAfter) > 0 {
+		return o.pathAfter[0] + v // kubectl -o go-template-file=PATH
+	}
 	if len(o.when) > 0 {
 		return strings.ReplaceAll(o.when[0], "*", v)
 	}
