@@ -81,13 +81,18 @@ const (
 	// --include): a recursive program reads the files it matches under the
 	// paths it searches, judged as a read of PATH/**/PATTERN.
 	effFilter
+	// effFilterAny: the value selects the files read by something other
+	// than a name pattern the analysis reads (find -regex, rg -t TYPE
+	// unless a built-in type, rg --type-add): any name, judged as a
+	// computed value that meets every read rule.
+	effFilterAny
 )
 
 var effectNames = map[string]effect{
 	"none": effNone, "read": effRead, "write": effWrite, "run": effRun, "code": effCode,
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
-	"filter": effFilter,
+	"filter": effFilter, "filter-any": effFilterAny,
 }
 
 // operandEffects are the effects an operand position may have.
