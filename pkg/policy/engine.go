@@ -934,6 +934,10 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 	case c.Globs != nil:
 		s.value = c.Target
 		e.inexactPath(&s, c)
+		s.anchored = c.Fed && !c.FedAny
+		if r := e.fedOutsideWorkspace(c); r != "" && !slices.Contains(*safety, r) {
+			*safety = append(*safety, r)
+		}
 	default:
 		s = e.pathSubject(subjRedirect, TierWrite, c.Target)
 		s.cmd = c

@@ -3,6 +3,7 @@ package policy
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
 	"github.com/signoff-dev/signoff/pkg/policy/shell"
@@ -262,4 +263,42 @@ func (e *evaluation) readSubject(c *shell.Command) subject {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	}
 	return s
+}
+
+// fedOutsideWorkspace returns the safety reason of a write of the paths a
+// feeder hands a command (shell.Command.Fed: sed -i {} under find -exec,
+// xargs) when they may lie outside the workspace in auto-edit mode, or
+// "": each glob is placed by its literal directory prefix, as a write of
+// that directory would be (outside the workspace, or climbing out of an
+// unknown working directory), and one that starts with an unknown part
+// (input the analysis cannot see) may be anywhere.
+func (e *evaluation) fedOutsideWorkspace(c *shell.Command) string {
+	if !c.Fed || e.mode != ModeAutoEdit {
+		return ""
+	}
+	for _, g := range c.Globs {
+		n := 0
+		for n < len(g) && g[n].Lit() && !g[n].Star {
+			n++
+		}
+		dir := "/"
+		if n > 0 {
+			lit := g[:n].String()
+			dir = lit
+			if n < len(g) {
+				dir = "."
+				if k := strings.LastIndexByte(lit, '/'); k >= 0 {
+					dir = lit[:k+1]
+				}
+			}
+		}
+		s := e.pathSubject(subjRedirect, TierWrite, dir)
+		if n == 0 {
+			s.value = "/"
+		}
+		if s.floor != "" || e.outsideWorkspace(&s) != "" {
+			return "writes " + c.Target + ", which may lie outside the workspace"
+		}
+	}
+	return ""
 }

@@ -91,13 +91,18 @@ const (
 	// whose requests read other files (roff's .so, man FILE): it is read,
 	// and the command asks.
 	effDocument
+	// effFilterAny: the value selects the files read by something other
+	// than a name pattern the analysis reads (find -regex, rg -t TYPE
+	// unless a built-in type, rg --type-add): any name, judged as a
+	// computed value that meets every read rule.
+	effFilterAny
 )
 
 var effectNames = map[string]effect{
 	"none": effNone, "read": effRead, "write": effWrite, "run": effRun, "code": effCode,
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
-	"filter": effFilter, "list": effList, "document": effDocument,
+	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
 }
 
 // operandEffects are the effects an operand position may have.

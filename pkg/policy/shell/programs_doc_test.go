@@ -88,7 +88,8 @@ func programTableMarkdown() string {
 			verb string
 		}{{effRun, "runs"}, {effScript, "runs the script of"}, {effCode, "asks (program text)"}, {effAsk, "asks"},
 			{effWrite, "writes"}, {effInPlace, "rewrites its files"}, {effRead, "reads"}, {effRecursive, "recursive"},
-			{effFilter, "reads the files matching"}, {effList, "works on the files listed by"}}
+			{effFilter, "reads the files matching"}, {effFilterAny, "reads files of any name selected by"},
+			{effList, "works on the files listed by"}}
 		for _, ef := range effects {
 			all := map[string]*progOption{}
 			for k, o := range s.options {

@@ -48,13 +48,21 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
 	}
+	u.typeFilters()
+	u.filters = a.filterValues(u.filters)
 	u.filterReads()
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
-	a.recordReads(c, u.reads)
+	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
 	for _, w := range u.writes {
+		if fr.feed != nil && strings.Contains(w.text, fr.feed.mark) {
+			for _, p := range fr.feedWords([]shWord{w}) {
+				a.writeFed(p, fr, u.recursive || spec.writeTree)
+			}
+			continue
+		}
 		n := len(a.res.Commands)
 		a.writeTarget(w, fr)
 		if len(a.res.Commands) > n {

@@ -70,7 +70,9 @@ func findUse(spec *progSpec, w []shWord) progUse {
 	if len(points) == 0 {
 		points = []shWord{{text: ".", lit: true}}
 	}
+	u.roots = points
 	del, execs := u.findExpression(w, i)
+	u.named = u.filters
 	if !execs {
 		// Without a command to hand them to, the files the name patterns
 		// match are listed, not read.
@@ -132,6 +134,7 @@ func (u *progUse) findExpression(w []shWord, i int) (del, execs bool) {
 // -ok and -okdir actions run, the found paths standing for {}.
 func shFind(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	a.emit(w, *fr, "", shCmdInfo{})
+	var feed *shFeed
 	for i := 1; i < len(w); {
 		s := w[i].text
 		if !findExec(s) {
@@ -143,6 +146,10 @@ func shFind(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 		if k > j {
 			sub := fr.withWrapper("find " + s)
 			sub.placeholder, sub.feeder = "{}", "find"
+			if feed == nil {
+				feed = a.findFeed(spec, w)
+			}
+			sub.feed = feed
 			if why := transformedPlaceholder(w[j:k], "{}"); why != "" {
 				a.emit(w[j:k], sub, why, shCmdInfo{})
 			} else {
@@ -327,6 +334,10 @@ func fdRegexLiteral(re string) (string, bool) {
 func shFd(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	a.emit(w, *fr, "", shCmdInfo{})
 	_, cmds := fdSplit(spec, w)
+	var feed *shFeed
+	if len(cmds) > 0 {
+		feed = a.fdFeed(spec, w)
+	}
 	for _, cmd := range cmds {
 		if len(cmd) == 0 {
 			continue
@@ -339,7 +350,7 @@ func shFd(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 			cmd = append(cmd, shWord{text: shXargsArgs, lit: true})
 		}
 		sub := fr.withWrapper(spec.name + " --exec")
-		sub.placeholder, sub.feeder = "{", spec.name
+		sub.placeholder, sub.feeder, sub.feed = "{", spec.name, feed
 		if why := transformedPlaceholder(cmd, "{"); why != "" {
 			a.emit(cmd, sub, why, shCmdInfo{})
 			continue
@@ -424,7 +435,10 @@ func (u *progUse) filterReads() {
 				g = globs.Literal(nil, strings.TrimSuffix(r.text, "/"))
 			}
 			g = append(append(append(slices.Clip(g), globs.Tok{R: '/'}), globs.AnyRun), fg...)
-			u.reads = append(u.reads, shWord{text: strings.TrimSuffix(r.text, "/") + "/**/" + f.text, g: g})
+			// A filter the analysis cannot read (a regular expression, a
+			// type, a computed value) is any name, met by every rule.
+			u.reads = append(u.reads, shWord{text: strings.TrimSuffix(r.text, "/") + "/**/" + f.text, g: g,
+				computed: f.computed || r.computed})
 		}
 	}
 }

@@ -33,8 +33,16 @@ type progUse struct {
 	script    *shWord
 	// chdir is the directory an option moves the program to (git -C).
 	chdir *shWord
-	// filters are the file-name patterns of options with effect filter.
+	// filters are the file-name patterns of options with effect filter
+	// (filter-any: computed words, any name).
 	filters []shWord
+	// roots are find's starting points, named its name filters whether
+	// or not it hands the files to a command (feeds).
+	roots, named []shWord
+	// types and typeAdds are rg's -t values and --type-add definitions
+	// (typeFilters).
+	types    []shWord
+	typeAdds []string
 	// operands are the words that are not options or option values.
 	operands []shWord
 	// seen are the options found, in order, for hooks (tar's mode); only
@@ -204,6 +212,9 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 				continue
 			}
 		}
+		if !t.lit && !optionsDone && u.expandedValue(t) {
+			continue
+		}
 		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
 			if keepOps {
 				u.operands = append(u.operands, *t)
@@ -219,6 +230,23 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	}
 	u.operandEffects()
 	return u
+}
+
+// expandedValue applies a word that spells a long option with a value
+// that is not a literal (--include="$f", --file=$(…)): the option with
+// that value, as the program sees it, not an operand. It reports whether
+// w was one.
+func (u *progUse) expandedValue(w *shWord) bool {
+	name, val, ok := strings.Cut(w.text, "=")
+	if !ok || !strings.HasPrefix(name, "--") || strings.ContainsAny(name, "$\"'`\\{}[]*?") {
+		return false
+	}
+	o := u.longOption(name)
+	if o == nil || o.value == valNone {
+		return false
+	}
+	u.apply(o, &shWord{text: val, g: globs.Glob{globs.AnyRun}, computed: w.computed, vars: w.vars})
+	return true
 }
 
 // scanGlobal skips the global options at the start of w (git -C DIR) and
@@ -411,6 +439,16 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		} else {
 			u.document = true
 		}
+	case effFilterAny:
+		switch {
+		case v == nil:
+		case o.name == "-t" || o.name == "--type":
+			u.types = append(u.types, *v) // rg -t TYPE: typeFilters
+		case o.name == "--type-add" && v.lit && rgTypeAdd(v.text) != "":
+			u.typeAdds = append(u.typeAdds, v.text)
+		default:
+			u.filters = append(u.filters, shWord{text: v.text, g: globs.Glob{globs.AnyRun}, computed: true})
+		}
 	}
 }
 
@@ -447,6 +485,56 @@ func (u *progUse) applyList(o *progOption, v *shWord) {
 		from = v.text
 	}
 	u.setAsk(u.spec.name + " " + o.name + " works on the files listed in " + from + ", which the policy cannot see")
+}
+
+// typeFilters turns rg's -t TYPE into filters: the globs of ripgrep's
+// built-in TYPE and those --type-add NAME:GLOB gives it; a type with
+// neither, or that is not a literal, is any name (computed).
+func (u *progUse) typeFilters() {
+	for _, t := range u.types {
+		var gs []shWord
+		if t.lit {
+			gs = rgTypeGlobs(t.text)
+			for _, add := range u.typeAdds {
+				if name, glob, _ := strings.Cut(add, ":"); name == t.text {
+					for _, g := range rgBraces(glob) {
+						gs = append(gs, shWord{text: g, lit: true})
+					}
+				}
+			}
+		}
+		if len(gs) == 0 {
+			gs = []shWord{{text: t.text, g: globs.Glob{globs.AnyRun}, computed: true}}
+		}
+		u.filters = append(u.filters, gs...)
+	}
+	u.types, u.typeAdds = nil, nil
+}
+
+// rgBraces expands one level of alternation in a ripgrep glob
+// (*.{html,css}: *.html, *.css); nested or several groups are left as
+// they are (filterReads then asks).
+func rgBraces(g string) []string {
+	i, j := strings.IndexByte(g, '{'), strings.IndexByte(g, '}')
+	if i < 0 || j < i || strings.Count(g, "{") != 1 || strings.Count(g, "}") != 1 {
+		return []string{g}
+	}
+	var out []string
+	for _, alt := range strings.Split(g[i+1:j], ",") {
+		out = append(out, g[:i]+alt+g[j+1:])
+	}
+	return out
+}
+
+// rgTypeAdd returns the type name of rg's --type-add NAME:GLOB[,GLOB],
+// or "" for another form (NAME:include:TYPES, which the analysis does not
+// follow: any name).
+func rgTypeAdd(s string) string {
+	name, list, ok := strings.Cut(s, ":")
+	if !ok || name == "" || list == "" || strings.HasPrefix(list, "include:") {
+		return ""
+	}
+	return name
 }
 
 // applyRun records the effect of an option o that runs something, with

@@ -271,6 +271,9 @@ type shWord struct {
 	// vars are the variables it expands plainly ($f, ${f}).
 	computed bool
 	vars     []string
+	// tree: with g, every path under a directory a feeder walks without
+	// a name filter (find . -exec): a write of it can be any name.
+	tree bool
 	// alts are the literal values the word takes, when it is the variable
 	// of an enclosing for loop over literal words (for f in a b; do wc
 	// "$f"; done): the command is judged once per value.
@@ -290,6 +293,10 @@ type shFrame struct {
 	placeholder string
 	// feeder names what replaces placeholder ("xargs", "find").
 	feeder string
+	// feed is what the operands that hold the placeholder stand for (a
+	// read or write of {} under find -exec is a read or write of what
+	// find yields); nil outside a feeder (shell_feed.go).
+	feed *shFeed
 }
 
 // withWrapper returns a copy of fr with name appended to its wrappers; the

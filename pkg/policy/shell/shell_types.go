@@ -51,6 +51,15 @@ type Command struct {
 	// $(< file)): Target is the path read, judged by the read rules. <>
 	// is recorded twice, as a read and as a write.
 	Read bool
+	// Fed is true, with Redirect, for a write of the paths a feeder
+	// hands a command (sed -i {} under find -exec, xargs): Globs are
+	// those paths, which the engine also checks against the workspace.
+	Fed bool
+	// FedAny is true, with Fed, when the path is computed (input the
+	// analysis cannot see, a tree walked without a name filter it can
+	// read): like ReadAny, it can spell any name and meets every rule;
+	// otherwise the write is met anchored, as a read of a pattern is.
+	FedAny bool
 
 	// globs describe the strings the entry can stand for when it is not
 	// one known value, one glob per alternative: for a command, its words

@@ -772,12 +772,16 @@ func shTime(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 const shXargsArgs = "{}"
 
 func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
-	replace := ""
+	replace, null, file := "", false, false
 	var st wrapState
 	table := a.wrapperOption(spec, fr, &st)
 	next, stop, bad := spec.sh.skip(w, 1, func(opt string, v *shWord) {
 		table(opt, v)
 		switch {
+		case opt == "0" || opt == "null":
+			null = true
+		case opt == "a" || opt == "arg-file":
+			file = true // its input is a file, not the pipe
 		case opt == "I" && v != nil:
 			replace = v.text
 		case opt == "i" || opt == "replace":
@@ -793,6 +797,7 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	if replace != "" {
 		fr.placeholder, fr.feeder = replace, "xargs"
 	}
+	fr.feed = a.xargsFeed(replace, null && !file)
 	rest := make([]shWord, 0, len(w)-next+2)
 	rest = append(rest, w[next:]...)
 	if len(rest) == 0 {
@@ -1051,11 +1056,7 @@ func shParallel(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrappe
 	if len(template) > 0 {
 		sub := fr.withWrapper("parallel")
 		sub.placeholder, sub.feeder = "{", "parallel"
-		r := shJoined(a, template, &sub, "parallel")
-		if r.reason != "" {
-			return r
-		}
-		return shWrapped{done: true}
+		return shParallelLines(a, template, parallelArgs(w, sep), &sub)
 	}
 	if sep == len(w) {
 		return shWrapped{reason: "parallel runs command lines it reads from its input", info: shCmdInfo{executor: true}}
@@ -1065,6 +1066,61 @@ func shParallel(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrappe
 			return shWrapped{reason: "parallel combines argument lists into command lines the policy does not build"}
 		}
 		if r := shJoined(a, []shWord{x}, fr, "parallel"); r.reason != "" {
+			return r
+		}
+	}
+	return shWrapped{done: true}
+}
+
+// shMaxParallelArgs bounds the command lines parallel's literal
+// arguments are judged as.
+const shMaxParallelArgs = 16
+
+// parallelArgs returns the arguments of parallel's one ::: list when each
+// is a plain literal word (not a pattern), else nil: its input, a file
+// (::::), several lists or an expansion are not known.
+func parallelArgs(w []shWord, sep int) []string {
+	if sep >= len(w) || w[sep].text != ":::" || len(w)-sep-1 > shMaxParallelArgs {
+		return nil
+	}
+	var out []string
+	for _, x := range w[sep+1:] {
+		if !x.lit || x.g != nil || strings.HasPrefix(x.text, ":::") {
+			return nil
+		}
+		out = append(out, x.text)
+	}
+	return out
+}
+
+// shParallelLines judges the command lines parallel runs from template:
+// with known arguments, one per argument, each put (shell-quoted, as
+// parallel does) in place of {} or after the template; otherwise the
+// template with {} appended when it has no replacement string, so that
+// the input it stands for makes the line ask (nested).
+func shParallelLines(a *shAnalyzer, template []shWord, args []string, fr *shFrame) shWrapped {
+	if args == nil {
+		for _, x := range template {
+			if strings.Contains(x.text, "{") {
+				return shJoined(a, template, fr, "parallel")
+			}
+		}
+		return shJoined(a, append(slices.Clip(template), shWord{text: "{}", lit: true}), fr, "parallel")
+	}
+	for _, arg := range args {
+		q := "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+		line := make([]shWord, 0, len(template)+1)
+		placed := false
+		for _, x := range template {
+			if x.lit && strings.Contains(x.text, "{}") {
+				x.text, placed = strings.ReplaceAll(x.text, "{}", q), true
+			}
+			line = append(line, x)
+		}
+		if !placed {
+			line = append(line, shWord{text: q, lit: true})
+		}
+		if r := shJoined(a, line, fr, "parallel"); r.reason != "" {
 			return r
 		}
 	}
