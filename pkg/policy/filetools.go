@@ -78,7 +78,8 @@ func (sp *fileToolSpec) arg(key string) *globArg {
 // read_many_files {paths, include, exclude, recursive,
 // useDefaultExcludes, file_filtering_options}; Cline: search_files {path,
 // regex, file_pattern}; Cursor: grep_search {query, include_pattern,
-// exclude_pattern, case_sensitive}.
+// exclude_pattern, case_sensitive}, codebase_search {query,
+// target_directories (globs of directories), explanation}.
 var fileToolSpecs = map[string]*fileToolSpec{
 	"grep": {
 		underPath: true,
@@ -111,6 +112,10 @@ var fileToolSpecs = map[string]*fileToolSpec{
 			{key: "exclude", role: roleExclude},
 		},
 		known: []string{"recursive", "usedefaultexcludes", "respectgitignore", "respectgeminiignore", "filefilteringoptions"},
+	},
+	"codebase_search": {
+		globs: []globArg{{key: "targetdirectories", role: roleRooted, tree: true}},
+		known: []string{"query", "explanation"},
 	},
 	"grep_search": {
 		globs: []globArg{
@@ -463,10 +468,11 @@ func (e *evaluation) namedTool(args json.RawMessage) Decision {
 			if str == "" {
 				continue
 			}
-			if ga != nil {
+			if ga != nil && (ga.role != roleRooted || hasGlobMeta(str)) {
 				pending = append(pending, pendingGlob{arg: ga, key: v.key, text: str})
 				continue
 			}
+			// A path, or a plain path of a rooted glob argument.
 			s := e.pathSubject(subjPath, e.tier, str)
 			s.recursive = true
 			subs = append(subs, s)
