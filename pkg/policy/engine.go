@@ -590,9 +590,9 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 			if ga != nil {
 				// A glob argument is judged on the files it matches; a
 				// plain path of read_many_files' paths stays a path, and
-				// Glob's pattern is matched as written by the rules of
-				// its pattern too.
-				if ga.role != roleRooted || hasGlobMeta(str) {
+				// Glob's pattern (under its path, even when plain) is
+				// matched as written by the rules of its pattern too.
+				if ga.role != roleRooted || hasGlobMeta(str) || sp.underPath {
 					pending = append(pending, pendingGlob{arg: ga, key: v.key, text: str})
 					if v.key != "pattern" {
 						continue

@@ -133,6 +133,20 @@ rules:
 			t.Errorf("Grep %s → %s (%s), want %s", tt.args, d.Action, d.Reason, tt.want)
 		}
 	}
+	// Glob's pattern names paths under its path, even a plain one.
+	for _, tt := range []struct {
+		args string
+		want Action
+	}{
+		{`{"pattern":"../secrets/k.yaml","path":"/home/dev/proj/src"}`, Deny},
+		{`{"pattern":"../secr?ts/*","path":"/home/dev/proj/src"}`, Deny},
+		{`{"pattern":"main.go","path":"/home/dev/proj/src"}`, Allow},
+	} {
+		d := p.Evaluate(Call{Tool: "Glob", Arguments: json.RawMessage(tt.args), Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("Glob %s → %s (%s), want %s", tt.args, d.Action, d.Reason, tt.want)
+		}
+	}
 	for _, tt := range []struct {
 		args string
 		want Action
