@@ -157,8 +157,7 @@ func (p *Policy) Evaluate(c Call) Decision {
 	case kindPath, kindPattern, kindSearch, kindPatch:
 		d = e.paths(c.Arguments)
 	default:
-		s := subject{kind: subjName, tier: e.tier}
-		return e.single(&s)
+		return e.namedTool(c.Arguments)
 	}
 	e.applyExecArgs(&d, c.Arguments)
 	return d
@@ -546,6 +545,17 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	case kindPatch:
 		names = patchAndPathArgs
 	}
+	// A file tool with glob arguments (Grep's glob, read_many_files'
+	// include) is judged on the files they match (filetools.go).
+	sp := fileToolSpecs[e.tool]
+	if sp != nil {
+		names = slices.Clone(names)
+		for _, g := range sp.globs {
+			if !slices.Contains(names, g.key) {
+				names = append(names, g.key)
+			}
+		}
+	}
 	vals, err := scanArgs(buf[:0], args, names)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
@@ -556,6 +566,8 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	// Glob, grep and list tools read the whole tree under their path.
 	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
 	var strs [4]string
+	var pending []pendingGlob
+	var roots []string // the directories a search tool searches
 	for _, v := range vals {
 		if slices.Contains(patchArgs, v.key) {
 			subs = e.appendPatchSubjects(subs, v)
@@ -567,9 +579,27 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 				floor: "argument " + v.key + " is not a string or a list of strings", floorLayer: "input", ungrantable: true})
 			continue
 		}
+		var ga *globArg
+		if sp != nil {
+			ga = sp.arg(v.key)
+		}
 		for _, str := range list {
 			if str == "" {
 				continue
+			}
+			if ga != nil {
+				// A glob argument is judged on the files it matches; a
+				// plain path of read_many_files' paths stays a path, and
+				// Glob's pattern (under its path, even when plain) is
+				// matched as written by the rules of its pattern too.
+				if ga.role != roleRooted || hasGlobMeta(str) || sp.underPath {
+					pending = append(pending, pendingGlob{arg: ga, key: v.key, text: str})
+					if v.key != "pattern" {
+						continue
+					}
+				}
+			} else if sp != nil && sp.underPath && slices.Contains(pathArgs, v.key) {
+				roots = append(roots, str)
 			}
 			kind := subjPath
 			if v.key == "pattern" {
@@ -577,9 +607,15 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 			}
 			s := e.pathSubject(kind, e.tier, str)
 			s.explicit = kind == subjPattern && e.kind == kindSearch
-			s.recursive = tree && kind == subjPath && !slices.Contains(filterArgs, v.key)
+			s.recursive = tree && kind == subjPath && (ga != nil || !slices.Contains(filterArgs, v.key))
 			subs = append(subs, s)
 		}
+	}
+	for _, g := range pending {
+		subs = e.appendGlobSubjects(subs, g, roots)
+	}
+	if sp != nil {
+		subs = e.unknownArgs(subs, sp, args, names)
 	}
 	if len(subs) == 0 {
 		s := subject{kind: subjName, tier: e.tier}

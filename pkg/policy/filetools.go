@@ -1,0 +1,491 @@
+package policy
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// Glob-valued arguments of the agents' file tools (docs/POLICY.md "File
+// tools of real agents"). Claude Code's Grep hands its glob to ripgrep's
+// --glob, Gemini's read_many_files reads every file its paths and include
+// globs match: such an argument names the files the tool reads, not one
+// file, so it is judged as a read of every path it can match under the
+// directory the tool searches — met by the read rules (deny and ask by
+// glob intersection, allow only when they cover it), the way the shell
+// analysis judges rg -g and grep --include (shell filterReads). A glob whose
+// syntax the policy cannot read exactly, and an argument of such a tool
+// the policy does not know, ask.
+
+// globRole says how a glob argument names files.
+type globRole uint8
+
+const (
+	// roleFilter: a file-name filter of a search (rg --glob, include):
+	// the files it matches anywhere under each searched directory are
+	// read, ROOT/**/GLOB (a leading '/' anchors it at the directory).
+	roleFilter globRole = iota
+	// roleRooted: a path or glob relative to the searched directory, or
+	// absolute (Glob's pattern, read_many_files' paths).
+	roleRooted
+	// roleExclude: excludes files from what the tool reads; reads nothing.
+	roleExclude
+	// roleType: a ripgrep file type name (Grep's type): read as the
+	// globs ripgrep defines for it (rgTypeGlobs).
+	roleType
+)
+
+// globArg is one glob-valued argument of a tool.
+type globArg struct {
+	key  string // normalized: lower case, no '_' or '-'
+	role globRole
+	// negates: a leading '!' makes the glob exclude (ripgrep's --glob).
+	negates bool
+	// tree: a match may be a directory the tool reads whole.
+	tree bool
+}
+
+// fileToolSpec declares a file tool's arguments: its globs and the other
+// arguments the policy knows (they name no file: flags, counts, a
+// regular expression judged as the tool's pattern, a query).
+type fileToolSpec struct {
+	globs []globArg
+	// underPath: the tool searches under its path arguments (the working
+	// directory when it has none); otherwise under the working directory.
+	underPath bool
+	known     []string
+}
+
+func (sp *fileToolSpec) arg(key string) *globArg {
+	for i := range sp.globs {
+		if sp.globs[i].key == key {
+			return &sp.globs[i]
+		}
+	}
+	return nil
+}
+
+// fileToolSpecs are the built-in file tools with glob arguments, by lower-
+// case name. Claude Code: Grep {pattern, path, glob, type, output_mode,
+// -A, -B, -C, -n, -i, head_limit, offset, multiline}, Glob {pattern,
+// path}; opencode: grep {pattern, path, include}, glob {pattern, path};
+// Gemini CLI: glob {pattern, dir_path, case_sensitive,
+// respect_git_ignore…}, search_file_content {pattern, dir_path, include},
+// read_many_files {paths, include, exclude, recursive,
+// useDefaultExcludes, file_filtering_options}; Cline: search_files {path,
+// regex, file_pattern}; Cursor: grep_search {query, include_pattern,
+// exclude_pattern, case_sensitive}, codebase_search {query,
+// target_directories (globs of directories), explanation}.
+var fileToolSpecs = map[string]*fileToolSpec{
+	"grep": {
+		underPath: true,
+		globs: []globArg{
+			{key: "glob", role: roleFilter, negates: true, tree: true},
+			{key: "include", role: roleFilter, negates: true, tree: true},
+			{key: "type", role: roleType},
+		},
+		known: []string{"outputmode", "a", "b", "c", "n", "i", "headlimit", "offset", "multiline", "casesensitive"},
+	},
+	"search_file_content": {
+		underPath: true,
+		globs:     []globArg{{key: "include", role: roleFilter, negates: true, tree: true}},
+		known:     []string{"casesensitive"},
+	},
+	"search_files": {
+		underPath: true,
+		globs:     []globArg{{key: "filepattern", role: roleFilter, negates: true, tree: true}},
+		known:     []string{"regex", "taskprogress"},
+	},
+	"glob": {
+		underPath: true,
+		globs:     []globArg{{key: "pattern", role: roleRooted}},
+		known:     []string{"casesensitive", "respectgitignore", "respectgeminiignore"},
+	},
+	"read_many_files": {
+		globs: []globArg{
+			{key: "paths", role: roleRooted, tree: true},
+			{key: "include", role: roleRooted, tree: true},
+			{key: "exclude", role: roleExclude},
+		},
+		known: []string{"recursive", "usedefaultexcludes", "respectgitignore", "respectgeminiignore", "filefilteringoptions"},
+	},
+	"codebase_search": {
+		globs: []globArg{{key: "targetdirectories", role: roleRooted, tree: true}},
+		known: []string{"query", "explanation"},
+	},
+	"grep_search": {
+		globs: []globArg{
+			{key: "includepattern", role: roleFilter, negates: true, tree: true},
+			{key: "excludepattern", role: roleExclude},
+		},
+		known: []string{"query", "casesensitive", "explanation"},
+	},
+}
+
+// rgTypeGlobs are the globs of ripgrep's built-in file types (its
+// default_types.rs) that agents commonly pass as Grep's type. A type not
+// listed asks: rg's types name files by more than their extension (sh
+// includes .env and .bashrc).
+var rgTypeGlobs = map[string][]string{
+	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
+	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
+	"cs":       {"*.cs"},
+	"css":      {"*.css", "*.scss"},
+	"go":       {"*.go"},
+	"h":        {"*.h", "*.hh", "*.hpp"},
+	"html":     {"*.htm", "*.html", "*.ejs"},
+	"java":     {"*.java", "*.jsp", "*.jspx", "*.properties"},
+	"js":       {"*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"},
+	"json":     {"*.json", "composer.lock", "*.sarif"},
+	"kotlin":   {"*.kt", "*.kts"},
+	"lua":      {"*.lua"},
+	"md":       {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
+	"markdown": {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
+	"php":      {"*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"},
+	"py":       {"*.py", "*.pyi"},
+	"python":   {"*.py", "*.pyi"},
+	"ruby":     {"config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw", "*.rake"},
+	"rust":     {"*.rs"},
+	"scala":    {"*.scala", "*.sbt"},
+	"sh": {".env", ".login", ".logout", ".profile", "profile", ".bash_login", "bash_login", ".bash_logout", "bash_logout",
+		".bash_profile", "bash_profile", ".bashrc", "bashrc", "*.bashrc", ".cshrc", "*.cshrc", ".kshrc", "*.kshrc", ".tcshrc",
+		".zshenv", "zshenv", ".zlogin", "zlogin", ".zlogout", "zlogout", ".zprofile", "zprofile", ".zshrc", "zshrc",
+		"*.bash", "*.csh", "*.env", "*.ksh", "*.sh", "*.tcsh", "*.zsh"},
+	"sql":        {"*.sql", "*.psql"},
+	"swift":      {"*.swift"},
+	"toml":       {"*.toml", "Cargo.lock"},
+	"ts":         {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"typescript": {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"txt":        {"*.txt"},
+	"yaml":       {"*.yaml", "*.yml"},
+}
+
+// namePathArgs are the well-known path keys of a read- or write-tier tool
+// judged by name (an MCP tool declared read, a tool of tools.tiers): each
+// present one is judged as a path the tool reads or writes, as a tree
+// (docs/POLICY.md "What a rule's pattern matches, per tool"). The ends of a
+// move (source, from, to, target…) are not among them: in other tools
+// they are rarely paths.
+var namePathArgs = []string{
+	"path", "paths", "filepath", "filepaths", "file", "files", "filename", "filenames",
+	"dir", "directory", "dirpath", "directorypath", "absolutepath", "targetfile", "notebookpath",
+	"relativeworkspacepath", "targetdirectories",
+}
+
+// maxGlobReads bounds the globs one argument stands for (alternatives ×
+// searched directories).
+const maxGlobReads = 128
+
+// pendingGlob is a glob argument's value, judged once the searched
+// directories are known.
+type pendingGlob struct {
+	arg  *globArg
+	key  string
+	text string
+}
+
+// normKey returns a JSON object key as matchKey compares it: lower case,
+// without '_' and '-'.
+func normKey(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unknownArgs returns the floor subjects of a spec'd tool's arguments the
+// policy does not know: an argument the engine does not read must not pass
+// unjudged when it can name files (a string, a list, an object). Flags and
+// counts (booleans, numbers, null) are ignored.
+func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.RawMessage, names []string) []subject {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return subs
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		nk := normKey(k)
+		if slices.Contains(names, nk) || slices.Contains(sp.known, nk) || sp.arg(nk) != nil {
+			continue
+		}
+		raw := []byte(strings.TrimSpace(string(m[k])))
+		if len(raw) == 0 || raw[0] != '"' && raw[0] != '[' && raw[0] != '{' {
+			continue
+		}
+		subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
+			" is not one the policy knows: it may name files the policy does not judge", floorLayer: "input", ungrantable: true})
+	}
+	return subs
+}
+
+// unreadableGlob says why the policy cannot read a glob exactly ("" when
+// it can): the syntax is that of ripgrep's and node's globs that the
+// engine compiles (* ? ** [..] {a,b} \x); extended globs, brace ranges,
+// unbalanced braces, POSIX bracket classes and a ".." after a wildcard are
+// not.
+func unreadableGlob(t string) string {
+	if strings.ContainsRune(t, 0) {
+		return "it holds a NUL character"
+	}
+	for _, x := range []string{"@(", "!(", "+(", "?(", "*("} {
+		if strings.Contains(t, x) {
+			return "extended glob syntax " + x + "…) is not read"
+		}
+	}
+	depth, commas := 0, []int{0}
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '\\':
+			i++
+		case '[':
+			if _, end, valid := globs.MatchClass(t, i, 'x'); valid {
+				body := t[i+1 : end-1]
+				for _, x := range []string{"[:", "[=", "[."} {
+					if strings.Contains(body, x) {
+						return "POSIX bracket expressions (" + x + "…) are not read"
+					}
+				}
+				i = end - 1
+			}
+		case '{':
+			depth++
+			commas = append(commas, 0)
+		case ',':
+			if depth > 0 {
+				commas[depth]++
+			}
+		case '}':
+			if depth == 0 {
+				return "its braces do not balance"
+			}
+			if commas[depth] == 0 {
+				return "a brace group without alternatives (a range such as {1..3}) is not read"
+			}
+			commas = commas[:depth]
+			depth--
+		}
+	}
+	if depth != 0 {
+		return "its braces do not balance"
+	}
+	wild := false
+	for _, seg := range strings.Split(t, "/") {
+		if seg == ".." && wild {
+			return "a .. after a wildcard may climb anywhere"
+		}
+		if strings.ContainsAny(seg, "*?[{") {
+			wild = true
+		}
+	}
+	return ""
+}
+
+// hasGlobMeta reports whether a path argument may use glob syntax (an
+// extended glob, @(x), included).
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{(") }
+
+// rootGlobs returns the searched directories as literal globs: each root
+// resolved as a path, and its form relative to the working directory
+// (relative rule patterns match it), with the text to show.
+func (e *evaluation) rootGlobs(roots []string) (out []globs.Glob, shown []string) {
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	for _, r := range roots {
+		clean, _, rel, _ := e.resolvePath(r)
+		out = append(out, globs.Literal(nil, clean))
+		shown = append(shown, clean)
+		if rel != "" && rel != clean {
+			out = append(out, globs.Literal(nil, rel))
+			shown = append(shown, "")
+		}
+	}
+	return out, shown
+}
+
+// appendGlobSubjects appends the subjects of one glob argument value: a
+// read of every path it can match under the searched directories, or a
+// floor when the policy cannot read it.
+func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []string) []subject {
+	floor := func(why string) []subject {
+		return append(subs, subject{kind: subjName, tier: e.tier, floor: "cannot judge the files argument " + g.key + " " +
+			strconv.Quote(g.text) + " of " + e.name + " names: " + why, floorLayer: "input", ungrantable: true})
+	}
+	texts := []string{g.text}
+	switch g.arg.role {
+	case roleExclude:
+		return subs
+	case roleType:
+		gl, ok := rgTypeGlobs[g.text]
+		if !ok {
+			return floor("a file type the policy does not know (it knows " + strconv.Itoa(len(rgTypeGlobs)) + " of ripgrep's types)")
+		}
+		texts = gl
+	case roleFilter:
+		// A host may split a filter on white space (several globs).
+		if f := strings.Fields(g.text); len(f) > 1 {
+			texts = append(texts, f...)
+		}
+	}
+	rootGl, rootShown := e.rootGlobs(roots)
+	for _, t := range texts {
+		if g.arg.negates && strings.HasPrefix(t, "!") {
+			continue // excludes: reads nothing
+		}
+		if why := unreadableGlob(t); why != "" {
+			return floor(why)
+		}
+		abs := false
+		if g.arg.role == roleRooted {
+			if x, home := globs.ExpandHome(t, e.p.home); home || path.IsAbs(x) {
+				t, abs = x, true
+			}
+		} else {
+			t = strings.TrimPrefix(t, "/") // ripgrep: anchored at the searched directory
+		}
+		for strings.HasPrefix(t, "./") {
+			t = t[2:]
+		}
+		if t == "" {
+			continue
+		}
+		alts, ok := globs.PathAlternatives(t)
+		if !ok {
+			return floor("too many alternatives")
+		}
+		s := subject{kind: subjRead, tier: TierRead, inexact: true, anchored: true}
+		add := func(w globs.Glob) {
+			w = globs.CleanPath(w, e.p.home)
+			s.globs = append(s.globs, w)
+			if g.arg.tree {
+				s.globs = append(s.globs, append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun))
+			}
+		}
+		baseOnly := g.arg.role != roleRooted && !strings.Contains(t, "/")
+		for _, a := range alts {
+			if baseOnly && len(a) > 1 && a[0] == globs.AnyRun && a[1] == (globs.Tok{R: '/'}) {
+				continue // …/NAME: the run before NAME already stands for it
+			}
+			if abs {
+				add(a)
+				if e.cwd != "" && len(a) > len(e.cwd)+1 && globs.Covers(globs.Literal(nil, e.cwd+"/"), a[:len(e.cwd)+1]) {
+					add(a[len(e.cwd)+1:]) // under the working directory: as relative rule patterns see it
+				}
+				continue
+			}
+			for _, r := range rootGl {
+				w := append(slices.Clone(r), globs.Tok{R: '/'})
+				if g.arg.role != roleRooted {
+					w = append(w, globs.AnyRun)
+				}
+				add(append(w, a...))
+			}
+		}
+		if len(s.globs) > maxGlobReads {
+			return floor("too many paths to judge")
+		}
+		for _, w := range s.globs {
+			if escapesGlob(w) {
+				return floor("it climbs out of the working directory")
+			}
+		}
+		switch {
+		case abs:
+			s.value = t
+		case g.arg.role == roleRooted:
+			s.value = rootShown[0] + "/" + t
+		default:
+			s.value = rootShown[0] + "/**/" + t
+		}
+		subs = append(subs, s)
+	}
+	return subs
+}
+
+// escapesGlob reports a relative glob that starts by climbing out of its
+// directory (../x): without a working directory, where it lands is not
+// known.
+func escapesGlob(w globs.Glob) bool {
+	return len(w) >= 2 && w[0].Lit() && w[0].R == '.' && w[1].Lit() && w[1].R == '.' &&
+		(len(w) == 2 || w[2].Lit() && w[2].R == '/')
+}
+
+// namedTool decides a call of a tool judged by name. A read- or write-tier
+// one is also judged on its well-known path arguments (namePathArgs), each
+// as a tree the tool reads or writes, and a built-in one with glob
+// arguments (Cursor's grep_search) on the files they match: the deny and
+// ask rules of the tier's file tools apply to them. The name is judged as
+// before, so these subjects only ever make the call stricter.
+func (e *evaluation) namedTool(args json.RawMessage) Decision {
+	name := subject{kind: subjName, tier: e.tier}
+	sp := fileToolSpecs[e.tool]
+	if e.tier != TierRead && e.tier != TierWrite {
+		return e.single(&name)
+	}
+	names := namePathArgs
+	if sp != nil {
+		names = slices.Clone(namePathArgs)
+		for _, g := range sp.globs {
+			names = append(names, g.key)
+		}
+	}
+	var buf [4]argValue
+	vals, err := scanArgs(buf[:0], args, names)
+	if err != nil {
+		return e.single(&name)
+	}
+	subs := []subject{name}
+	var pending []pendingGlob
+	var strs [4]string
+	for _, v := range vals {
+		ga := (*globArg)(nil)
+		if sp != nil {
+			ga = sp.arg(v.key)
+		}
+		list, ok := argStrings(v.raw, strs[:0])
+		if !ok {
+			subs = append(subs, subject{kind: subjName, tier: e.tier,
+				floor: "argument " + v.key + " is not a string or a list of strings", floorLayer: "input", ungrantable: true})
+			continue
+		}
+		for _, str := range list {
+			if str == "" {
+				continue
+			}
+			if ga != nil && (ga.role != roleRooted || hasGlobMeta(str)) {
+				pending = append(pending, pendingGlob{arg: ga, key: v.key, text: str})
+				continue
+			}
+			// A path, or a plain path of a rooted glob argument.
+			s := e.pathSubject(subjPath, e.tier, str)
+			s.recursive = true
+			subs = append(subs, s)
+		}
+	}
+	for _, g := range pending {
+		subs = e.appendGlobSubjects(subs, g, nil)
+	}
+	if sp != nil {
+		subs = e.unknownArgs(subs, sp, args, namePathArgs)
+	}
+	if len(subs) == 1 {
+		return e.single(&name)
+	}
+	return e.combine(subs, nil)
+}
