@@ -150,6 +150,13 @@ func shFind(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 				feed = a.findFeed(spec, w)
 			}
 			sub.feed = feed
+			if s == "-execdir" || s == "-okdir" {
+				// The command runs in the directory of each file found:
+				// its relative paths are not where they look (tee .bashrc
+				// there writes ~/.bashrc when find walks ~), as after a cd
+				// the analysis cannot follow.
+				a.cds = append(a.cds, shCd{})
+			}
 			if why := transformedPlaceholder(w[j:k], "{}"); why != "" {
 				a.emit(w[j:k], sub, why, shCmdInfo{})
 			} else {
