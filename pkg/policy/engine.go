@@ -538,24 +538,10 @@ func (r *rule) matches(s *subject) bool {
 // strictest verdict wins. A file tool whose path cannot be found asks.
 func (e *evaluation) paths(args json.RawMessage) Decision {
 	var buf [4]argValue
-	names := pathArgs
-	switch e.kind {
-	case kindPattern, kindSearch:
-		names = patternAndPathArgs
-	case kindPatch:
-		names = patchAndPathArgs
-	}
 	// A file tool with glob arguments (Grep's glob, read_many_files'
 	// include) is judged on the files they match (filetools.go).
 	sp := fileToolSpecs[e.tool]
-	if sp != nil {
-		names = slices.Clone(names)
-		for _, g := range sp.globs {
-			if !slices.Contains(names, g.key) {
-				names = append(names, g.key)
-			}
-		}
-	}
+	names := e.pathArgNames(sp)
 	vals, err := scanArgs(buf[:0], args, names)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
@@ -617,6 +603,34 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	if sp != nil {
 		subs = e.unknownArgs(subs, sp, args, names)
 	}
+	return e.pathsDecision(subs, names)
+}
+
+// pathArgNames are the arguments a path tool's paths are read from: the
+// spellings of its kind's path arguments and its glob arguments.
+func (e *evaluation) pathArgNames(sp *fileToolSpec) []string {
+	names := pathArgs
+	switch e.kind {
+	case kindPattern, kindSearch:
+		names = patternAndPathArgs
+	case kindPatch:
+		names = patchAndPathArgs
+	}
+	if sp != nil {
+		names = slices.Clone(names)
+		for _, g := range sp.globs {
+			if !slices.Contains(names, g.key) {
+				names = append(names, g.key)
+			}
+		}
+	}
+	return names
+}
+
+// pathsDecision combines the subjects of a path tool's call, with the
+// safety overrides of a write; with none, the call asks for a file tool
+// whose path was not found.
+func (e *evaluation) pathsDecision(subs []subject, names []string) Decision {
 	if len(subs) == 0 {
 		s := subject{kind: subjName, tier: e.tier}
 		if e.tier == TierRead || e.tier == TierWrite {

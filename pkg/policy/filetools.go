@@ -327,21 +327,9 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 		return append(subs, subject{kind: subjName, tier: e.tier, floor: "cannot judge the files argument " + g.key + " " +
 			strconv.Quote(g.text) + " of " + e.name + " names: " + why, floorLayer: "input", ungrantable: true})
 	}
-	texts := []string{g.text}
-	switch g.arg.role {
-	case roleExclude:
-		return subs
-	case roleType:
-		gl, ok := rgTypeGlobs[g.text]
-		if !ok {
-			return floor("a file type the policy does not know (it knows " + strconv.Itoa(len(rgTypeGlobs)) + " of ripgrep's types)")
-		}
-		texts = gl
-	case roleFilter:
-		// A host may split a filter on white space (several globs).
-		if f := strings.Fields(g.text); len(f) > 1 {
-			texts = append(texts, f...)
-		}
+	texts, why := globTexts(g)
+	if why != "" {
+		return floor(why)
 	}
 	rootGl, rootShown := e.rootGlobs(roots)
 	for _, t := range texts {
@@ -351,17 +339,7 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 		if why := unreadableGlob(t); why != "" {
 			return floor(why)
 		}
-		abs := false
-		if g.arg.role == roleRooted {
-			if x, home := globs.ExpandHome(t, e.p.home); home || path.IsAbs(x) {
-				t, abs = x, true
-			}
-		} else {
-			t = strings.TrimPrefix(t, "/") // ripgrep: anchored at the searched directory
-		}
-		for strings.HasPrefix(t, "./") {
-			t = t[2:]
-		}
+		t, abs := e.globText(t, g.arg.role)
 		if t == "" {
 			continue
 		}
@@ -416,6 +394,45 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 		subs = append(subs, s)
 	}
 	return subs
+}
+
+// globTexts returns the globs one value of a glob argument stands for
+// (none for an exclusion), or why the policy cannot read them.
+func globTexts(g pendingGlob) (texts []string, why string) {
+	switch g.arg.role {
+	case roleExclude:
+		return nil, ""
+	case roleType:
+		gl, ok := rgTypeGlobs[g.text]
+		if !ok {
+			return nil, "a file type the policy does not know (it knows " + strconv.Itoa(len(rgTypeGlobs)) + " of ripgrep's types)"
+		}
+		return gl, ""
+	case roleFilter:
+		// A host may split a filter on white space (several globs).
+		if f := strings.Fields(g.text); len(f) > 1 {
+			return append([]string{g.text}, f...), ""
+		}
+	}
+	return []string{g.text}, ""
+}
+
+// globText normalises one glob: a rooted glob that is absolute (or under
+// ~) is kept so (abs); a filter is anchored at the searched directory
+// (ripgrep drops a leading /); leading ./ are dropped.
+func (e *evaluation) globText(t string, role globRole) (string, bool) {
+	abs := false
+	if role == roleRooted {
+		if x, home := globs.ExpandHome(t, e.p.home); home || path.IsAbs(x) {
+			t, abs = x, true
+		}
+	} else {
+		t = strings.TrimPrefix(t, "/")
+	}
+	for strings.HasPrefix(t, "./") {
+		t = t[2:]
+	}
+	return t, abs
 }
 
 // escapesGlob reports a relative glob that starts by climbing out of its

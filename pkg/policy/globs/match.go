@@ -191,46 +191,11 @@ func scanBracket(p string, start int, r rune, words bool) bracket {
 		var lo rune
 		switch {
 		case c == '[' && i+1 < len(p) && (p[i+1] == ':' || p[i+1] == '=' || p[i+1] == '.'):
-			d := p[i+1]
-			name, next, ok := bracketName(p, i, words)
-			if !ok {
-				// "[:" with no ":]": bash takes the '[' as a character,
-				// others do not.
-				b.exact = false
-				lo = '['
-				i++
-				break
-			}
-			i = next
-			rangeFollows := i+1 < len(p) && p[i] == '-' && p[i+1] != ']'
-			if d == ':' {
-				cl, known := posixClass(name)
-				switch {
-				case !known || rangeFollows:
-					b.exact = false
-				case classHas(cl, r, negate):
-					in = true
-				}
+			var whole bool
+			lo, i, whole = b.namedElem(p, i, r, negate, words, &in)
+			if whole {
 				continue
 			}
-			e, size := utf8.DecodeRuneInString(name)
-			if name == "" || size != len(name) || e == utf8.RuneError {
-				b.exact = false // a collating element of several characters
-				continue
-			}
-			if d == '=' {
-				// bash (5.2) does not end the expression at a ']' right
-				// after an equivalence class that r is not in ([![=a=]]-]
-				// is one expression), and takes the '[' literally when no
-				// later ']' ends it: where [[=e=]] ends depends on the
-				// character, so it is not read exactly.
-				b.exact = false
-				if equivHas(e, r, negate) {
-					in = true
-				}
-				continue
-			}
-			lo = e
 		case c == '\\' && i+1 < len(p):
 			var size int
 			lo, size = utf8.DecodeRuneInString(p[i+1:])
@@ -246,33 +211,7 @@ func scanBracket(p string, start int, r rune, words bool) bracket {
 		}
 		hi := lo
 		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
-			j := i + 1
-			switch {
-			case p[j] == '[' && j+1 < len(p) && p[j+1] == '.':
-				name, next, ok := bracketName(p, j, words)
-				e, size := utf8.DecodeRuneInString(name)
-				if !ok || name == "" || size != len(name) || e == utf8.RuneError {
-					b.exact = false
-					if !ok {
-						next = j + 1
-					}
-				}
-				hi, i = e, next
-			case p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '='):
-				b.exact = false // a class cannot end a range
-				hi, i = '[', j+1
-			case p[j] == '\\' && j+1 < len(p):
-				var size int
-				hi, size = utf8.DecodeRuneInString(p[j+1:])
-				i = j + 1 + size
-			default:
-				var size int
-				hi, size = utf8.DecodeRuneInString(p[j:])
-				i = j + size
-				if words && isWordToken(hi) {
-					b.exact = false
-				}
-			}
+			hi, i = b.rangeEnd(p, i+1, words)
 			if hi < lo && b.reversed < 0 {
 				b.reversed = elem
 			}
@@ -282,6 +221,82 @@ func scanBracket(p string, start int, r rune, words bool) bracket {
 		}
 	}
 	return b
+}
+
+// namedElem reads a class "[:name:]", an equivalence class "[=c=]" or a
+// collating symbol "[.c.]" at p[i] == '[' in a bracket expression. It
+// sets *in when r is in a class, and returns the index after the element
+// and whole (the element is done: a class, an equivalence class, or one
+// not read exactly), or the character a collating symbol stands for, which
+// may start a range.
+func (b *bracket) namedElem(p string, i int, r rune, negate, words bool, in *bool) (lo rune, next int, whole bool) {
+	d := p[i+1]
+	name, next, ok := bracketName(p, i, words)
+	if !ok {
+		// "[:" with no ":]": bash takes the '[' as a character, others
+		// do not.
+		b.exact = false
+		return '[', i + 1, false
+	}
+	rangeFollows := next+1 < len(p) && p[next] == '-' && p[next+1] != ']'
+	if d == ':' {
+		cl, known := posixClass(name)
+		switch {
+		case !known || rangeFollows:
+			b.exact = false
+		case classHas(cl, r, negate):
+			*in = true
+		}
+		return 0, next, true
+	}
+	e, size := utf8.DecodeRuneInString(name)
+	if name == "" || size != len(name) || e == utf8.RuneError {
+		b.exact = false // a collating element of several characters
+		return 0, next, true
+	}
+	if d == '=' {
+		// bash (5.2) does not end the expression at a ']' right after an
+		// equivalence class that r is not in ([![=a=]]-] is one
+		// expression), and takes the '[' literally when no later ']' ends
+		// it: where [[=e=]] ends depends on the character, so it is not
+		// read exactly.
+		b.exact = false
+		if equivHas(e, r, negate) {
+			*in = true
+		}
+		return 0, next, true
+	}
+	return e, next, false
+}
+
+// rangeEnd reads the end of a range in a bracket expression at p[j] (after
+// the '-'): the character and the index after it. A collating symbol ends
+// a range as its character; a class cannot, and makes the expression
+// inexact, as does anything else not read exactly.
+func (b *bracket) rangeEnd(p string, j int, words bool) (hi rune, next int) {
+	switch {
+	case p[j] == '[' && j+1 < len(p) && p[j+1] == '.':
+		name, next, ok := bracketName(p, j, words)
+		e, size := utf8.DecodeRuneInString(name)
+		if !ok || name == "" || size != len(name) || e == utf8.RuneError {
+			b.exact = false
+			if !ok {
+				next = j + 1
+			}
+		}
+		return e, next
+	case p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '='):
+		b.exact = false // a class cannot end a range
+		return '[', j + 1
+	case p[j] == '\\' && j+1 < len(p):
+		hi, size := utf8.DecodeRuneInString(p[j+1:])
+		return hi, j + 1 + size
+	}
+	hi, size := utf8.DecodeRuneInString(p[j:])
+	if words && isWordToken(hi) {
+		b.exact = false
+	}
+	return hi, j + size
 }
 
 // bracketName reads the name of "[:name:]", "[=c=]" or "[.c.]" at

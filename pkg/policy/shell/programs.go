@@ -776,65 +776,8 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 		}
 		o := &progOption{name: name, value: v}
 		if m.Val.Kind == yaml.MappingNode {
-			fs, err := d.Mapping(m.Val, m.Location, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags"})
-			if err != nil {
+			if err := d.optionFields(m.Val, m.Location, o); err != nil {
 				return err
-			}
-			for _, f := range fs {
-				switch f.Key {
-				case "effect":
-					if o.effect, err = d.effect(f.Val, f.Location, nil); err != nil {
-						return err
-					}
-				case "reason":
-					if o.reason, err = d.Str(f.Val, f.Location); err != nil {
-						return err
-					}
-				case "path_after":
-					items, err := d.Sequence(f.Val, f.Location)
-					if err != nil {
-						return err
-					}
-					for i, it := range items {
-						m, err := d.Str(it, fmt.Sprintf("%s[%d]", f.Location, i))
-						if err != nil {
-							return err
-						}
-						o.pathAfter = append(o.pathAfter, m)
-					}
-				case "path_until":
-					if o.pathUntil, err = d.Str(f.Val, f.Location); err != nil {
-						return err
-					}
-				case "flags":
-					items, err := d.Sequence(f.Val, f.Location)
-					if err != nil {
-						return err
-					}
-					o.flags = map[string]optValue{}
-					for i, it := range items {
-						loc := fmt.Sprintf("%s[%d]", f.Location, i)
-						fl, err := d.Str(it, loc)
-						if err != nil {
-							return err
-						}
-						n, fv, err := parseOptionName(fl)
-						if err != nil {
-							return d.Errf(it, loc, "%v", err)
-						}
-						o.flags[n] = fv
-					}
-				case "when", "unless":
-					pats, err := d.patternList(f.Val, f.Location)
-					if err != nil {
-						return err
-					}
-					if f.Key == "when" {
-						o.when = pats
-					} else {
-						o.unless = pats
-					}
-				}
 			}
 		} else if o.effect, err = d.effect(m.Val, m.Location, nil); err != nil {
 			return err
@@ -849,6 +792,72 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 			}
 		}
 		into[name] = o
+	}
+	return nil
+}
+
+// optionFields decodes an option's mapping form {effect, reason, when,
+// unless, path_after, path_until, flags} into o.
+func (d *progDecoder) optionFields(n *yaml.Node, where string, o *progOption) error {
+	fs, err := d.Mapping(n, where, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags"})
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		switch f.Key {
+		case "effect":
+			if o.effect, err = d.effect(f.Val, f.Location, nil); err != nil {
+				return err
+			}
+		case "reason":
+			if o.reason, err = d.Str(f.Val, f.Location); err != nil {
+				return err
+			}
+		case "path_after":
+			items, err := d.Sequence(f.Val, f.Location)
+			if err != nil {
+				return err
+			}
+			for i, it := range items {
+				m, err := d.Str(it, fmt.Sprintf("%s[%d]", f.Location, i))
+				if err != nil {
+					return err
+				}
+				o.pathAfter = append(o.pathAfter, m)
+			}
+		case "path_until":
+			if o.pathUntil, err = d.Str(f.Val, f.Location); err != nil {
+				return err
+			}
+		case "flags":
+			items, err := d.Sequence(f.Val, f.Location)
+			if err != nil {
+				return err
+			}
+			o.flags = map[string]optValue{}
+			for i, it := range items {
+				loc := fmt.Sprintf("%s[%d]", f.Location, i)
+				fl, err := d.Str(it, loc)
+				if err != nil {
+					return err
+				}
+				n, fv, err := parseOptionName(fl)
+				if err != nil {
+					return d.Errf(it, loc, "%v", err)
+				}
+				o.flags[n] = fv
+			}
+		case "when", "unless":
+			pats, err := d.patternList(f.Val, f.Location)
+			if err != nil {
+				return err
+			}
+			if f.Key == "when" {
+				o.when = pats
+			} else {
+				o.unless = pats
+			}
+		}
 	}
 	return nil
 }

@@ -186,29 +186,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		words = append(words, w[next:]...)
 	}
 	u := scanProgram(spec, words, false)
-	mode := byte(0)
-	var file, dir *shWord
-	renames := ""
-	for _, s := range u.seen {
-		switch s.opt.name {
-		case "--transform", "--xform":
-			renames = s.opt.name
-		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate":
-			mode = 'c'
-		case "-x", "--extract", "--get":
-			mode = 'x'
-		case "-t", "--list", "-d", "--diff", "--compare":
-			if mode == 0 {
-				mode = 't'
-			}
-		case "--delete":
-			mode = 'c' // rewrites the archive
-		case "-f", "--file":
-			file = s.value
-		case "-C", "--directory":
-			dir = s.value
-		}
-	}
+	mode, file, dir, renames := tarMode(u.seen)
 	if file != nil && file.lit {
 		if host, _, ok := strings.Cut(file.text, ":"); ok && !strings.Contains(host, "/") {
 			u.setAsk("tar -f " + file.text + " names a remote archive, which tar reaches by running rsh or ssh")
@@ -248,6 +226,33 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		}
 	}
 	return u
+}
+
+// tarMode reads tar's options as scanned: its mode ('c' for the modes
+// that write the archive, 'x' extract, 't' list or compare, 0 none), the
+// archive (-f), the directory (-C), and the renaming option used, if any.
+func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
+	for _, s := range seen {
+		switch s.opt.name {
+		case "--transform", "--xform":
+			renames = s.opt.name
+		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate":
+			mode = 'c'
+		case "-x", "--extract", "--get":
+			mode = 'x'
+		case "-t", "--list", "-d", "--diff", "--compare":
+			if mode == 0 {
+				mode = 't'
+			}
+		case "--delete":
+			mode = 'c' // rewrites the archive
+		case "-f", "--file":
+			file = s.value
+		case "-C", "--directory":
+			dir = s.value
+		}
+	}
+	return mode, file, dir, renames
 }
 
 // tarMembers adds the writes of the members tar x extracts by name

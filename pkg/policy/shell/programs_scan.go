@@ -412,17 +412,7 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	case effUnelevate:
 		u.unelevate = true
 	case effChdir:
-		if v != nil {
-			if u.chdir != nil {
-				// git -C a -C b: each is relative to the one before.
-				j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
-				if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
-					j = *v
-				}
-				v = &j
-			}
-			u.chdir = v
-		}
+		u.applyChdir(v)
 	case effScript:
 		if v != nil {
 			u.script = v
@@ -440,15 +430,38 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			u.document = true
 		}
 	case effFilterAny:
-		switch {
-		case v == nil:
-		case o.name == "-t" || o.name == "--type":
-			u.types = append(u.types, *v) // rg -t TYPE: typeFilters
-		case o.name == "--type-add" && v.lit && rgTypeAdd(v.text) != "":
-			u.typeAdds = append(u.typeAdds, v.text)
-		default:
-			u.filters = append(u.filters, shWord{text: v.text, g: globs.Glob{globs.AnyRun}, computed: true})
+		u.applyFilterAny(o, v)
+	}
+}
+
+// applyChdir records the directory an option makes the program work in
+// (git -C, make -C); several are each relative to the one before.
+func (u *progUse) applyChdir(v *shWord) {
+	if v == nil {
+		return
+	}
+	if u.chdir != nil {
+		j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
+		if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
+			j = *v
 		}
+		v = &j
+	}
+	u.chdir = v
+}
+
+// applyFilterAny records an option that selects the files read by other
+// than a name pattern (effFilterAny): rg's types become their globs
+// later (typeFilters); anything else is any name.
+func (u *progUse) applyFilterAny(o *progOption, v *shWord) {
+	switch {
+	case v == nil:
+	case o.name == "-t" || o.name == "--type":
+		u.types = append(u.types, *v) // rg -t TYPE: typeFilters
+	case o.name == "--type-add" && v.lit && rgTypeAdd(v.text) != "":
+		u.typeAdds = append(u.typeAdds, v.text)
+	default:
+		u.filters = append(u.filters, shWord{text: v.text, g: globs.Glob{globs.AnyRun}, computed: true})
 	}
 }
 
