@@ -988,6 +988,9 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 		if r := e.fedOutsideWorkspace(c); r != "" && !slices.Contains(*safety, r) {
 			*safety = append(*safety, r)
 		}
+		if r := e.placedOutsideWorkspace(&s); r != "" && !slices.Contains(*safety, r) {
+			*safety = append(*safety, r)
+		}
 	default:
 		s = e.pathSubject(subjRedirect, TierWrite, c.Target)
 		s.cmd = c

@@ -224,6 +224,49 @@ func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
 	for i, g := range c.Globs {
 		s.globs[i] = globs.CleanPath(g, e.p.home)
 	}
+	s.globs = e.placeGlobs(s.globs)
+}
+
+// placeGlobs adds, for each relative glob, its form under the call's
+// working directory: a path pattern the analysis built relative to where
+// the command runs (cd sub && echo x > ../../.bashrc, cat .e?v) must meet
+// the rules on absolute paths (~/.bashrc, /home/dev/proj/.env) as a
+// literal path does (resolvePath). The relative form stays, for the rules
+// written relative to the working directory; the strictest verdict of
+// the forms stands (judgeInexact).
+func (e *evaluation) placeGlobs(gs []globs.Glob) []globs.Glob {
+	if e.cwd == "" {
+		return gs
+	}
+	n := len(gs)
+	for _, g := range gs[:n:n] {
+		if len(g) > 0 && g[0].Lit() && g[0].R == '/' {
+			continue
+		}
+		gs = append(gs, globs.CleanPath(append(globs.Literal(nil, e.cwd+"/"), g...), e.p.home))
+	}
+	return gs
+}
+
+// placedOutsideWorkspace returns the safety reason of a write whose target
+// the analysis placed as a literal path relative to the working directory
+// (after a cd: cd sub && echo x > ../../x) when that path lies outside the
+// workspace, or "".
+func (e *evaluation) placedOutsideWorkspace(s *subject) string {
+	for _, g := range s.globs {
+		lit := true
+		for _, t := range g {
+			lit = lit && t.Lit()
+		}
+		if !lit || len(g) == 0 || g[0].R != '/' {
+			continue
+		}
+		p := e.pathSubject(subjRedirect, TierWrite, g.String())
+		if r := e.outsideWorkspace(&p); r != "" {
+			return r
+		}
+	}
+	return ""
 }
 
 // readGlobSubject is the subject of a read operand that is not a plain
@@ -239,6 +282,7 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	if c.Recursive {
 		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun))
 	}
+	s.globs = e.placeGlobs(s.globs)
 	if c.Elevated {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	}
