@@ -991,6 +991,9 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 		if r := e.placedOutsideWorkspace(&s); r != "" && !slices.Contains(*safety, r) {
 			*safety = append(*safety, r)
 		}
+		if e.cwd == "" && escapesAll(s.globs) && s.floor == "" {
+			s.floor, s.floorLayer = "redirect target "+strconv.Quote(c.Target)+" may escape the working directory", "safety"
+		}
 	default:
 		s = e.pathSubject(subjRedirect, TierWrite, c.Target)
 		s.cmd = c

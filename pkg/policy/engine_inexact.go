@@ -248,11 +248,35 @@ func (e *evaluation) placeGlobs(gs []globs.Glob) []globs.Glob {
 	return gs
 }
 
+// escapesAll reports whether every relative glob of gs climbs out of its
+// directory (../x) after cleaning, and one does: without a working
+// directory, where it lands is not known. The alternatives of a path
+// placed after a cd stand for "before the cd" and "after it" (the
+// analysis does not order them): cd src && ls > ../files.txt writes
+// inside after it, so it does not escape; cd sub && echo x > ../../x
+// escapes either way.
+func escapesAll(gs []globs.Glob) bool {
+	n := 0
+	for _, g := range gs {
+		if len(g) > 0 && g[0].Lit() && (g[0].R == '/' || g[0].R == '~') {
+			continue
+		}
+		if !(len(g) >= 2 && g[0].Lit() && g[0].R == '.' && g[1].Lit() && g[1].R == '.' && (len(g) == 2 || g[2].Lit() && g[2].R == '/')) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
 // placedOutsideWorkspace returns the safety reason of a write whose target
 // the analysis placed as a literal path relative to the working directory
 // (after a cd: cd sub && echo x > ../../x) when that path lies outside the
 // workspace, or "".
 func (e *evaluation) placedOutsideWorkspace(s *subject) string {
+	// As for escapesAll, the write is outside only when every placed
+	// form is: before the cd and after it.
+	reason := ""
 	for _, g := range s.globs {
 		lit := true
 		for _, t := range g {
@@ -262,11 +286,15 @@ func (e *evaluation) placedOutsideWorkspace(s *subject) string {
 			continue
 		}
 		p := e.pathSubject(subjRedirect, TierWrite, g.String())
-		if r := e.outsideWorkspace(&p); r != "" {
-			return r
+		r := e.outsideWorkspace(&p)
+		if r == "" {
+			return ""
+		}
+		if reason == "" {
+			reason = r
 		}
 	}
-	return ""
+	return reason
 }
 
 // readGlobSubject is the subject of a read operand that is not a plain

@@ -239,6 +239,31 @@ func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.Raw
 // engine compiles (* ? ** [..] {a,b} \x); extended globs, brace ranges,
 // unbalanced braces, POSIX bracket classes and a ".." after a wildcard are
 // not.
+// bracketMeetsSlash reports whether the bracket expression that may start
+// at t[i] == '[' (up to the next ']' after its first character) holds a /
+// or a range whose ends take / in: the shell's rule makes such a bracket
+// literal text, ripgrep's (globset) a set that matches '.' too.
+func bracketMeetsSlash(t string, i int) bool {
+	j := i + 1
+	if j < len(t) && (t[j] == '!' || t[j] == '^') {
+		j++
+	}
+	end := strings.IndexByte(t[min(j+1, len(t)):], ']')
+	if end < 0 {
+		return false
+	}
+	body := t[j : min(j+1, len(t))+end]
+	if strings.ContainsRune(body, '/') {
+		return true
+	}
+	for k := 1; k+1 < len(body); k++ {
+		if body[k] == '-' && body[k-1] <= '/' && body[k+1] >= '/' {
+			return true
+		}
+	}
+	return false
+}
+
 func unreadableGlob(t string) string {
 	if strings.ContainsRune(t, 0) {
 		return "it holds a NUL character"
@@ -254,6 +279,9 @@ func unreadableGlob(t string) string {
 		case '\\':
 			i++
 		case '[':
+			if bracketMeetsSlash(t, i) {
+				return "a bracket expression that holds / or a range over it ([--/]) is read differently by ripgrep and the shell"
+			}
 			if _, end, valid := globs.MatchClass(t, i, 'x'); valid {
 				body := t[i+1 : end-1]
 				for _, x := range []string{"[:", "[=", "[."} {

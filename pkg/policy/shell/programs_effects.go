@@ -197,6 +197,9 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		if file != nil && file.text != "-" {
 			u.writes = append(u.writes, *file)
 		}
+		if renames == "-C" || renames == "--directory" {
+			u.setAsk("tar with several -C archives each name from the directory before it, which the policy does not follow")
+		}
 		u.recursive = true
 		for _, op := range u.operands {
 			// tar -C DIR c NAME archives DIR/NAME.
@@ -248,7 +251,13 @@ func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
 			mode = 'c' // rewrites the archive
 		case "-f", "--file":
 			file = s.value
-		case "-C", "--directory":
+		case "-C", "--directory", "--one-top-level":
+			if dir != nil || s.opt.name == "--one-top-level" && s.value == nil {
+				// Each -C applies to the names after it (and
+				// --one-top-level without a name makes one from the
+				// archive's): where each lands is not followed.
+				renames = s.opt.name
+			}
 			dir = s.value
 		}
 	}
@@ -263,7 +272,7 @@ func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
 // what lands.
 func (u *progUse) tarMembers(target shWord, renames string) {
 	if renames != "" {
-		u.setAsk("tar " + renames + " renames the members it extracts, so the files it writes are not judged")
+		u.setAsk("tar " + renames + " changes where the members it extracts land, so the files it writes are not judged")
 	}
 	for _, op := range u.operands {
 		if !op.lit || op.g != nil || !target.lit || strings.ContainsAny(op.text, "*?[\\") {
@@ -688,6 +697,14 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t) // diff --no-index: files, not pathspecs
 		case dashes || t.lit && (gitLooksLikePath(t.text) || gitPathspecMagic(t.text) != "" || strings.ContainsAny(t.text, "*?[")):
 			u.gitPathspec(t)
+		case t.lit && (strings.HasPrefix(t.text, "~") || strings.Contains(t.text, "/")):
+			// Not a path by its look (~/.ssh/id_rsa, x/../.env,
+			// origin/main): git takes it for a path when no revision of
+			// that name resolves, and git diff A B with a path outside
+			// the repository compares the files (no-index). A literal is
+			// never dropped: it is a read too.
+			u.recursive = u.recursive || sub == "diff"
+			u.reads = append(u.reads, t)
 		case !t.lit && !gitLooksLikeRevision(t):
 			u.reads = append(u.reads, t)
 		}

@@ -990,7 +990,7 @@ scan:
 	case hasC && ForeignShells[name]:
 		return shWrapped{reason: shForeignReason(name), info: info}
 	case hasC:
-		a.nested(w[i].text, shDialect(name), *fr, name)
+		a.nested(shScriptWithArgs(a, w[i].text, w[i+1:]), shDialect(name), *fr, name)
 		if startup != "" {
 			a.setUnanalysable(startup)
 			a.setUnprefixable(startup)
@@ -1002,6 +1002,41 @@ scan:
 	default:
 		return shWrapped{reason: "runs a script file the policy cannot see: " + w[i].text, info: info}
 	}
+}
+
+// shScriptWithArgs returns the script of sh -c SCRIPT ARG0 ARG1…: its
+// arguments are its $0, $1…, which the analysis does not follow, so a
+// script that reads them ($0, $1, ${2}, "$@", $*) with arguments given is
+// not understood and asks (sh -c 'cat "$1"' _ ~/.ssh/id_rsa,
+// find . -exec sh -c 'cat "$1"' _ {} \;); deny rules still apply to what
+// the analysis sees.
+func shScriptWithArgs(a *shAnalyzer, script string, args []shWord) string {
+	if len(args) > 0 && shReadsPositional(script) {
+		a.setUnanalysable("the script reads its arguments ($0, $1, $@…), which are the words after it (" +
+			shQuoteShort(args[0].text) + "…), not followed by the analysis")
+	}
+	return script
+}
+
+// shReadsPositional reports whether a script's text may expand a
+// positional parameter or $0: $N, ${N…}, $@, $*, ${@…}, ${*…}, ${#…}.
+func shReadsPositional(script string) bool {
+	for i := 0; i+1 < len(script); i++ {
+		if script[i] != '$' {
+			continue
+		}
+		c := script[i+1]
+		if c >= '0' && c <= '9' || c == '@' || c == '*' {
+			return true
+		}
+		if c == '{' && i+2 < len(script) {
+			d := script[i+2]
+			if d >= '0' && d <= '9' || d == '@' || d == '*' || d == '#' || d == '!' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // shInterpreterInfo describes a command that may run a program (hook:

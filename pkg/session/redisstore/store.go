@@ -75,7 +75,11 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 // older than 7 (no script flags) is refused at start rather than on the
 // first request.
 func (s *Store) load(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opTimeout)
+	// Loading every script is a start-up step of a dozen round trips, not
+	// one operation: it gets at least loadTimeout, so that a Redis slowed
+	// by a restart or a busy host does not fail a broker's start that a
+	// moment's patience would let through.
+	ctx, cancel := context.WithTimeout(ctx, max(s.opTimeout, loadTimeout))
 	defer cancel()
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return s.fail("connect", err)
@@ -87,6 +91,9 @@ func (s *Store) load(ctx context.Context) error {
 	}
 	return nil
 }
+
+// loadTimeout is the least time New gives the scripts to load.
+const loadTimeout = 5 * time.Second
 
 // Close releases the client if the store built it. Later calls fail with
 // session.ErrUnavailable. It is idempotent.
