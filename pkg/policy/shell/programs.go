@@ -148,6 +148,11 @@ type progOption struct {
 	// change nothing the policy judges, spelled as options ("-X=" takes
 	// a value); any other flag, or a value that is not a literal, asks.
 	flags map[string]optValue
+	// pipes: the value, when it starts with | or !, names a command the
+	// program pipes its output into instead of a file (strace -o '|cmd').
+	// Only an option the table marks so is read that way: a write value
+	// the analysis cannot read asks for it alone.
+	pipes bool
 }
 
 // unknownFlag returns the first flag of the value v of an option with
@@ -797,9 +802,9 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 }
 
 // optionFields decodes an option's mapping form {effect, reason, when,
-// unless, path_after, path_until, flags} into o.
+// unless, path_after, path_until, flags, pipes} into o.
 func (d *progDecoder) optionFields(n *yaml.Node, where string, o *progOption) error {
-	fs, err := d.Mapping(n, where, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags"})
+	fs, err := d.Mapping(n, where, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags", "pipes"})
 	if err != nil {
 		return err
 	}
@@ -827,6 +832,10 @@ func (d *progDecoder) optionFields(n *yaml.Node, where string, o *progOption) er
 			}
 		case "path_until":
 			if o.pathUntil, err = d.Str(f.Val, f.Location); err != nil {
+				return err
+			}
+		case "pipes":
+			if o.pipes, err = d.Boolean(f.Val, f.Location); err != nil {
 				return err
 			}
 		case "flags":

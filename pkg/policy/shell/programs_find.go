@@ -61,7 +61,7 @@ func findUse(spec *progSpec, w []shWord) progUse {
 		if t.lit && (strings.HasPrefix(t.text, "-") && len(t.text) > 1 || t.text == "(" || t.text == "!" || t.text == ",") {
 			break
 		}
-		if !t.lit && mayBeOption(t.text) && (t.g == nil || globs.Intersects(t.g, dashRun)) {
+		if mayExpandToOption(t) {
 			u.setAsk("the word " + t.text + " may expand to an expression of find that writes or runs something")
 		}
 		i++

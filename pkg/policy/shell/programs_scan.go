@@ -136,7 +136,11 @@ func (u *progUse) subLongs() []string {
 }
 
 // dangerous reports whether the program has options that write, run or
-// ask, so that a word that may expand to an option matters.
+// ask, so that a word that may expand to an option matters (a file named
+// --checkpoint-action=exec=sh x that * matches makes tar run sh). Options
+// that only read are left out: a name that * matches is one name in the
+// directory, and asking for every wc -l *.go and grep foo *.go would stop
+// ordinary work (docs/POLICY.md, limits).
 func (s *progSpec) dangerous() bool {
 	for _, m := range []map[string]*progOption{s.options} {
 		for _, o := range m {
@@ -191,7 +195,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	for ; i < len(w) && !u.stop; i++ {
 		t := &w[i]
 		s := t.text
-		if !t.lit && !optionsDone && mayBeOption(s) && (t.g == nil || globs.Intersects(t.g, dashRun)) {
+		if !optionsDone && mayExpandToOption(t) {
 			if danger < 0 {
 				danger = 0
 				if spec.dangerous() {
@@ -199,7 +203,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 				}
 			}
 			if danger == 1 {
-				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something")
+				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 			}
 		}
 		if s == "--" && t.lit && !optionsDone {
@@ -341,6 +345,18 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 // dashRun is the glob of the words that start with '-'.
 var dashRun = globs.Glob{{R: '-'}, globs.AnyRun}
 
+// mayExpandToOption reports whether the word t, where the program still
+// takes options, may become one: an expansion whose value may start with
+// '-' ("$f", $(…)), or a pathname pattern that may match a name starting
+// with '-' (*, *.txt: bash does not keep such names out, so a file named
+// --checkpoint-action=exec=sh x.txt in the directory is an option of tar).
+func mayExpandToOption(t *shWord) bool {
+	if t.glob && t.g != nil {
+		return globs.Intersects(t.g, dashRun)
+	}
+	return !t.lit && mayBeOption(t.text) && (t.g == nil || globs.Intersects(t.g, dashRun))
+}
+
 // mayBeOption reports whether the source text of a non-literal word may
 // expand to something starting with '-': anything but a word that starts
 // with literal text or the home directory.
@@ -386,7 +402,7 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			u.reads = append(u.reads, *v)
 		}
 	case effWrite:
-		if v != nil && pipedTarget(*v) {
+		if v != nil && o.pipes && pipedTarget(*v) {
 			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
 		}
 		if v != nil {
@@ -465,10 +481,10 @@ func (u *progUse) applyFilterAny(o *progOption, v *shWord) {
 	}
 }
 
-// pipedTarget reports whether the value of an option that names a file to
-// write may name a command instead: strace -o '|cmd' and '!cmd', and the
-// like in other programs, pipe their output into it. A literal that starts
-// with | or !, or a word that is not a literal and may, is taken as one.
+// pipedTarget reports whether the value of a write option the table marks
+// pipes: (strace -o '|cmd' and '!cmd' pipe the output into the command)
+// may name a command: a literal that starts with | or !, or a word that is
+// not a literal and may.
 func pipedTarget(v shWord) bool {
 	if v.lit && v.g == nil {
 		return strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!")

@@ -317,6 +317,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 	}
 	a.res.Commands = make([]Command, 0, 4)
 	a.sharedVars = a.inShared || shRunsSharedCode(f)
+	a.noteConsts(f)
 	syntax.Walk(f, a.visit)
 	if a.budget.spent() {
 		a.setUnanalysable(shTooComplex)
@@ -1191,7 +1192,16 @@ func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
 		}
 		return []shWord{{text: a.source(w), g: globs.Glob{globs.AnyRun}}}
 	}
-	return []shWord{a.word(w)}
+	tw := a.word(w)
+	if tw.alts != nil {
+		// for f in a b; do echo > "$f.s"; done writes a.s and b.s.
+		out := make([]shWord, len(tw.alts))
+		for i, v := range tw.alts {
+			out[i] = shWord{text: v, lit: true}
+		}
+		return out
+	}
+	return []shWord{tw}
 }
 
 func shAllDigits(s string) bool {

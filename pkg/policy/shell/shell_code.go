@@ -821,6 +821,64 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 		body: shSpan{start: n.DoPos.Offset(), end: n.DonePos.Offset()}})
 }
 
+// noteConsts records the variables the script sets once, to a literal, in
+// a plain assignment statement at its top level (d=out; cat "$d/x") or at
+// the head of a top-level && list (d=out && cat "$d/x"): after that
+// statement, "$d" is that literal, as a loop variable is one of its words
+// inside its body (noteLoop), so the command is judged with the value in
+// place. The name must appear nowhere else in the script but in "$d" and
+// "${d}" (no second assignment, read, unset, declare, for, nameref,
+// local…), so nothing can change it; a value with blanks, a pattern or a
+// ~ is left to the general model, and so is every variable of a script
+// that runs code of its own shell unseen (eval, trap) or is POSIX sh.
+func (a *shAnalyzer) noteConsts(f *syntax.File) {
+	if a.posix || a.sharedVars {
+		return
+	}
+	for _, st := range f.Stmts {
+		if st.Background || st.Coprocess || st.Negated {
+			continue // & runs even the head of a list in a subshell
+		}
+		head := st
+		for {
+			b, ok := head.Cmd.(*syntax.BinaryCmd)
+			if !ok || b.Op != syntax.AndStmt {
+				break
+			}
+			head = b.X
+		}
+		a.noteConst(head, uint(len(a.src)))
+	}
+}
+
+// noteConst records the assignments of st (d=out), a statement that runs
+// before every byte of the script after it, up to end.
+func (a *shAnalyzer) noteConst(st *syntax.Stmt, end uint) {
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) > 0 || st.Background || st.Coprocess || st.Negated {
+		return
+	}
+	for _, as := range call.Assigns {
+		if as.Append || as.Naked || as.Index != nil || as.Array != nil || as.Value == nil || as.Name == nil {
+			continue
+		}
+		name := as.Name.Value
+		if shShellSets(name) || shExecVar(name) {
+			continue
+		}
+		w := a.word(as.Value)
+		if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[~") {
+			continue
+		}
+		rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
+		if shCountIdent(rest, name) != 1 {
+			continue // the assignment is the only other mention
+		}
+		a.loops = append(a.loops, shLoop{name: name, values: []string{w.text},
+			body: shSpan{start: st.End().Offset(), end: end}})
+	}
+}
+
 // shCountIdent counts the occurrences of name in src as a whole word (not
 // next to an identifier character; "$name" was replaced by "$" before).
 func shCountIdent(src, name string) int {

@@ -55,8 +55,13 @@ var shExecVars = map[string]bool{
 	"SHELL": true, "PARALLEL_SHELL": true,
 }
 
-// shExecVarPrefixes are families of such variables.
-var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG"}
+// shExecVarPrefixes are families of such variables: npm, pnpm and yarn 1
+// read every npm_config_* (any case) as configuration, where
+// script-shell, userconfig and node-options run code; yarn 2+ reads
+// YARN_* (YARN_YARN_PATH is the JavaScript file it runs); cargo reads
+// CARGO_TARGET_<triple>_RUNNER and _LINKER, and CARGO_BUILD_RUSTC_WRAPPER.
+var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG",
+	"npm_config_", "NPM_CONFIG_", "YARN_", "CARGO_TARGET_", "CARGO_BUILD_"}
 
 // shExecVar reports whether assigning name changes what later commands run.
 func shExecVar(name string) bool {

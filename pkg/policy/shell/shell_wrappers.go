@@ -298,7 +298,7 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 		}
 		switch o.effect {
 		case effWrite:
-			if v != nil && pipedTarget(*v) && st.reason == "" {
+			if v != nil && o.pipes && pipedTarget(*v) && st.reason == "" {
 				st.reason = spec.name + " " + name + " " + v.text + " may pipe into a command"
 			}
 			if v != nil {
