@@ -746,7 +746,8 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 // CleanPath prepares the glob of a path for matching path rules: a
 // leading ~ or $HOME is the home directory, and the literal text is
 // cleaned as cleanPath cleans values. A ".." after an unknown part could
-// climb anywhere: the path is then entirely unknown.
+// climb anywhere: the path is then any directory followed by what comes
+// after the last such "..".
 func CleanPath(g Glob, home string) Glob {
 	// Render literal runs, with a private-use rune per unknown token.
 	const base = 0xF0000
@@ -761,14 +762,25 @@ func CleanPath(g Glob, home string) Glob {
 	s := b.String()
 	s, _ = ExpandHome(s, home)
 	firstUnknown := strings.IndexFunc(s, func(r rune) bool { return r >= base })
+	var head Glob
 	if firstUnknown >= 0 {
 		rest := "/" + s[firstUnknown:] + "/"
-		if strings.Contains(rest, "/../") {
-			return Glob{AnyRun}
+		if k := strings.LastIndex(rest, "/../"); k >= 0 {
+			// The kernel resolves a .. after an unknown part physically
+			// (the part may be a link): the path is any directory, then
+			// what follows the last .. (./*/../.env is some …/.env).
+			tail := rest[k+len("/../"):]
+			tail = strings.TrimSuffix(tail, "/")
+			if tail == "" {
+				return Glob{AnyRun}
+			}
+			head = Glob{AnyRun, {R: '/'}}
+			s = tail
 		}
 	}
 	s = path.Clean(s)
-	out := make(Glob, 0, len(s))
+	out := make(Glob, 0, len(head)+len(s))
+	out = append(out, head...)
 	for _, r := range s {
 		if r >= base && int(r-base) < len(g) {
 			out = append(out, g[r-base])

@@ -846,7 +846,23 @@ func gitLooksLikeRevision(w shWord) bool {
 // jqFiles records the files jq's two-word options read: --rawfile NAME
 // FILE, --slurpfile NAME FILE and --argfile NAME FILE (the table's grammar gives an option one
 // value, so the scan took FILE for an operand).
+//
+// A jq program may read files itself: import and include load modules
+// and data (import "P" as $x {search: DIR} reads DIR/P.json), and
+// modulemeta reads a module; a word that spells one of them asks, as jq
+// -L does, and so does a filter the analysis cannot read.
 func (u *progUse) jqFiles(w []shWord) {
+	for _, t := range w[1:] {
+		if !t.lit {
+			continue
+		}
+		for _, kw := range []string{"import", "include", "modulemeta", "get_search_list"} {
+			if jqHasWord(t.text, kw) {
+				u.setAsk("jq " + kw + " loads modules or data from files the policy cannot see")
+				break
+			}
+		}
+	}
 	for i := 1; i+2 < len(w); i++ {
 		if !w[i].lit {
 			continue
@@ -858,6 +874,24 @@ func (u *progUse) jqFiles(w []shWord) {
 			u.reads = append(u.reads, w[i+2])
 			i += 2
 		}
+	}
+}
+
+// jqHasWord reports whether kw stands in s as a whole identifier (not
+// next to a letter, digit, _ or $), wherever it is: inside a string
+// too, which can only make jq ask more.
+func jqHasWord(s, kw string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], kw)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(kw)
+		if (j == 0 || !shIsIdentByte(s[j-1]) && s[j-1] != '$') && (end == len(s) || !shIsIdentByte(s[end])) {
+			return true
+		}
+		i = end
 	}
 }
 

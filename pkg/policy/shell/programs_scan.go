@@ -249,8 +249,25 @@ func (u *progUse) expandedValue(w *shWord) bool {
 	if o == nil || o.value == valNone {
 		return false
 	}
-	u.apply(o, &shWord{text: val, g: globs.Glob{globs.AnyRun}, computed: w.computed, vars: w.vars})
+	u.apply(o, &shWord{text: val, g: optionValueGlob(w.g, name), computed: w.computed, vars: w.vars})
 	return true
+}
+
+// optionValueGlob returns the glob of the value of a --name=VALUE word
+// whose glob is g: g without its literal "--name=" head, so that the
+// value keeps the text it spells (--from-file="$HOME/.ssh/id_rsa" reads a
+// .ssh/id_rsa), or any string when g does not start so.
+func optionValueGlob(g globs.Glob, name string) globs.Glob {
+	head := name + "="
+	if len(g) <= len(head) {
+		return globs.Glob{globs.AnyRun}
+	}
+	for i := 0; i < len(head); i++ {
+		if !g[i].Lit() || g[i].R != rune(head[i]) {
+			return globs.Glob{globs.AnyRun}
+		}
+	}
+	return g[len(head):]
 }
 
 // scanGlobal skips the global options at the start of w (git -C DIR) and
