@@ -241,7 +241,12 @@ type shAnalyzer struct {
 	// variables the enclosing script may have set (shell_reads.go).
 	sharedVars, inShared bool
 	intVars              map[string]bool // declared -i
-	arithUses            []shArithUse
+	// arrays are the names the script has made arrays so far (a=(…),
+	// a[i]=…); assocAssigns the a=(…) of a declare -A, whose keys are
+	// strings, not arithmetic.
+	arrays       map[string]bool
+	assocAssigns map[*syntax.Assign]bool
+	arithUses    []shArithUse
 	// cds are the directory changes of the script (shell_paths.go).
 	cds []shCd
 	// exported are the names the script exports, allexport whether set
@@ -324,6 +329,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		a.setUnprefixable(shTooComplex)
 		return
 	}
+	a.finishFuncs()
 	a.finishCode()
 	a.finishReads()
 	a.finishExports()
@@ -635,7 +641,10 @@ func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, 
 				b.WriteString(p.Value)
 			}
 		case *syntax.DblQuoted:
-			if !shUnquoteParts(b, p.Parts, true, glob) {
+			// $"…" is translated by gettext under TEXTDOMAIN and
+			// TEXTDOMAINDIR, which the script may point at a catalog
+			// it wrote: not the text it spells.
+			if p.Dollar || !shUnquoteParts(b, p.Parts, true, glob) {
 				return false
 			}
 		case *syntax.CmdSubst:

@@ -131,6 +131,12 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 				a.valueUnknown(wi.Name.Value)
 			}
 			a.noteLoop(n, wi)
+			if len(wi.Items) == 0 && !wi.InPos.IsValid() {
+				// for f; do …: over "$@", the script's or a function's
+				// arguments.
+				a.taint(wi.Name.Value)
+				a.valueUnknown(wi.Name.Value)
+			}
 			// for f in .env x; do cat "$f"; done: each literal item (or
 			// pattern) is a value a read of "$f" names.
 			for _, item := range wi.Items {
@@ -303,6 +309,13 @@ func (a *shAnalyzer) finishCode() {
 			" as code, and the script does not set it to a number first (a value like a[$(cmd)] runs cmd)")
 		return
 	}
+	for name := range shIntSpecials {
+		if a.tainted[name] {
+			a.codeUnknown(name + " is an integer variable of bash, which evaluates every value assigned to it as arithmetic" +
+				", and the script assigns it a value the analysis does not know (a value like b[$(cmd)] runs cmd)")
+			return
+		}
+	}
 	for name := range a.intVars {
 		if a.tainted[name] {
 			a.codeUnknown("declare -i " + name + " evaluates every value assigned to " + name +
@@ -341,6 +354,17 @@ func (a *shAnalyzer) paramExp(p *syntax.ParamExp) {
 	}
 }
 
+// shIntSpecials are the variables bash gives the integer attribute
+// itself (declare -i -p in a fresh bash): an assignment to one is
+// evaluated as arithmetic, as to a declare -i variable.
+var shIntSpecials = map[string]bool{"RANDOM": true, "SRANDOM": true, "OPTIND": true, "HISTCMD": true, "MAILCHECK": true}
+
+// shBashArrays are the arrays bash sets itself: declare NAME='(…)' on one
+// re-parses the value as an array assignment.
+var shBashArrays = map[string]bool{"BASH_ARGV": true, "BASH_ARGC": true, "BASH_LINENO": true, "BASH_SOURCE": true,
+	"BASH_REMATCH": true, "BASH_VERSINFO": true, "DIRSTACK": true, "FUNCNAME": true, "GROUPS": true, "PIPESTATUS": true,
+	"COMP_WORDS": true, "COPROC": true, "BASH_ALIASES": true, "BASH_CMDS": true}
+
 // shIsAllIndex reports the subscripts @ and * (every element).
 func shIsAllIndex(x syntax.ArithmExpr) bool {
 	w, ok := x.(*syntax.Word)
@@ -358,6 +382,12 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 		return
 	}
 	name := as.Name.Value
+	if as.Index != nil || as.Array != nil {
+		if a.arrays == nil {
+			a.arrays = map[string]bool{}
+		}
+		a.arrays[name] = true
+	}
 	if as.Index != nil {
 		a.arith(as.Index, "the subscript of "+name+"[…]")
 		a.taint(name)
@@ -367,6 +397,17 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 	switch {
 	case as.Naked:
 	case as.Array != nil:
+		// a=([k]=v): bash evaluates each subscript of an indexed array
+		// as arithmetic, and with it the values of the variables it
+		// names (x='b[$(cmd)]'; a=([x]=1) runs cmd). An associative
+		// array's keys are strings (declare -A on the same clause).
+		if !a.assocAssigns[as] {
+			for _, e := range as.Array.Elems {
+				if e.Index != nil {
+					a.arith(e.Index, "the subscript of an element of "+name+"=(…)")
+				}
+			}
+		}
 		a.taint(name)
 		a.valueUnknown(name)
 	case as.Value == nil:
@@ -419,8 +460,33 @@ func varOfWord(text string) string {
 // later assignments arithmetic, -n makes the value a name, and a naked
 // argument is a name whose subscript is evaluated.
 func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
-	integer, nameref := false, false
+	integer, nameref, array, assoc := false, false, false, false
 	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if w := a.word(as.Value); w.lit && strings.HasPrefix(w.text, "-") {
+				array = array || strings.ContainsAny(w.text, "aA")
+				assoc = assoc || strings.ContainsRune(w.text, 'A')
+			}
+		}
+	}
+	for _, as := range d.Args {
+		if as.Name != nil && as.Array != nil && assoc {
+			if a.assocAssigns == nil {
+				a.assocAssigns = map[*syntax.Assign]bool{}
+			}
+			a.assocAssigns[as] = true
+		}
+		if as.Name != nil && as.Value != nil && as.Index == nil {
+			// declare -a a='(x $(cmd))' re-parses a quoted value as a
+			// compound assignment and expands it again: eval of data.
+			// bash does so for -a, -A, +=, and a name already an array.
+			w := a.word(as.Value)
+			reparsed := array || as.Append || a.arrays[as.Name.Value] || shBashArrays[as.Name.Value]
+			if w.lit && strings.HasPrefix(w.text, "(") || !w.lit && reparsed {
+				a.codeUnknown(d.Variant.Value + " " + as.Name.Value + "=" + shQuoteShort(w.text) +
+					" may be read again as an array assignment, whose words bash expands as code")
+			}
+		}
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w := a.word(as.Value)
 			switch {
@@ -491,7 +557,7 @@ func (a *shAnalyzer) nameArgOf(w shWord, what string, assigns bool) {
 		return
 	}
 	a.setVar(name, what)
-	if a.intVars[name] {
+	if a.intVars[name] || shIntSpecials[name] {
 		a.codeUnknown(what + " assigns the declare -i variable " + name + ", whose value bash evaluates as arithmetic")
 	}
 }

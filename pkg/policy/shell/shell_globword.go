@@ -39,13 +39,25 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				parts = append(parts, globs.WordPart{Text: p.Value, Quoted: true})
 			}
 		case *syntax.DblQuoted:
+			if p.Dollar {
+				unknown(globs.AnyRun, true) // $"…": a translation
+				continue
+			}
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					var b strings.Builder
 					shUnescapeDouble(&b, l.Value)
 					parts = append(parts, globs.WordPart{Text: b.String(), Quoted: true})
 				} else if cs, ok := q.(*syntax.CmdSubst); ok && shRevisionOutput(cs) != "" {
-					unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
+					if rev := shRevParseEcho(cs); rev != "" {
+						// rev-parse prints REV itself when REV names a
+						// file (git rev-parse ../.aws): judged as REV;
+						// its other output, hex, spells nothing a rule
+						// names.
+						parts = append(parts, globs.WordPart{Text: rev, Quoted: true})
+					} else {
+						unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
+					}
 				} else {
 					unknown(globs.AnyRun, true)
 				}
@@ -75,26 +87,61 @@ const gMaxWord = 1024
 // judged by what the word can be, not as any string: it cannot start with
 // '-' (an option) nor spell "credentials".
 func shRevisionOutput(cs *syntax.CmdSubst) string {
-	if len(cs.Stmts) != 1 || len(cs.Last) > 0 {
+	args := shRevisionArgs(cs)
+	if args == nil {
 		return ""
+	}
+	return shRevisionClass(args)
+}
+
+// shRevParseEcho returns REV of "$(git rev-parse REV)" without --verify
+// (which prints an object name or nothing): rev-parse echoes REV when it
+// is not a revision, and a path that exists is not one.
+func shRevParseEcho(cs *syntax.CmdSubst) string {
+	args := shRevisionArgs(cs)
+	if args == nil || args[1] != "rev-parse" || shRevisionClass(args) == "" {
+		return ""
+	}
+	rev := ""
+	for _, a := range args[2:] {
+		if a == "--verify" {
+			return ""
+		}
+		if a[0] != '-' {
+			rev = a
+		}
+	}
+	return rev
+}
+
+// shRevisionArgs returns the literal words of a substitution that is one
+// plain git command of at least three words, else nil.
+func shRevisionArgs(cs *syntax.CmdSubst) []string {
+	if len(cs.Stmts) != 1 || len(cs.Last) > 0 {
+		return nil
 	}
 	st := cs.Stmts[0]
 	call, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(st.Redirs) > 0 ||
 		len(call.Args) < 3 {
-		return ""
+		return nil
 	}
 	args := make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
 		v, ok := shLitWord(w)
 		if !ok {
-			return ""
+			return nil
 		}
 		args = append(args, v)
 	}
 	if args[0] != "git" {
-		return ""
+		return nil
 	}
+	return args
+}
+
+// shRevisionClass is shRevisionOutput of the words args.
+func shRevisionClass(args []string) string {
 	var revs []string
 	for _, a := range args[2:] {
 		switch {

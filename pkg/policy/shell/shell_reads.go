@@ -25,7 +25,7 @@ func shWordSources(parts []syntax.WordPart, vars []string) (computed bool, _ []s
 		case *syntax.DblQuoted:
 			var c bool
 			c, vars = shWordSources(p.Parts, vars)
-			computed = computed || c
+			computed = computed || c || p.Dollar // $"…": a translation
 		case *syntax.CmdSubst:
 			computed = computed || shRevisionOutput(p) == ""
 		case *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob, *syntax.BraceExp:

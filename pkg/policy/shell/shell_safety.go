@@ -367,6 +367,41 @@ func (a *shAnalyzer) checkForkBombs() {
 	}
 }
 
+// finishFuncs judges the functions a script declares. One named like a
+// program the table models or a builtin (cat() { …; }, git(), find(),
+// cd()) makes its calls something other than what the model says — the
+// here-document cat prints, the hex git rev-parse prints, the paths find
+// feeds — so the script is not understood. And a function is called with
+// arguments the analysis does not bind to its body: there "$1", "$@" and
+// a for loop without in (over "$@") are any value.
+func (a *shAnalyzer) finishFuncs() {
+	if len(a.funcs) == 0 {
+		return
+	}
+	for _, f := range a.funcs {
+		for _, n := range shFuncNames(f) {
+			if a.progs.lookup(n.Value) != nil || shShadowable[n.Value] {
+				a.codeUnknown("function " + n.Value + " shadows a program or builtin the policy models, so its calls are not what they seem")
+				return
+			}
+		}
+	}
+	if a.unknownVals == nil {
+		a.unknownVals = map[string]bool{}
+	}
+	a.unknownVals["@"] = true
+}
+
+// shShadowable are builtins and keywords-like commands a function may
+// shadow (beyond the program table's entries).
+var shShadowable = map[string]bool{"cd": true, "pwd": true, "read": true, "test": true, "[": true, "source": true,
+	".": true, "eval": true, "exec": true, "command": true, "builtin": true, "type": true, "export": true,
+	"declare": true, "typeset": true, "local": true, "readonly": true, "set": true, "shopt": true, "trap": true,
+	"true": true, "false": true, "exit": true, "return": true, "shift": true, "wait": true, "kill": true,
+	"ulimit": true, "umask": true, "alias": true, "unalias": true, "hash": true, "history": true, "printf": true,
+	"echo": true, "let": true, "unset": true, "mapfile": true, "readarray": true, "getopts": true, "pushd": true,
+	"popd": true, "dirs": true, "enable": true, "jobs": true, "fg": true, "bg": true, "disown": true}
+
 // shFuncNames returns the names a function declaration declares.
 func shFuncNames(f *syntax.FuncDecl) []*syntax.Lit {
 	if f.Name != nil {

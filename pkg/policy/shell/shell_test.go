@@ -132,7 +132,9 @@ func TestAnalyzeShellRemovesQuotes(t *testing.T) {
 		{"ANSI-C unicode escapes", `echo $'\u00e9'`, []string{"echo", "é"}},
 		{"backslashes inside double quotes", `echo "a\$b\q\"c\\"`, []string{"echo", `a$b\q"c\`}},
 		{"escaped spaces join words", `echo a\ b`, []string{"echo", "a b"}},
-		{"locale strings", `echo $"hi"`, []string{"echo", "hi"}},
+		// $"…" is what gettext returns for the text under TEXTDOMAIN and
+		// TEXTDOMAINDIR, which a script may point at its own catalog.
+		{"locale strings are translations, not their text", `echo $"hi"`, []string{"echo", `$"hi"`}},
 		{"mixed quoting", `echo 'a'"b"c`, []string{"echo", "abc"}},
 		{"a non-literal argument keeps its source", `echo "$HOME/x" $(date)`, []string{"echo", `"$HOME/x"`, "$(date)"}},
 		{"globs stay literal in arguments", `ls *.go`, []string{"ls", "*.go"}},

@@ -1021,6 +1021,28 @@ func shScriptWithArgs(a *shAnalyzer, script string, args []shWord) string {
 // shReadsPositional reports whether a script's text may expand a
 // positional parameter or $0: $N, ${N…}, $@, $*, ${@…}, ${*…}, ${#…}.
 func shReadsPositional(script string) bool {
+	// for f; do, select f; do, BASH_ARGV, BASH_ARGV0, getopts and shift
+	// read the arguments without spelling them; a for or select without
+	// in is found by its shape ("for NAME;" or "for NAME do"), loosely:
+	// a false match only asks.
+	for _, w := range []string{"BASH_ARGV", "BASH_ARGC", "getopts", "shift"} {
+		if strings.Contains(script, w) {
+			return true
+		}
+	}
+	for _, kw := range []string{"for", "select"} {
+		for rest := script; ; {
+			i := strings.Index(rest, kw)
+			if i < 0 {
+				break
+			}
+			after := strings.Fields(rest[i+len(kw):])
+			if len(after) > 0 && (strings.HasSuffix(after[0], ";") || len(after) > 1 && after[1] == "do") {
+				return true
+			}
+			rest = rest[i+len(kw):]
+		}
+	}
 	for i := 0; i+1 < len(script); i++ {
 		if script[i] != '$' {
 			continue
