@@ -692,6 +692,14 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	e.cdFloor(&s, v)
 	var escapes bool
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
+	if root, opaque := kernelLink(s.value); opaque {
+		if s.floor == "" {
+			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a kernel link (a process's working directory or open file) whose target the policy cannot see", "safety"
+		}
+	} else if root != "" {
+		// /proc/self/root/etc/hosts is /etc/hosts.
+		s.value, s.base, s.rel, escapes = e.resolvePath(root)
+	}
 	if escapes && kind != subjRead && s.floor == "" {
 		what := "path "
 		if kind == subjRedirect {
@@ -700,6 +708,46 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
 	}
 	return s
+}
+
+// kernelLink reads a cleaned absolute path through the kernel's magic
+// links: under /proc/PID/root (and /proc/PID/task/TID/root) it is the path
+// after it, returned as root; under a process's cwd, an open file
+// (/proc/PID/fd/N, /dev/fd/N, /dev/stdin…, map_files), whose target the
+// policy cannot know, it is opaque. An fd alone (/dev/fd/3, /dev/stdin) is
+// not opaque: what it reads was judged where it was opened.
+func kernelLink(p string) (root string, opaque bool) {
+	if rest, ok := strings.CutPrefix(p, "/dev/"); ok {
+		dir, after, deeper := strings.Cut(rest, "/")
+		switch {
+		case dir == "stdin" || dir == "stdout" || dir == "stderr":
+			return "", deeper
+		case dir == "fd":
+			_, _, deeper = strings.Cut(after, "/")
+			return "", deeper
+		}
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return "", false
+	}
+	// /proc/PID/… or /proc/PID/task/TID/… (self and thread-self too).
+	_, rest, _ = strings.Cut(rest, "/")
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		_, rest, _ = strings.Cut(t, "/")
+	}
+	link, after, deeper := strings.Cut(rest, "/")
+	switch link {
+	case "root":
+		return "/" + after, false
+	case "cwd", "map_files":
+		return "", true
+	case "fd", "fdinfo":
+		_, _, deeper = strings.Cut(after, "/")
+		return "", deeper
+	}
+	return "", false
 }
 
 // cdFloor gives a subject of the relative path v a floor when the script

@@ -330,6 +330,7 @@ func (e *evaluation) readSubject(c *shell.Command) subject {
 		s = subject{kind: subjRead, tier: TierRead, value: c.Target}
 	}
 	s.cmd = c
+	s.recursive = c.Recursive
 	e.inexactPath(&s, c)
 	if c.Elevated && s.floor == "" {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true

@@ -771,10 +771,11 @@ func shBuiltinOperands(args []shWord, each func(opt byte, val *shWord) bool) []s
 }
 
 // shHarmlessShopt are the shopt options that do not change which programs
-// run or which files a word can name beyond what the analysis assumes
-// (globs are already treated as matching any file).
+// run or which files a word can name beyond what the analysis assumes.
+// dotglob is not one: the read rules take it that * and ? do not match a
+// leading dot (cat ~/*/id_rsa would read ~/.ssh/id_rsa).
 var shHarmlessShopt = map[string]bool{
-	"nullglob": true, "failglob": true, "globstar": true, "dotglob": true, "extglob": true,
+	"nullglob": true, "failglob": true, "globstar": true, "extglob": true,
 	"checkwinsize": true, "cmdhist": true, "lithist": true, "histappend": true,
 	"inherit_errexit": true, "lastpipe": true, "progcomp": true, "promptvars": false,
 	"checkjobs": true, "huponexit": true, "globasciiranges": true,

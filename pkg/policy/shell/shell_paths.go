@@ -167,7 +167,9 @@ func (a *shAnalyzer) readTarget(w shWord) {
 	if a.full() {
 		return
 	}
-	c := Command{Redirect: true, Read: true, Target: w.text, Globs: a.targetGlobs(w)}
+	// The file opened may be a directory (cat /dev/fd/3/id_rsa 3<~/.ssh,
+	// grep -r . /dev/stdin < ~/.aws): the descriptor reaches its tree.
+	c := Command{Redirect: true, Read: true, Recursive: true, Target: w.text, Globs: a.targetGlobs(w)}
 	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
 		return
 	}

@@ -953,10 +953,13 @@ scan:
 			}
 			i++
 		case strings.HasPrefix(s, "--"):
+			if !shInertShellLongs[s] && startup == "" {
+				startup = name + " " + s + " is an option of the shell the policy does not know"
+			}
 			i++
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
 			for j := 1; j < len(s); j++ {
-				switch s[j] {
+				switch c := s[j]; c {
 				case 'c':
 					hasC = true
 				case 's':
@@ -966,13 +969,22 @@ scan:
 						startup = shKeywordReason
 					}
 				case 'o', 'O':
-					if s[0] == '-' && i+1 < len(w) && w[i+1].text == "keyword" {
-						startup = shKeywordReason
+					// -o NAME is set -o NAME, -O NAME shopt -s NAME: an
+					// option that changes how words are read (dotglob,
+					// cdable_vars, allexport…) asks, as set and shopt do.
+					if i+1 < len(w) {
+						if r := shInvocationOption(name, s[0], c, w[i+1]); r != "" && startup == "" {
+							startup = r
+						}
 					}
 					i++ // -o pipefail
 				case 'l', 'i':
 					if s[0] == '-' {
 						startup = shStartupReason(name, s)
+					}
+				default:
+					if !strings.ContainsRune(shInertSetLetters, rune(c)) && startup == "" {
+						startup = name + " " + string(s[0]) + string(c) + " sets a shell option that changes how the script is read"
 					}
 				}
 			}
@@ -1016,6 +1028,42 @@ func shScriptWithArgs(a *shAnalyzer, script string, args []shWord) string {
 			shQuoteShort(args[0].text) + "…), not followed by the analysis")
 	}
 	return script
+}
+
+// shInertSetLetters are the single-letter options of bash and sh that
+// change nothing the analysis assumes: errexit, nounset, xtrace, verbose,
+// noexec, noglob, noclobber, errtrace, functrace, hashall, histexpand,
+// braceexpand, physical, privileged, restricted.
+const shInertSetLetters = "euxvnfCETBhHPpr"
+
+// shInertShellLongs are the long options of bash that change nothing the
+// analysis assumes.
+var shInertShellLongs = map[string]bool{"--norc": true, "--noprofile": true, "--noediting": true,
+	"--restricted": true, "--verbose": true, "--dump-strings": true, "--dump-po-strings": true}
+
+// shInertSetOptions are the set -o names that change nothing the analysis
+// assumes.
+var shInertSetOptions = map[string]bool{"errexit": true, "nounset": true, "xtrace": true, "verbose": true,
+	"pipefail": true, "noexec": true, "noglob": true, "noclobber": true, "errtrace": true, "functrace": true,
+	"hashall": true, "histexpand": true, "braceexpand": true, "physical": true, "privileged": true,
+	"monitor": true, "notify": true, "ignoreeof": true, "nolog": true, "interactive-comments": true,
+	"emacs": true, "vi": true, "history": true}
+
+// shInvocationOption returns why a shell's -o NAME or -O NAME (sign '-'
+// sets, '+' unsets) changes how its script is read, or "": keyword asks as
+// -k does; a name the analysis knows as harmless, or turning one of those
+// off, does not.
+func shInvocationOption(shell string, sign, letter byte, v shWord) string {
+	if !v.lit {
+		return shell + " " + string(sign) + string(letter) + " takes an option name that is not a literal"
+	}
+	if v.text == "keyword" && sign == '-' {
+		return shKeywordReason
+	}
+	if letter == 'o' && shInertSetOptions[v.text] || letter == 'O' && shHarmlessShopt[v.text] {
+		return ""
+	}
+	return shell + " " + string(sign) + string(letter) + " " + v.text + " changes how the script is read or run"
 }
 
 // shReadsPositional reports whether a script's text may expand a
