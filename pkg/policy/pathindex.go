@@ -3,6 +3,8 @@ package policy
 import (
 	"slices"
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // pathIndex files a layer's path rules under a literal segment of their
@@ -35,7 +37,7 @@ func pathKey(r *rule) string {
 	if r.path == nil || r.anyArgs || strings.ContainsAny(r.path.text, "{}[]\\") {
 		return ""
 	}
-	segs := strings.Split(lower(r.path.text), "/")
+	segs := strings.Split(globs.Fold(r.path.text), "/")
 	for i := len(segs) - 1; i >= 0; i-- {
 		if segs[i] != "" && !isGlob(segs[i]) {
 			return segs[i]
@@ -101,7 +103,7 @@ func (ix *pathIndex) hits(s *subject, buf []int32) []int32 {
 		if p == "" {
 			continue
 		}
-		for seg := range strings.SplitSeq(lower(p), "/") {
+		for seg := range strings.SplitSeq(globs.Fold(p), "/") {
 			out = append(out, ix.bySeg[seg]...)
 		}
 	}

@@ -44,7 +44,7 @@ type pathPattern struct {
 // opens as .env and ~/.ssh/id_rsa. It allocates only when the path has
 // upper-case letters.
 func (p *pathPattern) foldedMatch(clean, base string, tree bool) bool {
-	lc, lb := lower(clean), lower(base)
+	lc, lb := globs.Fold(clean), globs.Fold(base)
 	if lc == clean && lb == base && p.fold == p {
 		return false // the exact match already said no
 	}
@@ -119,7 +119,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 		}
 	}
 	pp.fold = pp
-	if lp := lower(p); lp != p {
+	if lp := globs.Fold(p); lp != p {
 		f, err := compilePathPattern(lp)
 		if err != nil {
 			return nil, err

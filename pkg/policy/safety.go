@@ -2,6 +2,8 @@ package policy
 
 import (
 	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
 
 // criticalWritePaths are files whose modification hands over the machine:
@@ -23,7 +25,7 @@ var criticalWritePaths = map[string]string{
 func pathSafety(p string) string {
 	// In any case: a case-insensitive file system writes /etc/passwd for
 	// /ETC/PASSWD.
-	lp := lower(p)
+	lp := globs.Fold(p)
 	if r, ok := criticalWritePaths[lp]; ok {
 		return r
 	}

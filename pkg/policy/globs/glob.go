@@ -502,11 +502,43 @@ func IntersectsAnchored(w, p Glob) bool {
 // or a class (one may hold upper-case letters: .[E]NV, [[:upper:]]).
 func HasUpper(g Glob) bool {
 	for _, t := range g {
-		if t.Lit() && unicode.IsUpper(t.R) || t.Class != "" {
+		if t.Lit() && FoldRune(t.R) != t.R || t.Class != "" {
 			return true
 		}
 	}
 	return false
+}
+
+// FoldRune maps r to the rune case-insensitive file systems take it for:
+// its lower case, after its upper case, so that the letters whose upper
+// case is an ASCII letter fold with it (ſ is S is s, ı is I is i, the
+// Kelvin sign is K is k), as APFS's case folding and NTFS's upcase table
+// do.
+func FoldRune(r rune) rune {
+	if r < 0x80 {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToLower(unicode.ToUpper(r))
+}
+
+// Fold returns s with every rune folded by FoldRune (s itself when none
+// changes).
+func Fold(s string) string {
+	for i, r := range s {
+		if FoldRune(r) != r {
+			var b strings.Builder
+			b.Grow(len(s))
+			b.WriteString(s[:i])
+			for _, r := range s[i:] {
+				b.WriteRune(FoldRune(r))
+			}
+			return b.String()
+		}
+	}
+	return s
 }
 
 // Lower returns g with its literal tokens in lower case and its classes
@@ -517,7 +549,7 @@ func Lower(g Glob) Glob {
 	for i, t := range out {
 		switch {
 		case t.Lit():
-			out[i].R = unicode.ToLower(t.R)
+			out[i].R = FoldRune(t.R)
 		case t.Class != "":
 			out[i].Fold = true
 		}

@@ -596,6 +596,10 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
 		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
 		out.computed, out.vars = shWordSources(w.Parts, nil)
+		// ~NAME is user NAME's home in bash and, in zsh, the value of
+		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
+		// function zsh_directory_name says for ~[…]: any directory.
+		out.computed = out.computed || shTildeUserWord(w)
 		return out
 	}
 	sw.text = b.String()
