@@ -507,85 +507,152 @@ func (u *progUse) awkProgram(w []shWord) {
 	}
 }
 
-// awkDanger returns why an awk program may run a command or write a file,
-// or "". Strings and regular expressions are skipped; a '>' counts as a
-// redirection when it follows print or printf in the same statement and
-// outside parentheses.
+// awkDanger returns why an awk program may run a command, read a file its
+// operands do not name, or write a file, or "". It reads the program as
+// awk's lexer does, so that text inside strings and regular expressions
+// is skipped and nothing outside them is: a '/' after an operand (a name
+// that is not a keyword, a number, a string, ')' or ']') divides, and
+// anywhere else starts a regular expression, which ends at a '/' outside
+// a bracket expression. What the scan cannot read (a string or regular
+// expression left open) asks. A '>' counts as a redirection when it
+// follows print or printf in the same statement outside parentheses; a
+// getline followed later by a '<' reads a file.
 func awkDanger(src string) string {
-	inPrint, depth := false, 0
-	prev := byte(0) // last significant character, for regex detection
+	inPrint, depth, operand, getline := false, 0, false, false
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
-		case c == '"':
-			for i++; i < len(src) && src[i] != '"'; i++ {
-				if src[i] == '\\' {
-					i++
-				}
-			}
-			prev = '"'
+		case c == ' ' || c == '\t' || c == '\r':
 			continue
-		case c == '/' && (prev == 0 || strings.IndexByte("(,=~!&|{};\n", prev) >= 0):
-			for i++; i < len(src) && src[i] != '/'; i++ {
-				if src[i] == '\\' {
-					i++
-				}
+		case c == '\\':
+			i++ // a line continuation, or a stray escape
+			continue
+		case c == '"':
+			if i = awkSkip(src, i+1, '"'); i < 0 {
+				return "awk program has a string the policy cannot read"
 			}
-			prev = '/'
+			operand = true
+			continue
+		case c == '/' && !operand:
+			if i = awkSkip(src, i+1, '/'); i < 0 {
+				return "awk program has a regular expression the policy cannot read"
+			}
+			operand = true
 			continue
 		case c == '#':
 			for i < len(src) && src[i] != '\n' {
 				i++
 			}
+			i--
 			continue
 		case c == '|':
 			if i+1 < len(src) && src[i+1] == '|' {
 				i++
-				break
+				operand = false
+				continue
 			}
 			return "awk program pipes to or from a command (|)"
 		case c == '@':
 			return "awk program loads an extension or includes a file (@)"
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
+		case c == '<' && getline:
+			return "awk program reads a file (getline <)"
+		case c == '(' || c == '[':
+			if c == '(' {
+				depth++
+			}
+			operand = false
+			continue
+		case c == ')' || c == ']':
+			if c == ')' {
+				depth--
+			}
+			operand = true
+			continue
 		case c == ';' || c == '\n' || c == '}' || c == '{':
-			inPrint, depth = false, 0
+			inPrint, depth, operand = false, 0, false
+			continue
 		case c == '>' && inPrint && depth <= 0:
 			return "awk program redirects print to a file (>)"
-		case isAwkIdent(c) && (i == 0 || !isAwkIdent(src[i-1])):
+		case c == '+' || c == '-':
+			if i+1 < len(src) && src[i+1] == c {
+				i++ // ++ and -- leave an operand an operand
+				continue
+			}
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			for i+1 < len(src) && (isAwkIdent(src[i+1]) || src[i+1] == '.') {
+				i++
+			}
+			operand = true
+			continue
+		case isAwkIdent(c):
 			j := i
 			for j < len(src) && isAwkIdent(src[j]) {
 				j++
 			}
-			switch src[i:j] {
+			word := src[i:j]
+			i = j - 1
+			operand = !awkKeywords[word]
+			switch word {
 			case "print", "printf":
 				inPrint, depth = true, 0
 			case "system":
 				return "awk program runs a command (system)"
 			case "getline":
-				// getline < FILE, getline var < FILE: a file the operands
-				// do not name (plain getline reads the input).
-				k := j
-				for k < len(src) && (src[k] == ' ' || src[k] == '\t' || isAwkIdent(src[k])) {
-					k++
-				}
-				if k < len(src) && src[k] == '<' {
-					return "awk program reads a file (getline <)"
-				}
-			case "ARGV":
-				return "awk program changes the files it reads (ARGV)"
+				getline = true
+			case "ARGV", "ARGC", "SYMTAB", "PROCINFO", "FUNCTAB":
+				return "awk program changes the files it reads or its own state (" + word + ")"
 			}
-			i = j - 1
-			prev = 'a'
 			continue
 		}
-		if c != ' ' && c != '\t' {
-			prev = c
-		}
+		operand = false
 	}
 	return ""
+}
+
+// awkKeywords are the names after which a '/' starts a regular
+// expression: they are not operands.
+var awkKeywords = map[string]bool{"print": true, "printf": true, "return": true, "in": true, "if": true,
+	"while": true, "for": true, "do": true, "else": true, "delete": true, "exit": true, "next": true,
+	"nextfile": true, "function": true, "func": true, "BEGIN": true, "END": true, "BEGINFILE": true,
+	"ENDFILE": true, "getline": true, "case": true, "switch": true, "default": true}
+
+// awkSkip returns the index of the quote that closes a string ('"') or a
+// regular expression ('/') whose text starts at i in src, or -1 when it is
+// not closed. Backslash escapes a character; in a regular expression a
+// bracket expression may hold a '/' ([/], []/], [^]/]).
+func awkSkip(src string, i int, quote byte) int {
+	for ; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case c == '\n':
+			return -1
+		case c == quote:
+			return i
+		case c == '[' && quote == '/':
+			j := i + 1
+			if j < len(src) && src[j] == '^' {
+				j++
+			}
+			if j < len(src) && src[j] == ']' {
+				j++
+			}
+			for j < len(src) && src[j] != ']' {
+				if src[j] == '\\' {
+					j++
+				}
+				if src[j] == '\n' {
+					return -1
+				}
+				j++
+			}
+			if j >= len(src) {
+				return -1
+			}
+			i = j
+		}
+	}
+	return -1
 }
 
 func isAwkIdent(c byte) bool {
