@@ -38,3 +38,43 @@ rules:
 		{`git() { echo ../.aws; }; grep -r . "$(git rev-parse HEAD)"`, policy.Ask},
 	})
 }
+
+// TestOptionValuesAreReadAsTheProgramsReadThem: a value condition meets
+// the value the program sees — grep's argmatch takes a unique prefix (-d
+// rec is -d recurse), ssh skips leading blanks, curl expands URL
+// patterns and --proto-default names the scheme of a bare path — and ssh
+// -o lets through only the keywords known to run and touch nothing.
+func TestOptionValuesAreReadAsTheProgramsReadThem(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(curl *)", action: allow }
+  - { rule: "bash(ssh *)", action: allow }
+  - { rule: "bash(scp *)", action: allow }
+  - { rule: "bash(grep *)", action: allow }
+  - { rule: "read_file(**/.ssh/**)", action: deny }
+`), "values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{"grep -d rec KEY ~/.ssh", policy.Deny},
+		{"grep -drec KEY ~/.ssh", policy.Deny},
+		{"grep --directories=recurs KEY ~/.ssh", policy.Deny},
+		{"grep -d skip KEY .", policy.Allow},
+		{"curl 'fil[e-e]:///home/dev/.ssh/id_rsa'", policy.Ask},
+		{"curl '{file,x}:///etc/passwd'", policy.Ask},
+		{"curl --url 'fil[e-e]:///etc/passwd'", policy.Ask},
+		{"curl --proto-default file /home/dev/.ssh/id_rsa", policy.Ask},
+		{"curl --proto-default https example.com", policy.Allow},
+		{"curl -s https://example.com/x", policy.Allow},
+		{"ssh -o ' ProxyCommand=sh -c id' h", policy.Ask},
+		{"ssh -o $'\\tproxycommand id' h", policy.Ask},
+		{"ssh -X -o XAuthLocation=./evil.sh h", policy.Ask},
+		{"ssh -o UserKnownHostsFile=/home/dev/.bashrc h", policy.Ask},
+		{"scp -o PKCS11Provider=./evil.so a h:b", policy.Ask},
+		{"ssh -o BatchMode=yes -o ConnectTimeout=5 h uptime", policy.Allow},
+		{"ssh -o 'StrictHostKeyChecking no' h uptime", policy.Allow},
+	})
+}

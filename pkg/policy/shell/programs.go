@@ -210,10 +210,22 @@ func (o *progOption) pathOf(v string) (string, bool) {
 }
 
 // appliesTo reports whether the option's effect applies to value v.
+//
+// A value is read as programs read theirs: a when pattern also meets the
+// value without leading blanks (ssh skips them: ' ProxyCommand=…'), and a
+// literal when value also meets its prefixes (getopt's argmatch takes a
+// unique prefix: grep -d rec is -d recurse). An unless exception holds
+// for the value as written only.
 func (o *progOption) appliesTo(v string) bool {
 	lv := strings.ToLower(v)
-	if len(o.when) > 0 && !slices.ContainsFunc(o.when, func(p string) bool { return globs.Match(p, lv) }) {
-		return false
+	if len(o.when) > 0 {
+		tv := strings.TrimLeft(lv, " \t")
+		if !slices.ContainsFunc(o.when, func(p string) bool {
+			return globs.Match(p, lv) || globs.Match(p, tv) ||
+				tv != "" && !strings.ContainsAny(p, "*?[") && strings.HasPrefix(p, tv)
+		}) {
+			return false
+		}
 	}
 	return !slices.ContainsFunc(o.unless, func(p string) bool { return globs.Match(p, lv) })
 }
