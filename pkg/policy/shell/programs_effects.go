@@ -69,6 +69,11 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
 		}
 	}
+	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
+		// Later paths of the script may go through links the archive
+		// made (tar xf a.tar; cat k/id_rsa): finishExtracts.
+		a.extractedAt = len(a.res.Commands)
+	}
 	for _, r := range u.runs {
 		if !r.value.lit {
 			if a.res.Commands[ci].Unanalysable == "" {
@@ -77,6 +82,34 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			continue
 		}
 		a.nested(r.value.text, syntax.LangBash, fr, r.what)
+	}
+}
+
+// unzipLists reports unzip's modes that write no file: -l, -v, -t, -p,
+// -z, -Z (list, test, print, comment, zipinfo).
+func unzipLists(words []shWord) bool {
+	for _, w := range words[1:] {
+		if w.lit && len(w.text) > 1 && w.text[0] == '-' && w.text[1] != '-' && strings.ContainsAny(w.text[1:], "lvtpzZ") {
+			return true
+		}
+	}
+	return false
+}
+
+// finishExtracts makes a script ask when, after it unpacks an archive,
+// it reads or writes a path: the archive may hold symbolic links (k ->
+// ~/.ssh, rc -> ~/.bashrc) that the later path goes through, which its
+// text does not show.
+func (a *shAnalyzer) finishExtracts() {
+	if a.extractedAt < 0 {
+		return
+	}
+	for _, c := range a.res.Commands[a.extractedAt:] {
+		if c.Redirect || len(c.Reads) > 0 {
+			a.codeUnknown("the script reads or writes " + shQuoteShort(c.Target+strings.Join(c.Reads, " ")) +
+				" after unpacking an archive, whose members may be links to anywhere")
+			return
+		}
 	}
 }
 
@@ -221,6 +254,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 			target = *dir
 		}
 		u.recursive = true
+		u.extracts = true
 		u.writes = append(u.writes, target)
 		u.tarMembers(target, renames)
 	default:

@@ -22,9 +22,12 @@ type progUse struct {
 	runs      []progRun
 	ask       string // a reason that makes the command ask
 	recursive bool
-	inPlace   bool
-	pattern   bool // an option gave the pattern (grep -e)
-	document  bool // an option makes every operand a document (man -l)
+	// extracts: the command unpacks an archive, whose members may be
+	// links to anywhere (tar x, unzip).
+	extracts bool
+	inPlace  bool
+	pattern  bool // an option gave the pattern (grep -e)
+	document bool // an option makes every operand a document (man -l)
 	// suffix is the backup suffix of an in-place edit (sed -i.bak): each
 	// file rewritten is also copied to FILE+suffix.
 	suffix    string

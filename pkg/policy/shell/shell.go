@@ -101,6 +101,7 @@ func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, 
 func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget, inShared bool) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
 	a.src, a.depth, a.progs, a.budget, a.inShared = src, depth, progs, budget, inShared
+	a.extractedAt = -1
 	a.posix = lang == syntax.LangPOSIX
 	if r := shScreenInput(src); r != "" {
 		a.res.Unanalysable, a.res.Unprefixable = r, r
@@ -246,7 +247,10 @@ type shAnalyzer struct {
 	// strings, not arithmetic.
 	arrays       map[string]bool
 	assocAssigns map[*syntax.Assign]bool
-	arithUses    []shArithUse
+	// extractedAt is the index of the first command after the script's
+	// first archive extraction, or -1 (finishExtracts).
+	extractedAt int
+	arithUses   []shArithUse
 	// cds are the directory changes of the script (shell_paths.go).
 	cds []shCd
 	// exported are the names the script exports, allexport whether set
@@ -330,6 +334,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		return
 	}
 	a.finishFuncs()
+	a.finishExtracts()
 	a.finishCode()
 	a.finishReads()
 	a.finishExports()
