@@ -580,6 +580,10 @@ func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
 	return words, ok
 }
 
+// shProcSubstPath is what a process substitution expands to: bash's
+// /dev/fd/N, zsh's /proc/self/fd/N.
+var shProcSubstPath = append(globs.Literal(globs.Glob{globs.AnyRun}, "/fd/"), globs.AnyRun)
+
 // word returns w after quote removal.
 func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	if len(a.loops) > 0 {
@@ -588,6 +592,12 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		}
 	}
 	if len(w.Parts) == 1 {
+		if _, ok := w.Parts[0].(*syntax.ProcSubst); ok {
+			// <(cmd) and >(cmd) are a pipe to or from cmd, judged as a
+			// command of its own: …/fd/N, which spells no file a rule
+			// names (diff <(sort a) <(sort b)).
+			return shWord{text: a.source(w), g: shProcSubstPath}
+		}
 		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsRune(l.Value, '\\') && !shTildeUser(l.Value) {
 			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
 			if sw.glob {
