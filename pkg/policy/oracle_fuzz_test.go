@@ -101,7 +101,12 @@ func (g *shGen) stmt(depth int) string {
 	case 9:
 		return "eval " + shQuote(g.simple(depth+1))
 	case 10:
-		return "x=" + g.one("1", "'a[$(whoami)]'", "$N") + "; echo $((" + g.one("x", "1+2", "x+1", "$x") + "))"
+		// Data bash evaluates as code: arithmetic, the subscripts of a
+		// compound array assignment, declare -a re-reading a string,
+		// bash's integer variables.
+		return "x=" + g.one("1", "'a[$(whoami)]'", "$N") + "; " + g.one(
+			"echo $(("+g.one("x", "1+2", "x+1", "$x")+"))", "a=([x]=1); echo", "declare -a a='($(whoami))'; echo",
+			"declare -a a=$x; echo", "RANDOM=$x; echo", "OPTIND=$x; echo", "for OPTIND in \"$x\"; do echo; done")
 	}
 	return g.simple(depth)
 }
@@ -154,6 +159,9 @@ func (g *shGen) word(depth int) string {
 	case 11:
 		return "$@"
 	}
+	if g.pick(8) == 0 {
+		return g.one(`"$d/x"`, `$d/.env`, `"${d}"`)
+	}
 	return g.one("a", "-rf", "build", "go.mod", "--", "-n", "list.txt", ".env", "x")
 }
 
@@ -164,7 +172,7 @@ func (g *shGen) target(depth int) string {
 
 func (g *shGen) assign(depth int) string {
 	return g.one("x=1", "x=$(echo rm)", "F=.env", "PATH=/tmp", "IFS=/", "x='a[$(whoami)]'", "C=rm", "D=/etc",
-		"HOME=/etc", "N=3", "BASH_ENV=./x")
+		"HOME=/etc", "N=3", "BASH_ENV=./x", "d=src", "d=.", "d=~/.ssh")
 }
 
 // shQuote single-quotes s for bash.
