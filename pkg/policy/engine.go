@@ -733,7 +733,8 @@ func kernelLink(p string) (root string, opaque bool) {
 		return "", false
 	}
 	// /proc/PID/… or /proc/PID/task/TID/… (self and thread-self too).
-	_, rest, _ = strings.Cut(rest, "/")
+	pid, rest, _ := strings.Cut(rest, "/")
+	self := pid == "self" || pid == "thread-self"
 	if t, ok := strings.CutPrefix(rest, "task/"); ok {
 		_, rest, _ = strings.Cut(t, "/")
 	}
@@ -744,10 +745,50 @@ func kernelLink(p string) (root string, opaque bool) {
 	case "cwd", "map_files":
 		return "", true
 	case "fd", "fdinfo":
+		// Another process's descriptors are its open files, which were
+		// never judged (cat /proc/1234/fd/0 while it reads .env).
 		_, _, deeper = strings.Cut(after, "/")
-		return "", deeper
+		return "", deeper || !self
 	}
 	return "", false
+}
+
+// globPrefixed reports whether g starts with the literal text p.
+func globPrefixed(g globs.Glob, p string) bool {
+	if len(g) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if !g[i].Lit() || g[i].R != rune(p[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// kernelLinkGlobs are the paths kernelLink cannot read, as globs a
+// pattern or expansion is checked against (cat /proc/*/fd/*).
+var kernelLinkGlobs = []globs.Glob{
+	globs.FromShellPattern("/proc/*/fd"), globs.FromShellPattern("/proc/*/fd/*"),
+	globs.FromShellPattern("/proc/*/fdinfo/*"), globs.FromShellPattern("/proc/*/cwd"),
+	globs.FromShellPattern("/proc/*/cwd/*"), globs.FromShellPattern("/proc/*/root"),
+	globs.FromShellPattern("/proc/*/root/*"), globs.FromShellPattern("/proc/*/map_files/*"),
+	globs.FromShellPattern("/dev/fd/*/*"), globs.FromShellPattern("/dev/std*/*"),
+}
+
+// kernelLinkGlob reports whether a path pattern that spells /proc/ or
+// /dev/ may name one of them (an expansion that spells neither, "$f", is
+// met by the rules as any other).
+func kernelLinkGlob(g globs.Glob) bool {
+	if !globPrefixed(g, "/proc/") && !globPrefixed(g, "/dev/") {
+		return false
+	}
+	for _, k := range kernelLinkGlobs {
+		if globs.Intersects(g, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // cdFloor gives a subject of the relative path v a floor when the script

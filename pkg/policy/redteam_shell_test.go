@@ -78,3 +78,13 @@ rules:
 		{"ssh -o 'StrictHostKeyChecking no' h uptime", policy.Allow},
 	})
 }
+
+// TestAwkStatementsGoOnAfterACommaNewline: awk continues a statement
+// after a newline that follows a comma, so the print's redirection on
+// the next line is still its own.
+func TestAwkStatementsGoOnAfterACommaNewline(t *testing.T) {
+	wantActions(t, corpusPolicy(t), []bashCase{
+		{"awk '{print \"a\",\n> \"/home/dev/.bashrc\"}' data.txt", policy.Deny},
+		{"awk '{print \"a\",\n\"b\"}\nEND {print NR}' data.txt", policy.Allow},
+	})
+}

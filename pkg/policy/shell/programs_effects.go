@@ -535,8 +535,12 @@ func (u *progUse) awkProgram(w []shWord) {
 			u.setAsk("awk program is not a literal: " + p.text)
 			continue
 		}
-		if r := awkDanger(p.text); r != "" {
+		r, writes := awkDanger(p.text)
+		if r != "" {
 			u.setAsk(r)
+		}
+		for _, f := range writes {
+			u.writes = append(u.writes, shWord{text: f, lit: true})
 		}
 	}
 }
@@ -549,12 +553,19 @@ func (u *progUse) awkProgram(w []shWord) {
 // anywhere else starts a regular expression, which ends at a '/' outside
 // a bracket expression. What the scan cannot read (a string or regular
 // expression left open) asks. A '>' counts as a redirection when it
-// follows print or printf in the same statement outside parentheses; a
-// getline followed later by a '<' reads a file.
-func awkDanger(src string) string {
+// follows print or printf in the same statement outside parentheses: to a
+// plain string that ends the statement (print > "out.txt") it is a write
+// of that file, returned in writes; to anything else it asks. A getline
+// followed later by a '<' reads a file.
+func awkDanger(src string) (string, []string) {
+	var writes []string
 	inPrint, depth, operand, getline := false, 0, false, false
+	last := byte(0) // the last character of the last token: a newline after , && || continues the statement
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if c != ' ' && c != '\t' && c != '\r' && c != '\\' && c != '#' && c != '\n' {
+			last = c
+		}
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
 			continue
@@ -563,13 +574,13 @@ func awkDanger(src string) string {
 			continue
 		case c == '"':
 			if i = awkSkip(src, i+1, '"'); i < 0 {
-				return "awk program has a string the policy cannot read"
+				return "awk program has a string the policy cannot read", nil
 			}
 			operand = true
 			continue
 		case c == '/' && !operand:
 			if i = awkSkip(src, i+1, '/'); i < 0 {
-				return "awk program has a regular expression the policy cannot read"
+				return "awk program has a regular expression the policy cannot read", nil
 			}
 			operand = true
 			continue
@@ -585,11 +596,11 @@ func awkDanger(src string) string {
 				operand = false
 				continue
 			}
-			return "awk program pipes to or from a command (|)"
+			return "awk program pipes to or from a command (|)", nil
 		case c == '@':
-			return "awk program loads an extension or includes a file (@)"
+			return "awk program loads an extension or includes a file (@)", nil
 		case c == '<' && getline:
-			return "awk program reads a file (getline <)"
+			return "awk program reads a file (getline <)", nil
 		case c == '(' || c == '[':
 			if c == '(' {
 				depth++
@@ -602,11 +613,19 @@ func awkDanger(src string) string {
 			}
 			operand = true
 			continue
+		case c == '\n' && (last == ',' || last == '&' || last == '|'):
+			continue // awk goes on after a newline that follows , && or ||
 		case c == ';' || c == '\n' || c == '}' || c == '{':
 			inPrint, depth, operand = false, 0, false
 			continue
 		case c == '>' && inPrint && depth <= 0:
-			return "awk program redirects print to a file (>)"
+			f, end := awkRedirectFile(src, i+1)
+			if end < 0 {
+				return "awk program redirects print to a file (>) the policy cannot read", nil
+			}
+			writes = append(writes, f)
+			i = end
+			continue
 		case c == '+' || c == '-':
 			if i+1 < len(src) && src[i+1] == c {
 				i++ // ++ and -- leave an operand an operand
@@ -626,29 +645,71 @@ func awkDanger(src string) string {
 			word := src[i:j]
 			i = j - 1
 			operand = !awkKeywords[word]
+			if awkAmbiguous[word] {
+				k := j
+				for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+					k++
+				}
+				if k < len(src) && src[k] == '/' {
+					return "awk reads the / after " + word + " differently in gawk and mawk", nil
+				}
+			}
 			switch word {
 			case "print", "printf":
 				inPrint, depth = true, 0
 			case "system":
-				return "awk program runs a command (system)"
+				return "awk program runs a command (system)", nil
 			case "getline":
 				getline = true
 			case "ARGV", "ARGC", "SYMTAB", "PROCINFO", "FUNCTAB":
-				return "awk program changes the files it reads or its own state (" + word + ")"
+				return "awk program changes the files it reads or its own state (" + word + ")", nil
 			}
 			continue
 		}
 		operand = false
 	}
-	return ""
+	return "", writes
+}
+
+// awkRedirectFile reads the target of a print redirection whose '>'
+// ends at i-1 (a second '>' appends): a plain string ending the
+// statement, returned with the index of its closing quote, else end -1.
+func awkRedirectFile(src string, i int) (file string, end int) {
+	if i < len(src) && src[i] == '>' {
+		i++
+	}
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	if i >= len(src) || src[i] != '"' {
+		return "", -1
+	}
+	k := awkSkip(src, i+1, '"')
+	if k < 0 || strings.ContainsRune(src[i+1:k], '\\') || k == i+1 || strings.HasPrefix(src[i+1:k], "/inet") {
+		return "", -1 // gawk's /inet/tcp/… opens a connection
+	}
+	j := k + 1
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j < len(src) && !strings.ContainsRune(";}\n", rune(src[j])) {
+		return "", -1 // print > "a" "b" concatenates
+	}
+	return src[i+1 : k], k
 }
 
 // awkKeywords are the names after which a '/' starts a regular
-// expression: they are not operands.
+// expression: they are not operands (getline is one: getline / 2
+// divides its result).
 var awkKeywords = map[string]bool{"print": true, "printf": true, "return": true, "in": true, "if": true,
 	"while": true, "for": true, "do": true, "else": true, "delete": true, "exit": true, "next": true,
-	"nextfile": true, "function": true, "func": true, "BEGIN": true, "END": true, "BEGINFILE": true,
-	"ENDFILE": true, "getline": true, "case": true, "switch": true, "default": true}
+	"nextfile": true, "function": true, "BEGIN": true, "END": true}
+
+// awkAmbiguous are the names gawk reads as keywords and mawk as variables
+// (so a '/' after one starts a regular expression in one awk and divides
+// in the other): a '/' after one asks.
+var awkAmbiguous = map[string]bool{"func": true, "BEGINFILE": true, "ENDFILE": true, "case": true,
+	"switch": true, "default": true}
 
 // awkSkip returns the index of the quote that closes a string ('"') or a
 // regular expression ('/') whose text starts at i in src, or -1 when it is

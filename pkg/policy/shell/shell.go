@@ -247,6 +247,9 @@ type shAnalyzer struct {
 	// strings, not arithmetic.
 	arrays       map[string]bool
 	assocAssigns map[*syntax.Assign]bool
+	// namesHidden: the script runs a builtin that sets variables named by
+	// its arguments (shSetsNamesBuiltin).
+	namesHidden bool
 	// extractedAt is the index of the first command after the script's
 	// first archive extraction, or -1 (finishExtracts).
 	extractedAt int

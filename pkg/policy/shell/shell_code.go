@@ -865,7 +865,7 @@ const shMaxLoopValues = 16
 // and the variable's name nowhere else in the script but in "$name" and
 // "${name}" (no other assignment, read, declare, nameref, function…).
 func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
-	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix {
+	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix || a.namesHidden {
 		return
 	}
 	vals := make([]string, 0, len(wi.Items))
@@ -899,7 +899,8 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 // ~ is left to the general model, and so is every variable of a script
 // that runs code of its own shell unseen (eval, trap) or is POSIX sh.
 func (a *shAnalyzer) noteConsts(f *syntax.File) {
-	if a.posix || a.sharedVars {
+	a.namesHidden = shSetsNamesBuiltin(f)
+	if a.posix || a.sharedVars || a.namesHidden {
 		return
 	}
 	for _, st := range f.Stmts {
@@ -916,6 +917,44 @@ func (a *shAnalyzer) noteConsts(f *syntax.File) {
 		}
 		a.noteConst(head, uint(len(a.src)))
 	}
+}
+
+// shNameBuiltins are the builtins that assign a variable named by an
+// argument, which quoting can spell without the name's text (read d”ir,
+// declare "d"ir=…, printf -v d\ir).
+var shNameBuiltins = map[string]bool{"read": true, "mapfile": true, "readarray": true, "declare": true,
+	"typeset": true, "local": true, "readonly": true, "export": true, "getopts": true, "unset": true,
+	"let": true, "eval": true, "source": true, ".": true, "wait": true, "integer": true, "float": true,
+	"vared": true, "zparseopts": true, "getln": true, "read -A": true, "private": true}
+
+// shSetsNamesBuiltin reports whether f runs a builtin that assigns a
+// variable its arguments name, or printf -v, or declares (declare, local,
+// export…): the names it sets are words after quote removal, so the
+// script's text is no guide to which variables it sets, and the variables
+// the analysis follows by their text (noteConsts, noteLoop) are not
+// followed in it.
+func shSetsNamesBuiltin(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.DeclClause:
+			found = true
+		case *syntax.CallExpr:
+			printf := false
+			for _, w := range n.Args {
+				var b strings.Builder
+				glob := false
+				if !shUnquoteParts(&b, w.Parts, false, &glob) {
+					continue
+				}
+				v := b.String()
+				found = found || shNameBuiltins[v] || printf && strings.HasPrefix(v, "-v")
+				printf = printf || v == "printf"
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // noteConst records the assignments of st (d=out), a statement that runs
