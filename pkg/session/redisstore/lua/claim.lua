@@ -22,8 +22,7 @@ for _, id in ipairs(ids) do
       -- Held until its expiry: nobody was told it is pending.
       redis.call('DEL', k)
     elseif h[ST] == 'pending' then
-      h[ST] = 'expired'
-      h[DECIDED] = num(now)
+      expire_head(h, now)
       v = enc(h) .. rest
     end
     if h[ST] == 'expired' then
