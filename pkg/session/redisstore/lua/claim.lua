@@ -33,8 +33,4 @@ for _, id in ipairs(ids) do
     end
   end
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #first > 0 then
-  return {first[2], out}
-end
-return {'', out}
+return {first_score(KEYS[1]), out}

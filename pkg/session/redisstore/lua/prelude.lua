@@ -82,6 +82,17 @@ local function pending_head(key)
   return nil, h, rest, now, v
 end
 
+-- first_score returns the lowest score of the sorted set key (the earliest
+-- time of an expiry index, a due shard or an escalation set), or '' when
+-- it is empty.
+local function first_score(key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #first > 0 then
+    return first[2]
+  end
+  return ''
+end
+
 -- list_open returns {id, record, ...} for the ids whose record is pending
 -- and not yet due at now.
 local function list_open(prefix, ids, now)
