@@ -62,13 +62,12 @@ func (s *Store) HitBreakers(ctx context.Context, hits []session.BreakerHit) ([]m
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
-	a, err := asSlice(v)
+	a, err := asStrings(v)
 	if err != nil {
 		return nil, s.corrupt(op, err)
 	}
 	out := make([]messages.BreakerTrip, 0, len(a))
-	for _, e := range a {
-		raw, _ := asString(e)
+	for _, raw := range a {
 		t, err := decodeTrip(raw)
 		if err != nil {
 			return nil, s.corrupt(op, err)

@@ -230,16 +230,12 @@ func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]s
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
-	ms, err := asSlice(v)
+	ms, err := asStrings(v)
 	if err != nil {
 		return nil, s.corrupt(op, err)
 	}
 	out := make([]session.StepDone, 0, len(ms))
-	for _, x := range ms {
-		m, err := asString(x)
-		if err != nil {
-			return nil, s.corrupt(op, err)
-		}
+	for _, m := range ms {
 		// d<step>|<µs>:<id>
 		c := strings.IndexByte(m, ':')
 		step, at, ok := strings.Cut(m[1:max(c, 1)], "|")

@@ -128,17 +128,13 @@ func (s *Store) listIndex(ctx context.Context, op, what, name string, key func(s
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
-	members, err := asSlice(v)
+	sessions, err := asStrings(v)
 	if err != nil {
 		return nil, s.corrupt(op, err)
 	}
-	sessions := make([]string, len(members))
-	calls := make([]*call, len(members))
-	for i, m := range members {
-		if sessions[i], err = asString(m); err != nil {
-			return nil, s.corrupt(op, err)
-		}
-		calls[i] = s.pendingCall(sessions[i], nil)
+	calls := make([]*call, len(sessions))
+	for i, sess := range sessions {
+		calls[i] = s.pendingCall(sess, nil)
 	}
 	if len(calls) > 0 {
 		s.exec(ctx, calls...)
