@@ -226,13 +226,9 @@ func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]s
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptEscDone, []string{s.k.escalation(sessionID)}, requestID)
+	ms, err := s.runStrings(ctx, op, scriptEscDone, []string{s.k.escalation(sessionID)}, requestID)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	ms, err := asStrings(v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
+		return nil, err
 	}
 	out := make([]session.StepDone, 0, len(ms))
 	for _, m := range ms {

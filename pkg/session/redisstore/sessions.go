@@ -124,13 +124,9 @@ func (s *Store) listIndex(ctx context.Context, op, what, name string, key func(s
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptIndexRead, []string{key(name)}, indexSlack)
+	sessions, err := s.runStrings(ctx, op, scriptIndexRead, []string{key(name)}, indexSlack)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	sessions, err := asStrings(v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
+		return nil, err
 	}
 	calls := make([]*call, len(sessions))
 	for i, sess := range sessions {
