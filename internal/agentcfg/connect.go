@@ -35,31 +35,13 @@ func (c *Config) Connect(ctx context.Context, name string, extra ...nats.Option)
 	}
 	// Zero (a Config built in code, not by Bind): nats.go's defaults.
 	opts = append(opts, natsurl.Liveness(c.NATSPingInterval, c.NATSMaxPingsOut)...)
-	if c.NATSCreds != "" {
-		opts = append(opts, nats.UserCredentials(c.NATSCreds))
+	auth, err := natsurl.Auth{Creds: c.NATSCreds, NKeySeed: c.NATSNKey, Token: c.NATSToken,
+		User: c.NATSUser, Password: c.NATSPassword, CA: c.NATSCA, Cert: c.NATSCert, Key: c.NATSKey,
+		InboxPrefix: c.NATSInboxPrefix}.Options()
+	if err != nil {
+		return nil, fmt.Errorf("--nats-nkey: %w", err)
 	}
-	if c.NATSNKey != "" {
-		o, err := nats.NkeyOptionFromSeed(c.NATSNKey)
-		if err != nil {
-			return nil, fmt.Errorf("--nats-nkey: %w", err)
-		}
-		opts = append(opts, o)
-	}
-	if c.NATSToken != "" {
-		opts = append(opts, nats.Token(c.NATSToken))
-	}
-	if c.NATSUser != "" {
-		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
-	}
-	if c.NATSCA != "" {
-		opts = append(opts, nats.RootCAs(c.NATSCA))
-	}
-	if c.NATSCert != "" {
-		opts = append(opts, nats.ClientCert(c.NATSCert, c.NATSKey))
-	}
-	if c.NATSInboxPrefix != "" {
-		opts = append(opts, nats.CustomInboxPrefix(c.NATSInboxPrefix))
-	}
+	opts = append(opts, auth...)
 	nc, err := nats.Connect(c.NATSURL, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", natsurl.Redact(c.NATSURL), err)

@@ -3,7 +3,6 @@ package approverbot
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/signoff-dev/signoff/pkg/backoff"
@@ -20,31 +19,11 @@ type event struct {
 // slow channel (a rate-limited chat API) delays only itself. The queue is
 // unbounded: dropping a resolution would leave buttons live on a settled
 // question.
-type pump struct {
-	mu     sync.Mutex
-	queue  []event
-	signal chan struct{}
-}
+type pump struct{ q *Queue[event] }
 
-func newPump() *pump { return &pump{signal: make(chan struct{}, 1)} }
+func newPump() *pump { return &pump{q: NewQueue[event]()} }
 
-func (p *pump) push(e event) {
-	p.mu.Lock()
-	p.queue = append(p.queue, e)
-	p.mu.Unlock()
-	select {
-	case p.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (p *pump) take() []event {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	q := p.queue
-	p.queue = nil
-	return q
-}
+func (p *pump) push(e event) { p.q.Push(e) }
 
 // pumpBackoff spaces the three attempts of a delivery: 200 ms, then 400 ms.
 var pumpBackoff = backoff.Policy{Min: 200 * time.Millisecond, Max: 400 * time.Millisecond}
@@ -57,9 +36,9 @@ func (p *pump) run(ctx context.Context, ch Channel, log *slog.Logger, m *Metrics
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.signal:
+		case <-p.q.Ready():
 		}
-		for _, e := range p.take() {
+		for _, e := range p.q.Take() {
 			for attempt := 1; ; attempt++ {
 				var err error
 				if e.ask != nil {

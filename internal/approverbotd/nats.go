@@ -78,34 +78,18 @@ func natsOptions(c approverbot.NATSConfig) ([]nats.Option, error) {
 	if c.Creds != "" && c.NKeySeed != "" {
 		return nil, errors.New("nats: set creds or nkey_seed, not both (a creds file holds its own nkey)")
 	}
-	if c.Creds != "" {
-		opts = append(opts, nats.UserCredentials(c.Creds))
-	}
-	if c.NKeySeed != "" {
-		o, err := nats.NkeyOptionFromSeed(c.NKeySeed)
-		if err != nil {
-			return nil, fmt.Errorf("nats.nkey_seed: %w", err)
-		}
-		opts = append(opts, o)
-	}
-	if c.User != "" || c.Password != "" {
-		if c.User == "" {
-			return nil, errors.New("nats: password is set without user")
-		}
-		opts = append(opts, nats.UserInfo(c.User, c.Password))
-	}
-	if c.InboxPrefix != "" {
-		opts = append(opts, nats.CustomInboxPrefix(c.InboxPrefix))
-	}
-	if c.CA != "" {
-		opts = append(opts, nats.RootCAs(c.CA))
+	if c.Password != "" && c.User == "" {
+		return nil, errors.New("nats: password is set without user")
 	}
 	if (c.Cert == "") != (c.Key == "") {
 		return nil, errors.New("nats: cert and key go together (client TLS certificate and its private key)")
 	}
-	if c.Cert != "" {
-		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
+	auth, err := natsurl.Auth{Creds: c.Creds, NKeySeed: c.NKeySeed, User: c.User, Password: c.Password,
+		CA: c.CA, Cert: c.Cert, Key: c.Key, InboxPrefix: c.InboxPrefix}.Options()
+	if err != nil {
+		return nil, fmt.Errorf("nats.nkey_seed: %w", err)
 	}
+	opts = append(opts, auth...)
 	if err := checkCredentials(c); err != nil {
 		return nil, err
 	}

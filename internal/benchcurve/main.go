@@ -45,15 +45,14 @@ func parse(r io.Reader) (passes [][]point, units map[string][]string, err error)
 		}
 		size, _ := strconv.Atoi(s[2])
 		p := point{curve: s[1], size: size, metrics: map[string]float64{}}
-		f := strings.Fields(m[2])
-		for i := 0; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: metric %q: %v", m[1], f[i+1], err)
-			}
-			p.metrics[f[i+1]] = v
-			if !slices.Contains(units[p.curve], f[i+1]) {
-				units[p.curve] = append(units[p.curve], f[i+1])
+		metrics, err := stats.Metrics(m[2])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m[1], err)
+		}
+		for _, x := range metrics {
+			p.metrics[x.Unit] = x.Value
+			if !slices.Contains(units[p.curve], x.Unit) {
+				units[p.curve] = append(units[p.curve], x.Unit)
 			}
 		}
 		if slices.ContainsFunc(cur, func(q point) bool { return q.curve == p.curve && q.size == p.size }) {

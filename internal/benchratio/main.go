@@ -30,21 +30,20 @@ func parse(r io.Reader) ([]map[string]result, error) {
 			continue
 		}
 		var res result
-		f := strings.Fields(m[2])
-		for i := 0; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: metric %q: %v", n, f[i+1], err)
-			}
-			switch f[i+1] {
+		metrics, err := stats.Metrics(m[2])
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		for _, x := range metrics {
+			switch x.Unit {
 			case "p50-µs":
-				res.p50 = v
+				res.p50 = x.Value
 			case "p99-µs":
-				res.p99 = v
+				res.p99 = x.Value
 			case "req/s":
-				res.rps = v
+				res.rps = x.Value
 			case "cpu-µs/req":
-				res.cpu = v
+				res.cpu = x.Value
 			}
 		}
 		if res.p50 == 0 || res.rps == 0 {

@@ -424,13 +424,20 @@ func (b *Broker) unsubscribe() {
 	subs := b.subs
 	b.subs = nil
 	b.mu.Unlock()
+	drain(subs, b.log, b.cfg.StoreTimeout+5*time.Second)
+}
+
+// drain drains subs: delivery stops and the messages already received
+// finish, which it waits for up to wait. A failure other than a closed
+// connection's is logged.
+func drain(subs []*nats.Subscription, log *slog.Logger, wait time.Duration) {
 	for _, s := range subs {
 		// Drain stops delivery and lets messages already received finish.
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-			b.log.Warn("drain subscription", "subject", s.Subject, "err", err)
+			log.Warn("drain subscription", "subject", s.Subject, "err", err)
 		}
 	}
-	deadline := time.Now().Add(b.cfg.StoreTimeout + 5*time.Second)
+	deadline := time.Now().Add(wait)
 	for _, s := range subs {
 		for s.IsValid() && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -50,17 +49,7 @@ func (p *Plane) unsubscribe() {
 	subs := p.subs
 	p.subs = nil
 	p.mu.Unlock()
-	for _, s := range subs {
-		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-			p.log.Warn("drain subscription", "subject", s.Subject, "err", err)
-		}
-	}
-	deadline := time.Now().Add(p.cfg.Base.StoreTimeout + 5*time.Second)
-	for _, s := range subs {
-		for s.IsValid() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	drain(subs, p.log, p.cfg.Base.StoreTimeout+5*time.Second)
 }
 
 // everyTenant is the NATS handler of the fleet stops' broadcast, which a

@@ -436,25 +436,12 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 		}),
 	}
 	opts = append(opts, natsurl.Liveness(cmp.Or(o.NATSPingInterval, DefaultNATSPingInterval), cmp.Or(o.NATSMaxPingsOut, DefaultNATSMaxPingsOut))...)
-	if o.NATSCred != "" {
-		opts = append(opts, nats.UserCredentials(o.NATSCred))
+	auth, err := natsurl.Auth{Creds: o.NATSCred, NKeySeed: o.NATSNKey, User: o.NATSUser, Password: o.NATSPass,
+		CA: o.NATSCA, Cert: o.NATSCert, Key: o.NATSKey}.Options()
+	if err != nil {
+		return nil, fmt.Errorf("--nats-nkey: %w", err)
 	}
-	if o.NATSNKey != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NATSNKey)
-		if err != nil {
-			return nil, fmt.Errorf("--nats-nkey: %w", err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.NATSUser != "" {
-		opts = append(opts, nats.UserInfo(o.NATSUser, o.NATSPass))
-	}
-	if o.NATSCA != "" {
-		opts = append(opts, nats.RootCAs(o.NATSCA))
-	}
-	if o.NATSCert != "" {
-		opts = append(opts, nats.ClientCert(o.NATSCert, o.NATSKey))
-	}
+	opts = append(opts, auth...)
 	nc, err := nats.Connect(o.NATSURL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS %s: %w", o.NATSURL, err)

@@ -237,17 +237,26 @@ func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *sess
 	}
 	f := about(o, rec.Decision.DecidedBy, pol.Version())
 	f.Tool, f.Approved = q.Request.Tool, rec.ID
-	sctx, cancel = e.storeCtx(ctx)
-	res, err := e.cfg.Requests.Settle(sctx, o.SessionID, o.ID, messages.StateApproved, newDecision(messages.ReasonCascade, f))
+	if settled, ok := e.settleOther(ctx, o, messages.StateApproved, newDecision(messages.ReasonCascade, f)); ok {
+		e.log.Info("cascade approved", "request_id", rec.ID, "session_id", rec.SessionID, "cascaded_request_id", o.ID)
+		e.carryOut(ctx, settled)
+	}
+}
+
+// settleOther settles rec, a request other than the one the procedure
+// is deciding, to state with decision d under the store timeout. It
+// returns the settled record and whether the transition was applied; a
+// store failure is counted and logged, and reported as not applied (the
+// request keeps its state for a later pass or its expiry).
+func (e *Engine) settleOther(ctx context.Context, rec *session.Record, state messages.State, d messages.Decision) (*session.Record, bool) {
+	sctx, cancel := e.storeCtx(ctx)
+	res, err := e.cfg.Requests.Settle(sctx, rec.SessionID, rec.ID, state, d)
 	cancel()
 	if err != nil {
-		e.storeErr("settle", err, "request_id", o.ID, "session_id", o.SessionID)
-		return
+		e.storeErr("settle", err, "request_id", rec.ID, "session_id", rec.SessionID)
+		return nil, false
 	}
-	if res.Applied {
-		e.log.Info("cascade approved", "request_id", rec.ID, "session_id", rec.SessionID, "cascaded_request_id", o.ID)
-		e.carryOut(ctx, res.Record)
-	}
+	return res.Record, res.Applied
 }
 
 // stopRest rejects the other pending requests of rec's session with

@@ -71,17 +71,10 @@ func (e *Engine) StopPending(ctx context.Context, recs []*session.Record, st *me
 	for _, rec := range recs {
 		f := about(rec, messages.Decider{Kind: messages.DeciderPolicy, ID: e.cfg.Replica, Display: "fleet stop " + st.ID}, version)
 		f.Detail = st.Describe()
-		sctx, cancel := e.storeCtx(ctx)
-		res, err := e.cfg.Requests.Settle(sctx, rec.SessionID, rec.ID, messages.StateRejected, newDecision(messages.ReasonHardStop, f))
-		cancel()
-		if err != nil {
-			e.storeErr("settle", err, "request_id", rec.ID, "session_id", rec.SessionID)
-			continue
-		}
-		if res.Applied {
+		if settled, ok := e.settleOther(ctx, rec, messages.StateRejected, newDecision(messages.ReasonHardStop, f)); ok {
 			e.log.Info("fleet stop denied pending request", "request_id", rec.ID, "session_id", rec.SessionID, "stop", st.ID)
 			denied = append(denied, rec.ID)
-			e.carryOut(ctx, res.Record)
+			e.carryOut(ctx, settled)
 		}
 	}
 	return denied

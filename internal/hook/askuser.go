@@ -116,28 +116,15 @@ func answeredOutput(h Host, event string, in Input, d *messages.Decision) ([]byt
 	if !ok {
 		return nil, false
 	}
-	type decision struct {
-		Behavior     string          `json:"behavior"`
-		UpdatedInput json.RawMessage `json:"updatedInput"`
-	}
-	type specific struct {
-		HookEventName            string          `json:"hookEventName"`
-		PermissionDecision       string          `json:"permissionDecision,omitempty"`
-		PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
-		UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
-		Decision                 *decision       `json:"decision,omitempty"`
-	}
-	out := specific{HookEventName: event}
+	out := specificOutput{HookEventName: event}
 	switch event {
 	case "PreToolUse":
 		out.PermissionDecision, out.PermissionDecisionReason, out.UpdatedInput = "allow", userText(d), input
 	case "PermissionRequest":
-		out.Decision = &decision{Behavior: "allow", UpdatedInput: input}
+		out.Decision = &permissionDecision{Behavior: "allow", UpdatedInput: input}
 	default:
 		return nil, false
 	}
-	data, err := json.Marshal(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{out})
+	data, err := json.Marshal(hookOutput{HookSpecificOutput: &out})
 	return data, err == nil
 }

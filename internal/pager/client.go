@@ -91,6 +91,19 @@ func retry(resp *httpapi.Response, err error) (bool, time.Duration) {
 	return false, 0
 }
 
+// Name is the pager's name, as its config gives it (every kind).
+func (cl *client) Name() string { return cl.cfg.Name }
+
+// prepare checks the page pg of a Trigger and returns it, cleaned, with
+// the dedup key of its request (every kind pages under that key).
+func (cl *client) prepare(pg Page) (Page, string, error) {
+	pg, err := pg.validate()
+	if err != nil {
+		return Page{}, "", err
+	}
+	return pg, DedupKey(cl.cfg.DedupPrefix, pg.RequestID), nil
+}
+
 // do sends c until the vendor gives an answer that is not retried: network
 // errors, 429 and 5xx are retried with backoff while attempts and ctx last.
 // A call that runs out of either returns an *APIError describing the last

@@ -98,15 +98,13 @@ func priority(s Severity) string {
 	}
 }
 
-func (o *opsgenie) Name() string { return o.cfg.Name }
-func (o *opsgenie) Kind() Kind   { return KindOpsgenie }
+func (o *opsgenie) Kind() Kind { return KindOpsgenie }
 
 func (o *opsgenie) Trigger(ctx context.Context, pg Page) (Ref, error) {
-	pg, err := pg.validate()
+	pg, alias, err := o.prepare(pg)
 	if err != nil {
 		return Ref{}, err
 	}
-	alias := DedupKey(o.cfg.DedupPrefix, pg.RequestID)
 	// The link goes first so that cutting a long description keeps it.
 	desc := pg.Description
 	if pg.Link != "" {

@@ -61,15 +61,13 @@ type pdAccepted struct {
 	DedupKey string `json:"dedup_key"`
 }
 
-func (p *pagerDuty) Name() string { return p.cfg.Name }
-func (p *pagerDuty) Kind() Kind   { return KindPagerDuty }
+func (p *pagerDuty) Kind() Kind { return KindPagerDuty }
 
 func (p *pagerDuty) Trigger(ctx context.Context, pg Page) (Ref, error) {
-	pg, err := pg.validate()
+	pg, key, err := p.prepare(pg)
 	if err != nil {
 		return Ref{}, err
 	}
-	key := DedupKey(p.cfg.DedupPrefix, pg.RequestID)
 	ev := pdEvent{
 		RoutingKey:  string(p.key),
 		EventAction: "trigger",

@@ -146,23 +146,9 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	c.responder.Store(&responderBox{r})
 	c.running.Store(true)
 	defer c.running.Store(false)
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case k := <-c.clicks:
-					c.handleClick(ctx, r, k)
-				}
-			}
-		}()
-	}
+	wait := approverbot.ServeWorkers(ctx, c.workers, c.clicks, func(k click) { c.handleClick(ctx, r, k) })
 	<-ctx.Done()
-	wg.Wait()
+	wait()
 	return nil
 }
 

@@ -170,31 +170,18 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 		return errors.New("telegram: nil responder")
 	}
 	taps := make(chan update)
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case u := <-taps:
-					switch {
-					case u.CallbackQuery != nil:
-						c.handleTap(ctx, r, *u.CallbackQuery)
-					case isEditCommand(u.Message.Text):
-						// Before replies: "/edit …" is never feedback or
-						// an answer.
-						c.handleEdit(ctx, *u.Message)
-					default:
-						c.handleReply(ctx, r, *u.Message)
-					}
-				}
-			}
-		}()
-	}
-	defer wg.Wait()
+	wait := approverbot.ServeWorkers(ctx, c.workers, taps, func(u update) {
+		switch {
+		case u.CallbackQuery != nil:
+			c.handleTap(ctx, r, *u.CallbackQuery)
+		case isEditCommand(u.Message.Text):
+			// Before replies: "/edit …" is never feedback or an answer.
+			c.handleEdit(ctx, *u.Message)
+		default:
+			c.handleReply(ctx, r, *u.Message)
+		}
+	})
+	defer wait()
 
 	var offset int64
 	failures := 0

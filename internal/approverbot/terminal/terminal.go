@@ -68,10 +68,11 @@ type Channel struct {
 	o     Options
 	color bool
 
+	// events are the questions and resolutions the prompt has yet to take.
+	events *approverbot.Queue[event]
+
 	mu      sync.Mutex
-	events  []event
 	running bool
-	signal  chan struct{}
 
 	inputClosed atomic.Bool
 }
@@ -108,7 +109,7 @@ func New(in io.Reader, out io.Writer, o Options) *Channel {
 		o.Tick = time.Second
 	}
 	return &Channel{in: in, out: out, o: o, color: useColor(out, os.Getenv("NO_COLOR")),
-		signal: make(chan struct{}, 1)}
+		events: approverbot.NewQueue[event]()}
 }
 
 // interruptSelf delivers os.Interrupt to this process.
@@ -183,23 +184,7 @@ func (c *Channel) CheckHealth(context.Context) error {
 	return nil
 }
 
-func (c *Channel) push(e event) {
-	c.mu.Lock()
-	c.events = append(c.events, e)
-	c.mu.Unlock()
-	select {
-	case c.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (c *Channel) take() []event {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ev := c.events
-	c.events = nil
-	return ev
-}
+func (c *Channel) push(e event) { c.events.Push(e) }
 
 // deadliner is an input whose reads can be interrupted (a pollable file:
 // a pty, a pipe opened by the program).

@@ -88,8 +88,8 @@ func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 			return
 		case <-tick.C:
 			u.countDown()
-		case <-u.c.signal:
-			for _, e := range u.c.take() {
+		case <-u.c.events.Ready():
+			for _, e := range u.c.events.Take() {
 				switch {
 				case e.q != nil:
 					u.ask(*e.q)

@@ -46,19 +46,11 @@ type RespondRequest struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// respondBody is RespondRequest as decoded: approved must be present.
+// respondBody is RespondRequest as decoded: approved must be present (the
+// outer field takes "approved"; the embedded one stays unset).
 type respondBody struct {
-	RequestID  string              `json:"request_id"`
-	Approver   string              `json:"approver"`
-	Approved   *bool               `json:"approved"`
-	Scope      messages.Scope      `json:"scope"`
-	RejectMode messages.RejectMode `json:"reject_mode"`
-	Feedback   string              `json:"feedback"`
-	Answer     json.RawMessage     `json:"answer"`
-	Device     string              `json:"device"`
-	// Edit is updated_arguments (approve with changes).
-	Edit   json.RawMessage `json:"updated_arguments"`
-	Digest string          `json:"digest"`
+	RespondRequest
+	Approved *bool `json:"approved"`
 }
 
 // Register implements [approverbot.HTTPChannel]: it serves POST
@@ -170,10 +162,10 @@ func answerOf(q approverbot.Question, in respondBody, approver, device string) (
 		return approverbot.ChooseAnswer(q, in.Answer, approver, Name, device)
 	}
 	c := approverbot.ChoiceFromScope(*in.Approved, in.Scope, in.RejectMode)
-	if len(in.Edit) == 0 {
+	if len(in.UpdatedArguments) == 0 {
 		return approverbot.Choose(q, c, approver, Name, device, in.Feedback)
 	}
-	edited, err := approverbot.ParseEdit(q, approverbot.Draft{}, string(in.Edit))
+	edited, err := approverbot.ParseEdit(q, approverbot.Draft{}, string(in.UpdatedArguments))
 	if err != nil {
 		return approverbot.Answer{}, err
 	}
@@ -206,9 +198,9 @@ func checkBody(in respondBody) error {
 		return errors.New("answer goes with approvals only (approved is false)")
 	case len(in.Answer) > 0 && in.Scope != "" && in.Scope != messages.ScopeOnce:
 		return fmt.Errorf("an answer approves this call once: scope %q is not offered with it", in.Scope)
-	case !*in.Approved && len(in.Edit) > 0:
+	case !*in.Approved && len(in.UpdatedArguments) > 0:
 		return errors.New("updated_arguments go with approvals only (approved is false)")
-	case len(in.Answer) > 0 && len(in.Edit) > 0:
+	case len(in.Answer) > 0 && len(in.UpdatedArguments) > 0:
 		return errors.New("answer and updated_arguments do not go together: an ask-user question is answered, not approved with changes")
 	}
 	return nil

@@ -85,9 +85,7 @@ func (s *Store) BreakerTrips(ctx context.Context) ([]messages.BreakerTrip, error
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := slices.Collect(maps.Values(s.breakers.trips))
-	slices.SortFunc(out, func(a, b messages.BreakerTrip) int { return cmp.Compare(a.Breaker, b.Breaker) })
-	return out, nil
+	return byKey(s.breakers.trips), nil
 }
 
 // ResetBreaker implements [session.Breakers].

@@ -143,13 +143,11 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 		return session.Result{}, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.answerable(sessionID, requestID)
-	switch {
-	case !ok:
-		return session.Result{}, fmt.Errorf("memstore: add team %s/%s: %w", sessionID, requestID, session.ErrNotFound)
-	case !s.open(e, now):
-		return refused(e, session.ErrSettled), nil
-	case slices.Contains(e.rec.Teams, team):
+	e, res, err := s.pendingEntry("add team", sessionID, requestID, now)
+	if e == nil {
+		return res, err
+	}
+	if slices.Contains(e.rec.Teams, team) {
 		return session.Result{Record: e.rec.Clone()}, nil
 	}
 	e.rec.Teams = append(slices.Clone(e.rec.Teams), team)

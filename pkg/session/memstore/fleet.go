@@ -1,11 +1,8 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 	"github.com/signoff-dev/signoff/pkg/session"
@@ -49,9 +46,7 @@ func (s *Store) FleetStops(ctx context.Context) ([]messages.FleetStop, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := slices.Collect(maps.Values(s.fleetStops))
-	slices.SortFunc(out, func(a, b messages.FleetStop) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
+	return byKey(s.fleetStops), nil
 }
 
 // RecordSeen implements [session.Fleet].
@@ -81,7 +76,5 @@ func (s *Store) ListSeen(ctx context.Context) ([]messages.AgentSeen, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := slices.Collect(maps.Values(s.seen))
-	slices.SortFunc(out, func(a, b messages.AgentSeen) int { return cmp.Compare(a.AgentID, b.AgentID) })
-	return out, nil
+	return byKey(s.seen), nil
 }

@@ -3,6 +3,8 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -196,4 +198,15 @@ func (s *Store) Close() error {
 	clear(s.steps)
 	s.expiry, s.purge, s.grantExpiry = deadlines[*entry]{}, deadlines[*entry]{}, deadlines[string]{}
 	return nil
+}
+
+// byKey returns the values of m in the order of their keys: the fleet
+// stops by id, the agents seen by agent id, the breaker trips by breaker,
+// as each map is keyed.
+func byKey[V any](m map[string]V) []V {
+	var out []V
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
+	}
+	return out
 }

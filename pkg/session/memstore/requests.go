@@ -121,12 +121,9 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 		return session.Result{}, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.answerable(sessionID, requestID)
-	if !ok {
-		return session.Result{}, fmt.Errorf("memstore: decide %s/%s: %w", sessionID, requestID, session.ErrNotFound)
-	}
-	if !s.open(e, now) {
-		return refused(e, session.ErrSettled), nil
+	e, res, err := s.pendingEntry("decide", sessionID, requestID, now)
+	if e == nil {
+		return res, err
 	}
 	if e.rec.HasApproval(v.ApproverID) {
 		return refused(e, session.ErrDuplicateVote), nil
@@ -165,12 +162,9 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 		return session.Result{}, err
 	}
 	defer s.mu.Unlock()
-	e, ok := s.answerable(sessionID, requestID)
-	if !ok {
-		return session.Result{}, fmt.Errorf("memstore: settle %s/%s: %w", sessionID, requestID, session.ErrNotFound)
-	}
-	if !s.open(e, now) {
-		return refused(e, session.ErrSettled), nil
+	e, res, err := s.pendingEntry("settle", sessionID, requestID, now)
+	if e == nil {
+		return res, err
 	}
 	if _, stopped := s.stops[sessionID]; stopped && state == messages.StateApproved {
 		return refused(e, session.ErrStopped), nil
@@ -317,6 +311,22 @@ func (s *Store) settleAll(entries []*entry, state messages.State, mk func(*sessi
 		out = append(out, e.rec.Clone())
 	}
 	return out
+}
+
+// pendingEntry returns the entry of the pending request a transition (op)
+// applies to, with s.mu held at now. Without one it returns what the
+// transition answers: ErrNotFound when there is no such request (or it is
+// held), a refusal with ErrSettled when it is settled or due (open expires
+// a due one).
+func (s *Store) pendingEntry(op, sessionID, requestID string, now time.Time) (*entry, session.Result, error) {
+	e, ok := s.answerable(sessionID, requestID)
+	if !ok {
+		return nil, session.Result{}, fmt.Errorf("memstore: %s %s/%s: %w", op, sessionID, requestID, session.ErrNotFound)
+	}
+	if !s.open(e, now) {
+		return nil, refused(e, session.ErrSettled), nil
+	}
+	return e, session.Result{}, nil
 }
 
 // open reports whether e can still be decided; a due request is expired on

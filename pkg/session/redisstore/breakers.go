@@ -58,17 +58,12 @@ func (s *Store) HitBreakers(ctx context.Context, hits []session.BreakerHit) ([]m
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptBreakerHit, ks, args...)
+	a, err := s.runStrings(ctx, op, scriptBreakerHit, ks, args...)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	a, err := asSlice(v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
+		return nil, err
 	}
 	out := make([]messages.BreakerTrip, 0, len(a))
-	for _, e := range a {
-		raw, _ := asString(e)
+	for _, raw := range a {
 		t, err := decodeTrip(raw)
 		if err != nil {
 			return nil, s.corrupt(op, err)

@@ -194,24 +194,9 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 	add := scall(scriptEscTeam, []string{s.k.record(sessionID, requestID)}, team)
 	s.exec(ctx, mark, add)
 	v, err := add.reply()
+	code, out, err := s.recordReply(op, sessionID, requestID, v, err)
 	if err != nil {
-		return session.Result{}, s.fail(op, err)
-	}
-	a, err := asSlice(v)
-	if err != nil || len(a) == 0 {
-		return session.Result{}, s.corrupt(op, err)
-	}
-	code, _ := asString(a[0])
-	if code == "nf" {
-		return session.Result{}, fmt.Errorf("redisstore: %s %s/%s: %w", op, sessionID, requestID, session.ErrNotFound)
-	}
-	if len(a) != 2 {
-		return session.Result{}, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
-	}
-	raw, _ := asString(a[1])
-	out, err := decodeRecord(sessionID, requestID, raw)
-	if err != nil {
-		return session.Result{}, s.corrupt(op, err)
+		return session.Result{}, err
 	}
 	switch code {
 	case "ok":
@@ -227,13 +212,9 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 			return session.Result{}, s.fail(op+" "+sessionID+"/"+requestID+": index", err)
 		}
 		return session.Result{Record: out}, nil
-	case "settled":
-		return session.Result{Record: out, Refusal: session.ErrSettled}, nil
-	case "due":
-		s.remark(ctx, sessionID)
-		return session.Result{Record: out, Refusal: session.ErrSettled}, nil
 	}
-	return session.Result{}, s.corrupt(op, fmt.Errorf("unknown reply code %q", code))
+	// settled or due (the script refuses nothing else).
+	return s.refused(ctx, op, sessionID, code, out)
 }
 
 // StepsDone returns the steps of a request that ran; see
@@ -245,20 +226,12 @@ func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]s
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptEscDone, []string{s.k.escalation(sessionID)}, requestID)
+	ms, err := s.runStrings(ctx, op, scriptEscDone, []string{s.k.escalation(sessionID)}, requestID)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	ms, err := asSlice(v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
+		return nil, err
 	}
 	out := make([]session.StepDone, 0, len(ms))
-	for _, x := range ms {
-		m, err := asString(x)
-		if err != nil {
-			return nil, s.corrupt(op, err)
-		}
+	for _, m := range ms {
 		// d<step>|<µs>:<id>
 		c := strings.IndexByte(m, ':')
 		step, at, ok := strings.Cut(m[1:max(c, 1)], "|")

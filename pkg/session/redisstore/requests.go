@@ -273,28 +273,47 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 // transition turns the reply of decide or settle into a Result; a request
 // found due makes sure its session is scheduled for the reaper.
 func (s *Store) transition(ctx context.Context, op, sess, id string, reply any, err error) (session.Result, error) {
+	code, rec, err := s.recordReply(op, sess, id, reply, err)
 	if err != nil {
-		return session.Result{}, s.fail(op, err)
+		return session.Result{}, err
+	}
+	if code == "ok" {
+		return session.Result{Applied: true, Record: rec}, nil
+	}
+	return s.refused(ctx, op, sess, code, rec)
+}
+
+// recordReply decodes the {code, record} or {'nf'} reply (or the error
+// err) of a script that transitions one request; 'nf' is
+// [session.ErrNotFound].
+func (s *Store) recordReply(op, sess, id string, reply any, err error) (string, *session.Record, error) {
+	if err != nil {
+		return "", nil, s.fail(op, err)
 	}
 	a, err := asSlice(reply)
 	if err != nil || len(a) == 0 {
-		return session.Result{}, s.corrupt(op, err)
+		return "", nil, s.corrupt(op, err)
 	}
 	code, _ := asString(a[0])
 	if code == "nf" {
-		return session.Result{}, fmt.Errorf("redisstore: %s %s/%s: %w", op, sess, id, session.ErrNotFound)
+		return "", nil, fmt.Errorf("redisstore: %s %s/%s: %w", op, sess, id, session.ErrNotFound)
 	}
 	if len(a) != 2 {
-		return session.Result{}, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
+		return "", nil, s.corrupt(op, fmt.Errorf("reply has %d elements", len(a)))
 	}
 	raw, _ := asString(a[1])
 	rec, err := decodeRecord(sess, id, raw)
 	if err != nil {
-		return session.Result{}, s.corrupt(op, err)
+		return "", nil, s.corrupt(op, err)
 	}
+	return code, rec, nil
+}
+
+// refused is the Result of a transition script's refusal code with the
+// record rec as it stands; a request found due makes sure its session is
+// scheduled for the reaper.
+func (s *Store) refused(ctx context.Context, op, sess, code string, rec *session.Record) (session.Result, error) {
 	switch code {
-	case "ok":
-		return session.Result{Applied: true, Record: rec}, nil
 	case "settled":
 		return session.Result{Record: rec, Refusal: session.ErrSettled}, nil
 	case "due":

@@ -79,6 +79,24 @@ func dueAndRecords(sess string, v any) ([]*session.Record, int64, error) {
 	return recs, due, err
 }
 
+// dueReply decodes the {due count, {id, record, …}} reply v (or the error
+// err) of a script that met requests of sess, expiring the due ones: it
+// returns the records and schedules the session in the due index when any
+// were due (see remark). Its errors are wrapped for op.
+func (s *Store) dueReply(ctx context.Context, op, sess string, v any, err error) ([]*session.Record, error) {
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	recs, due, err := dueAndRecords(sess, v)
+	if err != nil {
+		return nil, s.corrupt(op, err)
+	}
+	if due > 0 {
+		s.remark(ctx, sess)
+	}
+	return recs, nil
+}
+
 // ListPendingAgent returns the open requests of an agent id, oldest first.
 func (s *Store) ListPendingAgent(ctx context.Context, agentID string) ([]*session.Record, error) {
 	return s.listIndex(ctx, "list pending agent", "agent id", agentID, s.k.agentIndex,
@@ -106,21 +124,13 @@ func (s *Store) listIndex(ctx context.Context, op, what, name string, key func(s
 		return nil, err
 	}
 	defer cancel()
-	v, err := s.run(ctx, scriptIndexRead, []string{key(name)}, indexSlack)
+	sessions, err := s.runStrings(ctx, op, scriptIndexRead, []string{key(name)}, indexSlack)
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
-	members, err := asSlice(v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
-	}
-	sessions := make([]string, len(members))
-	calls := make([]*call, len(members))
-	for i, m := range members {
-		if sessions[i], err = asString(m); err != nil {
-			return nil, s.corrupt(op, err)
-		}
-		calls[i] = s.pendingCall(sessions[i], nil)
+	calls := make([]*call, len(sessions))
+	for i, sess := range sessions {
+		calls[i] = s.pendingCall(sess, nil)
 	}
 	if len(calls) > 0 {
 		s.exec(ctx, calls...)
@@ -173,15 +183,9 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 		args = append(args, id)
 	}
 	v, err := s.run(ctx, scriptStop, []string{s.k.stop(sessionID), s.k.expiry(sessionID)}, args...)
+	open, err := s.dueReply(ctx, op, sessionID, v, err)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	open, due, err := dueAndRecords(sessionID, v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
-	}
-	if due > 0 {
-		s.remark(ctx, sessionID)
+		return nil, err
 	}
 	return s.settleMany(ctx, op, sessionID, open, messages.StateRejected, mk)
 }
@@ -281,15 +285,9 @@ func (s *Store) settleMany(ctx context.Context, op, sess string, open []*session
 		args = append(args, r.ID, dj)
 	}
 	v, err := s.recording(ctx, sess, scall(scriptSettleMany, []string{s.k.expiry(sess), s.k.outbox(sess)}, args...))
+	settled, err := s.dueReply(ctx, op, sess, v, err)
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	settled, due, err := dueAndRecords(sess, v)
-	if err != nil {
-		return nil, s.corrupt(op, err)
-	}
-	if due > 0 {
-		s.remark(ctx, sess)
+		return nil, err
 	}
 	sortRecords(settled)
 	return settled, nil

@@ -263,6 +263,20 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any)
 	return c.reply()
 }
 
+// runStrings runs sc like run and reads its reply, an array of strings;
+// its errors are wrapped for op (a reply of another shape is corrupt).
+func (s *Store) runStrings(ctx context.Context, op string, sc *script, keys []string, args ...any) ([]string, error) {
+	v, err := s.run(ctx, sc, keys, args...)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	a, err := asStrings(v)
+	if err != nil {
+		return nil, s.corrupt(op, err)
+	}
+	return a, nil
+}
+
 // Helpers that read script replies. Scripts return only integers, strings
 // and arrays of them (never Lua false, whose conversion differs between
 // RESP2 and RESP3).

@@ -50,15 +50,7 @@ func hitAll(t *testing.T, e *env, hits ...session.BreakerHit) []messages.Breaker
 func findTrip(t *testing.T, e *env, name string) (messages.BreakerTrip, bool) {
 	t.Helper()
 	all, err := e.breakers.BreakerTrips(e.ctx)
-	if err != nil {
-		t.Fatalf("BreakerTrips: %v", err)
-	}
-	for _, tr := range all {
-		if tr.Breaker == name {
-			return tr, true
-		}
-	}
-	return messages.BreakerTrip{}, false
+	return findIn(t, "BreakerTrips", all, err, func(tr messages.BreakerTrip) bool { return tr.Breaker == name })
 }
 
 func testBreakerTripsAtThreshold(t *testing.T, e *env) {

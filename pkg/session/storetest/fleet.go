@@ -31,15 +31,7 @@ func fleetStop(sel messages.Selector, reason string) messages.FleetStop {
 func findStop(t *testing.T, e *env, id string) (messages.FleetStop, bool) {
 	t.Helper()
 	all, err := e.fleet.FleetStops(e.ctx)
-	if err != nil {
-		t.Fatalf("FleetStops: %v", err)
-	}
-	for _, s := range all {
-		if s.ID == id {
-			return s, true
-		}
-	}
-	return messages.FleetStop{}, false
+	return findIn(t, "FleetStops", all, err, func(s messages.FleetStop) bool { return s.ID == id })
 }
 
 func testFleetStopLife(t *testing.T, e *env) {
@@ -106,15 +98,7 @@ func testFleetStopInvalid(t *testing.T, e *env) {
 func findSeen(t *testing.T, e *env, agent string) (messages.AgentSeen, bool) {
 	t.Helper()
 	all, err := e.fleet.ListSeen(e.ctx)
-	if err != nil {
-		t.Fatalf("ListSeen: %v", err)
-	}
-	for _, a := range all {
-		if a.AgentID == agent {
-			return a, true
-		}
-	}
-	return messages.AgentSeen{}, false
+	return findIn(t, "ListSeen", all, err, func(a messages.AgentSeen) bool { return a.AgentID == agent })
 }
 
 func testSeenMerge(t *testing.T, e *env) {

@@ -400,3 +400,19 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// findIn returns the first of all, what the store's listing call returned
+// with err, that match accepts; err fails the test.
+func findIn[T any](t *testing.T, call string, all []T, err error, match func(T) bool) (T, bool) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", call, err)
+	}
+	for _, x := range all {
+		if match(x) {
+			return x, true
+		}
+	}
+	var zero T
+	return zero, false
+}

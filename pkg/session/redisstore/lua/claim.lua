@@ -22,8 +22,7 @@ for _, id in ipairs(ids) do
       -- Held until its expiry: nobody was told it is pending.
       redis.call('DEL', k)
     elseif h[ST] == 'pending' then
-      h[ST] = 'expired'
-      h[DECIDED] = num(now)
+      expire_head(h, now)
       v = enc(h) .. rest
     end
     if h[ST] == 'expired' then
@@ -34,8 +33,4 @@ for _, id in ipairs(ids) do
     end
   end
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #first > 0 then
-  return {first[2], out}
-end
-return {'', out}
+return {first_score(KEYS[1]), out}

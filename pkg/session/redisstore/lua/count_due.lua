@@ -2,8 +2,4 @@
 -- expiry (so that a session with nothing to claim needs no claim call).
 -- KEYS[1] expiry index of the session → {count, earliest expiry or ''}
 local n = redis.call('ZCOUNT', KEYS[1], '-inf', num(now_us()))
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #first > 0 then
-  return {n, first[2]}
-end
-return {n, ''}
+return {n, first_score(KEYS[1])}

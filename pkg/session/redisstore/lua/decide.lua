@@ -13,25 +13,9 @@
 -- A held request (creating) reads as not found. An approval in a stopped
 -- session is refused: nothing of it is approved until a new turn.
 -- → {'ok'|'settled'|'dup'|'due'|'stopped', record} or {'nf'}
-local v = redis.call('GET', KEYS[2])
-if not v then
-  return {'nf'}
-end
-local h, rest = dec(v, HEAD)
-if h[ST] == 'creating' then
-  return {'nf'}
-end
-if h[ST] ~= 'pending' then
-  return {'settled', v}
-end
-local now = now_us()
-if now >= tonumber(h[EXPIRES]) then
-  -- Due: expire it here; it stays in the expiry index for ClaimExpired.
-  h[ST] = 'expired'
-  h[DECIDED] = num(now)
-  v = enc(h) .. rest
-  redis.call('SET', KEYS[2], v)
-  return {'due', v}
+local done, h, rest, now, v = pending_head(KEYS[2])
+if done then
+  return done
 end
 local ap = dec(h[APPROVALS])
 for _, a in ipairs(ap) do

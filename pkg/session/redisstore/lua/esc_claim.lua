@@ -57,8 +57,4 @@ for _, m in ipairs(due) do
     end
   end
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #first > 0 then
-  return {first[2], out}
-end
-return {'', out}
+return {first_score(KEYS[1]), out}

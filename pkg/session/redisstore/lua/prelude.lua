@@ -48,6 +48,51 @@ local function settle_head(h, state, decision, now)
   h[DECISION] = decision
 end
 
+-- expire_head moves a decoded head of a due pending request to expired.
+local function expire_head(h, now)
+  h[ST] = 'expired'
+  h[DECIDED] = num(now)
+end
+
+-- pending_head reads the record at key for a transition of a pending
+-- request. It returns a reply when there is nothing to transition:
+-- {'nf'} (no record, or a held one), {'settled', record}, or
+-- {'due', record} after expiring a due request in place (it stays in the
+-- expiry index for ClaimExpired); else nil, the decoded head, the rest,
+-- now and the record.
+local function pending_head(key)
+  local v = redis.call('GET', key)
+  if not v then
+    return {'nf'}
+  end
+  local h, rest = dec(v, HEAD)
+  if h[ST] == 'creating' then
+    return {'nf'}
+  end
+  if h[ST] ~= 'pending' then
+    return {'settled', v}
+  end
+  local now = now_us()
+  if now >= tonumber(h[EXPIRES]) then
+    expire_head(h, now)
+    v = enc(h) .. rest
+    redis.call('SET', key, v)
+    return {'due', v}
+  end
+  return nil, h, rest, now, v
+end
+
+-- first_score returns the lowest score of the sorted set key (the earliest
+-- time of an expiry index, a due shard or an escalation set), or '' when
+-- it is empty.
+local function first_score(key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #first > 0 then
+    return first[2]
+  end
+  return ''
+end
+
 -- list_open returns {id, record, ...} for the ids whose record is pending
 -- and not yet due at now.
 local function list_open(prefix, ids, now)

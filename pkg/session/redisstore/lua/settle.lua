@@ -6,24 +6,9 @@
 -- A held request (creating) reads as not found; approving in a stopped
 -- session is refused.
 -- → {'ok'|'settled'|'due'|'stopped', record} or {'nf'}
-local v = redis.call('GET', KEYS[2])
-if not v then
-  return {'nf'}
-end
-local h, rest = dec(v, HEAD)
-if h[ST] == 'creating' then
-  return {'nf'}
-end
-if h[ST] ~= 'pending' then
-  return {'settled', v}
-end
-local now = now_us()
-if now >= tonumber(h[EXPIRES]) then
-  h[ST] = 'expired'
-  h[DECIDED] = num(now)
-  v = enc(h) .. rest
-  redis.call('SET', KEYS[2], v)
-  return {'due', v}
+local done, h, rest, now, v = pending_head(KEYS[2])
+if done then
+  return done
 end
 if ARGV[2] == 'approved' and redis.call('EXISTS', KEYS[3]) == 1 then
   return {'stopped', v}

@@ -14,8 +14,7 @@ for i = 5, #ARGV, 2 do
     local h, rest = dec(v, HEAD)
     if h[ST] == 'pending' then
       if now >= tonumber(h[EXPIRES]) then
-        h[ST] = 'expired'
-        h[DECIDED] = num(now)
+        expire_head(h, now)
         redis.call('SET', k, enc(h) .. rest)
         due = due + 1
       else
