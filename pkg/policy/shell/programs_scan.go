@@ -219,7 +219,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 				continue
 			}
 		}
-		if !t.lit && !optionsDone && u.expandedValue(t) {
+		if !t.lit && !optionsDone && (u.expandedValue(t) || spec.style != styleSingle && u.expandedShort(t)) {
 			continue
 		}
 		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
@@ -327,9 +327,42 @@ func (u *progUse) longWord(w []shWord, i int) int {
 	case o.value == valRequired && i+1 < len(w):
 		i++
 		v = &w[i]
+		u.globValue(v)
 	}
 	u.apply(o, v)
 	return i
+}
+
+// globValue checks a pattern taken as an option's value from the next
+// word: it expands to every name it matches, the first the value and the
+// others words of their own where options are read (tar -C * with a file
+// named --checkpoint-action=exec=sh x.sh), so it asks as such a word
+// does.
+func (u *progUse) globValue(v *shWord) {
+	if v.glob && mayExpandToOption(v) && u.spec.dangerous() {
+		u.setAsk("the pattern " + v.text + " given to an option of " + u.spec.name +
+			" expands to several names, which may be options that write or run something")
+	}
+}
+
+// expandedShort applies a word that spells a short option and a value
+// that is not a literal (-f"$HOME/.env", -o$OUT): the option with that
+// value, as getopt reads it, not an operand. A word whose letter the
+// entry does not know, or whose option takes no value, is not
+// understood: it asks. It reports whether w was such a word.
+func (u *progUse) expandedShort(w *shWord) bool {
+	g := w.g
+	if len(g) < 3 || !g[0].Lit() || g[0].R != '-' || !g[1].Lit() || g[1].R == '-' || g[1].R >= 0x80 {
+		return false
+	}
+	name := "-" + string(g[1].R)
+	o := u.option(name)
+	if o == nil || o.value == valNone {
+		u.setAsk("the word " + w.text + " is an option of " + u.spec.name + " with a value the policy cannot read")
+		return true
+	}
+	u.apply(o, &shWord{text: strings.TrimPrefix(strings.TrimLeft(w.text, `"'`), name), g: g[2:], computed: w.computed, vars: w.vars})
+	return true
 }
 
 // shortCluster reads the short options clustered in w[i] (-uo FILE,
@@ -355,6 +388,7 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 		case o.value == valRequired && i+1 < len(w):
 			i++
 			v = &w[i]
+			u.globValue(v)
 		}
 		u.apply(o, v)
 		break
