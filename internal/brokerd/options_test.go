@@ -217,3 +217,21 @@ func TestAFrozenNATSServerIsLeftWithinThePingBudget(t *testing.T) {
 			DefaultNATSPingInterval, DefaultNATSMaxPingsOut)
 	}
 }
+
+// A broker that cannot reach NATS says where it tried without the
+// password or token in the URL: the error lands in logs and terminals.
+func TestAFailedNATSConnectionHidesTheURLsSecrets(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	for _, url := range []string{"nats://broker:s3cret-pass@127.0.0.1:1", "nats://s3cret-token@127.0.0.1:1"} {
+		_, err := connectNATS(Options{NATSURL: url}, "redact-test", log, &subRefusals{})
+		if err == nil {
+			t.Fatalf("%s: connected to a closed port", url)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error shows the URL's secret: %v", err)
+		}
+		if !strings.Contains(err.Error(), "127.0.0.1:1") {
+			t.Errorf("the error does not say where it tried: %v", err)
+		}
+	}
+}

@@ -444,7 +444,7 @@ func connectNATS(o Options, name string, log *slog.Logger, refused *subRefusals)
 	opts = append(opts, auth...)
 	nc, err := nats.Connect(o.NATSURL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS %s: %w", o.NATSURL, err)
+		return nil, fmt.Errorf("connect to NATS %s: %w", natsurl.Redact(o.NATSURL), err)
 	}
 	return nc, nil
 }
