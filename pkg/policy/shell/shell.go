@@ -249,7 +249,7 @@ type shAnalyzer struct {
 	assocAssigns map[*syntax.Assign]bool
 	// namesHidden: the script runs a builtin that sets variables named by
 	// its arguments (shSetsNamesBuiltin).
-	namesHidden bool
+	namesHidden, namesChecked bool
 	// extractedAt is the index of the first command after the script's
 	// first archive extraction, or -1 (finishExtracts).
 	extractedAt int
@@ -329,6 +329,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 	}
 	a.res.Commands = make([]Command, 0, 4)
 	a.sharedVars = a.inShared || shRunsSharedCode(f)
+	a.file = f // setsNames reads it during the walk
 	a.noteConsts(f)
 	syntax.Walk(f, a.visit)
 	if a.budget.spent() {

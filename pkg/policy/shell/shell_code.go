@@ -865,7 +865,7 @@ const shMaxLoopValues = 16
 // and the variable's name nowhere else in the script but in "$name" and
 // "${name}" (no other assignment, read, declare, nameref, function…).
 func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
-	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix || a.namesHidden {
+	if n.Select || len(wi.Items) == 0 || len(wi.Items) > shMaxLoopValues || a.posix || a.setsNames() {
 		return
 	}
 	vals := make([]string, 0, len(wi.Items))
@@ -899,8 +899,7 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 // ~ is left to the general model, and so is every variable of a script
 // that runs code of its own shell unseen (eval, trap) or is POSIX sh.
 func (a *shAnalyzer) noteConsts(f *syntax.File) {
-	a.namesHidden = shSetsNamesBuiltin(f)
-	if a.posix || a.sharedVars || a.namesHidden {
+	if a.posix || a.sharedVars {
 		return
 	}
 	for _, st := range f.Stmts {
@@ -942,12 +941,15 @@ func shSetsNamesBuiltin(f *syntax.File) bool {
 		case *syntax.CallExpr:
 			printf := false
 			for _, w := range n.Args {
-				var b strings.Builder
-				glob := false
-				if !shUnquoteParts(&b, w.Parts, false, &glob) {
-					continue
+				v, ok := shLitWord(w)
+				if !ok {
+					var b strings.Builder
+					glob := false
+					if !shUnquoteParts(&b, w.Parts, false, &glob) {
+						continue
+					}
+					v = b.String()
 				}
-				v := b.String()
 				found = found || shNameBuiltins[v] || printf && strings.HasPrefix(v, "-v")
 				printf = printf || v == "printf"
 			}
@@ -955,6 +957,16 @@ func shSetsNamesBuiltin(f *syntax.File) bool {
 		return !found
 	})
 	return found
+}
+
+// setsNames is shSetsNamesBuiltin of the script, computed once when a
+// variable is about to be followed by its text.
+func (a *shAnalyzer) setsNames() bool {
+	if !a.namesChecked {
+		a.namesChecked = true
+		a.namesHidden = a.file != nil && shSetsNamesBuiltin(a.file)
+	}
+	return a.namesHidden
 }
 
 // noteConst records the assignments of st (d=out), a statement that runs
@@ -977,7 +989,7 @@ func (a *shAnalyzer) noteConst(st *syntax.Stmt, end uint) {
 			continue
 		}
 		rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
-		if shCountIdent(rest, name) != 1 {
+		if shCountIdent(rest, name) != 1 || a.setsNames() {
 			continue // the assignment is the only other mention
 		}
 		a.loops = append(a.loops, shLoop{name: name, values: []string{w.text},
