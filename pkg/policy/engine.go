@@ -776,11 +776,11 @@ var kernelLinkGlobs = []globs.Glob{
 	globs.FromShellPattern("/dev/fd/*/*"), globs.FromShellPattern("/dev/std*/*"),
 }
 
-// kernelLinkGlob reports whether a path pattern that spells /proc/ or
-// /dev/ may name one of them (an expansion that spells neither, "$f", is
-// met by the rules as any other).
+// kernelLinkGlob reports whether an absolute path pattern may name one
+// of them (/pro[c]/*/fd/0, /*/1/cwd/x); an expansion that starts the
+// path ("$f") is met by the rules as any other.
 func kernelLinkGlob(g globs.Glob) bool {
-	if !globPrefixed(g, "/proc/") && !globPrefixed(g, "/dev/") {
+	if len(g) == 0 || !g[0].Lit() || g[0].R != '/' {
 		return false
 	}
 	for _, k := range kernelLinkGlobs {
@@ -1150,6 +1150,10 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		}
 		rs := e.pathSubject(subjRead, TierRead, r)
 		rs.recursive = c.Recursive
+		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
+			// A tree read under /proc follows its links: cwd, root, fd.
+			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"
+		}
 		subs = append(subs, rs)
 	}
 	return subs

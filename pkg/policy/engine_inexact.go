@@ -313,7 +313,7 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	s.globs = e.placeGlobs(s.globs)
 	if c.Elevated {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
-	} else if kernelLinkGlob(clean) {
+	} else if kernelLinkGlob(clean) || c.Recursive && kernelLinkGlob(append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun)) {
 		s.floor, s.floorLayer = "read of "+strconv.Quote(text)+" may go through a kernel link (a process's working directory or open files) whose target the policy cannot see", "safety"
 	}
 	return s

@@ -70,9 +70,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		}
 	}
 	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
-		// Later paths of the script may go through links the archive
-		// made (tar xf a.tar; cat k/id_rsa): finishExtracts.
-		a.extractedAt = len(a.res.Commands)
+		// Paths of the script may go through links the archive made
+		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
+		a.extractFrom, a.extractedAt = ci, len(a.res.Commands)
 	}
 	for _, r := range u.runs {
 		if !r.value.lit {
@@ -96,15 +96,19 @@ func unzipLists(words []shWord) bool {
 	return false
 }
 
-// finishExtracts makes a script ask when, after it unpacks an archive,
-// it reads or writes a path: the archive may hold symbolic links (k ->
-// ~/.ssh, rc -> ~/.bashrc) that the later path goes through, which its
-// text does not show.
+// finishExtracts makes a script ask when it unpacks an archive and reads
+// or writes a path: the archive may hold symbolic links (k -> ~/.ssh, rc
+// -> ~/.bashrc) that the path goes through, which its text does not show.
+// Any path of the script counts, not only those written after it: a loop,
+// a trap or a function may run them later.
 func (a *shAnalyzer) finishExtracts() {
 	if a.extractedAt < 0 {
 		return
 	}
-	for _, c := range a.res.Commands[a.extractedAt:] {
+	for i, c := range a.res.Commands {
+		if i >= a.extractFrom && i < a.extractedAt {
+			continue // the extraction and its own writes
+		}
 		if c.Redirect || len(c.Reads) > 0 {
 			a.codeUnknown("the script reads or writes " + shQuoteShort(c.Target+strings.Join(c.Reads, " ")) +
 				" after unpacking an archive, whose members may be links to anywhere")
@@ -560,7 +564,9 @@ func (u *progUse) awkProgram(w []shWord) {
 func awkDanger(src string) (string, []string) {
 	var writes []string
 	inPrint, depth, operand, getline := false, 0, false, false
-	last := byte(0) // the last character of the last token: a newline after , && || continues the statement
+	last := byte(0) // the last character of the last token: a newline after , && || ? : continues the statement
+	word := ""      // the last token, when a name: if ( … ) is no operand
+	var parens []bool
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if c != ' ' && c != '\t' && c != '\r' && c != '\\' && c != '#' && c != '\n' {
@@ -604,17 +610,25 @@ func awkDanger(src string) (string, []string) {
 		case c == '(' || c == '[':
 			if c == '(' {
 				depth++
+				parens = append(parens, word == "if" || word == "while" || word == "for")
 			}
-			operand = false
+			operand, word = false, ""
 			continue
 		case c == ')' || c == ']':
+			operand = true
 			if c == ')' {
 				depth--
+				// After if (…), while (…) and for (…) a statement starts:
+				// a / there begins a regular expression.
+				if n := len(parens); n > 0 {
+					operand = !parens[n-1]
+					parens = parens[:n-1]
+				}
 			}
-			operand = true
+			word = ""
 			continue
-		case c == '\n' && (last == ',' || last == '&' || last == '|'):
-			continue // awk goes on after a newline that follows , && or ||
+		case c == '\n' && strings.IndexByte(",&|?:", last) >= 0:
+			continue // awk goes on after a newline that follows , && || ? or :
 		case c == ';' || c == '\n' || c == '}' || c == '{':
 			inPrint, depth, operand = false, 0, false
 			continue
@@ -642,7 +656,7 @@ func awkDanger(src string) (string, []string) {
 			for j < len(src) && isAwkIdent(src[j]) {
 				j++
 			}
-			word := src[i:j]
+			word = src[i:j]
 			i = j - 1
 			operand = !awkKeywords[word]
 			if awkAmbiguous[word] {
@@ -666,7 +680,7 @@ func awkDanger(src string) (string, []string) {
 			}
 			continue
 		}
-		operand = false
+		operand, word = false, ""
 	}
 	return "", writes
 }
@@ -733,10 +747,19 @@ func awkSkip(src string, i int, quote byte) int {
 				j++
 			}
 			for j < len(src) && src[j] != ']' {
+				if src[j] == '[' && j+1 < len(src) && strings.IndexByte(":.=", src[j+1]) >= 0 {
+					// [:alpha:], [.x.], [=x=]: a ']' inside is theirs.
+					end := strings.Index(src[j+2:], string(src[j+1])+"]")
+					if end < 0 {
+						return -1
+					}
+					j += 2 + end + 2
+					continue
+				}
 				if src[j] == '\\' {
 					j++
 				}
-				if src[j] == '\n' {
+				if j >= len(src) || src[j] == '\n' {
 					return -1
 				}
 				j++

@@ -339,10 +339,38 @@ func (u *progUse) longWord(w []shWord, i int) int {
 // named --checkpoint-action=exec=sh x.sh), so it asks as such a word
 // does.
 func (u *progUse) globValue(v *shWord) {
-	if v.glob && mayExpandToOption(v) && u.spec.dangerous() {
+	switch {
+	case v.glob && mayExpandToOption(v) && u.spec.dangerous():
 		u.setAsk("the pattern " + v.text + " given to an option of " + u.spec.name +
 			" expands to several names, which may be options that write or run something")
+	case !v.lit && (v.computed || shListExpansion(v.text)) && mayBeSplit(v.text):
+		// x=(… --checkpoint-action=…); tar --exclude "${x[@]}": the
+		// words after the first are options or operands of their own
+		// (head -n $(echo 5 ~/.ssh/id_rsa) reads the key).
+		u.setAsk("the word " + v.text + " given to an option of " + u.spec.name +
+			" may expand to several words, which may be options")
 	}
+}
+
+// shListExpansion reports an expansion of a list: an array's elements or
+// the positional parameters ("${a[@]}", "$@", $*).
+func shListExpansion(src string) bool {
+	for _, m := range []string{"[@]", "[*]", "$@", "${@", "$*", "${*"} {
+		if strings.Contains(src, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayBeSplit reports whether the source text of a non-literal word may
+// expand to several words: not one double-quoted expansion ("$x",
+// "$(…)"), or an array or argument list in quotes ("${a[@]}", "$@").
+func mayBeSplit(src string) bool {
+	if shListExpansion(src) {
+		return true
+	}
+	return !(len(src) >= 2 && src[0] == '"' && src[len(src)-1] == '"' && !strings.Contains(src[1:len(src)-1], `"`))
 }
 
 // expandedShort applies a word that spells a short option and a value
@@ -352,7 +380,15 @@ func (u *progUse) globValue(v *shWord) {
 // understood: it asks. It reports whether w was such a word.
 func (u *progUse) expandedShort(w *shWord) bool {
 	g := w.g
-	if len(g) < 3 || !g[0].Lit() || g[0].R != '-' || !g[1].Lit() || g[1].R == '-' || g[1].R >= 0x80 {
+	if len(g) < 2 || !g[0].Lit() || g[0].R != '-' {
+		return false
+	}
+	if !g[1].Lit() || len(g) > 2 && g[1].R == '-' && !g[2].Lit() {
+		// -$x…, --$x…: an option the policy cannot name.
+		u.setAsk("the word " + w.text + " is an option of " + u.spec.name + " the policy cannot read")
+		return true
+	}
+	if len(g) < 3 || g[1].R == '-' || g[1].R >= 0x80 {
 		return false
 	}
 	name := "-" + string(g[1].R)

@@ -252,8 +252,8 @@ type shAnalyzer struct {
 	namesHidden, namesChecked bool
 	// extractedAt is the index of the first command after the script's
 	// first archive extraction, or -1 (finishExtracts).
-	extractedAt int
-	arithUses   []shArithUse
+	extractFrom, extractedAt int
+	arithUses                []shArithUse
 	// cds are the directory changes of the script (shell_paths.go).
 	cds []shCd
 	// exported are the names the script exports, allexport whether set

@@ -365,6 +365,18 @@ var shBashArrays = map[string]bool{"BASH_ARGV": true, "BASH_ARGC": true, "BASH_L
 	"BASH_REMATCH": true, "BASH_VERSINFO": true, "DIRSTACK": true, "FUNCNAME": true, "GROUPS": true, "PIPESTATUS": true,
 	"COMP_WORDS": true, "COPROC": true, "BASH_ALIASES": true, "BASH_CMDS": true}
 
+// shMakesArrays reports whether a script may make some variable an array
+// other than by a=(…) or a[i]=… (declare -a, read -a, mapfile…): then any
+// name may be one when a declare reads its value again.
+func shMakesArrays(src string) bool {
+	for _, m := range []string{"-a", "-A", "mapfile", "readarray", "=(", "zparseopts", "set -A", "read -", "vared"} {
+		if strings.Contains(src, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // shIsAllIndex reports the subscripts @ and * (every element).
 func shIsAllIndex(x syntax.ArithmExpr) bool {
 	w, ok := x.(*syntax.Word)
@@ -481,7 +493,8 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 			// compound assignment and expands it again: eval of data.
 			// bash does so for -a, -A, +=, and a name already an array.
 			w := a.word(as.Value)
-			reparsed := array || as.Append || a.arrays[as.Name.Value] || shBashArrays[as.Name.Value]
+			reparsed := array || as.Append || a.arrays[as.Name.Value] || shBashArrays[as.Name.Value] ||
+				shMakesArrays(a.src)
 			if w.lit && strings.HasPrefix(w.text, "(") || !w.lit && reparsed {
 				a.codeUnknown(d.Variant.Value + " " + as.Name.Value + "=" + shQuoteShort(w.text) +
 					" may be read again as an array assignment, whose words bash expands as code")
@@ -937,21 +950,42 @@ func shSetsNamesBuiltin(f *syntax.File) bool {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.DeclClause:
-			found = true
+			// declare NAME=… names NAME plainly; a name word the parser
+			// did not read as one ("d"ir=…, $n) is hidden.
+			for _, as := range n.Args {
+				if as.Naked && as.Name == nil && as.Value != nil {
+					if v, ok := shLitWord(as.Value); !ok || !strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "+") {
+						found = true
+					}
+				}
+			}
 		case *syntax.CallExpr:
-			printf := false
+			if len(n.Args) > 0 {
+				if _, ok := shLitWord(n.Args[0]); !ok {
+					// c=read; $c d""ir: the command may be any builtin.
+					found = true
+					break
+				}
+			}
+			builtin := false
 			for _, w := range n.Args {
-				v, ok := shLitWord(w)
-				if !ok {
+				v, plain := shLitWord(w)
+				if !plain {
 					var b strings.Builder
 					glob := false
 					if !shUnquoteParts(&b, w.Parts, false, &glob) {
+						found = found || builtin
 						continue
 					}
 					v = b.String()
 				}
-				found = found || shNameBuiltins[v] || printf && strings.HasPrefix(v, "-v")
-				printf = printf || v == "printf"
+				if shNameBuiltins[v] || v == "printf" {
+					builtin = true
+					continue
+				}
+				// An argument of such a builtin that is not a plain word
+				// may spell a name (read d''ir, printf -v "d"ir).
+				found = found || builtin && !plain
 			}
 		}
 		return !found

@@ -69,6 +69,9 @@ var zshLinked = map[string]bool{
 	"module_path": true, "MODULE_PATH": true, "path": true, "histchars": true, "HISTCHARS": true,
 	"_": true, "OPTARG": true, "status": true, "pipestatus": true, "funcstack": true, "funcfiletrace": true,
 	"funcsourcetrace": true, "functrace": true, "zsh_eval_context": true, "ZSH_EVAL_CONTEXT": true,
+	// Tied by the zsh/watch module, loaded on first use (zsh -f lists
+	// neither until then).
+	"watch": true, "WATCH": true,
 }
 
 // zshNumeric are the parameters of zshExecParams whose value is a number.
