@@ -1066,18 +1066,7 @@ func (u *progUse) jqFiles(w []shWord) {
 // next to a letter, digit, _ or $), wherever it is: inside a string
 // too, which can only make jq ask more.
 func jqHasWord(s, kw string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], kw)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(kw)
-		if (j == 0 || !shIsIdentByte(s[j-1]) && s[j-1] != '$') && (end == len(s) || !shIsIdentByte(s[end])) {
-			return true
-		}
-		i = end
-	}
+	return shCountIdent(strings.ReplaceAll(s, "$"+kw, ""), kw) > 0
 }
 
 // patchOperands judges Codex's apply_patch run as a command

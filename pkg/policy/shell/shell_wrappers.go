@@ -958,37 +958,7 @@ scan:
 			}
 			i++
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
-			for j := 1; j < len(s); j++ {
-				switch c := s[j]; c {
-				case 'c':
-					hasC = true
-				case 's':
-					stdin = true
-				case 'k':
-					if s[0] == '-' {
-						startup = shKeywordReason
-					}
-				case 'o', 'O':
-					// -o NAME is set -o NAME, -O NAME shopt -s NAME: an
-					// option that changes how words are read (dotglob,
-					// cdable_vars, allexport…) asks, as set and shopt do.
-					if i+1 < len(w) {
-						if r := shInvocationOption(name, s[0], c, w[i+1]); r != "" && startup == "" {
-							startup = r
-						}
-					}
-					i++ // -o pipefail
-				case 'l', 'i':
-					if s[0] == '-' {
-						startup = shStartupReason(name, s)
-					}
-				default:
-					if !strings.ContainsRune(shInertSetLetters, rune(c)) && startup == "" {
-						startup = name + " " + string(s[0]) + string(c) + " sets a shell option that changes how the script is read"
-					}
-				}
-			}
-			i++
+			i = shShellFlags(name, w, i, &hasC, &stdin, &startup) + 1
 		default:
 			break scan
 		}
@@ -1028,6 +998,48 @@ func shScriptWithArgs(a *shAnalyzer, script string, args []shWord) string {
 			shQuoteShort(args[0].text) + "…), not followed by the analysis")
 	}
 	return script
+}
+
+// shShellFlags reads the cluster of single-letter options w[i] of a shell
+// (-euo pipefail, +x, -c) and returns the index of the last word it used:
+// -c and -s are noted, and an option that makes start-up files run or
+// changes how the script is read sets startup (the first reason stays).
+func shShellFlags(name string, w []shWord, i int, hasC, stdin *bool, startup *string) int {
+	s := w[i].text
+	note := func(r string) {
+		if r != "" && *startup == "" {
+			*startup = r
+		}
+	}
+	for j := 1; j < len(s); j++ {
+		switch c := s[j]; c {
+		case 'c':
+			*hasC = true
+		case 's':
+			*stdin = true
+		case 'k':
+			if s[0] == '-' {
+				*startup = shKeywordReason
+			}
+		case 'o', 'O':
+			// -o NAME is set -o NAME, -O NAME shopt -s NAME: an option
+			// that changes how words are read (dotglob, cdable_vars,
+			// allexport…) asks, as set and shopt do.
+			if i+1 < len(w) {
+				note(shInvocationOption(name, s[0], c, w[i+1]))
+			}
+			i++ // -o pipefail
+		case 'l', 'i':
+			if s[0] == '-' {
+				*startup = shStartupReason(name, s)
+			}
+		default:
+			if !strings.ContainsRune(shInertSetLetters, rune(c)) {
+				note(name + " " + string(s[0]) + string(c) + " sets a shell option that changes how the script is read")
+			}
+		}
+	}
+	return i
 }
 
 // shInertSetLetters are the single-letter options of bash and sh that
