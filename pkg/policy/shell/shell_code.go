@@ -967,25 +967,34 @@ func shSetsNamesBuiltin(f *syntax.File) bool {
 					break
 				}
 			}
-			builtin := false
-			for _, w := range n.Args {
+			builtin, printf, nameNext := false, false, false
+			for k, w := range n.Args {
 				v, plain := shLitWord(w)
 				if !plain {
 					var b strings.Builder
 					glob := false
 					if !shUnquoteParts(&b, w.Parts, false, &glob) {
-						found = found || builtin
+						// An expansion may be -v or a name.
+						found = found || builtin || printf && k > 0
 						continue
 					}
 					v = b.String()
 				}
-				if shNameBuiltins[v] || v == "printf" {
+				switch {
+				case shNameBuiltins[v]:
 					builtin = true
-					continue
+				case v == "printf":
+					printf = true
+				case printf:
+					// printf -v NAME: only the name, and a -v itself
+					// spelled with quotes, can hide it.
+					found = found || nameNext && !plain || strings.HasPrefix(v, "-v") && !plain
+					nameNext = v == "-v"
+				default:
+					// An argument of such a builtin that is not a plain
+					// word may spell a name (read d''ir).
+					found = found || builtin && !plain
 				}
-				// An argument of such a builtin that is not a plain word
-				// may spell a name (read d''ir, printf -v "d"ir).
-				found = found || builtin && !plain
 			}
 		}
 		return !found
