@@ -26,6 +26,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	u := programUse(spec, words)
 	u.judgeEnv(spec, fr)
+	if r := a.splitWords(words); r != "" {
+		u.setAsk(r)
+	}
 	if u.complete() {
 		a.info[ci].env, a.info[ci].envProg = spec, u.progName()
 	}
@@ -83,6 +86,26 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		}
 		a.nested(r.value.text, syntax.LangBash, fr, r.what)
 	}
+}
+
+// splitWords returns why a word of words is not what the table reads it
+// as, or "": an unquoted expansion of a variable the script sets to a
+// literal with blanks splits into several words (o="-r ~/.ssh"; grep $o x
+// gives grep the option -r and the operand ~/.ssh).
+func (a *shAnalyzer) splitWords(words []shWord) string {
+	for _, w := range words[1:] {
+		if w.lit || len(w.vars) == 0 || !mayBeSplit(w.text) {
+			continue
+		}
+		for _, v := range w.vars {
+			for _, val := range a.varVals[v] {
+				if strings.ContainsAny(val.text, " \t\n") {
+					return "the word " + w.text + " splits into several words (" + v + " is " + shQuoteShort(val.text) + "), which the policy does not read one by one"
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // unzipLists reports unzip's modes that write no file: -l, -v, -t, -p,
