@@ -753,19 +753,6 @@ func kernelLink(p string) (root string, opaque bool) {
 	return "", false
 }
 
-// globPrefixed reports whether g starts with the literal text p.
-func globPrefixed(g globs.Glob, p string) bool {
-	if len(g) < len(p) {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		if !g[i].Lit() || g[i].R != rune(p[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // kernelLinkGlobs are the paths kernelLink cannot read, as globs a
 // pattern or expansion is checked against (cat /proc/*/fd/*).
 var kernelLinkGlobs = []globs.Glob{

@@ -586,7 +586,8 @@ func (a *shAnalyzer) words(args []*syntax.Word) (words []shWord, ok bool) {
 
 // shProcSubstPath is what a process substitution expands to: bash's
 // /dev/fd/N, zsh's /proc/self/fd/N.
-var shProcSubstPath = append(globs.Literal(globs.Glob{globs.AnyRun}, "/fd/"), globs.AnyRun)
+// Words share it: its capacity is its length, so an append copies.
+var shProcSubstPath = slices.Clip(append(globs.Literal(globs.Glob{globs.AnyRun}, "/fd/"), globs.AnyRun))
 
 // word returns w after quote removal.
 func (a *shAnalyzer) word(w *syntax.Word) shWord {
