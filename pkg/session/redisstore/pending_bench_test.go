@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/signoff-dev/signoff/internal/stats"
 	"github.com/signoff-dev/signoff/internal/testenv"
 	"github.com/signoff-dev/signoff/pkg/session"
 	"github.com/signoff-dev/signoff/pkg/session/redisstore"
@@ -129,19 +129,8 @@ func pendingSummary(got map[string][][]float64) string {
 			for p := range got[kind][i] {
 				ratios = append(ratios, got[kind][i][p]/got[kind][0][p])
 			}
-			fmt.Fprintf(&sb, "| %s | %d | %.1f | %.2f× |\n", kind, n, median(got[kind][i])/1e3, median(ratios))
+			fmt.Fprintf(&sb, "| %s | %d | %.1f | %.2f× |\n", kind, n, stats.Median(got[kind][i])/1e3, stats.Median(ratios))
 		}
 	}
 	return sb.String()
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
