@@ -906,6 +906,16 @@ func shHasBraces(w *syntax.Word) bool {
 	return false
 }
 
+// shBraceSplits reports whether brace expansion makes w other words than
+// its text ({a,b}, x{1..3}; not a lone {} or {x}).
+func shBraceSplits(w *syntax.Word) bool {
+	if !shHasBraces(w) {
+		return false
+	}
+	cp := *w
+	return syntax.SplitBraces(&cp)
+}
+
 // expandBraces performs bash brace expansion on w ({a,b}, {1..3}), which
 // the parser leaves as literal text, so that `{rm,-rf,/}` is seen as the
 // three words bash runs. ok is false when the expansion would exceed

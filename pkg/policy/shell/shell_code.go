@@ -140,13 +140,19 @@ func (a *shAnalyzer) codeNode(n syntax.Node) {
 			// for f in .env x; do cat "$f"; done: each literal item (or
 			// pattern) is a value a read of "$f" names.
 			for _, item := range wi.Items {
-				if w := a.word(item); w.lit && len(a.varVals) < shMaxVarVals {
-					if a.varVals == nil {
-						a.varVals = map[string][]shWord{}
-					}
-					a.varVals[wi.Name.Value] = append(a.varVals[wi.Name.Value], w)
-				} else {
+				ws, ok := a.itemWords(item)
+				if !ok {
 					a.valueUnknown(wi.Name.Value)
+				}
+				for _, w := range ws {
+					if w.lit && len(a.varVals) < shMaxVarVals {
+						if a.varVals == nil {
+							a.varVals = map[string][]shWord{}
+						}
+						a.varVals[wi.Name.Value] = append(a.varVals[wi.Name.Value], w)
+					} else {
+						a.valueUnknown(wi.Name.Value)
+					}
 				}
 			}
 		}
@@ -482,6 +488,14 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 		}
 	}
 	for _, as := range d.Args {
+		if as.Value != nil && shBraceSplits(as.Value) {
+			// declare {f,g}=.env, local f=.{x,env}: bash expands the
+			// braces of the argument first, into several assignments
+			// whose names and values are not the text's.
+			a.codeUnknown(d.Variant.Value + " takes an argument that brace expansion makes several words (" +
+				shQuoteShort(a.source(as)) + "), which may assign any variable any value")
+			continue
+		}
 		if as.Name != nil && as.Array != nil && assoc {
 			if a.assocAssigns == nil {
 				a.assocAssigns = map[*syntax.Assign]bool{}
@@ -883,11 +897,16 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 	}
 	vals := make([]string, 0, len(wi.Items))
 	for _, item := range wi.Items {
-		w := a.word(item)
-		if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[") {
+		ws, ok := a.itemWords(item)
+		if !ok || len(vals)+len(ws) > shMaxLoopValues {
 			return
 		}
-		vals = append(vals, w.text)
+		for _, w := range ws {
+			if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[") {
+				return
+			}
+			vals = append(vals, w.text)
+		}
 	}
 	name := wi.Name.Value
 	if shShellSets(name) || a.sharedVars {
@@ -899,6 +918,24 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 	}
 	a.loops = append(a.loops, shLoop{name: name, values: vals,
 		body: shSpan{start: n.DoPos.Offset(), end: n.DonePos.Offset()}})
+}
+
+// itemWords returns the words a for or select item stands for: bash and
+// zsh expand its braces (for f in .{x,env} is .x, then .env), dash does
+// not, so a POSIX script keeps the literal reading too. ok is false when
+// the expansion is too large to enumerate.
+func (a *shAnalyzer) itemWords(item *syntax.Word) (_ []shWord, ok bool) {
+	if !shHasBraces(item) {
+		return []shWord{a.word(item)}, true
+	}
+	exp, ok := a.expandBraces(item)
+	if !ok {
+		return nil, false
+	}
+	if a.posix {
+		exp = append(slices.Clone(exp), a.word(item))
+	}
+	return exp, true
 }
 
 // noteConsts records the variables the script sets once, to a literal, in
