@@ -503,16 +503,7 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 			a.assocAssigns[as] = true
 		}
 		if as.Name != nil && as.Value != nil && as.Index == nil {
-			// declare -a a='(x $(cmd))' re-parses a quoted value as a
-			// compound assignment and expands it again: eval of data.
-			// bash does so for -a, -A, +=, and a name already an array.
-			w := a.word(as.Value)
-			reparsed := array || as.Append || a.arrays[as.Name.Value] || shBashArrays[as.Name.Value] ||
-				shMakesArrays(a.src)
-			if w.lit && strings.HasPrefix(w.text, "(") || !w.lit && reparsed {
-				a.codeUnknown(d.Variant.Value + " " + as.Name.Value + "=" + shQuoteShort(w.text) +
-					" may be read again as an array assignment, whose words bash expands as code")
-			}
+			a.declReparsed(d, as, array)
 		}
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w := a.word(as.Value)
@@ -557,6 +548,20 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 				a.setVar(w.text, d.Variant.Value+" -n "+as.Name.Value)
 			}
 		}
+	}
+}
+
+// declReparsed checks the value of declaration d's assignment as:
+// declare -a a='(x $(cmd))' re-parses a quoted value as a compound
+// assignment and expands it again: eval of data. bash does so for -a, -A
+// (array), +=, and a name already an array.
+func (a *shAnalyzer) declReparsed(d *syntax.DeclClause, as *syntax.Assign, array bool) {
+	w := a.word(as.Value)
+	reparsed := array || as.Append || a.arrays[as.Name.Value] || shBashArrays[as.Name.Value] ||
+		shMakesArrays(a.src)
+	if w.lit && strings.HasPrefix(w.text, "(") || !w.lit && reparsed {
+		a.codeUnknown(d.Variant.Value + " " + as.Name.Value + "=" + shQuoteShort(w.text) +
+			" may be read again as an array assignment, whose words bash expands as code")
 	}
 }
 
