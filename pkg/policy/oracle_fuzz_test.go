@@ -89,7 +89,7 @@ func (g *shGen) stmt(depth int) string {
 	case 3:
 		return "if " + g.simple(depth+1) + "; then " + g.script(depth+1) + "; fi"
 	case 4:
-		return "for x in " + g.word(depth+1) + " " + g.word(depth+1) + "; do " + g.script(depth+1) + "; done"
+		return g.one("for", "select") + " x in " + g.word(depth+1) + " " + g.word(depth+1) + "; do " + g.script(depth+1) + "; done"
 	case 5:
 		return "f() { " + g.script(depth+1) + "; }; f " + g.word(depth+1)
 	case 6:
@@ -145,7 +145,7 @@ func (g *shGen) word(depth int) string {
 	case 5:
 		return g.one("*.go", ".e?v", "src/*", "[a-z]*", "*")
 	case 6:
-		return g.one("{a,b}", "{1..3}", "x{,.bak}", "{rm,-rf,build}")
+		return g.one("{a,b}", "{1..3}", "x{,.bak}", "{rm,-rf,build}", ".{x,env}", "~/.ss{h,x}/id_rsa")
 	case 7:
 		return g.one("~", "~/x", "~root", "~+", "a=~/b")
 	case 8:
@@ -172,7 +172,7 @@ func (g *shGen) target(depth int) string {
 
 func (g *shGen) assign(depth int) string {
 	return g.one("x=1", "x=$(echo rm)", "F=.env", "PATH=/tmp", "IFS=/", "x='a[$(whoami)]'", "C=rm", "D=/etc",
-		"HOME=/etc", "N=3", "BASH_ENV=./x", "d=src", "d=.", "d=~/.ssh")
+		"HOME=/etc", "N=3", "BASH_ENV=./x", "d=src", "d=.", "d=~/.ssh", "declare d=.{x,env}", "local {d,x}=.env")
 }
 
 // shQuote single-quotes s for bash.
