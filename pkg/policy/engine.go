@@ -692,13 +692,13 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	e.cdFloor(&s, v)
 	var escapes bool
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
-	if root, opaque := kernelLink(s.value); opaque {
+	if phys, opaque := e.kernelPathOf(v); opaque {
 		if s.floor == "" {
 			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a kernel link (a process's working directory or open file) whose target the policy cannot see", "safety"
 		}
-	} else if root != "" {
+	} else if phys != "" && phys != s.value {
 		// /proc/self/root/etc/hosts is /etc/hosts.
-		s.value, s.base, s.rel, escapes = e.resolvePath(root)
+		s.value, s.base, s.rel, _ = e.resolvePath(phys)
 	}
 	if escapes && kind != subjRead && s.floor == "" {
 		what := "path "
@@ -710,47 +710,82 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	return s
 }
 
-// kernelLink reads a cleaned absolute path through the kernel's magic
-// links: under /proc/PID/root (and /proc/PID/task/TID/root) it is the path
-// after it, returned as root; under a process's cwd, an open file
-// (/proc/PID/fd/N, /dev/fd/N, /dev/stdin…, map_files), whose target the
-// policy cannot know, it is opaque. An fd alone (/dev/fd/3, /dev/stdin) is
-// not opaque: what it reads was judged where it was opened.
-func kernelLink(p string) (root string, opaque bool) {
-	if rest, ok := strings.CutPrefix(p, "/dev/"); ok {
-		dir, after, deeper := strings.Cut(rest, "/")
-		switch {
-		case dir == "stdin" || dir == "stdout" || dir == "stderr":
-			return "", deeper
-		case dir == "fd":
-			_, _, deeper = strings.Cut(after, "/")
-			return "", deeper
+// kernelPath resolves the kernel's magic links in p, an absolute path not
+// yet cleaned, as the kernel walks it: component by component, following
+// a link before a later ".." climbs from its target — so
+// /proc/self/root/../etc/x is /etc/x, and /dev/fd/../cwd is
+// /proc/self/cwd (/dev/fd is /proc/self/fd), which lexical cleaning would
+// make /dev/cwd. /proc/PID/root (and /proc/PID/task/TID/root) is the root
+// directory. A process's cwd, an open file that is a directory
+// (/proc/PID/fd/N/…, /dev/fd/N/…, /dev/stdin/…) and map_files have
+// targets the policy cannot know: the path is opaque. An fd alone
+// (/dev/fd/3, /dev/stdin) is not: what it reads was judged where it was
+// opened — except another process's (cat /proc/1234/fd/0 while it reads
+// .env), which was never judged.
+func kernelPath(p string) (phys string, opaque bool) {
+	stack := make([]string, 0, 8)
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
 		}
-		return "", false
+		stack = append(stack, c)
+		// A link's target may end in another (/dev/stdin is
+		// /proc/self/fd/0): step until the stack is no link.
+		for link := true; link && len(stack) > 0; {
+			if stack, link, opaque = kernelStep(stack, i == len(comps)-1); opaque {
+				return "", true
+			}
+		}
 	}
-	rest, ok := strings.CutPrefix(p, "/proc/")
-	if !ok {
-		return "", false
+	return "/" + strings.Join(stack, "/"), false
+}
+
+// kernelStep looks at the path stack just extended by one component and
+// replaces a magic link it now ends in by its target; opaque when the
+// target cannot be known (last: no component follows).
+func kernelStep(stack []string, last bool) (_ []string, link, opaque bool) {
+	n := len(stack)
+	if stack[0] == "dev" && n == 2 {
+		switch stack[1] {
+		case "fd":
+			return append(stack[:0], "proc", "self", "fd"), true, false
+		case "stdin", "stdout", "stderr":
+			fd := map[string]string{"stdin": "0", "stdout": "1", "stderr": "2"}[stack[1]]
+			return append(stack[:0], "proc", "self", "fd", fd), true, false
+		}
+		return stack, false, false
 	}
-	// /proc/PID/… or /proc/PID/task/TID/… (self and thread-self too).
-	pid, rest, _ := strings.Cut(rest, "/")
-	self := pid == "self" || pid == "thread-self"
-	if t, ok := strings.CutPrefix(rest, "task/"); ok {
-		_, rest, _ = strings.Cut(t, "/")
+	if stack[0] != "proc" || n < 2 {
+		return stack, false, false
 	}
-	link, after, deeper := strings.Cut(rest, "/")
-	switch link {
-	case "root":
-		return "/" + after, false
-	case "cwd", "map_files":
-		return "", true
-	case "fd", "fdinfo":
-		// Another process's descriptors are its open files, which were
-		// never judged (cat /proc/1234/fd/0 while it reads .env).
-		_, _, deeper = strings.Cut(after, "/")
-		return "", deeper || !self
+	if n == 2 && stack[1] == "thread-self" {
+		return append(stack[:1], "self", "task", "self"), true, false
 	}
-	return "", false
+	at := 2 // the link's index: /proc/PID/LINK or /proc/PID/task/TID/LINK
+	if n > 3 && stack[2] == "task" {
+		at = 4
+	}
+	switch {
+	case n == at+1:
+		switch stack[at] {
+		case "root":
+			return stack[:0], true, false
+		case "cwd", "map_files":
+			return stack, false, true
+		}
+	case n == at+2 && (stack[at] == "fd" || stack[at] == "fdinfo"):
+		return stack, false, !last || stack[1] != "self"
+	case n > at+2 && (stack[at] == "fd" || stack[at] == "fdinfo"):
+		return stack, false, true
+	}
+	return stack, false, false
 }
 
 // kernelLinkGlobs are the paths kernelLink cannot read, as globs a
@@ -787,6 +822,23 @@ func (e *evaluation) cdFloor(s *subject, v string) {
 	if x, _ := globs.ExpandHome(v, e.p.home); !path.IsAbs(x) {
 		s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
 	}
+}
+
+// kernelPathOf is kernelPath of v placed as resolvePath places it, before
+// any cleaning: "" when v stays relative (no working directory), unless a
+// ".." follows a proc or dev component there, which makes it opaque.
+func (e *evaluation) kernelPathOf(v string) (phys string, opaque bool) {
+	raw, _ := globs.ExpandHome(v, e.p.home)
+	if !path.IsAbs(raw) && e.relBase != "" {
+		raw = e.relBase + "/" + raw
+	}
+	if !path.IsAbs(raw) && e.cwd != "" {
+		raw = e.cwd + "/" + raw
+	}
+	if !path.IsAbs(raw) {
+		return "", globs.KernelDotDot(raw)
+	}
+	return kernelPath(raw)
 }
 
 // resolvePath cleans v as rules see it (see cleanPath) and, when the call

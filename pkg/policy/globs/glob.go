@@ -775,6 +775,62 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 	return g
 }
 
+// KernelDotDot reports whether the path p has a ".." that climbs from under
+// /proc or /dev (a relative p: after a proc or dev component): there are
+// the kernel's magic links (a process's cwd and root, its open files,
+// /dev/fd), from whose targets the kernel climbs, so the path cannot be
+// cleaned by its text.
+func KernelDotDot(p string) bool { return kernelDotDotAt(p) >= 0 }
+
+// DotDotUnder reports whether a ".." component of g may climb from a
+// directory under one of roots (each a glob a directory is tested
+// against, after cleaning what comes before the ".."), and whether a
+// literal /proc or /dev precedes one (KernelDotDot).
+func DotDotUnder(g Glob, roots []Glob, home string) bool {
+	start := 0
+	for k := 0; k <= len(g); k++ {
+		if k < len(g) && !(g[k].Lit() && g[k].R == '/') {
+			continue
+		}
+		comp := g[start:k]
+		if len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) && start > 0 {
+			prefix := CleanPath(g[:start-1:start-1], home)
+			for _, r := range roots {
+				if Intersects(prefix, append(r[:len(r):len(r)], AnyRun)) || Intersects(prefix, r) {
+					return true
+				}
+			}
+		}
+		start = k + 1
+	}
+	return false
+}
+
+// kernelDotDotAt returns the offset in p of the first ".." component that
+// climbs from /proc, /dev or under them (the prefix before it cleaned), or
+// -1. In a relative p, whose place is not known, any ".." after a proc or
+// dev component counts.
+func kernelDotDotAt(p string) int {
+	off := 0
+	named := false
+	for _, c := range strings.SplitAfter(p, "/") {
+		name := strings.TrimSuffix(c, "/")
+		if name == ".." {
+			if strings.HasPrefix(p, "/") {
+				pre := path.Clean(p[:off])
+				if pre == "/proc" || pre == "/dev" || strings.HasPrefix(pre, "/proc/") || strings.HasPrefix(pre, "/dev/") {
+					return off
+				}
+			} else if named {
+				return off
+			}
+		}
+		named = named || name == "proc" || name == "dev"
+		off += len(c)
+	}
+	return -1
+}
+
 // CleanPath prepares the glob of a path for matching path rules: a
 // leading ~ or $HOME is the home directory, and the literal text is
 // cleaned as cleanPath cleans values. A ".." after an unknown part could
@@ -794,6 +850,11 @@ func CleanPath(g Glob, home string) Glob {
 	s := b.String()
 	s, _ = ExpandHome(s, home)
 	firstUnknown := strings.IndexFunc(s, func(r rune) bool { return r >= base })
+	if k := kernelDotDotAt(s); k >= 0 && (firstUnknown < 0 || k < firstUnknown) {
+		// /proc/self/cwd/../x, /dev/fd/../cwd: the kernel climbs from a
+		// magic link's target, which the text does not show.
+		firstUnknown = k
+	}
 	var head Glob
 	if firstUnknown >= 0 {
 		rest := "/" + s[firstUnknown:] + "/"
