@@ -195,6 +195,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	keepOps := len(spec.operands) > 0 || u.sub != nil && len(u.sub.operands) > 0 || u.record
 	optionsDone := spec.style == styleNone
 	danger := -1 // unknown until needed
+	seenOperand, firstOperand := false, ""
 	for ; i < len(w) && !u.stop; i++ {
 		t := &w[i]
 		s := t.text
@@ -223,16 +224,27 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 			continue
 		}
 		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
+			if !seenOperand {
+				seenOperand, firstOperand = true, s
+			}
 			if keepOps {
 				u.operands = append(u.operands, *t)
 			}
 			optionsDone = optionsDone || firstOperandEnds
 			continue
 		}
+		patBefore := u.pattern
 		if spec.style == styleSingle || s[1] == '-' {
 			i = u.longWord(w, i)
 		} else {
 			i = u.shortCluster(w, i)
+		}
+		if !patBefore && u.pattern && seenOperand && u.ask == "" {
+			// sed 'w ~/.bashrc' -e p: GNU getopt takes -e p as the
+			// script and the first operand as a file; BSD sed (macOS),
+			// like every awk, stops at the operand and runs it.
+			u.setAsk("the option " + s + " follows the operand " + shQuoteShort(firstOperand) + ": a " + spec.name +
+				" that stops reading options at its first operand (BSD, macOS) runs that operand as its program")
 		}
 	}
 	u.operandEffects()
@@ -674,6 +686,13 @@ func (u *progUse) applyRun(o *progOption, v *shWord) {
 			reason = what + " runs program text the policy cannot judge"
 		}
 		u.setAsk(reason)
+		if v != nil && (u.spec.hook == "awk" || u.spec.hook == "sed" || u.spec.hook == "jq") {
+			// awk -f, sed -f, jq -f FILE: FILE is read (the rules on
+			// secrets deny it), and the program comes from it, so every
+			// operand is an input.
+			u.reads = append(u.reads, *v)
+			u.pattern = true
+		}
 	case effAsk:
 		if reason == "" {
 			reason = what + " can make " + u.spec.name + " run or write something the policy cannot see"
