@@ -175,20 +175,10 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
-	if spec.subs != nil && i < len(w) {
-		switch sub := spec.subs[w[i].text]; {
-		case !w[i].lit:
-			if spec.complete || spec.closed {
-				u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
-			}
-		case sub != nil:
-			u.sub = sub
-			i++
-			// go run PKG ARGS…: the program's arguments are not go's.
-			firstOperandEnds = firstOperandEnds || sub.optionsFirst
-		case (spec.complete || spec.closed) && (w[i].text == "" || w[i].text[0] != '-'):
-			u.setAsk(notUnderstood(spec.name, "sub-command", w[i].text))
-		}
+	if spec.subs != nil && i < len(w) && u.scanSub(&w[i]) {
+		i++
+		// go run PKG ARGS…: the program's arguments are not go's.
+		firstOperandEnds = firstOperandEnds || u.sub.optionsFirst
 	}
 	// Operands are kept only where something reads them (an allocation
 	// on the hot path otherwise).
@@ -249,6 +239,25 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	}
 	u.operandEffects()
 	return u
+}
+
+// scanSub reads w, the word after the global options, as the entry's
+// sub-command: it reports whether w is one (u.sub), and makes a complete
+// or closed entry ask for a word it does not know there.
+func (u *progUse) scanSub(w *shWord) bool {
+	spec := u.spec
+	switch sub := spec.subs[w.text]; {
+	case !w.lit:
+		if spec.complete || spec.closed {
+			u.setAsk(notUnderstood(spec.name, "sub-command", w.text))
+		}
+	case sub != nil:
+		u.sub = sub
+		return true
+	case (spec.complete || spec.closed) && (w.text == "" || w.text[0] != '-'):
+		u.setAsk(notUnderstood(spec.name, "sub-command", w.text))
+	}
+	return false
 }
 
 // expandedValue applies a word that spells a long option with a value
