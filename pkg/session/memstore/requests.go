@@ -204,10 +204,7 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 	if err := session.CheckStopReason(sig.Reason); err != nil {
 		return nil, fmt.Errorf("memstore: stop %s: %w", sessionID, err)
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("memstore: stop %s: %w: decision func is nil", sessionID, session.ErrInvalid)
-	}
-	now, err := s.lock(ctx, "stop")
+	now, err := s.lockSettle(ctx, "stop", sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -262,10 +259,7 @@ func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []strin
 			return nil, fmt.Errorf("memstore: cancel %s: %w: ids[%d] is empty", sessionID, session.ErrInvalid, i)
 		}
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("memstore: cancel %s: %w: decision func is nil", sessionID, session.ErrInvalid)
-	}
-	now, err := s.lock(ctx, "cancel")
+	now, err := s.lockSettle(ctx, "cancel", sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
