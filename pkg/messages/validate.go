@@ -800,24 +800,18 @@ func checkIdent(field, v string, maxBytes int, required bool) error {
 // control characters but tab and newlines (a terminal approver would run
 // escape sequences), no bidi overrides (they make text read differently than
 // it is).
-func checkText(field, v string, maxBytes int) error {
-	if len(v) > maxBytes {
-		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
-			" bytes, got " + strconv.Itoa(len(v))}
-	}
-	if p := textProblem(v, true); p != "" {
-		return &FieldError{Field: field, Problem: p}
-	}
-	return nil
-}
+func checkText(field, v string, maxBytes int) error { return checkTextLines(field, v, maxBytes, true) }
 
 // checkLine is checkText for single-line text (names, labels).
-func checkLine(field, v string, maxBytes int) error {
+func checkLine(field, v string, maxBytes int) error { return checkTextLines(field, v, maxBytes, false) }
+
+// checkTextLines is checkText, or checkLine when multiline is false.
+func checkTextLines(field, v string, maxBytes int, multiline bool) error {
 	if len(v) > maxBytes {
 		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
 			" bytes, got " + strconv.Itoa(len(v))}
 	}
-	if p := textProblem(v, false); p != "" {
+	if p := textProblem(v, multiline); p != "" {
 		return &FieldError{Field: field, Problem: p}
 	}
 	return nil
