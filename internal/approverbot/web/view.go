@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -56,7 +57,7 @@ func summaryOf(v approverbot.View) string {
 	default:
 		s = v.Args
 	}
-	return approverbot.Clip(approverbot.OneLine(s), 140)
+	return card.Clip(card.OneLine(s), 140)
 }
 
 // ResolvedView is a settled question as the "resolved" event carries it.
@@ -302,7 +303,7 @@ func resolutionText(r messages.Resolved) string {
 		}
 		if d.Edited() {
 			return "Approved with changes (" + scopeLabel(d.Scope) + ")" + by + ": runs " +
-				approverbot.CompactArgs(d.UpdatedArguments, 200, nil)
+				card.CompactArgs(d.UpdatedArguments, 200, nil)
 		}
 		return "Approved (" + scopeLabel(d.Scope) + ")" + by
 	case messages.ReasonRejected:
