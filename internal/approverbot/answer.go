@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -149,17 +150,17 @@ func checkAnswerField(q Question, a Answer) error {
 func AnswerSummary(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return Clip(OneLine(s), 300)
+		return card.Clip(card.OneLine(s), 300)
 	}
 	var m map[string]string
 	if json.Unmarshal(raw, &m) != nil {
-		return Clip(OneLine(string(raw)), 300)
+		return card.Clip(card.OneLine(string(raw)), 300)
 	}
 	parts := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+" → "+m[k])
 	}
-	return Clip(OneLine(strings.Join(parts, "; ")), 300)
+	return card.Clip(card.OneLine(strings.Join(parts, "; ")), 300)
 }
 
 // ParseAnswerLine reads an answer typed on one line (a terminal, a chat

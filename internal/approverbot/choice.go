@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -43,7 +44,7 @@ func ParseChoice(s string) (Choice, error) {
 	for i, c := range Choices {
 		names[i] = string(c)
 	}
-	return "", fmt.Errorf("%w: unknown choice %q (want %s)", ErrChoice, Clip(s, 40), strings.Join(names, ", "))
+	return "", fmt.Errorf("%w: unknown choice %q (want %s)", ErrChoice, card.Clip(s, 40), strings.Join(names, ", "))
 }
 
 // ErrChoice: the choice is not offered on this question; nothing was sent.

@@ -116,7 +116,7 @@ func CheckGrantID(id string) error {
 	case len(id) > maxGrantID:
 		return fmt.Errorf("%w: grant id too long (%d bytes, at most %d)", messages.ErrInvalid, len(id), maxGrantID)
 	case strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '.' || r == '*' || r == '>' }) >= 0:
-		return fmt.Errorf("%w: grant id %q holds white space, a control character, '.', '*' or '>' (ids look like gr_3kq7x2mz9d4vbn8c)", messages.ErrInvalid, Clip(id, 40))
+		return fmt.Errorf("%w: grant id %q holds white space, a control character, '.', '*' or '>' (ids look like gr_3kq7x2mz9d4vbn8c)", messages.ErrInvalid, card.Clip(id, 40))
 	}
 	return nil
 }
@@ -159,14 +159,14 @@ func (b *Bot) admin(ctx context.Context, op string, req messages.AdminRequest) (
 // GrantText says what a grant allows, in words: "bash(npm install *) for
 // session s1", "every write call for agent pod-7".
 func GrantText(g messages.Grant) string {
-	o := Offer{Offered: true, Tool: OneLine(g.Tool)}
+	o := Offer{Offered: true, Tool: card.OneLine(g.Tool)}
 	o.Patterns, o.MorePatterns = card.ClipPatterns(g.Patterns, DefaultLimits)
 	s := o.Short()
 	switch {
 	case g.SessionID != "":
-		s += " for session " + OneLine(g.SessionID)
+		s += " for session " + card.OneLine(g.SessionID)
 	case g.AgentID != "":
-		s += " for agent " + OneLine(g.AgentID)
+		s += " for agent " + card.OneLine(g.AgentID)
 	}
 	return s
 }
@@ -177,7 +177,7 @@ func GrantApprovers(g messages.Grant) string {
 	names := make([]string, 0, len(g.Approvers))
 	for _, a := range g.Approvers {
 		n := DecidedBy(messages.Decision{DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: a.ID, Display: a.Display, Channel: a.Channel}})
-		names = append(names, OneLine(n))
+		names = append(names, card.OneLine(n))
 	}
 	if len(names) == 0 {
 		return "nobody recorded"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -68,7 +69,7 @@ func OutcomeLine(r messages.Resolved) string {
 			s += "; grants " + strings.Join(d.GrantedPattern, ", ")
 		}
 		if d.Edited() {
-			s += "; runs " + CompactArgs(d.UpdatedArguments, editLineLimit, nil)
+			s += "; runs " + card.CompactArgs(d.UpdatedArguments, editLineLimit, nil)
 		}
 		return s
 	case messages.ReasonRejected:
@@ -98,7 +99,7 @@ func withReason(s, reason string) string {
 	if reason == "" {
 		return s
 	}
-	return s + ": " + OneLine(reason)
+	return s + ": " + card.OneLine(reason)
 }
 
 // ShortVerdict names an outcome in a few words ("approved (session)").
@@ -182,7 +183,7 @@ func ReasonText(d messages.Decision) string {
 		return "covered by a grant given on another question"
 	case messages.ReasonHardStop:
 		if d.Reason != "" {
-			return OneLine(d.Reason) // "the session was stopped by a hard reject; a new user turn clears it (bob rejected bash (id))"
+			return card.OneLine(d.Reason) // "the session was stopped by a hard reject; a new user turn clears it (bob rejected bash (id))"
 		}
 		return "an earlier reject & stop ended the agent's turn"
 	case messages.ReasonTimeout:
@@ -190,5 +191,5 @@ func ReasonText(d messages.Decision) string {
 	case messages.ReasonCancelled:
 		return "the agent withdrew it"
 	}
-	return OneLine(d.Reason)
+	return card.OneLine(d.Reason)
 }

@@ -8,9 +8,7 @@ type (
 	Limits         = card.Limits
 	View           = card.View
 	SubcommandView = card.SubcommandView
-	BatchView      = card.BatchView
 	Offer          = card.Offer
-	Width          = card.Width
 )
 
 // DefaultLimits are [card.DefaultLimits].
@@ -21,19 +19,6 @@ func Present(q Question, l Limits) View { return card.Present(q.ApprovalNeeded, 
 
 // offers says what q's Session and Always answers grant ([card.Offers]).
 func offers(q Question, l Limits) (session, always Offer) { return card.Offers(q.ApprovalNeeded, l) }
-
-// Text helpers of package card, for the channels.
-var (
-	Clip         = card.Clip
-	ClipWidth    = card.ClipWidth
-	ClipNote     = card.ClipNote
-	OneLine      = card.OneLine
-	SplitArgs    = card.SplitArgs
-	CompactArgs  = card.CompactArgs
-	VerdictMark  = card.VerdictMark
-	MainArgument = card.MainArgument
-	RuneWidth    = card.RuneWidth
-)
 
 // WhyNotMine is why no approval is offered on one's own request.
 const WhyNotMine = card.WhyNotMine

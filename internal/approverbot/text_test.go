@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -23,7 +24,7 @@ func TestSplitArgsShowsWhatThePolicyJudged(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			command, rest := approverbot.SplitArgs(json.RawMessage(c.raw), 1000, nil)
+			command, rest := card.SplitArgs(json.RawMessage(c.raw), 1000, nil)
 			if command != c.command || rest != c.rest {
 				t.Errorf("SplitArgs = %q, %q; want %q, %q", command, rest, c.command, c.rest)
 			}

@@ -112,15 +112,7 @@ func (s *seenBatch) take() map[string]messages.AgentSeen {
 func (s *seenBatch) putBack(entries []messages.AgentSeen) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]messages.AgentSeen{}
-	}
-	for _, a := range entries {
-		if cur, ok := s.m[a.AgentID]; ok {
-			a = session.MergeSeen(a, cur)
-		}
-		s.m[a.AgentID] = a
-	}
+	s.m = session.MergeSeenInto(s.m, entries)
 }
 
 // flushSeen writes the batch; what it could not write waits for the next.

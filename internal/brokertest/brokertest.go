@@ -34,15 +34,23 @@ import (
 const DefaultPolicy = `
 mode: auto-edit
 rules:
-  - { rule: "bash(ls)", action: allow }
+` + DefaultRules + DefaultTeams
+
+// DefaultRules are the rules of [DefaultPolicy], as items of its rules
+// list, and DefaultTeams its teams section: the pieces a test policy that
+// adds to the default (tools, rules of its own) is built from.
+const (
+	DefaultRules = `  - { rule: "bash(ls)", action: allow }
   - { rule: "bash(ls *)", action: allow }
   - { rule: "bash(rm -rf /*)", action: deny }
   - { rule: "read_file(**/.env)", action: deny }
   - { rule: "bash(kubectl *)", action: ask, route: oncall }
-teams:
+`
+	DefaultTeams = `teams:
   default: { members: [alice, bob, carol] }
   oncall:  { members: [carol, dave, erin], approvals_required: 2 }
 `
+)
 
 // Options shape a plane.
 type Options struct {

@@ -99,10 +99,7 @@ func (s *NATSServer) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 // disconnect. Restart brings it back.
 func (s *NATSServer) Shutdown() {
 	s.t.Helper()
-	s.mu.Lock()
-	running := s.srv != nil
-	s.mu.Unlock()
-	if !running {
+	if !s.running() {
 		s.t.Fatalf("testenv: nats Shutdown: the server is not running")
 	}
 	s.shutdown()
@@ -112,13 +109,17 @@ func (s *NATSServer) Shutdown() {
 // JetStream directory, so streams and their messages survive.
 func (s *NATSServer) Restart() {
 	s.t.Helper()
-	s.mu.Lock()
-	running := s.srv != nil
-	s.mu.Unlock()
-	if running {
+	if s.running() {
 		s.t.Fatalf("testenv: nats Restart: the server is running")
 	}
 	s.start()
+}
+
+// running reports whether the server is up (not shut down).
+func (s *NATSServer) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv != nil
 }
 
 func (s *NATSServer) shutdown() {

@@ -321,10 +321,7 @@ func (s *RedisServer) Stop() {
 // Start restarts a stopped server on the same port and directory.
 func (s *RedisServer) Start() {
 	s.t.Helper()
-	s.mu.Lock()
-	running := s.cmd != nil
-	s.mu.Unlock()
-	if running {
+	if s.running() {
 		s.t.Fatalf("testenv: redis Start: the server is already running")
 	}
 	if err := s.start(); err != nil {
@@ -357,6 +354,13 @@ func (s *RedisServer) signal(sig syscall.Signal) {
 	if err := s.cmd.Process.Signal(sig); err != nil {
 		s.t.Fatalf("testenv: redis %v: %v", sig, err)
 	}
+}
+
+// running reports whether the server process runs (not stopped).
+func (s *RedisServer) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
 }
 
 // kill stops the process and waits for it; it reports whether one ran.

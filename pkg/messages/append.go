@@ -22,10 +22,8 @@ import (
 func (r *Receipt) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(r.V), 10)
-	b = append(b, `,"request_id":`...)
-	b = appendString(b, r.RequestID)
-	b = append(b, `,"state":`...)
-	b = appendString(b, string(r.State))
+	b = appendKeyString(b, `,"request_id":`, r.RequestID)
+	b = appendKeyString(b, `,"state":`, string(r.State))
 	var err error
 	if r.Decision != nil {
 		b = append(b, `,"decision":`...)
@@ -47,15 +45,11 @@ func (r *Receipt) AppendJSON(b []byte) ([]byte, error) {
 func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(d.V), 10)
-	b = append(b, `,"request_id":`...)
-	b = appendString(b, d.RequestID)
-	b = append(b, `,"session_id":`...)
-	b = appendString(b, d.SessionID)
+	b = appendKeyString(b, `,"request_id":`, d.RequestID)
+	b = appendKeyString(b, `,"session_id":`, d.SessionID)
 	b = appendOptString(b, `,"tool":`, d.Tool)
-	b = append(b, `,"outcome":`...)
-	b = appendString(b, string(d.Outcome))
-	b = append(b, `,"reason_code":`...)
-	b = appendString(b, string(d.ReasonCode))
+	b = appendKeyString(b, `,"outcome":`, string(d.Outcome))
+	b = appendKeyString(b, `,"reason_code":`, string(d.ReasonCode))
 	b = appendOptString(b, `,"reason":`, d.Reason)
 	b = appendOptString(b, `,"scope":`, string(d.Scope))
 	b = appendOptStrings(b, `,"granted_pattern":`, d.GrantedPattern)
@@ -76,8 +70,7 @@ func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
-	b = append(b, `,"decided_by":{"kind":`...)
-	b = appendString(b, string(d.DecidedBy.Kind))
+	b = appendKeyString(b, `,"decided_by":{"kind":`, string(d.DecidedBy.Kind))
 	b = appendOptString(b, `,"id":`, d.DecidedBy.ID)
 	b = appendOptString(b, `,"display":`, d.DecidedBy.Display)
 	b = appendOptString(b, `,"channel":`, d.DecidedBy.Channel)
@@ -103,17 +96,13 @@ func (d *Decision) AppendJSON(b []byte) ([]byte, error) {
 func (r *Request) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(r.V), 10)
-	b = append(b, `,"request_id":`...)
-	b = appendString(b, r.RequestID)
-	b = append(b, `,"session_id":`...)
-	b = appendString(b, r.SessionID)
-	b = append(b, `,"agent_id":`...)
-	b = appendString(b, r.AgentID)
+	b = appendKeyString(b, `,"request_id":`, r.RequestID)
+	b = appendKeyString(b, `,"session_id":`, r.SessionID)
+	b = appendKeyString(b, `,"agent_id":`, r.AgentID)
 	b = appendOptString(b, `,"agent_type":`, r.AgentType)
 	b = appendOptString(b, `,"requested_by":`, r.RequestedBy)
 	b = appendOptString(b, `,"call_id":`, r.CallID)
-	b = append(b, `,"tool":`...)
-	b = appendString(b, r.Tool)
+	b = appendKeyString(b, `,"tool":`, r.Tool)
 	b = appendOptString(b, `,"category":`, string(r.Category))
 	var err error
 	if len(r.Arguments) > 0 {
@@ -131,8 +120,7 @@ func (r *Request) AppendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"tool":`...)
-			b = appendString(b, it.Tool)
+			b = appendKeyString(b, `{"tool":`, it.Tool)
 			if len(it.Arguments) > 0 {
 				b = append(b, `,"arguments":`...)
 				if b, err = appendRaw(b, it.Arguments); err != nil {
@@ -198,28 +186,22 @@ func (a *AuditRecord) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = appendOptString(b, `,"mode":`, a.Mode)
 	if s := a.Shadow; s != nil {
-		b = append(b, `,"shadow":{"policy_version":`...)
-		b = appendString(b, s.PolicyVersion)
-		b = append(b, `,"action":`...)
-		b = appendString(b, s.Action)
-		b = append(b, `,"live":`...)
-		b = appendString(b, s.Live)
+		b = appendKeyString(b, `,"shadow":{"policy_version":`, s.PolicyVersion)
+		b = appendKeyString(b, `,"action":`, s.Action)
+		b = appendKeyString(b, `,"live":`, s.Live)
 		b = appendOptString(b, `,"rule":`, s.Rule)
 		b = append(b, '}')
 	}
 	if c := a.Canary; c != nil {
-		b = append(b, `,"canary":{"id":`...)
-		b = appendString(b, c.ID)
-		b = append(b, `,"policy_version":`...)
-		b = appendString(b, c.PolicyVersion)
+		b = appendKeyString(b, `,"canary":{"id":`, c.ID)
+		b = appendKeyString(b, `,"policy_version":`, c.PolicyVersion)
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }
 
 func (r *Risk) appendJSON(b []byte) []byte {
-	b = append(b, `{"tier":`...)
-	b = appendString(b, r.Tier)
+	b = appendKeyString(b, `{"tier":`, r.Tier)
 	b = appendOptString(b, `,"rule":`, r.Rule)
 	b = appendOptString(b, `,"reason":`, r.Reason)
 	b = appendOptString(b, `,"safety_override":`, r.SafetyOverride)
@@ -230,12 +212,10 @@ func (r *Risk) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"command":`...)
-			b = appendString(b, v.Command)
+			b = appendKeyString(b, `{"command":`, v.Command)
 			b = appendOptStrings(b, `,"words":`, v.Words)
 			b = appendOptString(b, `,"kind":`, v.Kind)
-			b = append(b, `,"action":`...)
-			b = appendString(b, v.Action)
+			b = appendKeyString(b, `,"action":`, v.Action)
 			b = appendOptString(b, `,"rule":`, v.Rule)
 			b = appendOptString(b, `,"reason":`, v.Reason)
 			b = append(b, '}')
@@ -245,11 +225,19 @@ func (r *Risk) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// appendKeyString appends key (the JSON before a value: `,"tool":`) and s
+// as a JSON string.
+func appendKeyString(b []byte, key, s string) []byte {
+	return appendString(append(b, key...), s)
+}
+
+// appendOptString is appendKeyString, or nothing when s is empty
+// (omitempty).
 func appendOptString(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendString(append(b, key...), s)
+	return appendKeyString(b, key, s)
 }
 
 func appendOptStrings(b []byte, key string, ss []string) []byte {

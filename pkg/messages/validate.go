@@ -256,31 +256,14 @@ func (r *StatusRequest) Validate() error { return checkToken("request_id", r.Req
 // Validate checks the request ids (subject tokens, at most [MaxCancelIDs])
 // and the reason.
 func (r *CancelRequest) Validate() error {
-	if len(r.RequestIDs) > MaxCancelIDs {
-		return &FieldError{Field: "request_ids", Problem: "must hold at most " + strconv.Itoa(MaxCancelIDs) +
-			" ids, got " + strconv.Itoa(len(r.RequestIDs))}
-	}
-	for i, id := range r.RequestIDs {
-		if err := checkToken("request_ids["+strconv.Itoa(i)+"]", id); err != nil {
-			return err
-		}
+	if err := checkTokens("request_ids", r.RequestIDs, MaxCancelIDs, "ids"); err != nil {
+		return err
 	}
 	return checkText("reason", r.Reason, MaxReasonBytes)
 }
 
 // Validate checks the ids a turn request says the agent has seen.
-func (r *TurnRequest) Validate() error {
-	if len(r.Seen) > MaxCancelIDs {
-		return &FieldError{Field: "seen", Problem: "must hold at most " + strconv.Itoa(MaxCancelIDs) +
-			" ids, got " + strconv.Itoa(len(r.Seen))}
-	}
-	for i, id := range r.Seen {
-		if err := checkToken("seen["+strconv.Itoa(i)+"]", id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (r *TurnRequest) Validate() error { return checkTokens("seen", r.Seen, MaxCancelIDs, "ids") }
 
 // Validate accepts every pending request: it has no field but the version,
 // which [Decode] checks. It exists so that every request type validates
@@ -304,14 +287,8 @@ func (r *AdminRequest) Validate() error {
 	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
 		return err
 	}
-	if len(r.Teams) > MaxAdminTeams {
-		return &FieldError{Field: "teams", Problem: "must hold at most " + strconv.Itoa(MaxAdminTeams) +
-			" teams, got " + strconv.Itoa(len(r.Teams))}
-	}
-	for i, t := range r.Teams {
-		if err := checkToken("teams["+strconv.Itoa(i)+"]", t); err != nil {
-			return err
-		}
+	if err := checkTokens("teams", r.Teams, MaxAdminTeams, "teams"); err != nil {
+		return err
 	}
 	if r.GrantID != "" {
 		if err := checkToken("grant_id", r.GrantID); err != nil {
@@ -779,6 +756,21 @@ func checkToken(field, v string) error {
 	return nil
 }
 
+// checkTokens checks a list of subject tokens: at most most of them (what
+// names them in the error: "ids", "teams"), each a token.
+func checkTokens(field string, vs []string, most int, what string) error {
+	if len(vs) > most {
+		return &FieldError{Field: field, Problem: "must hold at most " + strconv.Itoa(most) +
+			" " + what + ", got " + strconv.Itoa(len(vs))}
+	}
+	for i, v := range vs {
+		if err := checkToken(field+"["+strconv.Itoa(i)+"]", v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkIdent checks an identifier that is not a subject token: bounded,
 // printable, no whitespace ('.', '*' and '>' are fine).
 func checkIdent(field, v string, maxBytes int, required bool) error {
@@ -800,24 +792,18 @@ func checkIdent(field, v string, maxBytes int, required bool) error {
 // control characters but tab and newlines (a terminal approver would run
 // escape sequences), no bidi overrides (they make text read differently than
 // it is).
-func checkText(field, v string, maxBytes int) error {
-	if len(v) > maxBytes {
-		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
-			" bytes, got " + strconv.Itoa(len(v))}
-	}
-	if p := textProblem(v, true); p != "" {
-		return &FieldError{Field: field, Problem: p}
-	}
-	return nil
-}
+func checkText(field, v string, maxBytes int) error { return checkTextLines(field, v, maxBytes, true) }
 
 // checkLine is checkText for single-line text (names, labels).
-func checkLine(field, v string, maxBytes int) error {
+func checkLine(field, v string, maxBytes int) error { return checkTextLines(field, v, maxBytes, false) }
+
+// checkTextLines is checkText, or checkLine when multiline is false.
+func checkTextLines(field, v string, maxBytes int, multiline bool) error {
 	if len(v) > maxBytes {
 		return &FieldError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) +
 			" bytes, got " + strconv.Itoa(len(v))}
 	}
-	if p := textProblem(v, false); p != "" {
+	if p := textProblem(v, multiline); p != "" {
 		return &FieldError{Field: field, Problem: p}
 	}
 	return nil

@@ -71,3 +71,18 @@ func MergeSeen(a, b messages.AgentSeen) messages.AgentSeen {
 	}
 	return out
 }
+
+// MergeSeenInto merges each entry of seen into m by agent id, as
+// RecordSeen does, and returns m (a new map when m is nil).
+func MergeSeenInto(m map[string]messages.AgentSeen, seen []messages.AgentSeen) map[string]messages.AgentSeen {
+	if m == nil {
+		m = make(map[string]messages.AgentSeen, len(seen))
+	}
+	for _, a := range seen {
+		if old, ok := m[a.AgentID]; ok {
+			a = MergeSeen(old, a)
+		}
+		m[a.AgentID] = a
+	}
+	return m
+}

@@ -164,18 +164,10 @@ mode: auto-edit
 tools:
   answer: [ask_human]
 rules:
-  - { rule: "bash(ls)", action: allow }
-  - { rule: "bash(ls *)", action: allow }
-  - { rule: "bash(rm -rf /*)", action: deny }
-  - { rule: "read_file(**/.env)", action: deny }
-  - { rule: "bash(kubectl *)", action: ask, route: oncall }
-  - { rule: "bash(helm *)", action: ask, step_up: true }
+` + brokertest.DefaultRules + `  - { rule: "bash(helm *)", action: ask, step_up: true }
   - { rule: AskUserQuestion, action: ask }
   - { rule: ask_human, action: ask }
-teams:
-  default: { members: [alice, bob, carol] }
-  oncall:  { members: [carol, dave, erin], approvals_required: 2 }
-`
+` + brokertest.DefaultTeams
 
 // askUser has an agent call an ask-user tool; it returns the pending call
 // and the question as the brokers announced it.

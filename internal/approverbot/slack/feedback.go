@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -147,7 +148,7 @@ func rejectModal(q approverbot.Question, action string) modal {
 	}
 	return modal{CallbackID: callbackReject, Title: plain(title), Submit: plain(title),
 		Blocks: []any{
-			sectionBlock{Type: "section", Text: plain(clip("Deny "+approverbot.OneLine(tool)+" ("+q.Request.RequestID+"). "+what, maxSectionText))},
+			sectionBlock{Type: "section", Text: plain(clip("Deny "+card.OneLine(tool)+" ("+q.Request.RequestID+"). "+what, maxSectionText))},
 			inputBlock{Type: modalInputBlock, BlockID: "feedback", Label: plain("Feedback for the agent"), Optional: true,
 				Element: textInput{Type: "plain_text_input", ActionID: "text", Multiline: true, MaxLength: maxInputChars,
 					Placeholder: plain("What should it do instead? (optional)")}},
@@ -157,7 +158,7 @@ func rejectModal(q approverbot.Question, action string) modal {
 func answerModal(q approverbot.Question) modal {
 	v := approverbot.Present(q, limits)
 	m := modal{CallbackID: callbackAnswer, Title: plain("Answer the agent"), Submit: plain("Send answer")}
-	m.Blocks = append(m.Blocks, sectionBlock{Type: "section", Text: plain(clip(approverbot.OneLine(q.Request.Tool)+
+	m.Blocks = append(m.Blocks, sectionBlock{Type: "section", Text: plain(clip(card.OneLine(q.Request.Tool)+
 		" asks you; your answer is its result (it approves the call once).", maxSectionText))})
 	if v.Ask == nil || len(v.Ask.Questions) == 0 {
 		m.Blocks = append(m.Blocks, inputBlock{Type: modalInputBlock, BlockID: "t0", Label: plain("Your answer"),
@@ -267,7 +268,7 @@ func parseSubmission(raw []byte, user string) (click, error) {
 				for _, s := range sel {
 					o, err := strconv.Atoi(s.Value)
 					if err != nil {
-						return click{}, fmt.Errorf("view_submission: option value %q is not the channel's", approverbot.Clip(s.Value, 20))
+						return click{}, fmt.Errorf("view_submission: option value %q is not the channel's", card.Clip(s.Value, 20))
 					}
 					pick.Options = append(pick.Options, o)
 				}
@@ -286,7 +287,7 @@ func parseSubmission(raw []byte, user string) (click, error) {
 			k.edited = *v
 		}
 	default:
-		return click{}, fmt.Errorf("unknown view callback_id %q", approverbot.Clip(p.View.CallbackID, 64))
+		return click{}, fmt.Errorf("unknown view callback_id %q", card.Clip(p.View.CallbackID, 64))
 	}
 	return k, nil
 }

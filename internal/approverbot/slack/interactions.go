@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -160,7 +161,7 @@ func parseInteraction(body []byte) (click, error) {
 		return click{}, errLinkClick
 	}
 	if _, ok := choiceOf[a.ActionID]; !ok && a.ActionID != actionAnswer && a.ActionID != actionEdit {
-		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", approverbot.Clip(a.ActionID, 64))
+		return click{}, fmt.Errorf("unknown action_id %q: not a Signoff button", card.Clip(a.ActionID, 64))
 	}
 	if err := messages.ValidateToken("actions[0].value (request id)", a.Value); err != nil {
 		return click{}, fmt.Errorf("block_actions payload: %v", err)

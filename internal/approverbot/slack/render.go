@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -69,7 +70,7 @@ var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Comman
 	Warnings: maxSectionText}
 
 // clip shortens s to at most n characters, marking the cut.
-func clip(s string, n int) string { return approverbot.Clip(s, n) }
+func clip(s string, n int) string { return card.Clip(s, n) }
 
 // alwaysGrants says in words what an Always answer would grant.
 func alwaysGrants(v approverbot.View) string {
@@ -205,7 +206,7 @@ func settledBlocks(q approverbot.Question, r messages.Resolved) []any {
 	blocks = append(blocks, sectionBlock{Type: "section", Text: mrkdwn("*" + escapeMrkdwn(clip(approverbot.OutcomeLine(r), maxSectionText-2)) + "*")})
 	var ctx []*textObject
 	if fb := r.Decision.Feedback; fb != "" {
-		ctx = append(ctx, mrkdwn("💬 Feedback: "+escapeMrkdwn(clip(approverbot.OneLine(fb), maxProseChars))))
+		ctx = append(ctx, mrkdwn("💬 Feedback: "+escapeMrkdwn(clip(card.OneLine(fb), maxProseChars))))
 	}
 	if !r.Decision.DecidedAt.IsZero() {
 		ctx = append(ctx, mrkdwn("Decided "+slackDate(r.Decision.DecidedAt)))
@@ -331,7 +332,7 @@ func subcommandItem(s approverbot.SubcommandView) richContainer {
 func fallbackText(q approverbot.Question) string {
 	v := approverbot.Present(q, limits)
 	s := "Approval needed: " + v.Tool
-	if a := approverbot.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
+	if a := card.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
 		s += " " + a
 	}
 	s += " (team " + v.Team + ")"

@@ -7,6 +7,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -48,7 +49,7 @@ var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Comman
 	Pattern: maxCommandChars, Width: utf16.RuneLen}
 
 // clip shortens s to at most n UTF-16 code units, marking the cut.
-func clip(s string, n int) string { return approverbot.ClipWidth(s, n, utf16.RuneLen) }
+func clip(s string, n int) string { return card.ClipWidth(s, n, utf16.RuneLen) }
 
 // htmlWriter builds an HTML message within a budget of visible
 // characters. Markup is written whole or not at all, so a cut never leaves
@@ -302,7 +303,7 @@ func renderSettled(body string, r messages.Resolved) string {
 	}
 	w.bold(approverbot.OutcomeLine(r))
 	if fb := r.Decision.Feedback; fb != "" {
-		w.plain("\n💬 Feedback: " + clip(approverbot.OneLine(fb), maxFeedbackChars))
+		w.plain("\n💬 Feedback: " + clip(card.OneLine(fb), maxFeedbackChars))
 	}
 	return body + w.String()
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -81,21 +80,12 @@ func (u *ui) revokeInput(ctx context.Context, ev inputEvent) {
 		}
 		u.out.println("  " + u.st.dim("nothing typed; nothing was revoked"))
 		u.prompt()
-	case k == keyDelete || k == keyBackspace:
-		r.buf = u.erase(r.buf, false)
-	case k == keyKill:
-		r.buf = u.erase(r.buf, true)
 	case k == keyEscape || k == keyEOF:
 		u.revoking = nil
 		u.out.println("  " + u.st.dim("back to the keys; nothing was revoked"))
 		u.prompt()
-	case unicode.IsPrint(k) && k != ' ':
-		if len(string(r.buf))+utf8.RuneLen(k) > maxRevokeInput {
-			u.out.print("\a")
-			return
-		}
-		r.buf = append(r.buf, k)
-		u.out.print(string(k))
+	case editKey(k) || (unicode.IsPrint(k) && k != ' '):
+		r.buf = u.typeKey(r.buf, k, maxRevokeInput)
 	}
 }
 

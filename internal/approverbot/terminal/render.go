@@ -140,11 +140,11 @@ func valueText(v json.RawMessage) string {
 // main argument (the core's pick: command, path, pattern, URL) when it has
 // one, else its compact arguments.
 func summary(tool string, args json.RawMessage) string {
-	text := approverbot.MainArgument(args)
+	text := card.MainArgument(args)
 	if text == "" {
-		text = approverbot.CompactArgs(args, maxSummary, nil)
+		text = card.CompactArgs(args, maxSummary, nil)
 	}
-	text = approverbot.Clip(line(text), maxSummary)
+	text = card.Clip(line(text), maxSummary)
 	if text == "" {
 		return line(tool)
 	}
@@ -321,7 +321,7 @@ func batchText(v approverbot.View) string {
 		}
 		sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
 		if text != "" {
-			sb.WriteString(" " + line(approverbot.Clip(text, maxSummary)))
+			sb.WriteString(" " + line(card.Clip(text, maxSummary)))
 		}
 	}
 	return sb.String()
@@ -462,7 +462,7 @@ func answeredLine(st style, tool string, a approverbot.Answer, grant string) str
 		}
 		if a.UpdatedArguments != "" {
 			return st.green("✓") + " " + tool + " approved with changes (" + scope + "): runs " +
-				line(approverbot.CompactArgs([]byte(a.UpdatedArguments), editShown, nil))
+				line(card.CompactArgs([]byte(a.UpdatedArguments), editShown, nil))
 		}
 		return st.green("✓") + " " + tool + " approved (" + scope + ")"
 	}

@@ -121,18 +121,31 @@ func (u *ui) promptNext() {
 	u.prompt()
 }
 
-// erase takes the last rune of a typed line (all: every rune) off buf and
-// off the screen, and returns what is left.
-func (u *ui) erase(buf []rune, all bool) []rune {
+// editKey reports whether k edits a line being typed (see [ui.typeKey]).
+func editKey(k rune) bool { return k == keyDelete || k == keyBackspace || k == keyKill }
+
+// typeKey applies key k to the line being typed in buf, on the screen too,
+// and returns the line: Backspace or Delete erases the last rune, Ctrl-U
+// every rune, and any other k is appended, unless the line would then be
+// longer than limit bytes (a bell instead). Callers pass only the keys the
+// line takes.
+func (u *ui) typeKey(buf []rune, k rune, limit int) []rune {
 	switch {
-	case all:
+	case k == keyKill:
 		u.out.print(strings.Repeat("\b \b", len(buf)))
 		return buf[:0]
-	case len(buf) > 0:
+	case k == keyDelete || k == keyBackspace:
+		if len(buf) == 0 {
+			return buf
+		}
 		u.out.print("\b \b")
 		return buf[:len(buf)-1]
+	case len(string(buf))+utf8.RuneLen(k) > limit:
+		u.out.print("\a")
+		return buf
 	}
-	return buf
+	u.out.print(string(k))
+	return append(buf, k)
 }
 
 // prompt (re)writes the prompt of the current question.
@@ -385,25 +398,15 @@ func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
 	switch k := ev.key; {
 	case k == '\r' || k == '\n':
 		u.submit(ctx, string(f.buf))
-	case k == keyDelete || k == keyBackspace:
-		f.buf = u.erase(f.buf, false)
-	case k == keyKill:
-		f.buf = u.erase(f.buf, true)
 	case k == keyEscape || k == keyEOF:
 		u.typing = nil
 		u.out.breakLine()
 		u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
 		u.prompt()
-	case k == '\t' || unicode.IsPrint(k):
-		if k == '\t' {
-			k = ' '
-		}
-		if len(string(f.buf))+utf8.RuneLen(k) > f.limit() {
-			u.out.print("\a")
-			return
-		}
-		f.buf = append(f.buf, k)
-		u.out.print(string(k))
+	case k == '\t':
+		f.buf = u.typeKey(f.buf, ' ', f.limit())
+	case editKey(k) || unicode.IsPrint(k):
+		f.buf = u.typeKey(f.buf, k, f.limit())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -68,7 +69,7 @@ type grantData struct {
 func newGrantData(g messages.Grant) grantData {
 	what := &grantLine{Tool: g.Tool, Session: g.SessionID, Agent: g.AgentID}
 	for _, p := range g.Patterns[:min(len(g.Patterns), approverbot.DefaultLimits.Patterns)] {
-		what.Patterns = append(what.Patterns, approverbot.Clip(approverbot.OneLine(p), approverbot.DefaultLimits.Pattern))
+		what.Patterns = append(what.Patterns, card.Clip(card.OneLine(p), approverbot.DefaultLimits.Pattern))
 	}
 	what.More = len(g.Patterns) - len(what.Patterns)
 	d := grantData{ID: g.ID, Scope: approverbot.ScopeText(g.Scope), What: what, Session: g.SessionID, Agent: g.AgentID,

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -56,7 +57,7 @@ func summaryOf(v approverbot.View) string {
 	default:
 		s = v.Args
 	}
-	return approverbot.Clip(approverbot.OneLine(s), 140)
+	return card.Clip(card.OneLine(s), 140)
 }
 
 // ResolvedView is a settled question as the "resolved" event carries it.
@@ -302,7 +303,7 @@ func resolutionText(r messages.Resolved) string {
 		}
 		if d.Edited() {
 			return "Approved with changes (" + scopeLabel(d.Scope) + ")" + by + ": runs " +
-				approverbot.CompactArgs(d.UpdatedArguments, 200, nil)
+				card.CompactArgs(d.UpdatedArguments, 200, nil)
 		}
 		return "Approved (" + scopeLabel(d.Scope) + ")" + by
 	case messages.ReasonRejected:
@@ -403,38 +404,13 @@ func deviceLabel(supplied, userAgent string) string {
 		return s
 	}
 	ua := userAgent
-	browser := ""
 	switch {
 	case ua == "":
 		return "unknown device"
 	case strings.HasPrefix(ua, "curl/"):
 		return "curl"
-	case strings.Contains(ua, "Edg/"):
-		browser = "Edge"
-	case strings.Contains(ua, "Firefox/"):
-		browser = "Firefox"
-	case strings.Contains(ua, "HeadlessChrome/"):
-		browser = "Headless Chrome"
-	case strings.Contains(ua, "Chrome/"), strings.Contains(ua, "Chromium/"), strings.Contains(ua, "CriOS/"):
-		browser = "Chrome"
-	case strings.Contains(ua, "Safari/"):
-		browser = "Safari"
 	}
-	os := ""
-	switch {
-	case strings.Contains(ua, "Android"):
-		os = "Android"
-	case strings.Contains(ua, "iPhone"):
-		os = "iPhone"
-	case strings.Contains(ua, "iPad"):
-		os = "iPad"
-	case strings.Contains(ua, "Mac OS X"), strings.Contains(ua, "Macintosh"):
-		os = "macOS"
-	case strings.Contains(ua, "Windows"):
-		os = "Windows"
-	case strings.Contains(ua, "Linux"), strings.Contains(ua, "X11"):
-		os = "Linux"
-	}
+	browser, os := uaName(ua, uaBrowsers), uaName(ua, uaSystems)
 	switch {
 	case browser != "" && os != "":
 		return browser + " on " + os
@@ -449,6 +425,29 @@ func deviceLabel(supplied, userAgent string) string {
 		return s
 	}
 	return "unknown device"
+}
+
+// uaMark is a mark of a User-Agent string and the name it gives.
+type uaMark struct{ mark, name string }
+
+// The marks of the browsers and of the systems deviceLabel names, in the
+// order they are looked for: Edge and Headless Chrome also say Chrome/,
+// and Chrome also says Safari/.
+var (
+	uaBrowsers = []uaMark{{"Edg/", "Edge"}, {"Firefox/", "Firefox"}, {"HeadlessChrome/", "Headless Chrome"},
+		{"Chrome/", "Chrome"}, {"Chromium/", "Chrome"}, {"CriOS/", "Chrome"}, {"Safari/", "Safari"}}
+	uaSystems = []uaMark{{"Android", "Android"}, {"iPhone", "iPhone"}, {"iPad", "iPad"},
+		{"Mac OS X", "macOS"}, {"Macintosh", "macOS"}, {"Windows", "Windows"}, {"Linux", "Linux"}, {"X11", "Linux"}}
+)
+
+// uaName is the name of the first of marks that ua contains ("" for none).
+func uaName(ua string, marks []uaMark) string {
+	for _, m := range marks {
+		if strings.Contains(ua, m.mark) {
+			return m.name
+		}
+	}
+	return ""
 }
 
 // cleanLine keeps the printable characters of s on one line, trimmed to at

@@ -293,7 +293,7 @@ func failure(resp *httpapi.Response, err error) error {
 		return fmt.Errorf("HTTP %d", resp.Status)
 	}
 	snippet := resp.Body[:min(len(resp.Body), snippetBytes)]
-	return fmt.Errorf("HTTP %d: %s", resp.Status, strings.TrimSpace(approverbot.OneLine(string(snippet))))
+	return fmt.Errorf("HTTP %d: %s", resp.Status, strings.TrimSpace(card.OneLine(string(snippet))))
 }
 
 func (c *Channel) setHealth(err error) {

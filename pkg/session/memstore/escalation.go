@@ -138,21 +138,14 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 	if team == "" {
 		return session.Result{}, fmt.Errorf("memstore: add team: %w: team is empty", session.ErrInvalid)
 	}
-	now, err := s.lock(ctx, "add team")
-	if err != nil {
-		return session.Result{}, err
-	}
-	defer s.mu.Unlock()
-	e, res, err := s.pendingEntry("add team", sessionID, requestID, now)
-	if e == nil {
-		return res, err
-	}
-	if slices.Contains(e.rec.Teams, team) {
-		return session.Result{Record: e.rec.Clone()}, nil
-	}
-	e.rec.Teams = append(slices.Clone(e.rec.Teams), team)
-	addTo(s.byTeam, team, e)
-	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
+	return s.transition(ctx, "add team", sessionID, requestID, func(e *entry, _ time.Time) session.Result {
+		if slices.Contains(e.rec.Teams, team) {
+			return session.Result{Record: e.rec.Clone()}
+		}
+		e.rec.Teams = append(slices.Clone(e.rec.Teams), team)
+		addTo(s.byTeam, team, e)
+		return session.Result{Applied: true, Record: e.rec.Clone()}
+	})
 }
 
 // StepsDone returns the steps of a request that ran; see

@@ -58,15 +58,7 @@ func (s *Store) RecordSeen(ctx context.Context, seen []messages.AgentSeen) error
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.seen == nil {
-		s.seen = map[string]messages.AgentSeen{}
-	}
-	for _, a := range seen {
-		if old, ok := s.seen[a.AgentID]; ok {
-			a = session.MergeSeen(old, a)
-		}
-		s.seen[a.AgentID] = a
-	}
+	s.seen = session.MergeSeenInto(s.seen, seen)
 	return nil
 }
 

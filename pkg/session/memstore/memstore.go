@@ -140,6 +140,15 @@ func (s *Store) lockClaim(ctx context.Context, op string, limit int) (time.Time,
 	return s.lock(ctx, op)
 }
 
+// lockSettle is lock for op, which settles open requests of sessionID with
+// mk's decisions (Stop, CancelSession): mk is required.
+func (s *Store) lockSettle(ctx context.Context, op, sessionID string, mk func(*session.Record) messages.Decision) (time.Time, error) {
+	if mk == nil {
+		return time.Time{}, fmt.Errorf("memstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
+	}
+	return s.lock(ctx, op)
+}
+
 // gc drops requests past their retention and session grants past their
 // expiry. Each drop costs O(log n), paid once.
 func (s *Store) gc(now time.Time) {

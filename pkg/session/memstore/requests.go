@@ -116,36 +116,29 @@ func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v sessi
 	if err := v.Validate(); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: decide %s/%s: %w", sessionID, requestID, err)
 	}
-	now, err := s.lock(ctx, "decide")
-	if err != nil {
-		return session.Result{}, err
-	}
-	defer s.mu.Unlock()
-	e, res, err := s.pendingEntry("decide", sessionID, requestID, now)
-	if e == nil {
-		return res, err
-	}
-	if e.rec.HasApproval(v.ApproverID) {
-		return refused(e, session.ErrDuplicateVote), nil
-	}
-	if _, stopped := s.stops[sessionID]; stopped && v.Approve {
-		return refused(e, session.ErrStopped), nil
-	}
-	switch {
-	case !v.Approve:
-		s.settle(e, messages.StateRejected, &v.Decision, now)
-		if v.Stop != "" {
-			s.addStop(sessionID, session.StopSignal{Reason: v.Stop, Rejections: []string{requestID}})
+	return s.transition(ctx, "decide", sessionID, requestID, func(e *entry, now time.Time) session.Result {
+		if e.rec.HasApproval(v.ApproverID) {
+			return refused(e, session.ErrDuplicateVote)
 		}
-	default:
-		e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
-		e.rec.ApprovalScopes = append(e.rec.ApprovalScopes, v.Scope)
-		if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
-			s.settle(e, messages.StateApproved, &v.Decision, now)
+		if _, stopped := s.stops[sessionID]; stopped && v.Approve {
+			return refused(e, session.ErrStopped)
 		}
-	}
-	s.record(e, now)
-	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
+		switch {
+		case !v.Approve:
+			s.settle(e, messages.StateRejected, &v.Decision, now)
+			if v.Stop != "" {
+				s.addStop(sessionID, session.StopSignal{Reason: v.Stop, Rejections: []string{requestID}})
+			}
+		default:
+			e.rec.Approvals = append(e.rec.Approvals, v.ApproverID)
+			e.rec.ApprovalScopes = append(e.rec.ApprovalScopes, v.Scope)
+			if len(e.rec.Approvals) >= e.rec.ApprovalsRequired {
+				s.settle(e, messages.StateApproved, &v.Decision, now)
+			}
+		}
+		s.record(e, now)
+		return session.Result{Applied: true, Record: e.rec.Clone()}
+	})
 }
 
 // Settle moves a pending request to state with decision d; see
@@ -157,21 +150,14 @@ func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state m
 	if err := session.CheckSettle(state, &d); err != nil {
 		return session.Result{}, fmt.Errorf("memstore: settle %s/%s: %w", sessionID, requestID, err)
 	}
-	now, err := s.lock(ctx, "settle")
-	if err != nil {
-		return session.Result{}, err
-	}
-	defer s.mu.Unlock()
-	e, res, err := s.pendingEntry("settle", sessionID, requestID, now)
-	if e == nil {
-		return res, err
-	}
-	if _, stopped := s.stops[sessionID]; stopped && state == messages.StateApproved {
-		return refused(e, session.ErrStopped), nil
-	}
-	s.settle(e, state, &d, now)
-	s.record(e, now)
-	return session.Result{Applied: true, Record: e.rec.Clone()}, nil
+	return s.transition(ctx, "settle", sessionID, requestID, func(e *entry, now time.Time) session.Result {
+		if _, stopped := s.stops[sessionID]; stopped && state == messages.StateApproved {
+			return refused(e, session.ErrStopped)
+		}
+		s.settle(e, state, &d, now)
+		s.record(e, now)
+		return session.Result{Applied: true, Record: e.rec.Clone()}
+	})
 }
 
 // ListPendingSession returns the open requests of a session, oldest first.
@@ -218,10 +204,7 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 	if err := session.CheckStopReason(sig.Reason); err != nil {
 		return nil, fmt.Errorf("memstore: stop %s: %w", sessionID, err)
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("memstore: stop %s: %w: decision func is nil", sessionID, session.ErrInvalid)
-	}
-	now, err := s.lock(ctx, "stop")
+	now, err := s.lockSettle(ctx, "stop", sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -276,10 +259,7 @@ func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []strin
 			return nil, fmt.Errorf("memstore: cancel %s: %w: ids[%d] is empty", sessionID, session.ErrInvalid, i)
 		}
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("memstore: cancel %s: %w: decision func is nil", sessionID, session.ErrInvalid)
-	}
-	now, err := s.lock(ctx, "cancel")
+	now, err := s.lockSettle(ctx, "cancel", sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -313,20 +293,26 @@ func (s *Store) settleAll(entries []*entry, state messages.State, mk func(*sessi
 	return out
 }
 
-// pendingEntry returns the entry of the pending request a transition (op)
-// applies to, with s.mu held at now. Without one it returns what the
-// transition answers: ErrNotFound when there is no such request (or it is
-// held), a refusal with ErrSettled when it is settled or due (open expires
-// a due one).
-func (s *Store) pendingEntry(op, sessionID, requestID string, now time.Time) (*entry, session.Result, error) {
+// transition applies op to the pending request sessionID/requestID: under
+// the store's lock (see lock) it calls apply with the request's entry and
+// the store time, and returns apply's result. Without a pending request it
+// answers as every transition does: ErrNotFound when there is no such
+// request (or it is held), a refusal with ErrSettled when it is settled or
+// due (open expires a due one).
+func (s *Store) transition(ctx context.Context, op, sessionID, requestID string, apply func(e *entry, now time.Time) session.Result) (session.Result, error) {
+	now, err := s.lock(ctx, op)
+	if err != nil {
+		return session.Result{}, err
+	}
+	defer s.mu.Unlock()
 	e, ok := s.answerable(sessionID, requestID)
 	if !ok {
-		return nil, session.Result{}, fmt.Errorf("memstore: %s %s/%s: %w", op, sessionID, requestID, session.ErrNotFound)
+		return session.Result{}, fmt.Errorf("memstore: %s %s/%s: %w", op, sessionID, requestID, session.ErrNotFound)
 	}
 	if !s.open(e, now) {
-		return nil, refused(e, session.ErrSettled), nil
+		return refused(e, session.ErrSettled), nil
 	}
-	return e, session.Result{}, nil
+	return apply(e, now), nil
 }
 
 // open reports whether e can still be decided; a due request is expired on

@@ -170,10 +170,7 @@ func (s *Store) Stop(ctx context.Context, sessionID string, sig session.StopSign
 	if err := session.CheckStopReason(sig.Reason); err != nil {
 		return nil, fmt.Errorf("redisstore: %s %s: %w", op, sessionID, err)
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
-	}
-	ctx, cancel, err := s.beginTagged(ctx, op, sessionID)
+	ctx, cancel, err := s.beginSettle(ctx, op, sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -249,10 +246,7 @@ func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []strin
 			return nil, fmt.Errorf("redisstore: %s %s: %w: ids[%d] is empty", op, sessionID, session.ErrInvalid, i)
 		}
 	}
-	if mk == nil {
-		return nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
-	}
-	ctx, cancel, err := s.beginTagged(ctx, op, sessionID)
+	ctx, cancel, err := s.beginSettle(ctx, op, sessionID, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +259,15 @@ func (s *Store) CancelSession(ctx context.Context, sessionID string, ids []strin
 		s.remark(ctx, sessionID)
 	}
 	return s.settleMany(ctx, op, sessionID, open, messages.StateCancelled, mk)
+}
+
+// beginSettle begins op, which settles open requests of sessionID with
+// mk's decisions (Stop, CancelSession): mk is required.
+func (s *Store) beginSettle(ctx context.Context, op, sessionID string, mk func(*session.Record) messages.Decision) (context.Context, context.CancelFunc, error) {
+	if mk == nil {
+		return nil, nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
+	}
+	return s.beginTagged(ctx, op, sessionID)
 }
 
 // settleMany settles the given open records to state with mk's decisions,

@@ -81,6 +81,17 @@ func grantIDs(gs []session.Grant) []string {
 	return out
 }
 
+// listGrantIDs returns the ids of the grants ListGrants lists for q, in
+// its order; it fails the test when ListGrants fails.
+func (e *env) listGrantIDs(t *testing.T, q session.GrantQuery) []string {
+	t.Helper()
+	gs, err := e.grants.ListGrants(e.ctx, q)
+	if err != nil {
+		t.Fatalf("ListGrants(%+v): %v", q, err)
+	}
+	return grantIDs(gs)
+}
+
 // sameGrant reports whether got is want as stored: every wire field, the
 // origin, and the store's times.
 func sameGrant(t *testing.T, what string, got, want session.Grant) {
@@ -157,27 +168,19 @@ func testListGrants(t *testing.T, e *env) {
 	other := e.agentGrant(agent, "edit")
 	stored := e.addGrants(t, sg, ag, other)
 
-	list := func(q session.GrantQuery) []string {
-		t.Helper()
-		gs, err := e.grants.ListGrants(e.ctx, q)
-		if err != nil {
-			t.Fatalf("ListGrants(%+v): %v", q, err)
-		}
-		return grantIDs(gs)
-	}
-	if got := list(session.GrantQuery{SessionID: sess}); !slices.Equal(got, grantIDs(stored[:1])) {
+	if got := e.listGrantIDs(t, session.GrantQuery{SessionID: sess}); !slices.Equal(got, grantIDs(stored[:1])) {
 		t.Errorf("by session = %v, want %v", got, grantIDs(stored[:1]))
 	}
-	if got := list(session.GrantQuery{AgentID: agent}); !slices.Equal(got, grantIDs(stored[1:])) {
+	if got := e.listGrantIDs(t, session.GrantQuery{AgentID: agent}); !slices.Equal(got, grantIDs(stored[1:])) {
 		t.Errorf("by agent = %v, want %v", got, grantIDs(stored[1:]))
 	}
-	if got := list(session.GrantQuery{SessionID: sess, AgentID: agent, Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
+	if got := e.listGrantIDs(t, session.GrantQuery{SessionID: sess, AgentID: agent, Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
 		t.Errorf("by session and agent for team = %v, want %v", got, grantIDs(stored[:2]))
 	}
-	if got := list(session.GrantQuery{Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
+	if got := e.listGrantIDs(t, session.GrantQuery{Teams: []string{team}}); !slices.Equal(got, grantIDs(stored[:2])) {
 		t.Errorf("by team = %v, want %v (session grants first)", got, grantIDs(stored[:2]))
 	}
-	if got := list(session.GrantQuery{Teams: []string{e.name("team")}}); len(got) != 0 {
+	if got := e.listGrantIDs(t, session.GrantQuery{Teams: []string{e.name("team")}}); len(got) != 0 {
 		t.Errorf("by an unused team = %v, want nothing", got)
 	}
 	if _, err := e.grants.ListGrants(e.ctx, session.GrantQuery{}); !errors.Is(err, session.ErrInvalid) {
@@ -186,7 +189,7 @@ func testListGrants(t *testing.T, e *env) {
 	if _, err := e.grants.RevokeGrants(e.ctx, sess, agent); err != nil {
 		t.Fatal(err)
 	}
-	if got := list(session.GrantQuery{Teams: []string{team}}); len(got) != 0 {
+	if got := e.listGrantIDs(t, session.GrantQuery{Teams: []string{team}}); len(got) != 0 {
 		t.Errorf("by team after revoking everything = %v, want nothing", got)
 	}
 }
@@ -549,21 +552,13 @@ func testGrantIndexListing(t *testing.T, e *env) {
 	sess, agent := e.name("sess"), e.name("agent")
 	gs := e.indexedGrants(t, sess, agent)
 	byAgent := idsOf(gs, "wildcard", "rm", "cd", "mixed", "write", "make")
-	list := func(q session.GrantQuery) []string {
-		t.Helper()
-		got, err := e.grants.ListGrants(e.ctx, q)
-		if err != nil {
-			t.Fatalf("ListGrants(%+v): %v", q, err)
-		}
-		return grantIDs(got)
-	}
-	if got := list(session.GrantQuery{AgentID: agent}); !slices.Equal(got, byAgent) {
+	if got := e.listGrantIDs(t, session.GrantQuery{AgentID: agent}); !slices.Equal(got, byAgent) {
 		t.Errorf("by agent = %v, want %v", got, byAgent)
 	}
-	if got, want := list(session.GrantQuery{SessionID: sess, AgentID: agent}), append(idsOf(gs, "session-rm", "whole"), byAgent...); !slices.Equal(got, want) {
+	if got, want := e.listGrantIDs(t, session.GrantQuery{SessionID: sess, AgentID: agent}), append(idsOf(gs, "session-rm", "whole"), byAgent...); !slices.Equal(got, want) {
 		t.Errorf("by session and agent = %v, want %v", got, want)
 	}
-	if got := list(session.GrantQuery{Teams: []string{"oncall"}}); !containsInOrder(got, byAgent) {
+	if got := e.listGrantIDs(t, session.GrantQuery{Teams: []string{"oncall"}}); !containsInOrder(got, byAgent) {
 		t.Errorf("by team = %v, want %v among them in order", got, byAgent)
 	}
 }

@@ -376,6 +376,18 @@ func checkRefused(t *testing.T, what string, res session.Result, why error, stat
 	}
 }
 
+// checkStands fails the test unless a call on a request it may not change
+// returned no error, was refused for why, and reports the record as it
+// stood (standing, in state).
+func checkStands(t *testing.T, what string, res session.Result, err, why error, state messages.State, standing *session.Record) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	checkRefused(t, what, res, why, state)
+	checkSame(t, what+": standing record", res.Record, standing)
+}
+
 // between fails the test unless lo <= got <= hi.
 func between(t *testing.T, what string, got, lo, hi time.Time) {
 	t.Helper()

@@ -53,22 +53,14 @@ func checkBlocks(raw []json.RawMessage) []string {
 				checkText(bad, fmt.Sprintf("%s.fields[%d]", where, j), f, 2000, "plain_text", "mrkdwn")
 			}
 		case "context":
-			els, _ := b["elements"].([]any)
-			if len(els) == 0 || len(els) > 10 {
-				bad("%s.elements: %d, want 1..10", where, len(els))
-			}
-			for j, e := range els {
+			for j, e := range elements(bad, where, b, 10) {
 				if m, ok := e.(map[string]any); ok && m["type"] == "image" {
 					continue
 				}
 				checkText(bad, fmt.Sprintf("%s.elements[%d]", where, j), e, 3000, "plain_text", "mrkdwn")
 			}
 		case "actions":
-			els, _ := b["elements"].([]any)
-			if len(els) == 0 || len(els) > 25 {
-				bad("%s.elements: %d, want 1..25", where, len(els))
-			}
-			for j, e := range els {
+			for j, e := range elements(bad, where, b, 25) {
 				checkButton(bad, fmt.Sprintf("%s.elements[%d]", where, j), e, actionIDs)
 			}
 		case "rich_text":
@@ -85,6 +77,16 @@ func checkBlocks(raw []json.RawMessage) []string {
 		}
 	}
 	return problems
+}
+
+// elements returns the elements of block b (at where), checking that it
+// has 1 to limit of them.
+func elements(bad func(string, ...any), where string, b map[string]any, limit int) []any {
+	els, _ := b["elements"].([]any)
+	if len(els) == 0 || len(els) > limit {
+		bad("%s.elements: %d, want 1..%d", where, len(els), limit)
+	}
+	return els
 }
 
 // checkText checks a composition text object.
