@@ -3,6 +3,7 @@ package shell
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -361,6 +362,14 @@ func (u *progUse) longWord(w []shWord, i int) int {
 // does.
 func (u *progUse) globValue(v *shWord) {
 	switch {
+	case v.lit && len(v.text) > 1 && v.text[0] == '-' && !shDashNumber(v.text):
+		// rg --engine --pre bash, git log --unified --output=F: GNU
+		// getopt gives a required value the next word whatever it is,
+		// but clap, git's optional values, argparse and Go's flag
+		// package may read it as the next option, which the analysis
+		// would then not have seen.
+		u.setAsk("the word " + v.text + " after an option of " + u.spec.name +
+			" that takes a value may be read as its value or as an option of its own")
 	case v.glob && mayExpandToOption(v) && u.spec.dangerous():
 		u.setAsk("the pattern " + v.text + " given to an option of " + u.spec.name +
 			" expands to several names, which may be options that write or run something")
@@ -371,6 +380,13 @@ func (u *progUse) globValue(v *shWord) {
 		u.setAsk("the word " + v.text + " given to an option of " + u.spec.name +
 			" may expand to several words, which may be options")
 	}
+}
+
+// shDashNumber reports a negative number (head -n -5, tail -n -20): a
+// value every option parser takes as one.
+func shDashNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 // shListExpansion reports an expansion of a list: an array's elements or
