@@ -60,6 +60,12 @@ var helpCommands = map[string][]string{
 // VAR=value after them stays an operand the table judges.
 var helpNumberValue = map[string][]string{
 	"make": {"-j", "-l"},
+	// git documents --unified=<n> but parses it with PARSE_OPT_OPTARG
+	// (diff.c): --unified alone is valid and never takes the next word
+	// (git log --unified --output=F writes F).
+	"git log":  {"--unified"},
+	"git diff": {"--unified"},
+	"git show": {"--unified"},
 }
 
 // helpAlwaysValue are options that always take a value where some lines
