@@ -153,6 +153,10 @@ type progOption struct {
 	// Only an option the table marks so is read that way: a write value
 	// the analysis cannot read asks for it alone.
 	pipes bool
+	// appends: the program an option of effect run names is run with
+	// arguments of the runner's appended (rg --pre PROG runs PROG FILE
+	// for every file it searches), judged as input the policy cannot see.
+	appends bool
 }
 
 // unknownFlag returns the first flag of the value v of an option with
@@ -814,9 +818,9 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 }
 
 // optionFields decodes an option's mapping form {effect, reason, when,
-// unless, path_after, path_until, flags, pipes} into o.
+// unless, path_after, path_until, flags, pipes, appends} into o.
 func (d *progDecoder) optionFields(n *yaml.Node, where string, o *progOption) error {
-	fs, err := d.Mapping(n, where, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags", "pipes"})
+	fs, err := d.Mapping(n, where, []string{"effect", "reason", "when", "unless", "path_after", "path_until", "flags", "pipes", "appends"})
 	if err != nil {
 		return err
 	}
@@ -848,6 +852,10 @@ func (d *progDecoder) optionFields(n *yaml.Node, where string, o *progOption) er
 			}
 		case "pipes":
 			if o.pipes, err = d.Boolean(f.Val, f.Location); err != nil {
+				return err
+			}
+		case "appends":
+			if o.appends, err = d.Boolean(f.Val, f.Location); err != nil {
 				return err
 			}
 		case "flags":

@@ -26,6 +26,10 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	u := programUse(spec, words)
 	u.judgeEnv(spec, fr)
+	if w := fedCode(words, &u, fr.feed); w != "" {
+		u.setAsk(spec.name + "'s program text comes from " + w + ", which " + fr.feed.feeder +
+			" replaces with input the policy cannot see (a file name can be a program)")
+	}
 	if r := a.splitWords(words); r != "" {
 		u.setAsk(r)
 	}
@@ -84,8 +88,71 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			}
 			continue
 		}
+		if r.appends {
+			a.runAppended(ci, r, fr)
+			continue
+		}
 		a.nested(r.value.text, syntax.LangBash, fr, r.what)
 	}
+}
+
+// runAppended judges the program an option runs with arguments the runner
+// appends (rg --pre PROG: PROG FILE for each file searched) as that
+// program with one more word, input the policy cannot see: a program
+// whose first operand is its code (awk, sed, jq) then asks, and one that
+// reads it reads any path. A value that is not a plain program and words
+// (shell syntax) asks.
+func (a *shAnalyzer) runAppended(ci int, r progRun, fr shFrame) {
+	if strings.ContainsAny(r.value.text, "|&;<>()$`\\\"'*?[]{}~#=") {
+		if a.res.Commands[ci].Unanalysable == "" {
+			a.res.Commands[ci].Unanalysable = r.what + " runs " + shQuoteShort(r.value.text) +
+				" with arguments of its own appended, which the policy does not read in shell syntax"
+		}
+		return
+	}
+	var words []shWord
+	for _, f := range strings.Fields(r.value.text) {
+		words = append(words, shWord{text: f, lit: true})
+	}
+	if len(words) == 0 {
+		return
+	}
+	words = append(words, shWord{text: shXargsArgs, lit: true})
+	sub := fr.withWrapper(r.what)
+	sub.feed = shFeedAny(shXargsArgs, r.what)
+	a.resolve(words, sub)
+}
+
+// fedCode returns a word of a command run by a feeder (find -exec, xargs,
+// rg --pre) that holds the feed's mark and that the program's entry did
+// not read as a path it reads or writes — for awk, sed and jq, whose first
+// operand is code, the program text itself (find . -exec awk {} \;, a
+// file named BEGIN{system(…)}) — or "".
+func fedCode(words []shWord, u *progUse, f *shFeed) string {
+	if f == nil || f.mark == "" {
+		return ""
+	}
+	switch u.spec.hook {
+	case "awk", "sed", "jq":
+	default:
+		return ""
+	}
+	for _, w := range words[1:] {
+		if !strings.Contains(w.text, f.mark) {
+			continue
+		}
+		used := false
+		for _, r := range u.reads {
+			used = used || r.text == w.text
+		}
+		for _, r := range u.writes {
+			used = used || r.text == w.text
+		}
+		if !used {
+			return w.text
+		}
+	}
+	return ""
 }
 
 // splitWords returns why a word of words is not what the table reads it

@@ -65,6 +65,8 @@ type seenOption struct {
 type progRun struct {
 	what  string // "tar --to-command"
 	value shWord
+	// appends: the runner appends arguments of its own (progOption).
+	appends bool
 }
 
 // option finds the entry of an option spelled name ("-o", "--output"),
@@ -702,7 +704,7 @@ func (u *progUse) applyRun(o *progOption, v *shWord) {
 	switch o.effect {
 	case effRun:
 		if v != nil {
-			u.runs = append(u.runs, progRun{what: what, value: *v})
+			u.runs = append(u.runs, progRun{what: what, value: *v, appends: o.appends})
 		} else if u.ask == "" {
 			u.ask = what + " runs a program it is not told on the command line"
 		}
