@@ -121,3 +121,9 @@ func OracleUnanalysable(a shell.Analysis) string {
 	}
 	return ""
 }
+
+// AnalyzeWithTable analyses src with p's program table (its programs:
+// section over the built-in one), as p's Evaluate does.
+func AnalyzeWithTable(p *Policy, src string) shell.Analysis {
+	return shell.AnalyzeWith(src, p.progs)
+}

@@ -253,7 +253,7 @@ func realJudgesGo(a shell.Analysis, exe string, argv []string) bool {
 // would not have let through: reads and writes its file rules deny,
 // programs the analysis did not judge.
 func realViolations(p *policy.Policy, src, trace string) []string {
-	a := shell.Analyze(src)
+	a := policy.AnalyzeWithTable(p, src)
 	var out []string
 	first := true
 	for _, e := range realEvents(trace) {

@@ -951,6 +951,9 @@ func (u *progUse) gitPaths(w []shWord) {
 			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
 				patternFirst = false
 			}
+			if strings.HasPrefix(t.text, "-L") && (sub == "log" || sub == "blame" || sub == "annotate") {
+				i = u.gitLineRange(w, i)
+			}
 			continue
 		}
 		if patternFirst && !dashes {
@@ -962,7 +965,7 @@ func (u *progUse) gitPaths(w []shWord) {
 				// REV:PATH (HEAD:.env, :0:.env, :.env): the blob at PATH.
 				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
 				if p != "" {
-					u.reads = append(u.reads, shWord{text: p, lit: true})
+					u.gitRootRead(p)
 				}
 				continue
 			}
@@ -982,7 +985,79 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		case !t.lit && !gitLooksLikeRevision(t):
 			u.reads = append(u.reads, t)
+		case t.lit && !gitRevisionName(t.text):
+			// git log -p deploy: a word that is not a revision's syntax
+			// is a path whenever no revision of that name resolves; a
+			// read costs nothing where no rule names it (git log main).
+			u.reads = append(u.reads, t)
 		}
+	}
+	if len(u.reads) > 0 {
+		// A pathspec names everything under a directory (git log -p --
+		// deploy prints every file there): the reads are trees.
+		u.recursive = true
+	}
+}
+
+// gitRevisionName reports a word that only a revision can be by its
+// syntax (HEAD~1, a^, @{u}, a..b, x:y) or that names one by convention
+// (HEAD, FETCH_HEAD, a hexadecimal object id of 7 or more digits); any
+// other word (main, deploy) may be a path.
+func gitRevisionName(s string) bool {
+	if strings.ContainsAny(s, "~^@:") || strings.Contains(s, "..") || strings.HasSuffix(s, "HEAD") {
+		return true
+	}
+	if len(s) < 7 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("0123456789abcdef", rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// gitLineRange records the file of git log's and blame's -L range (-L1,5:.env,
+// -L:func:.env, -L 1,5:.env): the part after the last ':'. It returns the
+// index of the last word it used.
+func (u *progUse) gitLineRange(w []shWord, i int) int {
+	v := w[i]
+	v.text = strings.TrimPrefix(v.text, "-L")
+	if v.text == "" {
+		if i+1 >= len(w) {
+			return i
+		}
+		i++
+		v = w[i]
+	}
+	if !v.lit {
+		u.reads = append(u.reads, v)
+		return i
+	}
+	if k := strings.LastIndexByte(v.text, ':'); k >= 0 && k+1 < len(v.text) {
+		u.reads = append(u.reads, shWord{text: v.text[k+1:], lit: true})
+	}
+	return i
+}
+
+// gitRootDepth bounds the ancestors of the working directory a
+// repository's root is looked for in (gitRootRead).
+const gitRootDepth = 8
+
+// gitRootRead records the read of PATH in REV:PATH: from the top of the
+// work tree unless it starts with ./ or ../, and the analysis does not
+// know where that is — the working directory or any of its ancestors
+// (git show HEAD:deploy/prod.key from a package of a monorepo).
+func (u *progUse) gitRootRead(p string) {
+	u.reads = append(u.reads, shWord{text: p, lit: true})
+	if strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || p == "." || p == ".." {
+		return
+	}
+	up := ""
+	for k := 0; k < gitRootDepth; k++ {
+		up += "../"
+		u.reads = append(u.reads, shWord{text: up + p, lit: true})
 	}
 }
 
