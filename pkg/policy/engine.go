@@ -1082,7 +1082,7 @@ func (e *evaluation) shellScripts(vals []argValue, scripts, floors []string) ([]
 		if !ok {
 			// Codex's shell tool passes an argv: ["bash", "-lc", "…"].
 			if argv, isList := argStrings(v.raw, nil); isList && len(argv) > 0 {
-				str, ok = shellJoin(argv), true
+				str, ok = hostShellScript(argv), true
 			}
 		}
 		if !ok {
@@ -1325,6 +1325,25 @@ func cdAway(commands []shell.Command) string {
 		}
 	}
 	return ""
+}
+
+// hostShellScript returns the script of an argv the host runs it in: the
+// host's own wrapper ["bash", "-lc", SCRIPT] (zsh on macOS; -c, -lc, -l
+// -c) is the user's login shell, as Claude Code's Bash tool runs in, not a
+// command of the agent's, so SCRIPT is judged as the command. Any other
+// argv is quoted as one command line (shellJoin).
+func hostShellScript(argv []string) string {
+	if len(argv) >= 3 {
+		switch path.Base(argv[0]) {
+		case "bash", "zsh":
+			flags := argv[1 : len(argv)-1]
+			login := slices.Equal(flags, []string{"-lc"}) || slices.Equal(flags, []string{"-l", "-c"})
+			if login || slices.Equal(flags, []string{"-c"}) {
+				return argv[len(argv)-1]
+			}
+		}
+	}
+	return shellJoin(argv)
 }
 
 // shellJoin quotes an argv as one shell command line.

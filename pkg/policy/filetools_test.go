@@ -125,6 +125,7 @@ rules:
   - { rule: "bash(echo *)", action: allow }
   - { rule: "bash(cd *)", action: allow }
   - { rule: "bash(cat *)", action: allow }
+  - { rule: "shell(echo *)", action: allow }
   - { rule: "write_file(secrets/**)", action: deny }
   - { rule: "read_file(**/.ssh/**)", action: deny }
   - { rule: "read_file(/home/dev/project/keys/**)", action: deny }
@@ -162,6 +163,11 @@ rules:
 		{"a workdir equal to the request's is the same place", "bash", `{"command": "cat README", "workdir": "/home/dev/project"}`, cwd, Allow},
 		{"a relative workdir of . is the same place", "bash", `{"command": "cat README", "workdir": "."}`, cwd, Allow},
 		{"without a cwd, a workdir moves relative paths", "shell", `{"command": ["bash", "-lc", "echo x > hosts"], "workdir": "/etc"}`, "", Ask},
+		// The host's own login-shell wrapper is not the agent's command
+		// (red team H): its script is judged, allowed or denied by it.
+		{"the host's bash -lc argv is its script", "shell", `{"command": ["bash", "-lc", "echo x > out.txt"]}`, cwd, Allow},
+		{"the host's zsh -lc argv is its script", "shell", `{"command": ["/bin/zsh", "-lc", "cat keys/key.pem"]}`, cwd, Deny},
+		{"an argv with more words is quoted as one command", "shell", `{"command": ["bash", "-lc", "echo x", "y"]}`, cwd, Ask},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
