@@ -1182,6 +1182,7 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		s.short = strings.Join(shell.WithoutOptions(c), " ")
 	}
 	subs = append(subs, s)
+	first := len(subs)
 	for i, r := range c.Reads {
 		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
 			subs = append(subs, e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i]))
@@ -1193,7 +1194,11 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 			// A tree read under /proc follows its links: cwd, root, fd.
 			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"
 		}
-		subs = append(subs, rs)
+		if !slices.ContainsFunc(subs[first:], func(o subject) bool {
+			return o.kind == subjRead && o.value == rs.value && o.floor == rs.floor && o.recursive == rs.recursive && o.globs == nil && rs.globs == nil
+		}) {
+			subs = append(subs, rs) // git's REV:PATH under each ancestor meets the root more than once
+		}
 	}
 	return subs
 }

@@ -231,6 +231,7 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.jqFiles(words)
 	case "git":
 		u.gitPaths(words)
+		u.gitWrites(words)
 	}
 	return u
 }
@@ -999,12 +1000,72 @@ func (u *progUse) gitPaths(w []shWord) {
 	}
 }
 
+// gitTreeWriters are the git sub-commands that write the work tree: the
+// paths they are given (git mv x .env, git checkout REV -- .env, git rm
+// .env) and, for those that may touch any tracked file (checkout BRANCH,
+// reset --hard, stash pop, merge…), the working directory. mv, rm and
+// restore write only what they name.
+var gitTreeWriters = map[string]bool{
+	"checkout": true, "switch": true, "restore": true, "reset": true, "mv": true, "rm": true,
+	"clean": true, "stash": true, "apply": true, "am": true, "merge": true, "rebase": true,
+	"cherry-pick": true, "revert": true, "pull": true, "worktree": true, "sparse-checkout": true,
+	"read-tree": true, "checkout-index": true,
+}
+
+// gitFileReaders are the git sub-commands whose operands are files they
+// read into the repository or send (git hash-object -w ~/.aws/credentials,
+// then git cat-file -p prints it).
+var gitFileReaders = map[string]bool{"hash-object": true, "send-email": true, "apply": true, "am": true}
+
+// gitWrites records what a git sub-command writes in the work tree and
+// the files it reads into the repository (gitTreeWriters,
+// gitFileReaders). An operand after -- is a path; before it, a literal
+// that is not a revision by its syntax (gitRevisionName) may be one.
+func (u *progUse) gitWrites(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit {
+		return
+	}
+	sub := w[u.global].text
+	writes, reads := gitTreeWriters[sub], gitFileReaders[sub]
+	if !writes && !reads {
+		return
+	}
+	named, cached, dashes := false, false, false
+	for _, t := range w[u.global+1:] {
+		switch {
+		case !dashes && t.lit && t.text == "--":
+			dashes = true
+			continue
+		case !dashes && t.lit && strings.HasPrefix(t.text, "-"):
+			cached = cached || t.text == "--cached" || t.text == "--staged"
+			continue
+		case !dashes && t.lit && gitRevisionName(t.text):
+			continue
+		}
+		if reads {
+			u.reads = append(u.reads, t)
+		}
+		if writes && !reads {
+			u.writes = append(u.writes, t)
+			named = true
+		}
+	}
+	if cached && (sub == "rm" || sub == "restore") {
+		u.writes = nil // the index only: the files stay as they are
+		return
+	}
+	if writes && (!named || sub != "mv" && sub != "rm" && sub != "restore") {
+		u.writes = append(u.writes, shWord{text: ".", lit: true})
+	}
+}
+
 // gitRevisionName reports a word that only a revision can be by its
 // syntax (HEAD~1, a^, @{u}, a..b, x:y) or that names one by convention
 // (HEAD, FETCH_HEAD, a hexadecimal object id of 7 or more digits); any
 // other word (main, deploy) may be a path.
 func gitRevisionName(s string) bool {
-	if strings.ContainsAny(s, "~^@:") || strings.Contains(s, "..") || strings.HasSuffix(s, "HEAD") {
+	if strings.ContainsAny(s, "^@:") || strings.Contains(s, "~") && !strings.HasPrefix(s, "~") ||
+		strings.Contains(strings.TrimPrefix(s, "../"), "..") || strings.HasSuffix(s, "HEAD") {
 		return true
 	}
 	if len(s) < 7 {
