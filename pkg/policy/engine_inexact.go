@@ -132,7 +132,15 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		}
 		p := globs.FromShellPattern(r.shellPattern)
 		w := s.globs[0]
-		could = globs.Intersects(p, w)
+		if r.action == Ask && mentionPattern(r.shellPattern) {
+			// @shell(*credentials*) asks for a command that mentions
+			// credentials: one whose text spells part of the word, not
+			// every command with an expansion or a pattern (echo "$HOME",
+			// head -5 src/*.go).
+			could = globs.IntersectsAnchored(w, p)
+		} else {
+			could = globs.Intersects(p, w)
+		}
 		all = globs.Covers(p, w)
 		if !could && s.qualified && r.action != Allow && len(s.baseGlobs) > 0 {
 			could = globs.Intersects(p, s.baseGlobs[0])
@@ -140,6 +148,12 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		return could || all, all
 	}
 	return false, false
+}
+
+// mentionPattern reports a command pattern that only says what a command
+// mentions: *TEXT*, with no other wildcard.
+func mentionPattern(p string) bool {
+	return len(p) > 2 && strings.HasPrefix(p, "*") && strings.HasSuffix(p, "*") && !strings.ContainsAny(p[1:len(p)-1], "*?[{")
 }
 
 // judgeInexact runs an inexact subject through the layers: the agent
