@@ -521,6 +521,11 @@ func (e *evaluation) namedTool(args json.RawMessage) Decision {
 			s := e.pathSubject(subjPath, e.tier, str)
 			s.recursive = true
 			subs = append(subs, s)
+			if e.readsArg(v.key) {
+				// A write-tier tool not known to write only reads what it
+				// names too (an MCP edit_file answers with the file).
+				subs = append(subs, readTwin(&s, false))
+			}
 		}
 	}
 	for _, g := range pending {
