@@ -84,6 +84,10 @@ type subject struct {
 	// the floor (a call of the zsh tool).
 	liftKey string
 	liftAny bool
+	// liftExact: only a static rule that names the tool exactly (no glob,
+	// no group, no agent layer) lifts the floor (a tool only a person
+	// answers).
+	liftExact bool
 }
 
 // verdict is the judgement of one subject.

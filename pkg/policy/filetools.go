@@ -479,6 +479,11 @@ func escapesGlob(w globs.Glob) bool {
 // before, so these subjects only ever make the call stricter.
 func (e *evaluation) namedTool(args json.RawMessage) Decision {
 	name := subject{kind: subjName, tier: e.tier}
+	if e.p.AsksPerson(e.tool) {
+		// Its permission prompt is a person's decision: no mode answers it.
+		name.floor = e.name + "'s prompt is a person's decision (an answer, a plan's approval): no mode answers it; a person does, or a rule that names the tool"
+		name.floorLayer, name.ungrantable, name.liftExact = "mode", true, true
+	}
 	sp := fileToolSpecs[e.tool]
 	if e.tier != TierRead && e.tier != TierWrite {
 		return e.single(&name)
