@@ -127,9 +127,14 @@ var fileToolSpecs = map[string]*fileToolSpec{
 }
 
 // rgTypeGlobs are the globs of ripgrep's built-in file types (its
-// default_types.rs) that agents commonly pass as Grep's type. A type not
-// listed asks: rg's types name files by more than their extension (sh
-// includes .env and .bashrc).
+// default_types.rs) that agents commonly pass as Grep's type. The host's
+// ripgrep may be of any version, so each type lists the union of the
+// globs ripgrep 13 and 14 give it (14 added .env to sh, *.pyi to py…): a
+// type filter is a read of every file either version's type matches
+// (TestRgTypeGlobsAreTheUnionOfRipgrepVersions holds it to the shell
+// analysis' ripgrep 13 table and to the rg on PATH). A type not listed
+// asks: rg's types name files by more than their extension (sh includes
+// .env and .bashrc).
 var rgTypeGlobs = map[string][]string{
 	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
 	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
