@@ -562,7 +562,8 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	if f, ok := e.pathAccess(args); ok {
 		subs = append(subs, f)
 	}
-	// Glob, grep and list tools read the whole tree under their path.
+	// Glob, grep and the tools that read a directory's files read the
+	// whole tree under their path.
 	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
 	var strs [4]string
 	var pending []pendingGlob
