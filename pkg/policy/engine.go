@@ -697,17 +697,15 @@ func (e *evaluation) appendPatchSubjects(subs []subject, v argValue) []subject {
 	// written (the patch's context is checked against it; a moved file's
 	// content goes where the agent reads it).
 	writeOnly := patchWriteOnly(text)
+	named := make(map[string]int, len(files))
+	for _, f := range files {
+		named[f.Path]++
+	}
 	for _, f := range files {
 		s := e.pathSubject(subjPath, e.tier, f.Path)
 		s.recursive = f.Tree
 		subs = append(subs, s)
-		n := 0
-		for _, g := range files {
-			if g.Path == f.Path {
-				n++
-			}
-		}
-		if e.tier == TierWrite && n > writeOnly[f.Path] {
+		if e.tier == TierWrite && named[f.Path] > writeOnly[f.Path] {
 			subs = append(subs, readTwin(&s, false))
 		}
 	}
