@@ -705,7 +705,7 @@ func (e *evaluation) appendPatchSubjects(subs []subject, v argValue) []subject {
 		s := e.pathSubject(subjPath, e.tier, f.Path)
 		s.recursive = f.Tree
 		subs = append(subs, s)
-		if e.tier == TierWrite && named[f.Path] > writeOnly[f.Path] {
+		if named[f.Path] > writeOnly[f.Path] && e.tier != TierRead {
 			subs = append(subs, readTwin(&s, false))
 		}
 	}

@@ -104,11 +104,13 @@ func (e *evaluation) pathAccess(args json.RawMessage) (floor subject, ok bool) {
 	return subject{}, false
 }
 
-// readsArg reports whether a write-tier call reads the path under the
-// (normalized) argument key as well as writing it.
+// readsArg reports whether a call that is not read-tier reads the path
+// under the (normalized) argument key as well as writing it (or, for an
+// exec- or mcp-tier path tool declared under tools.paths, whatever else
+// it does with it: an upload reads its file).
 func (e *evaluation) readsArg(key string) bool {
 	switch {
-	case e.tier != TierWrite:
+	case e.tier == TierRead:
 		return false // a read-tier call's paths are reads already
 	case slices.Contains(sourceArgs, key):
 		return true

@@ -36,14 +36,15 @@ rules:
 	}
 }
 
-// Write-tier tools the policy does not know to write only — declared ones
-// and MCP tools declared write — read what they name too.
-func TestDeclaredWriteToolsReadTheirPaths(t *testing.T) {
+// Path tools the policy does not know to write only — declared ones, MCP
+// tools declared write, an exec-tier upload tool — read what they name too,
+// in every mode.
+func TestDeclaredPathToolsReadTheirPaths(t *testing.T) {
 	p := mustParse(t, `
-mode: auto-edit
+mode: yolo
 tools:
-  tiers: { mcp__fs__edit_file: write, acme_edit: write }
-  paths: [acme_edit]
+  tiers: { mcp__fs__edit_file: write, acme_edit: write, acme_upload: exec }
+  paths: [acme_edit, acme_upload]
 rules:
   - { rule: "read_file(*.env)", action: deny }
 `)
@@ -56,6 +57,9 @@ rules:
 		{"acme_edit", `{"path":".env"}`, Deny},
 		{"acme_edit", `{"path":"main.go"}`, Allow},
 		{"acme_edit", `{"path":"main.go","command":"rm"}`, Ask},
+		{"acme_upload", `{"path":".env"}`, Deny},
+		{"acme_upload", `{"file":"app/.env"}`, Deny},
+		{"acme_upload", `{"path":"dist/app.tgz"}`, Allow},
 	} {
 		d := p.Evaluate(Call{Tool: tt.tool, Arguments: json.RawMessage(tt.args), Cwd: "/home/dev/proj"})
 		if d.Action != tt.want {
