@@ -23,6 +23,23 @@ func (p *Policy) AnswersUser(tool string) bool {
 	return slices.Contains(builtinAnswerTools, name) || p.answerTools[name]
 }
 
+// builtinPersonTools are the tools, besides the ask-user class, whose
+// permission prompt in their own agent is a person's decision, not a
+// safety check: Claude Code's ExitPlanMode (and Gemini CLI's
+// exit_plan_mode) asks the user to approve the plan, Cline's
+// plan_mode_respond hands the turn to the user. Answering such a prompt
+// by mode would approve a plan nobody read.
+var builtinPersonTools = []string{"exitplanmode", "exit_plan_mode", "plan_mode_respond"}
+
+// AsksPerson reports whether the tool's permission prompt is a person's
+// decision (docs/POLICY.md "Tools only a person answers"): the ask-user
+// class and builtinPersonTools. No mode answers such a call: it asks, and
+// no grant settles it, unless a static rule that names the tool exactly
+// allows it (or a rule denies it).
+func (p *Policy) AsksPerson(tool string) bool {
+	return p.AnswersUser(tool) || slices.Contains(builtinPersonTools, lower(tool))
+}
+
 // AnswerTools lists the declared ask-user tools (tools.answer), sorted; the
 // built-in ones are not listed.
 func (p *Policy) AnswerTools() []string { return slices.Sorted(maps.Keys(p.answerTools)) }

@@ -53,3 +53,56 @@ func TestAnswerToolsErrors(t *testing.T) {
 		}
 	}
 }
+
+// Tools whose prompt is a person's decision (the ask-user class and the
+// plan-approval tools) ask in every mode, ungrantably: a group or glob
+// allow, an agent type's allow and yolo do not answer them; a static rule
+// naming the tool exactly does, and a deny still denies.
+func TestToolsOnlyAPersonAnswers(t *testing.T) {
+	plain := `mode: auto-edit
+tools: { answer: [ask_human] }
+rules:
+  - { rule: "@read", action: allow }
+  - { rule: "*", action: allow }
+agents:
+  planner:
+    rules:
+      - { rule: ExitPlanMode, action: allow }
+`
+	// The rules naming the tools come after the catch-alls: the last
+	// matching rule wins, and a catch-all allow answers no person's tool.
+	named := strings.Replace(plain, "agents:", `  - { rule: ExitPlanMode, action: allow }
+  - { rule: exit_plan_mode, action: deny }
+agents:`, 1)
+	pp, pn := mustParse(t, plain), mustParse(t, named)
+	for _, tt := range []struct {
+		name  string
+		p     *Policy
+		tool  string
+		agent string
+		mode  Mode
+		want  Action
+	}{
+		{"ExitPlanMode asks in auto-edit under @read and * allows", pp, "ExitPlanMode", "", "", Ask},
+		{"ExitPlanMode asks in yolo", pp, "ExitPlanMode", "", ModeYolo, Ask},
+		{"exit_plan_mode asks", pp, "exit_plan_mode", "", ModeYolo, Ask},
+		{"plan_mode_respond asks", pp, "plan_mode_respond", "", "", Ask},
+		{"AskUserQuestion asks in yolo", pp, "AskUserQuestion", "", ModeYolo, Ask},
+		{"ask_followup_question asks", pp, "ask_followup_question", "", "", Ask},
+		{"a declared answer tool asks", pp, "Ask_Human", "", ModeYolo, Ask},
+		{"an agent type's allow naming it does not answer it", pp, "ExitPlanMode", "planner", "", Ask},
+		{"TodoWrite stays allowed", pp, "TodoWrite", "", "", Allow},
+		{"EnterPlanMode (a restriction) stays allowed", pp, "enter_plan_mode", "", "", Allow},
+		{"a static rule naming ExitPlanMode allows it", pn, "exitplanmode", "", "", Allow},
+		{"a static deny denies", pn, "exit_plan_mode", "", ModeYolo, Deny},
+		{"other person tools still ask", pn, "AskUserQuestion", "", "", Ask},
+	} {
+		d := tt.p.Evaluate(Call{Tool: tt.tool, AgentType: tt.agent, Mode: tt.mode, Arguments: []byte(`{"plan":"1. do it"}`)})
+		if d.Action != tt.want || d.Action == Ask && d.Grantable {
+			t.Errorf("%s: %s → %s (grantable %v, %s: %s), want %s, not grantable", tt.name, tt.tool, d.Action, d.Grantable, d.Layer, d.Reason, tt.want)
+		}
+		if d.Action == Ask && tt.p.AnswersUser(tt.tool) != slices.Contains([]string{"AskUserQuestion", "ask_followup_question", "Ask_Human"}, tt.tool) {
+			t.Errorf("%s: AnswersUser(%s) = %v", tt.name, tt.tool, tt.p.AnswersUser(tt.tool))
+		}
+	}
+}

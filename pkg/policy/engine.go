@@ -84,6 +84,10 @@ type subject struct {
 	// the floor (a call of the zsh tool).
 	liftKey string
 	liftAny bool
+	// liftExact: only a static rule that names the tool exactly (no glob,
+	// no group, no agent layer) lifts the floor (a tool only a person
+	// answers).
+	liftExact bool
 }
 
 // verdict is the judgement of one subject.
@@ -113,6 +117,12 @@ type evaluation struct {
 	mode   Mode
 	kind   toolKind
 	agent  *ruleLayer
+	// writeOnly: the call's paths are written without being read (Write,
+	// delete_file, str_replace_editor's create); see toolreads.go.
+	writeOnly bool
+	// sub is the sub-command that set tier ("" when the tool's tier
+	// stands): multi-tool rules are chosen by the tier.
+	sub string
 	// baseMode is the mode of the call without its agent type: the admin's
 	// override, else the policy mode. The agent type is the agent's own
 	// claim, so its layer and mode may restrict a call, never allow more
@@ -549,7 +559,11 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 	}
 	var sbuf [4]subject
 	subs := sbuf[:0]
-	// Glob, grep and list tools read the whole tree under their path.
+	if f, ok := e.pathAccess(args); ok {
+		subs = append(subs, f)
+	}
+	// Glob, grep and the tools that read a directory's files read the
+	// whole tree under their path.
 	tree := treeTools[e.tool] || dirTools[e.tool] || e.kind == kindPattern || e.kind == kindSearch
 	var strs [4]string
 	var pending []pendingGlob
@@ -595,6 +609,9 @@ func (e *evaluation) paths(args json.RawMessage) Decision {
 			s.explicit = kind == subjPattern && e.kind == kindSearch
 			s.recursive = tree && kind == subjPath && (ga != nil || !slices.Contains(filterArgs, v.key))
 			subs = append(subs, s)
+			if kind == subjPath && e.readsArg(v.key) {
+				subs = append(subs, readTwin(&s, slices.Contains(sourceArgs, v.key)))
+			}
 		}
 	}
 	for _, g := range pending {
@@ -676,10 +693,21 @@ func (e *evaluation) appendPatchSubjects(subs []subject, v argValue) []subject {
 	if bad != "" {
 		subs = append(subs, subject{kind: subjName, tier: e.tier, floor: bad, floorLayer: "input", ungrantable: true})
 	}
+	// A file the patch updates, or a diff's source, is read as well as
+	// written (the patch's context is checked against it; a moved file's
+	// content goes where the agent reads it).
+	writeOnly := patchWriteOnly(text)
+	named := make(map[string]int, len(files))
+	for _, f := range files {
+		named[f.Path]++
+	}
 	for _, f := range files {
 		s := e.pathSubject(subjPath, e.tier, f.Path)
 		s.recursive = f.Tree
 		subs = append(subs, s)
+		if named[f.Path] > writeOnly[f.Path] && e.tier != TierRead {
+			subs = append(subs, readTwin(&s, false))
+		}
 	}
 	return subs
 }

@@ -219,6 +219,8 @@ func (s *subject) lifted(hit *rule) bool {
 	switch {
 	case hit == nil:
 		return false
+	case s.liftExact:
+		return !hit.multi() && hit.layer.agent == ""
 	case s.liftAny:
 		return hit.anyArgs
 	case s.liftKey != "":

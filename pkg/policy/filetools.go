@@ -127,9 +127,14 @@ var fileToolSpecs = map[string]*fileToolSpec{
 }
 
 // rgTypeGlobs are the globs of ripgrep's built-in file types (its
-// default_types.rs) that agents commonly pass as Grep's type. A type not
-// listed asks: rg's types name files by more than their extension (sh
-// includes .env and .bashrc).
+// default_types.rs) that agents commonly pass as Grep's type. The host's
+// ripgrep may be of any version, so each type lists the union of the
+// globs ripgrep 13 and 14 give it (14 added .env to sh, *.pyi to py…): a
+// type filter is a read of every file either version's type matches
+// (TestRgTypeGlobsAreTheUnionOfRipgrepVersions holds it to the shell
+// analysis' ripgrep 13 table and to the rg on PATH). A type not listed
+// asks: rg's types name files by more than their extension (sh includes
+// .env and .bashrc).
 var rgTypeGlobs = map[string][]string{
 	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
 	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
@@ -479,6 +484,11 @@ func escapesGlob(w globs.Glob) bool {
 // before, so these subjects only ever make the call stricter.
 func (e *evaluation) namedTool(args json.RawMessage) Decision {
 	name := subject{kind: subjName, tier: e.tier}
+	if e.p.AsksPerson(e.tool) {
+		// Its permission prompt is a person's decision: no mode answers it.
+		name.floor = e.name + "'s prompt is a person's decision (an answer, a plan's approval): no mode answers it; a person does, or a rule that names the tool"
+		name.floorLayer, name.ungrantable, name.liftExact = "mode", true, true
+	}
 	sp := fileToolSpecs[e.tool]
 	if e.tier != TierRead && e.tier != TierWrite {
 		return e.single(&name)
@@ -521,6 +531,11 @@ func (e *evaluation) namedTool(args json.RawMessage) Decision {
 			s := e.pathSubject(subjPath, e.tier, str)
 			s.recursive = true
 			subs = append(subs, s)
+			if e.readsArg(v.key) {
+				// A write-tier tool not known to write only reads what it
+				// names too (an MCP edit_file answers with the file).
+				subs = append(subs, readTwin(&s, false))
+			}
 		}
 	}
 	for _, g := range pending {

@@ -31,11 +31,12 @@ rules:
 		{"Claude Grep glob filter", "Grep", `{"pattern": "KEY", "glob": "*.env"}`, Deny},
 		{"Claude Grep glob filter over code", "Grep", `{"pattern": "KEY", "glob": "*.go"}`, Allow},
 		{"Gemini search_file_content include", "search_file_content", `{"pattern": "KEY", "include": "**/.env"}`, Deny},
-		{"Claude LS path", "LS", `{"path": "/home/dev/.ssh"}`, Deny},
+		{"Claude LS lists the names in ~/.ssh, a read of the directory", "LS", `{"path": "/home/dev/.ssh"}`, Allow},
+		{"Claude LS of a path under ~/.ssh", "LS", `{"path": "/home/dev/.ssh/keys"}`, Deny},
 		{"Claude Write in the project is allowed", "Write", `{"file_path": "src/main.go", "content": "x"}`, Allow},
 		{"Claude TodoWrite is read-tier", "TodoWrite", `{"todos": []}`, Allow},
-		{"Claude ExitPlanMode is read-tier", "ExitPlanMode", `{"plan": "x"}`, Allow},
-		{"Claude AskUserQuestion is read-tier", "AskUserQuestion", `{"questions": []}`, Allow},
+		{"Claude ExitPlanMode asks a person", "ExitPlanMode", `{"plan": "x"}`, Ask},
+		{"Claude AskUserQuestion asks a person", "AskUserQuestion", `{"questions": []}`, Ask},
 		{"Claude WebFetch asks", "WebFetch", `{"url": "https://x", "prompt": "p"}`, Ask},
 		{"Claude Task asks", "Task", `{"prompt": "p", "subagent_type": "x"}`, Ask},
 		{"Claude Agent asks", "Agent", `{"prompt": "p"}`, Ask},
@@ -52,7 +53,7 @@ rules:
 		{"Cursor read_file target_file", "read_file", `{"target_file": "/home/dev/.ssh/id_rsa"}`, Deny},
 		{"Cursor edit_file target_file", "edit_file", `{"target_file": ".env", "code_edit": "x"}`, Deny},
 		{"Cursor delete_file target_file", "delete_file", `{"target_file": "/home/dev/.ssh"}`, Deny},
-		{"Cursor list_dir relative_workspace_path", "list_dir", `{"relative_workspace_path": "/home/dev/.ssh"}`, Deny},
+		{"Cursor list_dir relative_workspace_path", "list_dir", `{"relative_workspace_path": "/home/dev/.ssh/keys"}`, Deny},
 		// Cline
 		{"Cline write_to_file path", "write_to_file", `{"path": ".env", "content": "x"}`, Deny},
 		{"Cline replace_in_file path", "replace_in_file", `{"path": ".env", "diff": "x"}`, Deny},
@@ -207,6 +208,37 @@ func TestWorkspaceWithoutDotAndNoCwd(t *testing.T) {
 		d := p.Evaluate(Call{Tool: "write_file", Arguments: json.RawMessage(`{"path": "` + path + `"}`)})
 		if d.Action != want {
 			t.Errorf("write %s without a cwd → %s (%s), want %s", path, d.Action, d.Reason, want)
+		}
+	}
+}
+
+// A listing tool reads the directory it lists — the names in it — not the
+// files under it: a rule on the directory itself judges it, a rule on
+// what is under the directory does not, as for ls DIR in a shell command.
+func TestListingIsAReadOfTheDirectory(t *testing.T) {
+	p := mustParse(t, `
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@files(**/.ssh/**)", action: deny }
+  - { rule: "@files(**/.gnupg)", action: deny }
+  - { rule: "bash(ls *)", action: allow }
+`)
+	for _, tt := range []struct {
+		tool, args string
+		want       Action
+	}{
+		{"LS", `{"path": "/home/dev/.ssh"}`, Allow},
+		{"list_directory", `{"dir_path": "~/.ssh"}`, Allow},
+		{"bash", `{"command": "ls -la ~/.ssh"}`, Allow},
+		{"LS", `{"path": "/home/dev/.gnupg"}`, Deny},
+		{"list_files", `{"path": "~/.gnupg", "recursive": true}`, Deny},
+		{"list_dir", `{"relative_workspace_path": "/home/dev/.ssh/old"}`, Deny},
+		{"read_many_files", `{"paths": ["/home/dev/.ssh"]}`, Deny},
+	} {
+		d := p.Evaluate(Call{Tool: tt.tool, Arguments: json.RawMessage(tt.args)})
+		if d.Action != tt.want {
+			t.Errorf("%s %s → %s (%s), want %s", tt.tool, tt.args, d.Action, d.Reason, tt.want)
 		}
 	}
 }

@@ -132,9 +132,15 @@ func (l *ruleLayer) multiRules(e *evaluation) *multiEntry {
 	if len(l.globs) == 0 {
 		return &noMulti
 	}
+	key := e.tool
+	if e.sub != "" {
+		// A sub-command changed the call's tier (str_replace_editor's
+		// view is a read): the groups that apply are those of that tier.
+		key += "\x00" + e.sub
+	}
 	cache := l.multiFor.Load()
 	if cache != nil {
-		if m, ok := (*cache)[e.tool]; ok {
+		if m, ok := (*cache)[key]; ok {
 			return m
 		}
 	}
@@ -162,7 +168,7 @@ func (l *ruleLayer) multiRules(e *evaluation) *multiEntry {
 				next[k] = v
 			}
 		}
-		next[e.tool] = m
+		next[key] = m
 		l.multiFor.Store(&next)
 	}
 	return m

@@ -122,9 +122,14 @@ var treeTools = map[string]bool{
 	"move_file": true, "rename_file": true,
 }
 
-// dirTools list or search the directory their path names, and under it.
+// dirTools read the files under the directory their path names
+// (read_many_files their content, list_code_definition_names the
+// definitions in them): the whole tree is read. The listing tools (ls,
+// LS, list, list_dir, list_directory, list_files) are not among them:
+// a listing shows the names in a directory, a read of the directory, not
+// of the files in it, as ls DIR in a shell command is (docs/POLICY.md
+// "Path patterns", Trees).
 var dirTools = map[string]bool{
-	"ls": true, "list": true, "list_dir": true, "list_directory": true, "list_files": true,
 	"read_many_files": true, "list_code_definition_names": true,
 }
 
