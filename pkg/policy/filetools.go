@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // Glob-valued arguments of the agents' file tools (docs/POLICY.md "File
@@ -35,7 +36,7 @@ const (
 	// roleExclude: excludes files from what the tool reads; reads nothing.
 	roleExclude
 	// roleType: a ripgrep file type name (Grep's type): read as the
-	// globs ripgrep defines for it (rgTypeGlobs).
+	// globs ripgrep defines for it (shell.RgTypeGlobs).
 	roleType
 )
 
@@ -124,49 +125,6 @@ var fileToolSpecs = map[string]*fileToolSpec{
 		},
 		known: []string{"query", "casesensitive", "explanation"},
 	},
-}
-
-// rgTypeGlobs are the globs of ripgrep's built-in file types (its
-// default_types.rs) that agents commonly pass as Grep's type. The host's
-// ripgrep may be of any version, so each type lists the union of the
-// globs ripgrep 13 and 14 give it (14 added .env to sh, *.pyi to py…): a
-// type filter is a read of every file either version's type matches
-// (TestRgTypeGlobsAreTheUnionOfRipgrepVersions holds it to the shell
-// analysis' ripgrep 13 table and to the rg on PATH). A type not listed
-// asks: rg's types name files by more than their extension (sh includes
-// .env and .bashrc).
-var rgTypeGlobs = map[string][]string{
-	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
-	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
-	"cs":       {"*.cs"},
-	"css":      {"*.css", "*.scss"},
-	"go":       {"*.go"},
-	"h":        {"*.h", "*.hh", "*.hpp"},
-	"html":     {"*.htm", "*.html", "*.ejs"},
-	"java":     {"*.java", "*.jsp", "*.jspx", "*.properties"},
-	"js":       {"*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"},
-	"json":     {"*.json", "composer.lock", "*.sarif"},
-	"kotlin":   {"*.kt", "*.kts"},
-	"lua":      {"*.lua"},
-	"md":       {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
-	"markdown": {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
-	"php":      {"*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"},
-	"py":       {"*.py", "*.pyi"},
-	"python":   {"*.py", "*.pyi"},
-	"ruby":     {"config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw", "*.rake"},
-	"rust":     {"*.rs"},
-	"scala":    {"*.scala", "*.sbt"},
-	"sh": {".env", ".login", ".logout", ".profile", "profile", ".bash_login", "bash_login", ".bash_logout", "bash_logout",
-		".bash_profile", "bash_profile", ".bashrc", "bashrc", "*.bashrc", ".cshrc", "*.cshrc", ".kshrc", "*.kshrc", ".tcshrc",
-		".zshenv", "zshenv", ".zlogin", "zlogin", ".zlogout", "zlogout", ".zprofile", "zprofile", ".zshrc", "zshrc",
-		"*.bash", "*.csh", "*.env", "*.ksh", "*.sh", "*.tcsh", "*.zsh"},
-	"sql":        {"*.sql", "*.psql"},
-	"swift":      {"*.swift"},
-	"toml":       {"*.toml", "Cargo.lock"},
-	"ts":         {"*.ts", "*.tsx", "*.cts", "*.mts"},
-	"typescript": {"*.ts", "*.tsx", "*.cts", "*.mts"},
-	"txt":        {"*.txt"},
-	"yaml":       {"*.yaml", "*.yml"},
 }
 
 // namePathArgs are the well-known path keys of a read- or write-tier tool
@@ -436,9 +394,9 @@ func globTexts(g pendingGlob) (texts []string, why string) {
 	case roleExclude:
 		return nil, ""
 	case roleType:
-		gl, ok := rgTypeGlobs[g.text]
-		if !ok {
-			return nil, "a file type the policy does not know (it knows " + strconv.Itoa(len(rgTypeGlobs)) + " of ripgrep's types)"
+		gl := shell.RgTypeGlobs(g.text)
+		if gl == nil {
+			return nil, "a file type the policy does not know (it knows " + strconv.Itoa(len(shell.RgTypeNames())) + " of ripgrep's types)"
 		}
 		return gl, ""
 	case roleFilter:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // rgTypeLines parses "name: glob, glob" lines (rg --type-list) into
@@ -27,10 +29,11 @@ func rgTypeLines(text string) map[string][]string {
 // the policy would not judge.
 func checkRgTypesCover(t *testing.T, source string, types map[string][]string) {
 	t.Helper()
-	for name, globs := range rgTypeGlobs {
+	for _, name := range shell.RgTypeNames() {
+		globs := shell.RgTypeGlobs(name)
 		for _, g := range types[name] {
 			if !slices.Contains(globs, g) {
-				t.Errorf("%s: type %s reads %s, which rgTypeGlobs[%q] does not list", source, name, g, name)
+				t.Errorf("%s: type %s reads %s, which shell.RgTypeGlobs(%q) does not list", source, name, g, name)
 			}
 		}
 	}

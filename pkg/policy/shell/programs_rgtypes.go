@@ -2,10 +2,15 @@
 
 package shell
 
-import "strings"
+import (
+	"maps"
+	"slices"
+)
 
-// rgTypeList is ripgrep's built-in file types and their globs, one
-// "name: glob, glob" line each (rgTypeGlobs).
+// rgTypeList is ripgrep 13's built-in file types and their globs, one
+// "name: glob, glob" line each: the record rgTypeUnion is held to
+// (TestRgTypeGlobsAreTheUnionOfRipgrepVersions reads it), with the rg on
+// PATH.
 const rgTypeList = `
 agda: *.agda, *.lagda
 aidl: *.aidl
@@ -178,22 +183,62 @@ zsh: *.zsh, .zlogin, .zlogout, .zprofile, .zshenv, .zshrc, zlogin, zlogout, zpro
 zstd: *.zst, *.zstd
 `
 
-// rgTypes maps each built-in type of ripgrep to its globs.
-var rgTypes = func() map[string][]string {
-	m := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(rgTypeList), "\n") {
-		name, list, ok := strings.Cut(line, ": ")
-		if ok {
-			m[name] = strings.Split(list, ", ")
-		}
-	}
-	return m
-}()
+// rgTypeUnion are the globs of ripgrep's built-in file types (its
+// default_types.rs) that agents commonly pass to rg -t and as Grep's type. The host's
+// ripgrep may be of any version, so each type lists the union of the
+// globs ripgrep 13 and 14 give it (14 added .env to sh, *.pyi to py…): a
+// type filter is a read of every file either version's type matches
+// (TestRgTypeGlobsAreTheUnionOfRipgrepVersions holds it to the shell
+// analysis' ripgrep 13 table and to the rg on PATH). A type not listed
+// asks: rg's types name files by more than their extension (sh includes
+// .env and .bashrc).
+var rgTypeUnion = map[string][]string{
+	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
+	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
+	"cs":       {"*.cs"},
+	"css":      {"*.css", "*.scss"},
+	"go":       {"*.go"},
+	"h":        {"*.h", "*.hh", "*.hpp"},
+	"html":     {"*.htm", "*.html", "*.ejs"},
+	"java":     {"*.java", "*.jsp", "*.jspx", "*.properties"},
+	"js":       {"*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"},
+	"json":     {"*.json", "composer.lock", "*.sarif"},
+	"kotlin":   {"*.kt", "*.kts"},
+	"lua":      {"*.lua"},
+	"md":       {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
+	"markdown": {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"},
+	"php":      {"*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"},
+	"py":       {"*.py", "*.pyi"},
+	"python":   {"*.py", "*.pyi"},
+	"ruby":     {"config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw", "*.rake"},
+	"rust":     {"*.rs"},
+	"scala":    {"*.scala", "*.sbt"},
+	"sh": {".env", ".login", ".logout", ".profile", "profile", ".bash_login", "bash_login", ".bash_logout", "bash_logout",
+		".bash_profile", "bash_profile", ".bashrc", "bashrc", "*.bashrc", ".cshrc", "*.cshrc", ".kshrc", "*.kshrc", ".tcshrc",
+		".zshenv", "zshenv", ".zlogin", "zlogin", ".zlogout", "zlogout", ".zprofile", "zprofile", ".zshrc", "zshrc",
+		"*.bash", "*.csh", "*.env", "*.ksh", "*.sh", "*.tcsh", "*.zsh"},
+	"sql":        {"*.sql", "*.psql"},
+	"swift":      {"*.swift"},
+	"toml":       {"*.toml", "Cargo.lock"},
+	"ts":         {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"typescript": {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"txt":        {"*.txt"},
+	"yaml":       {"*.yaml", "*.yml"},
+}
 
-// rgTypeGlobs is the filters of rg -t NAME for a built-in type, nil for
-// another name ("all" and any type --type-add defines are any name).
+// RgTypeGlobs returns the globs of ripgrep's file type name as any
+// version of ripgrep reads them (rgTypeUnion), or nil for a type the
+// policy does not know.
+func RgTypeGlobs(name string) []string { return rgTypeUnion[name] }
+
+// RgTypeNames returns the file types RgTypeGlobs knows.
+func RgTypeNames() []string { return slices.Sorted(maps.Keys(rgTypeUnion)) }
+
+// rgTypeGlobs is the filters of rg -t NAME for a type RgTypeGlobs knows,
+// nil for another name ("all", a type --type-add defines, one whose
+// globs differ between ripgrep versions unknown here: any name).
 func rgTypeGlobs(name string) []shWord {
-	gs := rgTypes[name]
+	gs := rgTypeUnion[name]
 	if gs == nil {
 		return nil
 	}
