@@ -328,7 +328,7 @@ func (p *sedParser) part(d byte, regex bool) {
 		}
 		c := p.src[p.i]
 		p.i++
-		p.multibyte(c, string(d)+"\\[")
+		p.multibyte(p.i, string(d)+"\\[")
 		switch {
 		case c == d:
 			return
@@ -344,15 +344,16 @@ func (p *sedParser) part(d byte, regex bool) {
 	}
 }
 
-// multibyte fails when c is outside ASCII and the next byte is one of
-// special and could be the second byte of a character in a multibyte
-// encoding (GB18030, Big5, Shift JIS, Johab take bytes from 0x30 to 0x7e
-// there): GNU sed would not see that byte on its own in such a locale.
-func (p *sedParser) multibyte(c byte, special string) {
-	if c < 0x80 || p.i >= len(p.src) {
+// multibyte fails when the byte before j is outside ASCII and the byte
+// at j is one of special and could be the second byte of a character in
+// a multibyte encoding (GB18030, Big5, Shift JIS, Johab take bytes from
+// 0x30 to 0x7e there): GNU sed would not see that byte on its own in
+// such a locale.
+func (p *sedParser) multibyte(j int, special string) {
+	if j < 1 || j >= len(p.src) || p.src[j-1] < 0x80 {
 		return
 	}
-	if n := p.src[p.i]; n >= 0x30 && n <= 0x7e && strings.IndexByte(special, n) >= 0 {
+	if n := p.src[j]; n >= 0x30 && n <= 0x7e && strings.IndexByte(special, n) >= 0 {
 		p.fail("sed script has a byte outside ASCII before " + shQuoteShort(string(n)) + ": its reading depends on the locale")
 	}
 }
@@ -396,9 +397,7 @@ func (p *sedParser) bracket() {
 				state = 0
 			}
 		default:
-			p.i++
-			p.multibyte(c, ".:=[]")
-			p.i--
+			p.multibyte(p.i+1, ".:=[]")
 		}
 		state &^= 1
 	}
