@@ -420,3 +420,23 @@ func grammarSedScript(rng *rand.Rand) []string {
 	}
 	return strings.Split(s, "\n")
 }
+
+// FuzzSedReader is the same check on scripts the fuzzer makes (go test
+// -fuzz FuzzSedReader ./pkg/policy/shell/): split, the script's lines are
+// -e pieces.
+func FuzzSedReader(f *testing.F) {
+	for _, pieces := range sedCorpus[:16] {
+		f.Add(strings.Join(pieces, "\n"), len(pieces) > 1)
+	}
+	f.Fuzz(func(t *testing.T, script string, split bool) {
+		if strings.IndexByte(script, 0) >= 0 || len(script) > 200 {
+			return
+		}
+		sed := sedNeeded(t)
+		pieces := []string{script}
+		if split {
+			pieces = strings.Split(script, "\n")
+		}
+		checkSedReader(t, sed, nil, pieces)
+	})
+}
