@@ -5,7 +5,10 @@ import "strings"
 // sedScripts checks the sed programs of the command (-e SCRIPT, or the
 // first operand): the e command and the e flag of s run commands, w FILE
 // and the w flag write FILE, r/R FILE read FILE. --sandbox makes sed
-// refuse e, w and r, so they need no check. GNU sed compiles the -e
+// refuse e, w and r in the scripts it compiles after it, so they need no
+// check when it comes before every -e (GNU sed compiles each -e as it
+// meets it: sed -e 'e id' --sandbox runs id; the operand script comes
+// after all the options). GNU sed compiles the -e
 // pieces one after the other, a command left open at the end of one (a
 // text ending in a backslash, a { block) going on in the next: the pieces
 // are read as one script, joined by newlines.
@@ -14,7 +17,9 @@ func (u *progUse) sedScripts(w []shWord) {
 	for _, s := range u.seen {
 		switch s.opt.name {
 		case "--sandbox":
-			return
+			if len(pieces) == 0 {
+				return
+			}
 		case "-e", "--expression":
 			if s.value != nil {
 				pieces = append(pieces, *s.value)
