@@ -440,3 +440,60 @@ func FuzzSedReader(f *testing.F) {
 		checkSedReader(t, sed, nil, pieces)
 	})
 }
+
+// TestSedEffects pins the reader's answers where GNU sed is not at hand:
+// the files written and read, and whether it asks ("runs", "asks").
+func TestSedEffects(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{":a;1e cat .env", "runs"},
+		{":a;w out", "w:out"},
+		{":a}w out", "asks"},
+		{"b a;r in", "r:in"},
+		{"1s/[/]*.*/cat .env/ep", "runs"},
+		{"/[/i]/e cat .env", "runs"},
+		{"s/[/]/x/w out", "w:out"},
+		{"s/[[:alpha:]/]/x/w o", "w:o"},
+		{"y/[/]/", ""},
+		{"1a\\\ns\ne touch PWNED\n\n", "runs"},
+		{"1a\\\nfoo\\\ne id", ""},
+		{"1a\\\\\ne id", "runs"},
+		{"1a foo\nw out", "w:out"},
+		{"1a\\\nw out", ""},
+		{"$a\\", ""},
+		{"1a", "asks"},
+		{"s/a/b/ e", "runs"},
+		{"s/a/b/w out;p", "w:out;p"},
+		{"s/a/b/k", "asks"},
+		{"k", "asks"},
+		{"1{p", "asks"},
+		{"p}", "asks"},
+		{"{p}", ""},
+		{"0,/x/p;0~3p", ""},
+		{"0p", "asks"},
+		{"0r in", "r:in"},
+		{"s|é|e|", "asks"},
+		{"s/é/e/", ""},
+		{"e", "runs"},
+		{"e id\nw out", "runs w:out"},
+		{"R in2\nW out2", "w:out2 r:in2"},
+		{":a;N;$!ba;s/\\n/ /g", ""},
+	} {
+		writes, reads, bad := sedEffects(c.script)
+		var got []string
+		switch {
+		case strings.Contains(bad, "runs"):
+			got = append(got, "runs")
+		case bad != "":
+			got = append(got, "asks")
+		}
+		for _, f := range writes {
+			got = append(got, "w:"+f)
+		}
+		for _, f := range reads {
+			got = append(got, "r:"+f)
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("sedEffects(%q) = %q (%s), want %q", c.script, g, bad, c.want)
+		}
+	}
+}
