@@ -44,13 +44,15 @@ helm-test:
 ## test runs them for 5s; run longer by hand: make fuzz FUZZTIME=10m).
 ## FuzzShellOracle runs real bash in bwrap on scripts from a grammar
 ## (pkg/policy/oracle_fuzz_test.go); FuzzDecodeRequestFast holds the fast
-## request decoder to encoding/json (pkg/messages/request_fast_test.go).
+## request decoder to encoding/json (pkg/messages/request_fast_test.go);
+## FuzzSedReader holds the sed script reader to GNU sed's own parse.
 FUZZTIME ?= 2m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzPathIndex$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzZshSameGrammar$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
+	$(GO) test -run='^$$' -fuzz='^FuzzSedReader$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeRequestFast$$' -fuzztime=$(FUZZTIME) ./pkg/messages/
 
 ## images: the container images of deploy/ (built locally; no registry needed)
