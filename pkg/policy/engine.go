@@ -696,16 +696,11 @@ func (e *evaluation) appendPatchSubjects(subs []subject, v argValue) []subject {
 	// A file the patch updates, or a diff's source, is read as well as
 	// written (the patch's context is checked against it; a moved file's
 	// content goes where the agent reads it).
-	writeOnly := patchWriteOnly(text)
-	named := make(map[string]int, len(files))
-	for _, f := range files {
-		named[f.Path]++
-	}
 	for _, f := range files {
 		s := e.pathSubject(subjPath, e.tier, f.Path)
 		s.recursive = f.Tree
 		subs = append(subs, s)
-		if named[f.Path] > writeOnly[f.Path] && e.tier != TierRead {
+		if f.Read && e.tier != TierRead {
 			subs = append(subs, readTwin(&s, false))
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // What a write-tier file tool reads (docs/POLICY.md "What a write-tier
@@ -129,25 +128,4 @@ func readTwin(s *subject, tree bool) subject {
 	r.floor, r.floorLayer, r.ungrantable = "", "", false
 	r.recursive = s.recursive || tree
 	return r
-}
-
-// patchWriteOnly returns, per path, how many of a patch's headers create,
-// delete or are the destination of a move (Codex's *** Add File, *** Delete
-// File, *** Move to): a path that shell.PatchPaths reports no more often
-// than this is only written; any other header (*** Update File, a diff's
-// ---/+++, rename and copy lines) reads the file it names.
-func patchWriteOnly(text string) map[string]int {
-	var n map[string]int
-	for _, line := range strings.Split(text, "\n") {
-		h := strings.TrimSpace(line)
-		for _, p := range [...]string{"*** Add File:", "*** Delete File:", "*** Move to:"} {
-			if rest, ok := strings.CutPrefix(h, p); ok {
-				if n == nil {
-					n = map[string]int{}
-				}
-				n[strings.TrimSpace(rest)]++
-			}
-		}
-	}
-	return n
 }

@@ -11,6 +11,11 @@ type PatchFile struct {
 	// tree: the patch deletes or moves the path, so a rule on dir/**
 	// applies to dir itself.
 	Tree bool
+	// Read: the patch reads the file as well as writing it (*** Update
+	// File, a diff's ---/+++, rename and copy lines: its content is
+	// checked against the hunks, a moved file's content goes where the
+	// agent reads it); Add File, Delete File and Move to only write.
+	Read bool
 }
 
 // PatchPaths returns every path a patch touches: Codex's apply_patch
@@ -20,12 +25,13 @@ type PatchFile struct {
 // policy cannot read: the call then asks, since the patch may write
 // anywhere.
 func PatchPaths(text string) (files []PatchFile, bad string) {
+	read := true
 	add := func(p string, tree bool) {
 		p = strings.TrimSpace(p)
 		if p == "" || p == "/dev/null" {
 			return
 		}
-		files = append(files, PatchFile{Path: p, Tree: tree})
+		files = append(files, PatchFile{Path: p, Tree: tree, Read: read})
 	}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
@@ -39,6 +45,8 @@ func PatchPaths(text string) (files []PatchFile, bad string) {
 			}
 			line = h
 		}
+		read = !strings.HasPrefix(line, "*** Add File:") && !strings.HasPrefix(line, "*** Delete File:") &&
+			!strings.HasPrefix(line, "*** Move to:")
 		switch {
 		case strings.HasPrefix(line, "*** Add File:"):
 			add(line[len("*** Add File:"):], false)

@@ -1116,6 +1116,9 @@ func (u *progUse) patchOperands() {
 		}
 		for _, f := range files {
 			u.writes = append(u.writes, shWord{text: f.Path, lit: true})
+			if f.Read {
+				u.reads = append(u.reads, shWord{text: f.Path, lit: true})
+			}
 		}
 	}
 }
