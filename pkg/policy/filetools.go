@@ -48,6 +48,9 @@ type globArg struct {
 	negates bool
 	// tree: a match may be a directory the tool reads whole.
 	tree bool
+	// dot: the tool's wildcards match names that start with a dot
+	// (node-glob's dot: true), which bash's * and ? do not (dotVariants).
+	dot bool
 }
 
 // fileToolSpec declares a file tool's arguments: its globs and the other
@@ -108,8 +111,10 @@ var fileToolSpecs = map[string]*fileToolSpec{
 	},
 	"read_many_files": {
 		globs: []globArg{
-			{key: "paths", role: roleRooted, tree: true},
-			{key: "include", role: roleRooted, tree: true},
+			// Gemini's read_many_files globs with node-glob's dot: true
+			// (packages/core/src/tools/read-many-files.ts).
+			{key: "paths", role: roleRooted, tree: true, dot: true},
+			{key: "include", role: roleRooted, tree: true, dot: true},
 			{key: "exclude", role: roleExclude},
 		},
 		known: []string{"recursive", "usedefaultexcludes", "respectgitignore", "respectgeminiignore", "filefilteringoptions"},
@@ -345,6 +350,9 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 			if g.arg.tree {
 				s.globs = append(s.globs, append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun))
 			}
+			if g.arg.dot {
+				s.globs = append(s.globs, dotVariants(w)...)
+			}
 		}
 		baseOnly := g.arg.role != roleRooted && !strings.Contains(t, "/")
 		for _, a := range alts {
@@ -385,6 +393,31 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 		subs = append(subs, s)
 	}
 	return subs
+}
+
+// dotVariants returns the form of w in which its last part, when wholly a
+// wildcard, names a dot file: a tool whose globs match dot files
+// (globArg.dot) reads .env through "*", "**/*" and "**", which the
+// anchored test — made for bash, whose * and ? do not match a
+// leading dot — would not meet. (Dot directories in the middle, which
+// "**/*.ts" also enters, are left to the rules on their names: a
+// workspace rarely holds a .ssh.)
+func dotVariants(w globs.Glob) []globs.Glob {
+	start := len(w)
+	for start > 0 && !(w[start-1].Lit() && w[start-1].R == '/') {
+		start--
+	}
+	last := w[start:]
+	if len(last) == 0 {
+		return nil
+	}
+	for _, t := range last {
+		if !t.Any {
+			return nil
+		}
+	}
+	v := append(slices.Clone(w[:start]), globs.Tok{R: '.'}, globs.AnyRun)
+	return []globs.Glob{v}
 }
 
 // globTexts returns the globs one value of a glob argument stands for
