@@ -750,6 +750,10 @@ func (u *progUse) gitPaths(w []shWord) {
 			dashes = true
 			continue
 		}
+		if !dashes && t.lit && u.gitTakesNext(t.text) && !strings.HasPrefix(t.text, "-L") {
+			i++ // git log -n 20: the option's value, not an operand
+			continue
+		}
 		if !dashes && t.lit && strings.HasPrefix(t.text, "-") {
 			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
 				patternFirst = false
@@ -833,10 +837,14 @@ func (u *progUse) gitWrites(w []shWord) {
 		return
 	}
 	named, cached, dashes := false, false, false
-	for _, t := range w[u.global+1:] {
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
 		switch {
 		case !dashes && t.lit && t.text == "--":
 			dashes = true
+			continue
+		case !dashes && t.lit && u.gitTakesNext(t.text):
+			i++ // git checkout -b feat, restore --source REV: a value
 			continue
 		case !dashes && t.lit && strings.HasPrefix(t.text, "-"):
 			cached = cached || t.text == "--cached" || t.text == "--staged"
@@ -859,6 +867,22 @@ func (u *progUse) gitWrites(w []shWord) {
 	if writes && (!named || sub != "mv" && sub != "rm" && sub != "restore") {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
+}
+
+// gitTakesNext reports whether the git option word s takes the next word
+// as its value (git log -n 20, --author NAME): an option the table gives
+// a required value, spelled without it attached.
+func (u *progUse) gitTakesNext(s string) bool {
+	if len(s) < 2 || s[0] != '-' || strings.Contains(s, "=") {
+		return false
+	}
+	var o *progOption
+	if s[1] == '-' {
+		o = u.longOption(s)
+	} else if len(s) == 2 {
+		o = u.option(s)
+	}
+	return o != nil && o.value == valRequired
 }
 
 // gitRevisionName reports a word that only a revision can be by its
