@@ -715,7 +715,7 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	e.cdFloor(&s, v)
 	var escapes bool
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
-	if phys, opaque := e.kernelPathOf(v); opaque {
+	if phys, opaque := e.kernelPathOf(v, s.value); opaque {
 		if s.floor == "" {
 			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a kernel link (a process's working directory or open file) whose target the policy cannot see", "safety"
 		}
@@ -848,9 +848,16 @@ func (e *evaluation) cdFloor(s *subject, v string) {
 }
 
 // kernelPathOf is kernelPath of v placed as resolvePath places it, before
-// any cleaning: "" when v stays relative (no working directory), unless a
+// any cleaning (clean, resolvePath's result, when no ".." climbs): "" when v stays relative (no working directory), unless a
 // ".." follows a proc or dev component there, which makes it opaque.
-func (e *evaluation) kernelPathOf(v string) (phys string, opaque bool) {
+func (e *evaluation) kernelPathOf(v, clean string) (phys string, opaque bool) {
+	if !strings.Contains(v, "..") && !strings.Contains(e.relBase, "..") {
+		// Nothing climbs: the cleaned path is the walked one.
+		if clean == "/proc" || clean == "/dev" || strings.HasPrefix(clean, "/proc/") || strings.HasPrefix(clean, "/dev/") {
+			return kernelPath(clean)
+		}
+		return "", false
+	}
 	raw, _ := globs.ExpandHome(v, e.p.home)
 	if !path.IsAbs(raw) && e.relBase != "" {
 		raw = e.relBase + "/" + raw
