@@ -386,6 +386,42 @@ func Intersects(a, b Glob) bool {
 	return false
 }
 
+// anchorDirs marks in skip the runs of p, an absolute pattern, that name
+// the directories it is anchored in: its components before its name (the
+// last component that spells a character: .aws of /home/dev/.aws/**,
+// credentials of /home/dev/.aws/credentials) and before any "**". They
+// are not names a word must spell part of: a wildcard that fills such a
+// component names that directory (cat /home/*/.aws/credentials reads
+// ~/.aws/credentials), as plainly as its own text would. The name, and
+// the names after a "**" (.ssh of **/.ssh/**), stay runs to spell.
+func anchorDirs(p Glob, skip []bool) {
+	if len(p) == 0 || !p[0].Lit() || p[0].R != '/' {
+		return // a relative pattern floats: its first name is a name
+	}
+	float := len(p) // the first **
+	for j, t := range p {
+		if t.Star && t.Any && !t.NoSlash {
+			float = j
+			break
+		}
+	}
+	// name: the start of the last component that spells a character.
+	name, start, spells := 0, 0, false
+	for j := 0; j <= len(p); j++ {
+		if j == len(p) || p[j].Lit() && p[j].R == '/' {
+			if spells {
+				name = start
+			}
+			start, spells = j+1, false
+			continue
+		}
+		spells = spells || p[j].Lit()
+	}
+	for j := 0; j < name && j < float; j++ {
+		skip[j] = true
+	}
+}
+
 // nameSeparators marks, in each run of p's literal characters that a star
 // ends, the separators ('.', '-', '_') that close it after a name: in
 // "*.env.*" the run is ".env." and its name ".env" — the last dot only
@@ -437,6 +473,7 @@ func IntersectsAnchored(w, p Glob) bool {
 		return true
 	}
 	tail := nameSeparators(p)
+	anchorDirs(p, tail)
 	inRun := func(j int) bool {
 		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/') && !tail[j]
 	}
