@@ -620,6 +620,11 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
 		// function zsh_directory_name says for ~[…]: any directory.
 		out.computed = out.computed || shTildeUserWord(w)
+		if !out.computed && slices.Equal(out.vars, []string{"HOME"}) && shLiteralGlob(out.g) {
+			// "$HOME/.aws": the home directory and literal text, judged
+			// as ~/.aws is (shHomeParam).
+			return shWord{text: out.g.String(), lit: true}
+		}
 		return out
 	}
 	sw.text = b.String()
@@ -627,6 +632,16 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		sw.g = a.shGlobOfWord(w)
 	}
 	return sw
+}
+
+// shLiteralGlob reports a glob of literal characters only.
+func shLiteralGlob(g globs.Glob) bool {
+	for _, t := range g {
+		if !t.Lit() {
+			return false
+		}
+	}
+	return len(g) > 0
 }
 
 // shTildeUser reports an unquoted literal starting with ~user, ~+ or ~-:

@@ -43,7 +43,11 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				unknown(globs.AnyRun, true) // $"…": a translation
 				continue
 			}
-			for _, q := range p.Parts {
+			for k, q := range p.Parts {
+				if i == 0 && k == 0 && shHomeParam(q) {
+					parts = append(parts, globs.WordPart{Text: "~"}) // "$HOME/x": ~/x
+					continue
+				}
 				if l, ok := q.(*syntax.Lit); ok {
 					var b strings.Builder
 					shUnescapeDouble(&b, l.Value)
@@ -63,6 +67,12 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				}
 			}
 		default:
+			if i == 0 && shHomeParam(p) {
+				// $HOME/.aws/credentials is ~/.aws/credentials: a script
+				// that sets HOME is not analysed (shExecVar).
+				parts = append(parts, globs.WordPart{Text: "~"})
+				continue
+			}
 			// An expansion (or a brace expansion SplitBraces left): its
 			// value is pattern text.
 			unknown(globs.AnyRun, false)
@@ -73,6 +83,15 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 		return globs.Glob{globs.AnyRun} // could be anything: the strict reading
 	}
 	return g
+}
+
+// shHomeParam reports a plain $HOME or ${HOME}: the home directory, which
+// the policy knows as it knows ~.
+func shHomeParam(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Param != nil && pe.Param.Value == "HOME" && !pe.Excl && !pe.Length && !pe.Width &&
+		pe.Index == nil && pe.Slice == nil && pe.Repl == nil && pe.Exp == nil && pe.Names == 0 &&
+		pe.NestedParam == nil && pe.Flags == nil
 }
 
 // gMaxWord bounds the tokens of one word's glob; a longer word is taken

@@ -136,7 +136,9 @@ func TestAnalyzeShellRemovesQuotes(t *testing.T) {
 		// TEXTDOMAINDIR, which a script may point at its own catalog.
 		{"locale strings are translations, not their text", `echo $"hi"`, []string{"echo", `$"hi"`}},
 		{"mixed quoting", `echo 'a'"b"c`, []string{"echo", "abc"}},
-		{"a non-literal argument keeps its source", `echo "$HOME/x" $(date)`, []string{"echo", `"$HOME/x"`, "$(date)"}},
+		{"a non-literal argument keeps its source", `echo "$USER/x" $(date)`, []string{"echo", `"$USER/x"`, "$(date)"}},
+		// $HOME is the home directory the policy knows: the word is ~/x.
+		{"$HOME is the home directory", `echo "$HOME/x" ${HOME}`, []string{"echo", "~/x", "~"}},
 		{"globs stay literal in arguments", `ls *.go`, []string{"ls", "*.go"}},
 	}
 	for _, tt := range tests {
