@@ -538,6 +538,11 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 				a.arithOperand(as.Value, d.Variant.Value+" -i "+as.Name.Value)
 			}
 		}
+		if nameref {
+			// declare -n g=h; h=.env; cat $g: $g is h's value, which
+			// any later assignment sets: not the text g was given.
+			a.valueUnknown(as.Name.Value)
+		}
 		if nameref && as.Value != nil {
 			if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
 				a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " refers to " + w.text +
