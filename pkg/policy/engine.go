@@ -717,7 +717,7 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
 	if phys, opaque := e.kernelPathOf(v, s.value); opaque {
 		if s.floor == "" {
-			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a kernel link (a process's working directory or open file) whose target the policy cannot see", "safety"
+			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a link (a process's working directory or open file, or a .. from outside the working directory and the home) whose target the policy cannot see", "safety"
 		}
 	} else if phys != "" && phys != s.value {
 		// /proc/self/root/etc/hosts is /etc/hosts.
@@ -745,7 +745,13 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 // (/dev/fd/3, /dev/stdin) is not: what it reads was judged where it was
 // opened — except another process's (cat /proc/1234/fd/0 while it reads
 // .env), which was never judged.
-func kernelPath(p string) (phys string, opaque bool) {
+//
+// A ".." elsewhere climbs from a directory that may itself be a link the
+// system made (/var/run is /run, /proc/net is /proc/self/net, macOS's /tmp
+// is /private/tmp): it is read lexically only where it climbs from under
+// one of the trusted directories (the working directory, the home), and
+// is opaque everywhere else.
+func kernelPath(p string, trusted ...string) (phys string, opaque bool) {
 	stack := make([]string, 0, 8)
 	comps := strings.Split(p, "/")
 	for i, c := range comps {
@@ -754,6 +760,9 @@ func kernelPath(p string) (phys string, opaque bool) {
 			continue
 		case "..":
 			if len(stack) > 0 {
+				if !underAnyDir("/"+strings.Join(stack, "/"), trusted) {
+					return "", true
+				}
 				stack = stack[:len(stack)-1]
 			}
 			continue
@@ -768,6 +777,19 @@ func kernelPath(p string) (phys string, opaque bool) {
 		}
 	}
 	return "/" + strings.Join(stack, "/"), false
+}
+
+// underAnyDir reports whether p lies in one of dirs (or is one).
+func underAnyDir(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if _, ok := underDir(p, d); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // kernelStep looks at the path stack just extended by one component and
@@ -854,7 +876,7 @@ func (e *evaluation) kernelPathOf(v, clean string) (phys string, opaque bool) {
 	if !strings.Contains(v, "..") && !strings.Contains(e.relBase, "..") {
 		// Nothing climbs: the cleaned path is the walked one.
 		if clean == "/proc" || clean == "/dev" || strings.HasPrefix(clean, "/proc/") || strings.HasPrefix(clean, "/dev/") {
-			return kernelPath(clean)
+			return kernelPath(clean, e.cwd, e.p.home)
 		}
 		return "", false
 	}
@@ -868,7 +890,7 @@ func (e *evaluation) kernelPathOf(v, clean string) (phys string, opaque bool) {
 	if !path.IsAbs(raw) {
 		return "", globs.KernelDotDot(raw)
 	}
-	return kernelPath(raw)
+	return kernelPath(raw, e.cwd, e.p.home)
 }
 
 // resolvePath cleans v as rules see it (see cleanPath) and, when the call

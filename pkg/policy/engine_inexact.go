@@ -331,32 +331,28 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	} else if kernelLinkGlob(clean) || e.kernelDotDot(g) ||
 		c.Recursive && kernelLinkGlob(append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun)) {
-		s.floor, s.floorLayer = "read of "+strconv.Quote(text)+" may go through a kernel link (a process's working directory or open files) whose target the policy cannot see", "safety"
+		s.floor, s.floorLayer = "read of "+strconv.Quote(text)+" may go through a link (a process's working directory or open files, or a .. from outside the working directory and the home) whose target the policy cannot see", "safety"
 	}
 	return s
 }
 
-// kernelRoots are where the kernel's magic links are: /proc and /dev.
-var kernelRoots = []globs.Glob{
-	globs.Literal(nil, "/proc"), globs.Literal(nil, "/proc/"),
-	globs.Literal(nil, "/dev"), globs.Literal(nil, "/dev/"),
-}
-
 // kernelDotDot reports whether a ".." of the path pattern g may climb from
-// under /proc or /dev (/pro?/self/cwd/../x, /*/1/cwd/../x): from a magic
-// link's target (a process's cwd), which the text does not show. g is
+// a directory outside the working directory and the home (/pro?/self/cwd/../x,
+// /*/run/../x): from a link's target, which the text does not show. g is
 // placed under the working directory first; without one, under a
-// directory one level below the root, the nearest /proc a working
-// directory of the agent's can be (../*/1/cwd/.. reaches it).
+// directory one level below the root (../*/1/cwd/.. reaches /proc from
+// there).
 func (e *evaluation) kernelDotDot(g globs.Glob) bool {
+	cwd := e.cwd
 	switch {
 	case len(g) > 0 && g[0].Lit() && g[0].R == '/':
 	case e.cwd != "":
 		g = append(globs.Literal(nil, e.cwd+"/"), g...)
 	default:
-		g = append(globs.Literal(nil, "/.cwd/"), g...)
+		cwd = "/.cwd"
+		g = append(globs.Literal(nil, cwd+"/"), g...)
 	}
-	return globs.DotDotUnder(g, kernelRoots, e.p.home)
+	return globs.DotDotEscapes(g, []string{cwd, e.p.home}, e.p.home)
 }
 
 // readSubject is the subject of an input redirection.

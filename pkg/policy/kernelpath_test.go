@@ -3,7 +3,8 @@ package policy
 import "testing"
 
 // TestKernelPath holds kernelPath to the kernel's walk of a path: links
-// first, then "..", from the link's target.
+// first, then "..", from the link's target; a ".." from outside the
+// trusted directories (here a working directory and the home) is opaque.
 func TestKernelPath(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
@@ -14,8 +15,14 @@ func TestKernelPath(t *testing.T) {
 		{in: "/proc/self/root/etc/hosts", want: "/etc/hosts"},
 		{in: "/proc/self/root/../etc/x", want: "/etc/x"},
 		{in: "/proc/1234/task/1235/root/../../home/x", want: "/home/x"},
-		{in: "/proc/thread-self/../../root/home/x", want: "/home/x"},
-		{in: "/proc/self/task/../root/etc/x", want: "/etc/x"},
+		{in: "/proc/thread-self/../../root/home/x", opaque: true},
+		{in: "/proc/self/task/../root/etc/x", opaque: true},
+		// A .. from outside the trusted directories may leave a link the
+		// system made: /var/run is /run, /proc/net is /proc/self/net.
+		{in: "/var/run/../home/dev/.aws/credentials", opaque: true},
+		{in: "/proc/net/../cwd/../.aws/credentials", opaque: true},
+		{in: "/home/dev/proj/../.aws/credentials", want: "/home/dev/.aws/credentials"},
+		{in: "/home/dev/../dev/x", want: "/home/dev/x"},
 		{in: "/proc/self/cwd", opaque: true},
 		{in: "/proc/self/cwd/../.aws/credentials", opaque: true},
 		{in: "/dev/fd/../cwd/../x", opaque: true},
@@ -27,10 +34,10 @@ func TestKernelPath(t *testing.T) {
 		{in: "/proc/1/fd/0", opaque: true},
 		{in: "/proc/self/map_files/x", opaque: true},
 		{in: "/dev/null", want: "/dev/null"},
-		{in: "/dev/../etc/x", want: "/etc/x"},
+		{in: "/dev/../etc/x", opaque: true},
 		{in: "/proc/cpuinfo", want: "/proc/cpuinfo"},
 	} {
-		got, opaque := kernelPath(tc.in)
+		got, opaque := kernelPath(tc.in, "/home/dev/proj", "/home/dev")
 		if opaque != tc.opaque || !opaque && got != tc.want {
 			t.Errorf("kernelPath(%q) = %q, opaque %v; want %q, opaque %v", tc.in, got, opaque, tc.want, tc.opaque)
 		}

@@ -819,11 +819,12 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 // cleaned by its text.
 func KernelDotDot(p string) bool { return kernelDotDotAt(p) >= 0 }
 
-// DotDotUnder reports whether a ".." component of g may climb from a
-// directory under one of roots (each a glob a directory is tested
-// against, after cleaning what comes before the ".."), and whether a
-// literal /proc or /dev precedes one (KernelDotDot).
-func DotDotUnder(g Glob, roots []Glob, home string) bool {
+// DotDotEscapes reports whether a ".." component of the absolute pattern
+// g may climb from a directory outside every one of trusted (each a
+// directory's literal path), after cleaning what comes before it: such a
+// directory may be a link (/var/run, /proc/net, a process's cwd), whose
+// target the text does not show.
+func DotDotEscapes(g Glob, trusted []string, home string) bool {
 	start := 0
 	for k := 0; k <= len(g); k++ {
 		if k < len(g) && !(g[k].Lit() && g[k].R == '/') {
@@ -832,10 +833,19 @@ func DotDotUnder(g Glob, roots []Glob, home string) bool {
 		comp := g[start:k]
 		if len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) && start > 0 {
 			prefix := CleanPath(g[:start-1:start-1], home)
-			for _, r := range roots {
-				if Intersects(prefix, append(r[:len(r):len(r)], AnyRun)) || Intersects(prefix, r) {
-					return true
+			inside := false
+			for _, d := range trusted {
+				if d == "" {
+					continue
 				}
+				dir := Literal(nil, d)
+				if Covers(dir, prefix) || Covers(append(Literal(nil, d+"/"), AnyRun), prefix) {
+					inside = true
+					break
+				}
+			}
+			if !inside {
+				return true
 			}
 		}
 		start = k + 1
