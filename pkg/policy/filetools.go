@@ -397,21 +397,20 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 
 // dotVariants returns the form of w in which its last part, when wholly a
 // wildcard, names a dot file: a tool whose globs match dot files
-// (globArg.dot) reads .env through "*", "**/*" and "**", which the
-// anchored test — made for bash, whose * and ? do not match a
-// leading dot — would not meet. (Dot directories in the middle, which
-// "**/*.ts" also enters, are left to the rules on their names: a
-// workspace rarely holds a .ssh.)
+// (globArg.dot) reads .env through "*", "**/*", "**" and "deploy/*", which
+// the anchored test — made for bash, whose * and ? do not match a leading
+// dot — would not meet. A last part with text after its wildcard
+// ("*.local") is left to the anchored test: it would meet .env.local, but
+// also .env.ts for every "*.ts" (docs/POLICY.md, limits).
 func dotVariants(w globs.Glob) []globs.Glob {
 	start := len(w)
 	for start > 0 && !(w[start-1].Lit() && w[start-1].R == '/') {
 		start--
 	}
-	last := w[start:]
-	if len(last) == 0 {
+	if start == len(w) {
 		return nil
 	}
-	for _, t := range last {
+	for _, t := range w[start:] {
 		if !t.Any {
 			return nil
 		}
