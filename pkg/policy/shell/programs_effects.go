@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -821,7 +822,8 @@ var gitTreeWriters = map[string]bool{
 // gitFileReaders are the git sub-commands whose operands are files they
 // read into the repository or send (git hash-object -w ~/.aws/credentials,
 // then git cat-file -p prints it).
-var gitFileReaders = map[string]bool{"hash-object": true, "send-email": true, "apply": true, "am": true}
+var gitFileReaders = map[string]bool{"hash-object": true, "send-email": true, "apply": true, "am": true,
+	"merge-file": true, "interpret-trailers": true, "add": true, "update-index": true, "stage": true}
 
 // gitWrites records what a git sub-command writes in the work tree and
 // the files it reads into the repository (gitTreeWriters,
@@ -832,11 +834,112 @@ func (u *progUse) gitWrites(w []shWord) {
 		return
 	}
 	sub := w[u.global].text
-	writes, reads := gitTreeWriters[sub], gitFileReaders[sub]
-	if !writes && !reads {
+	if sub == "config" {
+		u.gitConfig(w)
 		return
 	}
-	named, cached, dashes := false, false, false
+	writes, reads, target := gitTreeWriters[sub], gitFileReaders[sub], gitTargetWriters[sub]
+	if !writes && !reads && target == 0 {
+		return
+	}
+	ops := u.gitOperands(w, true)
+	cached := slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")
+	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
+	for _, t := range ops.words {
+		if t.lit && strings.ContainsAny(t.text, "*?[") && writes {
+			// git checkout HEAD -- '.e*': git matches the pathspec
+			// itself, quoted or not; what it writes is not the text.
+			u.setAsk("git " + sub + " writes what the pathspec " + t.text + " matches")
+		}
+		if reads {
+			u.reads = append(u.reads, t)
+		}
+		if writes && !reads {
+			u.writes = append(u.writes, t)
+		}
+	}
+	switch {
+	case cached && (sub == "rm" || sub == "restore"):
+		u.writes = nil // the index only: the files stay as they are
+	case writes && (len(ops.words) == 0 || sub != "mv" && sub != "rm" && sub != "restore"):
+		u.writes = append(u.writes, shWord{text: ".", lit: true})
+	case target > 0 && len(ops.words) >= target && !(sub == "merge-file" && stdout):
+		// git merge-file CURRENT BASE OTHER rewrites CURRENT; git clone
+		// URL DIR, git init DIR and git bundle create FILE write theirs.
+		t := ops.words[0]
+		if sub != "merge-file" {
+			t = ops.words[len(ops.words)-1]
+		}
+		u.writes = append(u.writes, t)
+	}
+}
+
+// gitConfigSets are git config's options and sub-commands (git 2.46+)
+// that change the file; any other form with a key and a value sets it.
+var gitConfigSets = map[string]bool{"--add": true, "--replace-all": true, "--unset": true, "--unset-all": true,
+	"--rename-section": true, "--remove-section": true, "-e": true, "--edit": true,
+	"set": true, "unset": true, "rename-section": true, "remove-section": true, "edit": true}
+
+// gitConfig judges git config: a form that changes the file is a write of
+// it (.git/config; ~/.gitconfig with --global, /etc/gitconfig with
+// --system, FILE with -f) and, for a key and value, is judged as git -c
+// KEY=VALUE is — a key that may name a program (core.fsmonitor,
+// core.pager, alias.x=!cmd) asks, since a later git runs it.
+func (u *progUse) gitConfig(w []shWord) {
+	ops := u.gitOperands(w, false)
+	file := ".git/config"
+	set := len(ops.words) >= 2
+	for i, o := range ops.opts {
+		switch {
+		case o == "--global":
+			file = "~/.gitconfig"
+		case o == "--system":
+			file = "/etc/gitconfig"
+		case strings.HasPrefix(o, "--file="):
+			file = strings.TrimPrefix(o, "--file=")
+		case (o == "-f" || o == "--file") && i < len(ops.opts):
+			file = "" // its value was skipped as an option's: not known here
+		case gitConfigSets[o]:
+			set = true
+		}
+	}
+	if len(ops.words) > 0 && ops.words[0].lit && gitConfigSets[ops.words[0].text] {
+		set, ops.words = true, ops.words[1:]
+	}
+	if !set {
+		return
+	}
+	if file == "" {
+		u.setAsk("git config -f writes a file the policy does not read from the command")
+		return
+	}
+	u.writes = append(u.writes, shWord{text: file, lit: true})
+	if c := u.spec.options["-c"]; c != nil && len(ops.words) >= 2 {
+		kv := shWord{text: ops.words[0].text + "=" + ops.words[1].text, lit: ops.words[0].lit && ops.words[1].lit}
+		u.apply(c, &kv)
+	} else if len(ops.words) < 2 || !ops.words[0].lit {
+		u.setAsk("git config changes configuration the policy cannot read from the command")
+	}
+}
+
+// gitTargetWriters are the git sub-commands that write one file or
+// directory among their operands, by how many operands they need for it:
+// merge-file its first (unless -p), clone its last of two, init and
+// bundle their last.
+var gitTargetWriters = map[string]int{"merge-file": 3, "clone": 2, "init": 1, "bundle": 2}
+
+// gitArgs are the operands of a git sub-command and the options given it.
+type gitArgs struct {
+	words []shWord
+	opts  []string
+}
+
+// gitOperands returns the operands of the git sub-command in w — every
+// word after --, and before it those that are neither options, option
+// values (gitTakesNext) nor, with revisions, revisions by their syntax —
+// and the option words.
+func (u *progUse) gitOperands(w []shWord, revisions bool) (a gitArgs) {
+	dashes := false
 	for i := u.global + 1; i < len(w); i++ {
 		t := w[i]
 		switch {
@@ -844,29 +947,18 @@ func (u *progUse) gitWrites(w []shWord) {
 			dashes = true
 			continue
 		case !dashes && t.lit && u.gitTakesNext(t.text):
+			a.opts = append(a.opts, t.text)
 			i++ // git checkout -b feat, restore --source REV: a value
 			continue
 		case !dashes && t.lit && strings.HasPrefix(t.text, "-"):
-			cached = cached || t.text == "--cached" || t.text == "--staged"
+			a.opts = append(a.opts, t.text)
 			continue
-		case !dashes && t.lit && gitRevisionName(t.text):
+		case revisions && !dashes && t.lit && gitRevisionName(t.text):
 			continue
 		}
-		if reads {
-			u.reads = append(u.reads, t)
-		}
-		if writes && !reads {
-			u.writes = append(u.writes, t)
-			named = true
-		}
+		a.words = append(a.words, t)
 	}
-	if cached && (sub == "rm" || sub == "restore") {
-		u.writes = nil // the index only: the files stay as they are
-		return
-	}
-	if writes && (!named || sub != "mv" && sub != "rm" && sub != "restore") {
-		u.writes = append(u.writes, shWord{text: ".", lit: true})
-	}
+	return a
 }
 
 // gitTakesNext reports whether the git option word s takes the next word
