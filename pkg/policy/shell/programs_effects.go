@@ -28,8 +28,8 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	u := programUse(spec, words)
 	u.judgeEnv(spec, fr)
 	if w := fedCode(words, &u, fr.feed); w != "" {
-		u.setAsk(spec.name + "'s program text comes from " + w + ", which " + fr.feed.feeder +
-			" replaces with input the policy cannot see (a file name can be a program)")
+		u.setAsk(spec.name + " reads " + w + " as program text or a document, and " + fr.feed.feeder +
+			" replaces it with input the policy cannot see (a file name can be a program)")
 	}
 	if r := a.splitWords(words); r != "" {
 		u.setAsk(r)
@@ -128,19 +128,24 @@ func (a *shAnalyzer) runAppended(ci int, r progRun, fr shFrame) {
 // rg --pre) that holds the feed's mark and that the program's entry did
 // not read as a path it reads or writes — for awk, sed and jq, whose first
 // operand is code, the program text itself (find . -exec awk {} \;, a
-// file named BEGIN{system(…)}) — or "".
+// file named BEGIN{system(…)}); for man, any (a fed path is a roff file,
+// whose .so reads any other) — or "".
 func fedCode(words []shWord, u *progUse, f *shFeed) string {
 	if f == nil || f.mark == "" {
 		return ""
 	}
-	switch u.spec.hook {
-	case "awk", "sed", "jq":
+	man := u.spec.name == "man" // a name with a / is a roff file whose .so reads any file
+	switch {
+	case man, u.spec.hook == "awk", u.spec.hook == "sed", u.spec.hook == "jq":
 	default:
 		return ""
 	}
 	for _, w := range words[1:] {
 		if !strings.Contains(w.text, f.mark) {
 			continue
+		}
+		if man {
+			return w.text
 		}
 		used := false
 		for _, r := range u.reads {
