@@ -437,7 +437,7 @@ var builtinEnvVars = sync.OnceValue(func() map[string]bool {
 func programEnvVar(name string) bool { return builtinEnvVars()[name] }
 
 var progKeys = []string{"same_as", "arity", "subcommands", "global", "options", "operands",
-	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "env",
+	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "writes_cwd", "env",
 	"inert", "complete", "env_inert", "closed", "runs_code"}
 
 var progHooks = map[string]bool{
@@ -530,6 +530,7 @@ var progFlags = map[string]func(*progSpec) *bool{
 	"never_always":  func(s *progSpec) *bool { return &s.neverAlways },
 	"recursive":     func(s *progSpec) *bool { return &s.recursive },
 	"write_tree":    func(s *progSpec) *bool { return &s.writeTree },
+	"writes_cwd":    func(s *progSpec) *bool { return &s.writesCwd },
 }
 
 // programKey decodes one key of a program entry into s.

@@ -50,7 +50,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	c.Inert = u.complete() && u.ask == "" && len(u.writes) == 0 && len(u.runs) == 0 &&
 		!u.inPlace && u.script == nil && spec.wrapper == nil && !spec.elevated &&
 		spec.hook != "interpreter" && !spec.runsCode && (u.sub == nil || !u.sub.runsCode)
-	if u.sub != nil && u.sub.writesCwd && len(u.writes) == 0 {
+	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
 	if u.chdir != nil {
@@ -1027,7 +1027,7 @@ func (u *progUse) gitLineRange(w []shWord, i int) int {
 
 // gitRootDepth bounds the ancestors of the working directory a
 // repository's root is looked for in (gitRootRead).
-const gitRootDepth = 8
+const gitRootDepth = 16
 
 // gitRootRead records the read of PATH in REV:PATH: from the top of the
 // work tree unless it starts with ./ or ../, and the analysis does not
