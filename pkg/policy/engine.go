@@ -749,8 +749,8 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 // A ".." elsewhere climbs from a directory that may itself be a link the
 // system made (/var/run is /run, /proc/net is /proc/self/net, macOS's /tmp
 // is /private/tmp): it is read lexically only where it climbs from under
-// one of the trusted directories (the working directory, the home), and
-// is opaque everywhere else.
+// one of the trusted directories (the working directory, the home) or
+// from one of their ancestors, and is opaque everywhere else.
 func kernelPath(p string, trusted ...string) (phys string, opaque bool) {
 	stack := make([]string, 0, 8)
 	comps := strings.Split(p, "/")
@@ -779,13 +779,18 @@ func kernelPath(p string, trusted ...string) (phys string, opaque bool) {
 	return "/" + strings.Join(stack, "/"), false
 }
 
-// underAnyDir reports whether p lies in one of dirs (or is one).
+// underAnyDir reports whether p lies in one of dirs (or is one), or is an
+// ancestor of one: the working directory's path is physical, so each of
+// its ancestors is a real directory whose parent its text names.
 func underAnyDir(p string, dirs []string) bool {
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
 		if _, ok := underDir(p, d); ok {
+			return true
+		}
+		if _, ok := underDir(d, p); ok {
 			return true
 		}
 	}

@@ -23,6 +23,8 @@ func TestKernelPath(t *testing.T) {
 		{in: "/proc/net/../cwd/../.aws/credentials", opaque: true},
 		{in: "/home/dev/proj/../.aws/credentials", want: "/home/dev/.aws/credentials"},
 		{in: "/home/dev/../dev/x", want: "/home/dev/x"},
+		// The working directory's ancestors are real directories.
+		{in: "/home/dev/proj/../../../etc/x", want: "/etc/x"},
 		{in: "/proc/self/cwd", opaque: true},
 		{in: "/proc/self/cwd/../.aws/credentials", opaque: true},
 		{in: "/dev/fd/../cwd/../x", opaque: true},

@@ -839,8 +839,9 @@ func DotDotEscapes(g Glob, trusted []string, home string) bool {
 					continue
 				}
 				dir := Literal(nil, d)
-				if Covers(dir, prefix) || Covers(append(Literal(nil, d+"/"), AnyRun), prefix) {
-					inside = true
+				if Covers(dir, prefix) || Covers(append(Literal(nil, d+"/"), AnyRun), prefix) ||
+					Covers(append(prefix[:len(prefix):len(prefix)], Tok{R: '/'}, AnyRun), dir) {
+					inside = true // in it, or one of its ancestors (a real directory)
 					break
 				}
 			}

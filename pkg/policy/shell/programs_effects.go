@@ -774,13 +774,17 @@ func (u *progUse) gitPaths(w []shWord) {
 			continue
 		}
 		if !dashes && t.lit && gitPathspecMagic(t.text) == "" {
-			if _, p, ok := strings.Cut(t.text, ":"); ok && !strings.Contains(t.text[:len(t.text)-len(p)-1], "/") {
-				// REV:PATH (HEAD:.env, :0:.env, :.env): the blob at PATH.
+			if rev, p, ok := strings.Cut(t.text, ":"); ok {
+				// REV:PATH (HEAD:.env, :0:.env, :.env,
+				// origin/main:.env): the blob at PATH.
 				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
 				if p != "" {
 					u.gitRootRead(p)
 				}
-				continue
+				if !strings.Contains(rev, "/") {
+					continue
+				}
+				// dir/a:b may also be a path: read as one below.
 			}
 		}
 		switch {
