@@ -134,7 +134,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 // reports whether a relative path climbs out of the working directory.
 func cleanPath(v, home string) (clean, base string, escapes bool) {
 	v, _ = globs.ExpandHome(v, home)
-	clean = path.Clean(v)
+	clean = globs.PlatformAlias(path.Clean(v))
 	if !path.IsAbs(clean) {
 		escapes = clean == ".." || strings.HasPrefix(clean, "../")
 	}

@@ -812,6 +812,28 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 	return g
 }
 
+// platformAliases are other names macOS gives the same directories: /etc,
+// /var and /tmp are links into /private, and the data volume's firmlinks
+// show every path again under /System/Volumes/Data. A rule on /etc/** or
+// ~/.aws/** must meet /private/etc/hosts and
+// /System/Volumes/Data/Users/dev/.aws/credentials.
+var platformAliases = []struct{ from, to string }{
+	{"/System/Volumes/Data/", "/"}, {"/private/etc/", "/etc/"}, {"/private/var/", "/var/"},
+	{"/private/tmp/", "/tmp/"},
+}
+
+// PlatformAlias returns the cleaned path p under the name rules use for
+// it (platformAliases).
+func PlatformAlias(p string) string {
+	for _, a := range platformAliases {
+		if strings.HasPrefix(p+"/", a.from) {
+			rest := strings.TrimPrefix(p+"/", a.from)
+			return path.Clean(a.to + rest)
+		}
+	}
+	return p
+}
+
 // KernelDotDot reports whether the path p has a ".." that climbs from under
 // /proc or /dev (a relative p: after a proc or dev component): there are
 // the kernel's magic links (a process's cwd and root, its open files,
@@ -919,7 +941,7 @@ func CleanPath(g Glob, home string) Glob {
 			s = tail
 		}
 	}
-	s = path.Clean(s)
+	s = PlatformAlias(path.Clean(s))
 	out := make(Glob, 0, len(head)+len(s))
 	out = append(out, head...)
 	for _, r := range s {
