@@ -825,6 +825,9 @@ var platformAliases = []struct{ from, to string }{
 // PlatformAlias returns the cleaned path p under the name rules use for
 // it (platformAliases).
 func PlatformAlias(p string) string {
+	if !strings.HasPrefix(p, "/private/") && !strings.HasPrefix(p, "/System/") {
+		return p // the common case: no alias to look at
+	}
 	for _, a := range platformAliases {
 		if strings.HasPrefix(p+"/", a.from) {
 			rest := strings.TrimPrefix(p+"/", a.from)
