@@ -773,19 +773,8 @@ func (u *progUse) gitPaths(w []shWord) {
 			patternFirst = false
 			continue
 		}
-		if !dashes && t.lit && gitPathspecMagic(t.text) == "" {
-			if rev, p, ok := strings.Cut(t.text, ":"); ok {
-				// REV:PATH (HEAD:.env, :0:.env, :.env,
-				// origin/main:.env): the blob at PATH.
-				p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
-				if p != "" {
-					u.gitRootRead(p)
-				}
-				if !strings.Contains(rev, "/") {
-					continue
-				}
-				// dir/a:b may also be a path: read as one below.
-			}
+		if !dashes && t.lit && gitPathspecMagic(t.text) == "" && u.gitRevPath(t.text) {
+			continue
 		}
 		switch {
 		case noIndex && !dashes:
@@ -814,6 +803,21 @@ func (u *progUse) gitPaths(w []shWord) {
 		// deploy prints every file there): the reads are trees.
 		u.recursive = true
 	}
+}
+
+// gitRevPath records the read of PATH in an operand REV:PATH (HEAD:.env,
+// :0:.env, :.env, origin/main:.env): the blob at PATH. It reports whether
+// the operand is wholly that; dir/a:b may also be a path of its own.
+func (u *progUse) gitRevPath(s string) bool {
+	rev, p, ok := strings.Cut(s, ":")
+	if !ok {
+		return false
+	}
+	p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
+	if p != "" {
+		u.gitRootRead(p)
+	}
+	return !strings.Contains(rev, "/")
 }
 
 // gitTreeWriters are the git sub-commands that write the work tree: the
