@@ -881,7 +881,7 @@ func (e *evaluation) kernelPathOf(v, clean string) (phys string, opaque bool) {
 	if !strings.Contains(v, "..") && !strings.Contains(e.relBase, "..") {
 		// Nothing climbs: the cleaned path is the walked one.
 		if clean == "/proc" || clean == "/dev" || strings.HasPrefix(clean, "/proc/") || strings.HasPrefix(clean, "/dev/") {
-			return kernelPath(clean, e.cwd, e.p.home)
+			return kernelPath(clean, e.trustedCwd(), e.p.home)
 		}
 		return "", false
 	}
@@ -895,7 +895,32 @@ func (e *evaluation) kernelPathOf(v, clean string) (phys string, opaque bool) {
 	if !path.IsAbs(raw) {
 		return "", globs.KernelDotDot(raw)
 	}
-	return kernelPath(raw, e.cwd, e.p.home)
+	return kernelPath(raw, e.trustedCwd(), e.p.home)
+}
+
+// systemLinks are directories that are, or lie under, links the system
+// makes (/var/run is /run, /proc/net is /proc/self/net): a working
+// directory there is not the directory its text names, so a .. from it is
+// not read as written.
+var systemLinks = []string{"/var/run", "/var/lock", "/proc", "/dev", "/etc/alternatives"}
+
+// trustedCwd is the working directory a .. may climb from as written: the
+// call's, unless it lies under one of systemLinks.
+func (e *evaluation) trustedCwd() string {
+	if underAnyDirOnly(e.cwd, systemLinks) {
+		return ""
+	}
+	return e.cwd
+}
+
+// underAnyDirOnly reports whether p lies in one of dirs (or is one).
+func underAnyDirOnly(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if _, ok := underDir(p, d); ok && p != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // resolvePath cleans v as rules see it (see cleanPath) and, when the call

@@ -343,7 +343,7 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 // directory one level below the root (../*/1/cwd/.. reaches /proc from
 // there).
 func (e *evaluation) kernelDotDot(g globs.Glob) bool {
-	cwd := e.cwd
+	cwd := e.trustedCwd()
 	switch {
 	case len(g) > 0 && g[0].Lit() && g[0].R == '/':
 	case e.cwd != "":

@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // TestKernelPath holds kernelPath to the kernel's walk of a path: links
 // first, then "..", from the link's target; a ".." from outside the
@@ -42,6 +45,29 @@ func TestKernelPath(t *testing.T) {
 		got, opaque := kernelPath(tc.in, "/home/dev/proj", "/home/dev")
 		if opaque != tc.opaque || !opaque && got != tc.want {
 			t.Errorf("kernelPath(%q) = %q, opaque %v; want %q, opaque %v", tc.in, got, opaque, tc.want, tc.opaque)
+		}
+	}
+}
+
+// TestPlatformAliases holds the policy to macOS's other names for the
+// directories rules name: a write of /private/etc/hosts is one of
+// /etc/hosts, a read under /System/Volumes/Data one of the path after it.
+func TestPlatformAliases(t *testing.T) {
+	p := mustParse(t, `
+mode: yolo
+home: /Users/dev
+rules:
+  - { rule: "write_file(/etc/**)", action: deny }
+  - { rule: "read_file(~/.aws/**)", action: deny }
+`)
+	for _, tc := range []struct{ tool, args string }{
+		{"write_file", `{"path": "/private/etc/hosts"}`},
+		{"bash", `{"command": "echo x > /private/etc/hosts"}`},
+		{"read_file", `{"path": "/System/Volumes/Data/Users/dev/.aws/credentials"}`},
+		{"bash", `{"command": "cat /System/Volumes/Data/Users/dev/.aws/credentials"}`},
+	} {
+		if d := p.Evaluate(Call{Tool: tc.tool, Arguments: json.RawMessage(tc.args), Cwd: "/Users/dev/proj"}); d.Action != Deny {
+			t.Errorf("%s %s → %s (%s), want deny", tc.tool, tc.args, d.Action, d.Reason)
 		}
 	}
 }

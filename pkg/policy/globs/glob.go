@@ -812,6 +812,26 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 	return g
 }
 
+// dottedExpansion returns the offset in s (CleanPath's rendering of g, an
+// unknown token k as the rune base+k) of the first component that is "."
+// or ".." followed at once by a run that may cross a "/" — an
+// expansion's value, as in ..$HOME or .$X — or -1.
+func dottedExpansion(s string, g Glob, base rune) int {
+	off := 0
+	for _, c := range strings.SplitAfter(s, "/") {
+		rest := strings.TrimPrefix(strings.TrimPrefix(c, "."), ".")
+		if len(rest) < len(c) {
+			if r, _ := utf8.DecodeRuneInString(rest); r >= base && int(r-base) < len(g) {
+				if t := g[r-base]; t.Star && t.Any && !t.NoSlash {
+					return off
+				}
+			}
+		}
+		off += len(c)
+	}
+	return -1
+}
+
 // platformAliases are other names macOS gives the same directories: /etc,
 // /var and /tmp are links into /private, and the data volume's firmlinks
 // show every path again under /System/Volumes/Data. A rule on /etc/** or
@@ -845,7 +865,8 @@ func PlatformAlias(p string) string {
 func KernelDotDot(p string) bool { return kernelDotDotAt(p) >= 0 }
 
 // DotDotEscapes reports whether a ".." component of the absolute pattern
-// g may climb from a directory outside every one of trusted (each a
+// g — or one holding a run that may cross a "/" (an expansion's value:
+// /tmp/..$HOME/x) — may climb from a directory outside every one of trusted (each a
 // directory's literal path), after cleaning what comes before it: such a
 // directory may be a link (/var/run, /proc/net, a process's cwd), whose
 // target the text does not show.
@@ -856,7 +877,13 @@ func DotDotEscapes(g Glob, trusted []string, home string) bool {
 			continue
 		}
 		comp := g[start:k]
-		if len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) && start > 0 {
+		climbs := len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'})
+		for _, t := range comp {
+			// An expansion's value may hold "/.." (/tmp/..$HOME/x): it
+			// may climb from where it stands.
+			climbs = climbs || t.Star && t.Any && !t.NoSlash
+		}
+		if climbs && start > 0 {
 			prefix := CleanPath(g[:start-1:start-1], home)
 			inside := false
 			for _, d := range trusted {
@@ -931,6 +958,16 @@ func CleanPath(g Glob, home string) Glob {
 	var head Glob
 	if firstUnknown >= 0 {
 		rest := "/" + s[firstUnknown:] + "/"
+		if k := dottedExpansion(s, g, base); k >= 0 {
+			// ..$HOME/x, .$X/x: a component that starts with a dot and
+			// holds an expansion's value, which may be "./.." or
+			// "./../home": it may climb, as a literal .. would, so what
+			// follows it is under any directory.
+			rest = "/../"
+			if j := strings.IndexByte(s[k:], '/'); j >= 0 {
+				rest += s[k+j+1:] + "/"
+			}
+		}
 		if k := strings.LastIndex(rest, "/../"); k >= 0 {
 			// The kernel resolves a .. after an unknown part physically
 			// (the part may be a link): the path is any directory, then

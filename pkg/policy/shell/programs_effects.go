@@ -893,44 +893,64 @@ var gitConfigSets = map[string]bool{"--add": true, "--replace-all": true, "--uns
 	"--rename-section": true, "--remove-section": true, "-e": true, "--edit": true,
 	"set": true, "unset": true, "rename-section": true, "remove-section": true, "edit": true}
 
-// gitConfig judges git config: a form that changes the file is a write of
-// it (.git/config; ~/.gitconfig with --global, /etc/gitconfig with
+// gitConfigFlags are git config's other options, spelled in full: git
+// takes any unique prefix of a long option (--fil=F is --file=F), which a
+// closed reading does not guess at — an option not spelled as listed asks.
+var gitConfigFlags = map[string]bool{"--global": true, "--system": true, "--local": true, "--worktree": true,
+	"--get": true, "--get-all": true, "--get-regexp": true, "--get-urlmatch": true, "--get-color": true,
+	"--get-colorbool": true, "-l": true, "--list": true, "--type": true, "--bool": true, "--int": true,
+	"--bool-or-int": true, "--path": true, "--expiry-date": true, "-z": true, "--null": true,
+	"--name-only": true, "--show-origin": true, "--show-scope": true, "--default": true,
+	"--fixed-value": true, "--no-includes": true, "--no-type": true, "get": true, "list": true}
+
+// gitConfig judges git config: the file it reads or writes (-f FILE, a
+// blob's REV:PATH) is a read; a form that changes a file writes it
+// (.git/config; ~/.gitconfig with --global, /etc/gitconfig with
 // --system, FILE with -f) and, for a key and value, is judged as git -c
 // KEY=VALUE is — a key that may name a program (core.fsmonitor,
 // core.pager, alias.x=!cmd) asks, since a later git runs it.
 func (u *progUse) gitConfig(w []shWord) {
-	ops := u.gitOperands(w, false)
-	file := ".git/config"
-	set := len(ops.words) >= 2
-	for i, o := range ops.opts {
+	file, set := shWord{text: ".git/config", lit: true}, false
+	var ops []shWord
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
+		name, val, hasVal := strings.Cut(t.text, "=")
 		switch {
-		case o == "--global":
-			file = "~/.gitconfig"
-		case o == "--system":
-			file = "/etc/gitconfig"
-		case strings.HasPrefix(o, "--file="):
-			file = strings.TrimPrefix(o, "--file=")
-		case (o == "-f" || o == "--file") && i < len(ops.opts):
-			file = "" // its value was skipped as an option's: not known here
-		case gitConfigSets[o]:
+		case !t.lit:
+			ops = append(ops, t)
+		case name == "-f" || name == "--file" || name == "--blob":
+			if !hasVal && i+1 < len(w) {
+				i++
+				val = w[i].text
+			}
+			v := shWord{text: val, lit: hasVal || w[i].lit}
+			if name == "--blob" {
+				u.gitRevPath(val)
+			} else {
+				u.reads = append(u.reads, v)
+				file = v
+			}
+		case t.text == "--global":
+			file = shWord{text: "~/.gitconfig", lit: true}
+		case t.text == "--system":
+			file = shWord{text: "/etc/gitconfig", lit: true}
+		case gitConfigSets[t.text] && (strings.HasPrefix(t.text, "-") || len(ops) == 0):
 			set = true
+		case strings.HasPrefix(t.text, "-") && !gitConfigFlags[name]:
+			u.setAsk(notUnderstood("git config", "option", t.text))
+		case strings.HasPrefix(t.text, "-") || gitConfigFlags[t.text] && len(ops) == 0:
+		default:
+			ops = append(ops, t)
 		}
 	}
-	if len(ops.words) > 0 && ops.words[0].lit && gitConfigSets[ops.words[0].text] {
-		set, ops.words = true, ops.words[1:]
-	}
-	if !set {
+	if !set && len(ops) < 2 {
 		return
 	}
-	if file == "" {
-		u.setAsk("git config -f writes a file the policy does not read from the command")
-		return
-	}
-	u.writes = append(u.writes, shWord{text: file, lit: true})
-	if c := u.spec.options["-c"]; c != nil && len(ops.words) >= 2 {
-		kv := shWord{text: ops.words[0].text + "=" + ops.words[1].text, lit: ops.words[0].lit && ops.words[1].lit}
+	u.writes = append(u.writes, file)
+	if c := u.spec.options["-c"]; c != nil && len(ops) >= 2 {
+		kv := shWord{text: ops[0].text + "=" + ops[1].text, lit: ops[0].lit && ops[1].lit}
 		u.apply(c, &kv)
-	} else if len(ops.words) < 2 || !ops.words[0].lit {
+	} else if len(ops) < 2 || !ops[0].lit {
 		u.setAsk("git config changes configuration the policy cannot read from the command")
 	}
 }
