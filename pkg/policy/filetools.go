@@ -395,28 +395,37 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 	return subs
 }
 
-// dotVariants returns the form of w in which its last part, when wholly a
-// wildcard, names a dot file: a tool whose globs match dot files
-// (globArg.dot) reads .env through "*", "**/*", "**" and "deploy/*", which
-// the anchored test — made for bash, whose * and ? do not match a leading
-// dot — would not meet. A last part with text after its wildcard
-// ("*.local") is left to the anchored test: it would meet .env.local, but
-// also .env.ts for every "*.ts" (docs/POLICY.md, limits).
+// dotVariants returns the forms of w in which a part that is wholly a
+// wildcard names a dot file or directory: a tool whose globs match dot
+// files (globArg.dot) reads .env through "*", "**/*" and "**", and
+// ~/.ssh/id_rsa through "~/*/id_rsa", which the anchored test — made for
+// bash, whose * and ? do not match a leading dot — would not meet. A
+// part with text after its wildcard ("*.local") is left to the anchored
+// test: it would meet .env.local, but also .env.ts for every "*.ts"
+// (docs/POLICY.md, limits); so is a "**" before the last part, which
+// "**/*.ts" would otherwise make meet every rule on a dot directory.
 func dotVariants(w globs.Glob) []globs.Glob {
-	start := len(w)
-	for start > 0 && !(w[start-1].Lit() && w[start-1].R == '/') {
-		start--
-	}
-	if start == len(w) {
-		return nil
-	}
-	for _, t := range w[start:] {
-		if !t.Any {
-			return nil
+	var out []globs.Glob
+	start := 0
+	for k := 0; k <= len(w); k++ {
+		if k < len(w) && !(w[k].Lit() && w[k].R == '/') {
+			continue
 		}
+		comp, last := w[start:k], k == len(w)
+		wild := len(comp) > 0
+		for _, t := range comp {
+			wild = wild && t.Any && (last || t.NoSlash || !t.Star)
+		}
+		if wild && len(out) < 8 {
+			v := append(slices.Clone(w[:start]), globs.Tok{R: '.'}, globs.AnyRun)
+			if !last {
+				v = append(v, w[k:]...)
+			}
+			out = append(out, v)
+		}
+		start = k + 1
 	}
-	v := append(slices.Clone(w[:start]), globs.Tok{R: '.'}, globs.AnyRun)
-	return []globs.Glob{v}
+	return out
 }
 
 // globTexts returns the globs one value of a glob argument stands for

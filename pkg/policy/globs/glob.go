@@ -845,14 +845,22 @@ var platformAliases = []struct{ from, to string }{
 // PlatformAlias returns the cleaned path p under the name rules use for
 // it (platformAliases).
 func PlatformAlias(p string) string {
-	if !strings.HasPrefix(p, "/private/") && !strings.HasPrefix(p, "/System/") {
-		return p // the common case: no alias to look at
-	}
-	for _, a := range platformAliases {
-		if strings.HasPrefix(p+"/", a.from) {
-			rest := strings.TrimPrefix(p+"/", a.from)
-			return path.Clean(a.to + rest)
+	for n := 0; n < 4; n++ { // /System/Volumes/Data/private/etc: to a fixed point
+		if len(p) < 9 || p[0] != '/' || (p[1]|0x20) != 'p' && (p[1]|0x20) != 's' {
+			return p // the common case: no alias to look at
 		}
+		q := p
+		for _, a := range platformAliases {
+			// APFS is case-insensitive: /Private/ETC is /etc.
+			if len(p)+1 >= len(a.from) && strings.EqualFold((p + "/")[:len(a.from)], a.from) {
+				q = path.Clean(a.to + (p + "/")[len(a.from):])
+				break
+			}
+		}
+		if q == p {
+			return p
+		}
+		p = q
 	}
 	return p
 }

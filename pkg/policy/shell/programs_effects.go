@@ -798,6 +798,9 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		}
 	}
+	if sub == "grep" && len(u.reads) == 0 {
+		u.reads = append(u.reads, shWord{text: ".", lit: true}) // git grep X searches the tree
+	}
 	if len(u.reads) > 0 {
 		// A pathspec names everything under a directory (git log -p --
 		// deploy prints every file there): the reads are trees.
@@ -809,13 +812,19 @@ func (u *progUse) gitPaths(w []shWord) {
 // :0:.env, :.env, origin/main:.env): the blob at PATH. It reports whether
 // the operand is wholly that; dir/a:b may also be a path of its own.
 func (u *progUse) gitRevPath(s string) bool {
-	rev, p, ok := strings.Cut(s, ":")
+	rev, _, ok := strings.Cut(s, ":")
 	if !ok {
 		return false
 	}
-	p = strings.TrimPrefix(strings.TrimPrefix(p, "0:"), "/")
-	if p != "" {
-		u.gitRootRead(p)
+	// Every ":" may be the one git splits at: a revision may hold one
+	// (HEAD^{/fix: x}:deploy/key), so each suffix is a PATH read.
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		if p := strings.TrimPrefix(strings.TrimPrefix(s[i+1:], "0:"), "/"); p != "" {
+			u.gitRootRead(p)
+		}
 	}
 	return !strings.Contains(rev, "/")
 }

@@ -755,6 +755,7 @@ func (u *progUse) setAsk(reason string) {
 // then adds the backup copies of an in-place edit with a suffix.
 func (u *progUse) operandEffects() {
 	u.positionEffects()
+	u.defaultTree()
 	if !u.inPlace || u.suffix == "" {
 		return
 	}
@@ -764,6 +765,27 @@ func (u *progUse) operandEffects() {
 			b.g = globs.Literal(slices.Clone(w.g), u.suffix)
 		}
 		u.writes = append(u.writes, b)
+	}
+}
+
+// defaultTree records the read of the working directory's tree by a
+// recursive search given no path (grep -r PATTERN, rg PATTERN: GNU grep
+// and ripgrep search "." then): a program whose first operand is its
+// pattern and whose other operands are the paths it reads.
+func (u *progUse) defaultTree() {
+	specs := u.spec.operands
+	if u.sub != nil && u.sub.operands != nil {
+		specs = u.sub.operands
+	}
+	if !u.recursive || !u.hasFirstPattern(specs) || len(u.filters) > 0 || len(u.types) > 0 {
+		return // filters: filterReads reads their names under "."
+	}
+	paths := len(u.operands)
+	if !u.pattern {
+		paths-- // the first operand is the pattern
+	}
+	if paths <= 0 {
+		u.reads = append(u.reads, shWord{text: ".", lit: true})
 	}
 }
 
