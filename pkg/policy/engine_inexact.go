@@ -323,6 +323,9 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: !computed}
 	clean := globs.CleanPath(g, e.p.home)
 	s.globs = []globs.Glob{clean}
+	if v := globs.DotDotVariant(g, e.p.home); v != nil {
+		s.globs = append(s.globs, v) // .?/x: bash before 5.2 matches ..
+	}
 	if c.Recursive {
 		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun))
 	}

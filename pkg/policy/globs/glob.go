@@ -812,10 +812,40 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 	return g
 }
 
+// dotWildcard reports a component that is a dot and then one wildcard
+// that may match a dot (.?, .*, .[.]): bash before 5.2 (and with
+// globskipdots off) matches ".." with it, so it may climb.
+func dotWildcard(comp []Tok) bool {
+	if len(comp) != 2 || comp[0] != (Tok{R: '.'}) {
+		return false
+	}
+	t := comp[1]
+	return t.Any || t.Class != "" && gSetsMeet(t, Tok{R: '.'})
+}
+
+// DotDotVariant returns g with its first dotWildcard component read as
+// "..", cleaned (CleanPath): the other reading of ~/.*/id_rsa or
+// .?/.aws/credentials, which the pattern's own reading does not show; nil
+// when g has none.
+func DotDotVariant(g Glob, home string) Glob {
+	start := 0
+	for k := 0; k <= len(g); k++ {
+		if k < len(g) && !(g[k].Lit() && g[k].R == '/') {
+			continue
+		}
+		if dotWildcard(g[start:k]) {
+			v := append(append(slices.Clone(g[:start]), Tok{R: '.'}, Tok{R: '.'}), g[k:]...)
+			return CleanPath(v, home)
+		}
+		start = k + 1
+	}
+	return nil
+}
+
 // dottedExpansion returns the offset in s (CleanPath's rendering of g, an
 // unknown token k as the rune base+k) of the first component that is "."
-// or ".." followed at once by a run that may cross a "/" — an
-// expansion's value, as in ..$HOME or .$X — or -1.
+// or ".." followed at once by a run that may cross a "/" — an expansion's
+// value, as in ..$HOME or .$X — or -1.
 func dottedExpansion(s string, g Glob, base rune) int {
 	off := 0
 	for _, c := range strings.SplitAfter(s, "/") {
@@ -885,7 +915,7 @@ func DotDotEscapes(g Glob, trusted []string, home string) bool {
 			continue
 		}
 		comp := g[start:k]
-		climbs := len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'})
+		climbs := len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) || dotWildcard(comp)
 		for _, t := range comp {
 			// An expansion's value may hold "/.." (/tmp/..$HOME/x): it
 			// may climb from where it stands.

@@ -773,6 +773,10 @@ func (u *progUse) gitPaths(w []shWord) {
 			patternFirst = false
 			continue
 		}
+		if !dashes && !t.lit && t.g != nil && shLiteralGlob(t.g) {
+			// "$(git rev-parse HEAD:deploy/key)" is judged as its REV.
+			t = shWord{text: t.g.String(), lit: true}
+		}
 		if !dashes && t.lit && gitPathspecMagic(t.text) == "" && u.gitRevPath(t.text) {
 			continue
 		}
@@ -865,6 +869,11 @@ func (u *progUse) gitWrites(w []shWord) {
 		return
 	}
 	ops := u.gitOperands(w, true)
+	if slices.ContainsFunc(ops.opts, func(o string) bool { return strings.HasPrefix(o, "--pathspec-from-file") }) {
+		// git restore --pathspec-from-file=.env: the paths come from a
+		// file (and its lines are echoed in errors).
+		u.setAsk("git " + sub + " --pathspec-from-file reads its paths from a file the policy cannot see")
+	}
 	cached := slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
 	for _, t := range ops.words {

@@ -830,8 +830,14 @@ func (u *progUse) positionEffects() {
 			}
 		case posKey:
 			for _, o := range ops {
-				if v, ok := strings.CutPrefix(o.text, sp.key); ok && o.lit {
+				v, ok := strings.CutPrefix(o.text, sp.key)
+				switch {
+				case ok && o.lit:
 					u.effectOn(e, shWord{text: v, lit: true}, u.spec.name+" "+sp.key)
+				case ok && e != effNone:
+					// dd of=$HOME/.bashrc, make SHELL=$PWD/x: a value
+					// the analysis cannot read.
+					u.setAsk(u.spec.name + " " + sp.key + " takes " + o.text + ", a value that is not a literal")
 				}
 			}
 			continue
