@@ -897,9 +897,12 @@ func (u *progUse) gitWrites(w []shWord) {
 	case target > 0 && len(ops.words) >= target && !(sub == "merge-file" && stdout):
 		// git merge-file CURRENT BASE OTHER rewrites CURRENT; git clone
 		// URL DIR, git init DIR and git bundle create FILE write theirs.
-		t := ops.words[0]
-		if sub != "merge-file" {
-			t = ops.words[len(ops.words)-1]
+		t := ops.words[len(ops.words)-1]
+		switch {
+		case sub == "merge-file":
+			t = ops.words[0]
+		case sub == "bundle" && ops.words[0].text == "create":
+			t = ops.words[1] // git bundle create FILE REV…
 		}
 		u.writes = append(u.writes, t)
 	}
