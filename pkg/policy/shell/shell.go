@@ -949,8 +949,10 @@ func (a *shAnalyzer) expandBraces(w *syntax.Word) (words []shWord, ok bool) {
 		var b strings.Builder
 		sw := shWord{lit: true}
 		if !shUnquoteParts(&b, parts, false, &sw.glob) {
-			// The expansion holds a $var or $(…): keep the word whole.
-			return []shWord{{text: a.source(w), g: a.shGlobOfWord(w)}}, true
+			// The alternative holds a $var or $(…): a word of its own
+			// ({x,"$HOME"}/.aws is x/.aws and "$HOME"/.aws).
+			words = append(words, a.word(&syntax.Word{Parts: parts}))
+			continue
 		}
 		sw.text = b.String()
 		if sw.text == "" {
