@@ -945,6 +945,10 @@ func (u *progUse) gitConfig(w []shWord) {
 				val = w[i].text
 			}
 			v := shWord{text: val, lit: hasVal || w[i].lit}
+			if val == "" {
+				u.setAsk("git config " + name + " without a value")
+				continue
+			}
 			if name == "--blob" {
 				u.gitRevPath(val)
 			} else {
