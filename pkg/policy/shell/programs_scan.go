@@ -364,7 +364,7 @@ func (u *progUse) longWord(w []shWord, i int) int {
 // does.
 func (u *progUse) globValue(v *shWord) {
 	switch {
-	case v.lit && len(v.text) > 1 && v.text[0] == '-' && !shDashNumber(v.text):
+	case v.lit && len(v.text) > 1 && v.text[0] == '-' && !shDashNumber(v.text) && !gnuGetopt[u.spec.name]:
 		// rg --engine --pre bash, git log --unified --output=F: GNU
 		// getopt gives a required value the next word whatever it is,
 		// but clap, git's optional values, argparse and Go's flag
@@ -383,6 +383,15 @@ func (u *progUse) globValue(v *shWord) {
 			" may expand to several words, which may be options")
 	}
 }
+
+// gnuGetopt are the programs that read their options with GNU getopt,
+// whose required value is always the next word (grep -e -v searches for
+// "-v"): there a value starting with '-' has one reading.
+var gnuGetopt = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "sed": true, "sort": true,
+	"head": true, "tail": true, "wc": true, "cut": true, "tr": true, "diff": true, "uniq": true,
+	"tee": true, "cat": true, "ls": true, "du": true, "df": true, "date": true, "cp": true, "mv": true,
+	"ln": true, "touch": true, "mkdir": true, "chmod": true, "chown": true, "xargs": true, "tar": true,
+	"comm": true, "join": true, "paste": true, "nl": true, "od": true, "base64": true, "shuf": true}
 
 // shDashNumber reports a negative number (head -n -5, tail -n -20): a
 // value every option parser takes as one.
