@@ -133,6 +133,24 @@ func (p *browserPage) click(id, action string) {
 	p.do("click "+action, chromedp.Click(chromedp.CSS(`#q-`+id+` button[data-action="`+action+`"]`)))
 }
 
+// clickSent clicks a card's button until the page sends the answer (its
+// reply line leaves the empty state): a click that lands while the list
+// moves (a card added above, a timer's re-render) reaches no button, and a
+// person would click again.
+func (p *browserPage) clickSent(id, action string) {
+	p.t.Helper()
+	sent := `(() => { const r = document.querySelector('#q-` + id + ` .reply'); return r && r.className !== 'reply' ? 'sent' : ''; })()`
+	for try := 0; try < 3; try++ {
+		p.click(id, action)
+		v, err := chromedp.Run(p.ctx, chromedp.Poll[string](sent, chromedp.WithPollingTimeout(3*time.Second),
+			chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil && v == "sent" {
+			return
+		}
+	}
+	p.t.Fatalf("%s: the click on %s of %s sent nothing", p.name, action, id)
+}
+
 // outcome waits for a card's settled text.
 func (p *browserPage) outcome(id string, within time.Duration) string {
 	p.t.Helper()

@@ -74,7 +74,7 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	// while alice's list still shows it.
 	other := brokertest.Ask(ctx, p.Agent("sess-other", "pod-8"), "req-other", "bash", brokertest.Bash("npm run build"))
 	alice.cardShown("req-other")
-	alice.click("req-other", actionSession)
+	alice.clickSent("req-other", actionSession)
 	other.Wait(t)
 	ids, otherIDs := sessionGrantIDs(t, p, "sess-npm"), sessionGrantIDs(t, p, "sess-other")
 	if len(ids) != 1 || len(otherIDs) != 1 {
