@@ -915,8 +915,11 @@ func (e *evaluation) trustedCwd() string {
 
 // underAnyDirOnly reports whether p lies in one of dirs (or is one).
 func underAnyDirOnly(p string, dirs []string) bool {
+	if p == "" {
+		return false
+	}
 	for _, d := range dirs {
-		if _, ok := underDir(p, d); ok && p != "" {
+		if _, ok := underDir(p, d); ok {
 			return true
 		}
 	}

@@ -937,24 +937,33 @@ func (u *progUse) gitConfig(w []shWord) {
 		t := w[i]
 		name, val, hasVal := strings.Cut(t.text, "=")
 		switch {
-		case !t.lit:
-			ops = append(ops, t)
 		case name == "-f" || name == "--file" || name == "--blob":
-			if !hasVal && i+1 < len(w) {
+			v := shWord{text: val, lit: t.lit}
+			switch {
+			case !hasVal && i+1 < len(w):
 				i++
-				val = w[i].text
+				v = w[i] // the word itself, expansions and all
+			case !hasVal || !t.lit:
+				// --file=$(…): a value the analysis cannot read.
+				u.setAsk("git config " + name + " takes " + shQuoteShort(t.text) + ", a file the policy cannot read from the command")
+				continue
 			}
-			v := shWord{text: val, lit: hasVal || w[i].lit}
-			if val == "" {
+			if v.text == "" {
 				u.setAsk("git config " + name + " without a value")
 				continue
 			}
-			if name == "--blob" {
-				u.gitRevPath(val)
+			if name == "--blob" && v.lit {
+				u.gitRevPath(v.text)
+			} else if name == "--blob" {
+				u.setAsk("git config --blob takes " + shQuoteShort(v.text) + ", a blob the policy cannot read from the command")
 			} else {
 				u.reads = append(u.reads, v)
 				file = v
 			}
+		case !t.lit && strings.HasPrefix(t.text, "-"):
+			u.setAsk(notUnderstood("git config", "option", t.text))
+		case !t.lit:
+			ops = append(ops, t)
 		case t.text == "--global":
 			file = shWord{text: "~/.gitconfig", lit: true}
 		case t.text == "--system":
