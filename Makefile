@@ -24,7 +24,7 @@ test-deps:
 ## containers (CI runs this), and the Helm chart's test (a module of its own)
 test: test-deps lint images
 	$(GO) test $(TESTFLAGS) $(PKGS)
-	$(MAKE) fuzz FUZZTIME=5s
+	$(MAKE) fuzz FUZZTIME=5s FUZZ_SLOW=
 	$(MAKE) helm-test
 
 # deploy/helm is a nested Go module: Helm's library pulls in much of k8s.io,
@@ -45,14 +45,18 @@ helm-test:
 ## FuzzShellOracle runs real bash in bwrap on scripts from a grammar
 ## (pkg/policy/oracle_fuzz_test.go); FuzzDecodeRequestFast holds the fast
 ## request decoder to encoding/json (pkg/messages/request_fast_test.go);
-## FuzzSedReader holds the sed script reader to GNU sed's own parse.
+## FuzzSedReader holds the sed script reader to GNU sed's own parse; it runs
+## sed per input (a few hundred a second), which Go's fuzzing engine ends with
+## "context deadline exceeded" in a 5 s run, so make test leaves it out
+## (FUZZ_SLOW=) and runs its seeds and TestSedReaderAgainstGNU instead.
+FUZZ_SLOW ?= 1
 FUZZTIME ?= 2m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzShellOracle$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzPathIndex$$' -fuzztime=$(FUZZTIME) ./pkg/policy/
 	$(GO) test -run='^$$' -fuzz='^FuzzAnalyzeShell$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
 	$(GO) test -run='^$$' -fuzz='^FuzzZshSameGrammar$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
-	$(GO) test -run='^$$' -fuzz='^FuzzSedReader$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/
+	$(if $(FUZZ_SLOW),$(GO) test -run='^$$' -fuzz='^FuzzSedReader$$' -fuzztime=$(FUZZTIME) ./pkg/policy/shell/)
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeRequestFast$$' -fuzztime=$(FUZZTIME) ./pkg/messages/
 
 ## images: the container images of deploy/ (built locally; no registry needed)
