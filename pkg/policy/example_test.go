@@ -67,6 +67,7 @@ func ExamplePolicy_Evaluate() {
 	// allow - auto-edit mode allows write-tier tool write_file
 	// deny - rule bash(rm *) denies "rm -rf build"
 	//   command "git diff HEAD": allow
+	//   read ".": allow
 	//   command "tee /tmp/d": ask
 	//   redirect "/tmp/d": allow
 	//   command "rm -rf build": deny

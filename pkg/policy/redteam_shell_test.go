@@ -88,3 +88,52 @@ func TestAwkStatementsGoOnAfterACommaNewline(t *testing.T) {
 		{"awk '{print \"a\",\n\"b\"}\nEND {print NR}' data.txt", policy.Allow},
 	})
 }
+
+// TestWholeTreesAndWholeDirectories: a git sub-command that prints
+// content with no path (git log -p, git diff, git show REV), or with only
+// exclusions, prints the tree; a pathspec pattern's * crosses '/' and
+// searches the tree its literal start spells (red team J, J11); a word
+// whose last part only wildcards fill reads every file of the directory
+// it spells, the file an absolute rule names there included (J12). Names
+// and counts (git diff --stat, git log --oneline) stay allowed.
+func TestWholeTreesAndWholeDirectories(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "bash(head *)", action: allow }
+  - { rule: "read_file(deploy/**)", action: deny }
+  - { rule: "read_file(~/.docker/config.json)", action: deny }
+  - { rule: "read_file(~/.kube/config)", action: deny }
+`), "trees.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`git log -p -- '*.key'`, policy.Deny},
+		{`git log -p`, policy.Deny},
+		{`git log -U1 main..HEAD`, policy.Deny},
+		{`git log -p -- ':!src'`, policy.Deny},
+		{`git diff`, policy.Deny},
+		{`git diff --stat -p`, policy.Deny},
+		{`git show HEAD~2`, policy.Deny},
+		{`git archive HEAD`, policy.Deny},
+		{`git grep TOKEN`, policy.Deny},
+		{`cat ~/.docker/*`, policy.Deny},
+		{`head -50 ~/.kube/?*`, policy.Deny},
+		{`cat ~/.d*/*`, policy.Deny},
+		// Ordinary: names, counts, a named directory, a spelled name.
+		{`git log --oneline -10`, policy.Allow},
+		{`git log -- '*.go'`, policy.Allow},
+		{`git diff --stat`, policy.Allow},
+		{`git diff --name-only HEAD~3`, policy.Allow},
+		{`git show --stat`, policy.Allow},
+		{`git show HEAD:README.md`, policy.Allow},
+		{`git log -p -- 'src/*.go'`, policy.Allow},
+		{`git diff -- src/`, policy.Allow},
+		{`cat ~/.docker/*.txt`, policy.Allow},
+		{`cat src/*`, policy.Allow},
+	})
+}

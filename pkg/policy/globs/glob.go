@@ -394,7 +394,12 @@ func Intersects(a, b Glob) bool {
 // component names that directory (cat /home/*/.aws/credentials reads
 // ~/.aws/credentials), as plainly as its own text would. The name, and
 // the names after a "**" (.ssh of **/.ssh/**), stay runs to spell.
-func anchorDirs(p Glob, skip []bool) {
+//
+// With whole set (the word ends in a component its wildcards alone fill,
+// wildName), the name is skipped too: a word confined to one directory
+// whose every name it reads (cat ~/.docker/*) reads the rule's file when
+// that directory is the rule's, as plainly as cat ~/.docker/c* does.
+func anchorDirs(p Glob, skip []bool, whole bool) {
 	if len(p) == 0 || !p[0].Lit() || p[0].R != '/' {
 		return // a relative pattern floats: its first name is a name
 	}
@@ -417,9 +422,37 @@ func anchorDirs(p Glob, skip []bool) {
 		}
 		spells = spells || p[j].Lit()
 	}
+	if whole {
+		name = len(p)
+	}
 	for j := 0; j < name && j < float; j++ {
 		skip[j] = true
 	}
+}
+
+// wildName reports whether w, an absolute path, ends in a component that
+// only a pattern's wildcards spell (*, ?: no literal, no class, no
+// expansion's run, which may cross '/'): the word names every file of a
+// directory it spells.
+func wildName(w Glob) bool {
+	if len(w) == 0 || !w[0].Lit() || w[0].R != '/' {
+		return false // a relative form floats (it is matched against relative rules)
+	}
+	slash := -1
+	for i, t := range w {
+		if t.Lit() && t.R == '/' {
+			slash = i
+		}
+	}
+	if slash < 0 || slash == len(w)-1 {
+		return false
+	}
+	for _, t := range w[slash+1:] {
+		if !t.Any || !t.NoSlash {
+			return false
+		}
+	}
+	return true
 }
 
 // nameSeparators marks, in each run of p's literal characters that a star
@@ -473,7 +506,7 @@ func IntersectsAnchored(w, p Glob) bool {
 		return true
 	}
 	tail := nameSeparators(p)
-	anchorDirs(p, tail)
+	anchorDirs(p, tail, wildName(w))
 	inRun := func(j int) bool {
 		return j < len(p) && !p[j].Star && !(p[j].Lit() && p[j].R == '/') && !tail[j]
 	}

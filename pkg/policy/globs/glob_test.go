@@ -92,6 +92,32 @@ func TestIntersectionIsBounded(t *testing.T) {
 	}
 }
 
+// A path word whose last part its pattern's wildcards alone fill reads
+// every file of the directories it spells: it meets an absolute rule's
+// name there (cat ~/.docker/* reads ~/.docker/config.json).
+func TestAnchoredIntersectionOfAWholeDirectory(t *testing.T) {
+	for _, tt := range []struct {
+		name, word, rule string
+		want             bool
+	}{
+		{"a star filling an absolute rule's name in its own directory", "/h/.docker/*", "/h/.docker/config.json", true},
+		{"so do question marks and stars", "/h/.docker/?*", "/h/.docker/config.json", true},
+		{"and a starred directory that reaches it", "/h/.d*/*", "/h/.docker/config.json", true},
+		{"a name the word spells still must meet", "/h/.docker/*.txt", "/h/.docker/config.json", false},
+		{"a directory short of the rule's does not meet", "/h/*", "/h/.docker/config.json", false},
+		{"a relative word floats", "x/*", "/h/x/config.json", false},
+		{"a name after ** still needs spelling", "/h/.ssh/*", "/h/**/id_rsa", false},
+		{"a relative rule floats", "/h/src/*", "*.env*", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, p := FromPathText(tt.word), FromPathText(tt.rule)
+			if got := IntersectsAnchored(w, p); got != tt.want {
+				t.Errorf("IntersectsAnchored(%q, %q) = %v, want %v", tt.word, tt.rule, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestAnchoredIntersectionNeedsTheWordToSpellPartOfEveryName(t *testing.T) {
 	for _, tt := range []struct {
 		name, word, rule string

@@ -738,6 +738,7 @@ func (u *progUse) gitPaths(w []shWord) {
 	}
 	sub := w[u.global].text
 	patternFirst := sub == "grep"
+	before, tree := len(u.reads), gitPrintsTree(sub, w[u.global+1:])
 	dashes, noIndex := false, false
 	if sub == "diff" {
 		for _, t := range w[u.global+1:] {
@@ -784,7 +785,7 @@ func (u *progUse) gitPaths(w []shWord) {
 		case noIndex && !dashes:
 			u.reads = append(u.reads, t) // diff --no-index: files, not pathspecs
 		case dashes || t.lit && (gitLooksLikePath(t.text) || gitPathspecMagic(t.text) != "" || strings.ContainsAny(t.text, "*?[")):
-			u.gitPathspec(t)
+			u.gitPathspec(t, tree)
 		case t.lit && (strings.HasPrefix(t.text, "~") || strings.Contains(t.text, "/")):
 			// Not a path by its look (~/.ssh/id_rsa, x/../.env,
 			// origin/main): git takes it for a path when no revision of
@@ -802,8 +803,11 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		}
 	}
-	if sub == "grep" && len(u.reads) == 0 {
-		u.reads = append(u.reads, shWord{text: ".", lit: true}) // git grep X searches the tree
+	if len(u.reads) == before && tree {
+		// No path (git log -p, git diff, git show HEAD~2, git grep X) or
+		// only exclusions (git log -p -- ':!src'): the whole tree's
+		// content, as for grep -r X.
+		u.reads = append(u.reads, shWord{text: ".", lit: true})
 	}
 	if len(u.reads) > 0 {
 		// A pathspec names everything under a directory (git log -p --
@@ -1113,8 +1117,10 @@ func (u *progUse) gitRootRead(p string) {
 // :!, :/…; gitPathspecMagic): '.e?v' and ':(icase).E?V' read .env. A
 // pattern is judged as every path it can name; an exclusion reads
 // nothing; magic the policy cannot place (:/ and :(top), from the
-// repository's top; :(attr:…); any it does not know) asks.
-func (u *progUse) gitPathspec(t shWord) {
+// repository's top; :(attr:…); any it does not know) asks. With tree set
+// (the sub-command prints content), a pattern also reads the tree of the
+// directory its literal start spells.
+func (u *progUse) gitPathspec(t shWord, tree bool) {
 	if !t.lit || t.g != nil {
 		u.reads = append(u.reads, t)
 		return
@@ -1143,6 +1149,82 @@ func (u *progUse) gitPathspec(t shWord) {
 		return
 	}
 	u.reads = append(u.reads, shWord{text: rest, glob: true, g: globs.FromShellPattern(rest)})
+	if tree {
+		// git's * crosses '/' ('*.key' names deploy/prod.key): the
+		// pattern is also a search of the tree its literal directory
+		// spells, as grep -r --include='*.key' X . is.
+		u.reads = append(u.reads, shWord{text: patternDir(rest), lit: true})
+	}
+}
+
+// patternDir returns the directory a pattern's literal start spells:
+// its text up to the last '/' before the first wildcard, "." when none.
+func patternDir(p string) string {
+	i := strings.IndexAny(p, "*?[\\")
+	if i < 0 {
+		i = len(p)
+	}
+	j := strings.LastIndexByte(p[:i], '/')
+	if j <= 0 {
+		if j == 0 {
+			return "/"
+		}
+		return "."
+	}
+	return p[:j]
+}
+
+// gitPrintsTree reports whether git SUB with the option words opts and no
+// path prints the content of files anywhere in the tree: grep, archive and
+// format-patch always; diff and show unless an option shows only names
+// or counts (--stat, --name-only…) and none asks for patches; log and the
+// other revision walkers when an option asks for patches (-p, -U3, --cc,
+// --word-diff…).
+func gitPrintsTree(sub string, opts []shWord) bool {
+	switch sub {
+	case "grep", "archive", "format-patch":
+		return true
+	case "diff", "show", "diff-files", "diff-index", "diff-tree":
+		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions)
+	case "log", "whatchanged":
+		return gitHasOption(opts, gitPatchOptions)
+	}
+	return false
+}
+
+// gitHasOption reports whether an option word before "--" is one of set
+// (a short option with its value glued: -U3; a long one with =VALUE), or
+// is a word the policy cannot read, which may be any of them.
+func gitHasOption(words []shWord, set []string) bool {
+	for _, t := range words {
+		if !t.lit {
+			return true
+		}
+		if t.text == "--" {
+			break
+		}
+		for _, p := range set {
+			if t.text == p || strings.HasPrefix(t.text, p) && (strings.HasPrefix(p, "--") && t.text[len(p)] == '=' || !strings.HasPrefix(p, "--")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitNoPatchOptions are the diff options that print names or counts
+// instead of patches.
+var gitNoPatchOptions = []string{
+	"--stat", "--numstat", "--shortstat", "--dirstat", "--name-only", "--name-status",
+	"--summary", "--raw", "--quiet", "--exit-code", "--no-patch", "-s", "--check",
+}
+
+// gitPatchOptions are the options of git log that make it print patches:
+// the diff options' patch formats and the merge diffs that imply -p.
+var gitPatchOptions = []string{
+	"-p", "-u", "-U", "-W", "-c", "-m", "--patch", "--unified", "--function-context",
+	"--word-diff", "--color-words", "--cc", "--dd", "--remerge-diff", "--diff-merges",
+	"--patch-with-stat", "--patch-with-raw", "--full-diff", "--ext-diff", "--textconv",
 }
 
 // gitPathspecMagic returns the magic prefix of a pathspec ("" when none):
