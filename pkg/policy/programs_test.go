@@ -31,7 +31,14 @@ func TestProgramTableIsValid(t *testing.T) {
 			continue
 		}
 		name := shellKeyOf(r.shellPattern)
-		if !tbl.Knows(name) && !slices.Contains([]string{"pwd", "which", "whoami", "uname", "basename", "dirname", "realpath"}, name) {
+		if name == "" {
+			continue // a mention rule (*.env.example*): no program
+		}
+		// Builtins the shell analysis models itself: cd moves later
+		// paths, read and test judge their names, the rest take numbers.
+		builtins := []string{"cd", "test", "[", "true", "false", ":", "exit", "break", "continue", "return", "read", "type"}
+		if !tbl.Knows(name) && !slices.Contains(builtins, name) &&
+			!slices.Contains([]string{"pwd", "which", "whoami", "uname", "basename", "dirname", "realpath"}, name) {
 			t.Errorf("built-in rule %s allows %s, which the program table does not describe", r.text, name)
 		}
 	}

@@ -137,3 +137,63 @@ rules:
 		{`cat src/*`, policy.Allow},
 	})
 }
+
+// TestSymbolicLinkTargetsResolveFromTheLink: ln -s resolves a relative
+// target from the link's directory (friction corpus K's side finding:
+// ln -s ../../.ssh/id_rsa sub/key was judged as /home/.ssh/id_rsa and
+// allowed in yolo mode).
+func TestSymbolicLinkTargetsResolveFromTheLink(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: yolo
+home: /home/dev
+rules:
+  - { rule: "bash(ln *)", action: allow }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+`), "ln.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`ln -s ../../.ssh/id_rsa sub/key`, policy.Deny},
+		{`ln -sf ../../.ssh/id_rsa sub/key`, policy.Deny},
+		{`ln --symbolic ../../.ssh sub/k`, policy.Deny},
+		{`ln -s -t sub/x ../../../.ssh/id_rsa`, policy.Deny},
+		{`ln -st sub/x ../../../.ssh/id_rsa`, policy.Deny},
+		{`ln -s ../../.ssh/id_rsa a b sub`, policy.Deny},
+		{`ln -s ../shared src/shared`, policy.Allow},
+		{`ln -s target link`, policy.Allow},
+	})
+}
+
+// TestSubCommandOptionsAreNotGlobalOptions: after git's sub-command, -c
+// and -C are the sub-command's (git switch -c, git grep -c, git diff
+// -C), while kubectl's global options count anywhere; python -m ends
+// python's options, its module's arguments read as paths (friction
+// corpus K, classes K3 and K10).
+func TestSubCommandOptionsAreNotGlobalOptions(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "bash(python3 *)", action: allow }
+  - { rule: "bash(kubectl get *)", action: allow }
+  - { rule: "@files(**/.env)", action: deny }
+`), "subs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`git switch -c feature/x`, policy.Allow},
+		{`git branch -c old new`, policy.Allow},
+		{`git grep -c TODO -- src`, policy.Allow},
+		{`git diff -C HEAD~1 -- src`, policy.Allow},
+		{`git -c core.pager=evil switch -c x`, policy.Ask},
+		{`git -c core.fsmonitor=x status`, policy.Ask},
+		{`kubectl get pods --kubeconfig=./kc.yaml`, policy.Ask},
+		{`python3 -m pytest --cov=src --cov-report=term-missing -x`, policy.Allow},
+		{`python3 -m venv --clear .venv`, policy.Allow},
+		{`python3 -m json.tool .env`, policy.Deny},
+		{`python3 -c 'print(1)'`, policy.Ask},
+	})
+}

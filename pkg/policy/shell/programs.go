@@ -25,7 +25,8 @@ import (
 //     answer grants (git push → 2), per sub-command when it differs;
 //   - global: the options that may come before the sub-command (git -C
 //     DIR); they are skipped when rules are matched and "Always" patterns
-//     built, so `git -C dir status` matches `git status *`;
+//     built, so `git -C dir status` matches `git status *`; global_first:
+//     they come only there (git, docker), while kubectl's come anywhere;
 //   - options and operands with an effect: they read or write a path
 //     (sort -o FILE, cp SRC DST), run a command line (rg --pre PROG, tar
 //     --to-command=CMD: judged as the commands they run), run program text
@@ -96,6 +97,10 @@ const (
 	// unless a built-in type, rg --type-add): any name, judged as a
 	// computed value that meets every read rule.
 	effFilterAny
+	// effModule: the value names code the program runs from its search
+	// path (python -m MOD): the program's options end there, and every
+	// later word is an argument of that code, read as a path.
+	effModule
 )
 
 var effectNames = map[string]effect{
@@ -103,6 +108,7 @@ var effectNames = map[string]effect{
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
+	"module": effModule,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -309,9 +315,13 @@ type progSpec struct {
 	// ARGS…: the script's arguments are not python's). Wrappers always
 	// read options first; other programs take options anywhere (GNU).
 	optionsFirst bool
-	wrapper      *wrapperSpec
-	hook         string
-	elevated     bool
+	// globalFirst: the global options come only before the sub-command;
+	// after it the same spelling is the sub-command's own option (git
+	// switch -c, docker run -H), not looked up among the globals.
+	globalFirst bool
+	wrapper     *wrapperSpec
+	hook        string
+	elevated    bool
 	// recursive: the program always reads or writes whole trees (rg,
 	// find), not only with an option.
 	recursive bool
@@ -436,7 +446,7 @@ var builtinEnvVars = sync.OnceValue(func() map[string]bool {
 // run code of its choosing.
 func programEnvVar(name string) bool { return builtinEnvVars()[name] }
 
-var progKeys = []string{"same_as", "arity", "subcommands", "global", "options", "operands",
+var progKeys = []string{"same_as", "arity", "subcommands", "global", "global_first", "options", "operands",
 	"style", "options_first", "wrapper", "hook", "elevated", "never_always", "recursive", "write_tree", "writes_cwd", "env",
 	"inert", "complete", "env_inert", "closed", "runs_code"}
 
@@ -445,6 +455,7 @@ var progHooks = map[string]bool{
 	"xargs": true, "find": true, "flock": true, "busybox": true, "watch": true, "trap": true,
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
 	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true, "fd": true,
+	"ln": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the
@@ -526,6 +537,7 @@ var progFlags = map[string]func(*progSpec) *bool{
 	"closed":        func(s *progSpec) *bool { return &s.closed },
 	"runs_code":     func(s *progSpec) *bool { return &s.runsCode },
 	"options_first": func(s *progSpec) *bool { return &s.optionsFirst },
+	"global_first":  func(s *progSpec) *bool { return &s.globalFirst },
 	"elevated":      func(s *progSpec) *bool { return &s.elevated },
 	"never_always":  func(s *progSpec) *bool { return &s.neverAlways },
 	"recursive":     func(s *progSpec) *bool { return &s.recursive },

@@ -235,6 +235,8 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.patchOperands()
 	case "jq":
 		u.jqFiles(words)
+	case "ln":
+		u.lnTargets(words)
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
@@ -1420,5 +1422,79 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 		}
 		u.setAsk(notUnderstood(u.progName(), "environment variable", name))
 		return
+	}
+}
+
+// lnTargets adds, for a symbolic link (ln -s), the reading of each
+// relative target the kernel uses: from the directory the link is made
+// in, not the working directory (ln -s ../../.ssh/id_rsa sub/key links
+// sub/key to ~/.ssh/id_rsa two levels above sub, not above the working
+// directory). With two operands the last is the link or a directory to
+// make it in, so both readings are written; a link whose directory the
+// policy cannot read, with a relative target, asks.
+func (u *progUse) lnTargets(w []shWord) {
+	symbolic, dir := false, (*shWord)(nil)
+	for i := 1; i < len(w); i++ {
+		t := w[i]
+		if !t.lit || t.text == "--" {
+			break
+		}
+		switch {
+		case strings.HasPrefix(t.text, "--sy"), t.text == "-s":
+			symbolic = true
+		case t.text == "-t" && i+1 < len(w), strings.HasPrefix(t.text, "--t") && !strings.Contains(t.text, "=") && i+1 < len(w):
+			dir = &w[i+1]
+			i++
+		case strings.HasPrefix(t.text, "--t") && strings.Contains(t.text, "="):
+			dir = &shWord{text: t.text[strings.IndexByte(t.text, '=')+1:], lit: true}
+		case len(t.text) > 1 && t.text[0] == '-' && t.text[1] != '-':
+			for k := 1; k < len(t.text); k++ {
+				c := t.text[k]
+				if c == 's' {
+					symbolic = true
+				}
+				if c == 'S' || c == 't' {
+					if c == 't' {
+						if k+1 < len(t.text) {
+							dir = &shWord{text: t.text[k+1:], lit: true}
+						} else if i+1 < len(w) {
+							dir = &w[i+1]
+							i++
+						}
+					}
+					break
+				}
+			}
+		}
+	}
+	if !symbolic {
+		return
+	}
+	ops := u.operands
+	var targets []shWord
+	var dirs []shWord
+	switch {
+	case dir != nil:
+		targets, dirs = ops, []shWord{*dir}
+	case len(ops) == 2:
+		targets = ops[:1]
+		dirs = []shWord{ops[1], {text: path.Dir(ops[1].text), lit: ops[1].lit}}
+	case len(ops) > 2:
+		targets, dirs = ops[:len(ops)-1], ops[len(ops)-1:]
+	default:
+		return // ln -s T: the link is made in the working directory
+	}
+	for _, t := range targets {
+		if !t.lit || strings.HasPrefix(t.text, "/") {
+			continue // an absolute target is itself; a computed one meets every rule
+		}
+		for _, d := range dirs {
+			if !d.lit {
+				u.setAsk("ln -s makes a link to " + strconv.Quote(t.text) + " from a directory the policy cannot read (" + d.text + ")")
+				return
+			}
+			// Not cleaned: the engine walks ".." as the kernel does.
+			u.writes = append(u.writes, shWord{text: strings.TrimSuffix(d.text, "/") + "/" + t.text, lit: true})
+		}
 	}
 }

@@ -31,8 +31,11 @@ type progUse struct {
 	document bool // an option makes every operand a document (man -l)
 	// suffix is the backup suffix of an in-place edit (sed -i.bak): each
 	// file rewritten is also copied to FILE+suffix.
-	suffix    string
-	stop      bool
+	suffix string
+	stop   bool
+	// module: an option named code to run (python -m): the options end
+	// after it, and every operand is that code's argument, read.
+	module    bool
 	unelevate bool
 	script    *shWord
 	// chdir is the directory an option moves the program to (git -C).
@@ -70,11 +73,17 @@ type progRun struct {
 }
 
 // option finds the entry of an option spelled name ("-o", "--output"),
-// looking in the sub-command's options first.
+// looking in the sub-command's options first. After the sub-command of a
+// program whose global options come first (global_first), they are not
+// looked up: git switch -c, git grep -c and git diff -C are the
+// sub-command's own options, not git -c or -C.
 func (u *progUse) option(name string) *progOption {
 	if u.sub != nil {
 		if o := u.sub.options[name]; o != nil {
 			return o
+		}
+		if u.spec.globalFirst && u.spec.global[name] != nil {
+			return nil
 		}
 	}
 	if o := u.spec.options[name]; o != nil {
@@ -192,7 +201,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	for ; i < len(w) && !u.stop; i++ {
 		t := &w[i]
 		s := t.text
-		if !optionsDone && mayExpandToOption(t) {
+		if !optionsDone && !u.module && mayExpandToOption(t) {
 			if danger < 0 {
 				danger = 0
 				if spec.dangerous() {
@@ -216,7 +225,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 		if !t.lit && !optionsDone && (u.expandedValue(t) || spec.style != styleSingle && u.expandedShort(t)) {
 			continue
 		}
-		if optionsDone || !t.lit || len(s) < 2 || s[0] != '-' {
+		if optionsDone || u.module || !t.lit || len(s) < 2 || s[0] != '-' {
 			if !seenOperand {
 				seenOperand, firstOperand = true, s
 			}
@@ -585,6 +594,8 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		}
 	case effFilterAny:
 		u.applyFilterAny(o, v)
+	case effModule:
+		u.module = true
 	}
 }
 
@@ -763,6 +774,12 @@ func (u *progUse) setAsk(reason string) {
 // operandEffects applies the entry's operand positions to the operands,
 // then adds the backup copies of an in-place edit with a suffix.
 func (u *progUse) operandEffects() {
+	if u.module {
+		// python -m pytest tests/ ~/.netrc: the module's arguments, not
+		// a script and its arguments.
+		u.reads = append(u.reads, u.operands...)
+		return
+	}
 	u.positionEffects()
 	u.defaultTree()
 	if !u.inPlace || u.suffix == "" {
