@@ -328,6 +328,12 @@ func TestRealProgramOracle(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"command": c.src})
 			d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: oracleCwd})
 			bad := realViolations(p, c.src, realRun(t, c.src))
+			for try := 1; c.unsafe && len(bad) == 0 && try < 3; try++ {
+				// A threaded runner under strace (fd -x on a loaded
+				// machine) has shown an empty run once: run it again
+				// before calling the case blind.
+				bad = realViolations(p, c.src, realRun(t, c.src))
+			}
 			switch {
 			case d.Action == policy.Allow && len(bad) > 0:
 				t.Errorf("allowed, but its trace shows: %s", strings.Join(bad, "; "))

@@ -197,3 +197,25 @@ rules:
 		{`python3 -c 'print(1)'`, policy.Ask},
 	})
 }
+
+// TestDescriptorPathsReopenTheirFiles: /dev/fd/N, /dev/stdin, /dev/stdout
+// and /dev/stderr reopen the file open on the descriptor with new flags
+// (red team K, F0): a file a redirection opened for reading is written
+// through them, one opened for appending read.
+func TestDescriptorPathsReopenTheirFiles(t *testing.T) {
+	p, err := policy.Load("testdata/corpus_policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`echo "alias ls=x" 3<~/.bashrc >>/dev/fd/3`, policy.Deny},
+		{`echo x >>/dev/stdout 1<~/.profile`, policy.Deny},
+		{`echo x 5</etc/hosts >/dev/fd/5`, policy.Deny},
+		{`exec 3<~/.bashrc; echo x >/dev/fd/3`, policy.Deny},
+		{`cat /dev/fd/3 3>>.env.local`, policy.Deny},
+		{`cat /dev/stdin 0>>.env.local`, policy.Deny},
+		{`echo x | tee /dev/fd/3 3<~/.bashrc`, policy.Deny},
+		{`sort < data.txt > sorted.txt`, policy.Allow},
+		{`wc -l < main.go 2>/dev/null`, policy.Allow},
+	})
+}

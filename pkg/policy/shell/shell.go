@@ -197,6 +197,10 @@ type shCmdInfo struct {
 type shAnalyzer struct {
 	src   string
 	depth int
+	// opened are the indexes in res.Commands of the files redirections
+	// open on a descriptor, which /dev/fd/N can reopen the other way
+	// (finishDescriptors).
+	opened []int
 	progs *Programs // the program table (programs.go)
 	// posix is set for scripts of sh, dash and the like, parsed as POSIX
 	// sh: dash leaves braces literal where bash (and bash as sh) expands
@@ -338,6 +342,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 		return
 	}
 	a.finishFuncs()
+	a.finishDescriptors()
 	a.finishExtracts()
 	a.finishCode()
 	a.finishReads()
@@ -1187,8 +1192,17 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	a.info = append(a.info, shCmdInfo{span: a.cur})
 }
 
-// redirect records a redirection that writes or reads a file.
+// redirect records a redirection that writes or reads a file, noting the
+// files it opens on a descriptor (opened).
 func (a *shAnalyzer) redirect(r *syntax.Redirect) {
+	n := len(a.res.Commands)
+	a.redirectFile(r)
+	for i := n; i < len(a.res.Commands); i++ {
+		a.opened = append(a.opened, i)
+	}
+}
+
+func (a *shAnalyzer) redirectFile(r *syntax.Redirect) {
 	switch r.Op {
 	case syntax.RdrIn:
 		if st := a.enclosingStmt(); st != nil {
@@ -1275,6 +1289,65 @@ func shAllDigits(s string) bool {
 	}
 	return true
 }
+
+// finishDescriptors judges each file a redirection opened the other way
+// too when the script may name a descriptor's path: on Linux /dev/fd/N,
+// /dev/stdin, /dev/stdout and /dev/stderr are links to the file open on
+// the descriptor, and opening one opens that file afresh, with the new
+// flags. echo x 3<~/.bashrc >>/dev/fd/3 appends to ~/.bashrc, which
+// the script only opened for reading; cat /dev/fd/3 3>>.env.local reads
+// a file it only opened for appending.
+func (a *shAnalyzer) finishDescriptors() {
+	if len(a.opened) == 0 || !shMayNameDescriptor(a.src) {
+		return
+	}
+	for _, i := range a.opened {
+		c := a.res.Commands[i]
+		if c.Unanalysable != "" || c.Target == "" {
+			continue // asks already
+		}
+		w := shWord{text: c.Target, lit: true}
+		if len(c.Globs) > 0 {
+			w.g = c.Globs[0]
+		}
+		a.cur = a.info[i].span
+		if c.Read {
+			a.writeTarget(w, shFrame{})
+		} else {
+			a.readTarget(w)
+		}
+	}
+}
+
+// shMayNameDescriptor reports whether a script's text may name a path to
+// one of its descriptors: it spells one of the words such a path holds
+// (dev, fd, std…, proc, self), spells letters in ways the text does not
+// show (a backslash, $'…', $"…"), or has a pathname pattern and a '/'
+// (/d?v/f?/3). /dev/null and /dev/tty do not count. A value the script
+// computes is judged where it is used (a redirection to it asks; a read
+// of it meets every read rule). Checked word by word.
+func shMayNameDescriptor(src string) bool {
+	s := strings.NewReplacer("/dev/null", "", "/dev/tty", "").Replace(src)
+	for _, tok := range strings.Fields(s) {
+		if strings.Contains(tok, "$'") || strings.Contains(tok, `$"`) {
+			return true
+		}
+		t := shUnquoteLetters.Replace(tok)
+		for _, k := range []string{"dev", "fd", "std", "proc", "self"} {
+			if strings.Contains(t, k) {
+				return true
+			}
+		}
+		if strings.ContainsAny(t, "*?[") && strings.Contains(t, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// shUnquoteLetters drops the quoting that can split a word's letters
+// (/de"v"/f\d/3).
+var shUnquoteLetters = strings.NewReplacer("\\", "", "'", "", `"`, "")
 
 // shHarmlessSink reports the cleaned redirect targets that are not files.
 func shHarmlessSink(p string) bool {
