@@ -201,7 +201,7 @@ type shAnalyzer struct {
 	// open on a descriptor, which /dev/fd/N can reopen the other way
 	// (finishDescriptors).
 	opened []int
-	progs *Programs // the program table (programs.go)
+	progs  *Programs // the program table (programs.go)
 	// posix is set for scripts of sh, dash and the like, parsed as POSIX
 	// sh: dash leaves braces literal where bash (and bash as sh) expands
 	// them, so both readings are judged (shPosixBraces).
