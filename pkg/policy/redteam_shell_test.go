@@ -195,6 +195,14 @@ rules:
 		{`python3 -m venv --clear .venv`, policy.Allow},
 		{`python3 -m json.tool .env`, policy.Deny},
 		{`python3 -c 'print(1)'`, policy.Ask},
+		// Red team K, F8: modules that run their arguments or input.
+		{`python3 -m timeit -s "import os" "os.system('id')"`, policy.Ask},
+		{`python3 -m pdb x.py`, policy.Ask},
+		{`python3 -m pickle x.pkl`, policy.Ask},
+		{`python3 -m $M`, policy.Ask},
+		{`python3 -W ignore::evil.W x.py`, policy.Ask},
+		{`PYTHONWARNINGS=ignore::evil.W python3 x.py`, policy.Ask},
+		{`python3 -W ignore::DeprecationWarning x.py`, policy.Allow},
 	})
 }
 

@@ -528,6 +528,10 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	if u.record {
 		u.seen = append(u.seen, seenOption{opt: o, value: v})
 	}
+	if o.effect == effModule {
+		u.applyModule(o, v)
+		return
+	}
 	if v != nil && v.lit && (o.when != nil || o.unless != nil) && !o.appliesTo(v.text) {
 		return
 	}
@@ -594,7 +598,21 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		}
 	case effFilterAny:
 		u.applyFilterAny(o, v)
-	case effModule:
+	}
+}
+
+// applyModule records the module an option runs (python -m MODULE): a
+// module its when: list names ends the options, its arguments read; any
+// other, or one the policy cannot read, asks with the option's reason
+// (python -m timeit CODE, -m code and -m pdb run their arguments or
+// input as code).
+func (u *progUse) applyModule(o *progOption, v *shWord) {
+	switch {
+	case v == nil || !v.lit:
+		u.setAsk(u.spec.name + " " + o.name + " runs a module the policy cannot read")
+	case o.when != nil && !o.appliesTo(v.text):
+		u.setAsk(u.spec.name + " " + o.name + " " + v.text + ": " + o.reason)
+	default:
 		u.module = true
 	}
 }
