@@ -227,3 +227,40 @@ func TestDescriptorPathsReopenTheirFiles(t *testing.T) {
 		{`wc -l < main.go 2>/dev/null`, policy.Allow},
 	})
 }
+
+// TestPackageRunnersAreJudgedToo: npx, uv run, bundle exec… run the
+// command from package and project bin directories first (red team K,
+// F15: npx -p ./evil cat README.md ran the package's cat), so the runner
+// must be allowed as well as the command it runs; deny rules on the
+// command still apply.
+func TestPackageRunnersAreJudgedToo(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(npx *)", action: allow }
+  - { rule: "bash(uv *)", action: allow }
+  - { rule: "bash(jest *)", action: allow }
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "bash(rm *)", action: deny }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+`), "runners.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`npx jest src`, policy.Allow},
+		{`npx -y -p ./evil cat README.md`, policy.Allow}, // the policy allows npx
+		{`npx eslint .`, policy.Ask},
+		{`uv run rm -rf build`, policy.Deny},
+		{`uv run pytest`, policy.Ask},
+		{`npx cat ~/.ssh/id_rsa`, policy.Deny},
+	})
+	d := policy.Default()
+	wantActions(t, d, []bashCase{
+		{`npx -y -p ./evil cat README.md`, policy.Ask},
+		{`uv run cat README.md`, policy.Ask},
+		{`bundle exec cat README.md`, policy.Ask},
+		{`cat README.md`, policy.Allow},
+	})
+}

@@ -297,6 +297,11 @@ type wrapperSpec struct {
 	// (git submodule foreach: each submodule's), so its relative paths
 	// are judged as under any directory, as after an unknown cd.
 	elsewhere bool
+	// packages: the runner looks the command up in package and project
+	// bin directories first (npx, uv run, bundle exec), and may install
+	// it: the command is a program of its own, so the runner is judged
+	// as a command too, besides the command it runs.
+	packages bool
 }
 
 // progSpec is one program's entry.
@@ -1002,7 +1007,7 @@ func (d *progDecoder) operandMap(n *yaml.Node, where string) ([]progOperand, err
 }
 
 func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined", "after_dashes", "verb", "elsewhere"})
+	ms, err := d.Mapping(n, where, []string{"operands", "elevated", "joined", "after_dashes", "verb", "elsewhere", "packages"})
 	if err != nil {
 		return nil, err
 	}
@@ -1032,6 +1037,10 @@ func (d *progDecoder) wrapperSpec(n *yaml.Node, where string) (*wrapperSpec, err
 			}
 		case "elsewhere":
 			if w.elsewhere, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "packages":
+			if w.packages, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "verb":

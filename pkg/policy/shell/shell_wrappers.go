@@ -165,6 +165,10 @@ func shTableWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWr
 	if ws.joined && len(rest) > 0 {
 		return shJoined(a, rest, fr, path.Base(w[0].text))
 	}
+	if ws.packages && len(rest) > 0 {
+		// npx -p PKG cat: cat is PKG's, not the system's.
+		a.emit(w, *fr, "", shCmdInfo{})
+	}
 	return shWrapped{rest: rest}
 }
 
@@ -252,6 +256,10 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 			a.cds = append(a.cds, shCd{})
 		}
 		return shJoined(a, rest, fr, sub.name)
+	}
+	if sub.wrapper.packages && len(rest) > 0 {
+		// uv run cat: cat may be .venv/bin/cat.
+		a.emit(w, *fr, "", shCmdInfo{})
 	}
 	return shWrapped{rest: rest}
 }
