@@ -264,3 +264,23 @@ rules:
 		{`cat README.md`, policy.Allow},
 	})
 }
+
+// TestVanishingOperandsLeaveTheDefaultPath: an operand that may vanish
+// (an empty $U, "$@", a pattern under nullglob) leaves grep -r, rg and
+// git's content commands with no path, reading the working directory's
+// tree (red team K, F16: cd ~ && grep -r BEGIN $U read ~/.ssh).
+func TestVanishingOperandsLeaveTheDefaultPath(t *testing.T) {
+	p, err := policy.Load("testdata/corpus_policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`cd ~ && grep -r BEGIN $U`, policy.Deny},
+		{`cd && grep -r BEGIN -- $U`, policy.Deny},
+		{`cd ~; rg -uu BEGIN -- "$@"`, policy.Deny},
+		{`shopt -s nullglob; cd ~ && grep -r BEGIN zz*`, policy.Deny},
+		{`cd ~ && grep -r $U .ssh`, policy.Deny},
+		{`grep -r TODO src`, policy.Allow},
+		{`grep -r x src/*.go`, policy.Allow},
+	})
+}

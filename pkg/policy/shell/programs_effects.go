@@ -805,7 +805,7 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		}
 	}
-	if len(u.reads) == before && tree {
+	if tree && !slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) {
 		// No path (git log -p, git diff, git show HEAD~2, git grep X) or
 		// only exclusions (git log -p -- ':!src'): the whole tree's
 		// content, as for grep -r X.

@@ -824,7 +824,15 @@ func (u *progUse) defaultTree() {
 	if !u.recursive || !u.hasFirstPattern(specs) || len(u.filters) > 0 || len(u.types) > 0 {
 		return // filters: filterReads reads their names under "."
 	}
-	paths := len(u.operands)
+	// Operands that may vanish (an empty $U, "$@", a pattern under
+	// nullglob) leave the program without a path: grep -r X $U reads "."
+	// when U is empty, and grep -r $U ~/.ssh takes ~/.ssh for the pattern.
+	paths := 0
+	for _, o := range u.operands {
+		if !o.vanish {
+			paths++
+		}
+	}
 	if !u.pattern {
 		paths-- // the first operand is the pattern
 	}

@@ -101,6 +101,7 @@ func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, 
 func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget, inShared bool) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
 	a.src, a.depth, a.progs, a.budget, a.inShared = src, depth, progs, budget, inShared
+	a.nullglob = shMentionsNullglob(src)
 	a.extractedAt = -1
 	a.posix = lang == syntax.LangPOSIX
 	if r := shScreenInput(src); r != "" {
@@ -201,7 +202,10 @@ type shAnalyzer struct {
 	// open on a descriptor, which /dev/fd/N can reopen the other way
 	// (finishDescriptors).
 	opened []int
-	progs  *Programs // the program table (programs.go)
+	// nullglob: the script may make a pattern that matches nothing
+	// vanish (shMentionsNullglob).
+	nullglob bool
+	progs    *Programs // the program table (programs.go)
 	// posix is set for scripts of sh, dash and the like, parsed as POSIX
 	// sh: dash leaves braces literal where bash (and bash as sh) expands
 	// them, so both readings are judged (shPosixBraces).
@@ -612,6 +616,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
 			if sw.glob {
 				sw.g = a.shGlobOfWord(w)
+				sw.vanish = a.nullglob
 			}
 			return sw
 		}
@@ -635,8 +640,17 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	sw.text = b.String()
 	if sw.glob {
 		sw.g = a.shGlobOfWord(w)
+		sw.vanish = a.nullglob
 	}
 	return sw
+}
+
+// shMentionsNullglob reports a script that may make a pattern matching
+// nothing vanish: bash's nullglob, zsh's NULL_GLOB (any spelling) or
+// glob qualifier (N).
+func shMentionsNullglob(src string) bool {
+	return strings.Contains(src, "ullglob") || strings.Contains(src, "ULLGLOB") ||
+		strings.Contains(src, "ull_glob") || strings.Contains(src, "ULL_GLOB") || strings.Contains(src, "(N")
 }
 
 // shLiteralGlob reports a glob of literal characters only.
