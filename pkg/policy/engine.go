@@ -513,6 +513,7 @@ func (r *rule) matches(s *subject) bool {
 			if r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base) {
 				return true
 			}
+
 		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
 			return true
 		}
@@ -1225,6 +1226,14 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 		s.floor, s.floorLayer, s.ungrantable = "redirect to "+strconv.Quote(c.Target)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	}
 	s.recursive = c.Recursive
+	if c.Opaque && s.floor == "" {
+		if r := e.floatingWriteRule(); r != nil {
+			// tar xf a.tar: a member may be .git/config or .env anywhere
+			// under the tree; which ones, the policy cannot see.
+			s.floor, s.floorLayer = "writes files it does not name under "+strconv.Quote(s.value)+
+				" (an archive's members, a copied tree, a patch), which rule "+r.text+" may name", "safety"
+		}
+	}
 	return s, true
 }
 
@@ -1448,4 +1457,22 @@ func shellJoin(argv []string) string {
 		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// floatingWriteRule returns a deny or ask rule on writes that names a
+// path anywhere (**/.git/**, *.env): one that may meet a member of a tree
+// written whose members are not named. nil when there is none.
+func (e *evaluation) floatingWriteRule() *rule {
+	layers := []*ruleLayer{e.p.static}
+	if e.agent != nil {
+		layers = append(layers, e.agent)
+	}
+	for _, l := range layers {
+		for _, i := range l.writes {
+			if r := &l.rules[i]; r.action != Allow && r.path != nil && r.path.dir == "" && !r.path.abs {
+				return r
+			}
+		}
+	}
+	return nil
 }

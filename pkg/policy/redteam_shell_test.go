@@ -284,3 +284,33 @@ func TestVanishingOperandsLeaveTheDefaultPath(t *testing.T) {
 		{`grep -r x src/*.go`, policy.Allow},
 	})
 }
+
+// TestUnnamedMembersAsk: an archive extracted without member names, a
+// tree copied, a patch from its input write files the command does not
+// name; where a write rule names a path anywhere (**/.git/**), a member
+// may be .git/config: the write asks (red team K, F4).
+func TestUnnamedMembersAsk(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@write(**/.git/**)", action: deny }
+`), "members.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`tar xf a.tar`, policy.Ask},
+		{`unzip a.zip`, policy.Ask},
+		{`patch -p1 < x.diff`, policy.Ask},
+		{`rsync -a evil/ ./`, policy.Ask},
+		{`cp -r /tmp/x .`, policy.Ask},
+		{`tar xf a.tar .git/config`, policy.Deny},
+		{`tar xf a.tar src/main.go`, policy.Allow},
+		{`tar czf out.tgz src`, policy.Allow},
+		{`unzip -l a.zip`, policy.Allow},
+		{`cp a.go b.go`, policy.Allow},
+		{`patch x.go < x.diff`, policy.Allow},
+	})
+}

@@ -53,6 +53,12 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
+	if spec.name == "unzip" && len(u.writes) == 0 && !unzipLists(words) {
+		u.writes = append(u.writes, shWord{text: ".", lit: true}) // unzip a.zip: here
+	}
+	// The members written are not named: any path under the tree.
+	opaque := u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
+		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
 	}
@@ -75,6 +81,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		a.writeTarget(w, fr)
 		if len(a.res.Commands) > n {
 			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
+			a.res.Commands[n].Opaque = opaque
 		}
 	}
 	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {

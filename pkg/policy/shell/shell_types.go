@@ -43,6 +43,10 @@ type Command struct {
 	// the directories it names (grep -r, cp -r, find, rm -r); on a write
 	// target, that the write covers the tree.
 	Recursive bool
+	// Opaque is true on a write of a tree whose members the command does
+	// not name (an archive extracted, a tree copied, a patch read from
+	// its input): any path under it may be written.
+	Opaque bool
 	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
 	// path written and Words is empty.
 	Redirect bool
