@@ -274,28 +274,14 @@ func (r *PendingRequest) Validate() error { return nil }
 // operation: ids are subject tokens, the mode is a known one. Use
 // [AdminRequest.ValidateOp] for the fields an operation needs.
 func (r *AdminRequest) Validate() error {
-	if r.SessionID != "" {
-		if err := checkToken("session_id", r.SessionID); err != nil {
-			return err
-		}
-	}
-	if r.AgentID != "" {
-		if err := checkToken("agent_id", r.AgentID); err != nil {
-			return err
-		}
-	}
-	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
-		return err
-	}
-	if err := checkTokens("teams", r.Teams, MaxAdminTeams, "teams"); err != nil {
-		return err
-	}
-	if r.GrantID != "" {
-		if err := checkToken("grant_id", r.GrantID); err != nil {
-			return err
-		}
-	}
-	if err := checkIdent("by", r.By, MaxIDBytes, false); err != nil {
+	if err := firstError(
+		checkOptionalToken("session_id", r.SessionID),
+		checkOptionalToken("agent_id", r.AgentID),
+		checkIdent("agent_type", r.AgentType, MaxIDBytes, false),
+		checkTokens("teams", r.Teams, MaxAdminTeams, "teams"),
+		checkOptionalToken("grant_id", r.GrantID),
+		checkIdent("by", r.By, MaxIDBytes, false),
+	); err != nil {
 		return err
 	}
 	switch r.Mode {
@@ -628,10 +614,8 @@ func (g *Grant) Validate() error {
 			return nested("approvers["+strconv.Itoa(i)+"]", err)
 		}
 	}
-	if g.RequestID != "" {
-		if err := checkToken("request_id", g.RequestID); err != nil {
-			return err
-		}
+	if err := checkOptionalToken("request_id", g.RequestID); err != nil {
+		return err
 	}
 	if g.CreatedAt.IsZero() && !g.Legacy {
 		return &FieldError{Field: "created_at", Problem: "must be set"}
@@ -667,10 +651,8 @@ func (e *GrantEvent) Validate() error {
 	if err := checkToken("session_id", e.SessionID); err != nil {
 		return err
 	}
-	if e.RequestID != "" {
-		if err := checkToken("request_id", e.RequestID); err != nil {
-			return err
-		}
+	if err := checkOptionalToken("request_id", e.RequestID); err != nil {
+		return err
 	}
 	if err := e.Grant.Validate(); err != nil {
 		return nested("grant", err)
@@ -752,6 +734,24 @@ func checkToken(field, v string) error {
 		fe := withValue(field, v, p)
 		fe.Err = &TokenError{What: field, Value: v, Problem: p}
 		return fe
+	}
+	return nil
+}
+
+// checkOptionalToken is checkToken for a field that may be empty.
+func checkOptionalToken(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkToken(field, v)
+}
+
+// firstError returns the first of errs that is not nil.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
