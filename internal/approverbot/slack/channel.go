@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,8 +81,8 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if sc.APIURL == "" {
 		sc.APIURL = "https://slack.com/api"
 	}
-	u, err := url.Parse(sc.APIURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	u, ok := approverbot.HTTPURL(sc.APIURL)
+	if !ok {
 		return nil, fmt.Errorf("slack: api_url %q is not an http(s) URL", sc.APIURL)
 	}
 	for _, team := range cfg.Teams {
@@ -89,22 +90,12 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 			return nil, fmt.Errorf("slack.channels: no Slack channel for team %q", team)
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
+	o.Workers, o.MaxRetryAfter = approverbot.DefaultChat(o.Workers, o.MaxRetryAfter)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = 30 * time.Second
-	}
-	a, err := newAPI(trimSlash(sc.APIURL), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
+	a, err := newAPI(strings.TrimRight(sc.APIURL, "/"), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
@@ -118,13 +109,6 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		posted:  map[string]*postedQuestion{},
 		clicks:  make(chan click, 64),
 	}, nil
-}
-
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // Name implements [approverbot.Channel].

@@ -1,0 +1,55 @@
+package approverbot
+
+import (
+	"log/slog"
+	"net/url"
+	"time"
+)
+
+// HTTPURL parses s, an address a channel calls (an API base, a webhook):
+// it reports whether s is an http(s) URL with a host.
+func HTTPURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
+}
+
+// DefaultLog fills the options every channel has: the logger
+// (slog.Default()) and the clock (time.Now), when left zero.
+func DefaultLog(log *slog.Logger, now func() time.Time) (*slog.Logger, func() time.Time) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return log, now
+}
+
+// DefaultChat fills the options the chat channels (slack, telegram) share
+// beyond [DefaultLog], when left zero: how many answers are handled at
+// once (4) and the longest rate-limit wait one call sits out (30 s).
+func DefaultChat(workers int, maxRetryAfter time.Duration) (int, time.Duration) {
+	if workers <= 0 {
+		workers = 4
+	}
+	if maxRetryAfter <= 0 {
+		maxRetryAfter = 30 * time.Second
+	}
+	return workers, maxRetryAfter
+}
+
+// DefaultBackoff fills the bounds of a channel's wait between failed
+// attempts: min defaults to 500 ms, and max, when below min, to the larger
+// of ceiling and min.
+func DefaultBackoff(minWait, maxWait, ceiling time.Duration) (time.Duration, time.Duration) {
+	if minWait <= 0 {
+		minWait = 500 * time.Millisecond
+	}
+	if maxWait < minWait {
+		maxWait = max(ceiling, minWait)
+	}
+	return minWait, maxWait
+}
