@@ -508,22 +508,48 @@ func result(m Message) map[string]any {
 	}
 }
 
-func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage) {
+// message decodes the parameters of a message call, then applies check
+// (a problem, "" for none) and the content checks; it answers the first
+// failure and reports whether there was none.
+func message(w http.ResponseWriter, p map[string]json.RawMessage, check func(messageParams) string) (messageParams, Message, bool) {
 	mp, err := decodeParams(p)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
+		return mp, Message{}, false
 	}
-	s.mu.Lock()
-	known := s.chats[mp.ChatID]
-	s.mu.Unlock()
-	if !known {
-		fail(w, http.StatusBadRequest, "Bad Request: chat not found")
-		return
+	if problem := check(mp); problem != "" {
+		fail(w, http.StatusBadRequest, problem)
+		return mp, Message{}, false
 	}
 	m, problem := content(mp)
 	if problem != "" {
 		fail(w, http.StatusBadRequest, problem)
+		return mp, Message{}, false
+	}
+	return mp, m, true
+}
+
+// store keeps m as its chat's message, passes it to the test on to and
+// answers with it.
+func (s *Server) store(w http.ResponseWriter, m Message, to chan Message) {
+	s.mu.Lock()
+	stored := m
+	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
+	s.mu.Unlock()
+	to <- m
+	ok(w, result(m))
+}
+
+func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage) {
+	mp, m, valid := message(w, p, func(mp messageParams) string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.chats[mp.ChatID] {
+			return "Bad Request: chat not found"
+		}
+		return ""
+	})
+	if !valid {
 		return
 	}
 	if rp := mp.ReplyParameters; rp != nil {
@@ -539,33 +565,23 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage
 	s.mu.Lock()
 	s.nextMsg++
 	m.MessageID = s.nextMsg
-	stored := m
-	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
 	s.mu.Unlock()
-	s.Sent <- m
-	ok(w, result(m))
+	s.store(w, m, s.Sent)
 }
 
 func (s *Server) editMessageText(w http.ResponseWriter, p map[string]json.RawMessage) {
-	mp, err := decodeParams(p)
-	if err != nil {
-		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
-	}
-	s.mu.Lock()
-	cur, found := s.msgs[[2]int64{mp.ChatID, mp.MessageID}]
 	var before Message
-	if found {
+	mp, m, valid := message(w, p, func(mp messageParams) string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur, found := s.msgs[[2]int64{mp.ChatID, mp.MessageID}]
+		if !found {
+			return "Bad Request: message to edit not found"
+		}
 		before = *cur
-	}
-	s.mu.Unlock()
-	if !found {
-		fail(w, http.StatusBadRequest, "Bad Request: message to edit not found")
-		return
-	}
-	m, problem := content(mp)
-	if problem != "" {
-		fail(w, http.StatusBadRequest, problem)
+		return ""
+	})
+	if !valid {
 		return
 	}
 	m.MessageID = mp.MessageID
@@ -573,12 +589,7 @@ func (s *Server) editMessageText(w http.ResponseWriter, p map[string]json.RawMes
 		fail(w, http.StatusBadRequest, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 		return
 	}
-	s.mu.Lock()
-	stored := m
-	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
-	s.mu.Unlock()
-	s.Edited <- m
-	ok(w, result(m))
+	s.store(w, m, s.Edited)
 }
 
 func keyboardsEqual(a, b [][]Button) bool {
