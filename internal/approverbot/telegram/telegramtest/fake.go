@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,8 +82,11 @@ type Answer struct {
 
 // Server is a fake Bot API. Its channels receive, in order, every accepted
 // call; a test that does not read them may block the fake after 1,000.
+// Its URL is the Bot API base URL to configure (telegram.api_url); it
+// records the calls with the right token only (their paths hold the
+// token), and a rate limit answers 429 with parameters.retry_after.
 type Server struct {
-	srv   *httptest.Server
+	httpapitest.Server
 	token string
 
 	mu       sync.Mutex
@@ -99,8 +101,6 @@ type Server struct {
 	wake     chan struct{} // closed when an update is queued
 	pollGen  int
 	allowed  []string
-	rec      httpapitest.Recorder
-	faults   httpapitest.Faults
 
 	// Sent receives sendMessage calls.
 	Sent chan Message
@@ -131,30 +131,13 @@ func New(o Options) *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{bot}/{method}", s.serve)
-	s.srv = httptest.NewServer(mux)
+	s.Start(mux)
 	return s
 }
 
-// URL is the Bot API base URL to configure (telegram.api_url).
-func (s *Server) URL() string { return s.srv.URL }
-
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
-
-// RateLimit makes the next call of method fail with 429 and
-// parameters.retry_after = seconds.
-func (s *Server) RateLimit(method string, seconds int) { s.faults.RateLimit(method, seconds) }
-
 // Fail makes the next call of method fail with an HTTP status and a body
 // that is not a Bot API answer (a proxy's error page).
-func (s *Server) Fail(method string, status int) { s.faults.Fail(method, status) }
-
-// Calls reports how many times method was called.
-func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
-
-// Recorded returns the Bot API calls the fake received with the right
-// token, oldest first (their paths hold the token).
-func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
+func (s *Server) Fail(method string, status int) { s.Faults().Fail(method, status) }
 
 // Message returns the current state of a message.
 func (s *Server) Message(chatID, messageID int64) (Message, bool) {
@@ -273,12 +256,8 @@ func fail(w http.ResponseWriter, code int, description string) {
 	reply(w, code, map[string]any{"ok": false, "error_code": code, "description": description})
 }
 
-// SetDown makes every call fail with 503 and a page that is not the Bot
-// API's (an outage, a proxy in the way) while down is set.
-func (s *Server) SetDown(down bool) { s.faults.SetDown(down) }
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.faults.Unavailable(w) {
+	if s.Faults().Unavailable(w) {
 		return
 	}
 	if r.PathValue("bot") != "bot"+s.token {
@@ -286,8 +265,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := r.PathValue("method")
-	s.rec.Record(method, r)
-	wait, status := s.faults.Next(method)
+	s.Recorder().Record(method, r)
+	wait, status := s.Faults().Next(method)
 	switch {
 	case wait > 0:
 		reply(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error_code": 429,
