@@ -72,15 +72,11 @@ type sendMessageParams struct {
 	LinkPreviewOptions *linkPreviewOptions `json:"link_preview_options,omitempty"`
 }
 
-// editMessageTextParams edits a message; without ReplyMarkup the inline
-// keyboard is removed.
+// editMessageTextParams edits a message into the text sendMessage would
+// send; without ReplyMarkup the inline keyboard is removed.
 type editMessageTextParams struct {
-	ChatID             int64               `json:"chat_id"`
-	MessageID          int64               `json:"message_id"`
-	Text               string              `json:"text"`
-	ParseMode          string              `json:"parse_mode"`
-	ReplyMarkup        *inlineKeyboard     `json:"reply_markup,omitempty"`
-	LinkPreviewOptions *linkPreviewOptions `json:"link_preview_options,omitempty"`
+	sendMessageParams
+	MessageID int64 `json:"message_id"`
 }
 
 type answerCallbackQueryParams struct {

@@ -240,8 +240,8 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	}
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
-		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
-			ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}, nil)
+		err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+			sendMessageParams: sendMessageParams{ChatID: s.chatID, Text: html, ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}}, nil)
 		switch {
 		case err == nil || notModified(err):
 			var prev int
@@ -311,8 +311,8 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 
 // showSettled edits a message into its settled form.
 func (c *Channel) showSettled(ctx context.Context, chatID, msgID int64, html string, r messages.Resolved) error {
-	err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: chatID, MessageID: msgID,
-		Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}, nil)
+	err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+		sendMessageParams: sendMessageParams{ChatID: chatID, Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}}, nil)
 	if err == nil || notModified(err) || messageGone(err) {
 		return nil
 	}
