@@ -56,10 +56,7 @@ const (
 // well-formed JSON by construction, and encoding/json refuses to encode a
 // malformed json.RawMessage in a message built in Go.
 func (r *Request) Validate() error {
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := checkToken("agent_id", r.AgentID); err != nil {
@@ -123,10 +120,7 @@ func checkBatch(field string, items []BatchItem) error {
 // answer appear only on approvals and reject_mode only on rejections. Every
 // error is a [*FieldError].
 func (r *Response) Validate() error {
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := r.Approver.validate(); err != nil {
@@ -370,30 +364,19 @@ func (r *AdminRequest) ValidateOp(op string) error {
 
 // firstSetField returns the first of the named fields that is not empty.
 func (r *AdminRequest) firstSetField(names ...string) string {
+	fields := [...]struct {
+		name string
+		set  bool
+	}{
+		{"session_id", r.SessionID != ""}, {"agent_id", r.AgentID != ""}, {"agent_type", r.AgentType != ""},
+		{"mode", r.Mode != ""}, {"grant_id", r.GrantID != ""}, {"by", r.By != ""}, {"policy", r.Policy != ""},
+		{"teams", len(r.Teams) > 0},
+	}
 	for _, n := range names {
-		var v string
-		switch n {
-		case "session_id":
-			v = r.SessionID
-		case "agent_id":
-			v = r.AgentID
-		case "agent_type":
-			v = r.AgentType
-		case "mode":
-			v = r.Mode
-		case "grant_id":
-			v = r.GrantID
-		case "by":
-			v = r.By
-		case "policy":
-			v = r.Policy
-		case "teams":
-			if len(r.Teams) > 0 {
+		for _, f := range fields {
+			if f.name == n && f.set {
 				return n
 			}
-		}
-		if v != "" {
-			return n
 		}
 	}
 	return ""
@@ -405,10 +388,7 @@ func (r *AdminRequest) firstSetField(names ...string) string {
 // outcome decides), scope appears only on allows and reject_mode only on
 // denies, and decided_by and decided_at are set.
 func (d *Decision) Validate() error {
-	if err := checkToken("request_id", d.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", d.SessionID); err != nil {
+	if err := checkRequestSession(d.RequestID, d.SessionID); err != nil {
 		return err
 	}
 	if !d.Outcome.Valid() {
@@ -669,10 +649,7 @@ func (r *Resolved) Validate() error {
 	if r.Type != TypeResolved {
 		return enumError("type", r.Type, TypeResolved)
 	}
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := checkToken("team", r.Team); err != nil {
@@ -736,6 +713,15 @@ func checkToken(field, v string) error {
 		return fe
 	}
 	return nil
+}
+
+// checkRequestSession checks the ids that name a request: request_id and
+// session_id, both subject tokens.
+func checkRequestSession(requestID, sessionID string) error {
+	if err := checkToken("request_id", requestID); err != nil {
+		return err
+	}
+	return checkToken("session_id", sessionID)
 }
 
 // checkOptionalToken is checkToken for a field that may be empty.
