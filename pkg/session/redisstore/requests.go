@@ -27,10 +27,7 @@ const markAhead = 250_000 // µs
 // indexes name sessions, and their readers skip held requests.
 func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
 	const op = "prepare"
-	if err := req.Validate(); err != nil {
-		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	if err := session.CheckEscalation(&req); err != nil {
+	if err := session.CheckPrepare(&req); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
 	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
