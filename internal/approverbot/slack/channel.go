@@ -70,9 +70,9 @@ var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the Slack channel of cfg (cfg.Slack must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	s, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("slack: not configured (no slack section)")
+	s, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
 	sc := *s
 	if sc.BotToken == "" || sc.SigningSecret == "" {

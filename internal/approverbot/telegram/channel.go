@@ -81,9 +81,9 @@ var _ approverbot.Channel = (*Channel)(nil)
 
 // New returns the Telegram channel of cfg (cfg.Telegram must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	s, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("telegram: not configured (no telegram section)")
+	s, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
 	tc := *s
 	if tc.Token == "" {

@@ -65,9 +65,9 @@ var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the webhook channel of cfg (cfg.Webhook must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	wc, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("webhook: not configured (no webhook section)")
+	wc, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
 	u, ok := approverbot.HTTPURL(wc.URL)
 	if !ok {
