@@ -2,9 +2,24 @@ package approverbot
 
 import (
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/httpapi"
 )
+
+// ChatRateRetries is how many rate limits one call of a chat channel's API
+// (slack, telegram) waits out.
+const ChatRateRetries = 3
+
+// ChatAPI is the config of a chat channel's API client, named api, at base:
+// each call waits out ChatRateRetries rate limits of at most maxRetryAfter
+// (a longer one fails the call) and reads at most maxResponse bytes.
+func ChatAPI(api, base string, hc *http.Client, maxRetryAfter time.Duration, maxResponse int64) httpapi.Config {
+	return httpapi.Config{API: api, BaseURL: base, HTTPClient: hc,
+		MaxAttempts: ChatRateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponse}
+}
 
 // HTTPURL parses s, an address a channel calls (an API base, a webhook):
 // it reports whether s is an http(s) URL with a host.
