@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/httpapi"
@@ -67,4 +68,28 @@ func DefaultBackoff(minWait, maxWait, ceiling time.Duration) (time.Duration, tim
 		maxWait = max(ceiling, minWait)
 	}
 	return minWait, maxWait
+}
+
+// ResponderSlot holds the Responder a channel's Run was given, for the
+// HTTP handlers that answer outside Run (nil until Run, and after it when
+// Run clears it). Safe for concurrent use; the zero value is empty.
+type ResponderSlot struct{ p atomic.Pointer[responderBox] }
+
+type responderBox struct{ r Responder }
+
+// Set holds r; nil empties the slot.
+func (s *ResponderSlot) Set(r Responder) {
+	if r == nil {
+		s.p.Store(nil)
+		return
+	}
+	s.p.Store(&responderBox{r})
+}
+
+// Get returns the Responder held, nil when empty.
+func (s *ResponderSlot) Get() Responder {
+	if b := s.p.Load(); b != nil {
+		return b.r
+	}
+	return nil
 }

@@ -54,7 +54,7 @@ type Channel struct {
 
 	// running is set while Run serves; clicks are refused before.
 	running   atomic.Bool
-	responder atomic.Pointer[responderBox]
+	responder approverbot.ResponderSlot
 	clicks    chan click
 }
 
@@ -63,8 +63,6 @@ type postedQuestion struct {
 	channel, ts string
 	q           approverbot.Question
 }
-
-type responderBox struct{ r approverbot.Responder }
 
 var _ approverbot.HTTPChannel = (*Channel)(nil)
 
@@ -127,7 +125,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	if r == nil {
 		return errors.New("slack: nil responder")
 	}
-	c.responder.Store(&responderBox{r})
+	c.responder.Set(r)
 	c.running.Store(true)
 	defer c.running.Store(false)
 	wait := approverbot.ServeWorkers(ctx, c.workers, c.clicks, func(k click) { c.handleClick(ctx, r, k) })

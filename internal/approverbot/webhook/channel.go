@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -52,14 +51,12 @@ type Channel struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	responder atomic.Pointer[responderBox]
+	responder approverbot.ResponderSlot
 	replays   replayCache
 
 	healthMu sync.Mutex
 	lastErr  error
 }
-
-type responderBox struct{ r approverbot.Responder }
 
 var _ approverbot.HTTPChannel = (*Channel)(nil)
 
@@ -107,8 +104,8 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	if r == nil {
 		return errors.New("webhook: nil responder")
 	}
-	c.responder.Store(&responderBox{r})
-	defer c.responder.Store(nil)
+	c.responder.Set(r)
+	defer c.responder.Set(nil)
 	<-ctx.Done()
 	return nil
 }
