@@ -124,6 +124,16 @@ func SectionOf[T any](c *Config, name string) (T, bool) {
 	return s, ok
 }
 
+// Section is [SectionOf] for a channel's New: without the section, the
+// error says "<name>: not configured (no <name> section)".
+func Section[T any](c *Config, name string) (T, error) {
+	s, ok := SectionOf[T](c, name)
+	if !ok {
+		return s, fmt.Errorf("%s: not configured (no %s section)", name, name)
+	}
+	return s, nil
+}
+
 // Build creates the channels the config enables, in name order.
 func Build(c *Config, log *slog.Logger, stdin io.Reader, stdout io.Writer) ([]Channel, error) {
 	var out []Channel

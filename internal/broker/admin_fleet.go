@@ -30,9 +30,7 @@ func (b *Broker) fleetAdmin(ctx context.Context, op string, req messages.AdminRe
 	case messages.AdminOpResume:
 		return b.adminResume(ctx, req)
 	case messages.AdminOpListStops:
-		sctx, cancel := b.storeCtx(ctx)
-		stops, err := b.store.FleetStops(sctx)
-		cancel()
+		stops, err := storeRead(b, ctx, b.store.FleetStops)
 		if err != nil {
 			return b.storeFailure("fleet stops", err)
 		}
@@ -236,15 +234,11 @@ func (b *Broker) handlePolicyVersion(_ context.Context, msg *nats.Msg) []byte {
 // replica has not written yet included), each flagged when silent.
 func (b *Broker) adminListAgents(ctx context.Context) []byte {
 	b.flushSeen(ctx)
-	sctx, cancel := b.storeCtx(ctx)
-	agents, err := b.store.ListSeen(sctx)
-	cancel()
+	agents, err := storeRead(b, ctx, b.store.ListSeen)
 	if err != nil {
 		return b.storeFailure("list agents", err)
 	}
-	sctx, cancel = b.storeCtx(ctx)
-	now, err := b.store.Now(sctx)
-	cancel()
+	now, err := storeRead(b, ctx, b.store.Now)
 	if err != nil {
 		return b.storeFailure("now", err)
 	}

@@ -230,9 +230,7 @@ func (b *Broker) auditBreaker(event string, t *messages.BreakerTrip, by string) 
 func (b *Broker) breakerAdmin(ctx context.Context, op string, req messages.AdminRequest) []byte {
 	switch op {
 	case messages.AdminOpListBreakers:
-		sctx, cancel := b.storeCtx(ctx)
-		trips, err := b.store.BreakerTrips(sctx)
-		cancel()
+		trips, err := storeRead(b, ctx, b.store.BreakerTrips)
 		if err != nil {
 			return b.storeFailure("breaker trips", err)
 		}

@@ -534,6 +534,14 @@ func (b *Broker) storeCtx(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, b.cfg.StoreTimeout)
 }
 
+// storeRead calls read (a store method that takes nothing but the
+// context) bounded by the store timeout.
+func storeRead[T any](b *Broker, ctx context.Context, read func(context.Context) (T, error)) (T, error) {
+	sctx, cancel := b.storeCtx(ctx)
+	defer cancel()
+	return read(sctx)
+}
+
 func (b *Broker) storeErr(op string, err error, attrs ...any) {
 	b.m.StoreErrors.WithLabelValues(op).Inc()
 	b.log.Error("store "+op+" failed", append(attrs, "err", err)...)

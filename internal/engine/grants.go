@@ -183,33 +183,18 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 		always.Scope = messages.ScopeAlwaysPrefix
 	}
 	covered := d.Shell == nil || (len(d.Always) > 0 && shell.PrefixCovered(*d.Shell, d.Always))
-	const noPattern = "the command has no pattern a grant could name (it holds a construct only a human may judge each time)"
-	switch {
-	case !ok:
-		session.WhyNot = why
-	case d.Shell != nil && pol.SessionGrants() == policy.SessionGrantTool:
-		session.Offered, session.Tool = true, tool
-	case !covered:
-		session.WhyNot = noPattern
-	default:
-		session.Offered, session.Tool = true, tool
-		if d.Shell != nil {
-			session.Patterns = slices.Clone(d.Always)
-		}
+	var patterns []string
+	if d.Shell != nil {
+		patterns = d.Always
 	}
-	switch {
-	case !ok:
-		always.WhyNot = why
-	case agentID == "":
-		always.WhyNot = "the request names no agent_id to attach the grant to"
-	case !covered:
-		always.WhyNot = noPattern
-	default:
-		always.Offered, always.Tool = true, tool
-		if d.Shell != nil {
-			always.Patterns = slices.Clone(d.Always)
-		}
+	unsettled := whyNot{!ok, why}
+	uncovered := whyNot{!covered, "the command has no pattern a grant could name (it holds a construct only a human may judge each time)"}
+	if d.Shell != nil && pol.SessionGrants() == policy.SessionGrantTool {
+		offer(&session, tool, nil, unsettled)
+	} else {
+		offer(&session, tool, patterns, unsettled, uncovered)
 	}
+	offer(&always, tool, patterns, unsettled, whyNot{agentID == "", "the request names no agent_id to attach the grant to"}, uncovered)
 	for _, o := range []*messages.GrantOffer{&session, &always} {
 		if o.Offered {
 			o.Expires = expiresOf(pol.GrantMaxAge(d, o.Scope != messages.ScopeSession))
@@ -240,6 +225,25 @@ func scopeLabel(s messages.Scope) string {
 		return "Session"
 	}
 	return "Always"
+}
+
+// whyNot is a reason not to offer a standing answer, when it holds.
+type whyNot struct {
+	holds bool
+	why   string
+}
+
+// offer fills o: not offered, for the first of reasons that holds, else
+// offered for tool with (a copy of) patterns, none meaning every call of
+// the tool.
+func offer(o *messages.GrantOffer, tool string, patterns []string, reasons ...whyNot) {
+	for _, r := range reasons {
+		if r.holds {
+			o.WhyNot = r.why
+			return
+		}
+	}
+	o.Offered, o.Tool, o.Patterns = true, tool, slices.Clone(patterns)
 }
 
 // whyNoAnswerGrant is why a question of an ask-user tool offers no standing

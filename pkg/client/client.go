@@ -383,7 +383,7 @@ func (c *Client) roundTrip(ctx context.Context, subject string, data []byte, out
 		if ctx.Err() != nil {
 			return fmt.Errorf("client: %s: %w (last error: %v)", subject, ctx.Err(), err)
 		}
-		if !retryable(err) {
+		if !Retryable(err) {
 			return fmt.Errorf("client: %s: %w", subject, err)
 		}
 		wait := retry.Delay(attempt)
@@ -394,7 +394,12 @@ func (c *Client) roundTrip(ctx context.Context, subject string, data []byte, out
 	}
 }
 
-func retryable(err error) bool {
+// Retryable reports whether err, the failure of a request to the brokers
+// over NATS, is worth another attempt with the same request: no broker
+// answered (yet), the connection is reconnecting, or the plane said it is
+// unavailable. The client retries these; a harness that talks to the
+// brokers itself can do the same.
+func Retryable(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, context.DeadlineExceeded) ||

@@ -53,23 +53,23 @@ func defaultOptions() options {
 
 // WithSession sets the session id (required): a single NATS subject token.
 func WithSession(id string) Option {
-	return func(o *options) error {
-		if err := messages.ValidateToken("session_id", id); err != nil {
-			return err
-		}
-		o.sessionID = id
-		return nil
-	}
+	return tokenOption("session_id", id, func(o *options) *string { return &o.sessionID })
 }
 
 // WithAgent sets the agent (worker/pod) id that "always" grants attach to
 // (required).
 func WithAgent(id string) Option {
+	return tokenOption("agent_id", id, func(o *options) *string { return &o.agentID })
+}
+
+// tokenOption is the Option that sets the field of the options that field
+// points at to id, a subject token (what names it in the error).
+func tokenOption(what, id string, field func(*options) *string) Option {
 	return func(o *options) error {
-		if err := messages.ValidateToken("agent_id", id); err != nil {
+		if err := messages.ValidateToken(what, id); err != nil {
 			return err
 		}
-		o.agentID = id
+		*field(o) = id
 		return nil
 	}
 }
@@ -99,11 +99,18 @@ func WithPrefix(p string) Option {
 // WithAttemptTimeout bounds each request attempt (default 2 s); a timed-out
 // attempt is retried with the same request id until the call's context ends.
 func WithAttemptTimeout(d time.Duration) Option {
+	return timeoutOption("attempt timeout", d, func(o *options) *time.Duration { return &o.attemptTimeout })
+}
+
+// timeoutOption is the Option that sets the field of the options that
+// field points at to d, which must be positive (what names it in the
+// error).
+func timeoutOption(what string, d time.Duration, field func(*options) *time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
-			return fmt.Errorf("attempt timeout %s must be positive", d)
+			return fmt.Errorf("%s %s must be positive", what, d)
 		}
-		o.attemptTimeout = d
+		*field(o) = d
 		return nil
 	}
 }
@@ -137,13 +144,7 @@ func WithLogf(f func(format string, args ...any)) Option {
 // for a pending request's decision is not bounded by it. A hook that must
 // answer its host in time uses it to report "no broker" in seconds.
 func WithReceiptTimeout(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return fmt.Errorf("receipt timeout %s must be positive", d)
-		}
-		o.receiptTimeout = d
-		return nil
-	}
+	return timeoutOption("receipt timeout", d, func(o *options) *time.Duration { return &o.receiptTimeout })
 }
 
 // WithGate names the gate this client asks for (sent as the Signoff-Gate

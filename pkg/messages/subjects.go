@@ -338,14 +338,20 @@ func (s Subjects) Parse(subject string) (ParsedSubject, error) {
 // error wrapping [ErrInvalidSubject] when the subject is of another kind or
 // malformed.
 func (s Subjects) SessionFromSubject(kind SubjectKind, subject string) (string, error) {
+	return s.tokenFromSubject(kind, subject, "session", func(ps ParsedSubject) string { return ps.Session })
+}
+
+// tokenFromSubject returns the token that part reads of a received subject
+// of the given kind; what names the token when that kind has none.
+func (s Subjects) tokenFromSubject(kind SubjectKind, subject, what string, part func(ParsedSubject) string) (string, error) {
 	ps, err := s.parseKind(kind, subject)
 	if err != nil {
 		return "", err
 	}
-	if ps.Session == "" {
-		return "", subjectErr(subject, string(kind)+" subjects carry no session")
+	if v := part(ps); v != "" {
+		return v, nil
 	}
-	return ps.Session, nil
+	return "", subjectErr(subject, string(kind)+" subjects carry no "+what)
 }
 
 // CheckSession checks that a message carrying sessionID arrived on a
@@ -368,14 +374,7 @@ func (s Subjects) CheckSession(kind SubjectKind, subject, sessionID string) erro
 // TeamFromSubject returns the team token of a received subject of the given
 // kind (ask, resolved or pending).
 func (s Subjects) TeamFromSubject(kind SubjectKind, subject string) (string, error) {
-	ps, err := s.parseKind(kind, subject)
-	if err != nil {
-		return "", err
-	}
-	if ps.Team == "" {
-		return "", subjectErr(subject, string(kind)+" subjects carry no team")
-	}
-	return ps.Team, nil
+	return s.tokenFromSubject(kind, subject, "team", func(ps ParsedSubject) string { return ps.Team })
 }
 
 // DecisionFromSubject returns the session and request id of a decision

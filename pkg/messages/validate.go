@@ -56,10 +56,7 @@ const (
 // well-formed JSON by construction, and encoding/json refuses to encode a
 // malformed json.RawMessage in a message built in Go.
 func (r *Request) Validate() error {
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := checkToken("agent_id", r.AgentID); err != nil {
@@ -123,10 +120,7 @@ func checkBatch(field string, items []BatchItem) error {
 // answer appear only on approvals and reject_mode only on rejections. Every
 // error is a [*FieldError].
 func (r *Response) Validate() error {
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := r.Approver.validate(); err != nil {
@@ -274,28 +268,14 @@ func (r *PendingRequest) Validate() error { return nil }
 // operation: ids are subject tokens, the mode is a known one. Use
 // [AdminRequest.ValidateOp] for the fields an operation needs.
 func (r *AdminRequest) Validate() error {
-	if r.SessionID != "" {
-		if err := checkToken("session_id", r.SessionID); err != nil {
-			return err
-		}
-	}
-	if r.AgentID != "" {
-		if err := checkToken("agent_id", r.AgentID); err != nil {
-			return err
-		}
-	}
-	if err := checkIdent("agent_type", r.AgentType, MaxIDBytes, false); err != nil {
-		return err
-	}
-	if err := checkTokens("teams", r.Teams, MaxAdminTeams, "teams"); err != nil {
-		return err
-	}
-	if r.GrantID != "" {
-		if err := checkToken("grant_id", r.GrantID); err != nil {
-			return err
-		}
-	}
-	if err := checkIdent("by", r.By, MaxIDBytes, false); err != nil {
+	if err := firstError(
+		checkOptionalToken("session_id", r.SessionID),
+		checkOptionalToken("agent_id", r.AgentID),
+		checkIdent("agent_type", r.AgentType, MaxIDBytes, false),
+		checkTokens("teams", r.Teams, MaxAdminTeams, "teams"),
+		checkOptionalToken("grant_id", r.GrantID),
+		checkIdent("by", r.By, MaxIDBytes, false),
+	); err != nil {
 		return err
 	}
 	switch r.Mode {
@@ -384,30 +364,19 @@ func (r *AdminRequest) ValidateOp(op string) error {
 
 // firstSetField returns the first of the named fields that is not empty.
 func (r *AdminRequest) firstSetField(names ...string) string {
+	fields := [...]struct {
+		name string
+		set  bool
+	}{
+		{"session_id", r.SessionID != ""}, {"agent_id", r.AgentID != ""}, {"agent_type", r.AgentType != ""},
+		{"mode", r.Mode != ""}, {"grant_id", r.GrantID != ""}, {"by", r.By != ""}, {"policy", r.Policy != ""},
+		{"teams", len(r.Teams) > 0},
+	}
 	for _, n := range names {
-		var v string
-		switch n {
-		case "session_id":
-			v = r.SessionID
-		case "agent_id":
-			v = r.AgentID
-		case "agent_type":
-			v = r.AgentType
-		case "mode":
-			v = r.Mode
-		case "grant_id":
-			v = r.GrantID
-		case "by":
-			v = r.By
-		case "policy":
-			v = r.Policy
-		case "teams":
-			if len(r.Teams) > 0 {
+		for _, f := range fields {
+			if f.name == n && f.set {
 				return n
 			}
-		}
-		if v != "" {
-			return n
 		}
 	}
 	return ""
@@ -419,10 +388,7 @@ func (r *AdminRequest) firstSetField(names ...string) string {
 // outcome decides), scope appears only on allows and reject_mode only on
 // denies, and decided_by and decided_at are set.
 func (d *Decision) Validate() error {
-	if err := checkToken("request_id", d.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", d.SessionID); err != nil {
+	if err := checkRequestSession(d.RequestID, d.SessionID); err != nil {
 		return err
 	}
 	if !d.Outcome.Valid() {
@@ -628,10 +594,8 @@ func (g *Grant) Validate() error {
 			return nested("approvers["+strconv.Itoa(i)+"]", err)
 		}
 	}
-	if g.RequestID != "" {
-		if err := checkToken("request_id", g.RequestID); err != nil {
-			return err
-		}
+	if err := checkOptionalToken("request_id", g.RequestID); err != nil {
+		return err
 	}
 	if g.CreatedAt.IsZero() && !g.Legacy {
 		return &FieldError{Field: "created_at", Problem: "must be set"}
@@ -667,10 +631,8 @@ func (e *GrantEvent) Validate() error {
 	if err := checkToken("session_id", e.SessionID); err != nil {
 		return err
 	}
-	if e.RequestID != "" {
-		if err := checkToken("request_id", e.RequestID); err != nil {
-			return err
-		}
+	if err := checkOptionalToken("request_id", e.RequestID); err != nil {
+		return err
 	}
 	if err := e.Grant.Validate(); err != nil {
 		return nested("grant", err)
@@ -687,10 +649,7 @@ func (r *Resolved) Validate() error {
 	if r.Type != TypeResolved {
 		return enumError("type", r.Type, TypeResolved)
 	}
-	if err := checkToken("request_id", r.RequestID); err != nil {
-		return err
-	}
-	if err := checkToken("session_id", r.SessionID); err != nil {
+	if err := checkRequestSession(r.RequestID, r.SessionID); err != nil {
 		return err
 	}
 	if err := checkToken("team", r.Team); err != nil {
@@ -752,6 +711,33 @@ func checkToken(field, v string) error {
 		fe := withValue(field, v, p)
 		fe.Err = &TokenError{What: field, Value: v, Problem: p}
 		return fe
+	}
+	return nil
+}
+
+// checkRequestSession checks the ids that name a request: request_id and
+// session_id, both subject tokens.
+func checkRequestSession(requestID, sessionID string) error {
+	if err := checkToken("request_id", requestID); err != nil {
+		return err
+	}
+	return checkToken("session_id", sessionID)
+}
+
+// checkOptionalToken is checkToken for a field that may be empty.
+func checkOptionalToken(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkToken(field, v)
+}
+
+// firstError returns the first of errs that is not nil.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

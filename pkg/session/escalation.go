@@ -104,6 +104,16 @@ func CheckEscalation(req *Request) error {
 	return nil
 }
 
+// CheckPrepare runs the checks of a request every Store's Prepare makes
+// before it touches the backend: [Request.Validate], then
+// [CheckEscalation].
+func CheckPrepare(req *Request) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	return CheckEscalation(req)
+}
+
 // CheckStep returns an error wrapping [ErrInvalid] unless st names a
 // request, a step and a phase, and a due step carries its record.
 func CheckStep(st Step) error {

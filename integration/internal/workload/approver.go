@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/signoff-dev/signoff/pkg/backoff"
+	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -203,17 +203,9 @@ func Respond(ctx context.Context, nc *nats.Conn, prefix string, resp messages.Re
 		if ctx.Err() != nil {
 			return messages.RespondReply{}, fmt.Errorf("respond %s: %w (last error: %v)", resp.RequestID, ctx.Err(), err)
 		}
-		if !retryable(err) {
+		if !client.Retryable(err) {
 			return messages.RespondReply{}, fmt.Errorf("respond %s: %w", resp.RequestID, err)
 		}
 		_ = backoff.Sleep(ctx, retry.Delay(n)) // ctx's end is reported by the next pass
 	}
-}
-
-func retryable(err error) bool {
-	return errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, messages.ErrUnavailable)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/httpapi"
 )
 
@@ -21,15 +22,11 @@ type api struct {
 	c     *httpapi.Client
 }
 
-// rateRetries is how many 429s one call waits out.
-const rateRetries = 3
-
 // newAPI returns the Web API client at base (e.g. https://slack.com/api).
 // A Retry-After over maxRetryAfter fails the call (the pump retries it
 // later).
 func newAPI(base, token string, hc *http.Client, maxRetryAfter time.Duration) (*api, error) {
-	c, err := httpapi.New(httpapi.Config{API: "slack", BaseURL: base, HTTPClient: hc,
-		MaxAttempts: rateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponseBytes})
+	c, err := httpapi.New(approverbot.ChatAPI("slack", base, hc, maxRetryAfter, maxResponseBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +83,7 @@ type authTestResp struct {
 
 // call posts in as JSON to method and decodes the answer into out (which
 // must embed apiStatus). A 429 is waited out (Retry-After, in seconds or as
-// a date; one second when missing) up to rateRetries times; any other
+// a date; one second when missing) up to approverbot.ChatRateRetries times; any other
 // failure is returned: the caller's pump retries deliveries, and retrying a
 // post that may have been applied would duplicate the message.
 func (a *api) call(ctx context.Context, method string, in, out any) error {

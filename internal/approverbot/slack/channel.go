@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,7 @@ type Channel struct {
 
 	// running is set while Run serves; clicks are refused before.
 	running   atomic.Bool
-	responder atomic.Pointer[responderBox]
+	responder approverbot.ResponderSlot
 	clicks    chan click
 }
 
@@ -63,15 +64,13 @@ type postedQuestion struct {
 	q           approverbot.Question
 }
 
-type responderBox struct{ r approverbot.Responder }
-
 var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the Slack channel of cfg (cfg.Slack must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	s, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("slack: not configured (no slack section)")
+	s, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
 	sc := *s
 	if sc.BotToken == "" || sc.SigningSecret == "" {
@@ -80,8 +79,8 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if sc.APIURL == "" {
 		sc.APIURL = "https://slack.com/api"
 	}
-	u, err := url.Parse(sc.APIURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	u, ok := approverbot.HTTPURL(sc.APIURL)
+	if !ok {
 		return nil, fmt.Errorf("slack: api_url %q is not an http(s) URL", sc.APIURL)
 	}
 	for _, team := range cfg.Teams {
@@ -89,22 +88,12 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 			return nil, fmt.Errorf("slack.channels: no Slack channel for team %q", team)
 		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
+	o.Workers, o.MaxRetryAfter = approverbot.DefaultChat(o.Workers, o.MaxRetryAfter)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = 30 * time.Second
-	}
-	a, err := newAPI(trimSlash(sc.APIURL), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
+	a, err := newAPI(strings.TrimRight(sc.APIURL, "/"), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
@@ -118,13 +107,6 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		posted:  map[string]*postedQuestion{},
 		clicks:  make(chan click, 64),
 	}, nil
-}
-
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // Name implements [approverbot.Channel].
@@ -143,7 +125,7 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	if r == nil {
 		return errors.New("slack: nil responder")
 	}
-	c.responder.Store(&responderBox{r})
+	c.responder.Set(r)
 	c.running.Store(true)
 	defer c.running.Store(false)
 	wait := approverbot.ServeWorkers(ctx, c.workers, c.clicks, func(k click) { c.handleClick(ctx, r, k) })

@@ -100,19 +100,19 @@ func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "slack interaction: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	box := c.responder.Load()
-	if !c.running.Load() || box == nil {
+	resp := c.responder.Get()
+	if !c.running.Load() || resp == nil {
 		http.Error(w, "slack interaction: the approver bot is starting; try again", http.StatusServiceUnavailable)
 		return
 	}
 	if k.submitted && k.action == actionEdit {
 		// Answered now, within Slack's 3 seconds: the modal stays open
 		// with a problem, or shows the outcome.
-		c.serveEdit(w, r, box.r, k)
+		c.serveEdit(w, r, resp, k)
 		return
 	}
 	if k.submitted && k.action == actionAnswer {
-		if err := checkAnswerForm(box.r, &k); err != nil {
+		if err := checkAnswerForm(resp, &k); err != nil {
 			errors.As(err, &fe)
 			writeFormError(w, fe)
 			return

@@ -1,13 +1,12 @@
 package slack
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
 )
 
 // MaxSkew is how far a request's timestamp may be from now: Slack's
@@ -28,26 +27,11 @@ const (
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	tsHeader := h.Get(HeaderTimestamp)
 	ts, err := strconv.ParseInt(strings.TrimSpace(tsHeader), 10, 64)
-	if err != nil {
+	if err != nil || !approverbot.WithinSkew(ts, now, MaxSkew) {
 		return ErrStaleRequest
 	}
-	if skew := now.Sub(time.Unix(ts, 0)); skew > MaxSkew || skew < -MaxSkew {
-		return ErrStaleRequest
-	}
-	sig, ok := strings.CutPrefix(h.Get(HeaderSignature), "v0=")
-	if !ok {
-		return ErrBadSignature
-	}
-	got, err := hex.DecodeString(sig)
-	if err != nil {
-		return ErrBadSignature
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("v0:"))
-	mac.Write([]byte(tsHeader))
-	mac.Write([]byte(":"))
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
+	want := approverbot.HMAC(secret, []byte("v0:"), []byte(tsHeader), []byte(":"), body)
+	if !approverbot.HexMatches(h.Get(HeaderSignature), "v0=", want) {
 		return ErrBadSignature
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/httpapi"
 )
 
@@ -72,15 +73,11 @@ type sendMessageParams struct {
 	LinkPreviewOptions *linkPreviewOptions `json:"link_preview_options,omitempty"`
 }
 
-// editMessageTextParams edits a message; without ReplyMarkup the inline
-// keyboard is removed.
+// editMessageTextParams edits a message into the text sendMessage would
+// send; without ReplyMarkup the inline keyboard is removed.
 type editMessageTextParams struct {
-	ChatID             int64               `json:"chat_id"`
-	MessageID          int64               `json:"message_id"`
-	Text               string              `json:"text"`
-	ParseMode          string              `json:"parse_mode"`
-	ReplyMarkup        *inlineKeyboard     `json:"reply_markup,omitempty"`
-	LinkPreviewOptions *linkPreviewOptions `json:"link_preview_options,omitempty"`
+	sendMessageParams
+	MessageID int64 `json:"message_id"`
 }
 
 type answerCallbackQueryParams struct {
@@ -114,17 +111,14 @@ type api struct {
 	c     *httpapi.Client
 }
 
-// rateRetries is how many 429s one call waits out.
-const rateRetries = 3
-
 // newAPI returns the Bot API client at base (e.g. https://api.telegram.org).
 // A retry_after over maxRetryAfter fails the call.
 func newAPI(base, token string, hc *http.Client, maxRetryAfter time.Duration) (*api, error) {
-	c, err := httpapi.New(httpapi.Config{API: "telegram", BaseURL: base, HTTPClient: hc,
-		MaxAttempts: rateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponseBytes,
-		// The token is in the path, which httpapi takes out of errors;
-		// this catches it anywhere else.
-		Scrub: func(s string) string { return strings.ReplaceAll(s, token, "[token]") }})
+	cfg := approverbot.ChatAPI("telegram", base, hc, maxRetryAfter, maxResponseBytes)
+	// The token is in the path, which httpapi takes out of errors; this
+	// catches it anywhere else.
+	cfg.Scrub = func(s string) string { return strings.ReplaceAll(s, token, "[token]") }
+	c, err := httpapi.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +150,7 @@ func rateLimited(resp *httpapi.Response, err error) (bool, time.Duration) {
 }
 
 // call posts params as JSON to method and decodes the result into out (nil:
-// ignore it). A 429 is waited out (retry_after) up to rateRetries times.
+// ignore it). A 429 is waited out (retry_after) up to approverbot.ChatRateRetries times.
 // The URL holds the token: it is never part of an error.
 func (a *api) call(ctx context.Context, method string, params, out any) error {
 	body, err := json.Marshal(params)

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,9 +81,9 @@ var _ approverbot.Channel = (*Channel)(nil)
 
 // New returns the Telegram channel of cfg (cfg.Telegram must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	s, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("telegram: not configured (no telegram section)")
+	s, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
 	tc := *s
 	if tc.Token == "" {
@@ -92,7 +92,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if tc.APIURL == "" {
 		tc.APIURL = "https://api.telegram.org"
 	}
-	if u, err := url.Parse(tc.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if _, ok := approverbot.HTTPURL(tc.APIURL); !ok {
 		return nil, fmt.Errorf("telegram: api_url %q is not an http(s) URL", tc.APIURL)
 	}
 	for _, team := range cfg.Teams {
@@ -103,34 +103,15 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if tc.PollTimeout <= 0 {
 		tc.PollTimeout = 30 * time.Second
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
+	o.Workers, o.MaxRetryAfter = approverbot.DefaultChat(o.Workers, o.MaxRetryAfter)
+	o.MinBackoff, o.MaxBackoff = approverbot.DefaultBackoff(o.MinBackoff, o.MaxBackoff, 30*time.Second)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = 30 * time.Second
-	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 500 * time.Millisecond
-	}
-	if o.MaxBackoff < o.MinBackoff {
-		o.MaxBackoff = max(30*time.Second, o.MinBackoff)
-	}
 	var e [3]byte
 	_, _ = crand.Read(e[:])
-	base := tc.APIURL
-	for len(base) > 0 && base[len(base)-1] == '/' {
-		base = base[:len(base)-1]
-	}
-	a, err := newAPI(base, tc.Token, o.HTTPClient, o.MaxRetryAfter)
+	a, err := newAPI(strings.TrimRight(tc.APIURL, "/"), tc.Token, o.HTTPClient, o.MaxRetryAfter)
 	if err != nil {
 		return nil, fmt.Errorf("telegram: %w", err)
 	}
@@ -259,8 +240,8 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	}
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
-		err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: s.chatID, MessageID: msgID, Text: html,
-			ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}, nil)
+		err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+			sendMessageParams: sendMessageParams{ChatID: s.chatID, Text: html, ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}}, nil)
 		switch {
 		case err == nil || notModified(err):
 			var prev int
@@ -330,8 +311,8 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 
 // showSettled edits a message into its settled form.
 func (c *Channel) showSettled(ctx context.Context, chatID, msgID int64, html string, r messages.Resolved) error {
-	err := c.api.call(ctx, "editMessageText", editMessageTextParams{ChatID: chatID, MessageID: msgID,
-		Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}, nil)
+	err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+		sendMessageParams: sendMessageParams{ChatID: chatID, Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}}, nil)
 	if err == nil || notModified(err) || messageGone(err) {
 		return nil
 	}

@@ -164,12 +164,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 
 // setDefaults fills the options left zero.
 func (o *Options) setDefaults() {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}

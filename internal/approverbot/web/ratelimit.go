@@ -1,7 +1,6 @@
 package web
 
 import (
-	"sync"
 	"time"
 )
 
@@ -15,8 +14,7 @@ type limiter struct {
 	every time.Duration
 	now   func() time.Time
 
-	mu      sync.Mutex
-	buckets map[string]*bucket
+	table[*bucket]
 }
 
 type bucket struct {
@@ -25,7 +23,7 @@ type bucket struct {
 }
 
 func newLimiter(burst int, every time.Duration, now func() time.Time) *limiter {
-	return &limiter{burst: float64(burst), every: every, now: now, buckets: map[string]*bucket{}}
+	return &limiter{burst: float64(burst), every: every, now: now, table: newTable[*bucket]()}
 }
 
 // take spends a token of key's bucket. When the bucket is empty it returns
@@ -53,30 +51,20 @@ func (l *limiter) refund(key string) {
 }
 
 // reset forgets key's bucket (a successful login clears its failures).
-func (l *limiter) reset(key string) {
-	l.mu.Lock()
-	delete(l.buckets, key)
-	l.mu.Unlock()
-}
+func (l *limiter) reset(key string) { l.remove(key) }
 
 // sweep forgets the buckets that are full again.
 func (l *limiter) sweep() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
-	for k := range l.buckets {
-		if l.refill(k, now).tokens >= l.burst {
-			delete(l.buckets, k)
-		}
-	}
+	l.removeIf(func(k string, _ *bucket) bool { return l.refill(k, now).tokens >= l.burst })
 }
 
 // refill brings key's bucket up to date; callers hold mu.
 func (l *limiter) refill(key string, now time.Time) *bucket {
-	b, ok := l.buckets[key]
+	b, ok := l.m[key]
 	if !ok {
 		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[key] = b
+		l.m[key] = b
 		return b
 	}
 	if el := now.Sub(b.last); el > 0 {
@@ -98,8 +86,8 @@ type backoff struct {
 	forget    time.Duration
 	now       func() time.Time
 
-	mu       sync.Mutex
-	accounts map[string]*failures
+	// table holds the accounts' failures; its mu guards checking too.
+	table[*failures]
 	// checking holds the accounts whose password is being checked: one
 	// attempt per account at a time, so that guesses sent at once cannot
 	// all pass the wait before any of them is recorded as failed.
@@ -113,7 +101,7 @@ type failures struct {
 }
 
 func newBackoff(free int, base, max, forget time.Duration, now func() time.Time) *backoff {
-	return &backoff{free: free, base: base, max: max, forget: forget, now: now, accounts: map[string]*failures{}, checking: map[string]bool{}}
+	return &backoff{free: free, base: base, max: max, forget: forget, now: now, table: newTable[*failures](), checking: map[string]bool{}}
 }
 
 // begin starts an attempt on account: ok when it may check the password
@@ -155,7 +143,7 @@ func (b *backoff) failed(account string) {
 	f := b.get(account)
 	if f == nil {
 		f = &failures{}
-		b.accounts[account] = f
+		b.m[account] = f
 	}
 	f.n++
 	f.last = now
@@ -169,30 +157,27 @@ func (b *backoff) failed(account string) {
 }
 
 // succeeded clears account's failures.
-func (b *backoff) succeeded(account string) {
-	b.mu.Lock()
-	delete(b.accounts, account)
-	b.mu.Unlock()
-}
+func (b *backoff) succeeded(account string) { b.remove(account) }
 
 // sweep forgets the accounts whose failures are older than forget.
-func (b *backoff) sweep() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for k := range b.accounts {
-		b.get(k)
-	}
-}
+func (b *backoff) sweep() { b.removeIf(func(_ string, f *failures) bool { return b.stale(f) }) }
 
 // get is account's failures, nil once forgotten; callers hold mu.
 func (b *backoff) get(account string) *failures {
-	f, ok := b.accounts[account]
+	f, ok := b.m[account]
 	if !ok {
 		return nil
 	}
-	if now := b.now(); now.Sub(f.last) > b.forget && !now.Before(f.until) {
-		delete(b.accounts, account)
+	if b.stale(f) {
+		delete(b.m, account)
 		return nil
 	}
 	return f
+}
+
+// stale reports whether failures f are forgotten: older than forget and
+// past their wait.
+func (b *backoff) stale(f *failures) bool {
+	now := b.now()
+	return now.Sub(f.last) > b.forget && !now.Before(f.until)
 }

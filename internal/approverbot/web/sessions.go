@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"sync"
 	"time"
 )
 
@@ -47,21 +46,18 @@ type sessions struct {
 	ttl time.Duration
 	now func() time.Time
 
-	mu sync.Mutex
-	m  map[string]*session
+	table[*session]
 }
 
 func newSessions(ttl time.Duration, now func() time.Time) *sessions {
-	return &sessions{ttl: ttl, now: now, m: map[string]*session{}}
+	return &sessions{ttl: ttl, now: now, table: newTable[*session]()}
 }
 
 // create starts a session for approver.
 func (s *sessions) create(approver, display string) *session {
 	ss := &session{id: randomToken(), approver: approver, display: display, csrf: randomToken(),
 		expires: s.now().Add(s.ttl), signedIn: s.now()}
-	s.mu.Lock()
-	s.m[ss.id] = ss
-	s.mu.Unlock()
+	s.put(ss.id, ss)
 	return ss
 }
 
@@ -71,9 +67,7 @@ func (s *sessions) create(approver, display string) *session {
 func (s *sessions) createOIDC(approver, display string, id *oidcIdentity, expires time.Time) *session {
 	ss := &session{id: randomToken(), approver: approver, display: display, csrf: randomToken(),
 		expires: expires, oidc: id, signedIn: s.now()}
-	s.mu.Lock()
-	s.m[ss.id] = ss
-	s.mu.Unlock()
+	s.put(ss.id, ss)
 	return ss
 }
 
@@ -102,22 +96,12 @@ func (s *sessions) live(id string) bool {
 	return ok
 }
 
-func (s *sessions) delete(id string) {
-	s.mu.Lock()
-	delete(s.m, id)
-	s.mu.Unlock()
-}
+func (s *sessions) delete(id string) { s.remove(id) }
 
 // sweep removes the expired sessions.
 func (s *sessions) sweep() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.now()
-	for id, ss := range s.m {
-		if !now.Before(ss.expires) {
-			delete(s.m, id)
-		}
-	}
+	s.removeIf(func(_ string, ss *session) bool { return !now.Before(ss.expires) })
 }
 
 // randomToken returns 32 random bytes, base64url-encoded. crypto/rand.Read

@@ -152,7 +152,7 @@ func TestLimiter(t *testing.T) {
 	clk.Advance(time.Minute)
 	l.sweep()
 	l.mu.Lock()
-	n := len(l.buckets)
+	n := len(l.m)
 	l.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d full buckets survived the sweep", n)

@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -53,47 +51,35 @@ type Channel struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	responder atomic.Pointer[responderBox]
+	responder approverbot.ResponderSlot
 	replays   replayCache
 
 	healthMu sync.Mutex
 	lastErr  error
 }
 
-type responderBox struct{ r approverbot.Responder }
-
 var _ approverbot.HTTPChannel = (*Channel)(nil)
 
 // New returns the webhook channel of cfg (cfg.Webhook must be set).
 func New(cfg *approverbot.Config, o Options) (*Channel, error) {
-	wc, ok := approverbot.SectionOf[*Config](cfg, Name)
-	if !ok {
-		return nil, errors.New("webhook: not configured (no webhook section)")
+	wc, err := approverbot.Section[*Config](cfg, Name)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(wc.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	u, ok := approverbot.HTTPURL(wc.URL)
+	if !ok {
 		return nil, errors.New("webhook: url is not an http(s) URL")
 	}
 	if len(wc.Secret) < 16 {
 		return nil, errors.New("webhook: the secret must be at least 16 bytes")
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
+	o.MinBackoff, o.MaxBackoff = approverbot.DefaultBackoff(o.MinBackoff, o.MaxBackoff, 10*time.Second)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 4
-	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 500 * time.Millisecond
-	}
-	if o.MaxBackoff < o.MinBackoff {
-		o.MaxBackoff = max(10*time.Second, o.MinBackoff)
 	}
 	api, err := httpapi.New(httpapi.Config{API: "webhook", BaseURL: wc.URL, HTTPClient: o.HTTPClient,
 		MaxAttempts: o.MaxAttempts, Backoff: backoff.Policy{Min: o.MinBackoff, Max: o.MaxBackoff, Jitter: 0.5},
@@ -118,8 +104,8 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 	if r == nil {
 		return errors.New("webhook: nil responder")
 	}
-	c.responder.Store(&responderBox{r})
-	defer c.responder.Store(nil)
+	c.responder.Set(r)
+	defer c.responder.Set(nil)
 	<-ctx.Done()
 	return nil
 }

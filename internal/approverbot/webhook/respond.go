@@ -88,8 +88,8 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, messages.CodeForbidden, "%v", err)
 		return
 	}
-	box := c.responder.Load()
-	if box == nil {
+	resp := c.responder.Get()
+	if resp == nil {
 		writeError(w, http.StatusServiceUnavailable, messages.CodeUnavailable, "the approver bot is starting; try again")
 		return
 	}
@@ -98,7 +98,6 @@ func (c *Channel) serveRespond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, messages.CodeForbidden, "replayed request: this signature was already used; sign every request anew, retries too")
 		return
 	}
-	resp := box.r
 	var in respondBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -1,14 +1,13 @@
 package webhook
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/internal/approverbot"
 )
 
 // Headers of the signed requests, both directions.
@@ -42,11 +41,7 @@ func Signature(secret, timestamp string, body []byte) string {
 }
 
 func mac(secret, timestamp string, body []byte) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(timestamp))
-	m.Write([]byte("."))
-	m.Write(body)
-	return m.Sum(nil)
+	return approverbot.HMAC(secret, []byte(timestamp), []byte("."), body)
 }
 
 // Sign sets the timestamp and signature headers of a request with body
@@ -63,21 +58,10 @@ func Sign(h http.Header, secret string, t time.Time, body []byte) {
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	ts := h.Get(HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
+	if err != nil || !approverbot.WithinSkew(sec, now, MaxSkew) {
 		return ErrStaleRequest
 	}
-	if skew := now.Sub(time.Unix(sec, 0)); skew > MaxSkew || skew < -MaxSkew {
-		return ErrStaleRequest
-	}
-	sig, ok := strings.CutPrefix(h.Get(HeaderSignature), "sha256=")
-	if !ok {
-		return ErrBadSignature
-	}
-	got, err := hex.DecodeString(sig)
-	if err != nil {
-		return ErrBadSignature
-	}
-	if !hmac.Equal(got, mac(secret, ts, body)) {
+	if !approverbot.HexMatches(h.Get(HeaderSignature), "sha256=", mac(secret, ts, body)) {
 		return ErrBadSignature
 	}
 	return nil

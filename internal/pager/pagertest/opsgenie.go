@@ -1,12 +1,9 @@
 package pagertest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"testing"
@@ -246,22 +243,17 @@ func checkLen(errs map[string]string, field, v string, n int) {
 
 // decodeStrict reads a JSON body with only the documented fields.
 func decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	switch fault, err := readJSON(r, ogMaxBody, v); fault {
+	case bodyOK:
+		return true
+	case bodyNotJSON:
 		ogError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil)
-		return false
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, ogMaxBody+1))
-	if err != nil || len(data) > ogMaxBody {
+	case bodyUnreadable, bodyTooLarge:
 		ogError(w, http.StatusRequestEntityTooLarge, "Request body is too large", nil)
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	default:
 		ogError(w, http.StatusBadRequest, "Could not parse the request body: "+err.Error(), nil)
-		return false
 	}
-	return true
+	return false
 }
 
 func ogError(w http.ResponseWriter, status int, msg string, errs map[string]string) {

@@ -1,11 +1,8 @@
 package pagertest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -114,23 +111,18 @@ func (f *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	var ev PDEvent
+	switch fault, err := readJSON(r, pdMaxBody, &ev); fault {
+	case bodyNotJSON:
 		pdInvalid(w, "Content-Type must be application/json")
 		return
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, pdMaxBody+1))
-	if err != nil {
+	case bodyUnreadable:
 		pdInvalid(w, "could not read the body")
 		return
-	}
-	if len(data) > pdMaxBody {
+	case bodyTooLarge:
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		return
-	}
-	var ev PDEvent
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ev); err != nil {
+	case bodyInvalid:
 		pdInvalid(w, "Event object is invalid: "+err.Error())
 		return
 	}

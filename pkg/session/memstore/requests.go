@@ -17,10 +17,7 @@ import (
 // session is stopped, so that an agent retry gets its receipt.
 func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
 	const op = "prepare"
-	if err := req.Validate(); err != nil {
-		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
-	}
-	if err := session.CheckEscalation(&req); err != nil {
+	if err := session.CheckPrepare(&req); err != nil {
 		return nil, false, fmt.Errorf("memstore: %s: %w", op, err)
 	}
 	now, err := s.lock(ctx, op)

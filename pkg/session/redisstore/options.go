@@ -171,15 +171,9 @@ func (o *Options) newClient() (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, invalid("URL %s: %v", u.Redacted(), err)
 		}
-		fo := o.tune(&redis.FailoverOptions{})
-		ro.ContextTimeoutEnabled = fo.ContextTimeoutEnabled
-		ro.MaxRetries = fo.MaxRetries
-		ro.DialTimeout = fo.DialTimeout
-		ro.ReadTimeout = fo.ReadTimeout
-		ro.WriteTimeout = fo.WriteTimeout
-		ro.PoolTimeout = fo.PoolTimeout
+		name := o.tuneFields(&ro.ContextTimeoutEnabled, &ro.MaxRetries, &ro.DialTimeout, &ro.ReadTimeout, &ro.WriteTimeout, &ro.PoolTimeout)
 		if ro.ClientName == "" {
-			ro.ClientName = fo.ClientName
+			ro.ClientName = name
 		}
 		return redis.NewClient(ro), nil
 	case "redis+sentinel", "rediss+sentinel":
@@ -193,14 +187,7 @@ func (o *Options) newClient() (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		fo := o.tune(&redis.FailoverOptions{})
-		co.ContextTimeoutEnabled = fo.ContextTimeoutEnabled
-		co.MaxRetries = fo.MaxRetries
-		co.DialTimeout = fo.DialTimeout
-		co.ReadTimeout = fo.ReadTimeout
-		co.WriteTimeout = fo.WriteTimeout
-		co.PoolTimeout = fo.PoolTimeout
-		co.ClientName = fo.ClientName
+		co.ClientName = o.tuneFields(&co.ContextTimeoutEnabled, &co.MaxRetries, &co.DialTimeout, &co.ReadTimeout, &co.WriteTimeout, &co.PoolTimeout)
 		return redis.NewClusterClient(co), nil
 	}
 	return nil, invalid("URL scheme %q: want redis, rediss, redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster", u.Scheme)
@@ -219,6 +206,16 @@ func (o *Options) tune(fo *redis.FailoverOptions) *redis.FailoverOptions {
 	fo.PoolTimeout = o.OpTimeout
 	fo.ClientName = "signoff"
 	return fo
+}
+
+// tuneFields sets what tune sets on the options of a client that is not a
+// failover one (a plain or a cluster client), given their fields, and
+// returns the client name tune sets.
+func (o *Options) tuneFields(contextTimeout *bool, maxRetries *int, dial, read, write, pool *time.Duration) string {
+	fo := o.tune(&redis.FailoverOptions{})
+	*contextTimeout, *maxRetries = fo.ContextTimeoutEnabled, fo.MaxRetries
+	*dial, *read, *write, *pool = fo.DialTimeout, fo.ReadTimeout, fo.WriteTimeout, fo.PoolTimeout
+	return fo.ClientName
 }
 
 // parseSentinelURL parses

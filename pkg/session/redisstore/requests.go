@@ -27,10 +27,7 @@ const markAhead = 250_000 // µs
 // indexes name sessions, and their readers skip held requests.
 func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Record, bool, error) {
 	const op = "prepare"
-	if err := req.Validate(); err != nil {
-		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	if err := session.CheckEscalation(&req); err != nil {
+	if err := session.CheckPrepare(&req); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
 	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
@@ -215,59 +212,51 @@ func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.
 // once the request is due (by Redis TIME) expires it, is refused with
 // ErrSettled and leaves the request to ClaimExpired.
 func (s *Store) Decide(ctx context.Context, sessionID, requestID string, v session.Vote) (session.Result, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: decide: %w", err)
-	}
-	if err := v.Validate(); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: decide %s/%s: %w", sessionID, requestID, err)
-	}
-	if err := checkTag("session id", sessionID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: decide: %w", err)
-	}
-	d, err := json.Marshal(&v.Decision)
-	if err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: decide %s/%s: %w: decision: %v", sessionID, requestID, session.ErrInvalid, err)
-	}
-	ctx, cancel, err := s.begin(ctx, "decide")
-	if err != nil {
-		return session.Result{}, err
-	}
-	defer cancel()
 	approve := "0"
 	if v.Approve {
 		approve = "1"
 	}
-	reply, err := s.recording(ctx, sessionID, scall(scriptDecide,
-		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)},
-		requestID, v.ApproverID, approve, d, s.retMillis, v.Stop, s.obLease, approvalEntry(v)))
-	return s.transition(ctx, "decide", sessionID, requestID, reply, err)
+	return s.transit(ctx, "decide", sessionID, requestID, v.Validate(), &v.Decision, scriptDecide, func(d []byte) []any {
+		return []any{requestID, v.ApproverID, approve, d, s.retMillis, v.Stop, s.obLease, approvalEntry(v)}
+	})
 }
 
 // Settle moves a pending request to state with decision d; see
 // [session.Requests.Settle].
 func (s *Store) Settle(ctx context.Context, sessionID, requestID string, state messages.State, d messages.Decision) (session.Result, error) {
+	return s.transit(ctx, "settle", sessionID, requestID, session.CheckSettle(state, &d), &d, scriptSettle, func(dj []byte) []any {
+		return []any{requestID, string(state), dj, s.retMillis, s.obLease}
+	})
+}
+
+// transit runs op (decide, settle), a transition of one request: it
+// checks the ids, then reports checked (the op's own check of its
+// arguments) and the request's hash tag, encodes decision d, and runs sc
+// on the request's keys with the arguments args makes of d's JSON.
+func (s *Store) transit(ctx context.Context, op, sessionID, requestID string, checked error, d *messages.Decision,
+	sc *script, args func(dj []byte) []any) (session.Result, error) {
 	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)
+		return session.Result{}, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	if err := session.CheckSettle(state, &d); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: settle %s/%s: %w", sessionID, requestID, err)
+	if checked != nil {
+		return session.Result{}, fmt.Errorf("redisstore: %s %s/%s: %w", op, sessionID, requestID, checked)
 	}
 	if err := checkTag("session id", sessionID); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: settle: %w", err)
+		return session.Result{}, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	dj, err := json.Marshal(&d)
+	dj, err := json.Marshal(d)
 	if err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: settle %s/%s: %w: decision: %v", sessionID, requestID, session.ErrInvalid, err)
+		return session.Result{}, fmt.Errorf("redisstore: %s %s/%s: %w: decision: %v", op, sessionID, requestID, session.ErrInvalid, err)
 	}
-	ctx, cancel, err := s.begin(ctx, "settle")
+	ctx, cancel, err := s.begin(ctx, op)
 	if err != nil {
 		return session.Result{}, err
 	}
 	defer cancel()
-	reply, err := s.recording(ctx, sessionID, scall(scriptSettle,
+	reply, err := s.recording(ctx, sessionID, scall(sc,
 		[]string{s.k.expiry(sessionID), s.k.record(sessionID, requestID), s.k.stop(sessionID), s.k.outbox(sessionID)},
-		requestID, string(state), dj, s.retMillis, s.obLease))
-	return s.transition(ctx, "settle", sessionID, requestID, reply, err)
+		args(dj)...))
+	return s.transition(ctx, op, sessionID, requestID, reply, err)
 }
 
 // transition turns the reply of decide or settle into a Result; a request

@@ -86,8 +86,15 @@ func grantIDs(gs []session.Grant) []string {
 func (e *env) listGrantIDs(t *testing.T, q session.GrantQuery) []string {
 	t.Helper()
 	gs, err := e.grants.ListGrants(e.ctx, q)
+	return mustGrantIDs(t, "ListGrants", q, gs, err)
+}
+
+// mustGrantIDs returns the ids of gs, in order, which call listed for
+// query q; it fails the test when the call failed (err).
+func mustGrantIDs(t *testing.T, call string, q any, gs []session.Grant, err error) []string {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("ListGrants(%+v): %v", q, err)
+		t.Fatalf("%s(%+v): %v", call, q, err)
 	}
 	return grantIDs(gs)
 }
@@ -452,13 +459,12 @@ func (e *env) indexedGrants(t *testing.T, sess, agent string) map[string]session
 	return out
 }
 
+// lookupIDs returns the ids of the grants Lookup reads for q, in its
+// order; it fails the test when Lookup fails.
 func (e *env) lookupIDs(t *testing.T, q session.LookupQuery) []string {
 	t.Helper()
 	l, err := e.requests.Lookup(e.ctx, q)
-	if err != nil {
-		t.Fatalf("Lookup(%+v): %v", q, err)
-	}
-	return grantIDs(l.Grants)
+	return mustGrantIDs(t, "Lookup", q, l.Grants, err)
 }
 
 func idsOf(gs map[string]session.Grant, names ...string) []string {

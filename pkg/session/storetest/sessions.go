@@ -49,6 +49,19 @@ func (m *mkRecorder) called() []string {
 	return ids(m.calls)
 }
 
+// checkSettled checks that op settled the requests with ids want, in any
+// order (it fails the test at once otherwise), and called mk for each.
+func (m *mkRecorder) checkSettled(t *testing.T, op string, settled []*session.Record, want ...string) {
+	t.Helper()
+	want = sorted(want)
+	if got := sorted(ids(settled)); !slices.Equal(got, want) {
+		t.Fatalf("%s settled %v, want %v", op, got, want)
+	}
+	if got := sorted(m.called()); !slices.Equal(got, want) {
+		t.Errorf("mk called for %v, want %v", got, want)
+	}
+}
+
 func testLists(t *testing.T, e *env) {
 	sess, other := e.name("sess"), e.name("sess")
 	agentA, agentB := e.name("agent"), e.name("agent")
@@ -191,12 +204,7 @@ func testStop(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sorted(ids(stopped)), sorted([]string{r1.ID, r2.ID}); !slices.Equal(got, want) {
-		t.Fatalf("Stop settled %v, want %v", got, want)
-	}
-	if got, want := sorted(m.called()), sorted([]string{r1.ID, r2.ID}); !slices.Equal(got, want) {
-		t.Errorf("mk called for %v, want %v", got, want)
-	}
+	m.checkSettled(t, "Stop", stopped, r1.ID, r2.ID)
 	for _, rec := range m.calls {
 		if rec.State != messages.StatePending {
 			t.Errorf("mk got %s, want the pending record", describe(rec))
@@ -296,12 +304,7 @@ func testCancelAll(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := sorted(ids(got)), sorted([]string{r1.ID, r2.ID}); !slices.Equal(g, w) {
-		t.Fatalf("CancelSession settled %v, want %v", g, w)
-	}
-	if g, w := sorted(m.called()), sorted([]string{r1.ID, r2.ID}); !slices.Equal(g, w) {
-		t.Errorf("mk called for %v, want %v", g, w)
-	}
+	m.checkSettled(t, "CancelSession", got, r1.ID, r2.ID)
 	for _, rec := range got {
 		want := decision(rec, messages.OutcomeDeny, messages.ReasonCancelled, "mk")
 		if rec.State != messages.StateCancelled || !sameDecision(rec.Decision, &want) {

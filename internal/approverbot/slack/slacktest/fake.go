@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,8 +50,9 @@ type Response struct {
 
 // Server is a fake Slack. Its channels receive, in order, every accepted
 // call; a test that does not read them may block the fake after 1,000.
+// A rate limit answers HTTP 429 with Retry-After, as Slack's limiter does.
 type Server struct {
-	srv   *httptest.Server
+	httpapitest.Server
 	token string
 
 	mu        sync.Mutex
@@ -60,8 +60,6 @@ type Server struct {
 	msgs      map[string]Message // by ts
 	seq       int
 	responses map[string]*responseURL
-	rec       httpapitest.Recorder
-	faults    httpapitest.Faults
 	triggers  map[string]time.Time // trigger_id -> issued (Click)
 
 	// Posted receives chat.postMessage calls.
@@ -104,30 +102,12 @@ func New(o Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{method}", s.serveAPI)
 	mux.HandleFunc("POST /_response/{id}", s.serveResponseURL)
-	s.srv = httptest.NewServer(mux)
+	s.Start(mux)
 	return s
 }
 
 // APIURL is the Web API base URL to configure (slack.api_url).
-func (s *Server) APIURL() string { return s.srv.URL + "/api" }
-
-// URL is the server's base URL.
-func (s *Server) URL() string { return s.srv.URL }
-
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
-
-// RateLimit makes the next call of method fail with HTTP 429 and
-// Retry-After: seconds, as Slack's rate limiter does.
-func (s *Server) RateLimit(method string, seconds int) { s.faults.RateLimit(method, seconds) }
-
-// Calls reports how many times method was called (rate-limited calls
-// included).
-func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
-
-// Recorded returns the Web API calls the fake received, oldest first
-// (rate-limited calls included).
-func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
+func (s *Server) APIURL() string { return s.URL() + "/api" }
 
 // Message returns the current state of the message with ts.
 func (s *Server) Message(ts string) (Message, bool) {
@@ -165,17 +145,13 @@ type messageArgs struct {
 	ReplyBroadcast bool   `json:"reply_broadcast"`
 }
 
-// SetDown makes every Web API call fail with 503 and a page that is not
-// Slack's (an outage, a proxy in the way) while down is set.
-func (s *Server) SetDown(down bool) { s.faults.SetDown(down) }
-
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	method := r.PathValue("method")
-	if s.faults.Unavailable(w) {
+	if s.Faults().Unavailable(w) {
 		return
 	}
-	s.rec.Record(method, r)
-	if wait, _ := s.faults.Next(method); wait > 0 {
+	s.Recorder().Record(method, r)
+	if wait, _ := s.Faults().Next(method); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(wait))
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -211,7 +187,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	switch method {
 	case "auth.test":
-		reply(w, map[string]any{"ok": true, "url": s.srv.URL + "/", "team": "Fake", "user": "signoff",
+		reply(w, map[string]any{"ok": true, "url": s.URL() + "/", "team": "Fake", "user": "signoff",
 			"team_id": "T0FAKE", "user_id": "U0BOT", "bot_id": "B0BOT"})
 	case "chat.postMessage":
 		s.postMessage(w, args)

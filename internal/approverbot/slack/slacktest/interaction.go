@@ -55,7 +55,7 @@ func (s *Server) Click(m Message, actionID string, u User) ([]byte, error) {
 			"type": "message", "ts": m.TS, "text": m.Text, "blocks": m.Blocks, "bot_id": "B0BOT", "user": "U0BOT",
 		},
 		"state":        map[string]any{"values": map[string]any{}},
-		"response_url": s.srv.URL + "/_response/" + id,
+		"response_url": s.URL() + "/_response/" + id,
 		"actions": []any{map[string]any{
 			"type":      "button",
 			"action_id": b.ActionID,

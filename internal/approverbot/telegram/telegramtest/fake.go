@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,8 +82,11 @@ type Answer struct {
 
 // Server is a fake Bot API. Its channels receive, in order, every accepted
 // call; a test that does not read them may block the fake after 1,000.
+// Its URL is the Bot API base URL to configure (telegram.api_url); it
+// records the calls with the right token only (their paths hold the
+// token), and a rate limit answers 429 with parameters.retry_after.
 type Server struct {
-	srv   *httptest.Server
+	httpapitest.Server
 	token string
 
 	mu       sync.Mutex
@@ -99,8 +101,6 @@ type Server struct {
 	wake     chan struct{} // closed when an update is queued
 	pollGen  int
 	allowed  []string
-	rec      httpapitest.Recorder
-	faults   httpapitest.Faults
 
 	// Sent receives sendMessage calls.
 	Sent chan Message
@@ -131,30 +131,13 @@ func New(o Options) *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{bot}/{method}", s.serve)
-	s.srv = httptest.NewServer(mux)
+	s.Start(mux)
 	return s
 }
 
-// URL is the Bot API base URL to configure (telegram.api_url).
-func (s *Server) URL() string { return s.srv.URL }
-
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
-
-// RateLimit makes the next call of method fail with 429 and
-// parameters.retry_after = seconds.
-func (s *Server) RateLimit(method string, seconds int) { s.faults.RateLimit(method, seconds) }
-
 // Fail makes the next call of method fail with an HTTP status and a body
 // that is not a Bot API answer (a proxy's error page).
-func (s *Server) Fail(method string, status int) { s.faults.Fail(method, status) }
-
-// Calls reports how many times method was called.
-func (s *Server) Calls(method string) int { return s.rec.Calls(method) }
-
-// Recorded returns the Bot API calls the fake received with the right
-// token, oldest first (their paths hold the token).
-func (s *Server) Recorded() []httpapitest.Recorded { return s.rec.Requests() }
+func (s *Server) Fail(method string, status int) { s.Faults().Fail(method, status) }
 
 // Message returns the current state of a message.
 func (s *Server) Message(chatID, messageID int64) (Message, bool) {
@@ -273,12 +256,8 @@ func fail(w http.ResponseWriter, code int, description string) {
 	reply(w, code, map[string]any{"ok": false, "error_code": code, "description": description})
 }
 
-// SetDown makes every call fail with 503 and a page that is not the Bot
-// API's (an outage, a proxy in the way) while down is set.
-func (s *Server) SetDown(down bool) { s.faults.SetDown(down) }
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.faults.Unavailable(w) {
+	if s.Faults().Unavailable(w) {
 		return
 	}
 	if r.PathValue("bot") != "bot"+s.token {
@@ -286,8 +265,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := r.PathValue("method")
-	s.rec.Record(method, r)
-	wait, status := s.faults.Next(method)
+	s.Recorder().Record(method, r)
+	wait, status := s.Faults().Next(method)
 	switch {
 	case wait > 0:
 		reply(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error_code": 429,
@@ -508,22 +487,48 @@ func result(m Message) map[string]any {
 	}
 }
 
-func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage) {
+// message decodes the parameters of a message call, then applies check
+// (a problem, "" for none) and the content checks; it answers the first
+// failure and reports whether there was none.
+func message(w http.ResponseWriter, p map[string]json.RawMessage, check func(messageParams) string) (messageParams, Message, bool) {
 	mp, err := decodeParams(p)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
+		return mp, Message{}, false
 	}
-	s.mu.Lock()
-	known := s.chats[mp.ChatID]
-	s.mu.Unlock()
-	if !known {
-		fail(w, http.StatusBadRequest, "Bad Request: chat not found")
-		return
+	if problem := check(mp); problem != "" {
+		fail(w, http.StatusBadRequest, problem)
+		return mp, Message{}, false
 	}
 	m, problem := content(mp)
 	if problem != "" {
 		fail(w, http.StatusBadRequest, problem)
+		return mp, Message{}, false
+	}
+	return mp, m, true
+}
+
+// store keeps m as its chat's message, passes it to the test on to and
+// answers with it.
+func (s *Server) store(w http.ResponseWriter, m Message, to chan Message) {
+	s.mu.Lock()
+	stored := m
+	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
+	s.mu.Unlock()
+	to <- m
+	ok(w, result(m))
+}
+
+func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage) {
+	mp, m, valid := message(w, p, func(mp messageParams) string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.chats[mp.ChatID] {
+			return "Bad Request: chat not found"
+		}
+		return ""
+	})
+	if !valid {
 		return
 	}
 	if rp := mp.ReplyParameters; rp != nil {
@@ -539,33 +544,23 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]json.RawMessage
 	s.mu.Lock()
 	s.nextMsg++
 	m.MessageID = s.nextMsg
-	stored := m
-	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
 	s.mu.Unlock()
-	s.Sent <- m
-	ok(w, result(m))
+	s.store(w, m, s.Sent)
 }
 
 func (s *Server) editMessageText(w http.ResponseWriter, p map[string]json.RawMessage) {
-	mp, err := decodeParams(p)
-	if err != nil {
-		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
-	}
-	s.mu.Lock()
-	cur, found := s.msgs[[2]int64{mp.ChatID, mp.MessageID}]
 	var before Message
-	if found {
+	mp, m, valid := message(w, p, func(mp messageParams) string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur, found := s.msgs[[2]int64{mp.ChatID, mp.MessageID}]
+		if !found {
+			return "Bad Request: message to edit not found"
+		}
 		before = *cur
-	}
-	s.mu.Unlock()
-	if !found {
-		fail(w, http.StatusBadRequest, "Bad Request: message to edit not found")
-		return
-	}
-	m, problem := content(mp)
-	if problem != "" {
-		fail(w, http.StatusBadRequest, problem)
+		return ""
+	})
+	if !valid {
 		return
 	}
 	m.MessageID = mp.MessageID
@@ -573,12 +568,7 @@ func (s *Server) editMessageText(w http.ResponseWriter, p map[string]json.RawMes
 		fail(w, http.StatusBadRequest, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 		return
 	}
-	s.mu.Lock()
-	stored := m
-	s.msgs[[2]int64{m.ChatID, m.MessageID}] = &stored
-	s.mu.Unlock()
-	s.Edited <- m
-	ok(w, result(m))
+	s.store(w, m, s.Edited)
 }
 
 func keyboardsEqual(a, b [][]Button) bool {
