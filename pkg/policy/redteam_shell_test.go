@@ -163,6 +163,24 @@ rules:
 		{`ln -s ../shared src/shared`, policy.Allow},
 		{`ln -s target link`, policy.Allow},
 	})
+	// Reading the link reads its target (red team K, F13).
+	r, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(ln *)", action: allow }
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "read_file(*.env*)", action: deny }
+`), "lnread.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, r, []bashCase{
+		{`ln -sf .env.local k && cat k`, policy.Deny},
+		{`ln .env.local k`, policy.Deny},
+		{`ln -s ../x/.env.local sub/k`, policy.Deny},
+		{`ln -s src/main.go m.go`, policy.Allow},
+	})
 }
 
 // TestSubCommandOptionsAreNotGlobalOptions: after git's sub-command, -c

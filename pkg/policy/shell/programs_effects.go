@@ -1432,7 +1432,8 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 	}
 }
 
-// lnTargets adds, for a symbolic link (ln -s), the reading of each
+// lnTargets judges ln's targets as read too (reading the link reads its
+// target), and adds, for a symbolic link (ln -s), the reading of each
 // relative target the kernel uses: from the directory the link is made
 // in, not the working directory (ln -s ../../.ssh/id_rsa sub/key links
 // sub/key to ~/.ssh/id_rsa two levels above sub, not above the working
@@ -1474,10 +1475,17 @@ func (u *progUse) lnTargets(w []shWord) {
 			}
 		}
 	}
+	ops := u.operands
+	// Whatever reads the link reads its target (ln -sf .env.local k &&
+	// cat k): the targets are reads as well as writes.
+	if dir == nil && len(ops) > 1 {
+		u.reads = append(u.reads, ops[:len(ops)-1]...)
+	} else {
+		u.reads = append(u.reads, ops...)
+	}
 	if !symbolic {
 		return
 	}
-	ops := u.operands
 	var targets []shWord
 	var dirs []shWord
 	switch {
@@ -1501,7 +1509,9 @@ func (u *progUse) lnTargets(w []shWord) {
 				return
 			}
 			// Not cleaned: the engine walks ".." as the kernel does.
-			u.writes = append(u.writes, shWord{text: strings.TrimSuffix(d.text, "/") + "/" + t.text, lit: true})
+			p := shWord{text: strings.TrimSuffix(d.text, "/") + "/" + t.text, lit: true}
+			u.writes = append(u.writes, p)
+			u.reads = append(u.reads, p)
 		}
 	}
 }
