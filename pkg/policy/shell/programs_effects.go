@@ -237,6 +237,10 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.jqFiles(words)
 	case "ln":
 		u.lnTargets(words)
+	case "make":
+		u.makeArgs(words)
+	case "curl":
+		u.curlValues()
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
@@ -1332,6 +1336,12 @@ func gitLooksLikeRevision(w shWord) bool {
 // modulemeta reads a module; a word that spells one of them asks, as jq
 // -L does, and so does a filter the analysis cannot read.
 func (u *progUse) jqFiles(w []shWord) {
+	if f := jqFilter(w); f != nil && !f.lit {
+		// jq -n "import \"config\" as \$c {search: \"$D\"}; \$c": text
+		// an expansion gives may hold import or include, as awk's and
+		// sed's programs may hold their commands.
+		u.setAsk("jq program is not a literal: " + f.text)
+	}
 	for _, t := range w[1:] {
 		if !t.lit {
 			continue
@@ -1355,6 +1365,36 @@ func (u *progUse) jqFiles(w []shWord) {
 			i += 2
 		}
 	}
+}
+
+// jqTwoWords are jq's options that take two words (NAME and VALUE).
+var jqTwoWords = map[string]bool{"--arg": true, "--argjson": true, "--slurpfile": true, "--rawfile": true,
+	"--argfile": true}
+
+// jqFilter returns jq's program word: the first word that is neither an
+// option nor an option's value (the word after --), or nil when there is
+// none or -f/--from-file gives the program from a file.
+func jqFilter(w []shWord) *shWord {
+	for i := 1; i < len(w); i++ {
+		t := w[i]
+		switch {
+		case t.lit && t.text == "--":
+			if i+1 < len(w) {
+				return &w[i+1]
+			}
+			return nil
+		case !t.lit || len(t.text) < 2 || t.text[0] != '-':
+			return &w[i]
+		case t.text == "-f" || strings.HasPrefix(t.text, "--from-file") || strings.HasPrefix(t.text, "-f") ||
+			len(t.text) > 2 && t.text[1] != '-' && strings.ContainsRune(t.text, 'f'):
+			return nil
+		case jqTwoWords[t.text]:
+			i += 2
+		case t.text == "-L" || t.text == "--indent" || t.text == "--run-tests":
+			i++
+		}
+	}
+	return nil
 }
 
 // jqHasWord reports whether kw stands in s as a whole identifier (not
