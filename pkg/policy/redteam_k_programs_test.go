@@ -124,3 +124,85 @@ func TestRedteamKCurlFormAndWriteOut(t *testing.T) {
 		{`curl -w '%output{timing.txt}%{time_total}' https://x`, policy.Allow},
 	})
 }
+
+// TestRedteamKCodeLoadingVariables (F2): the C library's loader
+// variables (GCONV_PATH…) make any program load code, and a program's
+// option variables (ZIPOPT, UNZIP, XZ_OPT, LESS) hold options the policy
+// does not read: for entries that are not complete, and for programs
+// with no entry, they ask — set for the command, through env and other
+// wrappers, or exported.
+func TestRedteamKCodeLoadingVariables(t *testing.T) {
+	p := progKPolicy(t, "iconv", "printf", "zip", "unzip", "rsync", "bat", "less", "xz", "gzip", "env",
+		"timeout", "find", "curl", "aws")
+	wantActions(t, p, []bashCase{
+		{`GCONV_PATH=. iconv -f EVIL -t UTF-8 README.md`, policy.Ask},
+		{`printf 'module EVIL// INTERNAL evil 1\n' > gconv-modules && GCONV_PATH=. iconv -f EVIL -t UTF-8 README.md`, policy.Ask},
+		{`export GCONV_PATH=.; iconv -f X f`, policy.Ask},
+		{`env GCONV_PATH=. iconv -f X f`, policy.Ask},
+		{`env -S "GCONV_PATH=. iconv -f X f"`, policy.Ask},
+		{`find . -name f -exec env GCONV_PATH=. iconv -f X {} \;`, policy.Ask},
+		{`OPENSSL_CONF=./x.cnf curl https://example.com`, policy.Ask},
+		{`LUA_INIT=@x.lua iconv -f X f`, policy.Ask},
+		{`ZIPOPT="-T -TT ./x.sh" zip a.zip README.md`, policy.Ask},
+		{`timeout 5 env ZIPOPT="-T -TT ./x.sh" zip a.zip f`, policy.Ask},
+		{`export ZIPOPT="-T -TT ./x.sh"; zip a.zip README.md`, policy.Ask},
+		{`UNZIP="-d /etc" unzip a.zip`, policy.Ask},
+		{`RSYNC_RSH="sh -c id" rsync a h:b`, policy.Ask},
+		{`RSYNC_CONNECT_PROG="sh -c id" rsync a rsync://h/b`, policy.Ask},
+		{`BAT_PAGER="sh -c id" bat f`, policy.Ask},
+		{`BAT_CONFIG_PATH=./c bat f`, policy.Ask},
+		{`LESSKEYIN=./k less README.md`, policy.Ask},
+		{`LESS='-o/home/dev/.bashrc' less README.md`, policy.Ask},
+		{`XZ_OPT=-9 xz -k f`, policy.Ask},
+		{`GZIP=-9 gzip f`, policy.Ask},
+		{`AWS_PAGER="sh -c id" aws s3 ls`, policy.Ask},
+		// Ordinary work.
+		{`iconv -f latin1 -t utf-8 notes.txt`, policy.Allow},
+		{`LC_ALL=C zip -r a.zip src`, policy.Allow},
+		{`TZ=UTC unzip -l a.zip`, policy.Allow},
+		{`X=1 xz -k f`, policy.Allow},
+		{`rsync -a src/ dst/`, policy.Allow},
+		{`bat README.md`, policy.Allow},
+		{`less README.md`, policy.Allow},
+		{`gzip -k logs.txt`, policy.Allow},
+	})
+}
+
+// TestRedteamKUnknownProgramOperandsAreReads (F10): a program the table
+// does not know reads its operands, as far as the policy can tell: each
+// is a read the deny rules meet. Programs in the table (gh, npm) and the
+// shell builtins keep their own model.
+func TestRedteamKUnknownProgramOperandsAreReads(t *testing.T) {
+	p := progKPolicy(t, "zcat", "base32", "fmt", "iconv", "gzip", "csplit", "sqlite3", "file", "md5sum",
+		"gh", "npm", "eslint", "pytest", "cd", "test", "find", "xargs", "cat")
+	wantActions(t, p, []bashCase{
+		{`zcat -f ~/.netrc`, policy.Deny},
+		{`base32 ~/.ssh/id_rsa`, policy.Deny},
+		{`base32 ~/.ssh/id_rsa | base32 -d`, policy.Deny},
+		{`fmt ~/.ssh/id_rsa`, policy.Deny},
+		{`iconv -t utf8 ~/.pgpass`, policy.Deny},
+		{`gzip -c ~/.ssh/id_rsa`, policy.Deny},
+		{`csplit ~/.ssh/id_rsa 1`, policy.Deny},
+		{`sqlite3 ~/.ssh/id_rsa`, policy.Deny},
+		{`file -f ~/.ssh/id_rsa`, policy.Deny},
+		{`base32 -- ~/.ssh/id_rsa`, policy.Deny},
+		{`fmt --file=/home/dev/.ssh/id_rsa`, policy.Deny},
+		{`base32 .env`, policy.Deny},
+		{`find . -name .env -exec base32 {} \;`, policy.Deny},
+		{`cat list | xargs base32`, policy.Deny},
+		// Ordinary work.
+		{`zcat logs.gz`, policy.Allow},
+		{`gzip -d logs.gz`, policy.Allow},
+		{`base32 README.md`, policy.Allow},
+		{`md5sum go.sum`, policy.Allow},
+		{`iconv -f latin1 -t utf-8 notes.txt`, policy.Allow},
+		{`gh pr view 123`, policy.Allow},
+		{`gh issue list --label bug`, policy.Allow},
+		{`npm test`, policy.Allow},
+		{`npm run build`, policy.Allow},
+		{`eslint .`, policy.Allow},
+		{`pytest tests/ -k 'not slow'`, policy.Allow},
+		{`cd ~/.ssh`, policy.Allow},
+		{`test -f .env`, policy.Allow},
+	})
+}

@@ -23,6 +23,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	spec := a.progs.lookup(c.Name)
 	if spec == nil {
+		a.unknownProgram(ci, words, fr)
 		return
 	}
 	u := programUse(spec, words)
@@ -34,8 +35,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if r := a.splitWords(words); r != "" {
 		u.setAsk(r)
 	}
+	a.info[ci].envProg = u.progName()
 	if u.complete() {
-		a.info[ci].env, a.info[ci].envProg = spec, u.progName()
+		a.info[ci].env = spec
 	}
 	if spec.elevated {
 		c.Elevated = true
@@ -82,7 +84,12 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
 		a.extractFrom, a.extractedAt = ci, len(a.res.Commands)
 	}
-	for _, r := range u.runs {
+	a.programRuns(ci, u.runs, fr)
+}
+
+// programRuns judges the command lines the options of the command ci run.
+func (a *shAnalyzer) programRuns(ci int, runs []progRun, fr shFrame) {
+	for _, r := range runs {
 		if !r.value.lit {
 			if a.res.Commands[ci].Unanalysable == "" {
 				a.res.Commands[ci].Unanalysable = r.what + " runs a command that is not a literal: " + r.value.text
@@ -1446,23 +1453,37 @@ var envInertAll = map[string]bool{
 // the program does with it — so the command asks, naming it. Variables
 // that make any program run code (PATH, LD_PRELOAD, the table's env:)
 // already make the command unanalysable.
+//
+// For an entry that is not complete, only the variables named as the
+// program's options are (optionVarOf: ZIPOPT for zip, XZ_OPT for xz):
+// they ask, since the policy does not read their words as options.
 func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
-	if !u.complete() {
-		return
-	}
 	for _, w := range fr.wrappers {
-		name, ok := shIsAssignment(shWord{text: strings.TrimPrefix(w, "+"), lit: true})
-		if !ok {
-			if n, _, plus := strings.Cut(w, "+="); plus {
-				name, ok = shIsAssignment(shWord{text: n + "=", lit: true})
+		name, ok := envAssignedName(w)
+		switch {
+		case !ok:
+		case !u.complete():
+			if optionVarOf(u.progName(), name) || optionVarOf(spec.name, name) {
+				u.setAsk(optionVarReason(spec.name, name))
+				return
 			}
+		case !envInertFor(spec, name):
+			u.setAsk(notUnderstood(u.progName(), "environment variable", name))
+			return
 		}
-		if !ok || envInertFor(spec, name) {
-			continue
-		}
-		u.setAsk(notUnderstood(u.progName(), "environment variable", name))
-		return
 	}
+}
+
+// envAssignedName returns the name a wrapper word assigns (NAME=value,
+// NAME+=value), if it is one.
+func envAssignedName(w string) (string, bool) {
+	name, ok := shIsAssignment(shWord{text: strings.TrimPrefix(w, "+"), lit: true})
+	if !ok {
+		if n, _, plus := strings.Cut(w, "+="); plus {
+			name, ok = shIsAssignment(shWord{text: n + "=", lit: true})
+		}
+	}
+	return name, ok
 }
 
 // lnTargets adds, for a symbolic link (ln -s), the reading of each

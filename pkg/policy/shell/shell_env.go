@@ -178,6 +178,15 @@ func (a *shAnalyzer) finishExports() {
 	}
 	for i := range a.res.Commands {
 		c, in := &a.res.Commands[i], &a.info[i]
+		if in.env == nil && in.envProg != "" && c.Unanalysable == "" {
+			for _, n := range names {
+				if optionVarOf(in.envProg, n) || optionVarOf(c.Name, n) {
+					c.Unanalysable = optionVarReason(c.Name, n) + " (the script sets it, and its programs see it)"
+					c.Inert = false
+					break
+				}
+			}
+		}
 		if in.env == nil || c.Unanalysable != "" {
 			continue
 		}
@@ -189,4 +198,31 @@ func (a *shAnalyzer) finishExports() {
 			}
 		}
 	}
+}
+
+// optionVarSuffixes are the endings of the variables a program reads as
+// options or arguments of its own, after its name in upper case (and an
+// optional underscore): ZIPOPT, UNZIP, XZ_OPT, XZ_DEFAULTS, GZIP, LESS,
+// GREP_OPTIONS, PYTEST_ADDOPTS, GRADLE_OPTS.
+var optionVarSuffixes = []string{"", "OPT", "OPTS", "OPTION", "OPTIONS", "FLAGS", "ARGS", "ADDOPTS", "DEFAULTS"}
+
+// optionVarOf reports whether name is, by its shape, a variable the
+// program prog reads as options: its name in upper case ('-' and '.'
+// as '_') followed by one of optionVarSuffixes.
+func optionVarOf(prog, name string) bool {
+	if prog == "" || name == "" || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", "+", "_").Replace(prog))
+	rest, ok := strings.CutPrefix(name, up)
+	if !ok {
+		return false
+	}
+	return slices.Contains(optionVarSuffixes, strings.TrimPrefix(rest, "_"))
+}
+
+// optionVarReason is why a command asks when a variable it reads as
+// options is set.
+func optionVarReason(prog, name string) string {
+	return "sets " + name + ", which " + prog + " reads as options the policy does not judge (an option that runs or writes something may hide there)"
 }
