@@ -22,7 +22,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	spec := a.progs.lookup(c.Name)
-	if spec == nil {
+	if spec == nil || spec.arityOnly() {
 		a.unknownProgram(ci, words, fr)
 		return
 	}

@@ -3,7 +3,8 @@ package shell
 import "strings"
 
 // unknownProgram judges a command whose program the table does not know
-// (base32, zcat, iconv, a project's ./script.sh): what it does with its
+// (base32, zcat, iconv, a project's ./script.sh), or knows only the arity
+// of (gh, aws: arityOnly): what it does with its
 // arguments is unknown, so the closed reading is that every operand is a
 // path it reads — base32 ~/.ssh/id_rsa and zcat -f ~/.netrc meet the
 // read rules as cat does. An operand is a word that does not start with
@@ -22,6 +23,10 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	a.info[ci].envProg = c.Name
+	if r := a.splitWords(words); r != "" {
+		c.Unanalysable = r // o="-r ~/.ssh"; prog $o: words the reads below do not see
+		return
+	}
 	for _, w := range fr.wrappers {
 		if name, ok := envAssignedName(w); ok && optionVarOf(c.Name, name) {
 			c.Unanalysable = optionVarReason(c.Name, name)
@@ -45,6 +50,24 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		}
 	}
 	a.recordReads(c, fr.feedWords(reads))
+}
+
+// arityOnly reports an entry that says nothing of the program's words
+// but how many form its prefix (gh: {arity: 3}, aws, gcloud, brew, mvn):
+// its operands are judged as an unknown program's (unknownProgram), so
+// gh gist create ~/.ssh/id_rsa and aws s3 cp ~/.aws/credentials s3://b
+// meet the read rules.
+func (s *progSpec) arityOnly() bool {
+	if len(s.options) > 0 || len(s.global) > 0 || len(s.operands) > 0 || s.hook != "" || s.wrapper != nil ||
+		s.complete || s.closed || s.elevated || s.optionsFirst || s.style != styleGNU {
+		return false
+	}
+	for _, sub := range s.subs {
+		if !sub.arityOnly() {
+			return false
+		}
+	}
+	return true
 }
 
 // shOtherBuiltins are the bash builtins and keywords, besides those a
