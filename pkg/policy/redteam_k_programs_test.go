@@ -156,6 +156,15 @@ func TestRedteamKCodeLoadingVariables(t *testing.T) {
 		{`XZ_OPT=-9 xz -k f`, policy.Ask},
 		{`GZIP=-9 gzip f`, policy.Ask},
 		{`AWS_PAGER="sh -c id" aws s3 ls`, policy.Ask},
+		// An entry's option variable with one plain word is judged as
+		// that option.
+		{`ZIPOPT=-T zip a.zip f`, policy.Ask},
+		{`env ZIPOPT=-TT zip a.zip f`, policy.Ask},
+		{`LESS=-o/home/dev/.bashrc less README.md`, policy.Deny},
+		{`ZIPOPT=$X zip a.zip f`, policy.Ask},
+		{`export LESS=-R; less README.md`, policy.Ask},
+		{`ZIPOPT=-q zip a.zip f`, policy.Allow},
+		{`LESS=-R less README.md`, policy.Allow},
 		// Ordinary work.
 		{`iconv -f latin1 -t utf-8 notes.txt`, policy.Allow},
 		{`LC_ALL=C zip -r a.zip src`, policy.Allow},

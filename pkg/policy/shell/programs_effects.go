@@ -26,8 +26,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		a.unknownProgram(ci, words, fr)
 		return
 	}
-	u := programUse(spec, words)
-	u.judgeEnv(spec, fr)
+	u := programUseIn(spec, words, fr)
 	if w := fedCode(words, &u, fr.feed); w != "" {
 		u.setAsk(spec.name + " reads " + w + " as program text or a document, and " + fr.feed.feeder +
 			" replaces it with input the policy cannot see (a file name can be a program)")
@@ -1455,16 +1454,17 @@ var envInertAll = map[string]bool{
 // already make the command unanalysable.
 //
 // For an entry that is not complete, only the variables named as the
-// program's options are (optionVarOf: ZIPOPT for zip, XZ_OPT for xz):
-// they ask, since the policy does not read their words as options.
+// program's options are (optionVarOf: ZIPOPT for zip, LESS for less):
+// read as its options (envOptionWords), or asking when they cannot be.
 func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 	for _, w := range fr.wrappers {
 		name, ok := envAssignedName(w)
 		switch {
 		case !ok:
 		case !u.complete():
-			if optionVarOf(u.progName(), name) || optionVarOf(spec.name, name) {
-				u.setAsk(optionVarReason(spec.name, name))
+			// The program's own are read as its options (envOptionWords).
+			if u.sub != nil && optionVarOf(u.progName(), name) {
+				u.setAsk(optionVarReason(u.progName(), name))
 				return
 			}
 		case !envInertFor(spec, name):

@@ -226,3 +226,60 @@ func optionVarOf(prog, name string) bool {
 func optionVarReason(prog, name string) string {
 	return "sets " + name + ", which " + prog + " reads as options the policy does not judge (an option that runs or writes something may hide there)"
 }
+
+// programUseIn reads a command's words with its program's entry, in the
+// environment its frame gives it: the words of the program's option
+// variables set for it (envOptionWords), then the variables (judgeEnv).
+func programUseIn(spec *progSpec, words []shWord, fr shFrame) progUse {
+	words, ask := envOptionWords(spec, words, fr)
+	u := programUse(spec, words)
+	if ask != "" {
+		u.setAsk(ask)
+	}
+	u.judgeEnv(spec, fr)
+	return u
+}
+
+// envOptionWords returns the words of a command whose entry is not
+// complete with the values of the program's option variables set for it
+// put after the program's name, where the program reads them
+// (ZIPOPT=-q zip a.zip f is judged as zip -q a.zip f, LESS=-o/x less f
+// writes /x), and why the command asks when one cannot be read so: a
+// value that is not one plain word (blanks, quotes, expansions: the
+// policy does not split it as the program does), += , or an entry with
+// sub-commands. A complete entry judges every variable (judgeEnv).
+func envOptionWords(spec *progSpec, words []shWord, fr shFrame) ([]shWord, string) {
+	if spec.complete || len(fr.wrappers) == 0 {
+		return words, ""
+	}
+	var extra []shWord
+	for _, w := range fr.wrappers {
+		name, ok := envAssignedName(w)
+		if !ok || !optionVarOf(spec.name, name) {
+			continue
+		}
+		_, val, _ := strings.Cut(w, "=")
+		if spec.subs != nil || strings.Contains(w, "+=") || !plainOptionValue(val) {
+			return words, optionVarReason(spec.name, name)
+		}
+		if val != "" {
+			extra = append(extra, shWord{text: val, lit: true})
+		}
+	}
+	if extra == nil {
+		return words, ""
+	}
+	return slices.Concat(words[:1], extra, words[1:]), ""
+}
+
+// plainOptionValue reports a variable's value that reads the same as
+// source text and as a value: letters, digits and - _ . , : / = + @ %.
+func plainOptionValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.,:/=+@%", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
