@@ -75,4 +75,8 @@ func (s *progSpec) arityOnly() bool {
 var shOtherBuiltins = map[string]bool{":": true, "break": true, "continue": true, "times": true,
 	"caller": true, "compgen": true, "complete": true, "compopt": true, "help": true, "logout": true,
 	"suspend": true, "bind": true, "fc": true, "[[": true, "]]": true, "coproc": true, "select": true,
-	"sleep": true, "wait": true}
+	"sleep": true, "wait": true,
+	// zsh's.
+	"print": true, "whence": true, "where": true, "setopt": true, "unsetopt": true, "emulate": true,
+	"autoload": true, "zmodload": true, "noglob": true, "rehash": true, "zstyle": true, "bindkey": true,
+	"vared": true, "functions": true, "integer": true, "float": true}
