@@ -7,8 +7,9 @@ import (
 )
 
 // curlValues reads the values of curl's options whose syntax holds file
-// names (the table gives these options no effect of their own): the
-// forms of -F/--form and the format of -w/--write-out.
+// names: the forms of -F/--form (which the table gives no effect of
+// their own), the format of -w/--write-out, and the globbed file name of
+// -T/--upload-file.
 func (u *progUse) curlValues() {
 	for _, s := range u.seen {
 		if s.value == nil {
@@ -19,6 +20,12 @@ func (u *progUse) curlValues() {
 			u.curlForm(*s.value)
 		case "-w", "--write-out":
 			u.curlWriteOut(*s.value)
+		case "-T", "--upload-file":
+			// curl -T '{a,~/.ssh/id_rsa}' uploads both: curl expands {…}
+			// and […] in the name as in a URL.
+			if s.value.lit && strings.ContainsAny(s.value.text, "{[") {
+				u.setAsk("curl " + s.opt.name + " " + shQuoteShort(s.value.text) + " expands {…} or […] in the file name, so the files it uploads are not the text")
+			}
 		}
 	}
 }
