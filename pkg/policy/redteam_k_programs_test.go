@@ -173,7 +173,7 @@ func TestRedteamKCodeLoadingVariables(t *testing.T) {
 		{`LC_ALL=C zip -r a.zip src`, policy.Allow},
 		{`TZ=UTC unzip -l a.zip`, policy.Allow},
 		{`X=1 xz -k f`, policy.Allow},
-		{`rsync -a src/ dst/`, policy.Allow},
+		{`rsync a.txt b.txt`, policy.Allow},
 		{`bat README.md`, policy.Allow},
 		{`less README.md`, policy.Allow},
 		{`gzip -k logs.txt`, policy.Allow},
