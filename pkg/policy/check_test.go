@@ -100,7 +100,9 @@ agents:
 		t.Errorf("line 1 = %v", first)
 	}
 	subs, _ := first["subcommands"].([]any)
-	if len(subs) != 2 {
+	// ls -la, rm -rf x and the read of x (rm has no table entry: its
+	// operands are reads).
+	if len(subs) != 3 {
 		t.Fatalf("line 1 subcommands = %v", first["subcommands"])
 	}
 	sub := subs[1].(map[string]any)

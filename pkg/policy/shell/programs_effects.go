@@ -22,11 +22,11 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	spec := a.progs.lookup(c.Name)
-	if spec == nil {
+	if spec == nil || spec.arityOnly() {
+		a.unknownProgram(ci, words, fr)
 		return
 	}
-	u := programUse(spec, words)
-	u.judgeEnv(spec, fr)
+	u := programUseIn(spec, words, fr)
 	if w := fedCode(words, &u, fr.feed); w != "" {
 		u.setAsk(spec.name + " reads " + w + " as program text or a document, and " + fr.feed.feeder +
 			" replaces it with input the policy cannot see (a file name can be a program)")
@@ -34,8 +34,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if r := a.splitWords(words); r != "" {
 		u.setAsk(r)
 	}
+	a.info[ci].envProg = u.progName()
 	if u.complete() {
-		a.info[ci].env, a.info[ci].envProg = spec, u.progName()
+		a.info[ci].env = spec
 	}
 	if spec.elevated {
 		c.Elevated = true
@@ -89,7 +90,12 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
 		a.extractFrom, a.extractedAt = ci, len(a.res.Commands)
 	}
-	for _, r := range u.runs {
+	a.programRuns(ci, u.runs, fr)
+}
+
+// programRuns judges the command lines the options of the command ci run.
+func (a *shAnalyzer) programRuns(ci int, runs []progRun, fr shFrame) {
+	for _, r := range runs {
 		if !r.value.lit {
 			if a.res.Commands[ci].Unanalysable == "" {
 				a.res.Commands[ci].Unanalysable = r.what + " runs a command that is not a literal: " + r.value.text
@@ -244,6 +250,10 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.jqFiles(words)
 	case "ln":
 		u.lnTargets(words)
+	case "make":
+		u.makeArgs(words)
+	case "curl":
+		u.curlValues()
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
@@ -1339,6 +1349,12 @@ func gitLooksLikeRevision(w shWord) bool {
 // modulemeta reads a module; a word that spells one of them asks, as jq
 // -L does, and so does a filter the analysis cannot read.
 func (u *progUse) jqFiles(w []shWord) {
+	if f := jqFilter(w); f != nil && !f.lit {
+		// jq -n "import \"config\" as \$c {search: \"$D\"}; \$c": text
+		// an expansion gives may hold import or include, as awk's and
+		// sed's programs may hold their commands.
+		u.setAsk("jq program is not a literal: " + f.text)
+	}
 	for _, t := range w[1:] {
 		if !t.lit {
 			continue
@@ -1362,6 +1378,36 @@ func (u *progUse) jqFiles(w []shWord) {
 			i += 2
 		}
 	}
+}
+
+// jqTwoWords are jq's options that take two words (NAME and VALUE).
+var jqTwoWords = map[string]bool{"--arg": true, "--argjson": true, "--slurpfile": true, "--rawfile": true,
+	"--argfile": true}
+
+// jqFilter returns jq's program word: the first word that is neither an
+// option nor an option's value (the word after --), or nil when there is
+// none or -f/--from-file gives the program from a file.
+func jqFilter(w []shWord) *shWord {
+	for i := 1; i < len(w); i++ {
+		t := w[i]
+		switch {
+		case t.lit && t.text == "--":
+			if i+1 < len(w) {
+				return &w[i+1]
+			}
+			return nil
+		case !t.lit || len(t.text) < 2 || t.text[0] != '-':
+			return &w[i]
+		case t.text == "-f" || strings.HasPrefix(t.text, "--from-file") || strings.HasPrefix(t.text, "-f") ||
+			len(t.text) > 2 && t.text[1] != '-' && strings.ContainsRune(t.text, 'f'):
+			return nil
+		case jqTwoWords[t.text]:
+			i += 2
+		case t.text == "-L" || t.text == "--indent" || t.text == "--run-tests":
+			i++
+		}
+	}
+	return nil
 }
 
 // jqHasWord reports whether kw stands in s as a whole identifier (not
@@ -1413,23 +1459,38 @@ var envInertAll = map[string]bool{
 // the program does with it — so the command asks, naming it. Variables
 // that make any program run code (PATH, LD_PRELOAD, the table's env:)
 // already make the command unanalysable.
+//
+// For an entry that is not complete, only the variables named as the
+// program's options are (optionVarOf: ZIPOPT for zip, LESS for less):
+// read as its options (envOptionWords), or asking when they cannot be.
 func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
-	if !u.complete() {
-		return
-	}
 	for _, w := range fr.wrappers {
-		name, ok := shIsAssignment(shWord{text: strings.TrimPrefix(w, "+"), lit: true})
-		if !ok {
-			if n, _, plus := strings.Cut(w, "+="); plus {
-				name, ok = shIsAssignment(shWord{text: n + "=", lit: true})
+		name, ok := envAssignedName(w)
+		switch {
+		case !ok:
+		case !u.complete():
+			// The program's own are read as its options (envOptionWords).
+			if u.sub != nil && optionVarOf(u.progName(), name) {
+				u.setAsk(optionVarReason(u.progName(), name))
+				return
 			}
+		case !envInertFor(spec, name):
+			u.setAsk(notUnderstood(u.progName(), "environment variable", name))
+			return
 		}
-		if !ok || envInertFor(spec, name) {
-			continue
-		}
-		u.setAsk(notUnderstood(u.progName(), "environment variable", name))
-		return
 	}
+}
+
+// envAssignedName returns the name a wrapper word assigns (NAME=value,
+// NAME+=value), if it is one.
+func envAssignedName(w string) (string, bool) {
+	name, ok := shIsAssignment(shWord{text: strings.TrimPrefix(w, "+"), lit: true})
+	if !ok {
+		if n, _, plus := strings.Cut(w, "+="); plus {
+			name, ok = shIsAssignment(shWord{text: n + "=", lit: true})
+		}
+	}
+	return name, ok
 }
 
 // lnTargets judges ln's targets as read too (reading the link reads its

@@ -189,7 +189,10 @@ type shCmdInfo struct {
 	piped bool
 	// env is the complete entry whose env_inert judges the variables the
 	// script exports for this command, envProg its name for messages
-	// (shell_env.go); nil when the entry is not complete.
+	// (shell_env.go); nil when the entry is not complete. For a program
+	// whose entry is not complete, or that has none, env is nil and
+	// envProg names it: only its option variables are judged
+	// (optionVarOf).
 	env     *progSpec
 	envProg string
 }

@@ -178,6 +178,15 @@ func (a *shAnalyzer) finishExports() {
 	}
 	for i := range a.res.Commands {
 		c, in := &a.res.Commands[i], &a.info[i]
+		if in.env == nil && in.envProg != "" && c.Unanalysable == "" {
+			for _, n := range names {
+				if optionVarOf(in.envProg, n) || optionVarOf(c.Name, n) {
+					c.Unanalysable = optionVarReason(c.Name, n) + " (the script sets it, and its programs see it)"
+					c.Inert = false
+					break
+				}
+			}
+		}
 		if in.env == nil || c.Unanalysable != "" {
 			continue
 		}
@@ -189,4 +198,88 @@ func (a *shAnalyzer) finishExports() {
 			}
 		}
 	}
+}
+
+// optionVarSuffixes are the endings of the variables a program reads as
+// options or arguments of its own, after its name in upper case (and an
+// optional underscore): ZIPOPT, UNZIP, XZ_OPT, XZ_DEFAULTS, GZIP, LESS,
+// GREP_OPTIONS, PYTEST_ADDOPTS, GRADLE_OPTS.
+var optionVarSuffixes = []string{"", "OPT", "OPTS", "OPTION", "OPTIONS", "FLAGS", "ARGS", "ADDOPTS", "DEFAULTS"}
+
+// optionVarOf reports whether name is, by its shape, a variable the
+// program prog reads as options: its name in upper case ('-' and '.'
+// as '_') followed by one of optionVarSuffixes.
+func optionVarOf(prog, name string) bool {
+	if prog == "" || name == "" || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", "+", "_").Replace(prog))
+	rest, ok := strings.CutPrefix(name, up)
+	if !ok {
+		return false
+	}
+	return slices.Contains(optionVarSuffixes, strings.TrimPrefix(rest, "_"))
+}
+
+// optionVarReason is why a command asks when a variable it reads as
+// options is set.
+func optionVarReason(prog, name string) string {
+	return "sets " + name + ", which " + prog + " reads as options the policy does not judge (an option that runs or writes something may hide there)"
+}
+
+// programUseIn reads a command's words with its program's entry, in the
+// environment its frame gives it: the words of the program's option
+// variables set for it (envOptionWords), then the variables (judgeEnv).
+func programUseIn(spec *progSpec, words []shWord, fr shFrame) progUse {
+	words, ask := envOptionWords(spec, words, fr)
+	u := programUse(spec, words)
+	if ask != "" {
+		u.setAsk(ask)
+	}
+	u.judgeEnv(spec, fr)
+	return u
+}
+
+// envOptionWords returns the words of a command whose entry is not
+// complete with the values of the program's option variables set for it
+// put after the program's name, where the program reads them
+// (ZIPOPT=-q zip a.zip f is judged as zip -q a.zip f, LESS=-o/x less f
+// writes /x), and why the command asks when one cannot be read so: a
+// value that is not one plain word (blanks, quotes, expansions: the
+// policy does not split it as the program does), += , or an entry with
+// sub-commands. A complete entry judges every variable (judgeEnv).
+func envOptionWords(spec *progSpec, words []shWord, fr shFrame) ([]shWord, string) {
+	if spec.complete || len(fr.wrappers) == 0 {
+		return words, ""
+	}
+	var extra []shWord
+	for _, w := range fr.wrappers {
+		name, ok := envAssignedName(w)
+		if !ok || !optionVarOf(spec.name, name) {
+			continue
+		}
+		_, val, _ := strings.Cut(w, "=")
+		if spec.subs != nil || strings.Contains(w, "+=") || !plainOptionValue(val) {
+			return words, optionVarReason(spec.name, name)
+		}
+		if val != "" {
+			extra = append(extra, shWord{text: val, lit: true})
+		}
+	}
+	if extra == nil {
+		return words, ""
+	}
+	return slices.Concat(words[:1], extra, words[1:]), ""
+}
+
+// plainOptionValue reports a variable's value that reads the same as
+// source text and as a value: letters, digits and - _ . , : / = + @ %.
+func plainOptionValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.,:/=+@%", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -49,7 +49,22 @@ var shExecVars = map[string]bool{
 	"PYTHONPATH": true, "PYTHONSTARTUP": true, "PYTHONHOME": true,
 	"NODE_OPTIONS": true, "NODE_PATH": true,
 	"PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true, "RUBYOPT": true, "RUBYLIB": true,
-	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "RUSTC_WRAPPER": true,
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "RUSTC_WRAPPER": true,
+	// The C library's and the loader's: GCONV_PATH makes any program
+	// that converts a character set (iconv, and every program calling
+	// iconv_open) load a shared object from the directory it names, as
+	// LD_PRELOAD does; getconf runs programs from GETCONF_DIR; NLSPATH
+	// and LOCPATH give the message catalogues and locales (format strings
+	// and tables the program trusts).
+	"GCONV_PATH": true, "GETCONF_DIR": true, "NLSPATH": true, "LOCPATH": true, "GLIBC_TUNABLES": true,
+	"MALLOC_CONF": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
+	// Libraries that load code their configuration names: OpenSSL's
+	// engines and providers are shared objects; SSLKEYLOGFILE makes TLS
+	// clients write their keys to a file.
+	"OPENSSL_CONF": true, "OPENSSL_ENGINES": true, "OPENSSL_MODULES": true, "SSLKEYLOGFILE": true,
+	// Interpreters and clients that run start-up code or hooks.
+	"PSQLRC": true, "TCLLIBPATH": true,
+	"GUILE_LOAD_PATH": true, "DOTNET_STARTUP_HOOKS": true, "ELECTRON_RUN_AS_NODE": true,
 	// The shell a wrapper runs its script with (flock -c, script -c,
 	// parallel, make's recipes: $SHELL -c SCRIPT).
 	"SHELL": true, "PARALLEL_SHELL": true,
@@ -60,8 +75,17 @@ var shExecVars = map[string]bool{
 // script-shell, userconfig and node-options run code; yarn 2+ reads
 // YARN_* (YARN_YARN_PATH is the JavaScript file it runs); cargo reads
 // CARGO_TARGET_<triple>_RUNNER and _LINKER, and CARGO_BUILD_RUSTC_WRAPPER.
+// LUA_INIT*, LUA_PATH* and LUA_CPATH* run or load Lua code; CORECLR_
+// loads .NET profilers.
 var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG",
-	"npm_config_", "NPM_CONFIG_", "YARN_", "CARGO_TARGET_", "CARGO_BUILD_"}
+	"npm_config_", "NPM_CONFIG_", "YARN_", "CARGO_TARGET_", "CARGO_BUILD_", "LUA_INIT", "LUA_PATH",
+	"LUA_CPATH", "CORECLR_"}
+
+// shExecVarSuffixes are endings of variables that name a program a tool
+// runs: a pager (GIT_PAGER, BAT_PAGER, AWS_PAGER, SYSTEMD_PAGER), an
+// editor (SYSTEMD_EDITOR, GH_EDITOR), a password prompt (SUDO_ASKPASS), a
+// browser (BROWSER, GH_BROWSER), a remote shell (RSYNC_RSH, CVS_RSH).
+var shExecVarSuffixes = []string{"PAGER", "EDITOR", "ASKPASS", "BROWSER", "_RSH"}
 
 // shExecVar reports whether assigning name changes what later commands run.
 func shExecVar(name string) bool {
@@ -70,6 +94,11 @@ func shExecVar(name string) bool {
 	}
 	for _, p := range shExecVarPrefixes {
 		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range shExecVarSuffixes {
+		if strings.HasSuffix(name, p) {
 			return true
 		}
 	}

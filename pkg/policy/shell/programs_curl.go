@@ -1,0 +1,120 @@
+package shell
+
+import (
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
+
+// curlValues reads the values of curl's options whose syntax holds file
+// names: the forms of -F/--form (which the table gives no effect of
+// their own), the format of -w/--write-out, and the globbed file name of
+// -T/--upload-file.
+func (u *progUse) curlValues() {
+	for _, s := range u.seen {
+		if s.value == nil {
+			continue
+		}
+		switch s.opt.name {
+		case "-F", "--form":
+			u.curlForm(*s.value)
+		case "-w", "--write-out":
+			u.curlWriteOut(*s.value)
+		case "-T", "--upload-file":
+			// curl -T '{a,~/.ssh/id_rsa}' uploads both: curl expands {…}
+			// and […] in the name as in a URL.
+			if s.value.lit && strings.ContainsAny(s.value.text, "{[") {
+				u.setAsk("curl " + s.opt.name + " " + shQuoteShort(s.value.text) + " expands {…} or […] in the file name, so the files it uploads are not the text")
+			}
+		}
+	}
+}
+
+// curlForm records the files a -F NAME=CONTENT value reads, as curl's
+// form parser reads it: @FILE[,FILE…] uploads each FILE, <FILE sends its
+// content, and a ;headers=@FILE (or <FILE) parameter of any part reads
+// FILE as the part's headers; blanks around a name are dropped, and
+// parameter names are matched in any case. curl also takes a name in
+// double quotes with \" and \\ escapes, within which ';' and ',' are
+// plain characters: a value with a quote that reads a file asks rather
+// than be read one way when curl reads it another. A value that is not a
+// literal may name any file.
+func (u *progUse) curlForm(v shWord) {
+	if !v.lit {
+		u.reads = append(u.reads, shWord{text: v.text, g: globs.Glob{globs.AnyRun}})
+		return
+	}
+	_, content, ok := strings.Cut(v.text, "=")
+	if !ok {
+		return
+	}
+	lower := strings.ToLower(content)
+	files := strings.HasPrefix(content, "@") || strings.HasPrefix(content, "<")
+	if strings.Contains(content, `"`) && (files || strings.Contains(lower, "headers=")) {
+		u.setAsk("curl " + shQuoteShort(v.text) + " has a quoted form value, whose file names curl unquotes in a way the policy does not read")
+		return
+	}
+	parts := []string{content}
+	switch {
+	case strings.HasPrefix(content, "@"):
+		parts = strings.Split(content[1:], ",")
+	case strings.HasPrefix(content, "<"):
+		parts = []string{content[1:]}
+	}
+	for _, p := range parts {
+		params := strings.Split(p, ";")
+		if files {
+			u.curlFormFile(params[0])
+		}
+		for _, q := range params[1:] {
+			q = strings.TrimLeft(q, " \t\n\r\f\v")
+			if len(q) > 8 && strings.EqualFold(q[:8], "headers=") && (q[8] == '@' || q[8] == '<') {
+				u.curlFormFile(q[9:])
+			}
+		}
+	}
+}
+
+// curlFormFile records the read of a file name of a form value, without
+// the blanks curl drops around it.
+func (u *progUse) curlFormFile(f string) {
+	if f = strings.TrimSpace(f); f != "" {
+		u.reads = append(u.reads, shWord{text: f, lit: true})
+	}
+}
+
+// curlWriteOut judges a -w/--write-out format: since curl 8.3 a
+// %output{FILE} (or %output{>>FILE}) in it sends the rest of the output
+// to FILE, a write; a format read from a file (@FILE, @- for standard
+// input) may hold one the policy cannot see, and so may a value that is
+// not a literal: both ask.
+func (u *progUse) curlWriteOut(v shWord) {
+	switch {
+	case !v.lit:
+		u.setAsk("curl -w takes a format that is not a literal, which may hold %output{FILE}, a write of FILE")
+		return
+	case strings.HasPrefix(v.text, "@"):
+		u.setAsk("curl -w " + shQuoteShort(v.text) + " reads its format from a file the policy cannot see, which may hold %output{FILE}, a write of FILE")
+		return
+	}
+	s := v.text
+	for {
+		i := strings.Index(strings.ToLower(s), "%output{")
+		if i < 0 {
+			return
+		}
+		s = s[i+len("%output{"):]
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			u.setAsk("curl -w has an %output{ the policy cannot read")
+			return
+		}
+		f := strings.TrimPrefix(s[:end], ">>")
+		if f == "" {
+			u.setAsk("curl -w has an %output{} the policy cannot place")
+			return
+		}
+		u.writes = append(u.writes, shWord{text: f, lit: true})
+		s = s[end+1:]
+	}
+}

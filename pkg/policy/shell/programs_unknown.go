@@ -1,0 +1,82 @@
+package shell
+
+import "strings"
+
+// unknownProgram judges a command whose program the table does not know
+// (base32, zcat, iconv, a project's ./script.sh), or knows only the arity
+// of (gh, aws: arityOnly): what it does with its
+// arguments is unknown, so the closed reading is that every operand is a
+// path it reads — base32 ~/.ssh/id_rsa and zcat -f ~/.netrc meet the
+// read rules as cat does. An operand is a word that does not start with
+// '-' (every word after --), and the value of a --name=VALUE word. Reads
+// are judged by the deny and ask rules only, so an operand no rule names
+// (gh-like verbs, numbers, URLs) costs nothing. A directory operand is
+// read as itself, not as a tree (a limit: eslint . would meet every rule
+// on a file of the project otherwise). Shell builtins are left out: their
+// operands are names, numbers or directories the analysis models itself
+// (cd, test, kill, export). A variable named as the program's options
+// (XZ_OPT for xz, GZIP for gzip: optionVarOf), set for the command or
+// exported, asks.
+func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
+	c := &a.res.Commands[ci]
+	if shShadowable[c.Name] || shOtherBuiltins[c.Name] {
+		return
+	}
+	a.info[ci].envProg = c.Name
+	if r := a.splitWords(words); r != "" {
+		c.Unanalysable = r // o="-r ~/.ssh"; prog $o: words the reads below do not see
+		return
+	}
+	for _, w := range fr.wrappers {
+		if name, ok := envAssignedName(w); ok && optionVarOf(c.Name, name) {
+			c.Unanalysable = optionVarReason(c.Name, name)
+			return
+		}
+	}
+	var reads []shWord
+	dashes := false
+	for _, w := range words[1:] {
+		switch {
+		case dashes || !w.lit || len(w.text) < 2 || w.text[0] != '-':
+			if w.text != "" {
+				reads = append(reads, w)
+			}
+		case w.text == "--":
+			dashes = true
+		case strings.HasPrefix(w.text, "--"):
+			if _, v, ok := strings.Cut(w.text, "="); ok && v != "" {
+				reads = append(reads, shWord{text: v, lit: true})
+			}
+		}
+	}
+	a.recordReads(c, fr.feedWords(reads))
+}
+
+// arityOnly reports an entry that says nothing of the program's words
+// but how many form its prefix (gh: {arity: 3}, aws, gcloud, brew, mvn):
+// its operands are judged as an unknown program's (unknownProgram), so
+// gh gist create ~/.ssh/id_rsa and aws s3 cp ~/.aws/credentials s3://b
+// meet the read rules.
+func (s *progSpec) arityOnly() bool {
+	if len(s.options) > 0 || len(s.global) > 0 || len(s.operands) > 0 || s.hook != "" || s.wrapper != nil ||
+		s.complete || s.closed || s.elevated || s.optionsFirst || s.style != styleGNU {
+		return false
+	}
+	for _, sub := range s.subs {
+		if !sub.arityOnly() {
+			return false
+		}
+	}
+	return true
+}
+
+// shOtherBuiltins are the bash builtins and keywords, besides those a
+// function may shadow (shShadowable), whose operands are not files.
+var shOtherBuiltins = map[string]bool{":": true, "break": true, "continue": true, "times": true,
+	"caller": true, "compgen": true, "complete": true, "compopt": true, "help": true, "logout": true,
+	"suspend": true, "bind": true, "fc": true, "[[": true, "]]": true, "coproc": true, "select": true,
+	"sleep": true, "wait": true,
+	// zsh's.
+	"print": true, "whence": true, "where": true, "setopt": true, "unsetopt": true, "emulate": true,
+	"autoload": true, "zmodload": true, "noglob": true, "rehash": true, "zstyle": true, "bindkey": true,
+	"vared": true, "functions": true, "integer": true, "float": true}
