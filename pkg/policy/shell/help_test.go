@@ -81,6 +81,8 @@ var helpAlwaysValue = map[string][]string{
 	// find's help lists -regextype among the positional options without
 	// its TYPE.
 	"find": {"-regextype"},
+	// git grep's man page shows "-e" alone, its pattern on the next line.
+	"git grep": {"-e"},
 }
 
 // helpNotOptions are words a program's help shows at the start of a line
@@ -120,6 +122,7 @@ var subHelpCommands = map[string][]string{
 	"git ls-files":  {"man:git-ls-files"},
 	"git rev-parse": {"man:git-rev-parse"},
 	"git commit":    {"man:git-commit"},
+	"git grep":      {"man:git-grep"},
 	// go: each sub-command's help (and the build flags where it takes
 	// them, the test flags for go test, every verb's for go mod and go
 	// work). go help takes no options.
@@ -440,7 +443,7 @@ func TestCompleteTablesMatchHelp(t *testing.T) {
 // that they ask as not understood (programs.yaml says why).
 var gitLeftOut = []string{"credential", "credential-cache", "credential-store", "remote-ext", "remote-fd",
 	"shell", "daemon", "http-backend", "instaweb", "upload-pack", "receive-pack", "upload-archive", "hook",
-	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack"}
+	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack", "fast-import"}
 
 // TestGitSubcommandsKnown: every sub-command the installed git has is in
 // the table or left out on purpose, so a new version's sub-commands

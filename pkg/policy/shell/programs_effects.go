@@ -759,14 +759,17 @@ func (u *progUse) gitPaths(w []shWord) {
 			dashes = true
 			continue
 		}
+		if !dashes && t.lit && sub == "grep" && len(t.text) > 1 && t.text[0] == '-' {
+			var gave bool
+			i, gave = u.gitGrepOption(w, i)
+			patternFirst = patternFirst && !gave
+			continue
+		}
 		if !dashes && t.lit && u.gitTakesNext(t.text) && !strings.HasPrefix(t.text, "-L") {
 			i++ // git log -n 20: the option's value, not an operand
 			continue
 		}
 		if !dashes && t.lit && strings.HasPrefix(t.text, "-") {
-			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
-				patternFirst = false
-			}
 			if strings.HasPrefix(t.text, "-L") && (sub == "log" || sub == "blame" || sub == "annotate") {
 				i = u.gitLineRange(w, i)
 			}
@@ -816,6 +819,34 @@ func (u *progUse) gitPaths(w []shWord) {
 		// deploy prints every file there): the reads are trees.
 		u.recursive = true
 	}
+}
+
+// gitGrepOption reads the option word w[i] of git grep, by its entry
+// (-A 3, --max-depth 2, clusters such as -ne PATTERN or -eKEY): it
+// returns the index of the last word the option used, and whether it gave
+// the pattern (-e, -f; the scan recorded -f's file as a read), so that the
+// first operand is then a pathspec, not the pattern.
+func (u *progUse) gitGrepOption(w []shWord, i int) (int, bool) {
+	s := w[i].text
+	if strings.HasPrefix(s, "--") {
+		name, _, hasVal := strings.Cut(s, "=")
+		o := u.longOption(name)
+		if o != nil && !hasVal && o.value == valRequired {
+			i++
+		}
+		return i, false
+	}
+	for j := 1; j < len(s); j++ {
+		o := u.option("-" + s[j:j+1])
+		if o == nil || o.value == valNone {
+			continue
+		}
+		if j+1 == len(s) && o.value == valRequired {
+			i++
+		}
+		return i, s[j] == 'e' || s[j] == 'f'
+	}
+	return i, false
 }
 
 // gitRevPath records the read of PATH in an operand REV:PATH (HEAD:.env,
