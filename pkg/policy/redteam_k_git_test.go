@@ -75,3 +75,68 @@ func TestGitFastImportAsks(t *testing.T) {
 		{"git fast-import --export-marks=/home/dev/.bashrc < s", policy.Ask},
 	})
 }
+
+// TestGitSubcommandOptionsAreClosed: git's entry is complete, so an option
+// a sub-command's entry does not list asks even where that entry is not
+// complete; the sub-commands whose options or operands read files or run
+// programs declare it, and the plumbing that runs its operands or reads
+// mailboxes is left out (red team K, F6). Ordinary work stays allowed.
+func TestGitSubcommandOptionsAreClosed(t *testing.T) {
+	wantActions(t, redteamKGitPolicy(t), []bashCase{
+		{"mkdir -p out && git mailsplit -b -oout ~/.ssh/id_rsa", policy.Ask},
+		{"git mailinfo msg patch < x", policy.Ask},
+		{"git commit-tree -F ~/.ssh/id_rsa HEAD^{tree}", policy.Deny},
+		{"git commit-tree --file ~/.ssh/id_rsa HEAD^{tree}", policy.Ask},
+		{"git fmt-merge-msg -F ~/.ssh/id_rsa", policy.Deny},
+		{"git fmt-merge-msg --file=/home/dev/.ssh/id_rsa", policy.Deny},
+		{"git merge-index ./x.sh -a", policy.Ask},
+		{"git merge-index -o sh -a", policy.Ask},
+		{"git archive --add-file=/home/dev/.ssh/id_rsa HEAD | tar xO id_rsa", policy.Deny},
+		{"git archive --format=zip --add-file=/home/dev/.aws/credentials HEAD -o x.zip", policy.Deny},
+		{"git archive --add-fil=/home/dev/.ssh/id_rsa HEAD", policy.Deny},
+		{"git maintenance start", policy.Ask},
+		{"git maintenance register", policy.Ask},
+		{"git quiltimport --patches ~/.ssh", policy.Ask},
+		{"git for-each-repo --config=maintenance.repo gc", policy.Ask},
+		{"git merge -F ~/.ssh/id_rsa feat", policy.Deny},
+		{"git merge -s evil feat", policy.Ask},
+		{"git pull --strategy=evil", policy.Ask},
+		{"git apply --unsafe-paths x.patch", policy.Ask},
+		{"git apply --build-fake-ancestor=/home/dev/.bashrc x.patch", policy.Deny},
+		{"git difftool --tool=vimdiff", policy.Ask},
+		{"git clone --reference ~/.ssh/x https://example.com/y.git", policy.Deny},
+		{"git index-pack ~/.ssh/id_rsa", policy.Deny},
+		{"git format-patch --signature-file=/home/dev/.ssh/id_rsa -1", policy.Deny},
+		{"git push --frob origin main", policy.Ask},
+		{"git rev-list --stdin < revs", policy.Ask},
+		{"git read-tree --index-output=/home/dev/.bashrc HEAD", policy.Deny},
+		// Ordinary work.
+		{"git status", policy.Allow},
+		{"git add -A", policy.Allow},
+		{"git commit -m 'fix: x'", policy.Allow},
+		{"git commit -m \"$(cat <<'EOF'\nfix: x\n\nbody\nEOF\n)\"", policy.Allow},
+		{"git switch -c feat", policy.Allow},
+		{"git checkout -b feat", policy.Allow},
+		{"git branch -D old", policy.Allow},
+		{"git stash push -m wip", policy.Allow},
+		{"git stash pop", policy.Allow},
+		{"git rebase -i HEAD~3", policy.Allow},
+		{"git rebase --continue", policy.Allow},
+		{"git fetch --all --prune", policy.Allow},
+		{"git pull --rebase", policy.Allow},
+		{"git push -u origin feat", policy.Allow},
+		{"git push --force-with-lease", policy.Allow},
+		{"git merge --no-ff -s ort feat", policy.Allow},
+		{"git reset --hard HEAD~1", policy.Allow},
+		{"git tag -a v1 -m release", policy.Allow},
+		{"git remote -v", policy.Allow},
+		{"git clone --depth 1 https://example.com/y.git", policy.Allow},
+		{"git submodule update --init --recursive", policy.Allow},
+		{"git format-patch -1 HEAD", policy.Allow},
+		{"git archive --format=tar HEAD -o x.tar", policy.Allow},
+		{"git rev-list --count HEAD", policy.Allow},
+		{"git diff-tree --no-commit-id --name-only -r HEAD", policy.Allow},
+		{"git commit-tree -m x HEAD^{tree}", policy.Allow},
+		{"git grep -n X -- src", policy.Allow},
+	})
+}

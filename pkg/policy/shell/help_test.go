@@ -443,7 +443,8 @@ func TestCompleteTablesMatchHelp(t *testing.T) {
 // that they ask as not understood (programs.yaml says why).
 var gitLeftOut = []string{"credential", "credential-cache", "credential-store", "remote-ext", "remote-fd",
 	"shell", "daemon", "http-backend", "instaweb", "upload-pack", "receive-pack", "upload-archive", "hook",
-	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack", "fast-import"}
+	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack", "fast-import",
+	"merge-index", "merge-one-file", "mailsplit", "mailinfo", "quiltimport", "for-each-repo", "maintenance"}
 
 // TestGitSubcommandsKnown: every sub-command the installed git has is in
 // the table or left out on purpose, so a new version's sub-commands
