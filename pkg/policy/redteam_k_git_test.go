@@ -101,6 +101,9 @@ func TestGitSubcommandOptionsAreClosed(t *testing.T) {
 		{"git merge -F ~/.ssh/id_rsa feat", policy.Deny},
 		{"git merge -s evil feat", policy.Ask},
 		{"git pull --strategy=evil", policy.Ask},
+		{"git cherry-pick --strategy=evil abc1234", policy.Ask},
+		{"git cherry-pick -s abc1234", policy.Allow}, // -s is --signoff there
+		{"git switch -t origin/feat", policy.Allow},
 		{"git apply --unsafe-paths x.patch", policy.Ask},
 		{"git apply --build-fake-ancestor=/home/dev/.bashrc x.patch", policy.Deny},
 		{"git difftool --tool=vimdiff", policy.Ask},
