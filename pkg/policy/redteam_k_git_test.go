@@ -114,6 +114,10 @@ func TestGitSubcommandOptionsAreClosed(t *testing.T) {
 		{"git format-patch --signature-file=/home/dev/.ssh/id_rsa -1", policy.Deny},
 		{"git push --frob origin main", policy.Ask},
 		{"git rev-list --stdin < revs", policy.Ask},
+		{"git restore --pathspec-from=.env", policy.Deny}, // the list file is read
+		{"git restore --pathspec-from=list", policy.Ask},
+		{"git add --pathspec-from-file=list", policy.Ask},
+		{"git archive --remote=/home/dev/.ssh HEAD", policy.Deny},
 		{"git read-tree --index-output=/home/dev/.bashrc HEAD", policy.Deny},
 		// Ordinary work.
 		{"git status", policy.Allow},
