@@ -496,3 +496,36 @@ func TestParseHelpOptions(t *testing.T) {
 		}
 	}
 }
+
+// gitHelpValueShown are options whose git SUB -h shows no value although
+// they take one ("--chmod (+|-)x", a hidden --resolvemsg), and git
+// config's getters, whose values its hook reads.
+var gitHelpValueShown = map[string][]string{
+	"add":          {"--chmod"},
+	"update-index": {"--chmod"},
+	"am":           {"--resolvemsg"},
+	"config":       {"--get-urlmatch", "--get-color", "--get-colorbool"},
+}
+
+// TestGitSubcommandValuesMatchHelp: git's sub-command entries that are
+// not complete still list options (their options are closed: git's entry
+// is complete), and an option the table reads with a required value takes
+// the next word — a path, for the sub-commands whose operands are read or
+// written. Each such option must take a required value by git SUB -h too,
+// so that the table never swallows an operand git reads.
+func TestGitSubcommandValuesMatchHelp(t *testing.T) {
+	git := BuiltinPrograms().byName["git"]
+	for name, sub := range git.subs {
+		if sub.complete || len(sub.options) == 0 {
+			continue
+		}
+		for _, h := range parseHelpOptions(helpOf(t, []string{"git", name, "-h"}), false) {
+			o := sub.options[h.name]
+			if o == nil || o.value != valRequired || h.value == "=" || h.value == "=a" ||
+				slices.Contains(gitHelpValueShown[name], h.name) {
+				continue
+			}
+			t.Errorf("git %s %s: the table reads the next word as its value, git %s -h shows %q", name, h.name, name, h.value)
+		}
+	}
+}
