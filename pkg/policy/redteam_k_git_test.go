@@ -100,6 +100,8 @@ func TestGitSubcommandOptionsAreClosed(t *testing.T) {
 		{"git for-each-repo --config=maintenance.repo gc", policy.Ask},
 		{`printf 'get https://example.com/x /home/dev/.bashrc\n\n' | git remote-https origin https://example.com/y`, policy.Ask},
 		{"git sparse-checkout set --cone src", policy.Allow},
+		{"git remote update --prune", policy.Allow},
+		{"git remote add -f --track main up https://example.com/y.git", policy.Allow},
 		{"git merge -F ~/.ssh/id_rsa feat", policy.Deny},
 		{"git merge -s evil feat", policy.Ask},
 		{"git pull --strategy=evil", policy.Ask},
