@@ -741,18 +741,10 @@ func (u *progUse) gitPaths(w []shWord) {
 	sub := w[u.global].text
 	patternFirst := sub == "grep"
 	before, tree := len(u.reads), gitPrintsTree(sub, w[u.global+1:])
-	dashes, noIndex := false, false
-	if sub == "diff" {
-		for _, t := range w[u.global+1:] {
-			if t.lit && t.text == "--" {
-				break
-			}
-			noIndex = noIndex || t.lit && t.text == "--no-index"
-		}
-		// diff --no-index compares directories too, reading every file
-		// under them: its operands are trees, as for diff -r.
-		u.recursive = u.recursive || noIndex
-	}
+	dashes, noIndex := false, sub == "diff" && gitDiffNoIndex(w[u.global+1:])
+	// diff --no-index compares directories too, reading every file under
+	// them: its operands are trees, as for diff -r.
+	u.recursive = u.recursive || noIndex
 	for i := u.global + 1; i < len(w); i++ {
 		t := w[i]
 		if !dashes && t.lit && t.text == "--" {
@@ -819,6 +811,20 @@ func (u *progUse) gitPaths(w []shWord) {
 		// deploy prints every file there): the reads are trees.
 		u.recursive = true
 	}
+}
+
+// gitDiffNoIndex reports whether git diff's words before -- hold
+// --no-index: its operands are then files, not pathspecs.
+func gitDiffNoIndex(words []shWord) bool {
+	for _, t := range words {
+		if t.lit && t.text == "--" {
+			break
+		}
+		if t.lit && t.text == "--no-index" {
+			return true
+		}
+	}
+	return false
 }
 
 // gitGrepOption reads the option word w[i] of git grep, by its entry
