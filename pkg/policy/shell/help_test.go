@@ -81,6 +81,8 @@ var helpAlwaysValue = map[string][]string{
 	// find's help lists -regextype among the positional options without
 	// its TYPE.
 	"find": {"-regextype"},
+	// git grep's man page shows "-e" alone, its pattern on the next line.
+	"git grep": {"-e"},
 }
 
 // helpNotOptions are words a program's help shows at the start of a line
@@ -120,6 +122,7 @@ var subHelpCommands = map[string][]string{
 	"git ls-files":  {"man:git-ls-files"},
 	"git rev-parse": {"man:git-rev-parse"},
 	"git commit":    {"man:git-commit"},
+	"git grep":      {"man:git-grep"},
 	// go: each sub-command's help (and the build flags where it takes
 	// them, the test flags for go test, every verb's for go mod and go
 	// work). go help takes no options.
@@ -440,7 +443,9 @@ func TestCompleteTablesMatchHelp(t *testing.T) {
 // that they ask as not understood (programs.yaml says why).
 var gitLeftOut = []string{"credential", "credential-cache", "credential-store", "remote-ext", "remote-fd",
 	"shell", "daemon", "http-backend", "instaweb", "upload-pack", "receive-pack", "upload-archive", "hook",
-	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack"}
+	"bugreport", "diagnose", "imap-send", "help", "fetch-pack", "send-pack", "fast-import",
+	"merge-index", "merge-one-file", "mailsplit", "mailinfo", "quiltimport", "for-each-repo", "maintenance",
+	"remote-http", "remote-https", "remote-ftp", "remote-ftps"}
 
 // TestGitSubcommandsKnown: every sub-command the installed git has is in
 // the table or left out on purpose, so a new version's sub-commands
@@ -488,6 +493,39 @@ func TestParseHelpOptions(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("option %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// gitHelpValueShown are options whose git SUB -h shows no value although
+// they take one ("--chmod (+|-)x", a hidden --resolvemsg), and git
+// config's getters, whose values its hook reads.
+var gitHelpValueShown = map[string][]string{
+	"add":          {"--chmod"},
+	"update-index": {"--chmod"},
+	"am":           {"--resolvemsg"},
+	"config":       {"--get-urlmatch", "--get-color", "--get-colorbool"},
+}
+
+// TestGitSubcommandValuesMatchHelp: git's sub-command entries that are
+// not complete still list options (their options are closed: git's entry
+// is complete), and an option the table reads with a required value takes
+// the next word — a path, for the sub-commands whose operands are read or
+// written. Each such option must take a required value by git SUB -h too,
+// so that the table never swallows an operand git reads.
+func TestGitSubcommandValuesMatchHelp(t *testing.T) {
+	git := BuiltinPrograms().byName["git"]
+	for name, sub := range git.subs {
+		if sub.complete || len(sub.options) == 0 {
+			continue
+		}
+		for _, h := range parseHelpOptions(helpOf(t, []string{"git", name, "-h"}), false) {
+			o := sub.options[h.name]
+			if o == nil || o.value != valRequired || h.value == "=" || h.value == "=a" ||
+				slices.Contains(gitHelpValueShown[name], h.name) {
+				continue
+			}
+			t.Errorf("git %s %s: the table reads the next word as its value, git %s -h shows %q", name, h.name, name, h.value)
 		}
 	}
 }

@@ -758,22 +758,20 @@ func (u *progUse) gitPaths(w []shWord) {
 	sub := w[u.global].text
 	patternFirst := sub == "grep"
 	before, tree := len(u.reads), gitPrintsTree(sub, w[u.global+1:])
-	dashes, noIndex := false, false
-	if sub == "diff" {
-		for _, t := range w[u.global+1:] {
-			if t.lit && t.text == "--" {
-				break
-			}
-			noIndex = noIndex || t.lit && t.text == "--no-index"
-		}
-		// diff --no-index compares directories too, reading every file
-		// under them: its operands are trees, as for diff -r.
-		u.recursive = u.recursive || noIndex
-	}
+	dashes, noIndex := false, sub == "diff" && gitDiffNoIndex(w[u.global+1:])
+	// diff --no-index compares directories too, reading every file under
+	// them: its operands are trees, as for diff -r.
+	u.recursive = u.recursive || noIndex
 	for i := u.global + 1; i < len(w); i++ {
 		t := w[i]
 		if !dashes && t.lit && t.text == "--" {
 			dashes = true
+			continue
+		}
+		if !dashes && t.lit && sub == "grep" && len(t.text) > 1 && t.text[0] == '-' {
+			var gave bool
+			i, gave = u.gitGrepOption(w, i)
+			patternFirst = patternFirst && !gave
 			continue
 		}
 		if !dashes && t.lit && u.gitTakesNext(t.text) && !strings.HasPrefix(t.text, "-L") {
@@ -781,9 +779,6 @@ func (u *progUse) gitPaths(w []shWord) {
 			continue
 		}
 		if !dashes && t.lit && strings.HasPrefix(t.text, "-") {
-			if patternFirst && (t.text == "-e" || t.text == "-f" || strings.HasPrefix(t.text, "--regexp") || strings.HasPrefix(t.text, "--file")) {
-				patternFirst = false
-			}
 			if strings.HasPrefix(t.text, "-L") && (sub == "log" || sub == "blame" || sub == "annotate") {
 				i = u.gitLineRange(w, i)
 			}
@@ -833,6 +828,48 @@ func (u *progUse) gitPaths(w []shWord) {
 		// deploy prints every file there): the reads are trees.
 		u.recursive = true
 	}
+}
+
+// gitDiffNoIndex reports whether git diff's words before -- hold
+// --no-index: its operands are then files, not pathspecs.
+func gitDiffNoIndex(words []shWord) bool {
+	for _, t := range words {
+		if t.lit && t.text == "--" {
+			break
+		}
+		if t.lit && t.text == "--no-index" {
+			return true
+		}
+	}
+	return false
+}
+
+// gitGrepOption reads the option word w[i] of git grep, by its entry
+// (-A 3, --max-depth 2, clusters such as -ne PATTERN or -eKEY): it
+// returns the index of the last word the option used, and whether it gave
+// the pattern (-e, -f; the scan recorded -f's file as a read), so that the
+// first operand is then a pathspec, not the pattern.
+func (u *progUse) gitGrepOption(w []shWord, i int) (int, bool) {
+	s := w[i].text
+	if strings.HasPrefix(s, "--") {
+		name, _, hasVal := strings.Cut(s, "=")
+		o := u.longOption(name)
+		if o != nil && !hasVal && o.value == valRequired {
+			i++
+		}
+		return i, false
+	}
+	for j := 1; j < len(s); j++ {
+		o := u.option("-" + s[j:j+1])
+		if o == nil || o.value == valNone {
+			continue
+		}
+		if j+1 == len(s) && o.value == valRequired {
+			i++
+		}
+		return i, s[j] == 'e' || s[j] == 'f'
+	}
+	return i, false
 }
 
 // gitRevPath records the read of PATH in an operand REV:PATH (HEAD:.env,

@@ -128,6 +128,15 @@ func (u *progUse) complete() bool {
 	return u.spec.complete
 }
 
+// closedOptions reports whether an option the entry does not list makes
+// the command ask: the entry is complete, or it is a sub-command of a
+// complete program (git): what such a sub-command's entry does not list
+// (git commit-tree -F FILE, git archive --add-file=FILE) may read a file
+// or run a program, and is not understood.
+func (u *progUse) closedOptions() bool {
+	return u.complete() || u.sub != nil && u.spec.complete
+}
+
 // progName names the program, with its sub-command, for messages.
 func (u *progUse) progName() string {
 	if u.sub != nil {
@@ -349,7 +358,7 @@ func (u *progUse) longWord(w []shWord, i int) int {
 		o = u.longOption(name)
 	}
 	if o == nil {
-		if u.complete() {
+		if u.closedOptions() {
 			u.setAsk(notUnderstood(u.progName(), "option", name))
 		}
 		return i
@@ -466,7 +475,7 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 	for j := 1; j < len(s); j++ {
 		o := u.option("-" + s[j:j+1])
 		if o == nil {
-			if u.complete() {
+			if u.closedOptions() {
 				u.setAsk(notUnderstood(u.progName(), "option", "-"+s[j:j+1]))
 			}
 			continue
