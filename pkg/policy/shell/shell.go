@@ -101,7 +101,6 @@ func shAnalyze(src string, lang syntax.LangVariant, depth int, progs *Programs, 
 func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs, budget *shBudget, inShared bool) *shAnalyzer {
 	a := shAnalyzers.Get().(*shAnalyzer)
 	a.src, a.depth, a.progs, a.budget, a.inShared = src, depth, progs, budget, inShared
-	a.nullglob = shMentionsNullglob(src)
 	a.extractedAt = -1
 	a.posix = lang == syntax.LangPOSIX
 	if r := shScreenInput(src); r != "" {
@@ -205,9 +204,10 @@ type shAnalyzer struct {
 	// open on a descriptor, which /dev/fd/N can reopen the other way
 	// (finishDescriptors).
 	opened []int
-	// nullglob: the script may make a pattern that matches nothing
-	// vanish (shMentionsNullglob).
-	nullglob bool
+	// nullglob: whether the script may make a pattern that matches
+	// nothing vanish (shMentionsNullglob), once a pattern asks: 0 not yet
+	// known, 1 no, 2 yes.
+	nullglob uint8
 	progs    *Programs // the program table (programs.go)
 	// posix is set for scripts of sh, dash and the like, parsed as POSIX
 	// sh: dash leaves braces literal where bash (and bash as sh) expands
@@ -619,7 +619,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 			sw := shWord{text: l.Value, lit: true, glob: shHasGlob(l.Value)}
 			if sw.glob {
 				sw.g = a.shGlobOfWord(w)
-				sw.vanish = a.nullglob
+				sw.vanish = a.patternsMayVanish()
 			}
 			return sw
 		}
@@ -643,9 +643,21 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	sw.text = b.String()
 	if sw.glob {
 		sw.g = a.shGlobOfWord(w)
-		sw.vanish = a.nullglob
+		sw.vanish = a.patternsMayVanish()
 	}
 	return sw
+}
+
+// patternsMayVanish reports whether the script may make a pattern that
+// matches nothing vanish, reading its text the first time it is asked.
+func (a *shAnalyzer) patternsMayVanish() bool {
+	if a.nullglob == 0 {
+		a.nullglob = 1
+		if shMentionsNullglob(a.src) {
+			a.nullglob = 2
+		}
+	}
+	return a.nullglob == 2
 }
 
 // shMentionsNullglob reports a script that may make a pattern matching
