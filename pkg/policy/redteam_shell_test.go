@@ -332,3 +332,36 @@ rules:
 		{`patch x.go < x.diff`, policy.Allow},
 	})
 }
+
+// TestRepositoriesOutsideDotGit: a directory holding HEAD, objects/ and
+// refs/ is a repository git finds when it runs there (git -C x show),
+// reading x/config, which no rule on .git protects (red team K, F1). The
+// built-in policy asks for writes of a file named HEAD, git init --bare
+// and clone --bare/--mirror ask, and a copy into a directory writes each
+// source's name there.
+func TestRepositoriesOutsideDotGit(t *testing.T) {
+	d := policy.Default()
+	wantActions(t, d, []bashCase{
+		{`git rev-parse HEAD > x/HEAD`, policy.Ask},
+		{`git log --oneline > notes.txt`, policy.Allow},
+	})
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@write(**/HEAD)", action: ask }
+  - { rule: "@write(**/.env)", action: deny }
+`), "heads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`cp .git/HEAD x/`, policy.Ask},
+		{`cp x/.env y/`, policy.Deny},
+		{`git init --bare x`, policy.Ask},
+		{`git clone --mirror https://example.com/r.git x`, policy.Ask},
+		{`cp README.md docs/`, policy.Allow},
+		{`git init`, policy.Allow},
+	})
+}

@@ -54,6 +54,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
+	if fr.feed == nil {
+		u.intoDirectory(spec.name) // (a fed target is any path already)
+	}
 	if spec.name == "unzip" && len(u.writes) == 0 && !unzipLists(words) {
 		u.writes = append(u.writes, shWord{text: ".", lit: true}) // unzip a.zip: here
 	}
@@ -1610,6 +1613,30 @@ func (u *progUse) lnTargets(w []shWord) {
 			p := shWord{text: strings.TrimSuffix(d.text, "/") + "/" + t.text, lit: true}
 			u.writes = append(u.writes, p)
 			u.reads = append(u.reads, p)
+		}
+	}
+}
+
+// copyPrograms copy or link their operands to the last one, which may be
+// a directory they put each under its own name.
+var copyPrograms = map[string]bool{"cp": true, "mv": true, "install": true, "ln": true, "rsync": true, "scp": true}
+
+// intoDirectory adds, for a program that copies its operands to the last
+// one, the write of each source's name under it: cp a/HEAD x/ writes
+// x/HEAD, which a rule on HEAD names and a write of the directory x does
+// not meet.
+func (u *progUse) intoDirectory(name string) {
+	n := len(u.operands)
+	if !copyPrograms[name] || n < 2 || !u.operands[n-1].lit || u.operands[n-1].g != nil {
+		return
+	}
+	dir := strings.TrimSuffix(u.operands[n-1].text, "/")
+	for _, src := range u.operands[:n-1] {
+		if !src.lit || src.g != nil {
+			continue // a pattern's or expansion's names: the tree write stands
+		}
+		if b := path.Base(strings.TrimSuffix(src.text, "/")); b != "." && b != ".." && b != "/" {
+			u.writes = append(u.writes, shWord{text: dir + "/" + b, lit: true})
 		}
 	}
 }

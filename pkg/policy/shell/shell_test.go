@@ -96,7 +96,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"a C-style loop runs nothing", "for ((i=0; i<3; i++)); do echo $i; done", []string{"echo $i"}},
 		{"a function declared but never called", "f() { ls; }", []string{"ls"}},
 		{"brace expansion of the command name", "{rm,-rf,x}", []string{"rm -rf x"}},
-		{"brace expansion of arguments", "cp f{,.bak}", []string{"cp f f.bak", "> f.bak"}},
+		{"brace expansion of arguments", "cp f{,.bak}", []string{"cp f f.bak", "> f.bak", "> f.bak/f"}},
 		{"brace sequences", "echo {1..3} {a..c}", []string{"echo 1 2 3 a b c"}},
 		{"nested brace expansion", "echo a{b,c{d,e}}", []string{"echo ab acd ace"}},
 		{"an unterminated brace is literal", "echo a{b", []string{"echo a{b"}},
