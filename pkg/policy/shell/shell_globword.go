@@ -16,6 +16,17 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 	unknown := func(t globs.Tok, quoted bool) {
 		parts = append(parts, globs.WordPart{Unknown: true, Tok: t, Quoted: quoted})
 	}
+	// revision records the output of "$(git rev-parse REV)" or "$(git
+	// merge-base A B)": rev-parse prints REV itself when REV names a
+	// file (git rev-parse ../.aws), judged as REV; its other output, hex,
+	// spells nothing a rule names.
+	revision := func(cs *syntax.CmdSubst) {
+		if rev := shRevParseEcho(cs); rev != "" {
+			parts = append(parts, globs.WordPart{Text: rev, Quoted: true})
+		} else {
+			unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
+		}
+	}
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -53,15 +64,7 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 					shUnescapeDouble(&b, l.Value)
 					parts = append(parts, globs.WordPart{Text: b.String(), Quoted: true})
 				} else if cs, ok := q.(*syntax.CmdSubst); ok && shRevisionOutput(cs) != "" {
-					if rev := shRevParseEcho(cs); rev != "" {
-						// rev-parse prints REV itself when REV names a
-						// file (git rev-parse ../.aws): judged as REV;
-						// its other output, hex, spells nothing a rule
-						// names.
-						parts = append(parts, globs.WordPart{Text: rev, Quoted: true})
-					} else {
-						unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
-					}
+					revision(cs)
 				} else {
 					unknown(globs.AnyRun, true)
 				}
@@ -71,6 +74,12 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				// $HOME/.aws/credentials is ~/.aws/credentials: a script
 				// that sets HOME is not analysed (shExecVar).
 				parts = append(parts, globs.WordPart{Text: "~"})
+				continue
+			}
+			if cs, ok := p.(*syntax.CmdSubst); ok && shUnquotedRevision(cs) {
+				// git diff $(git merge-base main HEAD): an object name
+				// splits and globs into nothing but itself.
+				revision(cs)
 				continue
 			}
 			// An expansion (or a brace expansion SplitBraces left): its
@@ -157,6 +166,14 @@ func shRevisionArgs(cs *syntax.CmdSubst) []string {
 		return nil
 	}
 	return args
+}
+
+// shUnquotedRevision reports a revision substitution whose output, left
+// unquoted, is one word as it is: no blank to split at, no pattern
+// character (the class of what it can print has none).
+func shUnquotedRevision(cs *syntax.CmdSubst) bool {
+	c := shRevisionOutput(cs)
+	return c != "" && !strings.ContainsAny(c[1:len(c)-1], " \t\n*?[]")
 }
 
 // shRevisionClass is shRevisionOutput of the words args.
