@@ -531,6 +531,9 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	}
 	for _, as := range c.Assigns {
 		fr.wrappers = append(fr.wrappers, a.source(as))
+		if as.Name != nil && as.Name.Value == "IFS" && len(words) > 0 && words[0].lit && shSplitsOnly[words[0].text] {
+			continue // while IFS= read -r line: only read's own splitting
+		}
 		if as.Name != nil && shExecVar(as.Name.Value) && fr.unanalysable == "" {
 			fr.unanalysable = shExecVarReason(as.Name.Value)
 		}
@@ -659,6 +662,11 @@ func (a *shAnalyzer) patternsMayVanish() bool {
 	}
 	return a.nullglob == 2
 }
+
+// shSplitsOnly are the builtins an IFS=… prefix changes nothing else of
+// than how they split what they read: it is theirs alone (not a special
+// builtin's, which would keep it).
+var shSplitsOnly = map[string]bool{"read": true, "mapfile": true, "readarray": true}
 
 // shMentionsNullglob reports a script that may make a pattern matching
 // nothing vanish: bash's nullglob, zsh's NULL_GLOB (any spelling) or
