@@ -100,9 +100,7 @@ agents:
 		t.Errorf("line 1 = %v", first)
 	}
 	subs, _ := first["subcommands"].([]any)
-	// ls -la, rm -rf x and the read of x (rm has no table entry: its
-	// operands are reads).
-	if len(subs) != 3 {
+	if len(subs) != 2 {
 		t.Fatalf("line 1 subcommands = %v", first["subcommands"])
 	}
 	sub := subs[1].(map[string]any)

@@ -71,7 +71,6 @@ func ExamplePolicy_Evaluate() {
 	//   command "tee /tmp/d": ask
 	//   redirect "/tmp/d": allow
 	//   command "rm -rf build": deny
-	//   read "build": allow
 	// ask - rule bash(kubectl *) asks for "kubectl rollout restart deploy/api" - route oncall 10m0s - always [kubectl rollout restart deploy/api]
 }
 
