@@ -32,7 +32,7 @@ func TestProgramTableIsValid(t *testing.T) {
 		}
 		name := shellKeyOf(r.shellPattern)
 		if name == "" {
-			continue // a mention rule (*.env.example*): no program
+			continue // [ *: the analysis models the test builtin
 		}
 		// Builtins the shell analysis models itself: cd moves later
 		// paths, read and test judge their names, the rest take numbers.
