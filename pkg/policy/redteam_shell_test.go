@@ -241,6 +241,10 @@ func TestDescriptorPathsReopenTheirFiles(t *testing.T) {
 		{`cat /dev/fd/3 3>>.env.local`, policy.Deny},
 		{`cat /dev/stdin 0>>.env.local`, policy.Deny},
 		{`echo x | tee /dev/fd/3 3<~/.bashrc`, policy.Deny},
+		// Red team L, L2: the path spelled by braces or variables.
+		{`echo x 3<~/.bashrc >>/{d..d}ev/{f..f}d/3`, policy.Deny},
+		{`a=de; b=v; c=d; echo x 3<~/.bashrc >>/$a$b/f$c/3`, policy.Deny},
+		{`f=/dev/fd/3; cat $f 3>>.env.local`, policy.Deny},
 		{`sort < data.txt > sorted.txt`, policy.Allow},
 		{`wc -l < main.go 2>/dev/null`, policy.Allow},
 	})

@@ -204,6 +204,10 @@ type shAnalyzer struct {
 	// open on a descriptor, which /dev/fd/N can reopen the other way
 	// (finishDescriptors).
 	opened []int
+	// fdSink: a redirection or a program's write named a descriptor's
+	// path (/dev/fd/N, /dev/stdout…), which finishDescriptors reads as
+	// reopening the files the script's redirections opened.
+	fdSink bool
 	// nullglob: whether the script may make a pattern that matches
 	// nothing vanish (shMentionsNullglob), once a pattern asks: 0 not yet
 	// known, 1 no, 2 yes.
@@ -1212,6 +1216,7 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	} else {
 		clean := path.Clean(w.text)
 		if shHarmlessSink(clean) {
+			a.fdSink = a.fdSink || shDescriptorPath(clean)
 			return
 		}
 		if r := shProtectedWrite(clean); r != "" {
@@ -1335,7 +1340,7 @@ func shAllDigits(s string) bool {
 // the script only opened for reading; cat /dev/fd/3 3>>.env.local reads
 // a file it only opened for appending.
 func (a *shAnalyzer) finishDescriptors() {
-	if len(a.opened) == 0 || !shMayNameDescriptor(a.src) {
+	if len(a.opened) == 0 || !a.fdSink && !shMayNameDescriptor(a.src) && !a.readsDescriptor() {
 		return
 	}
 	for _, i := range a.opened {
@@ -1354,6 +1359,30 @@ func (a *shAnalyzer) finishDescriptors() {
 			a.readTarget(w)
 		}
 	}
+}
+
+// shDescriptorPath reports a cleaned path to a descriptor of the process:
+// /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr (not /dev/null or
+// /dev/tty), or anything under /proc.
+func shDescriptorPath(p string) bool {
+	return strings.HasPrefix(p, "/dev/fd") || strings.HasPrefix(p, "/dev/std") || strings.HasPrefix(p, "/proc/")
+}
+
+// readsDescriptor reports a command whose reads name a descriptor's path
+// by their value (f=/dev/fd/3; cat $f).
+func (a *shAnalyzer) readsDescriptor() bool {
+	for i := range a.res.Commands {
+		c := &a.res.Commands[i]
+		for _, r := range c.Reads {
+			if shDescriptorPath(path.Clean(r)) {
+				return true
+			}
+		}
+		if c.Redirect && shDescriptorPath(path.Clean(c.Target)) {
+			return true
+		}
+	}
+	return false
 }
 
 // shMayNameDescriptor reports whether a script's text may name a path to
@@ -1375,8 +1404,8 @@ func shMayNameDescriptor(src string) bool {
 				return true
 			}
 		}
-		if strings.ContainsAny(t, "*?[") && strings.Contains(t, "/") {
-			return true
+		if strings.ContainsAny(t, "*?[{$`") && strings.Contains(t, "/") {
+			return true // /d?v/f?/3, /{d..d}ev/fd/3, /$a$b/f$c/3
 		}
 	}
 	return false
