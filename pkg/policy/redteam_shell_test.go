@@ -369,3 +369,19 @@ rules:
 		{`git init`, policy.Allow},
 	})
 }
+
+// TestArithmeticArgumentsOfBuiltins: test and [ evaluate -v's subscript,
+// zsh evaluates exit's, return's, read -t's and printf %d's arguments as
+// arithmetic: a subscript holding a command substitution runs it, however
+// the operator is spelled (red team L, L1 and L12).
+func TestArithmeticArgumentsOfBuiltins(t *testing.T) {
+	d := policy.Default()
+	wantActions(t, d, []bashCase{
+		{`v=-v; [ $v 'a[$(id)]' ]`, policy.Ask},
+		{`[ -[v] 'a[$(id)]' ]`, policy.Ask},
+		{"exit 'path[`id`]'", policy.Ask},
+		{`read -t 'x[$(id)]' y`, policy.Ask},
+		{`test -d .git && git status`, policy.Allow},
+		{`[ -n "$(git status --porcelain)" ] && echo dirty`, policy.Allow},
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -113,6 +114,16 @@ func shExecVarReason(name string) string {
 // run in a way the analysis cannot follow, or "".
 func shBuiltinUnanalysable(words []string) string {
 	args := words[1:]
+	if shArithBuiltins[words[0]] {
+		for _, s := range args {
+			if shSubscriptCode(s) {
+				// [ -v 'a[$(id)]' ], v=-v; [ $v 'a[$(id)]' ], zsh's
+				// exit 'a[$(id)]': the subscript is arithmetic, whose
+				// command substitution runs.
+				return words[0] + " may evaluate " + strconv.Quote(s) + " as arithmetic, whose subscript runs a command"
+			}
+		}
+	}
 	switch words[0] {
 	case "alias":
 		for _, s := range args {
@@ -144,6 +155,24 @@ func shBuiltinUnanalysable(words []string) string {
 		}
 	}
 	return ""
+}
+
+// shArithBuiltins are the builtins that evaluate an argument as
+// arithmetic in bash or zsh (a number, a variable name with -v, a
+// subscript): test and [ (-v, and zsh's numeric operands), exit, return,
+// break, continue, shift, read (-t, -n, -u), printf (zsh's %d), ulimit,
+// kill, wait, umask, fc, history.
+var shArithBuiltins = map[string]bool{
+	"test": true, "[": true, "exit": true, "return": true, "break": true, "continue": true,
+	"shift": true, "read": true, "printf": true, "ulimit": true, "kill": true, "wait": true,
+	"umask": true, "fc": true, "history": true,
+}
+
+// shSubscriptCode reports an argument holding a subscript with code in
+// it: a '[' and a command or arithmetic substitution ("a[$(id)]",
+// "x[`id`]").
+func shSubscriptCode(s string) bool {
+	return strings.Contains(s, "[") && (strings.Contains(s, "$(") || strings.Contains(s, "`"))
 }
 
 // shFetchers download content from the network.
