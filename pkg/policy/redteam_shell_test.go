@@ -131,6 +131,13 @@ rules:
 		{`git diff --name-only HEAD~3`, policy.Allow},
 		{`git show --stat`, policy.Allow},
 		{`git show HEAD:README.md`, policy.Allow},
+		{`git show -s HEAD~2`, policy.Allow},
+		// Red team L, L4 and L13: --binary is a patch, --check prints the
+		// lines it faults, git show -s of a blob prints it.
+		{`git log --binary`, policy.Deny},
+		{`git diff --check`, policy.Deny},
+		{`git diff --stat --binary`, policy.Deny},
+		{`git show -s 3b18e512dba79e4c8300dd08aeb37f8e728b8dad`, policy.Deny},
 		{`git log -p -- 'src/*.go'`, policy.Allow},
 		{`git diff -- src/`, policy.Allow},
 		{`cat ~/.docker/*.txt`, policy.Allow},

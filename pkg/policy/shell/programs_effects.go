@@ -1243,7 +1243,11 @@ func gitPrintsTree(sub string, opts []shWord) bool {
 	switch sub {
 	case "grep", "archive", "format-patch":
 		return true
-	case "diff", "show", "diff-files", "diff-index", "diff-tree":
+	case "show":
+		// git show -s BLOB prints the blob: names and counts only for
+		// commits it can tell by their names (HEAD, HEAD~2, @^).
+		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions) || !gitOnlyHeads(opts)
+	case "diff", "diff-files", "diff-index", "diff-tree":
 		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions)
 	case "log", "whatchanged":
 		return gitHasOption(opts, gitPatchOptions)
@@ -1272,10 +1276,32 @@ func gitHasOption(words []shWord, set []string) bool {
 }
 
 // gitNoPatchOptions are the diff options that print names or counts
-// instead of patches.
+// instead of patches (not --check: it prints the lines it faults).
 var gitNoPatchOptions = []string{
 	"--stat", "--numstat", "--shortstat", "--dirstat", "--name-only", "--name-status",
-	"--summary", "--raw", "--quiet", "--exit-code", "--no-patch", "-s", "--check",
+	"--summary", "--raw", "--quiet", "--exit-code", "--no-patch", "-s",
+}
+
+// gitOnlyHeads reports whether every operand before "--" of git show's
+// words is HEAD or @ with ~ and ^ steps: commits, whose -s or --stat
+// print no file's content (a hex name may be a blob's).
+func gitOnlyHeads(words []shWord) bool {
+	for _, t := range words {
+		if !t.lit {
+			return false
+		}
+		if t.text == "--" {
+			break
+		}
+		if strings.HasPrefix(t.text, "-") {
+			continue
+		}
+		r := strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(t.text, "HEAD"), "@"), "~^0123456789")
+		if r != "" || !strings.HasPrefix(t.text, "HEAD") && !strings.HasPrefix(t.text, "@") {
+			return false
+		}
+	}
+	return true
 }
 
 // gitPatchOptions are the options of git log that make it print patches:
@@ -1283,7 +1309,7 @@ var gitNoPatchOptions = []string{
 var gitPatchOptions = []string{
 	"-p", "-u", "-U", "-W", "-c", "-m", "--patch", "--unified", "--function-context",
 	"--word-diff", "--color-words", "--cc", "--dd", "--remerge-diff", "--diff-merges",
-	"--patch-with-stat", "--patch-with-raw", "--full-diff", "--ext-diff", "--textconv",
+	"--patch-with-stat", "--patch-with-raw", "--full-diff", "--ext-diff", "--textconv", "--binary",
 }
 
 // gitPathspecMagic returns the magic prefix of a pathspec ("" when none):
