@@ -228,6 +228,10 @@ rules:
 		{`python3 -W ignore::evil.W x.py`, policy.Ask},
 		{`PYTHONWARNINGS=ignore::evil.W python3 x.py`, policy.Ask},
 		{`python3 -W ignore::DeprecationWarning x.py`, policy.Allow},
+		// Red team L, L5: the modules' arguments are written too.
+		{`python3 -m json.tool in.json ~/.bashrc`, policy.Ask},
+		{`python3 -m json.tool in.json .env`, policy.Deny},
+		{`python3 -m coverage run -m timeit x`, policy.Ask},
 	})
 }
 

@@ -804,8 +804,10 @@ func (u *progUse) setAsk(reason string) {
 func (u *progUse) operandEffects() {
 	if u.module {
 		// python -m pytest tests/ ~/.netrc: the module's arguments, not
-		// a script and its arguments.
+		// a script and its arguments — read, and written (json.tool IN
+		// OUT, venv DIR, black FILE).
 		u.reads = append(u.reads, u.operands...)
+		u.writes = append(u.writes, u.operands...)
 		return
 	}
 	u.positionEffects()
