@@ -396,3 +396,28 @@ func TestArithmeticArgumentsOfBuiltins(t *testing.T) {
 		{`[ -n "$(git status --porcelain)" ] && echo dirty`, policy.Allow},
 	})
 }
+
+// TestTerraformFilesAndUnzipParents: terraform's -var-file, -out, -state
+// and -state-out name files it reads and writes; unzip -: keeps ../ in
+// member names (red team L, L8 and L9).
+func TestTerraformFilesAndUnzipParents(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(terraform *)", action: allow }
+  - { rule: "bash(unzip *)", action: allow }
+  - { rule: "@files(~/.aws/**)", action: deny }
+`), "tf.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`terraform plan -var-file=~/.aws/credentials`, policy.Deny},
+		{`terraform plan -out=/home/dev/.bashrc`, policy.Ask},
+		{`terraform apply -state-out=/etc/x`, policy.Ask},
+		{`unzip -: a.zip`, policy.Ask},
+		{`terraform -chdir=infra plan -out=tfplan`, policy.Allow},
+		{`terraform apply tfplan`, policy.Allow},
+	})
+}
