@@ -187,6 +187,9 @@ rules:
 		{`ln .env.local k`, policy.Deny},
 		{`ln -s ../x/.env.local sub/k`, policy.Deny},
 		{`ln -s src/main.go m.go`, policy.Allow},
+		// Red team L, L10: ".." after a link the script made.
+		{`ln -s /home/dev/proj x/y/z/L && cat x/y/z/L/../../../root/x`, policy.Ask},
+		{`ln -sf a.txt b && cat b`, policy.Allow},
 	})
 }
 

@@ -27,6 +27,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	u := programUseIn(spec, words, fr)
+	a.madeLink = a.madeLink || u.symlink
 	if w := fedCode(words, &u, fr.feed); w != "" {
 		u.setAsk(spec.name + " reads " + w + " as program text or a document, and " + fr.feed.feeder +
 			" replaces it with input the policy cannot see (a file name can be a program)")
@@ -74,6 +75,14 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
+	first := len(a.res.Commands)
+	defer func() {
+		if u.symlink {
+			for i := first; i < len(a.res.Commands); i++ {
+				a.linkOwn = append(a.linkOwn, i) // its targets: lnTargets judged them
+			}
+		}
+	}()
 	for _, w := range u.writes {
 		if fr.feed != nil && strings.Contains(w.text, fr.feed.mark) {
 			for _, p := range fr.feedWords([]shWord{w}) {
@@ -1613,6 +1622,7 @@ func (u *progUse) lnTargets(w []shWord) {
 	if !symbolic {
 		return
 	}
+	u.symlink = true
 	var targets []shWord
 	var dirs []shWord
 	switch {
@@ -1663,6 +1673,33 @@ func (u *progUse) intoDirectory(name string) {
 		}
 		if b := path.Base(strings.TrimSuffix(src.text, "/")); b != "." && b != ".." && b != "/" {
 			u.writes = append(u.writes, shWord{text: dir + "/" + b, lit: true})
+		}
+	}
+}
+
+// finishLinks makes a script that creates a symbolic link ask when a path
+// of it climbs with "..": the kernel resolves ".." from the link's
+// target, not from the name (ln -s /etc x/y/L && cat x/y/L/../../z), which
+// the analysis cleans as text.
+func (a *shAnalyzer) finishLinks() {
+	if !a.madeLink {
+		return
+	}
+	for i := range a.res.Commands {
+		c := &a.res.Commands[i]
+		if c.Name == "ln" || slices.Contains(a.linkOwn, i) {
+			continue // its own targets: judged where they point (lnTargets)
+		}
+		paths := c.Reads
+		if c.Redirect {
+			paths = []string{c.Target}
+		}
+		for _, p := range paths {
+			if p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/..") {
+				a.setUnanalysable("the script makes a symbolic link, and " + strconv.Quote(p) +
+					" climbs with .., which the kernel resolves from where a link points")
+				return
+			}
 		}
 	}
 }

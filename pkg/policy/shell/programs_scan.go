@@ -36,6 +36,7 @@ type progUse struct {
 	// module: an option named code to run (python -m): the options end
 	// after it, and every operand is that code's argument, read.
 	module    bool
+	symlink   bool // ln -s: the command makes a symbolic link
 	unelevate bool
 	script    *shWord
 	// chdir is the directory an option moves the program to (git -C).

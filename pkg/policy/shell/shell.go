@@ -204,6 +204,10 @@ type shAnalyzer struct {
 	// open on a descriptor, which /dev/fd/N can reopen the other way
 	// (finishDescriptors).
 	opened []int
+	// madeLink: a command of the script makes a symbolic link
+	// (finishLinks).
+	madeLink bool
+	linkOwn  []int // the writes of those commands, in res.Commands
 	// fdSink: a redirection or a program's write named a descriptor's
 	// path (/dev/fd/N, /dev/stdout…), which finishDescriptors reads as
 	// reopening the files the script's redirections opened.
@@ -354,6 +358,7 @@ func (a *shAnalyzer) run(f *syntax.File) {
 	}
 	a.finishFuncs()
 	a.finishDescriptors()
+	a.finishLinks()
 	a.finishExtracts()
 	a.finishCode()
 	a.finishReads()
