@@ -16,7 +16,8 @@ import "strings"
 // operands are names, numbers or directories the analysis models itself
 // (cd, test, kill, export). A variable named as the program's options
 // (XZ_OPT for xz, GZIP for gzip: optionVarOf), set for the command or
-// exported, asks.
+// exported, asks. A word may name a file inside itself (k=@FILE,
+// file://FILE: embeddedPaths), which is read too.
 func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	c := &a.res.Commands[ci]
 	if shShadowable[c.Name] || shOtherBuiltins[c.Name] {
@@ -36,6 +37,9 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	var reads []shWord
 	dashes := false
 	for _, w := range words[1:] {
+		if w.lit {
+			reads = append(reads, embeddedPaths(w.text)...)
+		}
 		switch {
 		case dashes || !w.lit || len(w.text) < 2 || w.text[0] != '-':
 			if w.text != "" {
@@ -50,6 +54,25 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		}
 	}
 	a.recordReads(c, fr.feedWords(reads))
+}
+
+// embeddedPaths returns the paths a word of an unknown program may name
+// inside itself, in the notations programs use for "the content of this
+// file": after an '@' (curl's and gh api's -F k=@FILE, httpie's
+// field@FILE and field=@FILE, @FILE), and after file:// or fileb:// (the
+// AWS CLI). An e-mail address or a URL's user@host reads a name no rule
+// holds.
+func embeddedPaths(s string) []shWord {
+	var out []shWord
+	if _, p, ok := strings.Cut(s, "@"); ok && p != "" {
+		out = append(out, shWord{text: p, lit: true})
+	}
+	for _, scheme := range []string{"file://", "fileb://"} {
+		if i := strings.Index(s, scheme); i >= 0 && len(s) > i+len(scheme) {
+			out = append(out, shWord{text: s[i+len(scheme):], lit: true})
+		}
+	}
+	return out
 }
 
 // arityOnly reports an entry that says nothing of the program's words
