@@ -449,3 +449,25 @@ rules:
 		{`gh api repos/o/r --jq .name`, policy.Allow},
 	})
 }
+
+// TestRevisionPathPatterns: an unquoted REV:PATH with a pattern is
+// expanded by bash first, to a name found here, which git then reads
+// from the revision: any path the pattern matches (red team L, L14).
+func TestRevisionPathPatterns(t *testing.T) {
+	p, err := policy.Parse([]byte(`
+mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "@files(secrets/**)", action: deny }
+`), "revpat.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`git show HEAD:secre[t]s/key.txt --`, policy.Deny},
+		{`git show HEAD:secrets/key.txt`, policy.Deny},
+		{`git show HEAD:README.md`, policy.Allow},
+		{`git show "HEAD:src/*.go"`, policy.Allow},
+	})
+}

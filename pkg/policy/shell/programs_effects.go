@@ -804,7 +804,7 @@ func (u *progUse) gitPaths(w []shWord) {
 			// "$(git rev-parse HEAD:deploy/key)" is judged as its REV.
 			t = shWord{text: t.g.String(), lit: true}
 		}
-		if !dashes && t.lit && gitPathspecMagic(t.text) == "" && u.gitRevPath(t.text) {
+		if !dashes && t.lit && gitPathspecMagic(t.text) == "" && u.gitRevPath(t.text, t.glob) {
 			continue
 		}
 		switch {
@@ -887,7 +887,7 @@ func (u *progUse) gitGrepOption(w []shWord, i int) (int, bool) {
 // gitRevPath records the read of PATH in an operand REV:PATH (HEAD:.env,
 // :0:.env, :.env, origin/main:.env): the blob at PATH. It reports whether
 // the operand is wholly that; dir/a:b may also be a path of its own.
-func (u *progUse) gitRevPath(s string) bool {
+func (u *progUse) gitRevPath(s string, pattern bool) bool {
 	rev, _, ok := strings.Cut(s, ":")
 	if !ok {
 		return false
@@ -899,7 +899,7 @@ func (u *progUse) gitRevPath(s string) bool {
 			continue
 		}
 		if p := strings.TrimPrefix(strings.TrimPrefix(s[i+1:], "0:"), "/"); p != "" {
-			u.gitRootRead(p)
+			u.gitRootRead(p, pattern)
 		}
 	}
 	return !strings.Contains(rev, "/")
@@ -1025,7 +1025,7 @@ func (u *progUse) gitConfig(w []shWord) {
 				continue
 			}
 			if name == "--blob" && v.lit {
-				u.gitRevPath(v.text)
+				u.gitRevPath(v.text, v.glob)
 			} else if name == "--blob" {
 				u.setAsk("git config --blob takes " + shQuoteShort(v.text) + ", a blob the policy cannot read from the command")
 			} else {
@@ -1167,15 +1167,25 @@ const gitRootDepth = 16
 // work tree unless it starts with ./ or ../, and the analysis does not
 // know where that is — the working directory or any of its ancestors
 // (git show HEAD:deploy/prod.key from a package of a monorepo).
-func (u *progUse) gitRootRead(p string) {
-	u.reads = append(u.reads, shWord{text: p, lit: true})
+func (u *progUse) gitRootRead(p string, pattern bool) {
+	read := func(t string) {
+		if pattern && strings.ContainsAny(t, "*?[") {
+			// HEAD:secre[t]s/key: bash expands the word first, to a
+			// name it finds here (a decoy), which git then reads: any
+			// path the pattern matches.
+			u.reads = append(u.reads, shWord{text: t, glob: true, g: globs.FromPathText(t)})
+			return
+		}
+		u.reads = append(u.reads, shWord{text: t, lit: true})
+	}
+	read(p)
 	if strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || p == "." || p == ".." {
 		return
 	}
 	up := ""
 	for k := 0; k < gitRootDepth; k++ {
 		up += "../"
-		u.reads = append(u.reads, shWord{text: up + p, lit: true})
+		read(up + p)
 	}
 }
 
