@@ -75,28 +75,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
-	first := len(a.res.Commands)
-	defer func() {
-		if u.symlink {
-			for i := first; i < len(a.res.Commands); i++ {
-				a.linkOwn = append(a.linkOwn, i) // its targets: lnTargets judged them
-			}
-		}
-	}()
-	for _, w := range u.writes {
-		if fr.feed != nil && strings.Contains(w.text, fr.feed.mark) {
-			for _, p := range fr.feedWords([]shWord{w}) {
-				a.writeFed(p, fr, u.recursive || spec.writeTree)
-			}
-			continue
-		}
-		n := len(a.res.Commands)
-		a.writeTarget(w, fr)
-		if len(a.res.Commands) > n {
-			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
-			a.res.Commands[n].Opaque = opaque
-		}
-	}
+	a.recordWrites(&u, spec, fr, opaque)
 	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
 		// Paths of the script may go through links the archive made
 		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
@@ -119,6 +98,33 @@ func (a *shAnalyzer) programRuns(ci int, runs []progRun, fr shFrame) {
 			continue
 		}
 		a.nested(r.value.text, syntax.LangBash, fr, r.what)
+	}
+}
+
+// recordWrites records the writes of a program's use: each as a Redirect
+// entry, a fed one as what its feeder hands on; opaque marks writes whose
+// members the command does not name. A symbolic link's writes are noted
+// as its own (finishLinks).
+func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque bool) {
+	first := len(a.res.Commands)
+	for _, w := range u.writes {
+		if fr.feed != nil && strings.Contains(w.text, fr.feed.mark) {
+			for _, p := range fr.feedWords([]shWord{w}) {
+				a.writeFed(p, fr, u.recursive || spec.writeTree)
+			}
+			continue
+		}
+		n := len(a.res.Commands)
+		a.writeTarget(w, fr)
+		if len(a.res.Commands) > n {
+			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
+			a.res.Commands[n].Opaque = opaque
+		}
+	}
+	if u.symlink {
+		for i := first; i < len(a.res.Commands); i++ {
+			a.linkOwn = append(a.linkOwn, i) // its targets: lnTargets judged them
+		}
 	}
 }
 

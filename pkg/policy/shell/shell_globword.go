@@ -16,17 +16,6 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 	unknown := func(t globs.Tok, quoted bool) {
 		parts = append(parts, globs.WordPart{Unknown: true, Tok: t, Quoted: quoted})
 	}
-	// revision records the output of "$(git rev-parse REV)" or "$(git
-	// merge-base A B)": rev-parse prints REV itself when REV names a
-	// file (git rev-parse ../.aws), judged as REV; its other output, hex,
-	// spells nothing a rule names.
-	revision := func(cs *syntax.CmdSubst) {
-		if rev := shRevParseEcho(cs); rev != "" {
-			parts = append(parts, globs.WordPart{Text: rev, Quoted: true})
-		} else {
-			unknown(globs.Tok{Star: true, Class: shRevisionOutput(cs)}, true)
-		}
-	}
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -64,7 +53,7 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 					shUnescapeDouble(&b, l.Value)
 					parts = append(parts, globs.WordPart{Text: b.String(), Quoted: true})
 				} else if cs, ok := q.(*syntax.CmdSubst); ok && shRevisionOutput(cs) != "" {
-					revision(cs)
+					parts = append(parts, shRevisionPart(cs))
 				} else {
 					unknown(globs.AnyRun, true)
 				}
@@ -79,7 +68,7 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 			if cs, ok := p.(*syntax.CmdSubst); ok && shUnquotedRevision(cs) {
 				// git diff $(git merge-base main HEAD): an object name
 				// splits and globs into nothing but itself.
-				revision(cs)
+				parts = append(parts, shRevisionPart(cs))
 				continue
 			}
 			// An expansion (or a brace expansion SplitBraces left): its
@@ -92,6 +81,17 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 		return globs.Glob{globs.AnyRun} // could be anything: the strict reading
 	}
 	return g
+}
+
+// shRevisionPart is the output of "$(git rev-parse REV)" or "$(git
+// merge-base A B)" as a part of a word: rev-parse prints REV itself when
+// REV names a file (git rev-parse ../.aws), judged as REV; its other
+// output, hex, spells nothing a rule names.
+func shRevisionPart(cs *syntax.CmdSubst) globs.WordPart {
+	if rev := shRevParseEcho(cs); rev != "" {
+		return globs.WordPart{Text: rev, Quoted: true}
+	}
+	return globs.WordPart{Unknown: true, Tok: globs.Tok{Star: true, Class: shRevisionOutput(cs)}, Quoted: true}
 }
 
 // shHomeParam reports a plain $HOME or ${HOME}: the home directory, which
