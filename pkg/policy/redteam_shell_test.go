@@ -434,6 +434,17 @@ rules:
 		{`git show HEAD:README.md`, policy.Allow},
 		{`git show "HEAD:src/*.go"`, policy.Allow},
 	})
+	// Red team L, L11: tar -C DIR reads under DIR the names bash expanded
+	// here.
+	c, err := policy.Load("testdata/corpus_policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, c, []bashCase{
+		{`tar cf - -C ~ .s* | cat`, policy.Deny},
+		{`tar cf out.tar -C ~ .ssh`, policy.Deny},
+		{`tar cf out.tar -C build ./*.js`, policy.Allow},
+	})
 }
 
 // mustParsePolicy parses a policy the test writes, failing the test on

@@ -379,7 +379,14 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
 					continue
 				}
-				op = shWord{text: path.Join(dir.text, op.text), lit: true}
+				if op.g != nil {
+					// tar -C ~ c .s*: bash expands the pattern here, to
+					// names tar then reads under DIR: DIR/PATTERN.
+					p := path.Join(dir.text, op.text)
+					op = shWord{text: p, lit: true, glob: true, g: globs.FromPathText(p)}
+				} else {
+					op = shWord{text: path.Join(dir.text, op.text), lit: true}
+				}
 			}
 			u.reads = append(u.reads, op)
 		}
