@@ -922,7 +922,15 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 	if shShellSets(name) || a.sharedVars {
 		return // the shell sets it too; eval or trap may set it unseen
 	}
-	rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(a.src)
+	// The loop's own items are literals (checked above): a name they
+	// spell (for pkg in ./pkg/a) assigns nothing.
+	src := []byte(a.src)
+	for _, item := range wi.Items {
+		for k := int(item.Pos().Offset()); k < int(item.End().Offset()) && k < len(src); k++ {
+			src[k] = ' '
+		}
+	}
+	rest := strings.NewReplacer("${"+name+"}", "", "$"+name, "$").Replace(string(src))
 	if n := shCountIdent(rest, name); n != 1 {
 		return // the loop's own "for name" is the only other mention
 	}
