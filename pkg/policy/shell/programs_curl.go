@@ -41,7 +41,9 @@ func (u *progUse) curlValues() {
 // literal may name any file.
 func (u *progUse) curlForm(v shWord) {
 	if !v.lit {
-		u.reads = append(u.reads, shWord{text: v.text, g: globs.Glob{globs.AnyRun}})
+		// -F "f=@$PWD/key": a file named by a value the policy cannot
+		// see is any file (computed: it meets every read rule).
+		u.reads = append(u.reads, shWord{text: v.text, g: globs.Glob{globs.AnyRun}, computed: true})
 		return
 	}
 	_, content, ok := strings.Cut(v.text, "=")

@@ -44,7 +44,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		fr.elevated = true // sudoedit FILE: an elevated write
 	}
 	c.Options = u.global - 1
-	c.Recursive = u.recursive
+	c.Recursive = u.recursive || u.symlink // ln -s DIR p: p/x reads DIR/x
 	// Inert only when the table knows every word's effect (a complete
 	// entry, the sub-command's when it has one) and none of them writes,
 	// rewrites in place or runs anything: the closed model of "Always"
@@ -770,6 +770,10 @@ var gitContentSubs = map[string]bool{
 	"show": true, "log": true, "diff": true, "blame": true, "annotate": true, "grep": true,
 	"whatchanged": true, "cat-file": true, "archive": true, "diff-files": true, "diff-index": true,
 	"diff-tree": true, "format-patch": true, "shortlog": false,
+	// Not printing, but pointing a name at what REV:PATH names (git tag
+	// v1 HEAD:key, git notes add -C HEAD:key), which show -s and log
+	// then print.
+	"tag": true, "notes": true, "update-ref": true,
 }
 
 // gitPaths records the paths a content-printing git sub-command reads:
@@ -842,7 +846,9 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		}
 	}
-	if tree && !slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) {
+	if tree && (!slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) ||
+		sub == "show" && !gitOnlyHeads(w[u.global+1:])) {
+		// git show v1: a name may be a tag of any object, a blob too.
 		// No path (git log -p, git diff, git show HEAD~2, git grep X) or
 		// only exclusions (git log -p -- ':!src'): the whole tree's
 		// content, as for grep -r X.
@@ -1325,8 +1331,8 @@ func gitOnlyHeads(words []shWord) bool {
 		if t.text == "--" {
 			break
 		}
-		if strings.HasPrefix(t.text, "-") {
-			continue
+		if strings.HasPrefix(t.text, "-") || strings.Contains(t.text, ":") {
+			continue // REV:PATH: its path is read
 		}
 		r := strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(t.text, "HEAD"), "@"), "~^0123456789")
 		if r != "" || !strings.HasPrefix(t.text, "HEAD") && !strings.HasPrefix(t.text, "@") {
@@ -1342,6 +1348,9 @@ var gitPatchOptions = []string{
 	"-p", "-u", "-U", "-W", "-c", "-m", "--patch", "--unified", "--function-context",
 	"--word-diff", "--color-words", "--cc", "--dd", "--remerge-diff", "--diff-merges",
 	"--patch-with-stat", "--patch-with-raw", "--full-diff", "--ext-diff", "--textconv", "--binary",
+	// The pickaxe searches every changed blob's content: its answer (a
+	// commit listed or not) tells what a file holds.
+	"-G", "-S", "--find-object", "--pickaxe-regex",
 }
 
 // gitPathspecMagic returns the magic prefix of a pathspec ("" when none):

@@ -785,7 +785,15 @@ func (u *progUse) applyRun(o *progOption, v *shWord) {
 // is not a literal may name any path: its path is unknown.
 func (o *progOption) pathWord(v *shWord) *shWord {
 	if !v.lit {
-		return &shWord{text: v.text, g: globs.Glob{globs.AnyRun}}
+		// curl -d "@$PWD/x", -F "k=@$f": where the value may hold the
+		// marker, the path after it is any path (computed: it meets
+		// every read rule); a value whose literal start rules the marker
+		// out names none it can see.
+		t := strings.TrimLeft(v.text, `"'`)
+		files := slices.ContainsFunc(o.pathAfter, func(m string) bool { return strings.ContainsAny(m, "@<") })
+		any := files && (strings.HasPrefix(t, "$") || strings.HasPrefix(t, "`") ||
+			slices.ContainsFunc(o.pathAfter, func(m string) bool { return strings.Contains(t, m) }))
+		return &shWord{text: v.text, g: globs.Glob{globs.AnyRun}, computed: any}
 	}
 	p, ok := o.pathOf(v.text)
 	if !ok {

@@ -1,6 +1,10 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
+)
 
 // unknownProgram judges a command whose program the table does not know
 // (base32, zcat, iconv, a project's ./script.sh), or knows only the arity
@@ -39,6 +43,9 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	for _, w := range words[1:] {
 		if w.lit {
 			reads = append(reads, embeddedPaths(w.text)...)
+		} else if strings.Contains(w.text, "@") || strings.Contains(w.text, "file://") {
+			// k=@$PWD/x: a path the policy cannot place, any path.
+			reads = append(reads, shWord{text: w.text, g: globs.Glob{globs.AnyRun}, computed: true})
 		}
 		switch {
 		case dashes || !w.lit || len(w.text) < 2 || w.text[0] != '-':

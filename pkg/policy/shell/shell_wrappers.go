@@ -2,6 +2,7 @@ package shell
 
 import (
 	"errors"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -102,6 +103,13 @@ func (a *shAnalyzer) resolve(w []shWord, fr shFrame) {
 			r = shTableWrapper(a, w, &fr, spec)
 		case spec.runner(w) != nil:
 			r = shSubWrapper(a, w, &fr, spec)
+		case spec.optionHidesRunner(w):
+			// npm -s exec cat x: an option the table does not list before
+			// the sub-command hides which sub-command runs, and exec runs
+			// a command.
+			a.emit(w, fr, name+" has an option the policy does not know before its sub-command, and "+name+
+				"'s sub-commands include runners: which command runs is not known", shCmdInfo{})
+			return
 		default:
 			info, reason := shCmdInfo{}, ""
 			if spec.hook == "interpreter" {
@@ -197,6 +205,29 @@ func (s *progSpec) runner(w []shWord) *progSpec {
 		}
 	}
 	return sub
+}
+
+// optionHidesRunner reports a program with runner sub-commands (npm exec,
+// poetry run) whose first word after its global options is an option or
+// a word the policy cannot read: the sub-command cannot be placed.
+func (s *progSpec) optionHidesRunner(w []shWord) bool {
+	if len(s.global) > 0 || !slices.ContainsFunc(slices.Collect(maps.Values(s.subs)), func(sub *progSpec) bool { return sub.wrapper != nil }) {
+		return false // no runner; git: its global options are listed, the rest asks
+	}
+	g := s.globalEnd(w)
+	if g >= len(w) || w[g].lit && (w[g].text == "" || w[g].text[0] != '-') {
+		return false
+	}
+	// A runner's name, or a word the policy cannot read, after the
+	// leading options (npm -s exec cat x; not npm --version, npm --prefix
+	// /x run build).
+	return slices.ContainsFunc(w[g:], func(t shWord) bool {
+		if !t.lit {
+			return true
+		}
+		sub := s.subs[t.text]
+		return sub != nil && sub.wrapper != nil
+	})
 }
 
 // shSubWrapper runs a sub-command that runs a command (uv run CMD,
