@@ -295,6 +295,9 @@ func TestVanishingOperandsLeaveTheDefaultPath(t *testing.T) {
 		{`cd ~; rg -uu BEGIN -- "$@"`, policy.Deny},
 		{`shopt -s nullglob; cd ~ && grep -r BEGIN zz*`, policy.Deny},
 		{`cd ~ && grep -r $U .ssh`, policy.Deny},
+		// Red team M, M15: a filter with no path still searches ".".
+		{`cd ~ && grep -r PRIVATE --include='*'`, policy.Deny},
+		{`cd ~ && rg -g '*' BEGIN`, policy.Deny},
 		{`grep -r TODO src`, policy.Allow},
 		{`grep -r x src/*.go`, policy.Allow},
 	})
@@ -318,6 +321,7 @@ rules:
 		{`patch -p1 < x.diff`, policy.Ask},
 		{`rsync -a evil/ ./`, policy.Ask},
 		{`cp -r /tmp/x .`, policy.Ask},
+		{`git apply x.diff`, policy.Ask}, // red team M, M5
 		{`tar xf a.tar .git/config`, policy.Deny},
 		{`tar xf a.tar src/main.go`, policy.Allow},
 		{`tar czf out.tgz src`, policy.Allow},
@@ -482,6 +486,7 @@ rules:
 		{`gh api -F k=@$PWD/private/key.txt x`, policy.Deny},
 		{`npm -s exec cat private/key.txt`, policy.Ask},
 		{`poetry -q run cat private/key.txt`, policy.Ask},
+		{`git apply x.diff`, policy.Allow}, // no rule here names a path anywhere
 		{`npm --version`, policy.Allow},
 		{`npm --prefix web run build`, policy.Allow},
 		{`git show HEAD:README.md`, policy.Allow},

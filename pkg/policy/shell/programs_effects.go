@@ -62,7 +62,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		u.writes = append(u.writes, shWord{text: ".", lit: true}) // unzip a.zip: here
 	}
 	// The members written are not named: any path under the tree.
-	opaque := u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
+	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
 		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
@@ -985,6 +985,9 @@ func (u *progUse) gitWrites(w []shWord) {
 		u.writes = nil // the index only: the files stay as they are
 	case writes && (len(ops.words) == 0 || sub != "mv" && sub != "rm" && sub != "restore"):
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
+		// git apply x.diff, git am: the files a patch names, which the
+		// policy does not see (as patch -p1 < x.diff).
+		u.opaque = u.opaque || sub == "apply" || sub == "am"
 	case target > 0 && len(ops.words) >= target && !(sub == "merge-file" && stdout):
 		// git merge-file CURRENT BASE OTHER rewrites CURRENT; git clone
 		// URL DIR, git init DIR and git bundle create FILE write theirs.

@@ -37,6 +37,7 @@ type progUse struct {
 	// after it, and every operand is that code's argument, read.
 	module    bool
 	symlink   bool // ln -s: the command makes a symbolic link
+	opaque    bool // it writes files it does not name (git apply)
 	unelevate bool
 	script    *shWord
 	// chdir is the directory an option moves the program to (git -C).
@@ -842,9 +843,12 @@ func (u *progUse) defaultTree() {
 	if u.sub != nil && u.sub.operands != nil {
 		specs = u.sub.operands
 	}
-	if !u.recursive || !u.hasFirstPattern(specs) || len(u.filters) > 0 || len(u.types) > 0 {
-		return // filters: filterReads reads their names under "."
+	if !u.recursive || !u.hasFirstPattern(specs) {
+		return
 	}
+	// With filters (grep -r --include='*' X, rg -g '*' X, rg -t txt X)
+	// the tree is "." all the same: filterReads reads their names under
+	// it, and the tree read meets the rules anchored below it.
 	// Operands that may vanish (an empty $U, "$@", a pattern under
 	// nullglob) leave the program without a path: grep -r X $U reads "."
 	// when U is empty, and grep -r $U ~/.ssh takes ~/.ssh for the pattern.

@@ -89,11 +89,11 @@ func TestFilterReads(t *testing.T) {
 		{`f=.env; find . -name "$f" -exec cat {} \;`, "cat", []string{".", "./**/.env"}},
 		{`grep -r --include="$(echo .env)" KEY .`, "grep", []string{".", `./**/$(echo .env) any`}},
 		{`f=.env; grep -r --include="$f" KEY .`, "grep", []string{".", "./**/.env"}},
-		{`rg -t go TODO`, "rg", []string{"./**/*.go"}},
-		{`rg --type-add 'e:*.env' -te KEY`, "rg", []string{"./**/*.env"}},
-		{`rg --type-add 'e:include:sh' -te KEY`, "rg", []string{"./**/e:include:sh any", "./**/e any"}},
-		{`rg -t nosuchtype KEY`, "rg", []string{"./**/nosuchtype any"}},
-		{`rg --type-add 'w:*.{html,css}' -tw x`, "rg", []string{"./**/*.html", "./**/*.css"}},
+		{`rg -t go TODO`, "rg", []string{".", "./**/*.go"}},
+		{`rg --type-add 'e:*.env' -te KEY`, "rg", []string{".", "./**/*.env"}},
+		{`rg --type-add 'e:include:sh' -te KEY`, "rg", []string{".", "./**/e:include:sh any", "./**/e any"}},
+		{`rg -t nosuchtype KEY`, "rg", []string{".", "./**/nosuchtype any"}},
+		{`rg --type-add 'w:*.{html,css}' -tw x`, "rg", []string{".", "./**/*.html", "./**/*.css"}},
 	}
 	for _, tt := range tests {
 		if got := feedReads(tt.src, tt.name); !slices.Equal(got, tt.want) {
