@@ -494,3 +494,14 @@ rules:
 		{`git tag -a v1.2 -m release`, policy.Allow},
 	})
 }
+
+// TestBuiltinDenialsWinOverQuestions: in the built-in policy the last
+// matching rule wins, so the questions on names that mention secrets come
+// before the denials: ~/.aws/credentials is denied, not asked about.
+func TestBuiltinDenialsWinOverQuestions(t *testing.T) {
+	wantActions(t, policy.Default(), []bashCase{
+		{`nl ~/.aws/credentials`, policy.Deny},
+		{`cat ~/.git-credentials`, policy.Deny},
+		{`cat secrets.yaml`, policy.Ask},
+	})
+}
