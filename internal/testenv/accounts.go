@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -249,17 +250,9 @@ func (c *NATSCluster) Creds(user string) nats.Option {
 // up.
 func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 	t.Helper()
-	routePorts := make([]int, n)
-	for i := range routePorts {
-		p, err := freePort()
-		if err != nil {
-			t.Fatalf("testenv: free port: %v", err)
-		}
-		routePorts[i] = p
-	}
 	c := &NATSCluster{}
 	dir := t.TempDir()
-	accountsConf := func(int) string { return accounts.Config() }
+	accountsConf := func(string, int) string { return accounts.Config() }
 	var oc *operatorConf
 	if accounts.Operator {
 		var err error
@@ -267,29 +260,24 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 			t.Fatalf("testenv: operator mode: %v", err)
 		}
 		c.keys, c.creds, c.oc = oc.keys, oc.creds, oc
-		accountsConf = func(i int) string { return oc.serverText(filepath.Join(dir, fmt.Sprintf("jwt-%d", i))) }
+		accountsConf = func(run string, i int) string {
+			return oc.serverText(filepath.Join(run, fmt.Sprintf("jwt-%d", i)))
+		}
 	}
-	for i := 0; i < n; i++ {
-		conf := natsConf(i, n, routePorts, filepath.Join(dir, fmt.Sprintf("js-%d", i)), accountsConf(i))
-		path := filepath.Join(dir, fmt.Sprintf("nats-%d.conf", i))
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+	// The route ports are chosen before the servers start, so another
+	// process may bind one first: a server that cannot listen is a reason
+	// to start the whole cluster again on other ports, not to fail.
+	const attempts = 3
+	for i := 1; ; i++ {
+		run := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+		err := c.start(t, n, run, accountsConf)
+		if err == nil {
+			break
+		}
+		c.shutdown()
+		if i == attempts || !errors.Is(err, errListen) {
 			t.Fatalf("testenv: %v", err)
 		}
-		o, err := server.ProcessConfigFile(path)
-		if err != nil {
-			t.Fatalf("testenv: nats config %s: %v\n%s", path, err, conf)
-		}
-		o.NoLog, o.NoSigs = true, true
-		srv, err := server.NewServer(o)
-		if err != nil {
-			t.Fatalf("testenv: nats server %d: %v", i, err)
-		}
-		go srv.Start()
-		t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-		if !srv.ReadyForConnections(natsReadyTimeout) {
-			t.Fatalf("testenv: nats server %d not ready within %v", i, natsReadyTimeout)
-		}
-		c.Servers = append(c.Servers, srv)
 	}
 	c.waitRoutes(t)
 	if oc != nil && len(oc.push) > 0 {
@@ -298,6 +286,60 @@ func NATSAccountsCluster(t testing.TB, n int, accounts Accounts) *NATSCluster {
 		}
 	}
 	return c
+}
+
+// errListen marks a server that could not bind one of its ports.
+var errListen = errors.New("a listener could not bind its port")
+
+// start starts n servers keeping their files under run and waits until
+// each accepts connections; on error the servers started so far are in
+// c.Servers, for shutdown.
+func (c *NATSCluster) start(t testing.TB, n int, run string, accountsConf func(string, int) string) error {
+	c.Servers = nil
+	routePorts := make([]int, n)
+	for i := range routePorts {
+		p, err := freePort()
+		if err != nil {
+			return fmt.Errorf("free port: %w", err)
+		}
+		routePorts[i] = p
+	}
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		conf := natsConf(i, n, routePorts, filepath.Join(run, fmt.Sprintf("js-%d", i)), accountsConf(run, i))
+		path := filepath.Join(run, fmt.Sprintf("nats-%d.conf", i))
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			return err
+		}
+		o, err := server.ProcessConfigFile(path)
+		if err != nil {
+			return fmt.Errorf("nats config %s: %v\n%s", path, err, conf)
+		}
+		o.NoLog, o.NoSigs = true, true
+		srv, err := server.NewServer(o)
+		if err != nil {
+			return fmt.Errorf("nats server %d: %v", i, err)
+		}
+		log := &errorLog{}
+		srv.SetLogger(log, false, false)
+		go srv.Start()
+		t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+		c.Servers = append(c.Servers, srv)
+		if !srv.ReadyForConnections(natsReadyTimeout) {
+			return log.notReady(i)
+		}
+	}
+	return nil
+}
+
+func (c *NATSCluster) shutdown() {
+	for _, s := range c.Servers {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+	c.Servers = nil
 }
 
 func natsConf(i, n int, routePorts []int, storeDir, accounts string) string {

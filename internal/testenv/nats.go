@@ -1,8 +1,11 @@
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,27 +57,46 @@ func NATS(t testing.TB, opts ...NATSOption) *NATSServer {
 	}
 	s := &NATSServer{t: t, opts: o}
 	t.Cleanup(s.shutdown)
-	s.start()
-	// Restart must come back on the same port, so pin the one chosen.
-	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port
-	return s
+	// Restart must come back on the same port, so the port is chosen here
+	// (away from the ports outgoing connections take) rather than by the
+	// server; another listener may still take it first: try a few.
+	const attempts = 3
+	auto := s.opts.Port == -1
+	for i := 1; ; i++ {
+		if auto {
+			p, err := freePort()
+			if err != nil {
+				t.Fatalf("testenv: nats: find a free port: %v", err)
+			}
+			s.opts.Port = p
+		}
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if !auto || i == attempts || !errors.Is(err, errListen) {
+			t.Fatalf("testenv: %v", err)
+		}
+	}
 }
 
-func (s *NATSServer) start() {
-	s.t.Helper()
+func (s *NATSServer) start() error {
 	o := s.opts // the server keeps a pointer; give each run its own copy
 	srv, err := server.NewServer(&o)
 	if err != nil {
-		s.t.Fatalf("testenv: nats: %v", err)
+		return fmt.Errorf("nats: %v", err)
 	}
+	log := &errorLog{}
+	srv.SetLogger(log, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(natsReadyTimeout) {
 		srv.Shutdown()
-		s.t.Fatalf("testenv: nats server not ready within %v", natsReadyTimeout)
+		return log.notReady(0)
 	}
 	s.mu.Lock()
 	s.srv = srv
 	s.mu.Unlock()
+	return nil
 }
 
 // ClientURL returns the nats:// URL clients connect to. It stays the same
@@ -112,7 +134,9 @@ func (s *NATSServer) Restart() {
 	if s.running() {
 		s.t.Fatalf("testenv: nats Restart: the server is running")
 	}
-	s.start()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("testenv: %v", err)
+	}
 }
 
 // running reports whether the server is up (not shut down).
@@ -131,4 +155,41 @@ func (s *NATSServer) shutdown() {
 		srv.Shutdown()
 		srv.WaitForShutdown()
 	}
+}
+
+// errorLog is an embedded server's logger that keeps only its errors, to
+// say why the server did not become ready.
+type errorLog struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (l *errorLog) Noticef(string, ...any) {}
+func (l *errorLog) Warnf(string, ...any)   {}
+func (l *errorLog) Debugf(string, ...any)  {}
+func (l *errorLog) Tracef(string, ...any)  {}
+
+// Errorf and Fatalf keep the message; a server's Fatalf does not exit the
+// test binary.
+func (l *errorLog) Errorf(format string, a ...any) { l.keep(format, a) }
+func (l *errorLog) Fatalf(format string, a ...any) { l.keep(format, a) }
+
+func (l *errorLog) keep(format string, a []any) {
+	l.mu.Lock()
+	l.errs = append(l.errs, fmt.Sprintf(format, a...))
+	l.mu.Unlock()
+}
+
+// notReady is the error of server i that did not accept connections in
+// time, with what it logged; it wraps errListen when a port was taken.
+func (l *errorLog) notReady(i int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := fmt.Errorf("nats server %d not ready within %v (its errors: %q)", i, natsReadyTimeout, l.errs)
+	for _, e := range l.errs {
+		if strings.HasPrefix(e, "Error listening") {
+			return fmt.Errorf("%w: %w", errListen, err)
+		}
+	}
+	return err
 }

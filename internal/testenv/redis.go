@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -137,13 +138,48 @@ func redisBinary() (string, error) {
 	return p, nil
 }
 
+// freePort returns a loopback TCP port nobody listens on. It draws the
+// port from below the kernel's ephemeral range when there is room: the
+// kernel gives ephemeral ports to outgoing connections too, and a test
+// binary makes many, so a port from there may be taken by a connection's
+// local end before the caller binds it; below the range only another
+// listener can take it.
 func freePort() (int, error) {
+	const low = 10000
+	if top := ephemeralLow(); top-low >= 1000 {
+		for range 20 {
+			p := low + rand.IntN(top-low)
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err == nil {
+				l.Close()
+				return p, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0
+// when it cannot be read (not Linux).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // Addr returns the server's host:port.
