@@ -55,6 +55,10 @@ type subject struct {
 	// recursive: the path stands for the whole tree under it (grep -r,
 	// rm -r, a deleted or moved directory).
 	recursive bool
+	// walk: the path may be a directory an unknown program walks
+	// (shell.Command.Walks): deny and ask rules anchored under it meet it
+	// as they meet a tree; floating ones (**/.env) do not.
+	walk bool
 	// explicit subjects (grep's regular expression) are matched only by
 	// rules that name their argument (match: {pattern: …}) or take any
 	// arguments.
@@ -212,8 +216,33 @@ func (e *evaluation) fromRule(d *Decision, r *rule) {
 	d.Escalation = r.escalation
 }
 
-// judge runs one subject through the layers.
+// judge runs one subject through the layers. A denial that only a walk
+// reaches (shell.Command.Walks: the rule's directory lies under a path an
+// unknown program may walk, not on the path itself) asks: that the
+// program walks is the policy's guess.
 func (e *evaluation) judge(s *subject) verdict {
+	v := e.judgeRules(s)
+	if s.walk && v.action == Deny && v.rule != nil {
+		plain := *s
+		plain.walk = false
+		direct := false
+		if plain.inexact {
+			direct, _ = v.rule.matchesInexact(&plain)
+		} else {
+			// ag x ~/.ssh names the rule's own directory: no guess.
+			direct = v.rule.matches(&plain) || v.rule.path != nil && v.rule.path.dir == s.value
+		}
+		if !direct {
+			v.action = Ask
+			v.reason = "rule " + v.rule.text + " denies a path under " + strconv.Quote(s.value) +
+				", which " + strconv.Quote(s.cmd.Name) + " (a program the policy does not know) may walk"
+		}
+	}
+	return v
+}
+
+// judgeRules runs one subject through the layers.
+func (e *evaluation) judgeRules(s *subject) verdict {
 	if s.inexact {
 		return e.judgeInexact(s)
 	}
@@ -515,6 +544,8 @@ func (r *rule) matches(s *subject) bool {
 			}
 
 		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
+			return true
+		} else if s.walk && r.action != Allow && (r.path.dirUnder(s.value) || s.rel != "" && !r.path.abs && r.path.dirUnder(s.rel)) {
 			return true
 		}
 		// A deny or ask rule meets the path in any case: a case-insensitive
@@ -1284,6 +1315,8 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		}
 		rs := e.pathSubject(subjRead, TierRead, r)
 		rs.recursive = c.Recursive
+		rs.walk = c.Walks && !c.Recursive
+		rs.cmd = c
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
 			// A tree read under /proc follows its links: cwd, root, fd.
 			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,6 +125,12 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 					}
 				}
 			}
+		}
+		if !could && s.walk && r.action != Allow && path.IsAbs(r.path.dir) {
+			// ag x ~/.s*: a directory the word names may hold the rule's.
+			d := globs.Literal(nil, r.path.dir)
+			tree := append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun)
+			could = globs.Intersects(w, d) || globs.Intersects(tree, d)
 		}
 		return could || all, all
 	case subjCommand:
@@ -320,7 +327,8 @@ func (e *evaluation) placedOutsideWorkspace(s *subject) string {
 func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob, computed bool) subject {
 	// An agent's pattern is met anchored; a value the script computes can
 	// spell any name (shell.Command.ReadAny).
-	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: !computed}
+	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: !computed,
+		walk: c.Walks && !c.Recursive}
 	clean := globs.CleanPath(g, e.p.home)
 	s.globs = []globs.Glob{clean}
 	if v := globs.DotDotVariant(g, e.p.home); v != nil {

@@ -90,7 +90,7 @@ func (ix *pathIndex) open(list []int32) []int32 {
 func indexablePath(s *subject) bool {
 	switch s.kind {
 	case subjPath, subjRedirect, subjRead:
-		return !s.recursive && !s.inexact
+		return !s.recursive && !s.inexact && !s.walk
 	}
 	return false
 }

@@ -78,6 +78,13 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 	if p.g.Match(strings.TrimSuffix(clean, "/") + "/\x00") {
 		return true
 	}
+	return p.dirUnder(clean)
+}
+
+// dirUnder reports whether the pattern's fixed directory (~/.ssh for
+// ~/.ssh/**) is clean or lies under it; a floating pattern (**/.env) has
+// none.
+func (p *pathPattern) dirUnder(clean string) bool {
 	if p.dir == "" {
 		return false
 	}

@@ -379,9 +379,10 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
 					continue
 				}
-				if op.g != nil {
+				if op.g != nil || dir.g != nil {
 					// tar -C ~ c .s*: bash expands the pattern here, to
-					// names tar then reads under DIR: DIR/PATTERN.
+					// names tar then reads under DIR: DIR/PATTERN; and
+					// tar -C ~/.s* c . reads under what the pattern names.
 					p := path.Join(dir.text, op.text)
 					op = shWord{text: p, lit: true, glob: true, g: globs.FromPathText(p)}
 				} else {

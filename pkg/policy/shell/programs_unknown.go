@@ -15,8 +15,10 @@ import (
 // '-' (every word after --), and the value of a --name=VALUE word. Reads
 // are judged by the deny and ask rules only, so an operand no rule names
 // (gh-like verbs, numbers, URLs) costs nothing. A directory operand is
-// read as itself, not as a tree (a limit: eslint . would meet every rule
-// on a file of the project otherwise). Shell builtins are left out: their
+// read as itself and as a directory the program may walk (Command.Walks):
+// the rules anchored under it meet it (ag x ~ meets ~/.ssh/**), the
+// floating ones do not (a limit: eslint . would meet **/.env in every
+// project otherwise). Shell builtins are left out: their
 // operands are names, numbers or directories the analysis models itself
 // (cd, test, kill, export). A variable named as the program's options
 // (XZ_OPT for xz, GZIP for gzip: optionVarOf), set for the command or
@@ -28,6 +30,7 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	a.info[ci].envProg = c.Name
+	c.Walks = true
 	if r := a.splitWords(words); r != "" {
 		c.Unanalysable = r // o="-r ~/.ssh"; prog $o: words the reads below do not see
 		return
@@ -60,6 +63,9 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 			}
 		}
 	}
+	// ag x, ag -u PATTERN: a program that walks a tree walks the working
+	// directory when its operands are not paths, or vanish.
+	reads = append(reads, shWord{text: ".", lit: true})
 	a.recordReads(c, fr.feedWords(reads))
 }
 

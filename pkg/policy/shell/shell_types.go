@@ -43,6 +43,13 @@ type Command struct {
 	// the directories it names (grep -r, cp -r, find, rm -r); on a write
 	// target, that the write covers the tree.
 	Recursive bool
+	// Walks is true when the program is unknown to the table: an operand
+	// may be a directory it walks (ag x ~, a script given a directory), so
+	// its reads meet the deny and ask rules anchored under them (~/.ssh/**
+	// under ~), as a recursive read does; not the floating ones (**/.env,
+	// which every directory may hold: eslint . would ask in every
+	// project).
+	Walks bool
 	// Opaque is true on a write of a tree whose members the command does
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.

@@ -1,0 +1,45 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestUnknownProgramsMayWalk (red team M, "rgrep/ag/ack"): a program the
+// table does not know may walk the directories it is given, or its working
+// directory when its operands are not paths (ag PATTERN): a deny or ask
+// rule anchored under them asks — the walk is the policy's guess — while
+// a floating rule (**/.env, which any directory may hold) does not.
+func TestUnknownProgramsMayWalk(t *testing.T) {
+	p := progKPolicy(t, "ag", "ack", "rgrep", "gh", "eslint", "cd")
+	wantActions(t, p, []bashCase{
+		{`ag -u PRIVATE ~`, policy.Ask},
+		{`ack --noenv BEGIN /home/dev`, policy.Ask},
+		{`rgrep KEY ..`, policy.Ask},
+		{`ag KEY ~/.s*`, policy.Ask},
+		{`cd ~ && ag -u PRIVATE`, policy.Ask},
+		{`cd ~ && ag -u PRIVATE $U`, policy.Ask},
+		{`cd ~ && gh pr list`, policy.Ask},
+		// Naming the denied path itself is a read of it.
+		{`ag x ~/.ssh/id_rsa`, policy.Deny},
+		{`ag x ~/.ssh`, policy.Deny},
+		// Ordinary work: nothing anchored lies under the project.
+		{`ag TODO`, policy.Allow},
+		{`ag TODO src`, policy.Allow},
+		{`eslint .`, policy.Allow},
+		{`gh pr view 123`, policy.Allow},
+	})
+}
+
+// TestTarDirectoryPattern (red team M): tar -C with a pattern reads under
+// whatever the pattern names, as tar -C DIR c PATTERN reads DIR/PATTERN.
+func TestTarDirectoryPattern(t *testing.T) {
+	p := progKPolicy(t, "tar")
+	wantActions(t, p, []bashCase{
+		{`tar -C ~/.ss* -cf - .`, policy.Deny},
+		{`tar cf - -C ~/.ss* id_rsa`, policy.Deny},
+		{`tar cf out.tar -C src .`, policy.Allow},
+		{`tar cf out.tar -C sr? .`, policy.Allow},
+	})
+}
