@@ -43,3 +43,30 @@ func TestTarDirectoryPattern(t *testing.T) {
 		{`tar cf out.tar -C sr? .`, policy.Allow},
 	})
 }
+
+// TestGitObjectContent (red team M): git cat-file prints any object a
+// name may stand for (a hex name may be a blob's), and the lines a diff
+// is judged by (-I) or --check prints are content: each reads the
+// repository's tree, as git show BLOB does.
+func TestGitObjectContent(t *testing.T) {
+	p := mustParsePolicy(t, "gitobj.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "read_file(secrets/**)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`git cat-file -p 1234abcd`, policy.Deny},
+		{`git cat-file blob v1.0`, policy.Deny},
+		{`git log --check`, policy.Deny},
+		{`git diff --stat -I 'API_KEY=abc.*'`, policy.Deny},
+		{`git diff --stat --ignore-matching-lines=x`, policy.Deny},
+		// Types, sizes and commits print no file's content.
+		{`git cat-file -t 1234abcd`, policy.Allow},
+		{`git cat-file -s 1234abcd`, policy.Allow},
+		{`git cat-file -p HEAD`, policy.Allow},
+		{`git cat-file -p HEAD:src/main.go`, policy.Allow},
+		{`git diff --stat`, policy.Allow},
+		{`git log --oneline -5`, policy.Allow},
+	})
+}

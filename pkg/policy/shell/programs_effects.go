@@ -848,7 +848,7 @@ func (u *progUse) gitPaths(w []shWord) {
 		}
 	}
 	if tree && (!slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) ||
-		sub == "show" && !gitOnlyHeads(w[u.global+1:])) {
+		(sub == "show" || sub == "cat-file") && !gitOnlyHeads(w[u.global+1:])) {
 		// git show v1: a name may be a tag of any object, a blob too.
 		// No path (git log -p, git diff, git show HEAD~2, git grep X) or
 		// only exclusions (git log -p -- ':!src'): the whole tree's
@@ -1293,6 +1293,11 @@ func gitPrintsTree(sub string, opts []shWord) bool {
 		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions)
 	case "log", "whatchanged":
 		return gitHasOption(opts, gitPatchOptions)
+	case "cat-file":
+		// git cat-file -p NAME prints any object: a hex name, a tag or a
+		// branch may be a blob's. -t, -s and -e print its type, size or
+		// existence; HEAD's object is a commit.
+		return !gitHasOption(opts, []string{"-t", "-s", "-e"}) && !gitOnlyHeads(opts)
 	}
 	return false
 }
@@ -1355,6 +1360,10 @@ var gitPatchOptions = []string{
 	// The pickaxe searches every changed blob's content: its answer (a
 	// commit listed or not) tells what a file holds.
 	"-G", "-S", "--find-object", "--pickaxe-regex",
+	// So do the lines a change is judged by (git diff --stat -I REGEX
+	// counts a file only if a changed line does not match) and the lines
+	// --check prints (git log --check).
+	"-I", "--ignore-matching-lines", "--check",
 }
 
 // gitPathspecMagic returns the magic prefix of a pathspec ("" when none):
