@@ -73,6 +73,22 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
+	if u.partial() {
+		// An entry of sub-commands that does not list every option
+		// (docker, kubectl, pip, helm) says what it knows; the rest of its
+		// words are read as an unknown program's: pip install -r .env,
+		// kubectl create secret --from-file=~/.ssh/id_rsa, docker build ~
+		// (its operands may be directories it walks). Not the working
+		// directory: what these programs do there (npm run, docker build
+		// .) is the project's work, which the rule allowing them allows.
+		rest := words[1:]
+		if u.sub != nil && u.global < len(words) {
+			// The sub-command's name is not a path (kubectl get pods).
+			rest = slices.Concat(words[1:u.global], words[u.global+1:])
+		}
+		u.reads = append(u.reads, unknownReads(rest)...)
+		c.Walks = true
+	}
 	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
 	a.recordWrites(&u, spec, fr, opaque)

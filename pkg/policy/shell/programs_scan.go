@@ -130,6 +130,17 @@ func (u *progUse) complete() bool {
 	return u.spec.complete
 }
 
+// partial reports an entry of a program with sub-commands or global
+// options that does not list every option (docker, kubectl, pip, helm,
+// npm): what its words read beyond the options it lists is not known,
+// so they are read as an unknown program's (unknownReads). Wrappers and
+// runners are left out: the command they run is judged on its own.
+func (u *progUse) partial() bool {
+	s := u.spec
+	return !u.closedOptions() && (len(s.subs) > 0 || s.closed || len(s.global) > 0) &&
+		s.wrapper == nil && (u.sub == nil || u.sub.wrapper == nil)
+}
+
 // closedOptions reports whether an option the entry does not list makes
 // the command ask: the entry is complete, or it is a sub-command of a
 // complete program (git): what such a sub-command's entry does not list

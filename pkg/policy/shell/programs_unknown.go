@@ -41,9 +41,21 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 			return
 		}
 	}
+	reads := unknownReads(words[1:])
+	// ag x, ag -u PATTERN: a program that walks a tree walks the working
+	// directory when its operands are not paths, or vanish.
+	reads = append(reads, shWord{text: ".", lit: true})
+	a.recordReads(c, fr.feedWords(reads))
+}
+
+// unknownReads returns what a program reads by a closed reading of its
+// words when the table does not say: every operand (a word that does not
+// start with '-', every word after --), the value of a --name=VALUE word,
+// and the files a word names inside itself (embeddedPaths).
+func unknownReads(words []shWord) []shWord {
 	var reads []shWord
 	dashes := false
-	for _, w := range words[1:] {
+	for _, w := range words {
 		if w.lit {
 			reads = append(reads, embeddedPaths(w.text)...)
 		} else if strings.Contains(w.text, "@") || strings.Contains(w.text, "file://") {
@@ -63,22 +75,35 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 			}
 		}
 	}
-	// ag x, ag -u PATTERN: a program that walks a tree walks the working
-	// directory when its operands are not paths, or vanish.
-	reads = append(reads, shWord{text: ".", lit: true})
-	a.recordReads(c, fr.feedWords(reads))
+	return reads
 }
 
 // embeddedPaths returns the paths a word of an unknown program may name
 // inside itself, in the notations programs use for "the content of this
 // file": after an '@' (curl's and gh api's -F k=@FILE, httpie's
 // field@FILE and field=@FILE, @FILE), and after file:// or fileb:// (the
-// AWS CLI). An e-mail address or a URL's user@host reads a name no rule
-// holds.
+// AWS CLI); and in the notations of mounts and key-value lists: each
+// comma-separated part's value after '=' (helm --set-file k=FILE, docker
+// --mount type=bind,src=DIR) and what comes before a ':' (docker -v
+// DIR:/k). An e-mail address, a URL's user@host or scheme reads a name no
+// rule holds.
 func embeddedPaths(s string) []shWord {
 	var out []shWord
 	if _, p, ok := strings.Cut(s, "@"); ok && p != "" {
 		out = append(out, shWord{text: p, lit: true})
+	}
+	if strings.ContainsAny(s, "=,:") {
+		for part := range strings.SplitSeq(s, ",") {
+			if _, v, ok := strings.Cut(part, "="); ok && v != "" {
+				part = v
+				out = append(out, shWord{text: v, lit: true})
+			}
+			if a, _, ok := strings.Cut(part, ":"); ok && a != "" {
+				out = append(out, shWord{text: a, lit: true})
+			} else if part != s && !ok {
+				out = append(out, shWord{text: part, lit: true})
+			}
+		}
 	}
 	for _, scheme := range []string{"file://", "fileb://"} {
 		if i := strings.Index(s, scheme); i >= 0 && len(s) > i+len(scheme) {

@@ -645,9 +645,10 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
 		// function zsh_directory_name says for ~[…]: any directory.
 		out.computed = out.computed || shTildeUserWord(w)
-		if !out.computed && slices.Equal(out.vars, []string{"HOME"}) && shLiteralGlob(out.g) {
+		if !out.computed && (slices.Equal(out.vars, []string{"HOME"}) || slices.Equal(out.vars, []string{"PWD"})) &&
+			shLiteralGlob(out.g) {
 			// "$HOME/.aws": the home directory and literal text, judged
-			// as ~/.aws is (shHomeParam).
+			// as ~/.aws is; "$PWD/x" as ./x (shPlaceParam).
 			return shWord{text: out.g.String(), lit: true}
 		}
 		return out

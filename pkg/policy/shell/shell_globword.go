@@ -44,8 +44,8 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				continue
 			}
 			for k, q := range p.Parts {
-				if i == 0 && k == 0 && shHomeParam(q) {
-					parts = append(parts, globs.WordPart{Text: "~"}) // "$HOME/x": ~/x
+				if place := shPlaceParam(q); i == 0 && k == 0 && place != "" {
+					parts = append(parts, globs.WordPart{Text: place}) // "$HOME/x": ~/x
 					continue
 				}
 				if l, ok := q.(*syntax.Lit); ok {
@@ -59,10 +59,11 @@ func (a *shAnalyzer) shGlobOfWord(w *syntax.Word) globs.Glob {
 				}
 			}
 		default:
-			if i == 0 && shHomeParam(p) {
-				// $HOME/.aws/credentials is ~/.aws/credentials: a script
-				// that sets HOME is not analysed (shExecVar).
-				parts = append(parts, globs.WordPart{Text: "~"})
+			if place := shPlaceParam(p); i == 0 && place != "" {
+				// $HOME/.aws/credentials is ~/.aws/credentials, $PWD/x is
+				// ./x: a script that sets HOME or PWD is not analysed
+				// (shExecVars).
+				parts = append(parts, globs.WordPart{Text: place})
 				continue
 			}
 			if cs, ok := p.(*syntax.CmdSubst); ok && shUnquotedRevision(cs) {
@@ -94,13 +95,23 @@ func shRevisionPart(cs *syntax.CmdSubst) globs.WordPart {
 	return globs.WordPart{Unknown: true, Tok: globs.Tok{Star: true, Class: shRevisionOutput(cs)}, Quoted: true}
 }
 
-// shHomeParam reports a plain $HOME or ${HOME}: the home directory, which
-// the policy knows as it knows ~.
-func shHomeParam(p syntax.WordPart) bool {
+// shPlaceParam returns the place a plain $HOME or ${HOME} stands for,
+// "~" (the home directory, which the policy knows as it knows ~), and a
+// plain $PWD, "." (the working directory, which the analysis follows
+// through cd as it does relative paths); "" for any other part.
+func shPlaceParam(p syntax.WordPart) string {
 	pe, ok := p.(*syntax.ParamExp)
-	return ok && pe.Param != nil && pe.Param.Value == "HOME" && !pe.Excl && !pe.Length && !pe.Width &&
-		pe.Index == nil && pe.Slice == nil && pe.Repl == nil && pe.Exp == nil && pe.Names == 0 &&
-		pe.NestedParam == nil && pe.Flags == nil
+	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
+		pe.Repl != nil || pe.Exp != nil || pe.Names != 0 || pe.NestedParam != nil || pe.Flags != nil {
+		return ""
+	}
+	switch pe.Param.Value {
+	case "HOME":
+		return "~"
+	case "PWD":
+		return "."
+	}
+	return ""
 }
 
 // gMaxWord bounds the tokens of one word's glob; a longer word is taken
