@@ -100,3 +100,44 @@ func TestPartialEntriesReadTheirWords(t *testing.T) {
 		{`npm run build`, policy.Allow},
 	})
 }
+
+// TestGitRepositoriesElsewhere (red team N, N1, N2, N4): a repository
+// moved out of .git (--separate-git-dir), the directory git clone names
+// after its URL and git init's .git are writes the rules see; an index
+// entry of the command's choosing (update-index --cacheinfo, mktree) may
+// be a symbolic link to any file, which a checkout makes: they ask.
+func TestGitRepositoriesElsewhere(t *testing.T) {
+	p := progKPolicy(t, "git", "cd")
+	wantActions(t, p, []bashCase{
+		{`git init --separate-git-dir=gd`, policy.Ask},
+		{`git clone --separate-git-dir=gd https://h/x/y.git z`, policy.Ask},
+		{`git -C /home/dev/.config clone /home/dev/proj/t/git`, policy.Ask},
+		{`cd /home/dev/.config && git clone /home/dev/proj/t/git`, policy.Ask},
+		{`git -C /home/dev clone /home/dev/proj/t/.ssh`, policy.Ask},
+		{`git -C .git/hooks init`, policy.Deny},
+		{`git -C /etc init`, policy.Ask},
+		{`git update-index --add --cacheinfo 120000,65cac88,lnk`, policy.Ask},
+		{`git update-index --add --cacheinfo 120000 65cac88 lnk`, policy.Ask},
+		{`git mktree < entries`, policy.Ask},
+		// Ordinary work.
+		{`git clone https://github.com/x/y.git`, policy.Allow},
+		{`git clone git@github.com:x/y.git`, policy.Allow},
+		{`git clone https://github.com/x/y.git sub/y`, policy.Allow},
+		{`git init`, policy.Allow},
+		{`git update-index --refresh`, policy.Allow},
+	})
+}
+
+// TestCopiesThatLink (red team N, N3): cp -l and cp -s make the copy
+// another name of the source, so a later write of the copy writes the
+// source: they ask.
+func TestCopiesThatLink(t *testing.T) {
+	p := progKPolicy(t, "cp", "echo")
+	wantActions(t, p, []bashCase{
+		{`cp --link /home/dev/.bashrc b && echo x >> b`, policy.Ask},
+		{`cp -l .git/config c`, policy.Ask},
+		{`cp -al src dst`, policy.Ask},
+		{`cp -sr src dst`, policy.Ask},
+		{`cp a.txt b.txt`, policy.Allow},
+	})
+}

@@ -448,7 +448,10 @@ var gitLeftOut = []string{"credential", "credential-cache", "credential-store", 
 	"remote-http", "remote-https", "remote-ftp", "remote-ftps",
 	// replace makes any name stand for any object (git replace -f HEAD
 	// BLOB, then git show -s HEAD prints the blob).
-	"replace"}
+	"replace",
+	// mktree builds trees from its input's entries, a symbolic link to
+	// any file too, which a checkout then makes (red team N, N4).
+	"mktree"}
 
 // TestGitSubcommandsKnown: every sub-command the installed git has is in
 // the table or left out on purpose, so a new version's sub-commands

@@ -1016,7 +1016,33 @@ func (u *progUse) gitWrites(w []shWord) {
 			t = ops.words[1] // git bundle create FILE REV…
 		}
 		u.writes = append(u.writes, t)
+	case sub == "clone" && len(ops.words) == 1:
+		// git clone URL writes the directory git names after the URL
+		// (its "humanish" part), here or under -C DIR.
+		u.writes = append(u.writes, gitCloneDir(ops.words[0]))
+	case sub == "init" && len(ops.words) == 0:
+		u.writes = append(u.writes, shWord{text: ".git", lit: true}) // git init: ./.git
 	}
+}
+
+// gitCloneDir is the directory git clone URL makes: the URL's last path
+// component without a trailing /.git or .git (git clone
+// https://h/x/repo.git makes repo); any name here when the URL is not
+// literal.
+func gitCloneDir(url shWord) shWord {
+	if !url.lit {
+		return shWord{text: "*", lit: true, glob: true, g: globs.Glob{globs.AnyRun}}
+	}
+	s := strings.TrimRight(url.text, "/")
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "/.git"), ".git")
+	s = strings.TrimRight(s, "/")
+	if i := strings.LastIndexAny(s, "/:"); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" || s == "." || s == ".." {
+		return shWord{text: "*", lit: true, glob: true, g: globs.Glob{globs.AnyRun}}
+	}
+	return shWord{text: s, lit: true}
 }
 
 // gitConfigSets are git config's options and sub-commands (git 2.46+)
