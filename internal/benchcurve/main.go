@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -21,35 +20,26 @@ type point struct {
 	metrics map[string]float64
 }
 
-var (
-	line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
-	// A size element, with the #NN that go test appends to a repeated
-	// sub-benchmark name.
-	sizeElem = regexp.MustCompile(`^(.*)/[a-z_-]+=(\d+)(?:#\d+)?$`)
-)
+// sizeElem is a size element, with the #NN that go test appends to a
+// repeated sub-benchmark name.
+var sizeElem = regexp.MustCompile(`^(.*)/[a-z_-]+=(\d+)(?:#\d+)?$`)
 
 // parse reads benchmark lines into passes of points; units keeps each
 // curve's units in the order first seen.
 func parse(r io.Reader) (passes [][]point, units map[string][]string, err error) {
 	units = map[string][]string{}
 	var cur []point
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		m := line.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
+	for b, err := range stats.Results(r) {
+		if err != nil {
+			return nil, nil, err
 		}
-		s := sizeElem.FindStringSubmatch(m[1])
+		s := sizeElem.FindStringSubmatch(b.Name)
 		if s == nil {
 			continue
 		}
 		size, _ := strconv.Atoi(s[2])
 		p := point{curve: s[1], size: size, metrics: map[string]float64{}}
-		metrics, err := stats.Metrics(m[2])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", m[1], err)
-		}
-		for _, x := range metrics {
+		for _, x := range b.Metrics {
 			p.metrics[x.Unit] = x.Value
 			if !slices.Contains(units[p.curve], x.Unit) {
 				units[p.curve] = append(units[p.curve], x.Unit)
@@ -63,7 +53,7 @@ func parse(r io.Reader) (passes [][]point, units map[string][]string, err error)
 	if len(cur) > 0 {
 		passes = append(passes, cur)
 	}
-	return passes, units, sc.Err()
+	return passes, units, nil
 }
 
 // find returns the pass's point of curve at size.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,25 +14,17 @@ import (
 // result is one benchmark line's custom metrics.
 type result struct{ p50, p99, rps, cpu float64 }
 
-var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+[\d.]+ ns/op\s+(.*)$`)
-
 // parse reads benchmark lines into passes: a pass ends when a benchmark
 // already in it comes again.
 func parse(r io.Reader) ([]map[string]result, error) {
 	var passes []map[string]result
 	cur := map[string]result{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		m := line.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
+	for b, err := range stats.Results(r) {
+		if err != nil {
+			return nil, err
 		}
 		var res result
-		metrics, err := stats.Metrics(m[2])
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		for _, x := range metrics {
+		for _, x := range b.Metrics {
 			switch x.Unit {
 			case "p50-µs":
 				res.p50 = x.Value
@@ -49,16 +39,16 @@ func parse(r io.Reader) ([]map[string]result, error) {
 		if res.p50 == 0 || res.rps == 0 {
 			continue // not a latency benchmark (the ask path)
 		}
-		if _, dup := cur[m[1]]; dup {
+		if _, dup := cur[b.Name]; dup {
 			passes = append(passes, cur)
 			cur = map[string]result{}
 		}
-		cur[m[1]] = res
+		cur[b.Name] = res
 	}
 	if len(cur) > 0 {
 		passes = append(passes, cur)
 	}
-	return passes, sc.Err()
+	return passes, nil
 }
 
 // baseline names the benchmark name's baseline: the same load shape (the

@@ -1,6 +1,7 @@
 package escalator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,21 +75,11 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Batch == 0 {
-		c.Batch = DefaultBatch
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Watch == 0 {
-		c.Watch = DefaultWatch
-	}
-	if c.StepTimeout == 0 {
-		c.StepTimeout = DefaultStepTimeout
-	}
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Batch = cmp.Or(c.Batch, DefaultBatch)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Watch = cmp.Or(c.Watch, DefaultWatch)
+	c.StepTimeout = cmp.Or(c.StepTimeout, DefaultStepTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -1,4 +1,4 @@
 // Package stats holds what the benchmark tools share (internal/benchratio,
 // internal/benchcurve, integration/cmd/procbench): the summary statistics
-// and the reading of a benchmark line's metrics.
+// and the reading of go test's benchmark result lines and their metrics.
 package stats

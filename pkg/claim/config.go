@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,21 +71,11 @@ type Config[T any] struct {
 const DefaultDrainTimeout = 5 * time.Second
 
 func (c *Config[T]) setDefaults() {
-	if c.Batch == 0 {
-		c.Batch = 100
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 1
-	}
-	if c.Hold == 0 {
-		c.Hold = max(c.Batch, c.Concurrency)
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
-	}
-	if c.Backoff == (backoff.Policy{}) {
-		c.Backoff = backoff.Policy{Min: firstBackoff, Max: c.Interval}
-	}
+	c.Batch = cmp.Or(c.Batch, 100)
+	c.Concurrency = cmp.Or(c.Concurrency, 1)
+	c.Hold = cmp.Or(c.Hold, max(c.Batch, c.Concurrency))
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
+	c.Backoff = cmp.Or(c.Backoff, backoff.Policy{Min: firstBackoff, Max: c.Interval})
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -1,6 +1,7 @@
 package reaper
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -81,18 +82,10 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Batch == 0 {
-		c.Batch = DefaultBatch
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 1
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
-	}
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Batch = cmp.Or(c.Batch, DefaultBatch)
+	c.Concurrency = cmp.Or(c.Concurrency, 1)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

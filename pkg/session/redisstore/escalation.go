@@ -176,10 +176,7 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 	if team == "" {
 		return session.Result{}, fmt.Errorf("redisstore: %s: %w: team is empty", op, session.ErrInvalid)
 	}
-	if err := checkNames(sessionID, "", team); err != nil {
-		return session.Result{}, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, sessionID, "", team)
 	if err != nil {
 		return session.Result{}, err
 	}

@@ -294,10 +294,7 @@ func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session
 	if err := q.Validate(); err != nil {
 		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	if err := checkNames(q.SessionID, q.AgentID, q.Teams...); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, q.SessionID, q.AgentID, q.Teams...)
 	if err != nil {
 		return nil, err
 	}
@@ -392,10 +389,7 @@ func (s *Store) RevokeGrant(ctx context.Context, g session.Grant) (session.Grant
 	if g.ID == "" || g.Owner() == "" {
 		return session.Grant{}, fmt.Errorf("redisstore: %s: %w: the grant's id and its session or agent are needed", op, session.ErrInvalid)
 	}
-	if err := checkNames(g.SessionID, g.AgentID); err != nil {
-		return session.Grant{}, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, g.SessionID, g.AgentID)
 	if err != nil {
 		return session.Grant{}, err
 	}
@@ -427,10 +421,7 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 	if sessionID == "" && agentID == "" {
 		return nil, fmt.Errorf("redisstore: %s: %w: session id and agent id are both empty", op, session.ErrInvalid)
 	}
-	if err := checkNames(sessionID, agentID); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, sessionID, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -476,10 +467,7 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 // removal is one script: an expired grant is returned once.
 func (s *Store) ExpireGrants(ctx context.Context, teams []string) ([]session.Grant, error) {
 	const op = "expire grants"
-	if err := checkNames("", "", teams...); err != nil {
-		return nil, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, "", "", teams...)
 	if err != nil {
 		return nil, err
 	}

@@ -30,10 +30,7 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 	if err := session.CheckPrepare(&req); err != nil {
 		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	if err := checkNames(req.SessionID, req.AgentID, req.Teams...); err != nil {
-		return nil, false, fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	ctx, cancel, err := s.begin(ctx, op)
+	ctx, cancel, err := s.beginNames(ctx, op, req.SessionID, req.AgentID, req.Teams...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -340,10 +337,7 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	if err := q.Validate(); err != nil {
 		return session.Lookup{}, fmt.Errorf("redisstore: lookup: %w", err)
 	}
-	if err := checkNames(q.SessionID, q.AgentID); err != nil {
-		return session.Lookup{}, fmt.Errorf("redisstore: lookup: %w", err)
-	}
-	ctx, cancel, err := s.begin(ctx, "lookup")
+	ctx, cancel, err := s.beginNames(ctx, "lookup", q.SessionID, q.AgentID)
 	if err != nil {
 		return session.Lookup{}, err
 	}

@@ -267,7 +267,7 @@ func (s *Store) beginSettle(ctx context.Context, op, sessionID string, mk func(*
 	if mk == nil {
 		return nil, nil, fmt.Errorf("redisstore: %s %s: %w: decision func is nil", op, sessionID, session.ErrInvalid)
 	}
-	return s.beginTagged(ctx, op, sessionID)
+	return s.beginNames(ctx, op, sessionID, "")
 }
 
 // settleMany settles the given open records to state with mk's decisions,

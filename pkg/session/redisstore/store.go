@@ -126,7 +126,7 @@ func (s *Store) beginSession(ctx context.Context, op, sessionID string) (context
 	if err := session.CheckSession(sessionID); err != nil {
 		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	return s.beginTagged(ctx, op, sessionID)
+	return s.beginNames(ctx, op, sessionID, "")
 }
 
 // beginKey is beginSession for the key of a request.
@@ -134,12 +134,14 @@ func (s *Store) beginKey(ctx context.Context, op, sessionID, requestID string) (
 	if err := session.CheckKey(sessionID, requestID); err != nil {
 		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
-	return s.beginTagged(ctx, op, sessionID)
+	return s.beginNames(ctx, op, sessionID, "")
 }
 
-// beginTagged checks that sessionID can be a hash tag, then begins op.
-func (s *Store) beginTagged(ctx context.Context, op, sessionID string) (context.Context, context.CancelFunc, error) {
-	if err := checkTag("session id", sessionID); err != nil {
+// beginNames checks that a session, an agent and teams can be hash tags
+// (checkNames; the error wrapped for op), then begins op. An empty name
+// passes: callers that require one refuse it first.
+func (s *Store) beginNames(ctx context.Context, op, sessionID, agentID string, teams ...string) (context.Context, context.CancelFunc, error) {
+	if err := checkNames(sessionID, agentID, teams...); err != nil {
 		return nil, nil, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
 	return s.begin(ctx, op)
