@@ -441,12 +441,39 @@ func globTexts(g pendingGlob) (texts []string, why string) {
 		}
 		return gl, ""
 	case roleFilter:
-		// A host may split a filter on white space (several globs).
-		if f := strings.Fields(g.text); len(f) > 1 {
-			return append([]string{g.text}, f...), ""
+		// A host may split a filter on white space and on commas outside
+		// braces (Claude Code's Grep: "*.go,.env" is two globs): each
+		// part is judged too.
+		var parts []string
+		for _, f := range strings.Fields(g.text) {
+			parts = append(parts, splitOutsideBraces(f, ',')...)
+		}
+		if len(parts) > 1 {
+			return append([]string{g.text}, parts...), ""
 		}
 	}
 	return []string{g.text}, ""
+}
+
+// splitOutsideBraces splits s at each sep that no {…} encloses, dropping
+// empty parts.
+func splitOutsideBraces(s string, sep byte) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		switch {
+		case i == len(s) || s[i] == sep && depth == 0:
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		case s[i] == '{':
+			depth++
+		case s[i] == '}' && depth > 0:
+			depth--
+		}
+	}
+	return out
 }
 
 // globText normalises one glob: a rooted glob that is absolute (or under

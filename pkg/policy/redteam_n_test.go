@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -140,4 +141,42 @@ func TestCopiesThatLink(t *testing.T) {
 		{`cp -sr src dst`, policy.Ask},
 		{`cp a.txt b.txt`, policy.Allow},
 	})
+}
+
+// TestResponseFilesAndLesskeyContent (red team N, N11, N17): programs
+// that expand response files read FILE of an @FILE operand whatever
+// their entry says; less's inline lesskey text (an option or a variable)
+// is code, as its lesskey files are.
+func TestResponseFilesAndLesskeyContent(t *testing.T) {
+	p := progKPolicy(t, "strings", "less")
+	wantActions(t, p, []bashCase{
+		{`strings @.env`, policy.Deny},
+		{`strings @/home/dev/.ssh/id_rsa`, policy.Deny},
+		{`less --lesskey-content=x README.md`, policy.Ask},
+		{`LESSKEY_CONTENT='#env' less README.md`, policy.Ask},
+		{`strings a.out`, policy.Allow},
+		{`less README.md`, policy.Allow},
+	})
+}
+
+// TestGrepGlobCommaParts (red team N, N6): a host may split the Grep
+// tool's glob at commas outside braces as well as at blanks: each part is
+// judged.
+func TestGrepGlobCommaParts(t *testing.T) {
+	p := policy.Default()
+	for _, tt := range []struct {
+		glob string
+		want policy.Action
+	}{
+		{"x,.netrc", policy.Deny},
+		{"*.go,.env", policy.Deny},
+		{"*.{go,ts}", policy.Allow},
+		{"*.go", policy.Allow},
+	} {
+		args, _ := json.Marshal(map[string]string{"pattern": "a", "path": "/home/dev/proj", "glob": tt.glob})
+		d := p.Evaluate(policy.Call{Tool: "Grep", Arguments: args, Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("Grep glob %q: got %s (%s), want %s", tt.glob, d.Action, d.Reason, tt.want)
+		}
+	}
 }

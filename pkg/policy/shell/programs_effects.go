@@ -298,6 +298,14 @@ func programUse(spec *progSpec, words []shWord) progUse {
 // recordReads records on c the paths a command reads: each of reads, and
 // the values the script gave the variables a read expands.
 func (a *shAnalyzer) recordReads(c *Command, reads []shWord) {
+	for _, r := range reads {
+		if r.lit && len(r.text) > 1 && r.text[0] == '@' && r.g == nil {
+			// strings @FILE, gcc @FILE, javac @FILE: programs that expand
+			// response files read FILE first (and echo its words in
+			// errors); a file named @FILE is read as well.
+			reads = append(reads, shWord{text: r.text[1:], lit: true})
+		}
+	}
 	if len(a.varVals) > 0 {
 		// A read of "$f" where the script set f=VALUE: VALUE is read too.
 		for _, r := range reads {
