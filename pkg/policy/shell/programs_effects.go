@@ -288,9 +288,13 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.makeArgs(words)
 	case "curl":
 		u.curlValues()
+	case "wget":
+		u.wgetNames()
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
+		u.gitFormatPatch(words)
+		u.gitSourceRepository(words)
 	}
 	return u
 }
@@ -1053,6 +1057,101 @@ func gitCloneDir(url shWord) shWord {
 	return shWord{text: s, lit: true}
 }
 
+// gitSourceRepository records the read of a local repository that git
+// clone, fetch, pull, ls-remote or submodule add take objects from: its
+// whole tree, as committed there (git clone ~/.password-store x, git fetch
+// ~/.aws then git show FETCH_HEAD:credentials). A URL with a scheme other
+// than file://, or host:path, is another machine's.
+func (u *progUse) gitSourceRepository(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit {
+		return
+	}
+	sub := w[u.global].text
+	switch sub {
+	case "clone", "fetch", "pull", "ls-remote", "submodule":
+	default:
+		return
+	}
+	ops := u.gitOperands(w, false)
+	words := ops.words
+	if sub == "submodule" {
+		if len(words) == 0 || !words[0].lit || words[0].text != "add" {
+			return
+		}
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return
+	}
+	src := words[0]
+	text, local := gitLocalRepository(src)
+	if !local {
+		return
+	}
+	u.recursive = true
+	if text != src.text {
+		src = shWord{text: text, lit: true}
+	}
+	u.reads = append(u.reads, src)
+}
+
+// gitLocalRepository reports whether a repository operand of git may be
+// a local path, and the path: a file:// URL's, or the word (a path, or a
+// remote's name, which may also be a directory's); not a URL with another
+// scheme or a host:path.
+func gitLocalRepository(w shWord) (string, bool) {
+	if !w.lit {
+		return w.text, true
+	}
+	if p, ok := strings.CutPrefix(w.text, "file://"); ok {
+		return p, p != ""
+	}
+	if strings.Contains(w.text, "://") {
+		return "", false
+	}
+	if i := strings.IndexByte(w.text, ':'); i > 0 && !strings.Contains(w.text[:i], "/") {
+		return "", false // host:path
+	}
+	return w.text, true
+}
+
+// gitFormatPatch records what git format-patch writes without an option
+// that names it (-o DIR, --output FILE, --stdout): NNNN-SUBJECT.patch files
+// in the working directory, here or under -C DIR. Its --suffix is joined
+// to each name as it is, so a suffix holding a / writes anywhere
+// (--suffix=/../../.bashrc): it asks.
+func (u *progUse) gitFormatPatch(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit || w[u.global].text != "format-patch" {
+		return
+	}
+	named := false
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
+		if t.lit && t.text == "--" {
+			break
+		}
+		v, isSuffix := strings.CutPrefix(t.text, "--suffix")
+		switch {
+		case isSuffix && (v == "" || v[0] == '='):
+			val := strings.TrimPrefix(v, "=")
+			if v == "" && i+1 < len(w) {
+				val = w[i+1].text
+			}
+			if !t.lit || strings.Contains(val, "/") || v == "" && (i+1 >= len(w) || !w[i+1].lit) {
+				u.setAsk("git format-patch --suffix " + shQuoteShort(val) + " is joined to each file's name, which it may move anywhere")
+			}
+		case t.lit && (t.text == "--stdout" || t.text == "-o" || strings.HasPrefix(t.text, "-o") ||
+			strings.HasPrefix(t.text, "--output-directory") || strings.HasPrefix(t.text, "--output")):
+			named = true
+		}
+	}
+	if !named {
+		// Names that start with digits, the subject's / made -: not a
+		// name a rule holds, but a write of the directory they go to.
+		u.writes = append(u.writes, shWord{text: ".", lit: true})
+	}
+}
+
 // gitConfigSets are git config's options and sub-commands (git 2.46+)
 // that change the file; any other form with a key and a value sets it.
 var gitConfigSets = map[string]bool{"--add": true, "--replace-all": true, "--unset": true, "--unset-all": true,
@@ -1766,7 +1865,11 @@ func (u *progUse) intoDirectory(name string) {
 		if !src.lit || src.g != nil {
 			continue // a pattern's or expansion's names: the tree write stands
 		}
-		if b := path.Base(strings.TrimSuffix(src.text, "/")); b != "." && b != ".." && b != "/" {
+		text := src.text
+		if i := strings.IndexByte(text, ':'); i > 0 && (name == "scp" || name == "rsync") && !strings.Contains(text[:i], "/") {
+			text = text[i+1:] // scp host:.env . writes ./.env
+		}
+		if b := path.Base(strings.TrimSuffix(text, "/")); b != "." && b != ".." && b != "/" && b != "" {
 			u.writes = append(u.writes, shWord{text: dir + "/" + b, lit: true})
 		}
 	}
