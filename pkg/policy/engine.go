@@ -115,12 +115,16 @@ type evaluation struct {
 	// cdAway is set when a script changes directory to somewhere its
 	// relative paths can no longer be placed (cd /etc, cd .., cd $X).
 	cdAway string
-	tool   string // lower-case
-	name   string // as the agent wrote it, for messages
-	tier   Tier
-	mode   Mode
-	kind   toolKind
-	agent  *ruleLayer
+	// cdAwayRead is cdAway for reads: a literal
+	// cd is placed exactly by the analysis (every directory it may lead
+	// to is judged), so only unknown operands floor a read.
+	cdAwayRead string
+	tool       string // lower-case
+	name       string // as the agent wrote it, for messages
+	tier       Tier
+	mode       Mode
+	kind       toolKind
+	agent      *ruleLayer
 	// writeOnly: the call's paths are written without being read (Write,
 	// delete_file, str_replace_editor's create); see toolreads.go.
 	writeOnly bool
@@ -898,11 +902,15 @@ func kernelLinkGlob(g globs.Glob) bool {
 // cdFloor gives a subject of the relative path v a floor when the script
 // changed directory to somewhere v can no longer be placed (cdAway).
 func (e *evaluation) cdFloor(s *subject, v string) {
-	if e.cdAway == "" || s.floor != "" {
+	away := e.cdAway
+	if s.kind == subjRead {
+		away = e.cdAwayRead
+	}
+	if away == "" || s.floor != "" {
 		return
 	}
 	if x, _ := globs.ExpandHome(v, e.p.home); !path.IsAbs(x) {
-		s.floor, s.floorLayer = "the script changes directory ("+e.cdAway+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
+		s.floor, s.floorLayer = "the script changes directory ("+away+"), so "+strconv.Quote(v)+" may be anywhere", "safety"
 	}
 }
 
@@ -1151,6 +1159,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 	}
 
 	e.cdAway = cdAway(commands)
+	e.cdAwayRead = cdAwayRead(commands)
 	var subBuf [8]subject
 	subs := subBuf[:0]
 	// Clipped, so that adding a path safety reason copies instead of writing
@@ -1508,4 +1517,38 @@ func (e *evaluation) floatingWriteRule() *rule {
 		}
 	}
 	return nil
+}
+
+// cdAwayRead is cdAway for reads: only a cd whose
+// operand the analysis cannot place (an expansion, a pattern, cd -,
+// pushd/popd, ~user, cd -P ..) floors a relative read.
+func cdAwayRead(commands []shell.Command) string {
+	for i := range commands {
+		c := &commands[i]
+		switch c.Name {
+		case "pushd", "popd":
+			return c.Name
+		case "cd", "chdir":
+		default:
+			continue
+		}
+		args := c.Words[1:]
+		phys := false
+		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
+			phys = phys || args[0] == "-P"
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			continue // cd: the home, placed
+		}
+		t := args[0]
+		if strings.ContainsAny(t, "$`*?[{\\'\"") || t == "-" || len(args) > 1 || strings.HasPrefix(t, "+") ||
+			strings.HasPrefix(t, "~") && t != "~" && !strings.HasPrefix(t, "~/") {
+			return "cd " + t
+		}
+		if phys && strings.Contains(t, "..") {
+			return "cd " + t
+		}
+	}
+	return ""
 }

@@ -211,3 +211,24 @@ func TestDerivedOutputNames(t *testing.T) {
 		{`git pull --rebase origin main`, policy.Allow},
 	})
 }
+
+// TestFrictionLCdAndNulFeeds (friction corpus L): a literal cd is placed
+// by the analysis, so the relative reads after it are judged where they
+// land rather than asking; git ls-files -z PATHSPEC | xargs -0 feeds what
+// it lists, as find -print0 does.
+func TestFrictionLCdAndNulFeeds(t *testing.T) {
+	p := progKPolicy(t, "cd", "cat", "git", "wc", "xargs", "echo")
+	wantActions(t, p, []bashCase{
+		{`cd web && cat package.json && cd ..`, policy.Allow},
+		{`cd /home/dev/proj && cat go.mod`, policy.Allow},
+		{`git ls-files -z '*.go' | xargs -0 wc -l`, policy.Allow},
+		// Still judged where the reads land.
+		{`cd ~/.ssh && cat id_rsa`, policy.Deny},
+		{`cd .. && cat proj/.env`, policy.Deny},
+		{`cd "$D" && cat x`, policy.Ask},
+		{`cd /etc && echo x > hosts`, policy.Ask},
+		{`git ls-files -z '*.env' | xargs -0 cat`, policy.Deny},
+		{`git ls-files -z | xargs -0 cat`, policy.Deny},
+		{`git ls-files '*.go' | xargs cat`, policy.Deny},
+	})
+}

@@ -259,8 +259,70 @@ func (a *shAnalyzer) pipedFeed() *shFeed {
 		return a.findFeed(spec, w)
 	case spec.hook == "fd" && fdListsNul(spec, w):
 		return a.fdFeed(spec, w)
+	case spec.hook == "git":
+		return gitLsFilesNulFeed(w)
 	}
 	return nil
+}
+
+// gitLsFilesListOptions are the git ls-files options that choose which
+// files it lists, not how it prints them.
+var gitLsFilesListOptions = map[string]bool{"-z": true, "-c": true, "--cached": true, "-m": true, "--modified": true,
+	"-o": true, "--others": true, "--exclude-standard": true, "-d": true, "--deleted": true}
+
+// gitLsFilesNulFeed is the feed of git ls-files -z
+// with pathspecs: NUL-separated names of tracked (or, with -o, untracked)
+// files under the working directory that match the pathspecs. A pathspec
+// without '/' and with a wildcard is a name filter (git's * also crosses
+// '/', so "*.go" names ./**/*.go); a literal one without wildcards is a
+// directory or file root; anything else (magic, '/', options the entry
+// does not list) gives no feed (any path).
+func gitLsFilesNulFeed(w []shWord) *shFeed {
+	if len(w) < 3 || w[1].text != "ls-files" {
+		return nil
+	}
+	nul, dashes := false, false
+	var specs []shWord
+	for _, t := range w[2:] {
+		switch {
+		case !t.lit:
+			return nil
+		case !dashes && t.text == "--":
+			dashes = true
+		case !dashes && t.text == "-z":
+			nul = true
+		case !dashes && strings.HasPrefix(t.text, "-"):
+			if !gitLsFilesListOptions[t.text] {
+				return nil
+			}
+		default:
+			specs = append(specs, t)
+		}
+	}
+	if !nul || len(specs) == 0 {
+		return nil
+	}
+	f := &shFeed{mark: "{}", feeder: "git ls-files"}
+	for _, p := range specs {
+		x := p.text
+		switch {
+		case x == "" || x[0] == ':' || strings.Contains(x, "/") || strings.ContainsAny(x, "\\{"):
+			return nil
+		case strings.ContainsAny(x, "*?["):
+			g := globs.FromShellPattern(x)
+			if g == nil {
+				return nil
+			}
+			g = append(append(globs.Literal(nil, "./"), globs.AnyRun, globs.Tok{R: '/'}), g...)
+			f.paths = append(f.paths, shWord{text: "./**/" + x, g: g}, shWord{text: "./" + x, g: append(globs.Literal(nil, "./"), globs.FromShellPattern(x)...)})
+		default:
+			r := feedRoot(shWord{text: x, lit: true})
+			f.paths = append(f.paths, r)
+			g := append(append(slices.Clip(r.g), globs.Tok{R: '/'}), globs.AnyRun)
+			f.paths = append(f.paths, shWord{text: x + "/**", g: g, tree: true})
+		}
+	}
+	return f
 }
 
 // findListsNul reports a find whose only output is -print0: no other
