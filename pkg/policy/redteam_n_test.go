@@ -232,3 +232,23 @@ func TestFrictionLCdAndNulFeeds(t *testing.T) {
 		{`git ls-files '*.go' | xargs cat`, policy.Deny},
 	})
 }
+
+// TestFrictionLGitNames (friction corpus L): git tag, notes and
+// update-ref take names and revisions, not pathspecs (git tag -l 'v1.*'
+// was read as a file pattern and denied); only the PATH of a REV:PATH they
+// point at is read. git reflog takes a count as git log does.
+func TestFrictionLGitNames(t *testing.T) {
+	p := mustParsePolicy(t, "gitnames.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "@files(*.env.*)", action: deny }
+  - { rule: "@files(**/.env)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`git tag -l 'v1.*' --sort=-v:refname`, policy.Allow},
+		{`git reflog -10`, policy.Allow},
+		{`git tag v1 HEAD:.env`, policy.Deny},
+		{`git notes add -C HEAD:.env`, policy.Deny},
+	})
+}

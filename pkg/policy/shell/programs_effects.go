@@ -294,6 +294,7 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.gitPaths(words)
 		u.gitWrites(words)
 		u.gitFormatPatch(words)
+		u.gitNotesMessage(words)
 		u.gitSourceRepository(words)
 	}
 	return u
@@ -853,6 +854,9 @@ func (u *progUse) gitPaths(w []shWord) {
 		if !dashes && t.lit && gitPathspecMagic(t.text) == "" && u.gitRevPath(t.text, t.glob) {
 			continue
 		}
+		if sub == "tag" || sub == "notes" || sub == "update-ref" {
+			continue // names and revisions (git tag -l 'v1.*'): only REV:PATH reads
+		}
 		switch {
 		case noIndex && !dashes:
 			u.reads = append(u.reads, t) // diff --no-index: files, not pathspecs
@@ -1113,6 +1117,47 @@ func gitLocalRepository(w shWord) (string, bool) {
 		return "", false // host:path
 	}
 	return w.text, true
+}
+
+// gitNotesMessage records what git notes -C/-c OBJECT reads: the blob it
+// reuses as the note's message, which git notes show then prints — the
+// PATH of a REV:PATH, or, for any other name (a hex name may be any
+// blob's), the working directory's tree.
+func (u *progUse) gitNotesMessage(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit || w[u.global].text != "notes" {
+		return
+	}
+	for i := u.global + 1; i < len(w); i++ {
+		t := w[i]
+		if t.lit && t.text == "--" {
+			break
+		}
+		var v shWord
+		switch {
+		case !t.lit:
+			continue
+		case t.text == "-C" || t.text == "-c" || t.text == "--reuse-message" || t.text == "--reedit-message":
+			if i+1 >= len(w) {
+				return
+			}
+			i++
+			v = w[i]
+		case strings.HasPrefix(t.text, "--reuse-message=") || strings.HasPrefix(t.text, "--reedit-message="):
+			_, val, _ := strings.Cut(t.text, "=")
+			v = shWord{text: val, lit: true}
+		case len(t.text) > 2 && (strings.HasPrefix(t.text, "-C") || strings.HasPrefix(t.text, "-c")):
+			v = shWord{text: t.text[2:], lit: true}
+		default:
+			continue
+		}
+		if v.lit && u.gitRevPath(v.text, v.glob) {
+			continue
+		}
+		if !v.lit || !gitOnlyHeads([]shWord{v}) {
+			u.recursive = true
+			u.reads = append(u.reads, shWord{text: ".", lit: true})
+		}
+	}
 }
 
 // gitFormatPatch records what git format-patch writes without an option
