@@ -252,3 +252,17 @@ rules:
 		{`git notes add -C HEAD:.env`, policy.Deny},
 	})
 }
+
+// TestGoInstallWritesBin (red team N, N12): go install writes the program
+// into ~/go/bin, a directory on the PATH outside the workspace, where go
+// build -o ~/go/bin/x is judged already.
+func TestGoInstallWritesBin(t *testing.T) {
+	p := progKPolicy(t, "go")
+	wantActions(t, p, []bashCase{
+		{`go install ./cmd/git`, policy.Ask},
+		{`go install example.com/x@latest`, policy.Ask},
+		{`go build -o /home/dev/go/bin/git ./cmd/git`, policy.Ask},
+		{`go build ./...`, policy.Allow},
+		{`go test ./...`, policy.Allow},
+	})
+}

@@ -58,6 +58,13 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if fr.feed == nil {
 		u.intoDirectory(spec.name) // (a fed target is any path already)
 	}
+	if u.sub != nil {
+		if dir, ok := installDirs[u.sub.name]; ok {
+			// go install writes the program into ~/go/bin, a directory
+			// on the PATH: a write outside the workspace.
+			u.writes = append(u.writes, shWord{text: dir, lit: true})
+		}
+	}
 	if spec.name == "unzip" && len(u.writes) == 0 && !unzipLists(words) {
 		u.writes = append(u.writes, shWord{text: ".", lit: true}) // unzip a.zip: here
 	}
@@ -1891,6 +1898,11 @@ func (u *progUse) lnTargets(w []shWord) {
 		}
 	}
 }
+
+// installDirs are the directories a sub-command installs programs into
+// without naming them (GOBIN and GOPATH set for the command ask as go's
+// variables; set in the host's environment they are not seen).
+var installDirs = map[string]string{"go install": "~/go/bin"}
 
 // copyPrograms copy or link their operands to the last one, which may be
 // a directory they put each under its own name.
