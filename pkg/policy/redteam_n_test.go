@@ -266,3 +266,15 @@ func TestGoInstallWritesBin(t *testing.T) {
 		{`go test ./...`, policy.Allow},
 	})
 }
+
+// TestModuleOptionValues (red team N, N8): a known module's option
+// values are paths it may read and write, as its operands are.
+func TestModuleOptionValues(t *testing.T) {
+	p := progKPolicy(t, "python3")
+	wantActions(t, p, []bashCase{
+		{`python3 -m pylint --output=/home/dev/.bashrc x.py`, policy.Deny},
+		{`python3 -m flake8 --output-file=/home/dev/.bashrc x.py`, policy.Deny},
+		{`python3 -m pytest --junitxml=/home/dev/.ssh/x.xml`, policy.Deny},
+		{`python3 -m pytest -q --junitxml=report.xml tests/`, policy.Allow},
+	})
+}

@@ -827,8 +827,18 @@ func (u *progUse) operandEffects() {
 		// python -m pytest tests/ ~/.netrc: the module's arguments, not
 		// a script and its arguments — read, and written (json.tool IN
 		// OUT, venv DIR, black FILE).
-		u.reads = append(u.reads, u.operands...)
-		u.writes = append(u.writes, u.operands...)
+		for _, w := range u.operands {
+			if w.lit && strings.HasPrefix(w.text, "-") {
+				// --output=FILE, --junit-xml=FILE: the value is the path.
+				if _, v, ok := strings.Cut(w.text, "="); ok && v != "" {
+					w = shWord{text: v, lit: true}
+				} else {
+					continue
+				}
+			}
+			u.reads = append(u.reads, w)
+			u.writes = append(u.writes, w)
+		}
 		return
 	}
 	u.positionEffects()
