@@ -278,3 +278,25 @@ func TestModuleOptionValues(t *testing.T) {
 		{`python3 -m pytest -q --junitxml=report.xml tests/`, policy.Allow},
 	})
 }
+
+// TestClosedVerbsAfterOptions (red team N, N16): systemctl's verbs are
+// closed (link, edit, set-environment install or run code from files the
+// agent writes), and options before a closed entry's verb do not hide
+// it: the first word after them must be a verb the entry knows.
+func TestClosedVerbsAfterOptions(t *testing.T) {
+	p := progKPolicy(t, "systemctl", "pip")
+	wantActions(t, p, []bashCase{
+		{`systemctl --user link /home/dev/proj/x.service`, policy.Ask},
+		{`systemctl --user edit --full x.service`, policy.Ask},
+		{`systemctl --user set-environment LD_PRELOAD=/home/dev/proj/x.so`, policy.Ask},
+		{`systemctl --user enable /home/dev/proj/x.service`, policy.Ask},
+		{`systemctl -H status link x.service`, policy.Ask},
+		{`pip --foo frob`, policy.Ask},
+		// Ordinary work.
+		{`systemctl status nginx`, policy.Allow},
+		{`systemctl --user -n 20 status x.service`, policy.Allow},
+		{`systemctl restart nginx`, policy.Allow},
+		{`systemctl enable --now nginx`, policy.Allow},
+		{`pip -q install requests`, policy.Allow},
+	})
+}

@@ -210,6 +210,9 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
+	if spec.closed && !spec.complete && spec.subs != nil && i < len(w) && w[i].lit && strings.HasPrefix(w[i].text, "-") {
+		i = u.verbAfterOptions(w, i)
+	}
 	if spec.subs != nil && i < len(w) && u.scanSub(&w[i]) {
 		i++
 		// go run PKG ARGS…: the program's arguments are not go's.
@@ -293,6 +296,46 @@ func (u *progUse) scanSub(w *shWord) bool {
 		u.setAsk(notUnderstood(spec.name, "sub-command", w.text))
 	}
 	return false
+}
+
+// verbAfterOptions finds the verb of a closed entry after options it
+// does not list as global (pip -q install, systemctl --user link): the
+// first word that is not an option, skipping the value of an option the
+// entry knows takes one (systemctl -H HOST status). It returns the index
+// to read the verb at, which must be one the entry knows: another word
+// that may be a verb asks (systemctl --user link), unless a word after it
+// may be the verb and it the value of an option the entry does not list
+// (npm --prefix web run build), or it is a path: the words are then read
+// as they are.
+func (u *progUse) verbAfterOptions(w []shWord, i int) int {
+	j := i
+	for j < len(w) && w[j].lit && strings.HasPrefix(w[j].text, "-") {
+		name, _, attached := strings.Cut(w[j].text, "=")
+		o := u.spec.options[name]
+		if o == nil {
+			o = u.spec.global[name]
+		}
+		j++
+		if o != nil && o.value == valRequired && !attached && j < len(w) {
+			j++
+		}
+	}
+	if j >= len(w) || !w[j].lit {
+		return i
+	}
+	if u.spec.subs[w[j].text] != nil {
+		u.global = j
+		return j
+	}
+	if strings.ContainsAny(w[j].text, "/.=:@") || slices.ContainsFunc(w[j+1:], func(t shWord) bool {
+		return !t.lit || u.spec.subs[t.text] != nil
+	}) {
+		// The value of an option the entry does not list (npm --prefix
+		// web run build): the words are read as they are.
+		return i
+	}
+	u.setAsk(notUnderstood(u.spec.name, "sub-command", w[j].text))
+	return i
 }
 
 // expandedValue applies a word that spells a long option with a value
