@@ -16,6 +16,7 @@ var otherTools = map[string]string{
 	"from":                         "Dockerfile COPY",
 	"from-file":                    "kubectl create secret",
 	"from-literal":                 "kubectl create secret",
+	"dry-run":                      "git clean",
 	"network":                      "docker run",
 	"rm":                           "docker run",
 	"count":                        "nats sub",

@@ -50,7 +50,11 @@ type subject struct {
 	rel string
 	// short is the command without its global options (git status for
 	// git -C dir status); "" when it has none.
-	short     string
+	short string
+	// joined is a command's words joined by spaces when that differs from
+	// value, its words as bash reads them back (shell.CommandText): deny
+	// and ask rules meet it too.
+	joined    string
 	qualified bool
 	// recursive: the path stands for the whole tree under it (grep -r,
 	// rm -r, a deleted or moved directory).
@@ -566,6 +570,10 @@ func (r *rule) matches(s *subject) bool {
 		// Global options are skipped: git -C dir status meets the rules of
 		// git status.
 		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.short) {
+			return true
+		}
+		if s.joined != "" && r.action != Allow && (r.shellKey == "" || r.shellKey == commandKey(s.joined)) &&
+			globs.Match(r.shellPattern, s.joined) {
 			return true
 		}
 		// A path-qualified command (/bin/rm) meets deny and ask rules in its
@@ -1280,14 +1288,27 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 // appendCommandSubjects appends to subs the subjects of a simple command:
 // the command itself, then each file it reads.
 func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []subject {
-	s := subject{kind: subjCommand, tier: e.tier, cmd: c, value: strings.Join(c.Words, " ")}
+	s := subject{kind: subjCommand, tier: e.tier, cmd: c}
+	s.value, s.short = shell.CommandTexts(c)
+	if s.short == s.value {
+		s.short = ""
+	}
+	if c.Globs == nil && len(c.Words) > 0 {
+		// Deny and ask rules also meet the words joined as they are: a
+		// rule written without quotes (ssh -o ProxyCommand*) meets ssh -o
+		// 'ProxyCommand x'.
+		if j := strings.Join(c.Words, " "); j != s.value {
+			s.joined = j
+		}
+	}
 	s.key = commandKey(s.value)
 	if c.PathQualified && len(c.Words) > 0 {
 		s.qualified = true
-		s.base = c.Name
-		if len(c.Words) > 1 {
-			s.base = c.Name + " " + strings.Join(c.Words[1:], " ")
+		name, first := c.Name, c.Words[0]
+		if c.Globs == nil {
+			name, first = shell.QuoteWord(name), shell.QuoteWord(first)
 		}
+		s.base = name + strings.TrimPrefix(s.value, first)
 		s.baseKey = commandKey(s.base)
 	}
 	if c.Globs != nil {
@@ -1311,9 +1332,6 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		}
 	case c.Elevated:
 		s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
-	}
-	if c.Options > 0 {
-		s.short = strings.Join(shell.WithoutOptions(c), " ")
 	}
 	subs = append(subs, s)
 	first := len(subs)

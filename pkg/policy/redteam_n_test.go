@@ -300,3 +300,27 @@ func TestClosedVerbsAfterOptions(t *testing.T) {
 		{`pip -q install requests`, policy.Allow},
 	})
 }
+
+// TestSubcommandTextKeepsQuotes (display red team, D9): the sub-command an
+// approver reads is its words as bash reads them back, so a quoted word
+// is not shown as several; an allow rule written for the words joined
+// does not allow a command whose words differ, while deny and ask rules
+// meet both spellings.
+func TestSubcommandTextKeepsQuotes(t *testing.T) {
+	p := mustParsePolicy(t, "quotes.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git clean -fdx -e keep --dry-run)", action: allow }
+  - { rule: "bash(ssh -o ProxyCommand*)", action: deny }
+`)
+	args, _ := json.Marshal(map[string]string{"command": `git clean -fdx '-e keep --dry-run'`})
+	d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
+	if len(d.Subcommands) == 0 || d.Subcommands[0].Command != `git clean -fdx '-e keep --dry-run'` {
+		t.Errorf("subcommands = %+v", d.Subcommands)
+	}
+	wantActions(t, p, []bashCase{
+		{`git clean -fdx '-e keep --dry-run'`, policy.Ask},
+		{`git clean -fdx -e keep --dry-run`, policy.Allow},
+		{`ssh -o 'ProxyCommand sh -c id' host`, policy.Deny},
+	})
+}

@@ -15,10 +15,10 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// Limits that keep one question on a screen. Shell commands are never cut:
-// their sub-commands are what the operator judges.
+// Limits that keep one question on a screen. No argument value is cut:
+// the tail of a here-document or a file's content is what runs, and a key
+// to approve what was not shown would approve it unread.
 const (
-	maxValueLines = 30 // lines of one multi-line argument value
 	maxBatchShown = 5  // batch_remaining items listed
 	maxSummary    = 80 // runes of a one-line argument summary
 )
@@ -349,11 +349,7 @@ func argumentsText(raw json.RawMessage) string {
 		}
 		lines := strings.Split(strings.TrimRight(v, "\n"), "\n")
 		fmt.Fprintf(&b, "(%d lines)", len(lines))
-		for j, l := range lines {
-			if j == maxValueLines {
-				fmt.Fprintf(&b, "\n  … %d more lines", len(lines)-maxValueLines)
-				break
-			}
+		for _, l := range lines {
 			b.WriteString("\n  " + clean(l, true))
 		}
 	}

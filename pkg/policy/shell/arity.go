@@ -162,7 +162,7 @@ func shPrefixPattern(words []string, arity int) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		shEscapePattern(&b, w)
+		shEscapePattern(&b, QuoteWord(w))
 	}
 	if n < len(words) {
 		b.WriteString(" *")
@@ -219,17 +219,30 @@ func commandCovered(c *Command, writes bool, patterns []string) bool {
 	if c.Redirect || writes {
 		return c.Globs == nil && slices.Contains(patterns, ExactPattern(c))
 	}
-	cmd := strings.Join(c.Words, " ")
-	short := cmd
-	if c.Options > 0 {
-		short = strings.Join(WithoutOptions(c), " ")
-	}
+	cmd, short := CommandTexts(c)
 	for _, p := range patterns {
 		if !isRedirectPattern(p) && (globs.Match(p, cmd) || globs.Match(p, short)) {
 			return true
 		}
 	}
 	return false
+}
+
+// CommandTexts returns the text rules and grants match a command by, and
+// the same without its global options: its words as CommandText writes
+// them, or, for a command with words that are not literals (Globs), its
+// words as written, joined by spaces.
+func CommandTexts(c *Command) (cmd, short string) {
+	join := CommandText
+	if c.Globs != nil {
+		join = func(w []string) string { return strings.Join(w, " ") }
+	}
+	cmd = join(c.Words)
+	short = cmd
+	if c.Options > 0 {
+		short = join(WithoutOptions(c))
+	}
+	return cmd, short
 }
 
 // CoversAny reports whether one of patterns covers at least one command of

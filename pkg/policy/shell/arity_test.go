@@ -57,7 +57,7 @@ func TestAlwaysPatterns(t *testing.T) {
 		{"global options are not part of the prefix", "git -C /repo status", []string{"git status"}},
 		{"global options with values are skipped", "git --no-pager -c color.ui=never log -n 3", []string{"git log *"}},
 		{"an option inside the prefix gives the exact command", "npm --prefix /x run build", []string{"npm --prefix /x run build"}},
-		{"glob characters are escaped", "npm run 'te*st'", []string{`npm run te\*st`}},
+		{"glob characters are escaped", "npm run 'te*st'", []string{`npm run 'te\*st'`}},
 		{"wrappers are seen through", "timeout 60 cargo test --all", []string{"cargo test --all"}},
 		{"xargs commands: exact needs literal words", "ls | xargs rm", nil},
 		{"find is a command, complete and inert", "find . -name x", []string{"find *"}},

@@ -1,0 +1,50 @@
+package shell
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestCommandTextKeepsWordBoundaries (display red team, D9/D10): two
+// commands whose words differ only in where the blanks are have different
+// texts, and grants made for one never cover the other.
+func TestCommandTextKeepsWordBoundaries(t *testing.T) {
+	dry := Analyze(`git clean -fdx -e keep --dry-run`)
+	wet := Analyze(`git clean -fdx '-e keep --dry-run'`)
+	if a, b := CommandText(dry.Commands[0].Words), CommandText(wet.Commands[0].Words); a == b {
+		t.Fatalf("both read %q", a)
+	}
+	if got := CommandText(wet.Commands[0].Words); got != `git clean -fdx '-e keep --dry-run'` {
+		t.Errorf("CommandText = %q", got)
+	}
+	if p := AlwaysPatterns(dry); PrefixCovered(wet, p) {
+		t.Errorf("the grant %q of the dry run covers %q", p, "git clean -fdx '-e keep --dry-run'")
+	}
+	if p := AlwaysPatterns(wet); PrefixCovered(dry, p) {
+		t.Errorf("the grant %q covers the dry run", p)
+	}
+}
+
+// TestCommandTextReadsBackAsItsWords: bash, given the text, passes the
+// program exactly the words (ground truth: a real bash prints them).
+func TestCommandTextReadsBackAsItsWords(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	words := []string{"printf", "%s\\n", "a b", "", "it's", "*.go", "$HOME", "`id`", "a;b", "x|y", "~/x", "a~b",
+		"[", "]", "-e .env --dry-run", "tab\there", "new\nline", "back\\slash", "{a,b}", "#c", "!x", "é"}
+	out, err := exec.Command(bash, "-c", CommandText(words)).Output()
+	if err != nil {
+		t.Fatalf("bash -c %q: %v", CommandText(words), err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	var want []string
+	for _, w := range words[2:] {
+		want = append(want, strings.Split(w, "\n")...)
+	}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("bash read %q back as %q, want %q", CommandText(words), got, want)
+	}
+}
