@@ -87,7 +87,7 @@ func whereOf(q messages.ApprovalNeeded, l Limits) string {
 	if q.Request.Cwd == "" {
 		return "in any working directory (this call names none)"
 	}
-	return "in any working directory (this call's: " + ClipWidth(OneLine(q.Request.Cwd), l.Command, l.Width) + ")"
+	return "in any working directory (this call's: " + ClipWidth(PathLine(q.Request.Cwd), l.Command, l.Width) + ")"
 }
 
 // untilOf says until when a grant lasts, from GrantOffer.Expires: "never"

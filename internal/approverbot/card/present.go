@@ -196,7 +196,7 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 		RequestID: req.RequestID, Tool: req.Tool, Team: q.Team, Tier: q.Risk.Tier,
 		SessionID: req.SessionID, AgentID: req.AgentID, AgentType: req.AgentType, Requester: req.RequestedBy,
 		Identity:       IdentityText(req.Identity),
-		Cwd:            ClipWidth(OneLine(req.Cwd), l.Command, l.Width),
+		Cwd:            ClipWidth(PathLine(req.Cwd), l.Command, l.Width),
 		Description:    ClipWidth(OneLine(req.Description), l.Prose, l.Width),
 		Why:            ClipWidth(OneLine(q.Risk.Reason), l.Prose, l.Width),
 		Rule:           ClipWidth(OneLine(q.Risk.Rule), l.Command, l.Width),

@@ -142,6 +142,9 @@ func isBidi(r rune) bool {
 		r == '\u200E' || r == '\u200F' || r == '\u061C'
 }
 
+// idnaDots are the label separators UTS #46 maps to '.'.
+var idnaDots = strings.NewReplacer("\u3002", ".", "\uFF0E", ".", "\uFF61", ".")
+
 // lookalikes flags the words of s that mix scripts and its host names
 // outside ASCII.
 func (z *sanitizer) lookalikes(s string) {
@@ -155,6 +158,9 @@ func (z *sanitizer) lookalikes(s string) {
 	if ascii {
 		return
 	}
+	// IDNA maps the ideographic and full-width full stops to '.': gіthub。com
+	// is a host name as gіthub.com is.
+	s = idnaDots.Replace(s)
 	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) && r != '.' && r != '-' }) {
 		tok = strings.Trim(tok, ".-")
 		if tok == "" || isASCII(tok) {

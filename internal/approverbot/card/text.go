@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -62,6 +63,17 @@ func ClipNote(s string, n int, w Width) string {
 
 // OneLine folds every run of white space, newlines included, into one space.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// PathLine shows a path on one line as it is: a path holding white space
+// is quoted, its blanks kept and its newlines and tabs escaped, since a
+// blank is part of the name ("/home/u/proj " is not "/home/u/proj", and
+// OneLine would fold one into the other).
+func PathLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsSpace) {
+		return s
+	}
+	return strconv.Quote(s)
+}
 
 // SplitArgs renders a call's arguments for people. A shell tool's
 // "command" string comes out as it is (newlines included), the rest as
