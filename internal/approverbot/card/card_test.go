@@ -282,3 +282,23 @@ func TestPresentKeepsTheBlanksOfAWorkingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestPresentFlagsNestedRepeats (display red team, D2): a key repeated in
+// a nested object is flagged, since what is shown is its last value and a
+// program reading the arguments may take the first.
+func TestPresentFlagsNestedRepeats(t *testing.T) {
+	q := bash(`{"command":"x"}`)
+	q.Request.Tool = "mcp__db__query"
+	q.Request.Arguments = json.RawMessage(`{"params":{"sql":"DROP TABLE users","sql":"SELECT 1"},"list":[{"a":1,"a":2}],"readonly":true}`)
+	v := card.Present(q, card.Limits{})
+	all := strings.Join(v.Warnings, "\n")
+	for _, p := range []string{`"params.sql" appears more than once`, `"list[0].a" appears more than once`} {
+		if !strings.Contains(all, p) {
+			t.Errorf("warnings lack %s:\n%s", p, all)
+		}
+	}
+	q.Request.Arguments = json.RawMessage(`{"params":{"sql":"SELECT 1","limit":3}}`)
+	if w := card.Present(q, card.Limits{}).Warnings; len(w) != 0 {
+		t.Errorf("warnings for arguments without repeats: %q", w)
+	}
+}

@@ -54,14 +54,68 @@ func ArgKeys(raw json.RawMessage) []string {
 	return keys
 }
 
+// NestedRepeats lists, as dotted paths (params.sql, edits[1].old_string),
+// the keys that appear more than once in one object nested inside the
+// arguments: what is shown holds their last value, a program reading the
+// arguments may take the first. The top level's are [keyWarnings]'.
+func NestedRepeats(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(unwrapJSONString(raw)))
+	var out []string
+	var walk func(path string, top bool) bool
+	walk = func(path string, top bool) bool {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				k, _ := kt.(string)
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if seen[k] && !top && !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+				seen[k] = true
+				if !walk(p, false) {
+					return false
+				}
+			}
+			_, err = dec.Token()
+			return err == nil
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if !walk(path+"["+strconv.Itoa(i)+"]", false) {
+					return false
+				}
+			}
+			_, err = dec.Token()
+			return err == nil
+		}
+		return true
+	}
+	walk("", true)
+	return out
+}
+
 // keyWarnings are the warnings of keys (from [ArgKeys]); each key and
 // spelling is named once.
-func keyWarnings(keys []string, z *sanitizer) []string {
+func keyWarnings(keys, nested []string, z *sanitizer) []string {
+	var out []string
+	for _, p := range nested {
+		out = append(out, "⚠ Argument "+strconv.Quote(z.line(p))+" appears more than once: what is shown is its last value; a program may run the first.")
+	}
 	count := map[string]int{}
 	for _, k := range keys {
 		count[k]++
 	}
-	var out []string
 	done := map[string]bool{}
 	for _, k := range keys {
 		if done[k] {

@@ -217,7 +217,7 @@ func Present(q messages.ApprovalNeeded, l Limits) View {
 	for _, k := range keys {
 		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
 	}
-	keyNotes := keyWarnings(keys, z)
+	keyNotes := keyWarnings(keys, NestedRepeats(raw), z)
 	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
 		// The reason only repeats the override, shown on its own.
 		v.Why = ""
