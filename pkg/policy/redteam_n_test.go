@@ -324,3 +324,16 @@ rules:
 		{`ssh -o 'ProxyCommand sh -c id' host`, policy.Deny},
 	})
 }
+
+// TestCopiesOfKernelLinks (red team N, N9): cp -P /proc/self/root r makes
+// r a link to /, through which every later path would be judged as the
+// project's: copying one of the kernel's links asks.
+func TestCopiesOfKernelLinks(t *testing.T) {
+	p := progKPolicy(t, "cp", "rsync")
+	wantActions(t, p, []bashCase{
+		{`cp -P /proc/self/root r`, policy.Ask},
+		{`cp -d /proc/self/cwd c`, policy.Ask},
+		{`cp -a /proc/1/fd/3 x`, policy.Ask},
+		{`cp a.txt b.txt`, policy.Allow},
+	})
+}

@@ -58,6 +58,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if fr.feed == nil {
 		u.intoDirectory(spec.name) // (a fed target is any path already)
 	}
+	if copyPrograms[spec.name] {
+		u.kernelLinkSources()
+	}
 	if u.sub != nil {
 		if dir, ok := installDirs[u.sub.name]; ok {
 			// go install writes the program into ~/go/bin, a directory
@@ -1907,6 +1910,24 @@ var installDirs = map[string]string{"go install": "~/go/bin"}
 // copyPrograms copy or link their operands to the last one, which may be
 // a directory they put each under its own name.
 var copyPrograms = map[string]bool{"cp": true, "mv": true, "install": true, "ln": true, "rsync": true, "scp": true}
+
+// kernelLinkSources makes a copy of one of the kernel's links to other
+// files ask (cp -P /proc/self/root r makes r a link to /, through which
+// every later path is judged as the project's): /proc/PID/root, cwd, exe
+// and fd/N, copied as links by cp -P, -d, -a, rsync -l, tar, ln.
+func (u *progUse) kernelLinkSources() {
+	for _, op := range u.operands {
+		if !op.lit {
+			continue
+		}
+		p := strings.Split(strings.Trim(path.Clean(op.text), "/"), "/")
+		if len(p) >= 3 && p[0] == "proc" && (len(p) == 3 && (p[2] == "root" || p[2] == "cwd" || p[2] == "exe") ||
+			len(p) == 4 && (p[2] == "fd" || p[2] == "map_files")) {
+			u.setAsk(u.spec.name + " " + op.text + " copies or links one of the kernel's links to other files, whose target the policy cannot see")
+			return
+		}
+	}
+}
 
 // intoDirectory adds, for a program that copies its operands to the last
 // one, the write of each source's name under it: cp a/HEAD x/ writes
