@@ -1293,7 +1293,7 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	if s.short == s.value {
 		s.short = ""
 	}
-	if c.Globs == nil && len(c.Words) > 0 {
+	if c.Globs == nil && strings.IndexByte(s.value, '\'') >= 0 {
 		// Deny and ask rules also meet the words joined as they are: a
 		// rule written without quotes (ssh -o ProxyCommand*) meets ssh -o
 		// 'ProxyCommand x'.

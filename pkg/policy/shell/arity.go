@@ -233,6 +233,9 @@ func commandCovered(c *Command, writes bool, patterns []string) bool {
 // them, or, for a command with words that are not literals (Globs), its
 // words as written, joined by spaces.
 func CommandTexts(c *Command) (cmd, short string) {
+	if c.Text != "" {
+		return c.Text, c.ShortText
+	}
 	join := CommandText
 	if c.Globs != nil {
 		join = func(w []string) string { return strings.Join(w, " ") }

@@ -9,7 +9,17 @@ import "strings"
 // clean -fdx -e keep --dry-run — so an approver reads the words that run,
 // and a rule or grant written for one never matches the other.
 func CommandText(words []string) string {
+	n := len(words)
+	quote := false
+	for _, w := range words {
+		n += len(w)
+		quote = quote || w == "" || needsQuote(w) && w != "[" && w != "]" && w != "[[" && w != "]]"
+	}
+	if !quote {
+		return strings.Join(words, " ")
+	}
 	var b strings.Builder
+	b.Grow(n + 8)
 	for i, w := range words {
 		if i > 0 {
 			b.WriteByte(' ')

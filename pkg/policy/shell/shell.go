@@ -364,6 +364,11 @@ func (a *shAnalyzer) run(f *syntax.File) {
 	a.finishReads()
 	a.finishExports()
 	a.finishCds()
+	for i := range a.res.Commands {
+		if c := &a.res.Commands[i]; !c.Redirect && len(c.Words) > 0 {
+			c.Text, c.ShortText = CommandTexts(c)
+		}
+	}
 	a.checkForkBombs()
 	a.checkFetchExecute()
 }

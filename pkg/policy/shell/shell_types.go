@@ -12,6 +12,10 @@ type Command struct {
 	// find -exec…) and leading VAR=value assignments. Words[0] is the command
 	// name as written (it may be path-qualified: "/bin/rm").
 	Words []string
+	// Text and ShortText are what CommandTexts returns for the command,
+	// set when the analysis ends, so that a cached analysis is not
+	// quoted again on every call; "" until then.
+	Text, ShortText string
 	// Name is the base name of Words[0] ("rm" for "/bin/rm").
 	Name string
 	// PathQualified is true when Words[0] contains a "/".
