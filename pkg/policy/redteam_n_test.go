@@ -337,3 +337,33 @@ func TestCopiesOfKernelLinks(t *testing.T) {
 		{`cp a.txt b.txt`, policy.Allow},
 	})
 }
+
+// TestCredentialPrintingVerbs (red team N, N15): a CLI verb that prints
+// the credentials it stores reads its store, so the rules on those files
+// meet it as they meet cat of them; the CLIs' other verbs do not.
+func TestCredentialPrintingVerbs(t *testing.T) {
+	p := mustParsePolicy(t, "creds.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(aws *)", action: allow }
+  - { rule: "bash(kubectl *)", action: allow }
+  - { rule: "bash(gh *)", action: allow }
+  - { rule: "bash(docker *)", action: allow }
+  - { rule: "@files(~/.aws/**)", action: deny }
+  - { rule: "@files(~/.kube/**)", action: deny }
+  - { rule: "@files(~/.config/gh/**)", action: deny }
+  - { rule: "@files(**/.env)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`aws configure get aws_secret_access_key`, policy.Deny},
+		{`aws configure export-credentials --format env`, policy.Deny},
+		{`kubectl config view --raw`, policy.Deny},
+		{`gh auth token`, policy.Deny},
+		{`gh auth status --show-token`, policy.Deny},
+		{`docker compose config`, policy.Deny},
+		{`aws s3 ls`, policy.Allow},
+		{`kubectl get pods -n prod`, policy.Allow},
+		{`gh pr list`, policy.Allow},
+		{`docker compose up -d`, policy.Allow},
+	})
+}

@@ -97,6 +97,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 			rest = slices.Concat(words[1:u.global], words[u.global+1:])
 		}
 		u.reads = append(u.reads, unknownReads(rest)...)
+		u.reads = append(u.reads, credentialFiles(c.Name, words)...)
 		c.Walks = true
 	}
 	a.recordReads(c, fr.feedWords(u.reads))

@@ -45,7 +45,53 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	// ag x, ag -u PATTERN: a program that walks a tree walks the working
 	// directory when its operands are not paths, or vanish.
 	reads = append(reads, shWord{text: ".", lit: true})
+	reads = append(reads, credentialFiles(c.Name, words)...)
 	a.recordReads(c, fr.feedWords(reads))
+}
+
+// credentialStores are the files a CLI's verb reads its stored
+// credentials from and prints them (aws configure get
+// aws_secret_access_key, kubectl config view --raw, gh auth token): a rule
+// on those files meets the verb, as it meets cat of them. Each program's
+// documented default location; one moved by a variable (AWS_CONFIG_FILE,
+// KUBECONFIG, GH_CONFIG_DIR) set in the host's environment is not seen.
+var credentialStores = map[string][]string{
+	"aws configure":         {"~/.aws/credentials", "~/.aws/config"},
+	"kubectl config":        {"~/.kube/config"},
+	"gh auth":               {"~/.config/gh/hosts.yml"},
+	"gcloud auth":           {"~/.config/gcloud/credentials.db", "~/.config/gcloud/access_tokens.db"},
+	"gcloud config":         {"~/.config/gcloud/configurations"},
+	"az account":            {"~/.azure/msal_token_cache.json", "~/.azure/azureProfile.json"},
+	"docker compose config": {".env"},
+	"docker-compose config": {".env"},
+	"npm config":            {"~/.npmrc", ".npmrc"},
+	"heroku auth":           {"~/.netrc"},
+	"doctl auth":            {"~/.config/doctl/config.yaml"},
+	"vault token":           {"~/.vault-token"},
+	"vault print":           {"~/.vault-token"},
+}
+
+// credentialFiles returns the credential stores the command's verb reads
+// (credentialStores), as literal reads.
+func credentialFiles(name string, words []shWord) []shWord {
+	var verbs []string
+	for _, w := range words[1:] {
+		if len(verbs) == 2 {
+			break
+		}
+		if w.lit && !strings.HasPrefix(w.text, "-") {
+			verbs = append(verbs, w.text)
+		}
+	}
+	files, ok := credentialStores[name]
+	for i := len(verbs); !ok && i > 0; i-- {
+		files, ok = credentialStores[name+" "+strings.Join(verbs[:i], " ")]
+	}
+	var out []shWord
+	for _, f := range files {
+		out = append(out, shWord{text: f, lit: true})
+	}
+	return out
 }
 
 // unknownReads returns what a program reads by a closed reading of its
