@@ -99,7 +99,7 @@ func (p *pathPattern) dirUnder(clean string) bool {
 // expansion, a leading "./" dropped (values are cleaned the same way), and a
 // trailing '/' meaning "this directory and everything under it".
 func normalizePatternText(p, home string) string {
-	p, _ = globs.ExpandHome(p, home)
+	p, _ = globs.ExpandHome(expandBracedHome(p, home), home)
 	for strings.HasPrefix(p, "./") && len(p) > 2 {
 		p = p[2:]
 	}
@@ -107,6 +107,36 @@ func normalizePatternText(p, home string) string {
 		p += "**"
 	}
 	return p
+}
+
+// expandBracedHome expands a ~ that begins an alternative of a brace
+// group ({~/.npmrc,~/.pypirc}), as bash does after brace expansion: such a
+// rule would otherwise name a directory called ~ and never match.
+func expandBracedHome(p, home string) string {
+	if home == "" || !strings.Contains(p, "{") || !strings.Contains(p, "~") {
+		return p
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			b.WriteByte(c)
+			i++
+			c = p[i]
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case c == '~' && depth > 0 && (p[i-1] == '{' || p[i-1] == ',') &&
+			(i+1 == len(p) || p[i+1] == '/' || p[i+1] == ',' || p[i+1] == '}'):
+			b.WriteString(home)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // compilePathPattern compiles a normalized path pattern.

@@ -367,3 +367,27 @@ rules:
 		{`docker compose up -d`, policy.Allow},
 	})
 }
+
+// TestBracedHomeInPathRules: a ~ that begins an alternative of a brace
+// group is the home, as bash reads {~/a,~/b}: the rule would otherwise name
+// a directory called ~ and never match. The built-in policy denies the
+// tokens command-line tools keep in the home.
+func TestBracedHomeInPathRules(t *testing.T) {
+	p := mustParsePolicy(t, "braces.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "@files({~/.npmrc,~/.pypirc})", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`cat ~/.npmrc`, policy.Deny},
+		{`cat /home/dev/.pypirc`, policy.Deny},
+		{`cat .npmrc`, policy.Allow},
+	})
+	for _, path := range []string{"~/.config/gh/hosts.yml", "~/.kube/config", "~/.docker/config.json", "~/.npmrc", "~/.vault-token"} {
+		args, _ := json.Marshal(map[string]string{"file_path": path})
+		if d := policy.Default().Evaluate(policy.Call{Tool: "Read", Arguments: args, Cwd: "/home/dev/proj"}); d.Action != policy.Deny {
+			t.Errorf("built-in policy, Read %s: %s (%s), want deny", path, d.Action, d.Reason)
+		}
+	}
+}
