@@ -1166,8 +1166,7 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "cannot analyse the command: "+analysis.Unanalysable)
 	}
 
-	e.cdAway = cdAway(commands)
-	e.cdAwayRead = cdAwayRead(commands)
+	e.cdAway, e.cdAwayRead = cdAway(commands)
 	var subBuf [8]subject
 	subs := subBuf[:0]
 	// Clipped, so that adding a path safety reason copies instead of writing
@@ -1454,36 +1453,47 @@ func (e *evaluation) workdir(v argValue) string {
 	return ""
 }
 
-// cdAway returns the cd of a script after which its relative paths are no
-// longer where they look, or "": cd to an absolute or home path, out of
-// the directory (..), to a word with an expansion, or popd/pushd.
-func cdAway(commands []shell.Command) string {
+// cdAway returns the cd of a script after which its relative writes are
+// no longer where they look (cd to an absolute or home path, out of the
+// directory (..), to a word with an expansion, or popd/pushd), and the
+// one after which its relative reads are not (only a cd whose operand
+// the analysis cannot place: an expansion, a pattern, cd -, ~user, cd -P
+// with .., pushd, popd — the analysis judges a read under every
+// directory a literal cd may lead to); "" for none.
+func cdAway(commands []shell.Command) (write, read string) {
 	for i := range commands {
 		c := &commands[i]
 		switch c.Name {
 		case "pushd", "popd":
-			return c.Name
+			return c.Name, c.Name
 		case "cd", "chdir":
 		default:
 			continue
 		}
 		args := c.Words[1:]
+		phys := false
 		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
+			phys = phys || args[0] == "-P"
 			args = args[1:]
 		}
 		if len(args) == 0 {
-			return "cd to the home directory"
+			if write == "" {
+				write = "cd to the home directory" // placed for reads
+			}
+			continue
 		}
 		t := args[0]
-		// A pattern (cd .s*) names a directory the analysis cannot place.
-		if x, home := globs.ExpandHome(t, ""); home || path.IsAbs(x) || strings.ContainsAny(t, "$`*?[") || t == "-" || len(args) > 1 {
-			return "cd " + t
+		if strings.ContainsAny(t, "$`*?[{\\'\"") || t == "-" || len(args) > 1 || strings.HasPrefix(t, "+") ||
+			strings.HasPrefix(t, "~") && t != "~" && !strings.HasPrefix(t, "~/") || phys && strings.Contains(t, "..") {
+			return "cd " + t, "cd " + t
 		}
-		if cl := path.Clean(t); cl == ".." || strings.HasPrefix(cl, "../") {
-			return "cd " + t
+		// A pattern (cd .s*) names a directory the analysis cannot place.
+		x, home := globs.ExpandHome(t, "")
+		if cl := path.Clean(t); write == "" && (home || path.IsAbs(x) || cl == ".." || strings.HasPrefix(cl, "../")) {
+			write = "cd " + t
 		}
 	}
-	return ""
+	return write, ""
 }
 
 // hostShellScript returns the script of an argv the host runs it in: the
@@ -1535,38 +1545,4 @@ func (e *evaluation) floatingWriteRule() *rule {
 		}
 	}
 	return nil
-}
-
-// cdAwayRead is cdAway for reads: only a cd whose
-// operand the analysis cannot place (an expansion, a pattern, cd -,
-// pushd/popd, ~user, cd -P ..) floors a relative read.
-func cdAwayRead(commands []shell.Command) string {
-	for i := range commands {
-		c := &commands[i]
-		switch c.Name {
-		case "pushd", "popd":
-			return c.Name
-		case "cd", "chdir":
-		default:
-			continue
-		}
-		args := c.Words[1:]
-		phys := false
-		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
-			phys = phys || args[0] == "-P"
-			args = args[1:]
-		}
-		if len(args) == 0 {
-			continue // cd: the home, placed
-		}
-		t := args[0]
-		if strings.ContainsAny(t, "$`*?[{\\'\"") || t == "-" || len(args) > 1 || strings.HasPrefix(t, "+") ||
-			strings.HasPrefix(t, "~") && t != "~" && !strings.HasPrefix(t, "~/") {
-			return "cd " + t
-		}
-		if phys && strings.Contains(t, "..") {
-			return "cd " + t
-		}
-	}
-	return ""
 }

@@ -55,6 +55,43 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
+	u.impliedWrites(words, fr)
+	// The members written are not named: any path under the tree.
+	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
+		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
+	if u.chdir != nil {
+		u.placeUnder(*u.chdir)
+	}
+	u.typeFilters()
+	u.filters = a.filterValues(u.filters)
+	u.filterReads()
+	if u.ask != "" {
+		c.Unanalysable = u.ask
+	}
+	if u.partial() {
+		u.partialReads(words)
+		c.Walks = true
+	}
+	a.recordReads(c, fr.feedWords(u.reads))
+	// c is not used below: writeTarget and nested append to the commands.
+	a.recordWrites(&u, spec, fr, opaque)
+	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
+		// Paths of the script may go through links the archive made
+		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
+		a.extractFrom, a.extractedAt = ci, len(a.res.Commands)
+	}
+	a.programRuns(ci, u.runs, fr)
+}
+
+// impliedWrites adds the writes a program makes without naming them as
+// operands: into the working directory (go build, unzip), a source's name
+// under a target directory (cp a/HEAD x/), an install directory (go
+// install), and makes a copy of one of the kernel's links ask.
+func (u *progUse) impliedWrites(words []shWord, fr shFrame) {
+	spec := u.spec
+	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
+		u.writes = append(u.writes, shWord{text: ".", lit: true})
+	}
 	if fr.feed == nil {
 		u.intoDirectory(spec.name) // (a fed target is any path already)
 	}
@@ -71,44 +108,23 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if spec.name == "unzip" && len(u.writes) == 0 && !unzipLists(words) {
 		u.writes = append(u.writes, shWord{text: ".", lit: true}) // unzip a.zip: here
 	}
-	// The members written are not named: any path under the tree.
-	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
-		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
-	if u.chdir != nil {
-		u.placeUnder(*u.chdir)
+}
+
+// partialReads reads the words of a partial entry (docker, kubectl, pip,
+// helm: progUse.partial) as an unknown program's, besides what the entry
+// knows: pip install -r .env, kubectl create secret
+// --from-file=~/.ssh/id_rsa, docker build ~ (its operands may be
+// directories it walks). Not the working directory: what these programs do
+// there (npm run, docker build .) is the project's work, which the rule
+// allowing them allows.
+func (u *progUse) partialReads(words []shWord) {
+	rest := words[1:]
+	if u.sub != nil && u.global < len(words) {
+		// The sub-command's name is not a path (kubectl get pods).
+		rest = slices.Concat(words[1:u.global], words[u.global+1:])
 	}
-	u.typeFilters()
-	u.filters = a.filterValues(u.filters)
-	u.filterReads()
-	if u.ask != "" {
-		c.Unanalysable = u.ask
-	}
-	if u.partial() {
-		// An entry of sub-commands that does not list every option
-		// (docker, kubectl, pip, helm) says what it knows; the rest of its
-		// words are read as an unknown program's: pip install -r .env,
-		// kubectl create secret --from-file=~/.ssh/id_rsa, docker build ~
-		// (its operands may be directories it walks). Not the working
-		// directory: what these programs do there (npm run, docker build
-		// .) is the project's work, which the rule allowing them allows.
-		rest := words[1:]
-		if u.sub != nil && u.global < len(words) {
-			// The sub-command's name is not a path (kubectl get pods).
-			rest = slices.Concat(words[1:u.global], words[u.global+1:])
-		}
-		u.reads = append(u.reads, unknownReads(rest)...)
-		u.reads = append(u.reads, credentialFiles(c.Name, words)...)
-		c.Walks = true
-	}
-	a.recordReads(c, fr.feedWords(u.reads))
-	// c is not used below: writeTarget and nested append to the commands.
-	a.recordWrites(&u, spec, fr, opaque)
-	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
-		// Paths of the script may go through links the archive made
-		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
-		a.extractFrom, a.extractedAt = ci, len(a.res.Commands)
-	}
-	a.programRuns(ci, u.runs, fr)
+	u.reads = append(u.reads, unknownReads(rest)...)
+	u.reads = append(u.reads, credentialFiles(u.spec.name, words)...)
 }
 
 // programRuns judges the command lines the options of the command ci run.
@@ -890,6 +906,13 @@ func (u *progUse) gitPaths(w []shWord) {
 			u.reads = append(u.reads, t)
 		}
 	}
+	u.gitTreeRead(sub, w, before, tree)
+}
+
+// gitTreeRead finishes gitPaths: a content sub-command that prints the
+// tree (tree) with no path among the reads from before on reads "."; and
+// every read is a tree.
+func (u *progUse) gitTreeRead(sub string, w []shWord, before int, tree bool) {
 	if tree && (!slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) ||
 		(sub == "show" || sub == "cat-file") && !gitOnlyHeads(w[u.global+1:])) {
 		// git show v1: a name may be a tag of any object, a blob too.
