@@ -1470,6 +1470,11 @@ func cdAway(commands []shell.Command) (write, read string) {
 		default:
 			continue
 		}
+		if len(c.Wrappers) > 0 {
+			// eval cd ~/.ssh, trap "cd ~/.ssh" DEBUG: the cd runs where
+			// the analysis of the outer script does not place reads.
+			return "cd run by " + c.Wrappers[0], "cd run by " + c.Wrappers[0]
+		}
 		args := c.Words[1:]
 		phys := false
 		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {

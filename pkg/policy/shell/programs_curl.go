@@ -1,6 +1,7 @@
 package shell
 
 import (
+	neturl "net/url"
 	"path"
 	"strings"
 
@@ -130,12 +131,19 @@ func (u *progUse) curlWriteOut(v shWord) {
 // policy cannot read or a list of URLs from a file.
 func (u *progUse) wgetNames() {
 	var dir *shWord
+	index := "index.html"
 	for _, s := range u.seen {
 		switch s.opt.name {
 		case "-O", "--output-document", "--spider":
 			return
 		case "-P", "--directory-prefix":
 			dir = s.value
+		case "--default-page":
+			if s.value == nil || !s.value.lit {
+				u.setAsk("wget --default-page names the file it writes for a directory's URL, which the policy cannot read")
+				return
+			}
+			index = s.value.text
 		case "-x", "--force-directories", "-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites",
 			"--content-disposition", "--trust-server-names", "-i", "--input-file", "-B", "--base":
 			u.setAsk("wget " + s.opt.name + " writes files and directories named after the URLs or by the server, which the policy cannot place")
@@ -147,7 +155,7 @@ func (u *progUse) wgetNames() {
 			u.setAsk("wget writes a file named after the URL " + shQuoteShort(op.text) + ", which the policy cannot read")
 			return
 		}
-		name := wgetName(op.text)
+		name := wgetName(op.text, index)
 		if dir != nil {
 			if !dir.lit || dir.g != nil {
 				u.setAsk("wget -P " + shQuoteShort(dir.text) + " writes where the policy cannot place")
@@ -160,8 +168,9 @@ func (u *progUse) wgetNames() {
 }
 
 // wgetName is the local name wget gives a URL's document: the last part
-// of its path without the query, or index.html.
-func wgetName(url string) string {
+// of its path without the query, percent-decoded as wget decodes it
+// (%2ebashrc is .bashrc), or index (index.html, or --default-page's).
+func wgetName(url, index string) string {
 	s := url
 	if i := strings.Index(s, "://"); i >= 0 {
 		s = s[i+3:]
@@ -171,11 +180,14 @@ func wgetName(url string) string {
 	}
 	_, p, ok := strings.Cut(s, "/")
 	if !ok || p == "" || strings.HasSuffix(p, "/") {
-		return "index.html"
+		return index
 	}
 	name := path.Base(p)
-	if name == "." || name == ".." || name == "/" {
-		return "index.html"
+	if d, err := neturl.PathUnescape(name); err == nil {
+		name = path.Base("/" + d)
+	}
+	if name == "." || name == ".." || name == "/" || name == "" {
+		return index
 	}
 	return name
 }

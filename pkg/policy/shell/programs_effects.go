@@ -1026,7 +1026,10 @@ func (u *progUse) gitWrites(w []shWord) {
 	if !writes && !reads && target == 0 {
 		return
 	}
-	ops := u.gitOperands(w, true)
+	// A writer's word that looks like a revision may be a path too (git
+	// restore x/../.env, git clone URL DIR: a URL has a ':'): only the
+	// readers drop them.
+	ops := u.gitOperands(w, reads || !writes && sub != "clone" && sub != "init")
 	if slices.ContainsFunc(ops.opts, func(o string) bool { return strings.HasPrefix(o, "--pathspec-from-file") }) {
 		// git restore --pathspec-from-file=.env: the paths come from a
 		// file (and its lines are echoed in errors).
@@ -1066,10 +1069,12 @@ func (u *progUse) gitWrites(w []shWord) {
 			t = ops.words[1] // git bundle create FILE REV…
 		}
 		u.writes = append(u.writes, t)
+		u.recursive = u.recursive || sub == "clone" // the tree under DIR
 	case sub == "clone" && len(ops.words) == 1:
 		// git clone URL writes the directory git names after the URL
 		// (its "humanish" part), here or under -C DIR.
 		u.writes = append(u.writes, gitCloneDir(ops.words[0]))
+		u.recursive = true
 	case sub == "init" && len(ops.words) == 0:
 		u.writes = append(u.writes, shWord{text: ".git", lit: true}) // git init: ./.git
 	}

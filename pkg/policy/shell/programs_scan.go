@@ -211,7 +211,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	u.scanGlobal(w)
 	i := u.global
 	if spec.closed && !spec.complete && spec.subs != nil && i < len(w) && w[i].lit && strings.HasPrefix(w[i].text, "-") {
-		i = u.verbAfterOptions(w, i)
+		i = u.checkVerbAfterOptions(w, i)
 	}
 	if spec.subs != nil && i < len(w) && u.scanSub(&w[i]) {
 		i++
@@ -298,23 +298,26 @@ func (u *progUse) scanSub(w *shWord) bool {
 	return false
 }
 
-// verbAfterOptions finds the verb of a closed entry after options it
-// does not list as global (pip -q install, systemctl --user link): the
-// first word that is not an option, skipping the value of an option the
-// entry knows takes one (systemctl -H HOST status). It returns the index
-// to read the verb at, which must be one the entry knows: another word
-// that may be a verb asks (systemctl --user link), unless a word after it
+// checkVerbAfterOptions checks the verb of a closed entry that follows
+// options the entry does not list as global (pip -q install, systemctl
+// --user link): the first word that is not an option, skipping the value
+// of an option the entry knows takes one (systemctl -H HOST status), must
+// be a verb the entry knows, or the command asks — unless a word after it
 // may be the verb and it the value of an option the entry does not list
-// (npm --prefix web run build), or it is a path: the words are then read
-// as they are.
-func (u *progUse) verbAfterOptions(w []shWord, i int) int {
-	j := i
+// (npm --prefix web run build), or it is a path. The words keep their
+// reading as a command without a known sub-command: an unlisted option
+// may take the next word as its value (pip --log list install x installs),
+// so the options are not skipped as global ones for the rules either —
+// unless the entry lists every one of them: then the verb is read there.
+func (u *progUse) checkVerbAfterOptions(w []shWord, i int) int {
+	j, listed := i, true
 	for j < len(w) && w[j].lit && strings.HasPrefix(w[j].text, "-") {
 		name, _, attached := strings.Cut(w[j].text, "=")
 		o := u.spec.options[name]
 		if o == nil {
 			o = u.spec.global[name]
 		}
+		listed = listed && o != nil
 		j++
 		if o != nil && o.value == valRequired && !attached && j < len(w) {
 			j++
@@ -324,14 +327,17 @@ func (u *progUse) verbAfterOptions(w []shWord, i int) int {
 		return i
 	}
 	if u.spec.subs[w[j].text] != nil {
-		u.global = j
-		return j
+		if listed {
+			// Every option before it is one the entry knows, with its
+			// value: the verb is this word (systemctl --user enable).
+			u.global = j
+			return j
+		}
+		return i
 	}
 	if strings.ContainsAny(w[j].text, "/.=:@") || slices.ContainsFunc(w[j+1:], func(t shWord) bool {
 		return !t.lit || u.spec.subs[t.text] != nil
 	}) {
-		// The value of an option the entry does not list (npm --prefix
-		// web run build): the words are read as they are.
 		return i
 	}
 	u.setAsk(notUnderstood(u.spec.name, "sub-command", w[j].text))

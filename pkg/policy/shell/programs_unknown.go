@@ -119,6 +119,12 @@ func unknownReads(words []shWord) []shWord {
 			if _, v, ok := strings.Cut(w.text, "="); ok && v != "" {
 				reads = append(reads, shWord{text: v, lit: true})
 			}
+		case len(w.text) > 2:
+			// -r/path, -v/home/dev/.ssh:/k: a short option's value
+			// attached (or flags run together, read as a name no rule
+			// holds).
+			reads = append(reads, shWord{text: w.text[2:], lit: true})
+			reads = append(reads, embeddedPaths(w.text[2:])...)
 		}
 	}
 	return reads
@@ -143,6 +149,11 @@ func embeddedPaths(s string) []shWord {
 			if _, v, ok := strings.Cut(part, "="); ok && v != "" {
 				part = v
 				out = append(out, shWord{text: v, lit: true})
+				if i := strings.LastIndexByte(v, '='); i >= 0 && i+1 < len(v) {
+					// --from-file=k=FILE, volume-opt=device=DIR.
+					part = v[i+1:]
+					out = append(out, shWord{text: part, lit: true})
+				}
 			}
 			if a, _, ok := strings.Cut(part, ":"); ok && a != "" {
 				out = append(out, shWord{text: a, lit: true})
