@@ -3,6 +3,7 @@ package shell
 import (
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
@@ -238,7 +239,22 @@ func CommandTexts(c *Command) (cmd, short string) {
 	}
 	join := CommandText
 	if c.Globs != nil {
-		join = func(w []string) string { return strings.Join(w, " ") }
+		// Words with an expansion or a pattern are shown as written; a
+		// word with a blank in it is quoted all the same, or git clean
+		// -fdx '-e keep --dry-run' ~/p would read as a dry run.
+		join = func(w []string) string {
+			if !slices.ContainsFunc(w, func(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }) {
+				return strings.Join(w, " ")
+			}
+			q := make([]string, len(w))
+			for i, s := range w {
+				q[i] = s
+				if strings.ContainsFunc(s, unicode.IsSpace) {
+					q[i] = QuoteWord(s)
+				}
+			}
+			return strings.Join(q, " ")
+		}
 	}
 	cmd = join(c.Words)
 	short = cmd

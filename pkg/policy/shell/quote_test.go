@@ -48,3 +48,13 @@ func TestCommandTextReadsBackAsItsWords(t *testing.T) {
 		t.Errorf("bash read %q back as %q, want %q", CommandText(words), got, want)
 	}
 }
+
+// TestCommandTextsQuoteBlanksBesideExpansions (red team O, O8): a
+// command with an expansion or a pattern keeps its words as written, but a
+// word with a blank is still quoted, so one word does not read as three.
+func TestCommandTextsQuoteBlanksBesideExpansions(t *testing.T) {
+	a := Analyze(`git clean -fdx '-e keep --dry-run' ~/proj`)
+	if got, _ := CommandTexts(&a.Commands[0]); got != `git clean -fdx '-e keep --dry-run' ~/proj` {
+		t.Errorf("CommandTexts = %q", got)
+	}
+}
