@@ -230,6 +230,9 @@ func TestFrictionLCdAndNulFeeds(t *testing.T) {
 		{`git ls-files -z '*.env' | xargs -0 cat`, policy.Deny},
 		{`git ls-files -z | xargs -0 cat`, policy.Deny},
 		{`git ls-files '*.go' | xargs cat`, policy.Deny},
+		// git's * matches a leading dot (red team O, O5).
+		{`git ls-files -z '*' | xargs -0 cat`, policy.Deny},
+		{`git ls-files -z -o '**' | xargs -0 cat`, policy.Deny},
 	})
 }
 

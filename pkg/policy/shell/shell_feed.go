@@ -314,6 +314,12 @@ func gitLsFilesNulFeed(w []shWord) *shFeed {
 				return nil
 			}
 			g = append(append(globs.Literal(nil, "./"), globs.AnyRun, globs.Tok{R: '/'}), g...)
+			if strings.Trim(x, "*?") == "" {
+				// git's wildcards match a leading dot, a shell's do not:
+				// git ls-files -z '*' lists .env, which a name made of
+				// wildcards alone meets only as any path.
+				return nil
+			}
 			f.paths = append(f.paths, shWord{text: "./**/" + x, g: g}, shWord{text: "./" + x, g: append(globs.Literal(nil, "./"), globs.FromShellPattern(x)...)})
 		default:
 			r := feedRoot(shWord{text: x, lit: true})
