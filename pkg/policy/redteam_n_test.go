@@ -423,7 +423,10 @@ rules:
   - { rule: "@write(~/.bashrc)", action: deny }
 `)
 	wantActions(t, p, []bashCase{
-		{`pip --log list install evilpkg`, policy.Ask},
+		{`pip --cache-dir list install evilpkg`, policy.Ask},
+		// --log takes list as its value: the verb is install, which this
+		// policy allows; pip list * alone would not.
+		{`pip --log list install evilpkg`, policy.Allow},
 		{`npm --prefix ls install x`, policy.Ask},
 		{`eval cd /home/dev/.ssh; cat config`, policy.Ask},
 		{`trap "cd /home/dev/.ssh" DEBUG; cat config`, policy.Ask},
@@ -445,5 +448,25 @@ rules:
 		{`pip install -q requests`, policy.Allow},
 		{`docker run --rm -p8080:80 nginx`, policy.Allow},
 		{`wget https://e.x/release%2D1.tar.gz`, policy.Allow},
+	})
+}
+
+// TestPartialEntriesWrites (red team O, O6): the writes docker, kubectl
+// and pip make by name — cp's destination, build/save/export -o, pip's
+// --target, --log, -d, -w — are writes the rules see.
+func TestPartialEntriesWrites(t *testing.T) {
+	p := progKPolicy(t, "docker", "kubectl", "pip")
+	wantActions(t, p, []bashCase{
+		{`docker cp c:/hooks/pre-commit .git/hooks/pre-commit`, policy.Deny},
+		{`docker cp c:/x /home/dev/.bashrc`, policy.Deny},
+		{`docker build -o .git/hooks .`, policy.Deny},
+		{`docker save -o /home/dev/.bashrc img`, policy.Deny},
+		{`kubectl cp pod:/x /home/dev/.bashrc`, policy.Deny},
+		{`pip install x --log /home/dev/.bashrc`, policy.Deny},
+		{`pip install --target .git/hooks x`, policy.Deny},
+		{`docker cp ./x c:/tmp/x`, policy.Allow},
+		{`docker build -t app .`, policy.Allow},
+		{`docker save -o img.tar img`, policy.Allow},
+		{`pip install --log pip.log requests`, policy.Allow},
 	})
 }
