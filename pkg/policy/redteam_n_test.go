@@ -361,6 +361,7 @@ rules:
 		{`aws configure get aws_secret_access_key`, policy.Deny},
 		{`aws configure export-credentials --format env`, policy.Deny},
 		{`kubectl config view --raw`, policy.Deny},
+		{`kubectl --context prod config view --raw`, policy.Deny},
 		{`gh auth token`, policy.Deny},
 		{`gh auth status --show-token`, policy.Deny},
 		{`docker compose config`, policy.Deny},

@@ -72,20 +72,26 @@ var credentialStores = map[string][]string{
 }
 
 // credentialFiles returns the credential stores the command's verb reads
-// (credentialStores), as literal reads.
+// (credentialStores), as literal reads. The verb may come after options
+// whose values the table does not know (kubectl --context prod config
+// view), so any word, or two words in a row, that make a key count.
 func credentialFiles(name string, words []shWord) []shWord {
-	var verbs []string
+	files := credentialStores[name]
+	var prev string
 	for _, w := range words[1:] {
-		if len(verbs) == 2 {
+		if files != nil {
 			break
 		}
-		if w.lit && !strings.HasPrefix(w.text, "-") {
-			verbs = append(verbs, w.text)
+		if !w.lit || strings.HasPrefix(w.text, "-") {
+			continue
 		}
-	}
-	files, ok := credentialStores[name]
-	for i := len(verbs); !ok && i > 0; i-- {
-		files, ok = credentialStores[name+" "+strings.Join(verbs[:i], " ")]
+		if prev != "" {
+			files = credentialStores[name+" "+prev+" "+w.text]
+		}
+		if files == nil {
+			files = credentialStores[name+" "+w.text]
+		}
+		prev = w.text
 	}
 	var out []shWord
 	for _, f := range files {
