@@ -471,3 +471,14 @@ func TestPartialEntriesWrites(t *testing.T) {
 		{`pip install --log pip.log requests`, policy.Allow},
 	})
 }
+
+// TestTimeDoubleDash (the differential fuzzer): bash's time keyword ends
+// its options at --, so time -- CMD runs CMD; the parser keeps -- as the
+// command's name, which hid a process substitution run as the program.
+func TestTimeDoubleDash(t *testing.T) {
+	p := progKPolicy(t, "ls")
+	wantActions(t, p, []bashCase{
+		{`time -- ls -la`, policy.Allow},
+		{`time -- <(echo x) > out.txt`, policy.Ask},
+	})
+}

@@ -541,6 +541,11 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	if n := len(a.stack); n >= 3 {
 		if _, ok := a.stack[n-3].(*syntax.TimeClause); ok {
 			fr.wrappers = append(fr.wrappers, "time")
+			if len(words) > 0 && words[0].lit && words[0].text == "--" {
+				// time -- CMD: bash's time keyword ends its options there
+				// (the parser keeps "--" as the command's name).
+				words = words[1:]
+			}
 		}
 	}
 	for _, as := range c.Assigns {
