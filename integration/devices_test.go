@@ -153,36 +153,66 @@ func auditReasonsOf(ctx context.Context, t *testing.T, h *harness, sessions []st
 		subjects[i] = messages.DefaultPrefix + ".audit." + s
 	}
 	deadline := time.Now().Add(5 * time.Second)
+	// A JetStream that is electing (right after a node of the cluster
+	// was frozen or killed) answers 503 for a while: the reader retries
+	// what a real audit consumer would, for up to 30 s.
+	unavailableUntil := time.Now().Add(30 * time.Second)
 	for {
-		cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
+		reasons, total, err := readAuditReasons(ctx, js, subjects)
 		if err != nil {
-			t.Fatalf("audit consumer: %v", err)
-		}
-		reasons, total := map[string][]messages.ReasonCode{}, 0
-		for {
-			batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
-			if err != nil {
-				t.Fatalf("audit fetch: %v", err)
+			if !jetStreamUnavailable(err) || time.Now().After(unavailableUntil) {
+				t.Fatalf("audit reader: %v", err)
 			}
-			n := 0
-			for m := range batch.Messages() {
-				n++
-				var rec messages.AuditRecord
-				if err := json.Unmarshal(m.Data(), &rec); err != nil {
-					t.Fatalf("audit record: %v", err)
-				}
-				reasons[rec.Decision.RequestID] = append(reasons[rec.Decision.RequestID], rec.Decision.ReasonCode)
-			}
-			total += n
-			if n == 0 {
-				break
-			}
+			t.Logf("audit reader: %v (retrying)", err)
+			time.Sleep(time.Second)
+			continue
 		}
 		if total >= want || time.Now().After(deadline) {
 			return reasons
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// readAuditReasons reads every audit record on subjects once, through a
+// new ordered consumer, and returns each request's reason codes and the
+// number of records read.
+func readAuditReasons(ctx context.Context, js jetstream.JetStream, subjects []string) (map[string][]messages.ReasonCode, int, error) {
+	cons, err := js.OrderedConsumer(ctx, messages.AuditStream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
+	if err != nil {
+		return nil, 0, fmt.Errorf("audit consumer: %w", err)
+	}
+	reasons, total := map[string][]messages.ReasonCode{}, 0
+	for {
+		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
+		if err != nil {
+			return nil, 0, fmt.Errorf("audit fetch: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var rec messages.AuditRecord
+			if err := json.Unmarshal(m.Data(), &rec); err != nil {
+				return nil, 0, fmt.Errorf("audit record %d of %s: %w", total+n, m.Subject(), err)
+			}
+			reasons[rec.Decision.RequestID] = append(reasons[rec.Decision.RequestID], rec.Decision.ReasonCode)
+		}
+		total += n
+		if n == 0 {
+			return reasons, total, nil
+		}
+	}
+}
+
+// jetStreamUnavailable reports whether err is one JetStream gives while
+// its cluster elects leaders: an API 503, no responders, a timeout.
+func jetStreamUnavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // testTwoWebDevices does the same race through the approvers' web page:
