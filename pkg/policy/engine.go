@@ -1336,13 +1336,16 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	first := len(subs)
 	for i, r := range c.Reads {
 		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
-			subs = append(subs, e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i]))
+			rs := e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i])
+			e.mayWrite(&rs)
+			subs = append(subs, rs)
 			continue
 		}
 		rs := e.pathSubject(subjRead, TierRead, r)
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
+		e.mayWrite(&rs)
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
 			// A tree read under /proc follows its links: cwd, root, fd.
 			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"
@@ -1354,6 +1357,33 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		}
 	}
 	return subs
+}
+
+// mayWrite judges a read of a program the table does not know, or knows
+// only in part (shell.Command.Walks), as a write too: gzip FILE replaces
+// FILE, a tool's unknown option may name its output. A deny or ask rule
+// on writing the path (or, as for the read, a path under it the program
+// may walk) makes the read ask whatever the read rules say; a write the
+// rules say nothing of changes nothing, so an unknown program's operands
+// are not all writes outside the workspace.
+func (e *evaluation) mayWrite(rs *subject) {
+	c := rs.cmd
+	if c == nil || !c.Walks || rs.floor != "" || rs.value == "" {
+		return
+	}
+	ws := *rs
+	ws.kind, ws.tier = subjRedirect, TierWrite
+	v := e.judgeRules(&ws)
+	if v.rule == nil || v.rule.action == Allow {
+		return
+	}
+	what := "writing " + strconv.Quote(rs.value)
+	if rs.walk {
+		what += " (or a path under it)"
+	}
+	rs.floor = "rule " + v.rule.text + " " + verb(v.rule.action) + " " + what + ", which " + strconv.Quote(c.Name) +
+		" (a program the policy does not know all the effects of) may write"
+	rs.floorLayer, rs.ungrantable = "shell", v.rule.action == Deny
 }
 
 // shellVerdict decides a shell call from its subjects and floors: the

@@ -101,6 +101,10 @@ const (
 	// path (python -m MOD): the program's options end there, and every
 	// later word is an argument of that code, read as a path.
 	effModule
+	// effJoined: with this flag the wrapper joins the words of its
+	// command by spaces and runs them as one shell script (pnpm exec -c,
+	// --shell-mode): judged command by command, as watch's.
+	effJoined
 )
 
 var effectNames = map[string]effect{
@@ -108,7 +112,7 @@ var effectNames = map[string]effect{
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
-	"module": effModule,
+	"module": effModule, "joined": effJoined,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -460,7 +464,7 @@ var progHooks = map[string]bool{
 	"xargs": true, "find": true, "flock": true, "busybox": true, "watch": true, "trap": true,
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
 	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true, "fd": true,
-	"ln": true, "make": true, "curl": true, "wget": true,
+	"ln": true, "make": true, "curl": true, "wget": true, "compress": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the

@@ -11,13 +11,18 @@ import (
 // curlValues reads the values of curl's options whose syntax holds file
 // names: the forms of -F/--form (which the table gives no effect of
 // their own), the format of -w/--write-out, and the globbed file name of
-// -T/--upload-file.
+// -T/--upload-file; and the protocols of its URLs (curlScheme).
 func (u *progUse) curlValues() {
+	for _, op := range u.operands {
+		u.curlScheme(op)
+	}
 	for _, s := range u.seen {
 		if s.value == nil {
 			continue
 		}
 		switch s.opt.name {
+		case "--url":
+			u.curlScheme(*s.value)
 		case "-F", "--form":
 			u.curlForm(*s.value)
 		case "-w", "--write-out":
@@ -30,6 +35,45 @@ func (u *progUse) curlValues() {
 			}
 		}
 	}
+}
+
+// curlWebSchemes are the protocols curl may speak without a question:
+// the web's, whose requests the rule allowing curl means. Any other
+// (gopher://127.0.0.1:6379/_FLUSHALL writes any bytes to a local Redis,
+// dict://, telnet://, smtp://, ldap://) reaches services the rules cannot
+// see, so it asks; file: asks by the table.
+var curlWebSchemes = map[string]bool{"http": true, "https": true, "ftp": true, "ftps": true}
+
+// curlScheme asks for a literal URL whose scheme, as curl reads it (any
+// case, "scheme:/" as well as "scheme://"), is not the web's. A URL
+// without one is http's; a URL that is not a literal asks by the table.
+func (u *progUse) curlScheme(w shWord) {
+	if !w.lit || w.g != nil {
+		return
+	}
+	scheme, rest, ok := strings.Cut(w.text, ":")
+	if !ok || !strings.HasPrefix(rest, "/") || !isURLScheme(scheme) || curlWebSchemes[strings.ToLower(scheme)] {
+		return
+	}
+	u.setAsk("curl " + shQuoteShort(w.text) + " speaks " + strings.ToLower(scheme) +
+		", a protocol other than the web's, which can reach a local service the policy cannot see")
+}
+
+// isURLScheme reports whether s has a URL scheme's syntax (RFC 3986:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+func isURLScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // curlForm records the files a -F NAME=CONTENT value reads, as curl's

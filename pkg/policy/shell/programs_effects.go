@@ -317,6 +317,8 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.curlValues()
 	case "wget":
 		u.wgetNames()
+	case "compress":
+		u.compressNames()
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)

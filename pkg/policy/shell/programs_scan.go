@@ -206,7 +206,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	// Only the hooks that read the options found (tar's mode, sed's and
 	// awk's scripts) need them recorded: an append per option otherwise.
 	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk" || spec.hook == "fd" ||
-		spec.hook == "make" || spec.hook == "curl" || spec.hook == "wget"
+		spec.hook == "make" || spec.hook == "curl" || spec.hook == "wget" || spec.hook == "compress"
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global

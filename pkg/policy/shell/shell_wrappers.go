@@ -170,7 +170,10 @@ func shTableWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWr
 	if ws.joined && len(rest) > 0 && rest[0].lit && rest[0].text == "-c" {
 		rest = rest[1:] // sg GROUP -c CMD
 	}
-	if ws.joined && len(rest) > 0 {
+	if (ws.joined || st.joined) && len(rest) > 0 {
+		if ws.packages {
+			a.emit(w, *fr, "", shCmdInfo{})
+		}
 		return shJoined(a, rest, fr, path.Base(w[0].text))
 	}
 	if ws.packages && len(rest) > 0 {
@@ -280,7 +283,12 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 	if len(rest) > 0 && rest[0].lit && rest[0].text == "--" {
 		rest = rest[1:] // npm exec -- eslint .
 	}
-	if sub.wrapper.joined && len(rest) > 0 {
+	if (sub.wrapper.joined || st.joined) && len(rest) > 0 {
+		if sub.wrapper.packages {
+			// pnpm exec -c 'ls': the script's programs are looked up in
+			// the package bin directories first.
+			a.emit(w, *fr, "", shCmdInfo{})
+		}
 		if sub.wrapper.elsewhere {
 			// Each submodule's directory: a cd the analysis cannot follow,
 			// so relative paths are judged as under any directory.
@@ -315,6 +323,7 @@ func shJoined(a *shAnalyzer, words []shWord, fr *shFrame, wrapper string) shWrap
 // wrapState collects what a wrapper's options say while they are read.
 type wrapState struct {
 	script    *shWord // the script an option with effect script gives
+	joined    bool    // an option makes the command words one shell script
 	unelevate bool    // an option runs the command as the calling user
 	reason    string  // an option runs something the policy cannot see
 }
@@ -351,6 +360,8 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 			st.script = v
 		case effUnelevate:
 			st.unelevate = true
+		case effJoined:
+			st.joined = true
 		case effChdir:
 			if st.reason == "" {
 				st.reason = spec.name + " " + name + " moves the command to another directory, so its relative paths are not where they look"

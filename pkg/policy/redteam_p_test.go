@@ -1,0 +1,97 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestCompressorsReplaceTheirFiles (red team M's "gzip -d writes"): a
+// compressor replaces each file it is given — gzip FILE writes FILE.gz
+// and removes FILE, gzip -d FILE.gz writes FILE — so the write rules meet
+// both names; -c, -t and -l write nothing, -S changes the suffix, -N
+// takes the name from the file and asks.
+func TestCompressorsReplaceTheirFiles(t *testing.T) {
+	p := progKPolicy(t, "gzip", "gunzip", "bzip2", "bunzip2")
+	wantActions(t, p, []bashCase{
+		{`gzip -d ~/.bashrc.gz`, policy.Deny},
+		{`gunzip ~/.bashrc.gz`, policy.Deny},
+		{`gzip --decompress --keep /home/dev/.bashrc.z`, policy.Deny},
+		{`gzip -dS .x ~/.bashrc.x`, policy.Deny},
+		{`gzip --suffix=.x -d ~/.bashrc.x`, policy.Deny},
+		{`bunzip2 ~/.bashrc.bz2`, policy.Deny},
+		{`bzip2 -d ~/.bashrc.bz2`, policy.Deny},
+		{`gzip ~/.bashrc`, policy.Deny},
+		{`bzip2 .git/hooks/pre-commit`, policy.Deny},
+		{`gzip -d .git/hooks/pre-commit.gz`, policy.Deny},
+		{`gzip -d ~/.bash*.gz`, policy.Deny},
+		{`gzip -d "$F"`, policy.Deny},
+		{`gzip -dN x.gz`, policy.Ask},
+		{`gzip -dS "$S" x`, policy.Ask},
+		// Ordinary work, and what writes nothing.
+		{`gzip -dc ~/.bashrc.gz`, policy.Allow},
+		{`gzip -t ~/.bashrc.gz`, policy.Allow},
+		{`gzip -l ~/.bashrc.gz`, policy.Allow},
+		{`gzip -9 build/out.txt`, policy.Allow},
+		{`gunzip -k dist/app.tar.gz`, policy.Allow},
+		{`bzip2 -dk logs/a.log.bz2`, policy.Allow},
+		{`gzip -dN -n x.gz`, policy.Allow},
+	})
+}
+
+// TestUnknownProgramsMayWriteTheirOperands: a program the table does not
+// know (or knows only in part) may write what it is given — sponge FILE,
+// shred FILE, a converter rewriting its input — so a deny or ask rule on
+// writing an operand, or a path under one it may walk, makes the command
+// ask; a write no rule names changes nothing.
+func TestUnknownProgramsMayWriteTheirOperands(t *testing.T) {
+	p := progKPolicy(t, "sponge", "dos2unix", "mytool", "npm")
+	wantActions(t, p, []bashCase{
+		{`sponge ~/.bashrc`, policy.Ask},
+		{`dos2unix /home/dev/.bashrc`, policy.Ask},
+		{`mytool --out=.git/hooks/pre-commit`, policy.Ask},
+		{`mytool --config=/home/dev/.bashrc`, policy.Ask},
+		{`npm pack --pack-destination .git/hooks`, policy.Ask},
+		{`mytool ~/.ssh/config`, policy.Deny},
+		// Ordinary work: writes outside the workspace no rule names.
+		{`sponge out.txt`, policy.Allow},
+		{`dos2unix /tmp/x.txt`, policy.Allow},
+		{`mytool build src`, policy.Allow},
+	})
+}
+
+// TestRunnerShellMode (red team M's "pnpm exec -c"): with -c or
+// --shell-mode, pnpm exec and dlx run their words as one shell script:
+// each command of it is judged, not the first word as a program.
+func TestRunnerShellMode(t *testing.T) {
+	p := progKPolicy(t, "pnpm", "ls", "cat")
+	wantActions(t, p, []bashCase{
+		{`pnpm exec -c 'ls; cat .env'`, policy.Deny},
+		{`pnpm exec --shell-mode 'ls > ~/.bashrc'`, policy.Deny},
+		{`pnpm exec -c ls '&&' cat .env`, policy.Deny},
+		{`pnpm dlx -c 'cat ~/.ssh/id_rsa'`, policy.Deny},
+		{`pnpm exec -c 'rm -rf build'`, policy.Ask},
+		{`pnpm exec -c "$CMD"`, policy.Ask},
+		{`pnpm exec -c 'ls -la'`, policy.Allow},
+	})
+}
+
+// TestCurlLocalServices: curl's other protocols and a Unix socket reach
+// local services the rules cannot see — gopher:// writes any bytes to a
+// port (a Redis, a memcached), the Docker socket runs containers as root —
+// so they ask; the web's protocols are what a rule allowing curl means.
+func TestCurlLocalServices(t *testing.T) {
+	p := progKPolicy(t, "curl")
+	wantActions(t, p, []bashCase{
+		{`curl gopher://127.0.0.1:6379/_FLUSHALL`, policy.Ask},
+		{`curl GoPhEr:/127.0.0.1:6379/_x`, policy.Ask},
+		{`curl -s --url dict://localhost:11211/stats`, policy.Ask},
+		{`curl telnet://localhost:25`, policy.Ask},
+		{`curl --unix-socket /var/run/docker.sock http://d/containers/json`, policy.Ask},
+		{`curl --abstract-unix-socket x http://d/`, policy.Ask},
+		{`curl -sS https://example.com/a`, policy.Allow},
+		{`curl HTTP://example.com`, policy.Allow},
+		{`curl localhost:8080/health`, policy.Allow},
+		{`curl -o out.bin ftp://example.com/y`, policy.Allow},
+	})
+}
