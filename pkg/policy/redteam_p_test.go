@@ -95,3 +95,24 @@ func TestCurlLocalServices(t *testing.T) {
 		{`curl -o out.bin ftp://example.com/y`, policy.Allow},
 	})
 }
+
+// TestPartialEntryListedOptions (red team O's O9, friction): the words
+// of a partial entry's options that its sub-command lists are read as the
+// entry says, not as an unknown program's — docker run -e K=.env sets a
+// variable, it reads no .env — while the options it does not list (-v,
+// --mount) and clusters with a letter it does not know keep the closed
+// reading.
+func TestPartialEntryListedOptions(t *testing.T) {
+	p := progKPolicy(t, "docker")
+	wantActions(t, p, []bashCase{
+		{`docker run -e K=.env alpine true`, policy.Allow},
+		{`docker run --rm -it -eK=.env --label file=.env -w /app alpine true`, policy.Allow},
+		{`docker run --env=K=.env alpine true`, policy.Allow},
+		{`docker run -v ~/.ssh:/k alpine true`, policy.Deny},
+		{`docker run -itv ~/.ssh:/k alpine true`, policy.Deny},
+		{`docker run --mount type=bind,src=/home/dev/.ssh,dst=/k alpine`, policy.Deny},
+		{`docker run --env-file .env alpine`, policy.Deny},
+		{`docker run --cidfile ~/.bashrc alpine`, policy.Deny},
+		{`docker run -xe K=.env alpine`, policy.Deny},
+	})
+}

@@ -119,9 +119,17 @@ func (u *progUse) impliedWrites(words []shWord, fr shFrame) {
 // allowing them allows.
 func (u *progUse) partialReads(words []shWord) {
 	rest := words[1:]
-	if u.sub != nil && u.global < len(words) {
-		// The sub-command's name is not a path (kubectl get pods).
-		rest = slices.Concat(words[1:u.global], words[u.global+1:])
+	if u.sub != nil && u.global < len(words) || len(u.known) > 0 {
+		// The sub-command's name is not a path (kubectl get pods), nor
+		// are the options the entry lists and their values (docker run
+		// -e K=V): what they read the entry says.
+		rest = make([]shWord, 0, len(words))
+		for i := 1; i < len(words); i++ {
+			if u.sub != nil && i == u.global || slices.Contains(u.known, i) {
+				continue
+			}
+			rest = append(rest, words[i])
+		}
 	}
 	u.reads = append(u.reads, unknownReads(rest)...)
 	u.reads = append(u.reads, credentialFiles(u.spec.name, words)...)

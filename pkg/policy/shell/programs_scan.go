@@ -58,6 +58,12 @@ type progUse struct {
 	// recorded when record is set.
 	seen   []seenOption
 	record bool
+	// known are the indices of the words an option the entry lists read
+	// whole (the option and its value: docker run -e K=V), which
+	// partialReads leaves out; tracked for partial entries whose
+	// sub-command lists options (trackKnown).
+	known      []int
+	trackKnown bool
 }
 
 // seenOption is one option found by the scan and its value.
@@ -217,6 +223,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 		i++
 		// go run PKG ARGS…: the program's arguments are not go's.
 		firstOperandEnds = firstOperandEnds || u.sub.optionsFirst
+		u.trackKnown = len(u.sub.options) > 0 && u.partial()
 	}
 	// Operands are kept only where something reads them (an allocation
 	// on the hot path otherwise).
@@ -409,6 +416,7 @@ func (u *progUse) scanGlobal(w []shWord) {
 // longWord reads the option word w[i] spelled --name[=value] (or -name
 // for style single) and returns the index of the last word it used.
 func (u *progUse) longWord(w []shWord, i int) int {
+	start := i
 	name, val, hasVal := strings.Cut(w[i].text, "=")
 	var o *progOption
 	if u.spec.style == styleSingle {
@@ -435,7 +443,18 @@ func (u *progUse) longWord(w []shWord, i int) int {
 		u.globValue(v)
 	}
 	u.apply(o, v)
+	u.knownWords(start, i)
 	return i
+}
+
+// knownWords notes words start…end as read whole by options the entry
+// lists (progUse.known).
+func (u *progUse) knownWords(start, end int) {
+	if u.trackKnown {
+		for k := start; k <= end; k++ {
+			u.known = append(u.known, k)
+		}
+	}
 }
 
 // globValue checks a pattern taken as an option's value from the next
@@ -534,12 +553,19 @@ func (u *progUse) expandedShort(w *shWord) bool {
 // -oFILE) and returns the index of the last word it used.
 func (u *progUse) shortCluster(w []shWord, i int) int {
 	s := w[i].text
+	start, known := i, true
+	defer func() {
+		if known {
+			u.knownWords(start, i)
+		}
+	}()
 	for j := 1; j < len(s); j++ {
 		o := u.option("-" + s[j:j+1])
 		if o == nil {
 			if u.closedOptions() {
 				u.setAsk(notUnderstood(u.progName(), "option", "-"+s[j:j+1]))
 			}
+			known = false
 			continue
 		}
 		if o.value == valNone {
