@@ -21,12 +21,17 @@ const (
 // textObject is a composition text object: plain_text is shown as is;
 // mrkdwn is parsed (so its dynamic parts must be escaped).
 type textObject struct {
-	Type  string `json:"type"`
-	Text  string `json:"text"`
-	Emoji bool   `json:"emoji,omitempty"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// Emoji is false on every plain_text: Slack's default (true) shows
+	// :name: as an emoji, so a command holding ":x:" would not read as
+	// what runs. Absent on mrkdwn, which does not take it.
+	Emoji *bool `json:"emoji,omitempty"`
 }
 
-func plain(s string) *textObject  { return &textObject{Type: "plain_text", Text: s, Emoji: true} }
+var noEmoji = new(bool)
+
+func plain(s string) *textObject  { return &textObject{Type: "plain_text", Text: s, Emoji: noEmoji} }
 func mrkdwn(s string) *textObject { return &textObject{Type: "mrkdwn", Text: s} }
 
 type headerBlock struct {

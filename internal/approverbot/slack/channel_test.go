@@ -231,3 +231,36 @@ func TestErrorsNeverCarryTheToken(t *testing.T) {
 		t.Errorf("Ask to a missing channel: %v", err)
 	}
 }
+
+// TestShortcodesAreShownAsWritten (display red team, D6): Slack shows
+// :name: as an emoji in mrkdwn and in plain_text unless "emoji": false,
+// so a command holding ":white_check_mark:" or a session id holding
+// ":lock:" would not read as what runs: the question and the outcome show
+// them as written.
+func TestShortcodesAreShownAsWritten(t *testing.T) {
+	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
+	defer fake.Close()
+	ch := newChannel(t, fake.APIURL(), testToken)
+
+	cmd := "echo :white_check_mark: tests passed :x: && rm -rf :fire:"
+	q := question("emoji", map[string]string{"command": cmd})
+	q.Request.Description = "check :lock: status"
+	// The plain_text parts: the context line, the offers' lines.
+	q.Request.AgentID = "pod:white_check_mark:"
+	q.Request.SessionID = "s:x:"
+	if err := ch.Ask(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	m := channeltest.Next(t, fake.Posted, "question")
+	text := m.VisibleText()
+	for _, emoji := range []string{"✅", "❌", "🔥", "🔒"} {
+		if strings.Contains(text, emoji) {
+			t.Errorf("the question shows %s for a shortcode the agent wrote:\n%s", emoji, text)
+		}
+	}
+	for _, want := range []string{":white_check_mark: tests passed :x:", "agent pod:white_check_mark:", "session s:x:"} {
+		if !strings.Contains(strings.ReplaceAll(text, "\u2060", ""), want) {
+			t.Errorf("%q is not shown as written:\n%s", want, text)
+		}
+	}
+}

@@ -59,8 +59,29 @@ const (
 
 // escapeMrkdwn escapes the three characters Slack's mrkdwn parser treats as
 // control sequences (links, mentions, dates): without it an agent could
-// make a question ping @channel or show a link whose text lies.
-func escapeMrkdwn(s string) string { return escapeMrkdwnr.Replace(s) }
+// make a question ping @channel or show a link whose text lies. A colon
+// that may open an emoji shortcode (":x:", a name character after it) is
+// followed by a word joiner (U+2060, invisible), so that Slack shows it
+// as written: mrkdwn has no escape for it.
+func escapeMrkdwn(s string) string {
+	s = escapeMrkdwnr.Replace(s)
+	if !strings.Contains(s, ":") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == ':' && i+1 < len(s) && shortcodeChar(s[i+1]) {
+			b.WriteString("\u2060")
+		}
+	}
+	return b.String()
+}
+
+// shortcodeChar reports a character of an emoji shortcode's name.
+func shortcodeChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '-' || c == '\''
+}
 
 var escapeMrkdwnr = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 

@@ -17,6 +17,7 @@ func TestEscapeMrkdwn(t *testing.T) {
 		{"plain text is unchanged", "make deploy", "make deploy"},
 		{"a mention cannot ping", "<!channel> look", "&lt;!channel&gt; look"},
 		{"a link cannot hide its target", "<https://evil.example|docs>", "&lt;https://evil.example|docs&gt;"},
+		{"a shortcode is not an emoji", "echo :white_check_mark:", "echo :\u2060white_check_mark:"},
 		{"an ampersand is escaped first", "a && b &lt;", "a &amp;&amp; b &amp;lt;"},
 		{"a redirect reads as written", "echo x > /etc/hosts", "echo x &gt; /etc/hosts"},
 		{"non-ASCII text is kept", "löschen → <x>", "löschen → &lt;x&gt;"},

@@ -369,11 +369,17 @@ func (m Message) VisibleText() string {
 	return b.String()
 }
 
-// collectText walks a block and writes the strings under "text" keys.
+// collectText walks a block and writes the strings under "text" keys,
+// as Slack shows them: an emoji shortcode (":white_check_mark:") in
+// mrkdwn, or in plain_text without "emoji": false, is shown as the emoji
+// (renderEmoji).
 func collectText(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		if t, ok := x["text"].(string); ok {
+			if typ, _ := x["type"].(string); typ == "mrkdwn" || typ == "plain_text" && x["emoji"] != false {
+				t = renderEmoji(t)
+			}
 			b.WriteString(t)
 			b.WriteByte('\n')
 		}
@@ -390,6 +396,38 @@ func collectText(b *strings.Builder, v any) {
 			collectText(b, child)
 		}
 	}
+}
+
+// emojiNames are the shortcodes the fake shows as emoji: a few of
+// Slack's standard set (Slack converts only names it knows, its own and
+// the workspace's custom ones).
+var emojiNames = map[string]string{"white_check_mark": "✅", "heavy_check_mark": "✔️", "x": "❌",
+	"warning": "⚠️", "lock": "🔒", "fire": "🔥", "rocket": "🚀", "+1": "👍", "thumbsup": "👍", "smile": "😄"}
+
+// renderEmoji replaces the shortcodes of emojiNames in s by their emoji,
+// as a Slack client shows them.
+func renderEmoji(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, ':')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i+1:], ':')
+		if j < 0 {
+			break
+		}
+		if e, ok := emojiNames[s[i+1:i+1+j]]; ok {
+			b.WriteString(s[:i])
+			b.WriteString(e)
+			s = s[i+j+2:]
+			continue
+		}
+		b.WriteString(s[:i+1])
+		s = s[i+1:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // Button is a button of a message.
