@@ -40,6 +40,16 @@ func TestPresentEscapesWhatAPersonCannotSee(t *testing.T) {
 		{"a word mixing Latin and Greek", `{"command":"echo pаypal"}`, "echo pаypal", "words mixing scripts: pаypal", ""},
 		{"words of one script each are not flagged", `{"command":"echo Привет 日本語です café"}`, "echo Привет 日本語です café", "", ""},
 		{"newlines and tabs stay in a command", `{"command":"ls\n\tpwd"}`, "ls\n\tpwd", "", ""},
+		// Display red team D7: combining marks that draw over others.
+		{"an overlay strikes a word through", `{"command":"echo safe; r\u0336m\u0336 -rf ~"}`,
+			"echo safe; r<U+0336>m<U+0336> -rf ~", "combining mark drawn over other characters U+0336", ""},
+		{"a mark on a dash reads as another sign", `{"command":"rm -\u0335rf x"}`,
+			"rm -<U+0335>rf x", "combining mark drawn over other characters U+0335", ""},
+		{"an enclosing mark", `{"command":"echo 1\u20e3"}`, "echo 1<U+20E3>", "U+20E3", ""},
+		{"a stack of marks spills over the lines around", `{"command":"ls a\u0301\u0302\u0303\u0304"}`,
+			"ls a\u0301\u0302<U+0303><U+0304>", "combining marks drawn over other characters U+0303, U+0304", ""},
+		{"a letter's accents written apart are not flagged", `{"command":"cat cafe\u0301 Vie\u0323\u0302t"}`,
+			"cat cafe\u0301 Vie\u0323\u0302t", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The sanitiser: every text an agent controls passes through it once, in
@@ -22,6 +23,13 @@ import (
 //     code points, variation selectors, and spaces other than U+0020, which
 //     a shell reads as part of a word;
 //   - control characters (Unicode Cc; tab and newline stay in a command);
+//   - combining marks that draw over other characters or stand for none:
+//     an enclosing mark (U+20E3), an overlay (canonical combining class 1:
+//     U+0336 strikes a letter through, U+0338 slashes it), a mark on a base
+//     that is not a letter (a dash, a slash, a space: "-" + U+0335 reads as
+//     another sign), and the third and later marks on one base (stacks
+//     that spill over the lines around: "Zalgo"); a letter's one or two
+//     marks (é written as e + U+0301, Vietnamese, Indic vowel signs) stay;
 //
 // each shown as "<U+2067>". Words that mix scripts ("gіthub" with a
 // Cyrillic і) and host names with any character outside ASCII are flagged
@@ -31,6 +39,7 @@ import (
 // sanitizer escapes the texts of one question and remembers what it found.
 type sanitizer struct {
 	bidi, invisible, control []rune   // each character escaped, once
+	marks                    []rune   // combining marks escaped (overlaid)
 	mixed                    []string // words that mix scripts
 	hosts                    []string // host names outside ASCII, with their punycode
 	seen                     map[string]bool
@@ -48,8 +57,9 @@ func (z *sanitizer) line(s string) string { return OneLine(z.text(s, false)) }
 func (z *sanitizer) text(s string, keep bool) string {
 	var b strings.Builder
 	clean := true
+	var m markRun
 	for _, r := range s {
-		if kind := hidden(r, keep); kind != visible || r == utf8.RuneError {
+		if kind := m.hidden(r, keep); kind != visible || r == utf8.RuneError {
 			clean = false
 			break
 		}
@@ -58,6 +68,7 @@ func (z *sanitizer) text(s string, keep bool) string {
 		z.lookalikes(s)
 		return s
 	}
+	m = markRun{}
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
@@ -67,13 +78,15 @@ func (z *sanitizer) text(s string, keep bool) string {
 				continue
 			}
 		}
-		switch hidden(r, keep) {
+		switch m.hidden(r, keep) {
 		case bidi:
 			z.bidi = addRune(z.bidi, r)
 		case invisible:
 			z.invisible = addRune(z.invisible, r)
 		case control:
 			z.control = addRune(z.control, r)
+		case overlaid:
+			z.marks = addRune(z.marks, r)
 		default:
 			b.WriteRune(r)
 			continue
@@ -104,7 +117,33 @@ const (
 	bidi
 	invisible
 	control
+	overlaid // a combining mark that draws over others (markRun)
 )
+
+// markRun follows the combining marks of a text, rune by rune: the base
+// they sit on and how many came since.
+type markRun struct {
+	base rune // the last rune that is not a mark; 0 at the start
+	n    int  // marks since base
+}
+
+// hidden classifies r as hidden does, and a combining mark as overlaid
+// when it encloses, overlays (canonical combining class 1), sits on a base
+// that is not a letter, or is the third or later mark on its base.
+func (m *markRun) hidden(r rune, keep bool) hiddenKind {
+	kind := hidden(r, keep)
+	if kind != visible || r < 0x300 || !unicode.In(r, unicode.Mn, unicode.Me) {
+		if kind == visible {
+			m.base, m.n = r, 0
+		}
+		return kind
+	}
+	m.n++
+	if unicode.Is(unicode.Me, r) || m.n > 2 || !unicode.IsLetter(m.base) || norm.NFD.PropertiesString(string(r)).CCC() == 1 {
+		return overlaid
+	}
+	return visible
+}
 
 // hidden classifies r: visible, or one of the kinds the card escapes.
 func hidden(r rune, keep bool) hiddenKind {
@@ -290,6 +329,7 @@ func (z *sanitizer) warning() string {
 	count(z.bidi, "a bidi control", "bidi controls")
 	count(z.invisible, "an invisible character", "invisible characters")
 	count(z.control, "a control character", "control characters")
+	count(z.marks, "a combining mark drawn over other characters", "combining marks drawn over other characters")
 	escaped := len(parts) > 0
 	names := func(label string, list []string) {
 		if len(list) == 0 {

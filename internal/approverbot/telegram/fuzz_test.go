@@ -40,7 +40,9 @@ func FuzzRenderedMessagesAreValidTelegramHTML(f *testing.F) {
 			}
 		}
 		if shown, _ := telegramtest.ParseHTML(html); len(command) > 0 && len(command) < 500 && strings.ToValidUTF8(command, "\uFFFD") == command &&
-			!strings.Contains(shown, command) {
+			!strings.Contains(shown, command) && !strings.Contains(shown, "Disguised text") {
+			// Shown as sent, or escaped where the card says it escaped
+			// (a combining mark on an emoji, "😀\u0301").
 			t.Fatalf("the command %q is not shown as sent:\n%s", command, shown)
 		}
 	})
