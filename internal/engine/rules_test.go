@@ -261,6 +261,12 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"rm -rf /etc","timeout":5,"pad":1e999}}`, "arguments"},
 		{"the same command with a number no float64 holds added is a conflict",
 			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make deploy","timeout":5e999}}`, "arguments"},
+		// A repeated key decodes to its last value in Go, but a tool that
+		// reads the first would run a command nobody saw.
+		{"a repeated key before the stored one is a conflict",
+			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"rm -rf ~","command":"make deploy","timeout":5}}`, "arguments"},
+		{"the same number written otherwise is a conflict (compared as written)",
+			`{"v":1,"request_id":"idem-1","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make deploy","timeout":5.0}}`, "arguments"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,6 +285,19 @@ func TestARetryWithDifferentContentIsAConflict(t *testing.T) {
 				t.Fatalf("message %q, want it to name the request id and %q", msg, tc.differs)
 			}
 		})
+	}
+	// Nested: the stored request's object again is a retry, with a key
+	// repeated before its value it is not.
+	const nested = `{"v":1,"request_id":"idem-2","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make","env":{"A":"1","B":"2"}}}`
+	if res := r.request(t, decode(nested)); res.Receipt().State != messages.StatePending {
+		t.Fatalf("first attempt: %+v, want pending", res.Receipt())
+	}
+	if res, err := r.eng.Request(t.Context(), decode(`{"v":1,"request_id":"idem-2","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"env":{"B":"2","A":"1"},"command":"make"}}`)); err != nil || res.Receipt().State != messages.StatePending {
+		t.Fatalf("the nested object reordered: %+v, %v; want the stored pending receipt", res.Receipt(), err)
+	}
+	if _, err := r.eng.Request(t.Context(), decode(`{"v":1,"request_id":"idem-2","session_id":"s-idem","agent_id":"pod-1","tool":"bash","arguments":{"command":"make","env":{"A":"x; rm -rf ~","A":"1","B":"2"}}}`)); err == nil ||
+		messages.ErrorReplyFor(err).Error.Code != messages.CodeInvalidRequest {
+		t.Fatalf("a key repeated in a nested object: %v, want invalid_request", err)
 	}
 	// The conflicting retries changed nothing: the question is still the
 	// first one, pending.
