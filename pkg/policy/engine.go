@@ -224,6 +224,11 @@ func (e *evaluation) fromRule(d *Decision, r *rule) {
 	d.Escalation = r.escalation
 }
 
+// walkChild is the name of a file of a walked directory that no rule
+// names: a rule that matches D/walkChild covers every file under D
+// (**/.git/** under .git, /etc/** under /etc), whatever their names.
+const walkChild = "\x00"
+
 // judge runs one subject through the layers. A denial that only a walk
 // reaches (shell.Command.Walks: the rule's directory lies under a path an
 // unknown program may walk, not on the path itself) asks: that the
@@ -553,7 +558,10 @@ func (r *rule) matches(s *subject) bool {
 
 		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
 			return true
-		} else if s.walk && r.action != Allow && (r.path.dirUnder(s.value) || s.rel != "" && !r.path.abs && r.path.dirUnder(s.rel)) {
+		} else if s.walk && r.action != Allow && (r.path.dirUnder(s.value) || s.rel != "" && !r.path.abs && r.path.dirUnder(s.rel) ||
+			r.path.match(s.value+"/"+walkChild, walkChild) || s.rel != "" && !r.path.abs && r.path.match(s.rel+"/"+walkChild, walkChild)) {
+			// Anchored under the walked directory, or covering whatever
+			// it holds (**/.git/** meets a walk of .git).
 			return true
 		}
 		// A deny or ask rule meets the path in any case: a case-insensitive
@@ -1245,7 +1253,7 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 	case c.Globs != nil:
 		s.value = c.Target
 		e.inexactPath(&s, c)
-		s.anchored = c.Fed && !c.FedAny
+		s.anchored = c.Fed && !c.FedAny || c.Pattern
 		if r := e.fedOutsideWorkspace(c); r != "" && !slices.Contains(*safety, r) {
 			*safety = append(*safety, r)
 		}
@@ -1345,7 +1353,12 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
-		e.mayWrite(&rs)
+		if c.CwdRead != i+1 && (c.CwdRead != 0 || pathLike(r)) {
+			// A partial entry's words (CwdRead 0: its sub-commands are
+			// known) may write only where they look like paths: pnpm nx
+			// affected --head=HEAD names a revision, not a file.
+			e.mayWrite(&rs)
+		}
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
 			// A tree read under /proc follows its links: cwd, root, fd.
 			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"
@@ -1359,13 +1372,21 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	return subs
 }
 
+// pathLike reports a word written as a path: with a '/', or starting
+// with '.' or '~'.
+func pathLike(w string) bool {
+	return strings.ContainsRune(w, '/') || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
+}
+
 // mayWrite judges a read of a program the table does not know, or knows
-// only in part (shell.Command.Walks), as a write too: gzip FILE replaces
-// FILE, a tool's unknown option may name its output. A deny or ask rule
-// on writing the path (or, as for the read, a path under it the program
-// may walk) makes the read ask whatever the read rules say; a write the
-// rules say nothing of changes nothing, so an unknown program's operands
-// are not all writes outside the workspace.
+// only in part (shell.Command.Walks), as a write too: sponge FILE replaces
+// FILE, a tool's unknown option may name its output, and a converter or
+// decompressor writes FILE without its extension (xz -d ~/.bashrc.xz
+// writes ~/.bashrc). A deny or ask rule on writing the path (or, as for
+// the read, a path under it the program may walk), or on writing its stem,
+// makes the read ask whatever the read rules say; a write the rules say
+// nothing of changes nothing, so an unknown program's operands are not
+// all writes outside the workspace.
 func (e *evaluation) mayWrite(rs *subject) {
 	c := rs.cmd
 	if c == nil || !c.Walks || rs.floor != "" || rs.value == "" {
@@ -1374,12 +1395,24 @@ func (e *evaluation) mayWrite(rs *subject) {
 	ws := *rs
 	ws.kind, ws.tier = subjRedirect, TierWrite
 	v := e.judgeRules(&ws)
-	if v.rule == nil || v.rule.action == Allow {
-		return
-	}
 	what := "writing " + strconv.Quote(rs.value)
 	if rs.walk {
 		what += " (or a path under it)"
+	}
+	if (v.rule == nil || v.rule.action == Allow) && !rs.inexact {
+		// The stem: the name without its last extension.
+		dir, base := path.Split(rs.value)
+		if i := strings.LastIndexByte(base, '.'); i > 0 {
+			stem := e.pathSubject(subjRedirect, TierWrite, dir+base[:i])
+			stem.cmd = c
+			if stem.floor == "" {
+				v = e.judgeRules(&stem)
+				what = "writing " + strconv.Quote(stem.value) + " (" + strconv.Quote(base) + " without its extension)"
+			}
+		}
+	}
+	if v.rule == nil || v.rule.action == Allow {
+		return
 	}
 	rs.floor = "rule " + v.rule.text + " " + verb(v.rule.action) + " " + what + ", which " + strconv.Quote(c.Name) +
 		" (a program the policy does not know all the effects of) may write"

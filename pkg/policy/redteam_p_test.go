@@ -26,6 +26,13 @@ func TestCompressorsReplaceTheirFiles(t *testing.T) {
 		{`gzip -d .git/hooks/pre-commit.gz`, policy.Deny},
 		{`gzip -d ~/.bash*.gz`, policy.Deny},
 		{`gzip -d "$F"`, policy.Deny},
+		// Red team P: suffixes in any case, -S beside gzip's own, -r trees,
+		// bzip2's NAME.out.
+		{`gzip -dk ~/.bashrc.GZ`, policy.Deny},
+		{`gzip -dkf -S .x ~/.bashrc.gz`, policy.Deny},
+		{`gzip -rk .git`, policy.Deny},
+		{`gzip -drk .git/hooks`, policy.Deny},
+		{`bzip2 -dk .git/hooks/pre-commit`, policy.Deny},
 		{`gzip -dN x.gz`, policy.Ask},
 		{`gzip -dS "$S" x`, policy.Ask},
 		// Ordinary work, and what writes nothing.
@@ -45,7 +52,7 @@ func TestCompressorsReplaceTheirFiles(t *testing.T) {
 // writing an operand, or a path under one it may walk, makes the command
 // ask; a write no rule names changes nothing.
 func TestUnknownProgramsMayWriteTheirOperands(t *testing.T) {
-	p := progKPolicy(t, "sponge", "dos2unix", "mytool", "npm")
+	p := progKPolicy(t, "sponge", "dos2unix", "mytool", "npm", "xz", "zstd", "iconv", "ar")
 	wantActions(t, p, []bashCase{
 		{`sponge ~/.bashrc`, policy.Ask},
 		{`dos2unix /home/dev/.bashrc`, policy.Ask},
@@ -53,10 +60,36 @@ func TestUnknownProgramsMayWriteTheirOperands(t *testing.T) {
 		{`mytool --config=/home/dev/.bashrc`, policy.Ask},
 		{`npm pack --pack-destination .git/hooks`, policy.Ask},
 		{`mytool ~/.ssh/config`, policy.Deny},
+		// Red team P: the stem a decompressor or converter writes, a value
+		// attached after any letter of a run of flags, a rule covering
+		// whatever a walked directory holds.
+		{`xz -d ~/.bashrc.xz`, policy.Ask},
+		{`zstd -d /home/dev/.bashrc.zst`, policy.Ask},
+		{`iconv -co.git/config -f a b`, policy.Ask},
+		{`ar --output=.git x`, policy.Ask},
 		// Ordinary work: writes outside the workspace no rule names.
 		{`sponge out.txt`, policy.Allow},
 		{`dos2unix /tmp/x.txt`, policy.Allow},
 		{`mytool build src`, policy.Allow},
+		{`xz -d data.csv.xz`, policy.Allow},
+		{`mytool -la`, policy.Allow},
+	})
+	// The working directory an unknown program may walk unnamed is read,
+	// not written: a write rule anchored in the project does not make
+	// every such program ask (red team P's friction).
+	anchored := mustParsePolicy(t, "anchored.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(eslint *)", action: allow }
+  - { rule: "bash(gh *)", action: allow }
+  - { rule: "@write(/home/dev/proj/deploy/**)", action: deny }
+`)
+	wantActions(t, anchored, []bashCase{
+		{`eslint --version`, policy.Allow},
+		{`gh pr view 1`, policy.Allow},
+		{`eslint src`, policy.Allow},
+		{`eslint --fix deploy`, policy.Ask},
+		{`eslint --fix .`, policy.Ask},
 	})
 }
 
@@ -73,6 +106,10 @@ func TestRunnerShellMode(t *testing.T) {
 		{`pnpm exec -c 'rm -rf build'`, policy.Ask},
 		{`pnpm exec -c "$CMD"`, policy.Ask},
 		{`pnpm exec -c 'ls -la'`, policy.Allow},
+		// Red team P's P11: -r runs the command in every package's
+		// directory, where ../.. is not the project's parent.
+		{`pnpm exec -r cat ../../../.ssh/config`, policy.Deny},
+		{`pnpm exec -r cat README.md`, policy.Allow},
 	})
 }
 
@@ -89,6 +126,15 @@ func TestCurlLocalServices(t *testing.T) {
 		{`curl telnet://localhost:25`, policy.Ask},
 		{`curl --unix-socket /var/run/docker.sock http://d/containers/json`, policy.Ask},
 		{`curl --abstract-unix-socket x http://d/`, policy.Ask},
+		// Red team P: the protocol curl guesses from a host name, and
+		// redirects let to other protocols.
+		{`curl dict.localhost:6379/CONFIG`, policy.Ask},
+		{`curl u:p@LDAP.example/x`, policy.Ask},
+		{`curl -L --proto-redir +dict http://x`, policy.Ask},
+		{`curl -L --proto-redir '=all' http://x`, policy.Ask},
+		{`curl -L --proto-redir=-all,+https http://x`, policy.Allow},
+		{`curl ftp.example.com/x`, policy.Allow},
+		{`curl dictionary.example/x`, policy.Allow},
 		{`curl -sS https://example.com/a`, policy.Allow},
 		{`curl HTTP://example.com`, policy.Allow},
 		{`curl localhost:8080/health`, policy.Allow},
@@ -114,5 +160,69 @@ func TestPartialEntryListedOptions(t *testing.T) {
 		{`docker run --env-file .env alpine`, policy.Deny},
 		{`docker run --cidfile ~/.bashrc alpine`, policy.Deny},
 		{`docker run -xe K=.env alpine`, policy.Deny},
+	})
+}
+
+// TestFrictionP (friction corpus P): what today's models asked or denied
+// without cause — a partial entry's words that are no paths (--head=HEAD)
+// as writes, a program's operand that is a pattern as an unknown file
+// (it names every file it matches, met anchored as a read of a pattern
+// is), WebSocket URLs, gzip -a — and the tightenings that stay.
+func TestFrictionP(t *testing.T) {
+	p := mustParsePolicy(t, "frictionp.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(pnpm *)", action: allow }
+  - { rule: "bash(docker *)", action: allow }
+  - { rule: "bash(gzip *)", action: allow }
+  - { rule: "bash(gunzip *)", action: allow }
+  - { rule: "bash(sed *)", action: allow }
+  - { rule: "bash(curl *)", action: allow }
+  - { rule: "@files(**/.env)", action: deny }
+  - { rule: "@files(*.env.*)", action: deny }
+  - { rule: "@write(~/.bashrc)", action: deny }
+  - { rule: "@write(**/HEAD)", action: ask }
+`)
+	wantActions(t, p, []bashCase{
+		{`pnpm nx affected --head=HEAD`, policy.Allow},
+		{`docker run --rm alpine git log HEAD`, policy.Allow},
+		{`gzip logs/*.log`, policy.Allow},
+		{`gunzip -k dist/*.gz`, policy.Allow},
+		{`sed -i s/a/b/ src/*.ts`, policy.Allow},
+		{`curl -N wss://example.com/socket`, policy.Allow},
+		{`gzip -a notes.txt`, policy.Allow},
+		// What a pattern's own characters spell still meets the rules.
+		{`sed -i s/a/b/ ~/.bash*`, policy.Deny},
+		{`gunzip .e*.gz`, policy.Deny},
+		{`pnpm exec mytool --out=x/HEAD`, policy.Ask},
+	})
+}
+
+// TestCredentialVerbsThatPrintNoSecrets (friction corpus P): a CLI's verb
+// that prints only names, or its store redacted, does not read the
+// store's secrets; the verbs and options that print them still do.
+func TestCredentialVerbsThatPrintNoSecrets(t *testing.T) {
+	p := mustParsePolicy(t, "credverbs.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(gh *)", action: allow }
+  - { rule: "bash(kubectl *)", action: allow }
+  - { rule: "bash(aws *)", action: allow }
+  - { rule: "@files(~/.config/gh/**)", action: deny }
+  - { rule: "@files(~/.kube/**)", action: deny }
+  - { rule: "@files(~/.aws/**)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`gh auth status`, policy.Allow},
+		{`kubectl config current-context`, policy.Allow},
+		{`kubectl --context prod config get-contexts`, policy.Allow},
+		{`kubectl config view`, policy.Allow},
+		{`aws configure list`, policy.Allow},
+		{`gh auth status -t`, policy.Deny},
+		{`gh auth status --show-token`, policy.Deny},
+		{`gh auth token`, policy.Deny},
+		{`kubectl config view --raw`, policy.Deny},
+		{`kubectl config view "$O"`, policy.Deny},
+		{`aws configure get aws_secret_access_key`, policy.Deny},
 	})
 }

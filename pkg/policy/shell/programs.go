@@ -105,6 +105,11 @@ const (
 	// command by spaces and runs them as one shell script (pnpm exec -c,
 	// --shell-mode): judged command by command, as watch's.
 	effJoined
+	// effElsewhere: with this flag the wrapper runs its command in
+	// directories the policy cannot know (pnpm exec -r: in every package
+	// of the workspace): its relative paths are judged as under any
+	// directory, as after an unknown cd.
+	effElsewhere
 )
 
 var effectNames = map[string]effect{
@@ -112,7 +117,7 @@ var effectNames = map[string]effect{
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
-	"module": effModule, "joined": effJoined,
+	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere,
 }
 
 // operandEffects are the effects an operand position may have.

@@ -23,8 +23,10 @@ var decompressors = map[string]string{"gunzip": "gzip", "bunzip2": "bzip2"}
 // each file operand is replaced — removed unless -k, so written — by the
 // file with the suffix added (gzip FILE writes FILE.gz) or, decompressing
 // (-d, or the program run as gunzip, bunzip2), removed (gzip -d
-// ~/.bashrc.gz writes ~/.bashrc). -c, -t and -l write nothing; -S gives
-// gzip's suffix; gzip -N restores a name stored in the file, which the
+// ~/.bashrc.gz writes ~/.bashrc; suffixes in any case; bzip2 writes
+// NAME.out for a name without one). -c, -t and -l write nothing; -S adds
+// a suffix gzip tries first; with -r a directory's files are replaced: the
+// tree is written. gzip -N restores a name stored in the file, which the
 // policy cannot read: it asks. A name the policy cannot read (gzip -d "$f")
 // asks when decompressing, since what it writes is that name's stem.
 func (u *progUse) compressNames() {
@@ -64,7 +66,8 @@ func (u *progUse) compressNames() {
 			u.setAsk(u.spec.name + " -S " + shQuoteShort(suffix.text) + " names the files it writes with a suffix the policy cannot read")
 			return
 		}
-		table = [][2]string{{suffix.text, ""}}
+		// gzip tries -S's suffix first, then its own.
+		table = append([][2]string{{suffix.text, ""}}, table...)
 	}
 	if decompress && storedName && family == "gzip" {
 		u.setAsk(u.spec.name + " -N writes each file under the name stored in it, which the policy cannot read")
@@ -74,6 +77,11 @@ func (u *progUse) compressNames() {
 		if op.lit && op.text == "-" {
 			continue // standard input to standard output
 		}
+		if u.recursive {
+			// gzip -r DIR replaces the files under DIR: a tree written.
+			u.writes = append(u.writes, op)
+			continue
+		}
 		if !keep {
 			u.writes = append(u.writes, op)
 		}
@@ -81,16 +89,16 @@ func (u *progUse) compressNames() {
 			u.writes = append(u.writes, wordWithSuffix(op, table[0][0]))
 			continue
 		}
-		if u.recursive && !op.glob && op.g == nil {
-			continue // a directory: its members, written as a tree (opaque)
-		}
 		w, ok := wordWithoutSuffix(op, table)
-		if !ok && (!op.lit || op.g != nil) {
+		switch {
+		case ok:
+			u.writes = append(u.writes, w)
+		case !op.lit || op.g != nil:
 			u.setAsk(u.spec.name + " decompresses " + shQuoteShort(op.text) + " into a file named after it, which the policy cannot read")
 			return
-		}
-		if ok {
-			u.writes = append(u.writes, w)
+		case family == "bzip2":
+			// bzip2 -d NAME without a suffix it knows writes NAME.out.
+			u.writes = append(u.writes, wordWithSuffix(op, ".out"))
 		}
 	}
 }
@@ -105,34 +113,36 @@ func wordWithSuffix(w shWord, s string) shWord {
 	return w
 }
 
-// wordWithoutSuffix is w without the first suffix of table it ends with
-// (literally, in its glob too), given that suffix's replacement; ok is
-// false when it ends with none.
+// wordWithoutSuffix is w without the first suffix of table it ends with,
+// in any case as gzip compares them (a.GZ is a.gz), literally in its glob
+// too, given that suffix's replacement; ok is false when it ends with
+// none.
 func wordWithoutSuffix(w shWord, table [][2]string) (shWord, bool) {
 	for _, t := range table {
 		suf, repl := t[0], t[1]
-		if suf == "" || !strings.HasSuffix(w.text, suf) || len(w.text) == len(suf) {
+		n := len(suf)
+		if suf == "" || len(w.text) <= n || !strings.EqualFold(w.text[len(w.text)-n:], suf) {
 			continue
 		}
 		if w.g != nil {
-			n := len([]rune(suf))
-			if len(w.g) <= n || !literalTail(w.g[len(w.g)-n:], suf) {
+			k := len([]rune(suf))
+			if len(w.g) <= k || !literalTail(w.g[len(w.g)-k:], suf) {
 				continue
 			}
-			w.g = globs.Literal(slices.Clip(w.g[:len(w.g)-n]), repl)
+			w.g = globs.Literal(slices.Clip(w.g[:len(w.g)-k]), repl)
 		}
-		w.text = strings.TrimSuffix(w.text, suf) + repl
+		w.text = w.text[:len(w.text)-n] + repl
 		w.alts = nil
 		return w, true
 	}
 	return w, false
 }
 
-// literalTail reports whether the tokens spell s literally.
+// literalTail reports whether the tokens spell s literally, in any case.
 func literalTail(g globs.Glob, s string) bool {
 	i := 0
 	for _, r := range s {
-		if i >= len(g) || !g[i].Lit() || g[i].Star || g[i].R != r {
+		if i >= len(g) || !g[i].Lit() || g[i].Star || !strings.EqualFold(string(g[i].R), string(r)) {
 			return false
 		}
 		i++

@@ -23,6 +23,8 @@ func (u *progUse) curlValues() {
 		switch s.opt.name {
 		case "--url":
 			u.curlScheme(*s.value)
+		case "--proto-redir":
+			u.curlRedirProtocols(*s.value)
 		case "-F", "--form":
 			u.curlForm(*s.value)
 		case "-w", "--write-out":
@@ -38,11 +40,12 @@ func (u *progUse) curlValues() {
 }
 
 // curlWebSchemes are the protocols curl may speak without a question:
-// the web's, whose requests the rule allowing curl means. Any other
+// the web's (WebSocket's too), whose requests the rule allowing curl
+// means. Any other
 // (gopher://127.0.0.1:6379/_FLUSHALL writes any bytes to a local Redis,
 // dict://, telnet://, smtp://, ldap://) reaches services the rules cannot
 // see, so it asks; file: asks by the table.
-var curlWebSchemes = map[string]bool{"http": true, "https": true, "ftp": true, "ftps": true}
+var curlWebSchemes = map[string]bool{"http": true, "https": true, "ftp": true, "ftps": true, "ws": true, "wss": true}
 
 // curlScheme asks for a literal URL whose scheme, as curl reads it (any
 // case, "scheme:/" as well as "scheme://"), is not the web's. A URL
@@ -52,11 +55,58 @@ func (u *progUse) curlScheme(w shWord) {
 		return
 	}
 	scheme, rest, ok := strings.Cut(w.text, ":")
-	if !ok || !strings.HasPrefix(rest, "/") || !isURLScheme(scheme) || curlWebSchemes[strings.ToLower(scheme)] {
+	if !ok || !strings.HasPrefix(rest, "/") || !isURLScheme(scheme) {
+		scheme = curlGuessedScheme(w.text)
+	}
+	if scheme == "" || curlWebSchemes[strings.ToLower(scheme)] {
 		return
 	}
 	u.setAsk("curl " + shQuoteShort(w.text) + " speaks " + strings.ToLower(scheme) +
 		", a protocol other than the web's, which can reach a local service the policy cannot see")
+}
+
+// curlGuessedScheme is the protocol curl guesses for a URL without a
+// scheme from its host name's first label, as curl does (any case):
+// dict.x is DICT, ldap.x LDAP, imap.x IMAP, smtp.x SMTP, pop3.x POP3,
+// ftp.x FTP; "" (http) for any other.
+func curlGuessedScheme(url string) string {
+	host := url
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	host = strings.ToLower(host)
+	for _, p := range []string{"ftp", "dict", "ldap", "imap", "smtp", "pop3"} {
+		if strings.HasPrefix(host, p+".") {
+			return p
+		}
+	}
+	return ""
+}
+
+// curlRedirProtocols asks for a --proto-redir that lets a redirect
+// follow to a protocol other than the web's (+dict, =all, all): the
+// server chooses where curl goes next. A protocol removed (-dict) is
+// no risk.
+func (u *progUse) curlRedirProtocols(v shWord) {
+	if !v.lit || v.g != nil {
+		u.setAsk("curl --proto-redir " + shQuoteShort(v.text) + " names protocols the policy cannot read")
+		return
+	}
+	for p := range strings.SplitSeq(v.text, ",") {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, "-") {
+			continue
+		}
+		p = strings.ToLower(strings.TrimLeft(p, "+="))
+		if p != "" && !curlWebSchemes[p] {
+			u.setAsk("curl --proto-redir " + shQuoteShort(v.text) + " lets a redirect lead to " + p +
+				", a protocol other than the web's, which can reach a local service the policy cannot see")
+			return
+		}
+	}
 }
 
 // isURLScheme reports whether s has a URL scheme's syntax (RFC 3986:

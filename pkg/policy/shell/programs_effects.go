@@ -168,8 +168,16 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque
 		n := len(a.res.Commands)
 		a.writeTarget(w, fr)
 		if len(a.res.Commands) > n {
-			a.res.Commands[n].Recursive = u.recursive || spec.writeTree
-			a.res.Commands[n].Opaque = opaque
+			c := &a.res.Commands[n]
+			c.Recursive = u.recursive || spec.writeTree
+			c.Opaque = opaque
+			if w.lit && w.g != nil && strings.HasPrefix(c.Unanalysable, shPatternTarget) {
+				// sed -i s/a/b/ src/*.ts, gzip logs/*.log: an operand that
+				// is a pattern names every file it matches, judged as a
+				// pattern (anchored, as a read of one is). Only a
+				// redirection's pattern names one file, which is unknown.
+				c.Unanalysable, c.Pattern = "", true
+			}
 		}
 	}
 	if u.symlink {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -42,11 +43,13 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		}
 	}
 	reads := unknownReads(words[1:])
-	// ag x, ag -u PATTERN: a program that walks a tree walks the working
-	// directory when its operands are not paths, or vanish.
-	reads = append(reads, shWord{text: ".", lit: true})
 	reads = append(reads, credentialFiles(c.Name, words)...)
 	a.recordReads(c, fr.feedWords(reads))
+	// ag x, ag -u PATTERN: a program that walks a tree walks the working
+	// directory when its operands are not paths, or vanish. Not a write:
+	// every program would write where it runs (Command.CwdRead).
+	c.CwdRead = len(c.Reads) + 1
+	a.recordReads(c, []shWord{{text: ".", lit: true}})
 }
 
 // credentialStores are the files a CLI's verb reads its stored
@@ -74,11 +77,15 @@ var credentialStores = map[string][]string{
 // credentialFiles returns the credential stores the command's verb reads
 // (credentialStores), as literal reads. The verb may come after options
 // whose values the table does not know (kubectl --context prod config
-// view), so any word, or two words in a row, that make a key count.
+// view), so any word, or two words in a row, that make a key count. A
+// verb that prints none of the store's secrets (credentialQuiet: gh auth
+// status, kubectl config current-context, view without --raw) reads
+// nothing.
 func credentialFiles(name string, words []shWord) []shWord {
-	files := credentialStores[name]
+	var files []string
 	var prev string
-	for _, w := range words[1:] {
+	at := 0 // index of the key's last word
+	for i, w := range words[1:] {
 		if files != nil {
 			break
 		}
@@ -91,13 +98,47 @@ func credentialFiles(name string, words []shWord) []shWord {
 		if files == nil {
 			files = credentialStores[name+" "+w.text]
 		}
-		prev = w.text
+		prev, at = w.text, i+1
+	}
+	if files == nil || credentialQuiet(name, words, at) {
+		return nil
 	}
 	var out []shWord
 	for _, f := range files {
 		out = append(out, shWord{text: f, lit: true})
 	}
 	return out
+}
+
+// credentialQuiet reports a credential verb that prints none of its
+// store's secrets: the next operand after the key (words[at]) is a verb
+// that lists names or shows the store redacted, and no option asks for
+// the secrets (gh auth status -t, kubectl config view --raw).
+func credentialQuiet(name string, words []shWord, at int) bool {
+	verb := ""
+	for _, w := range words[at+1:] {
+		if w.lit && w.text != "" && !strings.HasPrefix(w.text, "-") {
+			verb = w.text
+			break
+		}
+	}
+	has := func(opts ...string) bool {
+		return slices.ContainsFunc(words, func(w shWord) bool {
+			return !w.lit || slices.ContainsFunc(opts, func(o string) bool { return w.text == o || strings.HasPrefix(w.text, o+"=") })
+		})
+	}
+	switch name + " " + words[at].text + " " + verb {
+	case "gh auth status":
+		return !has("-t", "--show-token")
+	case "kubectl config view":
+		return !has("--raw")
+	case "kubectl config current-context", "kubectl config get-contexts", "kubectl config get-clusters",
+		"kubectl config get-users", "aws configure list", "aws configure list-profiles",
+		"gcloud config list", "gcloud config get", "gcloud config get-value", "az account show", "az account list",
+		"npm config list", "npm config ls":
+		return !has()
+	}
+	return false
 }
 
 // unknownReads returns what a program reads by a closed reading of its
@@ -128,12 +169,25 @@ func unknownReads(words []shWord) []shWord {
 		case len(w.text) > 2:
 			// -r/path, -v/home/dev/.ssh:/k: a short option's value
 			// attached (or flags run together, read as a name no rule
-			// holds).
-			reads = append(reads, shWord{text: w.text[2:], lit: true})
-			reads = append(reads, embeddedPaths(w.text[2:])...)
+			// holds). Its value may start after any letter of a run of
+			// flags (iconv -co.git/config is -c -o .git/config): each
+			// suffix after a letter of the run, up to its first other
+			// character, is read.
+			for k := 2; k < len(w.text); k++ {
+				reads = append(reads, shWord{text: w.text[k:], lit: true})
+				reads = append(reads, embeddedPaths(w.text[k:])...)
+				if !isOptionLetter(w.text[k]) {
+					break
+				}
+			}
 		}
 	}
 	return reads
+}
+
+// isOptionLetter reports a character a short option may be spelled with.
+func isOptionLetter(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // embeddedPaths returns the paths a word of an unknown program may name

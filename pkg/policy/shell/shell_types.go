@@ -54,10 +54,18 @@ type Command struct {
 	// which every directory may hold: eslint . would ask in every
 	// project).
 	Walks bool
+	// CwdRead, when not 0, is 1 + the index in Reads of the working
+	// directory an unknown program may walk without naming it (ag
+	// PATTERN): a read, not also a possible write as its operands are.
+	CwdRead int
 	// Opaque is true on a write of a tree whose members the command does
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.
 	Opaque bool
+	// Pattern is true on a write of a program's operand that is a
+	// pathname pattern (sed -i s/a/b/ src/*.ts): it names every file it
+	// matches, and a rule meets it anchored, as a read of a pattern.
+	Pattern bool
 	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
 	// path written and Words is empty.
 	Redirect bool

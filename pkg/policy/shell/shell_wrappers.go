@@ -283,13 +283,18 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 	if len(rest) > 0 && rest[0].lit && rest[0].text == "--" {
 		rest = rest[1:] // npm exec -- eslint .
 	}
+	if st.elsewhere && len(rest) > 0 {
+		// pnpm exec -r cat ../x: in each package's directory, a cd the
+		// analysis cannot follow.
+		a.cds = append(a.cds, shCd{})
+	}
 	if (sub.wrapper.joined || st.joined) && len(rest) > 0 {
 		if sub.wrapper.packages {
 			// pnpm exec -c 'ls': the script's programs are looked up in
 			// the package bin directories first.
 			a.emit(w, *fr, "", shCmdInfo{})
 		}
-		if sub.wrapper.elsewhere {
+		if sub.wrapper.elsewhere && !st.elsewhere {
 			// Each submodule's directory: a cd the analysis cannot follow,
 			// so relative paths are judged as under any directory.
 			a.cds = append(a.cds, shCd{})
@@ -324,6 +329,7 @@ func shJoined(a *shAnalyzer, words []shWord, fr *shFrame, wrapper string) shWrap
 type wrapState struct {
 	script    *shWord // the script an option with effect script gives
 	joined    bool    // an option makes the command words one shell script
+	elsewhere bool    // an option runs the command in unknown directories
 	unelevate bool    // an option runs the command as the calling user
 	reason    string  // an option runs something the policy cannot see
 }
@@ -362,6 +368,8 @@ func (a *shAnalyzer) wrapperOption(spec *progSpec, fr *shFrame, st *wrapState) f
 			st.unelevate = true
 		case effJoined:
 			st.joined = true
+		case effElsewhere:
+			st.elsewhere = true
 		case effChdir:
 			if st.reason == "" {
 				st.reason = spec.name + " " + name + " moves the command to another directory, so its relative paths are not where they look"
