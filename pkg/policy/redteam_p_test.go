@@ -44,6 +44,24 @@ func TestCompressorsReplaceTheirFiles(t *testing.T) {
 		{`bzip2 -dk logs/a.log.bz2`, policy.Allow},
 		{`gzip -dN -n x.gz`, policy.Allow},
 	})
+	// A feeder's paths: gzip {} writes each with .gz, gunzip {} each
+	// without its extension; gzip -d NAME without a suffix writes NAME.
+	fed := mustParsePolicy(t, "fedgz.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(find *)", action: allow }
+  - { rule: "bash(gzip *)", action: allow }
+  - { rule: "bash(gunzip *)", action: allow }
+  - { rule: "@write(~/.profile)", action: deny }
+  - { rule: "@write(~/.profile.gz)", action: deny }
+`)
+	wantActions(t, fed, []bashCase{
+		{`find /home/dev -maxdepth 1 -name .profile.gz -exec gunzip {} \;`, policy.Deny},
+		{`find /home/dev -maxdepth 1 -name .profile -exec gzip -k {} \;`, policy.Deny},
+		{`gzip -dk /home/dev/.profile`, policy.Deny},
+		{`find src -name '*.gz' -exec gunzip {} \;`, policy.Allow},
+		{`find src -name '*.log' -exec gzip {} \;`, policy.Allow},
+	})
 }
 
 // TestUnknownProgramsMayWriteTheirOperands: a program the table does not

@@ -91,6 +91,9 @@ func (u *progUse) compressNames() {
 		}
 		w, ok := wordWithoutSuffix(op, table)
 		switch {
+		case op.lit && strings.Contains(op.text, "{}"):
+			// A feeder's path (find -exec gunzip {}): its stem, once fed.
+			u.writes = append(u.writes, shWord{text: op.text + feedStem, lit: true})
 		case ok:
 			u.writes = append(u.writes, w)
 		case !op.lit || op.g != nil:
@@ -99,6 +102,10 @@ func (u *progUse) compressNames() {
 		case family == "bzip2":
 			// bzip2 -d NAME without a suffix it knows writes NAME.out.
 			u.writes = append(u.writes, wordWithSuffix(op, ".out"))
+		default:
+			// gzip -d NAME without a suffix decompresses NAME.gz (or
+			// another suffix's file) into NAME.
+			u.writes = append(u.writes, op)
 		}
 	}
 }

@@ -61,9 +61,21 @@ func (fr *shFrame) feedWords(ws []shWord) []shWord {
 		if out == nil {
 			out = append(make([]shWord, 0, len(ws)+len(f.paths)), ws[:i]...)
 		}
-		if w.text == f.mark {
+		switch rest, ok := strings.CutPrefix(w.text, f.mark); {
+		case w.text == f.mark:
 			out = append(out, f.paths...)
-		} else {
+		case ok && rest == feedStem:
+			// gunzip {}: each path without its extension.
+			for _, p := range f.paths {
+				out = append(out, wordWithoutExtension(p))
+			}
+		case ok && w.lit && !strings.Contains(rest, f.mark) && !strings.Contains(rest, "/"):
+			// {}.gz, {}.bak: each path with the suffix (gzip {} writes
+			// {}.gz; cp {} {}.bak).
+			for _, p := range f.paths {
+				out = append(out, wordWithSuffix(p, rest))
+			}
+		default:
 			out = append(out, shFeedAnyPath(f.feeder))
 		}
 	}
@@ -71,6 +83,37 @@ func (fr *shFrame) feedWords(ws []shWord) []shWord {
 		return ws
 	}
 	return out
+}
+
+// feedStem, after a feeder's mark, stands for the path it yields without
+// its extension (compressNames: gunzip {} writes the stem).
+const feedStem = "\x00stem"
+
+// wordWithoutExtension is a path word without its last extension, where
+// its pattern spells one literally (./**/.bashrc.gz is ./**/.bashrc); a
+// pattern whose last part a wildcard may end stands for its stems too,
+// and is kept.
+func wordWithoutExtension(p shWord) shWord {
+	if p.g == nil {
+		if i := strings.LastIndexByte(p.text, '.'); i > strings.LastIndexByte(p.text, '/')+1 {
+			p.text = p.text[:i]
+		}
+		return p
+	}
+	for i := len(p.g) - 1; i >= 0; i-- {
+		t := p.g[i]
+		switch {
+		case !t.Lit() || t.R == '/':
+			return p
+		case t.R == '.' && i > 0 && !(p.g[i-1].Lit() && p.g[i-1].R == '/'):
+			p.g = slices.Clip(p.g[:i])
+			if j := strings.LastIndexByte(p.text, '.'); j >= 0 {
+				p.text = p.text[:j]
+			}
+			return p
+		}
+	}
+	return p
 }
 
 // writeFed records a write of a path a feeder yields (sed -i {} under

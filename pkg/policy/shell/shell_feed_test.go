@@ -59,7 +59,7 @@ func TestFeedWrites(t *testing.T) {
 		{`find . -name '*.go' -o -name x -exec sed -i s/a/b/ {} +`, []string{". fed", "./** fed any"}},
 		{`find . -regex '.*\.env' -exec sed -i s/a/b/ {} +`, []string{". fed", `./**/.*\.env fed any`}},
 		{`ls | xargs sed -i s/a/b/`, []string{"{xargs input} fed any"}},
-		{`xargs -I F cp x F.bak < list`, []string{"{xargs input} fed any"}},
+		{`xargs -I F cp x F.bak < list`, []string{"{xargs input}.bak fed any"}},
 		{`find . -name '*.go' -print0 | xargs -0 sed -i s/a/b/`, []string{". fed", "./**/*.go fed"}},
 		{`find . -name '*.go' -print | xargs sed -i s/a/b/`, []string{"{xargs input} fed any"}},
 		{`find . -name '*.go' -print0 | xargs -0 -a list sed -i s/a/b/`, []string{"{xargs input} fed any"}},
