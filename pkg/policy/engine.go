@@ -83,7 +83,10 @@ type subject struct {
 	// own characters reach into every name the rule spells
 	// (globs.IntersectsAnchored): a read operand that is a pattern or an
 	// expansion (cat .e*, not cat *.go).
-	anchored  bool
+	anchored bool
+	// placed: the relative globs have their forms under the working
+	// directory among globs (placeGlobs): absolute rules meet only those.
+	placed    bool
 	globs     []globs.Glob
 	baseGlobs []globs.Glob
 	// liftKey, when set, is the shell word a rule must name (its literal

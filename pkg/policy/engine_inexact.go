@@ -101,6 +101,14 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		if r.path == nil {
 			return false, false
 		}
+		if s.placed && s.anchored && r.path.abs && relativeNamed(s.globs[0]) {
+			// The relative form of a pattern the agent wrote, placed, is
+			// for the relative rules: its placed form meets the absolute
+			// ones (./**.gz, which find . feeds, is not /tmp/x.gz). Not a
+			// computed value's, nor one under any directory (*/x after a
+			// cd the analysis cannot follow), which may be anywhere.
+			return false, false
+		}
 		alts, ok := globs.PathAlternatives(r.path.text)
 		if !ok {
 			return true, false
@@ -236,6 +244,15 @@ func (s *subject) lifted(hit *rule) bool {
 	return false
 }
 
+// relativeNamed reports a relative glob that does not stand for "under
+// any directory" (a leading */).
+func relativeNamed(g globs.Glob) bool {
+	if len(g) == 0 || g[0].Lit() && (g[0].R == '/' || g[0].R == '~') {
+		return false
+	}
+	return !(len(g) >= 2 && g[0].Star && g[1].Lit() && g[1].R == '/')
+}
+
 // inexactPath makes a redirection subject stand for the paths its target
 // can name.
 func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
@@ -248,6 +265,7 @@ func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
 		s.globs[i] = globs.CleanPath(g, e.p.home)
 	}
 	s.globs = e.placeGlobs(s.globs)
+	s.placed = e.cwd != ""
 }
 
 // placeGlobs adds, for each relative glob, its form under the call's
@@ -338,6 +356,7 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun))
 	}
 	s.globs = e.placeGlobs(s.globs)
+	s.placed = e.cwd != ""
 	if c.Elevated {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	} else if kernelLinkGlob(clean) || e.kernelDotDot(g) ||

@@ -196,6 +196,7 @@ rules:
   - { rule: "bash(gunzip *)", action: allow }
   - { rule: "bash(sed *)", action: allow }
   - { rule: "bash(curl *)", action: allow }
+  - { rule: "bash(find *)", action: allow }
   - { rule: "@files(**/.env)", action: deny }
   - { rule: "@files(*.env.*)", action: deny }
   - { rule: "@write(~/.bashrc)", action: deny }
@@ -209,6 +210,12 @@ rules:
 		{`sed -i s/a/b/ src/*.ts`, policy.Allow},
 		{`curl -N wss://example.com/socket`, policy.Allow},
 		{`gzip -a notes.txt`, policy.Allow},
+		// A relative pattern placed under the working directory meets
+		// the absolute rules there only: find . does not reach ~/.bashrc
+		// from /home/dev/proj, ../.bashr? does.
+		{`find . -name .bashrc -exec sed -i s/a/b/ {} \;`, policy.Allow},
+		{`sed -i s/a/b/ ../.bashr?`, policy.Deny},
+		{`cd .. && sed -i s/a/b/ ./.bashr?`, policy.Deny},
 		// What a pattern's own characters spell still meets the rules.
 		{`sed -i s/a/b/ ~/.bash*`, policy.Deny},
 		{`gunzip .e*.gz`, policy.Deny},
