@@ -98,49 +98,7 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 	}
 	switch s.kind {
 	case subjRedirect, subjRead:
-		if r.path == nil {
-			return false, false
-		}
-		if s.placed && s.anchored && r.path.abs && relativeNamed(s.globs[0]) {
-			// The relative form of a pattern the agent wrote, placed, is
-			// for the relative rules: its placed form meets the absolute
-			// ones (./**.gz, which find . feeds, is not /tmp/x.gz). Not a
-			// computed value's, nor one under any directory (*/x after a
-			// cd the analysis cannot follow), which may be anywhere.
-			return false, false
-		}
-		alts, ok := globs.PathAlternatives(r.path.text)
-		if !ok {
-			return true, false
-		}
-		w := s.globs[0]
-		for _, p := range alts {
-			if !could && (s.anchored && globs.IntersectsAnchored(w, p) || !s.anchored && globs.Intersects(p, w)) {
-				could = true
-			}
-			if !all && globs.Covers(p, w) {
-				all = true
-			}
-		}
-		if !could && !all && r.action != Allow && (r.path.fold != r.path || globs.HasUpper(w)) {
-			// As for a known path, a deny or ask rule meets the word in
-			// any case (cat .E*).
-			if folded, ok := globs.PathAlternatives(r.path.fold.text); ok {
-				lw := globs.Lower(w)
-				for _, p := range folded {
-					if s.anchored && globs.IntersectsAnchored(lw, p) || !s.anchored && globs.Intersects(p, lw) {
-						return true, false
-					}
-				}
-			}
-		}
-		if !could && s.walk && r.action != Allow && path.IsAbs(r.path.dir) {
-			// ag x ~/.s*: a directory the word names may hold the rule's.
-			d := globs.Literal(nil, r.path.dir)
-			tree := append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun)
-			could = globs.Intersects(w, d) || globs.Intersects(tree, d)
-		}
-		return could || all, all
+		return r.matchesInexactPath(s)
 	case subjCommand:
 		if !r.shell {
 			return false, false
@@ -163,6 +121,54 @@ func (r *rule) matchesInexact(s *subject) (could, all bool) {
 		return could || all, all
 	}
 	return false, false
+}
+
+// matchesInexactPath is matchesInexact for a path a shell command reads
+// or writes.
+func (r *rule) matchesInexactPath(s *subject) (could, all bool) {
+	if r.path == nil {
+		return false, false
+	}
+	if s.placed && s.anchored && r.path.abs && relativeNamed(s.globs[0]) {
+		// The relative form of a pattern the agent wrote, placed, is
+		// for the relative rules: its placed form meets the absolute
+		// ones (./**.gz, which find . feeds, is not /tmp/x.gz). Not a
+		// computed value's, nor one under any directory (*/x after a
+		// cd the analysis cannot follow), which may be anywhere.
+		return false, false
+	}
+	alts, ok := globs.PathAlternatives(r.path.text)
+	if !ok {
+		return true, false
+	}
+	w := s.globs[0]
+	for _, p := range alts {
+		if !could && (s.anchored && globs.IntersectsAnchored(w, p) || !s.anchored && globs.Intersects(p, w)) {
+			could = true
+		}
+		if !all && globs.Covers(p, w) {
+			all = true
+		}
+	}
+	if !could && !all && r.action != Allow && (r.path.fold != r.path || globs.HasUpper(w)) {
+		// As for a known path, a deny or ask rule meets the word in
+		// any case (cat .E*).
+		if folded, ok := globs.PathAlternatives(r.path.fold.text); ok {
+			lw := globs.Lower(w)
+			for _, p := range folded {
+				if s.anchored && globs.IntersectsAnchored(lw, p) || !s.anchored && globs.Intersects(p, lw) {
+					return true, false
+				}
+			}
+		}
+	}
+	if !could && s.walk && r.action != Allow && path.IsAbs(r.path.dir) {
+		// ag x ~/.s*: a directory the word names may hold the rule's.
+		d := globs.Literal(nil, r.path.dir)
+		tree := append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun)
+		could = globs.Intersects(w, d) || globs.Intersects(tree, d)
+	}
+	return could || all, all
 }
 
 // mentionPattern reports a command pattern that only says what a command
