@@ -197,6 +197,7 @@ rules:
   - { rule: "bash(sed *)", action: allow }
   - { rule: "bash(curl *)", action: allow }
   - { rule: "bash(find *)", action: allow }
+  - { rule: "bash(pwd)", action: allow }
   - { rule: "@files(**/.env)", action: deny }
   - { rule: "@files(*.env.*)", action: deny }
   - { rule: "@write(~/.bashrc)", action: deny }
@@ -216,6 +217,11 @@ rules:
 		{`find . -name .bashrc -exec sed -i s/a/b/ {} \;`, policy.Allow},
 		{`sed -i s/a/b/ ../.bashr?`, policy.Deny},
 		{`cd .. && sed -i s/a/b/ ./.bashr?`, policy.Deny},
+		// $(pwd) is the working directory, as $PWD.
+		{`docker run --rm -v $(pwd):/src -w /src alpine ls`, policy.Allow},
+		{"sed -i s/a/b/ `pwd`/src/x.ts", policy.Allow},
+		{`sed -i s/a/b/ "$(pwd)/../.bashrc"`, policy.Deny},
+		{`pwd(){ echo /tmp; }; sed -i s/a/b/ "$(pwd)/x"`, policy.Ask},
 		// What a pattern's own characters spell still meets the rules.
 		{`sed -i s/a/b/ ~/.bash*`, policy.Deny},
 		{`gunzip .e*.gz`, policy.Deny},
