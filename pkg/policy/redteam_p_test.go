@@ -217,6 +217,13 @@ rules:
 		{`find . -name .bashrc -exec sed -i s/a/b/ {} \;`, policy.Allow},
 		{`sed -i s/a/b/ ../.bashr?`, policy.Deny},
 		{`cd .. && sed -i s/a/b/ ./.bashr?`, policy.Deny},
+		// A loop over a pattern: "$f" is one of its matches, judged as
+		// the pattern (friction corpus P: for f in data/*.gz; do gunzip
+		// "$f"; done was denied as any path).
+		{`for f in data/*.gz; do gunzip "$f"; done`, policy.Allow},
+		{`for f in src/*.ts; do sed -i s/a/b/ "$f"; done`, policy.Allow},
+		{`for f in ~/.bash*; do sed -i s/a/b/ "$f"; done`, policy.Deny},
+		{`for f in .e*; do gzip "$f"; done`, policy.Deny},
 		// $(pwd) is the working directory, as $PWD.
 		{`docker run --rm -v $(pwd):/src -w /src alpine ls`, policy.Allow},
 		{"sed -i s/a/b/ `pwd`/src/x.ts", policy.Allow},

@@ -249,6 +249,8 @@ type shAnalyzer struct {
 	// loops are the for loops over literal words whose variable nothing
 	// else in the script sets (shell_code.go).
 	loops []shLoop
+	// loopPatterns are the pattern items of loops (loopPattern).
+	loopPatterns []shWord
 	// varVals are the literal values plain assignments of the script give
 	// each variable (f=~/.ssh/id_rsa), for the reads of "$f".
 	varVals map[string][]shWord
@@ -1333,7 +1335,7 @@ func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
 		// for f in a b; do echo > "$f.s"; done writes a.s and b.s.
 		out := make([]shWord, len(tw.alts))
 		for i, v := range tw.alts {
-			out[i] = shWord{text: v, lit: true}
+			out[i] = a.loopValueWord(v)
 		}
 		return out
 	}

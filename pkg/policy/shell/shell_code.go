@@ -2,6 +2,7 @@ package shell
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -897,8 +898,31 @@ type shLoop struct {
 // follows, and the commands one command becomes.
 const shMaxLoopValues = 16
 
+// shLoopPattern begins a loop value that stands for the files a pattern
+// item matches: the rest is its index in shAnalyzer.loopPatterns.
+const shLoopPattern = "\x00pattern:"
+
+// loopPattern records a pattern item of a for loop and returns the value
+// that stands for it.
+func (a *shAnalyzer) loopPattern(w shWord) string {
+	a.loopPatterns = append(a.loopPatterns, w)
+	return shLoopPattern + strconv.Itoa(len(a.loopPatterns)-1)
+}
+
+// loopValueWord is the word a loop value stands for: the literal, or the
+// pattern item whose matches it takes.
+func (a *shAnalyzer) loopValueWord(v string) shWord {
+	if rest, ok := strings.CutPrefix(v, shLoopPattern); ok {
+		if i, err := strconv.Atoi(rest); err == nil && i < len(a.loopPatterns) {
+			return a.loopPatterns[i]
+		}
+	}
+	return shWord{text: v, lit: true}
+}
+
 // noteLoop records a for loop whose variable's values are known: every
 // item a literal that word splitting and pathname expansion leave alone,
+// or a pattern ("$name" quoted is then one of its matches),
 // and the variable's name nowhere else in the script but in "$name" and
 // "${name}" (no other assignment, read, declare, nameref, function…).
 func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
@@ -912,10 +936,16 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 			return
 		}
 		for _, w := range ws {
-			if !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?[") {
+			switch {
+			case w.lit && w.glob && w.g != nil && !w.vanish && !strings.ContainsAny(w.text, " \t\n"):
+				// for f in data/*.gz: each value is a file the pattern
+				// matches ("$f" stands for the pattern: loopPatternValue).
+				vals = append(vals, a.loopPattern(w))
+			case !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?["):
 				return
+			default:
+				vals = append(vals, w.text)
 			}
-			vals = append(vals, w.text)
 		}
 	}
 	name := wi.Name.Value
@@ -1185,7 +1215,26 @@ func (a *shAnalyzer) loopValues(w *syntax.Word) []string {
 	if !found {
 		return nil
 	}
+	for _, v := range alts {
+		// A pattern's match is the value only as the whole word, in
+		// double quotes ("$f"): joined to other text, or split and
+		// globbed again unquoted, it is not one of its matches.
+		if strings.Contains(v, shLoopPattern) && !(len(w.Parts) == 1 && shQuotedParam(w.Parts[0]) && strings.HasPrefix(v, shLoopPattern)) {
+			return nil
+		}
+	}
 	return alts
+}
+
+// shQuotedParam reports a double-quoted plain parameter expansion alone
+// ("$f", "${f}").
+func shQuotedParam(p syntax.WordPart) bool {
+	dq, ok := p.(*syntax.DblQuoted)
+	if !ok || dq.Dollar || len(dq.Parts) != 1 {
+		return false
+	}
+	_, ok = dq.Parts[0].(*syntax.ParamExp)
+	return ok
 }
 
 // loopVarValues returns the values of the plain parameter expansion pe
@@ -1229,7 +1278,7 @@ func (a *shAnalyzer) resolveEachValue(words []shWord, fr shFrame) {
 		rem := k
 		for i := range one {
 			if alts := one[i].alts; alts != nil {
-				one[i] = shWord{text: alts[rem%len(alts)], lit: true}
+				one[i] = a.loopValueWord(alts[rem%len(alts)])
 				rem /= len(alts)
 			}
 		}

@@ -69,7 +69,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"a block", "{ echo a; rm b; }", []string{"echo a", "rm b"}},
 		{"if conditions and every branch", "if test -f a; then rm a; elif false; then rm b; else rm c; fi",
 			[]string{"test -f a", "rm a", "false", "rm b", "rm c"}},
-		{"for loop bodies", "for f in *.txt; do rm \"$f\"; done", []string{`rm "$f"`}},
+		{"for loop bodies", "for f in *.txt; do rm \"$f\"; done", []string{`rm *.txt`}},
 		{"while conditions and bodies", "while read -r l; do echo \"$l\"; done < list", []string{"read -r l", `echo "$l"`, "< list"}},
 		{"until loops", "until false; do sleep 1; done", []string{"false", "sleep 1"}},
 		{"case bodies", "case $x in a) rm a;; *) rm b;; esac", []string{"rm a", "rm b"}},
@@ -763,7 +763,10 @@ func TestLoopValuesAreJudgedEach(t *testing.T) {
 		{`g() { f=.env; }; for f in a b; do g; cat "$f"; done`, []string{"g", `?cat "$f"`}},
 		{`cat "$f"; for f in a b; do :; done`, []string{`?cat "$f"`, ":"}},
 		{`for f in 'a b' c; do cat $f; done`, []string{"?cat $f"}},
-		{`for f in a*; do cat "$f"; done`, []string{`?cat "$f"`}},
+		// A pattern item: "$f" is one of its matches, judged as the
+		// pattern; joined to other text or unquoted, unknown.
+		{`for f in a*; do cat "$f"; done`, []string{`?cat a*`}},
+		{`for f in a*; do cat "x$f" $f; done`, []string{`?cat "x$f" $f`}},
 		// Inside a longer word: each value in its place, combinations too.
 		{`for f in a b; do cat "$f.txt"; done`, []string{"cat a.txt", "cat b.txt"}},
 		{`for p in pkg cmd; do cat "$p/doc.go"; done`, []string{"cat pkg/doc.go", "cat cmd/doc.go"}},
