@@ -1256,7 +1256,7 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 	case c.Globs != nil:
 		s.value = c.Target
 		e.inexactPath(&s, c)
-		s.anchored = c.Fed && !c.FedAny || c.Pattern
+		s.anchored = c.Fed && !c.FedAny
 		if r := e.fedOutsideWorkspace(c); r != "" && !slices.Contains(*safety, r) {
 			*safety = append(*safety, r)
 		}

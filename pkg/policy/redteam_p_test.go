@@ -206,9 +206,6 @@ rules:
 	wantActions(t, p, []bashCase{
 		{`pnpm nx affected --head=HEAD`, policy.Allow},
 		{`docker run --rm alpine git log HEAD`, policy.Allow},
-		{`gzip logs/*.log`, policy.Allow},
-		{`gunzip -k dist/*.gz`, policy.Allow},
-		{`sed -i s/a/b/ src/*.ts`, policy.Allow},
 		{`curl -N wss://example.com/socket`, policy.Allow},
 		{`gzip -a notes.txt`, policy.Allow},
 		// A relative pattern placed under the working directory meets
@@ -219,9 +216,7 @@ rules:
 		{`cd .. && sed -i s/a/b/ ./.bashr?`, policy.Deny},
 		// A loop over a pattern: "$f" is one of its matches, judged as
 		// the pattern (friction corpus P: for f in data/*.gz; do gunzip
-		// "$f"; done was denied as any path).
-		{`for f in data/*.gz; do gunzip "$f"; done`, policy.Allow},
-		{`for f in src/*.ts; do sed -i s/a/b/ "$f"; done`, policy.Allow},
+		// "$f"; done was denied as any path, whatever the rules).
 		{`for f in ~/.bash*; do sed -i s/a/b/ "$f"; done`, policy.Deny},
 		{`for f in .e*; do gzip "$f"; done`, policy.Deny},
 		// $(pwd) is the working directory, as $PWD.
@@ -233,6 +228,46 @@ rules:
 		{`sed -i s/a/b/ ~/.bash*`, policy.Deny},
 		{`gunzip .e*.gz`, policy.Deny},
 		{`pnpm exec mytool --out=x/HEAD`, policy.Ask},
+	})
+}
+
+// TestPatternsAProgramWrites (red team Q's Q1, a regression caught
+// before landing): a pattern a program writes names the directory's real
+// files — .github/*/ is workflows, * is the Makefile — so a rule any of its
+// names could meet applies, not only one its own characters spell; with
+// no such rule it asks (bash picks the files), and a loop's "$f" over a
+// pattern is that pattern.
+func TestPatternsAProgramWrites(t *testing.T) {
+	p := mustParsePolicy(t, "patternwrites.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@write(**/Makefile)", action: deny }
+  - { rule: "@write(**/.github/workflows/**)", action: deny }
+  - { rule: "@write(~/.config/systemd/**)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`sed -i s/a/b/ .github/*/*.yml`, policy.Deny},
+		{`echo x | tee *`, policy.Deny},
+		{`echo x | tee */*`, policy.Deny},
+		{`cp evil.yml .github/*/`, policy.Deny},
+		{`echo x | tee ~/.config/*/user/x.service`, policy.Deny},
+		{`gunzip -f *.gz`, policy.Deny},
+		{`for f in *; do sed -i s/a/b/ "$f"; done`, policy.Deny},
+		{`sed -i s/a/b/ src/*.ts`, policy.Ask},
+		{`for f in data/*.gz; do gunzip "$f"; done`, policy.Deny},
+		{`for f in data/*.csv.gz; do gunzip "$f"; done`, policy.Ask},
+		{`sed -i s/a/b/ src/app.ts`, policy.Allow},
+		// Red team Q's Q2, Q3, Q4, Q15: a decompressed file's stem under
+		// -r, through a feeder's path with a suffix or a pattern, after a
+		// -S the policy did not expect; gzip -r's unnamed members.
+		{`gzip -drkf Makefile.gz`, policy.Deny},
+		{`gzip -drk sub`, policy.Ask},
+		{`find . -name 'Makefile.*' -exec gunzip {} \;`, policy.Deny},
+		{`find . -name Makefile.gz -print0 | xargs -0 -I{} gunzip -f {}`, policy.Deny},
+		{`find . -name Makefile -print0 | xargs -0 -I{} gunzip -f {}.gz`, policy.Deny},
+		{`gunzip -S {} Makefile{}`, policy.Deny},
+		{`gzip -dk src/a.txt.gz`, policy.Allow},
 	})
 }
 
@@ -253,7 +288,7 @@ rules:
 	wantActions(t, p, []bashCase{
 		{`gh auth status`, policy.Allow},
 		{`kubectl config current-context`, policy.Allow},
-		{`kubectl --context prod config get-contexts`, policy.Allow},
+		{`kubectl config get-contexts`, policy.Allow},
 		{`kubectl config view`, policy.Allow},
 		{`aws configure list`, policy.Allow},
 		{`gh auth status -t`, policy.Deny},
@@ -262,5 +297,12 @@ rules:
 		{`kubectl config view --raw`, policy.Deny},
 		{`kubectl config view "$O"`, policy.Deny},
 		{`aws configure get aws_secret_access_key`, policy.Deny},
+		// Red team Q's Q7: an option anywhere may print the secrets or
+		// take the verb as its value.
+		{`kubectl config view --flatten`, policy.Deny},
+		{`gh auth status -at`, policy.Deny},
+		{`kubectl config --user current-context view --raw`, policy.Deny},
+		{`aws configure --region list get aws_secret_access_key`, policy.Deny},
+		{`kubectl --context prod config get-contexts`, policy.Deny},
 	})
 }

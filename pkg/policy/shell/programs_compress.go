@@ -78,11 +78,12 @@ func (u *progUse) compressNames() {
 			continue // standard input to standard output
 		}
 		if u.recursive {
-			// gzip -r DIR replaces the files under DIR: a tree written.
-			u.writes = append(u.writes, op)
-			continue
+			// gzip -r DIR replaces the files under DIR, which it does not
+			// name: a tree written, any member (opaque). A file operand
+			// is handled as without -r below.
+			u.opaque = true
 		}
-		if !keep {
+		if !keep || u.recursive {
 			u.writes = append(u.writes, op)
 		}
 		if !decompress {
@@ -91,21 +92,21 @@ func (u *progUse) compressNames() {
 		}
 		w, ok := wordWithoutSuffix(op, table)
 		switch {
-		case op.lit && strings.Contains(op.text, "{}"):
-			// A feeder's path (find -exec gunzip {}): its stem, once fed.
-			u.writes = append(u.writes, shWord{text: op.text + feedStem, lit: true})
 		case ok:
 			u.writes = append(u.writes, w)
 		case !op.lit || op.g != nil:
 			u.setAsk(u.spec.name + " decompresses " + shQuoteShort(op.text) + " into a file named after it, which the policy cannot read")
 			return
-		case family == "bzip2":
-			// bzip2 -d NAME without a suffix it knows writes NAME.out.
-			u.writes = append(u.writes, wordWithSuffix(op, ".out"))
 		default:
 			// gzip -d NAME without a suffix decompresses NAME.gz (or
-			// another suffix's file) into NAME.
-			u.writes = append(u.writes, op)
+			// another suffix's file) into NAME; bzip2 writes NAME.out.
+			// A feeder's path (find -exec gunzip {}, xargs -I % gunzip
+			// %) is a name with a suffix once fed: its stems
+			// (recordWrites).
+			u.writes = append(u.writes, op, shWord{text: op.text + feedStem, lit: true})
+			if family == "bzip2" {
+				u.writes = append(u.writes, wordWithSuffix(op, ".out"))
+			}
 		}
 	}
 }

@@ -159,6 +159,11 @@ func (a *shAnalyzer) programRuns(ci int, runs []progRun, fr shFrame) {
 func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque bool) {
 	first := len(a.res.Commands)
 	for _, w := range u.writes {
+		if strings.HasSuffix(w.text, feedStem) && (fr.feed == nil || w.text != fr.feed.mark+feedStem) {
+			// A stem marker (compressNames) on a name no feeder gives:
+			// the name itself, written already.
+			continue
+		}
 		if fr.feed != nil && strings.Contains(w.text, fr.feed.mark) {
 			for _, p := range fr.feedWords([]shWord{w}) {
 				a.writeFed(p, fr, u.recursive || spec.writeTree)
@@ -171,13 +176,6 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque
 			c := &a.res.Commands[n]
 			c.Recursive = u.recursive || spec.writeTree
 			c.Opaque = opaque
-			if w.lit && w.g != nil && strings.HasPrefix(c.Unanalysable, shPatternTarget) {
-				// sed -i s/a/b/ src/*.ts, gzip logs/*.log: an operand that
-				// is a pattern names every file it matches, judged as a
-				// pattern (anchored, as a read of one is). Only a
-				// redirection's pattern names one file, which is unknown.
-				c.Unanalysable, c.Pattern = "", true
-			}
 		}
 	}
 	if u.symlink {

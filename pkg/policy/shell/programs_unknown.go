@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -111,32 +110,24 @@ func credentialFiles(name string, words []shWord) []shWord {
 }
 
 // credentialQuiet reports a credential verb that prints none of its
-// store's secrets: the next operand after the key (words[at]) is a verb
-// that lists names or shows the store redacted, and no option asks for
-// the secrets (gh auth status -t, kubectl config view --raw).
+// store's secrets: the command is exactly the program, its key and one of
+// these verbs — no option anywhere (gh auth status -t, kubectl config view
+// --raw or --flatten print secrets, and an option the policy does not know
+// may take the next word as its value: kubectl config --user
+// current-context view --raw runs view).
 func credentialQuiet(name string, words []shWord, at int) bool {
-	verb := ""
-	for _, w := range words[at+1:] {
-		if w.lit && w.text != "" && !strings.HasPrefix(w.text, "-") {
-			verb = w.text
-			break
-		}
+	keyLen := 2
+	if credentialStores[name+" "+words[at].text] != nil {
+		keyLen = 1
 	}
-	has := func(opts ...string) bool {
-		return slices.ContainsFunc(words, func(w shWord) bool {
-			return !w.lit || slices.ContainsFunc(opts, func(o string) bool { return w.text == o || strings.HasPrefix(w.text, o+"=") })
-		})
+	if len(words) != 1+keyLen+1 || !words[at+1].lit {
+		return false
 	}
-	switch name + " " + words[at].text + " " + verb {
-	case "gh auth status":
-		return !has("-t", "--show-token")
-	case "kubectl config view":
-		return !has("--raw")
-	case "kubectl config current-context", "kubectl config get-contexts", "kubectl config get-clusters",
-		"kubectl config get-users", "aws configure list", "aws configure list-profiles",
-		"gcloud config list", "gcloud config get", "gcloud config get-value", "az account show", "az account list",
-		"npm config list", "npm config ls":
-		return !has()
+	switch name + " " + words[at].text + " " + words[at+1].text {
+	case "gh auth status", "kubectl config view", "kubectl config current-context", "kubectl config get-contexts",
+		"kubectl config get-clusters", "kubectl config get-users", "aws configure list", "aws configure list-profiles",
+		"gcloud config list", "az account show", "az account list", "npm config list", "npm config ls":
+		return true
 	}
 	return false
 }

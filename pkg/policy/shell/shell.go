@@ -1212,10 +1212,6 @@ func (a *shAnalyzer) allocWords(n int) []string {
 // writeTarget records a write of the file named by w (a redirection, a tee
 // operand, find -fprint…) as a Redirect entry, unless w names a sink that
 // is not a file (/dev/null, /dev/stderr, /dev/fd/2…).
-// shPatternTarget begins the reason a write target that is a pathname
-// pattern gives (recordWrites lifts it for a program's operands).
-const shPatternTarget = "redirect target is a pathname pattern: "
-
 func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	if a.full() {
 		return
@@ -1230,7 +1226,7 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	} else if w.g != nil {
 		// bash expands a pattern in a redirection when it names exactly
 		// one file: which file is not known.
-		c.Unanalysable = shPatternTarget + w.text
+		c.Unanalysable = "redirect target is a pathname pattern: " + w.text
 	} else if w.text == "" {
 		// bash refuses it ("ambiguous redirect"); there is no path to judge.
 		a.setUnanalysable("redirect target is empty")

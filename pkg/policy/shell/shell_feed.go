@@ -65,9 +65,9 @@ func (fr *shFrame) feedWords(ws []shWord) []shWord {
 		case w.text == f.mark:
 			out = append(out, f.paths...)
 		case ok && rest == feedStem:
-			// gunzip {}: each path without its extension.
+			// gunzip {}: each path's stems.
 			for _, p := range f.paths {
-				out = append(out, wordWithoutExtension(p))
+				out = append(out, feedStems(p)...)
 			}
 		case ok && w.lit && !strings.Contains(rest, f.mark) && !strings.Contains(rest, "/"):
 			// {}.gz, {}.bak: each path with the suffix (gzip {} writes
@@ -89,31 +89,43 @@ func (fr *shFrame) feedWords(ws []shWord) []shWord {
 // its extension (compressNames: gunzip {} writes the stem).
 const feedStem = "\x00stem"
 
-// wordWithoutExtension is a path word without its last extension, where
-// its pattern spells one literally (./**/.bashrc.gz is ./**/.bashrc); a
-// pattern whose last part a wildcard may end stands for its stems too,
-// and is kept.
-func wordWithoutExtension(p shWord) shWord {
+// feedStems are the names a decompressor may write for a fed path (gunzip
+// {}): the path itself (gzip -d NAME writes NAME from NAME.gz), and each
+// prefix of its name up to a '.', '-' or '_' it spells (.profile.gz is
+// .profile; gzip's suffixes are .gz, -gz, _z…); where a wildcard fills
+// the name, any name starting with the literal text before it
+// (Makefile.* is Makefile, Makefile.x…).
+func feedStems(p shWord) []shWord {
+	out := []shWord{p}
 	if p.g == nil {
-		if i := strings.LastIndexByte(p.text, '.'); i > strings.LastIndexByte(p.text, '/')+1 {
-			p.text = p.text[:i]
-		}
-		return p
-	}
-	for i := len(p.g) - 1; i >= 0; i-- {
-		t := p.g[i]
-		switch {
-		case !t.Lit() || t.R == '/':
-			return p
-		case t.R == '.' && i > 0 && !(p.g[i-1].Lit() && p.g[i-1].R == '/'):
-			p.g = slices.Clip(p.g[:i])
-			if j := strings.LastIndexByte(p.text, '.'); j >= 0 {
-				p.text = p.text[:j]
+		dir, name := path.Split(p.text)
+		for i := 1; i < len(name); i++ {
+			if strings.IndexByte(".-_", name[i]) >= 0 {
+				out = append(out, shWord{text: dir + name[:i], lit: true})
 			}
-			return p
+		}
+		return out
+	}
+	g := p.g
+	b := 0
+	for i, t := range g {
+		if t.Lit() && t.R == '/' {
+			b = i + 1
 		}
 	}
-	return p
+	add := func(stem globs.Glob) {
+		out = append(out, shWord{text: stem.String(), lit: p.lit, glob: p.glob, g: stem, computed: p.computed, tree: p.tree})
+	}
+	for j := b; j < len(g); j++ {
+		switch t := g[j]; {
+		case !t.Lit():
+			// A wildcard (one of **/ too): the name may end within it.
+			add(append(slices.Clip(g[:j]), globs.Tok{Star: true, Any: true, NoSlash: true}))
+		case j > b && strings.ContainsRune(".-_", t.R):
+			add(slices.Clip(g[:j]))
+		}
+	}
+	return out
 }
 
 // writeFed records a write of a path a feeder yields (sed -i {} under

@@ -62,10 +62,6 @@ type Command struct {
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.
 	Opaque bool
-	// Pattern is true on a write of a program's operand that is a
-	// pathname pattern (sed -i s/a/b/ src/*.ts): it names every file it
-	// matches, and a rule meets it anchored, as a read of a pattern.
-	Pattern bool
 	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
 	// path written and Words is empty.
 	Redirect bool
