@@ -1356,10 +1356,10 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
-		if c.CwdRead != i+1 && (c.CwdRead != 0 || pathLike(r)) {
+		if c.CwdRead != i+1 && (c.CwdRead != 0 || !gitRevisionName(r)) {
 			// A partial entry's words (CwdRead 0: its sub-commands are
-			// known) may write only where they look like paths: pnpm nx
-			// affected --head=HEAD names a revision, not a file.
+			// known) that name a git revision are no files: pnpm nx
+			// affected --head=HEAD.
 			e.mayWrite(&rs)
 		}
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
@@ -1375,17 +1375,31 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	return subs
 }
 
-// pathLike reports a word written as a path: with a '/', or starting
-// with '.' or '~'.
-func pathLike(w string) bool {
-	return strings.ContainsRune(w, '/') || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
+// gitRevisionName reports a word that names one of git's symbolic
+// revisions, possibly with ~N or ^N after it (HEAD, HEAD~2, ORIG_HEAD^).
+func gitRevisionName(w string) bool {
+	if i := strings.IndexAny(w, "~^"); i > 0 {
+		w = w[:i]
+	}
+	switch w {
+	case "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE":
+		return true
+	}
+	return false
 }
+
+// compressedExts are the extensions an unknown decompressor removes (xz
+// -d F.xz writes F): the stems mayWrite judges.
+var compressedExts = map[string]bool{".xz": true, ".zst": true, ".zstd": true, ".lz4": true, ".lz": true,
+	".lzma": true, ".lzo": true, ".z": true, ".br": true, ".bz2": true, ".gz": true, ".sz": true, ".zz": true,
+	".txz": true, ".tzst": true, ".age": true, ".gpg": true, ".asc": true, ".enc": true}
 
 // mayWrite judges a read of a program the table does not know, or knows
 // only in part (shell.Command.Walks), as a write too: sponge FILE replaces
 // FILE, a tool's unknown option may name its output, and a converter or
 // decompressor writes FILE without its extension (xz -d ~/.bashrc.xz
-// writes ~/.bashrc). A deny or ask rule on writing the path (or, as for
+// writes ~/.bashrc; the extensions of compressors and encryptors,
+// compressedExts). A deny or ask rule on writing the path (or, as for
 // the read, a path under it the program may walk), or on writing its stem,
 // makes the read ask whatever the read rules say; a write the rules say
 // nothing of changes nothing, so an unknown program's operands are not
@@ -1405,7 +1419,7 @@ func (e *evaluation) mayWrite(rs *subject) {
 	if (v.rule == nil || v.rule.action == Allow) && !rs.inexact {
 		// The stem: the name without its last extension.
 		dir, base := path.Split(rs.value)
-		if i := strings.LastIndexByte(base, '.'); i > 0 {
+		if i := strings.LastIndexByte(base, '.'); i > 0 && compressedExts[strings.ToLower(base[i:])] {
 			stem := e.pathSubject(subjRedirect, TierWrite, dir+base[:i])
 			stem.cmd = c
 			if stem.floor == "" {

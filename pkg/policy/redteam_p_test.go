@@ -128,6 +128,10 @@ func TestRunnerShellMode(t *testing.T) {
 		// directory, where ../.. is not the project's parent.
 		{`pnpm exec -r cat ../../../.ssh/config`, policy.Deny},
 		{`pnpm exec -r cat README.md`, policy.Allow},
+		// Red team Q's Q9: pnpm recursive (m, multi) exec is exec -r.
+		{`pnpm m exec cat ../../../.ssh/config`, policy.Deny},
+		{`pnpm multi exec -c 'cat ~/.ssh/id_rsa'`, policy.Deny},
+		{`pnpm recursive exec cat README.md`, policy.Allow},
 	})
 }
 
@@ -151,6 +155,7 @@ func TestCurlLocalServices(t *testing.T) {
 		{`curl -L --proto-redir +dict http://x`, policy.Ask},
 		{`curl -L --proto-redir '=all' http://x`, policy.Ask},
 		{`curl -L --proto-redir=-all,+https http://x`, policy.Allow},
+		{`curl 'dic%74.localhost:6399/x'`, policy.Ask},
 		{`curl ftp.example.com/x`, policy.Allow},
 		{`curl dictionary.example/x`, policy.Allow},
 		{`curl -sS https://example.com/a`, policy.Allow},
@@ -267,6 +272,9 @@ rules:
 		{`find . -name Makefile.gz -print0 | xargs -0 -I{} gunzip -f {}`, policy.Deny},
 		{`find . -name Makefile -print0 | xargs -0 -I{} gunzip -f {}.gz`, policy.Deny},
 		{`gunzip -S {} Makefile{}`, policy.Deny},
+		{`gzip -dfS z Makefile.gz`, policy.Deny},
+		{`docker compose config -o Makefile`, policy.Ask},
+		{`unxz Makefile.xz`, policy.Ask},
 		{`gzip -dk src/a.txt.gz`, policy.Allow},
 	})
 }

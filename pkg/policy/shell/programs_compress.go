@@ -90,10 +90,10 @@ func (u *progUse) compressNames() {
 			u.writes = append(u.writes, wordWithSuffix(op, table[0][0]))
 			continue
 		}
-		w, ok := wordWithoutSuffix(op, table)
+		stems := wordStems(op, table)
 		switch {
-		case ok:
-			u.writes = append(u.writes, w)
+		case len(stems) > 0:
+			u.writes = append(u.writes, stems...)
 		case !op.lit || op.g != nil:
 			u.setAsk(u.spec.name + " decompresses " + shQuoteShort(op.text) + " into a file named after it, which the policy cannot read")
 			return
@@ -144,6 +144,19 @@ func wordWithoutSuffix(w shWord, table [][2]string) (shWord, bool) {
 		return w, true
 	}
 	return w, false
+}
+
+// wordStems is w without each suffix of table it ends with: gzip tries
+// its suffixes in an order that depends on -S and the name, so every
+// stem is a name it may write (gzip -dS z Makefile.gz writes Makefile).
+func wordStems(w shWord, table [][2]string) []shWord {
+	var out []shWord
+	for _, t := range table {
+		if s, ok := wordWithoutSuffix(w, [][2]string{t}); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // literalTail reports whether the tokens spell s literally, in any case.

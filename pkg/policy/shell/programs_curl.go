@@ -77,6 +77,9 @@ func curlGuessedScheme(url string) string {
 	if i := strings.LastIndexByte(host, '@'); i >= 0 {
 		host = host[i+1:]
 	}
+	if d, err := neturl.PathUnescape(host); err == nil {
+		host = d // curl decodes the host name first: dic%74.x is dict.x
+	}
 	host = strings.ToLower(host)
 	for _, p := range []string{"ftp", "dict", "ldap", "imap", "smtp", "pop3"} {
 		if strings.HasPrefix(host, p+".") {

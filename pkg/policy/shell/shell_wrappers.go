@@ -283,9 +283,10 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 	if len(rest) > 0 && rest[0].lit && rest[0].text == "--" {
 		rest = rest[1:] // npm exec -- eslint .
 	}
-	if st.elsewhere && len(rest) > 0 {
-		// pnpm exec -r cat ../x: in each package's directory, a cd the
-		// analysis cannot follow.
+	if (st.elsewhere || sub.wrapper.elsewhere) && len(rest) > 0 {
+		// pnpm exec -r cat ../x, git submodule foreach: in each package's
+		// or submodule's directory, a cd the analysis cannot follow, so
+		// relative paths are judged as under any directory.
 		a.cds = append(a.cds, shCd{})
 	}
 	if (sub.wrapper.joined || st.joined) && len(rest) > 0 {
@@ -293,11 +294,6 @@ func shSubWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrap
 			// pnpm exec -c 'ls': the script's programs are looked up in
 			// the package bin directories first.
 			a.emit(w, *fr, "", shCmdInfo{})
-		}
-		if sub.wrapper.elsewhere && !st.elsewhere {
-			// Each submodule's directory: a cd the analysis cannot follow,
-			// so relative paths are judged as under any directory.
-			a.cds = append(a.cds, shCd{})
 		}
 		return shJoined(a, rest, fr, sub.name)
 	}
