@@ -1356,8 +1356,8 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
-		if c.CwdRead != i+1 && (c.CwdRead != 0 || !gitRevisionName(r)) {
-			// A partial entry's words (CwdRead 0: its sub-commands are
+		if !slices.Contains(c.CwdReads, i) && (len(c.CwdReads) > 0 || !gitRevisionName(r)) {
+			// A partial entry's words (no CwdReads: its sub-commands are
 			// known) that name a git revision are no files: pnpm nx
 			// affected --head=HEAD.
 			e.mayWrite(&rs)

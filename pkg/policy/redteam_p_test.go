@@ -312,5 +312,34 @@ rules:
 		{`kubectl config --user current-context view --raw`, policy.Deny},
 		{`aws configure --region list get aws_secret_access_key`, policy.Deny},
 		{`kubectl --context prod config get-contexts`, policy.Deny},
+		// A kuberc file may alias view to view --raw.
+		{`KUBERC=./k kubectl config view`, policy.Ask},
+	})
+}
+
+// TestRedTeamQOpen (red team Q): the forms of file: URLs readers take, a
+// value in a word that is not a literal given to an option, and a cd
+// before an unknown program that walks its working directory.
+func TestRedTeamQOpen(t *testing.T) {
+	p := mustParsePolicy(t, "rtq.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+  - { rule: "@files(~/.kube/**)", action: deny }
+  - { rule: "@write(~/.bashrc)", action: deny }
+  - { rule: "@write(/home/dev/proj/deploy/**)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`gio cat file:/home/dev/.kube/config`, policy.Deny},
+		{`gio cat FILE:///home/dev/.kube/config`, policy.Deny},
+		{`gio cat file://localhost/home/dev/.kube/config`, policy.Deny},
+		{`gio cat file:///home/dev/%2ekube/config`, policy.Deny},
+		{`ssh-keygen -yf$HOME/.ssh/id_ed25519`, policy.Deny},
+		{`iconv -co$HOME/.bashrc -f a b`, policy.Ask},
+		{`mytool --out=$HOME/.bashrc`, policy.Ask},
+		{`cd web && eslint --version`, policy.Allow},
+		{`cd web && eslint --fix ../deploy`, policy.Ask},
+		{`gio cat file:///tmp/x`, policy.Allow},
 	})
 }

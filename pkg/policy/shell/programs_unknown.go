@@ -1,6 +1,7 @@
 package shell
 
 import (
+	neturl "net/url"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
@@ -46,8 +47,8 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	a.recordReads(c, fr.feedWords(reads))
 	// ag x, ag -u PATTERN: a program that walks a tree walks the working
 	// directory when its operands are not paths, or vanish. Not a write:
-	// every program would write where it runs (Command.CwdRead).
-	c.CwdRead = len(c.Reads) + 1
+	// every program would write where it runs (Command.CwdReads).
+	c.CwdReads = append(c.CwdReads, len(c.Reads))
 	a.recordReads(c, []shWord{{text: ".", lit: true}})
 }
 
@@ -142,11 +143,14 @@ func unknownReads(words []shWord) []shWord {
 	for _, w := range words {
 		if w.lit {
 			reads = append(reads, embeddedPaths(w.text)...)
-		} else if strings.Contains(w.text, "@") || strings.Contains(w.text, "file://") {
+		} else if strings.Contains(w.text, "@") || strings.Contains(strings.ToLower(w.text), "file:") {
 			// k=@$PWD/x: a path the policy cannot place, any path.
 			reads = append(reads, shWord{text: w.text, g: globs.Glob{globs.AnyRun}, computed: true})
 		}
 		switch {
+		case !dashes && !w.lit && w.g != nil:
+			reads = append(reads, w)
+			reads = append(reads, optionValueReads(w)...)
 		case dashes || !w.lit || len(w.text) < 2 || w.text[0] != '-':
 			if w.text != "" {
 				reads = append(reads, w)
@@ -174,6 +178,42 @@ func unknownReads(words []shWord) []shWord {
 		}
 	}
 	return reads
+}
+
+// optionValueReads returns the values a word that is not a literal may
+// give an option, as unknownReads reads a literal's: after the '=' of
+// --name=VALUE, and each suffix after a letter of a run of short options
+// (ssh-keygen -yf$HOME/.ssh/id_ed25519 reads $HOME/.ssh/id_ed25519).
+func optionValueReads(w shWord) []shWord {
+	g := w.g
+	if len(g) < 3 || !g[0].Lit() || g[0].R != '-' {
+		return nil
+	}
+	val := func(at int) shWord {
+		return shWord{text: w.text, g: g[at:], computed: w.computed, vars: w.vars}
+	}
+	if g[1].Lit() && g[1].R == '-' {
+		for i := 2; i < len(g); i++ {
+			if g[i].Lit() && g[i].R == '=' {
+				if i+1 < len(g) {
+					return []shWord{val(i + 1)}
+				}
+				return nil
+			}
+			if !g[i].Lit() {
+				return nil
+			}
+		}
+		return nil
+	}
+	var out []shWord
+	for k := 2; k < len(g); k++ {
+		out = append(out, val(k))
+		if !g[k].Lit() || g[k].R >= 0x80 || !isOptionLetter(byte(g[k].R)) {
+			break
+		}
+	}
+	return out
 }
 
 // isOptionLetter reports a character a short option may be spelled with.
@@ -213,12 +253,55 @@ func embeddedPaths(s string) []shWord {
 			}
 		}
 	}
-	for _, scheme := range []string{"file://", "fileb://"} {
-		if i := strings.Index(s, scheme); i >= 0 && len(s) > i+len(scheme) {
-			out = append(out, shWord{text: s[i+len(scheme):], lit: true})
+	out = append(out, fileURLPaths(s)...)
+	return out
+}
+
+// fileURLPaths returns the local paths the file: URLs in s name, as URL
+// readers take them: the scheme in any case (FILE:), "file:/p",
+// "file:///p", "file://localhost/p" and "file://HOST/p" all name /p,
+// percent-escapes decoded (%2e is '.'); the AWS CLI's fileb:// names a
+// path as written (fileb://key.pem is ./key.pem), as does file:// before
+// a relative one.
+func fileURLPaths(s string) []shWord {
+	var out []shWord
+	lower := strings.ToLower(s)
+	for off := 0; ; {
+		i := strings.Index(lower[off:], "file")
+		if i < 0 {
+			return out
+		}
+		i += off
+		off = i + 4
+		rest := s[i+4:]
+		if strings.HasPrefix(strings.ToLower(rest), "b:") {
+			rest = rest[1:]
+		}
+		if !strings.HasPrefix(rest, ":") {
+			continue
+		}
+		rest = rest[1:]
+		var p string
+		switch {
+		case strings.HasPrefix(rest, "//"):
+			after := rest[2:]
+			if j := strings.IndexByte(after, '/'); j >= 0 && !strings.ContainsAny(after[:j], "~.") {
+				p = after[j:] // file:///p, file://localhost/p
+			} else {
+				p = after // file://key.pem, file://~/x: as written
+			}
+		case strings.HasPrefix(rest, "/"):
+			p = rest
+		default:
+			continue
+		}
+		if d, err := neturl.PathUnescape(p); err == nil && d != p {
+			out = append(out, shWord{text: d, lit: true})
+		}
+		if p != "" {
+			out = append(out, shWord{text: p, lit: true})
 		}
 	}
-	return out
 }
 
 // arityOnly reports an entry that says nothing of the program's words

@@ -54,10 +54,11 @@ type Command struct {
 	// which every directory may hold: eslint . would ask in every
 	// project).
 	Walks bool
-	// CwdRead, when not 0, is 1 + the index in Reads of the working
-	// directory an unknown program may walk without naming it (ag
-	// PATTERN): a read, not also a possible write as its operands are.
-	CwdRead int
+	// CwdReads are the indices in Reads of the working directory an
+	// unknown program may walk without naming it (ag PATTERN), and of its
+	// places after a cd: reads, not also possible writes as its operands
+	// are. Not empty for every program the table does not know.
+	CwdReads []int
 	// Opaque is true on a write of a tree whose members the command does
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.
