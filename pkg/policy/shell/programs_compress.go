@@ -40,27 +40,11 @@ func (u *progUse) compressNames() {
 		u.setAsk(u.spec.name + " writes files named after its operands with a suffix the policy does not know")
 		return
 	}
-	keep, storedName := false, false
-	var suffix *shWord
-	for _, s := range u.seen {
-		switch s.opt.name {
-		case "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list",
-			"-h", "--help", "-L", "--license", "-V", "--version":
-			return
-		case "-d", "--decompress", "--uncompress":
-			decompress = true
-		case "-z", "--compress":
-			decompress = false
-		case "-k", "--keep":
-			keep = true
-		case "-N", "--name":
-			storedName = true
-		case "-n", "--no-name":
-			storedName = false
-		case "-S", "--suffix":
-			suffix = s.value
-		}
+	m, stop := u.compressMode(decompress)
+	if stop {
+		return
 	}
+	decompress, keep, storedName, suffix := m.decompress, m.keep, m.storedName, m.suffix
 	if suffix != nil {
 		if !suffix.lit || suffix.g != nil {
 			u.setAsk(u.spec.name + " -S " + shQuoteShort(suffix.text) + " names the files it writes with a suffix the policy cannot read")
@@ -109,6 +93,39 @@ func (u *progUse) compressNames() {
 			}
 		}
 	}
+}
+
+// compressMode is what a compressor's options say: the mode, -k, -N and
+// -S's suffix.
+type compressMode struct {
+	decompress, keep, storedName bool
+	suffix                       *shWord
+}
+
+// compressMode reads the options u found; stop reports one after which
+// the program writes no file (-c, -t, -l, --help).
+func (u *progUse) compressMode(decompress bool) (m compressMode, stop bool) {
+	m.decompress = decompress
+	for _, s := range u.seen {
+		switch s.opt.name {
+		case "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list",
+			"-h", "--help", "-L", "--license", "-V", "--version":
+			return m, true
+		case "-d", "--decompress", "--uncompress":
+			m.decompress = true
+		case "-z", "--compress":
+			m.decompress = false
+		case "-k", "--keep":
+			m.keep = true
+		case "-N", "--name":
+			m.storedName = true
+		case "-n", "--no-name":
+			m.storedName = false
+		case "-S", "--suffix":
+			m.suffix = s.value
+		}
+	}
+	return m, false
 }
 
 // wordWithSuffix is w with s appended, literally, to its text and glob.
