@@ -249,6 +249,12 @@ func (e *evaluation) judge(s *subject) verdict {
 			direct = v.rule.matches(&plain) || v.rule.path != nil && v.rule.path.dir == s.value
 		}
 		if !direct {
+			// The rule that meets only the walk may hide an earlier one
+			// that meets the path itself (last match wins): that one's
+			// denial stands.
+			if pv := e.judgeRules(&plain); pv.action == Deny {
+				return pv
+			}
 			v.action = Ask
 			v.reason = "rule " + v.rule.text + " denies a path under " + strconv.Quote(s.value) +
 				", which " + strconv.Quote(s.cmd.Name) + " (a program the policy does not know) may walk"

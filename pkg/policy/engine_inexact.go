@@ -168,6 +168,17 @@ func (r *rule) matchesInexactPath(s *subject) (could, all bool) {
 		tree := append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun)
 		could = globs.Intersects(w, d) || globs.Intersects(tree, d)
 	}
+	if !could && s.walk && r.action != Allow {
+		// ar --output .gi? x: a rule covering whatever the directory
+		// holds (**/.git/**) meets its walk, as walkChild does.
+		child := globs.Literal(append(w[:len(w):len(w)], globs.Tok{R: '/'}), walkChild)
+		for _, p := range alts {
+			if s.anchored && globs.IntersectsAnchored(child, p) || !s.anchored && globs.Intersects(p, child) {
+				could = true
+				break
+			}
+		}
+	}
 	return could || all, all
 }
 

@@ -342,4 +342,17 @@ rules:
 		{`cd web && eslint --fix ../deploy`, policy.Ask},
 		{`gio cat file:///tmp/x`, policy.Allow},
 	})
+	// Q10: a walked pattern meets a rule covering what its directory holds.
+	git := mustParsePolicy(t, "rtq-git.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(**/.env)", action: deny }
+  - { rule: "@write(**/.git/**)", action: deny }
+`)
+	wantActions(t, git, []bashCase{
+		{`ar --output .gi? x p.a`, policy.Ask},
+		{`ar --output=.git x p.a`, policy.Ask},
+		{`eslint src*`, policy.Allow},
+	})
 }
