@@ -1385,6 +1385,9 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 // revisions, possibly with ~N or ^N after it (HEAD, HEAD~2, ORIG_HEAD^).
 func gitRevisionName(w string) bool {
 	if i := strings.IndexAny(w, "~^"); i > 0 {
+		if strings.TrimLeft(w[i:], "~^0123456789") != "" {
+			return false // HEAD~/../Makefile is a path
+		}
 		w = w[:i]
 	}
 	switch w {
@@ -1397,8 +1400,11 @@ func gitRevisionName(w string) bool {
 // compressedExts are the extensions an unknown decompressor removes (xz
 // -d F.xz writes F): the stems mayWrite judges.
 var compressedExts = map[string]bool{".xz": true, ".zst": true, ".zstd": true, ".lz4": true, ".lz": true,
-	".lzma": true, ".lzo": true, ".z": true, ".br": true, ".bz2": true, ".gz": true, ".sz": true, ".zz": true,
-	".txz": true, ".tzst": true, ".age": true, ".gpg": true, ".asc": true, ".enc": true}
+	".lzma": true, ".lzo": true, ".z": true, ".br": true, ".bz2": true, ".bz": true, ".gz": true, ".sz": true,
+	".zz": true, ".txz": true, ".tzst": true, ".tgz": true, ".tbz": true, ".tbz2": true, ".tlz": true,
+	".lzfse": true, ".lrz": true, ".rz": true, ".zpaq": true, ".7z": true, ".uu": true, ".uue": true,
+	".age": true, ".gpg": true, ".pgp": true, ".asc": true, ".sig": true, ".enc": true, ".cpt": true,
+	".aes": true, ".nc": true, ".vault": true, ".crypt": true, ".bfe": true}
 
 // mayWrite judges a read of a program the table does not know, or knows
 // only in part (shell.Command.Walks), as a write too: sponge FILE replaces

@@ -374,7 +374,13 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	}
 	s.globs = e.placeGlobs(s.globs)
 	s.placed = e.cwd != ""
-	if c.Elevated {
+	if len(g) > 0 && !(g[0].Lit() && (g[0].R == '/' || g[0].R == '~')) && !(len(g) >= 2 && g[0].Star && g[1].Lit() && g[1].R == '/') {
+		// cd "$(…)"; cat *: a relative pattern after a cd the analysis
+		// cannot follow may be anywhere, as a relative literal (not its
+		// */ form, which stands for that already).
+		e.cdFloor(&s, text)
+	}
+	if c.Elevated && s.floor == "" {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	} else if kernelLinkGlob(clean) || e.kernelDotDot(g) ||
 		c.Recursive && kernelLinkGlob(append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun)) {

@@ -224,11 +224,10 @@ rules:
 		// "$f"; done was denied as any path, whatever the rules).
 		{`for f in ~/.bash*; do sed -i s/a/b/ "$f"; done`, policy.Deny},
 		{`for f in .e*; do gzip "$f"; done`, policy.Deny},
-		// $(pwd) is the working directory, as $PWD.
-		{`docker run --rm -v $(pwd):/src -w /src alpine ls`, policy.Allow},
-		{"sed -i s/a/b/ `pwd`/src/x.ts", policy.Allow},
+		// $(pwd) is a value computed when the command runs (reading it
+		// as ./, as the sitting first did, let git -C .. re-place it:
+		// red team R's R2).
 		{`sed -i s/a/b/ "$(pwd)/../.bashrc"`, policy.Deny},
-		{`pwd(){ echo /tmp; }; sed -i s/a/b/ "$(pwd)/x"`, policy.Ask},
 		// What a pattern's own characters spell still meets the rules.
 		{`sed -i s/a/b/ ~/.bash*`, policy.Deny},
 		{`gunzip .e*.gz`, policy.Deny},
@@ -354,5 +353,42 @@ rules:
 		{`ar --output .gi? x p.a`, policy.Ask},
 		{`ar --output=.git x p.a`, policy.Ask},
 		{`eslint src*`, policy.Allow},
+	})
+}
+
+// TestRedTeamR (red team R, on this sitting's later commits): a relative
+// pattern after a cd the analysis cannot follow, a word that only starts
+// like a git revision, the stems of more decrypters and decompressors, a
+// file: URL's fragment, values after '=', ',' and ':' in words with
+// expansions.
+func TestRedTeamR(t *testing.T) {
+	p := mustParsePolicy(t, "rtr.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+  - { rule: "@files(**/.env)", action: deny }
+  - { rule: "@files(~/.bashrc)", action: deny }
+  - { rule: "@write(**/Makefile)", action: deny }
+  - { rule: "@write(**/.git/**)", action: deny }
+  - { rule: "@files(/etc/shadow)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`cd "$(echo ~/.ssh)"; cat *`, policy.Ask},
+		{`cd "$(echo ~/.ssh)"; cat ./id*`, policy.Ask},
+		{`git -C .. diff --no-index "$(pwd)/../.ssh/id_rsa" /dev/null`, policy.Deny},
+		{`kubectl kustomize -o HEAD~/../Makefile`, policy.Ask},
+		{`docker compose config --output=HEAD^/../Makefile`, policy.Deny},
+		{`gpg --batch --passphrase x Makefile.pgp`, policy.Ask},
+		{`ccdecrypt Makefile.cpt`, policy.Ask},
+		{`gio cat "file:///etc/shadow#x"`, policy.Deny},
+		{`gio cat "file:///etc/shado%77?x"`, policy.Deny},
+		{`foo in=$HOME/.bashrc`, policy.Deny},
+		{`foo +in=$HOME/.bashrc`, policy.Deny},
+		{`docker build --secret id=x,src=$HOME/.ssh/id_rsa .`, policy.Deny},
+		// Ordinary work.
+		{`cat *.go`, policy.Allow},
+		{`cd src && cat *.go`, policy.Allow},
+		{`kubectl kustomize -o HEAD~2`, policy.Allow},
 	})
 }

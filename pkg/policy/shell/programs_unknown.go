@@ -151,6 +151,7 @@ func unknownReads(words []shWord) []shWord {
 		case !dashes && !w.lit && w.g != nil:
 			reads = append(reads, w)
 			reads = append(reads, optionValueReads(w)...)
+			reads = append(reads, embeddedValueReads(w)...)
 		case dashes || !w.lit || len(w.text) < 2 || w.text[0] != '-':
 			if w.text != "" {
 				reads = append(reads, w)
@@ -211,6 +212,22 @@ func optionValueReads(w shWord) []shWord {
 		out = append(out, val(k))
 		if !g[k].Lit() || g[k].R >= 0x80 || !isOptionLetter(byte(g[k].R)) {
 			break
+		}
+	}
+	return out
+}
+
+// embeddedValueReads returns what a word that is not a literal may name
+// after a '=', ',' or ':' it spells (in=$HOME/x, -in=$X, src=$HOME/.ssh/k
+// in id=x,src=…, text:$F), as embeddedPaths reads a literal's.
+func embeddedValueReads(w shWord) []shWord {
+	var out []shWord
+	for i, t := range w.g {
+		if len(out) >= 16 {
+			break
+		}
+		if t.Lit() && (t.R == '=' || t.R == ',' || t.R == ':') && i+1 < len(w.g) {
+			out = append(out, shWord{text: w.text, g: w.g[i+1:], computed: w.computed, vars: w.vars})
 		}
 	}
 	return out
@@ -294,6 +311,13 @@ func fileURLPaths(s string) []shWord {
 			p = rest
 		default:
 			continue
+		}
+		if i := strings.IndexAny(p, "#?"); i >= 0 {
+			// A URL reader drops the fragment, and most the query.
+			out = append(out, shWord{text: p[:i], lit: true})
+			if d, err := neturl.PathUnescape(p[:i]); err == nil && d != p[:i] {
+				out = append(out, shWord{text: d, lit: true})
+			}
 		}
 		if d, err := neturl.PathUnescape(p); err == nil && d != p {
 			out = append(out, shWord{text: d, lit: true})

@@ -100,9 +100,6 @@ func shRevisionPart(cs *syntax.CmdSubst) globs.WordPart {
 // plain $PWD, "." (the working directory, which the analysis follows
 // through cd as it does relative paths); "" for any other part.
 func shPlaceParam(p syntax.WordPart) string {
-	if cs, ok := p.(*syntax.CmdSubst); ok && shPwdSubst(cs) {
-		return "." // $(pwd), `pwd`: the working directory, as $PWD
-	}
 	pe, ok := p.(*syntax.ParamExp)
 	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil || pe.Slice != nil ||
 		pe.Repl != nil || pe.Exp != nil || pe.Names != 0 || pe.NestedParam != nil || pe.Flags != nil {
@@ -115,31 +112,6 @@ func shPlaceParam(p syntax.WordPart) string {
 		return "."
 	}
 	return ""
-}
-
-// shPwdSubst reports a command substitution that prints the working
-// directory: $(pwd), $(pwd -L), `pwd` — the builtin (a script that
-// defines a function pwd is not understood: finishFuncs), no redirection.
-// pwd -P resolves links, so it is not the directory the analysis follows.
-func shPwdSubst(cs *syntax.CmdSubst) bool {
-	if len(cs.Stmts) != 1 {
-		return false
-	}
-	st := cs.Stmts[0]
-	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
-		return false
-	}
-	call, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 || len(call.Args) > 2 {
-		return false
-	}
-	for i, w := range call.Args {
-		lit := w.Lit()
-		if i == 0 && lit != "pwd" || i == 1 && lit != "-L" {
-			return false
-		}
-	}
-	return true
 }
 
 // gMaxWord bounds the tokens of one word's glob; a longer word is taken

@@ -27,10 +27,6 @@ func shWordSources(parts []syntax.WordPart, vars []string) (computed bool, _ []s
 			c, vars = shWordSources(p.Parts, vars)
 			computed = computed || c || p.Dollar // $"…": a translation
 		case *syntax.CmdSubst:
-			if shPwdSubst(p) {
-				vars = append(vars, "PWD") // $(pwd) is $PWD
-				continue
-			}
 			computed = computed || shRevisionOutput(p) == ""
 		case *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob, *syntax.BraceExp:
 			computed = true
