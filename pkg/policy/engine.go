@@ -1354,7 +1354,12 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	for i, r := range c.Reads {
 		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
 			rs := e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i])
-			e.mayWrite(&rs)
+			if len(c.CwdReads) > 0 {
+				// An unknown program's pattern or expansion may be what it
+				// writes; a partial entry's (docker build --build-arg
+				// SHA=$(git rev-parse HEAD)) is its project's argument.
+				e.mayWrite(&rs)
+			}
 			subs = append(subs, rs)
 			continue
 		}
@@ -1362,10 +1367,9 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
-		if !slices.Contains(c.CwdReads, i) && (len(c.CwdReads) > 0 || !gitRevisionName(r)) {
-			// A partial entry's words (no CwdReads: its sub-commands are
-			// known) that name a git revision are no files: pnpm nx
-			// affected --head=HEAD.
+		if !slices.Contains(c.CwdReads, i) && !gitRevisionName(r) {
+			// A word that names a git revision is no file (pnpm nx
+			// affected --head=HEAD, cargo run -- diff HEAD).
 			e.mayWrite(&rs)
 		}
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {

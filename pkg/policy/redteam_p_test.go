@@ -203,6 +203,7 @@ rules:
   - { rule: "bash(curl *)", action: allow }
   - { rule: "bash(find *)", action: allow }
   - { rule: "bash(pwd)", action: allow }
+  - { rule: "bash(git rev-parse *)", action: allow }
   - { rule: "@files(**/.env)", action: deny }
   - { rule: "@files(*.env.*)", action: deny }
   - { rule: "@write(~/.bashrc)", action: deny }
@@ -210,6 +211,7 @@ rules:
 `)
 	wantActions(t, p, []bashCase{
 		{`pnpm nx affected --head=HEAD`, policy.Allow},
+		{`docker build -t app --build-arg SHA=$(git rev-parse HEAD) .`, policy.Allow},
 		{`docker run --rm alpine git log HEAD`, policy.Allow},
 		{`curl -N wss://example.com/socket`, policy.Allow},
 		{`gzip -a notes.txt`, policy.Allow},
