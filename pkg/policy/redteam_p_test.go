@@ -392,5 +392,27 @@ rules:
 		{`cat *.go`, policy.Allow},
 		{`cd src && cat *.go`, policy.Allow},
 		{`kubectl kustomize -o HEAD~2`, policy.Allow},
+		// R8: pnpm recursive VERB other than exec reads its words.
+		{`pnpm m cat ~/.ssh/id_rsa`, policy.Deny},
+		{`pnpm recursive run build ~/.ssh/id_rsa`, policy.Deny},
+		// R10: a directory a cd chose is met by the write rules.
+		{`cd .git/hooks && cpio -i < /tmp/p.cpio`, policy.Ask},
+		// R14: an expansion in a long option's name.
+		{`diff --from-file${x}=/home/dev/.ssh/id_rsa x`, policy.Ask},
+		{`foo --in${x}=/home/dev/.ssh/id_rsa`, policy.Deny},
+		{`foo --$x=/home/dev/.bashrc`, policy.Deny},
+		// Ordinary work after a cd.
+		{`cd web && eslint --version`, policy.Allow},
+	})
+	// R12: a project .npmrc may point npm config ls at any file.
+	npm := mustParsePolicy(t, "rtr-npm.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(~/.npmrc)", action: deny }
+`)
+	wantActions(t, npm, []bashCase{
+		{`npm config ls`, policy.Deny},
+		{`echo userconfig=/home/dev/.ssh/id_rsa > .npmrc && npm config list`, policy.Deny},
 	})
 }

@@ -144,7 +144,7 @@ func (u *progUse) complete() bool {
 func (u *progUse) partial() bool {
 	s := u.spec
 	return !u.closedOptions() && (len(s.subs) > 0 || s.closed || len(s.global) > 0) &&
-		s.wrapper == nil && (u.sub == nil || u.sub.wrapper == nil)
+		s.wrapper == nil && (u.sub == nil || u.sub.wrapper == nil || u.sub.wrapper.verb != "")
 }
 
 // closedOptions reports whether an option the entry does not list makes
@@ -357,8 +357,13 @@ func (u *progUse) checkVerbAfterOptions(w []shWord, i int) int {
 // w was one.
 func (u *progUse) expandedValue(w *shWord) bool {
 	name, val, ok := strings.Cut(w.text, "=")
-	if !ok || !strings.HasPrefix(name, "--") || strings.ContainsAny(name, "$\"'`\\{}[]*?") {
+	if !ok || !strings.HasPrefix(name, "--") {
 		return false
+	}
+	if strings.ContainsAny(name, "$\"'`\\{}[]*?") {
+		// --from-file${x}=FILE: an option the policy cannot name.
+		u.setAsk("the word " + w.text + " is an option of " + u.spec.name + " the policy cannot read")
+		return true
 	}
 	o := u.longOption(name)
 	if o == nil || o.value == valNone {

@@ -127,7 +127,7 @@ func credentialQuiet(name string, words []shWord, at int) bool {
 	switch name + " " + words[at].text + " " + words[at+1].text {
 	case "gh auth status", "kubectl config view", "kubectl config current-context", "kubectl config get-contexts",
 		"kubectl config get-clusters", "kubectl config get-users", "aws configure list", "aws configure list-profiles",
-		"gcloud config list", "az account show", "az account list", "npm config list", "npm config ls":
+		"gcloud config list", "az account show", "az account list":
 		return true
 	}
 	return false
@@ -194,14 +194,13 @@ func optionValueReads(w shWord) []shWord {
 		return shWord{text: w.text, g: g[at:], computed: w.computed, vars: w.vars}
 	}
 	if g[1].Lit() && g[1].R == '-' {
+		// --name=VALUE, also with an expansion in the name
+		// (--in${x}=FILE): after the first '='.
 		for i := 2; i < len(g); i++ {
 			if g[i].Lit() && g[i].R == '=' {
 				if i+1 < len(g) {
 					return []shWord{val(i + 1)}
 				}
-				return nil
-			}
-			if !g[i].Lit() {
 				return nil
 			}
 		}

@@ -128,13 +128,9 @@ func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
 			if g == nil {
 				g = globs.Literal(nil, r)
 			}
-			cwd := slices.Contains(c.CwdReads, k)
 			add := func(text string, pg globs.Glob) {
 				if c.ReadGlobs == nil {
 					c.ReadGlobs = make([]globs.Glob, len(c.Reads), len(c.Reads)+len(dirs))
-				}
-				if cwd {
-					c.CwdReads = append(c.CwdReads, len(c.Reads))
 				}
 				c.Reads = append(c.Reads, text)
 				c.ReadGlobs = append(c.ReadGlobs, pg)

@@ -55,9 +55,12 @@ type Command struct {
 	// project).
 	Walks bool
 	// CwdReads are the indices in Reads of the working directory an
-	// unknown program may walk without naming it (ag PATTERN), and of its
-	// places after a cd: reads, not also possible writes as its operands
-	// are. Not empty for every program the table does not know.
+	// unknown program may walk without naming it (ag PATTERN): a read,
+	// not also a possible write as its operands are (every program would
+	// write where it runs). Its places after a cd are not among them: a
+	// directory the script chose (cd .git/hooks && cpio -i) is met by
+	// the write rules. Not empty for every program the table does not
+	// know.
 	CwdReads []int
 	// Opaque is true on a write of a tree whose members the command does
 	// not name (an archive extracted, a tree copied, a patch read from
