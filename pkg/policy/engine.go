@@ -1385,6 +1385,24 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	return subs
 }
 
+// recursiveFlag reports a recursive option among an unknown program's
+// words: --recursive, or -r/-R alone or in a run of short options (not a
+// partial entry's, whose -r may be anything: pip install -r FILE).
+func recursiveFlag(words []string) bool {
+	for i, w := range words {
+		if i == 0 || w == "--" {
+			if w == "--" {
+				return false
+			}
+			continue
+		}
+		if w == "--recursive" || len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsAny(w[1:], "rR") {
+			return true
+		}
+	}
+	return false
+}
+
 // gitRevisionName reports a word that names one of git's symbolic
 // revisions, possibly with ~N or ^N after it (HEAD, HEAD~2, ORIG_HEAD^).
 func gitRevisionName(w string) bool {
@@ -1443,6 +1461,15 @@ func (e *evaluation) mayWrite(rs *subject) {
 				what = "writing " + strconv.Quote(stem.value) + " (" + strconv.Quote(base) + " without its extension)"
 			}
 		}
+	}
+	if (v.rule == nil || v.rule.action == Allow) && rs.walk && len(c.CwdReads) > 0 && recursiveFlag(c.Words) {
+		// zstd -dr DIR, pigz -r DIR: files it does not name under DIR,
+		// which a floating write rule (**/Makefile, **/.git/**) may name.
+		if r := e.floatingWriteRule(); r != nil {
+			rs.floor, rs.floorLayer = "rule "+r.text+" may name a file "+strconv.Quote(c.Name)+
+				" (a program the policy does not know all the effects of) writes under "+strconv.Quote(rs.value)+" with a recursive option", "shell"
+		}
+		return
 	}
 	if v.rule == nil || v.rule.action == Allow {
 		return

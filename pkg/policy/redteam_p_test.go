@@ -401,6 +401,12 @@ rules:
 		{`diff --from-file${x}=/home/dev/.ssh/id_rsa x`, policy.Ask},
 		{`foo --in${x}=/home/dev/.ssh/id_rsa`, policy.Deny},
 		{`foo --$x=/home/dev/.bashrc`, policy.Deny},
+		// R13: an unknown program with a recursive option writes files it
+		// does not name under its directories.
+		{`zstd -dfr .`, policy.Ask},
+		{`pigz -dr sub`, policy.Ask},
+		{`zstd -d x.zst`, policy.Allow},
+		{`eslint --fix .`, policy.Allow},
 		// Ordinary work after a cd.
 		{`cd web && eslint --version`, policy.Allow},
 	})
