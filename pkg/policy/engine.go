@@ -1349,7 +1349,13 @@ func (e *evaluation) appendCommandSubjects(subs []subject, c *shell.Command) []s
 	case c.Elevated:
 		s.floor, s.floorLayer, s.ungrantable = strconv.Quote(s.value)+" runs elevated ("+e.elevator(c)+")", "shell", true
 	}
-	subs = append(subs, s)
+	return e.appendReadSubjects(append(subs, s), c)
+}
+
+// appendReadSubjects appends the subjects of the paths command c reads
+// (each judged as a possible write too where the program is not known:
+// mayWrite).
+func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subject {
 	first := len(subs)
 	for i, r := range c.Reads {
 		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
