@@ -1395,12 +1395,9 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 // words: --recursive, or -r/-R alone or in a run of short options (not a
 // partial entry's, whose -r may be anything: pip install -r FILE).
 func recursiveFlag(words []string) bool {
-	for i, w := range words {
-		if i == 0 || w == "--" {
-			if w == "--" {
-				return false
-			}
-			continue
+	for _, w := range words[min(1, len(words)):] {
+		if w == "--" {
+			return false
 		}
 		if w == "--recursive" || len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.ContainsAny(w[1:], "rR") {
 			return true

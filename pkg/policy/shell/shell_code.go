@@ -939,7 +939,7 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 			switch {
 			case w.lit && w.glob && w.g != nil && !w.vanish && !strings.ContainsAny(w.text, " \t\n"):
 				// for f in data/*.gz: each value is a file the pattern
-				// matches ("$f" stands for the pattern: loopPatternValue).
+				// matches ("$f" stands for the pattern: loopValueWord).
 				vals = append(vals, a.loopPattern(w))
 			case !w.lit || w.glob || w.text == "" || strings.ContainsAny(w.text, " \t\n*?["):
 				return
