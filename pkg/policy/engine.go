@@ -1620,6 +1620,10 @@ func cdAway(commands []shell.Command) (write, read string) {
 		}
 		// A pattern (cd .s*) names a directory the analysis cannot place.
 		x, home := globs.ExpandHome(t, "")
+		if c.Repeats && !home && !path.IsAbs(x) {
+			// for i in 1 2; do cd ..; done: each run moves again.
+			return "cd " + t + " in a loop or function", "cd " + t + " in a loop or function"
+		}
 		if cl := path.Clean(t); write == "" && (home || path.IsAbs(x) || cl == ".." || strings.HasPrefix(cl, "../")) {
 			write = "cd " + t
 		}

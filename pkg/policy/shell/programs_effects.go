@@ -446,7 +446,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		u.recursive = true
 		for _, op := range u.operands {
 			// tar -C DIR c NAME archives DIR/NAME.
-			if x, home := globs.ExpandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) {
+			if x, home := globs.ExpandHome(op.text, ""); dir != nil && !home && !path.IsAbs(x) && !op.shellCwd {
 				if !dir.lit || !op.lit {
 					u.setAsk("tar -C " + dir.text + " makes " + op.text + " a path the policy cannot place")
 					continue
@@ -817,7 +817,7 @@ func analyzeShellUncached(src string, progs *Programs) Analysis {
 func (u *progUse) placeUnder(dir shWord) {
 	relative := func(w shWord) bool {
 		x, home := globs.ExpandHome(w.text, "")
-		return !home && !path.IsAbs(x)
+		return !home && !path.IsAbs(x) && !w.shellCwd
 	}
 	move := func(ws []shWord) {
 		for i, w := range ws {

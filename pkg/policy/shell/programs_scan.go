@@ -728,7 +728,7 @@ func (u *progUse) applyChdir(v *shWord) {
 	}
 	if u.chdir != nil {
 		j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
-		if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") {
+		if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") || v.shellCwd {
 			j = *v
 		}
 		v = &j

@@ -311,6 +311,10 @@ type shWord struct {
 	// of an enclosing for loop over literal words (for f in a b; do wc
 	// "$f"; done): the command is judged once per value.
 	alts []string
+	// shellCwd: the word is a path under the script's working directory
+	// as bash sees it ("$PWD/x", read as ./x); a program's own directory
+	// option (git -C sub) does not move it.
+	shellCwd bool
 }
 
 // shFrame is the context a command is resolved in: the wrappers already
@@ -661,7 +665,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 			shLiteralGlob(out.g) {
 			// "$HOME/.aws": the home directory and literal text, judged
 			// as ~/.aws is; "$PWD/x" as ./x (shPlaceParam).
-			return shWord{text: out.g.String(), lit: true}
+			return shWord{text: out.g.String(), lit: true, shellCwd: out.vars[0] == "PWD"}
 		}
 		return out
 	}
@@ -1191,6 +1195,7 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	}
 	info.span = a.cur
 	info.piped = a.piping > 0
+	c.Repeats = a.repeats()
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, info)
 	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // What redirections read and write, and where relative paths point after
@@ -39,11 +40,31 @@ func (a *shAnalyzer) noteCd(args []shWord) {
 	case len(ops) == 0:
 		a.cds = append(a.cds, shCd{dir: "~", known: true})
 	case len(ops) == 1 && ops[0].lit && ops[0].g == nil && ops[0].text != "-" &&
-		!strings.HasPrefix(ops[0].text, "+") && !strings.HasPrefix(ops[0].text, "-"):
+		!strings.HasPrefix(ops[0].text, "+") && !strings.HasPrefix(ops[0].text, "-") &&
+		(!a.repeats() || path.IsAbs(ops[0].text) || strings.HasPrefix(ops[0].text, "~")):
 		a.cds = append(a.cds, shCd{dir: ops[0].text, known: true})
 	default:
 		a.cds = append(a.cds, shCd{})
 	}
+}
+
+// repeats reports whether the command on top of the stack may run more
+// than once: in the body of a loop or of a function. A relative cd there
+// moves again each time (for i in 1 2; do cd ..; done is cd ../..), so the
+// directory it leads to is unknown; an absolute one leads to the same
+// place every time, which the cds' subsets already hold. A subshell
+// inside the body starts each run where the body is (for d in a b; do
+// (cd $d && make); done), so a cd in it moves once.
+func (a *shAnalyzer) repeats() bool {
+	for i := len(a.stack) - 1; i >= 0; i-- {
+		switch a.stack[i].(type) {
+		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
+			return true
+		}
+	}
+	return false
 }
 
 // finishCds gives the relative redirection targets of a script that

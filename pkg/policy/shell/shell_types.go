@@ -62,6 +62,10 @@ type Command struct {
 	// the write rules. Not empty for every program the table does not
 	// know.
 	CwdReads []int
+	// Repeats is true when the command may run more than once: it is in
+	// the body of a loop or of a function (for i in 1 2; do cd ..; done
+	// moves up twice).
+	Repeats bool
 	// Opaque is true on a write of a tree whose members the command does
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.
