@@ -47,3 +47,19 @@ func TestPWDIsTheShellsDirectory(t *testing.T) {
 		{`git -C "$PWD/sub" log -p`, policy.Allow},
 	})
 }
+
+// TestSplitWritesNamesItsPrefixStarts (red team R's R9): split FILE
+// PREFIX writes PREFIXaa, PREFIXab… — with -a 1 the twentieth piece is
+// PREFIXt — so a write rule meets every name that starts with PREFIX.
+func TestSplitWritesNamesItsPrefixStarts(t *testing.T) {
+	p := progKPolicy(t, "split")
+	wantActions(t, p, []bashCase{
+		{`split -l 1 -a 1 payload ~/.bashr`, policy.Deny},
+		{`split -l 1 -a 1 payload .en`, policy.Deny},
+		{`split -l1 payload .git/hooks/pre-commi`, policy.Deny},
+		{`split -b 1k payload .e*`, policy.Deny},
+		{`split -l 100 big.log "$P"`, policy.Deny}, // any name: meets the deny rules
+		{`split -l 100 big.log parts/big-`, policy.Allow},
+		{`split -n 4 big.log`, policy.Allow},
+	})
+}

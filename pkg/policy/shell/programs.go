@@ -110,6 +110,10 @@ const (
 	// of the workspace): its relative paths are judged as under any
 	// directory, as after an unknown cd.
 	effElsewhere
+	// effPrefix: the value starts the names of the files the program
+	// writes (split PREFIX writes PREFIXaa, PREFIXab…): a write of every
+	// name that starts with it.
+	effPrefix
 )
 
 var effectNames = map[string]effect{
@@ -117,11 +121,11 @@ var effectNames = map[string]effect{
 	"ask": effAsk, "recursive": effRecursive, "in-place": effInPlace, "pattern": effPattern,
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
-	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere,
+	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere, "write-prefix": effPrefix,
 }
 
 // operandEffects are the effects an operand position may have.
-var operandEffects = []string{"none", "read", "write", "run", "code", "ask", "pattern", "document"}
+var operandEffects = []string{"none", "read", "write", "write-prefix", "run", "code", "ask", "pattern", "document"}
 
 func (e effect) String() string {
 	for n, v := range effectNames {
@@ -834,7 +838,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
-		case effRead, effWrite, effRun, effCode, effScript, effChdir:
+		case effRead, effWrite, effPrefix, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
 				return d.Errf(m.KeyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}

@@ -178,6 +178,9 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque
 			c.Opaque = opaque
 		}
 	}
+	for _, w := range u.prefixes {
+		a.writePrefix(w, fr)
+	}
 	if u.symlink {
 		for i := first; i < len(a.res.Commands); i++ {
 			a.linkOwn = append(a.linkOwn, i) // its targets: lnTargets judged them
@@ -2023,4 +2026,18 @@ func (a *shAnalyzer) finishLinks() {
 			}
 		}
 	}
+}
+
+// writePrefix records the writes of the files whose names start with w
+// (split PREFIX writes PREFIXaa, PREFIXab…, and PREFIXt after nineteen
+// others: split -a 1 x ~/.bashr writes ~/.bashrc): every name that
+// starts with it, judged as the paths a feeder yields are. A prefix that
+// is not a plain literal is judged as a write target that is not.
+func (a *shAnalyzer) writePrefix(w shWord, fr shFrame) {
+	if !w.lit || w.g != nil {
+		a.writeTarget(w, fr)
+		return
+	}
+	g := append(globs.Literal(nil, w.text), globs.Tok{Star: true, Any: true, NoSlash: true})
+	a.writeFed(shWord{text: w.text + "*", lit: true, g: g}, fr, false)
 }

@@ -17,9 +17,11 @@ type progUse struct {
 	// global is the index of the first word after the global options.
 	global int
 	// sub is the sub-command's entry, when the program has one for it.
-	sub       *progSpec
-	reads     []shWord
-	writes    []shWord
+	sub    *progSpec
+	reads  []shWord
+	writes []shWord
+	// prefixes start the names of files the command writes (effPrefix).
+	prefixes  []shWord
 	runs      []progRun
 	ask       string // a reason that makes the command ask
 	recursive bool
@@ -188,7 +190,7 @@ func (s *progSpec) dangerous() bool {
 	for _, m := range []map[string]*progOption{s.options} {
 		for _, o := range m {
 			switch o.effect {
-			case effWrite, effRun, effCode, effAsk, effInPlace, effScript:
+			case effWrite, effPrefix, effRun, effCode, effAsk, effInPlace, effScript:
 				return true
 			}
 		}
@@ -662,6 +664,10 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		if v != nil {
 			u.writes = append(u.writes, *v)
 		}
+	case effPrefix:
+		if v != nil {
+			u.prefixes = append(u.prefixes, *v)
+		}
 	case effRun, effCode, effAsk:
 		u.applyRun(o, v)
 	case effRecursive:
@@ -1057,6 +1063,8 @@ func (u *progUse) effectOn(e effect, w shWord, what string) {
 		u.reads = append(u.reads, w)
 	case effWrite:
 		u.writes = append(u.writes, w)
+	case effPrefix:
+		u.prefixes = append(u.prefixes, w)
 	case effRun:
 		u.runs = append(u.runs, progRun{what: what, value: w})
 	case effCode:
