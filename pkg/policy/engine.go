@@ -1454,16 +1454,7 @@ func (e *evaluation) mayWrite(rs *subject) {
 		what += " (or a path under it)"
 	}
 	if (v.rule == nil || v.rule.action == Allow) && !rs.inexact {
-		// The stem: the name without its last extension.
-		dir, base := path.Split(rs.value)
-		if i := strings.LastIndexByte(base, '.'); i > 0 && compressedExts[strings.ToLower(base[i:])] {
-			stem := e.pathSubject(subjRedirect, TierWrite, dir+base[:i])
-			stem.cmd = c
-			if stem.floor == "" {
-				v = e.judgeRules(&stem)
-				what = "writing " + strconv.Quote(stem.value) + " (" + strconv.Quote(base) + " without its extension)"
-			}
-		}
+		v, what = e.derivedWrites(rs, v, what)
 	}
 	if (v.rule == nil || v.rule.action == Allow) && rs.walk && len(c.CwdReads) > 0 && recursiveFlag(c.Words) {
 		// zstd -dr DIR, pigz -r DIR: files it does not name under DIR,
@@ -1480,6 +1471,63 @@ func (e *evaluation) mayWrite(rs *subject) {
 	rs.floor = "rule " + v.rule.text + " " + verb(v.rule.action) + " " + what + ", which " + strconv.Quote(c.Name) +
 		" (a program the policy does not know all the effects of) may write"
 	rs.floorLayer, rs.ungrantable = "shell", v.rule.action == Deny
+}
+
+// derivedWrites judges the names an unknown program may derive from an
+// operand it writes: the stem, the name without its last extension when
+// that is a compressor's (xz -d x.env.xz writes x.env), and, when the
+// program is given a suffix option (xz -d -S n .envn, xz -S v .en),
+// the name without any of its ends and the name with the option's
+// value after it. It returns the first verdict that is not an allow, and
+// what it judged, else v and what unchanged.
+func (e *evaluation) derivedWrites(rs *subject, v verdict, what string) (verdict, string) {
+	dir, base := path.Split(rs.value)
+	var names []string
+	if i := strings.LastIndexByte(base, '.'); i > 0 && compressedExts[strings.ToLower(base[i:])] {
+		names = append(names, base[:i])
+	}
+	if sfx, ok := suffixOption(rs.cmd.Words); ok {
+		for i := len(base) - 1; i > 0 && len(names) < 64; i-- {
+			names = append(names, base[:i])
+		}
+		if sfx != "" && !strings.Contains(sfx, "/") {
+			names = append(names, base+sfx)
+		}
+	}
+	for _, n := range names {
+		stem := e.pathSubject(subjRedirect, TierWrite, dir+n)
+		stem.cmd = rs.cmd
+		if stem.floor != "" {
+			continue
+		}
+		if sv := e.judgeRules(&stem); sv.rule != nil && sv.rule.action != Allow {
+			return sv, "writing " + strconv.Quote(stem.value) + " (a name " + strconv.Quote(rs.cmd.Name) + " may derive from " + strconv.Quote(base) + ")"
+		}
+	}
+	return v, what
+}
+
+// suffixOption reports a suffix option among an unknown program's words
+// (-S SUFFIX, -SSUFFIX, --suffix=SUFFIX, --suffix SUFFIX: the suffix a
+// compressor adds or strips, a backup suffix), and its value when it is
+// the next word or attached ("" when the analysis cannot tell).
+func suffixOption(words []string) (string, bool) {
+	for i, w := range words[min(1, len(words)):] {
+		switch {
+		case w == "--":
+			return "", false
+		case w == "-S" || w == "--suffix":
+			if i+2 < len(words) {
+				return words[i+2], true
+			}
+			return "", true
+		case strings.HasPrefix(w, "--suffix="):
+			return w[len("--suffix="):], true
+		case len(w) > 2 && w[0] == '-' && w[1] != '-' && strings.Contains(w[1:], "S"):
+			return w[strings.IndexByte(w, 'S')+1:], true
+		}
+	}
+	return "", false
 }
 
 // shellVerdict decides a shell call from its subjects and floors: the

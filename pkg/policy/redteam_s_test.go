@@ -63,3 +63,100 @@ func TestSplitWritesNamesItsPrefixStarts(t *testing.T) {
 		{`split -n 4 big.log`, policy.Allow},
 	})
 }
+
+// TestStraceTamperingQualifiers (red team S's S5): strace is a wrapper
+// judged as the command it traces, but -e inject= and fault= rewrite that
+// command's system calls (poke_enter=@arg2=HEX replaces the path cat
+// opens with any other, retval= fakes a result): a qualifier that only
+// chooses what is shown is listed, any other asks. fakeroot -i reads its
+// state file.
+func TestStraceTamperingQualifiers(t *testing.T) {
+	p := progKPolicy(t, "cat", "strace", "fakeroot")
+	wantActions(t, p, []bashCase{
+		{`strace -o /dev/null -P aaaa -e trace=openat -e inject=openat:poke_enter=@arg2=2f00 cat aaaa`, policy.Ask},
+		{`strace -e fault=openat cat x`, policy.Ask},
+		{`strace -e ' inject=openat:retval=0' cat x`, policy.Ask},
+		{`strace -e kill=openat cat x`, policy.Ask},
+		{`strace --inject=openat:retval=0 cat x`, policy.Ask},
+		{`fakeroot -i .env cat README`, policy.Deny},
+		{`strace -e trace=openat cat x`, policy.Allow},
+		{`strace -e openat,read -f cat x`, policy.Allow},
+		{`strace -e signal=none -e verbose=all cat x`, policy.Allow},
+	})
+}
+
+// TestBackupSuffixWrites (red team S's S1): a backup copy is the written
+// file's name and the suffix — cp -b -S v new .en moves the old .en to
+// .env — so a suffix option adds a write of each written path with it
+// appended (cp, mv, install, ln, patch -z, tar --suffix, rsync), and
+// SIMPLE_BACKUP_SUFFIX, which gives the suffix to -b, asks when set.
+func TestBackupSuffixWrites(t *testing.T) {
+	p := progKPolicy(t, "cp", "mv", "install", "ln", "patch", "tar", "rsync", "export")
+	wantActions(t, p, []bashCase{
+		{`cp --backup --suffix=v new .en`, policy.Deny},
+		{`cp -b -Sv new .en`, policy.Deny},
+		{`mv -b -S v new .en`, policy.Deny},
+		{`install -b -S v new .en`, policy.Deny},
+		{`ln -f -b -S v new .en`, policy.Deny},
+		{`patch -b -z v .en < p.diff`, policy.Deny},
+		{`patch -b --suffix=v .en p.diff`, policy.Deny},
+		{`tar xf a.tar .en --backup --suffix=v`, policy.Deny},
+		{`rsync -b --suffix=v new .en`, policy.Deny},
+		{`cp -b -S shrc new ~/.ba`, policy.Deny},
+		{`SIMPLE_BACKUP_SUFFIX=v cp -b new .en`, policy.Ask},
+		{`export SIMPLE_BACKUP_SUFFIX=v; mv -b new .en`, policy.Ask},
+		{`cp -b -S .bak a b`, policy.Allow},
+		{`cp -b new old`, policy.Allow},
+	})
+}
+
+// TestUnknownProgramsSuffixOption (red team S's S2): an unknown program
+// given a suffix option (xz -d -S n .envn writes .env; xz -S v .en too)
+// may write its operand without any of its ends, or with the suffix
+// after it; without one, only a compressor's extension is a stem.
+func TestUnknownProgramsSuffixOption(t *testing.T) {
+	p := progKPolicy(t, "xz")
+	wantActions(t, p, []bashCase{
+		{`xz -d --suffix=n .envn`, policy.Ask},
+		{`xz -dS n .envn`, policy.Ask},
+		{`xz -S v .en`, policy.Ask},
+		{`xz -dk -S shrc ~/.bashrcshrc`, policy.Ask},
+		{`xz -d -S .bak report.bak`, policy.Allow},
+		{`xz -k notes.txt`, policy.Allow},
+	})
+}
+
+// TestCopiesThatKeepTheSourcesPath (red team S's S3): cp --parents (in any
+// abbreviation) and rsync -R write each source's whole path under the
+// directory, not its last name: cp --parents a/.git/config d writes
+// d/a/.git/config.
+func TestCopiesThatKeepTheSourcesPath(t *testing.T) {
+	p := progKPolicy(t, "cp", "rsync")
+	wantActions(t, p, []bashCase{
+		{`cp --parents src/.git/config d`, policy.Deny},
+		{`cp --par a/.git/hooks/pre-commit .`, policy.Deny},
+		{`rsync -R a/.git/config d/`, policy.Deny},
+		{`rsync --relative .ssh/authorized_keys ~/`, policy.Deny},
+		{`cp --parents src/a.go d`, policy.Allow},
+	})
+}
+
+// TestOptionsThatNameADirectoryToWriteInto (red team S's S4): go build -o
+// DIR/, go test -outputdir and sort -T write files into the directory
+// they name: a write of its tree, which a rule on what is under it meets.
+func TestOptionsThatNameADirectoryToWriteInto(t *testing.T) {
+	p := progKPolicy(t, "go build", "go test", "sort", "docker build")
+	wantActions(t, p, []bashCase{
+		{`go test -outputdir=../.ssh -cpuprofile=authorized_keys .`, policy.Deny},
+		{`go test -outputdir ~/.ssh -coverprofile=x .`, policy.Deny},
+		{`go build -o ~/.ssh/ .`, policy.Deny},
+		{`go test -c -o .git/hooks .`, policy.Deny},
+		{`sort -T ~/.ssh -S 1 big`, policy.Deny},
+		{`docker build -o type=local,dest=.git/hooks .`, policy.Deny},
+		{`docker build -o out .`, policy.Allow},
+		{`go build -o bin/app ./cmd/app`, policy.Allow},
+		{`go build -o bin/ ./...`, policy.Allow},
+		{`go test -coverprofile=cover.out ./...`, policy.Allow},
+		{`sort -T tmp big`, policy.Allow},
+	})
+}

@@ -114,6 +114,14 @@ const (
 	// writes (split PREFIX writes PREFIXaa, PREFIXab…): a write of every
 	// name that starts with it.
 	effPrefix
+	// effBackup: the value is the suffix of the backup copies the
+	// program makes of the files it writes (cp -b -S SUFFIX, patch -z,
+	// tar --suffix): each written path with it appended is written too.
+	effBackup
+	// effWriteDir: the value is a file the program writes or a directory
+	// it writes files into (go build -o DIR/, go test -outputdir, sort -T):
+	// a write of it and of the tree under it.
+	effWriteDir
 )
 
 var effectNames = map[string]effect{
@@ -122,6 +130,7 @@ var effectNames = map[string]effect{
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
 	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere, "write-prefix": effPrefix,
+	"backup-suffix": effBackup, "write-dir": effWriteDir,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -838,7 +847,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
-		case effRead, effWrite, effPrefix, effRun, effCode, effScript, effChdir:
+		case effRead, effWrite, effPrefix, effBackup, effWriteDir, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
 				return d.Errf(m.KeyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}

@@ -181,6 +181,14 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque
 	for _, w := range u.prefixes {
 		a.writePrefix(w, fr)
 	}
+	for _, w := range u.dirs {
+		// go build -o DIR/ writes DIR/NAME: the tree under the value.
+		n := len(a.res.Commands)
+		a.writeTarget(w, fr)
+		if len(a.res.Commands) > n {
+			a.res.Commands[n].Recursive = true
+		}
+	}
 	if u.symlink {
 		for i := first; i < len(a.res.Commands); i++ {
 			a.linkOwn = append(a.linkOwn, i) // its targets: lnTargets judged them
@@ -483,6 +491,7 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 			u.reads = append(u.reads, *file)
 		}
 	}
+	u.backupCopies()
 	return u
 }
 
@@ -836,6 +845,8 @@ func (u *progUse) placeUnder(dir shWord) {
 	}
 	move(u.reads)
 	move(u.writes)
+	move(u.prefixes)
+	move(u.dirs)
 }
 
 // gitContentSubs are the git sub-commands that print the content of the
@@ -1987,6 +1998,9 @@ func (u *progUse) intoDirectory(name string) {
 		return
 	}
 	dir := strings.TrimSuffix(u.operands[n-1].text, "/")
+	whole := slices.ContainsFunc(u.seen, func(s seenOption) bool {
+		return s.opt.name == "--parents" || name == "rsync" && (s.opt.name == "-R" || s.opt.name == "--relative")
+	})
 	for _, src := range u.operands[:n-1] {
 		if !src.lit || src.g != nil {
 			continue // a pattern's or expansion's names: the tree write stands
@@ -1994,6 +2008,13 @@ func (u *progUse) intoDirectory(name string) {
 		text := src.text
 		if i := strings.IndexByte(text, ':'); i > 0 && (name == "scp" || name == "rsync") && !strings.Contains(text[:i], "/") {
 			text = text[i+1:] // scp host:.env . writes ./.env
+		}
+		if whole {
+			// cp --parents a/.git/config d, rsync -R: d/a/.git/config
+			// (rsync's /./ starts the kept part: the whole path is the
+			// larger claim).
+			u.writes = append(u.writes, shWord{text: dir + "/" + text, lit: true})
+			continue
 		}
 		if b := path.Base(strings.TrimSuffix(text, "/")); b != "." && b != ".." && b != "/" && b != "" {
 			u.writes = append(u.writes, shWord{text: dir + "/" + b, lit: true})

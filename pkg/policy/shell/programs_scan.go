@@ -21,7 +21,10 @@ type progUse struct {
 	reads  []shWord
 	writes []shWord
 	// prefixes start the names of files the command writes (effPrefix).
-	prefixes  []shWord
+	prefixes []shWord
+	// dirs are files or directories it writes, with the trees under them
+	// (effWriteDir).
+	dirs      []shWord
 	runs      []progRun
 	ask       string // a reason that makes the command ask
 	recursive bool
@@ -29,6 +32,7 @@ type progUse struct {
 	// links to anywhere (tar x, unzip).
 	extracts bool
 	inPlace  bool
+	backup   bool // a backup-suffix option gave suffix (effBackup)
 	pattern  bool // an option gave the pattern (grep -e)
 	document bool // an option makes every operand a document (man -l)
 	// suffix is the backup suffix of an in-place edit (sed -i.bak): each
@@ -190,7 +194,7 @@ func (s *progSpec) dangerous() bool {
 	for _, m := range []map[string]*progOption{s.options} {
 		for _, o := range m {
 			switch o.effect {
-			case effWrite, effPrefix, effRun, effCode, effAsk, effInPlace, effScript:
+			case effWrite, effPrefix, effWriteDir, effRun, effCode, effAsk, effInPlace, effScript:
 				return true
 			}
 		}
@@ -212,9 +216,11 @@ func (s *progSpec) dangerous() bool {
 // are skipped otherwise.
 func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	// Only the hooks that read the options found (tar's mode, sed's and
-	// awk's scripts) need them recorded: an append per option otherwise.
+	// awk's scripts, cp --parents) need them recorded: an append per
+	// option otherwise.
 	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk" || spec.hook == "fd" ||
-		spec.hook == "make" || spec.hook == "curl" || spec.hook == "wget" || spec.hook == "compress"
+		spec.hook == "make" || spec.hook == "curl" || spec.hook == "wget" || spec.hook == "compress" ||
+		copyPrograms[spec.name]
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
@@ -652,6 +658,14 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 			return
 		}
 	}
+	if v != nil && o.pathAfter != nil && o.effect == effWriteDir && !(v.lit && !strings.Contains(v.text, "=")) {
+		// docker build -o type=local,dest=DIR names DIR after its
+		// marker; a plain -o DIR names it whole, type=registry none.
+		v = o.pathWord(v)
+		if v == nil {
+			return
+		}
+	}
 	switch o.effect {
 	case effRead:
 		if v != nil {
@@ -668,6 +682,10 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		if v != nil {
 			u.prefixes = append(u.prefixes, *v)
 		}
+	case effWriteDir:
+		if v != nil {
+			u.dirs = append(u.dirs, *v)
+		}
 	case effRun, effCode, effAsk:
 		u.applyRun(o, v)
 	case effRecursive:
@@ -675,6 +693,11 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	case effInPlace:
 		u.inPlace = true
 		if v != nil && v.text != "" {
+			u.backupSuffix(o, v)
+		}
+	case effBackup:
+		if v != nil {
+			u.backup = true
 			u.backupSuffix(o, v)
 		}
 	case effPattern:
@@ -929,7 +952,14 @@ func (u *progUse) operandEffects() {
 	}
 	u.positionEffects()
 	u.defaultTree()
-	if !u.inPlace || u.suffix == "" {
+	u.backupCopies()
+}
+
+// backupCopies adds the backup copies of the files the command writes,
+// each written path with the suffix an in-place edit (sed -i.bak) or a
+// backup option (cp -b -S v new .en writes .env) gave.
+func (u *progUse) backupCopies() {
+	if !u.inPlace && !u.backup || u.suffix == "" {
 		return
 	}
 	for _, w := range u.writes[:len(u.writes):len(u.writes)] {
