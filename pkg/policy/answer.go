@@ -50,12 +50,9 @@ func (p *Policy) AnswerTools() []string { return slices.Sorted(maps.Keys(p.answe
 func (d *decoder) answerTools(n *yaml.Node, where string) error {
 	out := map[string]bool{}
 	err := d.Strings(n, where, func(it *yaml.Node, loc, s string) error {
-		name := lower(s)
-		if err := checkToolName(name); err != nil {
-			return d.Errf(it, loc, "%v", err)
-		}
-		if isGlob(name) {
-			return d.Errf(it, loc, "tool names in tools.answer must be exact names, not globs")
+		name, err := d.exactToolName(it, loc, s, "answer")
+		if err != nil {
+			return err
 		}
 		if out[name] || slices.Contains(builtinAnswerTools, name) {
 			return d.Errf(it, loc, "tool %q is listed twice (the built-in ask-user tools are %v; names are case-insensitive)", s, builtinAnswerTools)

@@ -280,12 +280,9 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 				kind = kindPath
 			}
 			err := d.Strings(m.Val, m.Location, func(it *yaml.Node, loc, s string) error {
-				name := lower(s)
-				if err := checkToolName(name); err != nil {
-					return d.Errf(it, loc, "%v", err)
-				}
-				if isGlob(name) {
-					return d.Errf(it, loc, "tool names in tools.%s must be exact names, not globs", m.Key)
+				name, err := d.exactToolName(it, loc, s, m.Key)
+				if err != nil {
+					return err
 				}
 				if prev, ok := declared[name]; ok && prev != m.Key {
 					return d.Errf(it, loc, "tool %q is declared both in tools.%s and tools.%s", s, prev, m.Key)
@@ -305,6 +302,19 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 		}
 	}
 	return nil
+}
+
+// exactToolName returns s, an item of the list tools.<list> at loc, in
+// lower case: a tool name, not a glob.
+func (d *decoder) exactToolName(it *yaml.Node, loc, s, list string) (string, error) {
+	name := lower(s)
+	if err := checkToolName(name); err != nil {
+		return "", d.Errf(it, loc, "%v", err)
+	}
+	if isGlob(name) {
+		return "", d.Errf(it, loc, "tool names in tools.%s must be exact names, not globs", list)
+	}
+	return name, nil
 }
 
 // toolTiers decodes tools.tiers: the tier of each tool name or tool-name
