@@ -1,6 +1,8 @@
 package approverbot
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -20,6 +22,19 @@ const ChatRateRetries = 3
 func ChatAPI(api, base string, hc *http.Client, maxRetryAfter time.Duration, maxResponse int64) httpapi.Config {
 	return httpapi.Config{API: api, BaseURL: base, HTTPClient: hc,
 		MaxAttempts: ChatRateRetries + 1, MaxRetryAfter: maxRetryAfter, MaxResponseBytes: maxResponse}
+}
+
+// ChatCallError is the error of a call of a chat channel's API (named api,
+// as in [ChatAPI]) that failed before an answer: when the context ended
+// the call while it waited out a rate limit, "<api> <method>: rate
+// limited: <the context's error>"; else err as is, which names the API
+// and method, not the URL.
+func ChatCallError(api, method string, err error) error {
+	var he *httpapi.Error
+	if errors.As(err, &he) && he.Ctx != nil && he.Last != nil {
+		return fmt.Errorf("%s %s: rate limited: %w", api, method, he.Ctx)
+	}
+	return err
 }
 
 // HTTPURL parses s, an address a channel calls (an API base, a webhook):

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -49,23 +48,11 @@ func (p *Policy) AnswerTools() []string { return slices.Sorted(maps.Keys(p.answe
 // read: a tool whose arguments say what it works on (a shell, path or
 // search tool) cannot be one, since its output must come from running it.
 func (d *decoder) answerTools(n *yaml.Node, where string) error {
-	items, err := d.Sequence(n, where)
-	if err != nil {
-		return err
-	}
 	out := map[string]bool{}
-	for i, it := range items {
-		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.Str(it, loc)
+	err := d.Strings(n, where, func(it *yaml.Node, loc, s string) error {
+		name, err := d.exactToolName(it, loc, s, "answer")
 		if err != nil {
 			return err
-		}
-		name := lower(s)
-		if err := checkToolName(name); err != nil {
-			return d.Errf(it, loc, "%v", err)
-		}
-		if isGlob(name) {
-			return d.Errf(it, loc, "tool names in tools.answer must be exact names, not globs")
 		}
 		if out[name] || slices.Contains(builtinAnswerTools, name) {
 			return d.Errf(it, loc, "tool %q is listed twice (the built-in ask-user tools are %v; names are case-insensitive)", s, builtinAnswerTools)
@@ -74,6 +61,10 @@ func (d *decoder) answerTools(n *yaml.Node, where string) error {
 			return d.Errf(it, loc, "tool %q has arguments the policy judges (a shell, path or search tool): its output must come from running it, so it cannot take an approver's answer", s)
 		}
 		out[name] = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	d.p.answerTools = out
 	return nil

@@ -189,16 +189,7 @@ func (d *decoder) breakerField(b *Breaker, m yamlconf.Member) error {
 
 // breakerRules decodes rules:, the texts of deny rules of the policy.
 func (d *decoder) breakerRules(b *Breaker, m yamlconf.Member) error {
-	items, err := d.Sequence(m.Val, m.Location)
-	if err != nil {
-		return err
-	}
-	for i, it := range items {
-		at := fmt.Sprintf("%s[%d]", m.Location, i)
-		text, err := d.Str(it, at)
-		if err != nil {
-			return err
-		}
+	return d.Strings(m.Val, m.Location, func(it *yaml.Node, at, text string) error {
 		action, found := d.ruleAction(text)
 		switch {
 		case !found:
@@ -207,8 +198,8 @@ func (d *decoder) breakerRules(b *Breaker, m yamlconf.Member) error {
 			return d.Errf(it, at, "rule %q is an %s rule: only denies and safety overrides count toward a breaker (for safety overrides, set safety_overrides: true)", text, action)
 		}
 		b.Rules = append(b.Rules, text)
-	}
-	return nil
+		return nil
+	})
 }
 
 // ruleAction returns the action of the rule whose text is text, in any

@@ -275,32 +275,24 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 				return err
 			}
 		case "shell", "paths":
-			items, err := d.Sequence(m.Val, m.Location)
-			if err != nil {
-				return err
-			}
 			kind := kindShell
 			if m.Key == "paths" {
 				kind = kindPath
 			}
-			for i, it := range items {
-				loc := fmt.Sprintf("%s[%d]", m.Location, i)
-				s, err := d.Str(it, loc)
+			err := d.Strings(m.Val, m.Location, func(it *yaml.Node, loc, s string) error {
+				name, err := d.exactToolName(it, loc, s, m.Key)
 				if err != nil {
 					return err
-				}
-				name := lower(s)
-				if err := checkToolName(name); err != nil {
-					return d.Errf(it, loc, "%v", err)
-				}
-				if isGlob(name) {
-					return d.Errf(it, loc, "tool names in tools.%s must be exact names, not globs", m.Key)
 				}
 				if prev, ok := declared[name]; ok && prev != m.Key {
 					return d.Errf(it, loc, "tool %q is declared both in tools.%s and tools.%s", s, prev, m.Key)
 				}
 				declared[name] = m.Key
 				t.kinds[name] = kind
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 	}
@@ -310,6 +302,19 @@ func (d *decoder) tools(n *yaml.Node, where string) error {
 		}
 	}
 	return nil
+}
+
+// exactToolName returns s, an item of the list tools.<list> at loc, in
+// lower case: a tool name, not a glob.
+func (d *decoder) exactToolName(it *yaml.Node, loc, s, list string) (string, error) {
+	name := lower(s)
+	if err := checkToolName(name); err != nil {
+		return "", d.Errf(it, loc, "%v", err)
+	}
+	if isGlob(name) {
+		return "", d.Errf(it, loc, "tool names in tools.%s must be exact names, not globs", list)
+	}
+	return name, nil
 }
 
 // toolTiers decodes tools.tiers: the tier of each tool name or tool-name
@@ -385,20 +390,15 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 		for i, f := range fields {
 			switch f.Key {
 			case "members":
-				items, err := d.Sequence(f.Val, f.Location)
-				if err != nil {
-					return err
-				}
-				for j, it := range items {
-					loc := fmt.Sprintf("%s[%d]", f.Location, j)
-					id, err := d.Str(it, loc)
-					if err != nil {
-						return err
-					}
+				err := d.Strings(f.Val, f.Location, func(it *yaml.Node, loc, id string) error {
 					if slices.Contains(team.Members, id) {
 						return d.Errf(it, loc, "member %q is listed twice", id)
 					}
 					team.Members = append(team.Members, id)
+					return nil
+				})
+				if err != nil {
+					return err
 				}
 			case "groups":
 				if team.Groups, err = d.teamGroups(f.Val, f.Location); err != nil {
@@ -437,24 +437,19 @@ func (d *decoder) teams(n *yaml.Node, where string) error {
 // teamGroups reads a team's groups: identity-provider group names, each
 // listed once.
 func (d *decoder) teamGroups(n *yaml.Node, where string) ([]string, error) {
-	items, err := d.Sequence(n, where)
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for j, it := range items {
-		loc := fmt.Sprintf("%s[%d]", where, j)
-		g, err := d.Str(it, loc)
-		if err != nil {
-			return nil, err
-		}
+	err := d.Strings(n, where, func(it *yaml.Node, loc, g string) error {
 		if strings.TrimSpace(g) == "" || strings.ContainsFunc(g, unicode.IsControl) {
-			return nil, d.Errf(it, loc, "group %q must be a non-empty name without control characters", g)
+			return d.Errf(it, loc, "group %q must be a non-empty name without control characters", g)
 		}
 		if slices.Contains(out, g) {
-			return nil, d.Errf(it, loc, "group %q is listed twice", g)
+			return d.Errf(it, loc, "group %q is listed twice", g)
 		}
 		out = append(out, g)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -843,20 +838,11 @@ func DefaultYAML() []byte { return slices.Clone(defaultPolicyYAML) }
 // question in auto-edit mode: absolute paths, ~/… paths, and "." for the
 // request's working directory.
 func (d *decoder) workspace(n *yaml.Node, where string) error {
-	items, err := d.Sequence(n, where)
-	if err != nil {
-		return err
-	}
-	d.p.workspace = make([]string, 0, len(items))
-	for i, it := range items {
-		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.Str(it, loc)
-		if err != nil {
-			return err
-		}
+	d.p.workspace = []string{} // not nil: an empty list replaces the default
+	return d.Strings(n, where, func(it *yaml.Node, loc, s string) error {
 		if s == "." {
 			d.p.workspace = append(d.p.workspace, ".")
-			continue
+			return nil
 		}
 		x, home := globs.ExpandHome(s, d.p.home)
 		if home && d.p.home == "" {
@@ -866,6 +852,6 @@ func (d *decoder) workspace(n *yaml.Node, where string) error {
 			return d.Errf(it, loc, "workspace directory %q must be absolute, start with ~/, or be \".\" (the request's working directory)", s)
 		}
 		d.p.workspace = append(d.p.workspace, path.Clean(x))
-	}
-	return nil
+		return nil
+	})
 }

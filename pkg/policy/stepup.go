@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -54,21 +53,16 @@ func (d *decoder) stepUpConfig(n *yaml.Node, where string) error {
 				return err
 			}
 		case "tiers":
-			items, err := d.Sequence(m.Val, m.Location)
-			if err != nil {
-				return err
-			}
-			for i, it := range items {
-				loc := fmt.Sprintf("%s[%d]", m.Location, i)
-				name, err := d.Str(it, loc)
-				if err != nil {
-					return err
-				}
+			err = d.Strings(m.Val, m.Location, func(it *yaml.Node, loc, name string) error {
 				tier, ok := tierNames[name]
 				if !ok {
 					return d.Errf(it, loc, "unknown tier %q (want read, write, exec or mcp)", name)
 				}
 				s.tiers = append(s.tiers, tier)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 	}

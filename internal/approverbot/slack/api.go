@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -98,11 +97,7 @@ func (a *api) call(ctx context.Context, method string, in, out any) error {
 		},
 		Retry: httpapi.RetryRateLimited(time.Second)})
 	if err != nil {
-		var he *httpapi.Error
-		if errors.As(err, &he) && he.Ctx != nil && he.Last != nil {
-			return fmt.Errorf("slack %s: rate limited: %w", method, he.Ctx)
-		}
-		return err // "slack <method>: …", without the URL
+		return approverbot.ChatCallError("slack", method, err)
 	}
 	if resp.Status == http.StatusTooManyRequests {
 		return &APIError{Method: method, Code: "ratelimited", Status: resp.Status, RetryAfter: resp.RetryAfter}

@@ -3,7 +3,6 @@ package telegram
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -160,11 +159,7 @@ func (a *api) call(ctx context.Context, method string, params, out any) error {
 	resp, err := a.c.Do(ctx, httpapi.Request{Method: method, Path: "/bot" + a.token + "/" + method, Body: body,
 		Header: http.Header{"Content-Type": {"application/json"}}, Retry: rateLimited})
 	if err != nil {
-		var he *httpapi.Error
-		if errors.As(err, &he) && he.Ctx != nil && he.Last != nil {
-			return fmt.Errorf("telegram %s: rate limited: %w", method, he.Ctx)
-		}
-		return err // "telegram <method>: …", without the URL
+		return approverbot.ChatCallError("telegram", method, err)
 	}
 	if resp.ReadErr != nil {
 		return fmt.Errorf("telegram %s: read response: %w", method, resp.ReadErr)

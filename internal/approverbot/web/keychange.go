@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/go-webauthn/webauthn/webauthn"
 )
 
 // Changing an approver's authenticators once they have one needs one of
@@ -63,20 +62,11 @@ func (c *Channel) handleKeyChangeBegin(w http.ResponseWriter, r *http.Request, p
 		return
 	}
 	challenge, err := k.challenge(p.approver)
-	if err == nil {
-		var opts *protocol.CredentialAssertion
-		var data *webauthn.SessionData
-		opts, data, err = c.stepUp.rp.BeginLogin(u, webauthn.WithChallenge(challenge), webauthn.WithUserVerification(c.stepUp.uv))
-		if err == nil {
-			if err := c.stepUp.start(k.ceremonyKey(p.approver), data, c.now()); err != nil {
-				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-				return
-			}
-			writeJSON(w, http.StatusOK, opts)
-			return
-		}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", "cannot start the confirmation: "+errText(err))
+		return
 	}
-	writeError(w, http.StatusInternalServerError, "internal", "cannot start the confirmation: "+errText(err))
+	c.beginAssertion(w, u, challenge, k.ceremonyKey(p.approver), "confirmation")
 }
 
 // confirmedKeyChange checks that p may make change k: nothing to check

@@ -218,21 +218,29 @@ func (c *Channel) handleStepUpBegin(w http.ResponseWriter, r *http.Request, p pr
 	}
 	digest := q.ShownDigest()
 	challenge, err := questionChallenge(q.Request.RequestID, digest)
-	if err == nil {
-		var opts *protocol.CredentialAssertion
-		var data *webauthn.SessionData
-		opts, data, err = c.stepUp.rp.BeginLogin(u, webauthn.WithChallenge(challenge),
-			webauthn.WithUserVerification(c.stepUp.uv))
-		if err == nil {
-			if err := c.stepUp.start(assertKey(p.approver, q.Request.RequestID, digest), data, c.now()); err != nil {
-				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-				return
-			}
-			writeJSON(w, http.StatusOK, opts)
-			return
-		}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", "cannot start the step-up: "+errText(err))
+		return
 	}
-	writeError(w, http.StatusInternalServerError, "internal", "cannot start the step-up: "+errText(err))
+	c.beginAssertion(w, u, challenge, assertKey(p.approver, q.Request.RequestID, digest), "step-up")
+}
+
+// beginAssertion answers with the options for navigator.credentials.get
+// that have one of u's keys sign challenge, and keeps the ceremony under
+// key for its finish; what names the ceremony ("step-up") in the error of
+// one that cannot start.
+func (c *Channel) beginAssertion(w http.ResponseWriter, u user, challenge []byte, key, what string) {
+	opts, data, err := c.stepUp.rp.BeginLogin(u, webauthn.WithChallenge(challenge),
+		webauthn.WithUserVerification(c.stepUp.uv))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", "cannot start the "+what+": "+errText(err))
+		return
+	}
+	if err := c.stepUp.start(key, data, c.now()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, opts)
 }
 
 // lookupFor is the open or known question id as p may see it.

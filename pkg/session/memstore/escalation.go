@@ -151,10 +151,7 @@ func (s *Store) AddTeam(ctx context.Context, sessionID, requestID, team string) 
 // StepsDone returns the steps of a request that ran; see
 // [session.Escalations].
 func (s *Store) StepsDone(ctx context.Context, sessionID, requestID string) ([]session.StepDone, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return nil, fmt.Errorf("memstore: steps done: %w", err)
-	}
-	if _, err := s.lock(ctx, "steps done"); err != nil {
+	if _, err := s.lockKey(ctx, "steps done", sessionID, requestID); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()

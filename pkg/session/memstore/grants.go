@@ -33,48 +33,31 @@ func (s *Store) Lookup(ctx context.Context, q session.LookupQuery) (session.Look
 	if q.SkipGrants {
 		return l, nil
 	}
+	// The grants q reads (the buckets of the grant index it names, see
+	// [session.LookupQuery.Reads]): the memory store scans whole lists,
+	// filtering what the Redis store leaves unread.
 	if gl := s.sessionGrants[q.SessionID]; gl != nil {
 		s.grantExpiry.reset(gl.expiry, now.Add(s.retention))
-		l.Grants = appendRead(l.Grants, gl, now, &q)
+		l.Grants = appendLive(l.Grants, gl, now, q.Reads)
 	}
 	if q.AgentID != "" {
-		l.Grants = appendRead(l.Grants, s.agentGrants[q.AgentID], now, &q)
+		l.Grants = appendLive(l.Grants, s.agentGrants[q.AgentID], now, q.Reads)
 	}
 	return l, nil
 }
 
-// appendRead appends the live grants of gl that q reads (the buckets of
-// the grant index it names, see [session.LookupQuery.Reads]), as copies,
-// by creation time then id. It scans the whole list: the memory store
-// filters what the Redis store leaves unread.
-func appendRead(out []session.Grant, gl *grantList, now time.Time, q *session.LookupQuery) []session.Grant {
+// appendLive appends the grants of gl that keep selects and that have not
+// expired at now, as copies, by creation time then id.
+func appendLive(out []session.Grant, gl *grantList, now time.Time, keep func(*session.Grant) bool) []session.Grant {
 	if gl == nil {
 		return out
 	}
 	n := len(out)
 	for i := range gl.grants {
 		g := &gl.grants[i]
-		if !expired(g, now) && q.Reads(g) {
+		if !expired(g, now) && keep(g) {
 			out = append(out, cloneGrant(g))
 		}
-	}
-	session.SortGrants(out[n:])
-	return out
-}
-
-// appendLive appends the grants of gl that q selects and that have not
-// expired at now, as copies, by creation time then id.
-func appendLive(out []session.Grant, gl *grantList, now time.Time, q session.GrantQuery) []session.Grant {
-	if gl == nil {
-		return out
-	}
-	n := len(out)
-	for i := range gl.grants {
-		g := &gl.grants[i]
-		if expired(g, now) || !q.Selects(g) {
-			continue
-		}
-		out = append(out, cloneGrant(g))
 	}
 	session.SortGrants(out[n:])
 	return out
@@ -228,10 +211,10 @@ func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session
 	var out []session.Grant
 	if q.SessionID != "" || q.AgentID != "" {
 		if q.SessionID != "" {
-			out = appendLive(out, s.sessionGrants[q.SessionID], now, q)
+			out = appendLive(out, s.sessionGrants[q.SessionID], now, q.Selects)
 		}
 		if q.AgentID != "" {
-			out = appendLive(out, s.agentGrants[q.AgentID], now, q)
+			out = appendLive(out, s.agentGrants[q.AgentID], now, q.Selects)
 		}
 		return out, nil
 	}
@@ -248,10 +231,10 @@ func (s *Store) ListGrants(ctx context.Context, q session.GrantQuery) ([]session
 	slices.Sort(sessions)
 	slices.Sort(agents)
 	for _, id := range slices.Compact(sessions) {
-		out = appendLive(out, s.sessionGrants[id], now, q)
+		out = appendLive(out, s.sessionGrants[id], now, q.Selects)
 	}
 	for _, id := range slices.Compact(agents) {
-		out = appendLive(out, s.agentGrants[id], now, q)
+		out = appendLive(out, s.agentGrants[id], now, q.Selects)
 	}
 	return out, nil
 }
@@ -302,13 +285,13 @@ func (s *Store) RevokeGrants(ctx context.Context, sessionID, agentID string) ([]
 	defer s.mu.Unlock()
 	var out []session.Grant
 	if gl := s.sessionGrants[sessionID]; sessionID != "" && gl != nil {
-		out = appendLive(out, gl, now, session.GrantQuery{})
+		out = appendLive(out, gl, now, session.GrantQuery{}.Selects)
 		s.grantsRemoved(gl.grants, now)
 		s.grantExpiry.remove(gl.expiry)
 		delete(s.sessionGrants, sessionID)
 	}
 	if gl := s.agentGrants[agentID]; agentID != "" && gl != nil {
-		out = appendLive(out, gl, now, session.GrantQuery{})
+		out = appendLive(out, gl, now, session.GrantQuery{}.Selects)
 		s.grantsRemoved(gl.grants, now)
 		delete(s.agentGrants, agentID)
 	}

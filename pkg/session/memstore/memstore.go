@@ -140,6 +140,14 @@ func (s *Store) lockClaim(ctx context.Context, op string, limit int) (time.Time,
 	return s.lock(ctx, op)
 }
 
+// lockKey is lock for op on one request, whose key it checks first.
+func (s *Store) lockKey(ctx context.Context, op, sessionID, requestID string) (time.Time, error) {
+	if err := session.CheckKey(sessionID, requestID); err != nil {
+		return time.Time{}, fmt.Errorf("memstore: %s: %w", op, err)
+	}
+	return s.lock(ctx, op)
+}
+
 // lockSettle is lock for op, which settles open requests of sessionID with
 // mk's decisions (Stop, CancelSession): mk is required.
 func (s *Store) lockSettle(ctx context.Context, op, sessionID string, mk func(*session.Record) messages.Decision) (time.Time, error) {

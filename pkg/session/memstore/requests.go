@@ -48,10 +48,7 @@ func (s *Store) Prepare(ctx context.Context, req session.Request) (*session.Reco
 
 // Open makes a held request pending; see [session.Requests.Open].
 func (s *Store) Open(ctx context.Context, sessionID, requestID string) (session.Result, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return session.Result{}, fmt.Errorf("memstore: open: %w", err)
-	}
-	now, err := s.lock(ctx, "open")
+	now, err := s.lockKey(ctx, "open", sessionID, requestID)
 	if err != nil {
 		return session.Result{}, err
 	}
@@ -88,10 +85,7 @@ func (s *Store) answerable(sessionID, requestID string) (*entry, bool) {
 
 // Get returns a copy of the record, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, sessionID, requestID string) (*session.Record, error) {
-	if err := session.CheckKey(sessionID, requestID); err != nil {
-		return nil, fmt.Errorf("memstore: get: %w", err)
-	}
-	if _, err := s.lock(ctx, "get"); err != nil {
+	if _, err := s.lockKey(ctx, "get", sessionID, requestID); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()

@@ -27,18 +27,27 @@
 
   const errorText = (res, body) => (body && body.error && body.error.message) || 'HTTP ' + res.status;
 
+  // call fetches url with init and reads its JSON body ({} when there is
+  // none); when the session is gone it goes to the login page and returns
+  // null.
+  async function call(url, init) {
+    const res = await fetch(url, init);
+    if (res.status === 401) {
+      location.assign('/login');
+      return null;
+    }
+    return { res, body: await res.json().catch(() => ({})) };
+  }
+
   // load replaces the list with the brokers' current one.
   async function load() {
     if (loading) return loading;
     loading = (async () => {
       setStatus('pending', 'Loading…');
       try {
-        const res = await fetch('/api/grants', { headers: { Accept: 'application/json' } });
-        if (res.status === 401) {
-          location.assign('/login');
-          return;
-        }
-        const body = await res.json().catch(() => ({}));
+        const got = await call('/api/grants', { headers: { Accept: 'application/json' } });
+        if (!got) return;
+        const { res, body } = got;
         if (!res.ok) {
           setStatus('error', 'Grants not listed: ' + errorText(res, body));
           return;
@@ -66,16 +75,13 @@
     btn.disabled = true;
     show('pending', 'Revoking…');
     try {
-      const res = await fetch('/api/grants/revoke', {
+      const got = await call('/api/grants/revoke', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRF-Token': csrf },
         body: JSON.stringify({ grant_id: item.dataset.id }),
       });
-      if (res.status === 401) {
-        location.assign('/login');
-        return;
-      }
-      const body = await res.json().catch(() => ({}));
+      if (!got) return;
+      const { res, body } = got;
       if (!res.ok) {
         show('error', 'Not revoked: ' + errorText(res, body));
         btn.disabled = false;

@@ -188,29 +188,22 @@
     open = e.detail.open;
     render();
   });
+  // arrived announces question d, new or a reminder of it: unseen and
+  // notified unless the page is looked at, and a chime when sound is on.
+  const arrived = (d, reminder) => {
+    if (!looking()) {
+      unseen.add(d.id);
+      const card = document.getElementById('q-' + d.id);
+      if (card) card.classList.add('fresh');
+      notify(d, reminder);
+    }
+    if (soundOn()) chime();
+    render();
+  };
   document.addEventListener('signoff:question', (e) => {
-    const d = e.detail;
-    if (!d.fresh) return;
-    if (!looking()) {
-      unseen.add(d.id);
-      const card = document.getElementById('q-' + d.id);
-      if (card) card.classList.add('fresh');
-      notify(d, false);
-    }
-    if (soundOn()) chime();
-    render();
+    if (e.detail.fresh) arrived(e.detail, false);
   });
-  document.addEventListener('signoff:reminder', (e) => {
-    const d = e.detail;
-    if (!looking()) {
-      unseen.add(d.id);
-      const card = document.getElementById('q-' + d.id);
-      if (card) card.classList.add('fresh');
-      notify(d, true);
-    }
-    if (soundOn()) chime();
-    render();
-  });
+  document.addEventListener('signoff:reminder', (e) => arrived(e.detail, true));
   document.addEventListener('signoff:settled', (e) => {
     unseen.delete(e.detail.id);
     unnotify(e.detail.id);

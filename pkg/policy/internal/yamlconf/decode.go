@@ -126,6 +126,27 @@ func (d *Decoder) Sequence(n *yaml.Node, where string) ([]*yaml.Node, error) {
 	return n.Content, nil
 }
 
+// Strings decodes n, a list of non-empty strings (or empty), passing each
+// item to each with its location (where[i]) and its text; it stops at the
+// first error.
+func (d *Decoder) Strings(n *yaml.Node, where string, each func(it *yaml.Node, loc, s string) error) error {
+	items, err := d.Sequence(n, where)
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		loc := fmt.Sprintf("%s[%d]", where, i)
+		s, err := d.Str(it, loc)
+		if err != nil {
+			return err
+		}
+		if err := each(it, loc, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // str returns a non-empty scalar. Numbers are accepted as their text
 // (approver ids may be numeric chat user ids).
 func (d *Decoder) Str(n *yaml.Node, where string) (string, error) {
