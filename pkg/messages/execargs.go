@@ -15,4 +15,6 @@ var ExecutionArguments = map[string]string{
 	"cwd":                        "changes the directory the call runs in",
 	"workdir":                    "changes the directory the call runs in",
 	"shell":                      "chooses the program that runs the command",
+	"environment":                "sets environment variables the command runs with",
+	"user":                       "runs the command as another user",
 }

@@ -1360,6 +1360,14 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 	for i, r := range c.Reads {
 		if i < len(c.ReadGlobs) && c.ReadGlobs[i] != nil {
 			rs := e.readGlobSubject(c, r, c.ReadGlobs[i], i < len(c.ReadAny) && c.ReadAny[i])
+			if rs.floor == "" && slices.ContainsFunc(rs.globs, func(g globs.Glob) bool {
+				// An absolute pattern (cat /dev/vd*); a computed value
+				// meets every rule already.
+				return len(g) > 0 && g[0].Lit() && g[0].R == '/' &&
+					(globs.Intersects(g, devicesGlobs[0]) || globs.Intersects(g, devicesGlobs[1]))
+			}) {
+				rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" may read a device (a disk, memory), which holds the bytes of files no rule names", "safety"
+			}
 			if len(c.CwdReads) > 0 {
 				// An unknown program's pattern or expansion may be what it
 				// writes; a partial entry's (docker build --build-arg
@@ -1378,6 +1386,9 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 			// affected --head=HEAD, cargo run -- diff HEAD).
 			e.mayWrite(&rs)
 		}
+		if rs.floor == "" && rawDevice(rs.value) {
+			rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" reads a device (a disk, memory), which holds the bytes of files no rule names", "safety"
+		}
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
 			// A tree read under /proc follows its links: cwd, root, fd.
 			rs.floor, rs.floorLayer = "recursive read of "+strconv.Quote(r)+" reaches the kernel's links to other files (/proc/PID/cwd, root, fd)", "safety"
@@ -1389,6 +1400,35 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 		}
 	}
 	return subs
+}
+
+// devicesGlobs are every path under /dev, and /proc/kcore.
+var devicesGlobs = []globs.Glob{globs.FromPathText("/dev/**"), globs.FromPathText("/proc/kcore")}
+
+// rawDevice reports whether a read of the clean path p reads a device
+// that holds other files' bytes: any path under /dev but the character
+// devices every program reads (null, zero, random, the terminal, the
+// standard streams, /dev/fd, /dev/pts, /dev/shm's files), and the
+// kernel's memory (/proc/kcore). grep -a token /dev/vda1 reads every
+// file of the disk.
+func rawDevice(p string) bool {
+	if p == "/proc/kcore" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/dev/")
+	if !ok {
+		return false
+	}
+	switch rest {
+	case "null", "zero", "random", "urandom", "full", "tty", "stdin", "stdout", "stderr", "ptmx":
+		return false
+	}
+	for _, d := range []string{"fd/", "pts/", "shm/"} {
+		if strings.HasPrefix(rest, d) {
+			return false
+		}
+	}
+	return true
 }
 
 // recursiveFlag reports a recursive option among an unknown program's
@@ -1578,9 +1618,9 @@ func (e *evaluation) elevator(c *shell.Command) string {
 }
 
 // workdirArgs are the arguments of shell tools that say where the command
-// runs (Codex workdir, Gemini directory).
+// runs (Codex workdir, Gemini directory, Zed's terminal cd).
 var (
-	workdirArgs = []string{"workdir", "directory", "cwd", "dir", "workingdirectory"}
+	workdirArgs = []string{"workdir", "directory", "cwd", "dir", "workingdirectory", "workingdir", "cd"}
 	shellArgs   = append(slices.Clone(commandArgs), workdirArgs...)
 )
 

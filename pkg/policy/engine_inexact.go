@@ -369,6 +369,11 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	if v := globs.DotDotVariant(g, e.p.home); v != nil {
 		s.globs = append(s.globs, v) // .?/x: bash before 5.2 matches ..
 	}
+	var wild *rule
+	if s.anchored {
+		// The word's own globs, placed, before the trees under them.
+		wild = e.wildNameRule(e.placeGlobs(slices.Clone(s.globs)), c.Recursive)
+	}
 	if c.Recursive {
 		s.globs = append(s.globs, append(clean[:len(clean):len(clean)], globs.Tok{R: '/'}, globs.AnyRun))
 	}
@@ -379,6 +384,10 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 		// cannot follow may be anywhere, as a relative literal (not its
 		// */ form, which stands for that already).
 		e.cdFloor(&s, text)
+	}
+	if s.floor == "" && wild != nil {
+		s.floor, s.floorLayer, s.ungrantable = "a name "+strconv.Quote(text)+" matches wholly by a wildcard may be one rule "+wild.text+
+			" "+verb(wild.action)+" reading", "shell", wild.action == Deny
 	}
 	if c.Elevated && s.floor == "" {
 		s.floor, s.floorLayer, s.ungrantable = "read of "+strconv.Quote(text)+" runs elevated ("+e.elevator(c)+")", "shell", true
@@ -465,4 +474,109 @@ func (e *evaluation) fedOutsideWorkspace(c *shell.Command) string {
 		}
 	}
 	return ""
+}
+
+// wildNameRule returns a deny or ask read rule, of a file in a named
+// directory, that a pattern with a
+// component made only of wildcards (~/.config/*/hosts.yml, *) may name
+// a file of, or nil. A pattern is met anchored (IntersectsAnchored): the
+// rule's name has to meet a character the pattern spells, so wc -l *.go
+// does not meet *.env.*; but a component of * and ? alone spells nothing
+// and is any name, gh and prod.env among them, so such a pattern meeting
+// a rule at all asks, naming it.
+func (e *evaluation) wildNameRule(gs []globs.Glob, tree bool) *rule {
+	if !slices.ContainsFunc(gs, wildComponent) {
+		return nil
+	}
+	layers := []*ruleLayer{e.p.static}
+	if e.agent != nil {
+		layers = append(layers, e.agent)
+	}
+	var wild []globs.Glob
+	for _, g := range gs {
+		if wildComponent(g) {
+			n := noLeadingDot(g)
+			wild = append(wild, n)
+			if tree {
+				// grep -r x ~/.config/*: and what each holds.
+				wild = append(wild, append(n[:len(n):len(n)], globs.Tok{R: '/'}, globs.AnyRun))
+			}
+		}
+	}
+	for _, l := range layers {
+		for _, i := range l.reads {
+			r := &l.rules[i]
+			if r.action == Allow || r.path == nil || r.path.dir == "" && !r.path.abs {
+				// A rule for a name anywhere (*.env, **/.env) is met by any
+				// directory's contents, a tree read's as much: out of
+				// reach, as grep -r x . is (docs/POLICY.md, limits).
+				continue
+			}
+			alts, ok := globs.PathAlternatives(r.path.text)
+			if !ok {
+				continue
+			}
+			for _, p := range alts {
+				for _, g := range wild {
+					if globs.Intersects(p, g) {
+						return r
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// noLeadingDot returns g with each component made only of wildcards
+// starting with a character that is not a dot: bash's * and ? do not
+// match a name's leading dot (~/.config/*/x is not ~/.config/.git/x).
+func noLeadingDot(g globs.Glob) globs.Glob {
+	out := make(globs.Glob, 0, len(g)+2)
+	for i, t := range g {
+		start := i == 0 || g[i-1].Lit() && g[i-1].R == '/'
+		if start && t.Any && t.Class == "" && componentWild(g[i:]) {
+			out = append(out, globs.Tok{Class: "[!./]"})
+			if !t.Star {
+				continue // ? is that one character
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// componentWild reports whether the component g starts with is made only
+// of * and ?.
+func componentWild(g globs.Glob) bool {
+	for _, t := range g {
+		if t.Lit() && t.R == '/' {
+			return true
+		}
+		if !t.Any || t.Class != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// wildComponent reports whether a path pattern has a component made only
+// of wildcards (* and ?, no class, no literal).
+func wildComponent(g globs.Glob) bool {
+	start, wild := true, false
+	for _, t := range g {
+		switch {
+		case t.Lit() && t.R == '/':
+			if wild {
+				return true
+			}
+			start, wild = true, false
+		case t.Any && t.Class == "":
+			wild = start || wild
+			start = false
+		default:
+			start, wild = false, false
+		}
+	}
+	return wild
 }

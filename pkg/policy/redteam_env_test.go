@@ -98,7 +98,7 @@ rules:
 	wantActions(t, p, []bashCase{
 		{"echo x | xargs --process-slot-var=BASH_ENV bash -c ls", policy.Ask},
 		{"echo . | xargs -I Q --process-slot-var=HOME git status", policy.Ask},
-		{"echo x | xargs -n 1 wc -l", policy.Allow},
+		{"echo x | xargs -n 1 wc -l --", policy.Allow},
 		{"SHELL=/usr/bin/perl flock lk -c ls", policy.Ask},
 		{"flock lk -c ls", policy.Allow},
 		{"strace -o '|touch /tmp/pwn' ls", policy.Ask},

@@ -160,3 +160,138 @@ func TestOptionsThatNameADirectoryToWriteInto(t *testing.T) {
 		{`sort -T tmp big`, policy.Allow},
 	})
 }
+
+// TestWildcardComponentsNameAnyDirectory (red team S's second S1): a
+// pattern read is met anchored (wc -l *.go does not meet *.env.*), but a
+// component made of * and ? alone spells nothing and is any name not
+// starting with a dot: ~/.config/*/hosts.yml may be gh's token file. Such
+// a pattern meeting a rule on a file in a named directory asks; a rule for
+// a name anywhere (*.env) is met by any directory's contents, as a tree
+// read's, and stays out of reach (docs/POLICY.md).
+func TestWildcardComponentsNameAnyDirectory(t *testing.T) {
+	p := mustParsePolicy(t, "wild.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "bash(grep *)", action: allow }
+  - { rule: "bash(cd *)", action: allow }
+  - { rule: "@files(~/.config/gh/**)", action: deny }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+  - { rule: "@files(*.env)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`cat ~/.config/*/hosts.yml`, policy.Ask},
+		{`cat ~/.config/??/hosts.yml`, policy.Ask},
+		{`grep -r token ~/.config/*`, policy.Ask},
+		{`cd ~/.config && cat */hosts.yml`, policy.Ask},
+		{`cat ~/.config/g*/hosts.yml`, policy.Deny}, // spells g: met anchored
+		// A wildcard does not match a leading dot: ~/*/id_rsa is not ~/.ssh.
+		{`cat ~/*/id_rsa`, policy.Allow},
+		{`cat */README.md`, policy.Allow},
+		{`cat ~/.local/*/settings.json`, policy.Allow},
+		{`cat *`, policy.Allow},
+		{`grep -rn TODO *`, policy.Allow},
+	})
+}
+
+// TestWrapperReadsItsOwnEnvironment (red team S's S3): parallel reads
+// options from PARALLEL and a config from PARALLEL_HOME (--ssh=PROG runs
+// PROG); setting them asks, in front of the wrapper or exported before.
+func TestWrapperReadsItsOwnEnvironment(t *testing.T) {
+	p := progKPolicy(t, "parallel", "echo", "export")
+	wantActions(t, p, []bashCase{
+		{`PARALLEL='--ssh=./evil -S h' parallel echo ::: a`, policy.Ask},
+		{`export PARALLEL_HOME=.; parallel echo ::: a`, policy.Ask},
+		{`parallel echo ::: a b`, policy.Allow},
+	})
+}
+
+// TestInputMayBeAnOption (red team S's S4): what xargs reads is input
+// nobody saw, which may start with '-': an option of the program that
+// writes, runs or reads a file (echo --fromfile ~/.ssh/id_rsa | xargs tree
+// prints the key). -- before it, or a ./ prefix, keeps it an operand.
+func TestInputMayBeAnOption(t *testing.T) {
+	p := progKPolicy(t, "echo", "tree", "date", "du", "ls", "basename")
+	wantActions(t, p, []bashCase{
+		{`echo --fromfile ~/.ssh/id_rsa | xargs tree`, policy.Ask},
+		{`echo --file=/home/dev/.ssh/id_rsa | xargs date`, policy.Ask},
+		{`echo -o .git/hooks/pre-commit | xargs tree`, policy.Ask},
+		{`ls | xargs -I{} tree {}`, policy.Ask},
+		{`ls | xargs du -sh`, policy.Ask},
+		{`ls | xargs du -sh --`, policy.Allow},
+		{`ls | xargs -I{} tree ./{}`, policy.Allow},
+		{`ls | xargs -n1 basename`, policy.Allow},
+	})
+}
+
+// TestFindDeleteRemovesWhatItMatches (red team S's S10): find -delete
+// removes what it would hand -exec: under each root what the name filters
+// match, so a write rule on those names meets it; with no filter (or one
+// that is not a plain conjunction) every file under the roots.
+func TestFindDeleteRemovesWhatItMatches(t *testing.T) {
+	p := progKPolicy(t, "find")
+	wantActions(t, p, []bashCase{
+		{`find . -name .env -delete`, policy.Deny},
+		{`find ~ -name .bashrc -delete`, policy.Deny},
+		{`find . -path '*/.git/*' -delete`, policy.Deny},
+		{`find . -delete`, policy.Ask},
+		{`find . -name x -o -name .env -delete`, policy.Ask},
+		{`find . -name '*.pyc' -delete`, policy.Allow},
+		{`find . -type d -name __pycache__ -delete`, policy.Allow},
+	})
+}
+
+// TestRsyncOptionsThatReachOtherTrees (red team S's S7, S8): --copy-dest
+// and --compare-dest read the files under their directory (copying a
+// secret into the project), --link-dest hard-links them, and --daemon
+// with --config runs what an agent-written configuration says.
+func TestRsyncOptionsThatReachOtherTrees(t *testing.T) {
+	p := progKPolicy(t, "rsync")
+	wantActions(t, p, []bashCase{
+		{`rsync -t --copy-dest=/home/dev/.ssh x/id_rsa y/`, policy.Deny},
+		{`rsync -t --compare-dest=../.ssh x/id_rsa y/`, policy.Deny},
+		{`rsync -a --link-dest=../.ssh x/ y/`, policy.Ask},
+		{`rsync --daemon --config=x.conf`, policy.Ask},
+		{`rsync -t --copy-dest=../old x/a y/`, policy.Allow},
+	})
+}
+
+// TestDeviceReads (red team S's S11): a disk or the kernel's memory holds
+// the bytes of files no rule names: a read of a device asks, but for
+// the character devices every program reads.
+func TestDeviceReads(t *testing.T) {
+	p := progKPolicy(t, "cat", "grep", "head")
+	wantActions(t, p, []bashCase{
+		{`grep -a token /dev/vda1`, policy.Ask},
+		{`cat /proc/kcore`, policy.Ask},
+		{`cat /dev/mapper/root`, policy.Ask},
+		{`cat /dev/vd*`, policy.Ask},
+		{`cat /dev/null`, policy.Allow},
+		{`head -c 16 /dev/urandom`, policy.Allow},
+		{`cat /dev/stdin`, policy.Allow},
+	})
+}
+
+// TestShellArgumentsOfOtherHosts (red team S's S13): Codex local_shell's
+// user runs the command as another user, Zed's terminal tool takes cd and
+// hosts spell the environment environment: each is judged as the keys
+// the table already had (sudo asks; a directory of its own asks).
+func TestShellArgumentsOfOtherHosts(t *testing.T) {
+	p := progKPolicy(t, "ls", "cat")
+	for _, tt := range []struct {
+		args string
+		want policy.Action
+	}{
+		{`{"command":["ls"],"user":"root"}`, policy.Ask},
+		{`{"command":"ls","environment":{"GIT_PAGER":"sh"}}`, policy.Ask},
+		{`{"command":"cat .ssh/id_rsa","cd":"/home/dev"}`, policy.Ask},
+		{`{"command":"cat .ssh/id_rsa","working_dir":"/home/dev"}`, policy.Ask},
+		{`{"command":"ls","user":""}`, policy.Allow},
+		{`{"command":"ls","cd":"/home/dev/proj"}`, policy.Allow},
+	} {
+		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: []byte(tt.args), Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("%s: got %s (%s), want %s", tt.args, d.Action, d.Reason, tt.want)
+		}
+	}
+}

@@ -122,6 +122,9 @@ const (
 	// it writes files into (go build -o DIR/, go test -outputdir, sort -T):
 	// a write of it and of the tree under it.
 	effWriteDir
+	// effReadDir: the value is a directory the program reads files of
+	// (rsync --copy-dest, --compare-dest): a read of the tree under it.
+	effReadDir
 )
 
 var effectNames = map[string]effect{
@@ -130,7 +133,7 @@ var effectNames = map[string]effect{
 	"stop": effStop, "unelevate": effUnelevate, "script": effScript, "chdir": effChdir,
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
 	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere, "write-prefix": effPrefix,
-	"backup-suffix": effBackup, "write-dir": effWriteDir,
+	"backup-suffix": effBackup, "write-dir": effWriteDir, "read-dir": effReadDir,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -847,7 +850,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
-		case effRead, effWrite, effPrefix, effBackup, effWriteDir, effRun, effCode, effScript, effChdir:
+		case effRead, effWrite, effPrefix, effBackup, effWriteDir, effReadDir, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
 				return d.Errf(m.KeyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}

@@ -75,6 +75,27 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
 	a.recordWrites(&u, spec, fr, opaque)
+	if u.deletes {
+		// find . -name .env -delete removes what it would hand -exec: the
+		// roots and, under them, what the name filters match (every
+		// path without them).
+		paths := a.findFeed(spec, words).paths
+		if slices.ContainsFunc(paths, func(p shWord) bool { return p.tree }) {
+			// Every path under a root: the trees, whose members it does
+			// not name (find build -delete).
+			for _, r := range u.roots {
+				n := len(a.res.Commands)
+				a.writeTarget(r, fr)
+				for i := n; i < len(a.res.Commands); i++ {
+					a.res.Commands[i].Recursive, a.res.Commands[i].Opaque = true, true
+				}
+			}
+		} else {
+			for _, p := range paths {
+				a.writeFed(p, fr, false)
+			}
+		}
+	}
 	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
 		// Paths of the script may go through links the archive made
 		// (tar xf a.tar; cat k/id_rsa): finishExtracts.
@@ -220,7 +241,7 @@ func (a *shAnalyzer) runAppended(ci int, r progRun, fr shFrame) {
 	words = append(words, shWord{text: shXargsArgs, lit: true})
 	sub := fr.withWrapper(r.what)
 	sub.feed = shFeedAny(shXargsArgs, r.what)
-	a.resolve(words, sub)
+	a.resolve(sub.feed.markInput(words), sub)
 }
 
 // fedCode returns a word of a command run by a feeder (find -exec, xargs,

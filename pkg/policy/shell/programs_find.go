@@ -78,12 +78,9 @@ func findUse(spec *progSpec, w []shWord) progUse {
 		// match are listed, not read.
 		u.filters = nil
 	}
-	for _, p := range points {
-		if del {
-			u.writes = append(u.writes, p)
-		} else {
-			u.reads = append(u.reads, p)
-		}
+	u.deletes = del
+	if !del {
+		u.reads = append(u.reads, points...)
 	}
 	return u
 }

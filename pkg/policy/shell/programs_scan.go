@@ -33,6 +33,7 @@ type progUse struct {
 	extracts bool
 	inPlace  bool
 	backup   bool // a backup-suffix option gave suffix (effBackup)
+	deletes  bool // find -delete: what its feed yields is written
 	pattern  bool // an option gave the pattern (grep -e)
 	document bool // an option makes every operand a document (man -l)
 	// suffix is the backup suffix of an in-place edit (sed -i.bak): each
@@ -207,6 +208,24 @@ func (s *progSpec) dangerous() bool {
 	return false
 }
 
+// readsByOption reports whether the program has an option that reads a
+// file it names, or the files a list names (date -f, tree --fromfile, du
+// --files0-from).
+func (s *progSpec) readsByOption() bool {
+	for _, o := range s.options {
+		switch o.effect {
+		case effRead, effList, effDocument, effPattern:
+			return true
+		}
+	}
+	for _, sub := range s.subs {
+		if sub.readsByOption() {
+			return true
+		}
+	}
+	return false
+}
+
 // scanProgram reads the words of a command by its program's entry: the
 // global options, the sub-command, the options (getopt style, or single
 // words for style single) and the operands, and records their effects.
@@ -251,6 +270,11 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 			}
 			if danger == 1 {
 				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
+			} else if t.input && spec.readsByOption() {
+				// echo --fromfile ~/.kube/config | xargs tree: input nobody
+				// saw may be an option that reads any file, which a
+				// directory's own names (wc -l *.go) are not let be.
+				u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
 			}
 		}
 		if s == "--" && t.lit && !optionsDone {
@@ -609,6 +633,9 @@ var dashRun = globs.Glob{{R: '-'}, globs.AnyRun}
 // with '-' (*, *.txt: bash does not keep such names out, so a file named
 // --checkpoint-action=exec=sh x.txt in the directory is an option of tar).
 func mayExpandToOption(t *shWord) bool {
+	if t.input {
+		return true
+	}
 	if t.glob && t.g != nil {
 		return globs.Intersects(t.g, dashRun)
 	}
@@ -685,6 +712,10 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	case effWriteDir:
 		if v != nil {
 			u.dirs = append(u.dirs, *v)
+		}
+	case effReadDir:
+		if v != nil {
+			u.reads = append(u.reads, treeWord(*v))
 		}
 	case effRun, effCode, effAsk:
 		u.applyRun(o, v)
@@ -1105,4 +1136,14 @@ func (u *progUse) effectOn(e effect, w shWord, what string) {
 		u.reads = append(u.reads, w)
 		u.setAsk(what + " reads " + w.text + " as a document whose requests (roff's .so) read other files the policy cannot see")
 	}
+}
+
+// treeWord is the word of every path under the directory w names (DIR/…),
+// as a pattern; w itself when it is not a plain literal (any path).
+func treeWord(w shWord) shWord {
+	if !w.lit || w.g != nil {
+		return w
+	}
+	d := strings.TrimSuffix(w.text, "/") + "/"
+	return shWord{text: d + "*", lit: true, glob: true, g: append(globs.Literal(nil, d), globs.AnyRun)}
 }

@@ -315,6 +315,10 @@ type shWord struct {
 	// as bash sees it ("$PWD/x", read as ./x); a program's own directory
 	// option (git -C sub) does not move it.
 	shellCwd bool
+	// input: the word is, or starts with, input the analysis cannot see
+	// (what xargs reads: echo --fromfile ~/.kube/config | xargs tree), which
+	// may be an option.
+	input bool
 }
 
 // shFrame is the context a command is resolved in: the wrappers already

@@ -43,6 +43,28 @@ func shFeedAny(mark, feeder string) *shFeed {
 	return &shFeed{mark: mark, paths: []shWord{shFeedAnyPath(feeder)}, feeder: feeder}
 }
 
+// unseen reports whether the feed is input the analysis cannot see
+// (shFeedAny), which may spell an option.
+func (f *shFeed) unseen() bool {
+	return f != nil && slices.ContainsFunc(f.paths, func(w shWord) bool { return w.computed })
+}
+
+// markInput marks the words of ws that start with the feed's
+// placeholder as input (shWord.input) when the feed is unseen, copying
+// ws first; ws unchanged otherwise.
+func (f *shFeed) markInput(ws []shWord) []shWord {
+	if !f.unseen() || f.mark == "" {
+		return ws
+	}
+	out := slices.Clone(ws)
+	for i := range out {
+		if out[i].lit && strings.HasPrefix(out[i].text, f.mark) {
+			out[i].input = true
+		}
+	}
+	return out
+}
+
 // feedWords replaces in ws every operand that holds the frame's
 // placeholder by the paths it stands for.
 func (fr *shFrame) feedWords(ws []shWord) []shWord {

@@ -203,7 +203,9 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		{"exec -a", "exec -a name rm x", []string{"exec -a name rm x (unanalysable)"}},
 		{"xargs", "ls | xargs rm", []string{"ls", "[xargs] rm {}"}},
 		{"xargs options with arguments", "xargs -n 1 -P4 -d '\\n' -L 2 -s 100 -a list -E end rm -f", []string{"< list", "[xargs] rm -f {}"}},
-		{"xargs -I replaces", "xargs -I % mv % %.bak", []string{"[xargs] mv % %.bak", "> {xargs input}", "> {xargs input}.bak"}},
+		{"xargs -I replaces", "xargs -I % mv -- % %.bak", []string{"[xargs] mv -- % %.bak", "> {xargs input}", "> {xargs input}.bak"}},
+		// The input may be an option of mv (--target-directory=/etc).
+		{"xargs -I input may be an option", "xargs -I % mv % %.bak", []string{"[xargs] mv % %.bak (unanalysable)", "> {xargs input}", "> {xargs input}.bak"}},
 		{"xargs long options", "xargs --null --max-args=2 --replace=@ rm @", []string{"[xargs] rm @"}},
 		{"bare xargs runs echo", "xargs", []string{"[xargs] echo {}"}},
 		{"find -exec", "find . -name '*.o' -exec rm -f {} \\;", []string{"find . -name *.o -exec rm -f {} ;", "[find -exec] rm -f {}"}},

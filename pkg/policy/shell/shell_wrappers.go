@@ -860,7 +860,7 @@ func shXargs(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
 	if replace == "" {
 		rest = append(rest, shWord{text: shXargsArgs, lit: true})
 	}
-	return shWrapped{rest: rest}
+	return shWrapped{rest: fr.feed.markInput(rest)}
 }
 
 // shFlock handles `flock [options] FILE COMMAND…` and `flock [options]
