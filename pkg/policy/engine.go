@@ -1363,7 +1363,7 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 			if rs.floor == "" && slices.ContainsFunc(rs.globs, func(g globs.Glob) bool {
 				// An absolute pattern (cat /dev/vd*); a computed value
 				// meets every rule already.
-				return len(g) > 0 && g[0].Lit() && g[0].R == '/' &&
+				return len(g) > 0 && g[0].Lit() && g[0].R == '/' && !plainFilesUnder(g) &&
 					(globs.Intersects(g, devicesGlobs[0]) || globs.Intersects(g, devicesGlobs[1]))
 			}) {
 				rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" may read a device (a disk, memory), which holds the bytes of files no rule names", "safety"
@@ -1386,7 +1386,7 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 			// affected --head=HEAD, cargo run -- diff HEAD).
 			e.mayWrite(&rs)
 		}
-		if rs.floor == "" && rawDevice(rs.value) {
+		if rs.floor == "" && (rawDevice(rs.value) || (rs.recursive || rs.walk) && rs.value == "/dev") {
 			rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" reads a device (a disk, memory), which holds the bytes of files no rule names", "safety"
 		}
 		if rs.recursive && rs.floor == "" && (rs.value == "/proc" || strings.HasPrefix(rs.value, "/proc/")) {
@@ -1404,6 +1404,26 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 
 // devicesGlobs are every path under /dev, and /proc/kcore.
 var devicesGlobs = []globs.Glob{globs.FromPathText("/dev/**"), globs.FromPathText("/proc/kcore")}
+
+// plainFilesUnder reports a pattern whose literal start keeps it in a
+// directory of /dev that holds plain files or the process's own streams
+// (/dev/shm/*.log), which rawDevice leaves out too.
+func plainFilesUnder(g globs.Glob) bool {
+	var b strings.Builder
+	for _, t := range g {
+		if !t.Lit() {
+			break
+		}
+		b.WriteRune(t.R)
+	}
+	lit := b.String()
+	for _, d := range []string{"/dev/fd/", "/dev/pts/", "/dev/shm/"} {
+		if strings.HasPrefix(lit, d) && !strings.Contains(lit, "..") {
+			return true
+		}
+	}
+	return false
+}
 
 // rawDevice reports whether a read of the clean path p reads a device
 // that holds other files' bytes: any path under /dev but the character
@@ -1548,7 +1568,8 @@ func (e *evaluation) derivedWrites(rs *subject, v verdict, what string) (verdict
 }
 
 // suffixOption reports a suffix option among an unknown program's words
-// (-S SUFFIX, -SSUFFIX, --suffix=SUFFIX, --suffix SUFFIX: the suffix a
+// (-S SUFFIX, -SSUFFIX, --suffix=SUFFIX, --suffix SUFFIX, and the
+// abbreviations getopt_long takes, --suf=SUFFIX: the suffix a
 // compressor adds or strips, a backup suffix), and its value when it is
 // the next word or attached ("" when the analysis cannot tell).
 func suffixOption(words []string) (string, bool) {
@@ -1556,13 +1577,14 @@ func suffixOption(words []string) (string, bool) {
 		switch {
 		case w == "--":
 			return "", false
-		case w == "-S" || w == "--suffix":
+		case w == "-S" || len(w) >= 4 && strings.HasPrefix("--suffix", w):
+			// --suf: getopt_long takes any unambiguous prefix.
 			if i+2 < len(words) {
 				return words[i+2], true
 			}
 			return "", true
-		case strings.HasPrefix(w, "--suffix="):
-			return w[len("--suffix="):], true
+		case strings.HasPrefix(w, "--su") && strings.Contains(w, "=") && strings.HasPrefix("--suffix", w[:strings.IndexByte(w, '=')]):
+			return w[strings.IndexByte(w, '=')+1:], true
 		case len(w) > 2 && w[0] == '-' && w[1] != '-' && strings.Contains(w[1:], "S"):
 			return w[strings.IndexByte(w, 'S')+1:], true
 		}

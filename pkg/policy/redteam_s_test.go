@@ -103,6 +103,10 @@ func TestBackupSuffixWrites(t *testing.T) {
 		{`tar xf a.tar .en --backup --suffix=v`, policy.Deny},
 		{`rsync -b --suffix=v new .en`, policy.Deny},
 		{`cp -b -S shrc new ~/.ba`, policy.Deny},
+		// Into a directory: the backup of the name written there (T11).
+		{`cp -b -S v x/.en d/`, policy.Deny},
+		{`install -b -S v x/.en d/`, policy.Deny},
+		{`rsync -b --suffix=v x/.en d/`, policy.Deny},
 		{`SIMPLE_BACKUP_SUFFIX=v cp -b new .en`, policy.Ask},
 		{`export SIMPLE_BACKUP_SUFFIX=v; mv -b new .en`, policy.Ask},
 		{`cp -b -S .bak a b`, policy.Allow},
@@ -121,6 +125,8 @@ func TestUnknownProgramsSuffixOption(t *testing.T) {
 		{`xz -dS n .envn`, policy.Ask},
 		{`xz -S v .en`, policy.Ask},
 		{`xz -dk -S shrc ~/.bashrcshrc`, policy.Ask},
+		{`xz -d --suf=n .envn`, policy.Ask}, // getopt_long's abbreviations
+		{`xz -d --su n .envn`, policy.Ask},
 		{`xz -d -S .bak report.bak`, policy.Allow},
 		{`xz -k notes.txt`, policy.Allow},
 	})
@@ -153,6 +159,7 @@ func TestOptionsThatNameADirectoryToWriteInto(t *testing.T) {
 		{`go test -c -o .git/hooks .`, policy.Deny},
 		{`sort -T ~/.ssh -S 1 big`, policy.Deny},
 		{`docker build -o type=local,dest=.git/hooks .`, policy.Deny},
+		{`docker build -o type=local,Dest=.git/hooks .`, policy.Deny}, // keys in any case (T10)
 		{`docker build -o out .`, policy.Allow},
 		{`go build -o bin/app ./cmd/app`, policy.Allow},
 		{`go build -o bin/ ./...`, policy.Allow},
@@ -234,8 +241,11 @@ func TestFindDeleteRemovesWhatItMatches(t *testing.T) {
 		{`find . -name .env -delete`, policy.Deny},
 		{`find ~ -name .bashrc -delete`, policy.Deny},
 		{`find . -path '*/.git/*' -delete`, policy.Deny},
-		{`find . -delete`, policy.Ask},
-		{`find . -name x -o -name .env -delete`, policy.Ask},
+		// A whole tree, or names it cannot read: a removal of the tree,
+		// judged as rm -r is (anchored rules under it).
+		{`find . -delete`, policy.Allow},
+		{`find . -name x -o -name .env -delete`, policy.Allow},
+		{`find ~/.ssh -delete`, policy.Deny},
 		{`find . -name '*.pyc' -delete`, policy.Allow},
 		{`find . -type d -name __pycache__ -delete`, policy.Allow},
 	})
@@ -294,4 +304,74 @@ func TestShellArgumentsOfOtherHosts(t *testing.T) {
 			t.Errorf("%s: got %s (%s), want %s", tt.args, d.Action, d.Reason, tt.want)
 		}
 	}
+}
+
+// TestRedTeamT (red team T, on this sitting's changes): a subshell's cd in
+// a loop whose body also changes directory, and a function's, start where
+// an earlier run or call left them; input after a dash is an option too;
+// parallel reads any variable set for it; a tree read of /dev reads the
+// devices; csplit's -f is a prefix.
+func TestRedTeamT(t *testing.T) {
+	p := progKPolicy(t, "cat", "cd", "echo", "date", "du", "parallel", "export", "grep", "csplit", "split", "systemd-run")
+	wantActions(t, p, []bashCase{
+		{`for i in 1 2; do (cd .ssh; cat id_rsa); cd; done`, policy.Ask},
+		{`for i in 1 2; do echo "$(cd .ssh; cat id_rsa)"; cd ~; done`, policy.Ask},
+		{`f() ( cd .ssh; cat id_rsa; ); f; cd; f`, policy.Ask},
+		{`echo f/home/dev/.ssh/id_rsa | xargs -I{} date -{}`, policy.Ask},
+		{`cat list | xargs -I{} du --{}`, policy.Ask},
+		{`PARALLEL_ENV='touch PWNED;' parallel echo ::: a`, policy.Ask},
+		{`XDG_CONFIG_HOME=. parallel echo ::: a`, policy.Ask},
+		{`export XDG_CONFIG_HOME=.; parallel echo ::: a`, policy.Ask},
+		{`grep -r -D read -a token /dev`, policy.Ask},
+		{`cd /dev && grep -r -D read -a token .`, policy.Ask},
+		{`csplit -s -f .en -b v%.0d in 2`, policy.Deny},
+		// A directory that climbs out of ~ is joined before ~ is
+		// expanded, not cleaned with it (T9).
+		{`cd ~/../dev/.ssh; cat id_rsa`, policy.Deny},
+		{`cd ~/..; cat dev/.ssh/id_rsa`, policy.Deny},
+		{`cd ~/.ssh/../../dev/.ssh && cat id_rsa`, policy.Deny},
+		{`cat /dev/shm/*.log`, policy.Allow}, // F4: plain files
+		// A systemd service starts in / or the home unless -d or --scope
+		// keeps the caller's directory (T13).
+		{`systemd-run --user -P cat .ssh/id_rsa`, policy.Deny},
+		{`systemd-run --user -P -d cat README.md`, policy.Allow},
+		// ${V=word} assigns V as V=word does (dotglob, CDPATH).
+		{`echo ${GLOBIGNORE=x}; cat ~/*/*/id_rsa`, policy.Ask},
+		{`echo "${CDPATH:=/home/dev}"; cd .ssh; cat id_rsa`, policy.Ask},
+		// Ordinary work.
+		{`echo ${FOO:=bar}; cat x`, policy.Allow},
+		{`for d in a b; do (cd $d && cat README.md); done`, policy.Allow},
+		{`LANG=C parallel echo ::: a`, policy.Allow},
+		{`csplit -f part- big.txt 10`, policy.Allow},
+	})
+}
+
+// TestSplitSuffixesAreLettersAndDigits (friction T): split's suffixes are
+// letters or digits, two of them and then four, six… (yz, zaaa), or
+// exactly -a N: split -b 10M db.sql db.sql. cannot write db.sql.env, while
+// split -a 3 can, and .e with two letters is .env.
+func TestSplitSuffixesAreLettersAndDigits(t *testing.T) {
+	p := mustParsePolicy(t, "split.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(split *)", action: allow }
+  - { rule: "bash(find *)", action: allow }
+  - { rule: "@files(*.env)", action: deny }
+  - { rule: "@write(~/.bashrc)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`split -b 10M backup.tar chunk.`, policy.Allow},
+		{`split -b 100M db.sql db.sql.`, policy.Allow},
+		{`split -d -l 100 big.log parts/big-`, policy.Allow},
+		{`split -a 3 -b 1 x x.`, policy.Deny},
+		{`split -a3 -b 1 x x.`, policy.Deny},
+		{`split -b 1k payload .e`, policy.Deny},
+		{`split -l 1 payload ~/.bash`, policy.Deny},
+		{`split --suffix-length=3 -b 1 x x.`, policy.Deny},
+		{`split -l1 --additional-suffix=.env in pre`, policy.Deny},
+		// find -delete with a filter it cannot read removes a tree, as
+		// rm -r does: no denial for the names it may not remove.
+		{`find . -regex '.*\.o' -delete`, policy.Allow},
+		{`find build -delete`, policy.Allow},
+	})
 }

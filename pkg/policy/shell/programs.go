@@ -229,8 +229,9 @@ func (o *progOption) pathOf(v string) (string, bool) {
 	}
 	at := -1
 	var marker string
+	lv := strings.ToLower(v) // programs read keys in any case (buildx's Dest=)
 	for _, m := range o.pathAfter {
-		if i := strings.Index(v, m); i >= 0 && (at < 0 || i < at) {
+		if i := strings.Index(lv, strings.ToLower(m)); i >= 0 && (at < 0 || i < at) {
 			at, marker = i, m
 		}
 	}

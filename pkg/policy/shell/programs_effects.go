@@ -56,6 +56,11 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
 	u.impliedWrites(words, fr)
+	if u.backup && spec.hook != "tar" {
+		// cp -b -S v x/.en d/ backs up d/.en as d/.env: the names written
+		// into a directory are among the writes now.
+		u.backupCopies()
+	}
 	// The members written are not named: any path under the tree.
 	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
 		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
@@ -74,27 +79,9 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	}
 	a.recordReads(c, fr.feedWords(u.reads))
 	// c is not used below: writeTarget and nested append to the commands.
-	a.recordWrites(&u, spec, fr, opaque)
+	a.recordWrites(&u, spec, words, fr, opaque)
 	if u.deletes {
-		// find . -name .env -delete removes what it would hand -exec: the
-		// roots and, under them, what the name filters match (every
-		// path without them).
-		paths := a.findFeed(spec, words).paths
-		if slices.ContainsFunc(paths, func(p shWord) bool { return p.tree }) {
-			// Every path under a root: the trees, whose members it does
-			// not name (find build -delete).
-			for _, r := range u.roots {
-				n := len(a.res.Commands)
-				a.writeTarget(r, fr)
-				for i := n; i < len(a.res.Commands); i++ {
-					a.res.Commands[i].Recursive, a.res.Commands[i].Opaque = true, true
-				}
-			}
-		} else {
-			for _, p := range paths {
-				a.writeFed(p, fr, false)
-			}
-		}
+		a.findDeletes(&u, spec, words, fr)
 	}
 	if (u.extracts || spec.name == "unzip" && !unzipLists(words)) && a.extractedAt < 0 {
 		// Paths of the script may go through links the archive made
@@ -177,7 +164,7 @@ func (a *shAnalyzer) programRuns(ci int, runs []progRun, fr shFrame) {
 // entry, a fed one as what its feeder hands on; opaque marks writes whose
 // members the command does not name. A symbolic link's writes are noted
 // as its own (finishLinks).
-func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque bool) {
+func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, words []shWord, fr shFrame, opaque bool) {
 	first := len(a.res.Commands)
 	for _, w := range u.writes {
 		if strings.HasSuffix(w.text, feedStem) && (fr.feed == nil || w.text != fr.feed.mark+feedStem) {
@@ -200,7 +187,7 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, fr shFrame, opaque
 		}
 	}
 	for _, w := range u.prefixes {
-		a.writePrefix(w, fr)
+		a.writePrefix(w, fr, splitSuffixes(spec.name, words))
 	}
 	for _, w := range u.dirs {
 		// go build -o DIR/ writes DIR/NAME: the tree under the value.
@@ -487,10 +474,10 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 					// tar -C ~ c .s*: bash expands the pattern here, to
 					// names tar then reads under DIR: DIR/PATTERN; and
 					// tar -C ~/.s* c . reads under what the pattern names.
-					p := path.Join(dir.text, op.text)
+					p := joinDir(dir.text, op.text)
 					op = shWord{text: p, lit: true, glob: true, g: globs.FromPathText(p)}
 				} else {
-					op = shWord{text: path.Join(dir.text, op.text), lit: true}
+					op = shWord{text: joinDir(dir.text, op.text), lit: true}
 				}
 			}
 			u.reads = append(u.reads, op)
@@ -565,7 +552,7 @@ func (u *progUse) tarMembers(target shWord, renames string) {
 			continue
 		}
 		// tar drops a member's leading / (without -P, which asks).
-		u.writes = append(u.writes, shWord{text: path.Join(target.text, strings.TrimLeft(op.text, "/")), lit: true})
+		u.writes = append(u.writes, shWord{text: joinDir(target.text, strings.TrimLeft(op.text, "/")), lit: true})
 	}
 }
 
@@ -861,7 +848,7 @@ func (u *progUse) placeUnder(dir shWord) {
 				u.setAsk(u.spec.name + " works in " + dir.text + ", so " + w.text + " may be anywhere")
 				continue
 			}
-			ws[i] = shWord{text: path.Join(dir.text, w.text), lit: true}
+			ws[i] = shWord{text: joinDir(dir.text, w.text), lit: true}
 		}
 	}
 	move(u.reads)
@@ -2075,11 +2062,108 @@ func (a *shAnalyzer) finishLinks() {
 // others: split -a 1 x ~/.bashr writes ~/.bashrc): every name that
 // starts with it, judged as the paths a feeder yields are. A prefix that
 // is not a plain literal is judged as a write target that is not.
-func (a *shAnalyzer) writePrefix(w shWord, fr shFrame) {
+func (a *shAnalyzer) writePrefix(w shWord, fr shFrame, tails []globs.Glob) {
 	if !w.lit || w.g != nil {
 		a.writeTarget(w, fr)
 		return
 	}
-	g := append(globs.Literal(nil, w.text), globs.Tok{Star: true, Any: true, NoSlash: true})
-	a.writeFed(shWord{text: w.text + "*", lit: true, g: g}, fr, false)
+	for _, t := range tails {
+		g := append(globs.Literal(nil, w.text), t...)
+		a.writeFed(shWord{text: w.text + "*", lit: true, g: g}, fr, false)
+	}
+}
+
+// splitSuffixes are what may follow the prefix in the names a program
+// with a write-prefix writes: any characters but '/' for most; for split,
+// its suffixes — letters or digits (hex with -x), exactly -a N of them,
+// else 2 and then, past zz, 4, 6… (GNU split lengthens them: yz, zaaa) —
+// and the --additional-suffix after them. split -b 10M db.sql db.sql.
+// cannot write db.sql.env; split -a 3 can, and .e with two letters
+// writes .env.
+func splitSuffixes(name string, words []shWord) []globs.Glob {
+	anyTail := []globs.Glob{{{Star: true, Any: true, NoSlash: true}}}
+	if name != "split" {
+		return anyTail
+	}
+	length, extra := -1, globs.Glob(nil)
+	value := func(i int, t, opt string) (string, bool) {
+		if v, ok := strings.CutPrefix(t, opt+"="); ok {
+			return v, true
+		}
+		if t == opt && i+1 < len(words) && words[i+1].lit {
+			return words[i+1].text, true
+		}
+		return "", false
+	}
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		t := w.text
+		switch {
+		case !w.lit:
+			return anyTail
+		case t == "--":
+			i = len(words)
+		case strings.HasPrefix(t, "--ad"):
+			v, ok := value(i, t, "--additional-suffix")
+			if !ok || strings.ContainsAny(v, "*?[") {
+				return anyTail
+			}
+			extra = globs.Literal(nil, v)
+		case t == "-a" || strings.HasPrefix(t, "--suffix-length"):
+			v, ok := value(i, t, t[:min(len(t), len("--suffix-length"))])
+			if t == "-a" && i+1 < len(words) {
+				v, ok = words[i+1].text, true
+			}
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil || n < 1 || n > 16 {
+				return anyTail
+			}
+			length = n
+		case strings.HasPrefix(t, "-a"):
+			n, err := strconv.Atoi(t[2:])
+			if err != nil || n < 1 || n > 16 {
+				return anyTail
+			}
+			length = n
+		case strings.HasPrefix(t, "--su") || len(t) > 2 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'a'):
+			return anyTail // an abbreviation or a cluster with -a: its length unread
+		}
+	}
+	char := globs.Tok{Class: "[a-z0-9]"}
+	run := func(n int, more bool) globs.Glob {
+		g := make(globs.Glob, 0, n+1+len(extra))
+		for range n {
+			g = append(g, char)
+		}
+		if more {
+			g = append(g, globs.Tok{Star: true, Class: "[a-z0-9]"})
+		}
+		return append(g, extra...)
+	}
+	if length > 0 {
+		return []globs.Glob{run(length, false)}
+	}
+	return []globs.Glob{run(2, false), run(4, true)}
+}
+
+// findDeletes records what find -delete removes: what it would hand
+// -exec, the roots and under them what the name filters of a plain
+// conjunction match (find . -name .env -delete writes ./**/.env); with no
+// filter, or one it cannot read (-regex), the trees under the roots, as
+// rm -r's are (a removal plants nothing).
+func (a *shAnalyzer) findDeletes(u *progUse, spec *progSpec, words []shWord, fr shFrame) {
+	paths := a.findFeed(spec, words).paths
+	if !slices.ContainsFunc(paths, func(p shWord) bool { return p.tree || p.computed }) {
+		for _, p := range paths {
+			a.writeFed(p, fr, false)
+		}
+		return
+	}
+	for _, r := range u.roots {
+		n := len(a.res.Commands)
+		a.writeTarget(r, fr)
+		for i := n; i < len(a.res.Commands); i++ {
+			a.res.Commands[i].Recursive = true
+		}
+	}
 }

@@ -208,6 +208,27 @@ func (s *progSpec) dangerous() bool {
 	return false
 }
 
+// wordMayBeOption makes the command ask for a word t, where the program
+// still takes options, that may become one: for a program with options
+// that write or run (danger caches spec.dangerous: -1 unknown), or, for
+// input nobody saw (echo --fromfile ~/.kube/config | xargs tree), one
+// with an option that reads a file, which a directory's own names (wc -l
+// *.go) are let be.
+func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
+	spec, s := u.spec, t.text
+	if *danger < 0 {
+		*danger = 0
+		if spec.dangerous() {
+			*danger = 1
+		}
+	}
+	if *danger == 1 {
+		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
+	} else if t.input && spec.readsByOption() {
+		u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
+	}
+}
+
 // readsByOption reports whether the program has an option that reads a
 // file it names, or the files a list names (date -f, tree --fromfile, du
 // --files0-from).
@@ -262,20 +283,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 		t := &w[i]
 		s := t.text
 		if !optionsDone && !u.module && mayExpandToOption(t) {
-			if danger < 0 {
-				danger = 0
-				if spec.dangerous() {
-					danger = 1
-				}
-			}
-			if danger == 1 {
-				u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
-			} else if t.input && spec.readsByOption() {
-				// echo --fromfile ~/.kube/config | xargs tree: input nobody
-				// saw may be an option that reads any file, which a
-				// directory's own names (wc -l *.go) are not let be.
-				u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
-			}
+			u.wordMayBeOption(t, &danger)
 		}
 		if s == "--" && t.lit && !optionsDone {
 			optionsDone = true
@@ -679,44 +687,16 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 		}
 		return
 	}
-	if v != nil && o.pathAfter != nil && (o.effect == effRead || o.effect == effWrite) {
-		v = o.pathWord(v)
-		if v == nil {
+	if v != nil && o.pathAfter != nil {
+		var ok bool
+		if v, ok = o.markedPath(v); !ok {
 			return
 		}
 	}
-	if v != nil && o.pathAfter != nil && o.effect == effWriteDir && !(v.lit && !strings.Contains(v.text, "=")) {
-		// docker build -o type=local,dest=DIR names DIR after its
-		// marker; a plain -o DIR names it whole, type=registry none.
-		v = o.pathWord(v)
-		if v == nil {
-			return
-		}
+	if u.applyPath(o, v) {
+		return
 	}
 	switch o.effect {
-	case effRead:
-		if v != nil {
-			u.reads = append(u.reads, *v)
-		}
-	case effWrite:
-		if v != nil && o.pipes && pipedTarget(*v) {
-			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
-		}
-		if v != nil {
-			u.writes = append(u.writes, *v)
-		}
-	case effPrefix:
-		if v != nil {
-			u.prefixes = append(u.prefixes, *v)
-		}
-	case effWriteDir:
-		if v != nil {
-			u.dirs = append(u.dirs, *v)
-		}
-	case effReadDir:
-		if v != nil {
-			u.reads = append(u.reads, treeWord(*v))
-		}
 	case effRun, effCode, effAsk:
 		u.applyRun(o, v)
 	case effRecursive:
@@ -764,6 +744,52 @@ func (u *progUse) apply(o *progOption, v *shWord) {
 	}
 }
 
+// markedPath returns the path the value v of an option with path_after
+// names, and false when it names none: the part after the marker for a
+// read or write (curl -d @FILE), and for a write-dir value that is a list
+// of keys (docker build -o type=local,dest=DIR); a plain -o DIR names
+// itself whole, type=registry nothing.
+func (o *progOption) markedPath(v *shWord) (*shWord, bool) {
+	switch {
+	case o.effect == effRead || o.effect == effWrite:
+	case o.effect == effWriteDir && !(v.lit && !strings.Contains(v.text, "=")):
+	default:
+		return v, true
+	}
+	w := o.pathWord(v)
+	return w, w != nil
+}
+
+// applyPath records the path an option's value names for the effects
+// that name one (read, write, write-prefix, write-dir, read-dir), and
+// reports whether o's effect is one of them.
+func (u *progUse) applyPath(o *progOption, v *shWord) bool {
+	switch o.effect {
+	case effRead, effWrite, effPrefix, effWriteDir, effReadDir:
+	default:
+		return false
+	}
+	if v == nil {
+		return true
+	}
+	switch o.effect {
+	case effRead:
+		u.reads = append(u.reads, *v)
+	case effWrite:
+		if o.pipes && pipedTarget(*v) {
+			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
+		}
+		u.writes = append(u.writes, *v)
+	case effPrefix:
+		u.prefixes = append(u.prefixes, *v)
+	case effWriteDir:
+		u.dirs = append(u.dirs, *v)
+	case effReadDir:
+		u.reads = append(u.reads, treeWord(*v))
+	}
+	return true
+}
+
 // applyModule records the module an option runs (python -m MODULE): a
 // module its when: list names ends the options, its arguments read; any
 // other, or one the policy cannot read, asks with the option's reason
@@ -787,7 +813,7 @@ func (u *progUse) applyChdir(v *shWord) {
 		return
 	}
 	if u.chdir != nil {
-		j := shWord{text: path.Join(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
+		j := shWord{text: joinDir(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
 		if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") || v.shellCwd {
 			j = *v
 		}
@@ -983,7 +1009,9 @@ func (u *progUse) operandEffects() {
 	}
 	u.positionEffects()
 	u.defaultTree()
-	u.backupCopies()
+	if u.inPlace {
+		u.backupCopies() // a backup option's: programEffects, after intoDirectory
+	}
 }
 
 // backupCopies adds the backup copies of the files the command writes,

@@ -355,8 +355,9 @@ func (a *shAnalyzer) paramExp(p *syntax.ParamExp) {
 	if p.Exp != nil && p.Param != nil {
 		switch p.Exp.Op {
 		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
-			a.taint(name) // ${x:=value}
-			a.valueUnknown(name)
+			// ${x:=value} assigns x: one path with the others (echo
+			// ${GLOBIGNORE=x} turns on dotglob, ${CDPATH=~} moves cd).
+			a.setVar(name, "${"+name+"="+"…}")
 		}
 	}
 }

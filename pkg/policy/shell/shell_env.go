@@ -178,6 +178,13 @@ func (a *shAnalyzer) finishExports() {
 	}
 	for i := range a.res.Commands {
 		c, in := &a.res.Commands[i], &a.info[i]
+		if c.Unanalysable == "" && slices.Contains(c.Wrappers, "parallel") {
+			// parallel reads its environment (shParallel): what the script
+			// exports reaches it.
+			c.Unanalysable = "parallel reads " + names[0] + " from its environment (PARALLEL_ENV runs code before every job, XDG_CONFIG_HOME holds its configuration), which the script sets"
+			c.Inert = false
+			continue
+		}
 		if in.env == nil && in.envProg != "" && c.Unanalysable == "" {
 			for _, n := range names {
 				if optionVarOf(in.envProg, n) || optionVarOf(c.Name, n) {

@@ -58,7 +58,9 @@ func (f *shFeed) markInput(ws []shWord) []shWord {
 	}
 	out := slices.Clone(ws)
 	for i := range out {
-		if out[i].lit && strings.HasPrefix(out[i].text, f.mark) {
+		// {} alone, or after a dash (-{}, --{}: an option whose letters
+		// and value are the input).
+		if before, _, ok := strings.Cut(out[i].text, f.mark); out[i].lit && ok && (before == "" || before[0] == '-') {
 			out[i].input = true
 		}
 	}

@@ -54,17 +54,66 @@ func (a *shAnalyzer) noteCd(args []shWord) {
 // directory it leads to is unknown; an absolute one leads to the same
 // place every time, which the cds' subsets already hold. A subshell
 // inside the body starts each run where the body is (for d in a b; do
-// (cd $d && make); done), so a cd in it moves once.
+// (cd $d && make); done), so a cd in it moves once — unless the body
+// itself changes directory outside it, when the next run's subshell
+// starts where that cd left the body (for i in 1 2; do (cd .kube; cat
+// config); cd; done reads ~/.kube/config on the second run). A function
+// runs where each call is, after any cd of the script: its relative cds
+// are unknown, in a subshell too.
 func (a *shAnalyzer) repeats() bool {
+	sub := false
 	for i := len(a.stack) - 1; i >= 0; i-- {
-		switch a.stack[i].(type) {
+		switch n := a.stack[i].(type) {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
-			return false
-		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
+			sub = true
+		case *syntax.ForClause, *syntax.WhileClause:
+			return !sub || movesDir(n)
+		case *syntax.FuncDecl:
+			// Its calls may come after any cd of the script, in any
+			// order (f() ( cd .kube; cat config; ); f; cd; f).
 			return true
 		}
 	}
 	return false
+}
+
+// movesDir reports whether the body of the loop or function n changes
+// the directory it runs in: a cd, pushd or popd not inside a subshell of
+// it (nor a word that may be one: a name that is not a literal).
+func movesDir(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(x syntax.Node) bool {
+		switch x := x.(type) {
+		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
+			return x == n
+		case *syntax.CallExpr:
+			for _, w := range x.Args[:min(len(x.Args), 3)] {
+				switch lit := w.Lit(); {
+				case lit == "cd" || lit == "pushd" || lit == "popd" || lit == "chdir":
+					found = true
+				case lit == "" && !shPlainWord(w):
+					found = true // "$c" may be cd
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// joinDir is the path r names in the directory d: path.Join's, but for a
+// d that starts with ~, which the policy's home replaces only later —
+// path.Join would let a .. cancel the ~ itself (~/../dev/.kube and config
+// made dev/.kube/config, a path under the working directory) — the two
+// joined as they are, for the engine to clean once ~ is expanded.
+func joinDir(d, r string) string {
+	if strings.HasPrefix(d, "~") {
+		if r == "" || r == "." {
+			return d
+		}
+		return strings.TrimSuffix(d, "/") + "/" + r
+	}
+	return path.Join(d, r)
 }
 
 // finishCds gives the relative redirection targets of a script that
@@ -86,7 +135,7 @@ func (a *shAnalyzer) finishCds() {
 		for i := 0; i < n; i++ {
 			d := cd.dir
 			if !path.IsAbs(d) && !strings.HasPrefix(d, "~") {
-				d = path.Join(dirs[i], d)
+				d = joinDir(dirs[i], d)
 			}
 			dirs = append(dirs, d)
 		}
@@ -165,9 +214,9 @@ func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
 					continue
 				}
 				if k < len(c.ReadGlobs) && c.ReadGlobs[k] != nil {
-					add(path.Join(d, r), append(globs.Literal(nil, d+"/"), g...))
+					add(joinDir(d, r), append(globs.Literal(nil, d+"/"), g...))
 				} else {
-					add(path.Join(d, r), nil)
+					add(joinDir(d, r), nil)
 				}
 			}
 		}

@@ -167,6 +167,11 @@ func shTableWrapper(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWr
 		return shWrapped{}
 	}
 	rest := w[next+ws.operands:]
+	if spec.name == "systemd-run" && len(rest) > 0 && !systemdRunHere(w[1:next]) {
+		// A service starts in / (--user: the home) unless -d or --scope
+		// keeps the caller's directory: relative paths may be anywhere.
+		a.cds = append(a.cds, shCd{})
+	}
 	if ws.joined && len(rest) > 0 && rest[0].lit && rest[0].text == "-c" {
 		rest = rest[1:] // sg GROUP -c CMD
 	}
@@ -1211,6 +1216,13 @@ func shInterpreterInfo(spec *progSpec, w []shWord) shCmdInfo {
 // the arguments themselves are the command lines. Without ::: it reads
 // them from its input, which the policy cannot see.
 func shParallel(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrapped {
+	for _, x := range fr.wrappers {
+		// parallel reads its environment: PARALLEL_ENV runs code before
+		// every job, XDG_CONFIG_HOME holds its configuration.
+		if n, ok := envAssignedName(x); ok && !envInertAll[n] && !strings.HasPrefix(n, "LC_") {
+			return shWrapped{reason: "parallel reads " + n + " from its environment (PARALLEL_ENV runs code before every job, XDG_CONFIG_HOME holds its configuration)"}
+		}
+	}
 	var st wrapState
 	next, stop, bad := spec.sh.skip(w, 1, a.wrapperOption(spec, fr, &st))
 	if stop || bad != "" || st.reason != "" {
@@ -1296,4 +1308,20 @@ func shParallelLines(a *shAnalyzer, template []shWord, args []string, fr *shFram
 		}
 	}
 	return shWrapped{done: true}
+}
+
+// systemdRunHere reports whether systemd-run's options keep the command in
+// the caller's directory: -d, --same-dir, or --scope (a scope runs in the
+// caller's context).
+func systemdRunHere(opts []shWord) bool {
+	for _, o := range opts {
+		switch t := o.text; {
+		case !o.lit:
+		case t == "--same-dir" || t == "--scope":
+			return true
+		case len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'd'):
+			return true
+		}
+	}
+	return false
 }
