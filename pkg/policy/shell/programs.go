@@ -809,23 +809,14 @@ func (d *progDecoder) inertList(n *yaml.Node, where string, into map[string]*pro
 
 // optionList decodes a list of option spellings without effect (global:).
 func (d *progDecoder) optionList(n *yaml.Node, where string, into map[string]*progOption) error {
-	items, err := d.Sequence(n, where)
-	if err != nil {
-		return err
-	}
-	for i, it := range items {
-		loc := fmt.Sprintf("%s[%d]", where, i)
-		s, err := d.Str(it, loc)
-		if err != nil {
-			return err
-		}
+	return d.Strings(n, where, func(it *yaml.Node, loc, s string) error {
 		name, v, err := parseOptionName(s)
 		if err != nil {
 			return d.Errf(it, loc, "%v", err)
 		}
 		into[name] = &progOption{name: name, value: v}
-	}
-	return nil
+		return nil
+	})
 }
 
 // optionMap decodes options: {SPELLING: EFFECT | {effect:, reason:, when:, unless:}}.
