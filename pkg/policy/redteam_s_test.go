@@ -369,6 +369,7 @@ rules:
 		{`split -l 1 payload ~/.bash`, policy.Deny},
 		{`split --suffix-length=3 -b 1 x x.`, policy.Deny},
 		{`split -l1 --additional-suffix=.env in pre`, policy.Deny},
+		{`split -n 4000 f x.`, policy.Deny}, // three letters: x.env is the 3064th chunk
 		// find -delete with a filter it cannot read removes a tree, as
 		// rm -r does: no denial for the names it may not remove.
 		{`find . -regex '.*\.o' -delete`, policy.Allow},

@@ -2076,7 +2076,8 @@ func (a *shAnalyzer) writePrefix(w shWord, fr shFrame, tails []globs.Glob) {
 // splitSuffixes are what may follow the prefix in the names a program
 // with a write-prefix writes: any characters but '/' for most; for split,
 // its suffixes — letters or digits (hex with -x), exactly -a N of them,
-// else 2 and then, past zz, 4, 6… (GNU split lengthens them: yz, zaaa) —
+// as many as -n N chunks need, else 2 and then, past zz, 4, 6… (GNU split
+// lengthens them: yz, zaaa) —
 // and the --additional-suffix after them. split -b 10M db.sql db.sql.
 // cannot write db.sql.env; split -a 3 can, and .e with two letters
 // writes .env.
@@ -2085,7 +2086,7 @@ func splitSuffixes(name string, words []shWord) []globs.Glob {
 	if name != "split" {
 		return anyTail
 	}
-	length, extra := -1, globs.Glob(nil)
+	length, extra, chunks := -1, globs.Glob(nil), false
 	value := func(i int, t, opt string) (string, bool) {
 		if v, ok := strings.CutPrefix(t, opt+"="); ok {
 			return v, true
@@ -2127,6 +2128,8 @@ func splitSuffixes(name string, words []shWord) []globs.Glob {
 			length = n
 		case strings.HasPrefix(t, "--su") || len(t) > 2 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'a'):
 			return anyTail // an abbreviation or a cluster with -a: its length unread
+		case strings.HasPrefix(t, "-n") || strings.HasPrefix(t, "--nu"):
+			chunks = true // -n N: as long as N chunks need (3 for 1000)
 		}
 	}
 	char := globs.Tok{Class: "[a-z0-9]"}
@@ -2140,8 +2143,11 @@ func splitSuffixes(name string, words []shWord) []globs.Glob {
 		}
 		return append(g, extra...)
 	}
-	if length > 0 {
+	switch {
+	case length > 0:
 		return []globs.Glob{run(length, false)}
+	case chunks:
+		return []globs.Glob{run(1, true)}
 	}
 	return []globs.Glob{run(2, false), run(4, true)}
 }
