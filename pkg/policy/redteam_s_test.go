@@ -341,6 +341,8 @@ func TestRedTeamT(t *testing.T) {
 		// Ordinary work.
 		{`echo ${FOO:=bar}; cat x`, policy.Allow},
 		{`for d in a b; do (cd $d && cat README.md); done`, policy.Allow},
+		{`for d in a b; do (cd $d && cat README.md); echo "$d"; done`, policy.Allow},
+		{`for d in a b; do (cd $d && cat x); "$c" ..; done`, policy.Ask}, // "$c" may be cd
 		{`LANG=C parallel echo ::: a`, policy.Allow},
 		{`csplit -f part- big.txt 10`, policy.Allow},
 	})

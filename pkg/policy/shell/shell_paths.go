@@ -79,7 +79,7 @@ func (a *shAnalyzer) repeats() bool {
 
 // movesDir reports whether the body of the loop or function n changes
 // the directory it runs in: a cd, pushd or popd not inside a subshell of
-// it (nor a word that may be one: a name that is not a literal).
+// it (nor a command whose name is not a literal, which may be one).
 func movesDir(n syntax.Node) bool {
 	found := false
 	syntax.Walk(n, func(x syntax.Node) bool {
@@ -87,11 +87,11 @@ func movesDir(n syntax.Node) bool {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
 			return x == n
 		case *syntax.CallExpr:
-			for _, w := range x.Args[:min(len(x.Args), 3)] {
+			for i, w := range x.Args[:min(len(x.Args), 3)] {
 				switch lit := w.Lit(); {
 				case lit == "cd" || lit == "pushd" || lit == "popd" || lit == "chdir":
 					found = true
-				case lit == "" && !shPlainWord(w):
+				case i == 0 && lit == "" && !shPlainWord(w):
 					found = true // "$c" may be cd
 				}
 			}
