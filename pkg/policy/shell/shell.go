@@ -198,6 +198,9 @@ type shCmdInfo struct {
 
 // shAnalyzer walks one parsed script.
 type shAnalyzer struct {
+	// moves caches movesDir by loop: a script of many cds in subshells of
+	// one loop walks the loop once.
+	moves map[syntax.Node]bool
 	src   string
 	depth int
 	// opened are the indexes in res.Commands of the files redirections

@@ -106,6 +106,7 @@ func shHostileShapes() []struct {
 		{"nested -c scripts", rep("sh -c "), true},
 		{"many here-documents", rep("cat <<E\nx\nE\n"), true},
 		{"many cds and redirects", rep("cd a; echo > x; "), true},
+		{"many cds in subshells of one loop", "for i in 1; do " + rep("(cd a); echo x; ", "done"), true},
 		{"quotes", rep(`"a" `), false},
 		{"backslashes", rep(`\`), false},
 	}

@@ -67,7 +67,18 @@ func (a *shAnalyzer) repeats() bool {
 		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
 			sub = true
 		case *syntax.ForClause, *syntax.WhileClause:
-			return !sub || movesDir(n)
+			if !sub {
+				return true
+			}
+			m, ok := a.moves[n]
+			if !ok {
+				if a.moves == nil {
+					a.moves = map[syntax.Node]bool{}
+				}
+				m = movesDir(n)
+				a.moves[n] = m
+			}
+			return m
 		case *syntax.FuncDecl:
 			// Its calls may come after any cd of the script, in any
 			// order (f() ( cd .kube; cat config; ); f; cd; f).
