@@ -18,6 +18,12 @@ type argValue struct {
 // duplicate, so the caller can judge them all. Empty or null data is an
 // empty object.
 func scanArgs(dst []argValue, data []byte, names []string) ([]argValue, error) {
+	return scanArgsOthers(dst, data, names, nil)
+}
+
+// scanArgsOthers is scanArgs that also appends to others, when it is not
+// nil, the keys of the members that are none of names, as written.
+func scanArgsOthers(dst []argValue, data []byte, names []string, others *[]string) ([]argValue, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || string(data) == "null" {
 		return dst, nil
@@ -37,6 +43,8 @@ func scanArgs(dst []argValue, data []byte, names []string) ([]argValue, error) {
 		vEnd := skipValue(data, i)
 		if key, ok := matchKey(rawKey, names); ok {
 			dst = append(dst, argValue{key: key, raw: data[i:vEnd]})
+		} else if others != nil {
+			*others = append(*others, unquoteKey(rawKey))
 		}
 		i = skipSpace(data, vEnd)
 		if i < len(data) && data[i] == ',' {
@@ -184,4 +192,14 @@ func skipValue(b []byte, i int) int {
 		}
 		return i
 	}
+}
+
+// unquoteKey returns the key a quoted JSON key spells (as written when it
+// does not decode, which json.Valid has ruled out).
+func unquoteKey(rawKey []byte) string {
+	var k string
+	if json.Unmarshal(rawKey, &k) != nil {
+		return string(rawKey)
+	}
+	return k
 }

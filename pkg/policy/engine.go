@@ -1145,13 +1145,16 @@ func (e *evaluation) applySafety(d *Decision, reasons []string) {
 // redirection of the script is a subject.
 func (e *evaluation) shell(args json.RawMessage) Decision {
 	var buf [4]argValue
-	vals, err := scanArgs(buf[:0], args, shellArgs)
+	var obuf [4]string
+	others := obuf[:0]
+	vals, err := scanArgsOthers(buf[:0], args, shellArgs, &others)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
 		return e.single(&s)
 	}
 	var sbuf, fbuf [2]string
 	scripts, floors := e.shellScripts(vals, sbuf[:0], fbuf[:0])
+	floors = appendUnknownShellArgs(floors, others)
 	if len(scripts) == 0 {
 		floor := "no command to analyse"
 		if len(floors) > 0 {
@@ -1640,11 +1643,42 @@ func (e *evaluation) elevator(c *shell.Command) string {
 }
 
 // workdirArgs are the arguments of shell tools that say where the command
-// runs (Codex workdir, Gemini directory, Zed's terminal cd).
+// runs (Codex workdir, Gemini directory and dir_path, Zed's terminal cd).
 var (
-	workdirArgs = []string{"workdir", "directory", "cwd", "dir", "workingdirectory", "workingdir", "cd"}
+	workdirArgs = []string{"workdir", "directory", "dirpath", "cwd", "dir", "workingdirectory", "workingdir", "cd"}
 	shellArgs   = append(slices.Clone(commandArgs), workdirArgs...)
 )
+
+// shellQuietArgs are the arguments hosts send with a shell tool's command
+// that change nothing of what runs or where: Claude Code's description,
+// timeout and run_in_background, Codex's timeout_ms, justification,
+// yield_time_ms, max_output_tokens, login and prefix_rule, Gemini's
+// is_background. With the command, the working directory and the
+// execution arguments (execargs.go, judged there), they are every key a
+// shell tool's call is understood with: any other may change how the
+// command runs (a host's own option, a new version's), so it asks, and
+// the reason names it.
+var shellQuietArgs = []string{"description", "timeout", "timeoutms", "runinbackground", "justification",
+	"yieldtimems", "maxoutputtokens", "login", "prefixrule", "isbackground"}
+
+// appendUnknownShellArgs appends to floors a reason for each key of others
+// that is neither quiet nor an execution argument.
+func appendUnknownShellArgs(floors, others []string) []string {
+	for _, k := range others {
+		b := []byte(k)
+		known := false
+		for _, n := range shellQuietArgs {
+			known = known || keyEqual(b, n)
+		}
+		for _, n := range execArgNames {
+			known = known || keyEqual(b, n)
+		}
+		if !known {
+			floors = append(floors, "argument "+strconv.Quote(k)+" of a shell tool is not one the policy knows (it may change how or where the command runs)")
+		}
+	}
+	return floors
+}
 
 // workdir applies a shell tool's working-directory argument: relative
 // paths of the command resolve against it. It returns a floor when the
