@@ -245,8 +245,11 @@ func (e *evaluation) judge(s *subject) verdict {
 		if plain.inexact {
 			direct, _ = v.rule.matchesInexact(&plain)
 		} else {
-			// ag x ~/.ssh names the rule's own directory: no guess.
-			direct = v.rule.matches(&plain) || v.rule.path != nil && v.rule.path.dir == s.value
+			// ag x ~/.ssh names the directory whose every file the rule
+			// covers (~/.ssh/**): no guess. A rule on some files of the
+			// directory (~/.npmrc for cmake ..) is met only by the walk.
+			direct = v.rule.matches(&plain) || v.rule.path != nil && v.rule.path.dir == s.value &&
+				v.rule.path.match(s.value+"/"+walkChild, walkChild)
 		}
 		if !direct {
 			// The rule that meets only the walk may hide an earlier one

@@ -1,0 +1,39 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestWalkOfADirectoryARuleNamesSomeFilesOf: a program the policy does
+// not know, given a directory, may walk it — a guess, so a rule it meets
+// only by the walk asks. Naming the directory whose every file a rule
+// covers (ag x ~/.ssh under ~/.ssh/**) is no guess and denies; naming the
+// directory some of whose files a rule covers (cmake .. in ~/proj, under
+// ~/.npmrc) is, and asks (the friction corpus: cd build && cmake .. was
+// denied). A program that certainly reads the tree (grep -r) still denies.
+func TestWalkOfADirectoryARuleNamesSomeFilesOf(t *testing.T) {
+	p, err := policy.Parse([]byte(`mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(cmake *)", action: allow }
+  - { rule: "bash(ag *)", action: allow }
+  - { rule: "bash(grep *)", action: allow }
+  - { rule: "bash(cd *)", action: allow }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+  - { rule: "@files(~/{.npmrc,.pypirc})", action: deny }
+`), "walk.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`cmake ..`, policy.Ask},
+		{`cd build && cmake ..`, policy.Ask},
+		{`cmake ../.npmrc`, policy.Deny},
+		{`ag x ~/.ssh`, policy.Deny},
+		{`ag x ../.ssh`, policy.Deny},
+		{`grep -r x ..`, policy.Deny},
+		{`cmake -S . -B build`, policy.Allow},
+	})
+}
