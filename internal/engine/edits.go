@@ -67,7 +67,7 @@ func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 	if err := req.Validate(); err != nil {
 		return nil, "the edited call is not a valid request: " + err.Error() + whyEditPending
 	}
-	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: args, AgentType: req.AgentType, Cwd: req.Cwd,
+	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: args, AgentType: req.AgentType, Cwd: req.Cwd, Home: req.Home,
 		Mode: e.mode(rec.SessionID, req.AgentType)})
 	switch d.Action {
 	case policy.Deny:

@@ -223,7 +223,7 @@ func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *sess
 	if err != nil {
 		return
 	}
-	d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType, Cwd: q.Request.Cwd,
+	d := pol.Evaluate(policy.Call{Tool: o.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType, Cwd: q.Request.Cwd, Home: q.Request.Home,
 		Mode: e.mode(o.SessionID, q.Request.AgentType)})
 	sctx, cancel := e.storeCtx(ctx)
 	look, err := e.cfg.Requests.Lookup(sctx, grantLookup(session.LookupQuery{SessionID: o.SessionID, RequestID: o.ID, AgentID: o.AgentID}, &d, o.Tool))

@@ -393,7 +393,7 @@ func (e *Engine) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*sess
 	}
 	pol := e.cfg.Policy.Current()
 	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType,
-		Cwd: q.Request.Cwd, Mode: e.mode(rec.SessionID, q.Request.AgentType)})
+		Cwd: q.Request.Cwd, Home: q.Request.Home, Mode: e.mode(rec.SessionID, q.Request.AgentType)})
 	g.MaxAge = pol.GrantMaxAge(&d, !g.IsSession())
 	return g, nil
 }

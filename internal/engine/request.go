@@ -55,7 +55,7 @@ func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, er
 	}
 	tool := strings.ToLower(req.Tool)
 	_, span := e.startSpan(ctx, SpanPolicy)
-	d := pol.Evaluate(policy.Call{Tool: tool, Arguments: req.Arguments, AgentType: req.AgentType, Cwd: req.Cwd,
+	d := pol.Evaluate(policy.Call{Tool: tool, Arguments: req.Arguments, AgentType: req.AgentType, Cwd: req.Cwd, Home: req.Home,
 		Mode: e.mode(req.SessionID, req.AgentType)})
 	policySpan(span, &d)
 

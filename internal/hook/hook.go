@@ -319,6 +319,7 @@ func toCall(in Input) client.Call {
 		Arguments:   in.ToolInput,
 		Description: safeDescription(in.description()),
 		Cwd:         in.cwd(),
+		Home:        client.HostHome(),
 	}
 }
 

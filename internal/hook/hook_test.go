@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -123,5 +124,36 @@ func TestCwdIsCleanedOrDropped(t *testing.T) {
 				t.Fatalf("cwd(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// The hook sends its $HOME as the request's home: a policy that sets no
+// home: guards the agent's ~, not the broker's, even for a path reached
+// without ~ (the broker here started with another HOME).
+func TestTheHookSendsTheAgentsHome(t *testing.T) {
+	t.Setenv("HOME", "/home/broker")
+	p := brokertest.Start(t, brokertest.Options{Policy: `
+mode: auto-edit
+rules:
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "@files(~/.ssh/**)", action: deny }
+`})
+	t.Setenv("HOME", "/home/agent")
+	cfg := testConfig(nil)
+	cfg.Agent.NATSURL = p.URL()
+	cfg.Connect = nil
+	for _, tt := range []struct{ command, want string }{
+		{"cat ../.ssh/id_rsa", "deny"},
+		{"cat /home/broker/.ssh/id_rsa", "allow"},
+	} {
+		var stdout, stderr bytes.Buffer
+		in, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": "s-home", "tool_name": "bash",
+			"tool_input": map[string]string{"command": tt.command}, "tool_use_id": "toolu_h", "cwd": "/home/agent/proj"})
+		if code := Run(context.Background(), cfg, bytes.NewReader(in), &stdout, &stderr); code != ExitOK {
+			t.Fatalf("hook exit %d, stderr %q", code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), `"permissionDecision":"`+tt.want+`"`) {
+			t.Errorf("%s answered %s, want %s", tt.command, stdout.String(), tt.want)
+		}
 	}
 }

@@ -286,7 +286,7 @@ func (g *Gateway) handler(up *upstream, name, tool, signoffTool string) mcp.Tool
 		}
 		session := g.sessionOf(req.Session)
 		log := g.log.With("session_id", session, "tool", signoffTool)
-		d, err := g.decide(ctx, session, signoffTool, args, up.cfg.Name, tool)
+		d, err := g.decide(ctx, session, signoffTool, args, up, tool)
 		if err != nil {
 			log.Warn("no decision; call not forwarded", "err", err)
 			return toolError("Tool '%s' was not run: Signoff could not decide (%v).", name, err), nil
@@ -324,7 +324,8 @@ func (g *Gateway) handler(up *upstream, name, tool, signoffTool string) mcp.Tool
 
 // decide asks Signoff about one call and waits for the decision, at most
 // DecisionTimeout; a request still pending then is cancelled.
-func (g *Gateway) decide(ctx context.Context, session, tool string, args []byte, server, orig string) (*messages.Decision, error) {
+func (g *Gateway) decide(ctx context.Context, session, tool string, args []byte, up *upstream, orig string) (*messages.Decision, error) {
+	server := up.cfg.Name
 	c, err := client.New(g.nc, append(g.cfg.Agent.ClientOptions(session, ""), client.WithGate(messages.GateMCP, buildinfo.Version()))...)
 	if err != nil {
 		return nil, err
@@ -336,6 +337,7 @@ func (g *Gateway) decide(ctx context.Context, session, tool string, args []byte,
 		Arguments:   json.RawMessage(args),
 		Description: fmt.Sprintf("MCP tool %.200q of server %q", orig, server),
 		TTL:         g.cfg.DecisionTimeout,
+		Home:        up.home(),
 	}
 	wctx, cancel := context.WithTimeout(ctx, g.cfg.DecisionTimeout)
 	defer cancel()

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/signoff-dev/signoff/pkg/client"
 )
 
 // upstream is one fronted MCP server and the client session to it. A
@@ -26,6 +28,15 @@ type upstream struct {
 
 	mu sync.Mutex
 	cs *mcp.ClientSession
+}
+
+// home is the home directory the upstream's ~ means: the gateway's user's
+// for a server it starts, unknown for one it reaches by URL.
+func (u *upstream) home() string {
+	if u.cfg.URL != "" {
+		return ""
+	}
+	return client.HostHome()
 }
 
 func (u *upstream) transport() mcp.Transport {

@@ -103,7 +103,7 @@ func compare(cand *policy.Policy, req *messages.Request, dec *messages.Decision,
 		m, _ = policy.ParseMode(mode)
 	}
 	c.d = cand.Evaluate(policy.Call{Tool: strings.ToLower(req.Tool), Arguments: req.Arguments, AgentType: req.AgentType,
-		Cwd: req.Cwd, Mode: m})
+		Cwd: req.Cwd, Home: req.Home, Mode: m})
 	c.to = c.d.Action
 	if dec.ReasonCode == messages.ReasonScopeGrant && c.to != policy.Allow {
 		if c.to == policy.Ask && grantStillSettles(cand, &c.d, dec) {

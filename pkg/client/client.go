@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -114,6 +116,9 @@ type Call struct {
 	// Cwd is the agent's working directory (absolute), against which the
 	// policy resolves relative paths.
 	Cwd string
+	// Home is the agent's home directory (absolute): a policy that sets
+	// no home: reads ~ as this directory for the call.
+	Home string
 }
 
 // Request asks whether call may run and waits for the final decision: at
@@ -223,6 +228,7 @@ func (c *Client) build(call Call, rest []messages.BatchItem) (messages.Request, 
 		BatchRemaining: rest,
 		TTLMillis:      call.TTL.Milliseconds(),
 		Cwd:            call.Cwd,
+		Home:           call.Home,
 	}
 	args, err := rawArguments(call.Arguments)
 	if err != nil {
@@ -431,4 +437,21 @@ func endSpan(span trace.Span, d *messages.Decision, err error) {
 		}
 	}
 	span.End()
+}
+
+// HostHome is the home directory of this process's user ($HOME), cleaned,
+// for Call.Home: what the agent's ~ means when the hook or the gateway runs
+// beside it. "" when there is none or the protocol would refuse it (a
+// relative path, glob characters): the policy then keeps its own home.
+func HostHome() string {
+	h, err := os.UserHomeDir()
+	if err != nil || !path.IsAbs(h) {
+		return ""
+	}
+	h = path.Clean(h)
+	r := messages.Request{V: messages.Version, RequestID: "x", SessionID: "x", AgentID: "x", Tool: "x", Home: h}
+	if r.Validate() != nil {
+		return ""
+	}
+	return h
 }

@@ -113,6 +113,7 @@ func (r *Request) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = appendOptString(b, `,"description":`, r.Description)
 	b = appendOptString(b, `,"cwd":`, r.Cwd)
+	b = appendOptString(b, `,"home":`, r.Home)
 	if len(r.BatchRemaining) > 0 {
 		b = append(b, `,"batch_remaining":[`...)
 		for i := range r.BatchRemaining {

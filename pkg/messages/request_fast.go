@@ -71,6 +71,7 @@ const (
 	fieldArguments
 	fieldDescription
 	fieldCwd
+	fieldHome
 	fieldBatch
 	fieldTTL
 	fieldIdentity
@@ -83,7 +84,7 @@ var requestFieldNames = [numRequestFields]string{
 	fieldV: "v", fieldRequestID: "request_id", fieldSessionID: "session_id", fieldAgentID: "agent_id",
 	fieldAgentType: "agent_type", fieldRequestedBy: "requested_by", fieldCallID: "call_id", fieldTool: "tool",
 	fieldCategory: "category", fieldArguments: "arguments", fieldDescription: "description", fieldCwd: "cwd",
-	fieldBatch: "batch_remaining", fieldTTL: "ttl_ms",
+	fieldHome: "home", fieldBatch: "batch_remaining", fieldTTL: "ttl_ms",
 	fieldIdentity: "identity",
 }
 
@@ -119,6 +120,8 @@ func (r *Request) stringField(f int) *string {
 		return &r.Description
 	case fieldCwd:
 		return &r.Cwd
+	case fieldHome:
+		return &r.Home
 	case fieldIdentity:
 		return (*string)(&r.Identity)
 	}

@@ -37,7 +37,7 @@ func TestRequestFieldNames(t *testing.T) {
 var fastRequests = []string{
 	`{"v":1,"request_id":"r1","session_id":"s1","agent_id":"a","tool":"bash","arguments":{"command":"ls -la"}}`,
 	"{\n  \"v\": 1,\n  \"request_id\": \"r1\",\n  \"session_id\": \"s1\",\n  \"agent_id\": \"a\",\n  \"tool\": \"Bash\",\n  \"arguments\": {\"command\": \"echo \\\"hi\\\" \\u00e9\", \"timeout\": 1.5e3, \"flags\": [true, false, null, -0.25]}\n}\n",
-	`{"v":1,"request_id":"r1","session_id":"s1","agent_id":"a","agent_type":"coder","requested_by":"alice","call_id":"toolu_1","tool":"write","category":"write","arguments":{"file_path":"/x/y","content":"{}"},"description":"Write y","cwd":"/x","batch_remaining":[{"tool":"bash","arguments":{"command":"npm test"}},{"tool":"read","x":{"nested":[1,{"a":"b"}]}}],"ttl_ms":300000}`,
+	`{"v":1,"request_id":"r1","session_id":"s1","agent_id":"a","agent_type":"coder","requested_by":"alice","call_id":"toolu_1","tool":"write","category":"write","arguments":{"file_path":"/x/y","content":"{}"},"description":"Write y","cwd":"/x","home":"/home/a","batch_remaining":[{"tool":"bash","arguments":{"command":"npm test"}},{"tool":"read","x":{"nested":[1,{"a":"b"}]}}],"ttl_ms":300000}`,
 	`{"v":1,"request_id":"r1","session_id":"s1","agent_id":"a","tool":"mcp__fs__read","arguments":"a string","batch_remaining":[],"future_field":{"k":[1,2,3]},"ttl_ms":-5}`,
 	`{"v":1,"request_id":"r1","session_id":"s1","agent_id":"a","tool":"bash","arguments":["bash","-lc","ls"]}`,
 	`{"v":2,"request_id":"r1","tool":"bash"}`,

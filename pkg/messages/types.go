@@ -128,7 +128,12 @@ type Request struct {
 	// Cwd is the agent's working directory: absolute, clean, without
 	// control characters. The policy resolves relative paths against it
 	// and takes it as the default workspace (docs/POLICY.md).
-	Cwd            string      `json:"cwd,omitempty"`
+	Cwd string `json:"cwd,omitempty"`
+	// Home is the agent's home directory, as its host sees it ($HOME of
+	// the hook or gateway): absolute, clean, without control or glob
+	// characters. A policy that sets no home: judges the call with it
+	// (docs/POLICY.md).
+	Home           string      `json:"home,omitempty"`
 	BatchRemaining []BatchItem `json:"batch_remaining,omitempty"`
 	TTLMillis      int64       `json:"ttl_ms,omitempty"`
 	// Identity is how the broker knows agent_id, agent_type and the

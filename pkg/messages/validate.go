@@ -74,6 +74,9 @@ func (r *Request) Validate() error {
 	if err := checkText("description", r.Description, MaxDescriptionBytes); err != nil {
 		return err
 	}
+	if err := checkHome(r.Home); err != nil {
+		return err
+	}
 	if err := checkCwd("cwd", r.Cwd); err != nil {
 		return err
 	}
@@ -937,6 +940,22 @@ func checkCwd(field, v string) error {
 	case path.Clean(v) != v:
 		return &FieldError{Field: field, Problem: "must be a clean path (no ., .., // or trailing /), got " +
 			strconv.Quote(v) + "; did you mean " + strconv.Quote(path.Clean(v)) + "?"}
+	}
+	return nil
+}
+
+// checkHome checks an agent's home directory: a working directory (checkCwd)
+// other than / and without the characters a policy's patterns read as globs
+// (* ? [ ] { } \ !), since the policy puts it where its patterns say ~.
+func checkHome(v string) error {
+	if err := checkCwd("home", v); err != nil {
+		return err
+	}
+	switch {
+	case v == "/":
+		return &FieldError{Field: "home", Problem: "must not be /: a home of / would make ~/.ssh/** mean /.ssh/**"}
+	case strings.ContainsAny(v, "*?[]{}\\!"):
+		return &FieldError{Field: "home", Problem: "must not hold glob characters (* ? [ ] { } \\ !), got " + strconv.Quote(v)}
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ type checkInput struct {
 	Arguments json.RawMessage `json:"arguments"`
 	AgentType string          `json:"agent_type"`
 	Cwd       string          `json:"cwd"`
+	Home      string          `json:"home"`
 
 	V              json.RawMessage `json:"v"`
 	RequestID      json.RawMessage `json:"request_id"`
@@ -179,7 +180,10 @@ func checkLine(n int, line []byte, p *Policy, mode Mode) checkOutput {
 	if in.Cwd != "" && (!path.IsAbs(in.Cwd) || path.Clean(in.Cwd) != in.Cwd) {
 		return checkOutput{Line: n, Error: "invalid request: cwd must be an absolute, clean path, got " + strconv.Quote(in.Cwd)}
 	}
-	d := p.Evaluate(Call{Tool: *in.Tool, Arguments: in.Arguments, AgentType: in.AgentType, Cwd: in.Cwd, Mode: mode})
+	if in.Home != "" && !usableHome(in.Home) {
+		return checkOutput{Line: n, Error: "invalid request: home must be an absolute, clean path other than / without glob characters, got " + strconv.Quote(in.Home)}
+	}
+	d := p.Evaluate(Call{Tool: *in.Tool, Arguments: in.Arguments, AgentType: in.AgentType, Cwd: in.Cwd, Home: in.Home, Mode: mode})
 	o := checkOutput{
 		Line:              n,
 		Tool:              *in.Tool,

@@ -47,6 +47,12 @@ func Load(name string) (*Policy, error) {
 // "~" and "$HOME" in path patterns expand to the home: key, or to the
 // current user's home directory when the policy sets none.
 func Parse(data []byte, filename string) (p *Policy, err error) {
+	return parse(data, filename, "")
+}
+
+// parse is Parse with, when home is not empty, that directory as the home
+// of a file that sets none (forHome).
+func parse(data []byte, filename, home string) (p *Policy, err error) {
 	defer func() {
 		// yaml.v3 has panicked on hostile input in the past; a policy loader
 		// must report, not crash the broker that is reloading it.
@@ -88,7 +94,10 @@ func Parse(data []byte, filename string) (p *Policy, err error) {
 			tools:   newToolTable(),
 			agents:  map[string]*ruleLayer{},
 			teams:   map[string]Team{},
+			source:  data,
+			homes:   &homeVariants{},
 		},
+		home: home,
 	}
 	if err := d.root(doc.Content[0]); err != nil {
 		return nil, err
@@ -112,6 +121,9 @@ func yamlError(file string, err error) *ConfigError {
 type decoder struct {
 	*yamlconf.Decoder
 	p *Policy
+	// home, when not empty, is the home of a file that sets none
+	// (forHome) instead of the broker's.
+	home string
 }
 
 var rootKeys = []string{"mode", "home", "ttl", "max_ttl", "rules", "agents", "teams", "tools", "programs", "workspace", "pagers",
@@ -196,6 +208,9 @@ func (d *decoder) baseSettings(byKey map[string]yamlconf.Member) error {
 			return d.Errf(m.Val, m.Location, "home must be an absolute path, got %q", s)
 		}
 		p.home = path.Clean(s)
+		p.homeSet = true
+	} else if d.home != "" {
+		p.home = d.home
 	} else if h, err := os.UserHomeDir(); err == nil && path.IsAbs(h) {
 		p.home = path.Clean(h)
 	}

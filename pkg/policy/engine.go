@@ -151,6 +151,9 @@ type evaluation struct {
 // sub-command by sub-command, and safety overrides force a question. It does
 // no I/O and is safe for concurrent use.
 func (p *Policy) Evaluate(c Call) Decision {
+	if c.Home != "" && c.Home != p.home && !p.homeSet {
+		p = p.forHome(c.Home)
+	}
 	e := evaluation{p: p, tool: lower(c.Tool), name: c.Tool, agent: p.agentLayer(c.AgentType)}
 	if c.Cwd != "" && path.IsAbs(c.Cwd) {
 		// The broker validates cwd; a caller of the package that passes a

@@ -27,12 +27,18 @@ type Policy struct {
 	version string
 	mode    Mode
 	home    string
-	ttl     time.Duration
-	maxTTL  time.Duration
-	tools   toolTable
-	static  *ruleLayer
-	agents  map[string]*ruleLayer // by lower-case agent type
-	teams   map[string]Team
+	// homeSet reports that the file sets home:; when it does not, a call
+	// that says its agent's home is judged with that home (home.go).
+	homeSet bool
+	// source is the file's text, compiled again for another home.
+	source []byte
+	homes  *homeVariants
+	ttl    time.Duration
+	maxTTL time.Duration
+	tools  toolTable
+	static *ruleLayer
+	agents map[string]*ruleLayer // by lower-case agent type
+	teams  map[string]Team
 	// progs is the program table: the built-in one, extended by the
 	// file's programs: entries.
 	progs *shell.Programs

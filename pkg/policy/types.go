@@ -54,6 +54,11 @@ type Call struct {
 	// when unknown): relative paths of file tools, shell redirections and
 	// operands resolve against it, and it is the default workspace.
 	Cwd string
+	// Home is the agent's home directory (absolute and clean, or "" when
+	// unknown). A policy that sets no home: judges the call with it: `~`
+	// in its rules and in the call's arguments is the agent's home, not
+	// the broker's (home.go).
+	Home string
 	// Mode overrides the policy's mode for this call ("" = the mode the
 	// policy resolves for the agent type). Set by the broker from admin
 	// state, never from an agent's message.
