@@ -68,7 +68,8 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 }
 
 // Offered reports whether q offers c to approver, and if not, why. The
-// human the agent works for is offered the rejections only. An approval of
+// human the agent works for is offered the rejections only, and so is
+// everyone on a question no channel shows whole. An approval of
 // a question that needs step-up is refused with [ErrStepUp]: only a
 // channel that takes a WebAuthn assertion (the web page) offers it, with
 // the assertion.
@@ -80,6 +81,14 @@ func offered(q Question, c Choice, approver string, steppedUp bool) error {
 	if approver != "" && q.Request.RequestedBy == approver && c.Approves() {
 		// One's own request may be rejected, never approved.
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
+	}
+	if c.Approves() {
+		// What no channel shows whole nobody approves, whatever channel
+		// the answer comes from (the web page and the webhook show
+		// DefaultLimits' view).
+		if v := Present(q, DefaultLimits); !v.Whole() {
+			return fmt.Errorf("%w: %s", ErrChoice, v.WhyNotWhole("any channel"))
+		}
 	}
 	if q.NeedsStepUp() && c.Approves() && !steppedUp {
 		return fmt.Errorf("%w (%s): %s", ErrStepUp, q.StepUp.Why, WhyStepUp)

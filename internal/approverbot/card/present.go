@@ -30,9 +30,13 @@ type Limits struct {
 }
 
 // DefaultLimits are the bounds of a channel without tight message limits
-// (the terminal, the web page): they hold any question within the message
-// limit whole, so those channels never cut what the human judges.
-var DefaultLimits = Limits{Args: 64 << 10, Prose: 2000, Command: 4000, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 4000, Warnings: 1 << 16}
+// (the terminal, the web page, the webhook): they hold whole any question
+// within the brokers' default message limit (512 KiB: a megabyte of
+// characters of arguments, a 64 Ki sub-command, working directory or
+// pattern), so those channels do not cut what the human judges. A question
+// they would cut is not whole anywhere, and no channel approves it
+// (approverbot.Offered): what no display can show, nobody approves.
+var DefaultLimits = Limits{Args: 1 << 20, Prose: 2000, Command: 1 << 16, Subcommands: 1 << 16, Batch: 1 << 10, BatchArgs: 240, Patterns: 1 << 10, Pattern: 1 << 16, Warnings: 1 << 16}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -80,6 +84,9 @@ type View struct {
 	// whole: it sends the approver where the whole call shows (see
 	// [View.Whole]).
 	Cut []string
+	// NowhereWhole is set when no channel shows the question whole (it is
+	// cut even within DefaultLimits): it can only be rejected.
+	NowhereWhole bool
 	// ArgKeys are the keys of the call's arguments in the order they came,
 	// repeats included: every key is shown, also those of Args.
 	ArgKeys []string
@@ -184,6 +191,17 @@ type Offer struct {
 
 // Present builds the view of q within l.
 func Present(q messages.ApprovalNeeded, l Limits) View {
+	v := present(q, l)
+	if !v.Whole() {
+		// Whether another channel shows it all decides what the card tells
+		// the approver to do: approve there, or only reject.
+		v.NowhereWhole = !present(q, DefaultLimits).Whole()
+	}
+	return v
+}
+
+// present is Present without NowhereWhole.
+func present(q messages.ApprovalNeeded, l Limits) View {
 	l = l.withDefaults()
 	z := &sanitizer{}
 	raw, batchRaw := q.Request.Arguments, q.BatchRemaining
@@ -374,6 +392,10 @@ func (v View) Whole() bool { return len(v.Cut) == 0 }
 func (v View) WhyNotWhole(channel string) string {
 	if v.Whole() {
 		return ""
+	}
+	if v.NowhereWhole {
+		return "This question is too long for any approver display; not shown: " + strings.Join(v.Cut, ", ") +
+			". Nobody can approve what no display shows whole: you may reject it (the agent may split the call)."
 	}
 	return "This question is too long for " + channel + "; not shown here: " + strings.Join(v.Cut, ", ") +
 		". Approve it on the approver web page or the terminal, where all of it shows; you may reject it here."

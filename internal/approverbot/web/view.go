@@ -115,6 +115,11 @@ type cardData struct {
 	// NotYours says why they cannot approve.
 	Mine     bool
 	NotYours string
+	// Unshown says why the page cannot show the whole question, which no
+	// one may then approve; Refusal is why this viewer may not approve
+	// (NotYours or Unshown), "" when they may.
+	Unshown string
+	Refusal string
 	// Edit is the editor of approve with changes (nil when not offered:
 	// one's own request, a quorum question, a call too long to change).
 	Edit *editLine
@@ -212,6 +217,11 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 	}
 	if d.Mine {
 		d.NotYours = approverbot.WhyNotMine
+	}
+	d.Refusal = d.NotYours
+	if !v.Whole() {
+		d.Unshown = v.WhyNotWhole("this page")
+		d.Refusal = d.Unshown
 	}
 	if !v.ExpiresAt.IsZero() {
 		d.ExpiresAt = v.ExpiresAt.UTC().Format(time.RFC3339Nano)

@@ -205,7 +205,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 		}
 	}
 	msg.Choices.NoApproval = v.WhyNotHere("a webhook")
-	if q.AskUser != nil && !q.NeedsStepUp() {
+	if q.AskUser != nil && !q.NeedsStepUp() && approverbot.Offered(q, approverbot.ChoiceOnce, "") == nil {
 		msg.Choices.Actions = append(msg.Choices.Actions, "answer")
 	}
 	return c.deliver(ctx, msg.Type, msg.Request.RequestID, msg)
