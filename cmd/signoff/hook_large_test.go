@@ -63,6 +63,27 @@ func TestHookDecidesLargeWritesByTheirPath(t *testing.T) {
 		}
 	})
 
+	t.Run("a person's approval of a summarised Write does not run it", func(t *testing.T) {
+		// The approver saw the content's size, hash and first 2 KB, not
+		// what the host would write (red team V2).
+		p := brokertest.Start(t, brokertest.Options{})
+		env := hookEnv(p)
+		dev := p.Approver("default")
+		s, id := ids()
+		done := make(chan result, 1)
+		go func() { done <- runBin(t, writeEvent(t, s, id, "/tmp/notes.txt", content), env, "hook", "claude-code") }()
+		q := <-dev.Asks
+		if rep := dev.Approve(q, "alice", messages.ScopeOnce); !rep.Applied {
+			t.Fatalf("approve: %+v", rep)
+		}
+		r := <-done
+		out := r.json(t)
+		reason, _ := field(out, "hookSpecificOutput", "permissionDecisionReason").(string)
+		if field(out, "hookSpecificOutput", "permissionDecision") != "deny" || !strings.Contains(reason, "smaller calls") {
+			t.Fatalf("answer %s", r.stdout)
+		}
+	})
+
 	t.Run("a 100 KB shell command is refused, naming the setting", func(t *testing.T) {
 		s, id := ids()
 		r := runBin(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "echo " + content}), env, "hook", "claude-code")

@@ -157,3 +157,26 @@ func TestNothingNoChannelShowsWholeIsApproved(t *testing.T) {
 		t.Errorf("approve of a question the page shows whole: %v", err)
 	}
 }
+
+// A call whose content the hook summarised (too large to send) shows its
+// size, hash and head, not what the host writes: no channel approves it,
+// and the card says what is missing (red team V2). A text that only
+// mentions the marker later is content like any other.
+func TestASummarisedCallIsNotApproved(t *testing.T) {
+	q := offerQuestion("agent", sessionOffered, alwaysOffered)
+	summary := messages.SummaryOf(666219, "the call is over the NATS server's max_payload of 1048576 bytes", "635de0fb", 12) + "#!/bin/sh\n# x"
+	args, _ := json.Marshal(map[string]string{"file_path": "/home/u/.bashrc", "content": summary})
+	q.Request.Tool, q.Request.Arguments = "Write", args
+	err := Offered(q, ChoiceOnce, "bob")
+	if !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), `the whole of "content"`) {
+		t.Errorf("approve of a summarised call: %v", err)
+	}
+	if err := Offered(q, ChoiceReject, "bob"); err != nil {
+		t.Errorf("reject of a summarised call: %v", err)
+	}
+	args, _ = json.Marshal(map[string]string{"file_path": "/home/u/notes.md", "content": "notes: " + summary})
+	q.Request.Arguments = args
+	if err := Offered(q, ChoiceOnce, "bob"); err != nil {
+		t.Errorf("approve of content that quotes a summary: %v", err)
+	}
+}

@@ -265,8 +265,8 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	if d.Tool == "" {
 		d.Tool = call.Tool
 	}
-	if summarised && d.Outcome == messages.OutcomeAllow && d.Edited() {
-		d = summarisedEdit(d)
+	if summarised && d.Outcome == messages.OutcomeAllow && (d.Edited() || d.DecidedBy.Kind == messages.DeciderApprover) {
+		d = summarisedApproval(d)
 	}
 	out, err := cfg.Host.output(in.HookEventName, in, d)
 	if err != nil {

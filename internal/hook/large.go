@@ -2,6 +2,7 @@ package hook
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -65,8 +66,8 @@ func summarise(tool string, args json.RawMessage, why string) (json.RawMessage, 
 		for !utf8.ValidString(head) && len(head) > 0 {
 			head = head[:len(head)-1]
 		}
-		summary, _ := json.Marshal(fmt.Sprintf("[Signoff: %d bytes not sent (%s); SHA-256 %x; the first %d bytes follow]\n%s",
-			len(text), why, sha256.Sum256([]byte(text)), len(head), head))
+		sum := sha256.Sum256([]byte(text))
+		summary, _ := json.Marshal(messages.SummaryOf(len(text), why, hex.EncodeToString(sum[:]), len(head)) + head)
 		m[name] = summary
 		changed = true
 	}
@@ -80,15 +81,25 @@ func summarise(tool string, args json.RawMessage, why string) (json.RawMessage, 
 	return out, true
 }
 
-// summarisedEdit is the deny that answers an approval with changes of a
-// summarised call: the changed arguments hold the summary, not the
-// content, and must not be written.
-func summarisedEdit(d *messages.Decision) *messages.Decision {
+// summarisedApproval is the deny that answers a person's approval of a
+// summarised call: they saw its content's size, hash and first bytes, not
+// the content the host would write, so their approval does not cover it
+// (red team V2: 666 KB written into ~/.bashrc on an approval of its first
+// 2 KB). An approval with changes is refused the same way: the changed
+// arguments hold the summary, not the content. What the policy or a
+// standing grant allows (by the call's path) stands: neither judged the
+// content.
+func summarisedApproval(d *messages.Decision) *messages.Decision {
 	out := *d
 	out.Outcome = messages.OutcomeDeny
 	out.UpdatedArguments = nil
-	out.Reason = "approved with changes, but the call was sent to Signoff with its content summarised (too large), so the changes cannot be applied; the original call was not run"
-	out.LLMMessage = "Tool " + quoteName(d.Tool) + " was not run: an approver changed it, but Signoff saw only a summary of its content (the call is too large), so the change cannot be applied. Make the change in smaller calls."
+	if d.Edited() {
+		out.Reason = "approved with changes, but the call was sent to Signoff with its content summarised (too large), so the changes cannot be applied; the original call was not run"
+		out.LLMMessage = "Tool " + quoteName(d.Tool) + " was not run: an approver changed it, but Signoff saw only a summary of its content (the call is too large), so the change cannot be applied. Make the change in smaller calls."
+		return &out
+	}
+	out.Reason = "approved by " + d.DecidedBy.ID + ", who saw only a summary of the call's content (too large to send whole); the call was not run"
+	out.LLMMessage = "Tool " + quoteName(d.Tool) + " was not run: the approvers could see only the first bytes of its content (the call is too large to send to Signoff whole). Make the change in smaller calls."
 	return &out
 }
 

@@ -61,7 +61,7 @@ func TestSummariseKeepsThePathAndDescribesTheContent(t *testing.T) {
 }
 
 func TestAnEditedApprovalOfASummarisedCallIsADeny(t *testing.T) {
-	d := summarisedEdit(&messages.Decision{Tool: "Write", Outcome: messages.OutcomeAllow, UpdatedArguments: json.RawMessage(`{"content":"[Signoff: …"}`)})
+	d := summarisedApproval(&messages.Decision{Tool: "Write", Outcome: messages.OutcomeAllow, UpdatedArguments: json.RawMessage(`{"content":"[Signoff: …"}`)})
 	if d.Outcome != messages.OutcomeDeny || d.UpdatedArguments != nil || !strings.Contains(d.LLMMessage, "smaller calls") {
 		t.Fatalf("decision %+v", d)
 	}

@@ -1,5 +1,10 @@
 package messages
 
+import (
+	"strconv"
+	"strings"
+)
+
 // ExecutionArguments are the argument keys that agents' hosts (Claude
 // Code, Codex, Gemini CLI…) read as changing how or where a call runs,
 // beyond what its command or path says, with what each does. The
@@ -17,4 +22,31 @@ var ExecutionArguments = map[string]string{
 	"shell":                      "chooses the program that runs the command",
 	"environment":                "sets environment variables the command runs with",
 	"user":                       "runs the command as another user",
+}
+
+// SummaryPrefix begins the text that stands in for an argument too large
+// to send (the hook's summary of a Write's content: its size, SHA-256 and
+// first bytes, "[Signoff: N bytes not sent (why); …]"). An approver who
+// sees it has not seen the argument, so no channel approves such a call
+// and the hook refuses a person's approval of it.
+const SummaryPrefix = "[Signoff: "
+
+// SummaryOf is the summary text of an argument of size bytes: its start,
+// up to the head, which follows it.
+func SummaryOf(size int, why, sha256Hex string, headLen int) string {
+	return SummaryPrefix + strconv.Itoa(size) + " bytes not sent (" + why + "); SHA-256 " + sha256Hex +
+		"; the first " + strconv.Itoa(headLen) + " bytes follow]\n"
+}
+
+// IsSummary reports whether an argument's text is such a summary.
+func IsSummary(s string) bool {
+	rest, ok := strings.CutPrefix(s, SummaryPrefix)
+	if !ok {
+		return false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	return i > 0 && strings.HasPrefix(rest[i:], " bytes not sent (")
 }

@@ -54,6 +54,25 @@ func ArgKeys(raw json.RawMessage) []string {
 	return keys
 }
 
+// SummarisedKeys lists the top-level arguments whose text is a summary
+// standing in for an argument too large to send (messages.IsSummary):
+// what the approver sees there is not what the host runs.
+func SummarisedKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range m {
+		var s string
+		if json.Unmarshal(v, &s) == nil && messages.IsSummary(s) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // NestedRepeats lists, as dotted paths (params.sql, edits[1].old_string),
 // the keys that appear more than once in one object nested inside the
 // arguments: what is shown holds their last value, a program reading the

@@ -266,6 +266,9 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	}
 	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
 	v.Cut = cutParts(v, argsCut)
+	for _, k := range SummarisedKeys(raw) {
+		v.Cut = append(v.Cut, "the whole of "+strconv.Quote(z.line(k))+" (too large to send: only its size, SHA-256 and first bytes are here)")
+	}
 	return v
 }
 
