@@ -180,3 +180,25 @@ func TestASummarisedCallIsNotApproved(t *testing.T) {
 		t.Errorf("approve of content that quotes a summary: %v", err)
 	}
 }
+
+// A key given twice shows one value (the last); a host's parser may keep
+// the other: nobody approves such a call, at the top level or nested (red
+// team V3: DROP TABLE behind a SELECT).
+func TestARepeatedKeyIsNotApproved(t *testing.T) {
+	for _, raw := range []string{
+		`{"database":"prod","sql":"DROP TABLE customers","sql":"SELECT count(*) FROM customers"}`,
+		`{"params":{"sql":"DROP TABLE customers","sql":"SELECT 1"}}`,
+	} {
+		q := offerQuestion("agent", sessionOffered, alwaysOffered)
+		q.Request.Tool, q.Request.Arguments = "mcp__postgres__query", json.RawMessage(raw)
+		err := Offered(q, ChoiceOnce, "bob")
+		if !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "every value of the repeated argument") {
+			t.Errorf("%s: approve: %v", raw, err)
+		}
+	}
+	q := offerQuestion("agent", sessionOffered, alwaysOffered)
+	q.Request.Tool, q.Request.Arguments = "mcp__postgres__query", json.RawMessage(`{"database":"prod","sql":"SELECT 1"}`)
+	if err := Offered(q, ChoiceOnce, "bob"); err != nil {
+		t.Errorf("approve without a repeat: %v", err)
+	}
+}

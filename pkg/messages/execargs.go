@@ -19,6 +19,8 @@ var ExecutionArguments = map[string]string{
 	"env":                        "sets environment variables the command runs with",
 	"cwd":                        "changes the directory the call runs in",
 	"workdir":                    "changes the directory the call runs in",
+	"directory":                  "changes the directory the call runs in",
+	"dir_path":                   "changes the directory the call runs in",
 	"shell":                      "chooses the program that runs the command",
 	"environment":                "sets environment variables the command runs with",
 	"user":                       "runs the command as another user",

@@ -20,15 +20,15 @@ import (
 // '-' separators), so no spelling a host might read slips by.
 
 // execArgNames are the keys of ExecutionArguments the policy judges here,
-// normalized as scanArgs takes them. cwd and workdir are judged where the
-// call runs (evaluation.workdir); run_in_background changes nothing of
-// what runs.
+// normalized as scanArgs takes them. The working directories (cwd,
+// workdir, directory, dir_path) are judged where the call runs
+// (evaluation.workdir); run_in_background changes nothing of what runs.
 var execArgNames = func() []string {
 	var out []string
 	for k := range messages.ExecutionArguments {
 		n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
 		switch n {
-		case "cwd", "workdir", "runinbackground":
+		case "cwd", "workdir", "directory", "dirpath", "runinbackground":
 			continue
 		}
 		out = append(out, n)

@@ -54,6 +54,20 @@ func ArgKeys(raw json.RawMessage) []string {
 	return keys
 }
 
+// repeatedKeys lists the keys of the arguments that appear more than once
+// in one object, once each: the top level's (keys, in order, repeats
+// included) and the nested paths.
+func repeatedKeys(keys, nested []string) []string {
+	count := map[string]int{}
+	var out []string
+	for _, k := range keys {
+		if count[k]++; count[k] == 2 {
+			out = append(out, k)
+		}
+	}
+	return append(out, nested...)
+}
+
 // SummarisedKeys lists the top-level arguments whose text is a summary
 // standing in for an argument too large to send (messages.IsSummary):
 // what the approver sees there is not what the host runs.
@@ -143,7 +157,7 @@ func keyWarnings(keys, nested []string, z *sanitizer) []string {
 		done[k] = true
 		shown := strconv.Quote(z.line(k))
 		if n := count[k]; n > 1 {
-			out = append(out, "⚠ Argument "+shown+" appears "+strconv.Itoa(n)+" times: the policy judged its last value; a host may run another.")
+			out = append(out, "⚠ Argument "+shown+" appears "+strconv.Itoa(n)+" times: only its last value is shown; a host may run another.")
 		}
 		if twin := caseTwin(k, keys); twin != "" && !slices.Contains(knownKeys, k) {
 			out = append(out, "⚠ Argument "+shown+" differs from "+strconv.Quote(z.line(twin))+" only in case: a host may read either.")

@@ -235,7 +235,8 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	for _, k := range keys {
 		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
 	}
-	keyNotes := keyWarnings(keys, NestedRepeats(raw), z)
+	nested := NestedRepeats(raw)
+	keyNotes := keyWarnings(keys, nested, z)
 	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
 		// The reason only repeats the override, shown on its own.
 		v.Why = ""
@@ -266,6 +267,12 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	}
 	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
 	v.Cut = cutParts(v, argsCut)
+	// A key given twice has a value the card does not show (it shows the
+	// last; a host's parser may keep the first): nobody approves a call
+	// whose every value is not shown (red team V3).
+	for _, k := range repeatedKeys(keys, nested) {
+		v.Cut = append(v.Cut, "every value of the repeated argument "+strconv.Quote(z.line(k)))
+	}
 	for _, k := range SummarisedKeys(raw) {
 		v.Cut = append(v.Cut, "the whole of "+strconv.Quote(z.line(k))+" (too large to send: only its size, SHA-256 and first bytes are here)")
 	}
