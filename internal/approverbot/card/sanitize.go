@@ -48,6 +48,13 @@ type sanitizer struct {
 // maxFlagged bounds the words and hosts a warning names.
 const maxFlagged = 5
 
+// Sanitize is s with every character a person cannot see escaped as the
+// card escapes it (bidi controls, invisible characters, combining marks
+// that draw over others); keep keeps tabs and newlines. For a channel's
+// own texts from the wire, so that every text it prints is sanitised
+// alike.
+func Sanitize(s string, keep bool) string { return (&sanitizer{}).text(s, keep) }
+
 // line is s sanitised and folded onto one line.
 func (z *sanitizer) line(s string) string { return OneLine(z.text(s, false)) }
 

@@ -71,7 +71,10 @@ func clean(s string, multiline bool) string {
 		}
 		i += size
 	}
-	return b.String()
+	// Combining marks that draw over others need the run they are in:
+	// the card's sanitiser follows it (red team V9: --force struck
+	// through in the arguments row).
+	return card.Sanitize(b.String(), multiline)
 }
 
 // line is clean for single-line text.
@@ -245,7 +248,42 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 			row(o.label, st.dim(line(o.offer.WhyNot)))
 		}
 	}
+	if strings.Count(b.String(), "\n") > recapAfter {
+		// A terminal is read from the prompt up: on a card taller than a
+		// screen the verdict above has scrolled away, so what is not
+		// allowed is said again next to the keys (red team V4: a long
+		// here-document pushed a force-push 130 rows up).
+		row("again", recapText(st, v))
+	}
 	return b.String()
+}
+
+// recapAfter is the height past which a card repeats its verdict by the
+// prompt: a small terminal's screen.
+const recapAfter = 20
+
+// recapText is the verdict again: the warnings, the safety override and
+// every sub-command that is not allowed.
+func recapText(st style, v approverbot.View) string {
+	var out []string
+	for _, w := range v.Warnings {
+		out = append(out, st.yellow(line(w)))
+	}
+	if v.SafetyOverride != "" {
+		out = append(out, st.yellow("⚠ "+line(v.SafetyOverride)))
+	}
+	for _, sc := range v.Subcommands {
+		if sc.Action != "allow" {
+			out = append(out, verdictGlyph(st, sc.Action)+" "+line(sc.Command)+"  "+st.dim(line(sc.Action)))
+		}
+	}
+	if v.MoreSubcommands > 0 {
+		out = append(out, st.yellow(fmt.Sprintf("… and %d more sub-commands not shown", v.MoreSubcommands)))
+	}
+	if len(out) == 0 {
+		return st.dim("every sub-command above is allowed; read the arguments above")
+	}
+	return strings.Join(out, "\n")
 }
 
 // subcommandsText is each sub-command with its action, reason and rule,

@@ -354,3 +354,38 @@ func TestGrantsTextListsEachGrantWithItsIDAndFacts(t *testing.T) {
 		t.Errorf("empty list: %q", got)
 	}
 }
+
+// TestALongCardSaysItsVerdictAgainByTheKeys (red team V4): a card taller
+// than a screen has scrolled its verdict away when the operator reads the
+// prompt, so what is not allowed is said again at its end; a short card
+// is not.
+func TestALongCardSaysItsVerdictAgainByTheKeys(t *testing.T) {
+	q := richQuestion()
+	heredoc := "git push --force origin main\ncat > CHANGELOG.md <<'EOF'\n" + strings.Repeat("- tidy up the changelog wording\n", 120) + "EOF"
+	args, _ := json.Marshal(map[string]string{"command": heredoc})
+	q.Request.Arguments = args
+	q.Risk.Subcommands = []messages.Verdict{
+		{Command: "git push --force origin main", Action: "ask"},
+		{Command: "cat", Action: "allow"},
+	}
+	got := renderQuestion(style{}, q, now, 0)
+	tail := got[strings.LastIndex(got, "EOF"):]
+	if !strings.Contains(tail, "again       ⚠ writes outside the workspace") || !strings.Contains(tail, "? git push --force origin main  ask") ||
+		strings.Contains(tail, "✓ cat") {
+		t.Errorf("the end of a long card does not repeat what is not allowed:\n%s", tail)
+	}
+	if short := renderQuestion(style{}, richQuestion(), now, 0); strings.Contains(short, "again ") {
+		t.Errorf("a short card repeats its verdict:\n%s", short)
+	}
+}
+
+// The arguments row escapes combining marks that draw over other
+// characters as the card does (red team V9: --force struck through).
+func TestTheArgumentsRowEscapesOverlaidMarks(t *testing.T) {
+	q := richQuestion()
+	q.Request.Arguments = json.RawMessage(`{"command":"git push origin main -\u0336-\u0336f\u0336o\u0336r\u0336c\u0336e\u0336"}`)
+	got := renderQuestion(style{}, q, now, 0)
+	if strings.Contains(got, "\u0336") || !strings.Contains(got, "<U+0336>") {
+		t.Errorf("an overlaid mark reached the terminal:\n%s", got)
+	}
+}
