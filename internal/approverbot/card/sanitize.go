@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,8 @@ import (
 type sanitizer struct {
 	bidi, invisible, control []rune   // each character escaped, once
 	marks                    []rune   // combining marks escaped (overlaid)
+	punct                    []rune   // punctuation outside ASCII in a command
+	userinfo                 []string // URLs with a user before their host
 	mixed                    []string // words that mix scripts
 	hosts                    []string // host names outside ASCII, with their punycode
 	seen                     map[string]bool
@@ -191,9 +194,36 @@ func isBidi(r rune) bool {
 // idnaDots are the label separators UTS #46 maps to '.'.
 var idnaDots = strings.NewReplacer("\u3002", ".", "\uFF0E", ".", "\uFF61", ".")
 
-// lookalikes flags the words of s that mix scripts and its host names
-// outside ASCII.
+// urlUserinfo matches a URL's scheme and authority up to an '@': what a
+// person reads as the host (https://github.com@evil.example) is a user
+// name, and the host comes after it.
+var urlUserinfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/\s?#@]*@[^/\s?#]*`)
+
+// shellPunctuation flags the characters of a shell command that are
+// punctuation, symbols, spaces or modifier letters outside ASCII. The
+// shell's syntax is ASCII, so to bash each is an inert part of a word,
+// and to a person it may read as the quote, '#', '\\' or ';' it looks
+// like: git commit -m ʼ…; git push -f #ʼ reads as one commit but pushes
+// (red team V6). Rather than a list of lookalikes, every one is named.
+func (z *sanitizer) shellPunctuation(command string) {
+	if isASCII(command) {
+		return
+	}
+	for _, r := range command {
+		if r >= 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Lm, r)) {
+			z.punct = addRune(z.punct, r)
+		}
+	}
+}
+
+// lookalikes flags the words of s that mix scripts, its host names
+// outside ASCII and its URLs with a user before the host.
 func (z *sanitizer) lookalikes(s string) {
+	if strings.Contains(s, "@") && strings.Contains(s, "://") {
+		for _, m := range urlUserinfo.FindAllString(s, maxFlagged) {
+			z.flag(&z.userinfo, m)
+		}
+	}
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -338,6 +368,8 @@ func (z *sanitizer) warning() string {
 	count(z.control, "a control character", "control characters")
 	count(z.marks, "a combining mark drawn over other characters", "combining marks drawn over other characters")
 	escaped := len(parts) > 0
+	count(z.punct, "a character outside ASCII in the command that may read as shell punctuation, which bash does not take it for:",
+		"characters outside ASCII in the command that may read as shell punctuation, which bash does not take them for:")
 	names := func(label string, list []string) {
 		if len(list) == 0 {
 			return
@@ -351,6 +383,7 @@ func (z *sanitizer) warning() string {
 	}
 	names("words mixing scripts:", z.mixed)
 	names("host names outside ASCII:", z.hosts)
+	names("URLs whose host comes after a user name (the host is what follows '@'):", z.userinfo)
 	if len(parts) == 0 {
 		return ""
 	}

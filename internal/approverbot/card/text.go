@@ -105,8 +105,12 @@ func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, 
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return "", show(string(raw)), cut
 	}
+	if c, ok := m["cmd"].(string); ok {
+		z.shellPunctuation(c) // Codex's exec_command
+	}
 	if c, ok := m["command"].(string); ok {
 		command = show(c)
+		z.shellPunctuation(c)
 		delete(m, "command")
 	}
 	if len(m) == 0 {
