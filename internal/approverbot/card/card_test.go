@@ -347,3 +347,20 @@ func TestShellPunctuationOutsideASCIIIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegersPastTwoToThe53AreFlagged (red team V7): the card shows the
+// digits sent; a tool server that reads numbers as doubles acts on
+// another number, which the warning names. Integers a double holds
+// exactly are not flagged.
+func TestIntegersPastTwoToThe53AreFlagged(t *testing.T) {
+	v := card.Present(bash(`{"channel":"C1","message_id":1732805123456789012,"n":[9007199254740992,-9007199254740993],"x":1.5e300}`), card.DefaultLimits)
+	got := strings.Join(v.Warnings, "\n")
+	for _, want := range []string{"1732805123456789012, read as 1732805123456788992", "-9007199254740993, read as -9007199254740992"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "9007199254740992,") || strings.Contains(got, "1.5e300") {
+		t.Errorf("an exact number is flagged: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package card
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,4 +190,38 @@ func caseTwin(k string, others []string) string {
 		return caseTwin(k, nil)
 	}
 	return ""
+}
+
+// maxExactInt is 2^53: past it not every integer is a double, and a
+// program that reads JSON numbers as doubles (JavaScript, many others)
+// acts on another number than the card shows.
+const maxExactInt = 1 << 53
+
+// InexactNumbers lists the integers of the arguments past ±2^53, each with
+// the double a program that reads numbers as doubles takes it for
+// ("1732805123456789012, read as 1732805123456788992"): the card shows the
+// digits sent, a JavaScript tool server acts on the other (red team V7).
+func InexactNumbers(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(unwrapJSONString(raw)))
+	dec.UseNumber()
+	var out []string
+	for len(out) < maxFlagged {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		n, ok := t.(json.Number)
+		if !ok || strings.ContainsAny(string(n), ".eE") {
+			continue
+		}
+		i, ok := new(big.Int).SetString(string(n), 10)
+		if !ok || new(big.Int).Abs(i).Cmp(big.NewInt(maxExactInt)) <= 0 {
+			continue
+		}
+		f, _ := new(big.Float).SetInt(i).Float64()
+		if d, _ := big.NewFloat(f).Int(nil); d.Cmp(i) != 0 {
+			out = append(out, string(n)+", read as "+d.String())
+		}
+	}
+	return out
 }

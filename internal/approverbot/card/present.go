@@ -237,6 +237,9 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	}
 	nested := NestedRepeats(raw)
 	keyNotes := keyWarnings(keys, nested, z)
+	for _, n := range InexactNumbers(raw) {
+		keyNotes = append(keyNotes, "⚠ The number "+n+" by a program that reads numbers as doubles (JavaScript): it is past 2^53, where not every integer is one.")
+	}
 	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
 		// The reason only repeats the override, shown on its own.
 		v.Why = ""
