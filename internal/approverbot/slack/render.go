@@ -55,6 +55,7 @@ const (
 	maxBatchItems    = 10
 	maxBatchArgChars = 200
 	maxPatterns      = 10
+	maxPatternChars  = 150
 )
 
 // escapeMrkdwn escapes the three characters Slack's mrkdwn parser treats as
@@ -86,9 +87,12 @@ func shortcodeChar(c byte) bool {
 var escapeMrkdwnr = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // limits bound a question's parts to fit Slack's block limits.
+// A pattern is clipped (a cut, so no approval here) at maxPatternChars, so
+// that an offer's line — its patterns, for whom, where and until when, and
+// a warning — fits the section's 3000 characters whole (red team V8).
 var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Command: maxCommandChars,
 	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns,
-	Warnings: maxSectionText}
+	Pattern: maxPatternChars, Warnings: maxSectionText}
 
 // clip shortens s to at most n characters, marking the cut.
 func clip(s string, n int) string { return card.Clip(s, n) }

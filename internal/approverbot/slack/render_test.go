@@ -371,3 +371,29 @@ func TestWarningsSlackCannotHoldWithholdApproval(t *testing.T) {
 		}
 	}
 }
+
+// TestAnOfferLineFitsItsSectionWhole (red team V8): ten long patterns, a
+// long working directory and an agent id that looks like a host name made
+// the Always line pass the section's 3000 characters, and its clip took
+// the host-name warning; patterns are bounded so that the line fits, and
+// a pattern past the bound is a cut (no approval on Slack).
+func TestAnOfferLineFitsItsSectionWhole(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.AgentID = "buildhost"
+	q.Request.Cwd = "/" + strings.Repeat("d", 291)
+	var pats []string
+	for i := range 10 {
+		pats = append(pats, fmt.Sprintf("rm -rf ./build/stubs-%d/%s", i, strings.Repeat("x", 220)))
+	}
+	q.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: pats},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: pats},
+	}
+	shown := strings.Join(texts(t, questionBlocks(q, time.Now(), ""))["plain_text"], "\n")
+	if !strings.Contains(shown, "every session that runs as buildhost gets this grant") {
+		t.Errorf("the Always line lost its warning:\n%s", shown)
+	}
+	if v := approverbot.Present(q, limits); v.ApproveHere() {
+		t.Errorf("patterns past Slack's bound are not a cut: %v", v.Cut)
+	}
+}
