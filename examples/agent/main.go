@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,11 +109,14 @@ func run(ctx context.Context, s settings, stdout, stderr io.Writer) error {
 	results, err := c.RunBatch(ctx, calls, func(_ context.Context, call client.Call) error {
 		// call is the call as approved: with the approver's arguments
 		// when it was approved with changes.
-		args, err := json.Marshal(call.Arguments)
-		if err != nil {
+		// Printed as written: json.Marshal would show && as \u0026\u0026.
+		var args bytes.Buffer
+		enc := json.NewEncoder(&args)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(call.Arguments); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "  running %s %s\n", call.Tool, args)
+		fmt.Fprintf(stdout, "  running %s %s\n", call.Tool, bytes.TrimSpace(args.Bytes()))
 		return nil
 	})
 	for _, r := range results {

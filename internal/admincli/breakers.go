@@ -58,16 +58,6 @@ func runBreaker(ctx context.Context, args []string, out, errw io.Writer) int {
 // parseInterspersed parses args with flags before, between and after the
 // positional arguments it returns (`breaker reset NAME --json`).
 func (e *env) parseInterspersed(args []string) ([]string, bool) {
-	var pos []string
-	for {
-		if err := e.fs.Parse(args); err != nil {
-			return nil, false
-		}
-		if e.fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, e.fs.Arg(0))
-		args = e.fs.Args()[1:]
-	}
-	return pos, e.parse(nil)
+	ok := e.parse(args)
+	return e.fs.Args(), ok
 }

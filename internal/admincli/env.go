@@ -16,6 +16,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
 	"github.com/signoff-dev/signoff/internal/cmdflag"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -57,7 +58,7 @@ func newEnv(name, synopsis, about string, out, errw io.Writer) *env {
 // the --config file, and checks them. On a problem it prints it and
 // returns false (the caller exits ExitUsage).
 func (e *env) parse(args []string) bool {
-	if err := e.fs.Parse(args); err != nil {
+	if err := e.fs.Parse(flagsFirst(e.fs, args)); err != nil {
 		return false
 	}
 	// Mirror the connection flags given on the command line into connFS,
@@ -140,16 +141,16 @@ func (e *env) request(ctx context.Context, op string, req messages.AdminRequest)
 	defer cancel()
 	msg, err := e.nc.RequestWithContext(ctx, e.subj.Admin(op), data)
 	if err != nil {
-		return messages.AdminReply{}, noBroker(err)
+		return messages.AdminReply{}, e.noBroker(err)
 	}
 	return decodeReply(msg.Data)
 }
 
-func noBroker(err error) *opError {
+func (e *env) noBroker(err error) *opError {
 	if errors.Is(err, nats.ErrNoResponders) {
-		return &opError{ExitNoBroker, "no broker is listening on the admin subjects (is a broker running, with this --prefix?)"}
+		return &opError{ExitNoBroker, "no broker is listening on the admin subjects (is a broker running, with this --prefix?)" + natsurl.PermissionHint(e.nc)}
 	}
-	return &opError{ExitNoBroker, "no broker answered: " + err.Error()}
+	return &opError{ExitNoBroker, "no broker answered: " + err.Error() + natsurl.PermissionHint(e.nc)}
 }
 
 func decodeReply(data []byte) (messages.AdminReply, *opError) {
@@ -189,7 +190,7 @@ func (e *env) scatter(ctx context.Context, op string, wait time.Duration) ([]mes
 			break
 		}
 		if len(msg.Data) == 0 && msg.Header.Get("Status") == "503" {
-			return nil, nil, noBroker(nats.ErrNoResponders)
+			return nil, nil, e.noBroker(nats.ErrNoResponders)
 		}
 		r, oe := decodeReply(msg.Data)
 		if oe != nil {
@@ -199,7 +200,7 @@ func (e *env) scatter(ctx context.Context, op string, wait time.Duration) ([]mes
 		replies = append(replies, r)
 	}
 	if len(replies) == 0 && len(failed) == 0 {
-		return nil, nil, &opError{ExitNoBroker, "no broker answered within " + min(wait, e.timeout).String()}
+		return nil, nil, &opError{ExitNoBroker, "no broker answered within " + min(wait, e.timeout).String() + natsurl.PermissionHint(e.nc)}
 	}
 	return replies, failed, nil
 }
@@ -258,3 +259,45 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// flagsFirst reorders args so that flags come before the positional
+// arguments, which keep their order after a "--": the docs write
+// `signoff admin policy reload --wait 1s` and `revoke ID --json`, and the
+// flag package stops at the first positional (README walk W2: --json was
+// sent as a grant id). A flag's value is the next argument unless the flag
+// is boolean or written as --name=value; after "--" everything is
+// positional.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // the flag package reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(pos) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), pos...)
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/signoff-dev/signoff/internal/agentcfg"
 	"github.com/signoff-dev/signoff/internal/buildinfo"
+	"github.com/signoff-dev/signoff/internal/natsurl"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -255,7 +256,7 @@ func gate(ctx context.Context, cfg Config, in Input, ans *answerer) {
 		cctx, cstop := context.WithTimeout(context.WithoutCancel(ctx), cfg.CancelGrace/2)
 		_, _ = c.Cancel(cctx, call.RequestID)
 		cstop()
-		ans.fail(in.HookEventName, fmt.Errorf("no decision from Signoff: %w", err))
+		ans.fail(in.HookEventName, fmt.Errorf("no decision from Signoff: %w%s", err, natsurl.PermissionHint(nc)))
 		return
 	}
 	if d.Outcome != messages.OutcomeAllow && d.Outcome != messages.OutcomeDeny {
