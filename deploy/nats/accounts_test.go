@@ -290,3 +290,42 @@ func TestImpersonationNoSignoffAccountUserPublishesAServedSubject(t *testing.T) 
 		})
 	}
 }
+
+// An admin request every replica answers (policy_version) reaches a tenant
+// admin from every replica through the imported service: the export is a
+// stream of responses, not one (README walk W4: the compose plane listed
+// one replica of three, so policy drift went unseen).
+func TestTenantAdminHearsEveryReplica(t *testing.T) {
+	ring := newKeyring(t, "broker", "admin", "approver", "demo-agent", "demo-approver", "demo-admin")
+	srv := startServer(t, "nats-server-accounts.conf")
+	store := memstore.New(memstore.Options{})
+	b1 := startBroker(t, srv, ring, store, "broker-1")
+	b2 := startBroker(t, srv, ring, store, "broker-2")
+	admin := connect(t, srv, ring, "demo-admin", "_INBOX.admin")
+	inbox := admin.NewRespInbox()
+	sub, err := admin.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.PublishRequest("signoff.v1.admin.policy_version", inbox, []byte(`{"v":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	replicas := map[string]bool{}
+	for {
+		msg, err := sub.NextMsg(2 * time.Second)
+		if err != nil {
+			break
+		}
+		var r messages.AdminReply
+		if err := json.Unmarshal(msg.Data, &r); err != nil || r.Policy == nil {
+			t.Fatalf("reply %q: %v", msg.Data, err)
+		}
+		replicas[r.Policy.Replica] = true
+	}
+	if len(replicas) != 2 {
+		t.Errorf("replicas that answered: %v, want broker-1 and broker-2", replicas)
+	}
+	admin.noViolations(t)
+	b1.noViolations(t)
+	b2.noViolations(t)
+}
