@@ -37,3 +37,19 @@ rules:
 		{`cmake -S . -B build`, policy.Allow},
 	})
 }
+
+// TestNamedDescriptorsAssign (red team U1): {NAME}>file and {NAME}<file
+// assign the descriptor's number to NAME, which stays set: the one path of
+// assignments judges it (HOME before git, IFS and GLOBIGNORE before a
+// read); a subscript in the name is arithmetic, which may run code.
+func TestNamedDescriptorsAssign(t *testing.T) {
+	p := progKPolicy(t, ":", "cat", "git status", "echo", "bash")
+	wantActions(t, p, []bashCase{
+		{`: {HOME}</dev/null; git status`, policy.Ask},
+		{`: {IFS}</dev/null; f=x1/home/dev/.ssh/id_rsa; cat $f`, policy.Ask},
+		{`: {GLOBIGNORE}</dev/null; cat ~/*/id_rsa`, policy.Ask},
+		{`bash -c "x='a[\$(touch p)]'; : {b[x]}</dev/null"`, policy.Ask},
+		{`echo hi {x}>/dev/null; cat README.md`, policy.Allow},
+		{`echo hi 2>/dev/null; cat README.md`, policy.Allow},
+	})
+}

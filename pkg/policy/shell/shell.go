@@ -441,6 +441,7 @@ func (a *shAnalyzer) visit(n syntax.Node) bool {
 	case *syntax.FuncDecl:
 		a.funcs = append(a.funcs, n)
 	case *syntax.Redirect:
+		a.namedDescriptor(n)
 		a.redirect(n)
 	case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop,
 		*syntax.ParamExp, *syntax.Assign, *syntax.UnaryTest, *syntax.BinaryTest:

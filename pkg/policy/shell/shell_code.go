@@ -76,6 +76,24 @@ func (a *shAnalyzer) setVar(name, what string) {
 	}
 }
 
+// namedDescriptor handles a redirection to a named descriptor, {NAME}>file
+// or {NAME}<file (bash, zsh): the shell opens a descriptor and assigns its
+// number to NAME, which stays set after the command — an assignment like
+// any other (red team U1: {HOME}</dev/null before git status, {IFS} and
+// {GLOBIGNORE} before a read). A name with a subscript, {a[x]}, has it
+// evaluated as arithmetic, which may run code.
+func (a *shAnalyzer) namedDescriptor(r *syntax.Redirect) {
+	if r.N == nil || !strings.HasPrefix(r.N.Value, "{") {
+		return
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(r.N.Value, "{"), "}")
+	if strings.ContainsRune(name, '[') {
+		a.codeUnknown("the named descriptor " + r.N.Value + " has a subscript, which bash evaluates as arithmetic (it may run code)")
+		return
+	}
+	a.setVar(name, "the redirection "+r.N.Value)
+}
+
 // valueUnknown records that the script gives name a value the analysis
 // does not record in varVals: a read of it can be any path
 // (shell_reads.go).
