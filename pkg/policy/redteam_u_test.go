@@ -53,3 +53,23 @@ func TestNamedDescriptorsAssign(t *testing.T) {
 		{`echo hi 2>/dev/null; cat README.md`, policy.Allow},
 	})
 }
+
+// TestDoubleStarIsAnyNumberOfDirectories (red team U2): in zsh, and in
+// bash with globstar, a ** component is any number of directories, none
+// included: ~/**/.ssh/id_rsa is ~/.ssh/id_rsa. Ordinary recursive
+// patterns in the project stay allowed.
+func TestDoubleStarIsAnyNumberOfDirectories(t *testing.T) {
+	p := progKPolicy(t, "cat", "grep", "ls", "wc", "cd")
+	wantActions(t, p, []bashCase{
+		{`cat ~/**/.ssh/id_rsa`, policy.Deny},
+		{`cat ~/***/.ssh/id_rsa`, policy.Deny},
+		{`grep -r x ~/**/.ssh`, policy.Deny},
+		{`cat ../**/.ssh/id_rsa`, policy.Deny},
+		{`cd ~ && cat **/.ssh/id_rsa`, policy.Deny},
+		{`cat $HOME/**/.docker/config.json`, policy.Deny},
+		{`cat src/**/.env`, policy.Deny},
+		{`ls src/**/*.go`, policy.Allow},
+		{`grep -n TODO src/**/*.ts`, policy.Allow},
+		{`wc -l **/*.go`, policy.Allow},
+	})
+}
