@@ -1373,7 +1373,7 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 				// An absolute pattern (cat /dev/vd*); a computed value
 				// meets every rule already.
 				return len(g) > 0 && g[0].Lit() && g[0].R == '/' && !plainFilesUnder(g) &&
-					(globs.Intersects(g, devicesGlobs[0]) || globs.Intersects(g, devicesGlobs[1]))
+					slices.ContainsFunc(devicesGlobs, func(d globs.Glob) bool { return globs.Intersects(g, d) })
 			}) {
 				rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" may read a device (a disk, memory), which holds the bytes of files no rule names", "safety"
 			}
@@ -1411,8 +1411,23 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 	return subs
 }
 
-// devicesGlobs are every path under /dev, and /proc/kcore.
-var devicesGlobs = []globs.Glob{globs.FromPathText("/dev/**"), globs.FromPathText("/proc/kcore")}
+// devicesGlobs are every path under /dev, /proc/kcore, and a process's
+// memory and environment (processMemory).
+var devicesGlobs = []globs.Glob{globs.FromPathText("/dev/**"), globs.FromPathText("/proc/kcore"),
+	globs.FromPathText("/proc/**/mem"), globs.FromPathText("/proc/**/environ")}
+
+// processMemory reports a process's memory or environment under /proc
+// (/proc/PID/mem, /proc/self/task/TID/environ): the bytes of whatever the
+// process read — a credentials file, a token in its environment — which
+// no rule names, as a disk holds them (red team U4).
+func processMemory(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	base := path.Base(rest)
+	return (base == "mem" || base == "environ") && rest != base
+}
 
 // plainFilesUnder reports a pattern whose literal start keeps it in a
 // directory of /dev that holds plain files or the process's own streams
@@ -1441,7 +1456,7 @@ func plainFilesUnder(g globs.Glob) bool {
 // kernel's memory (/proc/kcore). grep -a token /dev/vda1 reads every
 // file of the disk.
 func rawDevice(p string) bool {
-	if p == "/proc/kcore" {
+	if p == "/proc/kcore" || processMemory(p) {
 		return true
 	}
 	rest, ok := strings.CutPrefix(p, "/dev/")

@@ -73,3 +73,22 @@ func TestDoubleStarIsAnyNumberOfDirectories(t *testing.T) {
 		{`wc -l **/*.go`, policy.Allow},
 	})
 }
+
+// TestKernelViewsOfOtherFiles (red team U3, U4): unshare --mount-proc puts
+// /proc's links (self/root…) under a name in the project, and a process's
+// memory or environment holds the bytes of what it read: both ask, as
+// /proc/kcore and disks do; /proc's plain reports stay readable.
+func TestKernelViewsOfOtherFiles(t *testing.T) {
+	p := progKPolicy(t, "cat", "tail", "grep", "unshare")
+	wantActions(t, p, []bashCase{
+		{`unshare -rpfm --mount-proc=p cat p/self/root/home/dev/.ssh/id_rsa`, policy.Ask},
+		{`unshare --load-interp=:x:M::\x7fELF::/tmp/i: cat README.md`, policy.Ask},
+		{`unshare -r cat README.md`, policy.Allow},
+		{`tail -c +94000000 /proc/1234/mem`, policy.Ask},
+		{`grep -a AWS /proc/1234/task/1235/mem`, policy.Ask},
+		{`cat /proc/*/environ`, policy.Ask},
+		{`cat /proc/self/environ`, policy.Ask},
+		{`cat /proc/1234/maps`, policy.Allow},
+		{`cat /proc/meminfo`, policy.Allow},
+	})
+}
