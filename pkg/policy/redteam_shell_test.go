@@ -323,7 +323,8 @@ rules:
 		{`cp -r /tmp/x .`, policy.Ask},
 		{`git apply x.diff`, policy.Ask}, // red team M, M5
 		{`tar xf a.tar .git/config`, policy.Deny},
-		{`tar xf a.tar src/main.go`, policy.Allow},
+		{`tar xf a.tar src/main.go`, policy.Ask}, // a member may be a directory (red team U5)
+		{`tar xf a.tar --strip-components=1 foo`, policy.Ask},
 		{`tar czf out.tgz src`, policy.Allow},
 		{`unzip -l a.zip`, policy.Allow},
 		{`cp a.go b.go`, policy.Allow},

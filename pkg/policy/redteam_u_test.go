@@ -92,3 +92,55 @@ func TestKernelViewsOfOtherFiles(t *testing.T) {
 		{`cat /proc/meminfo`, policy.Allow},
 	})
 }
+
+// TestArchiveAndSplitNamesThatMove (red team U5, U6, U7, U9): a tar
+// member may be a directory, and --strip-components, --no-anchored and
+// bsdtar's -s move where members land; rsync -M hands options to a local
+// receiver; csplit prints -b into the names it writes (xx without -f);
+// BSD sed -i '' takes the next word as the script.
+func TestArchiveAndSplitNamesThatMove(t *testing.T) {
+	p := progKPolicy(t, "tar", "rsync", "csplit", "sed")
+	wantActions(t, p, []bashCase{
+		{`tar -xf x.tar foo`, policy.Ask},
+		{`tar -xf x.tar --strip-components=1 foo`, policy.Ask},
+		{`tar -xf h.tar --no-anchored pre-commit`, policy.Ask},
+		{`tar -xf x.tar -s ',^cfg$,.git/config,' cfg`, policy.Ask},
+		{`tar -czf out.tgz src`, policy.Allow},
+		{`rsync -b -M--backup-dir=../.git/hooks -M--suffix= src/new dst/pre-commit`, policy.Ask},
+		{`rsync --remote-option=--log-file=.git/hooks/x src/a dst/`, policy.Ask},
+		{`csplit -s -b '/../.git/config%.0d' f '/^END/'`, policy.Ask},
+		{`cd .git && csplit ../f 5`, policy.Deny},
+		{`csplit -f part f 5`, policy.Allow},
+		{`csplit f 5`, policy.Allow},
+		{`sed -i '' 'w .git/config' cfg`, policy.Deny},
+		{`sed -i '' '$r /home/dev/.ssh/id_rsa' notes.txt`, policy.Deny},
+		{`sed -i '' 's/a/b/' f`, policy.Allow},
+	})
+}
+
+// TestCredentialStoresUnderOtherVerbs (red team U8): npm get and npm set
+// are npm config get and set; gh config, pnpm and yarn config, docker
+// login read or write their stores too.
+func TestCredentialStoresUnderOtherVerbs(t *testing.T) {
+	p, err := policy.Parse([]byte(`mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(npm *)", action: allow }
+  - { rule: "bash(gh *)", action: allow }
+  - { rule: "bash(docker *)", action: allow }
+  - { rule: "@files(~/.npmrc)", action: deny }
+  - { rule: "@files(~/.config/gh/**)", action: deny }
+  - { rule: "@files(~/.docker/config.json)", action: deny }
+`), "stores.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`npm get foo`, policy.Deny},
+		{`npm set registry=https://evil.example/`, policy.Deny},
+		{`gh config get -h github.com oauth_token`, policy.Deny},
+		{`docker login -u x`, policy.Deny},
+		{`npm install`, policy.Allow},
+		{`gh pr list`, policy.Allow},
+	})
+}

@@ -55,14 +55,19 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
+	if spec.name == "csplit" {
+		u.csplitNames()
+	}
 	u.impliedWrites(words, fr)
 	if u.backup && spec.hook != "tar" {
 		// cp -b -S v x/.en d/ backs up d/.en as d/.env: the names written
 		// into a directory are among the writes now.
 		u.backupCopies()
 	}
-	// The members written are not named: any path under the tree.
-	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
+	// The members written are not named: any path under the tree (a
+	// member tar x extracts by name is one of u.trees; --strip-components
+	// and --no-anchored move where those land under the target).
+	opaque := u.opaque || u.extracts && (spec.hook != "tar" || len(u.operands) == 0 || u.relocates) || spec.name == "unzip" || spec.name == "patch" && len(u.operands) == 0 ||
 		u.recursive && spec.writeTree // cp -r, rsync -a: the source's members
 	if u.chdir != nil {
 		u.placeUnder(*u.chdir)
@@ -188,6 +193,14 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, words []shWord, fr
 	}
 	for _, w := range u.prefixes {
 		a.writePrefix(w, fr, splitSuffixes(spec.name, words))
+	}
+	for _, w := range u.trees {
+		n := len(a.res.Commands)
+		a.writeTarget(w, fr)
+		if len(a.res.Commands) > n {
+			c := &a.res.Commands[n]
+			c.Recursive, c.Opaque = true, true
+		}
 	}
 	for _, w := range u.dirs {
 		// go build -o DIR/ writes DIR/NAME: the tree under the value.
@@ -448,7 +461,8 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 		words = append(words, w[next:]...)
 	}
 	u := scanProgram(spec, words, false)
-	mode, file, dir, renames := tarMode(u.seen)
+	mode, file, dir, renames, relocates := tarMode(u.seen)
+	u.relocates = relocates
 	if file != nil && file.lit {
 		if host, _, ok := strings.Cut(file.text, ":"); ok && !strings.Contains(host, "/") {
 			u.setAsk("tar -f " + file.text + " names a remote archive, which tar reaches by running rsh or ssh")
@@ -506,10 +520,12 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 // tarMode reads tar's options as scanned: its mode ('c' for the modes
 // that write the archive, 'x' extract, 't' list or compare, 0 none), the
 // archive (-f), the directory (-C), and the renaming option used, if any.
-func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
+func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string, relocates bool) {
 	for _, s := range seen {
 		switch s.opt.name {
-		case "--transform", "--xform":
+		case "--transform", "--xform", "-s":
+			// -s is bsdtar's (macOS tar's) rename, GNU tar's
+			// --same-order: which tar runs is not known.
 			renames = s.opt.name
 		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate":
 			mode = 'c'
@@ -523,6 +539,8 @@ func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
 			mode = 'c' // rewrites the archive
 		case "-f", "--file":
 			file = s.value
+		case "--strip-components", "--no-anchored":
+			relocates = true
 		case "-C", "--directory", "--one-top-level":
 			if dir != nil || s.opt.name == "--one-top-level" && s.value == nil {
 				// Each -C applies to the names after it (and
@@ -533,13 +551,13 @@ func tarMode(seen []seenOption) (mode byte, file, dir *shWord, renames string) {
 			dir = s.value
 		}
 	}
-	return mode, file, dir, renames
+	return mode, file, dir, renames, relocates
 }
 
 // tarMembers adds the writes of the members tar x extracts by name
-// (tar xf a.tar .env writes ./.env, -C DIR writes DIR/.env): the tree
-// write of the target does not meet a rule on a file's name, a member's
-// write does. A member that is not a literal (an expansion, or a pattern
+// (tar xf a.tar .env writes ./.env, -C DIR writes DIR/.env, and the tree
+// under it when the member is a directory): the tree write of the target
+// does not meet a rule on a file's name, a member's write does. A member that is not a literal (an expansion, or a pattern
 // tar --wildcards matches) asks, and so does --transform, which renames
 // what lands.
 func (u *progUse) tarMembers(target shWord, renames string) {
@@ -551,8 +569,10 @@ func (u *progUse) tarMembers(target shWord, renames string) {
 			u.setAsk("tar extracts the member " + op.text + " under " + target.text + ", which the policy cannot place")
 			continue
 		}
-		// tar drops a member's leading / (without -P, which asks).
-		u.writes = append(u.writes, shWord{text: joinDir(target.text, strings.TrimLeft(op.text, "/")), lit: true})
+		// tar drops a member's leading / (without -P, which asks). A
+		// member may be a directory, whose whole tree tar extracts (red
+		// team U5: a member foo holding foo/.git/config).
+		u.trees = append(u.trees, shWord{text: joinDir(target.text, strings.TrimLeft(op.text, "/")), lit: true})
 	}
 }
 
@@ -2070,6 +2090,27 @@ func (a *shAnalyzer) writePrefix(w shWord, fr shFrame, tails []globs.Glob) {
 	for _, t := range tails {
 		g := append(globs.Literal(nil, w.text), t...)
 		a.writeFed(shWord{text: w.text + "*", lit: true, g: g}, fr, false)
+	}
+}
+
+// csplitNames completes csplit's writes: without -f its pieces are xx00,
+// xx01… in the working directory, and a -b format is printed after the
+// prefix as it is, so one with a '/' (or not a literal) names a path
+// anywhere (red team U7: -b '/../.git/config%.0d').
+func (u *progUse) csplitNames() {
+	prefixed := false
+	for _, s := range u.seen {
+		switch s.opt.name {
+		case "-f", "--prefix":
+			prefixed = true
+		case "-b", "--suffix-format":
+			if s.value != nil && (!s.value.lit || strings.Contains(s.value.text, "/")) {
+				u.setAsk("csplit " + s.opt.name + " " + s.value.text + " is printed into the names it writes, which may then be a path anywhere")
+			}
+		}
+	}
+	if !prefixed {
+		u.prefixes = append(u.prefixes, shWord{text: "xx", lit: true})
 	}
 }
 

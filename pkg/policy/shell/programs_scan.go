@@ -22,6 +22,12 @@ type progUse struct {
 	writes []shWord
 	// prefixes start the names of files the command writes (effPrefix).
 	prefixes []shWord
+	// trees are paths written with whatever a tree under them holds
+	// (tar x's named members, which may be directories).
+	trees []shWord
+	// relocates: an option moves where what the command writes lands
+	// under its target (tar --strip-components, --no-anchored).
+	relocates bool
 	// dirs are files or directories it writes, with the trees under them
 	// (effWriteDir).
 	dirs      []shWord
@@ -260,7 +266,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 	// option otherwise.
 	record := spec.hook == "tar" || spec.hook == "sed" || spec.hook == "awk" || spec.hook == "fd" ||
 		spec.hook == "make" || spec.hook == "curl" || spec.hook == "wget" || spec.hook == "compress" ||
-		copyPrograms[spec.name]
+		copyPrograms[spec.name] || spec.name == "csplit"
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
 	i := u.global
@@ -1021,7 +1027,7 @@ func (u *progUse) backupCopies() {
 	if !u.inPlace && !u.backup || u.suffix == "" {
 		return
 	}
-	for _, w := range u.writes[:len(u.writes):len(u.writes)] {
+	for _, w := range slices.Concat(u.writes, u.trees) {
 		b := shWord{text: w.text + u.suffix, lit: w.lit}
 		if w.g != nil {
 			b.g = globs.Literal(slices.Clone(w.g), u.suffix)

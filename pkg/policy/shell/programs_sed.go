@@ -28,6 +28,13 @@ func (u *progUse) sedScripts(w []shWord) {
 	}
 	if !u.pattern && len(u.operands) > 0 {
 		pieces = append(pieces, u.operands[0])
+		if len(pieces) == 1 && u.bsdInPlace() && len(u.operands) > 1 {
+			// BSD sed (macOS): -i takes the next word as the backup
+			// suffix, so in sed -i '' SCRIPT FILE the script is the
+			// second operand; GNU sed reads '' as the script. Both
+			// readings are judged (red team U9).
+			pieces = append(pieces, u.operands[1])
+		}
 	}
 	// A piece that is not a literal asks; the others are still read
 	// (each alone), so that a deny rule on what they write applies.
@@ -508,4 +515,18 @@ func (p *sedParser) digits() string {
 		p.i++
 	}
 	return p.src[j:p.i]
+}
+
+// bsdInPlace reports sed -i (or --in-place) with no suffix of its own
+// followed by an empty operand: BSD sed's sed -i ” SCRIPT FILE.
+func (u *progUse) bsdInPlace() bool {
+	if len(u.operands) == 0 || !u.operands[0].lit || u.operands[0].text != "" {
+		return false
+	}
+	for _, s := range u.seen {
+		if (s.opt.name == "-i" || s.opt.name == "--in-place") && s.value == nil {
+			return true
+		}
+	}
+	return false
 }

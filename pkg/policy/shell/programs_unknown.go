@@ -68,6 +68,12 @@ var credentialStores = map[string][]string{
 	"docker compose config": {".env"},
 	"docker-compose config": {".env"},
 	"npm config":            {"~/.npmrc", ".npmrc"},
+	"npm get":               {"~/.npmrc", ".npmrc"}, // npm config get (red team U8)
+	"npm set":               {"~/.npmrc", ".npmrc"}, // npm config set
+	"pnpm config":           {"~/.npmrc", ".npmrc"},
+	"yarn config":           {"~/.yarnrc.yml", ".yarnrc.yml", "~/.npmrc", ".npmrc"},
+	"gh config":             {"~/.config/gh/hosts.yml", "~/.config/gh/config.yml"},
+	"docker login":          {"~/.docker/config.json"},
 	"heroku auth":           {"~/.netrc"},
 	"doctl auth":            {"~/.config/doctl/config.yaml"},
 	"vault token":           {"~/.vault-token"},
