@@ -97,7 +97,7 @@ func TestKernelViewsOfOtherFiles(t *testing.T) {
 // member may be a directory, and --strip-components, --no-anchored and
 // bsdtar's -s move where members land; rsync -M hands options to a local
 // receiver; csplit prints -b into the names it writes (xx without -f);
-// BSD sed -i ” takes the next word as the script.
+// BSD sed -i followed by an empty word takes the next word as the script.
 func TestArchiveAndSplitNamesThatMove(t *testing.T) {
 	p := progKPolicy(t, "tar", "rsync", "csplit", "sed")
 	wantActions(t, p, []bashCase{
