@@ -518,7 +518,8 @@ func (p *sedParser) digits() string {
 }
 
 // bsdInPlace reports sed -i (or --in-place) with no suffix of its own
-// followed by an empty operand: BSD sed's sed -i ” SCRIPT FILE.
+// followed by an empty operand: BSD sed's in-place edit with an empty
+// suffix word before SCRIPT FILE.
 func (u *progUse) bsdInPlace() bool {
 	if len(u.operands) == 0 || !u.operands[0].lit || u.operands[0].text != "" {
 		return false
