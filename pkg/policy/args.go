@@ -18,21 +18,22 @@ type argValue struct {
 // duplicate, so the caller can judge them all. Empty or null data is an
 // empty object.
 func scanArgs(dst []argValue, data []byte, names []string) ([]argValue, error) {
-	return scanArgsOthers(dst, data, names, nil)
+	dst, _, err := scanArgsOthers(dst, data, names, nil, false)
+	return dst, err
 }
 
-// scanArgsOthers is scanArgs that also appends to others, when it is not
-// nil, the keys of the members that are none of names, as written.
-func scanArgsOthers(dst []argValue, data []byte, names []string, others *[]string) ([]argValue, error) {
+// scanArgsOthers is scanArgs that also appends to others, when keep is
+// set, the keys of the members that are none of names, as written.
+func scanArgsOthers(dst []argValue, data []byte, names []string, others []string, keep bool) ([]argValue, []string, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || string(data) == "null" {
-		return dst, nil
+		return dst, others, nil
 	}
 	if !json.Valid(data) {
-		return dst, errArgsNotJSON
+		return dst, others, errArgsNotJSON
 	}
 	if data[0] != '{' {
-		return dst, errArgsNotObject
+		return dst, others, errArgsNotObject
 	}
 	i := skipSpace(data, 1)
 	for i < len(data) && data[i] != '}' {
@@ -43,15 +44,15 @@ func scanArgsOthers(dst []argValue, data []byte, names []string, others *[]strin
 		vEnd := skipValue(data, i)
 		if key, ok := matchKey(rawKey, names); ok {
 			dst = append(dst, argValue{key: key, raw: data[i:vEnd]})
-		} else if others != nil {
-			*others = append(*others, unquoteKey(rawKey))
+		} else if keep {
+			others = append(others, unquoteKey(rawKey))
 		}
 		i = skipSpace(data, vEnd)
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 		}
 	}
-	return dst, nil
+	return dst, others, nil
 }
 
 // matchKey reports which of names the quoted JSON key rawKey spells.

@@ -174,3 +174,24 @@ func BenchmarkEvaluateParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEvaluatePipelineAgentHome is the headline pipeline from an
+// agent whose home is not the broker's, against the same policy without
+// home: — a broker in a container: the call is judged by the policy's
+// variant for that home (home.go), looked up on every call.
+func BenchmarkEvaluatePipelineAgentHome(b *testing.B) {
+	p := benchPolicy(b)
+	src := strings.Replace(string(p.source), "home: /home/dev\n", "", 1)
+	q, err := Parse([]byte(src), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Call{Tool: "bash", Arguments: json.RawMessage(`{"command":"git log --oneline -n 20 | grep fix | head -5"}`), Home: "/home/agent"}
+	if d := q.Evaluate(c); d.Action != Allow {
+		b.Fatalf("%s (%s), want allow", d.Action, d.Reason)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Evaluate(c)
+	}
+}

@@ -1152,8 +1152,7 @@ func (e *evaluation) applySafety(d *Decision, reasons []string) {
 func (e *evaluation) shell(args json.RawMessage) Decision {
 	var buf [4]argValue
 	var obuf [4]string
-	others := obuf[:0]
-	vals, err := scanArgsOthers(buf[:0], args, shellArgs, &others)
+	vals, others, err := scanArgsOthers(buf[:0], args, shellArgs, obuf[:0], true)
 	if err != nil {
 		s := subject{kind: subjName, tier: e.tier, floor: err.Error(), floorLayer: "input", ungrantable: true}
 		return e.single(&s)
