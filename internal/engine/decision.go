@@ -85,7 +85,7 @@ var decisionTexts = map[messages.ReasonCode]func(f facts) (reason, llm string){
 		return fmt.Sprintf("allowed by the grant that approved %s (%s)", f.Approved, f.By.ID), ""
 	},
 	messages.ReasonUnavailable: func(f facts) (string, string) {
-		return f.Detail, messages.LLMMessageDenied(f.Tool, f.Detail)
+		return f.Detail, messages.LLMMessageUnavailable(f.Tool, f.Detail)
 	},
 }
 

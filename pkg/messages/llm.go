@@ -68,6 +68,19 @@ func LLMMessageDenied(tool, reason string) string {
 	return "Tool " + quoteTool(tool) + " was denied by policy: " + strings.TrimSuffix(reason, ".") + "."
 }
 
+// LLMMessageUnavailable is the text for a call denied because Signoff
+// could not reach what it needed to decide (reason code unavailable): no
+// policy said no, so the agent is told to retry, not to give up.
+//
+//	Tool 'bash' was not run: Signoff is unavailable (state store unavailable: …); retry later.
+func LLMMessageUnavailable(tool, reason string) string {
+	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	if reason == "" {
+		return "Tool " + quoteTool(tool) + " was not run: Signoff is unavailable; retry later."
+	}
+	return "Tool " + quoteTool(tool) + " was not run: Signoff is unavailable (" + reason + ")."
+}
+
 // LLMMessageCancelled is the text for a call cancelled by the agent itself
 // (reason code cancelled), with the agent's reason when there is one.
 //
