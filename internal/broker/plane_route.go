@@ -26,6 +26,17 @@ func (p *Plane) subscribe() error {
 			sub, err = p.cfg.Base.Conn.Subscribe(r.subject, p.everyTenant(i))
 		case r.broadcast:
 			sub, err = p.cfg.Base.Conn.Subscribe(r.subject, p.route(i, r.kind))
+		case r.subject == p.subj.AdminAll():
+			// stops_changed matches admin.> too: a replica's broadcast,
+			// without a tenant's identity, which everyTenant serves; here
+			// it would be refused as forbidden and logged as an attack on
+			// every stop and resume (README walk W11).
+			route, changed := p.route(i, r.kind), p.subj.Admin(messages.AdminOpStopsChanged)
+			sub, err = p.cfg.Base.Conn.QueueSubscribe(r.subject, messages.QueueGroup, func(msg *nats.Msg) {
+				if msg.Subject != changed {
+					route(msg)
+				}
+			})
 		default:
 			sub, err = p.cfg.Base.Conn.QueueSubscribe(r.subject, messages.QueueGroup, p.route(i, r.kind))
 		}

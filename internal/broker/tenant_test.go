@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +77,25 @@ type tenantPlane struct {
 	t       *testing.T
 	cluster *testenv.NATSCluster
 	planes  []*broker.Plane
+	warns   *lockedBuffer // the planes' warnings
+}
+
+// lockedBuffer is a bytes.Buffer that several loggers write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startTenantPlane starts the cluster, Redis and two plane replicas
@@ -108,7 +129,7 @@ func startTenantPlaneIn(t *testing.T, file string, operator bool, deferred ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &tenantPlane{t: t, cluster: c}
+	tp := &tenantPlane{t: t, cluster: c, warns: &lockedBuffer{}}
 	for i := range 2 {
 		f, err := tenancy.Parse([]byte(file))
 		if err != nil {
@@ -119,7 +140,7 @@ func startTenantPlaneIn(t *testing.T, file string, operator bool, deferred ...st
 			Base: broker.Config{
 				Conn: nc, Replica: fmt.Sprintf("plane-%d", i),
 				StoreTimeout: time.Second, ReapInterval: 100 * time.Millisecond, AuditReplicas: 3,
-				Logger: testLogger(),
+				Logger: slog.New(slog.NewTextHandler(tp.warns, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			},
 			Tenants: f,
 			Open: func(ctx context.Context, tn *tenancy.Tenant) (broker.TenantParts, error) {
@@ -568,5 +589,24 @@ func TestTenantModesAndAdminsNeverCross(t *testing.T) {
 	}
 	if d, _ := g.Peek(); d != nil {
 		t.Fatalf("GLOBEX's request decided without a human: %+v", d)
+	}
+}
+
+// A fleet stop's stops_changed broadcast, sent by the replica that stored
+// the stop from the brokers' own account, is no tenant's message: the
+// replicas read their stops again without refusing it as forbidden
+// (README walk W11: a WARN on every stop and resume looked like an attack).
+func TestTheStopsBroadcastIsNotRefused(t *testing.T) {
+	tp := startTenantPlane(t, tenantsFile)
+	admin := tp.conn(0, "acme-admin")
+	for _, op := range []string{"stop", "resume"} {
+		reply := rawRequest(t, admin, &nats.Msg{Subject: "signoff.v1.admin." + op, Data: []byte(`{"v":1,"selector":{"agent":"ci-*"}}`)})
+		if _, isErr := messages.IsErrorReply(reply); isErr {
+			t.Fatalf("%s: %s", op, reply)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if w := tp.warns.String(); strings.Contains(w, "refused") {
+		t.Errorf("the planes refused a message:\n%s", w)
 	}
 }
