@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -109,7 +110,11 @@ func (p *Policy) NeedOf(d *Decision) GrantNeed {
 	case d.SafetyOverride != "":
 		n.NotGrantable = "a safety override (" + d.SafetyOverride + ") asks every time"
 	case !d.Grantable:
-		n.NotGrantable = "the command runs elevated or cannot be analysed, so it asks every time"
+		// Why it is not grantable is the decision's own reason: a command
+		// that runs elevated or cannot be analysed, a question for a
+		// person, an argument that changes how the call runs (README walk
+		// W10: an AskUserQuestion was said to run elevated).
+		n.NotGrantable = "it asks every time: " + card(d.Reason, 200)
 	case d.ExplicitAsk != "":
 		n.NotGrantable = "the rule " + d.ExplicitAsk + " asks every time (it does not say grantable: true)"
 	case p.StepUp(d) != nil:
@@ -195,4 +200,15 @@ func (d *decoder) maxAge(n *yaml.Node, where string) (time.Duration, error) {
 		return 0, nil
 	}
 	return d.Duration(n, where)
+}
+
+// card is s cut to at most n bytes at a rune boundary, with "…" when cut.
+func card(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
