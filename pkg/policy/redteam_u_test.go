@@ -68,6 +68,13 @@ func TestDoubleStarIsAnyNumberOfDirectories(t *testing.T) {
 		{`cd ~ && cat **/.ssh/id_rsa`, policy.Deny},
 		{`cat $HOME/**/.docker/config.json`, policy.Deny},
 		{`cat src/**/.env`, policy.Deny},
+		// Red team X1: ~/**/ is also ~/ itself, whose tree holds ~/.ssh.
+		{`grep -r . ~/**/`, policy.Deny},
+		{`grep -r x ~/**`, policy.Deny},
+		{`grep -r . ../**/`, policy.Deny},
+		{`grep -r . "$HOME"/**/`, policy.Deny},
+		{`for f in ~/**/.ssh/*; do cat "$f"; done`, policy.Deny},
+		{`echo x > ~/**/.ssh/authorized_keys`, policy.Deny},
 		{`ls src/**/*.go`, policy.Allow},
 		{`grep -n TODO src/**/*.ts`, policy.Allow},
 		{`wc -l **/*.go`, policy.Allow},

@@ -797,20 +797,6 @@ func appendWordText(g Glob, v string, words *wordTokens) Glob {
 				i++
 			}
 		case '*':
-			if j := starsEnd(v, i); j-i >= 2 && (i == 0 || v[i-1] == '/') && (j == len(v) || v[j] == '/') {
-				// A component of ** is any number of directories, none
-				// included, in zsh and in bash with globstar (~/**/.kube
-				// is ~/.kube): any run, the '/' after it taken into it
-				// (red team U2).
-				if n := len(g); n == 0 || g[n-1] != AnyRun {
-					g = append(g, AnyRun)
-				}
-				i = j
-				if i < len(v) {
-					i++
-				}
-				continue
-			}
 			if n := len(g); n == 0 || !g[n-1].Star {
 				g = append(g, Tok{Star: true, Any: true, NoSlash: true})
 			}
@@ -1077,12 +1063,4 @@ func CleanPath(g Glob, home string) Glob {
 		}
 	}
 	return out
-}
-
-// starsEnd returns the index after the run of '*' that starts at i.
-func starsEnd(v string, i int) int {
-	for i < len(v) && v[i] == '*' {
-		i++
-	}
-	return i
 }

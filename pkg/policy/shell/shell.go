@@ -581,6 +581,14 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	default:
 		a.resolve(words, fr)
 	}
+	if slices.ContainsFunc(c.Args, func(w *syntax.Word) bool { return shZeroDirVariants(w) != nil }) {
+		// ~/**/.kube/config: zsh, and bash with globstar, read ** as any
+		// number of directories, none included, so the command is also
+		// cat ~/.kube/config (red team U2; X1: grep -r . ~/**/ is also
+		// grep -r . ~/), judged as a command of its own; the reading
+		// with directories is the word itself, a * component.
+		a.zeroDirReadings(c.Args, litFr)
+	}
 	if a.posix && slices.ContainsFunc(c.Args, shHasBraces) {
 		// dash runs the words with their braces where bash, and bash
 		// as sh, expands them: the literal reading is judged too, as a
@@ -1329,6 +1337,15 @@ func (a *shAnalyzer) redirectFile(r *syntax.Redirect) {
 // In a POSIX sh script the literal target is added: dash opens the name
 // with its braces, bash as sh the expansion.
 func (a *shAnalyzer) targetWords(w *syntax.Word) []shWord {
+	var out []shWord
+	for _, z := range shZeroDirVariants(w) {
+		out = append(out, a.targetWordsOf(z)...)
+	}
+	return append(out, a.targetWordsOf(w)...)
+}
+
+// targetWordsOf is targetWords without the ** readings.
+func (a *shAnalyzer) targetWordsOf(w *syntax.Word) []shWord {
 	if shHasBraces(w) {
 		if exp, ok := a.expandBraces(w); ok {
 			out := slices.Clone(exp)
@@ -1542,4 +1559,90 @@ func shMayVanish(w *syntax.Word) bool {
 func shRunsUnknownCode(reason string) bool {
 	return strings.HasPrefix(reason, "runs a script that is not a literal") ||
 		strings.HasPrefix(reason, "eval runs") || strings.HasPrefix(reason, "trap action is not a literal")
+}
+
+// shZeroDirs returns w with its first ** component taken out, as zsh and
+// bash with globstar read it when it stands for no directory at all:
+// ~/**/.kube/config is also ~/.kube/config, and ~/**/ and ~/** are also
+// ~/, the home itself (red team U2; X1: a reading that dropped the home
+// let grep -r . ~/**/ read ~/.ssh). has is false when w has no such
+// component in an unquoted literal part: a ** between slashes, or at the
+// start or end of the word.
+func shZeroDirs(w *syntax.Word) (*syntax.Word, bool) {
+	for i, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok || !strings.Contains(l.Value, "**") {
+			continue
+		}
+		v := l.Value
+		for j := strings.Index(v, "**"); j >= 0; {
+			end := j
+			for end < len(v) && v[end] == '*' {
+				end++
+			}
+			before := j == 0 && i == 0 || j > 0 && v[j-1] == '/'
+			after := end == len(v) && i == len(w.Parts)-1 || end < len(v) && v[end] == '/'
+			if before && after {
+				cut := v[:j] + strings.TrimPrefix(v[end:], "/")
+				if cut == "" && len(w.Parts) == 1 {
+					return nil, false // ** alone: the files under ., no directory of its own
+				}
+				parts := slices.Clone(w.Parts)
+				parts[i] = &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: cut}
+				return &syntax.Word{Parts: parts}, true
+			}
+			k := strings.Index(v[end:], "**")
+			if k < 0 {
+				break
+			}
+			j = end + k
+		}
+	}
+	return nil, false
+}
+
+// shZeroDirVariants returns the words w also stands for when its **
+// components stand for no directory (shZeroDirs), each one taken out or
+// kept: at most 7, past three such components.
+func shZeroDirVariants(w *syntax.Word) []*syntax.Word {
+	z, ok := shZeroDirs(w)
+	if !ok {
+		return nil
+	}
+	out := []*syntax.Word{z}
+	for i := 0; i < len(out) && len(out) < 7; i++ {
+		if zz, ok := shZeroDirs(out[i]); ok {
+			out = append(out, zz)
+		}
+	}
+	return out
+}
+
+// zeroDirReadings judges the command of args again with its ** components
+// standing for no directory: the k-th reading takes each word's k-th
+// variant (shZeroDirVariants), or its last.
+func (a *shAnalyzer) zeroDirReadings(args []*syntax.Word, fr shFrame) {
+	variants := make([][]*syntax.Word, len(args))
+	n := 0
+	for i, w := range args {
+		variants[i] = shZeroDirVariants(w)
+		n = max(n, len(variants[i]))
+	}
+	for k := range n {
+		alt := make([]*syntax.Word, len(args))
+		for i, w := range args {
+			alt[i] = w
+			if vs := variants[i]; len(vs) > 0 {
+				alt[i] = vs[min(k, len(vs)-1)]
+			}
+		}
+		words, ok := a.words(alt)
+		f := fr
+		f.wrappers = slices.Clone(fr.wrappers)
+		if !ok {
+			a.emit(words, f, "brace expansion is too large to analyse", shCmdInfo{})
+			continue
+		}
+		a.resolve(slices.Clone(words), f)
+	}
 }

@@ -992,6 +992,22 @@ func (a *shAnalyzer) noteLoop(n *syntax.ForClause, wi *syntax.WordIter) {
 // not, so a POSIX script keeps the literal reading too. ok is false when
 // the expansion is too large to enumerate.
 func (a *shAnalyzer) itemWords(item *syntax.Word) (_ []shWord, ok bool) {
+	if zs := shZeroDirVariants(item); zs != nil {
+		// for f in ~/**/.ssh/*: ** may stand for no directory.
+		var out []shWord
+		for _, z := range append(zs, item) {
+			if !shHasBraces(z) {
+				out = append(out, a.word(z))
+				continue
+			}
+			exp, ok := a.expandBraces(z)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, exp...)
+		}
+		return out, true
+	}
 	if !shHasBraces(item) {
 		return []shWord{a.word(item)}, true
 	}
