@@ -11,6 +11,7 @@ import (
 	"github.com/signoff-dev/signoff/internal/approverbot/channeltest"
 	"github.com/signoff-dev/signoff/internal/approverbot/terminal"
 	"github.com/signoff-dev/signoff/internal/brokertest"
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 func TestTerminalAnswersSeveralQuestionsOnOneLine(t *testing.T) {
@@ -21,7 +22,7 @@ func TestTerminalAnswersSeveralQuestionsOnOneLine(t *testing.T) {
 	r, w := io.Pipe()
 	t.Cleanup(func() { _ = w.Close() })
 	out := newScreen(t)
-	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe"})
+	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe", KeyGuard: -1})
 	runBot(t, p, botConfig("bob", "default"), ch)
 	type_ := func(s string) {
 		t.Helper()
@@ -150,4 +151,41 @@ func TestTheTerminalShowsAQuestionToTheTeamAnEscalationAdds(t *testing.T) {
 	agent := p.Agent("sess-add", "agent-1")
 	brokertest.Ask(context.Background(), agent, "req-add", "bash", brokertest.Bash("deploy added-team"))
 	alices.expect("deploy added-team")
+}
+
+// TestKeysMeantForTheQuestionThatLeftAreNotTaken (red team Y1): a second
+// y typed while the first one's answer was in flight, or a key pressed as
+// the question was settled elsewhere, must not answer the question that
+// takes the prompt a moment later, which the operator has not read: keys
+// that answer are not taken for KeyGuard after a question replaced
+// another; after it they are.
+func TestKeysMeantForTheQuestionThatLeftAreNotTaken(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: channeltest.Policy})
+	agent := p.Agent("sess-guard", "agent-1")
+	first := pending(t, p, agent, "default", "req-guard-1", "npm test")
+	second := pending(t, p, agent, "default", "req-guard-2", "make deploy")
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	out := newScreen(t)
+	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe", KeyGuard: 2 * time.Second})
+	runBot(t, p, botConfig("bob", "default"), ch)
+	out.expect("› ")
+	// Two presses at once: the first answers the question on screen.
+	if _, err := io.WriteString(w, "y\ny\n"); err != nil {
+		t.Fatal(err)
+	}
+	if d := first.Wait(t); d.Outcome != messages.OutcomeAllow {
+		t.Fatalf("the first question: %+v", d)
+	}
+	out.expect("may have been meant for that one")
+	if d, _ := second.Peek(); d != nil {
+		t.Fatalf("the second question was answered by a key typed for the first: %+v", d)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if _, err := io.WriteString(w, "n\nnot now\n"); err != nil {
+		t.Fatal(err)
+	}
+	if d := second.Wait(t); d.RejectMode != messages.RejectSoft || d.Feedback != "not now" {
+		t.Fatalf("the second question, answered after the guard: %+v", d)
+	}
 }

@@ -35,7 +35,7 @@ terminal: {approver: ` + h.s.As + `}
 }
 
 func (h *harness) Channel(t *testing.T, c *approverbot.Config) approverbot.Channel {
-	return terminal.New(h.tp.tty, h.tp.tty, terminal.Options{Logger: h.s.Logger, Device: "ct-tty",
+	return terminal.New(h.tp.tty, h.tp.tty, terminal.Options{Logger: h.s.Logger, Device: "ct-tty", KeyGuard: -1,
 		Shows:     func(q approverbot.Question) bool { return c.Admits(h.s.As, q) },
 		Interrupt: func() { t.Error("unexpected interrupt") }})
 }

@@ -90,7 +90,7 @@ func TestTerminalRevokesGrantsByIDInLineMode(t *testing.T) {
 	r, w := io.Pipe()
 	t.Cleanup(func() { _ = w.Close() })
 	out := newScreen(t)
-	runBot(t, p, botConfig("bob", "default"), terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe"}))
+	runBot(t, p, botConfig("bob", "default"), terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe", KeyGuard: -1}))
 	out.expect("› ")
 	write := func(s string) {
 		t.Helper()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,7 @@ type inputEvent struct {
 	key  rune
 	line string
 	err  error
+	at   time.Time // when it was read
 }
 
 // reader turns the input stream into events on its own goroutine, so the
@@ -50,6 +52,7 @@ func (r *reader) run(ctx context.Context) {
 }
 
 func (r *reader) send(ctx context.Context, ev inputEvent) bool {
+	ev.at = time.Now()
 	select {
 	case r.events <- ev:
 		return true

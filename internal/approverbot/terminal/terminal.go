@@ -58,6 +58,10 @@ type Options struct {
 	// no signal; default: send os.Interrupt to this process, so Ctrl-C
 	// shuts the bot down as it would in a normal terminal.
 	Interrupt func()
+	// KeyGuard is how long after a question takes the prompt from another
+	// the keys that answer are not taken for it (keyGuard); default 600 ms,
+	// negative: none.
+	KeyGuard time.Duration
 }
 
 // Channel is the terminal channel. Create it with [New]; the bot calls Ask
@@ -104,6 +108,9 @@ func New(in io.Reader, out io.Writer, o Options) *Channel {
 	}
 	if o.Interrupt == nil {
 		o.Interrupt = interruptSelf
+	}
+	if o.KeyGuard == 0 {
+		o.KeyGuard = keyGuard
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Second

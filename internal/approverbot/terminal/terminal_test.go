@@ -173,6 +173,11 @@ func ttyBot(t *testing.T, p *brokertest.Plane, yaml string, o terminal.Options) 
 	t.Helper()
 	tp := openPTY(t)
 	o.Logger = quiet()
+	if o.KeyGuard == 0 {
+		// The tests type as soon as a prompt shows; the guard has a test
+		// of its own (TestKeysMeantForTheQuestionThatLeftAreNotTaken).
+		o.KeyGuard = -1
+	}
 	if o.Interrupt == nil {
 		// The default would signal the test process.
 		o.Interrupt = func() { t.Error("unexpected interrupt") }
@@ -299,11 +304,11 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
 		// The brokers say why; the question shows it in place of the key.
-		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "always      not offered: the command runs elevated or cannot be analysed") {
+		if strings.Contains(shown, "[a]") || !strings.Contains(shown, "always      not offered: it asks every time: ") {
 			t.Errorf("a question without Always shows an [a] key or does not say Always is not offered:\n%s", shown)
 		}
 		tp.typeKeys(t, "a")
-		tp.out.expect("Always is not offered: the command runs elevated or cannot be analysed")
+		tp.out.expect("Always is not offered: it asks every time: ")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
 		d := req.Wait(t)
@@ -460,7 +465,7 @@ func TestTerminalRawModeIsRestoredAndCtrlCInterrupts(t *testing.T) {
 	tp := openPTY(t)
 	before := ttyState(t, tp.tty)
 	var interrupts atomic.Int32
-	ch := terminal.New(tp.tty, tp.tty, terminal.Options{Logger: quiet(), Interrupt: func() { interrupts.Add(1) }})
+	ch := terminal.New(tp.tty, tp.tty, terminal.Options{Logger: quiet(), KeyGuard: -1, Interrupt: func() { interrupts.Add(1) }})
 	stop := runBot(t, p, botConfig("bob", "default"), ch)
 	tp.out.expect("press a key")
 	if during := ttyState(t, tp.tty); reflect.DeepEqual(before, during) {
@@ -487,7 +492,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 	r, w := io.Pipe()
 	t.Cleanup(func() { _ = w.Close() })
 	out := newScreen(t)
-	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe"})
+	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe", KeyGuard: -1})
 	runBot(t, p, botConfig("bob", "default"), ch)
 	out.expect("type a key, then Enter")
 	out.expect("› ")

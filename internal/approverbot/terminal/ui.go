@@ -63,7 +63,20 @@ type ui struct {
 	// settled elsewhere); its rest, up to Enter, is dropped so that it
 	// neither answers nor runs a key.
 	discard bool
+	// lastGone is when the question last prompted left the prompt;
+	// guardUntil, when the question now prompted replaced it within
+	// keyGuard, is the end of the time a key may still have been meant
+	// for that one (see keyGuard).
+	lastGone, guardUntil time.Time
 }
+
+// keyGuard is how long after a question takes the prompt from another
+// the keys that answer are not taken for it: a key typed, or already
+// read, for the question that just left — a second press while its
+// answer was in flight, a press as it was settled elsewhere — would
+// otherwise answer one the operator has not read (red team Y1: y, y
+// approved npm test and then curl | sh).
+const keyGuard = 600 * time.Millisecond
 
 func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 	who := line(u.op.ID)
@@ -116,6 +129,12 @@ func (u *ui) promptNext() {
 		return
 	}
 	u.cur, u.queue = u.queue[0], u.queue[1:]
+	u.guardUntil = time.Time{}
+	if g := u.c.o.KeyGuard; g > 0 {
+		if now := time.Now(); now.Sub(u.lastGone) < g {
+			u.guardUntil = now.Add(g)
+		}
+	}
 	u.out.breakLine()
 	u.out.print("\n" + renderQuestion(u.st, u.cur.q, u.c.o.Now(), len(u.queue)))
 	u.prompt()
@@ -240,7 +259,7 @@ func (u *ui) resolve(r messages.Resolved) {
 	u.out.println(settledLine(u.st, toolOf(it.q, &r), r))
 	if it == u.cur {
 		u.discard = u.raw && u.typing != nil
-		u.cur, u.typing = nil, nil
+		u.cur, u.typing, u.lastGone = nil, nil, time.Now()
 		u.out.println("  " + u.st.dim("prompt closed: it was settled elsewhere, nothing was sent from here"))
 		u.prompt() // a grant id being typed
 		return
@@ -259,7 +278,7 @@ func (u *ui) hide(id string) {
 	u.queue = slices.DeleteFunc(u.queue, func(x *item) bool { return x == it })
 	if it == u.cur {
 		u.discard = u.raw && u.typing != nil
-		u.cur, u.typing = nil, nil
+		u.cur, u.typing, u.lastGone = nil, nil, time.Now()
 		u.out.println("  " + u.st.dim("prompt closed: this question is no longer routed to you, nothing was sent from here"))
 	}
 	u.prompt()
@@ -349,6 +368,12 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 		return
 	}
 	key = unicode.ToLower(key)
+	if strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil) {
+		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: it came as this question replaced the one before, "+
+			"and may have been meant for that one; read this one, then press it again"))
+		u.prompt()
+		return
+	}
 	if u.raw && unicode.IsPrint(key) {
 		u.out.print(string(key))
 	}
@@ -443,7 +468,7 @@ func (u *ui) submit(ctx context.Context, text string) {
 // skip moves the current question to the end of the queue.
 func (u *ui) skip() {
 	it := u.cur
-	u.cur = nil
+	u.cur, u.lastGone = nil, time.Now()
 	if n := len(u.queue); n > 0 {
 		u.out.println("  " + u.st.dim(fmt.Sprintf("skipped; it comes back after %d other question(s)", n)))
 	} else {
@@ -479,13 +504,13 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 		u.out.println(u.st.yellow("!") + " " + tool + ": answer not sent: " + line(err.Error()))
 		if errors.Is(err, approverbot.ErrUnknownQuestion) || errors.Is(err, approverbot.ErrUnknownApprover) {
 			delete(u.items, a.RequestID)
-			u.cur = nil
+			u.cur, u.lastGone = nil, time.Now()
 			return
 		}
 		u.prompt()
 		return
 	}
-	u.cur = nil
+	u.cur, u.lastGone = nil, time.Now()
 	grant := ""
 	switch v := view(it.q); a.Choice {
 	case approverbot.ChoiceSession:
