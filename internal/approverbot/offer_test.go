@@ -202,3 +202,17 @@ func TestARepeatedKeyIsNotApproved(t *testing.T) {
 		t.Errorf("approve without a repeat: %v", err)
 	}
 }
+
+// A number past float64's range stopped the walk that finds nested
+// repeats: what it could not read counts as cut (red team Y2).
+func TestARepeatedKeyAfterAHugeNumberIsNotApproved(t *testing.T) {
+	q := offerQuestion("agent", sessionOffered, alwaysOffered)
+	q.Request.Tool, q.Request.Arguments = "mcp__db__query", json.RawMessage(`{"timeout":1e999,"params":{"sql":"DROP TABLE users","sql":"SELECT 1"}}`)
+	if err := Offered(q, ChoiceOnce, "bob"); !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "params.sql") {
+		t.Errorf("approve: %v", err)
+	}
+	q.Request.Arguments = json.RawMessage(`{"timeout":1e999,"params":{"sql":"SELECT 1"}}`)
+	if err := Offered(q, ChoiceOnce, "bob"); err != nil {
+		t.Errorf("approve without a repeat: %v", err)
+	}
+}

@@ -363,4 +363,17 @@ func TestIntegersPastTwoToThe53AreFlagged(t *testing.T) {
 	if strings.Contains(got, "9007199254740992,") || strings.Contains(got, "1.5e300") {
 		t.Errorf("an exact number is flagged: %q", got)
 	}
+	// Any notation, past the range, and how many more (red team Y5).
+	v = card.Present(bash(`{"a":9007199254740993.0,"b":90071992547409931e-1,"c":1e999,"d":0.1,"e":[1,2.5,-3e2],`+
+		`"f":[9007199254740995,9007199254740997,9007199254740999,9007199254741001,9007199254741003]}`), card.DefaultLimits)
+	got = strings.Join(v.Warnings, "\n")
+	for _, want := range []string{"9007199254740993.0, read as 9007199254740992", "90071992547409931e-1, read as 9007199254740994",
+		"1e999, read as Infinity", "and 3 more"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "0.1,") || strings.Contains(got, "2.5") {
+		t.Errorf("a fraction a double rounds is flagged: %q", got)
+	}
 }

@@ -3,6 +3,7 @@ package card
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -93,7 +94,20 @@ func SummarisedKeys(raw json.RawMessage) []string {
 // arguments: what is shown holds their last value, a program reading the
 // arguments may take the first. The top level's are [keyWarnings]'.
 func NestedRepeats(raw json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(unwrapJSONString(raw)))
+	out, _ := nestedRepeats(raw)
+	return out
+}
+
+// nestedRepeats is NestedRepeats, and whether the walk read the arguments
+// to their end: one it could not finish has not looked at every key
+// (red team Y2: a number past float64's range stopped it before a repeat).
+func nestedRepeats(raw json.RawMessage) ([]string, bool) {
+	data := unwrapJSONString(raw)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var out []string
 	var walk func(path string, top bool) bool
 	walk = func(path string, top bool) bool {
@@ -135,8 +149,7 @@ func NestedRepeats(raw json.RawMessage) []string {
 		}
 		return true
 	}
-	walk("", true)
-	return out
+	return out, walk("", true)
 }
 
 // keyWarnings are the warnings of keys (from [ArgKeys]); each key and
@@ -197,31 +210,66 @@ func caseTwin(k string, others []string) string {
 // acts on another number than the card shows.
 const maxExactInt = 1 << 53
 
-// InexactNumbers lists the integers of the arguments past ±2^53, each with
-// the double a program that reads numbers as doubles takes it for
-// ("1732805123456789012, read as 1732805123456788992"): the card shows the
-// digits sent, a JavaScript tool server acts on the other (red team V7).
+// InexactNumbers lists the numbers of the arguments that a program which
+// reads JSON numbers as doubles (JavaScript, many others) takes for
+// another: integers past ±2^53 that no double holds, in any notation
+// (9007199254740993, 9007199254740993.0, 90071992547409931e-1), each with
+// the number it becomes, and numbers past a double's range, which become
+// Infinity — the card shows the digits sent, such a tool server acts on
+// the other (red team V7, Y5). Past maxFlagged it says how many more.
 func InexactNumbers(raw json.RawMessage) []string {
 	dec := json.NewDecoder(bytes.NewReader(unwrapJSONString(raw)))
 	dec.UseNumber()
 	var out []string
-	for len(out) < maxFlagged {
+	more := 0
+	for {
 		t, err := dec.Token()
 		if err != nil {
 			break
 		}
 		n, ok := t.(json.Number)
-		if !ok || strings.ContainsAny(string(n), ".eE") {
+		if !ok {
 			continue
 		}
-		i, ok := new(big.Int).SetString(string(n), 10)
-		if !ok || new(big.Int).Abs(i).Cmp(big.NewInt(maxExactInt)) <= 0 {
-			continue
-		}
-		f, _ := new(big.Float).SetInt(i).Float64()
-		if d, _ := big.NewFloat(f).Int(nil); d.Cmp(i) != 0 {
-			out = append(out, string(n)+", read as "+d.String())
+		what := inexactNumber(string(n))
+		switch {
+		case what == "":
+		case len(out) < maxFlagged:
+			out = append(out, what)
+		default:
+			more++
 		}
 	}
+	if more > 0 {
+		out = append(out, "and "+strconv.Itoa(more)+" more")
+	}
 	return out
+}
+
+// inexactNumber says what a double makes of the JSON number n ("" when it
+// is the same number, or a fraction a double rounds, as every program
+// does).
+func inexactNumber(n string) string {
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		if math.IsInf(f, 0) {
+			return n + ", read as Infinity"
+		}
+		return n + ", read as " + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	// Between 2^53 and 1e21 (past which JavaScript writes numbers with an
+	// exponent, as the card's 1.5e300 is read) a double holds no fraction
+	// and not every integer.
+	if len(n) > 400 || math.Abs(f) < maxExactInt || math.Abs(f) >= 1e21 {
+		return ""
+	}
+	r, ok := new(big.Rat).SetString(n)
+	if !ok {
+		return ""
+	}
+	exact := new(big.Rat).SetFloat64(f)
+	if exact == nil || exact.Cmp(r) == 0 {
+		return ""
+	}
+	return n + ", read as " + exact.Num().String()
 }

@@ -235,10 +235,10 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	for _, k := range keys {
 		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
 	}
-	nested := NestedRepeats(raw)
+	nested, read := nestedRepeats(raw)
 	keyNotes := keyWarnings(keys, nested, z)
-	for _, n := range InexactNumbers(raw) {
-		keyNotes = append(keyNotes, "⚠ The number "+n+" by a program that reads numbers as doubles (JavaScript): it is past 2^53, where not every integer is one.")
+	if ns := InexactNumbers(raw); len(ns) > 0 {
+		keyNotes = append(keyNotes, "⚠ Numbers a program that reads them as doubles (JavaScript) takes for others: "+strings.Join(ns, "; ")+".")
 	}
 	if v.SafetyOverride != "" && strings.Contains(v.Why, v.SafetyOverride) {
 		// The reason only repeats the override, shown on its own.
@@ -275,6 +275,9 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	// whose every value is not shown (red team V3).
 	for _, k := range repeatedKeys(keys, nested) {
 		v.Cut = append(v.Cut, "every value of the repeated argument "+strconv.Quote(z.line(k)))
+	}
+	if !read {
+		v.Cut = append(v.Cut, "a check of the arguments for repeated keys, which could not read them to the end")
 	}
 	for _, k := range SummarisedKeys(raw) {
 		v.Cut = append(v.Cut, "the whole of "+strconv.Quote(z.line(k))+" (too large to send: only its size, SHA-256 and first bytes are here)")
