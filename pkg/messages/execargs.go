@@ -21,6 +21,10 @@ var ExecutionArguments = map[string]string{
 	"workdir":                    "changes the directory the call runs in",
 	"directory":                  "changes the directory the call runs in",
 	"dir_path":                   "changes the directory the call runs in",
+	"dir":                        "changes the directory the call runs in",
+	"working_directory":          "changes the directory the call runs in",
+	"working_dir":                "changes the directory the call runs in",
+	"cd":                         "changes the directory the call runs in",
 	"shell":                      "chooses the program that runs the command",
 	"environment":                "sets environment variables the command runs with",
 	"user":                       "runs the command as another user",
@@ -52,3 +56,26 @@ func IsSummary(s string) bool {
 	}
 	return i > 0 && strings.HasPrefix(rest[i:], " bytes not sent (")
 }
+
+// ExecutionArgument returns what the argument key does when it is one of
+// ExecutionArguments in any spelling a host might read — any case, with
+// or without '_' and '-' (workingDirectory, Working-Dir): the card and the
+// policy compare keys alike.
+func ExecutionArgument(key string) (what string, ok bool) {
+	what, ok = executionByNorm[NormalizeKey(key)]
+	return what, ok
+}
+
+// NormalizeKey is key in lower case without '_' and '-', as the policy
+// compares argument keys.
+func NormalizeKey(key string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
+}
+
+var executionByNorm = func() map[string]string {
+	m := make(map[string]string, len(ExecutionArguments))
+	for k, w := range ExecutionArguments {
+		m[NormalizeKey(k)] = w
+	}
+	return m
+}()

@@ -20,21 +20,20 @@ import (
 // '-' separators), so no spelling a host might read slips by.
 
 // execArgNames are the keys of ExecutionArguments the policy judges here,
-// normalized as scanArgs takes them. The working directories (cwd,
-// workdir, directory, dir_path) are judged where the call runs
+// normalized as scanArgs takes them. The working directories (every
+// spelling of workdirArgs) are judged where the call runs
 // (evaluation.workdir); run_in_background changes nothing of what runs.
 var execArgNames = func() []string {
 	var out []string
 	for k := range messages.ExecutionArguments {
-		n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
-		switch n {
-		case "cwd", "workdir", "directory", "dirpath", "runinbackground":
+		n := messages.NormalizeKey(k)
+		if n == "runinbackground" || slices.Contains(workdirArgs, n) {
 			continue
 		}
 		out = append(out, n)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }()
 
 // execArgReasons returns why the arguments ask the host to run the call
@@ -50,12 +49,7 @@ func execArgReasons(args json.RawMessage) []string {
 		if execArgDefault(v.key, v.raw) {
 			continue
 		}
-		what := ""
-		for k, w := range messages.ExecutionArguments {
-			if strings.EqualFold(strings.NewReplacer("_", "", "-", "").Replace(k), v.key) {
-				what = w
-			}
-		}
+		what, _ := messages.ExecutionArgument(v.key)
 		out = append(out, "argument "+v.key+"="+string(bytes.TrimSpace(v.raw))+" "+what)
 	}
 	return out

@@ -377,3 +377,14 @@ func TestIntegersPastTwoToThe53AreFlagged(t *testing.T) {
 		t.Errorf("a fraction a double rounds is flagged: %q", got)
 	}
 }
+
+// Every spelling of a working-directory key the policy reads is flagged
+// on the card (red team Y6: Zed's cd, workingDirectory, dir_path).
+func TestWorkingDirectoryKeysAreFlaggedInEverySpelling(t *testing.T) {
+	for _, key := range []string{"cd", "workingDirectory", "working_dir", "dir", "Dir-Path", "directory"} {
+		v := card.Present(bash(`{"command":"rm -rf build","`+key+`":"/home/u"}`), card.DefaultLimits)
+		if got := strings.Join(v.Warnings, "\n"); !strings.Contains(got, "changes the directory the call runs in") {
+			t.Errorf("%s: warnings %q", key, got)
+		}
+	}
+}

@@ -176,12 +176,15 @@ func keyWarnings(keys, nested []string, z *sanitizer) []string {
 		if twin := caseTwin(k, keys); twin != "" && !slices.Contains(knownKeys, k) {
 			out = append(out, "⚠ Argument "+shown+" differs from "+strconv.Quote(z.line(twin))+" only in case: a host may read either.")
 		}
+		twin := caseTwin(k, nil)
 		if what, ok := execKeys[k]; ok {
 			out = append(out, "⚠ Argument "+shown+" "+what+".")
-		} else if twin := caseTwin(k, nil); twin != "" {
-			if what, ok := execKeys[twin]; ok {
-				out = append(out, "⚠ Argument "+shown+" may be read as "+strconv.Quote(twin)+", which "+what+".")
-			}
+		} else if what, ok := execKeys[twin]; ok && twin != "" {
+			out = append(out, "⚠ Argument "+shown+" may be read as "+strconv.Quote(twin)+", which "+what+".")
+		} else if what, ok := messages.ExecutionArgument(k); ok {
+			// Another spelling the policy reads as the same key
+			// (workingDirectory, Dir-Path): one way of matching keys.
+			out = append(out, "⚠ Argument "+shown+" is read as one that "+what+".")
 		}
 	}
 	return out
