@@ -370,7 +370,7 @@ func MainArgument(raw json.RawMessage) string {
 	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
 		return ""
 	}
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url"} {
+	for _, key := range []string{"command", "cmd", "script", "file_path", "path", "pattern", "url"} {
 		var s string
 		if json.Unmarshal(m[key], &s) == nil && s != "" {
 			return s

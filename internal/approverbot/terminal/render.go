@@ -253,7 +253,7 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 		// screen the verdict above has scrolled away, so what is not
 		// allowed is said again next to the keys (red team V4: a long
 		// here-document pushed a force-push 130 rows up).
-		row("again", recapText(st, v))
+		row("again", recapText(st, v, q))
 	}
 	return b.String()
 }
@@ -263,9 +263,21 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 const recapAfter = 20
 
 // recapText is the verdict again: the warnings, the safety override and
-// every sub-command that is not allowed.
-func recapText(st style, v approverbot.View) string {
+// every sub-command that is not allowed — or, for a call without
+// sub-commands (an MCP tool, a file tool), why it asks and what it acts on
+// (red team Y4: "every sub-command above is allowed" under a curl | sh).
+func recapText(st style, v approverbot.View, q approverbot.Question) string {
 	var out []string
+	if len(v.Subcommands) == 0 {
+		if v.Why != "" {
+			out = append(out, "asks because "+line(v.Why))
+		}
+		if m := card.MainArgument(q.Request.Arguments); m != "" {
+			out = append(out, line(q.Request.Tool)+" of "+line(card.Clip(card.OneLine(m), 300)))
+		} else {
+			out = append(out, line(q.Request.Tool)+": read its arguments above")
+		}
+	}
 	for _, w := range v.Warnings {
 		out = append(out, st.yellow(line(w)))
 	}
@@ -281,7 +293,7 @@ func recapText(st style, v approverbot.View) string {
 		out = append(out, st.yellow(fmt.Sprintf("… and %d more sub-commands not shown", v.MoreSubcommands)))
 	}
 	if len(out) == 0 {
-		return st.dim("every sub-command above is allowed; read the arguments above")
+		return st.dim("every sub-command above is allowed (the call asks for the reason above); read the arguments above")
 	}
 	return strings.Join(out, "\n")
 }
