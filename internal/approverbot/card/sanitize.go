@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/text/unicode/norm"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The sanitiser: every text an agent controls passes through it once, in
@@ -213,6 +214,81 @@ func (z *sanitizer) shellPunctuation(command string) {
 		if r >= 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Lm, r)) {
 			z.punct = addRune(z.punct, r)
 		}
+	}
+	z.unquotedEdges(command)
+}
+
+// unquotedEdges flags the characters outside ASCII that stand, outside
+// the shell's quotes, at the edge of a word or next to punctuation: a
+// letter that looks like a quote (U+A78C saltillo, a Latin letter) opens
+// or closes nothing for bash, while a person reads the text after it as
+// quoted (red team Y3). Letters inside a word (héllo) are words; text in
+// quotes and here-documents is data. A script the parser cannot read is
+// checked whole.
+func (z *sanitizer) unquotedEdges(command string) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		z.edges(command)
+		return
+	}
+	var quoted [][2]uint
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = append(quoted, [2]uint{n.Pos().Offset(), n.End().Offset()})
+		case *syntax.Redirect:
+			if n.Hdoc != nil {
+				quoted = append(quoted, [2]uint{n.Hdoc.Pos().Offset(), n.Hdoc.End().Offset()})
+			}
+		case *syntax.Lit:
+			off := n.Pos().Offset()
+			for _, q := range quoted {
+				if off >= q[0] && off < q[1] {
+					return true
+				}
+			}
+			z.edges(n.Value)
+		}
+		return true
+	})
+}
+
+// edges flags the runes of s outside ASCII that stand at the edge of a
+// run of them next to ASCII: a run of non-ASCII letters (and their marks)
+// that is a word of its own, or inside a word of them, is text (Привет,
+// héllo); one that starts or ends against ASCII (ꞌWIP, #ꞌ, café) may be a
+// quote to the eye.
+func (z *sanitizer) edges(s string) {
+	rs := []rune(s)
+	inner := func(r rune) bool { return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) }
+	for i := 0; i < len(rs); {
+		if rs[i] < 0x80 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && inner(rs[j]) {
+			j++
+		}
+		if j == i {
+			i++ // punctuation and symbols: shellPunctuation's
+			continue
+		}
+		if !slices.ContainsFunc(rs[i:j], func(r rune) bool { return !unicode.IsMark(r) }) {
+			i = j // accents on the letter before them (cafe + U+0301)
+			continue
+		}
+		asciiBefore := i > 0 && rs[i-1] < 0x80 && !unicode.IsSpace(rs[i-1])
+		asciiAfter := j < len(rs) && rs[j] < 0x80 && !unicode.IsSpace(rs[j])
+		switch {
+		case asciiBefore && asciiAfter:
+			// inside a word (héllo): text
+		case asciiBefore:
+			z.punct = addRune(z.punct, rs[j-1])
+		case asciiAfter:
+			z.punct = addRune(z.punct, rs[i])
+		}
+		i = j
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // Width measures one character against a channel's limits: [RuneWidth]
@@ -105,12 +107,26 @@ func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, 
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return "", show(string(raw)), cut
 	}
-	if c, ok := m["cmd"].(string); ok {
-		z.shellPunctuation(c) // Codex's exec_command
+	// Every value a host runs as shell text, in any spelling of its key
+	// (command, cmd, script; Codex's argv ["bash", "-lc", SCRIPT]): red
+	// team Y3.
+	for k, v := range m {
+		switch messages.NormalizeKey(k) {
+		case "command", "cmd", "script":
+			switch v := v.(type) {
+			case string:
+				z.shellPunctuation(v)
+			case []any:
+				for _, e := range v {
+					if s, ok := e.(string); ok {
+						z.shellPunctuation(s)
+					}
+				}
+			}
+		}
 	}
 	if c, ok := m["command"].(string); ok {
 		command = show(c)
-		z.shellPunctuation(c)
 		delete(m, "command")
 	}
 	if len(m) == 0 {
