@@ -29,11 +29,26 @@ func (u *progUse) sedScripts(w []shWord) {
 	if !u.pattern && len(u.operands) > 0 {
 		pieces = append(pieces, u.operands[0])
 		if len(pieces) == 1 && u.bsdInPlace() && len(u.operands) > 1 {
-			// BSD sed (macOS): -i takes the next word as the backup
-			// suffix, so in sed -i '' SCRIPT FILE the script is the
-			// second operand; GNU sed reads '' as the script. Both
-			// readings are judged (red team U9).
-			pieces = append(pieces, u.operands[1])
+			// BSD sed (macOS): -i and -I take the next word as the
+			// backup suffix, so in sed -i '' SCRIPT FILE (or sed -i p
+			// SCRIPT FILE) the script is the second operand; GNU sed
+			// reads the first as the script and the second as a file.
+			// Both readings are judged (red team U9, X4): with an empty
+			// first word the second is the script; otherwise what the
+			// second would write or read as a BSD script counts,
+			// without asking for a script GNU reads as a file name.
+			if u.operands[0].text == "" {
+				pieces = append(pieces, u.operands[1])
+			} else if w := u.operands[1]; w.lit {
+				// BSD sed has no e command: only what w and r name.
+				writes, reads, _ := sedEffects(w.text)
+				for _, f := range writes {
+					u.writes = append(u.writes, shWord{text: f, lit: true})
+				}
+				for _, f := range reads {
+					u.reads = append(u.reads, shWord{text: f, lit: true})
+				}
+			}
 		}
 	}
 	// A piece that is not a literal asks; the others are still read
@@ -517,15 +532,14 @@ func (p *sedParser) digits() string {
 	return p.src[j:p.i]
 }
 
-// bsdInPlace reports sed -i (or --in-place) with no suffix of its own
-// followed by an empty operand: BSD sed's in-place edit with an empty
-// suffix word before SCRIPT FILE.
+// bsdInPlace reports sed -i, -I or --in-place with no suffix of its own:
+// BSD sed then takes the next word as the suffix (sed -i ” SCRIPT FILE).
 func (u *progUse) bsdInPlace() bool {
-	if len(u.operands) == 0 || !u.operands[0].lit || u.operands[0].text != "" {
+	if len(u.operands) == 0 || !u.operands[0].lit {
 		return false
 	}
 	for _, s := range u.seen {
-		if (s.opt.name == "-i" || s.opt.name == "--in-place") && s.value == nil {
+		if (s.opt.name == "-i" || s.opt.name == "-I" || s.opt.name == "--in-place") && s.value == nil {
 			return true
 		}
 	}
