@@ -168,3 +168,31 @@ func TestRedTeamXPrograms(t *testing.T) {
 		{`sed -i.bak 's/a/b/' f1 f2`, policy.Allow},
 	})
 }
+
+// TestCredentialVerbsAndConfigVariables (red team X5, X11): more spellings
+// of verbs that print stored credentials read their stores, and the
+// variables that move a CLI's configuration ask as its option does.
+func TestCredentialVerbsAndConfigVariables(t *testing.T) {
+	p, err := policy.Parse([]byte(`mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(~/.npmrc)", action: deny }
+  - { rule: "@files(~/.netrc)", action: deny }
+  - { rule: "@files(**/.env)", action: deny }
+  - { rule: "@files(~/.kube/**)", action: deny }
+`), "verbs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, p, []bashCase{
+		{`pnpm c get x`, policy.Deny},
+		{`heroku auth:token`, policy.Deny},
+		{`docker compose convert`, policy.Deny},
+		{`podman compose config`, policy.Deny},
+		{`oc whoami -t`, policy.Deny},
+		{`DOCKER_CONFIG=./cfg docker compose version`, policy.Ask},
+		{`AWS_SHARED_CREDENTIALS_FILE=./c aws s3 ls`, policy.Ask},
+		{`docker compose version`, policy.Allow},
+	})
+}

@@ -59,25 +59,31 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 // documented default location; one moved by a variable (AWS_CONFIG_FILE,
 // KUBECONFIG, GH_CONFIG_DIR) set in the host's environment is not seen.
 var credentialStores = map[string][]string{
-	"aws configure":         {"~/.aws/credentials", "~/.aws/config"},
-	"kubectl config":        {"~/.kube/config"},
-	"gh auth":               {"~/.config/gh/hosts.yml"},
-	"gcloud auth":           {"~/.config/gcloud/credentials.db", "~/.config/gcloud/access_tokens.db"},
-	"gcloud config":         {"~/.config/gcloud/configurations"},
-	"az account":            {"~/.azure/msal_token_cache.json", "~/.azure/azureProfile.json"},
-	"docker compose config": {".env"},
-	"docker-compose config": {".env"},
-	"npm config":            {"~/.npmrc", ".npmrc"},
-	"npm get":               {"~/.npmrc", ".npmrc"}, // npm config get (red team U8)
-	"npm set":               {"~/.npmrc", ".npmrc"}, // npm config set
-	"pnpm config":           {"~/.npmrc", ".npmrc"},
-	"yarn config":           {"~/.yarnrc.yml", ".yarnrc.yml", "~/.npmrc", ".npmrc"},
-	"gh config":             {"~/.config/gh/hosts.yml", "~/.config/gh/config.yml"},
-	"docker login":          {"~/.docker/config.json"},
-	"heroku auth":           {"~/.netrc"},
-	"doctl auth":            {"~/.config/doctl/config.yaml"},
-	"vault token":           {"~/.vault-token"},
-	"vault print":           {"~/.vault-token"},
+	"aws configure":          {"~/.aws/credentials", "~/.aws/config"},
+	"kubectl config":         {"~/.kube/config"},
+	"gh auth":                {"~/.config/gh/hosts.yml"},
+	"gcloud auth":            {"~/.config/gcloud/credentials.db", "~/.config/gcloud/access_tokens.db"},
+	"gcloud config":          {"~/.config/gcloud/configurations"},
+	"az account":             {"~/.azure/msal_token_cache.json", "~/.azure/azureProfile.json"},
+	"docker compose config":  {".env"},
+	"docker-compose config":  {".env"},
+	"npm config":             {"~/.npmrc", ".npmrc"},
+	"npm get":                {"~/.npmrc", ".npmrc"}, // npm config get (red team U8)
+	"npm set":                {"~/.npmrc", ".npmrc"}, // npm config set
+	"pnpm config":            {"~/.npmrc", ".npmrc"},
+	"yarn config":            {"~/.yarnrc.yml", ".yarnrc.yml", "~/.npmrc", ".npmrc"},
+	"gh config":              {"~/.config/gh/hosts.yml", "~/.config/gh/config.yml"},
+	"docker login":           {"~/.docker/config.json"},
+	"pnpm c":                 {"~/.npmrc", ".npmrc"}, // pnpm config (red team X5)
+	"heroku auth:token":      {"~/.netrc"},
+	"docker compose convert": {".env"},
+	"podman compose config":  {".env"},
+	"podman-compose config":  {".env"},
+	"oc whoami":              {"~/.kube/config"}, // -t prints the token
+	"heroku auth":            {"~/.netrc"},
+	"doctl auth":             {"~/.config/doctl/config.yaml"},
+	"vault token":            {"~/.vault-token"},
+	"vault print":            {"~/.vault-token"},
 }
 
 // credentialFiles returns the credential stores the command's verb reads
