@@ -954,8 +954,8 @@ func checkHome(v string) error {
 	switch {
 	case v == "/":
 		return &FieldError{Field: "home", Problem: "must not be /: a home of / would make ~/.ssh/** mean /.ssh/**"}
-	case strings.ContainsAny(v, "*?[]{}\\!"):
-		return &FieldError{Field: "home", Problem: "must not hold glob characters (* ? [ ] { } \\ !), got " + strconv.Quote(v)}
+	case strings.ContainsAny(v, "*?[]{}\\!,"):
+		return &FieldError{Field: "home", Problem: "must not hold glob characters (* ? [ ] { } \\ ! and the comma of a brace group), got " + strconv.Quote(v)}
 	}
 	return nil
 }

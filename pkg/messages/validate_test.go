@@ -93,6 +93,7 @@ func TestRequestValidate(t *testing.T) {
 		{"the root as home is rejected", func(r *Request) { r.Home = "/" }, "home", "must not be /"},
 		{"a home with a glob is rejected", func(r *Request) { r.Home = "/home/*" }, "home", "glob characters"},
 		{"a home with a brace is rejected", func(r *Request) { r.Home = "/home/{a,b}" }, "home", "glob characters"},
+		{"a home with a comma is rejected", func(r *Request) { r.Home = "/home/a,b" }, "home", "glob characters"},
 		{"a description in another script is fine", func(r *Request) { r.Description = "Установить зависимости — 依存関係" }, "", ""},
 		{"a batch item needs a tool", func(r *Request) { r.BatchRemaining[1].Tool = "" }, "batch_remaining[1].tool", "must not be empty"},
 		{"a batch item without arguments is fine", func(r *Request) { r.BatchRemaining[0].Arguments = nil }, "", ""},

@@ -68,5 +68,5 @@ func (p *Policy) forHome(h string) *Policy {
 // usableHome reports whether h can stand for ~ in the policy's patterns:
 // absolute, clean, and without a character a pattern would read as a glob.
 func usableHome(h string) bool {
-	return path.IsAbs(h) && path.Clean(h) == h && h != "/" && !strings.ContainsAny(h, "*?[]{}\\!")
+	return path.IsAbs(h) && path.Clean(h) == h && h != "/" && !strings.ContainsAny(h, "*?[]{}\\!,")
 }
