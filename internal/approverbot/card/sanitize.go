@@ -260,7 +260,9 @@ func (z *sanitizer) unquotedEdges(command string) {
 // quote to the eye.
 func (z *sanitizer) edges(s string) {
 	rs := []rune(s)
-	inner := func(r rune) bool { return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) }
+	inner := func(r rune) bool {
+		return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r))
+	}
 	for i := 0; i < len(rs); {
 		if rs[i] < 0x80 {
 			i++
