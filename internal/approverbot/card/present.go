@@ -269,20 +269,28 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 		warnings = append(warnings, w)
 	}
 	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
-	v.Cut = cutParts(v, argsCut)
-	// A key given twice has a value the card does not show (it shows the
-	// last; a host's parser may keep the first): nobody approves a call
-	// whose every value is not shown (red team V3).
+	v.Cut = append(cutParts(v, argsCut), unseenArguments(raw, keys, nested, read, z)...)
+	return v
+}
+
+// unseenArguments names what no card shows of the arguments, whatever the
+// channel's limits: a key given twice has a value the card does not show
+// (it shows the last; a host's parser may keep the first: red team V3),
+// a check for such keys that could not read the arguments to the end has
+// not seen them all (Y2), and a summary stands in for an argument too
+// large to send (V2). Nobody approves such a call.
+func unseenArguments(raw json.RawMessage, keys, nested []string, read bool, z *sanitizer) []string {
+	var out []string
 	for _, k := range repeatedKeys(keys, nested) {
-		v.Cut = append(v.Cut, "every value of the repeated argument "+strconv.Quote(z.line(k)))
+		out = append(out, "every value of the repeated argument "+strconv.Quote(z.line(k)))
 	}
 	if !read {
-		v.Cut = append(v.Cut, "a check of the arguments for repeated keys, which could not read them to the end")
+		out = append(out, "a check of the arguments for repeated keys, which could not read them to the end")
 	}
 	for _, k := range SummarisedKeys(raw) {
-		v.Cut = append(v.Cut, "the whole of "+strconv.Quote(z.line(k))+" (too large to send: only its size, SHA-256 and first bytes are here)")
+		out = append(out, "the whole of "+strconv.Quote(z.line(k))+" (too large to send: only its size, SHA-256 and first bytes are here)")
 	}
-	return v
+	return out
 }
 
 // fitWarnings keeps the warnings that fit l.Warnings together (one per
