@@ -196,3 +196,16 @@ rules:
 		{`docker compose version`, policy.Allow},
 	})
 }
+
+// TestDoubleStarBesideQuotedSlashes (red team Z1): the slash beside a **
+// component may be quoted; the shells glob all the same.
+func TestDoubleStarBesideQuotedSlashes(t *testing.T) {
+	p := progKPolicy(t, "cat", "grep")
+	wantActions(t, p, []bashCase{
+		{`cat "$HOME/"**/.ssh/id_rsa`, policy.Deny},
+		{`cat ~/**"/".ssh/id_rsa`, policy.Deny},
+		{`cat ~/**'/'.ssh/id_rsa`, policy.Deny},
+		{`grep -r . ~/**"/".ssh`, policy.Deny},
+		{`cat **"/"main.go`, policy.Allow},
+	})
+}

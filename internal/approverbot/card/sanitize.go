@@ -253,44 +253,26 @@ func (z *sanitizer) unquotedEdges(command string) {
 	})
 }
 
-// edges flags the runes of s outside ASCII that stand at the edge of a
-// run of them next to ASCII: a run of non-ASCII letters (and their marks)
-// that is a word of its own, or inside a word of them, is text (Привет,
-// héllo); one that starts or ends against ASCII (ꞌWIP, #ꞌ, café) may be a
-// quote to the eye.
+// edges flags the runes of s outside ASCII that stand against ASCII (at
+// either end of a run of them) and are not an ASCII letter with an accent
+// (é is e and a mark): a letter that looks like a quote (U+A78C saltillo,
+// a Latin letter to Unicode) reads to a person as the quote of a string,
+// in -mꞌWIP as in ꞌWIP (red team Y3, Z7), while héllo, café and Привет
+// are words.
 func (z *sanitizer) edges(s string) {
 	rs := []rune(s)
-	inner := func(r rune) bool {
-		return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r))
-	}
-	for i := 0; i < len(rs); {
-		if rs[i] < 0x80 {
-			i++
+	ascii := func(j int) bool { return j >= 0 && j < len(rs) && rs[j] < 0x80 && !unicode.IsSpace(rs[j]) }
+	for i, r := range rs {
+		if r < 0x80 || unicode.IsMark(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue // ASCII, accents, and punctuation (shellPunctuation's)
+		}
+		if !ascii(i-1) && !ascii(i+1) {
 			continue
 		}
-		j := i
-		for j < len(rs) && inner(rs[j]) {
-			j++
+		if d := norm.NFD.String(string(r)); d != "" && d[0] < 0x80 && unicode.IsLetter(rune(d[0])) {
+			continue // an accented ASCII letter
 		}
-		if j == i {
-			i++ // punctuation and symbols: shellPunctuation's
-			continue
-		}
-		if !slices.ContainsFunc(rs[i:j], func(r rune) bool { return !unicode.IsMark(r) }) {
-			i = j // accents on the letter before them (cafe + U+0301)
-			continue
-		}
-		asciiBefore := i > 0 && rs[i-1] < 0x80 && !unicode.IsSpace(rs[i-1])
-		asciiAfter := j < len(rs) && rs[j] < 0x80 && !unicode.IsSpace(rs[j])
-		switch {
-		case asciiBefore && asciiAfter:
-			// inside a word (héllo): text
-		case asciiBefore:
-			z.punct = addRune(z.punct, rs[j-1])
-		case asciiAfter:
-			z.punct = addRune(z.punct, rs[i])
-		}
-		i = j
+		z.punct = addRune(z.punct, r)
 	}
 }
 

@@ -1580,15 +1580,18 @@ func shZeroDirs(w *syntax.Word) (*syntax.Word, bool) {
 			for end < len(v) && v[end] == '*' {
 				end++
 			}
-			before := j == 0 && i == 0 || j > 0 && v[j-1] == '/'
-			after := end == len(v) && i == len(w.Parts)-1 || end < len(v) && v[end] == '/'
+			// The characters beside the run may be in the parts beside
+			// this one: "$HOME/"**/x, ~/**"/".kube (red team Z1).
+			before := j > 0 && v[j-1] == '/' || j == 0 && (i == 0 || shPartEdge(w.Parts[i-1], true) == '/')
+			after := end < len(v) && v[end] == '/' || end == len(v) && (i == len(w.Parts)-1 || shPartEdge(w.Parts[i+1], false) == '/')
 			if before && after {
-				cut := v[:j] + strings.TrimPrefix(v[end:], "/")
-				if cut == "" && len(w.Parts) == 1 {
+				if len(w.Parts) == 1 && v == v[j:end] {
 					return nil, false // ** alone: the files under ., no directory of its own
 				}
+				// The run becomes ".", no directory: ~/./.kube is
+				// ~/.kube, **/x is ./x, ~/** is ~/. (the home itself).
 				parts := slices.Clone(w.Parts)
-				parts[i] = &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: cut}
+				parts[i] = &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: v[:j] + "." + v[end:]}
 				return &syntax.Word{Parts: parts}, true
 			}
 			k := strings.Index(v[end:], "**")
@@ -1599,6 +1602,34 @@ func shZeroDirs(w *syntax.Word) (*syntax.Word, bool) {
 		}
 	}
 	return nil, false
+}
+
+// shPartEdge is the last (or first) character of a word part when it is a
+// literal one — plain, quoted or in double quotes — else 0.
+func shPartEdge(p syntax.WordPart, last bool) byte {
+	var s string
+	switch p := p.(type) {
+	case *syntax.Lit:
+		s = p.Value
+	case *syntax.SglQuoted:
+		s = p.Value
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 0 {
+			return 0
+		}
+		q := p.Parts[0]
+		if last {
+			q = p.Parts[len(p.Parts)-1]
+		}
+		return shPartEdge(q, last)
+	}
+	if s == "" {
+		return 0
+	}
+	if last {
+		return s[len(s)-1]
+	}
+	return s[0]
 }
 
 // shZeroDirVariants returns the words w also stands for when its **
