@@ -209,3 +209,41 @@ func TestDoubleStarBesideQuotedSlashes(t *testing.T) {
 		{`cat **"/"main.go`, policy.Allow},
 	})
 }
+
+// TestRedTeamZWrites (red team Z2, Z5, Z6): the host settings directories
+// themselves, a BSD sed script GNU reads as an option's value, and verbs
+// that mint a token from the stored credentials.
+func TestRedTeamZWrites(t *testing.T) {
+	def, err := policy.Parse(append([]byte("home: /home/dev\n"), policy.DefaultYAML()...), "builtin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, def, []bashCase{
+		{`mv cfg .claude`, policy.Ask},
+		{`ln -s evil .gemini`, policy.Ask},
+		{`echo '{}' > .claude/settings.local.json`, policy.Ask},
+	})
+	p := progKPolicy(t, "sed", "aws", "kubectl", "npm")
+	wantActions(t, p, []bashCase{
+		{`sed -i -l '1w .git/config' x`, policy.Deny},
+		{`sed -i -l 80 's/a/b/' f`, policy.Allow},
+	})
+	q, err := policy.Parse([]byte(`mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(*)", action: allow }
+  - { rule: "@files(~/.aws/**)", action: deny }
+  - { rule: "@files(~/.kube/**)", action: deny }
+  - { rule: "@files(~/.npmrc)", action: deny }
+`), "mint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantActions(t, q, []bashCase{
+		{`aws sts get-session-token`, policy.Deny},
+		{`aws ecr get-login-password`, policy.Deny},
+		{`kubectl create token sa`, policy.Deny},
+		{`npm token list`, policy.Deny},
+		{`aws sts get-caller-identity`, policy.Allow},
+	})
+}

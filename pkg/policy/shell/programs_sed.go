@@ -51,6 +51,7 @@ func (u *progUse) sedScripts(w []shWord) {
 			}
 		}
 	}
+	u.bsdOptionScripts()
 	// A piece that is not a literal asks; the others are still read
 	// (each alone), so that a deny rule on what they write applies.
 	var scripts []string
@@ -544,4 +545,27 @@ func (u *progUse) bsdInPlace() bool {
 		}
 	}
 	return false
+}
+
+// bsdOptionScripts judges, as BSD sed reads it, a script GNU sed takes for
+// an option's value: in sed -i -l '1w f' x, BSD sed takes -l for the
+// backup suffix and '1w f' for its script (red team Z5). What it would
+// write or read counts.
+func (u *progUse) bsdOptionScripts() {
+	for i, s := range u.seen {
+		if s.value != nil || s.opt.name != "-i" && s.opt.name != "-I" && s.opt.name != "--in-place" || i+1 == len(u.seen) {
+			continue
+		}
+		next := u.seen[i+1]
+		if next.value == nil || !next.value.lit || next.opt.name == "-e" || next.opt.name == "--expression" {
+			continue
+		}
+		writes, reads, _ := sedEffects(next.value.text)
+		for _, f := range writes {
+			u.writes = append(u.writes, shWord{text: f, lit: true})
+		}
+		for _, f := range reads {
+			u.reads = append(u.reads, shWord{text: f, lit: true})
+		}
+	}
 }

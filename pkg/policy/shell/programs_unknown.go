@@ -80,10 +80,20 @@ var credentialStores = map[string][]string{
 	"podman compose config":  {".env"},
 	"podman-compose config":  {".env"},
 	"oc whoami":              {"~/.kube/config"}, // -t prints the token
-	"heroku auth":            {"~/.netrc"},
-	"doctl auth":             {"~/.config/doctl/config.yaml"},
-	"vault token":            {"~/.vault-token"},
-	"vault print":            {"~/.vault-token"},
+	// Verbs that mint a token from the stored credentials and print it
+	// (red team Z6).
+	"aws sts get-session-token":                {"~/.aws/credentials", "~/.aws/config"},
+	"aws sts assume-role":                      {"~/.aws/credentials", "~/.aws/config"},
+	"aws sts get-federation-token":             {"~/.aws/credentials", "~/.aws/config"},
+	"aws ecr get-login-password":               {"~/.aws/credentials", "~/.aws/config"},
+	"aws ecr-public get-login-password":        {"~/.aws/credentials", "~/.aws/config"},
+	"aws codeartifact get-authorization-token": {"~/.aws/credentials", "~/.aws/config"},
+	"kubectl create token":                     {"~/.kube/config"},
+	"npm token":                                {"~/.npmrc", ".npmrc"},
+	"heroku auth":                              {"~/.netrc"},
+	"doctl auth":                               {"~/.config/doctl/config.yaml"},
+	"vault token":                              {"~/.vault-token"},
+	"vault print":                              {"~/.vault-token"},
 }
 
 // credentialFiles returns the credential stores the command's verb reads
