@@ -87,8 +87,9 @@ func NewPlane(cfg PlaneConfig) (*Plane, error) {
 func (p *Plane) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.runCtx = ctx
+	first := p.file
 	p.mu.Unlock()
-	if err := p.apply(ctx, p.file); err != nil {
+	if err := p.apply(ctx, first); err != nil {
 		p.stopAll()
 		return err
 	}
@@ -96,7 +97,11 @@ func (p *Plane) Run(ctx context.Context) error {
 		p.stopAll()
 		return err
 	}
-	p.log.Info("plane serving", "tenants", len(p.file.Tenants), "allow_declared", p.file.AllowDeclared)
+	// p.file under the lock: a Reload may replace it already.
+	p.mu.RLock()
+	tenants, declared := len(p.file.Tenants), p.file.AllowDeclared
+	p.mu.RUnlock()
+	p.log.Info("plane serving", "tenants", tenants, "allow_declared", declared)
 	<-ctx.Done()
 	p.unsubscribe()
 	p.stopAll()
