@@ -128,8 +128,8 @@ func TestCwdIsCleanedOrDropped(t *testing.T) {
 }
 
 // The hook sends its $HOME as the request's home: a policy that sets no
-// home: guards the agent's ~, not the broker's, even for a path reached
-// without ~ (the broker here started with another HOME).
+// home: guards the agent's ~ as well as the broker's, even for a path
+// reached without ~ (the broker here started with another HOME).
 func TestTheHookSendsTheAgentsHome(t *testing.T) {
 	t.Setenv("HOME", "/home/broker")
 	p := brokertest.Start(t, brokertest.Options{Policy: `
@@ -144,7 +144,8 @@ rules:
 	cfg.Connect = nil
 	for _, tt := range []struct{ command, want string }{
 		{"cat ../.ssh/id_rsa", "deny"},
-		{"cat /home/broker/.ssh/id_rsa", "allow"},
+		{"cat /home/broker/.ssh/id_rsa", "deny"},
+		{"cat ../README.md", "allow"},
 	} {
 		var stdout, stderr bytes.Buffer
 		in, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": "s-home", "tool_name": "bash",

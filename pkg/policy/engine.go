@@ -152,8 +152,30 @@ type evaluation struct {
 // no I/O and is safe for concurrent use.
 func (p *Policy) Evaluate(c Call) Decision {
 	if c.Home != "" && c.Home != p.home && !p.homeSet {
-		p = p.forHome(c.Home)
+		return p.evaluateForHome(c)
 	}
+	return p.evaluate(c)
+}
+
+// evaluateForHome judges a call whose agent's home is not the policy's
+// (home.go): by the policy compiled for that home, and, when that allows
+// it, by the policy as it is too — the home is the agent's word, so a
+// home that is not its own (an agent that writes its own requests may
+// say any) must not make the broker's ~ rules miss a path they name:
+// an allow stands only where both homes allow.
+func (p *Policy) evaluateForHome(c Call) Decision {
+	d := p.forHome(c.Home).evaluate(c)
+	if d.Action != Allow {
+		return d
+	}
+	if own := p.evaluate(c); own.Action != Allow {
+		return own
+	}
+	return d
+}
+
+// evaluate is Evaluate with the policy's own home.
+func (p *Policy) evaluate(c Call) Decision {
 	e := evaluation{p: p, tool: lower(c.Tool), name: c.Tool, agent: p.agentLayer(c.AgentType)}
 	if c.Cwd != "" && path.IsAbs(c.Cwd) {
 		// The broker validates cwd; a caller of the package that passes a

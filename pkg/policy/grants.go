@@ -114,7 +114,7 @@ func (p *Policy) NeedOf(d *Decision) GrantNeed {
 		// that runs elevated or cannot be analysed, a question for a
 		// person, an argument that changes how the call runs (README walk
 		// W10: an AskUserQuestion was said to run elevated).
-		n.NotGrantable = "it asks every time: " + card(d.Reason, 200)
+		n.NotGrantable = "it asks every time: " + clipReason(d.Reason, 200)
 	case d.ExplicitAsk != "":
 		n.NotGrantable = "the rule " + d.ExplicitAsk + " asks every time (it does not say grantable: true)"
 	case p.StepUp(d) != nil:
@@ -202,8 +202,8 @@ func (d *decoder) maxAge(n *yaml.Node, where string) (time.Duration, error) {
 	return d.Duration(n, where)
 }
 
-// card is s cut to at most n bytes at a rune boundary, with "…" when cut.
-func card(s string, n int) string {
+// clipReason is s cut to at most n bytes at a rune boundary, with "…" when cut.
+func clipReason(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

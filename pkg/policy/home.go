@@ -14,8 +14,10 @@ import (
 // that says its agent's home (Call.Home, sent by the hooks and the MCP
 // gateway from their own $HOME) is judged by the policy as if its file
 // said home: that directory — the same text compiled again, once per
-// home, in a bounded cache. A file that sets home: is the operator's word
-// for every agent and is used as written.
+// home, in a bounded cache — and an allow stands only if the policy with
+// its own home allows the call too (Policy.evaluateForHome: the home is
+// the agent's word). A file that sets home: is the operator's word for
+// every agent and is used as written.
 
 // maxHomeVariants bounds the compiled variants a policy keeps; past it the
 // oldest is dropped (and compiled again when a call needs it).
