@@ -1561,8 +1561,9 @@ func shRunsUnknownCode(reason string) bool {
 		strings.HasPrefix(reason, "eval runs") || strings.HasPrefix(reason, "trap action is not a literal")
 }
 
-// shZeroDirs returns w with its first ** component taken out, as zsh and
-// bash with globstar read it when it stands for no directory at all:
+// shZeroDirs returns w with its first ** component standing for no
+// directory at all (a "." in its place), as zsh and bash with globstar
+// read it then:
 // ~/**/.kube/config is also ~/.kube/config, and ~/**/ and ~/** are also
 // ~/, the home itself (red team U2; X1: a reading that dropped the home
 // let grep -r . ~/**/ read ~/.ssh). has is false when w has no such
