@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,25 +75,7 @@ type tenantPlane struct {
 	t       *testing.T
 	cluster *testenv.NATSCluster
 	planes  []*broker.Plane
-	warns   *lockedBuffer // the planes' warnings
-}
-
-// lockedBuffer is a bytes.Buffer that several loggers write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	warns   *testenv.LogBuffer // the planes' warnings
 }
 
 // startTenantPlane starts the cluster, Redis and two plane replicas
@@ -129,7 +109,7 @@ func startTenantPlaneIn(t *testing.T, file string, operator bool, deferred ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &tenantPlane{t: t, cluster: c, warns: &lockedBuffer{}}
+	tp := &tenantPlane{t: t, cluster: c, warns: &testenv.LogBuffer{}}
 	for i := range 2 {
 		f, err := tenancy.Parse([]byte(file))
 		if err != nil {
