@@ -125,6 +125,12 @@ const (
 	// effReadDir: the value is a directory the program reads files of
 	// (rsync --copy-dest, --compare-dest): a read of the tree under it.
 	effReadDir
+	// effTargetDir: the value is the directory the program puts its
+	// operands into (cp -t DIR, mv -t, install -t, ln -t): a write of it
+	// and of its tree, and every operand is a source — the last one too,
+	// which the entry's last: position would otherwise take for the
+	// destination.
+	effTargetDir
 )
 
 var effectNames = map[string]effect{
@@ -134,6 +140,7 @@ var effectNames = map[string]effect{
 	"filter": effFilter, "filter-any": effFilterAny, "list": effList, "document": effDocument,
 	"module": effModule, "joined": effJoined, "elsewhere": effElsewhere, "write-prefix": effPrefix,
 	"backup-suffix": effBackup, "write-dir": effWriteDir, "read-dir": effReadDir,
+	"target-dir": effTargetDir,
 }
 
 // operandEffects are the effects an operand position may have.
@@ -842,7 +849,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {
-		case effRead, effWrite, effPrefix, effBackup, effWriteDir, effReadDir, effRun, effCode, effScript, effChdir:
+		case effRead, effWrite, effPrefix, effBackup, effWriteDir, effReadDir, effTargetDir, effRun, effCode, effScript, effChdir:
 			if o.value == valNone && name != "+" {
 				return d.Errf(m.KeyNode, where, "option %s has effect %s but takes no value (write %s= for an option with a value)", name, o.effect, name)
 			}

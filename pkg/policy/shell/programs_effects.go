@@ -2017,19 +2017,30 @@ func (u *progUse) kernelLinkSources() {
 }
 
 // intoDirectory adds, for a program that copies its operands to the last
-// one, the write of each source's name under it: cp a/HEAD x/ writes
+// one or to the directory -t names, the write of each source's name under
+// it: cp a/HEAD x/ and cp -t x a/HEAD write
 // x/HEAD, which a rule on HEAD names and a write of the directory x does
 // not meet.
 func (u *progUse) intoDirectory(name string) {
-	n := len(u.operands)
-	if !copyPrograms[name] || n < 2 || !u.operands[n-1].lit || u.operands[n-1].g != nil {
+	if !copyPrograms[name] {
 		return
 	}
-	dir := strings.TrimSuffix(u.operands[n-1].text, "/")
+	srcs, into := u.operands, u.targetDir // cp -t DIR SRC…
+	if into == nil {
+		n := len(u.operands)
+		if n < 2 {
+			return
+		}
+		srcs, into = u.operands[:n-1], &u.operands[n-1] // cp SRC… DIR
+	}
+	if !into.lit || into.g != nil {
+		return
+	}
+	dir := strings.TrimSuffix(into.text, "/")
 	whole := slices.ContainsFunc(u.seen, func(s seenOption) bool {
 		return s.opt.name == "--parents" || name == "rsync" && (s.opt.name == "-R" || s.opt.name == "--relative")
 	})
-	for _, src := range u.operands[:n-1] {
+	for _, src := range srcs {
 		if !src.lit || src.g != nil {
 			continue // a pattern's or expansion's names: the tree write stands
 		}

@@ -53,6 +53,9 @@ type progUse struct {
 	opaque    bool // it writes files it does not name (git apply)
 	unelevate bool
 	script    *shWord
+	// targetDir is the directory an option named for the operands to go
+	// into (cp -t DIR): none of them is the destination (effTargetDir).
+	targetDir *shWord
 	// chdir is the directory an option moves the program to (git -C).
 	chdir *shWord
 	// filters are the file-name patterns of options with effect filter
@@ -201,7 +204,7 @@ func (s *progSpec) dangerous() bool {
 	for _, m := range []map[string]*progOption{s.options} {
 		for _, o := range m {
 			switch o.effect {
-			case effWrite, effPrefix, effWriteDir, effRun, effCode, effAsk, effInPlace, effScript:
+			case effWrite, effPrefix, effWriteDir, effTargetDir, effRun, effCode, effAsk, effInPlace, effScript:
 				return true
 			}
 		}
@@ -771,7 +774,7 @@ func (o *progOption) markedPath(v *shWord) (*shWord, bool) {
 // reports whether o's effect is one of them.
 func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 	switch o.effect {
-	case effRead, effWrite, effPrefix, effWriteDir, effReadDir:
+	case effRead, effWrite, effPrefix, effWriteDir, effReadDir, effTargetDir:
 	default:
 		return false
 	}
@@ -790,6 +793,11 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 		u.prefixes = append(u.prefixes, *v)
 	case effWriteDir:
 		u.dirs = append(u.dirs, *v)
+	case effTargetDir:
+		// Written as the last operand is without the option: a tree
+		// when the entry writes trees (write_tree).
+		u.writes = append(u.writes, *v)
+		u.targetDir = v
 	case effReadDir:
 		u.reads = append(u.reads, treeWord(*v))
 	}
@@ -1093,7 +1101,7 @@ func (u *progUse) positionEffects() {
 				continue
 			}
 		case posLast:
-			if n > 0 {
+			if n > 0 && u.targetDir == nil {
 				sel = ops[n-1:]
 			}
 		case posRest:
@@ -1104,7 +1112,9 @@ func (u *progUse) positionEffects() {
 				sel = ops
 			}
 		case posInit:
-			if n > 1 {
+			if u.targetDir != nil {
+				sel = ops // cp -t DIR a b: b is a source too
+			} else if n > 1 {
 				sel = ops[:n-1]
 			}
 		case posKey:
