@@ -1321,7 +1321,12 @@ func (e *evaluation) redirectSubject(c *shell.Command, safety *[]string) (subjec
 	}
 	s.recursive = c.Recursive
 	if c.Opaque && s.floor == "" {
-		if r := e.floatingWriteRule(); r != nil {
+		switch r := e.floatingWriteRule(c.Commit); {
+		case r != nil && c.Commit:
+			// git checkout REV: a commit's files, any names.
+			s.floor, s.floorLayer = "writes the files of a commit under "+strconv.Quote(s.value)+
+				", which the policy does not see and rule "+r.text+" may name", "safety"
+		case r != nil:
 			// tar xf a.tar: a member may be .git/config or .env anywhere
 			// under the tree; which ones, the policy cannot see.
 			s.floor, s.floorLayer = "writes files it does not name under "+strconv.Quote(s.value)+
@@ -1564,7 +1569,7 @@ func (e *evaluation) mayWrite(rs *subject) {
 	if (v.rule == nil || v.rule.action == Allow) && rs.walk && len(c.CwdReads) > 0 && recursiveFlag(c.Words) {
 		// zstd -dr DIR, pigz -r DIR: files it does not name under DIR,
 		// which a floating write rule (**/Makefile, **/.git/**) may name.
-		if r := e.floatingWriteRule(); r != nil {
+		if r := e.floatingWriteRule(false); r != nil {
 			rs.floor, rs.floorLayer = "rule "+r.text+" may name a file "+strconv.Quote(c.Name)+
 				" (a program the policy does not know all the effects of) writes under "+strconv.Quote(rs.value)+" with a recursive option", "shell"
 		}
@@ -1852,18 +1857,35 @@ func shellJoin(argv []string) string {
 
 // floatingWriteRule returns a deny or ask rule on writes that names a
 // path anywhere (**/.git/**, *.env): one that may meet a member of a tree
-// written whose members are not named. nil when there is none.
-func (e *evaluation) floatingWriteRule() *rule {
+// written whose members are not named. nil when there is none. With
+// writesOnly, a rule that judges reads too (@files(*.env)) is passed
+// over: it guards what a file holds, which a commit's file is not
+// (shell.Command.Commit), nor does one that names only paths in a .git
+// directory: git checks out no path with a .git component.
+func (e *evaluation) floatingWriteRule(writesOnly bool) *rule {
 	layers := []*ruleLayer{e.p.static}
 	if e.agent != nil {
 		layers = append(layers, e.agent)
 	}
 	for _, l := range layers {
 		for _, i := range l.writes {
-			if r := &l.rules[i]; r.action != Allow && r.path != nil && r.path.dir == "" && !r.path.abs {
+			if r := &l.rules[i]; r.action != Allow && r.path != nil && r.path.dir == "" && !r.path.abs &&
+				!(writesOnly && (slices.Contains(l.reads, i) || inGitDir(r.path.text))) {
 				return r
 			}
 		}
 	}
 	return nil
+}
+
+// inGitDir reports whether every path the pattern matches has a .git
+// component (**/.git/**, **/.git), in any case: a component of the
+// pattern is .git itself.
+func inGitDir(pattern string) bool {
+	for c := range strings.SplitSeq(pattern, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }

@@ -188,7 +188,7 @@ func (a *shAnalyzer) recordWrites(u *progUse, spec *progSpec, words []shWord, fr
 		if len(a.res.Commands) > n {
 			c := &a.res.Commands[n]
 			c.Recursive = u.recursive || spec.writeTree
-			c.Opaque = opaque
+			c.Opaque, c.Commit = opaque, opaque && u.commit
 		}
 	}
 	for _, w := range u.prefixes {
@@ -1058,8 +1058,32 @@ var gitTreeWriters = map[string]bool{
 	"checkout": true, "switch": true, "restore": true, "reset": true, "mv": true, "rm": true,
 	"clean": true, "stash": true, "apply": true, "am": true, "merge": true, "rebase": true,
 	"cherry-pick": true, "revert": true, "pull": true, "worktree": true, "sparse-checkout": true,
-	"read-tree": true, "checkout-index": true,
+	"read-tree": true, "checkout-index": true, "submodule": true,
 }
+
+// gitMovers are the tree writers that only remove or move files the work
+// tree holds already (git mv, git rm, git clean): what they write was
+// judged when it was written. Every other tree writer fills the paths it
+// writes with the files of a commit, the index, a stash or a patch — any
+// names and contents, which the policy cannot see: a branch fetched from
+// a stranger, or a commit git hash-object and commit-tree made without
+// writing a file, may hold .claude/settings.json or a HEAD.
+var gitMovers = map[string]bool{"mv": true, "rm": true, "clean": true}
+
+// gitQuietVerbs are the words after git stash, worktree, sparse-checkout
+// and submodule that write no file of the work tree (git stash list, git
+// worktree prune).
+var gitQuietVerbs = map[string]map[string]bool{
+	"stash":           {"list": true, "show": true, "drop": true, "clear": true, "create": true, "store": true},
+	"worktree":        {"list": true, "prune": true, "lock": true, "unlock": true, "repair": true},
+	"sparse-checkout": {"list": true, "check-rules": true},
+	"submodule":       {"status": true, "summary": true, "init": true, "deinit": true, "sync": true, "set-branch": true, "set-url": true, "absorbgitdirs": true, "foreach": true},
+}
+
+// gitBranchCreation are the options of checkout and switch that make a
+// branch; without another operand the new branch starts where HEAD is
+// and the work tree stays as it is (git checkout -b feat).
+var gitBranchCreation = []string{"-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan"}
 
 // gitFileReaders are the git sub-commands whose operands are files they
 // read into the repository or send (git hash-object -w ~/.aws/credentials,
@@ -1093,6 +1117,9 @@ func (u *progUse) gitWrites(w []shWord) {
 		// file (and its lines are echoed in errors).
 		u.setAsk("git " + sub + " --pathspec-from-file reads its paths from a file the policy cannot see")
 	}
+	if writes && !u.gitTreeTargets(sub, &ops) {
+		return // git reset HEAD~1, git stash list: the index or the repository only
+	}
 	cached := slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
 	for _, t := range ops.words {
@@ -1111,11 +1138,8 @@ func (u *progUse) gitWrites(w []shWord) {
 	switch {
 	case cached && (sub == "rm" || sub == "restore"):
 		u.writes = nil // the index only: the files stay as they are
-	case writes && (len(ops.words) == 0 || sub != "mv" && sub != "rm" && sub != "restore"):
+	case writes && (len(ops.words) == 0 || !gitMovers[sub] && sub != "restore"):
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
-		// git apply x.diff, git am: the files a patch names, which the
-		// policy does not see (as patch -p1 < x.diff).
-		u.opaque = u.opaque || sub == "apply" || sub == "am"
 	case target > 0 && len(ops.words) >= target && !(sub == "merge-file" && stdout):
 		// git merge-file CURRENT BASE OTHER rewrites CURRENT; git clone
 		// URL DIR, git init DIR and git bundle create FILE write theirs.
@@ -1136,6 +1160,61 @@ func (u *progUse) gitWrites(w []shWord) {
 	case sub == "init" && len(ops.words) == 0:
 		u.writes = append(u.writes, shWord{text: ".git", lit: true}) // git init: ./.git
 	}
+	// What a checkout writes under the paths, a clone under its
+	// directory, are a commit's files (gitMovers); a patch's (git apply,
+	// am) are not a commit's yet.
+	if len(u.writes) > 0 && (writes && !gitMovers[sub] || sub == "clone") {
+		u.opaque, u.commit = true, sub != "apply" && sub != "am"
+	}
+}
+
+// gitTreeTargets narrows the operands of a tree writer to the paths it
+// writes, and reports whether it writes the work tree at all: git reset
+// without --hard, --merge or --keep and git read-tree without -u write
+// the index only; git checkout -b NAME moves nothing; the verbs of stash,
+// worktree, sparse-checkout and submodule that list or tidy
+// (gitQuietVerbs) write no file; a read-tree's operands are trees, a
+// verb's first word is the verb, git worktree add's second a revision.
+func (u *progUse) gitTreeTargets(sub string, ops *gitArgs) bool {
+	has := func(opts ...string) bool {
+		return slices.ContainsFunc(ops.opts, func(o string) bool {
+			name, _, _ := strings.Cut(o, "=")
+			return slices.Contains(opts, name)
+		})
+	}
+	switch sub {
+	case "reset":
+		return has("--hard", "--merge", "--keep")
+	case "read-tree":
+		ops.words = nil // tree-ish operands: the whole tree
+		return has("-u")
+	case "checkout", "switch":
+		return len(ops.words) > 0 || !has(gitBranchCreation...)
+	}
+	verbs := gitQuietVerbs[sub]
+	if verbs == nil {
+		return true
+	}
+	if len(ops.words) == 0 {
+		return sub != "worktree" && sub != "submodule" // git stash: push
+	}
+	verb := ops.words[0]
+	if !verb.lit {
+		return true // a computed verb: any of them
+	}
+	if verbs[verb.text] {
+		return false
+	}
+	ops.words = ops.words[1:]
+	switch {
+	case sub == "worktree" && verb.text == "add" && len(ops.words) > 1:
+		ops.words = ops.words[:1] // git worktree add PATH REV
+	case sub == "submodule" && verb.text == "add" && len(ops.words) > 0:
+		ops.words = ops.words[1:] // git submodule add URL [PATH]
+	case sub == "stash" && (verb.text == "pop" || verb.text == "apply" || verb.text == "branch"):
+		ops.words = nil // a stash's name, a branch's: the whole tree
+	}
+	return true
 }
 
 // gitCloneDir is the directory git clone URL makes: the URL's last path

@@ -51,6 +51,7 @@ type progUse struct {
 	module    bool
 	symlink   bool // ln -s: the command makes a symbolic link
 	opaque    bool // it writes files it does not name (git apply)
+	commit    bool // those are a commit's files (Command.Commit)
 	unelevate bool
 	script    *shWord
 	// targetDir is the directory an option named for the operands to go

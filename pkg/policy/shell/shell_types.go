@@ -70,6 +70,14 @@ type Command struct {
 	// not name (an archive extracted, a tree copied, a patch read from
 	// its input): any path under it may be written.
 	Opaque bool
+	// Commit is true, with Opaque, when the members are the files of a
+	// commit, the index or a stash that git writes (git checkout REV,
+	// git pull, git clone): git writes them inside the work tree only,
+	// through no link, and they are the repository's, not a file read
+	// from elsewhere — so only the rules that judge writes alone
+	// (@write(**/.claude/settings.json)) may name them, not the ones that
+	// guard secrets from reading too (@files(**/.env)).
+	Commit bool
 	// Redirect is true for a write redirection (>, >>, >|, &>): Target is the
 	// path written and Words is empty.
 	Redirect bool
