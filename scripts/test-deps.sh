@@ -5,7 +5,7 @@
 # bwrap sandbox, and in zsh, which may run an agent's command), and the programs whose complete entries the program
 # table's check reads (curl, git and git-man, diffutils, mawk — Debian's
 # awk, the one the awk entry is checked against —, jq with its man page,
-# make, tar, sed, python3, ripgrep, fd-find, findutils, nodejs; go is the
+# make, tar, sed, python3, ripgrep, fd-find, findutils, nodejs, xxd; go is the
 # toolchain that runs the tests; coreutils is always there).
 # Idempotent; prints what it did. Runs as part of `make test`.
 set -euo pipefail
@@ -33,6 +33,7 @@ command -v find >/dev/null 2>&1 || need+=(findutils)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v strace >/dev/null 2>&1 || need+=(strace) # the real-program oracle traces under it
 command -v zsh >/dev/null 2>&1 || need+=(zsh) # the zsh oracle runs each corpus command in real zsh too
+command -v xxd >/dev/null 2>&1 || need+=(xxd) # the xxd entry is checked against xxd -h
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

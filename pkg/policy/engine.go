@@ -819,8 +819,18 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		}
 		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
 	}
+	if i := strings.IndexFunc(v, isControl); i >= 0 && s.floor == "" {
+		// read_file {"path": "~/.npmrc\u0000x"}: the system call ends
+		// the path at a NUL (where the host does not refuse it), so no
+		// rule on the file's name meets the text.
+		s.floor, s.floorLayer, s.ungrantable = "path "+strconv.Quote(v)+" holds a control character, where a system call may end it", "safety", true
+	}
 	return s
 }
+
+// isControl reports the C0 controls and DEL, which no file name a person
+// reads holds, and NUL, which ends a path for the kernel.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // kernelPath resolves the kernel's magic links in p, an absolute path not
 // yet cleaned, as the kernel walks it: component by component, following

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -102,5 +103,81 @@ rules:
 		{`git clone https://example.com/x/y.git`, policy.Allow},
 		{`git apply x.diff`, policy.Ask}, // a patch is no commit yet
 		{`git checkout evil -- .env`, policy.Deny},
+	})
+}
+
+// TestHereDocumentEndsWhereTheShellEndsIt (red team AA F4): in a
+// here-document whose delimiter is not quoted, bash joins a line ending
+// in a backslash with the next before it compares it with the delimiter
+// and before it expands it; a delimiter in $'…' is compared decoded. The
+// parser does neither, so the lines after bash's end would run unjudged:
+// such a script asks. Quoted here-documents, and bodies whose backslashes
+// pair up, are read as before.
+func TestHereDocumentEndsWhereTheShellEndsIt(t *testing.T) {
+	p := progKPolicy(t, "cat", "git commit")
+	wantActions(t, p, []bashCase{
+		{"cat <<EOF\nE\\\nOF\ncat ~/.ssh/id_rsa\nEOF", policy.Ask},
+		{"cat <<EOF\n$\\\n(cat ~/.ssh/id_rsa)\nEOF", policy.Ask},
+		{"cat <<$'\\x45OF'\nx\nEOF\ncat ~/.ssh/id_rsa\n\\x45OF", policy.Ask},
+		{"cat <<-EOF\n\tE\\\n\tOF\nEOF", policy.Ask},
+		{"cat <<EOF\nhello $USER\nEOF", policy.Allow},
+		{"cat <<EOF\ntwo \\\\\nEOF", policy.Allow},
+		{"cat <<'EOF'\nline \\\nEOF", policy.Allow},
+		{"git commit -m \"$(cat <<'EOF'\nfix: x\n\nCo-Authored-By: a\nEOF\n)\"", policy.Allow},
+	})
+}
+
+// TestNULEndsAPath (red team AA F1): bash ends $'…' at a decoded NUL and
+// joins what follows the quotes, zsh passes the NUL and the kernel ends
+// the argument there: a rule on the file's name would meet neither
+// reading. Such a word asks, and so does a file tool's path with a
+// control character.
+func TestNULEndsAPath(t *testing.T) {
+	p := progKPolicy(t, "cat", "echo")
+	wantActions(t, p, []bashCase{
+		{`cat ~/.netrc$'\0'`, policy.Ask},
+		{`cat $'.netrc\x00'`, policy.Ask},
+		{`cat $'.netrc\u0000x'`, policy.Ask},
+		{`cat .pgpass$'\c@'`, policy.Ask},
+		{`cat $'.netrc\000x'`, policy.Ask},
+		{`echo x > .git/config$'\0'`, policy.Ask},
+		{`cat $'a\tb'`, policy.Ask}, // a control character in a path
+		{`echo $'a\tb'`, policy.Allow},
+		{`cat $'README\x2emd'`, policy.Allow},
+	})
+	for _, path := range []string{"/home/dev/.netrc\x00x", ".netrc\x00", "a\x01b"} {
+		for _, tool := range []string{"read_file", "write_file"} {
+			args, err := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.Evaluate(policy.Call{Tool: tool, Arguments: args, Cwd: "/home/dev/proj"})
+			if d.Action != policy.Ask {
+				t.Errorf("%s %q: got %s (%s), want ask", tool, path, d.Action, d.Reason)
+			}
+		}
+	}
+}
+
+// TestProgramsThatReadTheirOwnOptions (red team AA F2, F3): tree takes
+// each clustered value option's value from the next word (tree -ion FILE
+// writes FILE); xxd reads one option per word (-ps is postscript, not -p
+// -s VALUE); uniq +N is an option (the obsolete -s N), not an operand.
+// Each shifted which word the engine took for the written file.
+func TestProgramsThatReadTheirOwnOptions(t *testing.T) {
+	p := progKPolicy(t, "tree", "xxd", "uniq")
+	wantActions(t, p, []bashCase{
+		{`tree -ion ~/.bashrc --noreport`, policy.Deny},
+		{`tree -Lo 1 .git/hooks/pre-commit`, policy.Deny},
+		{`tree -Ho x ~/.bashrc`, policy.Deny},
+		{`tree -L 2 src`, policy.Allow},
+		{`tree -o listing.txt .`, policy.Allow},
+		{`xxd -ps in ~/.bashrc`, policy.Deny},
+		{`xxd -r -ps hex .git/hooks/pre-commit`, policy.Deny},
+		{`xxd -r -ps hex out.bin`, policy.Allow},
+		{`xxd -c12 in`, policy.Ask}, // not a word xxd's table lists
+		{`uniq +0 in ~/.bashrc`, policy.Deny},
+		{`uniq +0 +0 .netrc`, policy.Deny},
+		{`uniq -c in out`, policy.Allow},
 	})
 }

@@ -33,6 +33,7 @@ var helpCommands = map[string][]string{
 	"git":      {"man:git"},
 	"sort":     {"sort", "--help"},
 	"uniq":     {"uniq", "--help"},
+	"xxd":      {"xxd", "-h"},
 	"cut":      {"cut", "--help"},
 	"tr":       {"tr", "--help"},
 	"diff":     {"diff", "--help"},

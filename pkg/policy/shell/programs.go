@@ -307,6 +307,11 @@ const (
 	styleSingle
 	// styleNone: the program takes no options; every word is an operand.
 	styleNone
+	// styleNext: as gnu, but the program reads its short options itself:
+	// each letter of a cluster that takes a value takes the next word, in
+	// order, never the rest of the cluster (tree -Lo 1 FILE is -L 1 -o
+	// FILE, tree -ion FILE is -i -o FILE -n).
+	styleNext
 )
 
 // wrapperSpec says how a wrapper finds the command it runs.
@@ -632,8 +637,10 @@ func (d *progDecoder) programKey(s *progSpec, m yamlconf.Member, name string) er
 			s.style = styleSingle
 		case "none":
 			s.style = styleNone
+		case "next":
+			s.style = styleNext
 		default:
-			return d.Errf(m.Val, m.Location, "unknown option style %q (want gnu, single or none)", v)
+			return d.Errf(m.Val, m.Location, "unknown option style %q (want gnu, single, none or next)", v)
 		}
 	case "wrapper":
 		if s.wrapper, err = d.wrapperSpec(m.Val, m.Location); err != nil {

@@ -605,7 +605,8 @@ func (u *progUse) expandedShort(w *shWord) bool {
 }
 
 // shortCluster reads the short options clustered in w[i] (-uo FILE,
-// -oFILE) and returns the index of the last word it used.
+// -oFILE; for style next -Lo 1 FILE) and returns the index of the last
+// word it used.
 func (u *progUse) shortCluster(w []shWord, i int) int {
 	s := w[i].text
 	start, known := i, true
@@ -628,6 +629,15 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 			continue
 		}
 		var v *shWord
+		if u.spec.style == styleNext {
+			if o.value == valRequired && i+1 < len(w) {
+				i++
+				v = &w[i]
+				u.globValue(v)
+			}
+			u.apply(o, v)
+			continue // the rest of the cluster: more letters
+		}
 		switch {
 		case j+1 < len(s):
 			v = &shWord{text: s[j+1:], lit: true}

@@ -125,6 +125,10 @@ func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs
 		a.res.Unanalysable = "cannot parse shell command: " + err.Error()
 		return a
 	}
+	if r := shScreenTree(f, src); r != "" {
+		a.res.Unanalysable, a.res.Unprefixable = r, r
+		return a
+	}
 	a.run(f)
 	if depth == 0 && lang == syntax.LangBash && a.res.Unanalysable == "" {
 		// The host's shell runs a top-level script, and it may be zsh

@@ -238,3 +238,74 @@ const shMaxWrappers = 16
 func shStartupReason(name, opt string) string {
 	return name + " " + opt + " runs the shell's start-up files (/etc/profile, ~/.profile, ~/.bashrc), which the policy cannot see"
 }
+
+// shScreenTree returns a reason when a here-document's end may be
+// elsewhere for the shell than for the parser, "" otherwise. In a
+// here-document whose delimiter is not quoted, bash and zsh join a line
+// ending in a backslash with the next before they compare it with the
+// delimiter (a line E\ then OF ends <<EOF) and before they expand it
+// ($\ then (id) is $(id)); the parser compares and reads the lines as
+// written. A delimiter in $'…' or $"…" is compared decoded by bash and as
+// written by the parser. Either way the lines after the parser's end run
+// unseen, or a substitution goes unseen: the script asks.
+//
+// It also returns a reason for a NUL in $'…' ($'\0', \x00, \c@): bash
+// ends the string there and joins what follows the quotes
+// ($'.npmrc\0x'y is .npmrcy), zsh keeps it and the kernel ends the
+// argument there (.npmrc), the analysis would read neither.
+func shScreenTree(f *syntax.File, src string) string {
+	var reason string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if q, ok := n.(*syntax.SglQuoted); ok && q.Dollar && reason == "" {
+			var b strings.Builder
+			shDecodeANSIC(&b, q.Value)
+			if strings.IndexByte(b.String(), 0) >= 0 {
+				reason = "the string " + strconv.Quote(shNodeText(src, q)) + " holds a NUL, where bash ends it and a program's argument ends"
+			}
+			return false
+		}
+		r, ok := n.(*syntax.Redirect)
+		if reason != "" || !ok || r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.Word == nil {
+			return reason == ""
+		}
+		quoted := false
+		for _, part := range r.Word.Parts {
+			switch part := part.(type) {
+			case *syntax.SglQuoted:
+				if part.Dollar {
+					reason = "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $'…', which bash decodes before it looks for the end"
+				}
+				quoted = true
+			case *syntax.DblQuoted:
+				if part.Dollar {
+					reason = "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $\"…\", which bash translates before it looks for the end"
+				}
+				quoted = true
+			case *syntax.Lit:
+				quoted = quoted || strings.ContainsRune(part.Value, '\\')
+			}
+		}
+		if reason != "" || quoted || r.Hdoc == nil {
+			return reason == ""
+		}
+		for line := range strings.Lines(shNodeText(src, r.Hdoc)) {
+			line = strings.TrimSuffix(line, "\n")
+			n := len(line) - len(strings.TrimRight(line, "\\"))
+			if n%2 == 1 {
+				reason = "a line of the here-document ends in a backslash, which joins it with the next before bash looks for the end and expands it: " + strconv.Quote(line)
+				break
+			}
+		}
+		return reason == ""
+	})
+	return reason
+}
+
+// shNodeText is the source text of a node.
+func shNodeText(src string, n syntax.Node) string {
+	from, to := int(n.Pos().Offset()), int(n.End().Offset())
+	if from < 0 || to > len(src) || from > to {
+		return ""
+	}
+	return src[from:to]
+}
