@@ -69,7 +69,6 @@ var builtinTiers = map[string]Tier{
 	"remove": TierWrite, "remove_file": TierWrite,
 	"create_directory": TierWrite, "mkdir": TierWrite,
 	"move_file": TierWrite, "rename_file": TierWrite, "copy_file": TierWrite,
-	"save_memory": TierWrite,
 
 	// exec: runs code, spawns agents, talks to the outside world. Listed for
 	// documentation: unknown tools are exec anyway.
@@ -85,6 +84,11 @@ var builtinTiers = map[string]Tier{
 	"google_web_search": TierExec, "browser_action": TierExec,
 	"slashcommand": TierExec, "skill": TierExec,
 	"send_email": TierExec, "post": TierExec,
+	// Gemini's save_memory appends to ~/.gemini/GEMINI.md, which every
+	// later session in every project reads as instructions: a write
+	// outside the workspace that names no path, so no write rule meets
+	// it.
+	"save_memory": TierExec,
 }
 
 // builtinShellTools are the tools whose command argument is a shell script.
