@@ -141,7 +141,7 @@ func TestNULEndsAPath(t *testing.T) {
 		{`cat .pgpass$'\c@'`, policy.Ask},
 		{`cat $'.netrc\000x'`, policy.Ask},
 		{`echo x > .git/config$'\0'`, policy.Deny}, // .git/** meets it still
-		{`cat $'a\tb'`, policy.Ask}, // a control character in a path
+		{`cat $'a\tb'`, policy.Ask},                // a control character in a path
 		{`echo $'a\tb'`, policy.Allow},
 		{`cat $'README\x2emd'`, policy.Allow},
 	})
