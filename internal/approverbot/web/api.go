@@ -67,7 +67,8 @@ type RespondRequest struct {
 	StepUp json.RawMessage `json:"step_up,omitempty"`
 	// Digest is the digest of the card the answer was given on (its
 	// data-digest); an answer naming another version of the question than
-	// the open one is refused and not sent. The page always sends it.
+	// the open one is refused and not sent. The page always sends it;
+	// a script should (GET /api/questions lists it).
 	Digest string `json:"digest,omitempty"`
 }
 

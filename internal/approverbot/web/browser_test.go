@@ -327,3 +327,56 @@ func TestBrowserOnAPhoneTheBarFitsAndOnesOwnRequestCannotBeApproved(t *testing.T
 	}
 	alice.noProblems()
 }
+
+// TestBrowserAMovedButtonIsNotTaken (red team AB2): when a card above
+// settles and leaves, the cards below move up, and a click aimed at one
+// question's Approve would land on the next one's; an agent can make that
+// happen at will by withdrawing its own older request. An approving button
+// that moved or appeared within the guard is not taken: the card says so,
+// nothing is sent, and a click once it has stayed put is.
+func TestBrowserAMovedButtonIsNotTaken(t *testing.T) {
+	const guard = 3 * time.Second // long beside a click's round trip on a loaded machine
+	r := startRig(t, 1, "[default]", Options{ResolvedLinger: 200 * time.Millisecond, MoveGuard: guard})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 1000, 900)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.login(r.srv.URL, "alice", alicePassword)
+
+	above := brokertest.Ask(ctx, r.plane.Agent("sess-above", "pod-1"), "req-above", "bash", brokertest.Bash("make decoy"))
+	below := brokertest.Ask(ctx, r.plane.Agent("sess-below", "pod-2"), "req-below", "bash", brokertest.Bash("make release"))
+	alice.cardShown("req-above")
+	alice.cardShown("req-below")
+	time.Sleep(guard + 300*time.Millisecond) // both cards have stayed put
+
+	// Another approver rejects the card above; once it has gone, the card
+	// below is where it was: a click on its Approve now is not taken.
+	carol, carolCSRF := r.login(t, "carol", "carol-password")
+	if status, _, raw := r.respond(t, carol, carolCSRF, "req-above", actionRejectSoft, ""); status != 200 {
+		t.Fatalf("carol's rejection: %s", raw)
+	}
+	brokertest.WantDecision(t, above.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	alice.cardGone("req-above", 5*time.Second)
+	alice.click("req-below", actionApprove)
+	if got := alice.poll("the moved card says the click was not taken",
+		`document.querySelector('#q-req-below .reply.moved')?.textContent ?? ''`, 2*time.Second); !strings.Contains(got, "moved just now") {
+		t.Fatalf("reply %q", got)
+	}
+	if alice.eval(`document.querySelector('#q-req-below button[data-action="approve"]') ? 'open' : 'settled'`) != "open" {
+		t.Fatal("the moved card's question was answered")
+	}
+
+	// A question that appears is a button under the pointer too.
+	fresh := brokertest.Ask(ctx, r.plane.Agent("sess-fresh", "pod-3"), "req-fresh", "bash", brokertest.Bash("make fresh"))
+	alice.cardShown("req-fresh")
+	alice.click("req-fresh", actionApprove)
+	alice.poll("the new card says the click was not taken", `document.querySelector('#q-req-fresh .reply.moved') ? 'yes' : ''`, 2*time.Second)
+
+	// Once they have stayed put, the same clicks answer.
+	time.Sleep(guard + 300*time.Millisecond)
+	alice.clickSent("req-below", actionApprove)
+	brokertest.WantDecision(t, below.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+	alice.clickSent("req-fresh", actionRejectSoft) // a rejection is never held back
+	brokertest.WantDecision(t, fresh.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
+	alice.noProblems()
+}

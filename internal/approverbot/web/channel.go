@@ -22,7 +22,9 @@ import (
 const (
 	DefaultHeartbeat      = 15 * time.Second
 	DefaultResolvedLinger = 4 * time.Second
-	DefaultSessionTTL     = 12 * time.Hour
+	// DefaultMoveGuard is Options.MoveGuard's default.
+	DefaultMoveGuard  = 800 * time.Millisecond
+	DefaultSessionTTL = 12 * time.Hour
 )
 
 // Sign-in limits. Per account, whatever the addresses: five failures are
@@ -56,6 +58,12 @@ type Options struct {
 	// ResolvedLinger is how long a settled question's card stays on the
 	// page, showing who decided and how, before it goes (default 4 s).
 	ResolvedLinger time.Duration
+	// MoveGuard is how long an approving button (Approve, Session, Always,
+	// an answer, an edit) is not taken after it moved or appeared under
+	// the pointer: a card above that settles or is withdrawn moves the
+	// cards below (default 800 ms; negative: no guard, for tests that
+	// click at once).
+	MoveGuard time.Duration
 	// Now is the clock of sessions and rate limits (default time.Now).
 	Now func() time.Time
 }
@@ -70,6 +78,7 @@ type Channel struct {
 	now       func() time.Time
 	heartbeat time.Duration
 	linger    time.Duration
+	guard     time.Duration
 
 	sessions    *sessions
 	byID        *backoff   // failed sign-ins per approver id, from any address
@@ -113,6 +122,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		now:         o.Now,
 		heartbeat:   o.Heartbeat,
 		linger:      o.ResolvedLinger,
+		guard:       max(o.MoveGuard, 0),
 		sessions:    newSessions(wc.SessionTTL, o.Now),
 		byID:        newBackoff(loginFreeFailures, loginDelayBase, loginDelayMax, loginForget, o.Now),
 		byAddr:      newLimiter(loginBurstPerAddr, loginRefillPerAddr, o.Now),
@@ -167,6 +177,9 @@ func (o *Options) setDefaults() {
 	o.Logger, o.Now = approverbot.DefaultLog(o.Logger, o.Now)
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.MoveGuard == 0 {
+		o.MoveGuard = DefaultMoveGuard
 	}
 	if o.ResolvedLinger <= 0 {
 		o.ResolvedLinger = DefaultResolvedLinger

@@ -25,9 +25,11 @@
 //	                       provider can end its session too
 //	GET  /api/session      who is signed in, and the CSRF token
 //	GET  /api/questions    {"questions": [view…]}, oldest first; a view's
-//	                       edit {shell, text} is what an edit starts from
+//	                       edit {shell, text} is what an edit starts from,
+//	                       its digest the version of the question it shows
 //	POST /api/respond      {request_id, action, feedback, device, picks,
-//	                       edit} →
+//	                       edit, digest} (an answer naming another
+//	                       version than the open one is refused) →
 //	                       {applied, state, reason, decision,
 //	                       approvals_so_far, approvals_required, message}
 //	GET  /api/grants       {"grants": [{grant, text, html}…]}: the standing

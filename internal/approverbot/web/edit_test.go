@@ -147,3 +147,27 @@ func TestBrowserApproveWithChanges(t *testing.T) {
 	alice.noProblems()
 	bob.noProblems()
 }
+
+// TestListedCardsNameTheirDigest (red team AB3): the cards GET
+// /api/questions and the event stream deliver carry the digest of the
+// version they show, so the page's answers name it and the bot refuses one
+// given on another version; the listing states it for scripts too.
+func TestListedCardsNameTheirDigest(t *testing.T) {
+	r := startRig(t, 1, "[default]", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	alice, csrf := r.login(t, "alice", alicePassword)
+	pending := brokertest.Ask(ctx, r.plane.Agent("sess-digest", "pod-7"), "req-digest", "bash", brokertest.Bash("make deploy"))
+	v := r.waitQuestion(t, alice, "req-digest")
+	if v.Digest == "" || !strings.Contains(v.HTML, `data-digest="`+v.Digest+`"`) {
+		t.Fatalf("listed card digest %q, html %s", v.Digest, v.HTML)
+	}
+	status, res, raw := r.respondWith(t, alice, csrf, RespondRequest{RequestID: "req-digest", Action: actionApprove, Digest: "sha256:0000"})
+	if status != 200 || res.Applied || !strings.Contains(res.Reason+res.Message, "digest") {
+		t.Fatalf("an approval naming another version: %d %s", status, raw)
+	}
+	if status, res, raw = r.respondWith(t, alice, csrf, RespondRequest{RequestID: "req-digest", Action: actionApprove}); status != 200 || !res.Applied {
+		t.Fatalf("an approval naming the listed version: %d %s", status, raw)
+	}
+	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
+}

@@ -261,7 +261,7 @@ func TestAnswersThroughTheHTTPAPIAreChecked(t *testing.T) {
 	if d, _ := asked.Peek(); d != nil {
 		t.Fatalf("a refused answer decided the call: %+v", d)
 	}
-	status, raw := post(`{"request_id":"req-api-ask","action":"answer","picks":[{"question":0,"options":[1],"text":"with replicas"}]}`)
+	status, raw := post(`{"request_id":"req-api-ask","digest":"` + r.digestOf(t, carol, "req-api-ask") + `","action":"answer","picks":[{"question":0,"options":[1],"text":"with replicas"}]}`)
 	if status != 200 || !strings.Contains(raw, `"applied":true`) {
 		t.Fatalf("the answer: %d %s", status, raw)
 	}

@@ -291,6 +291,27 @@ func (b *oidcBot) session(t *testing.T, c *http.Client) (int, loginReply) {
 	return res.StatusCode, rep
 }
 
+// digest is the digest GET /api/questions lists for id.
+func (b *oidcBot) digest(t *testing.T, c *http.Client, id string) string {
+	t.Helper()
+	res, err := c.Get(b.url + "/api/questions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var rep questionsReply
+	if err := json.NewDecoder(res.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range rep.Questions {
+		if q.RequestID == id {
+			return q.Digest
+		}
+	}
+	t.Fatalf("GET /api/questions lists no %s", id)
+	return ""
+}
+
 func (b *oidcBot) questions(t *testing.T, c *http.Client) []string {
 	t.Helper()
 	res, err := c.Get(b.url + "/api/questions")
@@ -330,7 +351,7 @@ func TestOIDCSignInMapsGroupsToTeamsAndAnswersCarryTheGroups(t *testing.T) {
 	// An answer states the mapped groups (not "everyone", which maps to
 	// no team) for the brokers to check against the policy.
 	csrf := s.CSRFToken
-	if res := postJSON(t, c, b.url+"/api/respond", csrf, `{"request_id":"q-sre","action":"approve"}`); res.StatusCode != http.StatusOK {
+	if res := postJSON(t, c, b.url+"/api/respond", csrf, `{"request_id":"q-sre","action":"approve","digest":"`+b.digest(t, c, "q-sre")+`"}`); res.StatusCode != http.StatusOK {
 		t.Fatalf("approve: %s", res.Status)
 	}
 	a := b.resp.lastAnswer(t)

@@ -36,6 +36,9 @@ func startRigOn(t *testing.T, po brokertest.Options, teams string, o Options) *r
 	if o.Logger == nil {
 		o.Logger = quietLogger()
 	}
+	if o.MoveGuard == 0 {
+		o.MoveGuard = -1 // the tests click as soon as a card shows; TestBrowserAMovedButtonIsNotTaken sets it
+	}
 	ch, err := New(cfg, o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -79,9 +82,31 @@ func (r *rig) respond(t *testing.T, c *http.Client, csrf, id, action, feedback s
 	return r.respondWith(t, c, csrf, RespondRequest{RequestID: id, Action: action, Feedback: feedback})
 }
 
+// digestOf is the digest GET /api/questions lists for id, "" when it
+// lists no such question.
+func (r *rig) digestOf(t *testing.T, c *http.Client, id string) string {
+	t.Helper()
+	res := r.do(t, c, "GET", "/api/questions", "", "Accept", "application/json")
+	var list struct {
+		Questions []QuestionView `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(readBody(t, res)), &list); err != nil {
+		return ""
+	}
+	for _, q := range list.Questions {
+		if q.RequestID == id {
+			return q.Digest
+		}
+	}
+	return ""
+}
+
 // respondWith posts req to /api/respond like curl does.
 func (r *rig) respondWith(t *testing.T, c *http.Client, csrf string, req RespondRequest) (int, RespondResult, string) {
 	t.Helper()
+	if req.Digest == "" {
+		req.Digest = r.digestOf(t, c, req.RequestID) // as the page sends its card's
+	}
 	body, _ := json.Marshal(req)
 	res := r.do(t, c, "POST", "/api/respond", string(body), "Content-Type", "application/json", csrfHeader, csrf,
 		"User-Agent", "curl/8.5.0")

@@ -162,6 +162,7 @@ type pageData struct {
 	Teams     []string
 	Cards     []cardData
 	LingerMS  int64
+	GuardMS   int64
 	CanLogout bool
 	Starting  bool
 	// Open is set on a plane whose NATS has no authorization: the page
@@ -178,7 +179,7 @@ func (c *Channel) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	s := c.ensureSession(w, &p)
 	d := pageData{Approver: p.approver, Display: p.display, CSRF: s.csrf, Teams: c.cfg.Teams,
-		LingerMS: c.linger.Milliseconds(), CanLogout: c.web.TrustedHeader == ""}
+		LingerMS: c.linger.Milliseconds(), GuardMS: c.guard.Milliseconds(), CanLogout: c.web.TrustedHeader == ""}
 	if c.cfg.OpenNATS() {
 		d.Open = approverbot.OpenPlaneText
 	}
@@ -216,11 +217,13 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	v := approverbot.Present(q, approverbot.DefaultLimits)
 	d := cardFromView(v, viewer, c.now())
 	d.addEdit(q, viewer)
+	// The card's answers name the version it shows (data-digest).
+	d.Digest = q.ShownDigest()
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
 	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), HTML: buf.String()}
+		Actions: actionsOf(q, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), Digest: d.Digest, HTML: buf.String()}
 	if d.Edit != nil {
 		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
 	}

@@ -50,7 +50,7 @@ func startStepUpRigWith(t *testing.T, webauthn string) (*rig, string) {
 	}
 	base := "http://localhost:" + strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:")
 	cfg := testConfig(t, "[default, pair]", `{insecure_cookies: true, webauthn: {rp_id: localhost, origins: ["`+base+`"]`+webauthn+`}}`)
-	ch, err := New(cfg, Options{Logger: quietLogger()})
+	ch, err := New(cfg, Options{Logger: quietLogger(), MoveGuard: -1})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -131,8 +131,11 @@ func (p *browserPage) addVirtualKey(uv bool) {
 // "<status> <body>".
 func respondJS(body string) string {
 	return `(async () => {
+		const b = ` + body + `;
+		const card = document.getElementById('q-' + b.request_id);
+		if (!b.digest && card) b.digest = card.dataset.digest; // as the page sends its card's
 		const res = await fetch('/api/respond', {method: 'POST', headers: {'Content-Type': 'application/json',
-			'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content}, body: JSON.stringify(` + body + `)});
+			'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content}, body: JSON.stringify(b)});
 		return res.status + ' ' + await res.text();
 	})()`
 }

@@ -40,6 +40,9 @@ type QuestionView struct {
 	// when the question offers none): POST /api/respond's edit replaces
 	// its text.
 	Edit *EditDraft `json:"edit,omitempty"`
+	// Digest is the digest of the version of the question the card shows
+	// (its data-digest): POST /api/respond's approvals name it.
+	Digest string `json:"digest"`
 	// HTML is the card as the page renders it.
 	HTML string `json:"html"`
 }

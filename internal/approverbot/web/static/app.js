@@ -11,6 +11,13 @@
 (() => {
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const linger = parseInt(document.body.dataset.lingerMs, 10) || 4000;
+  // A button that approves is not taken for guardMs after it moved or
+  // appeared where it is: a card above that settles, expires or is
+  // withdrawn (an agent can withdraw its own request at will) moves the
+  // cards below it, and a click aimed at one question's Approve must not
+  // land on the next one's.
+  const guardAttr = parseInt(document.body.dataset.guardMs, 10);
+  const guardMs = Number.isNaN(guardAttr) ? 800 : guardAttr;
   const list = document.getElementById('questions');
   const empty = document.getElementById('empty');
   const count = document.getElementById('count');
@@ -142,6 +149,8 @@
     card.classList.add('resolved');
     if (outcome === 'allow') card.classList.add('allowed');
     if (outcome === 'deny') card.classList.add('denied');
+    // The card keeps its height until it goes: the cards below stay put.
+    card.style.minHeight = card.offsetHeight + 'px';
     for (const el of card.querySelectorAll('.answer, .countdown')) el.remove();
     const out = card.querySelector('.outcome');
     out.textContent = text;
@@ -281,6 +290,48 @@
       for (const b of buttons) b.disabled = b.hasAttribute('data-refused');
     }
   }
+
+  // places records where each card's buttons are on the page (by card id
+  // and action, so a card re-rendered in place has not moved) and since
+  // when.
+  const places = new Map();
+  const approving = 'button[data-action="approve"], button[data-action="session"], button[data-action="always"], button[data-action="answer"], [data-edit-send]';
+  const placeKey = (btn) => btn.closest('.card').dataset.id + ' ' + (btn.dataset.action || 'edit');
+  function notePlaces() {
+    const now = performance.now();
+    const seen = new Set();
+    for (const btn of list.querySelectorAll(approving)) {
+      const r = btn.getBoundingClientRect();
+      const top = r.top + window.scrollY;
+      const left = r.left + window.scrollX;
+      const key = placeKey(btn);
+      seen.add(key);
+      const p = places.get(key);
+      if (!p || Math.abs(p.top - top) >= 1 || Math.abs(p.left - left) >= 1) places.set(key, { top, left, at: now });
+    }
+    for (const key of places.keys()) if (!seen.has(key)) places.delete(key);
+  }
+  if (guardMs > 0) {
+    const ro = new ResizeObserver(notePlaces);
+    ro.observe(list);
+    ro.observe(document.body);
+    new MutationObserver(notePlaces).observe(list, { childList: true });
+  }
+
+  // A click on an approving button that moved or appeared under the
+  // pointer within guardMs is not taken (capture: before edit.js's).
+  list.addEventListener('click', (e) => {
+    const btn = e.target.closest(approving);
+    if (!btn || guardMs <= 0) return;
+    notePlaces();
+    const p = places.get(placeKey(btn));
+    if (p && performance.now() - p.at >= guardMs) return;
+    e.stopImmediatePropagation();
+    e.preventDefault();
+    const reply = btn.closest('.card').querySelector('.reply');
+    reply.className = 'reply moved';
+    reply.textContent = 'Not sent: this card moved just now. Check which question it is, then click again.';
+  }, true);
 
   list.addEventListener('click', (e) => {
     const btn = e.target.closest('button[data-action]');
