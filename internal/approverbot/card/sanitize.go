@@ -263,8 +263,22 @@ func (z *sanitizer) edges(s string) {
 	rs := []rune(s)
 	ascii := func(j int) bool { return j >= 0 && j < len(rs) && rs[j] < 0x80 && !unicode.IsSpace(rs[j]) }
 	for i, r := range rs {
-		if r < 0x80 || unicode.IsMark(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			continue // ASCII, accents, and punctuation (shellPunctuation's)
+		if unicode.IsMark(r) {
+			// A mark on an ASCII letter that makes no accented letter of
+			// it is drawn beside or over it as a mark of its own: U+0315
+			// or U+0312 after a letter reads as a quote (fix̕ typo; git
+			// push …), while é is one letter.
+			b := i
+			for b > 0 && unicode.IsMark(rs[b]) {
+				b--
+			}
+			if rs[b] < 0x80 && !unicode.IsMark(rs[b]) && utf8.RuneCountInString(norm.NFC.String(string(rs[b:i+1]))) > 1 {
+				z.punct = addRune(z.punct, r)
+			}
+			continue
+		}
+		if r < 0x80 || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue // ASCII and punctuation (shellPunctuation's)
 		}
 		if !ascii(i-1) && !ascii(i+1) {
 			continue
