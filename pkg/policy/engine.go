@@ -86,7 +86,11 @@ type subject struct {
 	anchored bool
 	// placed: the relative globs have their forms under the working
 	// directory among globs (placeGlobs): absolute rules meet only those.
-	placed    bool
+	placed bool
+	// twinned: every relative glob is the form under the working
+	// directory of an absolute one among globs (a file tool's glob under
+	// its roots): absolute rules meet only the absolute ones.
+	twinned   bool
 	globs     []globs.Glob
 	baseGlobs []globs.Glob
 	// liftKey, when set, is the shell word a rule must name (its literal

@@ -137,6 +137,11 @@ func (r *rule) matchesInexactPath(s *subject) (could, all bool) {
 		// cd the analysis cannot follow), which may be anywhere.
 		return false, false
 	}
+	if s.twinned && r.path.abs && (len(s.globs[0]) == 0 || !s.globs[0][0].Lit() || s.globs[0][0].R != '/') {
+		// Grep {"glob": "*.json"}: */*.json is /home/dev/proj/*/*.json
+		// as the relative rules see it, not a path under any directory.
+		return false, false
+	}
 	alts, ok := globs.PathAlternatives(r.path.text)
 	if !ok {
 		return true, false

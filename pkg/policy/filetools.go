@@ -343,7 +343,9 @@ func (e *evaluation) appendGlobSubjects(subs []subject, g pendingGlob, roots []s
 		if !ok {
 			return floor("too many alternatives")
 		}
-		s := subject{kind: subjRead, tier: TierRead, inexact: true, anchored: true}
+		// With a working directory, each relative form is one of an
+		// absolute glob's (rootGlobs, the cwd's prefix cut).
+		s := subject{kind: subjRead, tier: TierRead, inexact: true, anchored: true, twinned: e.cwd != ""}
 		add := func(w globs.Glob) {
 			w = globs.CleanPath(w, e.p.home)
 			s.globs = append(s.globs, w)

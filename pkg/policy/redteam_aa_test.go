@@ -211,3 +211,39 @@ func TestWhereBashAndTheParserReadDifferently(t *testing.T) {
 		{`rg -f=patterns.txt src`, policy.Allow},
 	})
 }
+
+// TestFileToolGlobsUnderTheProject (red team AA FR1): Claude Code's Grep
+// and Glob with a glob or a type under the project read the project's
+// files; the relative form of that glob is the project's, not a path
+// under any directory, so a rule anchored in the home (a token file that
+// is some *.json) does not meet it. Globs that reach the home still do.
+func TestFileToolGlobsUnderTheProject(t *testing.T) {
+	p, err := policy.Parse([]byte(`mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@files(~/.config/containers/auth.json)", action: deny }
+  - { rule: "@files(~/{.npmrc,.yarnrc.yml})", action: deny }
+  - { rule: "@files(**/.env)", action: deny }
+`), "globs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		tool, args string
+		want       policy.Action
+	}{
+		{"Grep", `{"pattern":"x","path":"/home/dev/proj","glob":"*.json"}`, policy.Allow},
+		{"Grep", `{"pattern":"x","glob":"*.yml"}`, policy.Allow},
+		{"Grep", `{"pattern":"x","type":"json"}`, policy.Allow},
+		{"Glob", `{"pattern":"**/*.json"}`, policy.Allow},
+		{"Glob", `{"pattern":"**/.env"}`, policy.Deny},
+		{"Glob", `{"pattern":"*.json","path":"/home/dev/.config/containers"}`, policy.Deny},
+		{"Glob", `{"pattern":"/home/dev/.n*"}`, policy.Deny},
+		{"Grep", `{"pattern":"x","path":"/home/dev","glob":"*.yml"}`, policy.Deny},
+	} {
+		d := p.Evaluate(policy.Call{Tool: tt.tool, Arguments: []byte(tt.args), Cwd: "/home/dev/proj"})
+		if d.Action != tt.want {
+			t.Errorf("%s %s: got %s (%s), want %s", tt.tool, tt.args, d.Action, d.Reason, tt.want)
+		}
+	}
+}
