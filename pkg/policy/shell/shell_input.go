@@ -290,6 +290,9 @@ func shScreenTree(f *syntax.File, src string) string {
 			}
 		}
 	}
+	if !shMayReadDifferently(src) {
+		return ""
+	}
 	var reason string
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if q, ok := n.(*syntax.SglQuoted); ok && q.Dollar && reason == "" {
@@ -359,6 +362,22 @@ func shScreenTree(f *syntax.File, src string) string {
 		return reason == ""
 	})
 	return reason
+}
+
+// shMayReadDifferently reports whether src holds what shScreenTree's walk
+// looks for: a here-document, $'…', single and double quotes both, or an
+// extended glob's opening. Most scripts hold none, and skip the walk.
+func shMayReadDifferently(src string) bool {
+	if strings.Contains(src, "<<") || strings.Contains(src, "$'") ||
+		strings.IndexByte(src, '"') >= 0 && strings.IndexByte(src, '\'') >= 0 {
+		return true
+	}
+	for i := 1; i < len(src); i++ {
+		if src[i] == '(' && strings.IndexByte("@+?*!", src[i-1]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // shHdocDelim is the delimiter a quoted here-document ends at: its word
