@@ -291,8 +291,8 @@ func (b *oidcBot) session(t *testing.T, c *http.Client) (int, loginReply) {
 	return res.StatusCode, rep
 }
 
-// digest is the digest GET /api/questions lists for id.
-func (b *oidcBot) digest(t *testing.T, c *http.Client, id string) string {
+// views is what GET /api/questions lists for c.
+func (b *oidcBot) views(t *testing.T, c *http.Client) []QuestionView {
 	t.Helper()
 	res, err := c.Get(b.url + "/api/questions")
 	if err != nil {
@@ -303,7 +303,13 @@ func (b *oidcBot) digest(t *testing.T, c *http.Client, id string) string {
 	if err := json.NewDecoder(res.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range rep.Questions {
+	return rep.Questions
+}
+
+// digest is the digest GET /api/questions lists for id.
+func (b *oidcBot) digest(t *testing.T, c *http.Client, id string) string {
+	t.Helper()
+	for _, q := range b.views(t, c) {
 		if q.RequestID == id {
 			return q.Digest
 		}
@@ -314,17 +320,8 @@ func (b *oidcBot) digest(t *testing.T, c *http.Client, id string) string {
 
 func (b *oidcBot) questions(t *testing.T, c *http.Client) []string {
 	t.Helper()
-	res, err := c.Get(b.url + "/api/questions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var rep questionsReply
-	if err := json.NewDecoder(res.Body).Decode(&rep); err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
-	for _, q := range rep.Questions {
+	for _, q := range b.views(t, c) {
 		ids = append(ids, q.RequestID)
 	}
 	return ids
