@@ -74,6 +74,10 @@ rules:
 		{`git submodule update --init`, policy.Ask},
 		{`git worktree add w evil`, policy.Ask},
 		{`git clone https://example.com/x/y.git`, policy.Ask},
+		{`git reset --har FETCH_HEAD`, policy.Ask}, // git takes a long option's prefix
+		{`git reset --mer FETCH_HEAD`, policy.Ask},
+		{`git read-tree -mu HEAD evil`, policy.Ask}, // and clustered short flags
+		{`git read-tree -m evil`, policy.Allow},
 		{`git checkout -b feat`, policy.Allow},
 		{`git switch -c feat`, policy.Allow},
 		{`git reset HEAD~1`, policy.Allow},

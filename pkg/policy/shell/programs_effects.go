@@ -1179,6 +1179,13 @@ func (u *progUse) gitTreeTargets(sub string, ops *gitArgs) bool {
 	has := func(opts ...string) bool {
 		return slices.ContainsFunc(ops.opts, func(o string) bool {
 			name, _, _ := strings.Cut(o, "=")
+			if len(name) > 2 && name[1] != '-' {
+				// A cluster of short flags (git read-tree -mu): any of
+				// its letters, a value's too — the stricter reading.
+				return slices.ContainsFunc(opts, func(want string) bool {
+					return len(want) == 2 && strings.Contains(name[1:], want[1:])
+				})
+			}
 			return slices.Contains(opts, name)
 		})
 	}
@@ -1479,11 +1486,11 @@ func (u *progUse) gitOperands(w []shWord, revisions bool) (a gitArgs) {
 			dashes = true
 			continue
 		case !dashes && t.lit && u.gitTakesNext(t.text):
-			a.opts = append(a.opts, t.text)
+			a.opts = append(a.opts, u.gitOptionName(t.text))
 			i++ // git checkout -b feat, restore --source REV: a value
 			continue
 		case !dashes && t.lit && strings.HasPrefix(t.text, "-"):
-			a.opts = append(a.opts, t.text)
+			a.opts = append(a.opts, u.gitOptionName(t.text))
 			continue
 		case revisions && !dashes && t.lit && gitRevisionName(t.text):
 			continue
@@ -1491,6 +1498,24 @@ func (u *progUse) gitOperands(w []shWord, revisions bool) (a gitArgs) {
 		a.words = append(a.words, t)
 	}
 	return a
+}
+
+// gitOptionName is the option word s with its long option's name in
+// full: git takes an unambiguous prefix (git reset --har is --hard), which
+// the checks of what a sub-command writes compare whole.
+func (u *progUse) gitOptionName(s string) string {
+	name, val, hasVal := strings.Cut(s, "=")
+	if !strings.HasPrefix(name, "--") {
+		return s
+	}
+	o := u.longOption(name)
+	if o == nil || o.name == name {
+		return s
+	}
+	if hasVal {
+		return o.name + "=" + val
+	}
+	return o.name
 }
 
 // gitTakesNext reports whether the git option word s takes the next word
