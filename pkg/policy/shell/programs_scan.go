@@ -530,6 +530,14 @@ func (u *progUse) globValue(v *shWord) {
 	case v.glob && mayExpandToOption(v) && u.spec.dangerous():
 		u.setAsk("the pattern " + v.text + " given to an option of " + u.spec.name +
 			" expands to several names, which may be options that write or run something")
+	case v.glob:
+		// paste -d * in ~/.ssh: the first name is the value, the others
+		// are operands — judged as one too.
+		u.operands = append(u.operands, *v)
+	case !v.lit && v.vanish:
+		// head -n $N x with N='5 ~/.npmrc' from an earlier call's export.
+		u.setAsk("the word " + v.text + " given to an option of " + u.spec.name +
+			" is an unquoted expansion, which may split into several words or none")
 	case !v.lit && (v.computed || shListExpansion(v.text)) && mayBeSplit(v.text):
 		// x=(… --checkpoint-action=…); tar --exclude "${x[@]}": the
 		// words after the first are options or operands of their own
@@ -1100,6 +1108,12 @@ func (u *progUse) positionEffects() {
 	}
 	ops := u.operands
 	n := len(ops)
+	if w, ok := u.unplacedOperand(specs); !ok {
+		// Positions count the words bash hands over: a pattern may be
+		// several (uniq .g*/config writes the second match), an unquoted
+		// expansion none or several (uniq $e a ~/.bashrc).
+		u.setAsk("cannot tell which operand of " + u.spec.name + " is which: " + w.text + " may expand to several words or none")
+	}
 	for _, sp := range specs {
 		e := sp.effect
 		if e == effRead && u.inPlace {
@@ -1167,6 +1181,36 @@ func (u *progUse) positionEffects() {
 			u.effectOn(e, o, u.spec.name)
 		}
 	}
+}
+
+// unplacedOperand returns the first operand whose count of words decides
+// which position a later one takes, or the last one when the entry gives
+// the last a position of its own, that may expand to several words or to
+// none: a pathname pattern or an unquoted expansion. ok is false then.
+func (u *progUse) unplacedOperand(specs []progOperand) (w shWord, ok bool) {
+	ops := u.operands
+	need, last := 0, false
+	for _, sp := range specs {
+		switch {
+		case sp.effect == effNone:
+		case sp.pos == posFirst && !(sp.effect == effPattern && u.pattern), sp.pos == posRest && !u.pattern:
+			need = max(need, 1)
+		case sp.pos == posLast, sp.pos == posInit:
+			last = last || u.targetDir == nil
+		case sp.pos > 0:
+			need = max(need, sp.pos)
+		}
+	}
+	exact := func(w shWord) bool { return !w.vanish && !w.glob }
+	for i := 0; i < need && i < len(ops); i++ {
+		if !exact(ops[i]) {
+			return ops[i], false
+		}
+	}
+	if n := len(ops); last && n > 0 && !exact(ops[n-1]) {
+		return ops[n-1], false
+	}
+	return shWord{}, true
 }
 
 func (u *progUse) hasFirstPattern(specs []progOperand) bool {

@@ -126,7 +126,13 @@ func shAnalyzeIn(src string, lang syntax.LangVariant, depth int, progs *Programs
 		return a
 	}
 	a.run(f)
-	if r := shScreenTree(f, src); r != "" {
+	r := shScreenTree(f, src)
+	if r == "" && lang == syntax.LangPOSIX && (strings.Contains(src, "$'") || strings.Contains(src, "$\"")) {
+		// dash reads $'…' as $ and a quoted string; bash, which is sh on
+		// macOS, Fedora and Arch, decodes it (sh -c 'cat ~/$'\''.npmrc'\''').
+		r = "the sh script holds $'…' or $\"…\", which bash as sh decodes and dash does not"
+	}
+	if r != "" {
 		// The commands found still meet the deny rules (r\⏎m -rf x is
 		// rm -rf x for both readers); what bash reads besides, nobody saw.
 		a.res.Unanalysable, a.res.Unprefixable = r, r

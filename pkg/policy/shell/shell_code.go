@@ -563,6 +563,12 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 			// any later assignment sets: not the text g was given.
 			a.valueUnknown(as.Name.Value)
 		}
+		if nameref && as.Value == nil {
+			// declare -n r: the first assignment to r (r=…, read r,
+			// for r in …) names its target, which may be a subscript
+			// bash evaluates (r='a[$(id)]'; echo "$r"), or IFS, PATH.
+			a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " has no target yet: whatever is assigned to it next becomes the variable it names")
+		}
 		if nameref && as.Value != nil {
 			if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
 				a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " refers to " + w.text +

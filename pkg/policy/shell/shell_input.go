@@ -305,6 +305,9 @@ func shScreenTree(f *syntax.File, src string) string {
 		}
 		switch x := n.(type) {
 		case *syntax.DblQuoted:
+			if x.Dollar && reason == "" {
+				reason = "the string " + strconv.Quote(shNodeText(src, x)) + " is translated from a message catalog (TEXTDOMAIN, TEXTDOMAINDIR) the script may name, and bash expands the translation"
+			}
 			if q := shQuotedQuote(x); q != nil && reason == "" {
 				reason = "single quotes inside double quotes (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
 			}
@@ -368,7 +371,7 @@ func shScreenTree(f *syntax.File, src string) string {
 // looks for: a here-document, $'…', single and double quotes both, or an
 // extended glob's opening. Most scripts hold none, and skip the walk.
 func shMayReadDifferently(src string) bool {
-	if strings.Contains(src, "<<") || strings.Contains(src, "$'") ||
+	if strings.Contains(src, "<<") || strings.Contains(src, "$'") || strings.Contains(src, "$\"") ||
 		strings.IndexByte(src, '"') >= 0 && strings.IndexByte(src, '\'') >= 0 {
 		return true
 	}

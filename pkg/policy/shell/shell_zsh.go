@@ -292,6 +292,13 @@ func zshWordDiffers(w *syntax.Word, src string) string {
 	if r := zshEquals(w); r != "" {
 		return r
 	}
+	if off := int(w.Pos().Offset()); len(w.Parts) > 0 && off < len(src) {
+		if _, ok := w.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(src[off:], "~[") {
+			// ~[x] is the directory a function of the script names
+			// (zsh_directory_name), not the home and a pattern.
+			return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is a dynamic named directory, which a function of the script names", zshSnippet(src, w.Pos().Offset()))
+		}
+	}
 	if r := zshBraceExpansion(w, src); r != "" {
 		return r
 	}

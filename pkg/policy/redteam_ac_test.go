@@ -1,0 +1,52 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestWordsBashMayHandOverAsSeveral (red team AC G6–G8): positions and
+// option values count the words bash hands a program, and a pathname
+// pattern may be several of them, an unquoted expansion none or several.
+// Where that count decides which operand is written or is the pattern
+// (uniq IN OUT, grep PATTERN FILE…), or the value's other words become
+// operands, the command asks or judges them as operands.
+func TestWordsBashMayHandOverAsSeveral(t *testing.T) {
+	p := progKPolicy(t, "uniq", "grep", "paste", "head", "cd", "cp")
+	wantActions(t, p, []bashCase{
+		{`uniq .g*/config`, policy.Ask},
+		{`e=; uniq $e a ~/.bashrc`, policy.Ask},
+		{`uniq $NOPE a ~/.bashrc`, policy.Ask},
+		{`uniq "$@" a .git/config`, policy.Ask},
+		{`grep -v ~/.ssh/*`, policy.Ask},
+		{`cd ~/.ssh && grep -v *`, policy.Ask},
+		{`cd ~/.ssh && paste -d * x`, policy.Deny},
+		{`head -n $N x`, policy.Ask},
+		{`uniq -c a b`, policy.Allow},
+		{`grep foo *.go`, policy.Allow},
+		{`grep -e foo *.go`, policy.Allow},
+		{`grep "$P" f`, policy.Allow},
+		{`N=5; head -n $N x`, policy.Allow},
+		{`head -n "$N" x`, policy.Allow},
+		{`cp ./*.go dst/`, policy.Allow},
+	})
+}
+
+// TestShellReadingsOfSomeShells (red team AC G1, G3, G5, G11): $"…" is a
+// translation bash expands; an unset nameref takes its target from the
+// next assignment; zsh's ~[x] is a directory a function names; bash as sh
+// decodes $'…'. Each asks.
+func TestShellReadingsOfSomeShells(t *testing.T) {
+	p := progKPolicy(t, "echo", "cat", "bash", "sh")
+	wantActions(t, p, []bashCase{
+		{`echo $"hi"`, policy.Ask},
+		{"bash -c 'TEXTDOMAINDIR=. TEXTDOMAIN=x\necho $\"hi\"'", policy.Ask},
+		{`declare -n r; r='a[$(cat ~/.ssh/id_rsa >&2)]'; echo "$r"`, policy.Ask},
+		{`zsh_directory_name() { reply=(~/.ssh); }; cat ~[x]/id_rsa`, policy.Ask},
+		{`sh -c 'cat ~/$'\''.netrc'\'''`, policy.Ask},
+		{`echo "hi"`, policy.Allow},
+		{`sh -c 'echo hi'`, policy.Allow},
+		{`cat ~/x.txt`, policy.Allow},
+	})
+}
