@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -339,7 +340,7 @@ func TestBrowserAMovedButtonIsNotTaken(t *testing.T) {
 	r := startRig(t, 1, "[default]", Options{ResolvedLinger: 200 * time.Millisecond, MoveGuard: guard})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	browser := startBrowser(t, 1000, 900)
+	browser := startBrowser(t, 1000, 2000) // every card in view: a click scrolls nothing
 	alice := newBrowserPage(t, browser, "alice")
 	alice.login(r.srv.URL, "alice", alicePassword)
 
@@ -359,7 +360,7 @@ func TestBrowserAMovedButtonIsNotTaken(t *testing.T) {
 	alice.cardGone("req-above", 5*time.Second)
 	alice.click("req-below", actionApprove)
 	if got := alice.poll("the moved card says the click was not taken",
-		`document.querySelector('#q-req-below .reply.moved')?.textContent ?? ''`, 2*time.Second); !strings.Contains(got, "moved just now") {
+		`document.querySelector('#q-req-below .reply.moved')?.textContent ?? ''`, 2*time.Second); !strings.Contains(got, "moved under the pointer") {
 		t.Fatalf("reply %q", got)
 	}
 	if alice.eval(`document.querySelector('#q-req-below button[data-action="approve"]') ? 'open' : 'settled'`) != "open" {
@@ -372,11 +373,32 @@ func TestBrowserAMovedButtonIsNotTaken(t *testing.T) {
 	alice.click("req-fresh", actionApprove)
 	alice.poll("the new card says the click was not taken", `document.querySelector('#q-req-fresh .reply.moved') ? 'yes' : ''`, 2*time.Second)
 
-	// Once they have stayed put, the same clicks answer.
+	// Once they have stayed put, a click without pointing again is still
+	// not taken (the card slid under a resting pointer); pointed at, the
+	// same clicks answer.
 	time.Sleep(guard + 300*time.Millisecond)
+	alice.do("clear the reply", chromedp.Evaluate[chromedp.Void](`document.querySelector('#q-req-below .reply').className = 'reply'`))
+	alice.click("req-below", actionApprove)
+	alice.poll("a click without pointing is not taken", `document.querySelector('#q-req-below .reply.moved') ? 'yes' : ''`, 2*time.Second)
+	alice.pointAt("req-below", actionApprove)
+	alice.do("clear the reply", chromedp.Evaluate[chromedp.Void](`document.querySelector('#q-req-below .reply').className = 'reply'`))
 	alice.clickSent("req-below", actionApprove)
 	brokertest.WantDecision(t, below.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	alice.clickSent("req-fresh", actionRejectSoft) // a rejection is never held back
+	alice.click("req-fresh", actionRejectSoft) // a rejection is never held back
+	alice.poll("the rejection is sent", `document.querySelector('#q-req-fresh .reply:not(.moved)')?.className !== 'reply' ? 'yes' : ''`, 3*time.Second)
 	brokertest.WantDecision(t, fresh.Wait(t), messages.OutcomeDeny, messages.ReasonRejected)
 	alice.noProblems()
+}
+
+// pointAt moves the mouse onto a card's button, as a person aiming at it
+// does.
+func (p *browserPage) pointAt(id, action string) {
+	p.t.Helper()
+	xy := p.eval(`(() => { const r = document.querySelector('#q-` + id + ` button[data-action="` + action + `"]').getBoundingClientRect();
+		return (r.left + r.width / 2) + ' ' + (r.top + r.height / 2); })()`)
+	var x, y float64
+	if _, err := fmt.Sscan(xy, &x, &y); err != nil {
+		p.t.Fatalf("%s: the position of %s's %s: %q", p.name, id, action, xy)
+	}
+	p.do("point at "+action, chromedp.MouseEvent(chromedp.MouseMoved, x, y))
 }

@@ -297,13 +297,17 @@
   const places = new Map();
   const approving = 'button[data-action="approve"], button[data-action="session"], button[data-action="always"], button[data-action="answer"], [data-edit-send]';
   const placeKey = (btn) => btn.closest('.card').dataset.id + ' ' + (btn.dataset.action || 'edit');
+  // Places are where the buttons are on the screen: the page scrolling
+  // under a resting pointer (it gets shorter when the last card goes, and
+  // the browser pulls the scroll back) moves them as much as a card above
+  // going does.
   function notePlaces() {
     const now = performance.now();
     const seen = new Set();
     for (const btn of list.querySelectorAll(approving)) {
       const r = btn.getBoundingClientRect();
-      const top = r.top + window.scrollY;
-      const left = r.left + window.scrollX;
+      const top = r.top;
+      const left = r.left;
       const key = placeKey(btn);
       seen.add(key);
       const p = places.get(key);
@@ -311,26 +315,37 @@
     }
     for (const key of places.keys()) if (!seen.has(key)) places.delete(key);
   }
+  // aimedAt is when the approver last aimed: moved the mouse, or touched
+  // the screen (a finger does not rest on a button while cards move).
+  let aimedAt = 0;
   if (guardMs > 0) {
     const ro = new ResizeObserver(notePlaces);
     ro.observe(list);
     ro.observe(document.body);
     new MutationObserver(notePlaces).observe(list, { childList: true });
+    window.addEventListener('scroll', notePlaces, { passive: true });
+    document.addEventListener('pointermove', () => { aimedAt = performance.now(); }, { passive: true, capture: true });
+    document.addEventListener('pointerdown', (e) => {
+      if (e.pointerType !== 'mouse') aimedAt = performance.now();
+    }, { passive: true, capture: true });
   }
 
-  // A click on an approving button that moved or appeared under the
-  // pointer within guardMs is not taken (capture: before edit.js's).
+  // A click on an approving button is not taken (capture: before
+  // edit.js's) when the button moved or appeared within guardMs, or, for
+  // a pointer's click, when it moved since the pointer last moved: it slid
+  // under a resting pointer, which aimed at something else. A key's click
+  // (detail 0) acts on the focused button, which no move changes.
   list.addEventListener('click', (e) => {
     const btn = e.target.closest(approving);
     if (!btn || guardMs <= 0) return;
     notePlaces();
     const p = places.get(placeKey(btn));
-    if (p && performance.now() - p.at >= guardMs) return;
+    if (p && performance.now() - p.at >= guardMs && (e.detail === 0 || aimedAt > p.at)) return;
     e.stopImmediatePropagation();
     e.preventDefault();
     const reply = btn.closest('.card').querySelector('.reply');
     reply.className = 'reply moved';
-    reply.textContent = 'Not sent: this card moved just now. Check which question it is, then click again.';
+    reply.textContent = 'Not sent: this card moved under the pointer. Check which question it is, then point at it and click again.';
   }, true);
 
   list.addEventListener('click', (e) => {
