@@ -50,3 +50,22 @@ func TestShellReadingsOfSomeShells(t *testing.T) {
 		{`cat ~/x.txt`, policy.Allow},
 	})
 }
+
+// TestOptionsThatReadADirectory (red team AC G9): diff --from-file=DIR
+// compares each operand NAME with DIR/NAME, dot files too: DIR is read as
+// a tree. A file named --from-file=.. that * matches makes diff * do so
+// with the parent directory: a pattern that may expand to such an option
+// asks.
+func TestOptionsThatReadADirectory(t *testing.T) {
+	p := progKPolicy(t, "diff", "grep", "wc")
+	wantActions(t, p, []bashCase{
+		{`diff --from-file=.. .netrc`, policy.Deny},
+		{`diff --from-file /home/dev/.ssh id_rsa`, policy.Deny},
+		{`diff * x`, policy.Ask},
+		{`diff ./* x`, policy.Allow},
+		{`diff -- * x`, policy.Allow},
+		{`diff --to-file=src a.go`, policy.Allow},
+		{`grep -rn TODO *`, policy.Allow},
+		{`wc -l *`, policy.Allow},
+	})
+}

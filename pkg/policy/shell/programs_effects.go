@@ -44,7 +44,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		fr.elevated = true // sudoedit FILE: an elevated write
 	}
 	c.Options = u.global - 1
-	c.Recursive = u.recursive || u.symlink // ln -s DIR p: p/x reads DIR/x
+	c.Recursive = u.recursive || u.readsTree || u.symlink // ln -s DIR p: p/x reads DIR/x
 	// Inert only when the table knows every word's effect (a complete
 	// entry, the sub-command's when it has one) and none of them writes,
 	// rewrites in place or runs anything: the closed model of "Always"

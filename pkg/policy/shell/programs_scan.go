@@ -54,6 +54,9 @@ type progUse struct {
 	commit    bool // those are a commit's files (Command.Commit)
 	unelevate bool
 	script    *shWord
+	// readsTree: an option named a directory read as a tree (effReadDir):
+	// the command's reads are trees, its writes keep their names.
+	readsTree bool
 	// targetDir is the directory an option named for the operands to go
 	// into (cp -t DIR): none of them is the destination (effTargetDir).
 	targetDir *shWord
@@ -236,8 +239,35 @@ func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 	} else if t.input && spec.readsByOption() {
 		u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
+	} else if t.glob && t.g != nil && globs.Intersects(t.g, dotDotName) && spec.readsDirByOption() {
+		// A file named --from-file=.. that * matches makes diff * read
+		// ../NAME for every NAME: a name can be .. , which climbs out
+		// of the directory the pattern lists. (A file read by an option,
+		// grep -f.., is no directory: it fails.)
+		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that reads a directory, with .. as its value (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 	}
 }
+
+// readsDirByOption reports whether the program has an option whose value
+// is a directory it reads files of (diff --from-file, rsync
+// --compare-dest).
+func (s *progSpec) readsDirByOption() bool {
+	for _, o := range s.options {
+		if o.effect == effReadDir {
+			return true
+		}
+	}
+	for _, sub := range s.subs {
+		if sub.readsDirByOption() {
+			return true
+		}
+	}
+	return false
+}
+
+// dotDotName is every name that starts with '-' and ends in "..": an
+// option whose value climbs to the parent directory.
+var dotDotName = globs.Glob{{R: '-'}, globs.AnyRun, {R: '.'}, {R: '.'}}
 
 // readsByOption reports whether the program has an option that reads a
 // file it names, or the files a list names (date -f, tree --fromfile, du
@@ -823,7 +853,10 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 		u.writes = append(u.writes, *v)
 		u.targetDir = v
 	case effReadDir:
-		u.reads = append(u.reads, treeWord(*v))
+		// diff --from-file=.. reads ../NAME for each operand NAME,
+		// dot files too: the directory is read as a tree, as grep -r's.
+		u.reads = append(u.reads, *v)
+		u.readsTree = true
 	}
 	return true
 }
