@@ -882,16 +882,15 @@ func kernelPath(p string, trusted ...string) (phys string, opaque bool) {
 	return "/" + strings.Join(stack, "/"), false
 }
 
-// underAnyDir reports whether p lies in one of dirs (or is one), or is an
-// ancestor of one: the working directory's path is physical, so each of
-// its ancestors is a real directory whose parent its text names.
+// underAnyDir reports whether p is one of dirs or an ancestor of one: the
+// working directory's path is physical, so each of its ancestors is a
+// real directory whose parent its text names. A directory below one may
+// be a link (node_modules/@scope/pkg, which a workspace links to
+// ../../packages/pkg), from whose target the kernel climbs.
 func underAnyDir(p string, dirs []string) bool {
 	for _, d := range dirs {
 		if d == "" {
 			continue
-		}
-		if _, ok := underDir(p, d); ok {
-			return true
 		}
 		if _, ok := underDir(d, p); ok {
 			return true

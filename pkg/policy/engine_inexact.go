@@ -284,6 +284,11 @@ func (e *evaluation) inexactPath(s *subject, c *shell.Command) {
 	s.inexact = true
 	s.globs = make([]globs.Glob, len(c.Globs))
 	for i, g := range c.Globs {
+		if s.floor == "" && e.kernelDotDot(g) {
+			// cd node_modules/@s/pkg && echo x > ../../../.bashrc: the
+			// kernel climbs from where the link points.
+			s.floor, s.floorLayer = "redirect target "+strconv.Quote(c.Target)+" may go through a link (a .. from a directory that may be one) whose target the policy cannot see", "safety"
+		}
 		s.globs[i] = globs.CleanPath(g, e.p.home)
 	}
 	s.globs = e.placeGlobs(s.globs)

@@ -69,3 +69,22 @@ func TestOptionsThatReadADirectory(t *testing.T) {
 		{`wc -l *`, policy.Allow},
 	})
 }
+
+// TestDotDotClimbsFromWhereALinkPoints (red team AC G4): a directory in
+// the workspace may be a link (node_modules/@scope/pkg, which a workspace
+// links to ../../packages/pkg), and the kernel climbs a .. from its
+// target: a .. after such a directory, in a path or after a cd, asks; one
+// from the working directory or the home climbs by its text.
+func TestDotDotClimbsFromWhereALinkPoints(t *testing.T) {
+	p := progKPolicy(t, "cat", "cd", "echo", "ls")
+	wantActions(t, p, []bashCase{
+		{`cat node_modules/@scope/pkg/../../../x.txt`, policy.Ask},
+		{`cd node_modules/@scope/pkg && cat ../../../x`, policy.Ask},
+		{`echo x > node_modules/@scope/pkg/../../../.bashrc`, policy.Ask},
+		{`cd node_modules/@scope/pkg && echo x > ../../../.bashrc`, policy.Ask},
+		{`cat src/*/../README.md`, policy.Ask},
+		{`cat ../README.md`, policy.Allow},
+		{`cd src && cat README.md`, policy.Allow},
+		{`ls ..`, policy.Allow},
+	})
+}

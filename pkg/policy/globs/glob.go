@@ -948,7 +948,8 @@ func DotDotEscapes(g Glob, trusted []string, home string) bool {
 			continue
 		}
 		comp := g[start:k]
-		climbs := len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) || dotWildcard(comp)
+		named := len(comp) == 2 && comp[0] == (Tok{R: '.'}) && comp[1] == (Tok{R: '.'}) || dotWildcard(comp)
+		climbs := named
 		for _, t := range comp {
 			// An expansion's value may hold "/.." (/tmp/..$HOME/x): it
 			// may climb from where it stands.
@@ -962,9 +963,13 @@ func DotDotEscapes(g Glob, trusted []string, home string) bool {
 					continue
 				}
 				dir := Literal(nil, d)
-				if Covers(dir, prefix) || Covers(append(Literal(nil, d+"/"), AnyRun), prefix) ||
+				// A named .. climbs by its text only from a trusted
+				// directory or one of its ancestors (real directories): one
+				// below may be a link (node_modules/@s/pkg/../..). An
+				// expansion's possible .. is taken as within them.
+				if Covers(dir, prefix) || !named && Covers(append(Literal(nil, d+"/"), AnyRun), prefix) ||
 					Covers(append(prefix[:len(prefix):len(prefix)], Tok{R: '/'}, AnyRun), dir) {
-					inside = true // in it, or one of its ancestors (a real directory)
+					inside = true
 					break
 				}
 			}

@@ -258,7 +258,7 @@ func (u *progUse) wgetNames() {
 				u.setAsk("wget -P " + shQuoteShort(dir.text) + " writes where the policy cannot place")
 				return
 			}
-			name = joinDir(dir.text, name)
+			name = joinPath(dir.text, name)
 		}
 		u.writes = append(u.writes, shWord{text: name, lit: true})
 	}

@@ -488,10 +488,10 @@ func tarUse(spec *progSpec, w []shWord) progUse {
 					// tar -C ~ c .s*: bash expands the pattern here, to
 					// names tar then reads under DIR: DIR/PATTERN; and
 					// tar -C ~/.s* c . reads under what the pattern names.
-					p := joinDir(dir.text, op.text)
+					p := joinPath(dir.text, op.text)
 					op = shWord{text: p, lit: true, glob: true, g: globs.FromPathText(p)}
 				} else {
-					op = shWord{text: joinDir(dir.text, op.text), lit: true}
+					op = shWord{text: joinPath(dir.text, op.text), lit: true}
 				}
 			}
 			u.reads = append(u.reads, op)
@@ -572,7 +572,7 @@ func (u *progUse) tarMembers(target shWord, renames string) {
 		// tar drops a member's leading / (without -P, which asks). A
 		// member may be a directory, whose whole tree tar extracts (red
 		// team U5: a member foo holding foo/.git/config).
-		u.trees = append(u.trees, shWord{text: joinDir(target.text, strings.TrimLeft(op.text, "/")), lit: true})
+		u.trees = append(u.trees, shWord{text: joinPath(target.text, strings.TrimLeft(op.text, "/")), lit: true})
 	}
 }
 
@@ -868,7 +868,7 @@ func (u *progUse) placeUnder(dir shWord) {
 				u.setAsk(u.spec.name + " works in " + dir.text + ", so " + w.text + " may be anywhere")
 				continue
 			}
-			ws[i] = shWord{text: joinDir(dir.text, w.text), lit: true}
+			ws[i] = shWord{text: joinPath(dir.text, w.text), lit: true}
 		}
 	}
 	move(u.reads)

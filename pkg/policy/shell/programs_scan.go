@@ -884,7 +884,7 @@ func (u *progUse) applyChdir(v *shWord) {
 		return
 	}
 	if u.chdir != nil {
-		j := shWord{text: joinDir(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
+		j := shWord{text: joinPath(u.chdir.text, v.text), lit: u.chdir.lit && v.lit}
 		if x, _ := globs.ExpandHome(v.text, ""); path.IsAbs(x) || strings.HasPrefix(v.text, "~") || v.shellCwd {
 			j = *v
 		}

@@ -127,6 +127,19 @@ func joinDir(d, r string) string {
 	return path.Join(d, r)
 }
 
+// joinPath is the path r, a file's path a program opens, names after a cd
+// to d: joinDir's, but a .. of r is left for the engine, which climbs
+// from the directory it follows only where that is no link — bash's cd
+// walks its operand as text (cd -L), the kernel the path a program opens
+// from where the directory's link points (cd node_modules/@s/pkg && cat
+// ../../../.npmrc, with pkg a workspace's link, reads ~/.npmrc).
+func joinPath(d, r string) string {
+	if d != "." && slices.Contains(strings.Split(r, "/"), "..") {
+		return strings.TrimSuffix(d, "/") + "/" + r
+	}
+	return joinDir(d, r)
+}
+
 // finishCds gives the relative redirection targets of a script that
 // changes directory the paths they may name: under every directory the
 // cds may have led to, or anywhere when a cd's operand is unknown
@@ -225,9 +238,9 @@ func (a *shAnalyzer) placeReadsAfterCd(dirs []string, unknown bool) {
 					continue
 				}
 				if k < len(c.ReadGlobs) && c.ReadGlobs[k] != nil {
-					add(joinDir(d, r), append(globs.Literal(nil, d+"/"), g...))
+					add(joinPath(d, r), append(globs.Literal(nil, d+"/"), g...))
 				} else {
-					add(joinDir(d, r), nil)
+					add(joinPath(d, r), nil)
 				}
 			}
 		}
