@@ -88,3 +88,20 @@ func TestDotDotClimbsFromWhereALinkPoints(t *testing.T) {
 		{`ls ..`, policy.Allow},
 	})
 }
+
+// TestLocalesWithAnotherCharacterSet (red team AC G2): in GBK or Big5 a
+// byte \ can end a character, so a shell reads quotes and escapes where
+// the analysis, which reads UTF-8, reads none: a locale variable naming
+// such a character set asks; C, POSIX and UTF-8 ones change nothing.
+func TestLocalesWithAnotherCharacterSet(t *testing.T) {
+	p := progKPolicy(t, "bash", "echo", "ls", "sort", "cat", "env")
+	wantActions(t, p, []bashCase{
+		{`LC_ALL=zh_CN.GBK bash -c 'echo "中\"; cat ~/.ssh/id_rsa; echo "中\"'`, policy.Ask},
+		{`export LC_ALL=zh_TW.BIG5; ls`, policy.Ask},
+		{`env LC_CTYPE=zh_CN.GBK ls`, policy.Ask},
+		{`read LANG; ls`, policy.Ask},
+		{`LC_ALL=C sort x`, policy.Allow},
+		{`LANG=en_US.UTF-8 ls`, policy.Allow},
+		{`LC_ALL=C.utf8 cat x`, policy.Allow},
+	})
+}

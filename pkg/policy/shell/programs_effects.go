@@ -1981,8 +1981,12 @@ var envInertAll = map[string]bool{
 func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 	for _, w := range fr.wrappers {
 		name, ok := envAssignedName(w)
+		_, val, _ := strings.Cut(w, "=")
 		switch {
 		case !ok:
+		case localeCharset[name] && !utf8Locale(val):
+			u.setAsk(foreignCharset(name, val))
+			return
 		case !u.complete():
 			// The program's own are read as its options (envOptionWords).
 			if u.sub != nil && optionVarOf(u.progName(), name) {
@@ -1994,6 +1998,25 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 			return
 		}
 	}
+}
+
+// localeCharset are the variables that choose the character set programs
+// read bytes in.
+var localeCharset = map[string]bool{"LANG": true, "LC_ALL": true, "LC_CTYPE": true}
+
+// utf8Locale reports a locale whose character set reads bytes as the
+// analysis does: C, POSIX, a UTF-8 one, or none.
+func utf8Locale(v string) bool {
+	v = strings.ToLower(v)
+	return v == "" || v == "c" || v == "posix" || strings.HasSuffix(v, ".utf-8") || strings.HasSuffix(v, ".utf8") ||
+		strings.Contains(v, ".utf-8@") || strings.Contains(v, ".utf8@")
+}
+
+// foreignCharset is why a locale with another character set asks: in
+// GBK or Big5 a byte \ can end a character (中\ is one), so bash reads
+// quotes and escapes where the analysis reads none.
+func foreignCharset(name, val string) string {
+	return name + "=" + val + " chooses a character set other than UTF-8, in which a shell may read the script's bytes differently (a \\ can end a character)"
 }
 
 // envAssignedName returns the name a wrapper word assigns (NAME=value,

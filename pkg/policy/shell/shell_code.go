@@ -67,6 +67,9 @@ func (a *shAnalyzer) noteSafeAssign(name string, off uint) {
 // unanalysable, as the option it stands for would; any other becomes a
 // value the analysis does not know.
 func (a *shAnalyzer) setVar(name, what string) {
+	if localeCharset[name] {
+		a.codeUnknown(what + " sets " + name + " to a value the analysis does not know, which may choose a character set a shell reads the script's bytes in differently")
+	}
 	if shExecVar(name) {
 		a.codeUnknown(what + " changes " + name + ", which changes what later commands run or read")
 	}
@@ -454,6 +457,9 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 		}
 	default:
 		w := a.word(as.Value)
+		if localeCharset[name] && (!w.lit || !utf8Locale(w.text)) {
+			a.codeUnknown(foreignCharset(name, w.text))
+		}
 		if w.lit && !as.Append && shIsArithNumber(w.text) {
 			a.noteSafeAssign(name, as.Pos().Offset())
 		} else {
