@@ -1181,17 +1181,7 @@ func (u *progUse) positionEffects() {
 				sel = ops[:n-1]
 			}
 		case posKey:
-			for _, o := range ops {
-				v, ok := strings.CutPrefix(o.text, sp.key)
-				switch {
-				case ok && o.lit:
-					u.effectOn(e, shWord{text: v, lit: true}, u.spec.name+" "+sp.key)
-				case ok && e != effNone:
-					// dd of=$HOME/.bashrc, make SHELL=$PWD/x: a value
-					// the analysis cannot read.
-					u.setAsk(u.spec.name + " " + sp.key + " takes " + o.text + ", a value that is not a literal")
-				}
-			}
+			u.keyOperands(sp.key, e)
 			continue
 		default:
 			if sp.pos <= n {
@@ -1212,6 +1202,22 @@ func (u *progUse) positionEffects() {
 				continue
 			}
 			u.effectOn(e, o, u.spec.name)
+		}
+	}
+}
+
+// keyOperands applies effect e to the values of the KEY=value operands
+// (dd of=FILE).
+func (u *progUse) keyOperands(key string, e effect) {
+	for _, o := range u.operands {
+		v, ok := strings.CutPrefix(o.text, key)
+		switch {
+		case ok && o.lit:
+			u.effectOn(e, shWord{text: v, lit: true}, u.spec.name+" "+key)
+		case ok && e != effNone:
+			// dd of=$HOME/.bashrc, make SHELL=$PWD/x: a value the
+			// analysis cannot read.
+			u.setAsk(u.spec.name + " " + key + " takes " + o.text + ", a value that is not a literal")
 		}
 	}
 }

@@ -565,26 +565,29 @@ func (a *shAnalyzer) declCode(d *syntax.DeclClause) {
 			}
 		}
 		if nameref {
-			// declare -n g=h; h=.env; cat $g: $g is h's value, which
-			// any later assignment sets: not the text g was given.
-			a.valueUnknown(as.Name.Value)
+			a.declNameref(d.Variant.Value, as)
 		}
-		if nameref && as.Value == nil {
-			// declare -n r: the first assignment to r (r=…, read r,
-			// for r in …) names its target, which may be a subscript
-			// bash evaluates (r='a[$(id)]'; echo "$r"), or IFS, PATH.
-			a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " has no target yet: whatever is assigned to it next becomes the variable it names")
-		}
-		if nameref && as.Value != nil {
-			if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
-				a.codeUnknown(d.Variant.Value + " -n " + as.Name.Value + " refers to " + w.text +
-					", which is not a plain variable name")
-			} else {
-				// declare -n r=HOME; r=x sets HOME: the target is what
-				// any later assignment to r sets.
-				a.setVar(w.text, d.Variant.Value+" -n "+as.Name.Value)
-			}
-		}
+	}
+}
+
+// declNameref records declare -n NAME[=TARGET] (typeset, local): $NAME is
+// TARGET's value, which any later assignment sets, and an assignment to
+// NAME sets TARGET.
+func (a *shAnalyzer) declNameref(how string, as *syntax.Assign) {
+	// declare -n g=h; h=.env; cat $g: not the text g was given.
+	a.valueUnknown(as.Name.Value)
+	if as.Value == nil {
+		// declare -n r: the first assignment to r (r=…, read r, for r
+		// in …) names its target, which may be a subscript bash
+		// evaluates (r='a[$(id)]'; echo "$r"), or IFS, PATH.
+		a.codeUnknown(how + " -n " + as.Name.Value + " has no target yet: whatever is assigned to it next becomes the variable it names")
+		return
+	}
+	if w := a.word(as.Value); !w.lit || !shIsIdent(w.text) {
+		a.codeUnknown(how + " -n " + as.Name.Value + " refers to " + w.text + ", which is not a plain variable name")
+	} else {
+		// declare -n r=HOME; r=x sets HOME.
+		a.setVar(w.text, how+" -n "+as.Name.Value)
 	}
 }
 

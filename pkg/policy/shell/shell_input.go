@@ -295,76 +295,89 @@ func shScreenTree(f *syntax.File, src string) string {
 	}
 	var reason string
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if q, ok := n.(*syntax.SglQuoted); ok && q.Dollar && reason == "" {
-			var b strings.Builder
-			shDecodeANSIC(&b, q.Value)
-			if strings.IndexByte(b.String(), 0) >= 0 {
-				reason = "the string " + strconv.Quote(shNodeText(src, q)) + " holds a NUL, where bash ends it and a program's argument ends"
-			}
+		if reason == "" {
+			reason = shNodeReason(n, src)
+		}
+		if q, ok := n.(*syntax.SglQuoted); ok && q.Dollar {
 			return false
-		}
-		switch x := n.(type) {
-		case *syntax.DblQuoted:
-			if x.Dollar && reason == "" {
-				reason = "the string " + strconv.Quote(shNodeText(src, x)) + " is translated from a message catalog (TEXTDOMAIN, TEXTDOMAINDIR) the script may name, and bash expands the translation"
-			}
-			if q := shQuotedQuote(x); q != nil && reason == "" {
-				reason = "single quotes inside double quotes (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
-			}
-		case *syntax.ExtGlob:
-			if strings.ContainsAny(x.Pattern.Value, "$`") && reason == "" {
-				reason = "the extended glob " + strconv.Quote(shNodeText(src, x)) + " holds an expansion, which bash performs and the parser reads as text"
-			}
-		}
-		r, ok := n.(*syntax.Redirect)
-		if reason != "" || !ok || r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.Word == nil {
-			return reason == ""
-		}
-		quoted := false
-		for _, part := range r.Word.Parts {
-			switch part := part.(type) {
-			case *syntax.SglQuoted:
-				if part.Dollar {
-					reason = "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $'…', which bash decodes before it looks for the end"
-				}
-				quoted = true
-			case *syntax.DblQuoted:
-				if part.Dollar {
-					reason = "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $\"…\", which bash translates before it looks for the end"
-				}
-				quoted = true
-			case *syntax.Lit:
-				quoted = quoted || strings.ContainsRune(part.Value, '\\')
-			}
-		}
-		if reason != "" || r.Hdoc == nil {
-			return reason == ""
-		}
-		delim := shNodeText(src, r.Word)
-		for line := range strings.Lines(shNodeText(src, r.Hdoc)) {
-			line = strings.TrimSuffix(line, "\n")
-			if l := strings.TrimLeft(line, "\t"); !quoted && strings.HasPrefix(l, delim) && l != delim ||
-				quoted && strings.HasPrefix(l, shHdocDelim(r.Word)) && l != shHdocDelim(r.Word) {
-				// EOF) inside $(…) ends the here-document for bash.
-				reason = "a line of the here-document starts with its delimiter but is not it, where bash may end it: " + strconv.Quote(line)
-				break
-			}
-			if quoted {
-				continue
-			}
-			n := len(line) - len(strings.TrimRight(line, "\\"))
-			if n%2 == 1 {
-				reason = "a line of the here-document ends in a backslash, which joins it with the next before bash looks for the end and expands it: " + strconv.Quote(line)
-				break
-			}
-		}
-		if q := shWordQuote(r.Hdoc.Parts); q != nil && !quoted && reason == "" {
-			// bash reads an unquoted body as double-quoted text.
-			reason = "single quotes in a here-document (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
 		}
 		return reason == ""
 	})
 	return reason
+}
+
+// shNodeReason is shScreenTree's reason for one node, or "".
+func shNodeReason(n syntax.Node, src string) string {
+	switch x := n.(type) {
+	case *syntax.SglQuoted:
+		if !x.Dollar {
+			return ""
+		}
+		var b strings.Builder
+		shDecodeANSIC(&b, x.Value)
+		if strings.IndexByte(b.String(), 0) >= 0 {
+			return "the string " + strconv.Quote(shNodeText(src, x)) + " holds a NUL, where bash ends it and a program's argument ends"
+		}
+	case *syntax.DblQuoted:
+		if x.Dollar {
+			return "the string " + strconv.Quote(shNodeText(src, x)) + " is translated from a message catalog (TEXTDOMAIN, TEXTDOMAINDIR) the script may name, and bash expands the translation"
+		}
+		if q := shQuotedQuote(x); q != nil {
+			return "single quotes inside double quotes (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
+		}
+	case *syntax.ExtGlob:
+		if strings.ContainsAny(x.Pattern.Value, "$`") {
+			return "the extended glob " + strconv.Quote(shNodeText(src, x)) + " holds an expansion, which bash performs and the parser reads as text"
+		}
+	case *syntax.Redirect:
+		if (x.Op == syntax.Hdoc || x.Op == syntax.DashHdoc) && x.Word != nil {
+			return shHeredocReason(x, src)
+		}
+	}
+	return ""
+}
+
+// shHeredocReason is shScreenTree's reason for a here-document, or "".
+func shHeredocReason(r *syntax.Redirect, src string) string {
+	quoted := false
+	for _, part := range r.Word.Parts {
+		switch part := part.(type) {
+		case *syntax.SglQuoted:
+			if part.Dollar {
+				return "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $'…', which bash decodes before it looks for the end"
+			}
+			quoted = true
+		case *syntax.DblQuoted:
+			if part.Dollar {
+				return "the here-document delimiter " + strconv.Quote(shNodeText(src, r.Word)) + " is in $\"…\", which bash translates before it looks for the end"
+			}
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.ContainsRune(part.Value, '\\')
+		}
+	}
+	if r.Hdoc == nil {
+		return ""
+	}
+	delim := shNodeText(src, r.Word)
+	if quoted {
+		delim = shHdocDelim(r.Word)
+	}
+	for line := range strings.Lines(shNodeText(src, r.Hdoc)) {
+		line = strings.TrimSuffix(line, "\n")
+		if l := strings.TrimLeft(line, "\t"); strings.HasPrefix(l, delim) && l != delim {
+			// EOF) inside $(…) ends the here-document for bash.
+			return "a line of the here-document starts with its delimiter but is not it, where bash may end it: " + strconv.Quote(line)
+		}
+		if n := len(line) - len(strings.TrimRight(line, "\\")); !quoted && n%2 == 1 {
+			return "a line of the here-document ends in a backslash, which joins it with the next before bash looks for the end and expands it: " + strconv.Quote(line)
+		}
+	}
+	if q := shWordQuote(r.Hdoc.Parts); q != nil && !quoted {
+		// bash reads an unquoted body as double-quoted text.
+		return "single quotes in a here-document (" + strconv.Quote(shNodeText(src, q)) + ") quote nothing for bash, which expands what they hold; the parser read them as quotes"
+	}
+	return ""
 }
 
 // shMayReadDifferently reports whether src holds what shScreenTree's walk
