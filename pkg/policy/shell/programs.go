@@ -852,7 +852,7 @@ func (d *progDecoder) optionMap(n *yaml.Node, where string, into map[string]*pro
 		} else if o.effect, err = d.effect(m.Val, m.Location, nil); err != nil {
 			return err
 		}
-		if (o.when != nil || o.unless != nil) && o.value == valNone {
+		if (o.when != nil || o.unless != nil) && o.value == valNone && name != "+" {
 			return d.Errf(m.KeyNode, where, "option %s takes no value, so when:/unless: cannot apply (write %s= for an option with a value)", name, name)
 		}
 		switch o.effect {

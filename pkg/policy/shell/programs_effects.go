@@ -1120,7 +1120,11 @@ func (u *progUse) gitWrites(w []shWord) {
 	if writes && !u.gitTreeTargets(sub, &ops) {
 		return // git reset HEAD~1, git stash list: the index or the repository only
 	}
-	cached := slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")
+	// git restore --staged --worktree writes both.
+	cached := (slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")) &&
+		!slices.Contains(ops.opts, "--worktree") && !slices.ContainsFunc(ops.opts, func(o string) bool {
+			return len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'W')
+		})
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
 	for _, t := range ops.words {
 		if t.lit && strings.ContainsAny(t.text, "*?[") && writes {
@@ -1196,7 +1200,11 @@ func (u *progUse) gitTreeTargets(sub string, ops *gitArgs) bool {
 		ops.words = nil // tree-ish operands: the whole tree
 		return has("-u")
 	case "checkout", "switch":
-		return len(ops.words) > 0 || !has(gitBranchCreation...)
+		// git checkout -b NAME moves nothing; with -f or -m it makes the
+		// tree the index's (after git reset FETCH_HEAD, a stranger's),
+		// and git checkout -b NAME - starts at the previous branch.
+		return len(ops.words) > 0 || !has(gitBranchCreation...) ||
+			has("-f", "--force", "--discard-changes", "-m", "--merge") || slices.Contains(ops.opts, "-")
 	}
 	verbs := gitQuietVerbs[sub]
 	if verbs == nil {
@@ -1206,8 +1214,8 @@ func (u *progUse) gitTreeTargets(sub string, ops *gitArgs) bool {
 		return sub != "worktree" && sub != "submodule" // git stash: push
 	}
 	verb := ops.words[0]
-	if !verb.lit {
-		return true // a computed verb: any of them
+	if !verb.lit || ops.paths == 0 {
+		return true // a computed verb: any of them; git stash -- list: a path
 	}
 	if verbs[verb.text] {
 		return false
@@ -1471,6 +1479,9 @@ var gitTargetWriters = map[string]int{"merge-file": 3, "clone": 2, "init": 1, "b
 type gitArgs struct {
 	words []shWord
 	opts  []string
+	// paths is the index in words of the first word after --, len(words)
+	// when there is none: words from there are paths, never a verb.
+	paths int
 }
 
 // gitOperands returns the operands of the git sub-command in w — every
@@ -1479,11 +1490,18 @@ type gitArgs struct {
 // and the option words.
 func (u *progUse) gitOperands(w []shWord, revisions bool) (a gitArgs) {
 	dashes := false
+	a.paths = -1
+	defer func() {
+		if a.paths < 0 {
+			a.paths = len(a.words)
+		}
+	}()
 	for i := u.global + 1; i < len(w); i++ {
 		t := w[i]
 		switch {
 		case !dashes && t.lit && t.text == "--":
 			dashes = true
+			a.paths = len(a.words)
 			continue
 		case !dashes && t.lit && u.gitTakesNext(t.text):
 			a.opts = append(a.opts, u.gitOptionName(t.text))
@@ -1984,7 +2002,7 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 		_, val, _ := strings.Cut(w, "=")
 		switch {
 		case !ok:
-		case localeCharset[name] && !utf8Locale(val):
+		case localeCharset[name] && !safeLocale(val):
 			u.setAsk(foreignCharset(name, val))
 			return
 		case !u.complete():
@@ -2004,12 +2022,28 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 // read bytes in.
 var localeCharset = map[string]bool{"LANG": true, "LC_ALL": true, "LC_CTYPE": true}
 
-// utf8Locale reports a locale whose character set reads bytes as the
-// analysis does: C, POSIX, a UTF-8 one, or none.
-func utf8Locale(v string) bool {
+// safeLocale reports a locale whose character set reads the bytes of a
+// script as the analysis does: C, POSIX, none, UTF-8, or one in which no
+// ASCII byte is part of another character (ISO-8859-*, KOI8-*, EUC-*,
+// the CP125x pages). GBK, GB18030, Big5, Shift_JIS and the rest are not:
+// there a byte \ can end a character.
+func safeLocale(v string) bool {
 	v = strings.ToLower(v)
-	return v == "" || v == "c" || v == "posix" || strings.HasSuffix(v, ".utf-8") || strings.HasSuffix(v, ".utf8") ||
-		strings.Contains(v, ".utf-8@") || strings.Contains(v, ".utf8@")
+	if v == "" || v == "c" || v == "posix" {
+		return true
+	}
+	_, cs, ok := strings.Cut(v, ".")
+	if !ok {
+		return false // a language's default character set: any
+	}
+	cs, _, _ = strings.Cut(cs, "@")
+	cs = strings.ReplaceAll(cs, "-", "")
+	for _, p := range []string{"utf8", "iso8859", "koi8", "euc", "cp125", "ascii", "ansi_x3.41968"} {
+		if strings.HasPrefix(cs, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // foreignCharset is why a locale with another character set asks: in

@@ -330,7 +330,9 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 			continue
 		}
 		if s != "" && s[0] == '+' && t.lit && !optionsDone {
-			if o := u.option("+"); o != nil {
+			// uniq's +N is an option only with digits (when:): +x is a
+			// file.
+			if o := u.option("+"); o != nil && (o.when == nil || o.appliesTo(s[1:])) {
 				u.apply(o, &shWord{text: s[1:], lit: true})
 				continue
 			}
@@ -450,6 +452,10 @@ func (u *progUse) expandedValue(w *shWord) bool {
 		return false
 	}
 	u.apply(o, &shWord{text: val, g: optionValueGlob(w.g, name), computed: w.computed, vars: w.vars})
+	if w.splits {
+		// --lines=$N with N='5 ~/.npmrc': an option and a file.
+		u.setAsk("the word " + w.text + " holds an unquoted expansion, which may split it into an option of " + u.spec.name + " and more words")
+	}
 	return true
 }
 
@@ -560,14 +566,15 @@ func (u *progUse) globValue(v *shWord) {
 	case v.glob && mayExpandToOption(v) && u.spec.dangerous():
 		u.setAsk("the pattern " + v.text + " given to an option of " + u.spec.name +
 			" expands to several names, which may be options that write or run something")
+	case !v.lit && mayBeSplit(v.text) && !v.computed && !shListExpansion(v.text):
+		// head -n $N x with N='5 ~/.npmrc' from an earlier call's
+		// export, head -n 1$x, head -n $x*: an unquoted expansion.
+		u.setAsk("the word " + v.text + " given to an option of " + u.spec.name +
+			" holds an unquoted expansion, which may split into several words or none")
 	case v.glob:
 		// paste -d * in ~/.ssh: the first name is the value, the others
 		// are operands — judged as one too.
 		u.operands = append(u.operands, *v)
-	case !v.lit && v.vanish:
-		// head -n $N x with N='5 ~/.npmrc' from an earlier call's export.
-		u.setAsk("the word " + v.text + " given to an option of " + u.spec.name +
-			" is an unquoted expansion, which may split into several words or none")
 	case !v.lit && (v.computed || shListExpansion(v.text)) && mayBeSplit(v.text):
 		// x=(… --checkpoint-action=…); tar --exclude "${x[@]}": the
 		// words after the first are options or operands of their own
@@ -637,6 +644,10 @@ func (u *progUse) expandedShort(w *shWord) bool {
 	if o == nil || o.value == valNone {
 		u.setAsk("the word " + w.text + " is an option of " + u.spec.name + " with a value the policy cannot read")
 		return true
+	}
+	if w.splits {
+		// -n$x with x='5 ~/.npmrc': -n5 and a file.
+		u.setAsk("the word " + w.text + " holds an unquoted expansion, which may split it into an option of " + u.spec.name + " and more words")
 	}
 	u.apply(o, &shWord{text: strings.TrimPrefix(strings.TrimLeft(w.text, `"'`), name), g: g[2:], computed: w.computed, vars: w.vars})
 	return true

@@ -312,6 +312,9 @@ type shWord struct {
 	// g describes the strings the word can stand for when it is not a
 	// plain literal (an expansion, a pattern, ~user); nil otherwise.
 	g globs.Glob
+	// splits: the word holds an unquoted expansion, which bash splits
+	// into several words (-n$x with x='5 ~/.npmrc' is -n5 and a file).
+	splits bool
 	// vanish: the word may expand to no word at all (an unquoted $x that
 	// is empty, "$@").
 	vanish bool
@@ -684,7 +687,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	var b strings.Builder
 	sw := shWord{lit: true}
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
-		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w)}
+		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w)}
 		out.computed, out.vars = shWordSources(w.Parts, nil)
 		// ~NAME is user NAME's home in bash and, in zsh, the value of
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
@@ -1499,6 +1502,15 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 		a.setUnanalysable("the " + wrapper + " script contains " + fr.placeholder +
 			", which " + fr.feeder + " replaces with input the policy cannot see")
 	}
+	for _, w := range fr.wrappers {
+		// env LC_ALL=zh_CN.GBK bash -c '…': the shell reads the script
+		// in the character set the environment it gets names.
+		if name, ok := envAssignedName(w); ok && localeCharset[name] {
+			if _, val, _ := strings.Cut(w, "="); !safeLocale(val) {
+				a.setUnanalysable(foreignCharset(name, val))
+			}
+		}
+	}
 	in := shAnalyzeIn(script, lang, a.depth+1, a.progs, a.budget, shSameShell[wrapper])
 	defer in.release()
 	label := wrapper + " script: "
@@ -1543,6 +1555,24 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 
 // shMayVanish reports whether an expanded word may become no word at all:
 // it holds no literal text and every expansion in it is unquoted or "$@".
+// shMaySplit reports a word holding an unquoted parameter expansion or
+// command substitution, or "$@" (which is several words quoted).
+func shMaySplit(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst:
+			return true
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if pe, ok := q.(*syntax.ParamExp); ok && pe.Param != nil && (pe.Param.Value == "@" || shIsAllIndex(pe.Index)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func shMayVanish(w *syntax.Word) bool {
 	for _, p := range w.Parts {
 		switch p := p.(type) {

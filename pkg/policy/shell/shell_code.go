@@ -457,7 +457,7 @@ func (a *shAnalyzer) assign(as *syntax.Assign) {
 		}
 	default:
 		w := a.word(as.Value)
-		if localeCharset[name] && (!w.lit || !utf8Locale(w.text)) {
+		if localeCharset[name] && (!w.lit || !safeLocale(w.text)) {
 			a.codeUnknown(foreignCharset(name, w.text))
 		}
 		if w.lit && !as.Append && shIsArithNumber(w.text) {

@@ -1219,7 +1219,7 @@ func shParallel(a *shAnalyzer, w []shWord, fr *shFrame, spec *progSpec) shWrappe
 	for _, x := range fr.wrappers {
 		// parallel reads its environment: PARALLEL_ENV runs code before
 		// every job, XDG_CONFIG_HOME holds its configuration.
-		if n, ok := envAssignedName(x); ok && !envInertAll[n] && !strings.HasPrefix(n, "LC_") {
+		if n, ok := envAssignedName(x); ok && (!envInertAll[n] && !strings.HasPrefix(n, "LC_") || localeCharset[n] && !safeLocale(x[strings.IndexByte(x, '=')+1:])) {
 			return shWrapped{reason: "parallel reads " + n + " from its environment (PARALLEL_ENV runs code before every job, XDG_CONFIG_HOME holds its configuration)"}
 		}
 	}
