@@ -1123,8 +1123,8 @@ func (u *progUse) gitWrites(w []shWord) {
 	// git restore --staged --worktree writes both.
 	cached := (slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")) &&
 		!slices.Contains(ops.opts, "--worktree") && !slices.ContainsFunc(ops.opts, func(o string) bool {
-			return len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'W')
-		})
+		return len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'W')
+	})
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
 	for _, t := range ops.words {
 		if t.lit && strings.ContainsAny(t.text, "*?[") && writes {
