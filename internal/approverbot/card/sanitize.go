@@ -280,7 +280,7 @@ func (z *sanitizer) edges(s string) {
 		if r < 0x80 || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			continue // ASCII and punctuation (shellPunctuation's)
 		}
-		if !ascii(i-1) && !ascii(i+1) {
+		if !ascii(i-1) && !ascii(i+1) && !alone(rs, i) {
 			continue
 		}
 		if d := norm.NFD.String(string(r)); d != "" && d[0] < 0x80 && unicode.IsLetter(rune(d[0])) {
@@ -288,6 +288,18 @@ func (z *sanitizer) edges(s string) {
 		}
 		z.punct = addRune(z.punct, r)
 	}
+}
+
+// alone reports a letter that is a word by itself (marks on it aside):
+// ꞌ, ᑊ or ⵌ between blanks reads as a quote or a #, and a word of one
+// letter outside quotes is no word of a language.
+func alone(rs []rune, i int) bool {
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	j := i + 1
+	for j < len(rs) && unicode.IsMark(rs[j]) {
+		j++
+	}
+	return (i == 0 || !word(rs[i-1])) && (j == len(rs) || !word(rs[j]))
 }
 
 // lookalikes flags the words of s that mix scripts, its host names
