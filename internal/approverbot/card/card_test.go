@@ -336,6 +336,7 @@ func TestShellPunctuationOutsideASCIIIsNamed(t *testing.T) {
 		{"a quote-shaped mark on a letter (red team AB1)", `{"command":"git commit -am fix\u0315 typo; git push --force origin main; echo ok\u0315"}`, "U+0315"},
 		{"a turned-comma mark above a letter", `{"command":"git commit -am fix\u0312 typo; git push -f; echo ok\u0312"}`, "U+0312"},
 		{"a quote-like letter standing alone (red team AD2)", `{"command":"git commit -am \ua78c fix typo; git push --force origin main; echo done \ua78c"}`, "U+A78C"},
+		{"a caron drawn as an apostrophe", `{"command":"git commit -am fix\u0165 typo; git push -f; echo ok\u0165"}`, "U+0165"},
 		{"a letter drawn as # standing alone", `{"command":"echo ok \u2d4c; rm -rf x"}`, "U+2D4C"},
 		{"accented letters are letters", `{"command":"echo caf\u00e9 h\u00e9llo na\u00efve"}`, ""},
 		{"decomposed accents are letters", `{"command":"echo cafe\u0301 he\u0301llo"}`, ""},

@@ -283,8 +283,11 @@ func (z *sanitizer) edges(s string) {
 		if !ascii(i-1) && !ascii(i+1) && !alone(rs, i) {
 			continue
 		}
-		if d := norm.NFD.String(string(r)); d != "" && d[0] < 0x80 && unicode.IsLetter(rune(d[0])) {
-			continue // an accented ASCII letter
+		if d := norm.NFD.String(string(r)); d != "" && d[0] < 0x80 && unicode.IsLetter(rune(d[0])) &&
+			!(strings.ContainsRune("dltL", rune(d[0])) && strings.HasSuffix(d, "\u030c")) {
+			// An accented ASCII letter, but the caron on a tall letter
+			// (ť ď ľ Ľ), which is drawn as an apostrophe after it.
+			continue
 		}
 		z.punct = addRune(z.punct, r)
 	}
