@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -91,6 +92,17 @@ rules:
 		{`git clean -fd`, policy.Allow},
 		{`git status`, policy.Allow},
 	})
+	// The reason names the work tree a checkout fills, not a branch's
+	// name read as a path, nor the commit before -- as a file.
+	for _, tt := range []struct{ cmd, want string }{
+		{`git checkout main`, `under "/home/dev/proj",`},
+		{`git checkout HEAD -- src`, `under "/home/dev/proj/src",`},
+	} {
+		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		if d := settings.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"}); !strings.Contains(d.Reason, tt.want) {
+			t.Errorf("%s: reason %q, want it to say %s", tt.cmd, d.Reason, tt.want)
+		}
+	}
 	secretsOnly, err := policy.Parse([]byte(`mode: auto-edit
 home: /home/dev
 rules:

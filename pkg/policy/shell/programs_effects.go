@@ -1120,6 +1120,12 @@ func (u *progUse) gitWrites(w []shWord) {
 	if writes && !u.gitTreeTargets(sub, &ops) {
 		return // git reset HEAD~1, git stash list: the index or the repository only
 	}
+	named := sub == "checkout" && ops.paths < len(ops.words)
+	if named {
+		// git checkout HEAD -- src: before --, the commit; after, the
+		// paths it writes, and nothing else.
+		ops.words, ops.paths = ops.words[ops.paths:], 0
+	}
 	// git restore --staged --worktree writes both.
 	cached := (slices.Contains(ops.opts, "--cached") || slices.Contains(ops.opts, "--staged")) &&
 		!slices.Contains(ops.opts, "--worktree") && !slices.ContainsFunc(ops.opts, func(o string) bool {
@@ -1142,33 +1148,44 @@ func (u *progUse) gitWrites(w []shWord) {
 	switch {
 	case cached && (sub == "rm" || sub == "restore"):
 		u.writes = nil // the index only: the files stay as they are
-	case writes && (len(ops.words) == 0 || !gitMovers[sub] && sub != "restore"):
-		u.writes = append(u.writes, shWord{text: ".", lit: true})
-	case target > 0 && len(ops.words) >= target && !(sub == "merge-file" && stdout):
-		// git merge-file CURRENT BASE OTHER rewrites CURRENT; git clone
-		// URL DIR, git init DIR and git bundle create FILE write theirs.
-		t := ops.words[len(ops.words)-1]
-		switch {
-		case sub == "merge-file":
-			t = ops.words[0]
-		case sub == "bundle" && ops.words[0].text == "create":
-			t = ops.words[1] // git bundle create FILE REV…
-		}
-		u.writes = append(u.writes, t)
-		u.recursive = u.recursive || sub == "clone" // the tree under DIR
-	case sub == "clone" && len(ops.words) == 1:
-		// git clone URL writes the directory git names after the URL
-		// (its "humanish" part), here or under -C DIR.
-		u.writes = append(u.writes, gitCloneDir(ops.words[0]))
-		u.recursive = true
-	case sub == "init" && len(ops.words) == 0:
-		u.writes = append(u.writes, shWord{text: ".git", lit: true}) // git init: ./.git
+	case writes && (len(ops.words) == 0 || !gitMovers[sub] && sub != "restore" && !named):
+		// The work tree first: a reason names it, not a branch's name
+		// that may also be a path (git checkout main).
+		u.writes = slices.Insert(u.writes, 0, shWord{text: ".", lit: true})
+	case target > 0 || sub == "clone":
+		u.gitTargetWrite(sub, ops.words, target, stdout)
 	}
 	// What a checkout writes under the paths, a clone under its
 	// directory, are a commit's files (gitMovers); a patch's (git apply,
 	// am) are not a commit's yet.
 	if len(u.writes) > 0 && (writes && !gitMovers[sub] || sub == "clone") {
 		u.opaque, u.commit = true, sub != "apply" && sub != "am"
+	}
+}
+
+// gitTargetWrite records the one file or directory a target writer
+// writes (gitTargetWriters): git merge-file CURRENT BASE OTHER rewrites
+// CURRENT (unless -p, stdout); git clone URL DIR, git init DIR and git
+// bundle create FILE write theirs.
+func (u *progUse) gitTargetWrite(sub string, words []shWord, target int, stdout bool) {
+	switch {
+	case len(words) >= target && target > 0 && !(sub == "merge-file" && stdout):
+		t := words[len(words)-1]
+		switch {
+		case sub == "merge-file":
+			t = words[0]
+		case sub == "bundle" && words[0].text == "create":
+			t = words[1] // git bundle create FILE REV…
+		}
+		u.writes = append(u.writes, t)
+		u.recursive = u.recursive || sub == "clone" // the tree under DIR
+	case sub == "clone" && len(words) == 1:
+		// git clone URL writes the directory git names after the URL
+		// (its "humanish" part), here or under -C DIR.
+		u.writes = append(u.writes, gitCloneDir(words[0]))
+		u.recursive = true
+	case sub == "init" && len(words) == 0:
+		u.writes = append(u.writes, shWord{text: ".git", lit: true}) // git init: ./.git
 	}
 }
 
