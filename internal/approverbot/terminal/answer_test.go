@@ -170,6 +170,17 @@ func TestKeysMeantForTheQuestionThatLeftAreNotTaken(t *testing.T) {
 	ch := terminal.New(r, out, terminal.Options{Logger: quiet(), Device: "pipe", KeyGuard: 2 * time.Second})
 	runBot(t, p, botConfig("bob", "default"), ch)
 	out.expect("› ")
+	// The second question is queued before the keys are typed (it reaches
+	// the bot after the first, at once or a moment later): otherwise the
+	// second y finds no question at all, which tests nothing.
+	for deadline := time.Now().Add(waitFor); ; time.Sleep(20 * time.Millisecond) {
+		if s := out.text(); strings.Contains(s, "more waiting)") || strings.Contains(s, "new question: ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed the second question waiting:\n%s", out.text())
+		}
+	}
 	// Two presses at once: the first answers the question on screen.
 	if _, err := io.WriteString(w, "y\ny\n"); err != nil {
 		t.Fatal(err)
