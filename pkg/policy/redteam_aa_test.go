@@ -13,7 +13,7 @@ import (
 // without the option is the destination — and each lands as DIR/NAME,
 // which a rule on NAME meets (cp -t sub HEAD writes sub/HEAD).
 func TestTargetDirectoryOperandsAreSources(t *testing.T) {
-	p, err := policy.Parse([]byte(`mode: auto-edit
+	p := mustParsePolicy(t, "target.yaml", `mode: auto-edit
 home: /home/dev
 rules:
   - { rule: "bash(cp *)", action: allow }
@@ -22,10 +22,7 @@ rules:
   - { rule: "@read(**/*.pem)", action: deny }
   - { rule: "@write(**/HEAD)", action: ask }
   - { rule: "@write(**/.mcp.json)", action: ask }
-`), "target.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	wantActions(t, p, []bashCase{
 		{`cp -t out key.pem`, policy.Deny},
 		{`cp -t out a.txt key.pem`, policy.Deny},
@@ -49,17 +46,14 @@ rules:
 // do not make them ask; the commands that only move, remove or list, or
 // write the index alone, stay allowed.
 func TestGitFillsTheTreeWithACommitsFiles(t *testing.T) {
-	settings, err := policy.Parse([]byte(`mode: auto-edit
+	settings := mustParsePolicy(t, "settings.yaml", `mode: auto-edit
 home: /home/dev
 rules:
   - { rule: "bash(git *)", action: allow }
   - { rule: "@files(**/.env)", action: deny }
   - { rule: "@write(**/.git/**)", action: ask }
   - { rule: "@write(**/.claude/settings*.json)", action: ask }
-`), "settings.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	wantActions(t, settings, []bashCase{
 		{`git checkout evil`, policy.Ask},
 		{`git checkout HEAD~3 -- .`, policy.Ask},
@@ -103,16 +97,13 @@ rules:
 			t.Errorf("%s: reason %q, want it to say %s", tt.cmd, d.Reason, tt.want)
 		}
 	}
-	secretsOnly, err := policy.Parse([]byte(`mode: auto-edit
+	secretsOnly := mustParsePolicy(t, "secrets.yaml", `mode: auto-edit
 home: /home/dev
 rules:
   - { rule: "bash(git *)", action: allow }
   - { rule: "@files(**/.env)", action: deny }
   - { rule: "@write(**/.git/**)", action: ask }
-`), "secrets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	wantActions(t, secretsOnly, []bashCase{
 		{`git checkout evil`, policy.Allow},
 		{`git pull --rebase`, policy.Allow},
@@ -234,16 +225,13 @@ func TestWhereBashAndTheParserReadDifferently(t *testing.T) {
 // under any directory, so a rule anchored in the home (a token file that
 // is some *.json) does not meet it. Globs that reach the home still do.
 func TestFileToolGlobsUnderTheProject(t *testing.T) {
-	p, err := policy.Parse([]byte(`mode: auto-edit
+	p := mustParsePolicy(t, "globs.yaml", `mode: auto-edit
 home: /home/dev
 rules:
   - { rule: "@files(~/.config/containers/auth.json)", action: deny }
   - { rule: "@files(~/{.npmrc,.yarnrc.yml})", action: deny }
   - { rule: "@files(**/.env)", action: deny }
-`), "globs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	for _, tt := range []struct {
 		tool, args string
 		want       policy.Action

@@ -32,15 +32,12 @@ func TestRedTeamAEOnThisSittingsFixes(t *testing.T) {
 		{`uniq +x ~/.bashrc`, policy.Deny},
 		{`uniq +0 a b`, policy.Allow},
 	})
-	git, err := policy.Parse([]byte(`mode: auto-edit
+	git := mustParsePolicy(t, "git.yaml", `mode: auto-edit
 home: /home/dev
 rules:
   - { rule: "bash(git *)", action: allow }
   - { rule: "@write(**/.claude/settings*.json)", action: ask }
-`), "git.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	wantActions(t, git, []bashCase{
 		{`git checkout -f -b y`, policy.Ask},
 		{`git checkout -b z -`, policy.Ask},
