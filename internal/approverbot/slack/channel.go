@@ -37,6 +37,10 @@ type Options struct {
 	// MaxRetryAfter is the longest rate-limit wait one API call sits out
 	// (default 30 s); longer ones fail the call and the bot retries later.
 	MaxRetryAfter time.Duration
+	// TapGuard is how long after a change to a channel's messages an
+	// approving click there is refused ([approverbot.TapGuard]; default
+	// [approverbot.DefaultTapGuard], negative: off).
+	TapGuard time.Duration
 }
 
 // Channel is the Slack channel. Create it with [New]; it implements
@@ -48,6 +52,7 @@ type Channel struct {
 	now     func() time.Time
 	workers int
 	apiURL  *url.URL
+	guard   *approverbot.TapGuard
 
 	mu     sync.Mutex
 	posted map[string]*postedQuestion // by request id
@@ -93,6 +98,9 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if o.TapGuard == 0 {
+		o.TapGuard = approverbot.DefaultTapGuard
+	}
 	a, err := newAPI(strings.TrimRight(sc.APIURL, "/"), sc.BotToken, o.HTTPClient, o.MaxRetryAfter)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
@@ -104,6 +112,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		now:     o.Now,
 		workers: o.Workers,
 		apiURL:  u,
+		guard:   approverbot.NewTapGuard(o.TapGuard, o.Now),
 		posted:  map[string]*postedQuestion{},
 		clicks:  make(chan click, 64),
 	}, nil
@@ -154,7 +163,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg := postMessageReq{Channel: channel, Text: fallbackText(q), Blocks: questionBlocks(q, c.now(), c.cfg.WebURL)}
 	if p := c.lookup(id); p != nil {
 		msg.Channel, msg.TS = p.channel, p.ts
-		err := c.api.call(ctx, "chat.update", msg, &postMessageResp{})
+		err := c.post(ctx, p.channel, "chat.update", msg, &postMessageResp{})
 		var ae *APIError
 		switch {
 		case err == nil:
@@ -174,7 +183,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	no := false
 	msg.UnfurlLinks, msg.UnfurlMedia = &no, &no
 	var resp postMessageResp
-	if err := c.api.call(ctx, "chat.postMessage", msg, &resp); err != nil {
+	if err := c.post(ctx, msg.Channel, "chat.postMessage", msg, &resp); err != nil {
 		return err
 	}
 	c.store(id, &postedQuestion{channel: resp.Channel, ts: resp.TS, q: q})
@@ -188,7 +197,14 @@ func (c *Channel) remind(ctx context.Context, channel, ts string, q approverbot.
 	no := false
 	msg := postMessageReq{Channel: channel, ThreadTS: ts, ReplyBroadcast: true, UnfurlLinks: &no, UnfurlMedia: &no,
 		Text: approverbot.ReminderText(q)}
-	return c.api.call(ctx, "chat.postMessage", msg, &postMessageResp{})
+	return c.post(ctx, channel, "chat.postMessage", msg, &postMessageResp{})
+}
+
+// post makes a Web API call that changes channel's messages (posts or
+// updates one), with the channel's tap guard raised while it is on its way.
+func (c *Channel) post(ctx context.Context, channel, method string, req, resp any) error {
+	defer c.guard.Change(channel)()
+	return c.api.call(ctx, method, req, resp)
 }
 
 // Resolve implements [approverbot.Channel]: it replaces the question's
@@ -213,7 +229,7 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 // showSettled updates a message to show the outcome, without buttons.
 func (c *Channel) showSettled(ctx context.Context, channel, ts string, q approverbot.Question, r messages.Resolved) error {
 	msg := postMessageReq{Channel: channel, TS: ts, Text: settledText(q, r), Blocks: settledBlocks(q, r)}
-	return c.api.call(ctx, "chat.update", msg, &postMessageResp{})
+	return c.post(ctx, channel, "chat.update", msg, &postMessageResp{})
 }
 
 func (c *Channel) lookup(id string) *postedQuestion {

@@ -72,12 +72,24 @@ func start(t *testing.T) *env {
 // startOn is start on a plane started with po.
 func startOn(t *testing.T, po brokertest.Options) *env {
 	t.Helper()
+	return startWith(t, po, slack.Options{})
+}
+
+// startWith is startOn with the channel's options o (its logger is the
+// test's; the tap guard is off unless o sets it: the tests click as soon
+// as a question shows).
+func startWith(t *testing.T, po brokertest.Options, o slack.Options) *env {
+	t.Helper()
 	p := brokertest.Start(t, po)
 	fake := slacktest.New(slacktest.Options{Token: testToken, Channels: []string{"CDEFAULT", "CONCALL"}})
 	t.Cleanup(fake.Close)
 	cfg := testConfig(t, fake.APIURL())
 	log, logs := channeltest.Logger()
-	ch, err := slack.New(cfg, slack.Options{Logger: log})
+	o.Logger = log
+	if o.TapGuard == 0 {
+		o.TapGuard = -1
+	}
+	ch, err := slack.New(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,6 +193,15 @@ func (c *Channel) handleClick(ctx context.Context, r approverbot.Responder, k cl
 		c.tell(ctx, k, "Nothing was sent. "+why)
 		return
 	}
+	if ch, ok := choiceOf[k.action]; ok && ch.Approves() && !k.submitted {
+		// An approval right after the channel's messages moved may have
+		// been aimed at another question's button.
+		if why := c.guard.Refusal(k.channel); why != "" {
+			log.Info("approving click held back: the channel just changed")
+			c.tell(ctx, k, why)
+			return
+		}
+	}
 	if k.action == actionEdit && !k.submitted {
 		c.openEditor(ctx, r, k, appr.ID)
 		return
@@ -244,6 +253,10 @@ type responseMessage struct {
 // response_url, else as an ephemeral message.
 func (c *Channel) tell(ctx context.Context, k click, text string) {
 	text = escapeMrkdwn(text)
+	// The ephemeral message shows at the bottom, moving the others for
+	// this user. It answers the user's own click, so it counts from when
+	// it is sent rather than holding clicks back while it is on its way.
+	c.guard.Changed(k.channel)
 	if k.responseURL != "" {
 		if !c.responseURLAllowed(k.responseURL) {
 			c.log.Warn("ignoring a response_url outside Slack", "request_id", k.requestID)

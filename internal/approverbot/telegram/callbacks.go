@@ -72,6 +72,13 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 	}
 	var o approverbot.Submission
 	if action != tapDeny && action != tapDenyStop && q.Open() {
+		// An approval (or an answer) right after the chat's messages
+		// moved may have been aimed at another question's button.
+		if why := c.guard.Refusal(chatKey(chatID)); why != "" {
+			log.Info("approving tap held back: the chat just changed")
+			c.answer(ctx, cq.ID, why, true)
+			return
+		}
 		// An approval (or an answer, which approves) of a question
 		// this channel cannot show whole is refused, whatever button
 		// data came: the approver did not see all of it.

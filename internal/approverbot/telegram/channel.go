@@ -41,6 +41,10 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between failed polls
 	// (default 500 ms and 30 s).
 	MinBackoff, MaxBackoff time.Duration
+	// TapGuard is how long after a change to a chat's messages an
+	// approving tap there is refused ([approverbot.TapGuard]; default
+	// [approverbot.DefaultTapGuard], negative: off).
+	TapGuard time.Duration
 }
 
 // Channel is the Telegram channel. Create it with [New]; it implements
@@ -53,6 +57,7 @@ type Channel struct {
 	workers int
 	minBack time.Duration
 	maxBack time.Duration
+	guard   *approverbot.TapGuard
 
 	// epoch makes this run's handles differ from an earlier run's, so a
 	// button of an old message is refused instead of misread.
@@ -109,6 +114,9 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
+	if o.TapGuard == 0 {
+		o.TapGuard = approverbot.DefaultTapGuard
+	}
 	var e [3]byte
 	_, _ = crand.Read(e[:])
 	a, err := newAPI(strings.TrimRight(tc.APIURL, "/"), tc.Token, o.HTTPClient, o.MaxRetryAfter)
@@ -123,6 +131,7 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		workers: o.Workers,
 		minBack: o.MinBackoff,
 		maxBack: o.MaxBackoff,
+		guard:   approverbot.NewTapGuard(o.TapGuard, o.Now),
 		epoch:   hex.EncodeToString(e[:]),
 		byID:    map[string]*sent{},
 		byShort: map[string]*sent{},
@@ -188,6 +197,10 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 			if u.CallbackQuery == nil && u.Message == nil {
 				continue
 			}
+			if u.Message != nil && c.servesChat(u.Message.Chat.ID) {
+				// A message in the chat moves the questions on the screen.
+				c.guard.Changed(chatKey(u.Message.Chat.ID))
+			}
 			select {
 			case taps <- u:
 			case <-ctx.Done():
@@ -240,7 +253,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	}
 	noPreview := &linkPreviewOptions{IsDisabled: true}
 	if msgID := c.messageOf(s); msgID != 0 {
-		err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+		err := c.post(ctx, s.chatID, "editMessageText", editMessageTextParams{MessageID: msgID,
 			sendMessageParams: sendMessageParams{ChatID: s.chatID, Text: html, ParseMode: "HTML", ReplyMarkup: kb, LinkPreviewOptions: noPreview}}, nil)
 		switch {
 		case err == nil || notModified(err):
@@ -256,7 +269,7 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 		// The message was deleted: send it again.
 	}
 	var m message
-	if err := c.api.call(ctx, "sendMessage", sendMessageParams{ChatID: chatID, Text: html, ParseMode: "HTML",
+	if err := c.post(ctx, chatID, "sendMessage", sendMessageParams{ChatID: chatID, Text: html, ParseMode: "HTML",
 		ReplyMarkup: kb, LinkPreviewOptions: noPreview}, &m); err != nil {
 		return err
 	}
@@ -276,8 +289,18 @@ func (c *Channel) remind(ctx context.Context, chatID, msgID int64, q approverbot
 		} `json:"reply_parameters"`
 	}
 	p.ChatID, p.Text, p.ReplyParameters.MessageID = chatID, approverbot.ReminderText(q), msgID
-	return c.api.call(ctx, "sendMessage", p, nil)
+	return c.post(ctx, chatID, "sendMessage", p, nil)
 }
+
+// post makes a Bot API call that changes chat chatID's messages (sends or
+// edits one), with the chat's tap guard raised while it is on its way.
+func (c *Channel) post(ctx context.Context, chatID int64, method string, params, resp any) error {
+	defer c.guard.Change(chatKey(chatID))()
+	return c.api.call(ctx, method, params, resp)
+}
+
+// chatKey is a chat's key in the tap guard.
+func chatKey(chatID int64) string { return strconv.FormatInt(chatID, 10) }
 
 // Resolve implements [approverbot.Channel]: it edits the question's
 // message to show the outcome, without the keyboard. A question this run
@@ -311,7 +334,7 @@ func (c *Channel) Resolve(ctx context.Context, r messages.Resolved) error {
 
 // showSettled edits a message into its settled form.
 func (c *Channel) showSettled(ctx context.Context, chatID, msgID int64, html string, r messages.Resolved) error {
-	err := c.api.call(ctx, "editMessageText", editMessageTextParams{MessageID: msgID,
+	err := c.post(ctx, chatID, "editMessageText", editMessageTextParams{MessageID: msgID,
 		sendMessageParams: sendMessageParams{ChatID: chatID, Text: renderSettled(html, r), ParseMode: "HTML", LinkPreviewOptions: &linkPreviewOptions{IsDisabled: true}}}, nil)
 	if err == nil || notModified(err) || messageGone(err) {
 		return nil

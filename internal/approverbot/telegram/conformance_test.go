@@ -51,7 +51,7 @@ telegram:
 }
 
 func (h *harness) Channel(t *testing.T, cfg *approverbot.Config) approverbot.Channel {
-	ch, err := telegram.New(cfg, telegram.Options{Logger: h.s.Logger, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	ch, err := telegram.New(cfg, telegram.Options{Logger: h.s.Logger, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, TapGuard: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func (c *Channel) handleEdit(ctx context.Context, m incoming) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	err := c.api.call(ctx, "sendMessage", sendMessageParams{ChatID: m.Chat.ID, Text: html.EscapeString(cannotEditText), ParseMode: "HTML"}, nil)
+	err := c.post(ctx, m.Chat.ID, "sendMessage", sendMessageParams{ChatID: m.Chat.ID, Text: html.EscapeString(cannotEditText), ParseMode: "HTML"}, nil)
 	if err != nil {
 		c.log.Warn("could not answer /edit", "err", err)
 	}

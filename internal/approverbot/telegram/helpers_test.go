@@ -71,6 +71,14 @@ func start(t *testing.T, before ...func(*telegramtest.Server)) *env {
 // startOn is start on a plane started with po.
 func startOn(t *testing.T, po brokertest.Options, before ...func(*telegramtest.Server)) *env {
 	t.Helper()
+	return startWith(t, po, telegram.Options{}, before...)
+}
+
+// startWith is startOn with the channel's options o (its logger and
+// backoff are the test's; the tap guard is off unless o sets it: the
+// tests tap as soon as a question shows).
+func startWith(t *testing.T, po brokertest.Options, o telegram.Options, before ...func(*telegramtest.Server)) *env {
+	t.Helper()
 	p := brokertest.Start(t, po)
 	fake := telegramtest.New(telegramtest.Options{Token: testToken, Chats: []int64{defaultChat, oncallChat}})
 	t.Cleanup(fake.Close)
@@ -79,7 +87,11 @@ func startOn(t *testing.T, po brokertest.Options, before ...func(*telegramtest.S
 	}
 	cfg := testConfig(t, fake.URL())
 	log, logs := channeltest.Logger()
-	ch, err := telegram.New(cfg, telegram.Options{Logger: log, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	o.Logger, o.MinBackoff, o.MaxBackoff = log, 10*time.Millisecond, 50*time.Millisecond
+	if o.TapGuard == 0 {
+		o.TapGuard = -1
+	}
+	ch, err := telegram.New(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func (c *Channel) tapAnswer(ctx context.Context, r approverbot.Responder, q appr
 func (c *Channel) replyTo(ctx context.Context, m incoming, text string) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	err := c.api.call(ctx, "sendMessage", replyMessageParams{ChatID: m.Chat.ID, Text: clip(text, maxAnswerChars*20),
+	err := c.post(ctx, m.Chat.ID, "sendMessage", replyMessageParams{ChatID: m.Chat.ID, Text: clip(text, maxAnswerChars*20),
 		ReplyParameters: &replyParameters{MessageID: m.MessageID, AllowSendingWithoutReply: true}}, nil)
 	if err != nil {
 		c.log.Warn("could not answer a reply", "err", err)
