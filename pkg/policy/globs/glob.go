@@ -339,36 +339,56 @@ func gTokHas(t Tok, r rune) bool {
 	return t.R == r
 }
 
+// pairSearch is a depth-first search over pairs of positions (i, j),
+// i < n, j < m, that visits each pair once: the walk of Intersects and
+// Covers through two patterns.
+type pairSearch struct {
+	m     int
+	seen  []bool
+	stack []int32
+}
+
+func newPairSearch(n, m int) pairSearch {
+	return pairSearch{m: m, seen: make([]bool, n*m), stack: make([]int32, 0, 64)}
+}
+
+// push queues (i, j) unless it was queued before.
+func (s *pairSearch) push(i, j int) {
+	k := i*s.m + j
+	if !s.seen[k] {
+		s.seen[k] = true
+		s.stack = append(s.stack, int32(k))
+	}
+}
+
+// pop takes the next pair; ok is false when none is left.
+func (s *pairSearch) pop() (i, j int, ok bool) {
+	if len(s.stack) == 0 {
+		return 0, 0, false
+	}
+	k := int(s.stack[len(s.stack)-1])
+	s.stack = s.stack[:len(s.stack)-1]
+	return k / s.m, k % s.m, true
+}
+
 // Intersects reports whether some string matches both a and b. It
 // explores pairs of positions once each; past gMaxProduct pairs it answers
 // true.
 func Intersects(a, b Glob) bool {
-	na, nb := len(a)+1, len(b)+1
-	if na*nb > gMaxProduct {
+	if (len(a)+1)*(len(b)+1) > gMaxProduct {
 		return true
 	}
-	seen := make([]bool, na*nb)
-	stack := make([]int32, 0, 64)
-	push := func(i, j int) {
-		k := i*nb + j
-		if !seen[k] {
-			seen[k] = true
-			stack = append(stack, int32(k))
-		}
-	}
-	push(0, 0)
-	for len(stack) > 0 {
-		k := int(stack[len(stack)-1])
-		stack = stack[:len(stack)-1]
-		i, j := k/nb, k%nb
+	s := newPairSearch(len(a)+1, len(b)+1)
+	s.push(0, 0)
+	for i, j, ok := s.pop(); ok; i, j, ok = s.pop() {
 		if i == len(a) && j == len(b) {
 			return true
 		}
 		if i < len(a) && a[i].Star {
-			push(i+1, j)
+			s.push(i+1, j)
 		}
 		if j < len(b) && b[j].Star {
-			push(i, j+1)
+			s.push(i, j+1)
 		}
 		if i < len(a) && j < len(b) && gSetsMeet(a[i], b[j]) {
 			ni, nj := i+1, j+1
@@ -379,7 +399,7 @@ func Intersects(a, b Glob) bool {
 				nj = j
 			}
 			if ni != i || nj != j {
-				push(ni, nj)
+				s.push(ni, nj)
 			}
 		}
 	}
@@ -631,24 +651,12 @@ func Lower(g Glob) Glob {
 // p. It is sound (true only when it holds), and exact when w's unknown
 // runs meet p's stars.
 func Covers(p, w Glob) bool {
-	np, nw := len(p)+1, len(w)+1
-	if np*nw > gMaxProduct {
+	if (len(p)+1)*(len(w)+1) > gMaxProduct {
 		return false
 	}
-	seen := make([]bool, np*nw)
-	stack := make([]int32, 0, 64)
-	push := func(j, i int) {
-		k := j*nw + i
-		if !seen[k] {
-			seen[k] = true
-			stack = append(stack, int32(k))
-		}
-	}
-	push(0, 0)
-	for len(stack) > 0 {
-		k := int(stack[len(stack)-1])
-		stack = stack[:len(stack)-1]
-		j, i := k/nw, k%nw
+	s := newPairSearch(len(p)+1, len(w)+1)
+	s.push(0, 0)
+	for j, i, ok := s.pop(); ok; j, i, ok = s.pop() {
 		if j == len(p) && i == len(w) {
 			return true
 		}
@@ -657,11 +665,11 @@ func Covers(p, w Glob) bool {
 		}
 		pt := p[j]
 		if pt.Star {
-			push(j+1, i)
+			s.push(j+1, i)
 			// A star of the pattern absorbs any token of the word, unless
 			// it excludes '/' and the token may hold one.
 			if i < len(w) && (!pt.NoSlash || w[i].Lit() && w[i].R != '/' || !w[i].Lit() && w[i].NoSlash) {
-				push(j, i+1)
+				s.push(j, i+1)
 			}
 			continue
 		}
@@ -672,10 +680,10 @@ func Covers(p, w Glob) bool {
 		switch {
 		case wt.Lit():
 			if gTokHas(pt, wt.R) {
-				push(j+1, i+1)
+				s.push(j+1, i+1)
 			}
 		case pt.Any && (!pt.NoSlash || wt.NoSlash):
-			push(j+1, i+1)
+			s.push(j+1, i+1)
 		}
 	}
 	return false
