@@ -401,3 +401,50 @@ func TestWorkingDirectoryKeysAreFlaggedInEverySpelling(t *testing.T) {
 		}
 	}
 }
+
+// An ask-user question is answered by what its options say: a question,
+// header, option or description the channel's width clipped is a cut, so a
+// channel that cannot show it all takes no answer (red team AB4: a label's
+// end, where the agent put what the option really means, was dropped
+// without a word).
+func TestAClippedAskUserTextIsACut(t *testing.T) {
+	long := "Yes, tidy the build directory " + strings.Repeat("and so on ", 8) + "and drop the production database"
+	cases := map[string]func(a *messages.AskQuestion){
+		"question":    func(a *messages.AskQuestion) { a.Question = long },
+		"header":      func(a *messages.AskQuestion) { a.Header = long },
+		"label":       func(a *messages.AskQuestion) { a.Options[0].Label = long },
+		"description": func(a *messages.AskQuestion) { a.Options[1].Description = long },
+	}
+	l := card.Limits{Command: 40, Prose: 60}
+	for name, edit := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := bash(`{"command":"ls"}`)
+			q.AskUser = &messages.AskUser{Questions: []messages.AskQuestion{{Question: "Clean up?", Header: "Cleanup",
+				Options: []messages.AskOption{{Label: "Yes"}, {Label: "No", Description: "leave it"}}}}}
+			if v := card.Present(q, l); !v.Whole() {
+				t.Fatalf("the short question is cut: %v", v.Cut)
+			}
+			edit(&q.AskUser.Questions[0])
+			if v := card.Present(q, card.Limits{}); !v.Whole() {
+				t.Fatalf("with the default limits the question is cut: %v", v.Cut)
+			}
+			v := card.Present(q, l)
+			if v.Whole() || !strings.Contains(strings.Join(v.Cut, "; "), "agent's questions or options clipped") {
+				t.Fatalf("cut %v, want it to name the clipped %s", v.Cut, name)
+			}
+		})
+	}
+	// Texts that fit one by one but not together under Limits.Ask.
+	q := bash(`{"command":"ls"}`)
+	var opts []messages.AskOption
+	for i := range 30 {
+		opts = append(opts, messages.AskOption{Label: fmt.Sprintf("option %02d", i), Description: strings.Repeat("x", 50)})
+	}
+	q.AskUser = &messages.AskUser{Questions: []messages.AskQuestion{{Question: "Which?", Options: opts}}}
+	if v := card.Present(q, card.Limits{Ask: 10_000}); !v.Whole() {
+		t.Fatalf("options within Ask are cut: %v", v.Cut)
+	}
+	if v := card.Present(q, card.Limits{Ask: 1_000}); v.Whole() || !strings.Contains(strings.Join(v.Cut, "; "), "too long together") {
+		t.Fatalf("cut %v, want the questions named as too long together", v.Cut)
+	}
+}

@@ -25,6 +25,11 @@ type Limits struct {
 	// whole warnings are kept in order while they fit, and the rest are a
 	// cut (a warning is never clipped mid-way nor dropped without a word).
 	Warnings int
+	// Ask is the characters of an ask-user question's lines together
+	// (View.AskLines, one per line): more is a cut. 0: no bound beyond
+	// each text's own (Prose for a question or description, Command for a
+	// header or an option's label, each clipped text a cut).
+	Ask int
 	// Width measures characters (nil: one per character).
 	Width Width
 }
@@ -270,6 +275,9 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	}
 	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
 	v.Cut = append(cutParts(v, argsCut), unseenArguments(raw, keys, nested, read, z)...)
+	if l.Ask > 0 && measure(strings.Join(v.AskLines(), "\n"), l.Width) > l.Ask {
+		v.Cut = append(v.Cut, "the end of the agent's questions (too long together)")
+	}
 	return v
 }
 
@@ -474,6 +482,9 @@ func cutParts(v View, argsCut bool) []string {
 	if argsCut {
 		out = append(out, "the end of the arguments")
 	}
+	// An answer is chosen by what the options say: a clipped question,
+	// header, option or description is a cut (red team AB4).
+	n(clippedAsk(v.Ask), "of the agent's questions or options clipped", "of the agent's questions or options clipped")
 	n(v.MoreBatch, "call of the batch", "calls of the batch")
 	if v.Session.Offered {
 		n(v.Session.MorePatterns, "Session pattern", "Session patterns")
@@ -488,6 +499,22 @@ func cutParts(v View, argsCut bool) []string {
 
 // clipped reports whether s was cut by ClipWidth (it ends with "…").
 func clipped(s string) bool { return strings.HasSuffix(s, "…") }
+
+// clippedAsk is how many texts of an ask-user question's view were cut by
+// ClipWidth.
+func clippedAsk(ask *messages.AskUser) int {
+	if ask == nil {
+		return 0
+	}
+	k := 0
+	for _, q := range ask.Questions {
+		k += clippedCount([]string{q.Question, q.Header})
+		for _, o := range q.Options {
+			k += clippedCount([]string{o.Label, o.Description})
+		}
+	}
+	return k
+}
 
 // clippedCount is how many of ss were cut by ClipWidth.
 func clippedCount(ss []string) int {

@@ -92,7 +92,10 @@ var escapeMrkdwnr = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // a warning — fits the section's 3000 characters whole (red team V8).
 var limits = approverbot.Limits{Args: maxArgsChars, Prose: maxProseChars, Command: maxCommandChars,
 	Subcommands: maxSubcommands, Batch: maxBatchItems, BatchArgs: maxBatchArgChars, Patterns: maxPatterns,
-	Pattern: maxPatternChars, Warnings: maxSectionText}
+	Pattern: maxPatternChars, Warnings: maxSectionText, Ask: maxSectionText - len(askHead)}
+
+// askHead heads the section of an ask-user question's lines.
+const askHead = "The agent asks you:\n"
 
 // clip shortens s to at most n characters, marking the cut.
 func clip(s string, n int) string { return card.Clip(s, n) }
@@ -183,7 +186,7 @@ func questionBlocks(q approverbot.Question, now time.Time, webURL string) []any 
 	}
 	var row []button
 	if lines := v.AskLines(); lines != nil {
-		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip("The agent asks you:\n"+strings.Join(lines, "\n"), maxSectionText))})
+		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(clip(askHead+strings.Join(lines, "\n"), maxSectionText))})
 		row = append(row, button{Type: "button", Text: plain("Answer…"), ActionID: actionAnswer, Value: id, Style: "primary"})
 	}
 	for _, bt := range buttons {

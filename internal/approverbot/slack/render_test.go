@@ -397,3 +397,32 @@ func TestAnOfferLineFitsItsSectionWhole(t *testing.T) {
 		t.Errorf("patterns past Slack's bound are not a cut: %v", v.Cut)
 	}
 }
+
+// An ask-user question whose lines do not fit the section Slack gives them
+// takes no answer in Slack (red team AB4: they were clipped at 3000
+// characters and the Answer button still offered).
+func TestAskUserLinesSlackCannotHoldTakeNoAnswer(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.Tool = "AskUserQuestion"
+	q.Request.Arguments = json.RawMessage(`{}`)
+	q.Risk.Subcommands = nil
+	q.BatchRemaining = nil
+	var opts []messages.AskOption
+	for i := range 40 {
+		opts = append(opts, messages.AskOption{Label: fmt.Sprintf("option %02d", i), Description: strings.Repeat("d", 90)})
+	}
+	q.AskUser = &messages.AskUser{Questions: []messages.AskQuestion{{Question: "Which one?", Options: opts}}}
+	for _, b := range buttonsOf(t, questionBlocks(q, time.Now(), "")) {
+		if b.ActionID == actionAnswer || b.ActionID == actionApprove {
+			t.Fatalf("%s is offered on a question whose options Slack cannot show", b.ActionID)
+		}
+	}
+	q.AskUser.Questions[0].Options = opts[:3]
+	offered := false
+	for _, b := range buttonsOf(t, questionBlocks(q, time.Now(), "")) {
+		offered = offered || b.ActionID == actionAnswer
+	}
+	if !offered {
+		t.Fatal("a short ask-user question offers no Answer button")
+	}
+}
