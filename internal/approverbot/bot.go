@@ -257,7 +257,7 @@ func (b *Bot) settle(r messages.Resolved) {
 
 // replay asks the brokers for each team's open questions: new ones are
 // shown; open ones the brokers no longer list were settled while this bot
-// was away and are cleared.
+// was away and are cleared, unless their resolution arrives first.
 func (b *Bot) replay(ctx context.Context) {
 	for _, team := range b.cfg.Teams {
 		data, _ := json.Marshal(messages.PendingRequest{V: messages.Version})
@@ -289,6 +289,7 @@ func (b *Bot) replay(ctx context.Context) {
 			listed[q.Request.RequestID] = true
 			b.show(q)
 		}
+		var gone []messages.Resolved
 		for id := range b.board.openIDs(team) {
 			if listed[id] {
 				continue
@@ -297,10 +298,33 @@ func (b *Bot) replay(ctx context.Context) {
 			if !q.Seen.Before(asked) {
 				continue
 			}
-			b.settle(messages.Resolved{V: messages.Version, Type: "resolved", RequestID: id, SessionID: q.Request.SessionID, Team: team,
+			gone = append(gone, messages.Resolved{V: messages.Version, Type: "resolved", RequestID: id, SessionID: q.Request.SessionID, Team: team,
 				Decision: messages.Decision{Reason: "settled while this bot was disconnected"}})
 		}
+		b.settleUnlisted(ctx, gone)
 	}
+}
+
+// unlistedGrace is how long a question the brokers no longer list stays
+// open before the bot clears it: it may have been settled just now, its
+// resolution (who decided) on its way on another subject than the reply.
+const unlistedGrace = 2 * time.Second
+
+// settleUnlisted clears the questions of gone after unlistedGrace, those
+// whose resolution has not arrived meanwhile (settle passes over a
+// question already settled).
+func (b *Bot) settleUnlisted(ctx context.Context, gone []messages.Resolved) {
+	if len(gone) == 0 {
+		return
+	}
+	time.AfterFunc(unlistedGrace, func() {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, r := range gone {
+			b.settle(r)
+		}
+	})
 }
 
 // Answer is a human's answer from a channel.

@@ -780,3 +780,41 @@ func TestBoardAddsUpTheAnswerersOfEachTeamsCopy(t *testing.T) {
 		t.Errorf("Admit of %+v: carol yes, dave no, dave in sre yes", got.Answerers)
 	}
 }
+
+// A question settled while the replay's listing was on its way is missing
+// from it, and its resolution — who decided — may come after the reply: the
+// channels show that resolution, not "settled while this bot was
+// disconnected" (the channel suites saw it in CI: a replay retried while
+// bob approved).
+func TestReplayLetsAResolutionOnItsWayWin(t *testing.T) {
+	srv := testenv.NATS(t)
+	plane := srv.Connect(t)
+	replayed := make(chan struct{}, 4)
+	fakePending(t, plane, func() []messages.ApprovalNeeded { return nil }, func(int) { replayed <- struct{}{} })
+	b, rec := startBot(t, srv.Connect(t), testConfig)
+	<-replayed // the replay at start
+
+	q := question("r-just-settled", time.Now())
+	publishAsk(t, plane, q)
+	rec.nextAsk(t, "r-just-settled")
+	b.Reconnected() // the brokers no longer list it
+	<-replayed
+	// The listing reached the bot; the resolution is a little behind it.
+	select {
+	case res := <-rec.resolves:
+		t.Fatalf("the question was cleared as soon as the listing came (%q), before its resolution could arrive", res.Decision.Reason)
+	case <-time.After(300 * time.Millisecond):
+	}
+	subj, _ := messages.NewSubjects("")
+	data, _ := json.Marshal(messages.Resolved{V: messages.Version, Type: "resolved", RequestID: q.Request.RequestID,
+		SessionID: q.Request.SessionID, Team: q.Team, State: messages.StateApproved,
+		Decision: messages.Decision{Outcome: messages.OutcomeAllow, ReasonCode: messages.ReasonApproved,
+			DecidedBy: messages.Decider{Kind: messages.DeciderApprover, ID: "bob", Channel: "slack"}}})
+	if err := plane.Publish(subj.Resolved(q.Team), data); err != nil {
+		t.Fatal(err)
+	}
+	res := rec.nextResolve(t, "r-just-settled")
+	if res.Decision.DecidedBy.ID != "bob" {
+		t.Errorf("the channel was told %q (decided by %+v), want bob's approval", res.Decision.Reason, res.Decision.DecidedBy)
+	}
+}
