@@ -74,33 +74,42 @@ func ChoiceFromScope(approved bool, scope messages.Scope, mode messages.RejectMo
 // channel that takes a WebAuthn assertion (the web page) offers it, with
 // the assertion.
 func Offered(q Question, c Choice, approver string) error {
-	return offered(q, c, approver, false)
+	return offered(q, nil, c, approver, false)
 }
 
-func offered(q Question, c Choice, approver string, steppedUp bool) error {
+// OfferedIn is [Offered] for q already presented with [DefaultLimits] (v,
+// from [Present]): a caller that asks of every choice presents q once.
+func OfferedIn(q Question, v View, c Choice, approver string) error {
+	return offered(q, &v, c, approver, false)
+}
+
+// offered is Offered; v is q presented with DefaultLimits, or nil to
+// present it when an approval needs it.
+func offered(q Question, v *View, c Choice, approver string, steppedUp bool) error {
 	if approver != "" && q.Request.RequestedBy == approver && c.Approves() {
 		// One's own request may be rejected, never approved.
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNotMine)
 	}
-	if c.Approves() {
-		// What no channel shows whole nobody approves, whatever channel
-		// the answer comes from (the web page and the webhook show
-		// DefaultLimits' view).
-		if v := Present(q, DefaultLimits); !v.Whole() {
-			return fmt.Errorf("%w: %s", ErrChoice, v.WhyNotWhole("any channel"))
-		}
-	}
-	if q.NeedsStepUp() && c.Approves() && !steppedUp {
-		return fmt.Errorf("%w (%s): %s", ErrStepUp, q.StepUp.Why, WhyStepUp)
-	}
-	if c != ChoiceSession && c != ChoiceAlways {
+	if !c.Approves() {
 		return nil
 	}
-	session, always := offers(q, DefaultLimits)
-	if o, name := session, "Session"; c == ChoiceSession && !o.Offered {
+	if v == nil {
+		p := Present(q, DefaultLimits)
+		v = &p
+	}
+	// What no channel shows whole nobody approves, whatever channel the
+	// answer comes from (the web page and the webhook show DefaultLimits'
+	// view).
+	if !v.Whole() {
+		return fmt.Errorf("%w: %s", ErrChoice, v.WhyNotWhole("any channel"))
+	}
+	if q.NeedsStepUp() && !steppedUp {
+		return fmt.Errorf("%w (%s): %s", ErrStepUp, q.StepUp.Why, WhyStepUp)
+	}
+	if o, name := v.Session, "Session"; c == ChoiceSession && !o.Offered {
 		return fmt.Errorf("%w: %s is %s", ErrChoice, name, o.WhyNot)
 	}
-	if o, name := always, "Always"; c == ChoiceAlways && !o.Offered {
+	if o, name := v.Always, "Always"; c == ChoiceAlways && !o.Offered {
 		return fmt.Errorf("%w: %s is %s", ErrChoice, name, o.WhyNot)
 	}
 	return nil
@@ -127,7 +136,7 @@ func choose(q Question, c Choice, approver, channel, device, feedback string, st
 		// A settled question's answer goes to the brokers all the same:
 		// their reply says who decided it; one the bot does not know is
 		// refused as unknown by Respond.
-		if err := offered(q, c, approver, steppedUp); err != nil {
+		if err := offered(q, nil, c, approver, steppedUp); err != nil {
 			return Answer{}, err
 		}
 	}

@@ -223,7 +223,7 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 		return QuestionView{}, err
 	}
 	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
-		Actions: actionsOf(q, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), Digest: d.Digest, HTML: buf.String()}
+		Actions: actionsOf(q, v, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), Digest: d.Digest, HTML: buf.String()}
 	if d.Edit != nil {
 		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}
 	}

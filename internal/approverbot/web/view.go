@@ -269,17 +269,18 @@ func verdictClass(v, fallback string) string {
 	return fallback
 }
 
-// actionsOf lists the actions q offers viewer. The page offers the
+// actionsOf lists the actions q (presented as v, with DefaultLimits)
+// offers viewer. The page offers the
 // approvals of a step-up question: it asks for the viewer's passkey or
 // security key when one is clicked (stepup.go).
-func actionsOf(q approverbot.Question, viewer string) []string {
+func actionsOf(q approverbot.Question, v approverbot.View, viewer string) []string {
 	out := []string{}
 	for _, c := range approverbot.Choices {
-		if err := approverbot.Offered(q, c, viewer); err == nil || errors.Is(err, approverbot.ErrStepUp) {
+		if err := approverbot.OfferedIn(q, v, c, viewer); err == nil || errors.Is(err, approverbot.ErrStepUp) {
 			out = append(out, string(c))
 		}
 	}
-	if q.AskUser != nil && approverbot.Offered(q, approverbot.ChoiceOnce, viewer) == nil {
+	if q.AskUser != nil && approverbot.OfferedIn(q, v, approverbot.ChoiceOnce, viewer) == nil {
 		out = append(out, actionAnswer)
 	}
 	return out
