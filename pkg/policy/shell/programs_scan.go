@@ -226,7 +226,8 @@ func (s *progSpec) dangerous() bool {
 // that write or run (danger caches spec.dangerous: -1 unknown), or, for
 // input nobody saw (echo --fromfile ~/.kube/config | xargs tree), one
 // with an option that reads a file, which a directory's own names (wc -l
-// *.go) are let be.
+// *.go) are let be. An expansion that may be an option that reads a file
+// is a read of its value (read a; du "$a" may be du --files0-from=FILE).
 func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 	spec, s := u.spec, t.text
 	if *danger < 0 {
@@ -239,6 +240,12 @@ func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 	} else if t.input && spec.readsByOption() {
 		u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
+	} else if !t.lit && !t.glob && expansionFirst(s) && spec.readsByOption() {
+		// An expansion may be --files0-from=~/.netrc as well as a name
+		// (read a <<< …; du "$a"): it is a read of what its value names,
+		// as an operand of cat is — any path when the script sets it to
+		// a value the analysis does not know (finishReads).
+		u.reads = append(u.reads, *t)
 	} else if t.glob && t.g != nil && globs.Intersects(t.g, dotDotName) && spec.readsDirByOption() {
 		// A file named --from-file=.. that * matches makes diff * read
 		// ../NAME for every NAME: a name can be .. , which climbs out
@@ -722,6 +729,14 @@ func mayExpandToOption(t *shWord) bool {
 		return globs.Intersects(t.g, dashRun)
 	}
 	return !t.lit && mayBeOption(t.text) && (t.g == nil || globs.Intersects(t.g, dashRun))
+}
+
+// expansionFirst reports whether the source text of a non-literal word
+// starts with an expansion ("$a", $(cmd)): one that starts with a
+// literal - is an option whose value is expanded, read as such.
+func expansionFirst(src string) bool {
+	s := strings.TrimLeft(src, `"`)
+	return s != "" && (s[0] == '$' || s[0] == '`')
 }
 
 // mayBeOption reports whether the source text of a non-literal word may

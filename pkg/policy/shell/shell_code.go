@@ -650,7 +650,104 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 		// nameBuiltin and codeBuiltin each ignore the other's builtins.
 		a.nameBuiltin(name, args)
 		a.codeBuiltin(name, args)
+		a.mathBuiltin(name, args)
 	}
+}
+
+// mathBuiltin checks the arguments zsh evaluates as math expressions
+// (bash reads them as plain numbers): exit, logout, return, break,
+// continue and shift's counts, read -t and -n, and the numbers of
+// printf's (and print -f's) numeric conversions. A subscript in such an
+// expression runs its command substitution, so zsh's exit "$x" with
+// x='path[$(cmd)]' runs cmd: a value the script does not set to a number
+// first is code. (A literal argument is checked by its text,
+// shBuiltinUnanalysable.)
+func (a *shAnalyzer) mathBuiltin(name string, args []shWord) {
+	ctx := "zsh's " + name
+	switch name {
+	case "exit", "logout", "return", "break", "continue", "shift":
+		for _, w := range args {
+			a.mathArg(w, ctx)
+		}
+	case "read":
+		shBuiltinOperands(args, func(o byte, v *shWord) bool {
+			switch o {
+			case 't', 'n':
+				if v != nil {
+					a.mathArg(*v, ctx+" -"+string(o))
+				}
+				return true
+			case 'a', 'd', 'i', 'N', 'p', 'u':
+				return true
+			}
+			return false
+		})
+	case "printf", "print":
+		valued := "v" // the options that take a value
+		if name == "print" {
+			valued = "CfuvxX"
+		}
+		var format *shWord
+		ops := shBuiltinOperands(args, func(o byte, v *shWord) bool {
+			if o == 'f' && name == "print" {
+				format = v
+			}
+			return strings.IndexByte(valued, o) >= 0
+		})
+		if name == "printf" && len(ops) > 0 {
+			format, ops = &ops[0], ops[1:]
+		}
+		if format == nil || format.lit && !shNumericConversion(format.text) {
+			return
+		}
+		for _, w := range ops {
+			a.mathArg(w, ctx+" "+format.text)
+		}
+	}
+}
+
+// mathArg checks one argument zsh evaluates as a math expression.
+func (a *shAnalyzer) mathArg(w shWord, ctx string) {
+	switch {
+	case w.lit:
+		return
+	case len(w.alts) > 0:
+		for _, v := range w.alts {
+			if shSubscriptCode(v) {
+				a.codeUnknown(ctx + " evaluates " + shQuoteShort(v) + " as a math expression, whose subscript runs a command")
+				return
+			}
+		}
+		return
+	case w.computed || len(w.vars) == 0:
+		a.codeUnknown(ctx + " evaluates " + w.text + " as a math expression, and its value is unknown (a value like a[$(cmd)] runs cmd)")
+		return
+	}
+	for _, v := range w.vars {
+		a.arithUse(v, a.cur.start, ctx)
+	}
+}
+
+// shNumericConversion reports a printf format with a conversion that
+// takes a number (%d, %x, %f…), whose argument zsh evaluates as math.
+func shNumericConversion(f string) bool {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-+ #0'123456789.*$", f[j]) >= 0 {
+			j++
+		}
+		for j < len(f) && strings.IndexByte("hlLqjzt", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && strings.IndexByte("diouxXeEfFgGaA", f[j]) >= 0 {
+			return true
+		}
+		i = j
+	}
+	return false
 }
 
 // nameBuiltin checks read, mapfile, printf, getopts, wait, unset and
@@ -717,12 +814,58 @@ func (a *shAnalyzer) nameBuiltin(name string, args []shWord) {
 			a.nameArg(w, "unset")
 		}
 	case "test", "[":
-		for i := 0; i+1 < len(args); i++ {
-			if args[i].lit && (args[i].text == "-v" || args[i].text == "-R") {
-				a.nameArgOf(args[i+1], name+" -v", false)
+		a.testBuiltin(name, args)
+	}
+}
+
+// testBuiltin checks the words of test and [ that may name a variable
+// for -v or -R, which evaluate its subscript (test -v 'a[$(id)]' runs
+// id). test picks its grammar by the number of its words and their
+// values: a word whose value the analysis does not know may be -v
+// itself, so the word after it is checked as a name too
+// (read a b <<< '-v a[$(id)]'; [ "$a" "$b" ]), and an unquoted expansion
+// may split into both (x='-v a[$(id)]'; [ $x ]).
+func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
+	if name == "[" && len(args) > 0 && args[len(args)-1].lit && args[len(args)-1].text == "]" {
+		args = args[:len(args)-1]
+	}
+	for i, w := range args {
+		what := name + " -v"
+		switch {
+		case w.lit:
+			if w.text != "-v" && w.text != "-R" {
+				continue
 			}
+		case len(w.alts) > 0:
+			if !slices.Contains(w.alts, "-v") && !slices.Contains(w.alts, "-R") {
+				continue
+			}
+		case w.splits && !shNumericWord(w):
+			a.codeUnknown(name + " may read the words " + w.text + " splits into as -v and a variable name, whose subscript runs code (x='-v a[$(cmd)]'; [ $x ] runs cmd)")
+			return
+		case shNumericWord(w):
+			continue
+		default:
+			what = name + " (" + w.text + " may be -v)"
+		}
+		if i+1 < len(args) {
+			a.nameArgOf(args[i+1], what, false)
 		}
 	}
+}
+
+// shNumericWord reports a word that is a plain expansion of parameters
+// bash keeps a number ($#, $?), which no value can turn into an option.
+func shNumericWord(w shWord) bool {
+	if w.lit || w.computed || len(w.vars) == 0 {
+		return false
+	}
+	for _, v := range w.vars {
+		if !shNumericSpecials[v] {
+			return false
+		}
+	}
+	return true
 }
 
 // declareBuiltin checks the operands of declare, typeset, local, export
