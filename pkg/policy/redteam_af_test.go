@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -50,4 +52,52 @@ func TestRedTeamAFValuesKnownOnlyAtRunTime(t *testing.T) {
 		{`du -sh -- "$(cat data.txt)"`, policy.Allow},
 		{`f='*.go'; grep -r --include="$f" TODO .`, policy.Allow},
 	})
+}
+
+// TestRedTeamAFHostAndHookFiles (red team AF, class B): the built-in
+// policy guarded the hosts' settings files by name, while the settings run
+// files beside them (.claude/hooks/*.sh) and skills and agents carry hooks
+// of their own (F2); hook managers keep git's hooks in the work tree,
+// which git commit and checkout run (F1); and the hosts' own sign-in
+// tokens were readable (L2).
+func TestRedTeamAFHostAndHookFiles(t *testing.T) {
+	p, err := policy.Parse(append([]byte("home: /home/dev\n"), policy.DefaultYAML()...), "builtin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool, path string
+		want       policy.Action
+	}{
+		{"Write", ".claude/hooks/check-style.sh", policy.Ask},
+		{"Edit", ".claude/skills/fmt/SKILL.md", policy.Ask},
+		{"Write", ".claude/agents/reviewer.md", policy.Ask},
+		{"Write", ".gemini/commands/x.toml", policy.Ask},
+		{"Write", "opencode.json", policy.Ask},
+		{"Write", ".opencode/plugin/p.ts", policy.Ask},
+		{"Write", ".cursor/mcp.json", policy.Ask},
+		{"Write", ".vscode/tasks.json", policy.Ask},
+		{"Write", ".devcontainer/devcontainer.json", policy.Ask},
+		{"Write", ".husky/post-checkout", policy.Ask},
+		{"Write", ".githooks/pre-commit", policy.Ask},
+		{"Write", ".pre-commit-config.yaml", policy.Ask},
+		{"Write", "lefthook.yml", policy.Ask},
+		{"Write", "src/main.go", policy.Allow},
+		{"Write", "CLAUDE.md", policy.Allow},
+		{"Write", "docs/claude.md", policy.Allow},
+		{"Read", "/home/dev/.codex/auth.json", policy.Deny},
+		{"Read", "/home/dev/.gemini/oauth_creds.json", policy.Deny},
+		{"Read", "/home/dev/.claude/.credentials.json", policy.Deny},
+	} {
+		args, _ := json.Marshal(map[string]string{"file_path": tc.path, "content": "x"})
+		d := p.Evaluate(policy.Call{Tool: tc.tool, Arguments: args, Cwd: "/home/dev/proj"})
+		if d.Action != tc.want {
+			t.Errorf("%s %s: got %s (%s), want %s", tc.tool, tc.path, d.Action, d.Reason, tc.want)
+		}
+	}
+	// The settings file keeps its own reason, after the directory's rule.
+	args, _ := json.Marshal(map[string]string{"file_path": ".claude/settings.json", "content": "{}"})
+	if d := p.Evaluate(policy.Call{Tool: "Write", Arguments: args, Cwd: "/home/dev/proj"}); d.Action != policy.Ask || !strings.Contains(d.Reason, "hooks, permissions, environment") {
+		t.Errorf(".claude/settings.json: %s (%s), want ask as the host's settings", d.Action, d.Reason)
+	}
 }
