@@ -3,6 +3,8 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"unicode"
+	"unicode/utf8"
 )
 
 // argValue is one top-level argument of interest.
@@ -76,12 +78,26 @@ func matchKey(rawKey []byte, names []string) (string, bool) {
 	return "", false
 }
 
-// keyEqual compares a key with a normalized name, ignoring ASCII case and
-// the separators '_' and '-'. It does not allocate.
+// keyEqual compares a key with a normalized name, ignoring case and the
+// separators '_' and '-'. Case is Unicode simple folding, as Go's
+// encoding/json matches keys to fields (a server decoding {"pathſ": …}
+// fills its field "paths": U+017F folds to s, U+212A to k), so a key the
+// tool's server reads as a path key is one here too (red team AF F6). It
+// does not allocate.
 func keyEqual(key []byte, name string) bool {
 	j := 0
-	for i := 0; i < len(key); i++ {
+	for i := 0; i < len(key); {
 		c := key[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(key[i:])
+			c = asciiFold(r)
+			i += size
+			if c == 0 {
+				return false
+			}
+		} else {
+			i++
+		}
 		if c == '_' || c == '-' {
 			continue
 		}
@@ -94,6 +110,17 @@ func keyEqual(key []byte, name string) bool {
 		j++
 	}
 	return j == len(name)
+}
+
+// asciiFold returns the ASCII letter r folds to under Unicode simple
+// folding, or 0 when there is none.
+func asciiFold(r rune) byte {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < utf8.RuneSelf {
+			return byte(f)
+		}
+	}
+	return 0
 }
 
 // argStrings returns the strings a raw JSON value holds: one for a string,

@@ -101,3 +101,31 @@ func TestRedTeamAFHostAndHookFiles(t *testing.T) {
 		t.Errorf(".claude/settings.json: %s (%s), want ask as the host's settings", d.Action, d.Reason)
 	}
 }
+
+// TestRedTeamAFKeysFoldAsServersDecodeThem (red team AF F6): a Go server
+// decoding arguments with encoding/json matches keys by Unicode simple
+// folding, so {"pathſ": […]} fills its field "paths" (ſ is U+017F, a long
+// s) and {"abſolute_path": …} its "absolute_path": they are path keys here
+// too.
+func TestRedTeamAFKeysFoldAsServersDecodeThem(t *testing.T) {
+	p := mustParsePolicy(t, "fs.yaml", `home: /home/dev
+mode: auto-edit
+tools:
+  tiers: {"mcp__fs__*": read}
+rules:
+  - { rule: "@files(~/.ssh/**)", action: deny }
+`)
+	for _, args := range []string{
+		`{"path":"README.md","pathſ":["/home/dev/.ssh/id_rsa"]}`,
+		`{"abſolute_path":"/home/dev/.ssh/id_rsa"}`,
+		`{"ab\u017folute_path":"/home/dev/.ssh/id_rsa"}`,
+	} {
+		d := p.Evaluate(policy.Call{Tool: "mcp__fs__read_multiple_files", Arguments: json.RawMessage(args), Cwd: "/home/dev/proj"})
+		if d.Action != policy.Deny {
+			t.Errorf("%s: %s (%s), want deny", args, d.Action, d.Reason)
+		}
+	}
+	if d := p.Evaluate(policy.Call{Tool: "mcp__fs__read_file", Arguments: json.RawMessage(`{"päth":"/home/dev/.ssh/id_rsa"}`), Cwd: "/home/dev/proj"}); d.Action != policy.Allow {
+		t.Errorf("a key no decoder folds to a path key: %s (%s), want allow", d.Action, d.Reason)
+	}
+}
