@@ -448,3 +448,36 @@ func TestAClippedAskUserTextIsACut(t *testing.T) {
 		t.Fatalf("cut %v, want the questions named as too long together", v.Cut)
 	}
 }
+
+// TestLookalikePunctuationInPathsAndIdsIsNamed (red team AG F13): a
+// path's structure is ASCII, so a division slash (U+2215) in the working
+// directory reads as '/' while it is part of a name (/srv/prod∕..∕..∕tmp is
+// one directory below /srv/prod, and rm -rf ../* there deletes /srv/prod's
+// files); the same in a path argument or in the agent id an Always grant is
+// bound to. Letters outside ASCII stay names.
+func TestLookalikePunctuationInPathsAndIdsIsNamed(t *testing.T) {
+	for name, edit := range map[string]func(q *messages.ApprovalNeeded){
+		"working directory": func(q *messages.ApprovalNeeded) { q.Request.Cwd = "/srv/prod/db\u2215..\u2215..\u2215tmp" },
+		"path argument": func(q *messages.ApprovalNeeded) {
+			q.Request.Tool, q.Request.Arguments = "write", json.RawMessage(`{"file_path":"src\u2215..\u2215.env","content":"x"}`)
+		},
+		"list of paths": func(q *messages.ApprovalNeeded) {
+			q.Request.Tool, q.Request.Arguments = "read_many_files", json.RawMessage(`{"paths":["a","b\uff0e\uff0e/x"]}`)
+		},
+		"agent id":   func(q *messages.ApprovalNeeded) { q.Request.AgentID = "ci-3\u2215claude" },
+		"session id": func(q *messages.ApprovalNeeded) { q.Request.SessionID = "s\u2024prod" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := bash(`{"command":"ls"}`)
+			q.Request.Cwd = "/home/dev/café"
+			if w := card.Present(q, card.DefaultLimits).Warnings; len(w) != 0 {
+				t.Fatalf("a plain card warns: %q", w)
+			}
+			edit(&q)
+			got := strings.Join(card.Present(q, card.DefaultLimits).Warnings, "\n")
+			if !strings.Contains(got, "may read as punctuation") {
+				t.Errorf("warnings %q do not name the lookalike", got)
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@ import "github.com/signoff-dev/signoff/pkg/messages"
 func clean(q messages.ApprovalNeeded, z *sanitizer) messages.ApprovalNeeded {
 	one := func(s *string) { *s = z.text(*s, false) }
 	r := &q.Request
+	for _, s := range []string{r.Cwd, r.AgentID, r.SessionID, r.RequestedBy} {
+		z.namePunctuation(s)
+	}
 	for _, s := range []*string{&r.RequestID, &r.SessionID, &r.AgentID, &r.AgentType, &r.RequestedBy, &r.Tool,
 		&r.Description, &r.Cwd, &q.Team, &q.Risk.Tier, &q.Risk.Rule, &q.Risk.Reason, &q.Risk.SafetyOverride} {
 		one(s)

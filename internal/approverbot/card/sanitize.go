@@ -218,6 +218,24 @@ func (z *sanitizer) shellPunctuation(command string) {
 	z.unquotedEdges(command)
 }
 
+// namePunctuation flags the punctuation, symbols, spaces and modifier
+// letters outside ASCII of a path or an identifier a grant is bound to
+// (the working directory, a path argument, the agent and session ids): a
+// path's structure is ASCII, so U+2215 (∕) is part of a name that reads
+// as a '/', and /srv/prod∕..∕..∕tmp is one directory below /srv/prod, not
+// /tmp (red team AG F13); an agent id ci-3∕claude is another agent than
+// ci-3/claude.
+func (z *sanitizer) namePunctuation(s string) {
+	if isASCII(s) {
+		return
+	}
+	for _, r := range s {
+		if r >= 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Lm, r)) {
+			z.punct = addRune(z.punct, r)
+		}
+	}
+}
+
 // unquotedEdges flags the characters outside ASCII that stand, outside
 // the shell's quotes, at the edge of a word or next to punctuation: a
 // letter that looks like a quote (U+A78C saltillo, a Latin letter) opens
@@ -457,8 +475,8 @@ func (z *sanitizer) warning() string {
 	count(z.control, "a control character", "control characters")
 	count(z.marks, "a combining mark drawn over other characters", "combining marks drawn over other characters")
 	escaped := len(parts) > 0
-	count(z.punct, "a character outside ASCII in the command that may read as shell punctuation, which bash does not take it for:",
-		"characters outside ASCII in the command that may read as shell punctuation, which bash does not take them for:")
+	count(z.punct, "a character outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which it is not:",
+		"characters outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which they are not:")
 	names := func(label string, list []string) {
 		if len(list) == 0 {
 			return

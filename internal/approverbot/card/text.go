@@ -111,6 +111,12 @@ func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, 
 	// (command, cmd, script; Codex's argv ["bash", "-lc", SCRIPT]): red
 	// team Y3.
 	for k, v := range m {
+		if pathKey(k) {
+			// A path argument: its '/' and '.' are ASCII (F13).
+			for _, p := range argStringsOf(v) {
+				z.namePunctuation(p)
+			}
+		}
 		switch messages.NormalizeKey(k) {
 		case "command", "cmd", "script":
 			switch v := v.(type) {
@@ -207,4 +213,35 @@ func VerdictMark(action string) string {
 		return "? ask"
 	}
 	return "? " + action
+}
+
+// pathKey reports an argument key that names a path in some host's tools
+// (path, file_path, paths, absolute_path, target_directory, source,
+// destination, cwd, workdir…).
+func pathKey(k string) bool {
+	n := messages.NormalizeKey(k)
+	for _, part := range []string{"path", "file", "dir", "source", "destination", "target", "cwd"} {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// argStringsOf returns the strings of an argument's decoded value: the
+// string, or the strings of a list.
+func argStringsOf(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
