@@ -156,6 +156,32 @@ func (b *Bot) admin(ctx context.Context, op string, req messages.AdminRequest) (
 	return rep, nil
 }
 
+// CleanGrant returns g with every text a person reads escaped as a card
+// escapes it (bidi controls, invisible and control characters shown as
+// <U+…>): a grant's patterns are the agent's words, and on a list of
+// grants a pattern holding U+202E reads as another one (red team AG F14).
+func CleanGrant(g messages.Grant) messages.Grant {
+	one := func(s *string) { *s = card.Sanitize(*s, false) }
+	for _, s := range []*string{&g.ID, &g.Tool, &g.SessionID, &g.AgentID, &g.RequestID} {
+		one(s)
+	}
+	g.Patterns = slices.Clone(g.Patterns)
+	for i := range g.Patterns {
+		one(&g.Patterns[i])
+	}
+	g.Teams = slices.Clone(g.Teams)
+	for i := range g.Teams {
+		one(&g.Teams[i])
+	}
+	g.Approvers = slices.Clone(g.Approvers)
+	for i := range g.Approvers {
+		one(&g.Approvers[i].ID)
+		one(&g.Approvers[i].Display)
+		one(&g.Approvers[i].Channel)
+	}
+	return g
+}
+
 // GrantText says what a grant allows, in words: "bash(npm install *) for
 // session s1", "every write call for agent pod-7".
 func GrantText(g messages.Grant) string {

@@ -67,6 +67,7 @@ type grantData struct {
 }
 
 func newGrantData(g messages.Grant) grantData {
+	g = approverbot.CleanGrant(g)
 	what := &grantLine{Tool: g.Tool, Session: g.SessionID, Agent: g.AgentID}
 	for _, p := range g.Patterns[:min(len(g.Patterns), approverbot.DefaultLimits.Patterns)] {
 		what.Patterns = append(what.Patterns, card.Clip(card.OneLine(p), approverbot.DefaultLimits.Pattern))
@@ -88,7 +89,7 @@ func grantView(g messages.Grant) (GrantView, error) {
 	if err := templates.ExecuteTemplate(&buf, "grant", newGrantData(g)); err != nil {
 		return GrantView{}, err
 	}
-	return GrantView{Grant: g, Text: approverbot.GrantText(g), HTML: buf.String()}, nil
+	return GrantView{Grant: g, Text: approverbot.GrantText(approverbot.CleanGrant(g)), HTML: buf.String()}, nil
 }
 
 // grantAdmin returns the bot's grants side, or answers why there is none.
@@ -177,7 +178,7 @@ func (c *Channel) handleRevoke(w http.ResponseWriter, r *http.Request, p princip
 	v, err := grantView(g)
 	if err != nil {
 		c.log.Error("web: cannot render a grant", "grant_id", g.ID, "err", err)
-		v = GrantView{Grant: g, Text: approverbot.GrantText(g)}
+		v = GrantView{Grant: g, Text: approverbot.GrantText(approverbot.CleanGrant(g))}
 	}
 	c.log.Info("web: grant revoked", "grant_id", g.ID, "approver", p.approver)
 	writeJSON(w, http.StatusOK, RevokeResult{Revoked: v,

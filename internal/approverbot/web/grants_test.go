@@ -293,3 +293,27 @@ func TestCardsSayWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 		t.Errorf("%d answers reached the brokers", n)
 	}
 }
+
+// TestGrantsTabEscapesWhatAPersonCannotSee (red team AG F14): a grant's
+// patterns are the agent's words; on the Grants tab a pattern holding
+// U+202E (right-to-left override) read as another pattern. It is shown
+// escaped, as on a card, in the HTML and in the text of the API.
+func TestGrantsTabEscapesWhatAPersonCannotSee(t *testing.T) {
+	g := messages.Grant{ID: "g1", Scope: messages.ScopeAlways, Tool: "bash", AgentID: "ci-3\u200b/claude",
+		Patterns: []string{"git push origin \u202eniam-ffo\u202c"}, Teams: []string{"default"}}
+	v, err := grantView(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"HTML": v.HTML, "text": v.Text} {
+		if strings.ContainsAny(s, "\u202e\u202c\u200b") {
+			t.Errorf("the %s holds the raw control characters: %q", name, s)
+		}
+		if !strings.Contains(s, "202E") {
+			t.Errorf("the %s does not show the override escaped: %q", name, s)
+		}
+	}
+	if v.Grant.Patterns[0] != g.Patterns[0] {
+		t.Error("the grant the API returns was changed: only what is shown is escaped")
+	}
+}
