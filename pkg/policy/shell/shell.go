@@ -809,21 +809,8 @@ func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, 
 func shBracketAcrossParts(parts []syntax.WordPart) bool {
 	open := false
 	for _, p := range parts {
-		l, ok := p.(*syntax.Lit)
-		if !ok {
-			continue
-		}
-		for i := 0; i < len(l.Value); i++ {
-			switch l.Value[i] {
-			case '\\':
-				i++
-			case '[':
-				open = true
-			case ']':
-				if open {
-					return true
-				}
-			}
+		if l, ok := p.(*syntax.Lit); ok && shScanGlob(l.Value, &open, false) {
+			return true
 		}
 	}
 	return false
@@ -915,16 +902,25 @@ func shUnescapeDouble(b *strings.Builder, s string) {
 // pathname pattern: *, ?, or [ with a closing ].
 func shHasGlob(s string) bool {
 	open := false
+	return shScanGlob(s, &open, true)
+}
+
+// shScanGlob scans s for an unquoted bracket expression ('[' then ']',
+// open carrying a '[' seen before s) and, with stars, a '*' or '?'.
+// A backslash quotes the next character.
+func shScanGlob(s string, open *bool, stars bool) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
 			i++
 		case '*', '?':
-			return true
+			if stars {
+				return true
+			}
 		case '[':
-			open = true
+			*open = true
 		case ']':
-			if open {
+			if *open {
 				return true
 			}
 		}
