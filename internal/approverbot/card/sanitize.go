@@ -210,11 +210,7 @@ func (z *sanitizer) shellPunctuation(command string) {
 	if isASCII(command) {
 		return
 	}
-	for _, r := range command {
-		if r >= 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Lm, r)) {
-			z.punct = addRune(z.punct, r)
-		}
-	}
+	z.namePunctuation(command)
 	z.unquotedEdges(command)
 }
 
