@@ -663,18 +663,17 @@ func (a *shAnalyzer) builtinCode(words []shWord) {
 // first is code. (A literal argument is checked by its text,
 // shBuiltinUnanalysable.)
 func (a *shAnalyzer) mathBuiltin(name string, args []shWord) {
-	ctx := "zsh's " + name
 	switch name {
 	case "exit", "logout", "return", "break", "continue", "shift":
 		for _, w := range args {
-			a.mathArg(w, ctx)
+			a.mathArg(w, "zsh's "+name)
 		}
 	case "read":
 		shBuiltinOperands(args, func(o byte, v *shWord) bool {
 			switch o {
 			case 't', 'n':
 				if v != nil {
-					a.mathArg(*v, ctx+" -"+string(o))
+					a.mathArg(*v, "zsh's read -"+string(o))
 				}
 				return true
 			case 'a', 'd', 'i', 'N', 'p', 'u':
@@ -701,7 +700,7 @@ func (a *shAnalyzer) mathBuiltin(name string, args []shWord) {
 			return
 		}
 		for _, w := range ops {
-			a.mathArg(w, ctx+" "+format.text)
+			a.mathArg(w, "zsh's "+name+" "+format.text)
 		}
 	}
 }
@@ -830,7 +829,7 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 		args = args[:len(args)-1]
 	}
 	for i, w := range args {
-		what := name + " -v"
+		maybe := false // w is not -v itself but may be
 		switch {
 		case w.lit:
 			if w.text != "-v" && w.text != "-R" {
@@ -846,11 +845,16 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 		case shNumericWord(w):
 			continue
 		default:
+			maybe = true
+		}
+		if i+1 >= len(args) {
+			continue
+		}
+		what := name + " -v"
+		if maybe {
 			what = name + " (" + w.text + " may be -v)"
 		}
-		if i+1 < len(args) {
-			a.nameArgOf(args[i+1], what, false)
-		}
+		a.nameArgOf(args[i+1], what, false)
 	}
 }
 
