@@ -481,3 +481,21 @@ func TestLookalikePunctuationInPathsAndIdsIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestAChangeOfDirectoryIsNamed (red team AG F5): the card shows one
+// working directory, while cd ~ && rm -rf .ssh removes ~/.ssh: a script
+// that changes directory says so, naming the change.
+func TestAChangeOfDirectoryIsNamed(t *testing.T) {
+	q := bash(`{"command":"cd ~ && rm -rf .ssh"}`)
+	q.Request.Cwd = "/home/dev/app"
+	q.Risk.Subcommands = []messages.Verdict{{Command: "cd ~", Words: []string{"cd", "~"}, Action: "allow"},
+		{Command: "rm -rf .ssh", Words: []string{"rm", "-rf", ".ssh"}, Action: "ask"}}
+	got := strings.Join(card.Present(q, card.DefaultLimits).Warnings, "\n")
+	if !strings.Contains(got, "changes directory (cd ~)") {
+		t.Errorf("warnings %q do not say the script changes directory", got)
+	}
+	q.Risk.Subcommands = q.Risk.Subcommands[1:]
+	if w := card.Present(q, card.DefaultLimits).Warnings; len(w) != 0 {
+		t.Errorf("a script without cd warns: %q", w)
+	}
+}

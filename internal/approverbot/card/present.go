@@ -273,6 +273,9 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	if w := z.warning(); w != "" {
 		warnings = append(warnings, w)
 	}
+	if n := cdNote(q.Risk.Subcommands); n != "" {
+		keyNotes = append(keyNotes, n)
+	}
 	v.Warnings, v.MoreWarnings = fitWarnings(append(warnings, keyNotes...), l)
 	v.Cut = append(cutParts(v, argsCut), unseenArguments(raw, keys, nested, read, z)...)
 	if l.Ask > 0 && measure(strings.Join(v.AskLines(), "\n"), l.Width) > l.Ask {
@@ -536,4 +539,22 @@ func IdentityText(id messages.Identity) string {
 		return "verified"
 	}
 	return "declared, not verified"
+}
+
+// cdNote says that a script changes directory, naming the first change:
+// the card shows one working directory for the call, while the
+// sub-commands after a cd run where it leads (cd ~ && rm -rf .ssh removes
+// ~/.ssh, not the .ssh of the directory shown: red team AG F5). "" when
+// no sub-command changes directory.
+func cdNote(subs []messages.Verdict) string {
+	for _, s := range subs {
+		if len(s.Words) == 0 {
+			continue
+		}
+		switch s.Words[0] {
+		case "cd", "pushd", "popd", "chdir":
+			return "⚠ The command changes directory (" + OneLine(s.Command) + "): the paths of what runs after it are relative to where it leads, not to the working directory shown."
+		}
+	}
+	return ""
 }
