@@ -4,13 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"gopkg.in/yaml.v3"
 
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -153,68 +151,12 @@ func (c *Config) ValidateConn() error {
 // file are flag names; an unknown key is an error. A list in the file is
 // given to the flag item by item (for repeatable flags).
 func Fill(fs *flag.FlagSet, configFlag string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	cf := fs.Lookup(configFlag)
-	if cf != nil && !set[configFlag] {
-		if v, ok := os.LookupEnv(EnvName(configFlag)); ok {
-			if err := cf.Value.Set(v); err != nil {
-				return err
-			}
-		}
-	}
-	var file map[string]any
-	path := ""
-	if cf != nil {
-		path = cf.Value.String()
-	}
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("config: %w", err)
-		}
-		if err := yaml.Unmarshal(data, &file); err != nil {
-			return fmt.Errorf("config %s: %w", path, err)
-		}
-		for k := range file {
-			if k == configFlag || fs.Lookup(k) == nil {
-				return fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", path, k)
-			}
-		}
-	}
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || f.Name == configFlag {
-			return
-		}
-		if v, ok := os.LookupEnv(EnvName(f.Name)); ok {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, err))
-			}
-			return
-		}
-		v, ok := file[f.Name]
-		if !ok {
-			return
-		}
-		items, isList := v.([]any)
-		if !isList {
-			items = []any{v}
-		}
-		for _, it := range items {
-			if err := f.Value.Set(fmt.Sprint(it)); err != nil {
-				errs = append(errs, fmt.Errorf("config %s: %s: %w", path, f.Name, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
+	return cmdflag.Fill(fs, configFlag, nil, true)
 }
 
 // EnvName is the environment variable of a flag: SIGNOFF_ and the flag name
 // in upper case with '-' as '_'.
-func EnvName(flagName string) string {
-	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func EnvName(flagName string) string { return cmdflag.EnvName(flagName) }
 
 // ClientOptions are the SDK options for one session of this agent;
 // agentType, when not empty, overrides the configured agent type.

@@ -192,12 +192,7 @@ func (b *Broker) adminResume(ctx context.Context, req messages.AdminRequest) []b
 // again now, this one included (the periodic read covers a lost
 // broadcast).
 func (b *Broker) stopsChanged(ctx context.Context) {
-	if err := b.fleet.refresh(ctx, b.cfg.StoreTimeout); err != nil {
-		b.log.Warn("cannot read the fleet stops", "err", err)
-	}
-	if err := b.breakers.refresh(ctx, b.cfg.StoreTimeout); err != nil {
-		b.log.Warn("cannot read the breaker trips", "err", err)
-	}
+	b.rereadStops(ctx)
 	if err := b.nc.Publish(b.subj.Admin(messages.AdminOpStopsChanged), []byte(`{"v":1}`)); err != nil {
 		b.m.NATSErrors.WithLabelValues("publish").Inc()
 		b.log.Warn("cannot broadcast stops_changed; replicas read the stops within "+fleetRefresh.String(), "err", err)
@@ -210,13 +205,19 @@ func (b *Broker) handleStopsChanged(ctx context.Context, msg *nats.Msg) []byte {
 	if _, errReply := b.adminRequest(messages.AdminOpStopsChanged, msg); errReply != nil {
 		return errReply
 	}
+	b.rereadStops(ctx)
+	return nil
+}
+
+// rereadStops reads the fleet stops and the breaker trips again now; a
+// failed read is logged.
+func (b *Broker) rereadStops(ctx context.Context) {
 	if err := b.fleet.refresh(ctx, b.cfg.StoreTimeout); err != nil {
 		b.log.Warn("cannot read the fleet stops", "err", err)
 	}
 	if err := b.breakers.refresh(ctx, b.cfg.StoreTimeout); err != nil {
 		b.log.Warn("cannot read the breaker trips", "err", err)
 	}
-	return nil
 }
 
 // handlePolicyVersion answers policy_version: every replica answers with

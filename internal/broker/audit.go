@@ -232,6 +232,13 @@ type storedMsg struct {
 	Header   []byte `json:"hdrs"`
 }
 
+// jsAPIError is the error of a JetStream API reply or a batch's answer.
+type jsAPIError struct {
+	Code        int    `json:"code"`
+	ErrCode     int    `json:"err_code"`
+	Description string `json:"description"`
+}
+
 // getMsg asks the stream for req's message: nil when there is none.
 func (a *auditLog) getMsg(ctx context.Context, req *msgGetRequest) (*storedMsg, error) {
 	body, err := json.Marshal(req)
@@ -243,12 +250,8 @@ func (a *auditLog) getMsg(ctx context.Context, req *msgGetRequest) (*storedMsg, 
 		return nil, err
 	}
 	var resp struct {
-		Message *storedMsg `json:"message"`
-		Error   *struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
+		Message *storedMsg  `json:"message"`
+		Error   *jsAPIError `json:"error"`
 	}
 	if err := json.Unmarshal(rep.Data, &resp); err != nil {
 		return nil, fmt.Errorf("unreadable reply %q: %w", rep.Data, err)

@@ -156,14 +156,10 @@ func (p *fastPublisher) publish(msgs []*nats.Msg, done func(stored int, err erro
 // fastReply is any answer on a batch's reply subject: a flow message
 // (type ack, gap or err) or the final PubAck.
 type fastReply struct {
-	Type  string `json:"type"`
-	Batch string `json:"batch"`
-	Count int    `json:"count"`
-	Error *struct {
-		Code        int    `json:"code"`
-		ErrCode     int    `json:"err_code"`
-		Description string `json:"description"`
-	} `json:"error"`
+	Type  string      `json:"type"`
+	Batch string      `json:"batch"`
+	Count int         `json:"count"`
+	Error *jsAPIError `json:"error"`
 }
 
 // onReply handles an answer of the stream to a batch.

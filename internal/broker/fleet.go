@@ -46,15 +46,8 @@ func (t *fleetTable) StopFor(agentID, agentType, sessionID string) (*messages.Fl
 
 // follow refreshes the copy every fleetRefresh until ctx ends.
 func (b *Broker) followFleet(ctx context.Context) {
-	tick := time.NewTicker(fleetRefresh)
-	defer tick.Stop()
 	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every(ctx, fleetRefresh, func() {
 		err := b.fleet.refresh(ctx, b.cfg.StoreTimeout)
 		switch {
 		case err != nil && !failing:
@@ -64,7 +57,7 @@ func (b *Broker) followFleet(ctx context.Context) {
 			b.log.Info("fleet stops read again")
 		}
 		failing = err != nil
-	}
+	})
 }
 
 // seenBatch gathers the agents' last seen between two writes: one map

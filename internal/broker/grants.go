@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,12 +35,7 @@ func (a *auditLog) appendGrantEvent(ev *messages.GrantEvent) {
 // expireGrants removes the grants whose expiry passed, of every team of
 // the policy, and records each (the store returns each to one replica).
 func (b *Broker) expireGrants(ctx context.Context) {
-	teams := b.cfg.Policy.Current().Teams()
-	names := make([]string, 0, len(teams))
-	for n := range teams {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := allTeams(b.cfg.Policy.Current())
 	sctx, cancel := b.storeCtx(ctx)
 	gs, err := b.store.ExpireGrants(sctx, names)
 	cancel()

@@ -5,13 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/signoff-dev/signoff/internal/cmdflag"
 	"github.com/signoff-dev/signoff/internal/escalator"
 )
 
@@ -137,69 +134,23 @@ func (o *Options) Flags(fs *flag.FlagSet) func() error {
 // fill applies the environment and the config file to the flags that were
 // not set on the command line.
 func (o *Options) fill(fs *flag.FlagSet) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["config"] {
-		if v, ok := os.LookupEnv(envName("config")); ok {
-			o.ConfigFile = v
-			set["config"] = true
-		}
-	}
-	var file map[string]any
-	if o.ConfigFile != "" {
-		var err error
-		if file, err = readConfigFile(o.ConfigFile, fs); err != nil {
-			return err
-		}
-	}
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] {
-			return
-		}
-		if v, ok := os.LookupEnv(envName(f.Name)); ok {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
-			}
-			return
-		}
-		if v, ok := file[f.Name]; ok {
-			if err := f.Value.Set(fmt.Sprint(v)); err != nil {
-				errs = append(errs, fmt.Errorf("config %s: %s: %w", o.ConfigFile, f.Name, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
+	return cmdflag.Fill(fs, "config", func(path string) (map[string]any, error) { return readConfigFile(path, fs) }, false)
 }
 
 // readConfigFile reads a broker config file: a YAML map whose keys are the
 // flag names of fs.
 func readConfigFile(path string, fs *flag.FlagSet) (map[string]any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+	file, err := cmdflag.ReadConfig(path, fs, "config")
+	if !errors.Is(err, cmdflag.ErrUnknownKey) {
+		return file, err
 	}
-	var file map[string]any
-	if err := yaml.Unmarshal(data, &file); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	var unknown []string
-	for k := range file {
-		if k == "config" || fs.Lookup(k) == nil {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) == 0 {
-		return file, nil
-	}
-	slices.Sort(unknown)
 	// A policy file given as --config (the old `policy check --config`).
 	for _, k := range []string{"rules", "teams", "mode", "agents", "tools", "max_ttl", "pagers"} {
 		if _, ok := file[k]; ok {
 			return nil, fmt.Errorf("config %s: this looks like a policy file (it has the key %q): pass it as --policy %s; --config names a broker config file, whose keys are the flag names", path, k, path)
 		}
 	}
-	return nil, fmt.Errorf("config %s: unknown key %q (keys are the flag names, see --help)", path, unknown[0])
+	return nil, err
 }
 
 // PolicyOfConfig returns the policy file a broker config file names (its
@@ -232,10 +183,6 @@ func (o *Options) hasNATSCredentials() bool {
 		}
 	}
 	return false
-}
-
-func envName(flagName string) string {
-	return "SIGNOFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // Validate reports contradictory or missing settings.

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -25,13 +26,7 @@ func editedElsewhere(d *messages.Decision) *messages.Decision {
 	out := *d
 	out.Outcome = messages.OutcomeDeny
 	out.UpdatedArguments = nil
-	who := d.DecidedBy.Display
-	if who == "" {
-		who = d.DecidedBy.ID
-	}
-	if who == "" {
-		who = "an approver"
-	}
+	who := cmp.Or(d.DecidedBy.Display, d.DecidedBy.ID, "an approver")
 	edit := string(d.UpdatedArguments)
 	if len(edit) > maxEditInMessage {
 		edit = strings.ToValidUTF8(edit[:maxEditInMessage], "") + "…"

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -219,13 +220,7 @@ func answered(d *messages.Decision) *messages.Decision {
 	}
 	out := *d
 	out.Outcome = messages.OutcomeDeny
-	who := d.DecidedBy.Display
-	if who == "" {
-		who = d.DecidedBy.ID
-	}
-	if who == "" {
-		who = "the user"
-	}
+	who := cmp.Or(d.DecidedBy.Display, d.DecidedBy.ID, "the user")
 	out.Reason = who + " answered through Signoff"
 	out.LLMMessage = "The user answered through Signoff (the tool was not run; this is its result): " + text
 	return &out

@@ -1,6 +1,7 @@
 package mcpgateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -42,10 +43,7 @@ const MetaArgumentsRun = "dev.signoff/arguments_run"
 // arguments, not its own: in a text block the model reads, and under
 // [MetaArgumentsRun] for programs.
 func noteEdited(res *mcp.CallToolResult, d *messages.Decision, args []byte) {
-	who := d.DecidedBy.Display
-	if who == "" {
-		who = d.DecidedBy.ID
-	}
+	who := cmp.Or(d.DecidedBy.Display, d.DecidedBy.ID)
 	res.Content = append(res.Content, &mcp.TextContent{Text: fmt.Sprintf(
 		"Signoff: %s approved this call with changes; it ran with these arguments, not the ones requested: %s", who, args)})
 	if res.Meta == nil {

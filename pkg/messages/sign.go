@@ -84,38 +84,30 @@ func (r *Response) SigningBytes() []byte {
 	b := make([]byte, 0, n)
 	b = append(b, signingMarker)
 	for _, f := range fields {
-		b = strconv.AppendInt(b, int64(len(f)), 10)
-		b = append(b, ':')
-		b = append(b, f...)
-		b = append(b, ',')
+		b = appendNetstring(b, f)
 	}
 	if len(r.UpdatedArguments) > 0 {
-		b = strconv.AppendInt(b, int64(len(edit)), 10)
-		b = append(b, ':')
-		b = append(b, edit...)
-		b = append(b, ',')
+		b = appendNetstring(b, edit)
 	}
 	if r.Digest != "" {
-		b = strconv.AppendInt(b, int64(len(r.Digest)), 10)
-		b = append(b, ':')
-		b = append(b, r.Digest...)
-		b = append(b, ',')
+		b = appendNetstring(b, r.Digest)
 	}
 	if r.StepUp != nil {
-		s := r.StepUp.signingText()
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, ':')
-		b = append(b, s...)
-		b = append(b, ',')
+		b = appendNetstring(b, r.StepUp.signingText())
 	}
 	if len(r.ApproverGroups) > 0 {
-		g := "groups:" + strings.Join(r.ApproverGroups, "\n")
-		b = strconv.AppendInt(b, int64(len(g)), 10)
-		b = append(b, ':')
-		b = append(b, g...)
-		b = append(b, ',')
+		b = appendNetstring(b, "groups:"+strings.Join(r.ApproverGroups, "\n"))
 	}
 	return b
+}
+
+// appendNetstring appends f as a field of the signing bytes: its length in
+// bytes, a colon, f and a comma.
+func appendNetstring[T string | []byte](b []byte, f T) []byte {
+	b = strconv.AppendInt(b, int64(len(f)), 10)
+	b = append(b, ':')
+	b = append(b, f...)
+	return append(b, ',')
 }
 
 // signingText is the step-up evidence as the signing bytes hold it.

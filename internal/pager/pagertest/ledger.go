@@ -32,6 +32,28 @@ func (l *ledger[R, A]) start(handler http.HandlerFunc) {
 	l.URL = l.srv.URL
 }
 
+// fake is what both fakes are made of: the injected faults, the ledger of
+// the accepted requests (R) and alerts (A), and the one credential the fake
+// accepts.
+type fake[R, A any] struct {
+	faults
+	ledger[R, A]
+	key string
+}
+
+// listen starts the fake accepting key. Each request first takes the next
+// injected fault, answered with errBody's vendor body when the fault has
+// none; a request the fault does not answer goes on to serve.
+func (f *fake[R, A]) listen(key string, serve http.HandlerFunc, errBody func(status int) string) {
+	f.key = key
+	f.start(func(w http.ResponseWriter, r *http.Request) {
+		if ft, ok := f.next(r); ok && ft.apply(w, r, errBody) {
+			return
+		}
+		serve(w, r)
+	})
+}
+
 // closedAtEnd has f closed when t ends, and returns it.
 func closedAtEnd[F interface{ Close() }](t testing.TB, f F) F {
 	t.Cleanup(f.Close)

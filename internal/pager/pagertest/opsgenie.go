@@ -81,13 +81,11 @@ type OGAlert struct {
 	First  OGCreate
 }
 
-// Opsgenie is a fake of the Alert API.
+// Opsgenie is a fake of the Alert API. Its ledger keeps the accepted
+// requests (Received gets each; see [Opsgenie.Accepted] for the full list)
+// and the alerts by alias.
 type Opsgenie struct {
-	faults
-	// ledger keeps the accepted requests (Received gets each; see
-	// [Opsgenie.Accepted] for the full list) and the alerts by alias.
-	ledger[OGRequest, OGAlert]
-	key string
+	fake[OGRequest, OGAlert]
 }
 
 // NewOpsgenie starts a fake that accepts the API key apiKey; it stops when
@@ -98,8 +96,8 @@ func NewOpsgenie(t testing.TB, apiKey string) *Opsgenie {
 
 // StartOpsgenie starts a fake outside a test; the caller must Close it.
 func StartOpsgenie(apiKey string) *Opsgenie {
-	f := &Opsgenie{key: apiKey}
-	f.start(f.serve)
+	f := &Opsgenie{}
+	f.listen(apiKey, f.serve, ogErrorBody)
 	return f
 }
 
@@ -110,9 +108,6 @@ func (f *Opsgenie) Accepted() []OGRequest { return f.requests() }
 func (f *Opsgenie) Alerts() []OGAlert { return f.alertList() }
 
 func (f *Opsgenie) serve(w http.ResponseWriter, r *http.Request) {
-	if ft, ok := f.next(r); ok && ft.apply(w, r, ogErrorBody) {
-		return
-	}
 	if r.Header.Get("Authorization") != "GenieKey "+f.key {
 		ogError(w, http.StatusUnauthorized, "Could not authenticate", nil)
 		return

@@ -67,15 +67,13 @@ type PDIncident struct {
 	First PDEvent
 }
 
-// PagerDuty is a fake of the Events API v2.
+// PagerDuty is a fake of the Events API v2. Its ledger keeps the accepted
+// events (Received gets each; see [PagerDuty.Events] for the full list) and
+// the alerts by dedup key. Its key is the routing key of the fake's one
+// service; a well-formed key that is not it is refused as "Invalid routing
+// key".
 type PagerDuty struct {
-	faults
-	// ledger keeps the accepted events (Received gets each; see
-	// [PagerDuty.Events] for the full list) and the alerts by dedup key.
-	ledger[PDEvent, PDIncident]
-	// key is the routing key of the fake's one service; a well-formed key
-	// that is not it is refused as "Invalid routing key".
-	key string
+	fake[PDEvent, PDIncident]
 }
 
 // NewPagerDuty starts a fake whose service has routing key routingKey; it
@@ -87,8 +85,8 @@ func NewPagerDuty(t testing.TB, routingKey string) *PagerDuty {
 // StartPagerDuty starts a fake outside a test (an example, a demo); the
 // caller must Close it.
 func StartPagerDuty(routingKey string) *PagerDuty {
-	f := &PagerDuty{key: routingKey}
-	f.start(f.serve)
+	f := &PagerDuty{}
+	f.listen(routingKey, f.serve, pdErrorBody)
 	return f
 }
 
@@ -99,9 +97,6 @@ func (f *PagerDuty) Events() []PDEvent { return f.requests() }
 func (f *PagerDuty) Incidents() []PDIncident { return f.alertList() }
 
 func (f *PagerDuty) serve(w http.ResponseWriter, r *http.Request) {
-	if ft, ok := f.next(r); ok && ft.apply(w, r, pdErrorBody) {
-		return
-	}
 	if r.URL.Path != "/v2/enqueue" {
 		http.NotFound(w, r)
 		return

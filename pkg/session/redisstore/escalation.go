@@ -155,13 +155,7 @@ func (s *Store) FinishStep(ctx context.Context, st session.Step, watch time.Dura
 			calls = append([]*call{s.escMark(st.SessionID, watch)}, calls...)
 		}
 	}
-	s.exec(ctx, calls...)
-	for _, c := range calls {
-		if _, err := c.reply(); err != nil {
-			return s.fail(op, err)
-		}
-	}
-	return nil
+	return s.execAll(ctx, op, calls...)
 }
 
 // AddTeam routes an open request to team as well; see

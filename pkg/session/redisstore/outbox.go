@@ -192,11 +192,5 @@ func (s *Store) AckEffects(ctx context.Context, recs ...*session.Record) error {
 	for i, sess := range order {
 		calls[i] = scall(scriptObAck, []string{s.k.outbox(sess)}, bySess[sess]...)
 	}
-	s.exec(ctx, calls...)
-	for _, c := range calls {
-		if _, err := c.reply(); err != nil {
-			return s.fail(op, err)
-		}
-	}
-	return nil
+	return s.execAll(ctx, op, calls...)
 }

@@ -258,6 +258,18 @@ func (s *Store) exec(ctx context.Context, calls ...*call) {
 	}
 }
 
+// execAll sends calls as exec does and fails op with the first error
+// among them; it reads no reply.
+func (s *Store) execAll(ctx context.Context, op string, calls ...*call) error {
+	s.exec(ctx, calls...)
+	for _, c := range calls {
+		if _, err := c.reply(); err != nil {
+			return s.fail(op, err)
+		}
+	}
+	return nil
+}
+
 // run executes one script in its own round trip.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) (any, error) {
 	c := scall(sc, keys, args...)
