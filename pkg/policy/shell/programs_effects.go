@@ -1058,7 +1058,7 @@ var gitTreeWriters = map[string]bool{
 	"checkout": true, "switch": true, "restore": true, "reset": true, "mv": true, "rm": true,
 	"clean": true, "stash": true, "apply": true, "am": true, "merge": true, "rebase": true,
 	"cherry-pick": true, "revert": true, "pull": true, "worktree": true, "sparse-checkout": true,
-	"read-tree": true, "checkout-index": true, "submodule": true,
+	"read-tree": true, "checkout-index": true, "submodule": true, "bisect": true,
 }
 
 // gitMovers are the tree writers that only remove or move files the work
@@ -1070,14 +1070,17 @@ var gitTreeWriters = map[string]bool{
 // writing a file, may hold .claude/settings.json or a HEAD.
 var gitMovers = map[string]bool{"mv": true, "rm": true, "clean": true}
 
-// gitQuietVerbs are the words after git stash, worktree, sparse-checkout
-// and submodule that write no file of the work tree (git stash list, git
-// worktree prune).
+// gitQuietVerbs are the words after git stash, worktree, sparse-checkout,
+// submodule and bisect that write no file of the work tree (git stash
+// list, git worktree prune, git bisect log).
 var gitQuietVerbs = map[string]map[string]bool{
 	"stash":           {"list": true, "show": true, "drop": true, "clear": true, "create": true, "store": true},
 	"worktree":        {"list": true, "prune": true, "lock": true, "unlock": true, "repair": true},
 	"sparse-checkout": {"list": true, "check-rules": true},
 	"submodule":       {"status": true, "summary": true, "init": true, "deinit": true, "sync": true, "set-branch": true, "set-url": true, "absorbgitdirs": true, "foreach": true},
+	// git bisect start, good, bad, skip, reset and replay check out
+	// commits (red team AH F5); these only print.
+	"bisect": {"log": true, "visualize": true, "view": true, "terms": true, "help": true},
 }
 
 // gitBranchCreation are the options of checkout and switch that make a

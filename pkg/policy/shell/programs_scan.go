@@ -240,7 +240,7 @@ func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that writes or runs something (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 	} else if t.input && spec.readsByOption() {
 		u.setAsk("the word " + s + " is input the policy cannot see, which may be an option of " + spec.name + " that reads a file (-- before it keeps input from reading as options)")
-	} else if !t.lit && !t.glob && expansionFirst(s) && spec.readsByOption() {
+	} else if !t.lit && !t.glob && t.expansionFirst() && spec.readsByOption() {
 		// An expansion may be --files0-from=~/.netrc as well as a name
 		// (read a <<< …; du "$a"): it is a read of what its value names,
 		// as an operand of cat is — any path when the script sets it to
@@ -728,7 +728,29 @@ func mayExpandToOption(t *shWord) bool {
 	if t.glob && t.g != nil {
 		return globs.Intersects(t.g, dashRun)
 	}
-	return !t.lit && mayBeOption(t.text) && (t.g == nil || globs.Intersects(t.g, dashRun))
+	return !t.lit && t.mayBeOption() && (t.g == nil || globs.Intersects(t.g, dashRun))
+}
+
+// mayBeOption reports whether a word that is not a literal may begin with
+// '-': by its parsed parts (shLead), else by its source text.
+func (t *shWord) mayBeOption() bool {
+	switch t.lead {
+	case leadUnset:
+		return mayBeOption(t.text)
+	case leadDash, leadExpansion:
+		return true
+	}
+	return false
+}
+
+// expansionFirst reports whether a word that is not a literal begins
+// with an expansion that may be an option; one that begins with a
+// literal - is an option whose value is expanded, read as such.
+func (t *shWord) expansionFirst() bool {
+	if t.lead == leadUnset {
+		return expansionFirst(t.text)
+	}
+	return t.lead == leadExpansion
 }
 
 // expansionFirst reports whether the source text of a non-literal word

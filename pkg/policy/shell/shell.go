@@ -338,6 +338,68 @@ type shWord struct {
 	// (what xargs reads: echo --fromfile ~/.kube/config | xargs tree), which
 	// may be an option.
 	input bool
+	// lead says how the word's value begins, from its parsed parts, for
+	// a word that is not a literal (shLead); leadUnset elsewhere.
+	lead shLeadKind
+}
+
+// shLeadKind is how a word's value begins: what decides whether it may
+// be an option.
+type shLeadKind uint8
+
+const (
+	leadUnset     shLeadKind = iota // not worked out: judge by the source text
+	leadEmpty                       // the word may be empty text only
+	leadText                        // text that is not '-'
+	leadDash                        // a literal '-' (an option, its value expanded)
+	leadExpansion                   // an expansion, brace or $'…' that may begin with '-'
+)
+
+// shLead works out how a word made of parts begins. Parts that may be
+// empty (an empty quoted string, single or double, an empty literal) are
+// passed over: ""$x begins with $x, which may be --file=… (red team AH
+// F1); a brace ({,}$x) may make anything, and so may $'\x2d' and $"…".
+func shLead(parts []syntax.WordPart) shLeadKind {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if v == "" {
+				continue
+			}
+			c := v[0]
+			if c == '\\' && len(v) > 1 {
+				c = v[1]
+			}
+			switch c {
+			case '-':
+				return leadDash
+			case '{':
+				return leadExpansion
+			}
+			return leadText
+		case *syntax.SglQuoted:
+			switch {
+			case p.Dollar:
+				return leadExpansion
+			case p.Value == "":
+				continue
+			case p.Value[0] == '-':
+				return leadDash
+			}
+			return leadText
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return leadExpansion
+			}
+			if k := shLead(p.Parts); k != leadEmpty {
+				return k
+			}
+		default:
+			return leadExpansion
+		}
+	}
+	return leadEmpty
 }
 
 // shFrame is the context a command is resolved in: the wrappers already
@@ -687,7 +749,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	var b strings.Builder
 	sw := shWord{lit: true}
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
-		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w)}
+		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w), lead: shLead(w.Parts)}
 		out.computed, out.vars = shWordSources(w.Parts, nil)
 		// ~NAME is user NAME's home in bash and, in zsh, the value of
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the

@@ -696,19 +696,37 @@ func (a *shAnalyzer) mathBuiltin(name string, args []shWord) {
 		if name == "printf" && len(ops) > 0 {
 			format, ops = &ops[0], ops[1:]
 		}
-		if format == nil || format.lit && !shNumericConversion(format.text) {
+		if format == nil || len(ops) == 0 {
 			return
 		}
-		for _, w := range ops {
-			a.mathArg(w, "zsh's "+name+" "+format.text)
+		if !format.lit {
+			for _, w := range ops {
+				a.mathArg(w, "zsh's "+name+" with a format that is not a literal")
+			}
+			return
+		}
+		// The format is used again while arguments are left, each
+		// conversion taking the next one.
+		kinds := shFormatArgs(format.text)
+		if !slices.Contains(kinds, true) {
+			return
+		}
+		for i, w := range ops {
+			if kinds[i%len(kinds)] {
+				a.mathArg(w, "zsh's "+name+" "+format.text)
+			}
 		}
 	}
 }
 
-// mathArg checks one argument zsh evaluates as a math expression.
+// mathArg checks one argument zsh evaluates as a math expression. A
+// literal is one too: a name in it is a variable whose value zsh
+// evaluates again (read v < f; exit v runs the $(…) f holds: red team AH
+// F4), so only numbers and names the script sets to numbers pass.
 func (a *shAnalyzer) mathArg(w shWord, ctx string) {
 	switch {
 	case w.lit:
+		a.arithText(w.text, a.cur.start, ctx)
 		return
 	case len(w.alts) > 0:
 		for _, v := range w.alts {
@@ -727,26 +745,32 @@ func (a *shAnalyzer) mathArg(w shWord, ctx string) {
 	}
 }
 
-// shNumericConversion reports a printf format with a conversion that
-// takes a number (%d, %x, %f…), whose argument zsh evaluates as math.
-func shNumericConversion(f string) bool {
+// shFormatArgs lists, for each argument a printf format takes in turn,
+// whether the conversion takes a number (%d, %x, %f… and a * width or
+// precision), whose argument zsh evaluates as math; empty for a format
+// that takes none.
+func shFormatArgs(f string) []bool {
+	var kinds []bool
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
 		}
 		j := i + 1
 		for j < len(f) && strings.IndexByte("-+ #0'123456789.*$", f[j]) >= 0 {
+			if f[j] == '*' {
+				kinds = append(kinds, true)
+			}
 			j++
 		}
 		for j < len(f) && strings.IndexByte("hlLqjzt", f[j]) >= 0 {
 			j++
 		}
-		if j < len(f) && strings.IndexByte("diouxXeEfFgGaA", f[j]) >= 0 {
-			return true
+		if j < len(f) && f[j] != '%' {
+			kinds = append(kinds, strings.IndexByte("diouxXeEfFgGaA", f[j]) >= 0)
 		}
 		i = j
 	}
-	return false
+	return kinds
 }
 
 // nameBuiltin checks read, mapfile, printf, getopts, wait, unset and
