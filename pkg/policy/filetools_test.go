@@ -107,6 +107,10 @@ rules:
 		{"a git rename", "patch", `{"patchText": "diff --git a/x b/y\nrename from x\nrename to /home/dev/.ssh/y\n"}`, Deny},
 		{"a patch that names no file asks", "apply_patch", `{"input": "hello"}`, Ask},
 		{"outside the workspace asks", "apply_patch", `{"input": "*** Begin Patch\n*** Add File: /etc/cron.d/x\n+x\n*** End Patch"}`, Ask},
+		// git apply makes a link of a mode 120000 file, pointing where its
+		// body says: writes through it land there (red team AH L1).
+		{"a git diff making a symbolic link asks", "apply_patch", `{"patch": "diff --git a/x b/x\nnew file mode 120000\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+.claude\n\\ No newline at end of file\n"}`, Ask},
+		{"a git diff making a plain file is judged by its paths", "apply_patch", `{"patch": "diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+hi\n"}`, Allow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

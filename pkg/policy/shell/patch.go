@@ -82,6 +82,12 @@ func PatchPaths(text string) (files []PatchFile, bad string) {
 		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "):
 			_, p, _ := strings.Cut(line, " to ")
 			add(p, false)
+		case (strings.HasPrefix(line, "new file mode ") || strings.HasPrefix(line, "new mode ")) &&
+			strings.HasSuffix(strings.TrimSpace(line), " 120000"):
+			// git apply and GNU patch make a symbolic link of it, whose
+			// target is the body: a later write through it lands where
+			// it points (ln -s .claude x), which the paths do not say.
+			return files, "the patch makes a symbolic link (" + strings.TrimSpace(line) + "), whose target the policy does not judge"
 		case strings.HasPrefix(line, "deleted file mode"):
 			if n := len(files); n > 0 {
 				files[n-1].Tree = true
