@@ -15,7 +15,7 @@ import (
 func bash(args string) messages.ApprovalNeeded {
 	return messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{V: 1, RequestID: "r1", SessionID: "s1", AgentID: "pod-7", Tool: "bash", Arguments: json.RawMessage(args)},
-		Risk:    messages.Risk{Tier: "exec", Reason: "no rule allows it"}}
+		Risk:    messages.Risk{Shell: true, Tier: "exec", Reason: "no rule allows it"}}
 }
 
 func TestPresentEscapesWhatAPersonCannotSee(t *testing.T) {
@@ -446,5 +446,42 @@ func TestAClippedAskUserTextIsACut(t *testing.T) {
 	}
 	if v := card.Present(q, card.Limits{Ask: 1_000}); v.Whole() || !strings.Contains(strings.Join(v.Cut, "; "), "too long together") {
 		t.Fatalf("cut %v, want the questions named as too long together", v.Cut)
+	}
+}
+
+// TestACommandIsPromotedOnlyOnAShellCall (red team AG F1): an MCP tool's
+// "command" key is an argument like any other (its server may read "sql"
+// and ignore it), so the card shows every argument alike and its summary
+// leads with none; only a call the brokers judged as a shell call
+// (Risk.Shell) gets its command shown as the command.
+func TestACommandIsPromotedOnlyOnAShellCall(t *testing.T) {
+	args := `{"command":"SELECT count(*) FROM users WHERE active","sql":"DROP TABLE users CASCADE"}`
+	q := bash(args)
+	q.Request.Tool, q.Risk.Shell = "mcp__postgres__query", false
+	v := card.Present(q, card.Limits{})
+	if v.Command != "" {
+		t.Errorf("an MCP tool's command argument is shown as the command: %q", v.Command)
+	}
+	for _, want := range []string{`"command": "SELECT count(*) FROM users WHERE active"`, `"sql": "DROP TABLE users CASCADE"`} {
+		if !strings.Contains(v.Args, want) {
+			t.Errorf("the arguments lack %s:\n%s", want, v.Args)
+		}
+	}
+	if s := v.Summary(); !strings.Contains(s, "DROP TABLE users CASCADE") || !strings.Contains(s, `"command": "SELECT`) {
+		t.Errorf("the summary promotes one argument: %q", s)
+	}
+	// The same arguments on a shell call: the command is the script.
+	q.Request.Tool, q.Risk.Shell = "bash", true
+	v = card.Present(q, card.Limits{})
+	if v.Command != "SELECT count(*) FROM users WHERE active" || strings.Contains(v.Args, "SELECT") || !strings.Contains(v.Args, "DROP TABLE") {
+		t.Errorf("a shell call: command %q, arguments %q", v.Command, v.Args)
+	}
+	if s := v.Summary(); s != "SELECT count(*) FROM users WHERE active" {
+		t.Errorf("a shell call's summary %q", s)
+	}
+	// A batch is not judged: its calls' arguments are shown alike.
+	q.BatchRemaining = []messages.BatchItem{{Tool: "mcp__postgres__query", Arguments: json.RawMessage(args)}}
+	if b := card.Present(q, card.Limits{}).Batch; len(b) != 1 || !strings.Contains(b[0].Args, "DROP TABLE") {
+		t.Errorf("the batch: %+v", b)
 	}
 }

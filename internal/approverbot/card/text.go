@@ -77,20 +77,22 @@ func PathLine(s string) string {
 	return strconv.Quote(s)
 }
 
-// SplitArgs renders a call's arguments for people. A shell tool's
-// "command" string comes out as it is (newlines included), the rest as
-// indented JSON; each is sanitised (see sanitize.go) and clipped to limit
+// SplitArgs renders a shell call's arguments for people: its "command"
+// string comes out as it is (newlines included), the rest as indented
+// JSON; each is sanitised (see sanitize.go) and clipped to limit
 // characters with a note. Arguments are decoded first, as the policy
 // decoded them: with duplicate keys the last one wins in what is shown too,
 // and '<', '>' and '&' are not hidden behind \u escapes.
 func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
-	command, rest, _ = splitArgs(raw, limit, w, &sanitizer{})
+	command, rest, _ = splitArgs(raw, true, limit, w, &sanitizer{})
 	return command, rest
 }
 
 // splitArgs is [SplitArgs] with the sanitiser z; cut reports whether
-// either part was clipped.
-func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
+// either part was clipped. Unless shell is set (the brokers judged the
+// call as a shell call) no argument is split off: command is "" and rest
+// holds every argument.
+func splitArgs(raw json.RawMessage, shell bool, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "", "", false
 	}
@@ -125,7 +127,7 @@ func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, 
 			}
 		}
 	}
-	if c, ok := m["command"].(string); ok {
+	if c, ok := m["command"].(string); ok && shell {
 		command = show(c)
 		delete(m, "command")
 	}

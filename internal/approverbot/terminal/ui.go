@@ -239,7 +239,7 @@ func (u *ui) ask(q approverbot.Question) {
 	}
 	u.queue = append(u.queue, it)
 	if u.cur != nil || u.revoking != nil {
-		u.out.println(u.st.cyan("+") + " new question: " + summary(q.Request.Tool, q.Request.Arguments) +
+		u.out.println(u.st.cyan("+") + " new question: " + summary(q) +
 			u.st.dim(fmt.Sprintf(" (team %s; %d waiting)", line(q.Team), len(u.queue))))
 		u.prompt()
 	}

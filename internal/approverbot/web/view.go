@@ -47,18 +47,14 @@ type QuestionView struct {
 	HTML string `json:"html"`
 }
 
-// summaryOf is a question's one-line summary (see QuestionView.Summary).
+// summaryOf is a question's one-line summary (see QuestionView.Summary):
+// the core's (a shell call's command, any other call's arguments all
+// alike: red team AG F1), or the agent's description, named as such, for
+// a call without arguments.
 func summaryOf(v approverbot.View) string {
-	s := ""
-	switch {
-	case v.Ask != nil && len(v.Ask.Questions) > 0:
-		s = v.Ask.Questions[0].Question
-	case v.Command != "":
-		s = v.Command
-	case v.Description != "":
-		s = v.Description
-	default:
-		s = v.Args
+	s := v.Summary()
+	if s == "" && v.Description != "" {
+		s = "the agent says: " + v.Description
 	}
 	return card.Clip(card.OneLine(s), 140)
 }
