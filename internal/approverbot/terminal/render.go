@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/width"
+
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -91,6 +93,16 @@ func toolOf(q approverbot.Question, r *messages.Resolved) string {
 		return "request " + line(q.Request.RequestID)
 	}
 	return "question"
+}
+
+// nameOf names a question's call for log lines: its tool and summary
+// (summary), or toolOf when the question is not known.
+func nameOf(q approverbot.Question, r *messages.Resolved) string {
+	if q.Request.Tool == "" || q.AskUser != nil {
+		// An answer's log line says the questions it answers.
+		return toolOf(q, r)
+	}
+	return summary(q)
 }
 
 // field is one argument of a tool call, in the order the agent sent them.
@@ -402,11 +414,77 @@ func argumentsText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// promptText is the one-key prompt for q: the keys on a line of their
-// own, then the time left and "› " on the line the cursor waits on, which
-// the prompt loop rewrites every second on a terminal.
-func promptText(st style, q approverbot.Question, now time.Time) string {
-	return promptKeys(st, q) + "\n" + promptTail(st, q, now)
+// promptText is the one-key prompt for q: the line naming the question
+// the keys answer (promptName), the keys on a line of their own, then the
+// time left and "› " on the line the cursor waits on, which the prompt
+// loop rewrites every second on a terminal. cols is the terminal's width.
+func promptText(st style, q approverbot.Question, now time.Time, cols int) string {
+	return promptName(st, q, cols) + "\n" + promptKeys(st, q) + "\n" + promptTail(st, q, now)
+}
+
+// promptName names the question the keys below it answer, on one row of
+// a terminal cols wide: its tool and summary (a shell call's command, any
+// other call's arguments), clipped. A terminal is read from the prompt
+// up, and output about other questions can land between a card and its
+// keys (red team AG F2): the keys line alone is the same for every
+// question.
+func promptName(st style, q approverbot.Question, cols int) string {
+	name := "answering: " + summary(q)
+	return st.bold(clipCells(name, max(cols-1, 20)))
+}
+
+// recapBlock is the current question said again after output about other
+// questions was printed under its card (a new question's notice, another
+// one settled elsewhere): its verdict (recapText), so that what is right
+// above the keys is the question they answer (red team AG F2).
+func recapBlock(st style, q approverbot.Question, cols int) string {
+	var b strings.Builder
+	b.WriteString(st.dim(clipCells("↑ still answering: "+summary(q), max(cols-1, 20))) + "\n")
+	for _, l := range strings.Split(recapText(st, view(q), q), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+// cellWidth is how many cells of a terminal r takes: 2 for wide and
+// full-width characters, 0 for combining marks, else 1.
+func cellWidth(r rune) int {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		return 0
+	case r >= 0x1F300 && r <= 0x1FAFF:
+		return 2
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// clipCells shortens s (one line, no colours) to at most n cells, marking
+// the cut with "…".
+func clipCells(s string, n int) string {
+	if cellsOf(s) <= n {
+		return s
+	}
+	used := 1 // the ellipsis
+	for i, r := range s {
+		if used+cellWidth(r) > n {
+			return s[:i] + "…"
+		}
+		used += cellWidth(r)
+	}
+	return s
+}
+
+// cellsOf is the width of s in cells.
+func cellsOf(s string) int {
+	n := 0
+	for _, r := range s {
+		n += cellWidth(r)
+	}
+	return n
 }
 
 // promptKeys is the line of keys q offers. It may be wider than the
