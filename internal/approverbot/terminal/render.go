@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -190,9 +191,15 @@ func verdictGlyph(st style, action string) string {
 	return st.yellow("?")
 }
 
-// renderQuestion writes the full view of a question: everything an operator
-// needs to judge it. waiting is how many other questions are queued.
+// renderQuestion is renderQuestionAt on an 80×24 terminal.
 func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int) string {
+	return renderQuestionAt(st, q, now, waiting, 80, 24)
+}
+
+// renderQuestionAt writes the full view of a question: everything an
+// operator needs to judge it, on a terminal cols wide and rows high.
+// waiting is how many other questions are queued.
+func renderQuestionAt(st style, q approverbot.Question, now time.Time, waiting, cols, rows int) string {
 	var b strings.Builder
 	head := "▶ " + st.bold(line(q.Request.Tool)) + "  team " + line(q.Team)
 	if waiting > 0 {
@@ -257,19 +264,59 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 			row(o.label, st.dim(line(o.offer.WhyNot)))
 		}
 	}
-	if strings.Count(b.String(), "\n") > recapAfter {
+	if rowsOf(b.String(), cols) > rows-promptRows {
 		// A terminal is read from the prompt up: on a card taller than a
 		// screen the verdict above has scrolled away, so what is not
 		// allowed is said again next to the keys (red team V4: a long
-		// here-document pushed a force-push 130 rows up).
-		row("again", recapText(st, v, q))
+		// here-document pushed a force-push 130 rows up). Its height is
+		// counted in rows at the terminal's width, since a long line
+		// wraps (red team AG F8: one 7,550-character echo was 600 rows),
+		// and each of its lines is clipped to one row.
+		row("again", clipRows(recapText(st, v, q), cols-15))
 	}
 	return b.String()
 }
 
-// recapAfter is the height past which a card repeats its verdict by the
-// prompt: a small terminal's screen.
-const recapAfter = 20
+// promptRows is the rows the prompt takes below a card: the line naming
+// the question, the keys, the time left and a spare row.
+const promptRows = 4
+
+// rowsOf is how many rows of a terminal cols wide text takes: each line
+// wraps at the right edge (colours take none).
+func rowsOf(text string, cols int) int {
+	cols = max(cols, 1)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		w := cellsOf(ansiEscape.ReplaceAllString(l, ""))
+		n += max(1, (w+cols-1)/cols)
+	}
+	return n
+}
+
+// ansiEscape matches the colour sequences style writes.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// clipRows clips each line of text to n cells (colours kept whole when
+// the line fits), saying how many characters were left out.
+func clipRows(text string, n int) string {
+	n = max(n, 20)
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		plain := ansiEscape.ReplaceAllString(l, "")
+		if cellsOf(plain) <= n {
+			continue
+		}
+		for k := 0; ; k++ {
+			c := clipCells(plain, n-k)
+			note := fmt.Sprintf(" (%d more characters)", utf8.RuneCountInString(plain)-utf8.RuneCountInString(c)+1)
+			if cellsOf(c+note) <= n || n-k <= 10 {
+				lines[i] = c + note
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // recapText is the verdict again: the warnings, the safety override and
 // every sub-command that is not allowed — or, for a call without
@@ -286,7 +333,7 @@ func recapText(st style, v approverbot.View, q approverbot.Question) string {
 		} else {
 			// Which argument the tool acts on is its own schema's
 			// business: none is named here (red team AG F1).
-			out = append(out, line(q.Request.Tool)+": read every argument above (the tool decides which it acts on)")
+			out = append(out, line(q.Request.Tool)+": read every argument above")
 		}
 	}
 	for _, w := range v.Warnings {
@@ -304,7 +351,7 @@ func recapText(st style, v approverbot.View, q approverbot.Question) string {
 		out = append(out, st.yellow(fmt.Sprintf("… and %d more sub-commands not shown", v.MoreSubcommands)))
 	}
 	if len(out) == 0 {
-		return st.dim("every sub-command above is allowed (the call asks for the reason above); read the arguments above")
+		return st.dim("every sub-command above is allowed; read the arguments above")
 	}
 	return strings.Join(out, "\n")
 }
@@ -440,7 +487,7 @@ func promptName(st style, q approverbot.Question, cols int) string {
 func recapBlock(st style, q approverbot.Question, cols int) string {
 	var b strings.Builder
 	b.WriteString(st.dim(clipCells("↑ still answering: "+summary(q), max(cols-1, 20))) + "\n")
-	for _, l := range strings.Split(recapText(st, view(q), q), "\n") {
+	for _, l := range strings.Split(clipRows(recapText(st, view(q), q), cols-5), "\n") {
 		b.WriteString("    " + l + "\n")
 	}
 	return b.String()
@@ -500,11 +547,15 @@ func promptKeys(st style, q approverbot.Question) string {
 	if q.AskUser != nil {
 		keys = append([]string{st.bold("[r]") + " answer"}, keys...)
 	}
+	// What Session and Always grant is on the card's session and always
+	// rows right above; the keys line names it by count, so that it stays
+	// short (red team AG F8: a pattern quoting a long command made the
+	// keys line 15,000 characters, hundreds of rows).
 	if v.Session.Offered {
-		keys = append(keys, st.bold("[s]")+" session: "+line(v.Session.Grants))
+		keys = append(keys, st.bold("[s]")+" session: "+offerCount(v.Session))
 	}
 	if v.Always.Offered {
-		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
+		keys = append(keys, st.bold("[a]")+" always: "+offerCount(v.Always))
 	}
 	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop")
 	if approverbot.EditOffered(q, "") == nil {
@@ -512,6 +563,20 @@ func promptKeys(st style, q approverbot.Question) string {
 	}
 	keys = append(keys, st.bold("[k]")+" skip", st.bold("[?]")+" help")
 	return strings.Join(keys, "  ")
+}
+
+// offerCount says what an offered answer grants by count, for the keys
+// line: "every bash call", "2 bash patterns (above)".
+func offerCount(o approverbot.Offer) string {
+	tool := clipCells(line(o.Tool), 24)
+	n := len(o.Patterns) + o.MorePatterns
+	switch n {
+	case 0:
+		return "every " + tool + " call"
+	case 1:
+		return "1 " + tool + " pattern (above)"
+	}
+	return strconv.Itoa(n) + " " + tool + " patterns (above)"
 }
 
 // promptTail is the line the cursor waits on: the time left and "› ".

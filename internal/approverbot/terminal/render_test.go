@@ -132,7 +132,7 @@ func TestHostileArgumentsCannotReachTheTerminal(t *testing.T) {
 
 func TestPromptOffersAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 	q := richQuestion()
-	if got := promptText(style{}, q, now, 80); !strings.Contains(got, "[a] always bash(make build), bash(kubectl apply *)") {
+	if got := promptText(style{}, q, now, 80); !strings.Contains(got, "[a] always: 2 bash patterns (above)") {
 		t.Errorf("prompt %q does not say what Always grants", got)
 	}
 	q.Always = nil
@@ -302,7 +302,7 @@ func TestPromptSaysWhatSessionGrantsAndDropsItWhenNotOffered(t *testing.T) {
 		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"make build", "kubectl apply *"}},
 		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"make build", "kubectl apply *"}},
 	}
-	if got := promptText(style{}, q, now, 80); !strings.Contains(got, "[s] session: bash(make build), bash(kubectl apply *) for session s-1") {
+	if got := promptText(style{}, q, now, 80); !strings.Contains(got, "[s] session: 2 bash patterns (above)") {
 		t.Errorf("prompt %q does not say what Session grants", got)
 	}
 	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *)\n              for session s-1, in any working directory") {
@@ -374,7 +374,7 @@ func TestALongCardSaysItsVerdictAgainByTheKeys(t *testing.T) {
 		strings.Contains(tail, "✓ cat") {
 		t.Errorf("the end of a long card does not repeat what is not allowed:\n%s", tail)
 	}
-	if short := renderQuestion(style{}, richQuestion(), now, 0); strings.Contains(short, "again ") {
+	if short := renderQuestionAt(style{}, richQuestion(), now, 0, 200, 40); strings.Contains(short, "again ") {
 		t.Errorf("a short card repeats its verdict:\n%s", short)
 	}
 }
@@ -424,5 +424,41 @@ func TestThePromptsNameFitsOneRow(t *testing.T) {
 		if cellsOf(name) > cols-1 || !strings.HasPrefix(name, "answering: bash curl") {
 			t.Errorf("at %d columns the name is %d cells: %q", cols, cellsOf(name), name)
 		}
+	}
+}
+
+// TestATallCardIsMeasuredInRows (red team AG F8): a card of few lines,
+// one of them thousands of characters long, is hundreds of rows on a
+// terminal; its verdict is said again by the keys, each recap line and
+// the keys line within a row or two, however long the command.
+func TestATallCardIsMeasuredInRows(t *testing.T) {
+	q := richQuestion()
+	long := "cd && rm -rf .ssh .gnupg; echo \"build summary: " + strings.Repeat("step ok: compiled module in 7ms; ", 220) + "\""
+	args, _ := json.Marshal(map[string]string{"command": long})
+	q.Request.Arguments, q.Risk.SafetyOverride = args, ""
+	q.Risk.Subcommands = []messages.Verdict{{Command: "rm -rf .ssh .gnupg", Action: "ask"}, {Command: long[26:], Action: "ask"}}
+	q.Offers = []messages.GrantOffer{{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"rm -rf .ssh .gnupg", long[26:]}}}
+	got := renderQuestionAt(style{}, q, now, 0, 80, 24)
+	if n := strings.Count(got, "\n"); n > 24 {
+		t.Fatalf("the test's card has %d lines: it should be short in lines, tall in rows", n)
+	}
+	i := strings.LastIndex(got, "again       ")
+	if i < 0 {
+		t.Fatalf("a card %d rows tall at 80 columns does not say its verdict again:\n%s", rowsOf(got, 80), got)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(got[i:], "\n"), "\n") {
+		if cellsOf(l) > 80 {
+			t.Errorf("a recap line wraps at 80 columns (%d cells): %.120q…", cellsOf(l), l)
+		}
+	}
+	if !strings.Contains(got[i:], "? rm -rf .ssh .gnupg  ask") || !strings.Contains(got[i:], "more characters)") {
+		t.Errorf("the recap:\n%s", got[i:])
+	}
+	if keys := promptKeys(style{}, q); cellsOf(keys) > 160 {
+		t.Errorf("the keys line is %d cells: %.200q", cellsOf(keys), keys)
+	}
+	// Wide enough a screen holds it: no recap.
+	if wide := renderQuestionAt(style{}, richQuestion(), now, 0, 400, 60); strings.Contains(wide, "again ") {
+		t.Errorf("a card that fits the screen repeats its verdict:\n%s", wide)
 	}
 }

@@ -276,9 +276,11 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-a", "agent-a"), "default", "req-a", "make deploy")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		m := regexp.MustCompile(`\[a\] always (.+?)  \[n\]`).FindStringSubmatch(shown)
-		if m == nil {
-			t.Fatalf("no [a] key on a question that offers Always:\n%s", shown)
+		// The keys line names the grant by count; the card's always row
+		// right above says exactly what.
+		m := regexp.MustCompile(`always      would grant (.+?)\n`).FindStringSubmatch(shown)
+		if m == nil || !strings.Contains(shown, "[a] always: 1 bash pattern (above)  [n]") {
+			t.Fatalf("no [a] key or always row on a question that offers Always:\n%s", shown)
 		}
 		tp.typeKeys(t, "a")
 		d := req.Wait(t)

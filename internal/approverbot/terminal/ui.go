@@ -140,7 +140,8 @@ func (u *ui) promptNext() {
 		}
 	}
 	u.out.breakLine()
-	u.out.print("\n" + renderQuestion(u.st, u.cur.q, u.c.o.Now(), len(u.queue)))
+	cols, rows := u.c.o.Size()
+	u.out.print("\n" + renderQuestionAt(u.st, u.cur.q, u.c.o.Now(), len(u.queue), cols, rows))
 	u.interleaved = false
 	u.prompt()
 }
