@@ -138,18 +138,25 @@ func fields(raw json.RawMessage) []field {
 	return out
 }
 
-// valueText renders one argument value: strings unquoted, everything else
-// as compact JSON.
-func valueText(v json.RawMessage) string {
-	var s string
+// valueText renders one argument value as compact JSON: a string in its
+// quotes (with only its quotes and backslashes escaped: line escapes the
+// rest), so that "false" is not false, "123" not 123, and a blank at its
+// end shows (red team AG F9). isString reports a string, whose text is s
+// unquoted.
+func valueText(v json.RawMessage) (text, s string, isString bool) {
 	if err := json.Unmarshal(v, &s); err == nil {
-		return s
+		return quoteString(s), s, true
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
-		return string(v)
+		return string(v), "", false
 	}
-	return buf.String()
+	return buf.String(), "", false
+}
+
+// quoteString is s in double quotes, its quotes and backslashes escaped.
+func quoteString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // summary renders a question on one line (a new question's notice, a
@@ -432,8 +439,9 @@ func batchText(v approverbot.View) string {
 	return sb.String()
 }
 
-// argumentsText renders a call's arguments one per line, multi-line values
-// indented below their key.
+// argumentsText renders a call's arguments one per line, each value with
+// its JSON type (strings quoted), multi-line strings indented below their
+// key.
 func argumentsText(raw json.RawMessage) string {
 	fs := fields(raw)
 	if len(fs) == 0 {
@@ -444,18 +452,23 @@ func argumentsText(raw json.RawMessage) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		v := valueText(f.value)
+		v, str, isString := valueText(f.value)
 		if f.key != "" {
 			b.WriteString(line(f.key) + ": ")
 		}
-		if !strings.Contains(v, "\n") {
+		if !isString || !strings.Contains(str, "\n") {
 			b.WriteString(line(v))
 			continue
 		}
-		lines := strings.Split(strings.TrimRight(v, "\n"), "\n")
-		fmt.Fprintf(&b, "(%d lines)", len(lines))
+		// A multi-line string, line by line below its key: a blank at a
+		// line's end is said, since nothing else shows it.
+		lines := strings.Split(strings.TrimRight(str, "\n"), "\n")
+		fmt.Fprintf(&b, "(a string of %d lines)", len(lines))
 		for _, l := range lines {
 			b.WriteString("\n  " + clean(l, true))
+			if t := strings.TrimRight(l, " \t"); t != l {
+				fmt.Fprintf(&b, "  ⟵ %d blank(s) at its end", len(l)-len(t))
+			}
 		}
 	}
 	return b.String()

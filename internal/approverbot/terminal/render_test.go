@@ -46,7 +46,7 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 	for _, want := range []string{
 		"▶ bash  team oncall  (2 more waiting)",
 		"request     r-1  session s-1, agent pod-7 (coder), identity declared, not verified, for zoe",
-		"arguments   command: make build && kubectl apply -f k8s/\n              timeout: 30",
+		"arguments   command: \"make build && kubectl apply -f k8s/\"\n              timeout: 30",
 		"agent says  (the agent's words) Deploy the API",
 		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask\n              ✗ write to /etc/hosts  deny: write to /etc",
 		"why         kubectl goes to oncall [rule bash(kubectl *)] (tier exec)",
@@ -78,7 +78,7 @@ func TestRenderQuestionKeepsArgumentOrderAndShowsLongValuesWhole(t *testing.T) {
 	if i, j := strings.Index(got, "z_path"), strings.Index(got, "a_mode"); i < 0 || j < 0 || i > j {
 		t.Errorf("arguments not in the agent's order:\n%s", got)
 	}
-	if !strings.Contains(got, "content: (41 lines)") || !strings.Contains(got, "shutil.rmtree(home)") ||
+	if !strings.Contains(got, "content: (a string of 41 lines)") || !strings.Contains(got, "shutil.rmtree(home)") ||
 		strings.Contains(got, "more lines") {
 		t.Errorf("a long value is not shown whole:\n%s", got)
 	}
@@ -460,5 +460,25 @@ func TestATallCardIsMeasuredInRows(t *testing.T) {
 	// Wide enough a screen holds it: no recap.
 	if wide := renderQuestionAt(style{}, richQuestion(), now, 0, 400, 60); strings.Contains(wide, "again ") {
 		t.Errorf("a card that fits the screen repeats its verdict:\n%s", wide)
+	}
+}
+
+// TestArgumentsShowTheirJSONType (red team AG F9): a string that spells
+// false is not the boolean false (a server that tests it for truth reads
+// "false" as true), "123" is not 123, and a blank at a string's end is
+// part of it: the arguments row shows each value with its type.
+func TestArgumentsShowTheirJSONType(t *testing.T) {
+	asString := argumentsText(json.RawMessage(`{"force":"false","count":"123","branch":"main ","note":"say \"hi\"","lines":"a \nb"}`))
+	typed := argumentsText(json.RawMessage(`{"force":false,"count":123,"branch":"main"}`))
+	for _, want := range []string{`force: "false"`, `count: "123"`, `branch: "main "`, `note: "say \"hi\""`,
+		"lines: (a string of 2 lines)\n  a   ⟵ 1 blank(s) at its end\n  b"} {
+		if !strings.Contains(asString, want) {
+			t.Errorf("the string arguments lack %q:\n%s", want, asString)
+		}
+	}
+	for _, want := range []string{"force: false", "count: 123", `branch: "main"`} {
+		if !strings.Contains(typed, want) {
+			t.Errorf("the typed arguments lack %q:\n%s", want, typed)
+		}
 	}
 }

@@ -211,7 +211,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-s", "agent-1"), "default", "req-s", "make deploy")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		for _, want := range []string{"▶ bash", "team default", "command: make deploy", "session sess-s, agent agent-1",
+		for _, want := range []string{"▶ bash", "team default", "command: \"make deploy\"", "session sess-s, agent agent-1",
 			"make deploy  ask", "time left", "[y] once", "[s] session", "[n] reject", "[x] reject+stop", "[k] skip"} {
 			if !strings.Contains(shown, want) {
 				t.Errorf("the question does not show %q:\n%s", want, shown)
@@ -342,7 +342,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		// The rest of the feedback and its Enter must not answer anything.
 		tp.typeKeys(t, " more\ry")
 		req2 := brokertest.Ask(ctx, agent, "req-else-2", "bash", brokertest.Bash("make test"))
-		between := tp.out.expect("command: make test")
+		between := tp.out.expect("command: \"make test\"")
 		if strings.Contains(between, "✓") || strings.Contains(between, "✗") || strings.Contains(between, "!") {
 			t.Errorf("keys typed with no question waiting answered something:\n%s", between)
 		}
@@ -357,20 +357,20 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		agent := p.Agent("sess-q", "agent-1")
 		first := pending(t, p, agent, "default", "req-q-1", "make one")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
-		tp.out.expect("command: make one")
+		tp.out.expect("command: \"make one\"")
 		tp.out.expect("› ")
 		second := brokertest.Ask(ctx, agent, "req-q-2", "bash", brokertest.Bash("make two"))
 		tp.out.expect("+ new question: bash make two (team default; 1 waiting)")
 		tp.typeKeys(t, "k")
 		tp.out.expect("skipped; it comes back after 1 other question(s)")
-		tp.out.expect("command: make two")
+		tp.out.expect("command: \"make two\"")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
 		if d := second.Wait(t); d.RequestID != "req-q-2" || d.Outcome != messages.OutcomeAllow {
 			t.Fatalf("second decision %+v", d)
 		}
 		tp.out.expect("✓ bash make two approved (once)")
-		tp.out.expect("command: make one")
+		tp.out.expect("command: \"make one\"")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "s")
 		if d := first.Wait(t); d.Scope != messages.ScopeSession {
@@ -536,7 +536,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 		t.Fatalf("CheckHealth after the input closed = %v, want ErrInputClosed", err)
 	}
 	brokertest.Ask(ctx, agent, "req-line-3", "bash", brokertest.Bash("make show-only"))
-	out.expect("command: make show-only")
+	out.expect("command: \"make show-only\"")
 	out.expect("always")
 	time.Sleep(100 * time.Millisecond) // a prompt would follow at once
 	all := out.text()
