@@ -479,6 +479,12 @@ func TestACommandIsPromotedOnlyOnAShellCall(t *testing.T) {
 	if s := v.Summary(); s != "SELECT count(*) FROM users WHERE active" {
 		t.Errorf("a shell call's summary %q", s)
 	}
+	// In the agent's order, the decoy not moved ahead.
+	q.Request.Tool, q.Risk.Shell = "mcp__postgres__query", false
+	q.Request.Arguments = json.RawMessage(`{"sql":"DROP TABLE users CASCADE","command":"SELECT 1"}`)
+	if a := card.Present(q, card.Limits{}).Args; a != "{\n  \"sql\": \"DROP TABLE users CASCADE\",\n  \"command\": \"SELECT 1\"\n}" {
+		t.Errorf("the arguments are not in the agent's order:\n%s", a)
+	}
 	// A batch is not judged: its calls' arguments are shown alike.
 	q.BatchRemaining = []messages.BatchItem{{Tool: "mcp__postgres__query", Arguments: json.RawMessage(args)}}
 	if b := card.Present(q, card.Limits{}).Batch; len(b) != 1 || !strings.Contains(b[0].Args, "DROP TABLE") {
