@@ -407,7 +407,7 @@ terminal: {approver: alice}
 	defer tty.Close()
 	defer func() { _ = cmd.Process.Kill() }()
 	out := readPTY(tty)
-	out.expect(t, "command: make deploy")
+	out.expect(t, `command: "make deploy"`)
 	out.expect(t, "› ")
 	if _, err := tty.WriteString("s"); err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ terminal: {approver: alice}
 	if d.Scope != messages.ScopeSession || d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != "terminal" {
 		t.Errorf("decision %+v, want session by alice via terminal", d)
 	}
-	out.expect(t, "✓ bash approved (session: bash(make deploy) for session s-tty)")
+	out.expect(t, "✓ bash make deploy approved (session: bash(make deploy) for session s-tty)")
 	if strings.Contains(out.text(), "\x1b[") {
 		t.Error("colours with NO_COLOR set")
 	}

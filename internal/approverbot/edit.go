@@ -49,12 +49,14 @@ const WhyTooLong = "approve with changes is not offered: the call is longer than
 // approver saw, so no key the editor hid can ride along.
 var shellKeys = map[string]bool{"command": true, "description": true, "timeout": true}
 
-// DraftOf is the draft of q's call: the command of a call whose arguments
-// hold one (a shell tool's) and nothing but a description and a timeout
-// besides, else all its arguments as JSON.
+// DraftOf is the draft of q's call: the command of a call the brokers
+// judged as a shell call (Risk.Shell) whose arguments hold nothing but a
+// description and a timeout besides, else all its arguments as JSON (a
+// "command" of another tool is an argument like the others: red team AG
+// F1).
 func DraftOf(q Question) Draft {
 	args := q.Request.Arguments
-	if m, ok := argumentObject(args); ok && shellOnly(args) {
+	if m, ok := argumentObject(args); ok && q.Risk.Shell && shellOnly(args) {
 		var cmd string
 		if raw, has := m["command"]; has && json.Unmarshal(raw, &cmd) == nil {
 			return Draft{Shell: true, Text: cmd}

@@ -12,7 +12,9 @@ import (
 func editQuestion(tool, args string, required int, requestedBy string) Question {
 	return Question{ApprovalNeeded: messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default", ApprovalsRequired: required,
 		Request: messages.Request{V: 1, RequestID: "r1", SessionID: "s1", AgentID: "a1", Tool: tool, RequestedBy: requestedBy,
-			Arguments: json.RawMessage(args)}}}
+			Arguments: json.RawMessage(args)},
+		// As the brokers judge them: bash is the shell tool here.
+		Risk: messages.Risk{Shell: tool == "bash"}}}
 }
 
 func TestDraftOf(t *testing.T) {
@@ -25,6 +27,9 @@ func TestDraftOf(t *testing.T) {
 			Draft{Text: "{\n  \"sql\": \"select 1\",\n  \"db\": \"prod\"\n}"}},
 		{"a command that is not a string is JSON", "run", `{"command":["ls","-l"]}`, Draft{Text: "{\n  \"command\": [\n    \"ls\",\n    \"-l\"\n  ]\n}"}},
 		{"no arguments is an empty object", "ping", ``, Draft{Text: "{}"}},
+		// Red team AG F1: only a call the brokers judged as a shell call
+		// is edited as its command.
+		{"another tool's command is edited as JSON", "mcp__db__query", `{"command":"select 1"}`, Draft{Text: "{\n  \"command\": \"select 1\"\n}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

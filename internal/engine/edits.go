@@ -94,6 +94,7 @@ func (e *Engine) checkEdit(pol *policy.Policy, rec *session.Record, q *messages.
 	ed := &editedCall{args: args, q: *q}
 	ed.q.Request.Arguments = args
 	ed.q.Risk = riskOf(&d)
+	ed.q.Risk.Shell = pol.IsShellTool(rec.Tool)
 	ed.q.Offers = offersFor(pol, &d, rec.Tool, rec.AgentID)
 	ed.q.Always = alwaysOf(ed.q.Offers)
 	if su := pol.StepUp(&d); su != nil {

@@ -292,6 +292,9 @@ func (e *Engine) createPending(ctx context.Context, pol *policy.Policy, req *mes
 		StepUp:            pol.StepUp(d),
 	}
 	q.Always = alwaysOf(q.Offers)
+	// Whether the call's command is the script that runs: the displays
+	// promote it only then (red team AG F1).
+	q.Risk.Shell = pol.IsShellTool(req.Tool)
 	if pol.AnswersUser(req.Tool) {
 		ask := messages.ParseAskUser(req.Arguments)
 		q.AskUser = &ask

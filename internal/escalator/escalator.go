@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -244,19 +245,32 @@ func (e *Escalator) pageOf(st session.Step, q messages.ApprovalNeeded) pager.Pag
 	}
 }
 
-// callSummary is the tool and its main argument, on one line.
+// callSummary is the tool and, for a call the brokers judged as a shell
+// call, its command, on one line. Any other tool's arguments are named by
+// key only, none promoted: which one the tool acts on is its own schema's
+// business (red team AG F1: a decoy "command" on an MCP tool that runs
+// "sql").
 func callSummary(q messages.ApprovalNeeded) string {
 	tool := q.Request.Tool
-	var args map[string]any
-	if json.Unmarshal(q.Request.Arguments, &args) != nil {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(q.Request.Arguments, &args) != nil || len(args) == 0 {
 		return tool
 	}
-	for _, k := range []string{"command", "cmd", "file_path", "path", "url"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			return tool + " " + v
+	if q.Risk.Shell {
+		var c string
+		if json.Unmarshal(args["command"], &c) == nil && c != "" {
+			return tool + " " + c
 		}
 	}
-	return tool
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) > 8 {
+		keys = append(keys[:8], fmt.Sprintf("and %d more", len(keys)-8))
+	}
+	return tool + " (arguments " + strings.Join(keys, ", ") + ": see the question)"
 }
 
 func cmpOr(a, b string) string {

@@ -69,6 +69,7 @@ func (r *rig) open(t *testing.T, id string, steps ...messages.EscalationStep) *s
 	t.Helper()
 	q := messages.ApprovalNeeded{V: messages.Version, Type: messages.TypeApprovalNeeded, Team: "ops",
 		Request:    messages.Request{RequestID: id, SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: json.RawMessage(`{"command":"deploy prod"}`)},
+		Risk:       messages.Risk{Shell: true},
 		Escalation: steps}
 	var due []time.Duration
 	for _, s := range steps {

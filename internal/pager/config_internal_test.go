@@ -353,7 +353,11 @@ func TestFitDetailsKeepsTheIdentifyingKeysFirst(t *testing.T) {
 	}
 }
 
-func TestCleanDropsControlAndBidiCharacters(t *testing.T) {
+// Control characters are dropped; what a person cannot see or would
+// misread — bidi controls, zero-width and tag characters, a no-break
+// space, a mark striking a word through — is shown escaped, as the
+// approver's card shows it (red team AG F7).
+func TestCleanDropsControlsAndEscapesWhatCannotBeSeen(t *testing.T) {
 	for _, tt := range []struct {
 		in        string
 		multiline bool
@@ -363,7 +367,12 @@ func TestCleanDropsControlAndBidiCharacters(t *testing.T) {
 		{"a\nb\tc", false, "a b c"},
 		{"a\nb\tc", true, "a\nb\tc"},
 		{"x\x1b[31my\x00z", true, "x[31myz"},
-		{"abc\u202Efed", false, "abcfed"},
+		{"abc\u202Efed", false, "abc<U+202E>fed"},
+		{"rm\u00a0-rf x\u200b", false, "rm<U+00A0>-rf x<U+200B>"},
+		{"ok\U000E0041\U000E0042", false, "ok<U+E0041><U+E0042>"},
+		{"git push -\u0336-\u0336force", false, "git push -<U+0336>-<U+0336>force"},
+		{"a\u2028b", true, "a<U+2028>b"},
+		{"café Привет ’quoted’", false, "café Привет ’quoted’"},
 		{"bad\xffutf8", false, "bad\uFFFDutf8"},
 	} {
 		if got := clean(tt.in, tt.multiline); got != tt.want {

@@ -179,13 +179,15 @@ type Ref struct {
 	VendorID string
 }
 
-// clean drops control characters (keeping newlines and tabs when multiline)
-// and Unicode bidirectional controls, which could make a page read as
-// something it is not, and replaces invalid UTF-8.
+// clean drops control characters (keeping newlines and tabs when
+// multiline), shows escaped (<U+202E>) the characters escapeRune names —
+// bidi controls, invisible and other format characters, odd spaces,
+// overlaid marks — which could make a page read as something it is not,
+// and replaces invalid UTF-8.
 func clean(s string, multiline bool) string {
 	ok := true
 	for _, r := range s {
-		if dropRune(r, multiline) {
+		if dropRune(r, multiline) || escapeRune(r) {
 			ok = false
 			break
 		}
@@ -198,6 +200,8 @@ func clean(s string, multiline bool) string {
 		switch {
 		case r == utf8.RuneError:
 			b.WriteRune('\uFFFD')
+		case escapeRune(r):
+			fmt.Fprintf(&b, "<U+%04X>", r)
 		case dropRune(r, multiline):
 			if r == '\n' || r == '\r' || r == '\t' {
 				b.WriteByte(' ')
@@ -207,6 +211,28 @@ func clean(s string, multiline bool) string {
 		}
 	}
 	return b.String()
+}
+
+// escapeRune reports whether r is shown escaped (<U+200B>) rather than as
+// itself: characters a person cannot see or that change how others look —
+// bidi controls and every other format character (zero-width characters,
+// tag characters), spaces other than U+0020 (a shell reads a no-break
+// space as part of a word), enclosing marks and the combining marks that
+// draw over other characters (U+0334–U+0338: --force struck through) —
+// as the approver's card shows them (red team AG F7: they reached the
+// pager as they were).
+func escapeRune(r rune) bool {
+	switch {
+	case r < 0x80:
+		return false
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Me, r), unicode.Is(unicode.Zs, r):
+		return true
+	case r >= 0x0334 && r <= 0x0338, r >= 0x20D2 && r <= 0x20D3, r >= 0x20D8 && r <= 0x20DA, r >= 0x20E5 && r <= 0x20E6, r >= 0x20EA && r <= 0x20EB:
+		return true
+	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
 }
 
 func dropRune(r rune, multiline bool) bool {

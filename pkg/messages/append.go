@@ -223,6 +223,9 @@ func (r *Risk) appendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if r.Shell {
+		b = append(b, `,"shell":true`...)
+	}
 	return append(b, '}')
 }
 

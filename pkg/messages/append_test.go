@@ -104,7 +104,7 @@ func randRequest(r *rand.Rand) Request {
 func randAudit(r *rand.Rand) AuditRecord {
 	a := AuditRecord{V: r.IntN(3), Request: randRequest(r), Decision: randDecision(r), Replica: randString(r), Recorded: randTime(r)}
 	if r.IntN(2) == 0 {
-		risk := &Risk{Tier: randString(r), Rule: randString(r), Reason: randString(r), SafetyOverride: randString(r)}
+		risk := &Risk{Tier: randString(r), Rule: randString(r), Reason: randString(r), SafetyOverride: randString(r), Shell: r.IntN(2) == 0}
 		for range r.IntN(3) {
 			risk.Subcommands = append(risk.Subcommands, Verdict{Command: randString(r), Words: randStrings(r),
 				Kind: randString(r), Action: randString(r), Rule: randString(r), Reason: randString(r)})

@@ -151,6 +151,7 @@ func validApprovalNeeded() *ApprovalNeeded {
 				{Command: "npm install", Words: []string{"npm", "install"}, Kind: "command", Action: "ask", Rule: "Bash(npm *)"},
 				{Command: "> build.log", Kind: "redirect", Action: "allow", Reason: "write inside workspace"},
 			},
+			Shell: true,
 		},
 		BatchRemaining:    req.BatchRemaining,
 		ExpiresAt:         fixtureExpiresAt,

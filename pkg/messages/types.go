@@ -229,6 +229,12 @@ type Risk struct {
 	// Breaker names the tripped outbreak breaker that made this call ask
 	// (docs/POLICY.md "Breakers"); "" when none did.
 	Breaker string `json:"breaker,omitempty"`
+	// Shell is set when the brokers judged the call as a shell call (the
+	// policy's shell tools): its "command" argument is the script that
+	// runs. Approver displays show a command as "the command" only then;
+	// any other tool's arguments are shown alike, none promoted (a
+	// "command" key on an MCP tool may be one its server ignores).
+	Shell bool `json:"shell,omitempty"`
 }
 
 // AlwaysGrant says what an "Always" answer would grant. Nil when the call

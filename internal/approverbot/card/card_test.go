@@ -15,7 +15,7 @@ import (
 func bash(args string) messages.ApprovalNeeded {
 	return messages.ApprovalNeeded{V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{V: 1, RequestID: "r1", SessionID: "s1", AgentID: "pod-7", Tool: "bash", Arguments: json.RawMessage(args)},
-		Risk:    messages.Risk{Tier: "exec", Reason: "no rule allows it"}}
+		Risk:    messages.Risk{Shell: true, Tier: "exec", Reason: "no rule allows it"}}
 }
 
 func TestPresentEscapesWhatAPersonCannotSee(t *testing.T) {
@@ -497,5 +497,48 @@ func TestAChangeOfDirectoryIsNamed(t *testing.T) {
 	q.Risk.Subcommands = q.Risk.Subcommands[1:]
 	if w := card.Present(q, card.DefaultLimits).Warnings; len(w) != 0 {
 		t.Errorf("a script without cd warns: %q", w)
+	}
+}
+
+// TestACommandIsPromotedOnlyOnAShellCall (red team AG F1): an MCP tool's
+// "command" key is an argument like any other (its server may read "sql"
+// and ignore it), so the card shows every argument alike and its summary
+// leads with none; only a call the brokers judged as a shell call
+// (Risk.Shell) gets its command shown as the command.
+func TestACommandIsPromotedOnlyOnAShellCall(t *testing.T) {
+	args := `{"command":"SELECT count(*) FROM users WHERE active","sql":"DROP TABLE users CASCADE"}`
+	q := bash(args)
+	q.Request.Tool, q.Risk.Shell = "mcp__postgres__query", false
+	v := card.Present(q, card.Limits{})
+	if v.Command != "" {
+		t.Errorf("an MCP tool's command argument is shown as the command: %q", v.Command)
+	}
+	for _, want := range []string{`"command": "SELECT count(*) FROM users WHERE active"`, `"sql": "DROP TABLE users CASCADE"`} {
+		if !strings.Contains(v.Args, want) {
+			t.Errorf("the arguments lack %s:\n%s", want, v.Args)
+		}
+	}
+	if s := v.Summary(); !strings.Contains(s, "DROP TABLE users CASCADE") || !strings.Contains(s, `"command": "SELECT`) {
+		t.Errorf("the summary promotes one argument: %q", s)
+	}
+	// The same arguments on a shell call: the command is the script.
+	q.Request.Tool, q.Risk.Shell = "bash", true
+	v = card.Present(q, card.Limits{})
+	if v.Command != "SELECT count(*) FROM users WHERE active" || strings.Contains(v.Args, "SELECT") || !strings.Contains(v.Args, "DROP TABLE") {
+		t.Errorf("a shell call: command %q, arguments %q", v.Command, v.Args)
+	}
+	if s := v.Summary(); s != "SELECT count(*) FROM users WHERE active" {
+		t.Errorf("a shell call's summary %q", s)
+	}
+	// In the agent's order, the decoy not moved ahead.
+	q.Request.Tool, q.Risk.Shell = "mcp__postgres__query", false
+	q.Request.Arguments = json.RawMessage(`{"sql":"DROP TABLE users CASCADE","command":"SELECT 1"}`)
+	if a := card.Present(q, card.Limits{}).Args; a != "{\n  \"sql\": \"DROP TABLE users CASCADE\",\n  \"command\": \"SELECT 1\"\n}" {
+		t.Errorf("the arguments are not in the agent's order:\n%s", a)
+	}
+	// A batch is not judged: its calls' arguments are shown alike.
+	q.BatchRemaining = []messages.BatchItem{{Tool: "mcp__postgres__query", Arguments: json.RawMessage(args)}}
+	if b := card.Present(q, card.Limits{}).Batch; len(b) != 1 || !strings.Contains(b[0].Args, "DROP TABLE") {
+		t.Errorf("the batch: %+v", b)
 	}
 }

@@ -97,8 +97,14 @@ type View struct {
 	ArgKeys []string
 	// Description is the agent's own account of the call.
 	Description string
-	// Command is a shell tool's "command" argument; Args the other
-	// arguments as indented JSON.
+	// Command is the "command" argument of a call the brokers judged as
+	// a shell call (Risk.Shell): the script that runs. It is "" for every
+	// other tool, whose "command" key (if any) is an argument like the
+	// others: what such a tool acts on is decided by its own schema,
+	// which the card does not know, so no argument is promoted (red team
+	// AG F1: a decoy "command" on an MCP tool that runs "sql"). Args is
+	// the other arguments (every argument, when Command is "") as
+	// indented JSON.
 	Command, Args string
 	// Subcommands are the parsed sub-commands with their verdicts;
 	// MoreSubcommands how many more were not listed.
@@ -156,10 +162,10 @@ func (s SubcommandView) Explain() string {
 	return strings.Join(why, ": ")
 }
 
-// BatchView is one call the batch runs next: its tool, its arguments on
-// one line, and its main argument (the command, path, pattern or URL; ""
-// when it has none) for a one-line summary.
-type BatchView struct{ Tool, Args, Main string }
+// BatchView is one call the batch runs next: its tool and its arguments
+// on one line, all alike (the batch is not judged: no argument of it is
+// promoted).
+type BatchView struct{ Tool, Args string }
 
 // Offer is one standing answer (Session, Always): what it would grant, or
 // why it is not offered. The brokers say both (ApprovalNeeded.Offers); for
@@ -235,7 +241,7 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 		}
 	}
 	var argsCut bool
-	v.Command, v.Args, argsCut = splitArgs(raw, l.Args, l.Width, z)
+	v.Command, v.Args, argsCut = splitArgs(raw, q.Risk.Shell, l.Args, l.Width, z)
 	keys := ArgKeys(raw)
 	for _, k := range keys {
 		v.ArgKeys = append(v.ArgKeys, ClipWidth(z.line(k), l.Command, l.Width))
@@ -264,7 +270,7 @@ func present(q messages.ApprovalNeeded, l Limits) View {
 	for i, b := range batch[:min(len(batch), l.Batch)] {
 		args := batchRaw[i].Arguments
 		v.Batch = append(v.Batch, BatchView{Tool: ClipWidth(OneLine(b.Tool), l.Command, l.Width),
-			Args: compactArgs(args, l.BatchArgs, l.Width, z), Main: ClipWidth(z.line(MainArgument(args)), l.BatchArgs, l.Width)})
+			Args: compactArgs(args, l.BatchArgs, l.Width, z)})
 	}
 	v.MoreBatch = len(batch) - len(v.Batch)
 	v.Session, v.Always = Offers(q, l)
@@ -382,20 +388,19 @@ func (v View) Mine(approver string) bool { return approver != "" && v.Requester 
 // rejections are).
 const WhyNotMine = "it was made on your behalf, so another approver must approve it; you may reject it"
 
-// MainArgument is the argument that says what a call does: a shell
-// command, a file path, a search pattern, a URL; "" when there is none.
-func MainArgument(raw json.RawMessage) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(unwrapJSONString(raw), &m) != nil {
-		return ""
+// Summary is the call on one line, for notices and notifications: the
+// agent's (first) question on an ask-user call, a shell call's command,
+// any other call's arguments all alike (none promoted: see Command);
+// "" when the call has none of these. It is sanitised and folded onto
+// one line, not clipped.
+func (v View) Summary() string {
+	switch {
+	case v.Ask != nil && len(v.Ask.Questions) > 0:
+		return OneLine(v.Ask.Questions[0].Question)
+	case v.Command != "":
+		return OneLine(v.Command)
 	}
-	for _, key := range []string{"command", "cmd", "script", "file_path", "path", "pattern", "url"} {
-		var s string
-		if json.Unmarshal(m[key], &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
+	return OneLine(v.Args)
 }
 
 // Short is what the answer grants without the session or agent:

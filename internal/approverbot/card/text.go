@@ -3,6 +3,7 @@ package card
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode"
@@ -77,20 +78,22 @@ func PathLine(s string) string {
 	return strconv.Quote(s)
 }
 
-// SplitArgs renders a call's arguments for people. A shell tool's
-// "command" string comes out as it is (newlines included), the rest as
-// indented JSON; each is sanitised (see sanitize.go) and clipped to limit
+// SplitArgs renders a shell call's arguments for people: its "command"
+// string comes out as it is (newlines included), the rest as indented
+// JSON; each is sanitised (see sanitize.go) and clipped to limit
 // characters with a note. Arguments are decoded first, as the policy
 // decoded them: with duplicate keys the last one wins in what is shown too,
 // and '<', '>' and '&' are not hidden behind \u escapes.
 func SplitArgs(raw json.RawMessage, limit int, w Width) (command, rest string) {
-	command, rest, _ = splitArgs(raw, limit, w, &sanitizer{})
+	command, rest, _ = splitArgs(raw, true, limit, w, &sanitizer{})
 	return command, rest
 }
 
 // splitArgs is [SplitArgs] with the sanitiser z; cut reports whether
-// either part was clipped.
-func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
+// either part was clipped. Unless shell is set (the brokers judged the
+// call as a shell call) no argument is split off: command is "" and rest
+// holds every argument.
+func splitArgs(raw json.RawMessage, shell bool, limit int, w Width, z *sanitizer) (command, rest string, cut bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "", "", false
 	}
@@ -131,19 +134,69 @@ func splitArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) (command, 
 			}
 		}
 	}
-	if c, ok := m["command"].(string); ok {
+	drop := ""
+	if c, ok := m["command"].(string); ok && shell {
 		command = show(c)
 		delete(m, "command")
+		drop = "command"
 	}
 	if len(m) == 0 {
 		return command, "", cut
 	}
-	s, err := encodeJSON(m, true)
+	s, err := orderedJSON(raw, drop)
 	if err != nil {
 		return command, show(string(raw)), cut
 	}
 	rest = show(s)
 	return command, rest, cut
+}
+
+// orderedJSON renders the JSON object raw as indented JSON with its keys
+// in the order the agent sent them, drop left out: no argument is moved
+// ahead of the others (red team AG F1). A repeated key is shown once, at
+// its first place, with its last value (what the policy read; the card
+// counts a repeated key as a cut).
+func orderedJSON(raw json.RawMessage, drop string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", errors.New("not an object")
+	}
+	var keys []string
+	vals := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		k, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return "", err
+		}
+		if _, seen := vals[k]; !seen && k != drop {
+			keys = append(keys, k)
+		}
+		vals[k] = v
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range keys {
+		kj, err := encodeJSON(k, false)
+		if err != nil {
+			return "", err
+		}
+		vj, err := encodeJSON(vals[k], true)
+		if err != nil {
+			return "", err
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  " + kj + ": " + strings.ReplaceAll(vj, "\n", "\n  "))
+	}
+	b.WriteString("\n}")
+	return b.String(), nil
 }
 
 // CompactArgs renders a call's arguments on one line, sanitised and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -84,6 +85,13 @@ func (c *Channel) openEditor(ctx context.Context, r approverbot.Responder, k cli
 	hint := "The policy judges the changed call again; approving it runs it once."
 	if !d.Shell {
 		label = "Arguments to run with (JSON object)"
+	}
+	// Slack's box scrolls and shows a few lines: the label says how many
+	// there are, so that an edit of the first is not made unaware of the
+	// rest (red team AG F3).
+	lines := strings.Count(d.Text, "\n") + 1
+	if lines > 1 {
+		label += fmt.Sprintf(" (%d lines: scroll to read them all)", lines)
 	}
 	v := approverbot.Present(q, limits)
 	view := modal{

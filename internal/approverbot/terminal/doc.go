@@ -6,8 +6,8 @@
 //
 //	y  approve once
 //	s  approve for the session
-//	a  approve always (shown with exactly what it grants; absent when the
-//	   question offers no Always)
+//	a  approve always (the card's always row says exactly what it grants,
+//	   the keys line by count; absent when the question offers no Always)
 //	n  reject (soft): the agent skips the call and goes on; asks for feedback
 //	x  reject and stop (hard): the agent ends its turn; asks for feedback
 //	e  approve with changes: edit the command (or the arguments as JSON)
@@ -21,11 +21,19 @@
 // line (a key followed by Enter), which is how a pipe or a script answers.
 // Colours are used only when the output is a terminal and NO_COLOR is unset.
 //
-// Every answer, and every question settled elsewhere, prints one log line:
+// The prompt names its question on the line above its keys ("answering:
+// bash make deploy"), and after output about other questions (a notice, a
+// settlement) says the current question's verdict again before its keys.
+// A card taller than the screen, counted in rows at the terminal's width,
+// ends with its verdict again ("again"). Argument values are shown with
+// their JSON type (strings quoted).
 //
-//	✓ bash approved (session)
-//	✗ bash rejected: Use yarn
-//	⏭ bash decided by alice via web (approved)
+// Every answer, and every question settled elsewhere, prints one log line
+// naming the call:
+//
+//	✓ bash make deploy approved (session)
+//	✗ bash npm install rejected: Use yarn
+//	⏭ bash make deploy decided by alice via web (approved)
 //
 // Text that comes from agents (arguments, descriptions, tool names) is
 // printed with control and bidi characters escaped, so a request cannot move

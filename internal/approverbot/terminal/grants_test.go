@@ -36,11 +36,11 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 
 	// The prompt says what s grants; s grants exactly that.
-	tp.out.expect("[s] session: bash(npm install left-pad) for session sess-g")
+	tp.out.expect("[s] session: 1 bash pattern (above)")
 	tp.out.expect("› ")
 	tp.typeKeys(t, "s")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	tp.out.expect("✓ bash approved (session: bash(npm install left-pad) for session sess-g)")
+	tp.out.expect("✓ bash npm install left-pad approved (session: bash(npm install left-pad) for session sess-g)")
 	ids := grantIDs(t, p, "sess-g")
 	if len(ids) != 1 {
 		t.Fatalf("grants of sess-g: %v", ids)
@@ -78,7 +78,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 
 	// The next such call asks again.
 	again := brokertest.Ask(ctx, agent, "req-g-2", "bash", brokertest.Bash("npm install left-pad"))
-	tp.out.expect("[s] session: bash(npm install left-pad) for session sess-g")
+	tp.out.expect("[s] session: 1 bash pattern (above)")
 	tp.typeKeys(t, "y")
 	brokertest.WantDecision(t, again.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
@@ -93,6 +96,16 @@ func toolOf(q approverbot.Question, r *messages.Resolved) string {
 	return "question"
 }
 
+// nameOf names a question's call for log lines: its tool and summary
+// (summary), or toolOf when the question is not known.
+func nameOf(q approverbot.Question, r *messages.Resolved) string {
+	if q.Request.Tool == "" || q.AskUser != nil {
+		// An answer's log line says the questions it answers.
+		return toolOf(q, r)
+	}
+	return summary(q)
+}
+
 // field is one argument of a tool call, in the order the agent sent them.
 type field struct {
 	key   string
@@ -125,33 +138,37 @@ func fields(raw json.RawMessage) []field {
 	return out
 }
 
-// valueText renders one argument value: strings unquoted, everything else
-// as compact JSON.
-func valueText(v json.RawMessage) string {
-	var s string
+// valueText renders one argument value as compact JSON: a string in its
+// quotes (with only its quotes and backslashes escaped: line escapes the
+// rest), so that "false" is not false, "123" not 123, and a blank at its
+// end shows (red team AG F9). isString reports a string, whose text is s
+// unquoted.
+func valueText(v json.RawMessage) (text, s string, isString bool) {
 	if err := json.Unmarshal(v, &s); err == nil {
-		return s
+		return quoteString(s), s, true
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
-		return string(v)
+		return string(v), "", false
 	}
-	return buf.String()
+	return buf.String(), "", false
 }
 
-// summary renders a tool call on one line (a new question's notice): its
-// main argument (the core's pick: command, path, pattern, URL) when it has
-// one, else its compact arguments.
-func summary(tool string, args json.RawMessage) string {
-	text := card.MainArgument(args)
+// quoteString is s in double quotes, its quotes and backslashes escaped.
+func quoteString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// summary renders a question on one line (a new question's notice, a
+// prompt's name of its question): the tool and the core's summary — a
+// shell call's command, any other call's arguments all alike (none
+// promoted: red team AG F1).
+func summary(q approverbot.Question) string {
+	text := card.Clip(line(view(q).Summary()), maxSummary)
 	if text == "" {
-		text = card.CompactArgs(args, maxSummary, nil)
+		return line(q.Request.Tool)
 	}
-	text = card.Clip(line(text), maxSummary)
-	if text == "" {
-		return line(tool)
-	}
-	return line(tool) + " " + text
+	return line(q.Request.Tool) + " " + text
 }
 
 // view is the core's view of q, as the terminal shows it: nothing cut
@@ -181,9 +198,15 @@ func verdictGlyph(st style, action string) string {
 	return st.yellow("?")
 }
 
-// renderQuestion writes the full view of a question: everything an operator
-// needs to judge it. waiting is how many other questions are queued.
+// renderQuestion is renderQuestionAt on an 80×24 terminal.
 func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int) string {
+	return renderQuestionAt(st, q, now, waiting, 80, 24)
+}
+
+// renderQuestionAt writes the full view of a question: everything an
+// operator needs to judge it, on a terminal cols wide and rows high.
+// waiting is how many other questions are queued.
+func renderQuestionAt(st style, q approverbot.Question, now time.Time, waiting, cols, rows int) string {
 	var b strings.Builder
 	head := "▶ " + st.bold(line(q.Request.Tool)) + "  team " + line(q.Team)
 	if waiting > 0 {
@@ -248,19 +271,59 @@ func renderQuestion(st style, q approverbot.Question, now time.Time, waiting int
 			row(o.label, st.dim(line(o.offer.WhyNot)))
 		}
 	}
-	if strings.Count(b.String(), "\n") > recapAfter {
+	if rowsOf(b.String(), cols) > rows-promptRows {
 		// A terminal is read from the prompt up: on a card taller than a
 		// screen the verdict above has scrolled away, so what is not
 		// allowed is said again next to the keys (red team V4: a long
-		// here-document pushed a force-push 130 rows up).
-		row("again", recapText(st, v, q))
+		// here-document pushed a force-push 130 rows up). Its height is
+		// counted in rows at the terminal's width, since a long line
+		// wraps (red team AG F8: one 7,550-character echo was 600 rows),
+		// and each of its lines is clipped to one row.
+		row("again", clipRows(recapText(st, v, q), cols-15))
 	}
 	return b.String()
 }
 
-// recapAfter is the height past which a card repeats its verdict by the
-// prompt: a small terminal's screen.
-const recapAfter = 20
+// promptRows is the rows the prompt takes below a card: the line naming
+// the question, the keys, the time left and a spare row.
+const promptRows = 4
+
+// rowsOf is how many rows of a terminal cols wide text takes: each line
+// wraps at the right edge (colours take none).
+func rowsOf(text string, cols int) int {
+	cols = max(cols, 1)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		w := cellsOf(ansiEscape.ReplaceAllString(l, ""))
+		n += max(1, (w+cols-1)/cols)
+	}
+	return n
+}
+
+// ansiEscape matches the colour sequences style writes.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// clipRows clips each line of text to n cells (colours kept whole when
+// the line fits), saying how many characters were left out.
+func clipRows(text string, n int) string {
+	n = max(n, 20)
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		plain := ansiEscape.ReplaceAllString(l, "")
+		if cellsOf(plain) <= n {
+			continue
+		}
+		for k := 0; ; k++ {
+			c := clipCells(plain, n-k)
+			note := fmt.Sprintf(" (%d more characters)", utf8.RuneCountInString(plain)-utf8.RuneCountInString(c)+1)
+			if cellsOf(c+note) <= n || n-k <= 10 {
+				lines[i] = c + note
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // recapText is the verdict again: the warnings, the safety override and
 // every sub-command that is not allowed — or, for a call without
@@ -272,10 +335,12 @@ func recapText(st style, v approverbot.View, q approverbot.Question) string {
 		if v.Why != "" {
 			out = append(out, "asks because "+line(v.Why))
 		}
-		if m := card.MainArgument(q.Request.Arguments); m != "" {
-			out = append(out, line(q.Request.Tool)+" of "+line(card.Clip(card.OneLine(m), 300)))
+		if v.Command != "" {
+			out = append(out, line(q.Request.Tool)+" of "+line(card.Clip(card.OneLine(v.Command), 300)))
 		} else {
-			out = append(out, line(q.Request.Tool)+": read its arguments above")
+			// Which argument the tool acts on is its own schema's
+			// business: none is named here (red team AG F1).
+			out = append(out, line(q.Request.Tool)+": read every argument above")
 		}
 	}
 	for _, w := range v.Warnings {
@@ -293,7 +358,7 @@ func recapText(st style, v approverbot.View, q approverbot.Question) string {
 		out = append(out, st.yellow(fmt.Sprintf("… and %d more sub-commands not shown", v.MoreSubcommands)))
 	}
 	if len(out) == 0 {
-		return st.dim("every sub-command above is allowed (the call asks for the reason above); read the arguments above")
+		return st.dim("every sub-command above is allowed; read the arguments above")
 	}
 	return strings.Join(out, "\n")
 }
@@ -365,10 +430,7 @@ func batchText(v approverbot.View) string {
 			fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)
 			break
 		}
-		text := it.Main
-		if text == "" {
-			text = it.Args
-		}
+		text := it.Args
 		sb.WriteString("\n" + strconv.Itoa(i+1) + ". " + line(it.Tool))
 		if text != "" {
 			sb.WriteString(" " + line(card.Clip(text, maxSummary)))
@@ -377,8 +439,9 @@ func batchText(v approverbot.View) string {
 	return sb.String()
 }
 
-// argumentsText renders a call's arguments one per line, multi-line values
-// indented below their key.
+// argumentsText renders a call's arguments one per line, each value with
+// its JSON type (strings quoted), multi-line strings indented below their
+// key.
 func argumentsText(raw json.RawMessage) string {
 	fs := fields(raw)
 	if len(fs) == 0 {
@@ -389,28 +452,99 @@ func argumentsText(raw json.RawMessage) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		v := valueText(f.value)
+		v, str, isString := valueText(f.value)
 		if f.key != "" {
 			b.WriteString(line(f.key) + ": ")
 		}
-		if !strings.Contains(v, "\n") {
+		if !isString || !strings.Contains(str, "\n") {
 			b.WriteString(line(v))
 			continue
 		}
-		lines := strings.Split(strings.TrimRight(v, "\n"), "\n")
-		fmt.Fprintf(&b, "(%d lines)", len(lines))
+		// A multi-line string, line by line below its key: a blank at a
+		// line's end is said, since nothing else shows it.
+		lines := strings.Split(strings.TrimRight(str, "\n"), "\n")
+		fmt.Fprintf(&b, "(a string of %d lines)", len(lines))
 		for _, l := range lines {
 			b.WriteString("\n  " + clean(l, true))
+			if t := strings.TrimRight(l, " \t"); t != l {
+				fmt.Fprintf(&b, "  ⟵ %d blank(s) at its end", len(l)-len(t))
+			}
 		}
 	}
 	return b.String()
 }
 
-// promptText is the one-key prompt for q: the keys on a line of their
-// own, then the time left and "› " on the line the cursor waits on, which
-// the prompt loop rewrites every second on a terminal.
-func promptText(st style, q approverbot.Question, now time.Time) string {
-	return promptKeys(st, q) + "\n" + promptTail(st, q, now)
+// promptText is the one-key prompt for q: the line naming the question
+// the keys answer (promptName), the keys on a line of their own, then the
+// time left and "› " on the line the cursor waits on, which the prompt
+// loop rewrites every second on a terminal. cols is the terminal's width.
+func promptText(st style, q approverbot.Question, now time.Time, cols int) string {
+	return promptName(st, q, cols) + "\n" + promptKeys(st, q) + "\n" + promptTail(st, q, now)
+}
+
+// promptName names the question the keys below it answer, on one row of
+// a terminal cols wide: its tool and summary (a shell call's command, any
+// other call's arguments), clipped. A terminal is read from the prompt
+// up, and output about other questions can land between a card and its
+// keys (red team AG F2): the keys line alone is the same for every
+// question.
+func promptName(st style, q approverbot.Question, cols int) string {
+	name := "answering: " + summary(q)
+	return st.bold(clipCells(name, max(cols-1, 20)))
+}
+
+// recapBlock is the current question said again after output about other
+// questions was printed under its card (a new question's notice, another
+// one settled elsewhere): its verdict (recapText), so that what is right
+// above the keys is the question they answer (red team AG F2).
+func recapBlock(st style, q approverbot.Question, cols int) string {
+	var b strings.Builder
+	b.WriteString(st.dim(clipCells("↑ still answering: "+summary(q), max(cols-1, 20))) + "\n")
+	for _, l := range strings.Split(clipRows(recapText(st, view(q), q), cols-5), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+// cellWidth is how many cells of a terminal r takes: 2 for wide and
+// full-width characters, 0 for combining marks, else 1.
+func cellWidth(r rune) int {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		return 0
+	case r >= 0x1F300 && r <= 0x1FAFF:
+		return 2
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// clipCells shortens s (one line, no colours) to at most n cells, marking
+// the cut with "…".
+func clipCells(s string, n int) string {
+	if cellsOf(s) <= n {
+		return s
+	}
+	used := 1 // the ellipsis
+	for i, r := range s {
+		if used+cellWidth(r) > n {
+			return s[:i] + "…"
+		}
+		used += cellWidth(r)
+	}
+	return s
+}
+
+// cellsOf is the width of s in cells.
+func cellsOf(s string) int {
+	n := 0
+	for _, r := range s {
+		n += cellWidth(r)
+	}
+	return n
 }
 
 // promptKeys is the line of keys q offers. It may be wider than the
@@ -426,11 +560,15 @@ func promptKeys(st style, q approverbot.Question) string {
 	if q.AskUser != nil {
 		keys = append([]string{st.bold("[r]") + " answer"}, keys...)
 	}
+	// What Session and Always grant is on the card's session and always
+	// rows right above; the keys line names it by count, so that it stays
+	// short (red team AG F8: a pattern quoting a long command made the
+	// keys line 15,000 characters, hundreds of rows).
 	if v.Session.Offered {
-		keys = append(keys, st.bold("[s]")+" session: "+line(v.Session.Grants))
+		keys = append(keys, st.bold("[s]")+" session: "+offerCount(v.Session))
 	}
 	if v.Always.Offered {
-		keys = append(keys, st.bold("[a]")+" always "+line(v.Always.Short()))
+		keys = append(keys, st.bold("[a]")+" always: "+offerCount(v.Always))
 	}
 	keys = append(keys, st.bold("[n]")+" reject", st.bold("[x]")+" reject+stop")
 	if approverbot.EditOffered(q, "") == nil {
@@ -438,6 +576,20 @@ func promptKeys(st style, q approverbot.Question) string {
 	}
 	keys = append(keys, st.bold("[k]")+" skip", st.bold("[?]")+" help")
 	return strings.Join(keys, "  ")
+}
+
+// offerCount says what an offered answer grants by count, for the keys
+// line: "every bash call", "2 bash patterns (above)".
+func offerCount(o approverbot.Offer) string {
+	tool := clipCells(line(o.Tool), 24)
+	n := len(o.Patterns) + o.MorePatterns
+	switch n {
+	case 0:
+		return "every " + tool + " call"
+	case 1:
+		return "1 " + tool + " pattern (above)"
+	}
+	return strconv.Itoa(n) + " " + tool + " patterns (above)"
 }
 
 // promptTail is the line the cursor waits on: the time left and "› ".

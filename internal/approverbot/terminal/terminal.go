@@ -58,6 +58,10 @@ type Options struct {
 	// no signal; default: send os.Interrupt to this process, so Ctrl-C
 	// shuts the bot down as it would in a normal terminal.
 	Interrupt func()
+	// Size is the terminal's width and height in character cells (tests);
+	// default: the output terminal's, 80×24 when it has none or it is not
+	// known.
+	Size func() (cols, rows int)
 	// KeyGuard is how long after a question takes the prompt from another
 	// the keys that answer are not taken for it (keyGuard); default 600 ms,
 	// negative: none.
@@ -115,6 +119,9 @@ func New(in io.Reader, out io.Writer, o Options) *Channel {
 	if o.Tick <= 0 {
 		o.Tick = time.Second
 	}
+	if o.Size == nil {
+		o.Size = func() (int, int) { return sizeOf(out) }
+	}
 	return &Channel{in: in, out: out, o: o, color: useColor(out, os.Getenv("NO_COLOR")),
 		events: approverbot.NewQueue[event]()}
 }
@@ -150,6 +157,18 @@ func isTerminal(v any) bool {
 	tty := false
 	control(v, func(fd int) { tty = term.IsTerminal(fd) })
 	return tty
+}
+
+// sizeOf is the size of the terminal v in character cells: 80×24 when v
+// is not a terminal or its size is not known.
+func sizeOf(v any) (cols, rows int) {
+	cols, rows = 80, 24
+	control(v, func(fd int) {
+		if w, h, err := term.GetSize(fd); err == nil && w > 0 && h > 0 {
+			cols, rows = w, h
+		}
+	})
+	return cols, rows
 }
 
 // useColor reports whether to colour out: only a terminal, and only when

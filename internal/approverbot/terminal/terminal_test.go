@@ -211,7 +211,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-s", "agent-1"), "default", "req-s", "make deploy")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		for _, want := range []string{"▶ bash", "team default", "command: make deploy", "session sess-s, agent agent-1",
+		for _, want := range []string{"▶ bash", "team default", "command: \"make deploy\"", "session sess-s, agent agent-1",
 			"make deploy  ask", "time left", "[y] once", "[s] session", "[n] reject", "[x] reject+stop", "[k] skip"} {
 			if !strings.Contains(shown, want) {
 				t.Errorf("the question does not show %q:\n%s", want, shown)
@@ -224,7 +224,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 			t.Errorf("decision %+v, want session scope decided by bob on terminal test-tty", d)
 		}
 		// It says what the session was granted.
-		tp.out.expect("✓ bash approved (session: ")
+		tp.out.expect("✓ bash make deploy approved (session: ")
 		tp.out.expect(" session sess-s)\n")
 	})
 
@@ -240,7 +240,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if d.RejectMode != messages.RejectSoft || d.Feedback != "Use yarn" {
 			t.Errorf("decision %s/%q, want reject_soft with feedback %q", d.RejectMode, d.Feedback, "Use yarn")
 		}
-		tp.out.expect("✗ bash rejected: Use yarn\n")
+		tp.out.expect("✗ bash npm install rejected: Use yarn\n")
 	})
 
 	t.Run("x rejects hard and an empty feedback line sends none", func(t *testing.T) {
@@ -254,7 +254,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if d.RejectMode != messages.RejectHard || d.Feedback != "" {
 			t.Errorf("decision %s/%q, want reject_hard without feedback", d.RejectMode, d.Feedback)
 		}
-		tp.out.expect("✗ bash rejected (stop)\n")
+		tp.out.expect("✗ bash make clean rejected (stop)\n")
 	})
 
 	t.Run("Esc takes a rejection back before anything is sent", func(t *testing.T) {
@@ -269,16 +269,18 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.typeKeys(t, "y")
 		d := req.Wait(t)
 		brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-		tp.out.expect("✓ bash approved (once)\n")
+		tp.out.expect("✓ bash make docs approved (once)\n")
 	})
 
 	t.Run("a grants exactly what the prompt shows", func(t *testing.T) {
 		req := pending(t, p, p.Agent("sess-a", "agent-a"), "default", "req-a", "make deploy")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
 		shown := tp.out.expect("› ")
-		m := regexp.MustCompile(`\[a\] always (.+?)  \[n\]`).FindStringSubmatch(shown)
-		if m == nil {
-			t.Fatalf("no [a] key on a question that offers Always:\n%s", shown)
+		// The keys line names the grant by count; the card's always row
+		// right above says exactly what.
+		m := regexp.MustCompile(`always      would grant (.+?)\n`).FindStringSubmatch(shown)
+		if m == nil || !strings.Contains(shown, "[a] always: 1 bash pattern (above)  [n]") {
+			t.Fatalf("no [a] key or always row on a question that offers Always:\n%s", shown)
 		}
 		tp.typeKeys(t, "a")
 		d := req.Wait(t)
@@ -296,7 +298,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if !strings.Contains(shown, "would grant "+m[1]+"\n") || !strings.Contains(shown, "for agent agent-a, in any working directory") {
 			t.Errorf("the question does not say the grant is for agent agent-a:\n%s", shown)
 		}
-		tp.out.expect("✓ bash approved (always: " + m[1] + ")\n")
+		tp.out.expect("✓ bash make deploy approved (always: " + m[1] + ")\n")
 	})
 
 	t.Run("no a key when the question offers no Always", func(t *testing.T) {
@@ -335,12 +337,12 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if d := req.Wait(t); d.DecidedBy.ID != "alice" {
 			t.Fatalf("decided by %q, want alice", d.DecidedBy.ID)
 		}
-		tp.out.expect("⏭ bash decided by alice via web (approved)\n")
+		tp.out.expect("⏭ bash make deploy decided by alice via web (approved)\n")
 		tp.out.expect("prompt closed")
 		// The rest of the feedback and its Enter must not answer anything.
 		tp.typeKeys(t, " more\ry")
 		req2 := brokertest.Ask(ctx, agent, "req-else-2", "bash", brokertest.Bash("make test"))
-		between := tp.out.expect("command: make test")
+		between := tp.out.expect("command: \"make test\"")
 		if strings.Contains(between, "✓") || strings.Contains(between, "✗") || strings.Contains(between, "!") {
 			t.Errorf("keys typed with no question waiting answered something:\n%s", between)
 		}
@@ -355,20 +357,20 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		agent := p.Agent("sess-q", "agent-1")
 		first := pending(t, p, agent, "default", "req-q-1", "make one")
 		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{})
-		tp.out.expect("command: make one")
+		tp.out.expect("command: \"make one\"")
 		tp.out.expect("› ")
 		second := brokertest.Ask(ctx, agent, "req-q-2", "bash", brokertest.Bash("make two"))
 		tp.out.expect("+ new question: bash make two (team default; 1 waiting)")
 		tp.typeKeys(t, "k")
 		tp.out.expect("skipped; it comes back after 1 other question(s)")
-		tp.out.expect("command: make two")
+		tp.out.expect("command: \"make two\"")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
 		if d := second.Wait(t); d.RequestID != "req-q-2" || d.Outcome != messages.OutcomeAllow {
 			t.Fatalf("second decision %+v", d)
 		}
-		tp.out.expect("✓ bash approved (once)")
-		tp.out.expect("command: make one")
+		tp.out.expect("✓ bash make two approved (once)")
+		tp.out.expect("command: \"make one\"")
 		tp.out.expect("› ")
 		tp.typeKeys(t, "s")
 		if d := first.Wait(t); d.Scope != messages.ScopeSession {
@@ -383,7 +385,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp, _ := ttyBot(t, p, botConfig("dave", "default"), terminal.Options{})
 		tp.out.expect("› ")
 		tp.typeKeys(t, "y")
-		tp.out.expect(`! bash: your answer was not applied: approver "dave" is not a member of team default`)
+		tp.out.expect(`! bash make deploy: your answer was not applied: approver "dave" is not a member of team default`)
 		select {
 		case <-time.After(200 * time.Millisecond):
 		case <-doneCh(req):
@@ -393,7 +395,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if d := req.Wait(t); d.DecidedBy.ID != "alice" {
 			t.Errorf("decided by %q, want alice", d.DecidedBy.ID)
 		}
-		tp.out.expect("⏭ bash decided by alice via test (approved)")
+		tp.out.expect("⏭ bash make deploy decided by alice via test (approved)")
 	})
 
 	t.Run("help and unknown keys explain themselves", func(t *testing.T) {
@@ -435,11 +437,11 @@ func TestTerminalCountsQuorumVotes(t *testing.T) {
 		t.Errorf("a quorum question does not show its approvals:\n%s", shown)
 	}
 	tp.typeKeys(t, "y")
-	tp.out.expect("✓ bash approved (once) — approval 1 of 2 counted; waiting for other approvers")
+	tp.out.expect("✓ bash kubectl rollout restart deploy/api approved (once) — approval 1 of 2 counted; waiting for other approvers")
 	device.Approve(q, "dave", messages.ScopeOnce)
 	d := req.Wait(t)
 	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
-	tp.out.expect("⏭ bash decided by dave via test (approved)")
+	tp.out.expect("⏭ bash kubectl rollout restart deploy/api decided by dave via test (approved)")
 }
 
 // ttyState reads the tty's mode through SyscallConn: Fd would switch the
@@ -506,7 +508,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 	if d := req.Wait(t); d.Scope != messages.ScopeSession {
 		t.Fatalf("decision %+v, want session", d)
 	}
-	out.expect("✓ bash approved (session: ")
+	out.expect("✓ bash make deploy approved (session: ")
 	out.expect(" session sess-line)\n")
 
 	// A new session: bash is approved for the rest of sess-line.
@@ -520,7 +522,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 	if d.RejectMode != messages.RejectSoft || d.Feedback != "Use yarn" {
 		t.Fatalf("decision %s/%q, want reject_soft with feedback Use yarn", d.RejectMode, d.Feedback)
 	}
-	out.expect("✗ bash rejected: Use yarn\n")
+	out.expect("✗ bash npm install rejected: Use yarn\n")
 	if s := out.text(); strings.Contains(s, "\x1b") {
 		t.Errorf("output that is not a terminal was coloured:\n%q", s)
 	}
@@ -534,7 +536,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 		t.Fatalf("CheckHealth after the input closed = %v, want ErrInputClosed", err)
 	}
 	brokertest.Ask(ctx, agent, "req-line-3", "bash", brokertest.Bash("make show-only"))
-	out.expect("command: make show-only")
+	out.expect("command: \"make show-only\"")
 	out.expect("always")
 	time.Sleep(100 * time.Millisecond) // a prompt would follow at once
 	all := out.text()

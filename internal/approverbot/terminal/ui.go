@@ -68,6 +68,10 @@ type ui struct {
 	// keyGuard, is the end of the time a key may still have been meant
 	// for that one (see keyGuard).
 	lastGone, guardUntil time.Time
+	// interleaved: output about other questions (a notice, a settlement)
+	// was printed under the current question's card since its prompt:
+	// the next prompt says its verdict again first (red team AG F2).
+	interleaved bool
 }
 
 // keyGuard is how long after a question takes the prompt from another
@@ -136,7 +140,9 @@ func (u *ui) promptNext() {
 		}
 	}
 	u.out.breakLine()
-	u.out.print("\n" + renderQuestion(u.st, u.cur.q, u.c.o.Now(), len(u.queue)))
+	cols, rows := u.c.o.Size()
+	u.out.print("\n" + renderQuestionAt(u.st, u.cur.q, u.c.o.Now(), len(u.queue), cols, rows))
+	u.interleaved = false
 	u.prompt()
 }
 
@@ -182,7 +188,12 @@ func (u *ui) prompt() {
 		u.out.print(u.feedbackPrompt() + string(u.typing.buf))
 		return
 	}
-	u.out.print(promptText(u.st, u.cur.q, u.c.o.Now()))
+	cols, _ := u.c.o.Size()
+	if u.interleaved {
+		u.interleaved = false
+		u.out.print(recapBlock(u.st, u.cur.q, cols))
+	}
+	u.out.print(promptText(u.st, u.cur.q, u.c.o.Now(), cols))
 }
 
 // countDown rewrites the prompt line with the time left, on a terminal
@@ -239,8 +250,9 @@ func (u *ui) ask(q approverbot.Question) {
 	}
 	u.queue = append(u.queue, it)
 	if u.cur != nil || u.revoking != nil {
-		u.out.println(u.st.cyan("+") + " new question: " + summary(q.Request.Tool, q.Request.Arguments) +
+		u.out.println(u.st.cyan("+") + " new question: " + summary(q) +
 			u.st.dim(fmt.Sprintf(" (team %s; %d waiting)", line(q.Team), len(u.queue))))
+		u.interleaved = true
 		u.prompt()
 	}
 }
@@ -256,7 +268,7 @@ func (u *ui) resolve(r messages.Resolved) {
 	}
 	delete(u.items, r.RequestID)
 	u.queue = slices.DeleteFunc(u.queue, func(x *item) bool { return x == it })
-	u.out.println(settledLine(u.st, toolOf(it.q, &r), r))
+	u.out.println(settledLine(u.st, nameOf(it.q, &r), r))
 	if it == u.cur {
 		u.discard = u.raw && u.typing != nil
 		u.cur, u.typing, u.lastGone = nil, nil, time.Now()
@@ -264,6 +276,7 @@ func (u *ui) resolve(r messages.Resolved) {
 		u.prompt() // a grant id being typed
 		return
 	}
+	u.interleaved = true
 	u.prompt()
 }
 
@@ -499,7 +512,9 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	tool := toolOf(it.q, nil)
+	// The log line names the call, not only its tool (red team AG F2:
+	// "✓ Bash approved (once)" under a notice of another Bash call).
+	tool := nameOf(it.q, nil)
 	if err != nil {
 		u.out.println(u.st.yellow("!") + " " + tool + ": answer not sent: " + line(err.Error()))
 		if errors.Is(err, approverbot.ErrUnknownQuestion) || errors.Is(err, approverbot.ErrUnknownApprover) {

@@ -45,8 +45,10 @@
 //	                       grants.js, the service worker sw.js), style
 //	                       sheet and icon
 //
-// A link to one question, /#q-<request id> (a pager's), opens the page at
-// that card (static/deeplink.js). Signed out, the script keeps the fragment
+// A link to one question, /#q-<request id> (a pager's, and a notification's
+// click), opens the page at that card's head (static/deeplink.js), which
+// also shows a card's verdict again right above its buttons while the card
+// is taller than the window. Signed out, the script keeps the fragment
 // through the sign-in in the form's next field; next may only be the page,
 // "/" with a fragment (safeNext): anything else leads to "/", so the
 // sign-in is no open redirect. /#grants opens the Grants view.

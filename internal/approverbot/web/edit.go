@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 )
@@ -14,6 +15,10 @@ import (
 type editLine struct {
 	Shell bool
 	Text  string
+	// Lines is how many lines Text holds: the editor shows every one of
+	// them and says how many (red team AG F3: a 3-row editor hid the
+	// lines an edit of the first approved).
+	Lines int
 }
 
 // EditDraft is the editor's starting point as the API lists it: the
@@ -32,7 +37,7 @@ func (d *cardData) addEdit(q approverbot.Question, viewer string) {
 	if dr.TooLong() {
 		return
 	}
-	d.Edit = &editLine{Shell: dr.Shell, Text: dr.Text}
+	d.Edit = &editLine{Shell: dr.Shell, Text: dr.Text, Lines: strings.Count(dr.Text, "\n") + 1}
 }
 
 // editedAnswer is the answer of a POST /api/respond that carries an edit:

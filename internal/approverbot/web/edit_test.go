@@ -171,3 +171,39 @@ func TestListedCardsNameTheirDigest(t *testing.T) {
 	}
 	brokertest.WantDecision(t, pending.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 }
+
+// TestBrowserTheEditorShowsEveryLine (red team AG F3): the editor of a
+// 12-line script shows all 12 lines — no line behind a scroll bar, which
+// an edit of the first would approve unread — and says how many there
+// are, also after lines are added.
+func TestBrowserTheEditorShowsEveryLine(t *testing.T) {
+	script := "rm -rf build   # clean the build output first\n"
+	for i := 1; i <= 10; i++ {
+		script += "# note: the cache is rebuilt by make; nothing else is touched\n"
+	}
+	script += "git push --force origin main"
+	s := startServer(t, testConfig(t, "", "{insecure_cookies: true}"), Options{}, newFakeResponder(question("req-lines", script)))
+	browser := startBrowser(t, 1000, 900)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.login(s.srv.URL, "alice", alicePassword)
+	alice.cardShown("req-lines")
+	alice.do("open the editor", chromedp.Click(chromedp.CSS(`#q-req-lines [data-edit-open]`)))
+	fits := `(() => {
+		const ta = document.querySelector('#q-req-lines .edit-text');
+		return ta.scrollHeight <= ta.clientHeight + 1 ? 'fits' : 'hides ' + (ta.scrollHeight - ta.clientHeight) + 'px of ' + ta.scrollHeight;
+	})()`
+	if got := alice.eval(fits); got != "fits" {
+		t.Errorf("the editor of a 12-line script %s", got)
+	}
+	if got := alice.eval(`document.querySelector('#q-req-lines .edit-lines').textContent`); !strings.Contains(got, "12 lines") {
+		t.Errorf("the editor's line count says %q", got)
+	}
+	alice.do("add two lines", chromedp.SendKeys(chromedp.CSS(`#q-req-lines .edit-text`), "\nmake\nmake"))
+	if got := alice.eval(fits); got != "fits" {
+		t.Errorf("after two more lines the editor %s", got)
+	}
+	if got := alice.eval(`document.querySelector('#q-req-lines .edit-lines').textContent`); !strings.Contains(got, "14 lines") {
+		t.Errorf("after two more lines the count says %q", got)
+	}
+	alice.noProblems()
+}

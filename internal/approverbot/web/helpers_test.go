@@ -167,7 +167,7 @@ func question(id, command string) approverbot.Question {
 			Request: messages.Request{V: 1, RequestID: id, SessionID: "sess-1", AgentID: "pod-7", Tool: "bash",
 				Arguments: args},
 			Team: "default",
-			Risk: messages.Risk{Tier: "exec", Reason: "exec tools ask in auto-edit mode",
+			Risk: messages.Risk{Shell: true, Tier: "exec", Reason: "exec tools ask in auto-edit mode",
 				Subcommands: []messages.Verdict{{Command: command, Action: "ask"}}},
 			ExpiresAt:         time.Now().Add(5 * time.Minute),
 			ApprovalsRequired: 1,

@@ -47,18 +47,14 @@ type QuestionView struct {
 	HTML string `json:"html"`
 }
 
-// summaryOf is a question's one-line summary (see QuestionView.Summary).
+// summaryOf is a question's one-line summary (see QuestionView.Summary):
+// the core's (a shell call's command, any other call's arguments all
+// alike: red team AG F1), or the agent's description, named as such, for
+// a call without arguments.
 func summaryOf(v approverbot.View) string {
-	s := ""
-	switch {
-	case v.Ask != nil && len(v.Ask.Questions) > 0:
-		s = v.Ask.Questions[0].Question
-	case v.Command != "":
-		s = v.Command
-	case v.Description != "":
-		s = v.Description
-	default:
-		s = v.Args
+	s := v.Summary()
+	if s == "" && v.Description != "" {
+		s = "the agent says: " + v.Description
 	}
 	return card.Clip(card.OneLine(s), 140)
 }
@@ -101,11 +97,17 @@ type cardData struct {
 	Reason         string
 	SafetyOverride string
 	Subcommands    []verdictLine
-	Batch          []batchLine
-	ExpiresAt      string // RFC 3339, read by the page's countdown
-	ExpiresText    string // the same in words, for the first paint
-	Required       int
-	SoFar          []string
+	// NotAllowed are the sub-commands whose verdict is not allow: with
+	// the warnings and the safety override, the card repeats them right
+	// above its buttons when it is taller than the window (Recap; red
+	// team AG F12: the buttons of a tall card are far below its verdict).
+	NotAllowed  []verdictLine
+	Recap       bool
+	Batch       []batchLine
+	ExpiresAt   string // RFC 3339, read by the page's countdown
+	ExpiresText string // the same in words, for the first paint
+	Required    int
+	SoFar       []string
 	// SessionOffer and Always say what those answers grant (nil: not
 	// offered); NoSession and NoAlways why they are not offered;
 	// SessionGrants what Session grants, in words.
@@ -231,8 +233,13 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 		d.ExpiresText = timeLeft(v.ExpiresAt.Sub(now))
 	}
 	for _, s := range v.Subcommands {
-		d.Subcommands = append(d.Subcommands, verdictLine{Command: s.Command, Action: verdictClass(s.Action, "ask"), Rule: s.Rule, Reason: s.Reason})
+		l := verdictLine{Command: s.Command, Action: verdictClass(s.Action, "ask"), Rule: s.Rule, Reason: s.Reason}
+		d.Subcommands = append(d.Subcommands, l)
+		if s.Action != "allow" {
+			d.NotAllowed = append(d.NotAllowed, l)
+		}
 	}
+	d.Recap = len(d.Warnings) > 0 || d.SafetyOverride != "" || len(d.NotAllowed) > 0 || d.MoreSubcommands > 0
 	for _, b := range v.Batch {
 		d.Batch = append(d.Batch, batchLine{Tool: b.Tool, Args: b.Args})
 	}

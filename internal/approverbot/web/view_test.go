@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,38 @@ func TestLimiter(t *testing.T) {
 	l.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d full buckets survived the sweep", n)
+	}
+}
+
+// TestOnlyAShellCallsCommandGetsTheCommandBox (red team AG F1): the card's
+// "$" command box and the notification summary take a "command" argument
+// only from a call the brokers judged as a shell call; an MCP tool's
+// decoy "command" is shown among its arguments, alike.
+func TestOnlyAShellCallsCommandGetsTheCommandBox(t *testing.T) {
+	ch, err := New(testConfig(t, "", "{}"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := question("req-f1", "SELECT count(*) FROM users")
+	q.Request.Tool, q.Risk.Shell, q.Risk.Subcommands = "mcp__postgres__query", false, nil
+	q.Request.Description = "count the users"
+	q.Request.Arguments = json.RawMessage(`{"command":"SELECT count(*) FROM users","sql":"DROP TABLE users CASCADE"}`)
+	qv, err := ch.questionView(q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(qv.HTML, `class="command"`) || !strings.Contains(qv.HTML, "DROP TABLE users CASCADE") {
+		t.Errorf("an MCP call's card:\n%s", qv.HTML)
+	}
+	if !strings.Contains(qv.Summary, "DROP TABLE users CASCADE") || strings.Contains(qv.Summary, "count the users") {
+		t.Errorf("an MCP call's summary %q", qv.Summary)
+	}
+	q.Request.Tool, q.Risk.Shell = "bash", true
+	if qv, err = ch.questionView(q, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(qv.HTML, `<pre class="command"><span class="prompt" aria-hidden="true">$ </span>SELECT count(*) FROM users</pre>`) ||
+		qv.Summary != "SELECT count(*) FROM users" {
+		t.Errorf("a shell call's card (summary %q):\n%s", qv.Summary, qv.HTML)
 	}
 }

@@ -54,7 +54,9 @@
       if (!card || !list.contains(card)) return false;
       clearNotice();
       card.classList.add('deeplinked');
-      if (scroll && seen === null) card.scrollIntoView({ block: 'center' });
+      // The card's head, not its middle: a card taller than the window
+      // is read from its verdict down (red team AG F12).
+      if (scroll && seen === null) card.scrollIntoView({ block: 'start' });
       seen = card;
       return true;
     }
@@ -84,6 +86,25 @@
 
     window.addEventListener('hashchange', follow);
     follow();
+    recaps(list);
+  }
+
+  // recaps shows a card's verdict again right above its buttons (the
+  // server renders it, .recap) only while the card is taller than the
+  // window: there its verdict and its buttons are not in view together
+  // (red team AG F12). It is shown unless the card is known to fit.
+  function recaps(list) {
+    function size() {
+      for (const card of list.querySelectorAll('.card')) {
+        const r = card.querySelector('.recap');
+        if (!r) continue;
+        const own = r.hidden ? 0 : r.offsetHeight;
+        r.hidden = card.offsetHeight - own <= window.innerHeight;
+      }
+    }
+    new MutationObserver(size).observe(list, { childList: true, subtree: true });
+    window.addEventListener('resize', size);
+    size();
   }
 
   function start() {

@@ -26,6 +26,19 @@
     return '';
   }
 
+  // fit sizes an editor's text box to its text, so that no line of what
+  // an edit approves is out of view, and says how many lines it holds
+  // (red team AG F3: a 3-row box hid the rest of a script).
+  function fit(editor) {
+    const ta = editor.querySelector('.edit-text');
+    const lines = ta.value.split('\n').length;
+    ta.rows = Math.max(lines, 1);
+    ta.style.height = 'auto';
+    ta.style.height = (ta.scrollHeight + ta.offsetHeight - ta.clientHeight) + 'px';
+    editor.querySelector('.edit-lines').textContent =
+      '(' + lines + (lines === 1 ? ' line' : ' lines') + ', all shown: read them all before you approve)';
+  }
+
   function showError(editor, text) {
     const el = editor.querySelector('.edit-error');
     el.textContent = text;
@@ -89,6 +102,7 @@
     if (!editor) return;
     if (e.target.closest('[data-edit-open]')) {
       editor.hidden = false;
+      fit(editor);
       editor.querySelector('.edit-text').focus();
     } else if (e.target.closest('[data-edit-cancel]')) {
       editor.hidden = true;
@@ -101,6 +115,8 @@
 
   list.addEventListener('input', (e) => {
     const editor = e.target.closest('.editor');
-    if (editor && !editor.querySelector('.edit-error').hidden) showError(editor, problem(editor));
+    if (!editor) return;
+    fit(editor);
+    if (!editor.querySelector('.edit-error').hidden) showError(editor, problem(editor));
   });
 })();

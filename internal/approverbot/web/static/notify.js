@@ -112,6 +112,25 @@
     renderNotify();
   });
 
+  // openQuestion goes to the deep link of the question a notification was
+  // about, /#q-<id> (deeplink.js: its card's head scrolled to and
+  // outlined, or a notice when it is gone), even when the address already
+  // names it: a notification opens that question, not the page wherever
+  // it was (red team AG F10).
+  function openQuestion(id) {
+    const hash = '#q-' + encodeURIComponent(id);
+    if (location.hash === hash) history.replaceState(null, '', location.pathname + location.search);
+    location.hash = hash;
+  }
+
+  // The service worker's notifications (Chrome on Android) are tapped
+  // there: it asks the page to open the question.
+  if ('serviceWorker' in navigator) {
+    navigator.serviceWorker.addEventListener('message', (e) => {
+      if (e.data && e.data.type === 'signoff-open' && typeof e.data.id === 'string') openQuestion(e.data.id);
+    });
+  }
+
   async function notify(d, again) {
     if (!enabled()) return;
     const title = (again ? 'Still waiting: ' : 'Signoff: ') + (d.tool || 'a call') + ' needs an answer';
@@ -123,8 +142,7 @@
       n.onclick = () => {
         window.focus();
         n.close();
-        const card = document.getElementById('q-' + d.id);
-        if (card) card.scrollIntoView({ block: 'center' });
+        openQuestion(d.id);
       };
       shown.set(d.id, n);
     } catch (_) {
