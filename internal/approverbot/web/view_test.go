@@ -192,3 +192,26 @@ func TestOnlyAShellCallsCommandGetsTheCommandBox(t *testing.T) {
 		t.Errorf("a shell call's card (summary %q):\n%s", qv.Summary, qv.HTML)
 	}
 }
+
+// TestIdsAreSetInMonospaceAndTheRequesterIsTheAgentsWord (red team AG F6,
+// F11): in the page's proportional bold font I and l are one glyph, so
+// ci-3/cIaude passed for ci-3/claude where an Always grant names it; the
+// ids a grant is bound to are set as code. "for alice" is what the agent
+// says, not what the brokers verified.
+func TestIdsAreSetInMonospaceAndTheRequesterIsTheAgentsWord(t *testing.T) {
+	ch, err := New(testConfig(t, "", "{}"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := question("req-f6", "make deploy")
+	q.Request.AgentID, q.Request.RequestedBy = "ci-3/cIaude", "bob"
+	qv, err := ch.questionView(q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent <strong><code>ci-3/cIaude</code></strong>", "for <code>bob</code> (as the agent says)"} {
+		if !strings.Contains(qv.HTML, want) {
+			t.Errorf("the card lacks %q:\n%s", want, qv.HTML)
+		}
+	}
+}
