@@ -63,3 +63,32 @@ rules:
 		}
 	}
 }
+
+// TestRedTeamAIPatternsAndZshSequences: a pattern is the directory's names,
+// which the agent can create: a word mixing a pattern and an expansion may
+// be an option (F1: rg x *"$y" with a file named --pre=sh ran sh), and a
+// pattern is no literal variable name for test -v or read (F2, F3: a file
+// named x[$(cmd)] ran cmd). zsh expands {X..Y} over any two characters,
+// bash only letters or digits (F4: cat ~/.ssh{.../}id_rsa printed the key
+// in zsh).
+func TestRedTeamAIPatternsAndZshSequences(t *testing.T) {
+	p := progKPolicy(t, "rg", "date", "cat", "[", "test", "read", "echo", "ls", "wc")
+	wantActions(t, p, []bashCase{
+		{`rg x *"$y"`, policy.Ask},
+		{`rg x ?$y`, policy.Ask},
+		{`[ -v x* ]`, policy.Ask},
+		{`test -v x*`, policy.Ask},
+		{`[ * ]`, policy.Ask},
+		{`[ *"$y" ]`, policy.Ask},
+		{`read x* < evil`, policy.Ask},
+		{`rg x {-..-}-pre=sh`, policy.Ask},
+		{`cat /home/dev/.ssh{.../}id_rsa`, policy.Ask},
+		{`echo hi > .claude{.../}settings.json`, policy.Ask},
+		{`echo {a..9}`, policy.Ask},
+		{`[ -f *.txt ]`, policy.Allow},
+		{`ls *.go`, policy.Allow},
+		{`wc -l *.go`, policy.Allow},
+		{`echo {a..e} {1..10..2}`, policy.Allow},
+		{`cat src/*"$x".go`, policy.Allow},
+	})
+}

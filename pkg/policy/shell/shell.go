@@ -749,7 +749,8 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	var b strings.Builder
 	sw := shWord{lit: true}
 	if !shUnquoteParts(&b, w.Parts, false, &sw.glob) || shTildeUserWord(w) {
-		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w), lead: shLead(w.Parts)}
+		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w), lead: shLead(w.Parts),
+			glob: shPartsGlob(w.Parts)}
 		out.computed, out.vars = shWordSources(w.Parts, nil)
 		// ~NAME is user NAME's home in bash and, in zsh, the value of
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
@@ -862,6 +863,20 @@ func shUnquoteParts(b *strings.Builder, parts []syntax.WordPart, inDouble bool, 
 		*glob = true
 	}
 	return true
+}
+
+// shPartsGlob reports a word whose unquoted text holds a pathname
+// pattern, wherever its expansions stand: *"$y" is a pattern whose
+// matches are the directory's names (a file named --pre=sh among them),
+// as * is (red team AI F1).
+func shPartsGlob(parts []syntax.WordPart) bool {
+	open := false
+	for _, p := range parts {
+		if l, ok := p.(*syntax.Lit); ok && shScanGlob(l.Value, &open, true) {
+			return true
+		}
+	}
+	return false
 }
 
 // shBracketAcrossParts reports an unquoted '[' in one literal part closed

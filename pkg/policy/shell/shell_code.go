@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/signoff-dev/signoff/pkg/policy/globs"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -617,6 +618,12 @@ func (a *shAnalyzer) nameArgOf(w shWord, what string, assigns bool) {
 		a.codeUnknown(what + " takes the variable name " + w.text + ", which is not a literal")
 		return
 	}
+	if w.glob {
+		// read x*: the names are the directory's, and a file named
+		// x[$(cmd)] is one (red team AI F2, F3).
+		a.codeUnknown(what + " takes the variable names the pattern " + w.text + " matches, which may hold a subscript that runs code")
+		return
+	}
 	name, sub, hasSub := strings.Cut(w.text, "[")
 	if hasSub {
 		sub = strings.TrimSuffix(sub, "]")
@@ -855,6 +862,11 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 	for i, w := range args {
 		maybe := false // w is not -v itself but may be
 		switch {
+		case w.glob && w.g != nil && (globs.Intersects(w.g, shDashV) || globs.Intersects(w.g, shDashR)):
+			// [ * ], [ [-x]* ]: a pattern may match a file named -v and
+			// one named x[$(cmd)] (red team AI F2).
+			a.codeUnknown(name + " may read the names the pattern " + w.text + " matches as -v and a variable name, whose subscript runs code")
+			return
 		case w.lit:
 			if w.text != "-v" && w.text != "-R" {
 				continue
@@ -881,6 +893,12 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 		a.nameArgOf(args[i+1], what, false)
 	}
 }
+
+// shDashV and shDashR are the operators of test that evaluate a name.
+var (
+	shDashV = globs.Literal(nil, "-v")
+	shDashR = globs.Literal(nil, "-R")
+)
 
 // shNumericWord reports a word that is a plain expansion of parameters
 // bash keeps a number ($#, $?), which no value can turn into an option.

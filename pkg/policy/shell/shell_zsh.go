@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -302,7 +303,43 @@ func zshWordDiffers(w *syntax.Word, src string) string {
 	if r := zshBraceExpansion(w, src); r != "" {
 		return r
 	}
+	if r := zshCharSequence(w, src); r != "" {
+		return r
+	}
 	return zshPartsDiffer(w.Parts, src)
+}
+
+// zshCharSequence: zsh expands {X..Y} over any two characters (the code
+// points between them), bash only when both are letters or both digits:
+// {-..-}-pre=sh is --pre=sh in zsh and text in bash, .ssh{/../}id_rsa is
+// .ssh/id_rsa (red team AI F4).
+func zshCharSequence(w *syntax.Word, src string) string {
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		for _, m := range zshCharRange.FindAllStringSubmatch(l.Value, -1) {
+			x, y := m[1], m[2]
+			if zshSameClass(x, y) {
+				continue
+			}
+			return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is a sequence of characters (%s), which bash leaves as text", zshSnippet(src, w.Pos().Offset()), m[0])
+		}
+	}
+	return ""
+}
+
+// zshCharRange matches a brace sequence of two single characters, with an
+// optional step.
+var zshCharRange = regexp.MustCompile(`\{(\\?.)\.\.(\\?.)(?:\.\.-?[0-9]+)?\}`)
+
+// zshSameClass reports two ends bash and zsh both expand alike: two ASCII
+// letters or two digits.
+func zshSameClass(x, y string) bool {
+	letter := func(s string) bool { return len(s) == 1 && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') }
+	digit := func(s string) bool { return len(s) == 1 && s[0] >= '0' && s[0] <= '9' }
+	return letter(x) && letter(y) || digit(x) && digit(y)
 }
 
 // zshBraceExpansion: zsh expands parameters and substitutions before
