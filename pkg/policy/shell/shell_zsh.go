@@ -316,7 +316,7 @@ func zshWordDiffers(w *syntax.Word, src string) string {
 func zshCharSequence(w *syntax.Word, src string) string {
 	for _, p := range w.Parts {
 		l, ok := p.(*syntax.Lit)
-		if !ok {
+		if !ok || !strings.Contains(l.Value, "..") {
 			continue
 		}
 		for _, m := range zshCharRange.FindAllStringSubmatch(l.Value, -1) {
