@@ -524,19 +524,7 @@ func cellWidth(r rune) int {
 
 // clipCells shortens s (one line, no colours) to at most n cells, marking
 // the cut with "…".
-func clipCells(s string, n int) string {
-	if cellsOf(s) <= n {
-		return s
-	}
-	used := 1 // the ellipsis
-	for i, r := range s {
-		if used+cellWidth(r) > n {
-			return s[:i] + "…"
-		}
-		used += cellWidth(r)
-	}
-	return s
-}
+func clipCells(s string, n int) string { return card.ClipWidth(s, n, cellWidth) }
 
 // cellsOf is the width of s in cells.
 func cellsOf(s string) int {
