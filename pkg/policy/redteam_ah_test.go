@@ -85,6 +85,14 @@ func TestRedTeamAIPatternsAndZshSequences(t *testing.T) {
 		{`cat /home/dev/.ssh{.../}id_rsa`, policy.Ask},
 		{`echo hi > .claude{.../}settings.json`, policy.Ask},
 		{`echo {a..9}`, policy.Ask},
+		// Red team AJ: a quoted end is an end to zsh (F1); bash's {Z..a}
+		// makes a backslash and a backquote it reads again (F2).
+		{`cat /home/dev/.ssh{..."/"}id_rsa`, policy.Ask},
+		{`cat /home/dev/.ssh{'.'..'/'}id_rsa`, policy.Ask},
+		{`rg x {"-"..-}-pre=sh`, policy.Ask},
+		{`cat .{b..Y..6}env`, policy.Ask},
+		{`echo {a..Z}`, policy.Ask},
+		{`echo {A..E} {1..10..2} {x,y}..z`, policy.Allow},
 		{`[ -f *.txt ]`, policy.Allow},
 		{`ls *.go`, policy.Allow},
 		{`wc -l *.go`, policy.Allow},

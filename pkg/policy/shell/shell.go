@@ -653,7 +653,7 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	litFr.wrappers = slices.Clone(fr.wrappers)
 	switch {
 	case !ok:
-		a.emit(words, fr, "brace expansion is too large to analyse", shCmdInfo{})
+		a.emit(words, fr, "brace expansion is too large to analyse, or runs through characters bash reads again ({Z..a})", shCmdInfo{})
 	case slices.ContainsFunc(words, func(w shWord) bool { return w.alts != nil }):
 		a.resolveEachValue(words, fr)
 	default:
@@ -1231,6 +1231,12 @@ func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
 	}
 	if utf8.RuneCountInString(from) == 1 && utf8.RuneCountInString(to) == 1 && len(from) == 1 && len(to) == 1 {
 		x, y := int(from[0]), int(to[0])
+		if !shSeqLetter(from[0]) || !shSeqLetter(to[0]) || (x <= 'Z') != (y <= 'Z') {
+			// {Z..a} runs through [ \ ] ^ _ and a backquote, which bash
+			// reads again as quotes and substitutions (red team AJ F2):
+			// not enumerated.
+			return nil, false
+		}
 		var out []string
 		for i := 0; i <= (max(x, y)-min(x, y))/step; i++ {
 			v := x + i*step
@@ -1243,6 +1249,10 @@ func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// shSeqLetter reports an ASCII letter, the characters a brace sequence
+// over letters may run between.
+func shSeqLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // emit records the command words run in the frame fr. reason, when not
 // empty, makes the command unanalysable.
@@ -1788,7 +1798,7 @@ func (a *shAnalyzer) zeroDirReadings(args []*syntax.Word, fr shFrame) {
 		f := fr
 		f.wrappers = slices.Clone(fr.wrappers)
 		if !ok {
-			a.emit(words, f, "brace expansion is too large to analyse", shCmdInfo{})
+			a.emit(words, f, "brace expansion is too large to analyse, or runs through characters bash reads again ({Z..a})", shCmdInfo{})
 			continue
 		}
 		a.resolve(slices.Clone(words), f)

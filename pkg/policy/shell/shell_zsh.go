@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
-	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -310,36 +312,78 @@ func zshWordDiffers(w *syntax.Word, src string) string {
 }
 
 // zshCharSequence: zsh expands {X..Y} over any two characters (the code
-// points between them), bash only when both are letters or both digits:
-// {-..-}-pre=sh is --pre=sh in zsh and text in bash, .ssh{/../}id_rsa is
-// .ssh/id_rsa (red team AI F4).
+// points between them), also quoted ones, bash only over two unquoted
+// letters or numbers: {-..-}-pre=sh is --pre=sh in zsh and text in bash,
+// .ssh{.../}id_rsa and .ssh{..."/"}id_rsa are .ssh/id_rsa (red teams AI
+// F4, AJ F1). The word's parts are read joined, each character marked
+// quoted or not.
 func zshCharSequence(w *syntax.Word, src string) string {
-	for _, p := range w.Parts {
-		l, ok := p.(*syntax.Lit)
-		if !ok || !strings.Contains(l.Value, "..") {
-			continue
-		}
-		for _, m := range zshCharRange.FindAllStringSubmatch(l.Value, -1) {
-			x, y := m[1], m[2]
-			if zshSameClass(x, y) {
+	var text []byte
+	var quoted []bool
+	add := func(s string, q bool) {
+		for i := 0; i < len(s); i++ {
+			if !q && s[i] == '\\' && i+1 < len(s) {
+				i++
+				text, quoted = append(text, s[i]), append(quoted, true)
 				continue
 			}
-			return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is a sequence of characters (%s), which bash leaves as text", zshSnippet(src, w.Pos().Offset()), m[0])
+			text, quoted = append(text, s[i]), append(quoted, q)
+		}
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			add(p.Value, false)
+		case *syntax.SglQuoted:
+			add(p.Value, true)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					add(l.Value, true)
+				} else {
+					add("\x00", true) // an expansion: zshBraceExpansion's
+				}
+			}
+		default:
+			add("\x00", true)
+		}
+	}
+	if !bytes.Contains(text, []byte("..")) {
+		return ""
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' || quoted[i] {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && !(text[j] == '}' && !quoted[j]) && !(text[j] == ',' && !quoted[j]) && !(text[j] == '{' && !quoted[j]) {
+			j++
+		}
+		if j >= len(text) || text[j] != '}' {
+			continue
+		}
+		ends := strings.Split(string(text[i+1:j]), "..")
+		if len(ends) < 2 || len(ends) > 3 {
+			continue
+		}
+		if anyQuoted(quoted[i+1:j]) || !zshSameClass(ends[0], ends[1]) {
+			return fmt.Sprintf("in zsh, which may run this command (Claude Code's Bash tool on macOS), %q is a sequence of characters ({%s}), which bash leaves as text", zshSnippet(src, w.Pos().Offset()), text[i+1:j])
 		}
 	}
 	return ""
 }
 
-// zshCharRange matches a brace sequence of two single characters, with an
-// optional step.
-var zshCharRange = regexp.MustCompile(`\{(\\?.)\.\.(\\?.)(?:\.\.-?[0-9]+)?\}`)
+func anyQuoted(q []bool) bool { return slices.Contains(q, true) }
 
 // zshSameClass reports two ends bash and zsh both expand alike: two ASCII
-// letters or two digits.
+// letters of one case (bash runs from Z to a through [ \ ] ^ _ and a
+// backquote, which it reads again: red team AJ F2), or two integers.
 func zshSameClass(x, y string) bool {
-	letter := func(s string) bool { return len(s) == 1 && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') }
-	digit := func(s string) bool { return len(s) == 1 && s[0] >= '0' && s[0] <= '9' }
-	return letter(x) && letter(y) || digit(x) && digit(y)
+	lower := func(s string) bool { return len(s) == 1 && s[0] >= 'a' && s[0] <= 'z' }
+	upper := func(s string) bool { return len(s) == 1 && s[0] >= 'A' && s[0] <= 'Z' }
+	_, ex := strconv.Atoi(x)
+	_, ey := strconv.Atoi(y)
+	return lower(x) && lower(y) || upper(x) && upper(y) || ex == nil && ey == nil
 }
 
 // zshBraceExpansion: zsh expands parameters and substitutions before
