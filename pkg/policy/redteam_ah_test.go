@@ -72,7 +72,7 @@ rules:
 // bash only letters or digits (F4: cat ~/.ssh{.../}id_rsa printed the key
 // in zsh).
 func TestRedTeamAIPatternsAndZshSequences(t *testing.T) {
-	p := progKPolicy(t, "rg", "date", "cat", "[", "test", "read", "echo", "ls", "wc")
+	p := progKPolicy(t, "rg", "date", "cat", "[", "test", "read", "echo", "ls", "wc", "cd", "exit")
 	wantActions(t, p, []bashCase{
 		{`rg x *"$y"`, policy.Ask},
 		{`rg x ?$y`, policy.Ask},
@@ -93,6 +93,14 @@ func TestRedTeamAIPatternsAndZshSequences(t *testing.T) {
 		{`cat .{b..Y..6}env`, policy.Ask},
 		{`echo {a..Z}`, policy.Ask},
 		{`echo {A..E} {1..10..2} {x,y}..z`, policy.Allow},
+		// AJ F4, F5: zsh evaluates the names exit * matches, and test
+		// -t's descriptor, as math.
+		{`cd d && exit *`, policy.Ask},
+		{`read x < f; [ -t x ]`, policy.Ask},
+		{`[ -t "$(cat f)" ]`, policy.Ask},
+		{`[ -t p* ]`, policy.Ask},
+		{`[ -t 1 ] && echo tty`, policy.Allow},
+		{`[ "$a" = "$b" ] && [ "$x" -eq 0 ]`, policy.Allow},
 		{`[ -f *.txt ]`, policy.Allow},
 		{`ls *.go`, policy.Allow},
 		{`wc -l *.go`, policy.Allow},

@@ -732,6 +732,11 @@ func (a *shAnalyzer) mathBuiltin(name string, args []shWord) {
 // F4), so only numbers and names the script sets to numbers pass.
 func (a *shAnalyzer) mathArg(w shWord, ctx string) {
 	switch {
+	case w.glob:
+		// exit *: the names the pattern matches, path[$(cmd)] among them
+		// (red team AJ F4).
+		a.codeUnknown(ctx + " evaluates the names the pattern " + w.text + " matches as a math expression, whose subscript runs code")
+		return
 	case w.lit:
 		a.arithText(w.text, a.cur.start, ctx)
 		return
@@ -868,6 +873,11 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 			a.codeUnknown(name + " may read the names the pattern " + w.text + " matches as -v and a variable name, whose subscript runs code")
 			return
 		case w.lit:
+			if w.text == "-t" && i+1 < len(args) {
+				// zsh evaluates test -t's descriptor as math (red team
+				// AJ F5: [ -t x ] with x from a file ran its subscript).
+				a.mathArg(args[i+1], "zsh's "+name+" -t")
+			}
 			if w.text != "-v" && w.text != "-R" {
 				continue
 			}
@@ -886,13 +896,22 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 		if i+1 >= len(args) {
 			continue
 		}
+		if maybe && args[i+1].lit && shTestBinary[args[i+1].text] {
+			continue // [ "$a" = "$b" ]: an operand, compared
+		}
 		what := name + " -v"
 		if maybe {
 			what = name + " (" + w.text + " may be -v)"
+			a.mathArg(args[i+1], "zsh's "+name+" ("+w.text+" may be -t)")
 		}
 		a.nameArgOf(args[i+1], what, false)
 	}
 }
+
+// shTestBinary are test's binary operators: a word before one is its
+// left operand, whatever its value.
+var shTestBinary = map[string]bool{"=": true, "==": true, "!=": true, "<": true, ">": true, "-eq": true, "-ne": true,
+	"-lt": true, "-le": true, "-gt": true, "-ge": true, "-nt": true, "-ot": true, "-ef": true, "=~": true}
 
 // shDashV and shDashR are the operators of test that evaluate a name.
 var (

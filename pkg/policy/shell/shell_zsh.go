@@ -318,6 +318,11 @@ func zshWordDiffers(w *syntax.Word, src string) string {
 // F4, AJ F1). The word's parts are read joined, each character marked
 // quoted or not.
 func zshCharSequence(w *syntax.Word, src string) string {
+	if a, b := int(w.Pos().Offset()), int(w.End().Offset()); a >= 0 && b <= len(src) && a <= b {
+		if t := src[a:b]; !strings.Contains(t, "..") || !strings.Contains(t, "{") {
+			return "" // the cheap test: most words hold neither
+		}
+	}
 	var text []byte
 	var quoted []bool
 	add := func(s string, q bool) {
