@@ -31,6 +31,10 @@ func TestRedTeamAFValuesKnownOnlyAtRunTime(t *testing.T) {
 		{`[ $# -eq 0 ]`, policy.Allow},
 		{`[ ! -f "$f" ]`, policy.Allow},
 		{`test "$1" != --help`, policy.Allow},
+		// The word after a unary operator that is never binary is its
+		// operand; past it the words are read again.
+		{`[ -n "$a" -a -n "$b" ]`, policy.Allow},
+		{`[ -n "$a" "$b" "$c" "$d" ]`, policy.Ask},
 		// F5: zsh's math arguments.
 		{`read -r x <<< "path[\$(id)]"; exit "$x"`, policy.Ask},
 		{`read -r x < data5.txt; return "$x"`, policy.Ask},

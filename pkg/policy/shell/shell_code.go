@@ -865,6 +865,9 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 		args = args[:len(args)-1]
 	}
 	for i, w := range args {
+		if i > 0 && args[i-1].lit && shTestUnary[args[i-1].text] && !w.glob && !w.splits {
+			continue // [ -n "$a" ]: the operand of -n, whatever its value
+		}
 		maybe := false // w is not -v itself but may be
 		switch {
 		case w.glob && w.g != nil && (globs.Intersects(w.g, shDashV) || globs.Intersects(w.g, shDashR)):
@@ -912,6 +915,12 @@ func (a *shAnalyzer) testBuiltin(name string, args []shWord) {
 // left operand, whatever its value.
 var shTestBinary = map[string]bool{"=": true, "==": true, "!=": true, "<": true, ">": true, "-eq": true, "-ne": true,
 	"-lt": true, "-le": true, "-gt": true, "-ge": true, "-nt": true, "-ot": true, "-ef": true, "=~": true}
+
+// shTestUnary are test's unary operators that are never binary (-a and
+// -o are both): the word after one is its operand.
+var shTestUnary = map[string]bool{"-b": true, "-c": true, "-d": true, "-e": true, "-f": true, "-g": true,
+	"-h": true, "-k": true, "-p": true, "-r": true, "-s": true, "-u": true, "-w": true, "-x": true, "-G": true,
+	"-L": true, "-N": true, "-O": true, "-S": true, "-z": true, "-n": true}
 
 // shDashV and shDashR are the operators of test that evaluate a name.
 var (
