@@ -65,10 +65,7 @@ func TestRedTeamAFValuesKnownOnlyAtRunTime(t *testing.T) {
 // which git commit and checkout run (F1); and the hosts' own sign-in
 // tokens were readable (L2).
 func TestRedTeamAFHostAndHookFiles(t *testing.T) {
-	p, err := policy.Parse(append([]byte("home: /home/dev\n"), policy.DefaultYAML()...), "builtin.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := builtinPolicy(t)
 	for _, tc := range []struct {
 		tool, path string
 		want       policy.Action

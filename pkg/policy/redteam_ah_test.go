@@ -48,10 +48,7 @@ rules:
 		{`git bisect log`, policy.Allow},
 		{`git log --oneline`, policy.Allow},
 	})
-	builtin, err := policy.Parse(append([]byte("home: /home/dev\n"), policy.DefaultYAML()...), "builtin.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	builtin := builtinPolicy(t)
 	for path, want := range map[string]policy.Action{
 		"lefthook-local.yaml": policy.Ask, "lefthook.toml": policy.Ask, ".lefthook.json": policy.Ask,
 		".config/lefthook.toml": policy.Ask, ".lefthook-local/pre-commit": policy.Ask,

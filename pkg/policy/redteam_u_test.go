@@ -214,10 +214,7 @@ func TestDoubleStarBesideQuotedSlashes(t *testing.T) {
 // themselves, a BSD sed script GNU reads as an option's value, and verbs
 // that mint a token from the stored credentials.
 func TestRedTeamZWrites(t *testing.T) {
-	def, err := policy.Parse(append([]byte("home: /home/dev\n"), policy.DefaultYAML()...), "builtin.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := builtinPolicy(t)
 	wantActions(t, def, []bashCase{
 		{`mv cfg .claude`, policy.Ask},
 		{`ln -s evil .gemini`, policy.Ask},
@@ -246,4 +243,11 @@ rules:
 		{`npm token list`, policy.Deny},
 		{`aws sts get-caller-identity`, policy.Allow},
 	})
+}
+
+// builtinPolicy is the built-in policy with the home /home/dev, as a
+// broker with --policy builtin judges a developer's calls.
+func builtinPolicy(t *testing.T) *policy.Policy {
+	t.Helper()
+	return mustParsePolicy(t, "builtin.yaml", "home: /home/dev\n"+string(policy.DefaultYAML()))
 }
