@@ -653,7 +653,7 @@ func (a *shAnalyzer) call(c *syntax.CallExpr) {
 	litFr.wrappers = slices.Clone(fr.wrappers)
 	switch {
 	case !ok:
-		a.emit(words, fr, "brace expansion is too large to analyse, or runs through characters bash reads again ({Z..a})", shCmdInfo{})
+		a.emit(words, fr, "brace expansion is too large to analyse, runs through characters bash reads again ({Z..a}), or numbers its terms differently in bash and zsh ({+1..3}, {-0..2}, {1..9..02})", shCmdInfo{})
 	case slices.ContainsFunc(words, func(w shWord) bool { return w.alts != nil }):
 		a.resolveEachValue(words, fr)
 	default:
@@ -1198,6 +1198,9 @@ func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
 	from, to := lit(0), lit(1)
 	step := 1
 	if len(be.Elems) == 3 {
+		if shSeqPadded(lit(2)) || strings.HasPrefix(lit(2), "+") {
+			return nil, false // zsh pads by the step's width, bash does not
+		}
 		s, err := strconv.Atoi(lit(2))
 		if err != nil {
 			return nil, false
@@ -1219,13 +1222,31 @@ func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
 		if n >= shMaxBraceWords {
 			return nil, false
 		}
+		// A bound written with a leading zero pads every term to the
+		// wider bound's width ({01..10} is 01 02 … 10). Signed bounds
+		// with zeros ({-0..2}, {0..-02}) pad differently in bash and
+		// zsh, and a plus sign ({+1..3}) is a sequence only in bash:
+		// neither is enumerated.
+		width := 0
+		if shSeqPadded(from) || shSeqPadded(to) {
+			if !shSeqDigits(from) || !shSeqDigits(to) {
+				return nil, false
+			}
+			width = max(len(from), len(to))
+		} else if shSeqSignedZero(from) || shSeqSignedZero(to) {
+			return nil, false
+		}
 		out := make([]string, 0, n+1)
 		for i := 0; i <= n; i++ {
 			v := x + i*step
 			if y < x {
 				v = x - i*step
 			}
-			out = append(out, strconv.Itoa(v))
+			t := strconv.Itoa(v)
+			if len(t) < width {
+				t = strings.Repeat("0", width-len(t)) + t
+			}
+			out = append(out, t)
 		}
 		return out, true
 	}
@@ -1248,6 +1269,24 @@ func shBraceSequence(be *syntax.BraceExp) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// shSeqPadded reports a sequence bound or step whose digits, after any
+// sign, start with a zero and go on: the shells pad the terms.
+func shSeqPadded(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 1 && s[0] == '0'
+}
+
+// shSeqSignedZero reports a bound with a plus sign or a minus before a
+// zero, which bash and zsh read differently.
+func shSeqSignedZero(s string) bool {
+	return strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-0")
+}
+
+// shSeqDigits reports a bound written with digits only, no sign.
+func shSeqDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // shSeqLetter reports an ASCII letter, the characters a brace sequence
@@ -1798,7 +1837,7 @@ func (a *shAnalyzer) zeroDirReadings(args []*syntax.Word, fr shFrame) {
 		f := fr
 		f.wrappers = slices.Clone(fr.wrappers)
 		if !ok {
-			a.emit(words, f, "brace expansion is too large to analyse, or runs through characters bash reads again ({Z..a})", shCmdInfo{})
+			a.emit(words, f, "brace expansion is too large to analyse, runs through characters bash reads again ({Z..a}), or numbers its terms differently in bash and zsh ({+1..3}, {-0..2}, {1..9..02})", shCmdInfo{})
 			continue
 		}
 		a.resolve(slices.Clone(words), f)

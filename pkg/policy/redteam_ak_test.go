@@ -1,0 +1,36 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// TestBraceSequencesNumberTheirTermsAsTheShellsDo: a bound written with a
+// leading zero pads every term to the wider bound's width in bash and zsh
+// ({01..03} is 01 02 03), so the engine reads the padded names; where the
+// two shells number terms differently (a plus sign, a signed zero, a
+// padded step) the word is not enumerated and asks.
+func TestBraceSequencesNumberTheirTermsAsTheShellsDo(t *testing.T) {
+	p := mustParsePolicy(t, "seq.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "bash(echo *)", action: allow }
+  - { rule: "@files(**/key01)", action: deny }
+  - { rule: "@files(**/key007)", action: deny }
+`)
+	wantActions(t, p, []bashCase{
+		{`cat key{01..01}`, policy.Deny},
+		{`cat key{1..01}`, policy.Deny},
+		{`cat key{005..8}`, policy.Deny},
+		{`cat key{1..1}`, policy.Allow},
+		{`cat key{5..8}`, policy.Allow},
+		{`echo {01..10}`, policy.Allow},
+		{`echo {-1..2}`, policy.Allow},
+		{`echo {+1..3}`, policy.Ask},
+		{`echo {-0..2}`, policy.Ask},
+		{`echo {0..-02}`, policy.Ask},
+		{`echo {1..10..03}`, policy.Ask},
+	})
+}
