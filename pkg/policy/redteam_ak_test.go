@@ -34,3 +34,20 @@ rules:
 		{`echo {1..10..03}`, policy.Ask},
 	})
 }
+
+// TestZshMathTakesAnArithmeticExpansionAsANumber: an argument zsh
+// evaluates as math (exit, return, shift…) that is one arithmetic
+// expansion is a number, whose own expression is judged where it is
+// expanded; anything more stays unknown.
+func TestZshMathTakesAnArithmeticExpansionAsANumber(t *testing.T) {
+	p := builtinPolicy(t)
+	wantActions(t, p, []bashCase{
+		{`exit "$((1))"`, policy.Allow},
+		{`exit $((1+2))`, policy.Allow},
+		{`exit $(($# > 0))`, policy.Allow},
+		{`read a < f; exit $((a))`, policy.Ask},
+		{`read a < f; exit "$((a+1))"`, policy.Ask},
+		{`exit "$((1))x"`, policy.Ask},
+		{`exit "$(( $(cat f) ))"`, policy.Ask},
+	})
+}

@@ -341,6 +341,10 @@ type shWord struct {
 	// lead says how the word's value begins, from its parsed parts, for
 	// a word that is not a literal (shLead); leadUnset elsewhere.
 	lead shLeadKind
+	// number: the word is one arithmetic expansion ($((…)), quoted or
+	// not), whose value is a number (zsh's Inf and NaN are constants in
+	// math, not names).
+	number bool
 }
 
 // shLeadKind is how a word's value begins: what decides whether it may
@@ -752,6 +756,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		out := shWord{text: a.source(w), g: a.shGlobOfWord(w), vanish: shMayVanish(w), splits: shMaySplit(w), lead: shLead(w.Parts),
 			glob: shPartsGlob(w.Parts)}
 		out.computed, out.vars = shWordSources(w.Parts, nil)
+		out.number = shArithOnly(w.Parts)
 		// ~NAME is user NAME's home in bash and, in zsh, the value of
 		// the parameter NAME (x=~/.ssh; cat ~x/id_rsa), or what the
 		// function zsh_directory_name says for ~[…]: any directory.
@@ -770,6 +775,22 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		sw.vanish = a.patternsMayVanish()
 	}
 	return sw
+}
+
+// shArithOnly reports parts that are one arithmetic expansion, alone or
+// alone in double quotes.
+func shArithOnly(parts []syntax.WordPart) bool {
+	if len(parts) != 1 {
+		return false
+	}
+	if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+		parts = dq.Parts
+		if len(parts) != 1 {
+			return false
+		}
+	}
+	_, ok := parts[0].(*syntax.ArithmExp)
+	return ok
 }
 
 // patternsMayVanish reports whether the script may make a pattern that

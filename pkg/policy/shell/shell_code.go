@@ -748,6 +748,10 @@ func (a *shAnalyzer) mathArg(w shWord, ctx string) {
 			}
 		}
 		return
+	case w.number:
+		// exit "$((n+1))": a number; the expansion's own expression is
+		// judged where it is expanded.
+		return
 	case w.computed || len(w.vars) == 0:
 		a.codeUnknown(ctx + " evaluates " + w.text + " as a math expression, and its value is unknown (a value like a[$(cmd)] runs cmd)")
 		return
