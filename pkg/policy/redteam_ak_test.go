@@ -51,3 +51,24 @@ func TestZshMathTakesAnArithmeticExpansionAsANumber(t *testing.T) {
 		{`exit "$(( $(cat f) ))"`, policy.Ask},
 	})
 }
+
+// TestGitConfiguredToolsAsk: git difftool and git mergetool without a
+// command of their own run the tool the git configuration names, a
+// program nobody judged (red team AH L5), as git --ext-diff does.
+func TestGitConfiguredToolsAsk(t *testing.T) {
+	p := mustParsePolicy(t, "git.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "bash(ls *)", action: allow }
+`)
+	wantActions(t, p, []bashCase{
+		{`git difftool`, policy.Ask},
+		{`git difftool HEAD~1 -- a.go`, policy.Ask},
+		{`git difftool -y main`, policy.Ask},
+		{`git mergetool`, policy.Ask},
+		{`git difftool --tool-help`, policy.Allow},
+		{`git mergetool --tool-help`, policy.Allow},
+		{`git diff HEAD~1`, policy.Allow},
+	})
+}

@@ -368,6 +368,7 @@ func programUse(spec *progSpec, words []shWord) progUse {
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
+		u.gitConfiguredTool(words)
 		u.gitFormatPatch(words)
 		u.gitNotesMessage(words)
 		u.gitSourceRepository(words)
@@ -1536,6 +1537,30 @@ func (u *progUse) gitOperands(w []shWord, revisions bool) (a gitArgs) {
 		a.words = append(a.words, t)
 	}
 	return a
+}
+
+// gitConfiguredTool asks for git difftool and git mergetool without a
+// command of their own (-x, --extcmd: judged as the command they hold):
+// they run the tool the configuration names (diff.tool and
+// difftool.<tool>.cmd, merge.tool), a program the policy does not see,
+// as git --ext-diff runs the configured external diff. --tool-help only
+// lists the tools.
+func (u *progUse) gitConfiguredTool(w []shWord) {
+	if u.global >= len(w) || !w[u.global].lit {
+		return
+	}
+	sub := w[u.global].text
+	if sub != "difftool" && sub != "mergetool" {
+		return
+	}
+	ops := u.gitOperands(w, true)
+	for _, o := range ops.opts {
+		if o == "--tool-help" || strings.HasPrefix(o, "--extcmd") ||
+			!strings.HasPrefix(o, "--") && strings.ContainsRune(o[1:], 'x') {
+			return
+		}
+	}
+	u.setAsk("git " + sub + " runs the tool the git configuration names, a program the policy does not see")
 }
 
 // gitOptionName is the option word s with its long option's name in
