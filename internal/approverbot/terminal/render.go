@@ -110,6 +110,8 @@ func nameOf(q approverbot.Question, r *messages.Resolved) string {
 type field struct {
 	key   string
 	value json.RawMessage
+	// keyed: the field is an object's member (its key may be empty).
+	keyed bool
 }
 
 // fields decodes a JSON object keeping its key order; anything else is one
@@ -133,7 +135,7 @@ func fields(raw json.RawMessage) []field {
 		if err := dec.Decode(&v); err != nil {
 			return []field{{value: raw}}
 		}
-		out = append(out, field{key: key, value: v})
+		out = append(out, field{key: key, value: v, keyed: true})
 	}
 	return out
 }
@@ -152,6 +154,18 @@ func valueText(v json.RawMessage) (text, s string, isString bool) {
 		return string(v), "", false
 	}
 	return buf.String(), "", false
+}
+
+// keyText shows an argument's key: bare when it is a plain name (ASCII
+// letters, digits, _ - . and not empty), else in quotes as a string value
+// is, so that a key cannot pass for the end of a value and more
+// arguments (red team AL F1: the key `dry_run: true, "confirm"` with the
+// value false read as dry_run true).
+func keyText(k string) string {
+	if k != "" && strings.TrimLeft(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == "" {
+		return k
+	}
+	return line(quoteString(k))
 }
 
 // quoteString is s in double quotes, its quotes and backslashes escaped.
@@ -453,8 +467,8 @@ func argumentsText(raw json.RawMessage) string {
 			b.WriteString("\n")
 		}
 		v, str, isString := valueText(f.value)
-		if f.key != "" {
-			b.WriteString(line(f.key) + ": ")
+		if f.keyed {
+			b.WriteString(keyText(f.key) + ": ")
 		}
 		if !isString || !strings.Contains(str, "\n") {
 			b.WriteString(line(v))

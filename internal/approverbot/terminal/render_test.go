@@ -482,3 +482,19 @@ func TestArgumentsShowTheirJSONType(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentKeysCannotForgeArguments (red team AL F1): a key that is not
+// a plain name is shown in quotes, so `dry_run: true, "confirm"` with the
+// value false does not read as a dry_run argument set to true; an empty
+// key is shown too.
+func TestArgumentKeysCannotForgeArguments(t *testing.T) {
+	got := argumentsText(json.RawMessage(`{"sql":"DELETE FROM t","dry_run: true, \"confirm\"":false,"":"x","file_path":"a"}`))
+	for _, want := range []string{`sql: "DELETE FROM t"`, `"dry_run: true, \"confirm\"": false`, `"": "x"`, `file_path: "a"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the arguments lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\ndry_run: true") {
+		t.Errorf("a key reads as an argument of its own:\n%s", got)
+	}
+}
