@@ -169,12 +169,33 @@ func (h *harness) Heal() bool  { return false }
 func (h *harness) Secrets() []string { return nil }
 
 // Edit presses e, erases the command the editor starts with (Ctrl-U),
-// types text and Enter, and returns the answer's log line.
+// types text and Enter, approves the changed call the terminal then shows
+// (y), and returns the answer's log line; an edit that cannot be sent
+// returns the line saying so.
 func (h *harness) Edit(t *testing.T, id, text string) string {
 	h.Shown(t, id)
 	h.tp.typeKeys(t, "e")
 	h.tp.out.expect("approve with changes")
 	h.tp.typeKeys(t, "\x15"+text+"\r")
+	deadline := time.Now().Add(channeltest.Wait)
+	for {
+		all := h.tp.out.text()
+		rest := all[min(h.tp.out.mark, len(all)):]
+		if strings.Contains(rest, "y approves this changed call once") {
+			if !strings.Contains(rest, "as it will be sent:") || !strings.Contains(rest, strconv.Quote(text)) {
+				t.Fatalf("the changed call is not shown before y:\n%s", rest)
+			}
+			h.tp.typeKeys(t, "y")
+			break
+		}
+		if strings.Contains(rest, "! ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edit was neither shown to confirm nor refused; the screen:\n%s", rest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	return h.answerLine(t, "an edit")
 }
 

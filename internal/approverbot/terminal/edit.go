@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 )
@@ -42,7 +45,7 @@ func (u *ui) startEdit() {
 	if !d.Shell {
 		what = "the arguments (one JSON object)"
 	}
-	u.out.println("  " + u.st.dim("approve with changes: edit "+what+"; Enter approves the changed call once, the policy judges it again"))
+	u.out.println("  " + u.st.dim("approve with changes: edit "+what+"; Enter shows the changed call, y then approves it once, the policy judges it again"))
 	u.typing = &feedback{edit: &d}
 	if u.raw && line(text) == text {
 		u.typing.buf = []rune(text)
@@ -63,9 +66,9 @@ func (u *ui) editPrompt() string {
 	if !u.typing.edit.Shell {
 		what = "arguments"
 	}
-	how := "Enter approves, Esc goes back"
+	how := "Enter shows it to approve, Esc goes back"
 	if !u.raw {
-		how = "Enter approves, an empty line goes back"
+		how = "Enter shows it to approve, an empty line goes back"
 	}
 	return "  approve with changes (" + how + ") " + what + " › "
 }
@@ -92,8 +95,63 @@ func (u *ui) submitEdit(ctx context.Context, text string) {
 		u.prompt()
 		return
 	}
-	u.typing = nil
-	u.deliver(ctx, a, nil)
+	// What is sent, as the card shows arguments, before it is: the line
+	// editor's screen is the terminal's drawing of keys, which may differ
+	// from the line (red team AL F2).
+	u.typing.buf = []rune(text)
+	u.typing.confirm, u.typing.shown = &a, time.Now()
+	u.out.println("  " + u.st.bold("the changed call, as it will be sent:"))
+	for _, l := range strings.Split(argumentsText(edited), "\n") {
+		u.out.println("    " + l)
+	}
+	u.prompt()
+}
+
+// confirmInput takes the key (or line) that answers the changed call
+// shown: y sends it, e edits it again; in raw mode Esc, in line mode any
+// other line, goes back to the keys. A y that came before the call was
+// shown, or within the key guard after, is not taken: it was typed, or
+// pasted, before it could be read.
+func (u *ui) confirmInput(ctx context.Context, ev inputEvent) {
+	f := u.typing
+	key := ev.key
+	if !u.raw {
+		key, _ = utf8.DecodeRuneInString(strings.TrimSpace(ev.line))
+		if t := strings.TrimSpace(ev.line); len(t) > 1 {
+			key = 0
+		}
+	}
+	switch unicode.ToLower(key) {
+	case 'y':
+		if g := u.c.o.KeyGuard; g > 0 && ev.at.Before(f.shown.Add(g)) {
+			u.out.breakLine()
+			u.out.println("  " + u.st.yellow("key 'y' ignored: it came before the changed call could be read; read it, then press y again"))
+			u.prompt()
+			return
+		}
+		a := *f.confirm
+		u.typing = nil
+		u.deliver(ctx, a, nil)
+	case 'e':
+		f.confirm = nil
+		u.out.breakLine()
+		if !u.raw {
+			u.out.println("  now: " + line(string(f.buf)))
+			f.buf = nil
+		}
+		u.prompt()
+	case keyEscape, keyEOF:
+		u.typing = nil
+		u.out.breakLine()
+		u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
+		u.prompt()
+	default:
+		if !u.raw {
+			u.typing = nil
+			u.out.println("  " + u.st.dim("back to the keys; nothing was sent"))
+			u.prompt()
+		}
+	}
 }
 
 func compact(s string) (string, error) {

@@ -31,6 +31,11 @@ type feedback struct {
 	answer bool
 	edit   *approverbot.Draft
 	buf    []rune
+	// confirm is the changed call typed, parsed and waiting for y: the
+	// approver reads it as it will be sent before it is (an editor's
+	// screen may differ from its line). shown is when it was printed.
+	confirm *approverbot.Answer
+	shown   time.Time
 }
 
 // limit is the most bytes the line may hold.
@@ -157,20 +162,32 @@ func editKey(k rune) bool { return k == keyDelete || k == keyBackspace || k == k
 func (u *ui) typeKey(buf []rune, k rune, limit int) []rune {
 	switch {
 	case k == keyKill:
-		u.out.print(strings.Repeat("\b \b", len(buf)))
+		u.out.print(eraseCells(cellsOf(string(buf))))
 		return buf[:0]
 	case k == keyDelete || k == keyBackspace:
-		if len(buf) == 0 {
-			return buf
+		// The last character as the screen shows it: a base and the
+		// combining marks drawn on it (e and U+0301 are one cell, é),
+		// and as many cells as it takes (red team AL F2: one cell per
+		// rune erased more of the screen than of the line).
+		n := len(buf)
+		for n > 0 && cellWidth(buf[n-1]) == 0 {
+			n--
 		}
-		u.out.print("\b \b")
-		return buf[:len(buf)-1]
+		n = max(n-1, 0)
+		u.out.print(eraseCells(cellsOf(string(buf[n:]))))
+		return buf[:n]
 	case len(string(buf))+utf8.RuneLen(k) > limit:
 		u.out.print("\a")
 		return buf
 	}
 	u.out.print(string(k))
 	return append(buf, k)
+}
+
+// eraseCells moves the cursor back over the last n cells of the line,
+// blanking them.
+func eraseCells(n int) string {
+	return strings.Repeat("\b", n) + strings.Repeat(" ", n) + strings.Repeat("\b", n)
 }
 
 // prompt (re)writes the prompt of the current question.
@@ -185,6 +202,10 @@ func (u *ui) prompt() {
 	}
 	u.out.breakLine()
 	if u.typing != nil {
+		if u.typing.confirm != nil {
+			u.out.print(u.feedbackPrompt())
+			return
+		}
 		u.out.print(u.feedbackPrompt() + string(u.typing.buf))
 		return
 	}
@@ -208,6 +229,12 @@ func (u *ui) countDown() {
 }
 
 func (u *ui) feedbackPrompt() string {
+	if u.typing.confirm != nil {
+		if !u.raw {
+			return "  y approves this changed call once, e edits it again, anything else goes back (nothing sent) › "
+		}
+		return "  y approves this changed call once, e edits it again, Esc goes back (nothing sent) › "
+	}
 	if u.typing.edit != nil {
 		return u.editPrompt()
 	}
@@ -428,6 +455,10 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 }
 
 func (u *ui) feedbackInput(ctx context.Context, ev inputEvent) {
+	if u.typing.confirm != nil {
+		u.confirmInput(ctx, ev)
+		return
+	}
 	if !u.raw {
 		u.submit(ctx, ev.line)
 		return
