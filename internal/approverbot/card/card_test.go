@@ -542,3 +542,41 @@ func TestACommandIsPromotedOnlyOnAShellCall(t *testing.T) {
 		t.Errorf("the batch: %+v", b)
 	}
 }
+
+// TestArgumentsKeepTheAgentsOrderAtEveryDepth (red team AL F3): a nested
+// object decoded into a map was shown with its keys sorted (a_backup
+// before b_drop_old_tables) while the tool ran them in the agent's order;
+// every object at every depth, and a batch's calls, keep the order they
+// came in, a repeated nested key shown each time.
+func TestArgumentsKeepTheAgentsOrderAtEveryDepth(t *testing.T) {
+	args := `{"steps":{"b_drop":"DROP TABLE invoices","a_backup":"pg_dump billing","z":{"y":[{"d":1,"c":2.50}],"x":null}},"dry":false,"dup":{"k":"first","k":"second"}}`
+	q := bash(args)
+	q.Request.Tool, q.Risk.Shell = "mcp__db__run", false
+	want := "{\n" +
+		"  \"steps\": {\n" +
+		"    \"b_drop\": \"DROP TABLE invoices\",\n" +
+		"    \"a_backup\": \"pg_dump billing\",\n" +
+		"    \"z\": {\n" +
+		"      \"y\": [\n" +
+		"        {\n" +
+		"          \"d\": 1,\n" +
+		"          \"c\": 2.50\n" +
+		"        }\n" +
+		"      ],\n" +
+		"      \"x\": null\n" +
+		"    }\n" +
+		"  },\n" +
+		"  \"dry\": false,\n" +
+		"  \"dup\": {\n" +
+		"    \"k\": \"first\",\n" +
+		"    \"k\": \"second\"\n" +
+		"  }\n" +
+		"}"
+	if a := card.Present(q, card.Limits{}).Args; a != want {
+		t.Errorf("the arguments:\n%s\nwant:\n%s", a, want)
+	}
+	q.BatchRemaining = []messages.BatchItem{{Tool: "mcp__db__run", Arguments: json.RawMessage(`{"z":1,"a":{"d":[],"c":{}}}`)}}
+	if b := card.Present(q, card.Limits{}).Batch; len(b) != 1 || b[0].Args != `{"z":1,"a":{"d":[],"c":{}}}` {
+		t.Errorf("the batch: %+v", b)
+	}
+}

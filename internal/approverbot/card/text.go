@@ -163,21 +163,21 @@ func orderedJSON(raw json.RawMessage, drop string) (string, error) {
 		return "", errors.New("not an object")
 	}
 	var keys []string
-	vals := map[string]any{}
+	vals := map[string]string{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return "", err
 		}
 		k, _ := tok.(string)
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		var v strings.Builder
+		if err := writeJSON(dec, &v, "  ", true); err != nil {
 			return "", err
 		}
 		if _, seen := vals[k]; !seen && k != drop {
 			keys = append(keys, k)
 		}
-		vals[k] = v
+		vals[k] = v.String()
 	}
 	var b strings.Builder
 	b.WriteString("{")
@@ -186,14 +186,10 @@ func orderedJSON(raw json.RawMessage, drop string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		vj, err := encodeJSON(vals[k], true)
-		if err != nil {
-			return "", err
-		}
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("\n  " + kj + ": " + strings.ReplaceAll(vj, "\n", "\n  "))
+		b.WriteString("\n  " + kj + ": " + vals[k])
 	}
 	b.WriteString("\n}")
 	return b.String(), nil
@@ -214,15 +210,68 @@ func compactArgs(raw json.RawMessage, limit int, w Width, z *sanitizer) string {
 	show := func(s string) string { return ClipWidth(z.line(s), limit, w) }
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	var b strings.Builder
+	if err := writeJSON(dec, &b, "", false); err != nil {
 		return show(string(raw))
 	}
-	s, err := encodeJSON(v, false)
+	return show(b.String())
+}
+
+// writeJSON re-encodes the next JSON value dec reads into b, keeping
+// every object's keys in the order they came, at every depth, repeats
+// included (red team AL F3: a nested object decoded into a map was shown
+// with its keys sorted, backup before drop, while the tool ran them in
+// the agent's order); strings and numbers are written as encodeJSON
+// writes them. pretty indents the value's inner lines by ind and two
+// blanks per level, as encodeJSON with indent does. dec must use numbers.
+func writeJSON(dec *json.Decoder, b *strings.Builder, ind string, pretty bool) error {
+	tok, err := dec.Token()
 	if err != nil {
-		return show(string(raw))
+		return err
 	}
-	return show(s)
+	d, ok := tok.(json.Delim)
+	if !ok {
+		s, err := encodeJSON(tok, false)
+		b.WriteString(s)
+		return err
+	}
+	b.WriteRune(rune(d))
+	n := 0
+	for ; dec.More(); n++ {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		if pretty {
+			b.WriteString("\n" + ind + "  ")
+		}
+		if d == '{' {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			ks, _ := k.(string)
+			kj, err := encodeJSON(ks, false)
+			if err != nil {
+				return err
+			}
+			b.WriteString(kj + ":")
+			if pretty {
+				b.WriteByte(' ')
+			}
+		}
+		if err := writeJSON(dec, b, ind+"  ", pretty); err != nil {
+			return err
+		}
+	}
+	end, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if n > 0 && pretty {
+		b.WriteString("\n" + ind)
+	}
+	b.WriteRune(rune(end.(json.Delim)))
+	return nil
 }
 
 func encodeJSON(v any, indent bool) (string, error) {
