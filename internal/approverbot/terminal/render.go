@@ -227,16 +227,29 @@ func renderQuestionAt(st style, q approverbot.Question, now time.Time, waiting, 
 		head += st.dim(fmt.Sprintf("  (%d more waiting)", waiting))
 	}
 	b.WriteString(head + "\n")
+	// Rows of the agent's own text (its arguments, its words, its
+	// questions, the batch's calls) are laid out by the card: wrapped at
+	// the terminal's width with a mark, tabs as blanks (wrapCells).
+	agentRows := map[string]bool{"arguments": true, "agent says": true, "asks you": true, "next": true}
 	row := func(label, text string) {
 		if text == "" {
 			return
 		}
 		pad := strings.Repeat(" ", 12-utf8.RuneCountInString(label))
-		first, rest, _ := strings.Cut(text, "\n")
-		b.WriteString("  " + st.dim(label) + pad + first + "\n")
-		if rest != "" {
-			for _, l := range strings.Split(rest, "\n") {
-				b.WriteString(strings.Repeat(" ", 14) + l + "\n")
+		for i, l := range strings.Split(text, "\n") {
+			lead := strings.Repeat(" ", 14)
+			if i == 0 {
+				lead = "  " + st.dim(label) + pad
+			}
+			parts := []string{l}
+			if agentRows[label] {
+				parts = wrapCells(l, cols-15, st.dim("↪ "))
+			}
+			for j, part := range parts {
+				if j > 0 {
+					lead = strings.Repeat(" ", 14)
+				}
+				b.WriteString(lead + part + "\n")
 			}
 		}
 	}
@@ -312,6 +325,64 @@ func rowsOf(text string, cols int) int {
 		n += max(1, (w+cols-1)/cols)
 	}
 	return n
+}
+
+// wrapCells lays one line of a card row out in rows of at most width
+// cells, the renderer's own: a tab becomes blanks to the next multiple of
+// eight, and a line wider than width goes on in rows that start with its
+// own indentation and then mark (↪), never at a column the text chose. A
+// terminal wraps a long line to its first column and keeps a run of tabs
+// at its last, so an agent's text could otherwise start a row where the
+// card's own rows start and pass for one (red team AL F4: forty tabs then
+// "dry_run: true" read as an argument of its own). Colour sequences take
+// no cells.
+func wrapCells(l string, width int, mark string) []string {
+	width = max(width, 20)
+	indent := ""
+	plain := ansiEscape.ReplaceAllString(l, "")
+	for _, r := range plain {
+		if r != ' ' {
+			break
+		}
+		indent += " "
+	}
+	indent = indent[:min(len(indent), width/2)]
+	markCells := cellsOf(ansiEscape.ReplaceAllString(mark, ""))
+	var out []string
+	var cur strings.Builder
+	col := 0
+	newRow := func() {
+		out = append(out, cur.String())
+		cur.Reset()
+		cur.WriteString(indent + mark)
+		col = len(indent) + markCells
+	}
+	for i := 0; i < len(l); {
+		if m := ansiEscape.FindStringIndex(l[i:]); m != nil && m[0] == 0 {
+			cur.WriteString(l[i : i+m[1]])
+			i += m[1]
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(l[i:])
+		i += size
+		if r == '\t' {
+			n := 8 - col%8
+			if col+n > width {
+				newRow()
+				n = 8 - col%8
+			}
+			cur.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		w := cellWidth(r)
+		if col+w > width {
+			newRow()
+		}
+		cur.WriteRune(r)
+		col += w
+	}
+	return append(out, cur.String())
 }
 
 // ansiEscape matches the colour sequences style writes.

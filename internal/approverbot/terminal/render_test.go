@@ -51,7 +51,7 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask\n              ✗ write to /etc/hosts  deny: write to /etc",
 		"why         kubectl goes to oncall [rule bash(kubectl *)] (tier exec)",
 		"safety      ⚠ writes outside the workspace",
-		"next        2 more call(s) in this batch after this one:\n              1. write {\"content\":\"x\",\"file_path\":\"notes.md\"}\n              2. bash {\"command\":\"kubectl rollout status deploy/api\"}",
+		"next        2 more call(s) in this batch after this one:\n              1. write {\"file_path\":\"notes.md\",\"content\":\"x\"}\n              2. bash {\"command\":\"kubectl rollout status deploy/api\"}",
 		"time left   4m30s",
 		"approvals   1 of 2 so far: carol",
 		"always      would grant bash(make build), bash(kubectl apply *)\n              for agent pod-7, in any working directory",
@@ -439,8 +439,8 @@ func TestATallCardIsMeasuredInRows(t *testing.T) {
 	q.Risk.Subcommands = []messages.Verdict{{Command: "rm -rf .ssh .gnupg", Action: "ask"}, {Command: long[26:], Action: "ask"}}
 	q.Offers = []messages.GrantOffer{{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{"rm -rf .ssh .gnupg", long[26:]}}}
 	got := renderQuestionAt(style{}, q, now, 0, 80, 24)
-	if n := strings.Count(got, "\n"); n > 24 {
-		t.Fatalf("the test's card has %d lines: it should be short in lines, tall in rows", n)
+	if n := rowsOf(got, 80); n < 100 {
+		t.Fatalf("the test's card is %d rows: it should be tall", n)
 	}
 	i := strings.LastIndex(got, "again       ")
 	if i < 0 {
@@ -496,5 +496,44 @@ func TestArgumentKeysCannotForgeArguments(t *testing.T) {
 	}
 	if strings.Contains(got, "\ndry_run: true") {
 		t.Errorf("a key reads as an argument of its own:\n%s", got)
+	}
+}
+
+// TestAgentTextStartsNoRowOfItsOwn (red team AL F4): a terminal keeps a
+// run of tabs at its last column and wraps a long line to its first, so
+// an argument's text could land where the card's rows start and pass for
+// an argument of its own, at any width. The card lays the agent's text
+// out itself: no tab reaches the terminal, no line of the arguments is
+// wider than the screen (so the terminal wraps nothing), and a line that
+// goes on does so after a mark at the value's indentation.
+func TestAgentTextStartsNoRowOfItsOwn(t *testing.T) {
+	sql := "DELETE FROM invoices WHERE paid = false;\n--" + strings.Repeat("\t", 40) + " " + strings.Repeat(" ", 14) + "dry_run: true"
+	long := "SELECT 1;" + strings.Repeat(" ", 300) + "dry_run: true"
+	for _, cols := range []int{60, 80, 100, 160} {
+		for _, v := range []string{sql, long} {
+			args, _ := json.Marshal(map[string]string{"sql": v})
+			q := approverbot.Question{ApprovalNeeded: messages.ApprovalNeeded{Team: "default",
+				Request: messages.Request{RequestID: "r1", SessionID: "s1", AgentID: "a1", Tool: "mcp__pg__sql", Arguments: args}}}
+			out := renderQuestionAt(style{}, q, now, 0, cols, 40)
+			if strings.Contains(out, "\t") {
+				t.Errorf("at %d columns the card writes a tab", cols)
+			}
+			i := strings.Index(out, "  arguments")
+			if i < 0 {
+				t.Fatalf("no arguments row:\n%s", out)
+			}
+			rows := strings.Split(out[i:], "\n")
+			for n, l := range rows {
+				if n > 0 && !strings.HasPrefix(l, strings.Repeat(" ", 14)) {
+					break // the next row of the card
+				}
+				if cellsOf(l) >= cols {
+					t.Errorf("at %d columns a row of %d cells wraps on the terminal: %q", cols, cellsOf(l), l)
+				}
+				if k := strings.Index(l, "dry_run"); k >= 0 && !strings.Contains(l[:k], "↪") {
+					t.Errorf("at %d columns the agent's text starts a row: %q\n%s", cols, l, out)
+				}
+			}
+		}
 	}
 }
