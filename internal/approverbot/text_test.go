@@ -19,7 +19,7 @@ func TestSplitArgsShowsWhatThePolicyJudged(t *testing.T) {
 		// In the agent's order: no argument moved ahead of the others (red
 		// team AG F1).
 		{"other arguments stay JSON, in the agent's order", `{"path":"/etc/hosts","content":"127.0.0.1 x"}`, "", "{\n  \"path\": \"/etc/hosts\",\n  \"content\": \"127.0.0.1 x\"\n}"},
-		{"nested values are indented under their key", `{"z":{"b":1,"a":[true]},"a":"x"}`, "", "{\n  \"z\": {\n    \"a\": [\n      true\n    ],\n    \"b\": 1\n  },\n  \"a\": \"x\"\n}"},
+		{"nested values are indented under their key, in the agent's order (red team AL F3)", `{"z":{"b":1,"a":[true]},"a":"x"}`, "", "{\n  \"z\": {\n    \"b\": 1,\n    \"a\": [\n      true\n    ]\n  },\n  \"a\": \"x\"\n}"},
 		{"a repeated key shows its last value, as the policy read it", `{"command":"ls","command":"rm -rf /"}`, "rm -rf /", ""},
 		{"a command that is not a string stays in the JSON", `{"command":["rm","-rf"]}`, "", "{\n  \"command\": [\n    \"rm\",\n    \"-rf\"\n  ]\n}"},
 		{"numbers keep their digits", `{"n":12345678901234567890}`, "", "{\n  \"n\": 12345678901234567890\n}"},
