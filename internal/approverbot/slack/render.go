@@ -329,7 +329,7 @@ func detailBlocks(v approverbot.View) []any {
 	}
 	meta += " · identity " + v.Identity
 	if v.Requester != "" {
-		meta += " · for " + v.Requester
+		meta += " · for " + v.Requester + " (as the agent says)"
 	}
 	meta += " · request " + v.RequestID
 	blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip(meta, maxSectionText))}})

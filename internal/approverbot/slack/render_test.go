@@ -503,3 +503,14 @@ func TestControlsNameAGrantWholeOrNotAtAll(t *testing.T) {
 		t.Errorf("the message does not list the whole grant:\n%s", shown)
 	}
 }
+
+// TestTheRequesterIsTheAgentsWord (red team AL F5): who the agent says
+// the call is for is declared, not known, and the card says so.
+func TestTheRequesterIsTheAgentsWord(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.RequestedBy = "cto"
+	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0), ""))
+	if all := strings.Join(append(got["mrkdwn"], got["plain_text"]...), "\n"); !strings.Contains(all, "for cto (as the agent says)") {
+		t.Errorf("the requester reads as a fact:\n%s", all)
+	}
+}

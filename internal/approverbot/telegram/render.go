@@ -197,7 +197,7 @@ func writeWho(w *htmlWriter, v approverbot.View) {
 	}
 	w.plain(" · identity " + v.Identity)
 	if v.Requester != "" {
-		w.plain(" · for " + v.Requester)
+		w.plain(" · for " + v.Requester + " (as the agent says)")
 	}
 	w.plain(" · request ")
 	w.code(v.RequestID)

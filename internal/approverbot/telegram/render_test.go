@@ -289,3 +289,14 @@ func TestATooLongQuestionOffersNoApprovalOnTelegram(t *testing.T) {
 		}
 	}
 }
+
+// TestTheRequesterIsTheAgentsWord (red team AL F5): who the agent says
+// the call is for is declared, not known, and the card says so.
+func TestTheRequesterIsTheAgentsWord(t *testing.T) {
+	q := hostileQuestion()
+	q.Request.RequestedBy = "cto"
+	html, _ := renderQuestion(q, time.Unix(1_700_000_000, 0))
+	if !strings.Contains(html, "for cto (as the agent says)") {
+		t.Errorf("the requester reads as a fact:\n%s", html)
+	}
+}

@@ -497,7 +497,7 @@ func fromText(v approverbot.View) string {
 	}
 	from += ", identity " + v.Identity
 	if v.Requester != "" {
-		from += ", for " + line(v.Requester)
+		from += ", for " + line(v.Requester) + " (as the agent says)"
 	}
 	return from
 }

@@ -45,7 +45,7 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 	got := renderQuestion(style{}, richQuestion(), now, 2)
 	for _, want := range []string{
 		"▶ bash  team oncall  (2 more waiting)",
-		"request     r-1  session s-1, agent pod-7 (coder), identity declared, not verified, for zoe",
+		"request     r-1  session s-1, agent pod-7 (coder), identity declared, not verified, for zoe (as the agent says)",
 		"arguments   command: \"make build && kubectl apply -f k8s/\"\n              timeout: 30",
 		"agent says  (the agent's words) Deploy the API",
 		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask\n              ✗ write to /etc/hosts  deny: write to /etc",
