@@ -114,6 +114,11 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 	key := map[approverbot.Choice]string{approverbot.ChoiceOnce: "y", approverbot.ChoiceSession: "s",
 		approverbot.ChoiceAlways: "a", approverbot.ChoiceReject: "n", approverbot.ChoiceRejectStop: "x"}[c]
 	h.tp.typeKeys(t, key)
+	if c == approverbot.ChoiceAlways {
+		// Always waits for its confirmation: A.
+		h.tp.out.expect("grants Always")
+		h.tp.typeKeys(t, "A")
+	}
 	if !c.Approves() {
 		h.tp.out.expect("feedback for the agent")
 		h.tp.typeKeys(t, feedback+"\r")

@@ -11,13 +11,14 @@ import (
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
-// TestTheChangedCallIsShownBeforeItIsSent (red team AL F2): the line
+// TestTheChangedCallIsShownBeforeItIsSent (red team AL F2, F7): the line
 // editor draws keys, and a drawing can differ from the line (a combining
 // mark took a cell off the screen per Backspace while it took a rune off
 // the line). So Enter shows the changed call as it will be sent, and only
 // y sends it; Backspace takes a character with its combining marks, as
 // the screen shows it. A y that came before the call could be read (typed
-// or pasted with the line) is not taken.
+// or pasted with the line) is not taken; nor is the A that confirms
+// Always when it came with the a.
 func TestTheChangedCallIsShownBeforeItIsSent(t *testing.T) {
 	p := brokertest.Start(t, brokertest.Options{})
 
@@ -64,6 +65,22 @@ func TestTheChangedCallIsShownBeforeItIsSent(t *testing.T) {
 		var args map[string]any
 		if err := json.Unmarshal(d.UpdatedArguments, &args); err != nil || args["command"] != "make deploy-staging" {
 			t.Fatalf("decision %+v runs %s, want the changed command", d, d.UpdatedArguments)
+		}
+	})
+
+	t.Run("an A typed with the a is not taken", func(t *testing.T) {
+		req := pending(t, p, p.Agent("sess-e3", "agent-3"), "default", "req-e3", "make deploy")
+		tp, _ := ttyBot(t, p, botConfig("bob", "default"), terminal.Options{KeyGuard: 700 * time.Millisecond})
+		tp.out.expect("› ")
+		tp.typeKeys(t, "aA")
+		tp.out.expect("key 'A' ignored")
+		if d, _ := req.Peek(); d != nil {
+			t.Fatalf("aA granted Always at once: %+v", d)
+		}
+		time.Sleep(800 * time.Millisecond)
+		tp.typeKeys(t, "A")
+		if d := req.Wait(t); d.Scope != messages.ScopeAlwaysPrefix {
+			t.Fatalf("decision %+v, want an Always grant", d)
 		}
 	})
 }

@@ -695,7 +695,7 @@ func helpText(q approverbot.Question) string {
 		fmt.Fprintf(&b, "  s  (%s)\n", line(v.Session.WhyNot))
 	}
 	if v.Always.Offered {
-		fmt.Fprintf(&b, "  a  approve always: %s\n", line(v.Always.Grants))
+		fmt.Fprintf(&b, "  a  approve always (then A to confirm): %s\n", line(v.Always.Grants))
 	} else {
 		fmt.Fprintf(&b, "  a  (%s)\n", line(v.Always.WhyNot))
 	}

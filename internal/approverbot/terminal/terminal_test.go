@@ -282,7 +282,22 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if m == nil || !strings.Contains(shown, "[a] always: 1 bash pattern (above)  [n]") {
 			t.Fatalf("no [a] key or always row on a question that offers Always:\n%s", shown)
 		}
+		// a shows the standing grant and waits: a second a, or any other
+		// key, goes back; A grants it (red team AL F7).
 		tp.typeKeys(t, "a")
+		confirm := tp.out.expect("grants Always")
+		if !strings.Contains(confirm, "Always is a standing grant: "+strings.TrimPrefix(m[1], "")) || !strings.Contains(confirm, "for agent agent-a") {
+			t.Errorf("the confirmation does not say what Always grants:\n%s", confirm)
+		}
+		tp.typeKeys(t, "a")
+		tp.out.expect("Always not granted; back to the keys")
+		tp.out.expect("› ")
+		if d, _ := req.Peek(); d != nil {
+			t.Fatalf("a then a decided the call: %+v", d)
+		}
+		tp.typeKeys(t, "a")
+		tp.out.expect("grants Always")
+		tp.typeKeys(t, "A")
 		d := req.Wait(t)
 		brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
 		if len(d.GrantedPattern) == 0 {

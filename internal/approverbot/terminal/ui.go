@@ -77,6 +77,12 @@ type ui struct {
 	// was printed under the current question's card since its prompt:
 	// the next prompt says its verdict again first (red team AG F2).
 	interleaved bool
+	// alwaysFor is the request id of the question whose Always waits
+	// for its confirmation (A), asked for at alwaysAt: a standing grant
+	// is never one key away (red team AL F7: a, next to s, granted
+	// for 30 days at once).
+	alwaysFor string
+	alwaysAt  time.Time
 }
 
 // keyGuard is how long after a question takes the prompt from another
@@ -184,6 +190,35 @@ func (u *ui) typeKey(buf []rune, k rune, limit int) []rune {
 	return append(buf, k)
 }
 
+// alwaysInput takes the key (or line) that answers the Always shown: A
+// (capital: shift, not a slip of a neighbouring key) grants it, unless
+// it came before the grant could be read (with the a, or within the key
+// guard); any other key goes back to the keys, nothing sent.
+func (u *ui) alwaysInput(ctx context.Context, ev inputEvent) {
+	key := ev.key
+	if !u.raw {
+		key = 0
+		if t := strings.TrimSpace(ev.line); t == "A" {
+			key = 'A'
+		}
+	}
+	at := u.alwaysAt
+	u.alwaysFor = ""
+	u.out.breakLine()
+	if key != 'A' {
+		u.out.println("  " + u.st.dim("Always not granted; back to the keys"))
+		u.prompt()
+		return
+	}
+	if g := u.c.o.KeyGuard; g > 0 && ev.at.Before(at.Add(g)) {
+		u.alwaysFor, u.alwaysAt = u.cur.q.Request.RequestID, at
+		u.out.println("  " + u.st.yellow("key 'A' ignored: it came before the grant could be read; read it, then press A again"))
+		u.prompt()
+		return
+	}
+	u.send(ctx, approverbot.ChoiceAlways, "")
+}
+
 // eraseCells moves the cursor back over the last n cells of the line,
 // blanking them.
 func eraseCells(n int) string {
@@ -201,6 +236,10 @@ func (u *ui) prompt() {
 		return
 	}
 	u.out.breakLine()
+	if u.alwaysFor != "" && u.alwaysFor == u.cur.q.Request.RequestID && u.typing == nil {
+		u.out.print("  " + u.st.bold("[A]") + " (shift+a) grants Always; any other key goes back, nothing sent › ")
+		return
+	}
 	if u.typing != nil {
 		if u.typing.confirm != nil {
 			u.out.print(u.feedbackPrompt())
@@ -348,6 +387,8 @@ func (u *ui) input(ctx context.Context, ev inputEvent) {
 		return
 	}
 	switch {
+	case u.alwaysFor != "" && u.cur != nil && u.cur.q.Request.RequestID == u.alwaysFor && u.typing == nil && u.revoking == nil:
+		u.alwaysInput(ctx, ev)
 	case u.revoking != nil:
 		u.revokeInput(ctx, ev)
 	case u.typing != nil:
@@ -423,7 +464,16 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	case 's':
 		u.send(ctx, approverbot.ChoiceSession, "")
 	case 'a':
-		u.send(ctx, approverbot.ChoiceAlways, "")
+		if approverbot.Offered(u.cur.q, approverbot.ChoiceAlways, "") != nil {
+			u.send(ctx, approverbot.ChoiceAlways, "") // says why not
+			return
+		}
+		u.alwaysFor, u.alwaysAt = u.cur.q.Request.RequestID, time.Now()
+		u.out.breakLine()
+		al := view(u.cur.q).Always
+		u.out.println("  " + u.st.bold("Always is a standing grant: ") + line(al.Short()))
+		u.out.println("  " + line(al.ScopeLine()))
+		u.prompt()
 	case 'n':
 		u.typing = &feedback{mode: messages.RejectSoft}
 		u.prompt()
