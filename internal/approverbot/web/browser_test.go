@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -394,11 +393,5 @@ func TestBrowserAMovedButtonIsNotTaken(t *testing.T) {
 // does.
 func (p *browserPage) pointAt(id, action string) {
 	p.t.Helper()
-	xy := p.eval(`(() => { const r = document.querySelector('#q-` + id + ` button[data-action="` + action + `"]').getBoundingClientRect();
-		return (r.left + r.width / 2) + ' ' + (r.top + r.height / 2); })()`)
-	var x, y float64
-	if _, err := fmt.Sscan(xy, &x, &y); err != nil {
-		p.t.Fatalf("%s: the position of %s's %s: %q", p.name, id, action, xy)
-	}
-	p.do("point at "+action, chromedp.MouseEvent(chromedp.MouseMoved, x, y))
+	p.aim(`#q-` + id + ` button[data-action="` + action + `"]`)
 }

@@ -296,7 +296,8 @@
   // when.
   const places = new Map();
   const approving = 'button[data-action="approve"], button[data-action="session"], button[data-action="always"], button[data-action="answer"], [data-edit-send]';
-  const placeKey = (btn) => btn.closest('.card').dataset.id + ' ' + (btn.dataset.action || 'edit');
+  const placeKey = (btn) => btn.closest('.card').dataset.id + ' ' + (btn.dataset.action || 'edit') +
+    (btn.hasAttribute('data-always-confirm') ? ' confirm' : '');
   // Places are where the buttons are on the screen: the page scrolling
   // under a resting pointer (it gets shorter when the last card goes, and
   // the browser pulls the scroll back) moves them as much as a card above
@@ -345,12 +346,55 @@
     e.preventDefault();
     const reply = btn.closest('.card').querySelector('.reply');
     reply.className = 'reply moved';
-    reply.textContent = 'Not sent: this card moved under the pointer. Check which question it is, then point at it and click again.';
+    reply.textContent = btn.hasAttribute('data-always-confirm')
+      ? 'Not sent: the confirmation just appeared. Read what Always grants, then click Confirm Always again.'
+      : 'Not sent: this card moved under the pointer. Check which question it is, then point at it and click again.';
   }, true);
 
+  // Always is a standing grant: its button shows what it grants and a
+  // Confirm Always button that appears for it, which the move guard holds
+  // like any approving button that appeared (red team AL F7: one click,
+  // or a slip from Session beside it, granted for 30 days).
+  function askAlways(btn) {
+    const card = btn.closest('.card');
+    if (card.querySelector('.always-confirm')) return;
+    const offer = card.querySelector('.grant-offer.always');
+    const scope = card.querySelector('.always-scope');
+    const box = document.createElement('div');
+    box.className = 'always-confirm';
+    const what = document.createElement('p');
+    what.textContent = 'Always is a standing grant: it ' +
+      (offer ? offer.textContent.replace(/^\s*Always\s*/, '') : 'allows later calls like this one') +
+      (scope ? '. ' + scope.textContent : '') + '. The calls it covers then run without a question.';
+    const row = document.createElement('div');
+    row.className = 'buttons';
+    const ok = document.createElement('button');
+    ok.type = 'button';
+    ok.className = 'btn always';
+    ok.dataset.action = 'always';
+    ok.setAttribute('data-always-confirm', '');
+    ok.textContent = 'Confirm Always';
+    const no = document.createElement('button');
+    no.type = 'button';
+    no.className = 'btn';
+    no.setAttribute('data-always-cancel', '');
+    no.textContent = 'Cancel';
+    row.append(ok, no);
+    box.append(what, row);
+    btn.closest('.buttons').after(box);
+    notePlaces();
+  }
+
   list.addEventListener('click', (e) => {
+    const cancel = e.target.closest('[data-always-cancel]');
+    if (cancel) {
+      cancel.closest('.always-confirm').remove();
+      return;
+    }
     const btn = e.target.closest('button[data-action]');
-    if (btn && !btn.disabled) answer(btn);
+    if (!btn || btn.disabled) return;
+    if (btn.dataset.action === 'always' && !btn.hasAttribute('data-always-confirm')) askAlways(btn);
+    else answer(btn);
   });
 
   const logout = document.getElementById('logout');
