@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 )
@@ -88,6 +89,12 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 			return
 		}
 	}
+	if action == tapAlways && q.Open() {
+		if why := c.confirmAlways(draftKey{short, cq.From.ID}, q); why != "" {
+			c.answer(ctx, cq.ID, why, true)
+			return
+		}
+	}
 	switch action {
 	case tapOption:
 		o = c.tapAnswer(ctx, r, q, appr, cq.From.ID, option)
@@ -115,6 +122,34 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 			c.update(s, func(s *sent) { s.shown = true })
 		}
 	}
+}
+
+// alwaysConfirmWindow is how long a first tap on Always waits for the
+// second that confirms it.
+const alwaysConfirmWindow = time.Minute
+
+// confirmAlways says why a tap on Always grants nothing yet, or "" when
+// it confirms the same person's first tap on it: Always is a standing
+// grant, never one tap away (red team AL F7: a tap meant for Session,
+// beside it, granted for 30 days). The first tap says what it grants; a
+// second within the tap guard's window (a double tap) is held back; one
+// after it, within a minute, grants.
+func (c *Channel) confirmAlways(k draftKey, q approverbot.Question) string {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first, ok := c.alwaysTaps[k]
+	switch {
+	case !ok || now.Sub(first) > alwaysConfirmWindow:
+		c.alwaysTaps[k] = now
+		al := approverbot.Present(q, limits).Always
+		return clip("Nothing sent yet: tap ♾ Always again to grant it. Always is a standing grant: "+al.Short()+", "+
+			al.ScopeLine(), maxAnswerChars)
+	case now.Sub(first) < c.alwaysMin:
+		return fmt.Sprintf("Nothing sent: the second tap on Always came %.1f s after the first, too soon to have read what it grants. Read it, then tap ♾ Always again.", now.Sub(first).Seconds())
+	}
+	delete(c.alwaysTaps, k)
+	return ""
 }
 
 // answer answers a callback query with text (an alert when alert is set).

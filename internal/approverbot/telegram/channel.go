@@ -69,6 +69,11 @@ type Channel struct {
 	byShort map[string]*sent
 	// drafts are feedback replies kept until their author taps Deny.
 	drafts map[draftKey]string
+	// alwaysTaps are when a person first tapped a question's Always, which
+	// a second tap confirms (see confirmAlways); alwaysMin is the least
+	// time between the two (the tap guard's window).
+	alwaysTaps map[draftKey]time.Time
+	alwaysMin  time.Duration
 }
 
 // sent is a question's message in Telegram.
@@ -136,6 +141,9 @@ func New(cfg *approverbot.Config, o Options) (*Channel, error) {
 		byID:    map[string]*sent{},
 		byShort: map[string]*sent{},
 		drafts:  map[draftKey]string{},
+
+		alwaysTaps: map[draftKey]time.Time{},
+		alwaysMin:  max(o.TapGuard, 0),
 	}, nil
 }
 
@@ -441,6 +449,11 @@ func (c *Channel) prune() {
 	for k := range c.drafts {
 		if c.byShort[k.short] == nil {
 			delete(c.drafts, k)
+		}
+	}
+	for k := range c.alwaysTaps {
+		if c.byShort[k.short] == nil {
+			delete(c.alwaysTaps, k)
 		}
 	}
 }

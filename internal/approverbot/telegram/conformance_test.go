@@ -107,6 +107,15 @@ func (h *harness) Choose(t *testing.T, id string, c approverbot.Choice, feedback
 		if b.CallbackData == "" || choiceOfTap[b.CallbackData[0]] != c {
 			continue
 		}
+		if c == approverbot.ChoiceAlways {
+			// The first tap says what Always grants; the second grants it.
+			if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {
+				t.Fatal(err)
+			}
+			if a := channeltest.Next(t, h.fake.Answers, "the answer to the first tap").Text; !strings.Contains(a, "tap ♾ Always again") {
+				t.Fatalf("the first tap on Always answered %q", a)
+			}
+		}
 		if _, err := h.fake.Tap(m, b.CallbackData, h.as); err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,9 @@ func TestTelegramReminderRepliesToTheQuestion(t *testing.T) {
 func TestTelegramAlwaysGrantHoldsForTheNextCall(t *testing.T) {
 	e := start(t)
 	pend, _ := e.Ask(t, "r1", "git push origin main")
-	e.tap(t, channeltest.Next(t, e.tg.Sent, "question"), always, alice)
+	m := channeltest.Next(t, e.tg.Sent, "question")
+	e.tap(t, m, always, alice) // says what Always grants
+	e.tap(t, m, always, alice) // confirms it
 	brokertest.WantDecision(t, pend.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 	d, err := e.Agent.Request(t.Context(), client.Call{RequestID: "r2", Tool: "bash", Arguments: brokertest.Bash("git push origin main")})
 	if err != nil {

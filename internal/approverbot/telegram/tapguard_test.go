@@ -69,3 +69,45 @@ func TestTelegramAnApprovalRightAfterTheChatChangedIsHeldBack(t *testing.T) {
 		t.Errorf("decision %s by %s, want bob's deny, taken at once", d2.Outcome, d2.DecidedBy.ID)
 	}
 }
+
+// TestTelegramAlwaysTakesTwoTaps (red team AL F7): Always is a standing
+// grant. The first tap on it says what it grants and sends nothing; a
+// second tap at once (a double tap) is held back; one after the tap
+// guard's window grants it.
+func TestTelegramAlwaysTakesTwoTaps(t *testing.T) {
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := startWith(t, brokertest.Options{}, telegram.Options{TapGuard: 2 * time.Second, Now: now})
+	pend, _ := e.Ask(t, "r1", "git push origin main")
+	m := channeltest.Next(t, e.tg.Sent, "question in Telegram")
+	var a telegramtest.Answer
+	for i := 0; ; i++ { // past every change the bot made to the chat (a call may wait out a rate limit)
+		skew.Add(int64(3 * time.Second))
+		if a = e.answerTo(t, e.tap(t, m, always, alice)); !strings.Contains(a.Text, "nothing was sent") || i == 50 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !a.ShowAlert || !strings.Contains(a.Text, "Nothing sent yet: tap ♾ Always again") || !strings.Contains(a.Text, "git push origin main") {
+		t.Errorf("the first tap on Always answered %q (alert %v)", a.Text, a.ShowAlert)
+	}
+	a = e.answerTo(t, e.tap(t, m, always, alice))
+	if !strings.Contains(a.Text, "too soon") {
+		t.Errorf("a double tap on Always answered %q", a.Text)
+	}
+	// Another person's tap does not confirm alice's.
+	a = e.answerTo(t, e.tap(t, m, always, bob))
+	if !strings.Contains(a.Text, "Nothing sent yet") {
+		t.Errorf("bob's first tap answered %q", a.Text)
+	}
+	if d, _ := pend.Peek(); d != nil {
+		t.Fatalf("Always was granted without its confirmation: %+v", d)
+	}
+	skew.Add(int64(3 * time.Second))
+	e.tap(t, m, always, alice)
+	d := pend.Wait(t)
+	brokertest.WantDecision(t, d, messages.OutcomeAllow, messages.ReasonApproved)
+	if d.Scope != messages.ScopeAlwaysPrefix && d.Scope != messages.ScopeAlways {
+		t.Errorf("decision scope %s, want an Always grant", d.Scope)
+	}
+}
