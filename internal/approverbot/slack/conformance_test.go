@@ -212,7 +212,8 @@ func (h *harness) Asked(t *testing.T, id string) (string, [][]string) {
 		}
 		var labels []string
 		for _, o := range in.Options {
-			labels = append(labels, o.Text)
+			_, label, _ := strings.Cut(o.Text, ". ") // numbered as the message numbers them
+			labels = append(labels, label)
 		}
 		options = append(options, labels)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
@@ -187,12 +188,29 @@ func answerModal(q approverbot.Question) modal {
 			default:
 				el.Type = "static_select"
 			}
+			// Each option numbered as the message numbers it; when a
+			// label does not fit an option's 75 characters, every label is
+			// listed whole above the picker, so two that begin alike are
+			// told apart by their numbers (red team AL F6: "… staging
+			// only (billing-stg-eu-…" twice, one of them "and then on
+			// prod").
+			var whole []string
+			clipped := false
 			for j, o := range aq.Options {
-				it := optionItem{Text: plain(clip(o.Label, maxOptionText)), Value: strconv.Itoa(j)}
+				num := strconv.Itoa(j+1) + ". "
+				text := num + o.Label
+				if utf8.RuneCountInString(text) > maxOptionText {
+					clipped = true
+				}
+				whole = append(whole, text)
+				it := optionItem{Text: plain(clip(text, maxOptionText)), Value: strconv.Itoa(j)}
 				if o.Description != "" && list {
 					it.Description = plain(clip(o.Description, maxOptionText))
 				}
 				el.Options = append(el.Options, it)
+			}
+			if clipped {
+				m.Blocks = append(m.Blocks, sectionBlock{Type: "section", Text: plain(clip("The options, whole:\n"+strings.Join(whole, "\n"), maxSectionText))})
 			}
 			m.Blocks = append(m.Blocks, inputBlock{Type: modalInputBlock, BlockID: "q" + n, Label: plain(clip(label, maxInputLabel)),
 				Element: el, Optional: true})

@@ -57,3 +57,40 @@ func TestAnswerModalFitsSlacksLimits(t *testing.T) {
 		t.Errorf("title %q or submit %q too long", m.Title.Text, m.Submit.Text)
 	}
 }
+
+// TestAnswerOptionsAreNumberedAndListedWholeWhenClipped (red team AL F6):
+// two options that begin alike and are clipped alike are told apart: each
+// is numbered, and when one does not fit, every label is listed whole
+// above the picker.
+func TestAnswerOptionsAreNumberedAndListedWholeWhenClipped(t *testing.T) {
+	a := "Yes, run the schema migration on the staging cluster only (billing-stg-eu-1) and stop"
+	b := "Yes, run the schema migration on the staging cluster only (billing-stg-eu-1) and then on prod"
+	args, _ := json.Marshal(map[string]any{"questions": []any{map[string]any{"question": "Which?", "header": "Migrate",
+		"options": []any{map[string]any{"label": a}, map[string]any{"label": b}}}}})
+	ask := messages.ParseAskUser(args)
+	q := approverbot.Question{}
+	q.Request.RequestID, q.Request.Tool, q.Request.Arguments = "r1", "AskUserQuestion", args
+	q.AskUser = &ask
+	m := answerModal(q)
+	var listed string
+	var texts []string
+	for _, blk := range m.Blocks {
+		switch x := blk.(type) {
+		case sectionBlock:
+			listed += x.Text.Text
+		case inputBlock:
+			if el, ok := x.Element.(optionElement); ok {
+				for _, o := range el.Options {
+					texts = append(texts, o.Text.Text)
+				}
+			}
+		}
+	}
+	if len(texts) != 2 || !strings.HasPrefix(texts[0], "1. ") || !strings.HasPrefix(texts[1], "2. ") {
+		t.Errorf("the options are not numbered: %q", texts)
+	}
+	if !strings.Contains(listed, "1. "+a) || !strings.Contains(listed, "2. "+b) {
+		t.Errorf("the clipped options are not listed whole: %q", listed)
+	}
+}
+
