@@ -1654,6 +1654,11 @@ func (a *shAnalyzer) nested(script string, lang syntax.LangVariant, fr shFrame, 
 			}
 		}
 	}
+	if shSameShell[wrapper] && a.posix {
+		// eval and trap run their script in this shell: in sh, it is
+		// read as sh (dash opens > {a,b} with its braces; FuzzShellOracle).
+		lang = syntax.LangPOSIX
+	}
 	in := shAnalyzeIn(script, lang, a.depth+1, a.progs, a.budget, shSameShell[wrapper])
 	defer in.release()
 	label := wrapper + " script: "
