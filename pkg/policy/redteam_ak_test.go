@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -70,5 +71,50 @@ rules:
 		{`git difftool --tool-help`, policy.Allow},
 		{`git mergetool --tool-help`, policy.Allow},
 		{`git diff HEAD~1`, policy.Allow},
+	})
+}
+
+// TestGitOptionPathsAreReadFromAnyTopLevel (red team AK F4): git moves to
+// the top of the work tree before it runs a sub-command and prefixes only
+// the values it parses as file names, so git blame --contents
+// ../.kube/config in a sub-directory printed ~/.kube/config. A relative
+// path a git option reads is judged under every directory from the working
+// directory up; operands (pathspecs, patch files), which git prefixes,
+// stay where they are.
+func TestGitOptionPathsAreReadFromAnyTopLevel(t *testing.T) {
+	in := func(p *policy.Policy, cwd string, cases []bashCase) {
+		t.Helper()
+		for _, tt := range cases {
+			args, _ := json.Marshal(map[string]string{"command": tt.cmd})
+			if d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: cwd}); d.Action != tt.want {
+				t.Errorf("in %s, %s: got %s (%s), want %s", cwd, tt.cmd, d.Action, d.Reason, tt.want)
+			}
+		}
+	}
+	p := builtinPolicy(t)
+	in(p, "/home/dev/proj/sub", []bashCase{
+		{`git blame --contents ../.kube/config a.txt`, policy.Deny},
+		{`git blame -S ../.kube/config a.txt`, policy.Deny},
+		{`git blame --ignore-revs-file ../.kube/config a.txt`, policy.Deny},
+		{`git blame a.txt`, policy.Allow},
+		{`git blame --contents a.txt a.txt`, policy.Allow},
+		{`git log -p -- a.txt`, policy.Allow},
+	})
+	in(p, "/home/dev/work", []bashCase{{`git blame --contents .kube/config ../.bashrc`, policy.Deny}})
+	// After a cd in the same command, a .. is asked about anyway (the
+	// directory may be a link).
+	in(p, "/home/dev/proj", []bashCase{{`cd sub && git blame --contents ../.kube/config a.txt`, policy.Deny}})
+	g := mustParsePolicy(t, "git.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(git *)", action: allow }
+  - { rule: "@files(~/.kube/**)", action: deny }
+`)
+	in(g, "/home/dev/proj/a/b/c", []bashCase{
+		{`git notes add -F ../.kube/config HEAD`, policy.Deny},
+		{`git grep -f ../.kube/config`, policy.Deny},
+		{`git fast-export --import-marks=../.kube/config HEAD`, policy.Deny},
+		{`git commit -F msg.txt`, policy.Allow},
+		{`git apply fix.patch`, policy.Allow},
 	})
 }

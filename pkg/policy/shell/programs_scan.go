@@ -86,6 +86,31 @@ type progUse struct {
 	trackKnown bool
 }
 
+// gitTopReadings are the other places a relative path that an option of
+// git reads may be: git moves to the top of the work tree before it runs
+// a sub-command and prefixes only the values it parses as file names, so
+// git blame --contents ../.kube/config, run in a sub-directory, reads the
+// file beside the repository, ~/.kube/config (red team AK F4; also
+// blame -S, notes -F, grep -f). The top is any directory from the
+// working directory up: the value is read under each of them.
+func gitTopReadings(v shWord) []shWord {
+	if !v.lit || v.text == "" || v.text == "-" || path.IsAbs(v.text) || strings.HasPrefix(v.text, "~") {
+		return nil
+	}
+	out := make([]shWord, 0, gitTopLevels)
+	up := ""
+	for range gitTopLevels {
+		up += "../"
+		out = append(out, shWord{text: up + v.text, lit: true})
+	}
+	return out
+}
+
+// gitTopLevels is how many directories above the working directory the
+// top of its work tree may be, for gitTopReadings: deeper than any
+// directory an agent works in.
+const gitTopLevels = 24
+
 // seenOption is one option found by the scan and its value.
 type seenOption struct {
 	opt   *progOption
@@ -886,6 +911,9 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 	switch o.effect {
 	case effRead:
 		u.reads = append(u.reads, *v)
+		if u.spec.name == "git" {
+			u.reads = append(u.reads, gitTopReadings(*v)...)
+		}
 	case effWrite:
 		if o.pipes && pipedTarget(*v) {
 			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
