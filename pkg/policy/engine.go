@@ -48,6 +48,9 @@ type subject struct {
 	// the cleaned relative path without one): relative rule patterns
 	// (src/**) match it.
 	rel string
+	// cwd is the call's working directory, whose ancestors relative deny
+	// and ask rules are anchored at too (upRels).
+	cwd string
 	// short is the command without its global options (git status for
 	// git -C dir status); "" when it has none.
 	short string
@@ -103,6 +106,33 @@ type subject struct {
 	// no group, no agent layer) lifts the floor (a tool only a person
 	// answers).
 	liftExact bool
+}
+
+// upRels yields the subject's path relative to each directory above the
+// working directory that holds it, nearest first ("secrets/key" for
+// /home/u/proj/secrets/key under the working directory /home/u/proj/sub);
+// nothing for a relative path or an unknown working directory.
+func (s *subject) upRels(yield func(string) bool) {
+	if s.cwd == "" || !path.IsAbs(s.value) {
+		return
+	}
+	for dir := path.Dir(s.cwd); ; dir = path.Dir(dir) {
+		if dir == "/" {
+			rel := s.value[1:]
+			if rel == "" {
+				rel = "."
+			}
+			yield(rel)
+			return
+		}
+		if s.value == dir {
+			if !yield(".") {
+				return
+			}
+		} else if len(s.value) > len(dir) && s.value[len(dir)] == '/' && strings.HasPrefix(s.value, dir) && !yield(s.value[len(dir)+1:]) {
+			return
+		}
+	}
 }
 
 // verdict is the judgement of one subject.
@@ -605,10 +635,27 @@ func (r *rule) matches(s *subject) bool {
 			// it holds (**/.git/** meets a walk of .git).
 			return true
 		}
+		if r.action == Allow {
+			return false
+		}
+		// A relative deny or ask rule names the project's paths
+		// (secrets/**), and the project may be the working directory or
+		// any directory above it: the agent may have moved into a
+		// sub-directory (red team AK F12: after cd sub, cat
+		// ../secrets/key was allowed). It meets the path's form under
+		// each of them. An allow stays anchored at the working directory.
+		if !r.path.abs {
+			for rel := range s.upRels {
+				if r.path.match(rel, s.base) || s.recursive && r.path.matchTree(rel, s.base) ||
+					r.path.foldedMatch(rel, s.base, s.recursive) {
+					return true
+				}
+			}
+		}
 		// A deny or ask rule meets the path in any case: a case-insensitive
 		// file system opens .env for .ENV. An allow must match as written.
-		return r.action != Allow && (r.path.foldedMatch(s.value, s.base, s.recursive) ||
-			s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive))
+		return r.path.foldedMatch(s.value, s.base, s.recursive) ||
+			s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive)
 	case subjCommand:
 		if !r.shell {
 			return false
@@ -808,6 +855,7 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 	e.cdFloor(&s, v)
 	var escapes bool
 	s.value, s.base, s.rel, escapes = e.resolvePath(v)
+	s.cwd = e.cwd
 	if phys, opaque := e.kernelPathOf(v, s.value); opaque {
 		if s.floor == "" {
 			s.floor, s.floorLayer = "path "+strconv.Quote(v)+" goes through a link (a process's working directory or open file, or a .. from outside the working directory and the home) whose target the policy cannot see", "safety"

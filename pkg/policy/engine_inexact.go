@@ -311,9 +311,36 @@ func (e *evaluation) placeGlobs(gs []globs.Glob) []globs.Glob {
 		if len(g) > 0 && g[0].Lit() && g[0].R == '/' {
 			continue
 		}
-		gs = append(gs, globs.CleanPath(append(globs.Literal(nil, e.cwd+"/"), g...), e.p.home))
+		placed := globs.CleanPath(append(globs.Literal(nil, e.cwd+"/"), g...), e.p.home)
+		gs = append(gs, placed)
+		gs = appendUpForms(gs, placed, e.cwd)
 	}
 	return gs
+}
+
+// appendUpForms appends the forms of the absolute glob g relative to each
+// directory above cwd that its literal beginning lies in: relative rules
+// are anchored at the project, which may be any of them (red team AK F12,
+// subject.upRels). A form only adds verdicts, the strictest standing.
+func appendUpForms(gs []globs.Glob, g globs.Glob, cwd string) []globs.Glob {
+	for dir := path.Dir(cwd); dir != "/"; dir = path.Dir(dir) {
+		if litPrefix(g, dir+"/") {
+			gs = append(gs, slices.Clone(g[len([]rune(dir))+1:]))
+		}
+	}
+	return gs
+}
+
+// litPrefix reports whether g begins with the literal text p.
+func litPrefix(g globs.Glob, p string) bool {
+	i := 0
+	for _, r := range p {
+		if i >= len(g) || !g[i].Lit() || g[i].Star || g[i].R != r {
+			return false
+		}
+		i++
+	}
+	return true
 }
 
 // escapesAll reports whether every relative glob of gs climbs out of its

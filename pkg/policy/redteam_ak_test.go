@@ -118,3 +118,42 @@ rules:
 		{`git apply fix.patch`, policy.Allow},
 	})
 }
+
+// TestRelativeDenyRulesHoldFromSubDirectories (red team AK F12): a
+// relative deny or ask rule names the project's paths; the agent may have
+// moved into a sub-directory, so the rule is anchored at the working
+// directory and every directory above it. An allow stays anchored at the
+// working directory.
+func TestRelativeDenyRulesHoldFromSubDirectories(t *testing.T) {
+	p := mustParsePolicy(t, "rel.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "bash(cat *)", action: allow }
+  - { rule: "bash(echo *)", action: allow }
+  - { rule: "@files(secrets/**)", action: deny }
+  - { rule: "@files(config/prod.key)", action: deny }
+  - { rule: "@write(migrations/**)", action: deny }
+  - { rule: "@files(src/**)", action: allow }
+`)
+	in := func(cwd string, tool string, args map[string]string, want policy.Action) {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		if d := p.Evaluate(policy.Call{Tool: tool, Arguments: raw, Cwd: cwd}); d.Action != want {
+			t.Errorf("in %s, %s %s: got %s (%s), want %s", cwd, tool, raw, d.Action, d.Reason, want)
+		}
+	}
+	sub := "/home/dev/proj/sub"
+	bash := func(c string) map[string]string { return map[string]string{"command": c} }
+	in(sub, "bash", bash(`cat ../secrets/key`), policy.Deny)
+	in(sub, "bash", bash(`cat /home/dev/proj/secrets/key`), policy.Deny)
+	in(sub, "bash", bash(`cat ../config/prod.key`), policy.Deny)
+	in(sub, "bash", bash(`cat ../secrets/*`), policy.Deny)
+	in(sub, "bash", bash(`cat ../sec*/key`), policy.Deny)
+	in(sub, "bash", bash(`echo x > ../migrations/001.sql`), policy.Deny)
+	in(sub, "Read", map[string]string{"file_path": "/home/dev/proj/secrets/key"}, policy.Deny)
+	in(sub, "Write", map[string]string{"file_path": "/home/dev/proj/migrations/001.sql", "content": "x"}, policy.Deny)
+	// Not under a directory above the working directory: as before.
+	in(sub, "bash", bash(`cat a/secrets/key`), policy.Allow)
+	in(sub, "bash", bash(`cat ../README.md`), policy.Allow)
+	in("/home/dev/proj", "bash", bash(`cat lib/secrets.go`), policy.Allow)
+}
