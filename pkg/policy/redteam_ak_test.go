@@ -157,3 +157,42 @@ rules:
 	in(sub, "bash", bash(`cat ../README.md`), policy.Allow)
 	in("/home/dev/proj", "bash", bash(`cat lib/secrets.go`), policy.Allow)
 }
+
+// TestSettingsThatNameProgramsAsk (red team AK F5, F6, F7, F8, F10): a
+// setting that names a program to run, code to load, or where a token
+// goes asks, whether it comes as an option (cargo --config, node
+// --env-file, npm --registry) or as a file the program reads from the
+// project or the home, which the built-in policy guards (.cargo/config.toml,
+// .yarnrc, .npmrc, ~/.bashrc).
+func TestSettingsThatNameProgramsAsk(t *testing.T) {
+	p := mustParsePolicy(t, "pm.yaml", "home: /home/dev\n"+string(policy.DefaultYAML())+`
+  - { rule: "bash(npm view *)", action: allow }
+  - { rule: "bash(cargo tree *)", action: allow }
+  - { rule: "bash(cargo tree)", action: allow }
+  - { rule: "bash(node --check *)", action: allow }
+  - { rule: "bash(yarn --version)", action: allow }
+`)
+	wantActions(t, p, []bashCase{
+		{`npm view left-pad version --registry=http://registry.npmjs.org/ --proxy=http://127.0.0.1:8099/`, policy.Ask},
+		{`npm view left-pad version --userconfig=x.ini`, policy.Ask},
+		{`cargo tree --config 'build.rustc-wrapper="sh"'`, policy.Ask},
+		{`node --check --env-file=x.txt app.js`, policy.Ask},
+		{`node --check --env-file=/home/dev/.ssh/id_rsa app.js`, policy.Deny},
+		{`echo 'yarn-path "./evil.js"' > .yarnrc && yarn --version`, policy.Ask},
+		{`echo '[build]' > .cargo/config.toml && cargo tree`, policy.Ask},
+		{`echo 'registry=http://x/' > .npmrc`, policy.Ask},
+		{`echo x > rust-toolchain.toml`, policy.Ask},
+		{`echo 'cat ~/.ssh/id_rsa' >> ~/.bashrc`, policy.Ask},
+		// Ordinary use stays allowed.
+		{`npm view left-pad version`, policy.Allow},
+		{`cargo tree`, policy.Allow},
+		{`node --check app.js`, policy.Allow},
+		{`yarn --version`, policy.Allow},
+		{`echo x > notes.txt`, policy.Allow},
+	})
+	// The home as the workspace: its start-up files still ask.
+	args, _ := json.Marshal(map[string]string{"command": `echo 'cat ~/.ssh/id_rsa' >> .bashrc`})
+	if d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev"}); d.Action != policy.Ask {
+		t.Errorf("a write of ~/.bashrc from the home: %s (%s)", d.Action, d.Reason)
+	}
+}

@@ -911,6 +911,11 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 	switch o.effect {
 	case effRead:
 		u.reads = append(u.reads, *v)
+		if o.reason != "" {
+			// A file the program reads as settings that can make it run
+			// code (node --env-file: NODE_OPTIONS): read, and asked about.
+			u.setAsk(o.reason)
+		}
 		if u.spec.name == "git" {
 			u.reads = append(u.reads, gitTopReadings(*v)...)
 		}
