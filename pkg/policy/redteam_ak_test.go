@@ -196,3 +196,16 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
 		t.Errorf("a write of ~/.bashrc from the home: %s (%s)", d.Action, d.Reason)
 	}
 }
+
+// TestDateWithATimeOperandAsks (red team AK F11): date MMDDhhmm sets the
+// clock as date -s does; a +FORMAT operand only prints.
+func TestDateWithATimeOperandAsks(t *testing.T) {
+	wantActions(t, builtinPolicy(t), []bashCase{
+		{`date 01010000`, policy.Ask},
+		{`date 010100002030.59`, policy.Ask},
+		{`date`, policy.Allow},
+		{`date +%s`, policy.Allow},
+		{`date -u "+%F %T"`, policy.Allow},
+		{`date -d yesterday +%F`, policy.Allow},
+	})
+}
