@@ -170,6 +170,6 @@ func TestProgramTableDocumented(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("the program table in %s is out of date: go test ./pkg/policy -run TestProgramTableDocumented -update-docs", docsFile)
+		t.Errorf("the program table in %s is out of date: go test ./pkg/policy/shell -run TestProgramTableDocumented -update-docs", docsFile)
 	}
 }
