@@ -16,7 +16,8 @@ all: lint build
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/...
 
-## test-deps: install what the tests need (redis-server, chromium) when missing
+## test-deps: install what the tests need (redis-server, chromium…) when
+## missing, and build kubectl and helm for the program table's help check
 test-deps:
 	./scripts/test-deps.sh
 

@@ -6,7 +6,8 @@
 # table's check reads (curl, git and git-man, diffutils, mawk — Debian's
 # awk, the one the awk entry is checked against —, jq with its man page,
 # make, tar, sed, python3, ripgrep, fd-find, findutils, nodejs, xxd; go is the
-# toolchain that runs the tests; coreutils is always there).
+# toolchain that runs the tests, and builds kubectl and helm, which Debian
+# does not package, below; coreutils is always there).
 # Idempotent; prints what it did. Runs as part of `make test`.
 set -euo pipefail
 
@@ -34,6 +35,31 @@ command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v strace >/dev/null 2>&1 || need+=(strace) # the real-program oracle traces under it
 command -v zsh >/dev/null 2>&1 || need+=(zsh) # the zsh oracle runs each corpus command in real zsh too
 command -v xxd >/dev/null 2>&1 || need+=(xxd) # the xxd entry is checked against xxd -h
+
+# kubectl and helm are not Debian packages: their complete entries are
+# checked against builds of them from the Go module proxy, at the versions
+# scripts/helpbins/go.mod pins, in .cache/helpbins (pkg/policy/shell's
+# help_cobra_test.go). About two and a half minutes on two cores the first
+# time; skipped while both are there at those versions.
+helpbins() {
+	local root dir mod kver hver
+	root="$(cd "$(dirname "$0")/.." && pwd)"
+	dir="$root/.cache/helpbins"
+	mod="$root/scripts/helpbins"
+	kver="v1.$(awk '$1 == "k8s.io/kubectl" { sub(/^v0\./, "", $2); print $2 }' "$mod/go.mod")"
+	hver="$(awk '$1 == "helm.sh/helm/v3" { print $2 }' "$mod/go.mod")"
+	if [ -x "$dir/kubectl" ] && [ -x "$dir/helm" ] &&
+		[ "$("$dir/kubectl" version --client -o json 2>/dev/null | grep -o '"gitVersion": *"[^"]*"' | grep -o 'v[^"]*')" = "$kver" ] &&
+		[ "$(HOME=/nonexistent "$dir/helm" version --template '{{.Version}}' 2>/dev/null)" = "$hver" ]; then
+		return 0
+	fi
+	echo "test-deps: building kubectl $kver and helm $hver into .cache/helpbins"
+	mkdir -p "$dir"
+	(cd "$mod" && go build -trimpath -o "$dir/" \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$kver -X helm.sh/helm/v3/internal/version.version=$hver" \
+		./kubectl helm.sh/helm/v3/cmd/helm)
+}
+helpbins
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

@@ -20,13 +20,15 @@ import (
 
 // quorumPolicy routes helm to oncall (two approvals) and helm upgrade of
 // prod to oncall with three. Its program table declares helm complete and
-// without effects, so that an approval grants the prefix `helm upgrade *`
+// without effects (runs_code: false: the built-in entry counts helm
+// upgrade as changing a release, granted only exactly), so that an
+// approval grants the prefix `helm upgrade *`
 // and one grant settles several questions (a command the table does not
 // know completely is granted only exactly: TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes).
 const quorumPolicy = `
 mode: auto-edit
 programs:
-  helm: { arity: 2, complete: true, subcommands: { upgrade: { arity: 2, complete: true } } }
+  helm: { arity: 2, complete: true, subcommands: { upgrade: { arity: 2, complete: true, runs_code: false } } }
 teams:
   default: { members: [alice, bob] }
   oncall:  { members: [carol, dave, erin], approvals_required: 2 }

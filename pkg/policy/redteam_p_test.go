@@ -379,7 +379,9 @@ rules:
 		{`cd "$(echo ~/.ssh)"; cat *`, policy.Ask},
 		{`cd "$(echo ~/.ssh)"; cat ./id*`, policy.Ask},
 		{`git -C .. diff --no-index "$(pwd)/../.ssh/id_rsa" /dev/null`, policy.Deny},
-		{`kubectl kustomize -o HEAD~/../Makefile`, policy.Ask},
+		// kubectl's complete entry knows kustomize -o writes: the write
+		// rule meets it.
+		{`kubectl kustomize -o HEAD~/../Makefile`, policy.Deny},
 		{`docker compose config --output=HEAD^/../Makefile`, policy.Deny},
 		{`gpg --batch --passphrase x Makefile.pgp`, policy.Ask},
 		{`ccdecrypt Makefile.cpt`, policy.Ask},

@@ -67,6 +67,13 @@ func TestAlwaysPatterns(t *testing.T) {
 		{"go test runs code: exact", "go test ./...", []string{"go test ./..."}},
 		{"go list is inert", "go list -m all", []string{"go list *"}},
 		{"commands inside sh -c", "bash -c 'make test'", []string{"make test"}},
+		// kubectl and helm are complete: their read-only verbs are inert,
+		// the verbs that change a cluster or a release run code.
+		{"kubectl get is inert", "kubectl get pods -n x -o wide", []string{"kubectl get *"}},
+		{"kubectl's global options are skipped", "kubectl --context prod get pods", []string{"kubectl get *"}},
+		{"kubectl apply changes the cluster: exact", "kubectl apply -f x.yaml", []string{"kubectl apply -f x.yaml"}},
+		{"helm list is inert", "helm list -A", []string{"helm list *"}},
+		{"helm upgrade changes a release: exact", "helm upgrade web ./chart", []string{"helm upgrade web ./chart"}},
 
 		{"command substitution", "echo $(date)", nil},
 		{"backticks", "echo `date`", nil},

@@ -391,9 +391,11 @@ type progSpec struct {
 	// program's own help (TestCompleteTablesMatchHelp).
 	complete bool
 	// closed: the entry lists every sub-command (not every option) of a
-	// program whose help the tests cannot read here (kubectl, helm,
-	// terraform, docker): another sub-command — a plugin found on the PATH,
-	// a new version's verb — is not understood and asks.
+	// program whose help the tests cannot read here (terraform, docker):
+	// another sub-command — a plugin found on the PATH, a new version's
+	// verb — is not understood and asks. With complete too (kubectl,
+	// helm), every option is listed, and the operands are still read as
+	// an unknown program's (progUse.openOperands).
 	closed bool
 	// runsCode: the program or sub-command runs the project's code or
 	// writes its outputs (go test, go build): its words are understood,

@@ -78,7 +78,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	if u.ask != "" {
 		c.Unanalysable = u.ask
 	}
-	if u.partial() {
+	if u.partial() || u.openOperands() {
 		u.partialReads(words)
 		c.Walks = true
 	}
@@ -123,8 +123,9 @@ func (u *progUse) impliedWrites(words []shWord, fr shFrame) {
 	}
 }
 
-// partialReads reads the words of a partial entry (docker, kubectl, pip,
-// helm: progUse.partial) as an unknown program's, besides what the entry
+// partialReads reads the words of a partial entry (docker, pip:
+// progUse.partial), and the operands of an entry read open (kubectl, helm:
+// progUse.openOperands), as an unknown program's, besides what the entry
 // knows: pip install -r .env, kubectl create secret
 // --from-file=~/.ssh/id_rsa, docker build ~ (its operands may be
 // directories it walks). Not the working directory: what these programs do

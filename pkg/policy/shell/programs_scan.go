@@ -182,14 +182,25 @@ func (u *progUse) complete() bool {
 }
 
 // partial reports an entry of a program with sub-commands or global
-// options that does not list every option (docker, kubectl, pip, helm,
-// npm): what its words read beyond the options it lists is not known,
-// so they are read as an unknown program's (unknownReads). Wrappers and
+// options that does not list every option (docker, pip, npm): what its
+// words read beyond the options it lists is not known, so they are read
+// as an unknown program's (unknownReads). Wrappers and
 // runners are left out: the command they run is judged on its own.
 func (u *progUse) partial() bool {
 	s := u.spec
 	return !u.closedOptions() && (len(s.subs) > 0 || s.closed || len(s.global) > 0) &&
 		s.wrapper == nil && (u.sub == nil || u.sub.wrapper == nil || u.sub.wrapper.verb != "")
+}
+
+// openOperands reports an entry that is both complete and closed
+// (kubectl, helm): every option is known, but its operands — resource
+// names, chart references, directories, files — are read as an unknown
+// program's, as a partial entry's are (partialReads), besides what the
+// options the entry lists read. Wrappers and runners are left out, as
+// for partial.
+func (u *progUse) openOperands() bool {
+	s := u.spec
+	return s.complete && s.closed && s.wrapper == nil && (u.sub == nil || u.sub.wrapper == nil || u.sub.wrapper.verb != "")
 }
 
 // closedOptions reports whether an option the entry does not list makes
@@ -335,6 +346,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 		copyPrograms[spec.name] || spec.name == "csplit"
 	u := progUse{spec: spec, global: 1, recursive: spec.recursive, record: record}
 	u.scanGlobal(w)
+	u.trackKnown = u.openOperands()
 	i := u.global
 	if spec.closed && !spec.complete && spec.subs != nil && i < len(w) && w[i].lit && strings.HasPrefix(w[i].text, "-") {
 		i = u.checkVerbAfterOptions(w, i)
@@ -343,7 +355,7 @@ func scanProgram(spec *progSpec, w []shWord, firstOperandEnds bool) progUse {
 		i++
 		// go run PKG ARGS…: the program's arguments are not go's.
 		firstOperandEnds = firstOperandEnds || u.sub.optionsFirst
-		u.trackKnown = len(u.sub.options) > 0 && u.partial()
+		u.trackKnown = len(u.sub.options) > 0 && u.partial() || u.openOperands()
 	}
 	// Operands are kept only where something reads them (an allocation
 	// on the hot path otherwise).
@@ -566,8 +578,20 @@ func (u *progUse) longWord(w []shWord, i int) int {
 		u.globValue(v)
 	}
 	u.apply(o, v)
-	u.knownWords(start, i)
+	u.knownWordsOf(o, start, i)
 	return i
+}
+
+// knownWordsOf notes the words of option o as known (knownWords),
+// except, for an entry whose operands are read open (openOperands), an
+// option that reads a path: its value may name several (kubectl -f
+// a.yaml,b.yaml, helm --set-file k=FILE,k2=FILE2), which the open reading
+// finds besides the value the option reads whole.
+func (u *progUse) knownWordsOf(o *progOption, start, end int) {
+	if o.effect == effRead && u.openOperands() {
+		return
+	}
+	u.knownWords(start, end)
 }
 
 // knownWords notes words start…end as read whole by options the entry
@@ -704,6 +728,9 @@ func (u *progUse) shortCluster(w []shWord, i int) int {
 			}
 			known = false
 			continue
+		}
+		if o.effect == effRead && u.openOperands() {
+			known = false // its value is read open too (knownWordsOf)
 		}
 		if o.value == valNone {
 			u.apply(o, nil)
