@@ -82,15 +82,7 @@ rules:
 // directory up; operands (pathspecs, patch files), which git prefixes,
 // stay where they are.
 func TestGitOptionPathsAreReadFromAnyTopLevel(t *testing.T) {
-	in := func(p *policy.Policy, cwd string, cases []bashCase) {
-		t.Helper()
-		for _, tt := range cases {
-			args, _ := json.Marshal(map[string]string{"command": tt.cmd})
-			if d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: cwd}); d.Action != tt.want {
-				t.Errorf("in %s, %s: got %s (%s), want %s", cwd, tt.cmd, d.Action, d.Reason, tt.want)
-			}
-		}
-	}
+	in := func(p *policy.Policy, cwd string, cases []bashCase) { t.Helper(); wantActionsIn(t, p, cwd, cases) }
 	p := builtinPolicy(t)
 	in(p, "/home/dev/proj/sub", []bashCase{
 		{`git blame --contents ../.kube/config a.txt`, policy.Deny},

@@ -143,11 +143,17 @@ type bashCase struct {
 // wantActions evaluates each case as a bash call in /home/dev/proj.
 func wantActions(t *testing.T, p *policy.Policy, cases []bashCase) {
 	t.Helper()
+	wantActionsIn(t, p, "/home/dev/proj", cases)
+}
+
+// wantActionsIn evaluates each case as a bash call in cwd.
+func wantActionsIn(t *testing.T, p *policy.Policy, cwd string, cases []bashCase) {
+	t.Helper()
 	for _, tt := range cases {
 		args, _ := json.Marshal(map[string]string{"command": tt.cmd})
-		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"})
+		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: cwd})
 		if d.Action != tt.want {
-			t.Errorf("%s: got %s (%s), want %s", tt.cmd, d.Action, d.Reason, tt.want)
+			t.Errorf("in %s, %s: got %s (%s), want %s", cwd, tt.cmd, d.Action, d.Reason, tt.want)
 		}
 	}
 }
