@@ -309,27 +309,44 @@ func (e *evaluation) placeGlobs(gs []globs.Glob) []globs.Glob {
 	n := len(gs)
 	for _, g := range gs[:n:n] {
 		if len(g) > 0 && g[0].Lit() && g[0].R == '/' {
+			// An absolute pattern: its forms under the working
+			// directory and the directories above it, for the relative
+			// deny and ask rules (red team AM F2: cat
+			// /home/dev/proj/secret?/key).
+			gs = appendUpForms(gs, g, e.cwd)
 			continue
 		}
 		placed := globs.CleanPath(append(globs.Literal(nil, e.cwd+"/"), g...), e.p.home)
 		gs = append(gs, placed)
-		gs = appendUpForms(gs, placed, e.cwd)
+		gs = appendUpForms(gs, placed, path.Dir(e.cwd))
 	}
 	return gs
 }
 
-// appendUpForms appends the forms of the absolute glob g relative to each
-// directory above cwd that its literal beginning lies in: relative rules
-// are anchored at the project, which may be any of them (red team AK F12,
-// subject.upRels). A form only adds verdicts, the strictest standing.
-func appendUpForms(gs []globs.Glob, g globs.Glob, cwd string) []globs.Glob {
-	for dir := path.Dir(cwd); dir != "/"; dir = path.Dir(dir) {
-		if litPrefix(g, dir+"/") {
+// appendUpForms appends the forms of the absolute glob g relative to from
+// and each directory above it, up to the root's children: relative rules
+// are anchored at the project, which may be the working directory or any
+// directory above it (red team AK F12, subject.upRels). Where g's literal
+// beginning lies in the directory, the form is the rest of g; where only
+// a wildcard may reach into it (../../pro*/secrets/key two levels below
+// the project, red team AM F2), the form is any relative path. A form
+// only adds verdicts, the strictest standing, and none begins with '/':
+// the absolute rules do not meet them.
+func appendUpForms(gs []globs.Glob, g globs.Glob, from string) []globs.Glob {
+	for dir := from; dir != "/" && dir != "."; dir = path.Dir(dir) {
+		switch {
+		case litPrefix(g, dir+"/"):
 			gs = append(gs, slices.Clone(g[len([]rune(dir))+1:]))
+		case globs.Intersects(g, append(globs.Literal(nil, dir+"/"), globs.AnyRun)):
+			gs = append(gs, anyRelative)
 		}
 	}
 	return gs
 }
+
+// anyRelative is every relative path: a first character that is not '/',
+// then anything.
+var anyRelative = globs.Glob{{Any: true, NoSlash: true}, globs.AnyRun}
 
 // litPrefix reports whether g begins with the literal text p.
 func litPrefix(g globs.Glob, p string) bool {

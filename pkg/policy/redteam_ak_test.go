@@ -144,6 +144,14 @@ rules:
 	in(sub, "bash", bash(`echo x > ../migrations/001.sql`), policy.Deny)
 	in(sub, "Read", map[string]string{"file_path": "/home/dev/proj/secrets/key"}, policy.Deny)
 	in(sub, "Write", map[string]string{"file_path": "/home/dev/proj/migrations/001.sql", "content": "x"}, policy.Deny)
+	// Patterns: absolute ones, and ones whose wildcard reaches into the
+	// project from above it (red team AM F2).
+	in(sub, "bash", bash(`cat /home/dev/proj/secret?/key`), policy.Deny)
+	if d := p.Evaluate(policy.Call{Tool: "bash", Arguments: mustJSON(t, bash(`cat ../../pro*/secrets/key`)), Cwd: sub}); d.Action == policy.Allow {
+		t.Errorf("cat ../../pro*/secrets/key from %s is allowed: %s", sub, d.Reason)
+	}
+	in(sub, "bash", bash(`cat /home/dev/proj/src/*.go`), policy.Allow)
+	in(sub, "bash", bash(`cat ../*.md`), policy.Allow)
 	// Not under a directory above the working directory: as before.
 	in(sub, "bash", bash(`cat a/secrets/key`), policy.Allow)
 	in(sub, "bash", bash(`cat ../README.md`), policy.Allow)
@@ -200,4 +208,13 @@ func TestDateWithATimeOperandAsks(t *testing.T) {
 		{`date -u "+%F %T"`, policy.Allow},
 		{`date -d yesterday +%F`, policy.Allow},
 	})
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
