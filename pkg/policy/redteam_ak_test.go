@@ -183,6 +183,11 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
 		{`echo 'registry=http://x/' > .npmrc`, policy.Ask},
 		{`echo x > rust-toolchain.toml`, policy.Ask},
 		{`echo 'cat ~/.ssh/id_rsa' >> ~/.bashrc`, policy.Ask},
+		// Programs and start-up code later commands run (red team AM F1).
+		{`echo 'import os' > .venv/lib/python3.11/site-packages/_cov.pth && pip list`, policy.Ask},
+		{`echo x > .venv/bin/python`, policy.Ask},
+		{`echo x > node_modules/.bin/tsc`, policy.Ask},
+		{`echo x > sitecustomize.py`, policy.Ask},
 		// Ordinary use stays allowed.
 		{`npm view left-pad version`, policy.Allow},
 		{`cargo tree`, policy.Allow},
