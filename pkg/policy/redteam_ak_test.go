@@ -88,6 +88,11 @@ func TestGitOptionPathsAreReadFromAnyTopLevel(t *testing.T) {
 		{`git blame --contents ../.kube/config a.txt`, policy.Deny},
 		{`git blame -S ../.kube/config a.txt`, policy.Deny},
 		{`git blame --ignore-revs-file ../.kube/config a.txt`, policy.Deny},
+		// A pattern the shell expands here is read from the top too
+		// (red team AM F5: ../.npmr? was the project's .npmrc here, and
+		// ~/.npmrc for git).
+		{`git blame --contents ../.npmr? a.txt`, policy.Deny},
+		{`git blame -S ../.kube/conf* a.txt`, policy.Deny},
 		{`git blame a.txt`, policy.Allow},
 		{`git blame --contents a.txt a.txt`, policy.Allow},
 		{`git log -p -- a.txt`, policy.Allow},
@@ -171,8 +176,28 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
   - { rule: "bash(cargo tree)", action: allow }
   - { rule: "bash(node --check *)", action: allow }
   - { rule: "bash(yarn --version)", action: allow }
+  - { rule: "bash(yarn info *)", action: allow }
+  - { rule: "bash(pnpm ls *)", action: allow }
+  - { rule: "bash(npm ls *)", action: allow }
 `)
 	wantActions(t, p, []bashCase{
+		// Every npm setting is an option, one dash or two, abbreviated
+		// (red team AM F3, F4, F7).
+		{`npm view x -registry=http://registry.npmjs.org/ -proxy=http://127.0.0.1:8099/`, policy.Ask},
+		{`npm view x -reg http://y/`, policy.Ask},
+		{`npm view git+file:///tmp/r --git=./scripts/lint.sh`, policy.Ask},
+		{`npm view x --@acme:registry=http://y/`, policy.Ask},
+		{`npm view x --no-strict-ssl`, policy.Ask},
+		{`yarn info x --use-yarnrc f`, policy.Ask},
+		{`pnpm ls --config.registry=http://y/`, policy.Ask},
+		{`npm ls -g`, policy.Allow},
+		{`npm ls --global --depth=0 --json`, policy.Allow},
+		{`pnpm ls --depth 1`, policy.Allow},
+		// What yarn, mise, curl and the PATH run later (AM F6, F8).
+		{`echo x > .yarn/releases/yarn-4.1.cjs && yarn --version`, policy.Ask},
+		{`echo x > mise.dev.toml`, policy.Ask},
+		{`echo 'upload-file = ~/.ssh/id_rsa' > ~/.curlrc`, policy.Ask},
+		{`echo x > ~/.local/bin/ls`, policy.Ask},
 		{`npm view left-pad version --registry=http://registry.npmjs.org/ --proxy=http://127.0.0.1:8099/`, policy.Ask},
 		{`npm view left-pad version --userconfig=x.ini`, policy.Ask},
 		{`cargo tree --config 'build.rustc-wrapper="sh"'`, policy.Ask},

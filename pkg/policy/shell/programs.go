@@ -500,7 +500,7 @@ var progHooks = map[string]bool{
 	"xargs": true, "find": true, "flock": true, "busybox": true, "watch": true, "trap": true,
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
 	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true, "fd": true,
-	"ln": true, "make": true, "curl": true, "wget": true, "compress": true,
+	"ln": true, "make": true, "curl": true, "wget": true, "compress": true, "npm": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the

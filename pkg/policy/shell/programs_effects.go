@@ -366,6 +366,8 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.wgetNames()
 	case "compress":
 		u.compressNames()
+	case "npm":
+		u.npmSettings(words)
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
@@ -2429,6 +2431,53 @@ func (a *shAnalyzer) findDeletes(u *progUse, spec *progSpec, words []shWord, fr 
 		a.writeTarget(r, fr)
 		for i := n; i < len(a.res.Commands); i++ {
 			a.res.Commands[i].Recursive = true
+		}
+	}
+}
+
+// npmSettingKeys are the npm, pnpm and yarn settings that name where the
+// program sends the tokens it reads (~/.npmrc), a program or code it runs,
+// or a file of more settings.
+var npmSettingKeys = []string{"registry", "proxy", "https-proxy", "noproxy", "userconfig", "globalconfig",
+	"script-shell", "node-options", "git", "shell", "editor", "browser", "viewer", "strict-ssl", "cafile", "ca",
+	"cert", "key", "use-yarnrc", "yarn-path", "pnpmfile", "global-pnpmfile", "init-module", "onload-script",
+	"node-gyp", "npm-path", "config"}
+
+// npmInertSettings are settings whose names begin one of npmSettingKeys
+// (--global, not --globalconfig).
+var npmInertSettings = map[string]bool{"global": true}
+
+// npmSettings asks for an option that sets one of npmSettingKeys: every
+// npm setting is also an option, with one dash or two, abbreviated to any
+// prefix that names one setting (-reg is --registry), negated with no-,
+// scoped (--@acme:registry, --//host/:_authToken) or, in pnpm, as
+// --config.KEY (red team AM F3, F4, F7).
+func (u *progUse) npmSettings(words []shWord) {
+	for _, w := range words[1:] {
+		if !w.lit {
+			continue // an expansion that may be an option is judged as one elsewhere
+		}
+		if w.text == "--" {
+			return
+		}
+		if len(w.text) < 2 || w.text[0] != '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.ToLower(strings.TrimLeft(w.text, "-")), "=")
+		name = strings.TrimPrefix(name, "no-")
+		switch {
+		case strings.HasPrefix(name, "@") || strings.HasPrefix(name, "//") || strings.HasPrefix(name, "config."):
+			u.setAsk(u.spec.name + " " + w.text + " sets where " + u.spec.name + " sends its tokens, or what it runs")
+			return
+		case len(name) < 2 || npmInertSettings[name]:
+			continue // a one-letter shorthand (-g, -w, -D), or a setting of its own
+		}
+		for _, k := range npmSettingKeys {
+			if strings.HasPrefix(k, name) {
+				u.setAsk(u.spec.name + " " + w.text + " sets " + k + ", which names where " + u.spec.name +
+					" sends its tokens, a program or code it runs, or a file of more settings")
+				return
+			}
 		}
 	}
 }

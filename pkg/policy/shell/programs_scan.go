@@ -93,15 +93,31 @@ type progUse struct {
 // file beside the repository, ~/.kube/config (red team AK F4; also
 // blame -S, notes -F, grep -f). The top is any directory from the
 // working directory up: the value is read under each of them.
+//
+// A pattern or an expansion is the same: the shell expands it where the
+// command runs (../.npmr? is ../.npmrc, the project's), and git reads
+// what it became from the top (red team AM F5: ~/.npmrc). Its forms are
+// the pattern under each directory up.
 func gitTopReadings(v shWord) []shWord {
-	if !v.lit || v.text == "" || v.text == "-" || path.IsAbs(v.text) || strings.HasPrefix(v.text, "~") {
+	if v.text == "" || v.text == "-" || path.IsAbs(v.text) || strings.HasPrefix(v.text, "~") {
+		return nil
+	}
+	if !v.lit && v.g == nil {
+		return nil
+	}
+	if v.g != nil && len(v.g) > 0 && v.g[0].Lit() && !v.g[0].Star && (v.g[0].R == '/' || v.g[0].R == '~') {
 		return nil
 	}
 	out := make([]shWord, 0, gitTopLevels)
 	up := ""
 	for range gitTopLevels {
 		up += "../"
-		out = append(out, shWord{text: up + v.text, lit: true})
+		w := shWord{text: up + v.text, lit: v.lit}
+		if v.g != nil {
+			w.g = append(globs.Literal(nil, up), v.g...)
+			w.glob = v.glob
+		}
+		out = append(out, w)
 	}
 	return out
 }
