@@ -93,4 +93,3 @@ func TestAnswerOptionsAreNumberedAndListedWholeWhenClipped(t *testing.T) {
 		t.Errorf("the clipped options are not listed whole: %q", listed)
 	}
 }
-
