@@ -333,12 +333,13 @@ func (e *evaluation) placeGlobs(gs []globs.Glob) []globs.Glob {
 // only adds verdicts, the strictest standing, and none begins with '/':
 // the absolute rules do not meet them.
 func appendUpForms(gs []globs.Glob, g globs.Glob, from string) []globs.Glob {
+	anyForm := false
 	for dir := from; dir != "/" && dir != "."; dir = path.Dir(dir) {
 		switch {
 		case litPrefix(g, dir+"/"):
 			gs = append(gs, slices.Clone(g[len([]rune(dir))+1:]))
-		case globs.Intersects(g, append(globs.Literal(nil, dir+"/"), globs.AnyRun)):
-			gs = append(gs, anyRelative)
+		case !anyForm && globs.Intersects(g, append(globs.Literal(nil, dir+"/"), globs.AnyRun)):
+			gs, anyForm = append(gs, anyRelative), true
 		}
 	}
 	return gs
