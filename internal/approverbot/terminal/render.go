@@ -358,10 +358,14 @@ func wrapCells(l string, width int, mark string) []string {
 		col = len(indent) + markCells
 	}
 	for i := 0; i < len(l); {
-		if m := ansiEscape.FindStringIndex(l[i:]); m != nil && m[0] == 0 {
-			cur.WriteString(l[i : i+m[1]])
-			i += m[1]
-			continue
+		if l[i] == '\x1b' {
+			// A colour sequence (looked for only where one may start:
+			// the line may be thousands of characters).
+			if m := ansiEscape.FindStringIndex(l[i:]); m != nil && m[0] == 0 {
+				cur.WriteString(l[i : i+m[1]])
+				i += m[1]
+				continue
+			}
 		}
 		r, size := utf8.DecodeRuneInString(l[i:])
 		i += size
