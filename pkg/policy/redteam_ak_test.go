@@ -113,6 +113,9 @@ rules:
 		{`git fast-export --import-marks=../.kube/config HEAD`, policy.Deny},
 		{`git commit -F msg.txt`, policy.Allow},
 		{`git apply fix.patch`, policy.Allow},
+		// A write git does not prefix lands at the top too (red team AM F9).
+		{`git fast-export --export-marks=README.md HEAD`, policy.Ask},
+		{`git diff --output=x.patch HEAD`, policy.Allow},
 	})
 }
 

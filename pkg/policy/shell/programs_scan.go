@@ -122,6 +122,13 @@ func gitTopReadings(v shWord) []shWord {
 	return out
 }
 
+// gitTopWrites are the options of git's sub-commands whose file git
+// writes from the work tree's top, not prefixed as --output is (red team
+// AM F9: fast-export --export-marks=README.md in a sub-directory wrote
+// the top's README.md): the value is written under every directory from
+// the working directory up, as gitTopReadings reads.
+var gitTopWrites = map[string]bool{"--export-marks": true}
+
 // gitTopLevels is how many directories above the working directory the
 // top of its work tree may be, for gitTopReadings: deeper than any
 // directory an agent works in.
@@ -967,6 +974,9 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
 		}
 		u.writes = append(u.writes, *v)
+		if u.spec.name == "git" && gitTopWrites[o.name] {
+			u.writes = append(u.writes, gitTopReadings(*v)...)
+		}
 	case effPrefix:
 		u.prefixes = append(u.prefixes, *v)
 	case effWriteDir:
