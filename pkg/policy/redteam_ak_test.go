@@ -182,6 +182,8 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
   - { rule: "bash(yarn info *)", action: allow }
   - { rule: "bash(pnpm ls *)", action: allow }
   - { rule: "bash(npm ls *)", action: allow }
+  - { rule: "bash(mv *)", action: allow }
+  - { rule: "bash(ln *)", action: allow }
 `)
 	wantActions(t, p, []bashCase{
 		// Every npm setting is an option, one dash or two, abbreviated
@@ -201,6 +203,15 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
 		{`echo x > mise.dev.toml`, policy.Ask},
 		{`echo 'upload-file = ~/.ssh/id_rsa' > ~/.curlrc`, policy.Ask},
 		{`echo x > ~/.local/bin/ls`, policy.Ask},
+		// The directory that holds a guarded one, made in one step (red
+		// team AN F1, F2, F3).
+		{`mv n node_modules && npm test`, policy.Ask},
+		{`ln -s stage .yarn`, policy.Ask},
+		{`echo git=/tmp/g.sh > etc/npmrc`, policy.Ask},
+		{`npm view x --prefix sub`, policy.Allow},
+		{`Npm_Config_Git=/tmp/g.sh npm view x`, policy.Ask},
+		{`mv a.txt b.txt`, policy.Allow},
+		{`ln -s a.txt b.txt`, policy.Allow},
 		{`npm view left-pad version --registry=http://registry.npmjs.org/ --proxy=http://127.0.0.1:8099/`, policy.Ask},
 		{`npm view left-pad version --userconfig=x.ini`, policy.Ask},
 		{`cargo tree --config 'build.rustc-wrapper="sh"'`, policy.Ask},

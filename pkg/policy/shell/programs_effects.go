@@ -2437,7 +2437,9 @@ func (a *shAnalyzer) findDeletes(u *progUse, spec *progSpec, words []shWord, fr 
 
 // npmSettingKeys are the npm, pnpm and yarn settings that name where the
 // program sends the tokens it reads (~/.npmrc), a program or code it runs,
-// or a file of more settings.
+// or a file of more settings. Not prefix (--prefix, -C, PREFIX): it moves
+// npm into a directory whose .npmrc and etc/npmrc it reads, which the
+// built-in policy guards as it guards the working directory's.
 var npmSettingKeys = []string{"registry", "proxy", "https-proxy", "noproxy", "userconfig", "globalconfig",
 	"script-shell", "node-options", "git", "shell", "editor", "browser", "viewer", "strict-ssl", "cafile", "ca",
 	"cert", "key", "use-yarnrc", "yarn-path", "pnpmfile", "global-pnpmfile", "init-module", "onload-script",

@@ -79,8 +79,13 @@ var shExecVars = map[string]bool{
 // LUA_INIT*, LUA_PATH* and LUA_CPATH* run or load Lua code; CORECLR_
 // loads .NET profilers.
 var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG",
-	"npm_config_", "NPM_CONFIG_", "YARN_", "CARGO_TARGET_", "CARGO_BUILD_", "LUA_INIT", "LUA_PATH",
+	"YARN_", "CARGO_TARGET_", "CARGO_BUILD_", "LUA_INIT", "LUA_PATH",
 	"LUA_CPATH", "CORECLR_"}
+
+// shExecVarFoldedPrefixes are such families whose programs compare the
+// name in any case: npm matches /^npm_config_/i (red team AN F3:
+// Npm_Config_Git=./x.sh ran x.sh).
+var shExecVarFoldedPrefixes = []string{"npm_config_"}
 
 // shExecVarSuffixes are endings of variables that name a program a tool
 // runs: a pager (GIT_PAGER, BAT_PAGER, AWS_PAGER, SYSTEMD_PAGER), an
@@ -95,6 +100,11 @@ func shExecVar(name string) bool {
 	}
 	for _, p := range shExecVarPrefixes {
 		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range shExecVarFoldedPrefixes {
+		if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
 			return true
 		}
 	}
