@@ -113,6 +113,13 @@ rules:
 		{`git fast-export --import-marks=../.kube/config HEAD`, policy.Deny},
 		{`git commit -F msg.txt`, policy.Allow},
 		{`git apply fix.patch`, policy.Allow},
+		// Operands of the readers that take no revision are files, a..b
+		// too (red team AN F4); interpret-trailers opens them from the
+		// top (AN F5).
+		{`git hash-object -w sub/../../.kube/config`, policy.Ask},
+		{`git interpret-trailers ../.kube/config`, policy.Deny},
+		{`git hash-object README.md`, policy.Allow},
+		{`git log HEAD~3..HEAD`, policy.Allow},
 		// A write git does not prefix lands at the top too (red team AM F9).
 		{`git fast-export --export-marks=README.md HEAD`, policy.Ask},
 		{`git diff --output=x.patch HEAD`, policy.Allow},
@@ -209,6 +216,7 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
 		{`ln -s stage .yarn`, policy.Ask},
 		{`echo git=/tmp/g.sh > etc/npmrc`, policy.Ask},
 		{`npm view x --prefix sub`, policy.Allow},
+		{`npm view x --logs-dir=/home/dev/.config/autostart`, policy.Ask},
 		{`Npm_Config_Git=/tmp/g.sh npm view x`, policy.Ask},
 		{`mv a.txt b.txt`, policy.Allow},
 		{`ln -s a.txt b.txt`, policy.Allow},

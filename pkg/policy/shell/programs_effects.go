@@ -1053,6 +1053,18 @@ func (u *progUse) gitRevPath(s string, pattern bool) bool {
 	return !strings.Contains(rev, "/")
 }
 
+// gitFileOnly are the file readers (gitFileReaders) that take no
+// revision: every operand is a file, a..b included.
+var gitFileOnly = map[string]bool{"hash-object": true, "interpret-trailers": true, "merge-file": true,
+	"apply": true, "add": true, "update-index": true, "stage": true}
+
+// gitTopOperands are the sub-commands whose file operands git opens from
+// the work tree's top, unprefixed (red team AN F5: git interpret-trailers
+// ../.npmrc in a sub-directory printed the file beside the repository):
+// each is read under every directory up, as gitTopReadings reads an
+// option's.
+var gitTopOperands = map[string]bool{"interpret-trailers": true}
+
 // gitTreeWriters are the git sub-commands that write the work tree: the
 // paths they are given (git mv x .env, git checkout REV -- .env, git rm
 // .env) and, for those that may touch any tracked file (checkout BRANCH,
@@ -1118,7 +1130,9 @@ func (u *progUse) gitWrites(w []shWord) {
 	// A writer's word that looks like a revision may be a path too (git
 	// restore x/../.env, git clone URL DIR: a URL has a ':'): only the
 	// readers drop them.
-	ops := u.gitOperands(w, reads || !writes && sub != "clone" && sub != "init")
+	// The readers that take no revision read every operand as a file:
+	// sub/../../.npmrc is a path, not a range (red team AN F4).
+	ops := u.gitOperands(w, (reads || !writes && sub != "clone" && sub != "init") && !gitFileOnly[sub])
 	if slices.ContainsFunc(ops.opts, func(o string) bool { return strings.HasPrefix(o, "--pathspec-from-file") }) {
 		// git restore --pathspec-from-file=.env: the paths come from a
 		// file (and its lines are echoed in errors).
@@ -1147,6 +1161,9 @@ func (u *progUse) gitWrites(w []shWord) {
 		}
 		if reads {
 			u.reads = append(u.reads, t)
+			if gitTopOperands[sub] {
+				u.reads = append(u.reads, gitTopReadings(t)...)
+			}
 		}
 		if writes && !reads {
 			u.writes = append(u.writes, t)
@@ -2443,7 +2460,7 @@ func (a *shAnalyzer) findDeletes(u *progUse, spec *progSpec, words []shWord, fr 
 var npmSettingKeys = []string{"registry", "proxy", "https-proxy", "noproxy", "userconfig", "globalconfig",
 	"script-shell", "node-options", "git", "shell", "editor", "browser", "viewer", "strict-ssl", "cafile", "ca",
 	"cert", "key", "use-yarnrc", "yarn-path", "pnpmfile", "global-pnpmfile", "init-module", "onload-script",
-	"node-gyp", "npm-path", "config"}
+	"node-gyp", "npm-path", "config", "logs-dir", "cache"}
 
 // npmInertSettings are settings whose names begin one of npmSettingKeys
 // (--global, not --globalconfig).
@@ -2477,7 +2494,7 @@ func (u *progUse) npmSettings(words []shWord) {
 		for _, k := range npmSettingKeys {
 			if strings.HasPrefix(k, name) {
 				u.setAsk(u.spec.name + " " + w.text + " sets " + k + ", which names where " + u.spec.name +
-					" sends its tokens, a program or code it runs, or a file of more settings")
+					" sends its tokens, a program or code it runs, a file of more settings, or a directory it writes")
 				return
 			}
 		}
