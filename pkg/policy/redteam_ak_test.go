@@ -270,3 +270,23 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// TestAQuotedTildeIsADirectoryHere (red team AN F8): bash expands a
+// leading ~ only unquoted, and the ~ after an option's = not at all;
+// '~/x', \~/x, '$HOME/x' and --file=~/x name a directory called ~ (or
+// $HOME) in the working directory, which the file tools can make, so
+// '~/../../.npmrc' from a project in the home is ~/.npmrc.
+func TestAQuotedTildeIsADirectoryHere(t *testing.T) {
+	wantActions(t, builtinPolicy(t), []bashCase{
+		{`cat '~/../../.npmrc'`, policy.Deny},
+		{`cat \~/../../.npmrc`, policy.Deny},
+		{`cat "~/../../.npmrc"`, policy.Deny},
+		{`cat '$HOME/../../.npmrc'`, policy.Deny},
+		{`date --file=~/../../.npmrc`, policy.Deny},
+		{`cd '~' && cat ../../.npmrc`, policy.Deny},
+		{`cd ./~ && cat ../../.npmrc`, policy.Deny},
+		{`cat ~/notes.txt`, policy.Allow},
+		{`cat '~/notes.txt'`, policy.Allow},
+		{`echo '~'`, policy.Allow},
+	})
+}

@@ -422,7 +422,7 @@ func (a *shAnalyzer) recordReads(c *Command, reads []shWord) {
 			c.readVars = append(c.readVars, nil)
 			c.ReadAny = append(c.ReadAny, false)
 		}
-		t := r.text
+		t := r.pathText()
 		if !r.lit {
 			// "$HOME/.ssh/x": the source form without its quotes, so that
 			// home expansion and the patterns see the path.

@@ -86,6 +86,18 @@ type progUse struct {
 	trackKnown bool
 }
 
+// literalTilde is the other reading of an option's value that begins with
+// ~: bash expands a tilde after the = of --file=~/x only in an
+// assignment-like word (a=~/x), zsh in neither, so the value may be a
+// directory called ~ here (red team AN F8: date --file=~/../../.npmrc
+// through a directory named ~ read ~/.npmrc). nil for any other value.
+func literalTilde(v shWord) *shWord {
+	if !v.lit || !strings.HasPrefix(v.text, "~") {
+		return nil
+	}
+	return &shWord{text: "./" + v.text, lit: true}
+}
+
 // gitTopReadings are the other places a relative path that an option of
 // git reads may be: git moves to the top of the work tree before it runs
 // a sub-command and prefixes only the values it parses as file names, so
@@ -961,6 +973,9 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 	switch o.effect {
 	case effRead:
 		u.reads = append(u.reads, *v)
+		if lit := literalTilde(*v); lit != nil {
+			u.reads = append(u.reads, *lit)
+		}
 		if o.reason != "" {
 			// A file the program reads as settings that can make it run
 			// code (node --env-file: NODE_OPTIONS): read, and asked about.
@@ -974,6 +989,9 @@ func (u *progUse) applyPath(o *progOption, v *shWord) bool {
 			u.setAsk(u.spec.name + " " + o.name + " " + v.text + " may pipe into a command")
 		}
 		u.writes = append(u.writes, *v)
+		if lit := literalTilde(*v); lit != nil {
+			u.writes = append(u.writes, *lit)
+		}
 		if u.spec.name == "git" && gitTopWrites[o.name] {
 			u.writes = append(u.writes, gitTopReadings(*v)...)
 		}

@@ -345,6 +345,18 @@ type shWord struct {
 	// not), whose value is a number (zsh's Inf and NaN are constants in
 	// math, not names).
 	number bool
+	// quotedHome: the text begins with ~ or $HOME only because of quoting
+	// (shQuotedHome): as a path it is relative (pathText).
+	quotedHome bool
+}
+
+// pathText is the word's text as a path: a quoted ~ or $HOME at its start
+// is a directory of that name here, not the home.
+func (w shWord) pathText() string {
+	if w.quotedHome {
+		return "./" + w.text
+	}
+	return w.text
 }
 
 // shLeadKind is how a word's value begins: what decides whether it may
@@ -770,11 +782,33 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 		return out
 	}
 	sw.text = b.String()
+	// '~/x', \~/x, '$HOME/x': the shell expands none of them; as a path
+	// they name a directory called ~ (or $HOME) here, which the file
+	// tools can make (red team AN F8: cat '~/../../.npmrc' read ~/.npmrc
+	// through a directory named ~ in the project). The word's text stays
+	// as written; pathText gives the path.
+	sw.quotedHome = shQuotedHome(w.Parts, sw.text)
 	if sw.glob {
 		sw.g = a.shGlobOfWord(w)
 		sw.vanish = a.patternsMayVanish()
 	}
 	return sw
+}
+
+// shQuotedHome reports a word whose text begins as a home directory does
+// (~, $HOME, ${HOME}) only because of quoting: its first part is quoted
+// or begins with an escaped tilde.
+func shQuotedHome(parts []syntax.WordPart, text string) bool {
+	if len(parts) == 0 || !(strings.HasPrefix(text, "~") || strings.HasPrefix(text, "$HOME") || strings.HasPrefix(text, "${HOME}")) {
+		return false
+	}
+	switch p := parts[0].(type) {
+	case *syntax.SglQuoted, *syntax.DblQuoted:
+		return true
+	case *syntax.Lit:
+		return strings.HasPrefix(p.Value, `\`)
+	}
+	return false
 }
 
 // shArithOnly reports parts that are one arithmetic expansion, alone or
@@ -1396,7 +1430,7 @@ func (a *shAnalyzer) writeTarget(w shWord, fr shFrame) {
 	if a.full() {
 		return
 	}
-	c := Command{Redirect: true, Target: w.text, Elevated: fr.elevated}
+	c := Command{Redirect: true, Target: w.pathText(), Elevated: fr.elevated}
 	if len(fr.wrappers) > 0 {
 		c.Wrappers = append([]string(nil), fr.wrappers...)
 	}

@@ -159,7 +159,7 @@ func (a *shAnalyzer) writeFed(w shWord, fr shFrame, recursive bool) {
 	if a.full() {
 		return
 	}
-	c := Command{Redirect: true, Target: w.text, Elevated: fr.elevated, Fed: true, FedAny: w.computed || w.tree, Recursive: recursive}
+	c := Command{Redirect: true, Target: w.pathText(), Elevated: fr.elevated, Fed: true, FedAny: w.computed || w.tree, Recursive: recursive}
 	if len(fr.wrappers) > 0 {
 		c.Wrappers = append([]string(nil), fr.wrappers...)
 	}

@@ -41,8 +41,8 @@ func (a *shAnalyzer) noteCd(args []shWord) {
 		a.cds = append(a.cds, shCd{dir: "~", known: true})
 	case len(ops) == 1 && ops[0].lit && ops[0].g == nil && ops[0].text != "-" &&
 		!strings.HasPrefix(ops[0].text, "+") && !strings.HasPrefix(ops[0].text, "-") &&
-		(!a.repeats() || path.IsAbs(ops[0].text) || strings.HasPrefix(ops[0].text, "~")):
-		a.cds = append(a.cds, shCd{dir: ops[0].text, known: true})
+		(!a.repeats() || path.IsAbs(ops[0].text) || strings.HasPrefix(ops[0].pathText(), "~")):
+		a.cds = append(a.cds, shCd{dir: ops[0].pathText(), known: true})
 	default:
 		a.cds = append(a.cds, shCd{})
 	}
@@ -124,7 +124,13 @@ func joinDir(d, r string) string {
 		}
 		return strings.TrimSuffix(d, "/") + "/" + r
 	}
-	return path.Join(d, r)
+	j := path.Join(d, r)
+	if strings.HasPrefix(j, "~") || strings.HasPrefix(j, "$HOME") || strings.HasPrefix(j, "${HOME}") {
+		// cd ./~: a directory called ~ here, which cleaning would make
+		// read as the home (red team AN F8).
+		return "./" + j
+	}
+	return j
 }
 
 // joinPath is the path r, a file's path a program opens, names after a cd
@@ -263,7 +269,7 @@ func (a *shAnalyzer) readTarget(w shWord) {
 	}
 	// The file opened may be a directory (cat /dev/fd/3/id_rsa 3<~/.ssh,
 	// grep -r . /dev/stdin < ~/.aws): the descriptor reaches its tree.
-	c := Command{Redirect: true, Read: true, Recursive: true, Target: w.text, Globs: a.targetGlobs(w)}
+	c := Command{Redirect: true, Read: true, Recursive: true, Target: w.pathText(), Globs: a.targetGlobs(w)}
 	if w.lit && w.g == nil && shHarmlessSink(path.Clean(w.text)) {
 		return
 	}
