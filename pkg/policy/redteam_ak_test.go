@@ -218,6 +218,8 @@ func TestSettingsThatNameProgramsAsk(t *testing.T) {
 		{`npm view x --prefix sub`, policy.Allow},
 		{`npm view x --logs-dir=/home/dev/.config/autostart`, policy.Ask},
 		{`Npm_Config_Git=/tmp/g.sh npm view x`, policy.Ask},
+		{`yarn_yarn_path=./x.js yarn --version`, policy.Ask},
+		{`mkdir y; echo git=/x > y/npmrc; mv y etc`, policy.Ask},
 		{`mv a.txt b.txt`, policy.Allow},
 		{`ln -s a.txt b.txt`, policy.Allow},
 		{`npm view left-pad version --registry=http://registry.npmjs.org/ --proxy=http://127.0.0.1:8099/`, policy.Ask},

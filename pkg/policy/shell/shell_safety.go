@@ -79,13 +79,13 @@ var shExecVars = map[string]bool{
 // LUA_INIT*, LUA_PATH* and LUA_CPATH* run or load Lua code; CORECLR_
 // loads .NET profilers.
 var shExecVarPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG",
-	"YARN_", "CARGO_TARGET_", "CARGO_BUILD_", "LUA_INIT", "LUA_PATH",
+	"CARGO_TARGET_", "CARGO_BUILD_", "LUA_INIT", "LUA_PATH",
 	"LUA_CPATH", "CORECLR_"}
 
 // shExecVarFoldedPrefixes are such families whose programs compare the
 // name in any case: npm matches /^npm_config_/i (red team AN F3:
-// Npm_Config_Git=./x.sh ran x.sh).
-var shExecVarFoldedPrefixes = []string{"npm_config_"}
+// Npm_Config_Git=./x.sh ran x.sh), yarn 2+ lower-cases YARN_* keys.
+var shExecVarFoldedPrefixes = []string{"npm_config_", "yarn_"}
 
 // shExecVarSuffixes are endings of variables that name a program a tool
 // runs: a pager (GIT_PAGER, BAT_PAGER, AWS_PAGER, SYSTEMD_PAGER), an
