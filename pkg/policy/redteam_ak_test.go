@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
+	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
 // TestBraceSequencesNumberTheirTermsAsTheShellsDo: a bound written with a
@@ -291,4 +292,15 @@ func TestAQuotedTildeIsADirectoryHere(t *testing.T) {
 		{`cat '~/notes.txt'`, policy.Allow},
 		{`echo '~'`, policy.Allow},
 	})
+	// The command reads back as it runs: the quoted ~ stays quoted, the
+	// one bash expands does not.
+	for cmd, want := range map[string]string{`cat '~/notes.txt'`: `cat '~/notes.txt'`, `cat \~/x`: `cat '~/x'`, `cat ~/notes.txt`: `cat ~/notes.txt`} {
+		a := shell.Analyze(cmd)
+		if len(a.Commands) != 1 {
+			t.Fatalf("%s: %d commands", cmd, len(a.Commands))
+		}
+		if got, _ := shell.CommandTexts(&a.Commands[0]); got != want {
+			t.Errorf("%s reads back as %q, want %q", cmd, got, want)
+		}
+	}
 }

@@ -323,7 +323,7 @@ func shCommandGlobs(words []shWord, fr shFrame, qualified bool, name string) (fu
 	inexact, size, vanishing := false, len(words), 0
 	for _, w := range words {
 		size += len(w.text)
-		if w.g != nil || !w.lit || unknown(w) || w.lit && shTildeExpands(w.text) {
+		if w.g != nil || !w.lit || unknown(w) || w.lit && !w.quotedHome && shTildeExpands(w.text) {
 			inexact = true
 		}
 		if w.vanish {
@@ -412,7 +412,9 @@ func gAppendWord(g globs.Glob, w shWord, unknown bool) globs.Glob {
 		}
 	case !w.lit:
 		g = append(g, globs.AnyRun)
-	case shTildeExpands(w.text):
+	case !w.quotedHome && shTildeExpands(w.text):
+		// ('~/x' is a directory called ~: literal, and its text is
+		// shown quoted as bash reads it back.)
 		g = gAppendTilde(g, w.text)
 	default:
 		g = globs.Literal(g, w.text)
