@@ -144,7 +144,9 @@ func (u *ui) promptNext() {
 		return
 	}
 	u.cur, u.queue = u.queue[0], u.queue[1:]
-	u.guardUntil = time.Time{}
+	// An Always that waited for its A is asked again when its question
+	// comes back (k skipped it): the A answers the grant shown last.
+	u.guardUntil, u.alwaysFor = time.Time{}, ""
 	if g := u.c.o.KeyGuard; g > 0 {
 		if now := time.Now(); now.Sub(u.lastGone) < g {
 			u.guardUntil = now.Add(g)
