@@ -100,8 +100,12 @@ web: {trusted_header: X-User, insecure_cookies: true}
 	return "http://" + addr, logs, stop
 }
 
-// readyzUntil polls /readyz until its status is want; it returns the body.
-func readyzUntil(t *testing.T, base string, want int) string {
+// readyzUntil polls /readyz until its status is want and its body holds
+// says; it returns the body. Readiness passes through states on its way
+// (a bot not ready because its replay has not answered yet is later not
+// ready because the server refused a subscription), so a test waits for the
+// state it is about, not for the first answer with the right status.
+func readyzUntil(t *testing.T, base string, want int, says string) string {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var last string
@@ -111,7 +115,7 @@ func readyzUntil(t *testing.T, base string, want int) string {
 			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			last = fmt.Sprintf("%d %s", res.StatusCode, body)
-			if res.StatusCode == want {
+			if res.StatusCode == want && strings.Contains(string(body), says) {
 				return string(body)
 			}
 		}
@@ -126,14 +130,14 @@ func TestReadyzTellsWhetherTheServerAcceptsTheBotsSubjects(t *testing.T) {
 	t.Run("the shipped approver permissions with the inbox prefix they expect: ready", func(t *testing.T) {
 		s := permissionedNATS(t, approverPermissions())
 		base, _, _ := runAssembled(t, s.ClientURL(), ", inbox_prefix: _INBOX.approver")
-		if body := readyzUntil(t, base, http.StatusOK); !strings.HasPrefix(body, "nats: ok\n") {
+		if body := readyzUntil(t, base, http.StatusOK, "nats: ok\n"); !strings.HasPrefix(body, "nats: ok\n") {
 			t.Errorf("/readyz body %q", body)
 		}
 	})
 	t.Run("no inbox prefix: replies are refused, and readiness says so", func(t *testing.T) {
 		s := permissionedNATS(t, approverPermissions())
 		base, _, _ := runAssembled(t, s.ClientURL(), "")
-		body := readyzUntil(t, base, http.StatusServiceUnavailable)
+		body := readyzUntil(t, base, http.StatusServiceUnavailable, "permissions violation")
 		if !strings.Contains(body, "nats: connected, but") || !strings.Contains(body, "permissions violation") ||
 			!strings.Contains(body, `Subscription to "_INBOX.`) || !strings.Contains(body, "team default: ") {
 			t.Errorf("/readyz does not say what is refused: %q", body)
@@ -153,7 +157,7 @@ func TestReadyzTellsWhetherTheServerAcceptsTheBotsSubjects(t *testing.T) {
 		perms.Subscribe.Allow = []string{"signoff.v1.resolved.*", "_INBOX.approver.>"}
 		s := permissionedNATS(t, perms)
 		base, _, _ := runAssembled(t, s.ClientURL(), ", inbox_prefix: _INBOX.approver")
-		body := readyzUntil(t, base, http.StatusServiceUnavailable)
+		body := readyzUntil(t, base, http.StatusServiceUnavailable, "permissions violation")
 		if !strings.Contains(body, `signoff.v1.ask.default`) {
 			t.Errorf("/readyz does not name the refused subject: %q", body)
 		}
@@ -163,7 +167,7 @@ func TestReadyzTellsWhetherTheServerAcceptsTheBotsSubjects(t *testing.T) {
 func TestMetricsExistFromTheStartAndCleanShutdownLogsNoWarning(t *testing.T) {
 	s := permissionedNATS(t, approverPermissions())
 	base, logs, stop := runAssembled(t, s.ClientURL(), ", inbox_prefix: _INBOX.approver")
-	readyzUntil(t, base, http.StatusOK)
+	readyzUntil(t, base, http.StatusOK, "nats: ok\n")
 	m := get(t, base+"/metrics")
 	for _, want := range []string{
 		`signoff_bot_answers_total{channel="web",result="applied"} 0`,
