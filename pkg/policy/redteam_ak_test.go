@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/policy"
@@ -301,6 +302,24 @@ func TestAQuotedTildeIsADirectoryHere(t *testing.T) {
 		}
 		if got, _ := shell.CommandTexts(&a.Commands[0]); got != want {
 			t.Errorf("%s reads back as %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestRemovingADirectoryNamedTildeIsNotRemovingTheHome: rm -rf '~' removes
+// ./~; the safety override that names the home is for the home.
+func TestRemovingADirectoryNamedTildeIsNotRemovingTheHome(t *testing.T) {
+	p := builtinPolicy(t)
+	for cmd, home := range map[string]bool{
+		`rm -rf '~'`: false, `rm -rf \~`: false, `rm -r "~/"`: false, `rm -rf '$HOME'`: false,
+		`rm -rf ~`: true, `rm -rf "$HOME"`: true, `rm -rf ~/`: true, `rm -r ${HOME}/*`: true,
+	} {
+		d := p.Evaluate(policy.Call{Tool: "bash", Arguments: mustJSON(t, map[string]string{"command": cmd}), Cwd: "/home/dev/proj"})
+		if d.Action == policy.Allow {
+			t.Errorf("%s: allowed", cmd)
+		}
+		if got := strings.Contains(d.Reason, "deletes the home directory"); got != home {
+			t.Errorf("%s: %s", cmd, d.Reason)
 		}
 	}
 }

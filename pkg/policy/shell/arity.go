@@ -3,7 +3,6 @@ package shell
 import (
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
 )
@@ -237,29 +236,26 @@ func CommandTexts(c *Command) (cmd, short string) {
 	if c.Text != "" {
 		return c.Text, c.ShortText
 	}
-	join := CommandText
-	if c.Globs != nil {
-		// Words with an expansion or a pattern are shown as written; a
-		// word with a blank in it is quoted all the same, or git clean
-		// -fdx '-e keep --dry-run' ~/p would read as a dry run.
-		join = func(w []string) string {
-			if !slices.ContainsFunc(w, func(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }) {
-				return strings.Join(w, " ")
-			}
-			q := make([]string, len(w))
-			for i, s := range w {
-				q[i] = s
-				if strings.ContainsFunc(s, unicode.IsSpace) {
-					q[i] = QuoteWord(s)
-				}
-			}
-			return strings.Join(q, " ")
+	if c.Globs == nil {
+		cmd = CommandText(c.Words)
+		short = cmd
+		if c.Options > 0 {
+			short = CommandText(WithoutOptions(c))
 		}
+		return cmd, short
 	}
-	cmd = join(c.Words)
+	// Words with an expansion or a pattern are shown as written, and the
+	// literal words beside them quoted where the shell would take them
+	// apart or expand them (Shown): git clean -fdx '-e keep --dry-run'
+	// ~/p must not read as a dry run, nor rm -rf '~' "$x" as the home.
+	words := c.Words
+	if c.Shown != nil {
+		words = c.Shown
+	}
+	cmd = strings.Join(words, " ")
 	short = cmd
-	if c.Options > 0 {
-		short = join(WithoutOptions(c))
+	if c.Options > 0 && c.Options+1 <= len(words) {
+		short = strings.Join(append([]string{words[0]}, words[1+c.Options:]...), " ")
 	}
 	return cmd, short
 }

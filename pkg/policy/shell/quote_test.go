@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,54 @@ func TestCommandTextsQuoteBlanksBesideExpansions(t *testing.T) {
 	a := Analyze(`git clean -fdx '-e keep --dry-run' ~/proj`)
 	if got, _ := CommandTexts(&a.Commands[0]); got != `git clean -fdx '-e keep --dry-run' ~/proj` {
 		t.Errorf("CommandTexts = %q", got)
+	}
+}
+
+// TestCommandTextsBesideExpansionsReadBackAsTheCommand: a command with an
+// expansion or a pattern is shown as written, and what bash makes of the
+// text shown is what it makes of the command (ground truth: a real bash
+// prints both commands' words in a directory holding a directory named ~,
+// files with blanks and a home of its own). Before, rm -rf '~' "$x" read
+// as rm -rf ~ $x (the home), rm "a b"* as rm 'a b*' (one name, not a
+// pattern) and rm "$x y" as rm '"$x y"' (a name with quotes in it).
+func TestCommandTextsBesideExpansionsReadBackAsTheCommand(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	dir, home := t.TempDir(), t.TempDir()
+	for _, d := range []string{"~", "~/sub", "$HOME", "a b1", "a b2", "x*y"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "h1"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	printWords := func(args string) string {
+		cmd := exec.Command(bash, "-c", `x='1 2'; printf '[%s]\n' `+args)
+		cmd.Dir, cmd.Env = dir, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash -c %q: %v", args, err)
+		}
+		return string(out)
+	}
+	for _, args := range []string{
+		`-rf '~' $x`, `-rf "~" "$x"`, `\~/sub $x`, `'$(id)' $x`, `'a;b' $x`, `"a b"*`, `-rf '~/'*`, `-rf '~'/*`,
+		`"$x y"`, `'$HOME'/* $x`, `\$HOME $x`, `"x*"y $x`, `~/h* $x`, `~ $x`, `'' $x`, `"a b"? '*'`,
+	} {
+		a := Analyze("rm " + args)
+		if len(a.Commands) != 1 {
+			t.Fatalf("rm %s: %d commands", args, len(a.Commands))
+		}
+		shown, _ := CommandTexts(&a.Commands[0])
+		rest, ok := strings.CutPrefix(shown, "rm ")
+		if !ok {
+			t.Fatalf("rm %s is shown as %q", args, shown)
+		}
+		if got, want := printWords(rest), printWords(args); got != want {
+			t.Errorf("rm %s is shown as %q, which bash reads as\n%s want\n%s", args, shown, got, want)
+		}
 	}
 }

@@ -334,6 +334,9 @@ type shWord struct {
 	// as bash sees it ("$PWD/x", read as ./x); a program's own directory
 	// option (git -C sub) does not move it.
 	shellCwd bool
+	// src is the source text of a pattern with quoted parts ("a b"*,
+	// '~/'*), which reads back as written; "" otherwise.
+	src string
 	// input: the word is, or starts with, input the analysis cannot see
 	// (what xargs reads: echo --fromfile ~/.kube/config | xargs tree), which
 	// may be an option.
@@ -791,6 +794,7 @@ func (a *shAnalyzer) word(w *syntax.Word) shWord {
 	if sw.glob {
 		sw.g = a.shGlobOfWord(w)
 		sw.vanish = a.patternsMayVanish()
+		sw.src = a.source(w)
 	}
 	return sw
 }
@@ -1397,6 +1401,9 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	}
 	c.Foreign = reason != "" && c.Unanalysable == reason && ForeignShells[c.Name]
 	c.Globs, c.BaseGlobs = shCommandGlobs(words, fr, c.PathQualified, c.Name)
+	if c.Globs != nil {
+		c.Shown = shShownWords(words)
+	}
 	if info.executor && shRunsUnknownCode(reason) {
 		// bash -c "$CMD", eval "$x": the code is a value the agent chose;
 		// it could be any command, so every deny and ask rule could match.
@@ -1407,10 +1414,40 @@ func (a *shAnalyzer) emit(words []shWord, fr shFrame, reason string, info shCmdI
 	c.Repeats = a.repeats()
 	a.res.Commands = append(a.res.Commands, c)
 	a.info = append(a.info, info)
-	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1])
+	a.commandSafety(&a.res.Commands[len(a.res.Commands)-1], words)
 	a.programEffects(len(a.res.Commands)-1, words, fr)
 	a.builtinCode(words)
 	a.noteEnvBuiltin(words)
+}
+
+// shShownWords returns the words of a command that is shown as written
+// (one with an expansion or a pattern: CommandTexts) in a form that reads
+// back as what runs, or nil when each word's text already does: an
+// expansion and an unquoted pattern are their source, a pattern with
+// quoted parts its source too, and a literal word is quoted when the
+// shell would take it apart or expand it.
+func shShownWords(words []shWord) []string {
+	var shown []string
+	for i, w := range words {
+		s := w.text
+		switch {
+		case w.src != "":
+			s = w.src
+		case w.lit && !w.glob && (w.quotedHome || !shTildeExpands(w.text)):
+			// (~/x unquoted is the home as written.)
+			s = QuoteWord(w.text)
+		}
+		if shown == nil && s != w.text {
+			shown = make([]string, i, len(words))
+			for j := range i {
+				shown[j] = words[j].text
+			}
+		}
+		if shown != nil {
+			shown = append(shown, s)
+		}
+	}
+	return shown
 }
 
 // allocWords returns a slice of n strings carved from the arena.

@@ -219,12 +219,13 @@ var shSystemDirs = map[string]bool{
 	"/Users": true, "/System": true, "/Library": true, "/Applications": true, "/private": true,
 }
 
-// commandSafety adds the safety reasons of one resolved command.
-func (a *shAnalyzer) commandSafety(c *Command) {
+// commandSafety adds the safety reasons of one resolved command; words
+// are its words as analysed (c.Words with what quoting did to them).
+func (a *shAnalyzer) commandSafety(c *Command, words []shWord) {
 	name, args := c.Name, c.Words[1:]
 	switch {
 	case name == "rm":
-		a.rmSafety(args)
+		a.rmSafety(words[1:])
 	case name == "mkfs" || strings.HasPrefix(name, "mkfs.") || name == "mke2fs" || name == "mkswap" || name == "wipefs":
 		a.addSafety(name + " formats or wipes a filesystem")
 	case name == "dd":
@@ -329,12 +330,14 @@ func (a *shAnalyzer) copySafety(args []string) {
 }
 
 // rmSafety flags a recursive rm of the filesystem root, a system directory
-// or the home directory. GNU rm takes options anywhere before "--".
-func (a *shAnalyzer) rmSafety(args []string) {
+// or the home directory. GNU rm takes options anywhere before "--". A
+// quoted ~ is a directory of that name here (rm -rf '~'), not the home.
+func (a *shAnalyzer) rmSafety(args []shWord) {
 	recursive := false
-	var targets []string
+	var targets []shWord
 	opts := true
-	for _, s := range args {
+	for _, w := range args {
+		s := w.text
 		switch {
 		case opts && s == "--":
 			opts = false
@@ -347,15 +350,15 @@ func (a *shAnalyzer) rmSafety(args []string) {
 				recursive = true
 			}
 		default:
-			targets = append(targets, s)
+			targets = append(targets, w)
 		}
 	}
 	if !recursive {
 		return
 	}
 	for _, t := range targets {
-		if what := shCriticalRmTarget(t); what != "" {
-			a.addSafety("rm -r " + t + " deletes " + what)
+		if what := shCriticalRmTarget(t.pathText()); what != "" {
+			a.addSafety("rm -r " + t.text + " deletes " + what)
 		}
 	}
 }

@@ -105,6 +105,12 @@ type Command struct {
 	// after a cd). baseGlobs parallel globs for the base-name form of a
 	// path-qualified command. nil when the entry is one known value.
 	Globs, BaseGlobs []globs.Glob
+	// Shown, with Globs, are the words as CommandTexts shows them when
+	// one of them does not read back as its Words entry: a literal word
+	// the shell would take apart or expand (rm '~' "$x" is not rm ~ $x),
+	// a pattern with quoted parts as written ("a b"*, not 'a b*'). nil
+	// when every word reads back as it is.
+	Shown []string
 	// readGlobs parallel Reads: the paths a read operand that is not a
 	// plain literal can name (a pattern, an expansion: cat .e*, cat $f),
 	// nil for a literal one; nil when every read is literal.
