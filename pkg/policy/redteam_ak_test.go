@@ -125,6 +125,10 @@ rules:
 		// A write git does not prefix lands at the top too (red team AM F9).
 		{`git fast-export --export-marks=README.md HEAD`, policy.Ask},
 		{`git diff --output=x.patch HEAD`, policy.Allow},
+		// So does pack-objects' base name (git 2.39: ../x in repo/sub
+		// wrote x-SHA.pack beside the repository).
+		{`git pack-objects ../../.kube/config </dev/null`, policy.Deny},
+		{`git pack-objects pk </dev/null`, policy.Ask},
 	})
 }
 

@@ -1065,6 +1065,13 @@ var gitFileOnly = map[string]bool{"hash-object": true, "interpret-trailers": tru
 // option's.
 var gitTopOperands = map[string]bool{"interpret-trailers": true}
 
+// gitTopWriters are the sub-commands whose file operands git writes from
+// the work tree's top, unprefixed: git pack-objects ../x in a
+// sub-directory writes x-SHA.pack beside the repository, not beside the
+// sub-directory (the table's write of the operand stays; each operand is
+// also written under every directory up, as gitTopReadings reads).
+var gitTopWriters = map[string]bool{"pack-objects": true}
+
 // gitTreeWriters are the git sub-commands that write the work tree: the
 // paths they are given (git mv x .env, git checkout REV -- .env, git rm
 // .env) and, for those that may touch any tracked file (checkout BRANCH,
@@ -1122,6 +1129,11 @@ func (u *progUse) gitWrites(w []shWord) {
 	if sub == "config" {
 		u.gitConfig(w)
 		return
+	}
+	if gitTopWriters[sub] {
+		for _, t := range u.gitOperands(w, false).words {
+			u.writes = append(u.writes, gitTopReadings(t)...)
+		}
 	}
 	writes, reads, target := gitTreeWriters[sub], gitFileReaders[sub], gitTargetWriters[sub]
 	if !writes && !reads && target == 0 {
