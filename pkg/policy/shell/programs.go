@@ -501,6 +501,7 @@ var progHooks = map[string]bool{
 	"eval": true, "source": true, "shell": true, "interpreter": true, "sed": true, "awk": true,
 	"tar": true, "parallel": true, "apply_patch": true, "jq": true, "git": true, "fd": true,
 	"ln": true, "make": true, "curl": true, "wget": true, "compress": true, "npm": true,
+	"kubectl": true,
 }
 
 // programs decodes a programs: mapping into t. base, when not nil, is the

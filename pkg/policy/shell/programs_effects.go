@@ -368,6 +368,8 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		u.compressNames()
 	case "npm":
 		u.npmSettings(words)
+	case "kubectl":
+		u.kubectlConfigSet(words)
 	case "git":
 		u.gitPaths(words)
 		u.gitWrites(words)
@@ -2511,4 +2513,68 @@ func (u *progUse) npmSettings(words []shWord) {
 			}
 		}
 	}
+}
+
+// kubectlConfigSet judges the fields kubectl config set and unset change:
+// PROPERTY names any field of the kubeconfig, and most of them decide
+// what kubectl runs or where it sends the credentials (users.NAME.exec.
+// command, users.NAME.auth-provider, clusters.NAME.server, proxy-url,
+// insecure-skip-tls-verify…: kubectl config set users.x.exec.command
+// /tmp/evil makes the next kubectl get run /tmp/evil). The closed model:
+// the fields that only choose among what the kubeconfig already holds —
+// the current context, and a context's namespace, cluster and user — are
+// understood; any other, a computed one, or options among the words
+// (whose values the policy would have to tell from the operands) ask.
+func (u *progUse) kubectlConfigSet(words []shWord) {
+	if u.global+1 >= len(words) || words[u.global].text != "config" || !words[u.global].lit {
+		return
+	}
+	verb := words[u.global+1]
+	if !verb.lit || verb.text != "set" && verb.text != "unset" {
+		return
+	}
+	form, want := "kubectl config unset PROPERTY", 1
+	if verb.text == "set" {
+		form, want = "kubectl config set PROPERTY VALUE", 2
+	}
+	var ops []shWord
+	for _, w := range words[u.global+2:] {
+		if !w.lit || w.g != nil || strings.HasPrefix(w.text, "-") {
+			u.setAsk("kubectl config " + verb.text + " " + w.text + ": the policy reads only " + form + ", with literal words")
+			return
+		}
+		ops = append(ops, w)
+	}
+	if len(ops) != want {
+		u.setAsk(form + " takes " + strconv.Itoa(want) + " operands, not " + strconv.Itoa(len(ops)))
+		return
+	}
+	if !kubectlChoosingField(ops[0].text, verb.text == "unset") {
+		u.setAsk("kubectl config " + verb.text + " " + ops[0].text + " changes a field of the kubeconfig that may name a program kubectl runs or where it sends the credentials")
+	}
+}
+
+// kubectlChoosingField reports a kubeconfig field that only chooses among
+// what the kubeconfig holds: current-context, contexts.NAME.namespace,
+// .cluster and .user (and, to unset, a context whole). NAME holds no dot,
+// which kubectl's property paths could read either way.
+func kubectlChoosingField(p string, unset bool) bool {
+	if p == "current-context" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "contexts.")
+	if !ok {
+		return false
+	}
+	name, field, _ := strings.Cut(rest, ".")
+	if name == "" || strings.ContainsAny(name, "[]{}") {
+		return false
+	}
+	switch field {
+	case "namespace", "cluster", "user":
+		return true
+	case "":
+		return unset
+	}
+	return false
 }
