@@ -347,6 +347,7 @@ func programUse(spec *progSpec, words []shWord) progUse {
 		return tarUse(spec, words)
 	}
 	u := scanProgram(spec, words, spec.wrapper != nil || spec.optionsFirst)
+	u.settingsWrites(words)
 	switch spec.hook {
 	case "sed":
 		u.sedScripts(words)
@@ -2577,4 +2578,103 @@ func kubectlChoosingField(p string, unset bool) bool {
 		return unset
 	}
 	return false
+}
+
+// settingsVerbs are a program's sub-commands that persist settings, or
+// what a project's manifest holds, for every later command: the files
+// each writes (as the user it runs as, in the home or the project), so
+// that the write rules judge them as they judge an editor's write of the
+// same file. npm config set script-shell X, or pip config set
+// global.index-url URL, otherwise passed under a rule for the verb while
+// the built-in policy asks before a write of ~/.npmrc or ~/.config.
+// verbs nil: the sub-command itself writes (npm set); else the verbs
+// after it that do (config set, not config get). A verb the analysis
+// cannot read is taken for one that writes. Without verbs, operands > 0
+// says how many operands make the sub-command set something (poetry
+// config KEY VALUE; KEY alone prints), unless one of setters is among the
+// words (--unset). global names the options that move the write to a
+// system-wide file, which asks.
+type settingsVerbs struct {
+	verbs    []string
+	operands int
+	setters  []string
+	// readers: a first operand that makes the sub-command only read
+	// (bundle config get KEY).
+	readers []string
+	files   []string
+	global  []string
+}
+
+var (
+	npmSettingsFiles = []string{"~/.npmrc", ".npmrc"}
+	npmSettingsWrite = settingsVerbs{verbs: []string{"set", "delete", "rm", "edit", "fix"}, files: npmSettingsFiles,
+		global: []string{"-g", "--global", "--location=global"}}
+	pipSettingsWrite = settingsVerbs{verbs: []string{"set", "unset", "edit"},
+		files: []string{"~/.config/pip/pip.conf", "~/.pip/pip.conf"}, global: []string{"--global", "--site"}}
+)
+
+var settingsWriters = map[string]map[string]settingsVerbs{
+	"npm": {"config": npmSettingsWrite, "c": npmSettingsWrite,
+		"set": {files: npmSettingsFiles, global: npmSettingsWrite.global},
+		"pkg": {verbs: []string{"set", "delete", "fix"}, files: []string{"package.json"}}},
+	"pnpm": {"config": {verbs: []string{"set", "delete", "rm"}, files: []string{"~/.config/pnpm/rc", "~/.npmrc", ".npmrc"},
+		global: npmSettingsWrite.global},
+		"set": {files: []string{"~/.config/pnpm/rc", "~/.npmrc", ".npmrc"}}},
+	"yarn": {"config": {verbs: []string{"set", "unset", "delete"}, files: []string{".yarnrc.yml", "~/.yarnrc.yml", "~/.yarnrc"}}},
+	"pip":  {"config": pipSettingsWrite},
+	"pip3": {"config": pipSettingsWrite},
+	"helm": {"repo": {verbs: []string{"add", "remove", "rm", "update", "up"},
+		files: []string{"~/.config/helm/repositories.yaml", "~/.config/helm/repositories.lock", "~/.cache/helm/repository"}}},
+	"docker": {"context": {verbs: []string{"create", "use", "rm", "remove", "update", "import"},
+		files: []string{"~/.docker/config.json", "~/.docker/contexts"}}},
+	"poetry": {"config": {operands: 2, setters: []string{"--unset"}, files: []string{"~/.config/pypoetry/config.toml", "poetry.toml"}},
+		"source": {verbs: []string{"add", "remove"}, files: []string{"pyproject.toml"}}},
+	// bundle config set KEY VALUE, and the older bundle config KEY VALUE.
+	"bundle": {"config": {operands: 2, setters: []string{"--delete"}, readers: []string{"get", "list"},
+		files: []string{"~/.bundle/config", ".bundle/config"}, global: []string{"--global"}}},
+}
+
+// settingsWrites records the settings files a sub-command that persists
+// settings writes (settingsWriters).
+func (u *progUse) settingsWrites(words []shWord) {
+	subs := settingsWriters[u.spec.name]
+	if subs == nil || u.global >= len(words) || !words[u.global].lit {
+		return
+	}
+	sv, ok := subs[words[u.global].text]
+	if !ok {
+		return
+	}
+	rest := words[u.global+1:]
+	operand := func(w shWord) bool { return !w.lit || !strings.HasPrefix(w.text, "-") }
+	switch {
+	case sv.verbs != nil:
+		i := slices.IndexFunc(rest, operand)
+		if i < 0 || rest[i].lit && !slices.Contains(sv.verbs, rest[i].text) {
+			return // npm config get, npm config list: they only read
+		}
+	case sv.operands > 0:
+		if i := slices.IndexFunc(rest, operand); i >= 0 && rest[i].lit && slices.Contains(sv.readers, rest[i].text) {
+			return
+		}
+		n, set := 0, false
+		for _, w := range rest {
+			if operand(w) {
+				n++
+			}
+			set = set || !w.lit || slices.Contains(sv.setters, w.text)
+		}
+		if n < sv.operands && !set {
+			return // poetry config --list, poetry config KEY
+		}
+	}
+	for _, w := range rest {
+		if w.lit && slices.Contains(sv.global, w.text) {
+			u.setAsk(u.spec.name + " " + words[u.global].text + " " + w.text + " changes the settings of every user of the machine")
+			return
+		}
+	}
+	for _, f := range sv.files {
+		u.writes = append(u.writes, shWord{text: f, lit: true})
+	}
 }
