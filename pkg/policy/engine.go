@@ -1800,6 +1800,19 @@ func (e *evaluation) workdir(v argValue) string {
 		return ""
 	}
 	x, _ := globs.ExpandHome(str, e.p.home)
+	if raw := x; hasDotDotPart(raw) {
+		// The host hands the directory to chdir as written (opencode's
+		// spawn cwd, older Codex's current_dir): a .. climbs from where
+		// a link below the working directory points (red team AO F5:
+		// workdir node_modules/@s/pkg/../../.. was ~ with pkg a
+		// workspace's link), as a path's does.
+		if !path.IsAbs(raw) && e.cwd != "" {
+			raw = e.cwd + "/" + raw
+		}
+		if _, opaque := kernelPath(raw, e.trustedCwd(), e.p.home); opaque || !path.IsAbs(raw) {
+			return "the call's working directory (" + v.key + ": " + strconv.Quote(str) + ") climbs with .. out of a directory that may be a link, which the host does not resolve as its text reads"
+		}
+	}
 	x = path.Clean(x)
 	if e.cwd != "" {
 		// The request says where the call runs, and so does an argument:
@@ -1839,11 +1852,18 @@ func (e *evaluation) workdir(v argValue) string {
 // with .., pushd, popd — the analysis judges a read under every
 // directory a literal cd may lead to); "" for none.
 func cdAway(commands []shell.Command) (write, read string) {
+	// cur is where the cds lead by their text, from the working
+	// directory; physical: a cd -P (or set -P) left $PWD at a link's
+	// target, whose parent is not the parent its name has.
+	cur, physical, physAll := ".", false, false
 	for i := range commands {
 		c := &commands[i]
 		switch c.Name {
 		case "pushd", "popd":
 			return c.Name, c.Name
+		case "set", "setopt":
+			physAll = physAll || setsPhysical(c.Name, c.Words[1:])
+			continue
 		case "cd", "chdir":
 		default:
 			continue
@@ -1854,15 +1874,20 @@ func cdAway(commands []shell.Command) (write, read string) {
 			return "cd run by " + c.Wrappers[0], "cd run by " + c.Wrappers[0]
 		}
 		args := c.Words[1:]
-		phys := false
-		for len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "-e" || args[0] == "-@" || args[0] == "--") {
-			phys = phys || args[0] == "-P"
+		phys := physAll
+		for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "LPe@") == "" || len(args) > 0 && args[0] == "--" {
+			// -L, -P, -e, -@ and their bundles (-eP); the last of -L
+			// and -P wins.
+			if i := strings.LastIndexAny(args[0], "LP"); i > 0 {
+				phys = args[0][i] == 'P'
+			}
 			args = args[1:]
 		}
 		if len(args) == 0 {
 			if write == "" {
 				write = "cd to the home directory" // placed for reads
 			}
+			cur, physical = "~", false
 			continue
 		}
 		t := args[0]
@@ -1879,8 +1904,89 @@ func cdAway(commands []shell.Command) (write, read string) {
 		if cl := path.Clean(t); write == "" && (home || path.IsAbs(x) || cl == ".." || strings.HasPrefix(cl, "../")) {
 			write = "cd " + t
 		}
+		// bash's cd reads a .. by its text (cd -L) only when the
+		// directory that text names exists; otherwise it goes where the
+		// kernel goes, from a link's target (red team AO F6: cd
+		// node_modules/@s/pkg/../../../.kube reached ~/.kube with pkg a
+		// workspace's link). A .. is placed by its text only when every
+		// directory it climbs from is the working directory or an
+		// ancestor (real directories), or when its text leads back to
+		// one of them (which exists); after a cd -P nothing above the
+		// link's target is (AO F4).
+		next := joinCdDir(cur, x, home)
+		if slices.Contains(strings.Split(x, "/"), "..") &&
+			(physical || (home || path.IsAbs(x) || climbsFromBelow(cur, x)) && !ancestorOnly(next)) {
+			return "cd " + t, "cd " + t
+		}
+		cur = next
+		physical = physical || phys && !ancestorOnly(next)
 	}
 	return write, ""
+}
+
+// joinCdDir is where a cd to x (home: x was under ~, now without it)
+// leads by its text from cur: "." is the working directory.
+func joinCdDir(cur, x string, home bool) string {
+	switch {
+	case home:
+		return path.Clean("~/" + x)
+	case path.IsAbs(x):
+		return path.Clean(x)
+	case strings.HasPrefix(cur, "~"):
+		return path.Clean(cur + "/" + x)
+	}
+	return path.Join(cur, x)
+}
+
+// climbsFromBelow reports whether the text cur/x has a .. after a
+// component below the working directory: cur is below it (cd sub && cd
+// ../x), or x climbs out of a directory it names first (cd a/../b).
+func climbsFromBelow(cur, x string) bool {
+	below := !ancestorOnly(cur)
+	for c := range strings.SplitSeq(x, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if below {
+				return true
+			}
+		default:
+			below = true
+		}
+	}
+	return false
+}
+
+// ancestorOnly reports a directory that is the working directory or one
+// of its ancestors by its text: ".", "..", "../..".
+func ancestorOnly(d string) bool {
+	return d == "." || strings.Trim(strings.ReplaceAll(d, "..", ""), "/") == "" && strings.HasPrefix(d, "..")
+}
+
+// hasDotDotPart reports a path with a .. component.
+func hasDotDotPart(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
+}
+
+// setsPhysical reports a set or setopt that makes every later cd resolve
+// links: bash's set -P and set -o physical, zsh's chase_links and
+// chase_dots (in any case, with or without underscores).
+func setsPhysical(name string, args []string) bool {
+	physical := func(o string) bool {
+		o = strings.ToLower(strings.ReplaceAll(o, "_", ""))
+		return o == "physical" || o == "chaselinks" || o == "chasedots"
+	}
+	for i, a := range args {
+		switch {
+		case name == "setopt" && physical(a):
+			return true
+		case name == "set" && a == "-o" && i+1 < len(args) && physical(args[i+1]):
+			return true
+		case name == "set" && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'P'):
+			return true // set -P, set -eP
+		}
+	}
+	return false
 }
 
 // hostShellScript returns the script of an argv the host runs it in: the

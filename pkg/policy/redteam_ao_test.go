@@ -87,3 +87,110 @@ rules:
 		{`npm pkg get name`, policy.Allow},
 	})
 }
+
+// TestGitVerbsThatPrintContentReadWhatTheyPrint (red team AO F1, F2):
+// git status -v prints the staged diff of what it names, -vv the work
+// tree's too (git 2.39: git status -vv -- .env printed .env's lines); so
+// do commit -v, stash show -p, add/reset -p and the verbs that print or
+// export file content (merge-tree, fast-export, unpack-file, range-diff,
+// request-pull, rerere diff). Each is a content reader, as git diff is.
+func TestGitVerbsThatPrintContentReadWhatTheyPrint(t *testing.T) {
+	wantActionsIn(t, builtinPolicy(t), "/home/dev/proj", []bashCase{
+		{`git status -vv -- '.e[n]v'`, policy.Deny},
+		{`git status -v -- .env`, policy.Deny},
+		{`git status --verbose .env`, policy.Deny},
+		{`git status -sv .env`, policy.Deny},
+		{`git status -s .env`, policy.Ask}, // the built-in policy asks for a command that names a .env file
+		{`git status`, policy.Allow},
+	})
+	p := mustParsePolicy(t, "gitall.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@shell(git *)", action: allow }
+  - { rule: "@files(config/prod.key)", action: deny }
+`)
+	wantActionsIn(t, p, "/home/dev/proj", []bashCase{
+		{`git commit --dry-run -v -- config/prod.key`, policy.Deny},
+		{`git status -v`, policy.Deny},
+		{`git stash show -p`, policy.Deny},
+		{`git stash list -p`, policy.Deny},
+		{`git add -p`, policy.Deny},
+		{`git reset -p`, policy.Deny},
+		{`git merge-tree HEAD~2 HEAD~1 HEAD`, policy.Deny},
+		{`git fast-export HEAD`, policy.Deny},
+		{`git unpack-file HEAD:config/prod.key`, policy.Deny},
+		{`git request-pull -p HEAD~1 . HEAD`, policy.Deny},
+		{`git range-diff main..a main..b`, policy.Deny},
+		{`git rerere diff`, policy.Deny},
+		{`git status`, policy.Allow},
+		{`git stash list`, policy.Allow},
+		{`git add src/a.go`, policy.Allow},
+		{`git commit -m fix`, policy.Allow},
+		{`git log --oneline`, policy.Allow},
+	})
+}
+
+// TestDotDotAfterALinkIsNotReadByItsText (red team AO F4–F7): a .. after a
+// directory below the working directory may climb from where a link
+// points (a workspace's node_modules/@s/pkg -> ../../packages/pkg): after
+// cd -P, when bash's cd falls back to the physical path because the
+// lexical one does not exist, in a program's own -C directory, and in the
+// directory a host runs the call in. Checked with bash 5.2, git 2.39 and
+// GNU tar: each reached ~/.npmrc or ~/.kube/config.
+func TestDotDotAfterALinkIsNotReadByItsText(t *testing.T) {
+	p := builtinPolicy(t)
+	wantActionsIn(t, p, "/home/dev/proj", []bashCase{
+		{`cd -P node_modules/@s/pkg && cd ../../.. && cat .npmrc`, policy.Ask},
+		{`cd -P node_modules/@s/pkg; cd ..; cat x`, policy.Ask},
+		{`cd node_modules/@s/pkg/../../../.kube && cat config`, policy.Ask},
+		{`cd node_modules/@s/pkg; cd ../../../.kube; cat config`, policy.Ask},
+		{`git -C node_modules/@s/pkg/../../.. diff --no-index .npmrc /dev/null`, policy.Ask},
+		{`git -C node_modules/@s/pkg/../../.. diff --no-index --output=.bashrc a b`, policy.Ask},
+		{`git -C node_modules/@s/pkg/../../../.kube diff --no-index config /dev/null`, policy.Ask},
+		// What bash reads by its text as the kernel does: from the
+		// working directory or an ancestor, or back to one of them.
+		{`cd .. && cat x`, policy.Allow},
+		{`cd ../other && cat x`, policy.Allow},
+		{`cd sub && ls && cd .. && cat README.md`, policy.Allow},
+		{`cd a/b && cd ../.. && cat x`, policy.Allow},
+		{`cd -P sub && cat x`, policy.Allow},
+		{`git -C ../other diff`, policy.Allow},
+		{`git -C sub diff x`, policy.Allow},
+	})
+	for workdir, want := range map[string]policy.Action{
+		"node_modules/@s/pkg/../../..":                policy.Ask,
+		"/home/dev/proj/node_modules/@s/pkg/../../..": policy.Ask,
+		"../proj": policy.Allow,
+		".":       policy.Allow,
+	} {
+		args := mustJSON(t, map[string]string{"command": "cat README.md", "workdir": workdir})
+		if d := p.Evaluate(policy.Call{Tool: "bash", Arguments: args, Cwd: "/home/dev/proj"}); d.Action != want {
+			t.Errorf("workdir %s: got %s (%s), want %s", workdir, d.Action, d.Reason, want)
+		}
+	}
+}
+
+// TestAPatternThatMayBeAReadingOptionReadsItsValue (red team AO F8): with
+// a file named --files0-from=.npmrc in the home, wc *=* read ~/.npmrc
+// (coreutils 9 printed its lines as names). A pattern a program may take
+// as an option that reads a file also reads the option's value: a name
+// there that ends as the pattern does.
+func TestAPatternThatMayBeAReadingOptionReadsItsValue(t *testing.T) {
+	p := builtinPolicy(t)
+	wantActionsIn(t, p, "/home/dev", []bashCase{
+		{`wc *=*`, policy.Deny},
+		{`du *=*`, policy.Deny},
+		{`wc -l *.go`, policy.Allow},
+	})
+	u := mustParsePolicy(t, "proj.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@shell(wc *)", action: allow }
+  - { rule: "@files(config/prod.key)", action: deny }
+`)
+	wantActionsIn(t, u, "/home/dev/proj/config", []bashCase{
+		{`wc *=*`, policy.Ask},
+		{`wc -l *.go`, policy.Allow},
+		{`wc -l -- *`, policy.Ask},
+	})
+}

@@ -898,16 +898,73 @@ var gitContentSubs = map[string]bool{
 	"tag": true, "notes": true, "update-ref": true,
 }
 
+// gitContentVerbs are the git sub-commands that print what files hold
+// (or copy it where it is printed) beside those of gitContentSubs, and
+// gitContentOptions the options that make a sub-command that otherwise
+// prints names print the changes of the files it names too (red team
+// AO F1, F2: git status -vv -- .env printed the staged and the work
+// tree's diff of .env, judged as a listing of names). Each is a
+// content reader as git diff is: its pathspecs are reads, and with none
+// it reads the tree.
+var (
+	gitContentVerbs = map[string]bool{"merge-tree": true, "fast-export": true, "unpack-file": true,
+		"range-diff": true, "request-pull": true, "bundle": true, "rerere": true}
+	gitContentOptions = map[string][]string{
+		"status":   {"-v", "--verbose"},
+		"commit":   {"-v", "--verbose", "-p", "--patch", "--interactive"},
+		"stash":    {"-p", "--patch"},
+		"add":      {"-p", "--patch", "-i", "--interactive", "-e", "--edit"},
+		"reset":    {"-p", "--patch"},
+		"checkout": {"-p", "--patch"},
+		"restore":  {"-p", "--patch"},
+		"am":       {"--show-current-patch"},
+		"rebase":   {"--show-current-patch"},
+	}
+)
+
+// gitPrintsContent reports a git sub-command that prints what files hold
+// with these words: a content sub-command, or one of gitContentOptions'
+// (a short option bundled with others, -sv, counts; a word the policy
+// cannot read may be any of them).
+func gitPrintsContent(sub string, args []shWord) bool {
+	if gitContentSubs[sub] || gitContentVerbs[sub] {
+		return true
+	}
+	opts := gitContentOptions[sub]
+	if opts == nil {
+		return false
+	}
+	for _, t := range args {
+		if !t.lit {
+			return true
+		}
+		if t.text == "--" {
+			break
+		}
+		for _, o := range opts {
+			switch {
+			case t.text == o, strings.HasPrefix(o, "--") && strings.HasPrefix(t.text, o+"="):
+				return true
+			case len(o) == 2 && len(t.text) > 2 && t.text[0] == '-' && t.text[1] != '-' && strings.ContainsRune(t.text[1:], rune(o[1])):
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // gitPaths records the paths a content-printing git sub-command reads:
 // every operand that looks like a path (gitLooksLikePath; all of them
 // under diff --no-index), the PATH of REV:PATH, and everything after --.
 // git grep's first operand is its pattern unless -e or -f gave one.
 func (u *progUse) gitPaths(w []shWord) {
-	if u.global >= len(w) || !w[u.global].lit || !gitContentSubs[w[u.global].text] {
+	if u.global >= len(w) || !w[u.global].lit || !gitPrintsContent(w[u.global].text, w[u.global+1:]) {
 		return
 	}
 	sub := w[u.global].text
-	patternFirst := sub == "grep"
+	// git grep's first operand is its pattern; stash's, bundle's and
+	// rerere's their verb (git stash show -p).
+	patternFirst := sub == "grep" || sub == "stash" || sub == "bundle" || sub == "rerere"
 	before, tree := len(u.reads), gitPrintsTree(sub, w[u.global+1:])
 	dashes, noIndex := false, sub == "diff" && gitDiffNoIndex(w[u.global+1:])
 	// diff --no-index compares directories too, reading every file under
@@ -1791,8 +1848,12 @@ func gitPrintsTree(sub string, opts []shWord) bool {
 		// branch may be a blob's. -t, -s and -e print its type, size or
 		// existence; HEAD's object is a commit.
 		return !gitHasOption(opts, []string{"-t", "-s", "-e"}) && !gitOnlyHeads(opts)
+	case "unpack-file":
+		return false // REV:PATH only
 	}
-	return false
+	// gitContentVerbs, and gitContentOptions' verbs with one of them:
+	// with no pathspec, the changes of every file.
+	return gitContentVerbs[sub] || gitContentOptions[sub] != nil
 }
 
 // gitHasOption reports whether an option word before "--" is one of set

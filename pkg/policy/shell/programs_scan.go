@@ -317,6 +317,17 @@ func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 		// as an operand of cat is — any path when the script sets it to
 		// a value the analysis does not know (finishReads).
 		u.reads = append(u.reads, *t)
+	} else if t.glob && t.g != nil && spec.readsByOption() {
+		// A file named --files0-from=.npmrc that *=* matches makes wc
+		// read .npmrc (red team AO F8): the option's value is the end
+		// of one name the pattern matches — a name in the working
+		// directory, dot files included, that ends as the pattern does
+		// after its last wildcard (wc -l *.go reads only NAME.go
+		// files, which it reads anyway).
+		u.reads = append(u.reads, optionValueNames(t.g))
+		if globs.Intersects(t.g, dotDotName) && spec.readsDirByOption() {
+			u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that reads a directory, with .. as its value (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
+		}
 	} else if t.glob && t.g != nil && globs.Intersects(t.g, dotDotName) && spec.readsDirByOption() {
 		// A file named --from-file=.. that * matches makes diff * read
 		// ../NAME for every NAME: a name can be .. , which climbs out
@@ -324,6 +335,19 @@ func (u *progUse) wordMayBeOption(t *shWord, danger *int) {
 		// grep -f.., is no directory: it fails.)
 		u.setAsk("the word " + s + " may expand to an option of " + spec.name + " that reads a directory, with .. as its value (./" + strings.TrimPrefix(s, "./") + " or -- before it keeps names from reading as options)")
 	}
+}
+
+// optionValueNames is the read of the value an option takes when a
+// name the pattern g matches is the option (--files0-from=NAME, -fNAME):
+// a suffix of such a name, which is any name in the working directory
+// that ends with g's literal tail after its last wildcard.
+func optionValueNames(g globs.Glob) shWord {
+	tail := len(g)
+	for tail > 0 && g[tail-1].Lit() {
+		tail--
+	}
+	v := append(globs.Glob{{Star: true, Any: true, NoSlash: true}}, g[tail:]...)
+	return shWord{text: "*" + v[1:].String(), lit: true, glob: true, g: v}
 }
 
 // readsDirByOption reports whether the program has an option whose value

@@ -138,12 +138,20 @@ func joinDir(d, r string) string {
 // from the directory it follows only where that is no link — bash's cd
 // walks its operand as text (cd -L), the kernel the path a program opens
 // from where the directory's link points (cd node_modules/@s/pkg && cat
-// ../../../.npmrc, with pkg a workspace's link, reads ~/.npmrc).
+// ../../../.npmrc, with pkg a workspace's link, reads ~/.npmrc). So is a
+// .. of d when d is the directory a program's own option names (git -C,
+// tar -C: red team AO F7): the program calls chdir, which climbs from
+// where a link points too.
 func joinPath(d, r string) string {
-	if d != "." && slices.Contains(strings.Split(r, "/"), "..") {
+	if d != "." && (hasDotDot(r) || hasDotDot(d)) {
 		return strings.TrimSuffix(d, "/") + "/" + r
 	}
 	return joinDir(d, r)
+}
+
+// hasDotDot reports a path with a .. component.
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
 // finishCds gives the relative redirection targets of a script that
