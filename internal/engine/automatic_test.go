@@ -27,6 +27,10 @@ func TestAutomatic(t *testing.T) {
 		Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "bob"}}, SessionID: "s-1"}}
 	byAlice := byBob
 	byAlice.Approvers = []messages.Approver{{ID: "alice"}}
+	// A session grant names the agent whose call was approved: another
+	// agent that says the same session does not get it (red team AP F2).
+	forPod1, forPod2 := byBob, byBob
+	forPod1.AgentID, forPod2.AgentID = "pod-1", "pod-2"
 	tests := []struct {
 		name        string
 		command     string
@@ -44,6 +48,8 @@ func TestAutomatic(t *testing.T) {
 		{"an ask a grant covers is allowed by it", "make build", "alice", session.Lookup{Grants: []session.Grant{byBob}}, messages.ReasonScopeGrant},
 		{"a grant its own requester approved does not count", "make build", "alice", session.Lookup{Grants: []session.Grant{byAlice}}, ""},
 		{"a grant of another command does not count", "make deploy", "alice", session.Lookup{Grants: []session.Grant{byBob}}, ""},
+		{"a session grant for this agent counts", "make build", "alice", session.Lookup{Grants: []session.Grant{forPod1}}, messages.ReasonScopeGrant},
+		{"a session grant for another agent of the session does not count", "make build", "alice", session.Lookup{Grants: []session.Grant{forPod2}}, ""},
 		{"a grant from a team that could not settle the ask does not count", "kubectl apply -f x", "alice",
 			session.Lookup{Grants: []session.Grant{{Grant: messages.Grant{ID: "gr-3", Scope: messages.ScopeSession, Tool: "bash",
 				Teams: []string{"default"}, Approvers: []messages.Approver{{ID: "bob"}}}}}}, ""},
@@ -51,7 +57,7 @@ func TestAutomatic(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := eval(tc.command)
-			v := engine.Automatic(pol, &d, "bash", tc.requestedBy, &tc.look)
+			v := engine.Automatic(pol, &d, "bash", tc.requestedBy, "pod-1", &tc.look)
 			if v.Code != tc.want {
 				t.Fatalf("Automatic = %q, want %q (policy said %s: %s)", v.Code, tc.want, d.Action, d.Reason)
 			}

@@ -150,12 +150,12 @@ func (v Verdict) Allows() bool {
 }
 
 // Automatic computes the automatic decision of a call of tool requested
-// by requestedBy, from the policy's verdict d and the store's lookup (its
+// by requestedBy from agentID, from the policy's verdict d and the store's lookup (its
 // stop signal and the grants that could allow it): a stop denies whatever
 // the policy says; the policy's allow or deny stands; an ask is allowed by
 // grants that could have settled it (grantsAllowing), else it asks. It is
 // pure: the request path and the cascade both decide by it.
-func Automatic(pol *policy.Policy, d *policy.Decision, tool, requestedBy string, look *session.Lookup) Verdict {
+func Automatic(pol *policy.Policy, d *policy.Decision, tool, requestedBy, agentID string, look *session.Lookup) Verdict {
 	switch {
 	case look.Stopped:
 		return Verdict{Code: messages.ReasonHardStop}
@@ -166,7 +166,7 @@ func Automatic(pol *policy.Policy, d *policy.Decision, tool, requestedBy string,
 	case d.Action == policy.Allow:
 		return Verdict{Code: messages.ReasonPolicyAllow}
 	}
-	if used := grantsAllowing(pol, d, tool, requestedBy, look.Grants); used != nil {
+	if used := grantsAllowing(pol, d, tool, requestedBy, agentID, look.Grants); used != nil {
 		return Verdict{Code: messages.ReasonScopeGrant, Grants: used}
 	}
 	return Verdict{}

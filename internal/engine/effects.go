@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -185,10 +187,15 @@ func (e *Engine) tellAgent(rec *session.Record, dec messages.Decision) {
 		"reason_code", dec.ReasonCode)
 }
 
-// cascade settles every other pending request that the grants now allow
-// after rec's approval stored g: the session's for a session grant, the
-// agent's for an always grant (DESIGN §4 step 10). Each is decided by
-// Automatic, as the request path decides. It is an outbox effect of the
+// cascade settles the other pending requests of the call rec's approval
+// approved that the grants now allow after it stored g: the session's for
+// a session grant, the agent's for an always grant (DESIGN §4 step 10),
+// each decided by Automatic, as the request path decides. Only the same
+// call (sameCall: tool, arguments, working directory and home, agent)
+// cascades: the approver answered the call the card showed, and a grant
+// is about later calls; a different call it covers that was already
+// waiting — a DROP TABLE beside the SELECT whose card got Session — stays
+// open for its own answer (red team AP F7). It is an outbox effect of the
 // approval: run again, it finds only what is still pending. It fails only
 // when it could not list the pending requests; a request it could not
 // re-check or settle stays pending for the approvers.
@@ -206,14 +213,36 @@ func (e *Engine) cascade(ctx context.Context, rec *session.Record, g *session.Gr
 		e.storeErr("list pending", err, "request_id", rec.ID, "session_id", rec.SessionID)
 		return err
 	}
+	approved, err := Question(rec)
+	if err != nil {
+		return nil // nothing cascades from a question the store could not read
+	}
 	pol := e.cfg.Policy.Current()
 	for _, o := range others {
-		if o.ID == rec.ID && o.SessionID == rec.SessionID {
+		if o.ID == rec.ID && o.SessionID == rec.SessionID || o.AgentID != rec.AgentID {
+			continue
+		}
+		if q, err := Question(o); err != nil || !sameCall(&approved.Request, &q.Request) {
 			continue
 		}
 		e.cascadeTo(ctx, pol, rec, o)
 	}
 	return nil
+}
+
+// sameCall reports whether two requests make the same call: the same tool
+// as spelled, the same arguments (byte for byte once compacted: a call
+// the agent spelled otherwise is another card), working directory and
+// home.
+func sameCall(a, b *messages.Request) bool {
+	if a.Tool != b.Tool || a.Cwd != b.Cwd || a.Home != b.Home {
+		return false
+	}
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a.Arguments) != nil || json.Compact(&cb, b.Arguments) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // cascadeTo settles o approved (cascade) if Automatic now allows it; rec
@@ -232,7 +261,7 @@ func (e *Engine) cascadeTo(ctx context.Context, pol *policy.Policy, rec, o *sess
 		e.storeErr("lookup", err, "request_id", o.ID, "session_id", o.SessionID)
 		return
 	}
-	if !Automatic(pol, &d, o.Tool, o.RequestedBy, &look).Allows() {
+	if !Automatic(pol, &d, o.Tool, o.RequestedBy, o.AgentID, &look).Allows() {
 		return
 	}
 	f := about(o, rec.Decision.DecidedBy, pol.Version())

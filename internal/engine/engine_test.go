@@ -300,6 +300,43 @@ func TestAnAskIsStoredPendingAndAnnouncedToItsTeam(t *testing.T) {
 	}
 }
 
+// A standing answer approves the call its card showed and later calls:
+// another call the new grant covers that was already waiting keeps its own
+// card (red team AP F7: Session on a SELECT's card ran a DROP TABLE of the
+// same tool that was waiting in the approver's queue), and so does the
+// same call from another agent that says the same session (AP F2).
+func TestASessionApprovalCascadesOnlyTheSameCall(t *testing.T) {
+	r := newRig(t, testPolicy, nil, nil)
+	query := func(id, agent, sql string) *messages.Request {
+		args, _ := json.Marshal(map[string]string{"sql": sql})
+		return &messages.Request{V: messages.Version, RequestID: id, SessionID: "s-db", AgentID: agent,
+			RequestedBy: "alice", Tool: "mcp__db__query", Arguments: args}
+	}
+	selectOne := query("q-1", "pod-1", "SELECT count(*) FROM orders")
+	drop := query("q-2", "pod-1", "DROP TABLE orders")
+	again := query("q-3", "pod-1", "SELECT count(*) FROM orders")
+	other := query("q-4", "pod-2", "SELECT count(*) FROM orders")
+	for _, q := range []*messages.Request{selectOne, drop, again, other} {
+		r.request(t, q)
+	}
+	if rep := r.respond(t, selectOne, "bob", true, messages.ScopeSession, ""); !rep.Applied {
+		t.Fatalf("approval %+v", rep)
+	}
+	if dec, ok := r.rec.decisionFor("q-3"); !ok || dec.ReasonCode != messages.ReasonCascade {
+		t.Errorf("the same call, waiting: %+v (%v), want a cascade", dec, ok)
+	}
+	for _, id := range []string{"q-2", "q-4"} {
+		if dec, ok := r.rec.decisionFor(id); ok {
+			t.Errorf("%s was decided by the approval of another card: %+v", id, dec)
+		}
+	}
+	// The grant covers the session's later calls of the tool.
+	later := r.request(t, query("q-5", "pod-1", "SELECT 1"))
+	if d := later.Receipt().Decision; d == nil || d.ReasonCode != messages.ReasonScopeGrant {
+		t.Errorf("a later call: %+v, want a scope_grant allow", later.Receipt())
+	}
+}
+
 // The cascade decides by the request path's rule (engine.Automatic): an
 // approval for the session settles the session's other pending request
 // of the same command, and the next such call is allowed by the grant.

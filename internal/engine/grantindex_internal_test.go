@@ -103,7 +103,7 @@ teams:
 			if len(want) > 0 {
 				allowed++
 			}
-			if got := grantIDsOf(grantsAllowing(pol, &d, "bash", "", read)); !slices.Equal(got, want) {
+			if got := grantIDsOf(grantsAllowing(pol, &d, "bash", "", "", read)); !slices.Equal(got, want) {
 				t.Errorf("%q (programs %v): grants allowing it = %v with the index, %v with every grant", cmd, q.Programs, got, want)
 			}
 		}

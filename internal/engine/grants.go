@@ -47,8 +47,18 @@ func grantAuthority(g *session.Grant, requestedBy string) policy.Authority {
 	return policy.Authority{Teams: g.Teams, Approvers: len(ids)}
 }
 
+// grantedTo reports whether g stands for calls of agentID: an always
+// grant is the agent's (the store looks it up by agent); a session grant
+// is its session's agent's — the agent whose call the approver answered,
+// not any agent that says the same session id (red team AP F2: session
+// ids are declared, and often generic: main, default). A session grant
+// stored before grants named their agent holds for the session.
+func grantedTo(g *session.Grant, agentID string) bool {
+	return !g.IsSession() || g.AgentID == "" || g.AgentID == agentID
+}
+
 // grantsAllowing returns the grants that turn the ask d of tool, requested
-// by requestedBy, into an allow, or nil. Only grants whose approvers could
+// by requestedBy from agentID, into an allow, or nil. Only grants whose approvers could
 // have settled the question count (need.SettledBy of grantAuthority: the
 // requester's own approval not counted); a deny or an allow is never a
 // grant's.
@@ -56,7 +66,7 @@ func grantAuthority(g *session.Grant, requestedBy string) policy.Authority {
 // command, the patterns of the eligible grants together must cover every
 // sub-command (shell.PrefixCovered), and the grants returned are the ones
 // that cover is made of.
-func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy string, grants []session.Grant) []session.Grant {
+func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy, agentID string, grants []session.Grant) []session.Grant {
 	if d.Action != policy.Ask || len(grants) == 0 {
 		return nil
 	}
@@ -67,7 +77,7 @@ func grantsAllowing(pol *policy.Policy, d *policy.Decision, tool, requestedBy st
 	var eligible []session.Grant
 	for i := range grants {
 		g := &grants[i]
-		if g.Tool != tool {
+		if g.Tool != tool || !grantedTo(g, agentID) {
 			continue
 		}
 		if ok, _ := need.SettledBy(grantAuthority(g, requestedBy)); !ok {
@@ -387,10 +397,11 @@ func (e *Engine) grantOf(rec *session.Record, q *messages.ApprovalNeeded) (*sess
 		Origin: rec.SessionID,
 	}
 	if o.Scope == messages.ScopeSession {
+		// The session's, for the agent whose call was approved
+		// (grantedTo).
 		g.SessionID = rec.SessionID
-	} else {
-		g.AgentID = rec.AgentID
 	}
+	g.AgentID = rec.AgentID
 	pol := e.cfg.Policy.Current()
 	d := pol.Evaluate(policy.Call{Tool: rec.Tool, Arguments: q.Request.Arguments, AgentType: q.Request.AgentType,
 		Cwd: q.Request.Cwd, Home: q.Request.Home, Mode: e.mode(rec.SessionID, q.Request.AgentType)})

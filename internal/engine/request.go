@@ -80,7 +80,7 @@ func (e *Engine) Request(ctx context.Context, req *messages.Request) (Result, er
 	}
 	e.countBreakers(live, req, &d)
 	e.breakerAsks(req, &d)
-	v := Automatic(pol, &d, tool, req.RequestedBy, &look)
+	v := Automatic(pol, &d, tool, req.RequestedBy, req.AgentID, &look)
 	if v.Code == "" {
 		return e.ask(ctx, pol, req, &d)
 	}
