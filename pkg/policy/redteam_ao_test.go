@@ -194,3 +194,28 @@ rules:
 		{`wc -l -- *`, policy.Ask},
 	})
 }
+
+// TestInstalledPackagesAreProgramsLaterCommandsRun (red team AO F3): npm's
+// node_modules/.bin entries link into the packages beside them, so the
+// guard is the whole tree (npm 9: a Write of node_modules/lintx/cli.js,
+// then npx lintx ran it); yarn's .yarn tree and Plug'n'Play loader, and a
+// virtual environment of any name by its interpreter and scripts.
+func TestInstalledPackagesAreProgramsLaterCommandsRun(t *testing.T) {
+	p := builtinPolicy(t)
+	for path, want := range map[string]policy.Action{
+		"node_modules/lintx/cli.js":                                       policy.Ask,
+		"node_modules/.pnpm/eslint@9.0.0/node_modules/eslint/bin/x.js":    policy.Ask,
+		"packages/web/node_modules/typescript/lib/tsc.js":                 policy.Ask,
+		".yarn/unplugged/esbuild-npm-0.1/node_modules/esbuild/install.js": policy.Ask,
+		".pnp.cjs":         policy.Ask,
+		"env/bin/python3":  policy.Ask,
+		"env/bin/activate": policy.Ask,
+		"src/bin/run.sh":   policy.Allow,
+		"src/app.js":       policy.Allow,
+	} {
+		args := mustJSON(t, map[string]string{"file_path": "/home/dev/proj/" + path, "content": "x"})
+		if d := p.Evaluate(policy.Call{Tool: "Write", Arguments: args, Cwd: "/home/dev/proj"}); d.Action != want {
+			t.Errorf("Write %s: got %s (%s), want %s", path, d.Action, d.Reason, want)
+		}
+	}
+}
