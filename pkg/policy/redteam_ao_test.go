@@ -219,3 +219,33 @@ func TestInstalledPackagesAreProgramsLaterCommandsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryProgramsEnvironmentIsClosed (red team AO F9): a launcher reads
+// variables whose names are not its own — MAVEN_OPTS for mvn (a JVM
+// option that runs a command on start-up), RUSTUP_TOOLCHAIN for cargo (a
+// directory whose bin/cargo runs), TF_CLI_ARGS_plan for terraform (its
+// options: -var-file=.env printed the file) — so an entry that is not
+// complete, or a program the table does not know, understands only the
+// variables every program may get.
+func TestEveryProgramsEnvironmentIsClosed(t *testing.T) {
+	p := mustParsePolicy(t, "env.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@shell(mvn -v)", action: allow }
+  - { rule: "@shell(cargo tree)", action: allow }
+  - { rule: "@shell(terraform plan)", action: allow }
+  - { rule: "@shell(npm test)", action: allow }
+`)
+	wantActionsIn(t, p, "/home/dev/proj", []bashCase{
+		{`MAVEN_OPTS="-Xmx3m -XX:OnOutOfMemoryError=touch\${IFS}/tmp/x" mvn -v`, policy.Ask},
+		{`export MAVEN_OPTS=-Xmx3m; mvn -v`, policy.Ask},
+		{`JAVA_TOOL_OPTIONS=-javaagent:x.jar mvn -v`, policy.Ask},
+		{`RUSTUP_TOOLCHAIN=/home/dev/proj/tc cargo tree`, policy.Ask},
+		{`TF_CLI_ARGS_plan=-var-file=.env terraform plan`, policy.Ask},
+		{`env TF_CLI_CONFIG_FILE=./tf.rc terraform plan`, policy.Ask},
+		{`mvn -v`, policy.Allow},
+		{`RUST_LOG=debug cargo tree`, policy.Allow},
+		{`CI=1 NODE_ENV=test npm test`, policy.Allow},
+		{`TZ=UTC terraform plan`, policy.Allow},
+	})
+}

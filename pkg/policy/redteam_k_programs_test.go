@@ -172,7 +172,8 @@ func TestRedteamKCodeLoadingVariables(t *testing.T) {
 		{`iconv -f latin1 -t utf-8 notes.txt`, policy.Allow},
 		{`LC_ALL=C zip -r a.zip src`, policy.Allow},
 		{`TZ=UTC unzip -l a.zip`, policy.Allow},
-		{`X=1 xz -k f`, policy.Allow},
+		{`X=1 xz -k f`, policy.Ask}, // an entry's environment is closed (red team AO F9)
+		{`TZ=UTC xz -k f`, policy.Allow},
 		{`rsync a.txt b.txt`, policy.Allow},
 		{`bat README.md`, policy.Allow},
 		{`less README.md`, policy.Allow},

@@ -36,9 +36,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 		u.setAsk(r)
 	}
 	a.info[ci].envProg = u.progName()
-	if u.complete() {
-		a.info[ci].env = spec
-	}
+	a.info[ci].env = spec
 	if spec.elevated {
 		c.Elevated = true
 		fr.elevated = true // sudoedit FILE: an elevated write
@@ -2124,19 +2122,25 @@ var envInertAll = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "COLUMNS": true, "LINES": true,
 	"NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true, "CLICOLOR_FORCE": true, "COLORTERM": true,
 	"CI": true,
+	// How loud a program's own logging is, and the language runtimes'
+	// plain switches (output buffering, bytecode caches, a stack trace on
+	// panic): none names a file or a program.
+	"RUST_LOG": true, "RUST_BACKTRACE": true, "LOG_LEVEL": true, "NODE_ENV": true,
+	"PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
 }
 
-// judgeEnv is the closed model of the environment for a program whose
-// entry is complete: a variable set for the command (FOO=x prog, env
-// FOO=x prog) that neither every program nor the entry's env_inert
-// classifies as inert is not understood — the table does not know what
-// the program does with it — so the command asks, naming it. Variables
-// that make any program run code (PATH, LD_PRELOAD, the table's env:)
-// already make the command unanalysable.
-//
-// For an entry that is not complete, only the variables named as the
-// program's options are (optionVarOf: ZIPOPT for zip, LESS for less):
-// read as its options (envOptionWords), or asking when they cannot be.
+// judgeEnv is the closed model of the environment for a program the table
+// has an entry for: a variable set for the command (FOO=x prog, env FOO=x
+// prog) that neither every program nor the entry's env_inert classifies
+// as inert is not understood — the table does not know what the program
+// does with it — so the command asks, naming it. Variables that make any
+// program run code (PATH, LD_PRELOAD, the table's env:) already make the
+// command unanalysable. An entry that is not complete is no exception
+// (red team AO F9: MAVEN_OPTS=-XX:OnOutOfMemoryError=… mvn -v ran a
+// command, RUSTUP_TOOLCHAIN=DIR cargo tree ran DIR/bin/cargo, and
+// TF_CLI_ARGS_plan=-var-file=.env terraform plan printed .env); the
+// variables named as its options (optionVarOf: ZIPOPT for zip) are read
+// as its options where they can be (envOptionWords).
 func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 	for _, w := range fr.wrappers {
 		name, ok := envAssignedName(w)
@@ -2146,8 +2150,9 @@ func (u *progUse) judgeEnv(spec *progSpec, fr shFrame) {
 		case localeCharset[name] && !safeLocale(val):
 			u.setAsk(foreignCharset(name, val))
 			return
-		case !u.complete():
-			// The program's own are read as its options (envOptionWords).
+		case !u.complete() && (optionVarOf(u.progName(), name) || optionVarOf(spec.name, name)):
+			// The program's own are read as its options (envOptionWords),
+			// but for a sub-command's entry, which that does not do.
 			if u.sub != nil && optionVarOf(u.progName(), name) {
 				u.setAsk(optionVarReason(u.progName(), name))
 				return

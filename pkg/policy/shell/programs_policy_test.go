@@ -454,7 +454,8 @@ func TestNotUnderstoodAsks(t *testing.T) {
 		{"TAR_OPTIONS=--to-command=id tar -xf a.tar", policy.Ask, "'TAR_OPTIONS'"},
 		{"CC=/tmp/evil make", policy.Ask, ""},
 		{"V=1 make test", policy.Ask, "'V'"},
-		{"FOO=1 paste f", policy.Allow, ""}, // an open entry
+		{"FOO=1 paste f", policy.Ask, "environment variable 'FOO'"}, // closed for every entry (red team AO F9)
+		{"TZ=UTC paste f", policy.Allow, ""},
 		// Closed entries (kubectl, helm, terraform, docker): only their
 		// listed sub-commands are understood; options stay open.
 		{"kubectl get pods -o wide", policy.Allow, ""},

@@ -37,8 +37,18 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 		return
 	}
 	for _, w := range fr.wrappers {
-		if name, ok := envAssignedName(w); ok && optionVarOf(c.Name, name) {
+		name, ok := envAssignedName(w)
+		switch {
+		case !ok:
+		case optionVarOf(c.Name, name):
 			c.Unanalysable = optionVarReason(c.Name, name)
+			return
+		case !envInertFor(nil, name):
+			// A program the table does not know may read any variable
+			// as settings, options or the program to run (MAVEN_OPTS,
+			// JAVA_TOOL_OPTIONS, RUSTUP_TOOLCHAIN): closed, as an
+			// entry's environment is (judgeEnv).
+			c.Unanalysable = notUnderstood(c.Name, "environment variable", name)
 			return
 		}
 	}

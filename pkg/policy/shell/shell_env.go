@@ -33,7 +33,7 @@ const shKeywordReason = "set -k puts every argument that looks like an assignmen
 // envInertFor reports whether the program of spec reads the variable name
 // without it changing anything the policy judges.
 func envInertFor(spec *progSpec, name string) bool {
-	return envInertAll[name] || strings.HasPrefix(name, "LC_") || slices.Contains(spec.envInert, name)
+	return envInertAll[name] || strings.HasPrefix(name, "LC_") || spec != nil && slices.Contains(spec.envInert, name)
 }
 
 // noteDeclExports records the names a declaration clause exports: every
@@ -163,9 +163,11 @@ func mayBeInherited(name string) bool {
 	return true
 }
 
-// finishExports judges every command of a complete entry (programEffects
-// records its entry in info.env) by the names the script exports: one the
-// entry does not know as inert makes the command not understood.
+// finishExports judges every command of a program (programEffects records
+// its entry, if any, in info.env) by the names the script exports: one the
+// entry does not know as inert, or, for a program the table does not
+// know, one that is not inert for every program, makes the command not
+// understood (red team AO F9: export MAVEN_OPTS=…; mvn -v ran a command).
 func (a *shAnalyzer) finishExports() {
 	// The names every program may get are dropped first: each command
 	// then stops at the first name its entry does not list, so the work
@@ -185,7 +187,7 @@ func (a *shAnalyzer) finishExports() {
 			c.Inert = false
 			continue
 		}
-		if in.env == nil && in.envProg != "" && c.Unanalysable == "" {
+		if in.envProg != "" && c.Unanalysable == "" {
 			for _, n := range names {
 				if optionVarOf(in.envProg, n) || optionVarOf(c.Name, n) {
 					c.Unanalysable = optionVarReason(c.Name, n) + " (the script sets it, and its programs see it)"
@@ -194,7 +196,7 @@ func (a *shAnalyzer) finishExports() {
 				}
 			}
 		}
-		if in.env == nil || c.Unanalysable != "" {
+		if in.envProg == "" || c.Unanalysable != "" {
 			continue
 		}
 		for _, n := range names {

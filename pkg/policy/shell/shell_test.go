@@ -160,23 +160,23 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"leading assignments", "FOO=1 BAR=x just", []string{"[FOO=1 BAR=x] just"}},
+		{"leading assignments", "TZ=UTC LANG=C just", []string{"[TZ=UTC LANG=C] just"}},
 		// make is complete: a variable its entry does not classify is not understood.
 		{"leading assignments of a complete entry", "FOO=1 make", []string{"[FOO=1] make (unanalysable)"}},
-		{"env with assignments", "env FOO=1 rm x", []string{"[env FOO=1] rm x"}},
-		{"env -i and -u", "env -i -u HOME FOO=1 rm x", []string{"[env FOO=1] rm x"}},
+		{"env with assignments", "env TZ=UTC rm x", []string{"[env TZ=UTC] rm x"}},
+		{"env -i and -u", "env -i -u HOME TZ=UTC rm x", []string{"[env TZ=UTC] rm x"}},
 		{"env clustered and attached options", "env -iuHOME rm x", []string{"[env] rm x"}},
 		{"env -C dir", "env -C /tmp rm x", []string{"[env] rm x (unanalysable)"}},
 		{"env long options", "env --ignore-environment --unset=A --chdir /tmp rm x", []string{"[env] rm x (unanalysable)"}},
 		{"env dash", "env - rm x", []string{"[env] rm x"}},
 		{"env -S splits its string", "env -S 'rm -rf' x", []string{"[env] rm -rf x"}},
-		{"env --split-string with assignments", "env --split-string='A=1 rm' x", []string{"[env A=1] rm x"}},
+		{"env --split-string with assignments", "env --split-string='TZ=UTC rm' x", []string{"[env TZ=UTC] rm x"}},
 		{"env alone is judged as itself", "env", []string{"env"}},
 		{"sudo", "sudo rm x", []string{"[sudo] rm x (elevated)"}},
 		{"sudo options with arguments", "sudo -u root -g wheel -E rm x", []string{"[sudo] rm x (elevated)"}},
 		{"sudo attached option arguments", "sudo -uroot --preserve-env=A --user=bob rm x", []string{"[sudo] rm x (elevated)"}},
 		{"sudo with --", "sudo -- rm x", []string{"[sudo] rm x (elevated)"}},
-		{"sudo with an assignment", "sudo FOO=1 rm x", []string{"[sudo FOO=1] rm x (elevated)"}},
+		{"sudo with an assignment", "sudo TZ=UTC rm x", []string{"[sudo TZ=UTC] rm x (elevated)"}},
 		{"sudo alone is judged as itself", "sudo", []string{"sudo (elevated)"}},
 		{"sudo -l runs nothing", "sudo -l", []string{"sudo -l (elevated)"}},
 		{"doas", "doas -u root rm x", []string{"[doas] rm x (elevated)"}},
@@ -221,7 +221,7 @@ func TestAnalyzeShellSeesThroughWrappers(t *testing.T) {
 		{"dash -c is parsed, ksh -c is not", "dash -c 'rm a'; ksh -c 'rm b'", []string{"[dash] rm a", "ksh -c rm b (unanalysable)"}},
 		{"nested sh -c", `sh -c "bash -c 'rm x'"`, []string{"[sh bash] rm x"}},
 		{"shell --version runs nothing", "bash --version", []string{"bash --version"}},
-		{"nested wrappers resolve fully", "sudo env FOO=1 timeout 5 nice rm x", []string{"[sudo env FOO=1 timeout nice] rm x (elevated)"}},
+		{"nested wrappers resolve fully", "sudo env TZ=UTC timeout 5 nice rm x", []string{"[sudo env TZ=UTC timeout nice] rm x (elevated)"}},
 		{"setsid, ionice, unbuffer", "setsid -f ionice -c 3 unbuffer rm x", []string{"[setsid ionice unbuffer] rm x"}},
 		// chroot needs root, and its paths are under another /.
 		{"chroot", "chroot /mnt rm x", []string{"[chroot] rm x (elevated)"}},
