@@ -864,6 +864,14 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		// /proc/self/root/etc/hosts is /etc/hosts.
 		s.value, s.base, s.rel, _ = e.resolvePath(phys)
 	}
+	if s.floor == "" && e.kind != kindShell && (rawDevice(s.value) || s.value == "/proc/self/fd" ||
+		strings.HasPrefix(s.value, "/proc/self/fd/") || strings.HasPrefix(s.value, "/proc/thread-self/fd/")) {
+		// Read /dev/sda, Grep /dev/loop0, Read /proc/self/environ (red
+		// team AO F12): a file tool reaches a device or the host's memory
+		// as a command does (the shell's reads have their own floor), and
+		// a descriptor of the host's is a file the policy cannot name.
+		s.floor, s.floorLayer = "path "+strconv.Quote(v)+" is a device or a process's memory or open file (a disk, memory, the environment), which holds the bytes of files no rule names", "safety"
+	}
 	if escapes && kind != subjRead && s.floor == "" {
 		what := "path "
 		if kind == subjRedirect {

@@ -249,3 +249,62 @@ rules:
 		{`TZ=UTC terraform plan`, policy.Allow},
 	})
 }
+
+// TestHomeDotFilesAndFileToolDevices (red team AO F10, F12, F13): with the
+// home as the workspace, every dot file of the home asks (the programs
+// that read start-up code there are an open list: ~/.mavenrc ran on mvn
+// -v, ~/.config/go/env's GOFLAGS on go build), and so does a project's
+// .tool-versions; a file tool given a device, the kernel's memory or a
+// process's environment or descriptor asks, as a command does; perl -c
+// runs BEGIN blocks (perl 5: a BEGIN { system … } ran).
+func TestHomeDotFilesAndFileToolDevices(t *testing.T) {
+	p := builtinPolicy(t)
+	write := func(path string) policy.Decision {
+		return p.Evaluate(policy.Call{Tool: "Write", Arguments: mustJSON(t, map[string]string{"file_path": path, "content": "x"}), Cwd: "/home/dev"})
+	}
+	for path, want := range map[string]policy.Action{
+		"/home/dev/.mavenrc":                policy.Ask,
+		"/home/dev/.config/go/env":          policy.Ask,
+		"/home/dev/.gradle/init.d/a.gradle": policy.Ask,
+		"/home/dev/.vimrc":                  policy.Ask,
+		"/home/dev/proj/.tool-versions":     policy.Ask,
+		"/home/dev/notes.txt":               policy.Allow,
+		"/home/dev/proj/src/.keep":          policy.Allow,
+	} {
+		if d := write(path); d.Action != want {
+			t.Errorf("Write %s: got %s (%s), want %s", path, d.Action, d.Reason, want)
+		}
+	}
+	for _, path := range []string{"/dev/sda", "/dev/loop0", "/dev/mem", "/proc/kcore", "/proc/self/environ", "/proc/1/environ", "/proc/self/mem", "/proc/self/fd/3"} {
+		for _, call := range []policy.Call{
+			{Tool: "Read", Arguments: mustJSON(t, map[string]string{"file_path": path})},
+			{Tool: "Grep", Arguments: mustJSON(t, map[string]any{"pattern": "KEY", "path": path, "-a": true})},
+		} {
+			call.Cwd = "/home/dev/proj"
+			if d := p.Evaluate(call); d.Action == policy.Allow {
+				t.Errorf("%s %s: allowed", call.Tool, path)
+			}
+		}
+	}
+	for _, path := range []string{"/dev/null", "/proc/cpuinfo", "/home/dev/proj/README.md"} {
+		if d := p.Evaluate(policy.Call{Tool: "Read", Arguments: mustJSON(t, map[string]string{"file_path": path}), Cwd: "/home/dev/proj"}); d.Action != policy.Allow {
+			t.Errorf("Read %s: %s (%s)", path, d.Action, d.Reason)
+		}
+	}
+	u := mustParsePolicy(t, "syn.yaml", `mode: auto-edit
+home: /home/dev
+rules:
+  - { rule: "@shell(perl -c *)", action: allow }
+  - { rule: "@shell(git mv *)", action: allow }
+  - { rule: "@files(config/prod.key)", action: deny }
+  - { rule: "@write(**/.githooks/**)", action: ask }
+`)
+	wantActionsIn(t, u, "/home/dev/proj", []bashCase{
+		{`perl -c chk.pl`, policy.Ask},
+		{`perl -cw chk.pl`, policy.Ask},
+		// git mv moves trees (AO F11).
+		{`git mv config x`, policy.Deny},
+		{`git mv hooksrc .githooks`, policy.Ask},
+		{`git mv src/a.go src/b.go`, policy.Allow},
+	})
+}

@@ -1223,6 +1223,15 @@ func (u *progUse) gitWrites(w []shWord) {
 		return len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'W')
 	})
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
+	if sub == "mv" || sub == "rm" && slices.ContainsFunc(ops.opts, func(o string) bool {
+		return o == "-r" || len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'r')
+	}) {
+		// git mv DIR NEW moves every file under DIR, and git rm -r DIR
+		// removes them: trees, as mv's and rm -r's operands are (red
+		// team AO F11: git mv config x took config/prod.key out from
+		// under its rule; git mv hooksrc .githooks made the hooks).
+		u.recursive = true
+	}
 	for _, t := range ops.words {
 		if t.lit && strings.ContainsAny(t.text, "*?[") && writes {
 			// git checkout HEAD -- '.e*': git matches the pathspec
