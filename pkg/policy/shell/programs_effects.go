@@ -1189,9 +1189,7 @@ func (u *progUse) gitWrites(w []shWord) {
 		return
 	}
 	if gitTopWriters[sub] {
-		for _, t := range u.gitOperands(w, false).words {
-			u.writes = append(u.writes, gitTopReadings(t)...)
-		}
+		u.gitTopWrites(w)
 	}
 	writes, reads, target := gitTreeWriters[sub], gitFileReaders[sub], gitTargetWriters[sub]
 	if !writes && !reads && target == 0 {
@@ -1223,15 +1221,7 @@ func (u *progUse) gitWrites(w []shWord) {
 		return len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'W')
 	})
 	stdout := slices.Contains(ops.opts, "-p") || slices.Contains(ops.opts, "--stdout")
-	if sub == "mv" || sub == "rm" && slices.ContainsFunc(ops.opts, func(o string) bool {
-		return o == "-r" || len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'r')
-	}) {
-		// git mv DIR NEW moves every file under DIR, and git rm -r DIR
-		// removes them: trees, as mv's and rm -r's operands are (red
-		// team AO F11: git mv config x took config/prod.key out from
-		// under its rule; git mv hooksrc .githooks made the hooks).
-		u.recursive = true
-	}
+	u.recursive = u.recursive || gitMovesTrees(sub, ops.opts)
 	for _, t := range ops.words {
 		if t.lit && strings.ContainsAny(t.text, "*?[") && writes {
 			// git checkout HEAD -- '.e*': git matches the pathspec
@@ -1263,6 +1253,25 @@ func (u *progUse) gitWrites(w []shWord) {
 	// am) are not a commit's yet.
 	if len(u.writes) > 0 && (writes && !gitMovers[sub] || sub == "clone") {
 		u.opaque, u.commit = true, sub != "apply" && sub != "am"
+	}
+}
+
+// gitMovesTrees reports a sub-command that moves or removes whole trees:
+// git mv DIR NEW moves every file under DIR, and git rm -r DIR removes
+// them, as mv's and rm -r's operands are trees (red team AO F11: git mv
+// config x took config/prod.key out from under its rule; git mv hooksrc
+// .githooks made the hooks).
+func gitMovesTrees(sub string, opts []string) bool {
+	return sub == "mv" || sub == "rm" && slices.ContainsFunc(opts, func(o string) bool {
+		return o == "-r" || len(o) > 1 && o[1] != '-' && strings.ContainsRune(o, 'r')
+	})
+}
+
+// gitTopWrites records the writes of a gitTopWriters sub-command's
+// operands under every directory from the working directory up.
+func (u *progUse) gitTopWrites(w []shWord) {
+	for _, t := range u.gitOperands(w, false).words {
+		u.writes = append(u.writes, gitTopReadings(t)...)
 	}
 }
 
