@@ -67,6 +67,10 @@ rules:
 		{`npm config set -g registry http://x`, policy.Ask},
 		{`npm set registry http://x`, policy.Ask},
 		{`npm config $VERB registry http://x`, policy.Ask},
+		// The verbs that only read are listed; anything else writes — a
+		// verb an option's value hides too.
+		{`npm config --location project set registry http://x`, policy.Ask},
+		{`npm config frobnicate registry http://x`, policy.Ask},
 		{`pnpm config set registry http://x`, policy.Ask},
 		{`yarn config set npmRegistryServer http://x`, policy.Ask},
 		{`pip config set global.index-url http://x`, policy.Ask},

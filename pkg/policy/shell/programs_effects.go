@@ -2671,48 +2671,50 @@ func kubectlChoosingField(p string, unset bool) bool {
 // same file. npm config set script-shell X, or pip config set
 // global.index-url URL, otherwise passed under a rule for the verb while
 // the built-in policy asks before a write of ~/.npmrc or ~/.config.
-// verbs nil: the sub-command itself writes (npm set); else the verbs
-// after it that do (config set, not config get). A verb the analysis
-// cannot read is taken for one that writes. Without verbs, operands > 0
-// says how many operands make the sub-command set something (poetry
-// config KEY VALUE; KEY alone prints), unless one of setters is among the
-// words (--unset). global names the options that move the write to a
+//
+// The model is closed: the verbs after the sub-command that only read
+// are listed (readers: npm config get, helm repo list); any other verb —
+// one the table does not know, one the analysis cannot read, a verb an
+// option's value hides (npm config --location project set …) — is taken
+// for one that writes. always: the sub-command itself writes (npm set).
+// operands > 0: the sub-command has no verb, and sets something when it
+// has that many operands (poetry config KEY VALUE; KEY alone prints) or
+// one of setters is among the words (--unset). With no operand at all the
+// sub-command lists. global names the options that move the write to a
 // system-wide file, which asks.
 type settingsVerbs struct {
-	verbs    []string
+	readers  []string
+	always   bool
 	operands int
 	setters  []string
-	// readers: a first operand that makes the sub-command only read
-	// (bundle config get KEY).
-	readers []string
-	files   []string
-	global  []string
+	files    []string
+	global   []string
 }
 
 var (
 	npmSettingsFiles = []string{"~/.npmrc", ".npmrc"}
-	npmSettingsWrite = settingsVerbs{verbs: []string{"set", "delete", "rm", "edit", "fix"}, files: npmSettingsFiles,
-		global: []string{"-g", "--global", "--location=global"}}
-	pipSettingsWrite = settingsVerbs{verbs: []string{"set", "unset", "edit"},
+	npmGlobal        = []string{"-g", "--global", "--location=global"}
+	npmSettingsWrite = settingsVerbs{readers: []string{"get", "list", "ls"}, files: npmSettingsFiles, global: npmGlobal}
+	pipSettingsWrite = settingsVerbs{readers: []string{"list", "get", "debug"},
 		files: []string{"~/.config/pip/pip.conf", "~/.pip/pip.conf"}, global: []string{"--global", "--site"}}
+	pnpmSettingsFiles = []string{"~/.config/pnpm/rc", "~/.npmrc", ".npmrc"}
 )
 
 var settingsWriters = map[string]map[string]settingsVerbs{
 	"npm": {"config": npmSettingsWrite, "c": npmSettingsWrite,
-		"set": {files: npmSettingsFiles, global: npmSettingsWrite.global},
-		"pkg": {verbs: []string{"set", "delete", "fix"}, files: []string{"package.json"}}},
-	"pnpm": {"config": {verbs: []string{"set", "delete", "rm"}, files: []string{"~/.config/pnpm/rc", "~/.npmrc", ".npmrc"},
-		global: npmSettingsWrite.global},
-		"set": {files: []string{"~/.config/pnpm/rc", "~/.npmrc", ".npmrc"}}},
-	"yarn": {"config": {verbs: []string{"set", "unset", "delete"}, files: []string{".yarnrc.yml", "~/.yarnrc.yml", "~/.yarnrc"}}},
+		"set": {always: true, files: npmSettingsFiles, global: npmGlobal},
+		"pkg": {readers: []string{"get"}, files: []string{"package.json"}}},
+	"pnpm": {"config": {readers: []string{"get", "list"}, files: pnpmSettingsFiles, global: npmGlobal},
+		"set": {always: true, files: pnpmSettingsFiles}},
+	"yarn": {"config": {readers: []string{"get", "list"}, files: []string{".yarnrc.yml", "~/.yarnrc.yml", "~/.yarnrc"}}},
 	"pip":  {"config": pipSettingsWrite},
 	"pip3": {"config": pipSettingsWrite},
-	"helm": {"repo": {verbs: []string{"add", "remove", "rm", "update", "up"},
+	"helm": {"repo": {readers: []string{"list", "ls"},
 		files: []string{"~/.config/helm/repositories.yaml", "~/.config/helm/repositories.lock", "~/.cache/helm/repository"}}},
-	"docker": {"context": {verbs: []string{"create", "use", "rm", "remove", "update", "import"},
+	"docker": {"context": {readers: []string{"ls", "list", "inspect", "show"},
 		files: []string{"~/.docker/config.json", "~/.docker/contexts"}}},
 	"poetry": {"config": {operands: 2, setters: []string{"--unset"}, files: []string{"~/.config/pypoetry/config.toml", "poetry.toml"}},
-		"source": {verbs: []string{"add", "remove"}, files: []string{"pyproject.toml"}}},
+		"source": {readers: []string{"show"}, files: []string{"pyproject.toml"}}},
 	// bundle config set KEY VALUE, and the older bundle config KEY VALUE.
 	"bundle": {"config": {operands: 2, setters: []string{"--delete"}, readers: []string{"get", "list"},
 		files: []string{"~/.bundle/config", ".bundle/config"}, global: []string{"--global"}}},
@@ -2731,16 +2733,14 @@ func (u *progUse) settingsWrites(words []shWord) {
 	}
 	rest := words[u.global+1:]
 	operand := func(w shWord) bool { return !w.lit || !strings.HasPrefix(w.text, "-") }
+	first := slices.IndexFunc(rest, operand)
 	switch {
-	case sv.verbs != nil:
-		i := slices.IndexFunc(rest, operand)
-		if i < 0 || rest[i].lit && !slices.Contains(sv.verbs, rest[i].text) {
-			return // npm config get, npm config list: they only read
-		}
+	case sv.always:
+	case first < 0:
+		return // npm config, helm repo: usage or a listing
+	case rest[first].lit && slices.Contains(sv.readers, rest[first].text):
+		return // npm config get, helm repo list: they only read
 	case sv.operands > 0:
-		if i := slices.IndexFunc(rest, operand); i >= 0 && rest[i].lit && slices.Contains(sv.readers, rest[i].text) {
-			return
-		}
 		n, set := 0, false
 		for _, w := range rest {
 			if operand(w) {
@@ -2749,7 +2749,7 @@ func (u *progUse) settingsWrites(words []shWord) {
 			set = set || !w.lit || slices.Contains(sv.setters, w.text)
 		}
 		if n < sv.operands && !set {
-			return // poetry config --list, poetry config KEY
+			return // poetry config KEY prints it
 		}
 	}
 	for _, w := range rest {
