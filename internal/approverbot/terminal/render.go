@@ -192,7 +192,18 @@ func view(q approverbot.Question) approverbot.View {
 }
 
 // grantText says exactly what an Always answer would grant.
-func grantText(q approverbot.Question) string { return line(view(q).Always.Grants) }
+func grantText(q approverbot.Question) string { return line(view(q).Always.Said()) }
+
+// grantLogText is what an answer granted, for its log line: the core's
+// words first, the patterns quoted after them (red team AP F1): `1 bash
+// pattern for session s1: "bash(npm install *)"`.
+func grantLogText(o approverbot.Offer) string {
+	s := o.Count() + " " + o.Grantee()
+	if q := o.QuotedCalls(); q != "" {
+		s += ": " + q
+	}
+	return line(s)
+}
 
 // timeLeft renders the time until expiry, to the second.
 func timeLeft(q approverbot.Question, now time.Time) string { return view(q).TimeLeft(now) }
@@ -694,12 +705,12 @@ func helpText(q approverbot.Question) string {
 	}
 	b.WriteString("  y  approve this call once\n")
 	if v.Session.Offered {
-		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
+		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Said()))
 	} else {
 		fmt.Fprintf(&b, "  s  (%s)\n", line(v.Session.WhyNot))
 	}
 	if v.Always.Offered {
-		fmt.Fprintf(&b, "  a  approve always (then A to confirm): %s\n", line(v.Always.Grants))
+		fmt.Fprintf(&b, "  a  approve always (then A, or a after an A, to confirm): %s\n", line(v.Always.Said()))
 	} else {
 		fmt.Fprintf(&b, "  a  (%s)\n", line(v.Always.WhyNot))
 	}

@@ -695,9 +695,9 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	grant := ""
 	switch v := view(it.q); a.Choice {
 	case approverbot.ChoiceSession:
-		grant = line(v.Session.Grants)
+		grant = grantLogText(v.Session)
 	case approverbot.ChoiceAlways:
-		grant = line(v.Always.Short())
+		grant = grantLogText(v.Always)
 	}
 	switch {
 	case !rep.Applied && a.UpdatedArguments != "" && rep.State == messages.StatePending:

@@ -358,14 +358,17 @@
   function askAlways(btn) {
     const card = btn.closest('.card');
     if (card.querySelector('.always-confirm')) return;
-    const offer = card.querySelector('.grant-offer.always');
-    const scope = card.querySelector('.always-scope');
+    // What it grants comes from the server as it is to be shown: the
+    // core's words, then each pattern in code type. It is cloned, never
+    // rebuilt from the card's text, which loses where a pattern ends (red
+    // team AP F1).
+    const tpl = card.querySelector('template.always-confirm-text');
     const box = document.createElement('div');
     box.className = 'always-confirm';
-    const what = document.createElement('p');
-    what.textContent = 'Always is a standing grant: it ' +
-      (offer ? offer.textContent.replace(/^\s*Always\s*/, '') : 'allows later calls like this one') +
-      (scope ? '. ' + scope.textContent : '') + '. The calls it covers then run without a question.';
+    const what = document.createElement('div');
+    what.className = 'always-what';
+    if (tpl) what.append(tpl.content.cloneNode(true));
+    else what.textContent = 'Always is a standing grant: the calls it covers run without a question.';
     const row = document.createElement('div');
     row.className = 'buttons';
     const ok = document.createElement('button');
