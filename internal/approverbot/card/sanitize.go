@@ -59,7 +59,8 @@ const maxFlagged = 5
 
 // Sanitize is s with every character a person cannot see escaped as the
 // card escapes it (bidi controls, invisible characters, combining marks
-// that draw over others); keep keeps tabs and newlines. For a channel's
+// that draw over others, characters with no standard look); keep keeps
+// tabs and newlines. For a channel's
 // own texts from the wire, so that every text it prints is sanitised
 // alike.
 func Sanitize(s string, keep bool) string { return (&sanitizer{}).text(s, keep) }
