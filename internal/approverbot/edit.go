@@ -93,8 +93,8 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		if i := strings.IndexFunc(cmd, badCommandRune); i >= 0 {
 			return nil, fmt.Errorf("%w: the command holds a control character (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
 		}
-		if i := strings.IndexFunc(cmd, hiddenInEditor); i >= 0 {
-			return nil, fmt.Errorf("%w: the command holds a character you cannot see (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
+		if i := escapedInEditor(cmd); i >= 0 {
+			return nil, fmt.Errorf("%w: the command holds a character the card would show escaped, as <U+…> (%s) at byte %d", ErrEdit, runeName(cmd, i), i)
 		}
 		if !shellOnly(q.Request.Arguments) {
 			// The editor showed the command only, and the call holds
@@ -118,8 +118,9 @@ func ParseEdit(q Question, d Draft, text string) (json.RawMessage, error) {
 		}
 		out = data
 	} else {
-		if i := strings.IndexFunc(strings.ReplaceAll(text, "\r\n", "\n"), hiddenInEditor); i >= 0 {
-			return nil, fmt.Errorf("%w: the arguments hold a character you cannot see (%s) at byte %d", ErrEdit, runeName(text, i), i)
+		if t := strings.ReplaceAll(text, "\r\n", "\n"); escapedInEditor(t) >= 0 {
+			i := escapedInEditor(t)
+			return nil, fmt.Errorf("%w: the arguments hold a character the card would show escaped, as <U+…> (%s) at byte %d", ErrEdit, runeName(t, i), i)
 		}
 		obj, err := parseObject(text)
 		if err != nil {
@@ -224,10 +225,11 @@ const WhyNoEdit = "approve with changes is not offered on a question that needs 
 // output; an edited call would change the questions the answer answers.
 const WhyNoEditAsk = "approve with changes is not offered on an ask-user question: answer it instead"
 
-// WhyNoEditHidden is why a call holding characters a person cannot see
-// offers no editing: an editor shows them raw (invisible, or reordering the
-// text), so the approver could not see what they approve.
-const WhyNoEditHidden = "approve with changes is not offered: the call holds characters an editor would hide (bidi, invisible or control characters; the card shows them as <U+…>); reject it with feedback instead"
+// WhyNoEditHidden is why a call holding characters the card escapes
+// offers no editing: an editor shows them raw (invisible, reordering the
+// text, striking it through, drawn as the font pleases), so the approver
+// could not see what they approve.
+const WhyNoEditHidden = "approve with changes is not offered: the call holds characters an editor would show raw and the card shows as <U+…> (bidi, invisible or control characters, combining marks drawn over others, characters with no standard look); reject it with feedback instead"
 
 // EditOffered reports whether q offers approver to approve it with
 // changes, and if not, why (wrapping [ErrChoice]).
@@ -239,15 +241,18 @@ func EditOffered(q Question, approver string) error {
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditAsk)
 	case q.Approvals() > 1:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEdit)
-	case strings.ContainsFunc(DraftOf(q).Text, hiddenInEditor):
+	case escapedInEditor(DraftOf(q).Text) >= 0:
 		return fmt.Errorf("%w: %s", ErrChoice, WhyNoEditHidden)
 	}
 	return nil
 }
 
-// hiddenInEditor reports a character an editor would not show as itself:
-// what the card escapes, but tab and newline.
-func hiddenInEditor(r rune) bool { return r != '\n' && r != '\t' && card.Hidden(r) }
+// escapedInEditor is the byte offset of the first character of an
+// editor's text that the card shows escaped, or -1: the gate is the card's
+// own classification ([card.Escaped]), every kind of it — not a list of its
+// own, which missed the combining marks drawn over others (red team AP
+// F3) — so what the card escapes, no editor shows raw.
+func escapedInEditor(text string) int { return card.Escaped(text, true) }
 
 // ChooseEdited is [Choose] for an approval with changes: c must approve,
 // q must offer editing, and edited (from [ParseEdit]) become the answer's

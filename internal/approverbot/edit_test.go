@@ -154,3 +154,38 @@ func TestAnEditReplacesTheWholeArgumentObjectTheApproverSaw(t *testing.T) {
 		t.Error("a call that repeats its command key is edited as a command")
 	}
 }
+
+// TestTheEditorsGateIsTheCardsSanitiser: red team AP F3 — editing was
+// offered on a call whose overlaid combining marks the card escapes, and
+// the editor showed them raw (struck through). Every kind the card
+// escapes closes the editor and is refused in what is typed.
+func TestTheEditorsGateIsTheCardsSanitiser(t *testing.T) {
+	for _, tt := range []struct{ name, cmd string }{
+		{"an overlay striking the text through", "make test &\u0336&\u0336 \u0336m\u0336a\u0336k\u0336e\u0336 deploy"},
+		{"a stack of marks", "echo a\u0301\u0302\u0303\u0304"},
+		{"a mark on a dash", "rm -\u0335rf x"},
+		{"a private-use character", "cd /srv/prod\ue0bb..\ue0bbtmp"},
+		{"an unassigned code point", "echo \u0378"},
+		{"a bidi control", "ls \u2067x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := json.Marshal(tt.cmd)
+			q := editQuestion("bash", `{"command":`+string(c)+`}`, 1, "")
+			if err := EditOffered(q, "alice"); !errors.Is(err, ErrChoice) || !strings.Contains(err.Error(), "<U+…>") {
+				t.Errorf("EditOffered = %v, want it refused", err)
+			}
+			plain := editQuestion("bash", `{"command":"make test"}`, 1, "")
+			if _, err := ParseEdit(plain, Draft{Shell: true}, tt.cmd); !errors.Is(err, ErrEdit) {
+				t.Errorf("ParseEdit of a typed %s: %v, want ErrEdit", tt.name, err)
+			}
+			j := editQuestion("mcp__db__query", `{"sql":"select 1"}`, 1, "")
+			raw := `{"sql":"` + strings.ReplaceAll(tt.cmd, `"`, `\"`) + `"}`
+			if _, err := ParseEdit(j, Draft{}, raw); !errors.Is(err, ErrEdit) {
+				t.Errorf("ParseEdit of JSON with the character raw: %v, want ErrEdit", err)
+			}
+		})
+	}
+	if err := EditOffered(editQuestion("bash", `{"command":"cat cafe\u0301"}`, 1, ""), "alice"); err != nil {
+		t.Errorf("a letter's accent closes the editor: %v", err)
+	}
+}

@@ -46,8 +46,8 @@ func TestBotListsAndRevokesGrantsForAnApprover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gs) != 1 || gs[0].SessionID != "s-grants" || gs[0].RequestID != "r-npm-1" || GrantText(gs[0]) != v.Session.Grants {
-		t.Fatalf("alice's grants %+v, want the one she made: %s", gs, v.Session.Grants)
+	if len(gs) != 1 || gs[0].SessionID != "s-grants" || gs[0].RequestID != "r-npm-1" || GrantText(gs[0]) != v.Session.Short()+" "+v.Session.Grantee() {
+		t.Fatalf("alice's grants %+v, want the one she made: %s", gs, v.Session.Said())
 	}
 	id := gs[0].ID
 

@@ -33,16 +33,16 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 	tests := []struct {
 		name                      string
 		q                         Question
-		wantSession, wantAlways   string // Grants when offered
+		wantSession, wantAlways   string // Brief when offered
 		whySession, whyAlways     string // WhyNot when not
 		sessionScope, alwaysScope messages.Scope
 	}{
 		{"both offered with patterns", offerQuestion("pod-7", sessionOffered, alwaysOffered),
-			"bash(npm install *) for session s1", "bash(npm install *) for agent pod-7, until revoked or it expires", "", "",
+			"Session approves 1 bash pattern for session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"a whole-tool session grant (session_grants: tool)", offerQuestion("pod-7",
 			messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash"}, alwaysOffered),
-			"every bash call for session s1", "bash(npm install *) for agent pod-7, until revoked or it expires", "", "",
+			"Session approves every bash call for session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"neither offered: the brokers' reasons", offerQuestion("pod-7", sessionRefused, alwaysRefused),
 			"", "", "not offered: the rule bash(kubectl *) asks team oncall, which needs 2 approvals",
@@ -52,17 +52,17 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 				Note: "granted only if all 2 approvers choose Session; otherwise the request is approved once"},
 			messages.GrantOffer{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"npm install *"},
 				Note: "granted only if all 2 approvers choose Always; otherwise the request is approved once"}),
-			"bash(npm install *) for session s1; granted only if all 2 approvers choose Session; otherwise the request is approved once",
-			"bash(npm install *) for agent pod-7, until revoked or it expires; granted only if all 2 approvers choose Always; otherwise the request is approved once",
+			"Session approves 1 bash pattern for session s1, until the session ends or it expires; granted only if all 2 approvers choose Session; otherwise the request is approved once",
+			"Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant; granted only if all 2 approvers choose Always; otherwise the request is approved once",
 			"", "", messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"an answer the offers leave out is not offered", offerQuestion("pod-7", sessionOffered),
-			"bash(npm install *) for session s1", "", "", card.WhyNotListed, messages.ScopeSession, ""},
+			"Session approves 1 bash pattern for session s1, until the session ends or it expires", "", "", card.WhyNotListed, messages.ScopeSession, ""},
 		{"a refusal without a reason still says it is refused", offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession}, alwaysOffered),
-			"", "bash(npm install *) for agent pod-7, until revoked or it expires", card.WhyNoReason, "", "", messages.ScopeAlwaysPrefix},
+			"", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", card.WhyNoReason, "", "", messages.ScopeAlwaysPrefix},
 		{"Always needs an agent to grant to", offerQuestion("", sessionOffered, alwaysOffered),
-			"bash(npm install *) for session s1", "", "", card.WhyNoAgent, messages.ScopeSession, ""},
+			"Session approves 1 bash pattern for session s1, until the session ends or it expires", "", "", card.WhyNoAgent, messages.ScopeSession, ""},
 		{"an older broker's question: Session grants the tool, Always its always field", offerQuestion("pod-7"),
-			"every bash call of session s1", "bash(npm install *) for agent pod-7, until revoked", "", "",
+			"Session approves every bash call for session s1, until the session ends", "Always approves 1 bash pattern for agent pod-7, until revoked; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},
 	}
 	for _, tt := range tests {
@@ -80,8 +80,8 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 				{"Session", v.Session, ChoiceSession, tt.wantSession, tt.whySession, tt.sessionScope, "Session is "},
 				{"Always", v.Always, ChoiceAlways, tt.wantAlways, tt.whyAlways, tt.alwaysScope, "Always is "},
 			} {
-				if c.o.Offered != (c.grants != "") || c.o.Grants != c.grants || c.o.WhyNot != c.why {
-					t.Errorf("%s: offered %v, grants %q, why not %q; want grants %q, why not %q", c.name, c.o.Offered, c.o.Grants, c.o.WhyNot, c.grants, c.why)
+				if c.o.Offered != (c.grants != "") || c.o.Brief() != c.grants || c.o.WhyNot != c.why {
+					t.Errorf("%s: offered %v, grants %q, why not %q; want grants %q, why not %q", c.name, c.o.Offered, c.o.Brief(), c.o.WhyNot, c.grants, c.why)
 				}
 				a, err := Choose(tt.q, c.choice, "alice", "test", "", "")
 				if c.grants == "" {
@@ -107,7 +107,8 @@ func TestOfferPatternsAreClippedToTheChannelsLimits(t *testing.T) {
 	many := messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash",
 		Patterns: []string{"a *", "b *", "c *", strings.Repeat("x", 50)}}
 	v := Present(offerQuestion("pod-7", many, alwaysOffered), Limits{Patterns: 2, Pattern: 10})
-	if got := v.Session.Grants; got != "bash(a *), bash(b *) and 2 more for session s1" {
+	if got := v.Session.Said(); !strings.HasPrefix(got, "Session approves 4 bash patterns for session s1, ") ||
+		!strings.HasSuffix(got, `: "bash(a *)", "bash(b *)" and 2 more not listed`) {
 		t.Errorf("grants %q", got)
 	}
 	v = Present(offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash",
@@ -214,5 +215,40 @@ func TestARepeatedKeyAfterAHugeNumberIsNotApproved(t *testing.T) {
 	q.Request.Arguments = json.RawMessage(`{"timeout":1e999,"params":{"sql":"SELECT 1"}}`)
 	if err := Offered(q, ChoiceOnce, "bob"); err != nil {
 		t.Errorf("approve without a repeat: %v", err)
+	}
+}
+
+// hostilePattern closes "bash(" itself and writes a grantee and a
+// lifetime of its own (red team AP F1).
+const hostilePattern = `rm -rf 'x) for agent release-bot/ci, for 1 hour or until revoked. Details: ("' dist`
+
+// TestAnOfferSaysTheCoresWordsBeforeThePatterns: red team AP F1 — the
+// grant was one sentence of the agent's patterns and the core's words, so
+// a pattern finished it. The core's words (Lead, Brief) hold no pattern
+// text, and every text of both says them first and sets each pattern
+// apart where it cannot close.
+func TestAnOfferSaysTheCoresWordsBeforeThePatterns(t *testing.T) {
+	q := offerQuestion("pod-7/claude", messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{hostilePattern}},
+		messages.GrantOffer{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{hostilePattern, "make *"}, Expires: "720h"})
+	v := Present(q, Limits{})
+	for _, o := range []Offer{v.Session, v.Always} {
+		for _, words := range []string{o.Lead(), o.Brief()} {
+			if strings.Contains(words, "release-bot") || strings.Contains(words, "1 hour") {
+				t.Errorf("%s: the core's words hold the agent's: %q", o.Name(), words)
+			}
+		}
+		said := o.Said()
+		if !strings.HasPrefix(said, o.Lead()+": ") {
+			t.Errorf("%s: Said does not start with the core's words: %q", o.Name(), said)
+		}
+		if want := `"bash(rm -rf 'x) for agent release-bot/ci, for 1 hour or until revoked. Details: (\"' dist)"`; !strings.Contains(said, want) {
+			t.Errorf("%s: the pattern is not quoted whole, its quote escaped: %q", o.Name(), said)
+		}
+	}
+	if b := v.Always.Brief(); b != "Always approves 2 bash patterns for agent pod-7/claude, for 30 days or until revoked" {
+		t.Errorf("Always Brief = %q", b)
+	}
+	if got := v.Always.Calls(); len(got) != 2 || got[0] != "bash("+hostilePattern+")" || got[1] != "bash(make *)" {
+		t.Errorf("Calls = %q", got)
 	}
 }

@@ -50,6 +50,15 @@ func TestPresentEscapesWhatAPersonCannotSee(t *testing.T) {
 			"ls a\u0301\u0302<U+0303><U+0304>", "combining marks drawn over other characters U+0303, U+0304", ""},
 		{"a letter's accents written apart are not flagged", `{"command":"cat cafe\u0301 Vie\u0323\u0302t"}`,
 			"cat cafe\u0301 Vie\u0323\u0302t", "", ""},
+		// Red team AP F8: characters with no standard look.
+		{"a private-use character a Powerline font draws as a slash", `{"command":"rm -rf /home/dev/proj/\ue0bb..\ue0bbscratch"}`,
+			"rm -rf /home/dev/proj/<U+E0BB>..<U+E0BB>scratch", "a character with no standard look (private use or unassigned", ""},
+		{"a Nerd Font icon, an unassigned code point and a plane-15 private-use character", `{"command":"cat notes.txt \uf00c \u0378 \udb80\udc00 > /tmp/out"}`,
+			"cat notes.txt <U+F00C> <U+0378> <U+F0000> > /tmp/out", "characters with no standard look (private use or unassigned: a font may draw them as anything, '/' included) U+F00C, U+0378, U+F0000", ""},
+		{"noncharacters", `{"command":"echo \ufdd0\uffff\udbff\udfff"}`,
+			"echo <U+FDD0><U+FFFF><U+10FFFF>", "U+FDD0, U+FFFF, U+10FFFF", ""},
+		{"symbols, numbers and punctuation of every script are themselves", `{"command":"echo ✓ ½ « » € ٣ ∑"}`,
+			"echo ✓ ½ « » € ٣ ∑", "characters outside ASCII in the command", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,6 +73,42 @@ func TestPresentEscapesWhatAPersonCannotSee(t *testing.T) {
 				t.Errorf("warnings %q, want the first to say %q", v.Warnings, c.warn)
 			}
 		})
+	}
+}
+
+// TestPresentEscapesPrivateUseInTheWorkingDirectory: red team AP F8 — a
+// Powerline font draws U+E0BB as "/", so /home/dev/proj/<E0BB>..<E0BB>build
+// reads as /home/dev/build.
+func TestPresentEscapesPrivateUseInTheWorkingDirectory(t *testing.T) {
+	q := bash(`{"command":"rm -rf ../*"}`)
+	q.Request.Cwd = "/home/dev/proj/\ue0bb..\ue0bbscratch\ue0bbbuild"
+	v := card.Present(q, card.Limits{})
+	if want := "/home/dev/proj/<U+E0BB>..<U+E0BB>scratch<U+E0BB>build"; v.Cwd != want {
+		t.Errorf("cwd %q, want %q", v.Cwd, want)
+	}
+	if len(v.Warnings) == 0 || !strings.Contains(v.Warnings[0], "no standard look") || !strings.Contains(v.Warnings[0], "U+E0BB") {
+		t.Errorf("warnings %q, want the first to name U+E0BB as a character with no standard look", v.Warnings)
+	}
+}
+
+// TestEscapedIsWhatTheCardEscapes: the editors' gate ([card.Escaped]) and
+// the card's escaping are one list (red team AP F3: the gate missed the
+// overlaid marks, which depend on the characters before them).
+func TestEscapedIsWhatTheCardEscapes(t *testing.T) {
+	for _, s := range []string{
+		"make test", "ls\n\tpwd", "café", "cafe\u0301", "Vie\u0323\u0302t",
+		"make test &\u0336&\u0336 \u0336m\u0336", "rm -\u0335rf", "a\u0301\u0302\u0303", "1\u20e3",
+		"x\u202ey", "a\u200bb", "a\u00a0b", "a\x1bb", "\ue0bb", "\U000f0000", "\u0378", "\ufdd0", "bad \xff byte",
+		"\u0336 at the start", "✓ ½ €",
+	} {
+		got := card.Escaped(s, true)
+		escaped := card.Sanitize(s, true) != s
+		if (got >= 0) != escaped {
+			t.Errorf("Escaped(%+q) = %d, while the card escapes it: %v", s, got, escaped)
+		}
+	}
+	if got := card.Escaped("ok &\u0336&", true); got != len("ok &") {
+		t.Errorf("Escaped of an overlay = %d, want the mark's offset %d", got, len("ok &"))
 	}
 }
 

@@ -67,7 +67,6 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 	if o.Scope == messages.ScopeSession {
 		out.Session = q.Request.SessionID
 		out.Until = untilOf(o.Expires, "until the session ends")
-		out.Grants = out.Short() + " for session " + out.Session + noteOf(o, l)
 		return out
 	}
 	if q.Request.AgentID == "" {
@@ -76,7 +75,6 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 	out.Agent = q.Request.AgentID
 	out.Until = untilOf(o.Expires, "until revoked")
 	out.Warning = hostWarning(out.Agent)
-	out.Grants = out.Short() + " for agent " + out.Agent + ", until revoked or it expires" + noteOf(o, l)
 	return out
 }
 
@@ -162,15 +160,18 @@ func hostWarning(agentID string) string {
 // channels to show under what it grants: "for agent pod-7, in any working
 // directory (this call's: /w), for 30 days or until revoked; warning: …";
 // "" when the answer is not offered.
-func (o Offer) ScopeLine() string {
+func (o Offer) ScopeLine() string { return o.scope(true) }
+
+// scope is ScopeLine, the working directory left out unless where.
+func (o Offer) scope(where bool) string {
 	if !o.Offered {
 		return ""
 	}
-	who := "for session " + o.Session
-	if o.Scope != messages.ScopeSession {
-		who = "for agent " + o.Agent
+	s := o.Grantee()
+	if where {
+		s += ", " + o.Where
 	}
-	s := who + ", " + o.Where + ", " + o.Until
+	s += ", " + o.Until
 	if o.Warning != "" {
 		s += "; warning: " + o.Warning
 	}
@@ -178,6 +179,112 @@ func (o Offer) ScopeLine() string {
 		s += "; " + o.Note
 	}
 	return s
+}
+
+// The words of an offer. Its patterns are the agent's text; the rest —
+// which answer, how many patterns, for whom, where, until when, the
+// warning, the brokers' note — are the core's. Every channel says the
+// core's words first and whole ([Offer.Lead], [Offer.Brief]) and sets the
+// patterns apart after them ([Offer.Calls]) in a way no pattern can
+// close: code type in a markup that has it, else quoted as Go quotes a
+// string ([Offer.QuotedCalls], [Offer.Said]). No channel builds one
+// sentence of both, nor searches a rendered one for a phrase (red team AP
+// F1: a pattern that closed "bash(" itself and wrote "for agent
+// release-bot/ci, for 1 hour" read as the grant's own words, and a
+// strings.Cut at " for agent " cut inside the pattern).
+
+// Name is the answer's name: "Session" or "Always".
+func (o Offer) Name() string {
+	if o.Scope == messages.ScopeSession {
+		return "Session"
+	}
+	return "Always"
+}
+
+// Grantee is whom the answer grants to, in the core's words: "for session
+// s1", "for agent pod-7". The ids are single subject tokens
+// (messages.Validate): no blank, so no words of their own.
+func (o Offer) Grantee() string {
+	if o.Scope == messages.ScopeSession {
+		return "for session " + o.Session
+	}
+	return "for agent " + o.Agent
+}
+
+// Count is how much the answer grants, without the patterns' text: "every
+// bash call", "1 bash pattern", "12 bash patterns" (those not listed
+// included).
+func (o Offer) Count() string {
+	switch n := len(o.Patterns) + o.MorePatterns; n {
+	case 0:
+		return "every " + o.Tool + " call"
+	case 1:
+		return "1 " + o.Tool + " pattern"
+	default:
+		return strconv.Itoa(n) + " " + o.Tool + " patterns"
+	}
+}
+
+// Lead is what the answer grants in the core's words only: "Always
+// approves 1 bash pattern for agent pod-7, in any working directory (this
+// call names none), for 30 days or until revoked; warning: …". The
+// patterns follow it, set apart ([Offer.Calls]). "" when not offered.
+func (o Offer) Lead() string {
+	if !o.Offered {
+		return ""
+	}
+	return o.Name() + " approves " + o.Count() + " " + o.scope(true)
+}
+
+// Brief is [Offer.Lead] without the working directory, for a text with
+// little room (a confirmation dialog, a chat alert): the lifetime, the
+// warning and the brokers' note stay.
+func (o Offer) Brief() string {
+	if !o.Offered {
+		return ""
+	}
+	return o.Name() + " approves " + o.Count() + " " + o.scope(false)
+}
+
+// Calls are the calls the answer's patterns cover, "bash(git push *)",
+// each the agent's text, for a channel to set apart; none for a grant of
+// every call of the tool (the Lead says so). MorePatterns were not listed.
+func (o Offer) Calls() []string {
+	calls := make([]string, len(o.Patterns))
+	for i, p := range o.Patterns {
+		calls[i] = o.Tool + "(" + p + ")"
+	}
+	return calls
+}
+
+// QuotedCalls is the calls as a text without markup shows them: each
+// quoted as Go quotes a string (a '"' in a pattern is \", so no pattern
+// closes its quotes), "and 2 more not listed" after them; "" for a grant
+// of every call of the tool.
+func (o Offer) QuotedCalls() string {
+	calls := o.Calls()
+	for i, c := range calls {
+		calls[i] = strconv.Quote(c)
+	}
+	s := strings.Join(calls, ", ")
+	if o.MorePatterns > 0 {
+		s += " and " + strconv.Itoa(o.MorePatterns) + " more not listed"
+	}
+	return s
+}
+
+// Said is the offer in one text without markup: the [Offer.Lead], then
+// its quoted calls: `Session approves 1 bash pattern for session s1, in
+// any working directory (this call names none), until the session ends:
+// "bash(npm install *)"`. "" when not offered.
+func (o Offer) Said() string {
+	if !o.Offered {
+		return ""
+	}
+	if len(o.Patterns) == 0 {
+		return o.Lead()
+	}
+	return o.Lead() + ": " + o.QuotedCalls()
 }
 
 // noteOf is the brokers' condition on an offered scope as the channels show
@@ -216,7 +323,6 @@ func ClipPatterns(ps []string, l Limits) (out []string, more int) {
 func legacySessionOffer(q messages.ApprovalNeeded, l Limits) Offer {
 	o := Offer{Offered: true, Scope: messages.ScopeSession, Tool: q.Request.Tool, Session: q.Request.SessionID}
 	o.Where, o.Until = whereOf(q, l), "until the session ends"
-	o.Grants = o.Short() + " of session " + o.Session
 	return o
 }
 
@@ -238,6 +344,5 @@ func legacyAlwaysOffer(q messages.ApprovalNeeded, l Limits) Offer {
 	}
 	o.Patterns, o.MorePatterns = ClipPatterns(q.Always.Patterns, l)
 	o.Where, o.Until, o.Warning = whereOf(q, l), "until revoked", hostWarning(o.Agent)
-	o.Grants = o.Short() + " for agent " + o.Agent + ", until revoked"
 	return o
 }

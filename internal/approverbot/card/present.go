@@ -176,25 +176,24 @@ type Offer struct {
 	// Scope is the scope the answer sends (session, always or
 	// always_prefix).
 	Scope messages.Scope
-	// Grants says what the answer grants, in words ("every bash call of
-	// session s1", "bash(git push *) for agent pod-7").
-	Grants string
 	// Tool, Patterns (empty: every call of Tool; MorePatterns not listed),
-	// Session (a session grant's) and Agent (an always grant's) are Grants
-	// in pieces, for channels that set patterns in code type.
+	// Session (a session grant's) and Agent (an always grant's) say what
+	// the answer grants, in pieces: a channel says it with [Offer.Lead]
+	// or [Offer.Brief] (the core's words) and the patterns set apart after
+	// them ([Offer.Calls]), or [Offer.Said] in a text without markup.
 	Tool         string
 	Patterns     []string
 	MorePatterns int
 	Session      string
 	Agent        string
-	// Where, Until and Warning are the rest of Grants: where the grant
+	// Where, Until and Warning are the rest: where the grant
 	// holds ("in any working directory (this call's: /w)"), until when
 	// ("for 30 days or until revoked") and, on an Always for a host-like
 	// agent id ([HostLike]), the warning that every session running as
 	// that host gets it ("" otherwise).
 	Where, Until, Warning string
-	// Note is the brokers' condition on the offer (a quorum's), as in
-	// Grants; "" when there is none.
+	// Note is the brokers' condition on the offer (a quorum's); "" when
+	// there is none.
 	Note string
 	// WhyNot says why the answer is not offered (empty when it is).
 	WhyNot string

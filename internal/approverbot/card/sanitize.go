@@ -32,6 +32,10 @@ import (
 //     another sign), and the third and later marks on one base (stacks
 //     that spill over the lines around: "Zalgo"); a letter's one or two
 //     marks (é written as e + U+0301, Vietnamese, Indic vowel signs) stay;
+//   - every character with no standard look: private use (a Nerd Font
+//     draws U+E0BB as "/"), unassigned code points and noncharacters. The
+//     list is closed (see hidden): only letters, marks, numbers,
+//     punctuation, symbols and U+0020 are shown as themselves;
 //
 // each shown as "<U+2067>". Words that mix scripts ("gіthub" with a
 // Cyrillic і) and host names with any character outside ASCII are flagged
@@ -42,6 +46,7 @@ import (
 type sanitizer struct {
 	bidi, invisible, control []rune   // each character escaped, once
 	marks                    []rune   // combining marks escaped (overlaid)
+	unknown                  []rune   // characters with no standard look (private use, unassigned)
 	punct                    []rune   // punctuation outside ASCII in a command
 	userinfo                 []string // URLs with a user before their host
 	mixed                    []string // words that mix scripts
@@ -54,7 +59,8 @@ const maxFlagged = 5
 
 // Sanitize is s with every character a person cannot see escaped as the
 // card escapes it (bidi controls, invisible characters, combining marks
-// that draw over others); keep keeps tabs and newlines. For a channel's
+// that draw over others, characters with no standard look); keep keeps
+// tabs and newlines. For a channel's
 // own texts from the wire, so that every text it prints is sanitised
 // alike.
 func Sanitize(s string, keep bool) string { return (&sanitizer{}).text(s, keep) }
@@ -66,30 +72,21 @@ func (z *sanitizer) line(s string) string { return OneLine(z.text(s, false)) }
 // tabs and newlines (a command, indented JSON). Words and host names are
 // checked for lookalikes.
 func (z *sanitizer) text(s string, keep bool) string {
-	var b strings.Builder
-	clean := true
-	var m markRun
-	for _, r := range s {
-		if kind := m.hidden(r, keep); kind != visible || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if Escaped(s, keep) < 0 {
 		z.lookalikes(s)
 		return s
 	}
-	m = markRun{}
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				// Invalid UTF-8: its byte, escaped.
-				fmt.Fprintf(&b, "<0x%02X>", s[i])
-				z.control = addRune(z.control, utf8.RuneError)
-				continue
-			}
-		}
-		switch m.hidden(r, keep) {
+	var b strings.Builder
+	eachRune(s, keep, func(i int, r rune, kind hiddenKind) {
+		switch kind {
+		case visible:
+			b.WriteRune(r)
+			return
+		case invalid:
+			// Invalid UTF-8: its byte, escaped.
+			fmt.Fprintf(&b, "<0x%02X>", s[i])
+			z.control = addRune(z.control, utf8.RuneError)
+			return
 		case bidi:
 			z.bidi = addRune(z.bidi, r)
 		case invisible:
@@ -98,15 +95,48 @@ func (z *sanitizer) text(s string, keep bool) string {
 			z.control = addRune(z.control, r)
 		case overlaid:
 			z.marks = addRune(z.marks, r)
-		default:
-			b.WriteRune(r)
-			continue
+		case unknown:
+			z.unknown = addRune(z.unknown, r)
 		}
 		b.WriteString(Escape(r))
-	}
+	})
 	out := b.String()
 	z.lookalikes(out)
 	return out
+}
+
+// eachRune classifies every character of s as the card does, in order,
+// with its byte offset: the one classification both the card's escaping
+// and [Escaped] (the editors' gate) read, so that no kind the card
+// escapes can be missing from the other list (red team AP F3).
+func eachRune(s string, keep bool, f func(i int, r rune, kind hiddenKind)) {
+	var m markRun
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				f(i, r, invalid)
+				continue
+			}
+		}
+		f(i, r, m.hidden(r, keep))
+	}
+}
+
+// Escaped is the byte offset of the first character of s the card shows
+// escaped ("<U+0336>") rather than as itself, or -1 when it shows all of
+// s as it is; keep keeps tabs and newlines. Every kind counts: bidi,
+// invisible and control characters, combining marks drawn over others
+// (which depend on the characters before them, so s is read whole), and
+// characters with no standard look. An editor, which can only show text
+// raw, gates on it: what the card escapes, no editor shows.
+func Escaped(s string, keep bool) int {
+	at := -1
+	eachRune(s, keep, func(i int, _ rune, kind hiddenKind) {
+		if at < 0 && kind != visible {
+			at = i
+		}
+	})
+	return at
 }
 
 // addRune adds r to set, once.
@@ -129,6 +159,8 @@ const (
 	invisible
 	control
 	overlaid // a combining mark that draws over others (markRun)
+	unknown  // no standard look: private use, unassigned, a noncharacter
+	invalid  // a byte that is not UTF-8
 )
 
 // markRun follows the combining marks of a text, rune by rune: the base
@@ -157,6 +189,15 @@ func (m *markRun) hidden(r rune, keep bool) hiddenKind {
 }
 
 // hidden classifies r: visible, or one of the kinds the card escapes.
+// The model is closed: a character is visible only when Unicode assigns it
+// to a category that draws as itself — letters, marks, numbers,
+// punctuation, symbols, and U+0020 of the spaces — and it is none of the
+// invisible exceptions below. Anything else is escaped, whatever it is:
+// a private-use character (U+E000–U+F8FF, planes 15 and 16) is drawn as
+// the font pleases (a Powerline font draws U+E0BB as "/": red team AP
+// F8), an unassigned one (as the Go unicode tables know them) or a
+// noncharacter as nothing or a box, and a kind of character nobody named
+// here falls on this side too.
 func hidden(r rune, keep bool) hiddenKind {
 	switch {
 	case r == ' ':
@@ -181,8 +222,12 @@ func hidden(r rune, keep bool) hiddenKind {
 		// Hangul fillers and the blank braille pattern draw nothing
 		// either, though Unicode calls them letters or symbols.
 		return invisible
+	case unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S):
+		return visible
 	}
-	return visible
+	// Co (private use), Cn (unassigned, noncharacters), Cs (surrogates,
+	// which valid UTF-8 never holds) and anything else.
+	return unknown
 }
 
 // isBidi reports the bidi controls: embeddings, overrides, isolates and
@@ -470,6 +515,8 @@ func (z *sanitizer) warning() string {
 	count(z.invisible, "an invisible character", "invisible characters")
 	count(z.control, "a control character", "control characters")
 	count(z.marks, "a combining mark drawn over other characters", "combining marks drawn over other characters")
+	count(z.unknown, "a character with no standard look (private use or unassigned: a font may draw it as anything, '/' included)",
+		"characters with no standard look (private use or unassigned: a font may draw them as anything, '/' included)")
 	escaped := len(parts) > 0
 	count(z.punct, "a character outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which it is not:",
 		"characters outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which they are not:")
@@ -497,8 +544,10 @@ func (z *sanitizer) warning() string {
 	return s + ". Read the call character by character before you approve."
 }
 
-// Hidden reports whether the card escapes r in text that keeps its lines:
-// a bidi control, an invisible character or a control character other
-// than tab and newline. Channels that clean text of their own (the
-// terminal's log lines) use it to escape the same characters.
+// Hidden reports whether the card escapes r in text that keeps its lines,
+// whatever stands around it: a bidi control, an invisible character, a
+// control character other than tab and newline, or a character with no
+// standard look. Channels that clean text of their own (the terminal's
+// log lines) use it to escape the same characters. Combining marks are
+// judged by what they sit on: see [Escaped] for a whole text.
 func Hidden(r rune) bool { return hidden(r, true) != visible }

@@ -81,6 +81,25 @@ func testEditor(t *testing.T, w *world, h Editor) {
 			t.Fatalf("the plain approval after a refused edit: %+v", d)
 		}
 	})
+	t.Run("a command holding a character the card escapes is not sent", func(t *testing.T) {
+		// Red team AP F3: an overlay strikes the text through in an
+		// editor, which shows it raw; the card escapes it, and so the
+		// editors' gate refuses it, whichever channel it was typed on.
+		pend, q := w.ask(t, "git push origin main")
+		id := q.Request.RequestID
+		w.h.Shown(t, id)
+		reply := h.Edit(t, id, "git push origin ma\u0336in")
+		if l := strings.ToLower(reply); (!strings.Contains(l, "not sent") && !strings.Contains(l, "invalid_request")) || !strings.Contains(l, "u+0336") {
+			t.Errorf("a command with an overlay: %q", reply)
+		}
+		if d, _ := pend.Peek(); d != nil {
+			t.Fatalf("an edit with an overlay decided the call: %+v", d)
+		}
+		if rep := w.device.Reject(q, "bob", messages.RejectSoft, ""); !rep.Applied {
+			t.Fatalf("bob's rejection: %+v", rep)
+		}
+		pend.Wait(t)
+	})
 	t.Run("an empty command is not sent", func(t *testing.T) {
 		pend, q := w.ask(t, "git push origin main")
 		id := q.Request.RequestID

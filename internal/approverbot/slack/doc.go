@@ -8,7 +8,9 @@
 // Deny rejects softly (reject_soft: the agent skips the call and asks its
 // user what to do instead); Deny & stop rejects hard (reject_hard: the
 // agent's turn ends). Always is offered only when the question says what it
-// would grant, and its confirmation dialog repeats it. Deny and Deny & stop
+// would grant, and its confirmation dialog repeats it: the card's words
+// first (how many patterns, for whom, for how long, the warning), the
+// agent's patterns after them, quoted. Deny and Deny & stop
 // open a form for feedback to the agent, and an ask-user question's
 // Answer… a form with its questions and options (feedback.go). Edit &
 // approve… (on questions one approval settles, never an ask-user one)

@@ -337,7 +337,7 @@ func TestSlackAlwaysGrantsWhatTheButtonSaid(t *testing.T) {
 	}
 	m := channeltest.Next(t, e.slack.Posted, "question in Slack")
 	b, ok := m.Button(always)
-	if !ok || !strings.Contains(b.Confirm, "git push origin main") || !strings.Contains(m.VisibleText(), "Always approves bash(git push origin main) for agent a1, until revoked") {
+	if !ok || !strings.Contains(b.Confirm, "git push origin main") || !strings.Contains(m.VisibleText(), `Always approves 1 bash pattern for agent a1, `) || !strings.Contains(m.VisibleText(), `: "bash(git push origin main)"`) {
 		t.Fatalf("Always button %+v does not say what it grants:\n%s", b, m.VisibleText())
 	}
 	if status, body := e.click(t, m, always, alice); status != http.StatusOK {

@@ -116,6 +116,15 @@ func wholeOr(s string, n int, fixed string) string {
 	return clip(fixed, n)
 }
 
+// sessionButton is what the Session button says it grants: the quoted
+// patterns, or every call of the tool.
+func sessionButton(o approverbot.Offer) string {
+	if len(o.Patterns) == 0 {
+		return o.Count()
+	}
+	return o.QuotedCalls()
+}
+
 // patternCount is how many patterns an offer grants, in words: "8
 // patterns", "every call of its tool".
 func patternCount(o approverbot.Offer) string {
@@ -129,20 +138,25 @@ func patternCount(o approverbot.Offer) string {
 	}
 }
 
-// alwaysGrants says in words what an Always answer would grant.
-func alwaysGrants(v approverbot.View) string {
-	if !v.Always.Offered {
-		return ""
-	}
-	return "Always approves " + v.Always.Grants
-}
+// offerText says what an offered answer would grant, in plain text: the
+// core's words first and whole — how many patterns, for whom, where,
+// until when, the warning — then the patterns, each quoted so that none
+// can close its quotes and write the core's words (red team AP F1:
+// "Always approves bash(rm -rf 'x) for agent release-bot/ci, for 1 hour
+// …" was a sentence the agent wrote). "" when it is not offered.
+func offerText(o approverbot.Offer) string { return o.Said() }
 
-// sessionGrants says in words what a Session answer would grant.
-func sessionGrants(v approverbot.View) string {
-	if !v.Session.Offered {
-		return ""
+// confirmText is an offered answer's confirmation dialog: the core's words
+// whole (the lifetime and the warning included: red team AP F9), then the
+// quoted patterns when all of it fits the dialog, else their count and
+// where the message lists them. The dialog is what the approver reads as
+// they confirm: it is never clipped in the patterns.
+func confirmText(o approverbot.Offer) string {
+	if len(o.Patterns) == 0 {
+		return clip(o.Brief()+".", maxConfirmText)
 	}
-	return "Session approves " + v.Session.Grants
+	whole := o.Brief() + ": " + o.QuotedCalls() + "."
+	return wholeOr(whole, maxConfirmText, o.Brief()+". The message lists them under "+o.Name()+": read them there before you confirm.")
 }
 
 // offerLines say what Session and Always would grant, or why they are not
@@ -150,15 +164,12 @@ func sessionGrants(v approverbot.View) string {
 func offerLines(v approverbot.View) []*textObject {
 	var out []*textObject
 	for _, o := range []struct {
-		mark, name, grants string
-		offer              approverbot.Offer
-	}{{"🕒", "Session", sessionGrants(v), v.Session}, {"♾", "Always", alwaysGrants(v), v.Always}} {
-		text := o.grants
+		mark  string
+		offer approverbot.Offer
+	}{{"🕒", v.Session}, {"♾", v.Always}} {
+		text := offerText(o.offer)
 		if !o.offer.Offered {
-			text = o.name + " " + o.offer.WhyNot
-		} else {
-			// For whom, where and until when (issue 25 item 4).
-			text += " — " + o.offer.ScopeLine()
+			text = o.offer.Name() + " " + o.offer.WhyNot
 		}
 		out = append(out, plain(clip(o.mark+" "+text, maxSectionText)))
 	}
@@ -229,16 +240,14 @@ func questionBlocks(q approverbot.Question, now time.Time, webURL string) []any 
 			if !v.Session.Offered {
 				continue
 			}
-			b.Text = plain(wholeOr("Session: "+v.Session.Short(), maxButtonText, "Session: "+patternCount(v.Session)+", listed above"))
-			b.Confirm = &confirmDialog{Title: plain("Approve for the session?"), Text: plain(wholeOr(sessionGrants(v)+".", maxConfirmText,
-				"This approves for the session what the message lists under Session: "+patternCount(v.Session)+". Read them there before you confirm.")),
+			b.Text = plain(wholeOr("Session: "+sessionButton(v.Session), maxButtonText, "Session: "+patternCount(v.Session)+", listed above"))
+			b.Confirm = &confirmDialog{Title: plain("Approve for the session?"), Text: plain(confirmText(v.Session)),
 				Confirm: plain("Approve for session"), Deny: plain("Cancel")}
 		case approverbot.ChoiceAlways:
 			if !v.Always.Offered {
 				continue
 			}
-			b.Confirm = &confirmDialog{Title: plain("Always approve?"), Text: plain(wholeOr(alwaysGrants(v)+".", maxConfirmText,
-				"This approves from now on, for the agent the message names, what it lists under Always: "+patternCount(v.Always)+". Read them there before you confirm.")),
+			b.Confirm = &confirmDialog{Title: plain("Always approve?"), Text: plain(confirmText(v.Always)),
 				Confirm: plain("Always approve"), Deny: plain("Cancel")}
 		case approverbot.ChoiceRejectStop:
 			b.Style = "danger"

@@ -137,7 +137,7 @@ func TestQuestionBlocksShowEveryDetailAndNothingTheAgentSendsCanPingOrLink(t *te
 		}
 	}
 	for _, want := range []string{"Approval needed: bash", "team default", "tier exec", "session s1", "agent a1", "request r1",
-		"Approvals: 1 of 2 so far: carol", "Always approves bash(curl *), bash(echo *) for agent a1, until revoked", "Expires <!date^1700000300^", "5m0s left"} {
+		"Approvals: 1 of 2 so far: carol", "Always approves 2 bash patterns for agent a1, ", `, until revoked; warning: agent id a1 looks like a host name: every session that runs as a1 gets this grant: "bash(curl *)", "bash(echo *)"`, "Expires <!date^1700000300^", "5m0s left"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("question does not show %q:\n%s", want, all)
 		}
@@ -184,7 +184,7 @@ func TestQuestionButtonsOfferAlwaysOnlyWhenTheQuestionDoes(t *testing.T) {
 				if b.Value != "r1" {
 					t.Errorf("button %s carries %q", b.ActionID, b.Value)
 				}
-				if b.ActionID == actionAlways && (b.Confirm == nil || !strings.Contains(b.Confirm.Text.Text, "bash(curl *), bash(echo *)")) {
+				if b.ActionID == actionAlways && (b.Confirm == nil || !strings.Contains(b.Confirm.Text.Text, `"bash(curl *)", "bash(echo *)"`)) {
 					t.Errorf("Always does not confirm what it grants: %+v", b.Confirm)
 				}
 			}
@@ -202,8 +202,8 @@ func TestAlwaysForANonShellToolGrantsTheWholeTool(t *testing.T) {
 	q := hostileQuestion()
 	q.Request.Tool = "write"
 	q.Always = &messages.AlwaysGrant{Scope: messages.ScopeAlways, Tool: "write"}
-	if got := alwaysGrants(approverbot.Present(q, limits)); got != "Always approves every write call for agent a1, until revoked" {
-		t.Errorf("alwaysGrants = %q", got)
+	if got := offerText(approverbot.Present(q, limits).Always); !strings.HasPrefix(got, "Always approves every write call for agent a1, ") || !strings.Contains(got, ", until revoked") {
+		t.Errorf("offerText = %q", got)
 	}
 }
 
@@ -319,14 +319,14 @@ func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
 			session = &bs[i]
 		}
 	}
-	if session == nil || session.Text.Text != "Session: bash(curl *), bash(echo *)" {
+	if session == nil || session.Text.Text != `Session: "bash(curl *)", "bash(echo *)"` {
 		t.Fatalf("the Session button does not say what it grants: %+v", session)
 	}
-	if session.Confirm == nil || session.Confirm.Text.Text != "Session approves bash(curl *), bash(echo *) for session s1." {
+	if session.Confirm == nil || session.Confirm.Text.Text != `Session approves 2 bash patterns for session s1, until the session ends or it expires: "bash(curl *)", "bash(echo *)".` {
 		t.Errorf("the Session confirm dialog: %+v", session.Confirm)
 	}
 	shown := strings.Join(texts(t, questionBlocks(offered, time.Now(), ""))["plain_text"], "\n")
-	if !strings.Contains(shown, "🕒 Session approves bash(curl *), bash(echo *) for session s1") {
+	if !strings.Contains(shown, "🕒 Session approves 2 bash patterns for session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(curl *)\", \"bash(echo *)\"") {
 		t.Errorf("the message does not say what Session grants:\n%s", shown)
 	}
 
@@ -490,7 +490,7 @@ func TestControlsNameAGrantWholeOrNotAtAll(t *testing.T) {
 				t.Errorf("%s: %q names %d of the %d patterns", b.ActionID, s, n, len(patterns))
 			}
 		}
-		if !strings.Contains(b.Confirm.Text.Text, "8 patterns") {
+		if !strings.Contains(b.Confirm.Text.Text, "8 bash patterns") {
 			t.Errorf("%s's dialog does not count the patterns: %q", b.ActionID, b.Confirm.Text.Text)
 		}
 	}
@@ -512,5 +512,56 @@ func TestTheRequesterIsTheAgentsWord(t *testing.T) {
 	got := texts(t, questionBlocks(q, time.Unix(1_700_000_000, 0), ""))
 	if all := strings.Join(append(got["mrkdwn"], got["plain_text"]...), "\n"); !strings.Contains(all, "for cto (as the agent says)") {
 		t.Errorf("the requester reads as a fact:\n%s", all)
+	}
+}
+
+// TestAGrantsPatternCannotWriteTheConfirmationsWords: red team AP F1 and
+// F9 — the Always dialog read "Always approves bash(rm -rf 'x) for agent
+// release-bot/ci, for 1 hour …" (the agent's words, closing bash( itself)
+// and left out the lifetime and the host-name warning. The core's words
+// come first and whole, the lifetime and the warning among them; the
+// patterns after them, quoted.
+func TestAGrantsPatternCannotWriteTheConfirmationsWords(t *testing.T) {
+	const hostile = `rm -rf 'x) for agent release-bot/ci, for 1 hour or until revoked. Details: (' dist`
+	q := hostileQuestion()
+	q.Request.AgentID = "buildbox-01"
+	q.Offers = []messages.GrantOffer{
+		{Scope: messages.ScopeSession, Offered: true, Tool: "bash", Patterns: []string{hostile}},
+		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{hostile}, Expires: "720h"},
+	}
+	wantLead := map[string]string{
+		actionSession: "Session approves 1 bash pattern for session s1, until the session ends or it expires: ",
+		actionAlways: "Always approves 1 bash pattern for agent buildbox-01, for 30 days or until revoked; warning: agent id buildbox-01 looks like a host name: " +
+			"every session that runs as buildbox-01 gets this grant",
+	}
+	seen := 0
+	for _, b := range buttonsOf(t, questionBlocks(q, time.Now(), "")) {
+		lead, ok := wantLead[b.ActionID]
+		if !ok {
+			continue
+		}
+		seen++
+		if b.Confirm == nil || !strings.HasPrefix(b.Confirm.Text.Text, lead) {
+			t.Errorf("%s's dialog does not start with the core's words %q: %+v", b.ActionID, lead, b.Confirm)
+			continue
+		}
+		if rest := strings.TrimPrefix(b.Confirm.Text.Text, lead); strings.Contains(rest, "release-bot") && !strings.Contains(rest, `"bash(`+hostile+`)"`) {
+			t.Errorf("%s's dialog shows the pattern unquoted: %q", b.ActionID, rest)
+		}
+		if strings.Contains(b.Text.Text, "release-bot") && !strings.Contains(b.Text.Text, `"bash(`) {
+			t.Errorf("%s's button shows the pattern unquoted: %q", b.ActionID, b.Text.Text)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d Session/Always dialogs, want 2", seen)
+	}
+	shown := strings.Join(texts(t, questionBlocks(q, time.Now(), ""))["plain_text"], "\n")
+	for _, want := range []string{
+		"♾ Always approves 1 bash pattern for agent buildbox-01, in any working directory (this call names none), for 30 days or until revoked; warning: agent id buildbox-01 looks like a host name: every session that runs as buildbox-01 gets this grant: \"bash(" + hostile + ")\"",
+		"🕒 Session approves 1 bash pattern for session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(" + hostile + ")\"",
+	} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the message does not say %q:\n%s", want, shown)
+		}
 	}
 }

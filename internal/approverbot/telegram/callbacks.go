@@ -142,14 +142,39 @@ func (c *Channel) confirmAlways(k draftKey, q approverbot.Question) string {
 	switch {
 	case !ok || now.Sub(first) > alwaysConfirmWindow:
 		c.alwaysTaps[k] = now
-		al := approverbot.Present(q, limits).Always
-		return clip("Nothing sent yet: tap ♾ Always again to grant it. Always is a standing grant: "+al.Short()+", "+
-			al.ScopeLine(), maxAnswerChars)
+		return alwaysAlert(approverbot.Present(q, limits).Always)
 	case now.Sub(first) < c.alwaysMin:
 		return fmt.Sprintf("Nothing sent: the second tap on Always came %.1f s after the first, too soon to have read what it grants. Read it, then tap ♾ Always again.", now.Sub(first).Seconds())
 	}
 	delete(c.alwaysTaps, k)
 	return ""
+}
+
+// alwaysAlert is what the first tap on Always says, within the alert's
+// 200 characters: the core's words first — what, for whom, for how long —
+// the patterns quoted after them, so that a clip cuts patterns, never the
+// core's words, and says it cut (red team AP F1: the pattern came first,
+// and a long one left only the agent's words in the alert). A warning or
+// a condition of the brokers', too long for the alert, is pointed to: the
+// message above says it whole.
+func alwaysAlert(o approverbot.Offer) string {
+	head := "Nothing sent yet: tap ♾ Always again. " + o.Name() + " approves " + o.Count() + " " + o.Grantee() + ", " + o.Until
+	if o.Warning != "" || o.Note != "" {
+		head += " (⚠ read the warning in the message)"
+	}
+	calls := o.QuotedCalls()
+	if calls == "" {
+		return clip(head+".", maxAnswerChars)
+	}
+	whole := head + ": " + calls
+	if length(whole) <= maxAnswerChars {
+		return whole
+	}
+	const cut = " …(cut: the message lists them all)"
+	if room := maxAnswerChars - length(head) - length(": "+cut); room > 8 {
+		return head + ": " + strings.TrimSuffix(clip(calls, room), "…") + cut
+	}
+	return clip(head+"; the message lists the patterns.", maxAnswerChars)
 }
 
 // answer answers a callback query with text (an alert when alert is set).

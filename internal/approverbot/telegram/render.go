@@ -124,8 +124,8 @@ func renderQuestion(q approverbot.Question, now time.Time) (html string, whole b
 	if v.Required > 1 {
 		w.plain("\n👥 Approvals: " + v.Approvals())
 	}
-	offerLine(w, "🕒 Session", v.Session)
-	offerLine(w, "♾ Always", v.Always)
+	offerLine(w, "🕒", v.Session)
+	offerLine(w, "♾", v.Always)
 	whole = v.ApproveHere() && !w.cut
 	html = w.String()
 	if !whole {
@@ -258,40 +258,29 @@ func writeBatch(w *htmlWriter, v approverbot.View) {
 	}
 }
 
-// offerLine says what a standing answer grants, patterns in code type, or
-// why it is not offered.
-func offerLine(w *htmlWriter, name string, o approverbot.Offer) {
+// offerLine says what a standing answer grants, or why it is not offered:
+// the core's words first and whole (how many patterns, for whom, where,
+// until when, the warning), then each pattern on a line of its own in
+// code type, which HTML escaping keeps the agent from closing. Nothing is
+// cut out of a rendered sentence (red team AP F1: strings.Cut at the
+// first " for agent " cut inside a pattern, and the agent's words after
+// the code span read as the grant's).
+func offerLine(w *htmlWriter, mark string, o approverbot.Offer) {
 	if !o.Offered {
-		w.plain("\n" + name + " " + o.WhyNot)
+		w.plain("\n" + mark + " " + o.Name() + " " + o.WhyNot)
 		return
 	}
-	w.plain("\n" + name + " approves ")
-	if len(o.Patterns) == 0 {
-		w.plain("every " + o.Tool + " call")
+	w.plain("\n" + mark + " " + o.Lead())
+	if len(o.Patterns) > 0 {
+		w.plain(":")
 	}
-	for i, p := range o.Patterns {
-		if i > 0 {
-			w.plain(", ")
-		}
-		w.code(o.Tool + "(" + p + ")")
+	for _, c := range o.Calls() {
+		w.plain("\n   • ")
+		w.code(c)
 	}
 	if o.MorePatterns > 0 {
-		w.plain(fmt.Sprintf(" and %d more", o.MorePatterns))
+		w.plain(fmt.Sprintf("\n   and %d more not listed", o.MorePatterns))
 	}
-	switch {
-	case o.Session != "":
-		w.plain(" for session " + o.Session)
-	case o.Agent != "":
-		// The words after the patterns as the core says them (how long
-		// the grant lasts).
-		tail := o.Agent
-		if _, t, ok := strings.Cut(o.Grants, " for agent "); ok {
-			tail = t
-		}
-		w.plain(" for agent " + tail)
-	}
-	// For whom, where and until when (issue 25 item 4).
-	w.plain("\n   " + o.ScopeLine())
 }
 
 // renderSettled appends the outcome to a question's message (body is the

@@ -75,7 +75,7 @@ func TestRenderQuestionShowsEveryDetailExactlyAndParsesAsTelegramHTML(t *testing
 		"Then the batch runs\n1. write {\"path\":\"</code>.txt\"}",
 		"⏳ Expires 2023-11-14 22:18:20 UTC (5m0s left when sent)",
 		"👥 Approvals: 1 of 2 so far: carol",
-		"♾ Always approves bash(curl *), bash(echo <*>) for agent a1, until revoked",
+		"♾ Always approves 2 bash patterns for agent a1, in any working directory (this call names none), until revoked; warning: agent id a1 looks like a host name: every session that runs as a1 gets this grant:\n   • bash(curl *)\n   • bash(echo <*>)",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the message does not show %q:\n%s", want, shown)
@@ -239,8 +239,8 @@ func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 		q    approverbot.Question
 		want []string
 	}{
-		{"offered", offered, []string{"🕒 Session approves bash(curl *), bash(echo <*>) for session s1",
-			"♾ Always approves bash(curl *) for agent a1, until revoked or it expires"}},
+		{"offered", offered, []string{"🕒 Session approves 2 bash patterns for session s1, in any working directory (this call names none), until the session ends or it expires:\n   • bash(curl *)\n   • bash(echo <*>)",
+			"♾ Always approves 1 bash pattern for agent a1, in any working directory (this call names none), until revoked or it expires; warning: agent id a1 looks like a host name: every session that runs as a1 gets this grant:\n   • bash(curl *)"}},
 		{"refused", refused, []string{"🕒 Session not offered: team oncall needs 2 approvals, and a grant made here would carry 1",
 			"♾ Always not offered: team oncall needs 2 approvals"}},
 	} {
@@ -298,5 +298,35 @@ func TestTheRequesterIsTheAgentsWord(t *testing.T) {
 	html, _ := renderQuestion(q, time.Unix(1_700_000_000, 0))
 	if !strings.Contains(html, "for cto (as the agent says)") {
 		t.Errorf("the requester reads as a fact:\n%s", html)
+	}
+}
+
+// TestAGrantsPatternStaysInItsCodeSpan: red team AP F1 — offerLine cut the
+// core's sentence at the first " for agent ", inside the pattern, so the
+// agent's words after the code span read as the grant's; and the first
+// tap's alert, the pattern first, was clipped before the grantee and the
+// lifetime. The core's words come first; each pattern is in code type on
+// a line of its own; the alert clips patterns only, and says so.
+func TestAGrantsPatternStaysInItsCodeSpan(t *testing.T) {
+	const hostile = `rm -rf 'build) for agent release-bot/ci, until revoked or it expires - for agent release-bot/ci, in any working directory (this call names none), for 1 hour or until revoked. (' dist`
+	q := hostileQuestion()
+	q.Request.AgentID = "pod-7/claude"
+	q.Offers = []messages.GrantOffer{{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{hostile}, Expires: "720h"}}
+	html, _ := renderQuestion(q, time.Now())
+	want := "♾ Always approves 1 bash pattern for agent pod-7/claude, in any working directory (this call names none), for 30 days or until revoked:\n   • <code>" +
+		escapeHTML("bash("+hostile+")") + "</code>"
+	if !strings.Contains(html, want) {
+		t.Errorf("the Always line is not the core's words then the pattern in code type:\n%s", html)
+	}
+	if i := strings.Index(html, "</code>"); i >= 0 && strings.Contains(html[strings.LastIndex(html, "</code>"):], "release-bot") {
+		t.Errorf("the agent's words stand outside the code span:\n%s", html)
+	}
+	alert := alwaysAlert(approverbot.Present(q, limits).Always)
+	if length(alert) > maxAnswerChars {
+		t.Errorf("the alert is %d characters, more than %d", length(alert), maxAnswerChars)
+	}
+	lead := "Nothing sent yet: tap ♾ Always again. Always approves 1 bash pattern for agent pod-7/claude, for 30 days or until revoked: \"bash(rm -rf"
+	if !strings.HasPrefix(alert, lead) || !strings.HasSuffix(alert, "…(cut: the message lists them all)") {
+		t.Errorf("the alert %q does not say the core's words first and mark the cut of the pattern", alert)
 	}
 }

@@ -179,6 +179,10 @@ func (h *harness) Secrets() []string { return nil }
 // returns the line saying so.
 func (h *harness) Edit(t *testing.T, id, text string) string {
 	h.Shown(t, id)
+	// Enter first: the rest of a line being typed when its question was
+	// settled elsewhere (an edit refused, then rejected by another
+	// approver) is dropped up to its Enter; at the keys Enter does nothing.
+	h.tp.typeKeys(t, "\r")
 	h.tp.typeKeys(t, "e")
 	h.tp.out.expect("approve with changes")
 	h.tp.typeKeys(t, "\x15"+text+"\r")

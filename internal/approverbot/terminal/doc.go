@@ -7,7 +7,9 @@
 //	y  approve once
 //	s  approve for the session
 //	a  approve always (the card's always row says exactly what it grants,
-//	   the keys line by count; absent when the question offers no Always)
+//	   the keys line by count; absent when the question offers no Always);
+//	   it shows the grant and waits for the other case of the key that
+//	   opened it (a → A; A, under Caps Lock → a): one key twice never grants
 //	n  reject (soft): the agent skips the call and goes on; asks for feedback
 //	x  reject and stop (hard): the agent ends its turn; asks for feedback
 //	e  approve with changes: edit the command (or the arguments as JSON)
@@ -24,6 +26,11 @@
 // The prompt names its question on the line above its keys ("answering:
 // bash make deploy"), and after output about other questions (a notice, a
 // settlement) says the current question's verdict again before its keys.
+// The line the cursor sits on is drawn from the mode the keys are in, by
+// the prompt and by the countdown's redraws alike. A question that takes
+// the place of one that left the prompt without this operator's answer
+// (settled elsewhere, withdrawn) says so and what differs above its keys,
+// which wait [Options.SwapGuard] before they answer it.
 // A card taller than the screen, counted in rows at the terminal's width,
 // ends with its verdict again ("again"). Argument values are shown with
 // their JSON type (strings quoted).

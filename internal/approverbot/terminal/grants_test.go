@@ -40,7 +40,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	tp.out.expect("› ")
 	tp.typeKeys(t, "s")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	tp.out.expect("✓ bash npm install left-pad approved (session: bash(npm install left-pad) for session sess-g)")
+	tp.out.expect(`✓ bash npm install left-pad approved (session: 1 bash pattern for session sess-g: "bash(npm install left-pad)")`)
 	ids := grantIDs(t, p, "sess-g")
 	if len(ids) != 1 {
 		t.Fatalf("grants of sess-g: %v", ids)

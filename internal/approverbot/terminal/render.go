@@ -192,7 +192,18 @@ func view(q approverbot.Question) approverbot.View {
 }
 
 // grantText says exactly what an Always answer would grant.
-func grantText(q approverbot.Question) string { return line(view(q).Always.Grants) }
+func grantText(q approverbot.Question) string { return line(view(q).Always.Said()) }
+
+// grantLogText is what an answer granted, for its log line: the core's
+// words first, the patterns quoted after them (red team AP F1): `1 bash
+// pattern for session s1: "bash(npm install *)"`.
+func grantLogText(o approverbot.Offer) string {
+	s := o.Count() + " " + o.Grantee()
+	if q := o.QuotedCalls(); q != "" {
+		s += ": " + q
+	}
+	return line(s)
+}
 
 // timeLeft renders the time until expiry, to the second.
 func timeLeft(q approverbot.Question, now time.Time) string { return view(q).TimeLeft(now) }
@@ -694,12 +705,12 @@ func helpText(q approverbot.Question) string {
 	}
 	b.WriteString("  y  approve this call once\n")
 	if v.Session.Offered {
-		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Grants))
+		fmt.Fprintf(&b, "  s  approve for the session: %s\n", line(v.Session.Said()))
 	} else {
 		fmt.Fprintf(&b, "  s  (%s)\n", line(v.Session.WhyNot))
 	}
 	if v.Always.Offered {
-		fmt.Fprintf(&b, "  a  approve always (then A to confirm): %s\n", line(v.Always.Grants))
+		fmt.Fprintf(&b, "  a  approve always (then A, or a after an A, to confirm): %s\n", line(v.Always.Said()))
 	} else {
 		fmt.Fprintf(&b, "  a  (%s)\n", line(v.Always.WhyNot))
 	}
@@ -785,14 +796,53 @@ func settledText(state messages.State, d messages.Decision) string {
 // resolution the bot makes up for a question settled while it was
 // disconnected has no decider; it is said plainly.
 func settledLine(st style, tool string, r messages.Resolved) string {
+	return st.cyan("⏭") + " " + tool + " " + settledWhy(r)
+}
+
+// settledWhy says how a question was settled elsewhere: "decided by
+// alice via web (approved)", "settled elsewhere (expired)".
+func settledWhy(r messages.Resolved) string {
 	if r.State == "" && r.Decision.DecidedBy.Kind == "" {
-		s := st.cyan("⏭") + " " + tool + " settled elsewhere"
+		s := "settled elsewhere"
 		if r.Decision.Reason != "" {
 			s += " (" + line(r.Decision.Reason) + ")"
 		}
 		return s
 	}
-	return st.cyan("⏭") + " " + tool + " decided by " + settledText(r.State, r.Decision)
+	return "decided by " + settledText(r.State, r.Decision)
+}
+
+// replacedNote is the line over the keys of a question that took the
+// place of one that left the prompt under the operator (why: "was decided
+// by …", "is no longer routed to you"): the keys line and the question's
+// name may read the same as the one that left (red team AP F11: the
+// agent withdrew a staging card and asked its prod twin), so it says so,
+// and what differs.
+func replacedNote(old approverbot.Question, why string, cur approverbot.Question) string {
+	var diff []string
+	field := func(name, a, b string) {
+		if a != b {
+			if a == "" {
+				a = "(none)"
+			}
+			if b == "" {
+				b = "(none)"
+			}
+			diff = append(diff, name+" "+a+" → "+b)
+		}
+	}
+	ov, cv := view(old), view(cur)
+	field("call", summary(old), summary(cur))
+	field("directory", ov.Cwd, cv.Cwd)
+	field("agent", line(ov.AgentID), line(cv.AgentID))
+	field("session", line(ov.SessionID), line(cv.SessionID))
+	field("team", line(ov.Team), line(cv.Team))
+	what := "it differs in: " + strings.Join(diff, "; ")
+	if len(diff) == 0 {
+		what = "it reads like that one, but it is another question: read all of it"
+	}
+	return "⚠ A new question took the place of the one you were reading (" + summary(old) + ", which " + why + "); " +
+		what + ". Keys wait a moment: read it first."
 }
 
 // notAppliedLine is the log line of an answer the brokers did not apply.

@@ -157,9 +157,12 @@ func TestGrantTextSaysExactlyWhatAlwaysGrants(t *testing.T) {
 		agent string
 		want  string
 	}{
-		{"patterns are shown as rules", messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}}, "pod-1", "bash(git push *) for agent pod-1, until revoked"},
-		{"no patterns grant the whole tool", messages.AlwaysGrant{Tool: "write"}, "pod-1", "every write call for agent pod-1, until revoked"},
-		{"the request's tool stands in for a missing one", messages.AlwaysGrant{}, "pod-2", "every edit call for agent pod-2, until revoked"},
+		{"patterns are shown as rules, quoted after the core's words", messages.AlwaysGrant{Tool: "bash", Patterns: []string{"git push *"}}, "ci/pod-1",
+			`Always approves 1 bash pattern for agent ci/pod-1, in any working directory (this call names none), until revoked: "bash(git push *)"`},
+		{"no patterns grant the whole tool", messages.AlwaysGrant{Tool: "write"}, "ci/pod-1",
+			"Always approves every write call for agent ci/pod-1, in any working directory (this call names none), until revoked"},
+		{"the request's tool stands in for a missing one", messages.AlwaysGrant{}, "ci/pod-2",
+			"Always approves every edit call for agent ci/pod-2, in any working directory (this call names none), until revoked"},
 		{"a request without an agent offers none", messages.AlwaysGrant{Tool: "bash"}, "", ""},
 	}
 	for _, tt := range tests {

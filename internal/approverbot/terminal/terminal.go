@@ -66,6 +66,12 @@ type Options struct {
 	// the keys that answer are not taken for it (keyGuard); default 600 ms,
 	// negative: none.
 	KeyGuard time.Duration
+	// SwapGuard is how long the keys that answer wait after a question
+	// takes the place of one that left the prompt without this
+	// operator's answer (settled elsewhere, withdrawn by its agent): the
+	// new one says so, and what differs, above its keys (swapGuard);
+	// default 2.5 s (none when KeyGuard is negative), negative: none.
+	SwapGuard time.Duration
 }
 
 // Channel is the terminal channel. Create it with [New]; the bot calls Ask
@@ -115,6 +121,12 @@ func New(in io.Reader, out io.Writer, o Options) *Channel {
 	}
 	if o.KeyGuard == 0 {
 		o.KeyGuard = keyGuard
+	}
+	if o.SwapGuard == 0 {
+		o.SwapGuard = swapGuard
+		if o.KeyGuard < 0 {
+			o.SwapGuard = -1
+		}
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Second

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,7 +226,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		}
 		// It says what the session was granted.
 		tp.out.expect("✓ bash make deploy approved (session: ")
-		tp.out.expect(" session sess-s)\n")
+		tp.out.expect(" for session sess-s: \"bash(make deploy)\")\n")
 	})
 
 	t.Run("n rejects softly with the feedback line typed after it", func(t *testing.T) {
@@ -313,7 +314,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		if !strings.Contains(shown, "would grant "+m[1]+"\n") || !strings.Contains(shown, "for agent agent-a, in any working directory") {
 			t.Errorf("the question does not say the grant is for agent agent-a:\n%s", shown)
 		}
-		tp.out.expect("✓ bash make deploy approved (always: " + m[1] + ")\n")
+		tp.out.expect("✓ bash make deploy approved (always: 1 bash pattern for agent agent-a: " + strconv.Quote(m[1]) + ")\n")
 	})
 
 	t.Run("no a key when the question offers no Always", func(t *testing.T) {
@@ -419,7 +420,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("› ")
 		tp.typeKeys(t, "?")
 		help := tp.out.expect("this help")
-		for _, want := range []string{"approve this call once", "approve for the session: ", " session sess-help\n", "reject and stop (hard)", "skip"} {
+		for _, want := range []string{"approve this call once", "approve for the session: ", "for session sess-help, ", ": \"bash(make help)\"\n", "reject and stop (hard)", "skip"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("help lacks %q:\n%s", want, help)
 			}
@@ -524,7 +525,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 		t.Fatalf("decision %+v, want session", d)
 	}
 	out.expect("✓ bash make deploy approved (session: ")
-	out.expect(" session sess-line)\n")
+	out.expect(" for session sess-line: \"bash(make deploy)\")\n")
 
 	// A new session: bash is approved for the rest of sess-line.
 	agent = p.Agent("sess-line-2", "agent-1")

@@ -83,6 +83,19 @@ type ui struct {
 	// for 30 days at once).
 	alwaysFor string
 	alwaysAt  time.Time
+	// alwaysKey is the key that confirms it: the other case of the key
+	// that opened it, as received (a → A; A, as Caps Lock sends it, →
+	// a), so that one key pressed twice never grants (red team AP F4).
+	alwaysKey rune
+	// taken is the question that left the prompt without this
+	// operator's answer (settled elsewhere, withdrawn by its agent, no
+	// longer routed here); the next question to take the prompt is held
+	// back for SwapGuard and says it took that one's place (replaced):
+	// a key is for the question read, and the agent may withdraw the
+	// one being read and ask a look-alike at once (red team AP F11).
+	taken    *approverbot.Question
+	takenWhy string
+	replaced string
 }
 
 // keyGuard is how long after a question takes the prompt from another
@@ -92,6 +105,13 @@ type ui struct {
 // otherwise answer one the operator has not read (red team Y1: y, y
 // approved npm test and then curl | sh).
 const keyGuard = 600 * time.Millisecond
+
+// swapGuard is how long the keys that answer wait after a question took
+// the place of one that left the prompt under the operator (settled
+// elsewhere, withdrawn): a decision made on the card that left is not
+// taken for the one that came, however alike they read (red team AP F11:
+// a y 1.2 s after a withdrawn staging card approved its prod twin).
+const swapGuard = 2500 * time.Millisecond
 
 func (u *ui) run(ctx context.Context, inputs <-chan inputEvent) {
 	who := line(u.op.ID)
@@ -146,11 +166,17 @@ func (u *ui) promptNext() {
 	u.cur, u.queue = u.queue[0], u.queue[1:]
 	// An Always that waited for its A is asked again when its question
 	// comes back (k skipped it): the A answers the grant shown last.
-	u.guardUntil, u.alwaysFor = time.Time{}, ""
-	if g := u.c.o.KeyGuard; g > 0 {
-		if now := time.Now(); now.Sub(u.lastGone) < g {
+	u.guardUntil, u.alwaysFor, u.replaced = time.Time{}, "", ""
+	now := time.Now()
+	if g := u.c.o.KeyGuard; g > 0 && now.Sub(u.lastGone) < g {
+		u.guardUntil = now.Add(g)
+	}
+	if u.taken != nil {
+		u.replaced = replacedNote(*u.taken, u.takenWhy, u.cur.q)
+		if g := u.c.o.SwapGuard; g > 0 && now.Add(g).After(u.guardUntil) {
 			u.guardUntil = now.Add(g)
 		}
+		u.taken = nil
 	}
 	u.out.breakLine()
 	cols, rows := u.c.o.Size()
@@ -192,33 +218,62 @@ func (u *ui) typeKey(buf []rune, k rune, limit int) []rune {
 	return append(buf, k)
 }
 
-// alwaysInput takes the key (or line) that answers the Always shown: A
-// (capital: shift, not a slip of a neighbouring key) grants it, unless
+// confirmKey is the key that confirms an Always opened with open, as
+// received: its other case. The a that opened it comes as A under Caps
+// Lock, and so would the next one: confirming with the same key would
+// make "a, a" a standing grant (red team AP F4).
+func confirmKey(open rune) rune {
+	if open == 'A' {
+		return 'a'
+	}
+	return 'A'
+}
+
+// confirmingAlways reports whether the keys are in the Always-confirm
+// mode: the current question's Always is shown and waits for alwaysKey.
+func (u *ui) confirmingAlways() bool {
+	return u.alwaysFor != "" && u.cur != nil && u.cur.q.Request.RequestID == u.alwaysFor && u.typing == nil && u.revoking == nil
+}
+
+// alwaysInput takes the key (or line) that answers the Always shown:
+// alwaysKey (the other case of the key that opened it: a deliberate
+// shift, not a slip or a second press of the same key) grants it, unless
 // it came before the grant could be read (with the a, or within the key
 // guard); any other key goes back to the keys, nothing sent.
 func (u *ui) alwaysInput(ctx context.Context, ev inputEvent) {
 	key := ev.key
 	if !u.raw {
 		key = 0
-		if t := strings.TrimSpace(ev.line); t == "A" {
-			key = 'A'
+		if t := []rune(strings.TrimSpace(ev.line)); len(t) == 1 {
+			key = t[0]
 		}
 	}
-	at := u.alwaysAt
+	at, want := u.alwaysAt, u.alwaysKey
 	u.alwaysFor = ""
 	u.out.breakLine()
-	if key != 'A' {
+	if key != want {
 		u.out.println("  " + u.st.dim("Always not granted; back to the keys"))
 		u.prompt()
 		return
 	}
 	if g := u.c.o.KeyGuard; g > 0 && ev.at.Before(at.Add(g)) {
 		u.alwaysFor, u.alwaysAt = u.cur.q.Request.RequestID, at
-		u.out.println("  " + u.st.yellow("key 'A' ignored: it came before the grant could be read; read it, then press A again"))
+		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(want)+" ignored: it came before the grant could be read; read it, then press "+string(want)+" again"))
 		u.prompt()
 		return
 	}
 	u.send(ctx, approverbot.ChoiceAlways, "")
+}
+
+// alwaysPrompt is the Always-confirm mode's key line: which key grants,
+// said from the key that opened it.
+func (u *ui) alwaysPrompt() string {
+	how := "(shift+a)"
+	if u.alwaysKey == 'a' {
+		how = "(lower-case a: the key that opened this came as A — Caps Lock? — so A again does not grant)"
+	}
+	return "  " + u.st.bold("["+string(u.alwaysKey)+"]") + " " + how + " grants Always; any other key goes back, nothing sent " +
+		promptTail(u.st, u.cur.q, u.c.o.Now())
 }
 
 // eraseCells moves the cursor back over the last n cells of the line,
@@ -238,10 +293,6 @@ func (u *ui) prompt() {
 		return
 	}
 	u.out.breakLine()
-	if u.alwaysFor != "" && u.alwaysFor == u.cur.q.Request.RequestID && u.typing == nil {
-		u.out.print("  " + u.st.bold("[A]") + " (shift+a) grants Always; any other key goes back, nothing sent › ")
-		return
-	}
 	if u.typing != nil {
 		if u.typing.confirm != nil {
 			u.out.print(u.feedbackPrompt())
@@ -250,23 +301,48 @@ func (u *ui) prompt() {
 		u.out.print(u.feedbackPrompt() + string(u.typing.buf))
 		return
 	}
+	if u.confirmingAlways() {
+		u.out.print(u.keyLine())
+		return
+	}
 	cols, _ := u.c.o.Size()
 	if u.interleaved {
 		u.interleaved = false
 		u.out.print(recapBlock(u.st, u.cur.q, cols))
 	}
-	u.out.print(promptText(u.st, u.cur.q, u.c.o.Now(), cols))
+	if u.replaced != "" {
+		u.out.print(u.st.yellow(u.replaced) + "\n")
+	}
+	u.out.print(promptName(u.st, u.cur.q, cols) + "\n" + promptKeys(u.st, u.cur.q) + "\n" + u.keyLine())
 }
 
-// countDown rewrites the prompt line with the time left, on a terminal
-// and while the operator is at the keys (not typing feedback: a rewrite
-// would move their cursor). Elsewhere the time left is as of the latest
-// prompt.
+// keyLine is the prompt's last line, the one the cursor sits on, which
+// says what the keys do now. It is drawn from the mode the keys are in
+// — by the prompt and by every timer redraw alike — so a redraw can never
+// show one mode's line while the keys are in another (red team AP F4:
+// the countdown put the plain prompt over "[A] grants Always"). "" in
+// the modes whose line a redraw must not touch (a line being typed: the
+// cursor is in it).
+func (u *ui) keyLine() string {
+	switch {
+	case u.cur == nil || u.typing != nil || u.revoking != nil:
+		return ""
+	case u.confirmingAlways():
+		return u.alwaysPrompt()
+	}
+	return promptTail(u.st, u.cur.q, u.c.o.Now())
+}
+
+// countDown redraws the key line with the time left, on a terminal and
+// in a mode whose line may be redrawn (keyLine). Elsewhere the time left
+// is as of the latest prompt.
 func (u *ui) countDown() {
-	if !u.raw || u.cur == nil || u.typing != nil || u.revoking != nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
+	if !u.raw || u.cur == nil || !u.out.mid || u.cur.q.ExpiresAt.IsZero() {
 		return
 	}
-	u.out.print("\r\x1b[K" + promptTail(u.st, u.cur.q, u.c.o.Now()))
+	if l := u.keyLine(); l != "" {
+		u.out.print("\r\x1b[K" + l)
+	}
 }
 
 func (u *ui) feedbackPrompt() string {
@@ -340,6 +416,7 @@ func (u *ui) resolve(r messages.Resolved) {
 	if it == u.cur {
 		u.discard = u.raw && u.typing != nil
 		u.cur, u.typing, u.lastGone = nil, nil, time.Now()
+		u.taken, u.takenWhy = &it.q, "was "+settledWhy(r)
 		u.out.println("  " + u.st.dim("prompt closed: it was settled elsewhere, nothing was sent from here"))
 		u.prompt() // a grant id being typed
 		return
@@ -360,6 +437,7 @@ func (u *ui) hide(id string) {
 	if it == u.cur {
 		u.discard = u.raw && u.typing != nil
 		u.cur, u.typing, u.lastGone = nil, nil, time.Now()
+		u.taken, u.takenWhy = &it.q, "is no longer routed to you"
 		u.out.println("  " + u.st.dim("prompt closed: this question is no longer routed to you, nothing was sent from here"))
 	}
 	u.prompt()
@@ -389,7 +467,7 @@ func (u *ui) input(ctx context.Context, ev inputEvent) {
 		return
 	}
 	switch {
-	case u.alwaysFor != "" && u.cur != nil && u.cur.q.Request.RequestID == u.alwaysFor && u.typing == nil && u.revoking == nil:
+	case u.confirmingAlways():
 		u.alwaysInput(ctx, ev)
 	case u.revoking != nil:
 		u.revokeInput(ctx, ev)
@@ -450,15 +528,20 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	} else if key == '\r' || key == '\n' || key == ' ' {
 		return
 	}
+	received := key
 	key = unicode.ToLower(key)
 	if strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil) {
-		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: it came as this question replaced the one before, "+
-			"and may have been meant for that one; read this one, then press it again"))
+		why := "it came as this question replaced the one before, and may have been meant for that one"
+		if u.replaced != "" {
+			why = "it came as this question took the place of the one you were reading, and may have been meant for that one"
+		}
+		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: "+why+"; read this one, then press it again"))
 		u.prompt()
 		return
 	}
-	if u.raw && unicode.IsPrint(key) {
-		u.out.print(string(key))
+	if u.raw && unicode.IsPrint(received) {
+		// As received: Caps Lock shows (A, not a).
+		u.out.print(string(received))
 	}
 	switch key {
 	case 'y':
@@ -470,7 +553,7 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 			u.send(ctx, approverbot.ChoiceAlways, "") // says why not
 			return
 		}
-		u.alwaysFor, u.alwaysAt = u.cur.q.Request.RequestID, time.Now()
+		u.alwaysFor, u.alwaysAt, u.alwaysKey = u.cur.q.Request.RequestID, time.Now(), confirmKey(received)
 		u.out.breakLine()
 		al := view(u.cur.q).Always
 		u.out.println("  " + u.st.bold("Always is a standing grant: ") + line(al.Short()))
@@ -612,9 +695,9 @@ func (u *ui) deliver(ctx context.Context, a approverbot.Answer, err error) {
 	grant := ""
 	switch v := view(it.q); a.Choice {
 	case approverbot.ChoiceSession:
-		grant = line(v.Session.Grants)
+		grant = grantLogText(v.Session)
 	case approverbot.ChoiceAlways:
-		grant = line(v.Always.Short())
+		grant = grantLogText(v.Always)
 	}
 	switch {
 	case !rep.Applied && a.UpdatedArguments != "" && rep.State == messages.StatePending:

@@ -80,3 +80,39 @@ func (p *browserPage) aim(sel string) {
 	}
 	p.do("point at "+sel, chromedp.MouseEvent(chromedp.MouseMoved, x, y))
 }
+
+// TestBrowserTheAlwaysConfirmationSetsThePatternsApart (red team AP F1):
+// the Confirm Always box was built from the card's textContent, which
+// drops the code type, so a pattern that closed "bash(" itself and wrote
+// "for agent release-bot/ci, for 1 hour" read as the grant's own words.
+// The box says the core's words first, then each pattern in code type.
+func TestBrowserTheAlwaysConfirmationSetsThePatternsApart(t *testing.T) {
+	const hostile = `rm -rf 'x) for agent release-bot/ci, for 1 hour or until revoked. Details: (' dist`
+	r := startRig(t, 1, "[default]", Options{ResolvedLinger: 200 * time.Millisecond, MoveGuard: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	browser := startBrowser(t, 1000, 2000)
+	alice := newBrowserPage(t, browser, "alice")
+	alice.login(r.srv.URL, "alice", alicePassword)
+
+	brokertest.Ask(ctx, r.plane.Agent("sess-ap1", "pod-7/claude"), "req-ap1", "bash", brokertest.Bash(hostile))
+	alice.cardShown("req-ap1")
+	time.Sleep(300 * time.Millisecond)
+	const always = `#q-req-ap1 button[data-action="always"]:not([data-always-confirm])`
+	alice.aim(always)
+	alice.do("click Always", chromedp.Click(chromedp.CSS(always)))
+	alice.poll("the confirmation shows", `document.querySelector('#q-req-ap1 .always-confirm') ? 'yes' : ''`, 3*time.Second)
+	// The words outside code type, in order, and the code spans.
+	words := alice.eval(`(() => { const w = document.querySelector('#q-req-ap1 .always-what').cloneNode(true);
+		for (const c of w.querySelectorAll('code')) c.replaceWith('[code]');
+		return w.textContent; })()`)
+	codes := alice.eval(`[...document.querySelectorAll('#q-req-ap1 .always-what code')].map((c) => c.textContent).join('\n')`)
+	if !strings.HasPrefix(words, "Always is a standing grant. Always approves ") || !strings.Contains(words, "for agent pod-7/claude, ") ||
+		!strings.Contains(words, "or until revoked, namely:") || strings.Contains(words, "release-bot") {
+		t.Errorf("the confirmation's own words: %q", words)
+	}
+	if !strings.Contains(codes, "bash("+hostile+")") {
+		t.Errorf("the pattern is not in code type whole: %q", codes)
+	}
+	alice.noProblems()
+}

@@ -71,7 +71,8 @@ func TestQuestionsList(t *testing.T) {
 		t.Fatalf("listed %+v, want req-1 then req-2", list.Questions)
 	}
 	v1, v2 := list.Questions[0], list.Questions[1]
-	if v1.AlwaysGrants != "bash(make *) for agent pod-7, until revoked" {
+	if v1.AlwaysGrants != `Always approves 1 bash pattern for agent pod-7, in any working directory (this call names none), until revoked; `+
+		`warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant: "bash(make *)"` {
 		t.Errorf("always_grants %q", v1.AlwaysGrants)
 	}
 	if !strings.Contains(v1.HTML, `data-action="always"`) || strings.Contains(v2.HTML, `data-action="always"`) {

@@ -58,8 +58,9 @@ type Options struct {
 	// ResolvedLinger is how long a settled question's card stays on the
 	// page, showing who decided and how, before it goes (default 4 s).
 	ResolvedLinger time.Duration
-	// MoveGuard is how long an approving button (Approve, Session, Always,
-	// an answer, an edit) is not taken after it moved or appeared under
+	// MoveGuard is how long a control that decides what is sent (Approve,
+	// Session, Always, an answer, an edit, an ask-user option) is not
+	// taken after it moved or appeared under
 	// the pointer: a card above that settles or is withdrawn moves the
 	// cards below (default 800 ms; negative: no guard, for tests that
 	// click at once).

@@ -62,7 +62,9 @@
 // always; never with answer: an ask-user question offers no editor): the
 // text of the card's editor (the command of a shell call, else the
 // arguments as a JSON object), parsed by the core's rules; the page
-// (edit.js) checks it before sending too. The grants endpoints are
+// (edit.js) checks it before sending too; while a card's editor is open
+// its other approving buttons are off (app.js), so an approval never drops
+// an edit pending beside it. The grants endpoints are
 // rate-limited per approver (20 requests, then one a second): each one is
 // a request to the brokers. Errors are JSON {"error": {"code", "message"}}
 // with a matching HTTP status.

@@ -222,7 +222,7 @@ func (c *Channel) questionView(q approverbot.Question, viewer string) (QuestionV
 	if err := templates.ExecuteTemplate(&buf, "card", d); err != nil {
 		return QuestionView{}, err
 	}
-	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Grants, AlwaysGrants: v.Always.Grants,
+	qv := QuestionView{RequestID: q.Request.RequestID, Question: q.ApprovalNeeded, SessionGrants: v.Session.Said(), AlwaysGrants: v.Always.Said(),
 		Actions: actionsOf(q, v, viewer), Mine: d.Mine, Tool: v.Tool, Summary: summaryOf(v), Digest: d.Digest, HTML: buf.String()}
 	if d.Edit != nil {
 		qv.Edit = &EditDraft{Shell: d.Edit.Shell, Text: d.Edit.Text}

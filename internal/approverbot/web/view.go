@@ -20,8 +20,9 @@ type QuestionView struct {
 	RequestID string                  `json:"request_id"`
 	Question  messages.ApprovalNeeded `json:"question"`
 	// SessionGrants and AlwaysGrants say what the Session and Always
-	// answers would grant ("bash(npm install *) for session s1",
-	// "bash(git push *) for agent pod-7, until revoked or it expires");
+	// answers would grant, the core's words first and the patterns quoted
+	// after them (Offer.Said: `Session approves 1 bash pattern for
+	// session s1, …, until the session ends: "bash(npm install *)"`);
 	// empty when the answer is not offered.
 	SessionGrants string `json:"session_grants,omitempty"`
 	AlwaysGrants  string `json:"always_grants,omitempty"`
@@ -109,13 +110,11 @@ type cardData struct {
 	Required    int
 	SoFar       []string
 	// SessionOffer and Always say what those answers grant (nil: not
-	// offered); NoSession and NoAlways why they are not offered;
-	// SessionGrants what Session grants, in words.
-	SessionOffer  *grantLine
-	Always        *grantLine
-	NoSession     string
-	NoAlways      string
-	SessionGrants string
+	// offered); NoSession and NoAlways why they are not offered.
+	SessionOffer *grantLine
+	Always       *grantLine
+	NoSession    string
+	NoAlways     string
 	// Mine is set when the viewer is the human the agent works for;
 	// NotYours says why they cannot approve.
 	Mine     bool
@@ -180,10 +179,18 @@ type grantLine struct {
 	Agent    string // an always grant's
 	// Scope says for whom, where and until when (Offer.ScopeLine).
 	Scope string
+	// Lead is what it grants in the core's words only (Offer.Lead), and
+	// Calls its patterns as calls: the Confirm Always box says the one
+	// and lists the other in code type, never one text of both (red team
+	// AP F1: built from the card's textContent, a pattern's words read
+	// as the grant's).
+	Lead  string
+	Calls []string
 }
 
 func newGrantLine(o approverbot.Offer) *grantLine {
-	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent, Scope: o.ScopeLine()}
+	return &grantLine{Patterns: o.Patterns, More: o.MorePatterns, Tool: o.Tool, Session: o.Session, Agent: o.Agent, Scope: o.ScopeLine(),
+		Lead: o.Lead(), Calls: o.Calls()}
 }
 
 func newCardData(q approverbot.Question, viewer string, now time.Time) cardData {
@@ -218,7 +225,6 @@ func cardFromView(v approverbot.View, viewer string, now time.Time) cardData {
 		SoFar:           v.SoFar,
 		Mine:            v.Mine(viewer),
 		StepUp:          v.StepUp,
-		SessionGrants:   v.Session.Grants,
 	}
 	if d.Mine {
 		d.NotYours = approverbot.WhyNotMine

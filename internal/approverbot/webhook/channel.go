@@ -152,8 +152,10 @@ type Choices struct {
 	// (always: "scope": "always"); "answer" on an ask-user question
 	// (ask_user is set: "answer": … with "approved": true).
 	Actions []string `json:"actions"`
-	// Session and Always say in words what those answers grant; when one
-	// is not offered it is empty and SessionNotOffered or
+	// Session and Always say in words what those answers grant, the
+	// core's words first and the patterns quoted after them (Offer.Said:
+	// no pattern can close its quotes and write the grant's words); when
+	// one is not offered it is empty and SessionNotOffered or
 	// AlwaysNotOffered says why.
 	Session           string `json:"session,omitempty"`
 	SessionNotOffered string `json:"session_not_offered,omitempty"`
@@ -195,8 +197,8 @@ func (c *Channel) Ask(ctx context.Context, q approverbot.Question) error {
 	msg.V, msg.Type = messages.Version, "approval_needed"
 	v := approverbot.Present(q, approverbot.DefaultLimits)
 	msg.Warnings, msg.ArgumentKeys, msg.Identity = v.Warnings, v.ArgKeys, v.Identity
-	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Grants, SessionNotOffered: v.Session.WhyNot,
-		Always: v.Always.Grants, AlwaysNotOffered: v.Always.WhyNot,
+	msg.Choices = Choices{Actions: []string{}, Session: v.Session.Said(), SessionNotOffered: v.Session.WhyNot,
+		Always: v.Always.Said(), AlwaysNotOffered: v.Always.WhyNot,
 		SessionScope: v.Session.ScopeLine(), AlwaysScope: v.Always.ScopeLine(),
 		SessionGrant: offeredGrant(v.Session), AlwaysGrant: offeredGrant(v.Always)}
 	for _, ch := range approverbot.Choices {

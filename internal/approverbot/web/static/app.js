@@ -56,6 +56,33 @@
     emit('count', { open });
   }
 
+  // approves reports a button that sends an approval of the call as the
+  // card shows it: Approve, Session, Always and Confirm Always.
+  const approves = (b) => ['approve', 'session', 'always'].includes(b.dataset.action);
+
+  // editing reports a card whose editor is open: an approval with changes
+  // is pending on it.
+  const editing = (card) => {
+    const ed = card.querySelector('.editor');
+    return !!ed && !ed.hidden;
+  };
+
+  // syncButtons sets which of a card's answering buttons may be pressed:
+  // none the server refused, and, while an edit is open, none that
+  // approves the call as it was — the edit is approved through its own
+  // Approve with changes, and Cancel brings the others back (red team AP
+  // F10: the card's Approve, a few rows above, approved the unedited call
+  // and dropped the edit without a word).
+  function syncButtons(card) {
+    const ed = editing(card);
+    for (const b of card.querySelectorAll('button[data-action]')) {
+      b.disabled = b.hasAttribute('data-refused') || (ed && approves(b));
+    }
+    if (ed) for (const box of card.querySelectorAll('.always-confirm')) box.remove();
+  }
+  // edit.js says when an editor opens or closes.
+  list.addEventListener('signoff:editor', (e) => syncButtons(e.target.closest('.card')));
+
   // keepForm carries what the approver typed and picked from a card to its
   // replacement.
   function keepForm(cur, next) {
@@ -115,6 +142,7 @@
         nreply.textContent = reply.textContent;
       }
       if (cur.classList.contains('fresh')) next.classList.add('fresh');
+      syncButtons(next);
       cur.replaceWith(next);
       if (focusedEl) {
         const twin = focusedEl.matches('.feedback') ? next.querySelector('.feedback')
@@ -251,6 +279,10 @@
       reply.className = 'reply ' + cls;
       reply.textContent = text;
     };
+    if (editing(card) && approves(btn)) {
+      show('error', 'Not sent: an edit is open on this card. Approve with changes sends it; Cancel it to approve the call as it was.');
+      return;
+    }
     const picks = btn.dataset.action === 'answer' ? picksOf(card) : null;
     if (picks && picks.length === 0) {
       show('error', 'Nothing sent: the answer is empty. Pick an option or type an answer first.');
@@ -288,16 +320,29 @@
       show('error', (err.name === 'TypeError' ? 'Network error: ' : '') + err.message);
     } finally {
       for (const b of buttons) b.disabled = b.hasAttribute('data-refused');
+      const now = cardOf(id);
+      if (now) syncButtons(now);
     }
   }
 
-  // places records where each card's buttons are on the page (by card id
-  // and action, so a card re-rendered in place has not moved) and since
-  // when.
+  // places records where each card's deciding controls are on the page
+  // (by card id and control, so a card re-rendered in place has not
+  // moved) and since when.
   const places = new Map();
-  const approving = 'button[data-action="approve"], button[data-action="session"], button[data-action="always"], button[data-action="answer"], [data-edit-send]';
-  const placeKey = (btn) => btn.closest('.card').dataset.id + ' ' + (btn.dataset.action || 'edit') +
-    (btn.hasAttribute('data-always-confirm') ? ' confirm' : '');
+  // deciding are the controls whose click decides what is sent: the
+  // buttons that approve, and an ask-user card's options, whose pick is
+  // the answer its Send answer only sends (red team AP F5: the guard's
+  // list was "approving buttons", and a click aimed at option 1 landed on
+  // option 2 of a moving card). A label's click is the option's.
+  const deciding = 'button[data-action="approve"], button[data-action="session"], button[data-action="always"], button[data-action="answer"], [data-edit-send], .ask-opt';
+  const placeKey = (el) => {
+    const id = el.closest('.card').dataset.id;
+    if (el.matches('.ask-opt')) {
+      const input = el.querySelector('input');
+      return id + ' option ' + (input ? input.name + ' ' + input.value : '');
+    }
+    return id + ' ' + (el.dataset.action || 'edit') + (el.hasAttribute('data-always-confirm') ? ' confirm' : '');
+  };
   // Places are where the buttons are on the screen: the page scrolling
   // under a resting pointer (it gets shorter when the last card goes, and
   // the browser pulls the scroll back) moves them as much as a card above
@@ -305,7 +350,7 @@
   function notePlaces() {
     const now = performance.now();
     const seen = new Set();
-    for (const btn of list.querySelectorAll(approving)) {
+    for (const btn of list.querySelectorAll(deciding)) {
       const r = btn.getBoundingClientRect();
       const top = r.top;
       const left = r.left;
@@ -331,13 +376,14 @@
     }, { passive: true, capture: true });
   }
 
-  // A click on an approving button is not taken (capture: before
-  // edit.js's) when the button moved or appeared within guardMs, or, for
-  // a pointer's click, when it moved since the pointer last moved: it slid
-  // under a resting pointer, which aimed at something else. A key's click
-  // (detail 0) acts on the focused button, which no move changes.
+  // A click on a deciding control is not taken (capture: before edit.js's,
+  // and before a label passes it to its option) when the control moved or
+  // appeared within guardMs, or, for a pointer's click, when it moved
+  // since the pointer last moved: it slid under a resting pointer, which
+  // aimed at something else. A key's click (detail 0) acts on the focused
+  // control, which no move changes.
   list.addEventListener('click', (e) => {
-    const btn = e.target.closest(approving);
+    const btn = e.target.closest(deciding);
     if (!btn || guardMs <= 0) return;
     notePlaces();
     const p = places.get(placeKey(btn));
@@ -348,7 +394,9 @@
     reply.className = 'reply moved';
     reply.textContent = btn.hasAttribute('data-always-confirm')
       ? 'Not sent: the confirmation just appeared. Read what Always grants, then click Confirm Always again.'
-      : 'Not sent: this card moved under the pointer. Check which question it is, then point at it and click again.';
+      : btn.matches('.ask-opt')
+        ? 'Not picked: this card moved under the pointer. Check which question and option it is, then point at it and pick again.'
+        : 'Not sent: this card moved under the pointer. Check which question it is, then point at it and click again.';
   }, true);
 
   // Always is a standing grant: its button shows what it grants and a
@@ -358,14 +406,17 @@
   function askAlways(btn) {
     const card = btn.closest('.card');
     if (card.querySelector('.always-confirm')) return;
-    const offer = card.querySelector('.grant-offer.always');
-    const scope = card.querySelector('.always-scope');
+    // What it grants comes from the server as it is to be shown: the
+    // core's words, then each pattern in code type. It is cloned, never
+    // rebuilt from the card's text, which loses where a pattern ends (red
+    // team AP F1).
+    const tpl = card.querySelector('template.always-confirm-text');
     const box = document.createElement('div');
     box.className = 'always-confirm';
-    const what = document.createElement('p');
-    what.textContent = 'Always is a standing grant: it ' +
-      (offer ? offer.textContent.replace(/^\s*Always\s*/, '') : 'allows later calls like this one') +
-      (scope ? '. ' + scope.textContent : '') + '. The calls it covers then run without a question.';
+    const what = document.createElement('div');
+    what.className = 'always-what';
+    if (tpl) what.append(tpl.content.cloneNode(true));
+    else what.textContent = 'Always is a standing grant: the calls it covers run without a question.';
     const row = document.createElement('div');
     row.className = 'buttons';
     const ok = document.createElement('button');

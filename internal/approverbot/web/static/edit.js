@@ -104,9 +104,13 @@
       editor.hidden = false;
       fit(editor);
       editor.querySelector('.edit-text').focus();
+      // app.js turns the card's other approving buttons off while the
+      // editor is open, and back on when it closes.
+      card.dispatchEvent(new CustomEvent('signoff:editor', { bubbles: true }));
     } else if (e.target.closest('[data-edit-cancel]')) {
       editor.hidden = true;
       showError(editor, '');
+      card.dispatchEvent(new CustomEvent('signoff:editor', { bubbles: true }));
     } else {
       const btn = e.target.closest('[data-edit-send]');
       if (btn && !btn.disabled) send(card, editor, btn);
