@@ -416,7 +416,7 @@ terminal: {approver: alice}
 	if d.Scope != messages.ScopeSession || d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != "terminal" {
 		t.Errorf("decision %+v, want session by alice via terminal", d)
 	}
-	out.expect(t, "✓ bash make deploy approved (session: bash(make deploy) for session s-tty)")
+	out.expect(t, `✓ bash make deploy approved (session: 1 bash pattern for session s-tty: "bash(make deploy)")`)
 	if strings.Contains(out.text(), "\x1b[") {
 		t.Error("colours with NO_COLOR set")
 	}
