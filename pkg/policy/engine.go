@@ -864,8 +864,8 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		// /proc/self/root/etc/hosts is /etc/hosts.
 		s.value, s.base, s.rel, _ = e.resolvePath(phys)
 	}
-	if s.floor == "" && e.kind != kindShell && (rawDevice(s.value) || s.value == "/proc/self/fd" ||
-		strings.HasPrefix(s.value, "/proc/self/fd/") || strings.HasPrefix(s.value, "/proc/thread-self/fd/")) {
+	if s.floor == "" && e.kind != kindShell && (rawDevice(s.value) ||
+		strings.HasPrefix(s.value, "/proc/") && strings.Contains(s.value+"/", "/fd/")) {
 		// Read /dev/sda, Grep /dev/loop0, Read /proc/self/environ (red
 		// team AO F12): a file tool reaches a device or the host's memory
 		// as a command does (the shell's reads have their own floor), and
@@ -878,6 +878,11 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 			what = "redirect target "
 		}
 		s.floor, s.floorLayer = what+strconv.Quote(v)+" escapes the working directory", "safety"
+	}
+	if s.floor == "" && e.kind != kindShell && strings.ContainsRune(v, '\\') {
+		// deploy\id_rsa names deploy/id_rsa to a host that turns \ into
+		// / (Gemini; red team AQ F16), a file of that name to another.
+		s.floor, s.floorLayer = "path "+strconv.Quote(v)+" holds a backslash, which a host may read as a path separator", "safety"
 	}
 	if i := strings.IndexFunc(v, isControl); i >= 0 && s.floor == "" {
 		// read_file {"path": "~/.npmrc\u0000x"}: the system call ends
@@ -1869,7 +1874,7 @@ func cdAway(commands []shell.Command) (write, read string) {
 		switch c.Name {
 		case "pushd", "popd":
 			return c.Name, c.Name
-		case "set", "setopt":
+		case "set", "setopt", "unsetopt":
 			physAll = physAll || setsPhysical(c.Name, c.Words[1:])
 			continue
 		case "cd", "chdir":
@@ -1976,22 +1981,43 @@ func hasDotDotPart(p string) bool {
 	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
-// setsPhysical reports a set or setopt that makes every later cd resolve
-// links: bash's set -P and set -o physical, zsh's chase_links and
-// chase_dots (in any case, with or without underscores).
+// setsPhysical reports a set, setopt or unsetopt that makes every later cd
+// resolve links: bash's set -P and set -o physical, zsh's chase_links and
+// chase_dots (in any case, with or without underscores; set -w; their no
+// forms turned off: set +o nochaselinks, unsetopt no_chase_links), in any
+// bundle of flags (set -eo physical: red team AQ F6).
 func setsPhysical(name string, args []string) bool {
+	norm := func(o string) string { return strings.ToLower(strings.ReplaceAll(o, "_", "")) }
 	physical := func(o string) bool {
-		o = strings.ToLower(strings.ReplaceAll(o, "_", ""))
+		o = norm(o)
 		return o == "physical" || o == "chaselinks" || o == "chasedots"
 	}
+	negated := func(o string) bool {
+		rest, ok := strings.CutPrefix(norm(o), "no")
+		return ok && physical(rest)
+	}
 	for i, a := range args {
-		switch {
-		case name == "setopt" && physical(a):
-			return true
-		case name == "set" && a == "-o" && i+1 < len(args) && physical(args[i+1]):
-			return true
-		case name == "set" && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'P'):
-			return true // set -P, set -eP
+		switch name {
+		case "setopt":
+			if physical(a) {
+				return true
+			}
+		case "unsetopt":
+			if negated(a) {
+				return true
+			}
+		case "set":
+			if a == "--" || a == "-" || len(a) < 2 || a[0] != '-' && a[0] != '+' {
+				continue
+			}
+			on := a[0] == '-'
+			if on && strings.ContainsAny(a[1:], "Pw") {
+				return true
+			}
+			if strings.ContainsRune(a[1:], 'o') && i+1 < len(args) &&
+				(on && physical(args[i+1]) || !on && negated(args[i+1])) {
+				return true
+			}
 		}
 	}
 	return false

@@ -245,6 +245,12 @@ func unreadableGlob(t string) string {
 	for i := 0; i < len(t); i++ {
 		switch t[i] {
 		case '\\':
+			if i+1 < len(t) && !strings.ContainsRune("*?[]{}\\,!", rune(t[i+1])) {
+				// deploy\id_rsa: an escape of a plain character here, a
+				// path separator to a host that turns \ into / (Gemini's
+				// read_many_files; red team AQ F16).
+				return "a backslash before " + strconv.QuoteRune(rune(t[i+1])) + " is an escape to some hosts and a path separator to others"
+			}
 			i++
 		case '[':
 			if bracketMeetsSlash(t, i) {

@@ -924,7 +924,7 @@ var (
 // with these words: a content sub-command, or one of gitContentOptions'
 // (a short option bundled with others, -sv, counts; a word the policy
 // cannot read may be any of them).
-func gitPrintsContent(sub string, args []shWord) bool {
+func (u *progUse) gitPrintsContent(sub string, args []shWord) bool {
 	if gitContentSubs[sub] || gitContentVerbs[sub] {
 		return true
 	}
@@ -940,10 +940,47 @@ func gitPrintsContent(sub string, args []shWord) bool {
 			break
 		}
 		for _, o := range opts {
-			switch {
-			case t.text == o, strings.HasPrefix(o, "--") && strings.HasPrefix(t.text, o+"="):
+			if u.gitOptionIs(t.text, o) {
 				return true
-			case len(o) == 2 && len(t.text) > 2 && t.text[0] == '-' && t.text[1] != '-' && strings.ContainsRune(t.text[1:], rune(o[1])):
+			}
+		}
+	}
+	return false
+}
+
+// gitOptionIs reports whether the option word w may be git's option o:
+// o itself, o=VALUE, a short o bundled with others (-sv), or any prefix of
+// a long o (git takes a unique prefix: --verb is --verbose, red team AQ
+// F1), counted whether or not it is unique — but for a word that is an
+// option of its own (--color is not --color-words).
+func (u *progUse) gitOptionIs(w, o string) bool {
+	name, _, _ := strings.Cut(w, "=")
+	switch {
+	case w == o:
+		return true
+	case strings.HasPrefix(o, "--"):
+		return len(name) > 2 && strings.HasPrefix(o, name) && (name == o || u.option(name) == nil && u.option(name+"=") == nil)
+	case len(o) == 2 && len(w) > 2 && w[0] == '-' && w[1] != '-':
+		return strings.ContainsRune(w[1:], rune(o[1]))
+	}
+	return false
+}
+
+// gitWholeDiff reports git words after which the changes printed are not
+// limited to the pathspec: status -v and commit -v print every staged
+// change whatever paths they are given (git status -vv -- proj printed
+// the home's key, red team AQ F2), log --full-diff every file of the
+// commits the paths select (AQ F15).
+func (u *progUse) gitWholeDiff(sub string, args []shWord) bool {
+	switch sub {
+	case "status", "commit":
+		return u.gitPrintsContent(sub, args)
+	case "log", "whatchanged", "show":
+		for _, t := range args {
+			if !t.lit || t.text == "--" {
+				return !t.lit
+			}
+			if u.gitOptionIs(t.text, "--full-diff") {
 				return true
 			}
 		}
@@ -956,14 +993,14 @@ func gitPrintsContent(sub string, args []shWord) bool {
 // under diff --no-index), the PATH of REV:PATH, and everything after --.
 // git grep's first operand is its pattern unless -e or -f gave one.
 func (u *progUse) gitPaths(w []shWord) {
-	if u.global >= len(w) || !w[u.global].lit || !gitPrintsContent(w[u.global].text, w[u.global+1:]) {
+	if u.global >= len(w) || !w[u.global].lit || !u.gitPrintsContent(w[u.global].text, w[u.global+1:]) {
 		return
 	}
 	sub := w[u.global].text
 	// git grep's first operand is its pattern; stash's, bundle's and
 	// rerere's their verb (git stash show -p).
 	patternFirst := sub == "grep" || sub == "stash" || sub == "bundle" || sub == "rerere"
-	before, tree := len(u.reads), gitPrintsTree(sub, w[u.global+1:])
+	before, tree := len(u.reads), u.gitPrintsTree(sub, w[u.global+1:])
 	dashes, noIndex := false, sub == "diff" && gitDiffNoIndex(w[u.global+1:])
 	// diff --no-index compares directories too, reading every file under
 	// them: its operands are trees, as for diff -r.
@@ -1034,7 +1071,7 @@ func (u *progUse) gitPaths(w []shWord) {
 // every read is a tree.
 func (u *progUse) gitTreeRead(sub string, w []shWord, before int, tree bool) {
 	if tree && (!slices.ContainsFunc(u.reads[before:], func(r shWord) bool { return !r.vanish }) ||
-		(sub == "show" || sub == "cat-file") && !gitOnlyHeads(w[u.global+1:])) {
+		(sub == "show" || sub == "cat-file") && !gitOnlyHeads(w[u.global+1:]) || u.gitWholeDiff(sub, w[u.global+1:])) {
 		// git show v1: a name may be a tag of any object, a blob too.
 		// No path (git log -p, git diff, git show HEAD~2, git grep X) or
 		// only exclusions (git log -p -- ':!src'): the whole tree's
@@ -1847,18 +1884,18 @@ func patternDir(p string) string {
 // or counts (--stat, --name-only…) and none asks for patches; log and the
 // other revision walkers when an option asks for patches (-p, -U3, --cc,
 // --word-diff…).
-func gitPrintsTree(sub string, opts []shWord) bool {
+func (u *progUse) gitPrintsTree(sub string, opts []shWord) bool {
 	switch sub {
 	case "grep", "archive", "format-patch":
 		return true
 	case "show":
 		// git show -s BLOB prints the blob: names and counts only for
 		// commits it can tell by their names (HEAD, HEAD~2, @^).
-		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions) || !gitOnlyHeads(opts)
+		return u.gitHasPatch(opts) || !gitHasOption(opts, gitNoPatchOptions) || !gitOnlyHeads(opts)
 	case "diff", "diff-files", "diff-index", "diff-tree":
-		return gitHasOption(opts, gitPatchOptions) || !gitHasOption(opts, gitNoPatchOptions)
+		return u.gitHasPatch(opts) || !gitHasOption(opts, gitNoPatchOptions)
 	case "log", "whatchanged":
-		return gitHasOption(opts, gitPatchOptions)
+		return u.gitHasPatch(opts)
 	case "cat-file":
 		// git cat-file -p NAME prints any object: a hex name, a tag or a
 		// branch may be a blob's. -t, -s and -e print its type, size or
@@ -1870,6 +1907,27 @@ func gitPrintsTree(sub string, opts []shWord) bool {
 	// gitContentVerbs, and gitContentOptions' verbs with one of them:
 	// with no pathspec, the changes of every file.
 	return gitContentVerbs[sub] || gitContentOptions[sub] != nil
+}
+
+// gitHasPatch reports an option that makes git print changes
+// (gitPatchOptions), a long one's abbreviation included (--pat is
+// --patch: red team AQ F1); the options that turn patches off are
+// matched as written only (gitHasOption), so a prefix never hides one.
+func (u *progUse) gitHasPatch(words []shWord) bool {
+	if gitHasOption(words, gitPatchOptions) {
+		return true
+	}
+	for _, t := range words {
+		if t.lit && t.text == "--" {
+			break
+		}
+		for _, p := range gitPatchOptions {
+			if t.lit && strings.HasPrefix(p, "--") && u.gitOptionIs(t.text, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gitHasOption reports whether an option word before "--" is one of set

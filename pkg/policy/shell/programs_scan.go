@@ -198,6 +198,9 @@ func (u *progUse) longOption(name string) *progOption {
 				continue
 			}
 			o := u.option(l)
+			if o == nil {
+				continue // a name of the other list (git config --glob: --global)
+			}
 			if found == nil || found.effect == effNone && o.effect != effNone {
 				found = o
 			}

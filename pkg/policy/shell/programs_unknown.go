@@ -153,8 +153,8 @@ func credentialQuiet(name string, words []shWord, at int) bool {
 	if credentialStores[name+" "+words[at].text] != nil {
 		keyLen = 1
 	}
-	if len(words) != 1+keyLen+1 || !words[at+1].lit {
-		return false
+	if at+1 >= len(words) || len(words) != 1+keyLen+1 || !words[at+1].lit {
+		return false // (npm pkg get: the key is not at the start)
 	}
 	switch name + " " + words[at].text + " " + words[at+1].text {
 	case "gh auth status", "kubectl config view", "kubectl config current-context", "kubectl config get-contexts",
