@@ -509,6 +509,17 @@ func TestLookalikePunctuationInPathsAndIdsIsNamed(t *testing.T) {
 		"list of paths": func(q *messages.ApprovalNeeded) {
 			q.Request.Tool, q.Request.Arguments = "read_many_files", json.RawMessage(`{"paths":["a","b\uff0e\uff0e/x"]}`)
 		},
+		// Code in any language under any key (red team AR R7): U+2010
+		// is no SQL comment, U+FF03 no shell one.
+		"sql argument": func(q *messages.ApprovalNeeded) {
+			q.Request.Tool, q.Request.Arguments = "mcp__db__query", json.RawMessage(`{"sql":"SELECT count(*) FROM orders \u2010\u2010 ; DELETE FROM orders"}`)
+		},
+		"shell text under a key of its own": func(q *messages.ApprovalNeeded) {
+			q.Request.Tool, q.Request.Arguments = "mcp__ssh__exec", json.RawMessage(`{"host":"build-01","cmdline":"ls -la \uff03 ; rm -rf ~"}`)
+		},
+		"nested value": func(q *messages.ApprovalNeeded) {
+			q.Request.Tool, q.Request.Arguments = "mcp__x__run", json.RawMessage(`{"steps":[{"code":"a \u2215\u2217 b"}]}`)
+		},
 		"agent id":   func(q *messages.ApprovalNeeded) { q.Request.AgentID = "ci-3\u2215claude" },
 		"session id": func(q *messages.ApprovalNeeded) { q.Request.SessionID = "s\u2024prod" },
 	} {

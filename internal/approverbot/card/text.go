@@ -114,12 +114,14 @@ func splitArgs(raw json.RawMessage, shell bool, limit int, w Width, z *sanitizer
 	// (command, cmd, script; Codex's argv ["bash", "-lc", SCRIPT]): red
 	// team Y3.
 	for k, v := range m {
-		if pathKey(k) {
-			// A path argument: its '/' and '.' are ASCII (F13).
-			for _, p := range argStringsOf(v) {
-				z.namePunctuation(p)
-			}
-		}
+		// Every argument may be code in some language — SQL, a query, a
+		// config a write tool writes, shell text under a key of its own
+		// (cmdline) — whose syntax is ASCII: a '‐‐' (U+2010) is no SQL
+		// comment, a '＃' no shell one (red team AR R7: SELECT … ‐‐ ;
+		// DELETE FROM orders read as a count and deleted every row). So
+		// every string in it is checked as a path's is: its punctuation,
+		// symbols and spaces outside ASCII are named.
+		eachArgString(v, z.namePunctuation)
 		switch messages.NormalizeKey(k) {
 		case "command", "cmd", "script":
 			switch v := v.(type) {
@@ -317,33 +319,20 @@ func VerdictMark(action string) string {
 	return "? " + action
 }
 
-// pathKey reports an argument key that names a path in some host's tools
-// (path, file_path, paths, absolute_path, target_directory, source,
-// destination, cwd, workdir…).
-func pathKey(k string) bool {
-	n := messages.NormalizeKey(k)
-	for _, part := range []string{"path", "file", "dir", "source", "destination", "target", "cwd"} {
-		if strings.Contains(n, part) {
-			return true
-		}
-	}
-	return false
-}
-
-// argStringsOf returns the strings of an argument's decoded value: the
-// string, or the strings of a list.
-func argStringsOf(v any) []string {
+// eachArgString calls fn with every string in a decoded argument value,
+// in nested arrays and objects too (their keys included).
+func eachArgString(v any, fn func(string)) {
 	switch v := v.(type) {
 	case string:
-		return []string{v}
+		fn(v)
 	case []any:
-		var out []string
 		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
+			eachArgString(e, fn)
 		}
-		return out
+	case map[string]any:
+		for k, e := range v {
+			fn(k)
+			eachArgString(e, fn)
+		}
 	}
-	return nil
 }
