@@ -636,3 +636,20 @@ func TestArgumentsKeepTheAgentsOrderAtEveryDepth(t *testing.T) {
 		t.Errorf("the batch: %+v", b)
 	}
 }
+
+// TestRightToLeftLettersAreNamed (red team AR R1): with no bidi control at
+// all, the bidi algorithm draws the quotes, blanks and digits between two
+// Hebrew words right to left, so cp -f "דוח 2024" "דוח 2025" showed its
+// arguments swapped; the card cannot draw for every client, so it warns.
+func TestRightToLeftLettersAreNamed(t *testing.T) {
+	q := bash(`{"command":"cp -f \"דוח 2024\" \"דוח 2025\""}`)
+	got := strings.Join(card.Present(q, card.DefaultLimits).Warnings, "\n")
+	if !strings.Contains(got, "right-to-left letters") || !strings.Contains(got, "U+05D3") {
+		t.Errorf("warnings %q do not name the right-to-left letters", got)
+	}
+	for _, args := range []string{`{"command":"cp -f \"café 2024\" x"}`, `{"command":"echo Привет"}`} {
+		if w := card.Present(bash(args), card.DefaultLimits).Warnings; strings.Contains(strings.Join(w, "\n"), "right-to-left") {
+			t.Errorf("%s: %q", args, w)
+		}
+	}
+}

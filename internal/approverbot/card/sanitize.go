@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+	ubidi "golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -48,10 +49,32 @@ type sanitizer struct {
 	marks                    []rune   // combining marks escaped (overlaid)
 	unknown                  []rune   // characters with no standard look (private use, unassigned)
 	punct                    []rune   // punctuation outside ASCII in a command
+	rtl                      []rune   // right-to-left letters, which reorder the text around them
 	userinfo                 []string // URLs with a user before their host
 	mixed                    []string // words that mix scripts
 	hosts                    []string // host names outside ASCII, with their punycode
 	seen                     map[string]bool
+}
+
+// rightToLeft notes the strong right-to-left letters of s (Hebrew,
+// Arabic, Syriac, Thaana, N'Ko…): with no bidi control at all, the
+// Unicode bidi algorithm every browser, chat client and bidi terminal
+// applies draws the spaces, quotes and digits between two of them right
+// to left, so cp -f "דוח 2024" "דוח 2025" is drawn with its arguments
+// swapped (red team AR R1). The card cannot tell every client how to
+// draw; it says so.
+func (z *sanitizer) rightToLeft(s string) {
+	if isASCII(s) {
+		return
+	}
+	for _, r := range s {
+		if r < 0x0590 {
+			continue
+		}
+		if p, _ := ubidi.LookupRune(r); p.Class() == ubidi.R || p.Class() == ubidi.AL {
+			z.rtl = addRune(z.rtl, r)
+		}
+	}
 }
 
 // maxFlagged bounds the words and hosts a warning names.
@@ -72,6 +95,7 @@ func (z *sanitizer) line(s string) string { return OneLine(z.text(s, false)) }
 // tabs and newlines (a command, indented JSON). Words and host names are
 // checked for lookalikes.
 func (z *sanitizer) text(s string, keep bool) string {
+	z.rightToLeft(s)
 	if Escaped(s, keep) < 0 {
 		z.lookalikes(s)
 		return s
@@ -520,6 +544,8 @@ func (z *sanitizer) warning() string {
 	escaped := len(parts) > 0
 	count(z.punct, "a character outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which it is not:",
 		"characters outside ASCII in the command, a path or an id that may read as punctuation (shell syntax, '/' or '.'), which they are not:")
+	count(z.rtl, "a right-to-left letter, around which a screen may draw the text in another order (arguments swapped, numbers reversed): read each argument on its own row:",
+		"right-to-left letters, around which a screen may draw the text in another order (arguments swapped, numbers reversed): read each argument on its own row:")
 	names := func(label string, list []string) {
 		if len(list) == 0 {
 			return

@@ -376,7 +376,7 @@ func detailBlocks(v approverbot.View) []any {
 			}
 			items = append(items, rsection(el...))
 		}
-		rich := []any{rsection(rbold("Then the batch runs")), rlist("ordered", items...)}
+		rich := []any{rsection(rbold("The agent says its batch continues with"), rtext(" (not checked: each call is asked or granted on its own)")), rlist("ordered", items...)}
 		if v.MoreBatch > 0 {
 			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more calls", v.MoreBatch))))
 		}

@@ -244,7 +244,8 @@ func writeBatch(w *htmlWriter, v approverbot.View) {
 		return
 	}
 	w.plain("\n\n")
-	w.bold("Then the batch runs")
+	w.bold("The agent says its batch continues with")
+	w.plain(" (not checked: each call is asked or granted on its own)")
 	for i, it := range v.Batch {
 		w.plain(fmt.Sprintf("\n%d. ", i+1))
 		w.code(it.Tool)

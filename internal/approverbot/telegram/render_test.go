@@ -72,7 +72,7 @@ func TestRenderQuestionShowsEveryDetailExactlyAndParsesAsTelegramHTML(t *testing
 		"Why it asks: fetch-then-execute <script>",
 		"⚠️ Safety override: pipes a download into <sh>",
 		"Rule: bash(curl *)",
-		"Then the batch runs\n1. write {\"path\":\"</code>.txt\"}",
+		"The agent says its batch continues with (not checked: each call is asked or granted on its own)\n1. write {\"path\":\"</code>.txt\"}",
 		"⏳ Expires 2023-11-14 22:18:20 UTC (5m0s left when sent)",
 		"👥 Approvals: 1 of 2 so far: carol",
 		"♾ Always approves 2 bash patterns for agent a1, in any working directory (this call names none), until revoked; warning: agent id a1 looks like a host name: every session that runs as a1 gets this grant:\n   • bash(curl *)\n   • bash(echo <*>)",

@@ -524,7 +524,7 @@ func batchText(v approverbot.View) string {
 		return ""
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d more call(s) in this batch after this one:", n)
+	fmt.Fprintf(&sb, "%d more call(s) in its batch, as the agent says (not checked):", n)
 	for i, it := range v.Batch {
 		if i == maxBatchShown {
 			fmt.Fprintf(&sb, "\n… and %d more", n-maxBatchShown)

@@ -51,7 +51,7 @@ func TestRenderQuestionShowsWhatTheOperatorJudges(t *testing.T) {
 		"commands    ✓ make build  allow [bash(make build)]\n              ? kubectl apply -f k8s/  ask\n              ✗ write to /etc/hosts  deny: write to /etc",
 		"why         kubectl goes to oncall [rule bash(kubectl *)] (tier exec)",
 		"safety      ⚠ writes outside the workspace",
-		"next        2 more call(s) in this batch after this one:\n              1. write {\"file_path\":\"notes.md\",\"content\":\"x\"}\n              2. bash {\"command\":\"kubectl rollout status deploy/api\"}",
+		"next        2 more call(s) in its batch, as the agent says (not checked):\n              1. write {\"file_path\":\"notes.md\",\"content\":\"x\"}\n              2. bash {\"command\":\"kubectl rollout status deploy/api\"}",
 		"time left   4m30s",
 		"approvals   1 of 2 so far: carol",
 		"always      would grant bash(make build), bash(kubectl apply *)\n              for agent pod-7, in any working directory",
