@@ -2,6 +2,7 @@ package approverbot
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
@@ -80,7 +81,13 @@ func OutcomeLine(r messages.Resolved) string {
 	case messages.ReasonTimeout:
 		return "⌛ timed out: denied, nobody answered in time"
 	case messages.ReasonCancelled:
-		return withReason("⊘ cancelled by the agent", d.Reason)
+		// The reason is the agent's text (its cancel's), quoted as its
+		// words: in the outcome line's own voice it wrote "✓ … approved
+		// by Alice" (red team AR R9).
+		if d.Reason == "" || d.Reason == "cancelled by the agent" {
+			return "⊘ cancelled by the agent"
+		}
+		return "⊘ cancelled by the agent, which says " + strconv.Quote(card.OneLine(d.Reason))
 	case messages.ReasonCascade, messages.ReasonScopeGrant:
 		return "✓ allowed: " + ReasonText(d)
 	case messages.ReasonHardStop:
