@@ -417,7 +417,8 @@ terminal: {approver: alice}
 		t.Errorf("decision %+v, want session by alice via terminal", d)
 	}
 	out.expect(t, `✓ bash make deploy approved (session: 1 bash pattern for session s-tty: "bash(make deploy)")`)
-	if strings.Contains(out.text(), "\x1b[") {
+	// (The bracketed-paste switches are no colour.)
+	if strings.Contains(strings.NewReplacer("\x1b[?2004h", "", "\x1b[?2004l", "").Replace(out.text()), "\x1b[") {
 		t.Error("colours with NO_COLOR set")
 	}
 	if _, err := tty.WriteString("\x03"); err != nil {

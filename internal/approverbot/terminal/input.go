@@ -26,6 +26,10 @@ type inputEvent struct {
 	line string
 	err  error
 	at   time.Time // when it was read
+	// together: the key came inside a bracketed paste — a paste, not a
+	// key pressed (red team AR R8: pasting "sudo systemctl restart
+	// nginx" answered s, Session).
+	together bool
 }
 
 // reader turns the input stream into events on its own goroutine, so the
@@ -64,17 +68,28 @@ func (r *reader) send(ctx context.Context, ev inputEvent) bool {
 // keys reads raw keystrokes: one event per rune. Escape sequences (arrow
 // and function keys) are dropped whole so their tail is not read as keys; a
 // lone Escape is a key.
+//
+// A paste is not keys pressed: the terminal is asked to bracket pastes
+// (ESC [ 200 ~ … ESC [ 201 ~), and the keys inside the brackets are marked
+// together.
 func (r *reader) keys(ctx context.Context) {
 	buf := make([]byte, 256)
 	var partial []byte
+	pasting := false
 	for {
 		n, err := r.in.Read(buf)
 		data := append(partial, buf[:n]...)
 		partial = nil
+		together := pasting
 		for len(data) > 0 {
 			if data[0] == keyEscape {
 				k := escapeLen(data)
-				if k == 1 && !r.send(ctx, inputEvent{key: keyEscape}) {
+				switch seq := string(data[:k]); {
+				case seq == "\x1b[200~":
+					pasting, together = true, true
+				case seq == "\x1b[201~":
+					pasting = false
+				case k == 1 && !r.send(ctx, inputEvent{key: keyEscape}):
 					return
 				}
 				data = data[k:]
@@ -85,7 +100,7 @@ func (r *reader) keys(ctx context.Context) {
 				break
 			}
 			c, size := utf8.DecodeRune(data)
-			if !r.send(ctx, inputEvent{key: c}) {
+			if !r.send(ctx, inputEvent{key: c, together: together || pasting}) {
 				return
 			}
 			data = data[size:]

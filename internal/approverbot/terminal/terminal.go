@@ -261,6 +261,10 @@ func (c *Channel) Run(ctx context.Context, r approverbot.Responder) error {
 		}
 		raw = true
 		defer control(c.in, func(fd int) { _ = term.Restore(fd, old) })
+		// Bracketed paste: a paste comes marked, and is not taken for
+		// keys pressed (input.go).
+		fmt.Fprint(c.out, "\x1b[?2004h")
+		defer fmt.Fprint(c.out, "\x1b[?2004l")
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

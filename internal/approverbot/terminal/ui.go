@@ -530,6 +530,13 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	}
 	received := key
 	key = unicode.ToLower(key)
+	if ev.together && strings.ContainsRune("ysanxerk", key) {
+		// A paste: the answer is a key pressed on its own (red team
+		// AR R8).
+		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: it came in a paste; press the key on its own"))
+		u.prompt()
+		return
+	}
 	if strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil) {
 		why := "it came as this question replaced the one before, and may have been meant for that one"
 		if u.replaced != "" {
