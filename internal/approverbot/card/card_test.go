@@ -653,3 +653,21 @@ func TestRightToLeftLettersAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestALongIdDoesNotSpeakInTheOffersWords (red team AR R4): an id is up
+// to 128 bytes of the agent's choosing ("ci-7/claude-this-grant-is-for-
+// this-one-job-only-and-ends-in-one-hour…"); inside the core's sentence it
+// is clipped, so the lifetime stays in a chat alert's 200 characters.
+func TestALongIdDoesNotSpeakInTheOffersWords(t *testing.T) {
+	q := bash(`{"command":"git push --force origin main"}`)
+	q.Request.AgentID = "ci-7/claude-this-grant-is-for-this-one-job-only-and-ends-in-one-hour-no-standing-approval-is-made-by-this-tap"
+	q.Offers = []messages.GrantOffer{{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"git push --force origin main"}, Expires: "720h0m0s"}}
+	v := card.Present(q, card.Limits{})
+	if g := v.Always.Grantee(); strings.Contains(g, "ends-in-one-hour") || !strings.HasSuffix(g, "…") {
+		t.Errorf("grantee %q is not clipped", g)
+	}
+	alert := "Nothing sent yet: tap ♾ Always again. " + v.Always.Brief()
+	if i := strings.Index(alert, "for 30 days"); i < 0 || i+len("for 30 days") > 200 {
+		t.Errorf("the alert %q does not keep the lifetime within Telegram's 200 characters", alert)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -201,27 +202,44 @@ func (o Offer) Name() string {
 	return "Always"
 }
 
-// Grantee is whom the answer grants to, in the core's words: "for session
-// s1", "for agent pod-7". The ids are single subject tokens
-// (messages.Validate): no blank, so no words of their own.
+// Grantee is whom the answer grants to: "for session s1", "for agent
+// pod-7". An id is a token (no blank), but up to 128 bytes of the agent's
+// choosing, whose hyphens make words ("ci-7/claude-this-grant-ends-in-one-
+// hour…"): in the core's sentence it is clipped, with a mark, so that it
+// neither speaks at length nor spends the room of a short text (a chat
+// alert) before the core's lifetime (red team AR R4). The card's own rows
+// show it whole.
 func (o Offer) Grantee() string {
 	if o.Scope == messages.ScopeSession {
-		return "for session " + o.Session
+		return "for session " + clipName(o.Session)
 	}
-	return "for agent " + o.Agent
+	return "for agent " + clipName(o.Agent)
+}
+
+// maxNameInSentence bounds an id or a tool name inside the core's words.
+const maxNameInSentence = 32
+
+// clipName is an id or a tool name clipped for the core's sentence.
+func clipName(s string) string {
+	if utf8.RuneCountInString(s) <= maxNameInSentence {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxNameInSentence-1]) + "…"
 }
 
 // Count is how much the answer grants, without the patterns' text: "every
 // bash call", "1 bash pattern", "12 bash patterns" (those not listed
 // included).
 func (o Offer) Count() string {
+	tool := clipName(o.Tool) // an MCP tool's name is the server's words
 	switch n := len(o.Patterns) + o.MorePatterns; n {
 	case 0:
-		return "every " + o.Tool + " call"
+		return "every " + tool + " call"
 	case 1:
-		return "1 " + o.Tool + " pattern"
+		return "1 " + tool + " pattern"
 	default:
-		return strconv.Itoa(n) + " " + o.Tool + " patterns"
+		return strconv.Itoa(n) + " " + tool + " patterns"
 	}
 }
 
