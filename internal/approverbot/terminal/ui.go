@@ -508,6 +508,21 @@ func (u *ui) idleInput(ctx context.Context, ev inputEvent) {
 	}
 }
 
+// heldBack says why an answering key is not taken, or "": it came in a
+// paste (red team AR R8: the answer is a key pressed on its own), or as
+// the question under the prompt changed (the key guard).
+func (u *ui) heldBack(ev inputEvent, key rune) string {
+	switch {
+	case ev.together && strings.ContainsRune("ysanxerk", key):
+		return "it came in a paste; press the key on its own"
+	case strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil) && u.replaced != "":
+		return "it came as this question took the place of the one you were reading, and may have been meant for that one; read this one, then press it again"
+	case strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil):
+		return "it came as this question replaced the one before, and may have been meant for that one; read this one, then press it again"
+	}
+	return ""
+}
+
 func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	key := ev.key
 	if !u.raw {
@@ -530,19 +545,8 @@ func (u *ui) keyInput(ctx context.Context, ev inputEvent) {
 	}
 	received := key
 	key = unicode.ToLower(key)
-	if ev.together && strings.ContainsRune("ysanxerk", key) {
-		// A paste: the answer is a key pressed on its own (red team
-		// AR R8).
-		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: it came in a paste; press the key on its own"))
-		u.prompt()
-		return
-	}
-	if strings.ContainsRune("ysanxer", key) && ev.at.Before(u.guardUntil) {
-		why := "it came as this question replaced the one before, and may have been meant for that one"
-		if u.replaced != "" {
-			why = "it came as this question took the place of the one you were reading, and may have been meant for that one"
-		}
-		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: "+why+"; read this one, then press it again"))
+	if why := u.heldBack(ev, key); why != "" {
+		u.out.println("  " + u.st.yellow("key "+strconv.QuoteRune(key)+" ignored: "+why))
 		u.prompt()
 		return
 	}
