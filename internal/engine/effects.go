@@ -238,6 +238,9 @@ func sameCall(a, b *messages.Request) bool {
 	if a.Tool != b.Tool || a.Cwd != b.Cwd || a.Home != b.Home {
 		return false
 	}
+	if len(bytes.TrimSpace(a.Arguments)) == 0 || len(bytes.TrimSpace(b.Arguments)) == 0 {
+		return len(bytes.TrimSpace(a.Arguments)) == len(bytes.TrimSpace(b.Arguments)) // both without arguments
+	}
 	var ca, cb bytes.Buffer
 	if json.Compact(&ca, a.Arguments) != nil || json.Compact(&cb, b.Arguments) != nil {
 		return false
