@@ -31,6 +31,16 @@ func TestAPasteIsNotAnAnswer(t *testing.T) {
 	if d, _ := req.Peek(); d != nil {
 		t.Fatalf("a paste decided the call: %+v", d)
 	}
+	// Nor does a paste confirm an Always opened by hand.
+	tp.typeKeys(t, "a")
+	tp.out.expect("grants Always")
+	time.Sleep(700 * time.Millisecond) // past the key guard
+	tp.typeKeys(t, "\x1b[200~A\x1b[201~")
+	tp.out.expect("Always not granted; back to the keys")
+	time.Sleep(100 * time.Millisecond)
+	if d, _ := req.Peek(); d != nil {
+		t.Fatalf("a pasted A granted Always: %+v", d)
+	}
 	tp.typeKeys(t, "y")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
 }

@@ -248,6 +248,9 @@ func (u *ui) alwaysInput(ctx context.Context, ev inputEvent) {
 			key = t[0]
 		}
 	}
+	if ev.together {
+		key = 0 // a paste confirms nothing (red team AR R8)
+	}
 	at, want := u.alwaysAt, u.alwaysKey
 	u.alwaysFor = ""
 	u.out.breakLine()
