@@ -183,12 +183,14 @@ func CleanGrant(g messages.Grant) messages.Grant {
 }
 
 // GrantText says what a grant allows, in words: "bash(npm install *) for
-// session s1", "every write call for agent pod-7".
+// agent pod-7 in session s1", "every write call for agent pod-7".
 func GrantText(g messages.Grant) string {
 	o := Offer{Offered: true, Tool: card.OneLine(g.Tool)}
 	o.Patterns, o.MorePatterns = card.ClipPatterns(g.Patterns, DefaultLimits)
 	s := o.Short()
 	switch {
+	case g.SessionID != "" && g.AgentID != "":
+		s += " for agent " + card.OneLine(g.AgentID) + " in session " + card.OneLine(g.SessionID)
 	case g.SessionID != "":
 		s += " for session " + card.OneLine(g.SessionID)
 	case g.AgentID != "":

@@ -38,11 +38,11 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 		sessionScope, alwaysScope messages.Scope
 	}{
 		{"both offered with patterns", offerQuestion("pod-7", sessionOffered, alwaysOffered),
-			"Session approves 1 bash pattern for session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
+			"Session approves 1 bash pattern for agent pod-7 in session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"a whole-tool session grant (session_grants: tool)", offerQuestion("pod-7",
 			messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash"}, alwaysOffered),
-			"Session approves every bash call for session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
+			"Session approves every bash call for agent pod-7 in session s1, until the session ends or it expires", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", "", "",
 			messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"neither offered: the brokers' reasons", offerQuestion("pod-7", sessionRefused, alwaysRefused),
 			"", "", "not offered: the rule bash(kubectl *) asks team oncall, which needs 2 approvals",
@@ -52,11 +52,11 @@ func TestOffersShowExactlyWhatTheBrokersOffer(t *testing.T) {
 				Note: "granted only if all 2 approvers choose Session; otherwise the request is approved once"},
 			messages.GrantOffer{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"npm install *"},
 				Note: "granted only if all 2 approvers choose Always; otherwise the request is approved once"}),
-			"Session approves 1 bash pattern for session s1, until the session ends or it expires; granted only if all 2 approvers choose Session; otherwise the request is approved once",
+			"Session approves 1 bash pattern for agent pod-7 in session s1, until the session ends or it expires; granted only if all 2 approvers choose Session; otherwise the request is approved once",
 			"Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant; granted only if all 2 approvers choose Always; otherwise the request is approved once",
 			"", "", messages.ScopeSession, messages.ScopeAlwaysPrefix},
 		{"an answer the offers leave out is not offered", offerQuestion("pod-7", sessionOffered),
-			"Session approves 1 bash pattern for session s1, until the session ends or it expires", "", "", card.WhyNotListed, messages.ScopeSession, ""},
+			"Session approves 1 bash pattern for agent pod-7 in session s1, until the session ends or it expires", "", "", card.WhyNotListed, messages.ScopeSession, ""},
 		{"a refusal without a reason still says it is refused", offerQuestion("pod-7", messages.GrantOffer{Scope: messages.ScopeSession}, alwaysOffered),
 			"", "Always approves 1 bash pattern for agent pod-7, until revoked or it expires; warning: agent id pod-7 looks like a host name: every session that runs as pod-7 gets this grant", card.WhyNoReason, "", "", messages.ScopeAlwaysPrefix},
 		{"Always needs an agent to grant to", offerQuestion("", sessionOffered, alwaysOffered),
@@ -107,7 +107,7 @@ func TestOfferPatternsAreClippedToTheChannelsLimits(t *testing.T) {
 	many := messages.GrantOffer{Scope: messages.ScopeSession, Offered: true, Tool: "bash",
 		Patterns: []string{"a *", "b *", "c *", strings.Repeat("x", 50)}}
 	v := Present(offerQuestion("pod-7", many, alwaysOffered), Limits{Patterns: 2, Pattern: 10})
-	if got := v.Session.Said(); !strings.HasPrefix(got, "Session approves 4 bash patterns for session s1, ") ||
+	if got := v.Session.Said(); !strings.HasPrefix(got, "Session approves 4 bash patterns for agent pod-7 in session s1, ") ||
 		!strings.HasSuffix(got, `: "bash(a *)", "bash(b *)" and 2 more not listed`) {
 		t.Errorf("grants %q", got)
 	}

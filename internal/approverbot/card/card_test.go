@@ -203,7 +203,7 @@ func TestOffersSayForWhomWhereAndUntilWhen(t *testing.T) {
 		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{"rm -rf build"}, Expires: "720h0m0s"},
 	}
 	v := card.Present(q, card.Limits{})
-	if got, want := v.Session.ScopeLine(), "for session s1, in any working directory (this call's: /work/app), until the session ends"; got != want {
+	if got, want := v.Session.ScopeLine(), "for agent pod-7 in session s1, in any working directory (this call's: /work/app), until the session ends"; got != want {
 		t.Errorf("session scope line %q, want %q", got, want)
 	}
 	if got, want := v.Always.ScopeLine(), "for agent pod-7, in any working directory (this call's: /work/app), for 30 days or until revoked; "+

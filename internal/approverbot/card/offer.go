@@ -66,7 +66,10 @@ func brokerOffer(q messages.ApprovalNeeded, l Limits, o *messages.GrantOffer) Of
 	out.Where = whereOf(q, l)
 	out.Note = strings.TrimPrefix(noteOf(o, l), "; ")
 	if o.Scope == messages.ScopeSession {
-		out.Session = q.Request.SessionID
+		// A session grant holds for the agent that asked in that session
+		// (the engine's grantedTo): another agent sharing the session id
+		// asks again. The words say so.
+		out.Session, out.Agent = q.Request.SessionID, q.Request.AgentID
 		out.Until = untilOf(o.Expires, "until the session ends")
 		return out
 	}
@@ -202,15 +205,19 @@ func (o Offer) Name() string {
 	return "Always"
 }
 
-// Grantee is whom the answer grants to: "for session s1", "for agent
-// pod-7". An id is a token (no blank), but up to 128 bytes of the agent's
+// Grantee is whom the answer grants to: "for agent pod-7 in session s1"
+// (a session grant of a request that names its agent: it holds for that
+// agent only), "for session s1" (one that names none), "for agent pod-7". An id is a token (no blank), but up to 128 bytes of the agent's
 // choosing, whose hyphens make words ("ci-7/claude-this-grant-ends-in-one-
 // hour…"): in the core's sentence it is clipped, with a mark, so that it
 // neither speaks at length nor spends the room of a short text (a chat
 // alert) before the core's lifetime (red team AR R4). The card's own rows
 // show it whole.
 func (o Offer) Grantee() string {
-	if o.Scope == messages.ScopeSession {
+	switch {
+	case o.Scope == messages.ScopeSession && o.Agent != "":
+		return "for agent " + clipName(o.Agent) + " in session " + clipName(o.Session)
+	case o.Scope == messages.ScopeSession:
 		return "for session " + clipName(o.Session)
 	}
 	return "for agent " + clipName(o.Agent)

@@ -326,11 +326,11 @@ func TestSessionSaysWhatItGrantsOnItsButtonConfirmAndLine(t *testing.T) {
 	if session == nil || session.Text.Text != `Session: "bash(curl *)", "bash(echo *)"` {
 		t.Fatalf("the Session button does not say what it grants: %+v", session)
 	}
-	if session.Confirm == nil || session.Confirm.Text.Text != `Session approves 2 bash patterns for session s1, until the session ends or it expires: "bash(curl *)", "bash(echo *)".` {
+	if session.Confirm == nil || session.Confirm.Text.Text != `Session approves 2 bash patterns for agent a1 in session s1, until the session ends or it expires: "bash(curl *)", "bash(echo *)".` {
 		t.Errorf("the Session confirm dialog: %+v", session.Confirm)
 	}
 	shown := strings.Join(texts(t, questionBlocks(offered, time.Now(), ""))["plain_text"], "\n")
-	if !strings.Contains(shown, "🕒 Session approves 2 bash patterns for session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(curl *)\", \"bash(echo *)\"") {
+	if !strings.Contains(shown, "🕒 Session approves 2 bash patterns for agent a1 in session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(curl *)\", \"bash(echo *)\"") {
 		t.Errorf("the message does not say what Session grants:\n%s", shown)
 	}
 
@@ -534,7 +534,7 @@ func TestAGrantsPatternCannotWriteTheConfirmationsWords(t *testing.T) {
 		{Scope: messages.ScopeAlwaysPrefix, Offered: true, Tool: "bash", Patterns: []string{hostile}, Expires: "720h"},
 	}
 	wantLead := map[string]string{
-		actionSession: "Session approves 1 bash pattern for session s1, until the session ends or it expires: ",
+		actionSession: "Session approves 1 bash pattern for agent buildbox-01 in session s1, until the session ends or it expires: ",
 		actionAlways: "Always approves 1 bash pattern for agent buildbox-01, for 30 days or until revoked; warning: agent id buildbox-01 looks like a host name: " +
 			"every session that runs as buildbox-01 gets this grant",
 	}
@@ -562,7 +562,7 @@ func TestAGrantsPatternCannotWriteTheConfirmationsWords(t *testing.T) {
 	shown := strings.Join(texts(t, questionBlocks(q, time.Now(), ""))["plain_text"], "\n")
 	for _, want := range []string{
 		"♾ Always approves 1 bash pattern for agent buildbox-01, in any working directory (this call names none), for 30 days or until revoked; warning: agent id buildbox-01 looks like a host name: every session that runs as buildbox-01 gets this grant: \"bash(" + hostile + ")\"",
-		"🕒 Session approves 1 bash pattern for session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(" + hostile + ")\"",
+		"🕒 Session approves 1 bash pattern for agent buildbox-01 in session s1, in any working directory (this call names none), until the session ends or it expires: \"bash(" + hostile + ")\"",
 	} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the message does not say %q:\n%s", want, shown)

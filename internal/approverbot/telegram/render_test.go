@@ -239,7 +239,7 @@ func TestRenderQuestionSaysWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 		q    approverbot.Question
 		want []string
 	}{
-		{"offered", offered, []string{"🕒 Session approves 2 bash patterns for session s1, in any working directory (this call names none), until the session ends or it expires:\n   • bash(curl *)\n   • bash(echo <*>)",
+		{"offered", offered, []string{"🕒 Session approves 2 bash patterns for agent a1 in session s1, in any working directory (this call names none), until the session ends or it expires:\n   • bash(curl *)\n   • bash(echo <*>)",
 			"♾ Always approves 1 bash pattern for agent a1, in any working directory (this call names none), until revoked or it expires; warning: agent id a1 looks like a host name: every session that runs as a1 gets this grant:\n   • bash(curl *)"}},
 		{"refused", refused, []string{"🕒 Session not offered: team oncall needs 2 approvals, and a grant made here would carry 1",
 			"♾ Always not offered: team oncall needs 2 approvals"}},

@@ -40,7 +40,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	tp.out.expect("› ")
 	tp.typeKeys(t, "s")
 	brokertest.WantDecision(t, req.Wait(t), messages.OutcomeAllow, messages.ReasonApproved)
-	tp.out.expect(`✓ bash npm install left-pad approved (session: 1 bash pattern for session sess-g: "bash(npm install left-pad)")`)
+	tp.out.expect(`✓ bash npm install left-pad approved (session: 1 bash pattern for agent agent-1 in session sess-g: "bash(npm install left-pad)")`)
 	ids := grantIDs(t, p, "sess-g")
 	if len(ids) != 1 {
 		t.Fatalf("grants of sess-g: %v", ids)
@@ -49,7 +49,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	// g lists it with no question waiting.
 	tp.typeKeys(t, "g")
 	list := tp.out.expect("ends with the session")
-	for _, want := range []string{"Grants of your teams (1)", "1. " + ids[0] + "  bash(npm install left-pad) for session sess-g",
+	for _, want := range []string{"Grants of your teams (1)", "1. " + ids[0] + "  bash(npm install left-pad) for agent agent-1 in session sess-g",
 		"session · approved by bob via terminal · request req-g-1 · teams default"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list)
@@ -69,7 +69,7 @@ func TestTerminalListsAndRevokesGrants(t *testing.T) {
 	}
 	// v 1 revokes the first of the list.
 	tp.typeKeys(t, "v1\r")
-	tp.out.expect("✓ revoked grant " + ids[0] + ": bash(npm install left-pad) for session sess-g — the next such call asks again")
+	tp.out.expect("✓ revoked grant " + ids[0] + ": bash(npm install left-pad) for agent agent-1 in session sess-g — the next such call asks again")
 	if got := grantIDs(t, p, "sess-g"); len(got) != 0 {
 		t.Fatalf("grants after the revocation: %v", got)
 	}

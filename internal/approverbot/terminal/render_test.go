@@ -308,7 +308,7 @@ func TestPromptSaysWhatSessionGrantsAndDropsItWhenNotOffered(t *testing.T) {
 	if got := promptText(style{}, q, now, 80); !strings.Contains(got, "[s] session: 2 bash patterns (above)") {
 		t.Errorf("prompt %q does not say what Session grants", got)
 	}
-	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *)\n              for session s-1, in any working directory") {
+	if r := renderQuestion(style{}, q, now, 0); !strings.Contains(r, "session     would grant bash(make build), bash(kubectl apply *)\n              for agent pod-7 in session s-1, in any working directory") {
 		t.Errorf("the question does not say what Session grants:\n%s", r)
 	}
 

@@ -226,7 +226,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		}
 		// It says what the session was granted.
 		tp.out.expect("✓ bash make deploy approved (session: ")
-		tp.out.expect(" for session sess-s: \"bash(make deploy)\")\n")
+		tp.out.expect(" for agent agent-1 in session sess-s: \"bash(make deploy)\")\n")
 	})
 
 	t.Run("n rejects softly with the feedback line typed after it", func(t *testing.T) {
@@ -420,7 +420,7 @@ func TestTerminalAnswersThroughAPseudoTerminal(t *testing.T) {
 		tp.out.expect("› ")
 		tp.typeKeys(t, "?")
 		help := tp.out.expect("this help")
-		for _, want := range []string{"approve this call once", "approve for the session: ", "for session sess-help, ", ": \"bash(make help)\"\n", "reject and stop (hard)", "skip"} {
+		for _, want := range []string{"approve this call once", "approve for the session: ", "for agent agent-1 in session sess-help, ", ": \"bash(make help)\"\n", "reject and stop (hard)", "skip"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("help lacks %q:\n%s", want, help)
 			}
@@ -525,7 +525,7 @@ func TestTerminalReadsLinesWhenTheInputIsNotATerminal(t *testing.T) {
 		t.Fatalf("decision %+v, want session", d)
 	}
 	out.expect("✓ bash make deploy approved (session: ")
-	out.expect(" for session sess-line: \"bash(make deploy)\")\n")
+	out.expect(" for agent agent-1 in session sess-line: \"bash(make deploy)\")\n")
 
 	// A new session: bash is approved for the rest of sess-line.
 	agent = p.Agent("sess-line-2", "agent-1")

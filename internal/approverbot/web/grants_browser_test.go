@@ -54,8 +54,8 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	agent := p.Agent("sess-npm", "pod-7")
 	first := brokertest.Ask(ctx, agent, "req-npm", "bash", brokertest.Bash("npm install left-pad"))
 	alice.cardShown("req-npm")
-	if got := alice.eval(`document.querySelector('#q-req-npm .session-offer').innerText`); got != "SESSION would allow bash(npm install left-pad) for session sess-npm" &&
-		got != "Session would allow bash(npm install left-pad) for session sess-npm" {
+	if got := alice.eval(`document.querySelector('#q-req-npm .session-offer').innerText`); got != "SESSION would allow bash(npm install left-pad) for agent pod-7 in session sess-npm" &&
+		got != "Session would allow bash(npm install left-pad) for agent pod-7 in session sess-npm" {
 		t.Fatalf("the card's Session line reads %q", got)
 	}
 	alice.click("req-npm", actionSession)
@@ -120,7 +120,7 @@ func TestBrowserApproveForTheSessionThenRevokeTheGrant(t *testing.T) {
 	}
 
 	alice.do("revoke", chromedp.Click(chromedp.CSS(`#g-`+id+` button[data-revoke]`)))
-	if got := alice.poll("the revocation is confirmed", `document.querySelector('#g-`+id+` .reply.ok')?.textContent ?? ''`, 5*time.Second); got != "Revoked: bash(npm install left-pad) for session sess-npm. The next such call asks again." {
+	if got := alice.poll("the revocation is confirmed", `document.querySelector('#g-`+id+` .reply.ok')?.textContent ?? ''`, 5*time.Second); got != "Revoked: bash(npm install left-pad) for agent pod-7 in session sess-npm. The next such call asks again." {
 		t.Errorf("the confirmation reads %q", got)
 	}
 	if got := sessionGrantIDs(t, p, "sess-npm"); len(got) != 0 {

@@ -266,10 +266,10 @@ func TestCardsSayWhatSessionAndAlwaysGrantOrWhyNot(t *testing.T) {
 		t.Fatalf("%d questions", len(list.Questions))
 	}
 	o, r := list.Questions[0], list.Questions[1]
-	if o.SessionGrants != `Session approves 1 bash pattern for session s1, in any working directory (this call names none), until the session ends or it expires: "bash(npm install *)"` || strings.Join(o.Actions, ",") != "approve,session,always,reject_soft,reject_hard" {
+	if o.SessionGrants != `Session approves 1 bash pattern for agent pod-7 in session s1, in any working directory (this call names none), until the session ends or it expires: "bash(npm install *)"` || strings.Join(o.Actions, ",") != "approve,session,always,reject_soft,reject_hard" {
 		t.Errorf("offered: session_grants %q, actions %v", o.SessionGrants, o.Actions)
 	}
-	if !strings.Contains(o.HTML, `<span class="label">Session</span> would allow <code>bash(npm install *)</code> for session <code>s1</code>`) {
+	if !strings.Contains(o.HTML, `<span class="label">Session</span> would allow <code>bash(npm install *)</code> for agent <strong><code>pod-7</code></strong> in session <code>s1</code>`) {
 		t.Errorf("the card does not say in visible text what Session grants:\n%s", o.HTML)
 	}
 	if r.SessionGrants != "" || strings.Join(r.Actions, ",") != "approve,reject_soft,reject_hard" {
