@@ -26,7 +26,36 @@ type Question struct {
 	// decided per team (Admits), never from one team and another's
 	// answerers. Never changed in place: the board replaces the map.
 	Routes map[string]*messages.Answerers
+	// Settled is when this bot saw the question's resolution (zero while
+	// open).
+	Settled time.Time
+	// Follows is set on a question that came soon after the agent
+	// withdrew another question of one of its teams (within
+	// [followWindow] of seeing that withdrawal): in a chat, the new card
+	// takes the old one's place at the foot of the conversation, and a
+	// card made to look like the withdrawn one reads as the one the
+	// approver had been reading (red team AR R6). Every channel says so
+	// first ([Present]) and approving answers wait [FollowHold] after
+	// the bot first saw it ([Choose]).
+	Follows *Withdrawn
 }
+
+// Withdrawn is the question a new one followed: the withdrawn call (its
+// announcement; a zero Tool when this bot never saw it announced) and how
+// long before the new one it was withdrawn.
+type Withdrawn struct {
+	Call   messages.ApprovalNeeded
+	Before time.Duration
+}
+
+// followWindow is how long after a withdrawal a new question of the same
+// team is marked as following it ([Question.Follows]).
+const followWindow = time.Minute
+
+// FollowHold is how long after this bot first saw a question that follows
+// a withdrawn one an approving answer to it is held back: long enough to
+// read that it is another question.
+const FollowHold = 2500 * time.Millisecond
 
 // Open reports whether the question still waits for answers.
 func (q Question) Open() bool { return q.Resolved == nil }
@@ -94,6 +123,7 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 	cur, ok := b.qs[q.Request.RequestID]
 	if !ok {
 		n := &Question{ApprovalNeeded: q, Seen: b.now(), Routes: map[string]*messages.Answerers{q.Team: q.Answerers}}
+		n.Follows = b.withdrawnBeforeLocked(q.Team, n.Seen)
 		b.qs[q.Request.RequestID] = n
 		return *n, true, nil
 	}
@@ -124,6 +154,29 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 	q.Answerers = joinAnswerers(cur.Answerers, q.Answerers)
 	cur.ApprovalNeeded, cur.Routes = q, routes
 	return *cur, changed, nil
+}
+
+// withdrawnBeforeLocked is the latest question of team withdrawn at most
+// followWindow before now, or nil. A question of the team, not of the
+// session or the agent: the agent names both, and what it deceives is the
+// conversation the cards share.
+func (b *board) withdrawnBeforeLocked(team string, now time.Time) *Withdrawn {
+	var last *Question
+	for _, p := range b.qs {
+		if p.Resolved == nil || p.Resolved.State != messages.StateCancelled || now.Sub(p.Settled) > followWindow {
+			continue
+		}
+		if _, ok := p.Routes[team]; !ok && p.Team != team {
+			continue
+		}
+		if last == nil || p.Settled.After(last.Settled) {
+			last = p
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	return &Withdrawn{Call: last.ApprovalNeeded, Before: now.Sub(last.Settled)}
 }
 
 // widens reports whether answerers b admit someone a did not (b joins a
@@ -180,7 +233,7 @@ func (b *board) resolve(r messages.Resolved) (Question, bool) {
 	wasOpen := cur.Open()
 	if wasOpen {
 		rr := r
-		cur.Resolved = &rr
+		cur.Resolved, cur.Settled = &rr, b.now()
 	}
 	return *cur, wasOpen && ok
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot/card"
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -126,6 +127,20 @@ func Choose(q Question, c Choice, approver, channel, device, feedback string) (A
 	return choose(q, c, approver, channel, device, feedback, false)
 }
 
+// ErrHeldBack: an approving answer came too soon after a question that
+// follows a withdrawn one was shown ([Question.Follows]).
+var ErrHeldBack = errors.New("held back")
+
+// heldBack refuses an approving choice c on q within FollowHold of the bot
+// first seeing q, when q follows a withdrawn question: the answer may have
+// been meant for that one.
+func heldBack(q Question, c Choice, now time.Time) error {
+	if q.Follows == nil || !c.Approves() || !now.Before(q.Seen.Add(FollowHold)) {
+		return nil
+	}
+	return fmt.Errorf("%w: this question came as the agent withdrew another just before it; it may not be the one you read: read this one, then answer again", ErrHeldBack)
+}
+
 // choose is [Choose]; steppedUp says the channel verified a second factor
 // for the answer (the web page's WebAuthn assertion).
 func choose(q Question, c Choice, approver, channel, device, feedback string, steppedUp bool) (Answer, error) {
@@ -137,6 +152,9 @@ func choose(q Question, c Choice, approver, channel, device, feedback string, st
 		// their reply says who decided it; one the bot does not know is
 		// refused as unknown by Respond.
 		if err := offered(q, nil, c, approver, steppedUp); err != nil {
+			return Answer{}, err
+		}
+		if err := heldBack(q, c, time.Now()); err != nil {
 			return Answer{}, err
 		}
 	}

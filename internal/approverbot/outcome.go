@@ -152,6 +152,8 @@ func NotSentText(err error) string {
 		return "You are not a configured approver: nothing was sent."
 	case errors.Is(err, ErrChoice):
 		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrChoice.Error()+": ") + ". Nothing was decided."
+	case errors.Is(err, ErrHeldBack):
+		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrHeldBack.Error()+": ") + ". Nothing was decided."
 	case errors.Is(err, ErrEdit):
 		return "Not sent: " + strings.TrimPrefix(err.Error(), ErrEdit.Error()+": ") + ". Nothing was decided; fix the edit and try again."
 	case IsUnconfirmed(err):

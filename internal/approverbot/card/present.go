@@ -309,6 +309,16 @@ func unseenArguments(raw json.RawMessage, keys, nested []string, read bool, z *s
 	return out
 }
 
+// FirstWarning puts w before the view's warnings, within l.Warnings: the
+// warnings that no longer fit are counted in MoreWarnings.
+func (v *View) FirstWarning(w string, l Limits) {
+	l = l.withDefaults()
+	all := append([]string{w}, v.Warnings...)
+	var more int
+	v.Warnings, more = fitWarnings(all, l)
+	v.MoreWarnings += more
+}
+
 // fitWarnings keeps the warnings that fit l.Warnings together (one per
 // line, in order) and returns how many did not fit.
 func fitWarnings(ws []string, l Limits) ([]string, int) {

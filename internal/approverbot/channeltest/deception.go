@@ -61,6 +61,7 @@ func testDeception(t *testing.T, newHarness Factory) {
 		{"hidden and case-variant keys are shown and flagged", deceiveByKeys},
 		{"the agent's words are labelled and never markup", deceiveByMarkup},
 		{"a swapped re-announcement changes nothing", deceiveBySwapping},
+		{"a question after a withdrawn one says so first", deceiveByWithdrawing},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newHarness) })
 	}
@@ -194,6 +195,38 @@ func deceiveBySwapping(t *testing.T, newHarness Factory) {
 	w.h.Choose(t, id, approverbot.ChoiceReject, "")
 	if d := pend.Wait(t); d.Outcome != messages.OutcomeDeny {
 		t.Errorf("decision %+v, want the rejection of what the card showed", d)
+	}
+}
+
+// deceiveByWithdrawing: an agent withdraws a question an approver is
+// reading and asks another made to look like it, which takes its place at
+// the foot of a chat (red team AR R6). The new card says first that it
+// follows a withdrawn question, naming that one's call.
+func deceiveByWithdrawing(t *testing.T, newHarness Factory) {
+	w := start(t, newHarness, "alice")
+	w.seq++
+	agent := w.plane.Agent(fmt.Sprintf("%s-%d", w.session, w.seq), "agent-w")
+	first := fmt.Sprintf("ct-w1-%d", time.Now().UnixNano()%1_000_000)
+	brokertest.Ask(t.Context(), agent, first, "bash", brokertest.Bash("make test"))
+	w.device.NextAsk(first)
+	if text, _ := w.h.Shown(t, first); !strings.Contains(text, "make test") {
+		t.Fatalf("test setup: the first question does not show its command:\n%s", tail(text))
+	}
+	if got, err := agent.Cancel(t.Context(), first); err != nil || len(got) != 1 {
+		t.Fatalf("withdrawing the first question: %v, %v", got, err)
+	}
+	w.h.Settled(t, first)
+	second := fmt.Sprintf("ct-w2-%d", time.Now().UnixNano()%1_000_000)
+	pend := brokertest.Ask(t.Context(), agent, second, "bash", brokertest.Bash("make test; make deploy"))
+	w.device.NextAsk(second)
+	text, _ := w.h.Shown(t, second)
+	// (The webhook's JSON escapes the quotes around the withdrawn call.)
+	if !strings.Contains(text, `The agent withdrew its question `) || !strings.Contains(text, `bash make test`) || !strings.Contains(text, "this is another question") {
+		t.Fatalf("the question that followed the withdrawn one does not say so:\n%s", tail(text))
+	}
+	w.h.Choose(t, second, approverbot.ChoiceReject, "")
+	if d := pend.Wait(t); d.Outcome != messages.OutcomeDeny {
+		t.Errorf("decision %+v, want the rejection", d)
 	}
 }
 
