@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/signoff-dev/signoff/pkg/client"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
@@ -214,14 +215,11 @@ func quoteName(s string) string {
 // answered turns an approval that carries an answer into the deny that
 // hands the answer to the model.
 func answered(d *messages.Decision) *messages.Decision {
-	var text string
-	if json.Unmarshal(d.Answer, &text) != nil {
-		text = string(d.Answer) // not a string: the JSON as it came
-	}
+	text, _ := client.Answered(d)
 	out := *d
 	out.Outcome = messages.OutcomeDeny
 	who := cmp.Or(d.DecidedBy.Display, d.DecidedBy.ID, "the user")
 	out.Reason = who + " answered through Signoff"
-	out.LLMMessage = "The user answered through Signoff (the tool was not run; this is its result): " + text
+	out.LLMMessage = text
 	return &out
 }

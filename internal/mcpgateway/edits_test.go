@@ -63,3 +63,52 @@ func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
 		t.Fatalf("upstream saw %d calls", calls.Echo.Load())
 	}
 }
+
+// askEchoAnswerPolicy declares echo an ask-user tool: a person's answer is
+// its result.
+const askEchoAnswerPolicy = `
+mode: auto-edit
+tools:
+  answer: [mcp__up__echo]
+rules:
+  - { tool: mcp__up__echo, action: ask }
+teams:
+  default: { members: [alice, bob] }
+`
+
+// An ask-user tool a person answered does not run: the answer is its
+// result (red team AT F6: the gateway forwarded every allow, so the
+// upstream ran and the model read the tool's own text, never the "no").
+func TestGatewayReturnsAPersonsAnswerInsteadOfRunningTheTool(t *testing.T) {
+	p, calls, cs := httpSetupWith(t, askEchoAnswerPolicy)
+	approver := p.Approver("default")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "Shall I rotate the production password now?"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var q messages.ApprovalNeeded
+	select {
+	case q = <-approver.Asks:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no question reached the approver")
+	}
+	rep := approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
+		Approver: messages.Approver{ID: "alice"}, Approved: true, Answer: json.RawMessage(`"NO. Wait for the change window."`), Digest: q.Digest})
+	if !rep.Applied {
+		t.Fatalf("reply %+v", rep)
+	}
+	res := <-done
+	if res == nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "The user answered through Signoff (the tool was not run; this is its result): NO. Wait for the change window." {
+		t.Errorf("the model reads %q", got)
+	}
+	if n := calls.Echo.Load(); n != 0 {
+		t.Errorf("the upstream ran the answered tool %d times", n)
+	}
+}

@@ -300,6 +300,12 @@ func (g *Gateway) handler(up *upstream, name, tool, signoffTool string) mcp.Tool
 			}
 			return toolError("%s", text), nil
 		}
+		if text, ok := client.Answered(d); ok {
+			// A person answered an ask-user tool: the answer is the
+			// call's result; the upstream tool does not run.
+			log.Info("call answered by a person; not forwarded", "decided_by", d.DecidedBy.ID)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		}
 		edited := d.Edited()
 		if edited {
 			// Approved with changes: the upstream runs the approver's

@@ -26,7 +26,8 @@ type BatchResult struct {
 	// Err is run's error, or the error that kept the call from a decision.
 	Err error
 	// LLMMessage is the text to return to the model for a call that did not
-	// run (a rejection, a denial, a timeout, a skip after a hard stop).
+	// run (a rejection, a denial, a timeout, a skip after a hard stop, a
+	// person's answer to an ask-user tool: [Answered]).
 	LLMMessage string
 }
 
@@ -65,6 +66,9 @@ func (c *Client) RunBatch(ctx context.Context, calls []Call, run func(context.Co
 			continue
 		}
 		results[i].LLMMessage = d.LLMMessage
+		if text, ok := Answered(d); ok {
+			results[i].LLMMessage = text
+		}
 		if d.RejectMode == messages.RejectHard {
 			for j := i + 1; j < len(calls); j++ {
 				results[j].LLMMessage = messages.LLMMessageHardStop(calls[j].Tool)

@@ -29,6 +29,17 @@ func TestCallToRun(t *testing.T) {
 	if _, ok := client.CallToRun(call, nil); ok {
 		t.Error("no decision may run")
 	}
+	// A person's answer to an ask-user tool is its result: it does not run.
+	answered := &messages.Decision{Outcome: messages.OutcomeAllow, ReasonCode: messages.ReasonApproved, Answer: json.RawMessage(`"no"`)}
+	if _, ok := client.CallToRun(call, answered); ok {
+		t.Error("an answered ask-user call may run")
+	}
+	if text, ok := client.Answered(answered); !ok || text != "The user answered through Signoff (the tool was not run; this is its result): no" {
+		t.Errorf("Answered = %q, %v", text, ok)
+	}
+	if _, ok := client.Answered(plain); ok {
+		t.Error("a plain approval reads as answered")
+	}
 }
 
 func TestRunBatchRunsTheCallAsApproved(t *testing.T) {
