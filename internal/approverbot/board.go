@@ -219,12 +219,21 @@ func joinAnswerers(a, b *messages.Answerers) *messages.Answerers {
 var ErrChangedQuestion = errors.New("a re-announcement changes an open question")
 
 // resolve marks a question settled; it returns the question and whether it
-// was open. A resolution for a question never seen is kept too (an answer
+// was open. A resolution of another session's request of the same id
+// changes nothing. A resolution for a question never seen is kept too (an answer
 // from a device that connected late).
 func (b *board) resolve(r messages.Resolved) (Question, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cur, ok := b.qs[r.RequestID]
+	if ok && cur.Request.SessionID != "" && r.SessionID != "" && r.SessionID != cur.Request.SessionID {
+		// A request id is unique only within its session: this settles
+		// another session's request of the same id, not the question
+		// shown (red team AT F1: an agent that reused a victim's id and
+		// withdrew its own request took the victim's card off every
+		// device).
+		return *cur, false
+	}
 	if !ok {
 		cur = &Question{Seen: b.now()}
 		cur.Request.RequestID, cur.Request.SessionID, cur.Team = r.RequestID, r.SessionID, r.Team

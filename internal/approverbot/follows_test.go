@@ -81,3 +81,20 @@ func TestAQuestionThatFollowsAWithdrawnOneSaysSoAndHoldsApprovals(t *testing.T) 
 		t.Error("the mark of the question that followed is lost on a later upsert")
 	}
 }
+
+// A request id is unique only within its session: another session's
+// request of the same id, settled, leaves the question shown open (red
+// team AT F1).
+func TestBoardIgnoresTheResolutionOfAnotherSessionsRequestOfTheSameID(t *testing.T) {
+	b := newBoard()
+	b.upsert(question("toolu_1", time.Now())) // session s1
+	if _, wasOpen := b.resolve(messages.Resolved{RequestID: "toolu_1", SessionID: "attacker", State: messages.StateCancelled}); wasOpen {
+		t.Error("another session's resolution is reported as settling the question")
+	}
+	if q, ok := b.get("toolu_1"); !ok || !q.Open() {
+		t.Fatalf("the question of s1 is settled by another session's resolution: %+v", q.Resolved)
+	}
+	if _, wasOpen := b.resolve(messages.Resolved{RequestID: "toolu_1", SessionID: "s1", State: messages.StateCancelled}); !wasOpen {
+		t.Error("its own session's resolution does not settle it")
+	}
+}

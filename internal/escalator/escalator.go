@@ -205,7 +205,7 @@ func (e *Escalator) resolve(ctx context.Context, log *slog.Logger, st session.St
 		e.finish(ctx, log, st, 0)
 		return
 	}
-	err := p.Resolve(ctx, pager.DedupKey(prefix, st.RequestID))
+	err := p.Resolve(ctx, pager.DedupKey(prefix, st.SessionID, st.RequestID))
 	switch {
 	case errors.Is(err, pager.ErrRejected):
 		e.cfg.Metrics.Pages.WithLabelValues(step.Page, "resolve", "rejected").Inc()

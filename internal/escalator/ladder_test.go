@@ -139,7 +139,7 @@ func TestLadderRunsEachStepOnceAcrossReplicas(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no page")
 	}
-	if trigger.EventAction != "trigger" || trigger.DedupKey != pager.DedupKey("", id) {
+	if trigger.EventAction != "trigger" || trigger.DedupKey != pager.DedupKey("", "sess-ladder", id) {
 		t.Fatalf("first pager event: %+v", trigger)
 	}
 	if want := "https://signoff.example.com/#q-" + id; trigger.ClientURL != want || len(trigger.Links) != 1 || trigger.Links[0].Href != want {

@@ -33,7 +33,7 @@ func TestAnOpsgeniePageIsOpenedAndClosedWithTheRequest(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	r.sweep(t)
 	alerts := og.Alerts()
-	if len(alerts) != 1 || alerts[0].Closed || alerts[0].Alias != pager.DedupKey("", "r1") || !strings.Contains(alerts[0].First.Message, "deploy prod") {
+	if len(alerts) != 1 || alerts[0].Closed || alerts[0].Alias != pager.DedupKey("", "s1", "r1") || !strings.Contains(alerts[0].First.Message, "deploy prod") {
 		t.Fatalf("alerts after the page step: %+v", alerts)
 	}
 	if _, err := r.store.Decide(t.Context(), "s1", "r1", denyVote("r1")); err != nil {

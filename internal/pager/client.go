@@ -97,11 +97,14 @@ func (cl *client) Name() string { return cl.cfg.Name }
 // prepare checks the page pg of a Trigger and returns it, cleaned, with
 // the dedup key of its request (every kind pages under that key).
 func (cl *client) prepare(pg Page) (Page, string, error) {
+	// The key of the ids as the request has them, as the resolve computes
+	// it (validate cleans the session id for display).
+	key := DedupKey(cl.cfg.DedupPrefix, pg.SessionID, pg.RequestID)
 	pg, err := pg.validate()
 	if err != nil {
 		return Page{}, "", err
 	}
-	return pg, DedupKey(cl.cfg.DedupPrefix, pg.RequestID), nil
+	return pg, key, nil
 }
 
 // do sends c until the vendor gives an answer that is not retried: network

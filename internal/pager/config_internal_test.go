@@ -291,30 +291,38 @@ func TestRetriesWaitTheBackoffAndTheRetryAfter(t *testing.T) {
 }
 
 func TestDedupKey(t *testing.T) {
-	if got := DedupKey("", "01HV-abc_1:2"); got != "signoff-01HV-abc_1:2" {
-		t.Fatalf("plain id: %q", got)
+	if got := DedupKey("", "s-1", "01HV-abc_1:2"); got != "signoff-s-1:01HV-abc_1:2" {
+		t.Fatalf("plain ids: %q", got)
 	}
-	if got := DedupKey("prod", "r1"); got != "prod-r1" {
+	if got := DedupKey("prod", "s1", "r1"); got != "prod-s1:r1" {
 		t.Fatalf("prefix: %q", got)
 	}
-	odd := []string{"a/b", "a%2Fb", "é", "a?b#c", "a b"}
+	// A request id is unique only within its session (red team AT F1):
+	// another session's request of the same id has another key.
+	if DedupKey("", "victim", "toolu_1") == DedupKey("", "attacker", "toolu_1") {
+		t.Fatal("two sessions' requests of one id share a key")
+	}
+	// The session holds no ':' in the plain form, so moving the split
+	// between the ids changes the key.
+	if DedupKey("", "a", "b:c") == DedupKey("", "a:b", "c") {
+		t.Fatal("the split between the ids is ambiguous")
+	}
+	odd := [][2]string{{"s", "a/b"}, {"s", "a%2Fb"}, {"s", "é"}, {"s", "a?b#c"}, {"s", "a b"}, {"s:x", "r"}, {"s.x", "r"}, {"", "r"}, {"s", "a\x00b"}, {"s\x00a", "b"}}
 	seen := map[string]bool{}
-	for _, id := range odd {
-		k := DedupKey("", id)
-		if !strings.HasPrefix(k, "signoff.sha256.") || k != DedupKey("", id) || seen[k] {
-			t.Fatalf("DedupKey(%q) = %q: not hashed, not stable, or colliding", id, k)
+	for _, ids := range odd {
+		k := DedupKey("", ids[0], ids[1])
+		if !strings.HasPrefix(k, "signoff.sha256.") || k != DedupKey("", ids[0], ids[1]) || seen[k] {
+			t.Fatalf("DedupKey(%q, %q) = %q: not hashed, not stable, or colliding", ids[0], ids[1], k)
 		}
 		seen[k] = true
-		// A request id chosen to look like the hashed form of another
-		// maps elsewhere.
-		forged := strings.TrimPrefix(k, "signoff.")
-		forged = strings.ReplaceAll(forged, ".", "-")
-		if DedupKey("", forged) == k || DedupKey("", strings.ReplaceAll(forged, "-", ":")) == k {
-			t.Fatalf("request id %q forges the key of %q", forged, id)
+		// Ids chosen to look like the hashed form of another map elsewhere.
+		forged := strings.ReplaceAll(strings.TrimPrefix(k, "signoff."), ".", "-")
+		if DedupKey("", "s", forged) == k || DedupKey("", forged, "r") == k {
+			t.Fatalf("ids forge the key of %q", ids)
 		}
 	}
-	// The longest prefix with the longest request id fits both vendors.
-	long := DedupKey(strings.Repeat("p", 64), strings.Repeat("r", 128))
+	// The longest prefix with the longest ids fits both vendors.
+	long := DedupKey(strings.Repeat("p", 64), strings.Repeat("s", 128), strings.Repeat("r", 128))
 	if len(long) > pdMaxDedupKey || len(long) > ogMaxAlias {
 		t.Fatalf("a maximal key is %d characters", len(long))
 	}

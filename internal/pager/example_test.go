@@ -35,6 +35,7 @@ func Example() {
 	ctx := context.Background()
 	ref, err := pd.Trigger(ctx, pager.Page{
 		RequestID: "01HVZ8K3",
+		SessionID: "s-42",
 		Summary:   "Approval needed: Bash terraform apply (team ops)",
 		Link:      "https://signoff.example.com/#/q/01HVZ8K3",
 		Team:      "ops",
@@ -52,24 +53,26 @@ func Example() {
 		fmt.Println(in.DedupKey, "resolved:", in.Resolved)
 	}
 	// Output:
-	// triggered signoff-01HVZ8K3
+	// triggered signoff-s-42:01HVZ8K3
 	// <nil> <nil>
-	// signoff-01HVZ8K3 resolved: true
+	// signoff-s-42:01HVZ8K3 resolved: true
 }
 
-// FuzzDedupKeyIsInjective checks that two different request ids never share
-// an incident key, whatever characters they hold.
+// FuzzDedupKeyIsInjective checks that two different pairs of session and
+// request ids never share an incident key, whatever characters they hold.
 func FuzzDedupKeyIsInjective(f *testing.F) {
-	f.Add("a/b", "sha256-0123")
-	f.Add("r-1", "r_1")
-	f.Add("é", "%C3%A9")
-	f.Add("x:y", "x-y")
-	f.Fuzz(func(t *testing.T, a, b string) {
-		if a == b {
+	f.Add("s", "a/b", "s", "sha256-0123")
+	f.Add("s", "r-1", "s", "r_1")
+	f.Add("s", "é", "s", "%C3%A9")
+	f.Add("s", "x:y", "s", "x-y")
+	f.Add("a", "b:c", "a:b", "c")
+	f.Add("victim", "toolu_1", "attacker", "toolu_1")
+	f.Fuzz(func(t *testing.T, sa, a, sb, b string) {
+		if sa == sb && a == b {
 			return
 		}
-		if ka, kb := pager.DedupKey("", a), pager.DedupKey("", b); ka == kb {
-			t.Fatalf("request ids %q and %q share the key %q", a, b, ka)
+		if ka, kb := pager.DedupKey("", sa, a), pager.DedupKey("", sb, b); ka == kb {
+			t.Fatalf("ids (%q, %q) and (%q, %q) share the key %q", sa, a, sb, b, ka)
 		}
 	})
 }

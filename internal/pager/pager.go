@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -117,31 +118,45 @@ func (p Page) validate() (Page, error) {
 	return p, nil
 }
 
-// DedupKey is the incident key of a request: prefix, '-', and the request id
-// when it is made of letters, digits, '-', '_' and ':' only; else prefix,
-// ".sha256.", and the SHA-256 of the id in hex (request ids may hold '/',
-// '%' or non-ASCII, which Opsgenie's alias travels badly with in a URL
-// path). The '.' cannot occur in the first form, so no request id, however
-// chosen, maps to the key of another: an agent cannot name its request so
-// that settling it resolves someone else's page. It is a pure function:
-// every replica, every retry and the later resolve compute the same key.
-// With a prefix of at most 64 characters and request ids of at most 128
-// bytes it fits both vendors' limits (PagerDuty 255 characters, Opsgenie
-// 512).
-func DedupKey(prefix, requestID string) string {
+// DedupKey is the incident key of a request of a session: prefix, '-',
+// the session id, ':' and the request id, when both are made of letters,
+// digits, '-', '_' (and ':' in the request id) and the key fits both
+// vendors; else prefix, ".sha256.", and the SHA-256 of the session id's
+// length in decimal, ':', the session id and the request id, in hex (ids may hold '/', '%' or non-ASCII,
+// which Opsgenie's alias travels badly with in a URL path). A request id
+// is unique only within its session (DESIGN §5): another session — another
+// agent, another tenant — may use the same one, so the key names both
+// (red team AT F1: keyed by the request id alone, a second session's
+// request of the same id, cancelled, resolved the first one's page). The
+// session id holds no ':' in the first form, so the first ':' ends it; the
+// '.' cannot occur in the first form: no pair of ids, however chosen, maps
+// to the key of another pair. It is a pure function: every replica, every
+// retry and the later resolve compute the same key.
+func DedupKey(prefix, sessionID, requestID string) string {
 	if prefix == "" {
 		prefix = DefaultDedupPrefix
 	}
-	plain := requestID != ""
-	for i := 0; i < len(requestID) && plain; i++ {
-		c := requestID[i]
-		plain = c == '-' || c == '_' || c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-	}
+	plain := sessionID != "" && requestID != "" && plainID(sessionID, false) && plainID(requestID, true) &&
+		len(prefix)+len(sessionID)+len(requestID)+2 <= pdMaxDedupKey
 	if plain {
-		return prefix + "-" + requestID
+		return prefix + "-" + sessionID + ":" + requestID
 	}
-	sum := sha256.Sum256([]byte(requestID))
+	// The session's length first: no NUL or other byte in either id moves
+	// the split between them.
+	sum := sha256.Sum256([]byte(strconv.Itoa(len(sessionID)) + ":" + sessionID + requestID))
 	return prefix + ".sha256." + hex.EncodeToString(sum[:])
+}
+
+// plainID reports whether id is made of letters, digits, '-', '_', and,
+// with colon, ':'.
+func plainID(id string, colon bool) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c == '-' || c == '_' || colon && c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			return false
+		}
+	}
+	return true
 }
 
 // pageTime is when the request was asked, or now.

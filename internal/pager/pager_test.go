@@ -21,7 +21,7 @@ func TestTriggerOpensOneIncidentWithTheLinkAndResolveClosesIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ref.DedupKey != pager.DedupKey("", "r-1") || ref.Pager != p.Name() {
+		if ref.DedupKey != pager.DedupKey("", "s-42", "r-1") || ref.Pager != p.Name() {
 			t.Fatalf("ref = %+v", ref)
 		}
 		if v.kind == pager.KindOpsgenie && ref.VendorID == "" {
@@ -89,7 +89,7 @@ func TestResolveOfAnUnknownOrClosedIncidentSucceeds(t *testing.T) {
 	forEachVendor(t, func(t *testing.T, v *vendor) {
 		p, _ := v.newPager(t, nil)
 		ctx := context.Background()
-		if err := p.Resolve(ctx, pager.DedupKey("", "never-paged")); err != nil {
+		if err := p.Resolve(ctx, pager.DedupKey("", "s-42", "never-paged")); err != nil {
 			t.Fatalf("resolve of an unknown incident: %v", err)
 		}
 		ref, err := p.Trigger(ctx, page("r-2"))
@@ -182,7 +182,7 @@ func TestServerErrorsThatOutlastTheAttemptsAreUnavailable(t *testing.T) {
 	forEachVendor(t, func(t *testing.T, v *vendor) {
 		p, _ := v.newPager(t, func(c *pager.Config) { c.MaxAttempts = 3 })
 		v.inject(pagertest.Fault{Status: 500}, pagertest.Fault{Status: 500}, pagertest.Fault{Status: 503})
-		err := p.Resolve(context.Background(), pager.DedupKey("", "r-down"))
+		err := p.Resolve(context.Background(), pager.DedupKey("", "s-42", "r-down"))
 		var ae *pager.APIError
 		if !errors.Is(err, pager.ErrUnavailable) || !errors.As(err, &ae) || ae.Attempts != 3 || ae.Status != 503 {
 			t.Fatalf("err = %v, want ErrUnavailable after 3 attempts ending in 503", err)
@@ -416,7 +416,7 @@ func TestCancellationDuringASlowAnswerIsOnlyTheCancellation(t *testing.T) {
 		v.inject(pagertest.Fault{Delay: 2 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		err := p.Resolve(ctx, pager.DedupKey("", "r-slow-cancel"))
+		err := p.Resolve(ctx, pager.DedupKey("", "s-42", "r-slow-cancel"))
 		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pager.ErrUnavailable) || errors.Is(err, pager.ErrRejected) {
 			t.Fatalf("err = %v, want only the deadline", err)
 		}
