@@ -189,6 +189,11 @@ func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.Raw
 	slices.Sort(keys)
 	for _, k := range keys {
 		nk := normKey(k)
+		if why := e.argvWord(sp, nk, m[k]); why != "" {
+			subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
+				" " + why, floorLayer: "input", ungrantable: true})
+			continue
+		}
 		if slices.Contains(names, nk) || slices.Contains(sp.known, nk) || sp.arg(nk) != nil {
 			continue
 		}
@@ -200,6 +205,45 @@ func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.Raw
 			" is not one the policy knows: it may name files the policy does not judge", floorLayer: "input", ungrantable: true})
 	}
 	return subs
+}
+
+// argvWord says why a search tool's argument value raw (of normalised key
+// nk) cannot be judged as text, or "". Hosts run these tools by spawning
+// rg, git grep or grep with each argument one word of the command line,
+// not always after -e or -- (Gemini CLI's search_file_content, Crush's
+// grep): a value that begins with '-' is then an option of that program —
+// rg --pre=sh runs sh on every file searched, git grep -O<cmd> runs a
+// command, -f<file> reads one — whatever key it came in (red team AS F1).
+// A filter glob that begins with ':' is a git pathspec with magic to git
+// grep (':(top)', ':/' climb to the repository's top: AS F1b). Either asks:
+// what the program makes of the word is not the text the policy reads.
+func (e *evaluation) argvWord(sp *fileToolSpec, nk string, raw json.RawMessage) string {
+	var vals []string
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		vals = []string{one}
+	} else if json.Unmarshal(raw, &vals) != nil {
+		return ""
+	}
+	ga := sp.arg(nk)
+	for _, v := range vals {
+		t := strings.TrimLeft(v, " \t\n\r")
+		switch {
+		case strings.HasPrefix(t, "-"):
+			return "begins with '-' (" + strconv.Quote(clipWord(t)) + "): the program the host runs for it (rg, git grep, grep) may take it for one of its options, which run programs and read files"
+		case ga != nil && ga.role != roleRooted && strings.HasPrefix(t, ":"):
+			return "begins with ':' (" + strconv.Quote(clipWord(t)) + "): git grep reads it as a pathspec with magic (:(top), :/ reach the repository's top)"
+		}
+	}
+	return ""
+}
+
+// clipWord is a value clipped for a reason.
+func clipWord(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // unreadableGlob says why the policy cannot read a glob exactly ("" when
