@@ -88,8 +88,14 @@ func TestRedTeamAFHostAndHookFiles(t *testing.T) {
 		{"Write", ".simple-git-hooks.json", policy.Ask},
 		{"Write", ".huskyrc.json", policy.Ask},
 		{"Write", "src/main.go", policy.Allow},
-		{"Write", "CLAUDE.md", policy.Allow},
-		{"Write", "docs/claude.md", policy.Allow},
+		// The hosts' instruction files ask since red team AS F3: their
+		// @-imports read files into the model's context without a tool
+		// call (a case-insensitive file system reads claude.md as one).
+		{"Write", "CLAUDE.md", policy.Ask},
+		{"Write", "docs/claude.md", policy.Ask},
+		{"Write", "sub/GEMINI.md", policy.Ask},
+		{"Write", "AGENTS.md", policy.Ask},
+		{"Write", "docs/README.md", policy.Allow},
 		{"Read", "/home/dev/.codex/auth.json", policy.Deny},
 		{"Read", "/home/dev/.gemini/oauth_creds.json", policy.Deny},
 		{"Read", "/home/dev/.claude/.credentials.json", policy.Deny},
