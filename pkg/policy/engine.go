@@ -638,6 +638,9 @@ func (r *rule) matches(s *subject) bool {
 		if r.action == Allow {
 			return false
 		}
+		if s.recursive && r.path.treeMeets(s.value) {
+			return true
+		}
 		// A relative deny or ask rule names the project's paths
 		// (secrets/**), and the project may be the working directory or
 		// any directory above it: the agent may have moved into a

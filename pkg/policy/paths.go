@@ -81,6 +81,28 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 	return p.dirUnder(clean)
 }
 
+// treeMeets reports whether some path under the directory clean may match
+// the pattern, whose fixed directory clean lies under, past a wildcard
+// (/mnt/*/Users/*/.* meets a recursive read of /mnt/c/Users/dev, which
+// matchTree's fixed-directory test does not see: red team AS F2). The
+// tree's paths and the pattern are intersected as globs.
+func (p *pathPattern) treeMeets(clean string) bool {
+	if p.dir == "" || !p.abs || !strings.HasPrefix(clean, p.dir+"/") || !hasGlobMeta(p.text[len(p.dir):]) {
+		return false
+	}
+	alts, ok := globs.PathAlternatives(p.text)
+	if !ok {
+		return true
+	}
+	tree := append(globs.Literal(nil, strings.TrimSuffix(clean, "/")+"/"), globs.AnyRun)
+	for _, a := range alts {
+		if globs.Intersects(a, tree) {
+			return true
+		}
+	}
+	return false
+}
+
 // dirUnder reports whether the pattern's fixed directory (~/.ssh for
 // ~/.ssh/**) is clean or lies under it; a floating pattern (**/.env) has
 // none.

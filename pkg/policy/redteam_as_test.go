@@ -87,3 +87,20 @@ func TestRedteamASSearchArgumentsAreWordsOfTheHostsCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRedteamASWindowsProfileUnderWSL: under WSL the Windows profile is a
+// second home whose tools keep their tokens there, some under Windows
+// names (red team AS F2); a recursive read of a directory above it meets
+// the rule through its wildcards, as a read of the home meets ~/.ssh.
+func TestRedteamASWindowsProfileUnderWSL(t *testing.T) {
+	wantActionsIn(t, builtinPolicy(t), "/home/dev/proj", []bashCase{
+		{`cat /mnt/c/Users/dev/.kube/config`, policy.Ask},
+		{`cat /mnt/c/Users/dev/_netrc`, policy.Ask},
+		{`cat '/mnt/c/Users/dev/AppData/Roaming/GitHub CLI/hosts.yml'`, policy.Deny},
+		{`grep -r token /mnt/c/Users/dev`, policy.Deny},
+		{`grep -r token /mnt/c`, policy.Deny},
+		{`cat /mnt/c/Users/dev/Documents/notes.txt`, policy.Allow},
+		{`grep -r token /mnt/c/Users/dev/Documents`, policy.Allow},
+		{`grep -r token src`, policy.Allow},
+	})
+}
