@@ -90,8 +90,25 @@ func (h Host) output(event string, in Input, d *messages.Decision) ([]byte, erro
 	if out, ok := answeredOutput(h, event, in, d); ok {
 		return out, nil
 	}
+	if h == ClaudeCode && event == "PreToolUse" && in.PermissionMode == planMode && d.Outcome == messages.OutcomeAllow &&
+		len(d.Answer) == 0 && in.ToolName != exitPlanTool {
+		// The user set Claude Code to plan (read and plan, change
+		// nothing): a PreToolUse allow skips the host's permission
+		// system in every mode, so Signoff's allow — its own mode is
+		// auto-edit — let edits through (red team AT F7). Silence lets
+		// the host's plan mode decide; a deny still denies, and
+		// ExitPlanMode, the plan's approval, is answered as asked.
+		return nil, nil
+	}
 	return h.answer(event, d)
 }
+
+// planMode is Claude Code's permission_mode while it plans; exitPlanTool
+// the tool that asks to leave it.
+const (
+	planMode     = "plan"
+	exitPlanTool = "ExitPlanMode"
+)
 
 // editedAskUser is the deny that answers an approval with changes of an
 // ask-user call.

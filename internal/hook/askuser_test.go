@@ -123,3 +123,34 @@ func TestOutputDecidesWhichUpdatedInput(t *testing.T) {
 		})
 	}
 }
+
+// In Claude Code's plan mode an allow would skip the mode the user set
+// (red team AT F7): the hook says nothing and lets the host decide; a deny
+// still denies, and ExitPlanMode and answers are answered as ever.
+func TestPlanModeLeavesAllowsToTheHost(t *testing.T) {
+	by := messages.Decider{Kind: messages.DeciderApprover, ID: "alice"}
+	allow := messages.Decision{Outcome: messages.OutcomeAllow, Tool: "Write", DecidedBy: by}
+	write := Input{ToolName: "Write", PermissionMode: "plan", ToolInput: json.RawMessage(`{"file_path":"src/main.go","content":"x"}`)}
+	if out, err := ClaudeCode.output("PreToolUse", write, &allow); err != nil || out != nil {
+		t.Errorf("an allow in plan mode: %s, %v; want nothing", out, err)
+	}
+	write.PermissionMode = "default"
+	if out, _ := ClaudeCode.output("PreToolUse", write, &allow); !strings.Contains(string(out), `"permissionDecision":"allow"`) {
+		t.Errorf("an allow outside plan mode: %s", out)
+	}
+	write.PermissionMode = "plan"
+	deny := messages.Decision{Outcome: messages.OutcomeDeny, Tool: "Write", Reason: "no", DecidedBy: by}
+	if out, _ := ClaudeCode.output("PreToolUse", write, &deny); !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		t.Errorf("a deny in plan mode: %s", out)
+	}
+	exit := Input{ToolName: "ExitPlanMode", PermissionMode: "plan", ToolInput: json.RawMessage(`{"plan":"x"}`)}
+	approved := messages.Decision{Outcome: messages.OutcomeAllow, Tool: "ExitPlanMode", DecidedBy: by}
+	if out, _ := ClaudeCode.output("PreToolUse", exit, &approved); !strings.Contains(string(out), `"permissionDecision":"allow"`) {
+		t.Errorf("an approved ExitPlanMode in plan mode: %s", out)
+	}
+	ask := Input{ToolName: "AskUserQuestion", PermissionMode: "plan", ToolInput: json.RawMessage(`{"questions":[{"question":"Region?"}]}`)}
+	answered := messages.Decision{Outcome: messages.OutcomeAllow, Tool: "AskUserQuestion", Answer: json.RawMessage(`"eu-west-1"`), DecidedBy: by}
+	if out, _ := ClaudeCode.output("PreToolUse", ask, &answered); !strings.Contains(string(out), `"answers"`) {
+		t.Errorf("an answer in plan mode: %s", out)
+	}
+}
