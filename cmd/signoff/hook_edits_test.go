@@ -116,3 +116,65 @@ func TestHooksRunTheCallAsTheApproverChangedItOrNotAtAll(t *testing.T) {
 		}
 	})
 }
+
+// After the call ran (PostToolUse), the hook checks that an approval with
+// changes ran with the approver's arguments: a host that dropped
+// updatedInput ran the agent's own call in the approver's name (red team
+// AT F5). The model is told (block) and the user warned; a call that ran
+// as approved, and one without changes, pass in silence.
+func TestPostToolUseSaysWhenAnApprovalWithChangesRanOtherArguments(t *testing.T) {
+	p := brokertest.Start(t, brokertest.Options{Policy: hookPolicy})
+	approver := p.Approver("default")
+	env := hookEnv(p)
+	const edit = `{"command":"make deploy ENV=staging","description":"Deploy to staging"}`
+	approvedWithChanges := func(t *testing.T) (session, id string) {
+		s, id := ids()
+		ch := start(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make deploy ENV=prod"}), env, "hook", "claude-code")
+		approveWithChanges(t, approver, approver.NextAsk(agentcfg.Token(id)), edit)
+		if r := wait(t, ch); r.code != 0 || !strings.Contains(r.stdout, "updatedInput") {
+			t.Fatalf("PreToolUse: exit %d, %s", r.code, r.stdout)
+		}
+		return s, id
+	}
+	post := func(t *testing.T, s, id, toolInput string) result {
+		var input map[string]any
+		if err := json.Unmarshal([]byte(toolInput), &input); err != nil {
+			t.Fatal(err)
+		}
+		in := fixture(t, "claude-code/post_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "tool_input": input})
+		return wait(t, start(t, in, env, "hook", "claude-code"))
+	}
+	const original = `{"command":"make deploy ENV=prod","description":"List the files of the project","timeout":120000}`
+
+	t.Run("the host ran the agent's call", func(t *testing.T) {
+		s, id := approvedWithChanges(t)
+		r := post(t, s, id, original)
+		out := r.json(t)
+		if r.code != 0 || out["decision"] != "block" {
+			t.Fatalf("exit %d, answer %s, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		if reason, _ := out["reason"].(string); !strings.Contains(reason, "not approved") || !strings.Contains(reason, "ENV=staging") {
+			t.Errorf("the model reads %q", reason)
+		}
+		if msg, _ := out["systemMessage"].(string); !strings.Contains(msg, "did not approve") {
+			t.Errorf("the user reads %q", msg)
+		}
+	})
+	t.Run("the host ran the approver's call", func(t *testing.T) {
+		s, id := approvedWithChanges(t)
+		// The host may add fields of its own (timeout); the approver's
+		// are all there as approved.
+		if r := post(t, s, id, `{"command":"make deploy ENV=staging","description":"Deploy to staging","timeout":120000}`); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+			t.Fatalf("exit %d, answer %s", r.code, r.stdout)
+		}
+	})
+	t.Run("a call without changes", func(t *testing.T) {
+		s, id := ids()
+		ch := start(t, fixture(t, "claude-code/pre_tool_use_bash.json", map[string]any{"session_id": s, "tool_use_id": id, "command": "make deploy ENV=prod"}), env, "hook", "claude-code")
+		approver.Approve(approver.NextAsk(agentcfg.Token(id)), "alice", messages.ScopeOnce)
+		wait(t, ch)
+		if r := post(t, s, id, original); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+			t.Fatalf("exit %d, answer %s", r.code, r.stdout)
+		}
+	})
+}

@@ -157,6 +157,8 @@ func handle(ctx context.Context, cfg Config, stdin io.Reader, ans *answerer) {
 		newTurn(ctx, cfg, in, ans)
 	case kindEnd:
 		endSession(ctx, cfg, in, ans)
+	case kindVerify:
+		verify(ctx, cfg, in, ans)
 	case kindIgnore:
 		ans.write(nil, ExitOK)
 	default:

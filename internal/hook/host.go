@@ -37,6 +37,7 @@ const (
 	kindTurn         // a new user turn: clear the hard stop
 	kindEnd          // the session ends: cancel what is pending
 	kindIgnore       // documented, nothing to decide: exit 0, no output
+	kindVerify       // a call ran: check an approval with changes ran as approved
 )
 
 // events lists the events each host documents and what the hook does with
@@ -49,7 +50,7 @@ var events = map[Host]map[string]kind{
 		"UserPromptSubmit":   kindTurn,
 		"SessionEnd":         kindEnd,
 		"SessionStart":       kindIgnore,
-		"PostToolUse":        kindIgnore,
+		"PostToolUse":        kindVerify,
 		"PostToolUseFailure": kindIgnore,
 		"PermissionDenied":   kindIgnore,
 		"Notification":       kindIgnore,
@@ -90,6 +91,10 @@ func (h Host) blocksOnExit2(event string) bool {
 // fields a host documents are set: Codex treats an unknown field as a failed
 // hook, which lets the call run.
 type hookOutput struct {
+	// Decision and Reason are PostToolUse's: "block" tells the model
+	// Reason.
+	Decision           string          `json:"decision,omitempty"`
+	Reason             string          `json:"reason,omitempty"`
 	HookSpecificOutput *specificOutput `json:"hookSpecificOutput,omitempty"`
 	SystemMessage      string          `json:"systemMessage,omitempty"`
 }
