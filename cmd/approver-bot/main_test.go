@@ -416,7 +416,7 @@ terminal: {approver: alice}
 	if d.Scope != messages.ScopeSession || d.DecidedBy.ID != "alice" || d.DecidedBy.Channel != "terminal" {
 		t.Errorf("decision %+v, want session by alice via terminal", d)
 	}
-	out.expect(t, `✓ bash make deploy approved (session: 1 bash pattern for session s-tty: "bash(make deploy)")`)
+	out.expect(t, `✓ bash make deploy approved (session: 1 bash pattern for agent a1 in session s-tty: "bash(make deploy)")`)
 	// (The bracketed-paste switches are no colour.)
 	if strings.Contains(strings.NewReplacer("\x1b[?2004h", "", "\x1b[?2004l", "").Replace(out.text()), "\x1b[") {
 		t.Error("colours with NO_COLOR set")

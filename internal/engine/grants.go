@@ -210,14 +210,44 @@ func offersFor(pol *policy.Policy, d *policy.Decision, tool, agentID string) []m
 			o.Expires = expiresOf(pol.GrantMaxAge(d, o.Scope != messages.ScopeSession))
 		}
 	}
-	if need.Approvals > 1 {
-		for _, o := range []*messages.GrantOffer{&session, &always} {
-			if o.Offered {
-				o.Note = fmt.Sprintf("granted only if all %d approvers choose %s; otherwise the request is approved once", need.Approvals, scopeLabel(o.Scope))
-			}
+	runs := runsFiles(d.Shell)
+	for _, o := range []*messages.GrantOffer{&session, &always} {
+		if !o.Offered {
+			continue
 		}
+		var notes []string
+		if runs != "" {
+			notes = append(notes, runs+" what files say (a Makefile, scripts), which the agent may change without a question")
+		}
+		if need.Approvals > 1 {
+			notes = append(notes, fmt.Sprintf("granted only if all %d approvers choose %s; otherwise the request is approved once", need.Approvals, scopeLabel(o.Scope)))
+		}
+		o.Note = strings.Join(notes, "; ")
 	}
 	return []messages.GrantOffer{session, always}
+}
+
+// runsFiles says which programs of a do what files say rather than only
+// what their words say ("make does", "npm and pytest do"), or "" (red
+// team AT F4: Always on make build granted 30 days of whatever Makefile
+// the agent wrote next, which auto-edit let it write).
+func runsFiles(a *shell.Analysis) string {
+	if a == nil {
+		return ""
+	}
+	var names []string
+	for i := range a.Commands {
+		if c := &a.Commands[i]; c.RunsFiles && c.Name != "" && !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0] + " does"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " do"
 }
 
 // expiresOf is GrantOffer.Expires of a grant lasting maxAge (0: no limit

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff/pkg/messages"
@@ -112,5 +113,38 @@ func TestApprovalScopesOfARecordWithoutThem(t *testing.T) {
 	rec.ApprovalScopes = []messages.Scope{messages.ScopeSession, messages.ScopeOnce}
 	if got := approvalScopes(rec); !slices.Equal(got, []messages.Scope{messages.ScopeSession, messages.ScopeOnce}) {
 		t.Errorf("approvalScopes with stored scopes = %v, want them as stored", got)
+	}
+}
+
+// A standing answer to a command whose program runs code from files (make,
+// an interpreter, a test runner) says that it grants whatever those files
+// hold when it runs: the agent may rewrite a Makefile without a question
+// (red team AT F4). A command whose words are all it does says nothing.
+func TestOffersSayWhenTheGrantedCommandRunsFiles(t *testing.T) {
+	pol, err := policy.Parse([]byte(`
+mode: always-ask
+teams:
+  default: { members: [alice, bob] }
+`), "runs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"make build", "make does what files say"},
+		{"python3 build.py", "python3 does what files say"},
+		{"make build && pytest -q", "make and pytest do what files say"},
+		{"ls -la", ""},
+		{"rm -rf build", ""},
+	} {
+		d := pol.Evaluate(policy.Call{Tool: "bash", Arguments: []byte(`{"command":"` + c.cmd + `"}`), Cwd: "/w"})
+		for _, o := range offersFor(pol, &d, "bash", "pod-1") {
+			if !o.Offered {
+				t.Errorf("%s: %s not offered: %s", c.cmd, o.Scope, o.WhyNot)
+				continue
+			}
+			if c.want == "" && o.Note != "" || c.want != "" && !strings.HasPrefix(o.Note, c.want) {
+				t.Errorf("%s: %s note %q, want %q", c.cmd, o.Scope, o.Note, c.want)
+			}
+		}
 	}
 }

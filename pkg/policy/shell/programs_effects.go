@@ -50,6 +50,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	c.Inert = u.complete() && u.ask == "" && len(u.writes) == 0 && len(u.runs) == 0 &&
 		!u.inPlace && u.script == nil && spec.wrapper == nil && !spec.elevated &&
 		spec.hook != "interpreter" && !spec.runsCode && (u.sub == nil || !u.sub.runsCode)
+	c.RunsFiles = spec.runsCode || u.sub != nil && u.sub.runsCode || spec.hook == "interpreter"
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}

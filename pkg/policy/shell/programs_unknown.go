@@ -32,6 +32,7 @@ func (a *shAnalyzer) unknownProgram(ci int, words []shWord, fr shFrame) {
 	}
 	a.info[ci].envProg = c.Name
 	c.Walks = true
+	c.RunsFiles = true // what it does is not known: it may be in files
 	if r := a.splitWords(words); r != "" {
 		c.Unanalysable = r // o="-r ~/.ssh"; prog $o: words the reads below do not see
 		return

@@ -43,6 +43,13 @@ type Command struct {
 	// (cat, ls -la, git status). An "Always" answer grants an inert
 	// command its arity prefix, any other command only exactly.
 	Inert bool
+	// RunsFiles is true when what the command does is in files it runs
+	// rather than in its words: a program or sub-command the table marks
+	// runs_code (make, npm test, go generate, cargo build), an interpreter,
+	// or a program the table does not know (what it does is not known). A
+	// grant of its exact text grants whatever those files hold when it
+	// runs (red team AT F4).
+	RunsFiles bool
 	// Recursive is true when the command reads or writes whole trees under
 	// the directories it names (grep -r, cp -r, find, rm -r); on a write
 	// target, that the write covers the tree.
