@@ -87,7 +87,8 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 // matchTree's fixed-directory test does not see: red team AS F2). The
 // tree's paths and the pattern are intersected as globs.
 func (p *pathPattern) treeMeets(clean string) bool {
-	if p.dir == "" || !p.abs || !strings.HasPrefix(clean, p.dir+"/") || !hasGlobMeta(p.text[len(p.dir):]) {
+	if p.dir == "" || !p.abs || len(clean) <= len(p.dir) || clean[len(p.dir)] != '/' || !strings.HasPrefix(clean, p.dir) ||
+		!hasGlobMeta(p.text[len(p.dir):]) {
 		return false
 	}
 	alts, ok := globs.PathAlternatives(p.text)
