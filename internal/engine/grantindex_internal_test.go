@@ -71,6 +71,7 @@ teams:
 		{"* --version"}, {"?m build"}, {"[r]m build"}, {`\rm build`}, {"git push *", "npm test"},
 		{"echo hi", "> out.txt"}, {"> out.txt"}, {"< in.txt"}, {"cat *"}, {"/bin/rm build"}, {"rm"},
 		{"ls *", "ls"}, {"rm x *"}, {"npm run build", "npm test"}, {"timeout *"}, {"prog1 build *"},
+		{"> build"}, // what rm build deletes is a write of build
 	}
 	var grants []session.Grant
 	for i, ps := range patterns {

@@ -211,7 +211,8 @@ func TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes(t *testing.T) {
 	r.request(t, first)
 	q := r.lastAsk(t, "rm-1")
 	always := q.Offer(messages.ScopeAlwaysPrefix)
-	if always == nil || !always.Offered || !slices.Equal(always.Patterns, []string{"rm -rf build"}) {
+	// The command and the write of what it deletes.
+	if always == nil || !always.Offered || !slices.Equal(always.Patterns, []string{"rm -rf build", "> build"}) {
 		t.Fatalf("always offer = %+v, want the exact command", always)
 	}
 	// Until when: the policy's default always max_age; a session grant has
@@ -223,12 +224,12 @@ func TestAlwaysOnRmRfBuildDoesNotGrantOtherDeletes(t *testing.T) {
 		t.Errorf("session offer = %+v, want expires never", s)
 	}
 	if rep := r.respond(t, first, "bob", true, messages.ScopeAlwaysPrefix, ""); !rep.Applied || rep.Decision == nil ||
-		!slices.Equal(rep.Decision.GrantedPattern, []string{"rm -rf build"}) {
+		!slices.Equal(rep.Decision.GrantedPattern, []string{"rm -rf build", "> build"}) {
 		t.Fatalf("always approval: %+v", rep)
 	}
 	// Another session of the same agent: the always grant applies.
 	again := r.wantDecided(t, bash("s-rm-2", "rm-2", "rm -rf build"), messages.OutcomeAllow, messages.ReasonScopeGrant)
-	if !slices.Equal(again.GrantedPattern, []string{"rm -rf build"}) {
+	if !slices.Equal(again.GrantedPattern, []string{"rm -rf build", "> build"}) {
 		t.Errorf("granted pattern %q", again.GrantedPattern)
 	}
 	for i, cmd := range []string{"rm -rf ..", "rm -rf .git", "rm -rf dist", "rm -rf build src"} {

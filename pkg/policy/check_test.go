@@ -100,7 +100,8 @@ agents:
 		t.Errorf("line 1 = %v", first)
 	}
 	subs, _ := first["subcommands"].([]any)
-	if len(subs) != 2 {
+	// ls -la, rm -rf x, and the write of x that rm deletes.
+	if len(subs) != 3 || subs[2].(map[string]any)["kind"] != "redirect" || subs[2].(map[string]any)["command"] != "x" {
 		t.Fatalf("line 1 subcommands = %v", first["subcommands"])
 	}
 	sub := subs[1].(map[string]any)

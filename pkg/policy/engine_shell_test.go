@@ -41,6 +41,7 @@ rules:
 	want := []Subcommand{
 		{Command: "ls -la", Words: []string{"ls", "-la"}, Kind: "command", Action: Allow, Rule: "bash(ls *)"},
 		{Command: "rm -rf build", Words: []string{"rm", "-rf", "build"}, Kind: "command", Action: Deny, Rule: "bash(rm *)"},
+		{Command: "build", Kind: "redirect", Action: Allow}, // what rm deletes is a write
 	}
 	if len(d.Subcommands) != len(want) {
 		t.Fatalf("subcommands = %+v", d.Subcommands)
@@ -54,7 +55,7 @@ rules:
 	if d.Reason != `rule bash(rm *) denies "rm -rf build"` {
 		t.Errorf("reason = %q", d.Reason)
 	}
-	if d.Shell == nil || len(d.Shell.Commands) != 2 {
+	if d.Shell == nil || len(d.Shell.Commands) != 3 {
 		t.Errorf("Shell = %+v, want the analysis", d.Shell)
 	}
 }
@@ -273,7 +274,8 @@ func TestShellIndexMatchesBruteForce(t *testing.T) {
 	commands := []string{"git", "git status", "git diff HEAD", "gist x", "ls", "ls -la", "rm -rf /tmp/x", "cat .env", "/bin/rm x", "/usr/bin/ls -l", "echo xyz", "make", "lsx", "ps aux"}
 	for _, c := range commands {
 		a := shell.Analyze(c)
-		if len(a.Commands) != 1 {
+		// One command (and, for rm, the write of what it deletes).
+		if len(a.Commands) == 0 || a.Commands[0].Redirect || len(a.Commands) > 1 && !a.Commands[1].Redirect {
 			t.Fatalf("%q: %d commands", c, len(a.Commands))
 		}
 		sc := a.Commands[0]

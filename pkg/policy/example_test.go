@@ -71,6 +71,7 @@ func ExamplePolicy_Evaluate() {
 	//   command "tee /tmp/d": ask
 	//   redirect "/tmp/d": allow
 	//   command "rm -rf build": deny
+	//   redirect "build": allow
 	// ask - rule bash(kubectl *) asks for "kubectl rollout restart deploy/api" - route oncall 10m0s - always [kubectl rollout restart deploy/api]
 }
 

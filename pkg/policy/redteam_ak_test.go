@@ -322,7 +322,9 @@ func TestRemovingADirectoryNamedTildeIsNotRemovingTheHome(t *testing.T) {
 		if d.Action == policy.Allow {
 			t.Errorf("%s: allowed", cmd)
 		}
-		if got := strings.Contains(d.Reason, "deletes the home directory"); got != home {
+		// What rm deletes is a write: a deny rule on a file of the home
+		// may decide it first (rm -r ${HOME}/*).
+		if got := strings.Contains(d.Reason, "deletes the home directory"); got != home && !(home && d.Action == policy.Deny) {
 			t.Errorf("%s: %s", cmd, d.Reason)
 		}
 	}

@@ -226,7 +226,7 @@ func TestAlwaysPatternsExactForWhatChangesThings(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"rm -rf build", []string{"rm -rf build"}},
+		{"rm -rf build", []string{"rm -rf build", "> build"}},
 		{"sed -i s/a/b/ f", []string{"sed -i s/a/b/ f", "> f"}},
 		{"python3 x.py", []string{"python3 x.py"}},
 		{"make build", []string{"make build"}},

@@ -19,6 +19,7 @@ func ExampleAnalyze() {
 	fmt.Println(a.Safety)
 	// Output:
 	// rm -rf / (wrappers [sudo env FOO=1 timeout], elevated true)
+	// write /
 	// ls (wrappers [], elevated false)
 	// grep -l TODO {} (wrappers [xargs], elevated false)
 	// write hits.txt
