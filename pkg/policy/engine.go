@@ -48,6 +48,10 @@ type subject struct {
 	// the cleaned relative path without one): relative rule patterns
 	// (src/**) match it.
 	rel string
+	// profile is the path under the home that value names when it lies in
+	// a Windows user profile (profileAlias): the home's deny and ask rules
+	// meet it. "" otherwise.
+	profile string
 	// cwd is the call's working directory, whose ancestors relative deny
 	// and ask rules are anchored at too (upRels).
 	cwd string
@@ -641,6 +645,12 @@ func (r *rule) matches(s *subject) bool {
 		if s.recursive && r.path.treeMeets(s.value) {
 			return true
 		}
+		if h := s.profile; h != "" &&
+			(r.path.match(h, s.base) || s.recursive && r.path.matchTree(h, s.base) || r.path.foldedMatch(h, s.base, s.recursive)) {
+			// A Windows profile seen from WSL, Git Bash or Cygwin is a
+			// second home: the home's deny and ask rules meet it.
+			return true
+		}
 		// A relative deny or ask rule names the project's paths
 		// (secrets/**), and the project may be the working directory or
 		// any directory above it: the agent may have moved into a
@@ -893,6 +903,7 @@ func (e *evaluation) pathSubject(kind subjectKind, tier Tier, v string) subject 
 		// rule on the file's name meets the text.
 		s.floor, s.floorLayer, s.ungrantable = "path "+strconv.Quote(v)+" holds a control character, where a system call may end it", "safety", true
 	}
+	s.profile = profileAlias(s.value, e.p.home)
 	return s
 }
 

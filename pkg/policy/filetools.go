@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/signoff-dev/signoff/pkg/policy/globs"
 	"github.com/signoff-dev/signoff/pkg/policy/shell"
@@ -225,17 +226,56 @@ func (e *evaluation) argvWord(sp *fileToolSpec, nk string, raw json.RawMessage) 
 	} else if json.Unmarshal(raw, &vals) != nil {
 		return ""
 	}
-	ga := sp.arg(nk)
+	var ga *globArg
+	if sp != nil {
+		ga = sp.arg(nk)
+	}
+	filter := ga != nil && ga.role != roleRooted || ga == nil && slices.Contains(argvFilterKeys, nk)
 	for _, v := range vals {
-		t := strings.TrimLeft(v, " \t\n\r")
+		// Any leading space a host may trim first (Unicode's, the BOM).
+		t := strings.TrimLeftFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' })
 		switch {
 		case strings.HasPrefix(t, "-"):
 			return "begins with '-' (" + strconv.Quote(clipWord(t)) + "): the program the host runs for it (rg, git grep, grep) may take it for one of its options, which run programs and read files"
-		case ga != nil && ga.role != roleRooted && strings.HasPrefix(t, ":"):
+		case filter && strings.HasPrefix(t, ":"):
 			return "begins with ':' (" + strconv.Quote(clipWord(t)) + "): git grep reads it as a pathspec with magic (:(top), :/ reach the repository's top)"
 		}
 	}
 	return ""
+}
+
+// argvKeys are the arguments of a tool judged by name (an MCP search or
+// file tool, a declared tier's) that its server may hand to a program's
+// command line as they are: its path arguments and the spellings of a
+// search's pattern and filters (red team AU F1: a ripgrep MCP server's
+// pattern --pre=sh ran sh). argvFilterKeys are the filters among them.
+var (
+	argvKeys       = slices.Concat(namePathArgs, []string{"pattern", "patterns", "query", "regex", "regexp", "search", "searchterm", "term", "text", "expression"}, argvFilterKeys)
+	argvFilterKeys = []string{"glob", "globs", "include", "includes", "exclude", "excludes", "filepattern", "includepattern", "excludepattern", "filter", "type"}
+)
+
+// argvArgs appends a floor for each argument of a tool judged by name, of
+// a key its server may put on a command line (argvKeys), whose value a
+// program may take for an option (argvWord).
+func (e *evaluation) argvArgs(subs []subject, args json.RawMessage) []subject {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return subs
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if nk := normKey(k); slices.Contains(argvKeys, nk) {
+			if why := e.argvWord(nil, nk, m[k]); why != "" {
+				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
+					" " + why, floorLayer: "input", ungrantable: true})
+			}
+		}
+	}
+	return subs
 }
 
 // clipWord is a value clipped for a reason.
@@ -621,6 +661,8 @@ func (e *evaluation) namedTool(args json.RawMessage) Decision {
 	}
 	if sp != nil {
 		subs = e.unknownArgs(subs, sp, args, namePathArgs)
+	} else {
+		subs = e.argvArgs(subs, args)
 	}
 	if len(subs) == 1 {
 		return e.single(&name)

@@ -82,14 +82,17 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 }
 
 // treeMeets reports whether some path under the directory clean may match
-// the pattern, whose fixed directory clean lies under, past a wildcard
+// the pattern, whose fixed directory (if it has one: {/mnt/*,/?}/Users
+// has none) clean lies under, past a wildcard
 // (/mnt/*/Users/*/.* meets a recursive read of /mnt/c/Users/dev, which
 // matchTree's fixed-directory test does not see: red team AS F2). The
 // tree's paths and the pattern are intersected as globs.
 func (p *pathPattern) treeMeets(clean string) bool {
-	if p.dir == "" || !p.abs || len(clean) <= len(p.dir) || clean[len(p.dir)] != '/' || !strings.HasPrefix(clean, p.dir) ||
-		!hasGlobMeta(p.text[len(p.dir):]) {
+	switch {
+	case p.dir != "" && (!p.abs || len(clean) <= len(p.dir) || clean[len(p.dir)] != '/' || !strings.HasPrefix(clean, p.dir)):
 		return false
+	case p.dir == "" && !strings.HasPrefix(p.text, "{/"), !hasGlobMeta(p.text[len(p.dir):]):
+		return false // a floating pattern (**/.env) meets trees otherwise
 	}
 	alts, ok := globs.PathAlternatives(p.text)
 	if !ok {
@@ -97,11 +100,46 @@ func (p *pathPattern) treeMeets(clean string) bool {
 	}
 	tree := append(globs.Literal(nil, strings.TrimSuffix(clean, "/")+"/"), globs.AnyRun)
 	for _, a := range alts {
-		if globs.Intersects(a, tree) {
+		if len(a) > 0 && a[0].Lit() && a[0].R == '/' && globs.Intersects(a, tree) {
 			return true
 		}
 	}
 	return false
+}
+
+// profileAlias is the path under home that p names when p lies in a
+// Windows user profile as WSL (/mnt/c/Users/NAME), WSL with its automount
+// root at / or Git Bash (/c/Users/NAME) and Cygwin (/cygdrive/c/Users/NAME)
+// show it: the same tools keep the same settings and tokens there (red
+// team AS F2, AU F4). "" when p is not in one or home is not known.
+func profileAlias(p, home string) string {
+	if home == "" || len(p) < 10 || p[0] != '/' {
+		return ""
+	}
+	rest := p[1:]
+	switch {
+	case strings.HasPrefix(rest, "mnt/"):
+		rest = rest[4:]
+	case strings.HasPrefix(rest, "cygdrive/"):
+		rest = rest[9:]
+	}
+	// A drive letter, then Users (any case), then the profile's name.
+	if len(rest) < 2 || rest[1] != '/' || (rest[0]|0x20) < 'a' || (rest[0]|0x20) > 'z' {
+		return ""
+	}
+	rest = rest[2:]
+	if len(rest) < 6 || !strings.EqualFold(rest[:6], "users/") {
+		return ""
+	}
+	rest = rest[6:]
+	name, sub, _ := strings.Cut(rest, "/")
+	if name == "" || strings.EqualFold(name, "Public") || strings.EqualFold(name, "Default") {
+		return ""
+	}
+	if sub == "" {
+		return home
+	}
+	return home + "/" + sub
 }
 
 // dirUnder reports whether the pattern's fixed directory (~/.ssh for

@@ -68,7 +68,7 @@ func TestRedteamASSearchArgumentsAreWordsOfTheHostsCommandLine(t *testing.T) {
 		{"search_file_content", map[string]any{"pattern": "--pre=sh", "fixed_strings": true}, policy.Ask},
 		{"search_file_content", map[string]any{"pattern": "-Otouch /tmp/x; true", "include": "xyz"}, policy.Ask},
 		{"search_file_content", map[string]any{"pattern": "TODO", "include": ":(top).kube/config"}, policy.Ask},
-		{"search_file_content", map[string]any{"pattern": "TODO", "include": ":/.kube/config"}, policy.Ask},
+		{"search_file_content", map[string]any{"pattern": "TODO", "include": ":/src/x.go"}, policy.Ask},
 		{"grep", map[string]any{"pattern": "--pre=sh"}, policy.Ask},
 		{"Grep", map[string]any{"pattern": "-f/home/dev/.kube/config"}, policy.Ask},
 		{"Grep", map[string]any{"pattern": "x", "glob": "--pre=sh"}, policy.Ask},
@@ -94,7 +94,7 @@ func TestRedteamASSearchArgumentsAreWordsOfTheHostsCommandLine(t *testing.T) {
 // the rule through its wildcards, as a read of the home meets ~/.ssh.
 func TestRedteamASWindowsProfileUnderWSL(t *testing.T) {
 	wantActionsIn(t, builtinPolicy(t), "/home/dev/proj", []bashCase{
-		{`cat /mnt/c/Users/dev/.kube/config`, policy.Ask},
+		{`cat /mnt/c/Users/dev/.kube/config`, policy.Deny}, // the home's rule, through the profile
 		{`cat /mnt/c/Users/dev/_netrc`, policy.Ask},
 		{`cat '/mnt/c/Users/dev/AppData/Roaming/GitHub CLI/hosts.yml'`, policy.Deny},
 		{`grep -r token /mnt/c/Users/dev`, policy.Deny},
