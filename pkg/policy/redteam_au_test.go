@@ -56,4 +56,3 @@ func TestRedteamAUWindowsProfileIsASecondHome(t *testing.T) {
 		{`grep -r tok /c/Users/dev/Documents`, policy.Allow},
 	})
 }
-
