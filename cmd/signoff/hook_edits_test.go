@@ -162,9 +162,15 @@ func TestPostToolUseSaysWhenAnApprovalWithChangesRanOtherArguments(t *testing.T)
 	})
 	t.Run("the host ran the approver's call", func(t *testing.T) {
 		s, id := approvedWithChanges(t)
-		// The host may add fields of its own (timeout); the approver's
-		// are all there as approved.
-		if r := post(t, s, id, `{"command":"make deploy ENV=staging","description":"Deploy to staging","timeout":120000}`); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+		if r := post(t, s, id, edit); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+			t.Fatalf("exit %d, answer %s", r.code, r.stdout)
+		}
+	})
+	t.Run("the host kept an argument the approver took out", func(t *testing.T) {
+		// The approver's change was the removal of timeout (red team AU
+		// F7): a host that dropped it still ran with it.
+		s, id := approvedWithChanges(t)
+		if r := post(t, s, id, `{"command":"make deploy ENV=staging","description":"Deploy to staging","timeout":120000}`); r.json(t)["decision"] != "block" {
 			t.Fatalf("exit %d, answer %s", r.code, r.stdout)
 		}
 	})

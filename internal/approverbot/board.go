@@ -163,7 +163,10 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 func (b *board) withdrawnBeforeLocked(team string, now time.Time) *Withdrawn {
 	var last *Question
 	for _, p := range b.qs {
-		if p.Resolved == nil || p.Resolved.State != messages.StateCancelled || now.Sub(p.Settled) > followWindow {
+		// Withdrawn by the agent, or left to expire on a time limit it
+		// chose (ttl_ms; red team AU F5).
+		if p.Resolved == nil || p.Resolved.State != messages.StateCancelled && p.Resolved.State != messages.StateExpired ||
+			now.Sub(p.Settled) > followWindow {
 			continue
 		}
 		if _, ok := p.Routes[team]; !ok && p.Team != team {

@@ -73,9 +73,16 @@ func TestAQuestionThatFollowsAWithdrawnOneSaysSoAndHoldsApprovals(t *testing.T) 
 	if q, _, _ := b.upsert(other2); q.Follows != nil {
 		t.Errorf("a question after a decided one follows %+v", q.Follows)
 	}
-	clock = clock.Add(followWindow)
+	// A question left to expire on the agent's own time limit is
+	// withdrawn as well (AU F5).
+	b.upsert(question("short-ttl", start))
+	b.resolve(messages.Resolved{RequestID: "short-ttl", Team: "default", State: messages.StateExpired})
+	if q, _, _ := b.upsert(question("after-expiry", start)); q.Follows == nil || q.Follows.Call.Request.RequestID != "short-ttl" {
+		t.Errorf("a question after an expired one follows %+v", q.Follows)
+	}
+	clock = clock.Add(followWindow + time.Second)
 	if q, _, _ := b.upsert(question("late", start)); q.Follows != nil {
-		t.Errorf("a question %s after the withdrawal follows %+v", followWindow+2*time.Second, q.Follows)
+		t.Errorf("a question more than %s after the withdrawals follows %+v", followWindow, q.Follows)
 	}
 	if q, ok := b.get("swap"); !ok || q.Follows == nil {
 		t.Error("the mark of the question that followed is lost on a later upsert")

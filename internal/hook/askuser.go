@@ -90,13 +90,15 @@ func (h Host) output(event string, in Input, d *messages.Decision) ([]byte, erro
 	if out, ok := answeredOutput(h, event, in, d); ok {
 		return out, nil
 	}
-	if h == ClaudeCode && event == "PreToolUse" && in.PermissionMode == planMode && d.Outcome == messages.OutcomeAllow &&
+	if h == ClaudeCode && in.PermissionMode == planMode && d.Outcome == messages.OutcomeAllow &&
 		len(d.Answer) == 0 && in.ToolName != exitPlanTool {
 		// The user set Claude Code to plan (read and plan, change
 		// nothing): a PreToolUse allow skips the host's permission
 		// system in every mode, so Signoff's allow — its own mode is
-		// auto-edit — let edits through (red team AT F7). Silence lets
-		// the host's plan mode decide; a deny still denies, and
+		// auto-edit — let edits through (red team AT F7), and a
+		// PermissionRequest allow answers the prompt plan mode raised
+		// (AU F6). Silence lets the host's plan mode decide (on
+		// PermissionRequest: its own prompt); a deny still denies, and
 		// ExitPlanMode, the plan's approval, is answered as asked.
 		return nil, nil
 	}

@@ -134,6 +134,9 @@ func TestPlanModeLeavesAllowsToTheHost(t *testing.T) {
 	if out, err := ClaudeCode.output("PreToolUse", write, &allow); err != nil || out != nil {
 		t.Errorf("an allow in plan mode: %s, %v; want nothing", out, err)
 	}
+	if out, err := ClaudeCode.output("PermissionRequest", write, &allow); err != nil || out != nil {
+		t.Errorf("a PermissionRequest allow in plan mode: %s, %v; want nothing (the host's prompt)", out, err)
+	}
 	write.PermissionMode = "default"
 	if out, _ := ClaudeCode.output("PreToolUse", write, &allow); !strings.Contains(string(out), `"permissionDecision":"allow"`) {
 		t.Errorf("an allow outside plan mode: %s", out)

@@ -58,20 +58,17 @@ func verify(ctx context.Context, cfg Config, in Input, ans *answerer) {
 	ans.write(out, ExitOK)
 }
 
-// ranAsApproved reports whether the tool input that ran holds every
-// argument of the approved one as approved (the host may add defaults of
-// its own). Unreadable input did not run as approved.
+// ranAsApproved reports whether the tool input that ran is the approved
+// one: the same arguments with the same values, none more — an approver's
+// change may be a key taken out (dangerouslyDisableSandbox, replace_all;
+// red team AU F7), which a host that dropped the change still has.
+// Unreadable input did not run as approved.
 func ranAsApproved(approved, ran json.RawMessage) bool {
-	var a, r map[string]any
+	var a, r any
 	if decode(approved, &a) != nil || decode(ran, &r) != nil {
 		return false
 	}
-	for k, v := range a {
-		if got, ok := r[k]; !ok || !reflect.DeepEqual(got, v) {
-			return false
-		}
-	}
-	return true
+	return reflect.DeepEqual(a, r)
 }
 
 func decode(raw json.RawMessage, v any) error {
