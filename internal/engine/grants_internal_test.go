@@ -133,6 +133,10 @@ teams:
 		{"make build", "make does what files say"},
 		{"python3 build.py", "python3 does what files say"},
 		{"make build && pytest -q", "make and pytest do what files say"},
+		// A sub-command the table does not know every effect of (AU F8).
+		{"npm test", "npm does what files say"},
+		{"cargo build", "cargo does what files say"},
+		{"terraform apply", "terraform does what files say"},
 		{"ls -la", ""},
 		{"rm -rf build", ""},
 	} {
