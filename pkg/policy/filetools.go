@@ -179,20 +179,11 @@ func normKey(k string) string {
 // unjudged when it can name files (a string, a list, an object). Flags and
 // counts (booleans, numbers, null) are ignored.
 func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.RawMessage, names []string) []subject {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return subs
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	m, keys := sortedArgs(args)
 	for _, k := range keys {
 		nk := normKey(k)
 		if why := e.argvWord(sp, nk, m[k]); why != "" {
-			subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
-				" " + why, floorLayer: "input", ungrantable: true})
+			subs = append(subs, e.argFloor(k, why))
 			continue
 		}
 		if slices.Contains(names, nk) || slices.Contains(sp.known, nk) || sp.arg(nk) != nil {
@@ -202,8 +193,7 @@ func (e *evaluation) unknownArgs(subs []subject, sp *fileToolSpec, args json.Raw
 		if len(raw) == 0 || raw[0] != '"' && raw[0] != '[' && raw[0] != '{' {
 			continue
 		}
-		subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
-			" is not one the policy knows: it may name files the policy does not judge", floorLayer: "input", ungrantable: true})
+		subs = append(subs, e.argFloor(k, "is not one the policy knows: it may name files the policy does not judge"))
 	}
 	return subs
 }
@@ -258,24 +248,36 @@ var (
 // a key its server may put on a command line (argvKeys), whose value a
 // program may take for an option (argvWord).
 func (e *evaluation) argvArgs(subs []subject, args json.RawMessage) []subject {
+	m, keys := sortedArgs(args)
+	for _, k := range keys {
+		if nk := normKey(k); slices.Contains(argvKeys, nk) {
+			if why := e.argvWord(nil, nk, m[k]); why != "" {
+				subs = append(subs, e.argFloor(k, why))
+			}
+		}
+	}
+	return subs
+}
+
+// sortedArgs returns a call's arguments by key and the keys in order
+// (none when they are not an object).
+func sortedArgs(args json.RawMessage) (map[string]json.RawMessage, []string) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
-		return subs
+		return nil, nil
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		if nk := normKey(k); slices.Contains(argvKeys, nk) {
-			if why := e.argvWord(nil, nk, m[k]); why != "" {
-				subs = append(subs, subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(k) + " of " + e.name +
-					" " + why, floorLayer: "input", ungrantable: true})
-			}
-		}
-	}
-	return subs
+	return m, keys
+}
+
+// argFloor is the floor subject of argument key, asking for why.
+func (e *evaluation) argFloor(key, why string) subject {
+	return subject{kind: subjName, tier: e.tier, floor: "argument " + strconv.Quote(key) + " of " + e.name + " " + why,
+		floorLayer: "input", ungrantable: true}
 }
 
 // clipWord is a value clipped for a reason.

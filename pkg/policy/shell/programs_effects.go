@@ -50,11 +50,7 @@ func (a *shAnalyzer) programEffects(ci int, words []shWord, fr shFrame) {
 	c.Inert = u.complete() && u.ask == "" && len(u.writes) == 0 && len(u.runs) == 0 &&
 		!u.inPlace && u.script == nil && spec.wrapper == nil && !spec.elevated &&
 		spec.hook != "interpreter" && !spec.runsCode && (u.sub == nil || !u.sub.runsCode)
-	// What files say decides what the command does: the table says the
-	// program runs code, it is an interpreter, or the table does not know
-	// all the effects of a sub-command (npm test, cargo build, terraform
-	// apply: a partial entry of a program with sub-commands).
-	c.RunsFiles = spec.runsCode || u.sub != nil && u.sub.runsCode || spec.hook == "interpreter" || !u.complete() && len(spec.subs) > 0
+	c.RunsFiles = u.runsFiles()
 	if (u.sub != nil && u.sub.writesCwd || u.sub == nil && spec.writesCwd) && len(u.writes) == 0 {
 		u.writes = append(u.writes, shWord{text: ".", lit: true})
 	}
@@ -2824,4 +2820,14 @@ func (u *progUse) settingsWrites(words []shWord) {
 	for _, f := range sv.files {
 		u.writes = append(u.writes, shWord{text: f, lit: true})
 	}
+}
+
+// runsFiles reports whether what files say decides what the command does
+// (Command.RunsFiles): the table says the program runs code, it is an
+// interpreter, or the table does not know every effect of a sub-command
+// (npm test, cargo build, terraform apply: a partial entry of a program
+// with sub-commands).
+func (u *progUse) runsFiles() bool {
+	spec := u.spec
+	return spec.runsCode || u.sub != nil && u.sub.runsCode || spec.hook == "interpreter" || !u.complete() && len(spec.subs) > 0
 }
