@@ -97,11 +97,16 @@ const settledKeep = 15 * time.Minute
 type board struct {
 	mu sync.Mutex
 	qs map[string]*Question
+	// withdrawn is, by team, the latest question of that team withdrawn
+	// or expired ([Question.Follows]).
+	withdrawn map[string]*Question
 	// now is the clock (tests).
 	now func() time.Time
 }
 
-func newBoard() *board { return &board{qs: map[string]*Question{}, now: time.Now} }
+func newBoard() *board {
+	return &board{qs: map[string]*Question{}, withdrawn: map[string]*Question{}, now: time.Now}
+}
 
 // upsert records a question; it returns the stored question and whether it
 // changed (new, new approvals, or a new reminder). A question already settled stays settled:
@@ -161,25 +166,26 @@ func (b *board) upsert(q messages.ApprovalNeeded) (Question, bool, error) {
 // session or the agent: the agent names both, and what it deceives is the
 // conversation the cards share.
 func (b *board) withdrawnBeforeLocked(team string, now time.Time) *Withdrawn {
-	var last *Question
-	for _, p := range b.qs {
-		// Withdrawn by the agent, or left to expire on a time limit it
-		// chose (ttl_ms; red team AU F5).
-		if p.Resolved == nil || p.Resolved.State != messages.StateCancelled && p.Resolved.State != messages.StateExpired ||
-			now.Sub(p.Settled) > followWindow {
-			continue
-		}
-		if _, ok := p.Routes[team]; !ok && p.Team != team {
-			continue
-		}
-		if last == nil || p.Settled.After(last.Settled) {
-			last = p
-		}
-	}
-	if last == nil {
+	last := b.withdrawn[team]
+	if last == nil || now.Sub(last.Settled) > followWindow {
 		return nil
 	}
 	return &Withdrawn{Call: last.ApprovalNeeded, Before: now.Sub(last.Settled)}
+}
+
+// noteWithdrawnLocked records cur, just settled, as its teams' latest
+// withdrawn question when the agent withdrew it or let it expire on a time
+// limit it chose (ttl_ms; red team AU F5).
+func (b *board) noteWithdrawnLocked(cur *Question) {
+	if st := cur.Resolved.State; st != messages.StateCancelled && st != messages.StateExpired {
+		return
+	}
+	if cur.Team != "" {
+		b.withdrawn[cur.Team] = cur
+	}
+	for team := range cur.Routes {
+		b.withdrawn[team] = cur
+	}
 }
 
 // widens reports whether answerers b admit someone a did not (b joins a
@@ -246,6 +252,7 @@ func (b *board) resolve(r messages.Resolved) (Question, bool) {
 	if wasOpen {
 		rr := r
 		cur.Resolved, cur.Settled = &rr, b.now()
+		b.noteWithdrawnLocked(cur)
 	}
 	return *cur, wasOpen && ok
 }
