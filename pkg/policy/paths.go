@@ -36,6 +36,12 @@ type pathPattern struct {
 	// and Windows' default, opens .env for ".ENV"); the pattern itself
 	// when it has no upper-case letter.
 	fold *pathPattern
+	// trees are the pattern's absolute alternatives when a wildcard comes
+	// before its last directory (/mnt/*/Users/*/.kube/**, {/mnt/*,/?}/…),
+	// for treeMeets; treesAll when they cannot be listed (a recursive
+	// read under its fixed directory may meet it). Computed once.
+	trees    []globs.Glob
+	treesAll bool
 }
 
 // foldedMatch reports whether the pattern, both sides in lower case,
@@ -88,23 +94,41 @@ func (p *pathPattern) matchTree(clean, base string) bool {
 // matchTree's fixed-directory test does not see: red team AS F2). The
 // tree's paths and the pattern are intersected as globs.
 func (p *pathPattern) treeMeets(clean string) bool {
-	switch {
-	case p.dir != "" && (!p.abs || len(clean) <= len(p.dir) || clean[len(p.dir)] != '/' || !strings.HasPrefix(clean, p.dir)):
+	if len(p.trees) == 0 && !p.treesAll ||
+		p.dir != "" && (len(clean) <= len(p.dir) || clean[len(p.dir)] != '/' || !strings.HasPrefix(clean, p.dir)) {
 		return false
-	case p.dir == "" && !strings.HasPrefix(p.text, "{/"), !hasGlobMeta(p.text[len(p.dir):]):
-		return false // a floating pattern (**/.env) meets trees otherwise
 	}
-	alts, ok := globs.PathAlternatives(p.text)
-	if !ok {
+	if p.treesAll {
 		return true
 	}
 	tree := append(globs.Literal(nil, strings.TrimSuffix(clean, "/")+"/"), globs.AnyRun)
-	for _, a := range alts {
-		if len(a) > 0 && a[0].Lit() && a[0].R == '/' && globs.Intersects(a, tree) {
+	for _, a := range p.trees {
+		if globs.Intersects(a, tree) {
 			return true
 		}
 	}
 	return false
+}
+
+// treeAlternatives sets p.trees (and treesAll) for treeMeets: an absolute
+// pattern (or one of absolute alternatives, {/mnt/*,/?}/…) with a wildcard
+// after its fixed directory; a floating pattern (**/.env) meets trees
+// otherwise.
+func (p *pathPattern) treeAlternatives() {
+	switch {
+	case p.dir != "" && !p.abs, p.dir == "" && !strings.HasPrefix(p.text, "{/"), !hasGlobMeta(p.text[len(p.dir):]):
+		return
+	}
+	alts, ok := globs.PathAlternatives(p.text)
+	if !ok {
+		p.treesAll = true
+		return
+	}
+	for _, a := range alts {
+		if len(a) > 0 && a[0].Lit() && a[0].R == '/' {
+			p.trees = append(p.trees, a)
+		}
+	}
 }
 
 // profileAlias is the path under home that p names when p lies in a
@@ -216,6 +240,7 @@ func compilePathPattern(p string) (*pathPattern, error) {
 			pp.dir = path.Clean(lit[:j])
 		}
 	}
+	pp.treeAlternatives()
 	pp.fold = pp
 	if lp := globs.Fold(p); lp != p {
 		f, err := compilePathPattern(lp)
