@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/signoff-dev/signoff/internal/brokertest"
 	"github.com/signoff-dev/signoff/internal/mcpgateway"
 	"github.com/signoff-dev/signoff/pkg/messages"
 )
@@ -21,23 +22,31 @@ teams:
   default: { members: [alice, bob] }
 `
 
-func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
-	p, calls, cs := httpSetupWith(t, askEchoPolicy)
-	approver := p.Approver("default")
+// callEcho calls up__echo with text and returns where its result will
+// come and the question the approver got.
+func callEcho(t *testing.T, cs *mcp.ClientSession, approver *brokertest.Approver, text string) (<-chan *mcp.CallToolResult, messages.ApprovalNeeded) {
+	t.Helper()
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "drop table users"}})
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": text}})
 		if err != nil {
 			t.Error(err)
 		}
 		done <- res
 	}()
-	var q messages.ApprovalNeeded
 	select {
-	case q = <-approver.Asks:
+	case q := <-approver.Asks:
+		return done, q
 	case <-time.After(10 * time.Second):
 		t.Fatal("no question reached the approver")
 	}
+	return nil, messages.ApprovalNeeded{}
+}
+
+func TestGatewayForwardsTheArgumentsTheApproverChanged(t *testing.T) {
+	p, calls, cs := httpSetupWith(t, askEchoPolicy)
+	approver := p.Approver("default")
+	done, q := callEcho(t, cs, approver, "drop table users")
 	rep := approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
 		Approver: messages.Approver{ID: "alice"}, Approved: true, UpdatedArguments: json.RawMessage(`{"text":"select 1"}`), Digest: q.Digest})
 	if !rep.Applied {
@@ -82,20 +91,7 @@ teams:
 func TestGatewayReturnsAPersonsAnswerInsteadOfRunningTheTool(t *testing.T) {
 	p, calls, cs := httpSetupWith(t, askEchoAnswerPolicy)
 	approver := p.Approver("default")
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "Shall I rotate the production password now?"}})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
-	var q messages.ApprovalNeeded
-	select {
-	case q = <-approver.Asks:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no question reached the approver")
-	}
+	done, q := callEcho(t, cs, approver, "Shall I rotate the production password now?")
 	rep := approver.Respond(messages.Response{RequestID: q.Request.RequestID, SessionID: q.Request.SessionID,
 		Approver: messages.Approver{ID: "alice"}, Approved: true, Answer: json.RawMessage(`"NO. Wait for the change window."`), Digest: q.Digest})
 	if !rep.Applied {
