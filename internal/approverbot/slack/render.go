@@ -299,6 +299,24 @@ func detailBlocks(v approverbot.View) []any {
 	if len(v.Warnings) > 0 {
 		blocks = append(blocks, sectionBlock{Type: "section", Text: plain(strings.Join(v.Warnings, "\n"))})
 	}
+	if verdict := verdictElements(v); len(verdict) > 0 {
+		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: verdict})
+	}
+	blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip(metaLine(v), maxSectionText))}})
+	if rich := agentElements(v); len(rich) > 0 {
+		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: rich})
+	}
+	if len(v.Batch) > 0 {
+		blocks = append(blocks, batchBlock(v))
+	}
+	return blocks
+}
+
+// verdictElements renders what the policy found: the parsed sub-commands
+// with their verdicts (and how many are not listed), the safety override,
+// why it asks, the rule and the working directory. It returns nil when
+// the view has none of them.
+func verdictElements(v approverbot.View) []any {
 	var verdict []any
 	if len(v.Subcommands) > 0 {
 		items := make([]richContainer, 0, len(v.Subcommands))
@@ -325,9 +343,12 @@ func detailBlocks(v approverbot.View) []any {
 	if v.Cwd != "" {
 		line("Directory:", rcode(v.Cwd))
 	}
-	if len(verdict) > 0 {
-		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: verdict})
-	}
+	return verdict
+}
+
+// metaLine says who asks: the team and tier, the session, the agent, its
+// identity, whom it says it acts for, and the request id.
+func metaLine(v approverbot.View) string {
 	meta := "team " + v.Team
 	if v.Tier != "" {
 		meta += " · tier " + v.Tier
@@ -340,9 +361,13 @@ func detailBlocks(v approverbot.View) []any {
 	if v.Requester != "" {
 		meta += " · for " + v.Requester + " (as the agent says)"
 	}
-	meta += " · request " + v.RequestID
-	blocks = append(blocks, contextBlock{Type: "context", Elements: []*textObject{plain(clip(meta, maxSectionText))}})
+	return meta + " · request " + v.RequestID
+}
 
+// agentElements renders what the agent sent: its own words, labelled as
+// unchecked, the command, every argument key and the arguments. It returns
+// nil when the view has none of them.
+func agentElements(v approverbot.View) []any {
 	var rich []any
 	if v.Description != "" {
 		rich = append(rich, rsection(rbold("The agent's words (not checked): "), rtext(v.Description)))
@@ -363,26 +388,26 @@ func detailBlocks(v approverbot.View) []any {
 	if v.Args != "" {
 		rich = append(rich, rsection(rbold("Arguments")), rpre(v.Args))
 	}
-	if len(rich) > 0 {
-		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: rich})
-	}
+	return rich
+}
 
-	if len(v.Batch) > 0 {
-		items := make([]richContainer, 0, len(v.Batch))
-		for _, it := range v.Batch {
-			el := []any{rcode(it.Tool)}
-			if it.Args != "" {
-				el = append(el, rtext(" "), rcode(it.Args))
-			}
-			items = append(items, rsection(el...))
+// batchBlock renders the calls the agent says its batch continues with,
+// in order, and how many more there are; each is still asked or granted
+// on its own.
+func batchBlock(v approverbot.View) richTextBlock {
+	items := make([]richContainer, 0, len(v.Batch))
+	for _, it := range v.Batch {
+		el := []any{rcode(it.Tool)}
+		if it.Args != "" {
+			el = append(el, rtext(" "), rcode(it.Args))
 		}
-		rich := []any{rsection(rbold("The agent says its batch continues with"), rtext(" (not checked: each call is asked or granted on its own)")), rlist("ordered", items...)}
-		if v.MoreBatch > 0 {
-			rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more calls", v.MoreBatch))))
-		}
-		blocks = append(blocks, richTextBlock{Type: "rich_text", Elements: rich})
+		items = append(items, rsection(el...))
 	}
-	return blocks
+	rich := []any{rsection(rbold("The agent says its batch continues with"), rtext(" (not checked: each call is asked or granted on its own)")), rlist("ordered", items...)}
+	if v.MoreBatch > 0 {
+		rich = append(rich, rsection(ritalic(fmt.Sprintf("and %d more calls", v.MoreBatch))))
+	}
+	return richTextBlock{Type: "rich_text", Elements: rich}
 }
 
 func subcommandItem(s approverbot.SubcommandView) richContainer {
