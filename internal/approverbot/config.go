@@ -280,80 +280,114 @@ func (c *Config) decodeApprovers(file string, n *yaml.Node) error {
 	}
 	sort.Strings(known)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		idn, v := n.Content[i], n.Content[i+1]
-		id, where := idn.Value, "approvers."+idn.Value
+		idn := n.Content[i]
+		where := "approvers." + idn.Value
 		c.lines[where] = idn.Line
-		if v.Kind == yaml.AliasNode {
-			return checkNode(file, v, reflect.TypeOf(ApproverConfig{}), where)
-		}
-		a := ApproverConfig{Keys: map[string]string{}}
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-			c.Approvers[id] = a
-			continue
-		}
-		if v.Kind != yaml.MappingNode {
-			return &ConfigError{File: file, Line: v.Line, Key: where, Msg: where + ": want a mapping of " + strings.Join(known, ", ") + ", got " + describe(v)}
-		}
-		if err := noDuplicateKeys(file, v, where); err != nil {
+		a, err := c.decodeApprover(file, where, n.Content[i+1], keys, known)
+		if err != nil {
 			return err
 		}
-		for j := 0; j+1 < len(v.Content); j += 2 {
-			kn, vn := v.Content[j], v.Content[j+1]
-			key := where + "." + kn.Value
-			c.lines[key] = kn.Line
-			if vn.Kind == yaml.AliasNode {
-				return checkNode(file, vn, reflect.TypeOf(""), key)
-			}
-			if kn.Value == "teams" {
-				if vn.Kind != yaml.SequenceNode {
-					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a list of team names, got " + describe(vn)}
-				}
-				a.Teams = []string{}
-				for _, tn := range vn.Content {
-					if tn.Kind != yaml.ScalarNode {
-						return &ConfigError{File: file, Line: tn.Line, Key: key, Msg: key + ": want team names, got " + describe(tn)}
-					}
-					a.Teams = append(a.Teams, tn.Value)
-				}
-				continue
-			}
-			if kn.Value == "display" {
-				if vn.Kind != yaml.ScalarNode {
-					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a string, got " + describe(vn)}
-				}
-				a.Display = vn.Value
-				continue
-			}
-			ak, ok := findKey(keys, kn.Value)
-			if !ok {
-				return &ConfigError{File: file, Line: kn.Line, Key: key,
-					Msg: fmt.Sprintf("unknown key %q in %s (known: %s)", kn.Value, where, strings.Join(known, ", "))}
-			}
-			t := reflect.TypeOf("")
-			if ak.Int {
-				t = reflect.TypeOf(int64(0))
-			}
-			if err := checkNode(file, vn, t, key); err != nil {
-				return err
-			}
-			if vn.Tag == "!!null" {
-				continue
-			}
-			v := vn.Value
-			if ak.Int {
-				// Kept in decimal, so 16 and 0x10 are one user to the
-				// uniqueness check and to Recipient.
-				var n int64
-				if err := vn.Decode(&n); err != nil {
-					return &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want an integer, got " + describe(vn)}
-				}
-				v = strconv.FormatInt(n, 10)
-			}
-			a.Keys[kn.Value] = v
-		}
-		c.Approvers[id] = a
+		c.Approvers[idn.Value] = a
 	}
 	return nil
+}
+
+// decodeApprover reads the entry of one approver, found at where: its
+// display name, the teams it answers for and its keys for the channels
+// (keys; known lists every key an entry may have, for the error naming
+// an unknown one). A null entry is an approver with no keys.
+func (c *Config) decodeApprover(file, where string, n *yaml.Node, keys []ApproverKey, known []string) (ApproverConfig, error) {
+	if n.Kind == yaml.AliasNode {
+		return ApproverConfig{}, checkNode(file, n, reflect.TypeOf(ApproverConfig{}), where)
+	}
+	a := ApproverConfig{Keys: map[string]string{}}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return a, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return ApproverConfig{}, &ConfigError{File: file, Line: n.Line, Key: where, Msg: where + ": want a mapping of " + strings.Join(known, ", ") + ", got " + describe(n)}
+	}
+	if err := noDuplicateKeys(file, n, where); err != nil {
+		return ApproverConfig{}, err
+	}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		kn, vn := n.Content[j], n.Content[j+1]
+		key := where + "." + kn.Value
+		c.lines[key] = kn.Line
+		if vn.Kind == yaml.AliasNode {
+			return ApproverConfig{}, checkNode(file, vn, reflect.TypeOf(""), key)
+		}
+		switch kn.Value {
+		case "teams":
+			teams, err := decodeTeams(file, key, vn)
+			if err != nil {
+				return ApproverConfig{}, err
+			}
+			a.Teams = teams
+		case "display":
+			if vn.Kind != yaml.ScalarNode {
+				return ApproverConfig{}, &ConfigError{File: file, Line: vn.Line, Key: key, Msg: key + ": want a string, got " + describe(vn)}
+			}
+			a.Display = vn.Value
+		default:
+			ak, ok := findKey(keys, kn.Value)
+			if !ok {
+				return ApproverConfig{}, &ConfigError{File: file, Line: kn.Line, Key: key,
+					Msg: fmt.Sprintf("unknown key %q in %s (known: %s)", kn.Value, where, strings.Join(known, ", "))}
+			}
+			v, set, err := decodeApproverKey(file, key, vn, ak)
+			if err != nil {
+				return ApproverConfig{}, err
+			}
+			if set {
+				a.Keys[kn.Value] = v
+			}
+		}
+	}
+	return a, nil
+}
+
+// decodeTeams reads an approver's teams, a list of team names. An empty
+// list is returned non-nil: it answers for no team, where an approver
+// with no list answers for every team ([ApproverConfig.Teams]).
+func decodeTeams(file, key string, n *yaml.Node) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, &ConfigError{File: file, Line: n.Line, Key: key, Msg: key + ": want a list of team names, got " + describe(n)}
+	}
+	teams := []string{}
+	for _, tn := range n.Content {
+		if tn.Kind != yaml.ScalarNode {
+			return nil, &ConfigError{File: file, Line: tn.Line, Key: key, Msg: key + ": want team names, got " + describe(tn)}
+		}
+		teams = append(teams, tn.Value)
+	}
+	return teams, nil
+}
+
+// decodeApproverKey reads the value of a channel's key ak for an approver,
+// at key. It reports set false for a null value, which leaves the key
+// unset. An integer key is returned in decimal.
+func decodeApproverKey(file, key string, n *yaml.Node, ak ApproverKey) (v string, set bool, err error) {
+	t := reflect.TypeOf("")
+	if ak.Int {
+		t = reflect.TypeOf(int64(0))
+	}
+	if err := checkNode(file, n, t, key); err != nil {
+		return "", false, err
+	}
+	if n.Tag == "!!null" {
+		return "", false, nil
+	}
+	if !ak.Int {
+		return n.Value, true, nil
+	}
+	// Kept in decimal, so 16 and 0x10 are one user to the uniqueness
+	// check and to Recipient.
+	var i int64
+	if err := n.Decode(&i); err != nil {
+		return "", false, &ConfigError{File: file, Line: n.Line, Key: key, Msg: key + ": want an integer, got " + describe(n)}
+	}
+	return strconv.FormatInt(i, 10), true, nil
 }
 
 // topKeys lists the keys the config knows: the core's and the registered
