@@ -597,23 +597,8 @@ func (l *ruleLayer) lastOf(c *candidateLists, s *subject) *rule {
 // matches reports whether the rule's pattern matches the subject (the tool
 // name has been checked by the caller).
 func (r *rule) matches(s *subject) bool {
-	if r.source != srcAny {
-		switch s.kind {
-		case subjPath, subjRedirect, subjRead:
-			if r.source != srcPath {
-				return false
-			}
-		case subjPattern:
-			if r.source != srcPattern {
-				return false
-			}
-		case subjCommand:
-			if r.source != srcCommand {
-				return false
-			}
-		default:
-			return false // no argument to match
-		}
+	if !r.readsArgument(s.kind) {
+		return false
 	}
 	if r.anyArgs {
 		return true
@@ -623,74 +608,109 @@ func (r *rule) matches(s *subject) bool {
 	}
 	switch s.kind {
 	case subjPath, subjPattern, subjRedirect, subjRead:
-		if r.path == nil {
-			return false
+		return r.matchesPath(s)
+	case subjCommand:
+		return r.matchesCommand(s)
+	}
+	return false
+}
+
+// readsArgument reports whether the rule's argument match applies to a
+// subject of kind: a rule that names its argument (path:, pattern:,
+// command:) applies only to subjects of that kind, and never to a subject
+// with no argument to match; a rule that names none applies to any.
+func (r *rule) readsArgument(kind subjectKind) bool {
+	if r.source == srcAny {
+		return true
+	}
+	switch kind {
+	case subjPath, subjRedirect, subjRead:
+		return r.source == srcPath
+	case subjPattern:
+		return r.source == srcPattern
+	case subjCommand:
+		return r.source == srcCommand
+	}
+	return false // no argument to match
+}
+
+// matchesPath reports whether the rule's path pattern matches a path
+// subject as written; a deny or ask rule also meets what a walk or a
+// recursive read reaches, the path under a Windows profile or under any
+// directory above the working one, and the path in any case.
+func (r *rule) matchesPath(s *subject) bool {
+	if r.path == nil {
+		return false
+	}
+	if s.recursive {
+		if r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base) {
+			return true
 		}
-		if s.recursive {
-			if r.path.matchTree(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.matchTree(s.rel, s.base) {
+
+	} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
+		return true
+	} else if s.walk && r.action != Allow && (r.path.dirUnder(s.value) || s.rel != "" && !r.path.abs && r.path.dirUnder(s.rel) ||
+		r.path.match(s.value+"/"+walkChild, walkChild) || s.rel != "" && !r.path.abs && r.path.match(s.rel+"/"+walkChild, walkChild)) {
+		// Anchored under the walked directory, or covering whatever
+		// it holds (**/.git/** meets a walk of .git).
+		return true
+	}
+	if r.action == Allow {
+		return false
+	}
+	if s.recursive && r.path.treeMeets(s.value) {
+		return true
+	}
+	if h := s.profile; h != "" &&
+		(r.path.match(h, s.base) || s.recursive && r.path.matchTree(h, s.base) || r.path.foldedMatch(h, s.base, s.recursive)) {
+		// A Windows profile seen from WSL, Git Bash or Cygwin is a
+		// second home: the home's deny and ask rules meet it.
+		return true
+	}
+	// A relative deny or ask rule names the project's paths
+	// (secrets/**), and the project may be the working directory or
+	// any directory above it: the agent may have moved into a
+	// sub-directory (red team AK F12: after cd sub, cat
+	// ../secrets/key was allowed). It meets the path's form under
+	// each of them. An allow stays anchored at the working directory.
+	if !r.path.abs {
+		for rel := range s.upRels {
+			if r.path.match(rel, s.base) || s.recursive && r.path.matchTree(rel, s.base) ||
+				r.path.foldedMatch(rel, s.base, s.recursive) {
 				return true
 			}
+		}
+	}
+	// A deny or ask rule meets the path in any case: a case-insensitive
+	// file system opens .env for .ENV. An allow must match as written.
+	return r.path.foldedMatch(s.value, s.base, s.recursive) ||
+		s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive)
+}
 
-		} else if r.path.match(s.value, s.base) || s.rel != "" && s.rel != s.value && !r.path.abs && r.path.match(s.rel, s.base) {
-			return true
-		} else if s.walk && r.action != Allow && (r.path.dirUnder(s.value) || s.rel != "" && !r.path.abs && r.path.dirUnder(s.rel) ||
-			r.path.match(s.value+"/"+walkChild, walkChild) || s.rel != "" && !r.path.abs && r.path.match(s.rel+"/"+walkChild, walkChild)) {
-			// Anchored under the walked directory, or covering whatever
-			// it holds (**/.git/** meets a walk of .git).
-			return true
-		}
-		if r.action == Allow {
-			return false
-		}
-		if s.recursive && r.path.treeMeets(s.value) {
-			return true
-		}
-		if h := s.profile; h != "" &&
-			(r.path.match(h, s.base) || s.recursive && r.path.matchTree(h, s.base) || r.path.foldedMatch(h, s.base, s.recursive)) {
-			// A Windows profile seen from WSL, Git Bash or Cygwin is a
-			// second home: the home's deny and ask rules meet it.
-			return true
-		}
-		// A relative deny or ask rule names the project's paths
-		// (secrets/**), and the project may be the working directory or
-		// any directory above it: the agent may have moved into a
-		// sub-directory (red team AK F12: after cd sub, cat
-		// ../secrets/key was allowed). It meets the path's form under
-		// each of them. An allow stays anchored at the working directory.
-		if !r.path.abs {
-			for rel := range s.upRels {
-				if r.path.match(rel, s.base) || s.recursive && r.path.matchTree(rel, s.base) ||
-					r.path.foldedMatch(rel, s.base, s.recursive) {
-					return true
-				}
-			}
-		}
-		// A deny or ask rule meets the path in any case: a case-insensitive
-		// file system opens .env for .ENV. An allow must match as written.
-		return r.path.foldedMatch(s.value, s.base, s.recursive) ||
-			s.rel != "" && s.rel != s.value && !r.path.abs && r.path.foldedMatch(s.rel, s.base, s.recursive)
-	case subjCommand:
-		if !r.shell {
-			return false
-		}
-		if (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.value) {
-			return true
-		}
-		// Global options are skipped: git -C dir status meets the rules of
-		// git status.
-		if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.short) {
-			return true
-		}
-		if s.joined != "" && r.action != Allow && (r.shellKey == "" || r.shellKey == commandKey(s.joined)) &&
-			globs.Match(r.shellPattern, s.joined) {
-			return true
-		}
-		// A path-qualified command (/bin/rm) meets deny and ask rules in its
-		// base-name form too, so a deny of rm cannot be dodged by spelling
-		// the path; an allow must name the path itself.
-		if s.qualified && r.action != Allow && (r.shellKey == "" || r.shellKey == s.baseKey) {
-			return globs.Match(r.shellPattern, s.base)
-		}
+// matchesCommand reports whether the rule's shell pattern matches a
+// command subject: as written or without its global options, and for a
+// deny or ask rule also as joined or by its base name.
+func (r *rule) matchesCommand(s *subject) bool {
+	if !r.shell {
+		return false
+	}
+	if (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.value) {
+		return true
+	}
+	// Global options are skipped: git -C dir status meets the rules of
+	// git status.
+	if s.short != "" && (r.shellKey == "" || r.shellKey == s.key) && globs.Match(r.shellPattern, s.short) {
+		return true
+	}
+	if s.joined != "" && r.action != Allow && (r.shellKey == "" || r.shellKey == commandKey(s.joined)) &&
+		globs.Match(r.shellPattern, s.joined) {
+		return true
+	}
+	// A path-qualified command (/bin/rm) meets deny and ask rules in its
+	// base-name form too, so a deny of rm cannot be dodged by spelling
+	// the path; an allow must name the path itself.
+	if s.qualified && r.action != Allow && (r.shellKey == "" || r.shellKey == s.baseKey) {
+		return globs.Match(r.shellPattern, s.base)
 	}
 	return false
 }
