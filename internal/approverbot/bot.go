@@ -429,6 +429,10 @@ func (b *Bot) answering(a Answer) (ApproverConfig, func(team string) bool, error
 	return appr, func(team string) bool { return b.cfg.Sees(a.Approver, team) }, nil
 }
 
+// respond sends the brokers approver a.Approver's answer to the open
+// question a.RequestID, once it passes the checks, and returns their reply.
+// An answer to a settled question, or to another version of the question
+// than the one open, is not sent: the reply says why.
 func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, error) {
 	appr, sees, err := b.answering(a)
 	if err != nil {
@@ -453,26 +457,53 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 			Reason: "the answer names digest " + a.Digest + ", and the open question's is " + shown +
 				": it answers another version of the question than the one asked; nothing was sent"}, nil
 	}
-	// Every channel's answer passes the one set of rules, whether it
-	// came through Choose or was built by hand.
+	a, err = checkAnswer(q, a)
+	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	resp := response(q, a, appr)
+	if err := resp.Validate(); err != nil {
+		return messages.RespondReply{}, err
+	}
+	rep, err := b.sendResponse(ctx, &q, resp)
+	if err != nil {
+		return messages.RespondReply{}, err
+	}
+	b.log.Info("response sent", "request_id", a.RequestID, "approver", a.Approver, "channel", a.Channel,
+		"approved", a.Approved, "applied", rep.Applied, "state", rep.State, "reason", rep.Reason)
+	return rep, nil
+}
+
+// checkAnswer passes an answer to the open question q through the rules
+// every channel's answer meets, whether it came through Choose or was
+// built by hand: the choice, a step-up, an answer to the agent's question
+// and edited arguments. It returns the answer with the approval, scope,
+// reject mode and feedback the choice settles on.
+func checkAnswer(q Question, a Answer) (Answer, error) {
 	c := a.Choice
 	if c == "" {
 		c = ChoiceFromScope(a.Approved, a.Scope, a.RejectMode)
 	}
 	checked, err := choose(q, c, a.Approver, a.Channel, a.Device, a.Feedback, a.StepUp != nil)
 	if err != nil {
-		return messages.RespondReply{}, err
+		return Answer{}, err
 	}
 	if err := checkStepUp(q, checked.Approved, a.StepUp, time.Now()); err != nil {
-		return messages.RespondReply{}, err
+		return Answer{}, err
 	}
 	a.Approved, a.Scope, a.RejectMode, a.Feedback = checked.Approved, checked.Scope, checked.RejectMode, checked.Feedback
 	if err := checkAnswerField(q, a); err != nil {
-		return messages.RespondReply{}, err
+		return Answer{}, err
 	}
 	if err := checkEdit(q, a.Approved, a.Approver, a.UpdatedArguments); err != nil {
-		return messages.RespondReply{}, err
+		return Answer{}, err
 	}
+	return a, nil
+}
+
+// response builds the response to q that the checked answer a, given by
+// appr, sends the brokers.
+func response(q Question, a Answer, appr ApproverConfig) messages.Response {
 	resp := messages.Response{
 		V:              messages.Version,
 		RequestID:      q.Request.RequestID,
@@ -496,9 +527,13 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	} else {
 		resp.RejectMode = a.RejectMode
 	}
-	if err := resp.Validate(); err != nil {
-		return messages.RespondReply{}, err
-	}
+	return resp
+}
+
+// sendResponse signs resp, when the bot signs, sends it to the brokers
+// in the trace of q and returns their reply. After an error that
+// [IsUnconfirmed] reports, the response may have been applied all the same.
+func (b *Bot) sendResponse(ctx context.Context, q *Question, resp messages.Response) (messages.RespondReply, error) {
 	if b.signer != nil {
 		if err := b.signer.Sign(&resp); err != nil {
 			return messages.RespondReply{}, fmt.Errorf("sign response: %w", err)
@@ -513,7 +548,7 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	send := &nats.Msg{Subject: b.subj.Respond(), Data: data}
 	if b.tracer != nil {
 		var span trace.Span
-		rctx, span = b.responseSpan(rctx, &q, &resp)
+		rctx, span = b.responseSpan(rctx, q, &resp)
 		defer span.End()
 		natstrace.Inject(rctx, send)
 	}
@@ -528,8 +563,6 @@ func (b *Bot) respond(ctx context.Context, a Answer) (messages.RespondReply, err
 	if err := json.Unmarshal(msg.Data, &rep); err != nil {
 		return messages.RespondReply{}, &respondFailure{fmt.Errorf("bad broker reply: %w", err)}
 	}
-	b.log.Info("response sent", "request_id", a.RequestID, "approver", a.Approver, "channel", a.Channel,
-		"approved", a.Approved, "applied", rep.Applied, "state", rep.State, "reason", rep.Reason)
 	return rep, nil
 }
 
