@@ -624,127 +624,183 @@ func (u *progUse) awkProgram(w []shWord) {
 // of that file, returned in writes; to anything else it asks. A getline
 // followed later by a '<' reads a file.
 func awkDanger(src string) (string, []string) {
-	var writes []string
-	inPrint, depth, operand, getline := false, 0, false, false
-	last := byte(0) // the last character of the last token: a newline after , && || ? : continues the statement
-	word := ""      // the last token, when a name: if ( … ) is no operand
-	var parens []bool
-	for i := 0; i < len(src); i++ {
-		c := src[i]
+	l := awkLexer{src: src}
+	for ; l.i < len(src); l.i++ {
+		c := src[l.i]
 		if c != ' ' && c != '\t' && c != '\r' && c != '\\' && c != '#' && c != '\n' {
-			last = c
+			l.last = c
 		}
+		why := ""
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
-			continue
 		case c == '\\':
-			i++ // a line continuation, or a stray escape
-			continue
-		case c == '"':
-			if i = awkSkip(src, i+1, '"'); i < 0 {
-				return "awk program has a string the policy cannot read", nil
-			}
-			operand = true
-			continue
-		case c == '/' && !operand:
-			if i = awkSkip(src, i+1, '/'); i < 0 {
-				return "awk program has a regular expression the policy cannot read", nil
-			}
-			operand = true
-			continue
-		case c == '#':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			i--
-			continue
-		case c == '|':
-			if i+1 < len(src) && src[i+1] == '|' {
-				i++
-				operand = false
-				continue
-			}
-			return "awk program pipes to or from a command (|)", nil
-		case c == '@':
-			return "awk program loads an extension or includes a file (@)", nil
-		case c == '<' && getline:
-			return "awk program reads a file (getline <)", nil
-		case c == '(' || c == '[':
-			if c == '(' {
-				depth++
-				parens = append(parens, word == "if" || word == "while" || word == "for")
-			}
-			operand, word = false, ""
-			continue
-		case c == ')' || c == ']':
-			operand = true
-			if c == ')' {
-				depth--
-				// After if (…), while (…) and for (…) a statement starts:
-				// a / there begins a regular expression.
-				if n := len(parens); n > 0 {
-					operand = !parens[n-1]
-					parens = parens[:n-1]
-				}
-			}
-			word = ""
-			continue
-		case c == '\n' && strings.IndexByte(",&|?:", last) >= 0:
-			continue // awk goes on after a newline that follows , && || ? or :
+			l.i++ // a line continuation, or a stray escape
+		case c == '"' || c == '/' && !l.operand || c == '#':
+			why = l.skip(c)
+		case c == '(' || c == '[' || c == ')' || c == ']':
+			l.bracket(c)
 		case c == ';' || c == '\n' || c == '}' || c == '{':
-			inPrint, depth, operand = false, 0, false
-			continue
-		case c == '>' && inPrint && depth <= 0:
-			f, end := awkRedirectFile(src, i+1)
-			if end < 0 {
-				return "awk program redirects print to a file (>) the policy cannot read", nil
-			}
-			writes = append(writes, f)
-			i = end
-			continue
-		case c == '+' || c == '-':
-			if i+1 < len(src) && src[i+1] == c {
-				i++ // ++ and -- leave an operand an operand
-				continue
-			}
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
-			for i+1 < len(src) && (isAwkIdent(src[i+1]) || src[i+1] == '.') {
-				i++
-			}
-			operand = true
-			continue
+			l.endStatement(c)
+		case c >= '0' && c <= '9' || c == '.' && l.i+1 < len(src) && src[l.i+1] >= '0' && src[l.i+1] <= '9':
+			l.number()
 		case isAwkIdent(c):
-			j := i
-			for j < len(src) && isAwkIdent(src[j]) {
-				j++
-			}
-			word = src[i:j]
-			i = j - 1
-			operand = !awkKeywords[word]
-			if awkAmbiguous[word] {
-				k := j
-				for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
-					k++
-				}
-				if k < len(src) && src[k] == '/' {
-					return "awk reads the / after " + word + " differently in gawk and mawk", nil
-				}
-			}
-			switch word {
-			case "print", "printf":
-				inPrint, depth = true, 0
-			case "system":
-				return "awk program runs a command (system)", nil
-			case "getline":
-				getline = true
-			case "ARGV", "ARGC", "SYMTAB", "PROCINFO", "FUNCTAB":
-				return "awk program changes the files it reads or its own state (" + word + ")", nil
-			}
-			continue
+			why = l.name()
+		default:
+			why = l.operator(c)
 		}
-		operand, word = false, ""
+		if why != "" {
+			return why, nil
+		}
 	}
-	return "", writes
+	return "", l.writes
+}
+
+// awkLexer is where [awkDanger] is in an awk program and what the tokens
+// read so far say about the next one.
+type awkLexer struct {
+	src string
+	i   int // the index of the character being read
+
+	inPrint bool   // in a print or printf statement: a '>' may redirect it
+	depth   int    // the parentheses open since print or printf
+	operand bool   // the last token ends an operand: a '/' divides
+	getline bool   // a getline was read: a '<' reads a file
+	last    byte   // the last character of the last token: a newline after , && || ? : continues the statement
+	word    string // the last token, when a name: if ( … ) is no operand
+	parens  []bool // for each open '(', whether it follows if, while or for
+
+	writes []string // the files print redirects to
+}
+
+// skip reads past the string, regular expression or comment that starts
+// at c, and returns why the program asks when it is left open.
+func (l *awkLexer) skip(c byte) string {
+	switch c {
+	case '"':
+		if l.i = awkSkip(l.src, l.i+1, '"'); l.i < 0 {
+			return "awk program has a string the policy cannot read"
+		}
+		l.operand = true
+	case '/':
+		if l.i = awkSkip(l.src, l.i+1, '/'); l.i < 0 {
+			return "awk program has a regular expression the policy cannot read"
+		}
+		l.operand = true
+	default: // '#'
+		for l.i < len(l.src) && l.src[l.i] != '\n' {
+			l.i++
+		}
+		l.i--
+	}
+	return ""
+}
+
+// bracket reads an opening or closing parenthesis or bracket. What closes
+// is an operand, except the condition of if, while and for: a statement
+// starts after it, and a '/' there begins a regular expression.
+func (l *awkLexer) bracket(c byte) {
+	switch c {
+	case '(':
+		l.depth++
+		l.parens = append(l.parens, l.word == "if" || l.word == "while" || l.word == "for")
+		l.operand = false
+	case '[':
+		l.operand = false
+	case ')':
+		l.depth--
+		l.operand = true
+		if n := len(l.parens); n > 0 {
+			l.operand = !l.parens[n-1]
+			l.parens = l.parens[:n-1]
+		}
+	default: // ']'
+		l.operand = true
+	}
+	l.word = ""
+}
+
+// endStatement reads a character that may end a statement: ';', a brace,
+// or a newline, unless it follows , && || ? or : (awk goes on after those).
+func (l *awkLexer) endStatement(c byte) {
+	if c == '\n' && strings.IndexByte(",&|?:", l.last) >= 0 {
+		return
+	}
+	l.inPrint, l.depth, l.operand = false, 0, false
+}
+
+// number reads a number, an operand.
+func (l *awkLexer) number() {
+	for l.i+1 < len(l.src) && (isAwkIdent(l.src[l.i+1]) || l.src[l.i+1] == '.') {
+		l.i++
+	}
+	l.operand = true
+}
+
+// name reads a name, a keyword or not, and returns why the program asks
+// when the name runs a command, changes what the program reads or its
+// state, or is read differently by gawk and mawk before a '/'.
+func (l *awkLexer) name() string {
+	j := l.i
+	for j < len(l.src) && isAwkIdent(l.src[j]) {
+		j++
+	}
+	word := l.src[l.i:j]
+	l.word, l.i = word, j-1
+	l.operand = !awkKeywords[word]
+	if awkAmbiguous[word] {
+		k := j
+		for k < len(l.src) && (l.src[k] == ' ' || l.src[k] == '\t') {
+			k++
+		}
+		if k < len(l.src) && l.src[k] == '/' {
+			return "awk reads the / after " + word + " differently in gawk and mawk"
+		}
+	}
+	switch word {
+	case "print", "printf":
+		l.inPrint, l.depth = true, 0
+	case "system":
+		return "awk program runs a command (system)"
+	case "getline":
+		l.getline = true
+	case "ARGV", "ARGC", "SYMTAB", "PROCINFO", "FUNCTAB":
+		return "awk program changes the files it reads or its own state (" + word + ")"
+	}
+	return ""
+}
+
+// operator reads any other character, and returns why the program asks
+// when it pipes, loads an extension, reads a file with getline or
+// redirects print to a file not named by a plain string. A redirection
+// to a plain string is a write of that file, kept in l.writes.
+func (l *awkLexer) operator(c byte) string {
+	src, i := l.src, l.i
+	switch {
+	case c == '|':
+		if i+1 < len(src) && src[i+1] == '|' {
+			l.i++
+			l.operand = false
+			return ""
+		}
+		return "awk program pipes to or from a command (|)"
+	case c == '@':
+		return "awk program loads an extension or includes a file (@)"
+	case c == '<' && l.getline:
+		return "awk program reads a file (getline <)"
+	case c == '>' && l.inPrint && l.depth <= 0:
+		f, end := awkRedirectFile(src, i+1)
+		if end < 0 {
+			return "awk program redirects print to a file (>) the policy cannot read"
+		}
+		l.writes = append(l.writes, f)
+		l.i = end
+		return ""
+	case (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+		l.i++ // ++ and -- leave an operand an operand
+		return ""
+	}
+	l.operand, l.word = false, ""
+	return ""
 }
 
 // awkRedirectFile reads the target of a print redirection whose '>'
