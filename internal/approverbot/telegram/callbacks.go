@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff/internal/approverbot"
+	"github.com/signoff-dev/signoff/pkg/messages"
 )
 
 // errGarbled is callback data this bot did not make.
@@ -44,15 +46,7 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 			return
 		}
 	}
-	c.mu.Lock()
-	s := c.byShort[short]
-	var q approverbot.Question
-	var chatID int64
-	var html string
-	if s != nil {
-		q, chatID, html = s.q, s.chatID, s.html
-	}
-	c.mu.Unlock()
+	s, q, chatID, html := c.tapped(short)
 	if s == nil {
 		log.Warn("tap on a question this run does not know")
 		c.answer(ctx, cq.ID, "This button belongs to a question the bot no longer knows (sent by an earlier run, or settled long ago): nothing was sent.", true)
@@ -73,19 +67,8 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 	}
 	var o approverbot.Submission
 	if action != tapDeny && action != tapDenyStop && q.Open() {
-		// An approval (or an answer) right after the chat's messages
-		// moved may have been aimed at another question's button.
-		if why := c.guard.Refusal(chatKey(chatID)); why != "" {
-			log.Info("approving tap held back: the chat just changed")
+		if why := c.approvalRefusal(log, q, chatID); why != "" {
 			c.answer(ctx, cq.ID, why, true)
-			return
-		}
-		// An approval (or an answer, which approves) of a question
-		// this channel cannot show whole is refused, whatever button
-		// data came: the approver did not see all of it.
-		if _, whole := renderQuestion(q, c.now()); !whole {
-			log.Warn("approval refused: the question is too long for Telegram")
-			c.answer(ctx, cq.ID, clip("Nothing was sent. "+notWholeText(approverbot.Present(q, limits)), maxAnswerChars), true)
 			return
 		}
 	}
@@ -108,20 +91,57 @@ func (c *Channel) handleTap(ctx context.Context, r approverbot.Responder, cq cal
 	if o.Settled != nil && cq.Message != nil {
 		// Settled elsewhere: make sure this message shows it, even if the
 		// resolution never reached this bot (settled first, as Resolve).
-		c.update(s, func(s *sent) {
-			if s.settled.IsZero() {
-				s.settled = c.now()
-			}
-		})
-		ectx, cancel := context.WithTimeout(ctx, callTimeout)
-		err := c.showSettled(ectx, cq.Message.Chat.ID, cq.Message.MessageID, html, *o.Settled)
-		cancel()
-		if err != nil {
-			log.Warn("could not update the settled question's message", "err", err)
-		} else {
-			c.update(s, func(s *sent) { s.shown = true })
-		}
+		c.showTappedSettled(ctx, log, s, cq.Message, html, *o.Settled)
 	}
+}
+
+// tapped returns the question sent under the handle short, with the chat
+// it was sent to and its rendering, read under the lock; s is nil when
+// this run sent no question under short.
+func (c *Channel) tapped(short string) (s *sent, q approverbot.Question, chatID int64, html string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s = c.byShort[short]
+	if s == nil {
+		return nil, approverbot.Question{}, 0, ""
+	}
+	return s, s.q, s.chatID, s.html
+}
+
+// approvalRefusal returns why a tap that approves the open question q, or
+// answers it, sent to chatID, is not sent, or "". A tap right after the
+// chat's messages moved may have been aimed at another question's button;
+// and a question this channel cannot show whole is not approved, whatever
+// button data came: the approver did not see all of it.
+func (c *Channel) approvalRefusal(log *slog.Logger, q approverbot.Question, chatID int64) string {
+	if why := c.guard.Refusal(chatKey(chatID)); why != "" {
+		log.Info("approving tap held back: the chat just changed")
+		return why
+	}
+	if _, whole := renderQuestion(q, c.now()); !whole {
+		log.Warn("approval refused: the question is too long for Telegram")
+		return clip("Nothing was sent. "+notWholeText(approverbot.Present(q, limits)), maxAnswerChars)
+	}
+	return ""
+}
+
+// showTappedSettled edits the tapped message m of s, rendered as html,
+// into its settled form r, and records that s is settled and, once the
+// edit succeeds, that it shows so.
+func (c *Channel) showTappedSettled(ctx context.Context, log *slog.Logger, s *sent, m *message, html string, r messages.Resolved) {
+	c.update(s, func(s *sent) {
+		if s.settled.IsZero() {
+			s.settled = c.now()
+		}
+	})
+	ectx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := c.showSettled(ectx, m.Chat.ID, m.MessageID, html, r)
+	cancel()
+	if err != nil {
+		log.Warn("could not update the settled question's message", "err", err)
+		return
+	}
+	c.update(s, func(s *sent) { s.shown = true })
 }
 
 // alwaysConfirmWindow is how long a first tap on Always waits for the
