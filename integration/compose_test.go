@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,11 +192,11 @@ func composeCheckAudit(ctx context.Context, t *testing.T, nc *nats.Conn, session
 	for {
 		m, err := stream.GetLastMsgForSubject(ctx, subject)
 		if err == nil {
-			var rec messages.AuditRecord
-			if err := json.Unmarshal(m.Data, &rec); err != nil {
-				t.Fatalf("audit record: %v", err)
+			recs, err := messages.AuditRecords(m.Data)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("audit record: %v (%d records)", err, len(recs))
 			}
-			if rec.Decision.RequestID != id || rec.Decision.DecidedBy.ID != composeApprover {
+			if rec := recs[len(recs)-1]; rec.Decision.RequestID != id || rec.Decision.DecidedBy.ID != composeApprover {
 				t.Errorf("audit record %+v, want request %s decided by alice", rec.Decision, id)
 			}
 			return

@@ -191,13 +191,15 @@ func readAuditReasons(ctx context.Context, js jetstream.JetStream, subjects []st
 		n := 0
 		for m := range batch.Messages() {
 			n++
-			var rec messages.AuditRecord
-			if err := json.Unmarshal(m.Data(), &rec); err != nil {
-				return nil, 0, fmt.Errorf("audit record %d of %s: %w", total+n, m.Subject(), err)
+			recs, err := messages.AuditRecords(m.Data())
+			if err != nil {
+				return nil, 0, fmt.Errorf("audit message %d of %s: %w", n, m.Subject(), err)
 			}
-			reasons[rec.Decision.RequestID] = append(reasons[rec.Decision.RequestID], rec.Decision.ReasonCode)
+			for _, rec := range recs {
+				reasons[rec.Decision.RequestID] = append(reasons[rec.Decision.RequestID], rec.Decision.ReasonCode)
+				total++
+			}
 		}
-		total += n
 		if n == 0 {
 			return reasons, total, nil
 		}

@@ -2,7 +2,6 @@ package nats_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -158,11 +157,13 @@ func TestEveryRoleDoesItsPartEndToEnd(t *testing.T) {
 	}
 	var audited []string
 	for m := range batch.Messages() {
-		var rec messages.AuditRecord
-		if err := json.Unmarshal(m.Data(), &rec); err != nil {
+		recs, err := messages.AuditRecords(m.Data())
+		if err != nil {
 			t.Fatal(err)
 		}
-		audited = append(audited, rec.Decision.RequestID)
+		for _, rec := range recs {
+			audited = append(audited, rec.Decision.RequestID)
+		}
 	}
 	if len(audited) != 2 || audited[0] != "auto-1" || audited[1] != "ask-1" {
 		t.Fatalf("audit records %v, want auto-1 and ask-1", audited)

@@ -113,6 +113,7 @@ func (e *env) readAudit(ctx context.Context, f *auditFilter, limit int, follow b
 		return nil, &opError{ExitNoBroker, "open the audit stream: " + err.Error()}
 	}
 	var recs []auditEntry
+	seen := messages.NewRecentRecords(recentRecords)
 	for {
 		wait := time.Second
 		if follow {
@@ -125,18 +126,22 @@ func (e *env) readAudit(ctx context.Context, f *auditFilter, limit int, follow b
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			var r messages.AuditRecord
-			if json.Unmarshal(msg.Data(), &r) != nil || r.Request.RequestID == "" || !f.match(&r) {
-				continue // grant events and records of other shapes
-			}
-			ent := auditEntry{tenant: replay.TenantOf(e.subj, msg.Subject()), rec: r}
-			if follow {
-				e.emitAudit([]auditEntry{ent}, f)
-				continue
-			}
-			recs = append(recs, ent)
-			if len(recs) > limit {
-				recs = recs[1:]
+			// Grant, breaker and person events hold no decision's
+			// record; a message of no shape this reader knows neither.
+			rs, _ := messages.AuditRecords(msg.Data())
+			for _, r := range rs {
+				if r.Request.RequestID == "" || !f.match(&r) || seen.Seen(messages.AuditRecordID(&r.Decision)) {
+					continue
+				}
+				ent := auditEntry{tenant: replay.TenantOf(e.subj, msg.Subject()), rec: r}
+				if follow {
+					e.emitAudit([]auditEntry{ent}, f)
+					continue
+				}
+				recs = append(recs, ent)
+				if len(recs) > limit {
+					recs = recs[1:]
+				}
 			}
 		}
 		if ctx.Err() != nil || (!follow && n == 0) {
@@ -183,3 +188,7 @@ func knownReason(s string) bool {
 	_, known := messages.ReasonCode(s).Outcome()
 	return known
 }
+
+// recentRecords bounds the record ids --follow remembers: copies of one
+// decision are appended seconds apart.
+const recentRecords = 1 << 16

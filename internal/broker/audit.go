@@ -3,11 +3,14 @@ package broker
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,13 +55,10 @@ func ParseAuditMode(s string) (AuditMode, error) {
 // (engine.ErrUnencodable): retrying cannot help. Append counts it lost.
 var errUnencodable = engine.ErrUnencodable
 
-// auditMsgID is the Nats-Msg-Id of a decision's audit record: the same for
-// every replica and every retry that records this decision, so the stream
-// keeps one copy within its duplicate window. The session is part of it
-// because request ids are the agent's and only unique within a session.
-func auditMsgID(dec *messages.Decision) string {
-	return dec.SessionID + "/" + dec.RequestID + "/" + string(dec.Outcome) + "/" + string(dec.ReasonCode)
-}
+// auditMsgID is the Nats-Msg-Id of a decision's audit record appended
+// alone: the same for every replica and every retry that records this
+// decision, so the stream keeps one copy within its duplicate window.
+func auditMsgID(dec *messages.Decision) string { return messages.AuditRecordID(dec) }
 
 // auditFlushTimeout bounds how long Run, shutting down, keeps trying to
 // store the records still in memory before it counts them lost.
@@ -116,14 +116,28 @@ type auditLog struct {
 	bmu   sync.Mutex
 	batch []messages.AuditRecord // enqueued, published by runBatches
 
-	mu     sync.Mutex
-	retry  map[string]*auditRetry // by Nats-Msg-Id
-	closed bool                   // run has given up what was left
+	// recent holds the ids of the records runBatches published lately
+	// (owned by runBatches): an agent's retry of a request this replica
+	// decided again, with the same outcome, is the same record and is not
+	// appended twice. A record appended alone carries its id as its
+	// Nats-Msg-Id and the stream would drop the copy; inside a batch it
+	// would not.
+	recent *messages.RecentRecords
+
+	// batchBytes is the most an AuditBatch message holds (auditBatchBytes,
+	// less when the server's max_payload is smaller).
+	batchBytes int
+
+	mu       sync.Mutex
+	retry    map[string]*auditRetry // by Nats-Msg-Id
+	retrying int                    // records in retry
+	closed   bool                   // run has given up what was left
 }
 
 // auditRetry is one record not yet stored.
 type auditRetry struct {
 	msg      *nats.Msg
+	records  int       // in msg: 1, or an AuditBatch's
 	first    time.Time // of the first failure; the decision is at most the ack timeout + auditLinger older
 	attempts int
 	sending  bool // published by run, acknowledgement awaited
@@ -142,6 +156,8 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 		wake:       make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
 		retry:      map[string]*auditRetry{},
+		batchBytes: auditBatchBytes,
+		recent:     messages.NewRecentRecords(recentAudits),
 	}
 }
 
@@ -167,6 +183,9 @@ const (
 func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
 	cfg := s.CachedInfo().Config
 	a.nc, a.apiPrefix = nc, jetstream.DefaultAPIPrefix
+	if mp := int(nc.MaxPayload()); mp > 0 && mp/2 < a.batchBytes {
+		a.batchBytes = mp / 2
+	}
 	a.lateAfter = cfg.Duplicates - a.ackTimeout - auditClockSkew
 	if a.lateAfter < auditMinLateAfter {
 		return fmt.Errorf("audit stream %s: its duplicate window %s is too short: audit retries rely on it for %s "+
@@ -298,9 +317,14 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errUnencodable, rec.Decision.RequestID, err)
 	}
+	return a.recordMsg(&rec.Decision, data), nil
+}
+
+// recordMsg is the stream message of one decision's encoded record.
+func (a *auditLog) recordMsg(dec *messages.Decision, data []byte) *nats.Msg {
 	// The header name is already canonical: no Header.Set.
-	return &nats.Msg{Subject: a.subj.Audit(rec.Decision.SessionID), Data: data,
-		Header: nats.Header{nats.MsgIdHdr: {auditMsgID(&rec.Decision)}}}, nil
+	return &nats.Msg{Subject: a.subj.Audit(dec.SessionID), Data: data,
+		Header: nats.Header{nats.MsgIdHdr: {auditMsgID(dec)}}}
 }
 
 // Append stores rec in the stream and returns once the stream acknowledged
@@ -311,9 +335,7 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error {
 	msg, err := a.message(rec)
 	if err != nil {
-		a.m.AuditLost.WithLabelValues("encode").Inc()
-		a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
-			"session_id", rec.Decision.SessionID, "err", err)
+		a.lostUnencodable(rec, err)
 		return err
 	}
 	if a.late(rec.Decision.DecidedAt) {
@@ -343,7 +365,7 @@ func (a *auditLog) enqueue(rec *messages.AuditRecord) {
 		// and the retry set is full too: the same bound applies.
 		a.bmu.Unlock()
 		a.m.AuditLost.WithLabelValues("overflow").Inc()
-		a.log.Error("audit record lost: the retry queue is full", "msg_id", auditMsgID(&rec.Decision), "limit", a.limit)
+		a.log.Error("audit records lost: the retry queue is full", "msg_id", auditMsgID(&rec.Decision), "count", 1, "limit", a.limit)
 		return
 	}
 	a.batch = append(a.batch, *rec)
@@ -387,27 +409,18 @@ func (a *auditLog) runBatches(ctx context.Context) {
 	}
 }
 
-// publishBatch publishes every enqueued record asynchronously: as fast
-// batches when the stream allows them, else one publish each. A record the
-// stream does not store (a batch's acknowledgement counts fewer, a timeout,
-// no stream) or the publisher refuses at once (too many unacknowledged
+// publishBatch publishes every enqueued record asynchronously, each
+// session's records together (auditMessages): as fast batches when the
+// stream allows them, else one publish per message. A message the stream
+// does not store (a batch's acknowledgement counts fewer, a timeout, no
+// stream) or the publisher refuses at once (too many unacknowledged
 // appends for the ack timeout, a closed connection) goes to the retry set.
 func (a *auditLog) publishBatch() {
 	a.bmu.Lock()
 	batch := a.batch
 	a.batch = nil
 	a.bmu.Unlock()
-	msgs := make([]*nats.Msg, 0, len(batch))
-	for i := range batch {
-		msg, err := a.message(&batch[i])
-		if err != nil {
-			a.m.AuditLost.WithLabelValues("encode").Inc()
-			a.log.Error("audit record lost: cannot encode it", "request_id", batch[i].Decision.RequestID,
-				"session_id", batch[i].Decision.SessionID, "err", err)
-			continue
-		}
-		msgs = append(msgs, msg)
-	}
+	msgs := a.auditMessages(batch)
 	if a.fast != nil && !a.fastOff.Load() {
 		for len(msgs) > 0 {
 			n := min(len(msgs), fastBatchMax)
@@ -433,6 +446,131 @@ func (a *auditLog) publishBatch() {
 	}
 }
 
+// auditBatchBytes is the most an AuditBatch message holds: well under
+// NATS's default max_payload (1 MiB), so a batch never fails for its size
+// (a record alone may be larger: the broker's message limit bounds it).
+const auditBatchBytes = 256 << 10
+
+// auditMessages encodes the records of one linger as the stream's
+// messages, in the order their sessions first appear: the records of a
+// session together as one messages.AuditBatch on its audit subject (split
+// at batchBytes), a record that has no other of its session beside it
+// alone, as itself. A session's records keep their order. One message per
+// session instead of one per decision is what lets the stream keep up
+// with the automatic path (docs/BENCHMARKS.md "Broker as separate
+// processes"). A record that cannot be encoded is counted lost.
+func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
+	if len(batch) == 1 {
+		if a.recent.Seen(auditMsgID(&batch[0].Decision)) {
+			return nil
+		}
+		msg, err := a.message(&batch[0])
+		if err != nil {
+			a.lostUnencodable(&batch[0], err)
+			return nil
+		}
+		return []*nats.Msg{msg}
+	}
+	sessions := map[string][]int{}
+	var order []string
+	for i := range batch {
+		if a.recent.Seen(auditMsgID(&batch[i].Decision)) {
+			continue
+		}
+		s := batch[i].Decision.SessionID
+		if _, ok := sessions[s]; !ok {
+			order = append(order, s)
+		}
+		sessions[s] = append(sessions[s], i)
+	}
+	msgs := make([]*nats.Msg, 0, len(order))
+	bp := encodeBufs.Get().(*[]byte)
+	enc := (*bp)[:0]
+	var ends []int
+	var kept []*messages.AuditRecord
+	for _, s := range order {
+		enc, ends, kept = enc[:0], ends[:0], kept[:0]
+		for _, i := range sessions[s] {
+			start := len(enc)
+			out, err := batch[i].AppendJSON(enc)
+			if err != nil {
+				enc = out[:start]
+				a.lostUnencodable(&batch[i], fmt.Errorf("%w: %s: %w", errUnencodable, batch[i].Decision.RequestID, err))
+				continue
+			}
+			enc = out
+			ends, kept = append(ends, len(enc)), append(kept, &batch[i])
+		}
+		msgs = a.appendSessionMsgs(msgs, s, enc, ends, kept)
+	}
+	putEncodeBuf(bp, enc)
+	return msgs
+}
+
+// appendSessionMsgs appends the messages of session's encoded records
+// (record i is enc[ends[i-1]:ends[i]], of kept[i]) to msgs: as many
+// AuditBatches of at most batchBytes as they need, a record alone as
+// itself.
+func (a *auditLog) appendSessionMsgs(msgs []*nats.Msg, session string, enc []byte, ends []int, kept []*messages.AuditRecord) []*nats.Msg {
+	start := func(i int) int {
+		if i == 0 {
+			return 0
+		}
+		return ends[i-1]
+	}
+	for from := 0; from < len(kept); {
+		to := from + 1
+		for to < len(kept) && ends[to]-start(from)+auditBatchOverhead+len(session) <= a.batchBytes {
+			to++
+		}
+		if to-from == 1 {
+			msgs = append(msgs, a.recordMsg(&kept[from].Decision, append([]byte(nil), enc[start(from):ends[from]]...)))
+			from = to
+			continue
+		}
+		parts := make([][]byte, 0, to-from)
+		ids := sha256.New()
+		for i := from; i < to; i++ {
+			parts = append(parts, enc[start(i):ends[i]])
+			ids.Write([]byte(messages.AuditRecordID(&kept[i].Decision)))
+			ids.Write([]byte{'\n'})
+		}
+		data := messages.AppendAuditBatch(make([]byte, 0, ends[to-1]-start(from)+to-from+auditBatchOverhead+len(session)), session, parts)
+		sum := ids.Sum(nil)
+		msgs = append(msgs, &nats.Msg{Subject: a.subj.Audit(session), Data: data, Header: nats.Header{
+			nats.MsgIdHdr:               {session + "/batch/" + hex.EncodeToString(sum[:16])},
+			messages.AuditRecordsHeader: {strconv.Itoa(to - from)},
+		}})
+		from = to
+	}
+	return msgs
+}
+
+// recentAudits bounds the record ids a replica remembers (about 100 bytes
+// each): at a thousand automatic decisions a second, the last minute; an
+// agent asks again after its attempt timeout, seconds later.
+const recentAudits = 1 << 16
+
+// auditBatchOverhead bounds the bytes of an AuditBatch besides its
+// records and its session id (the braces, "v", "type", the commas).
+const auditBatchOverhead = 128
+
+// lostUnencodable counts and logs rec, which cannot be encoded.
+func (a *auditLog) lostUnencodable(rec *messages.AuditRecord, err error) {
+	a.m.AuditLost.WithLabelValues("encode").Inc()
+	a.log.Error("audit record lost: cannot encode it", "request_id", rec.Decision.RequestID,
+		"session_id", rec.Decision.SessionID, "err", err)
+}
+
+// recordsIn is how many decisions' records msg holds: an AuditBatch says
+// it in its header; any other is one.
+func recordsIn(msg *nats.Msg) int {
+	if n, err := strconv.Atoi(msg.Header.Get(messages.AuditRecordsHeader)); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
 // inflight is the number of records published and not yet acknowledged on
 // their first append.
 func (a *auditLog) inflight() int {
@@ -454,15 +592,15 @@ func (a *auditLog) batched() int {
 // errors returned at once): it keeps msg in the retry set and wakes run.
 // The first failure of a record is logged at WARN, later ones at DEBUG.
 func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
-	kind := auditFailureKind(err)
-	a.m.AuditFailures.WithLabelValues(kind).Inc()
+	kind, n := auditFailureKind(err), recordsIn(msg)
+	a.m.AuditFailures.WithLabelValues(kind).Add(float64(n))
 	a.m.NATSErrors.WithLabelValues("audit").Inc()
 	id := msg.Header.Get(nats.MsgIdHdr)
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		a.m.AuditLost.WithLabelValues("shutdown").Inc()
-		a.log.Error("audit record lost: the broker stopped before the stream took it", "msg_id", id, "err", err)
+		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(n))
+		a.log.Error("audit records lost: the broker stopped before the stream took them", "msg_id", id, "count", n, "err", err)
 		return
 	}
 	if r, ok := a.retry[id]; ok {
@@ -482,16 +620,17 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 		a.poke()
 		return
 	}
-	if len(a.retry) >= a.limit {
+	if a.retrying+n > a.limit {
 		a.mu.Unlock()
-		a.m.AuditLost.WithLabelValues("overflow").Inc()
-		a.log.Error("audit record lost: the retry queue is full", "msg_id", id, "limit", a.limit, "err", err)
+		a.m.AuditLost.WithLabelValues("overflow").Add(float64(n))
+		a.log.Error("audit records lost: the retry queue is full", "msg_id", id, "count", n, "limit", a.limit, "err", err)
 		return
 	}
-	a.retry[id] = &auditRetry{msg: msg, first: time.Now(), attempts: 1}
-	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.retry[id] = &auditRetry{msg: msg, records: n, first: time.Now(), attempts: 1}
+	a.retrying += n
+	a.m.AuditRetryPending.Set(float64(a.retrying))
 	a.mu.Unlock()
-	a.log.Warn("audit record not stored yet; retrying from memory", "msg_id", id, "subject", msg.Subject,
+	a.log.Warn("audit records not stored yet; retrying from memory", "msg_id", id, "count", n, "subject", msg.Subject,
 		"reason", kind, "err", err)
 	a.poke()
 }
@@ -650,17 +789,19 @@ func (a *auditLog) resend(limit int, wait time.Duration) (sent, failed int) {
 
 // stored takes r out of the retry set.
 func (a *auditLog) stored(r *auditRetry) {
-	a.m.AuditRetried.Inc()
+	a.m.AuditRetried.Add(float64(r.records))
 	a.mu.Lock()
 	delete(a.retry, r.msg.Header.Get(nats.MsgIdHdr))
-	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.retrying -= r.records
+	a.m.AuditRetryPending.Set(float64(a.retrying))
 	a.mu.Unlock()
 }
 
+// pending is the number of records in the retry set.
 func (a *auditLog) pending() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.retry)
+	return a.retrying
 }
 
 // flush is run's last act: for at most auditFlushTimeout it waits for the
@@ -684,22 +825,24 @@ func (a *auditLog) flush() {
 	}
 	a.mu.Lock()
 	a.closed = true
-	left := make([]string, 0, len(a.retry))
+	left, lost := make([]string, 0, len(a.retry)), 0
 	for id, r := range a.retry {
 		if !r.sending {
 			left = append(left, id)
+			lost += r.records
 		}
 	}
 	for _, id := range left {
 		delete(a.retry, id)
 	}
-	a.m.AuditRetryPending.Set(float64(len(a.retry)))
+	a.retrying -= lost
+	a.m.AuditRetryPending.Set(float64(a.retrying))
 	a.mu.Unlock()
 	inflight := a.inflight()
 	a.m.AuditInflight.Set(float64(inflight))
-	if len(left) > 0 {
-		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(len(left)))
-		a.log.Error("audit records lost: the broker stopped before the stream took them", "count", len(left),
+	if lost > 0 {
+		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(lost))
+		a.log.Error("audit records lost: the broker stopped before the stream took them", "count", lost,
 			"msg_ids", strings.Join(left[:min(len(left), 20)], ","))
 	}
 	if inflight > 0 {

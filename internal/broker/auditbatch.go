@@ -43,7 +43,7 @@ const (
 	// fastBatchFlow asks for flow acknowledgements at most every this
 	// many messages: a batch never needs one.
 	fastBatchFlow = "500"
-	// fastBatchMax is the most records in one batch (the server's flow
+	// fastBatchMax is the most messages in one batch (the server's flow
 	// control starts at 500 messages; a longer run is split).
 	fastBatchMax = 500
 )
@@ -65,9 +65,10 @@ type fastPublisher struct {
 
 // fastBatch is one batch in flight.
 type fastBatch struct {
-	msgs  []*nats.Msg
-	timer *time.Timer
-	done  func(stored int, err error) // called once, outside the lock
+	msgs    []*nats.Msg
+	records int // in msgs (an AuditBatch message holds several)
+	timer   *time.Timer
+	done    func(stored int, err error) // called once, outside the lock
 	// sending is set while publish is still sending msgs: an answer that
 	// arrives meanwhile (a refusal of the first message, no responders)
 	// is kept in outcome and reported when publish is done with msgs,
@@ -117,9 +118,12 @@ func (p *fastPublisher) close() {
 func (p *fastPublisher) publish(msgs []*nats.Msg, done func(stored int, err error)) {
 	id := nuid.Next()
 	b := &fastBatch{msgs: msgs, done: done, sending: true}
+	for _, m := range msgs {
+		b.records += recordsIn(m)
+	}
 	p.mu.Lock()
 	p.batches[id] = b
-	p.records += len(msgs)
+	p.records += b.records
 	b.timer = time.AfterFunc(p.ackTimeout, func() { p.resolve(id, 0, errFastBatchTimeout) })
 	p.mu.Unlock()
 
@@ -231,7 +235,7 @@ func (p *fastPublisher) resolve(id string, stored int, err error) {
 		return
 	}
 	delete(p.batches, id)
-	p.records -= len(b.msgs)
+	p.records -= b.records
 	if len(p.batches) == 0 {
 		close(p.idle)
 		p.idle = make(chan struct{})

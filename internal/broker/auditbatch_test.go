@@ -218,12 +218,12 @@ func TestAuditFallsBackWhenTheStreamStopsTakingBatches(t *testing.T) {
 			a.enqueue(&rec)
 		}
 	}
-	waitMsgs := func(want uint64) {
+	waitMsgs := func(want int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for streamMsgs(t, s) != want {
+		for len(storedRecords(t, s)) != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("stream holds %d records, want %d; log:\n%s", streamMsgs(t, s), want, logs.String())
+				t.Fatalf("stream holds records %v, want %d; log:\n%s", storedRecords(t, s), want, logs.String())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -319,8 +319,9 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
-	a.retry[msg.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg, first: time.Now().Add(-time.Hour), attempts: 1}
-	a.retry[msg4.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg4, first: time.Now().Add(-time.Hour), attempts: 1}
+	a.retry[msg.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg, records: 1, first: time.Now().Add(-time.Hour), attempts: 1}
+	a.retry[msg4.Header.Get(nats.MsgIdHdr)] = &auditRetry{msg: msg4, records: 1, first: time.Now().Add(-time.Hour), attempts: 1}
+	a.retrying = 2
 	if sent, failed := a.resend(0, time.Second); sent != 2 || failed != 0 {
 		t.Fatalf("resend: sent %d, failed %d; want 2, 0", sent, failed)
 	}

@@ -133,12 +133,12 @@ func TestABreakerTripsOnTheNthDistinctAgentAndItsAgentsAskUntilReset(t *testing.
 	brokertest.WantDecision(t, call(t, reviewer, "req-rev-ls", "ls"), messages.OutcomeAllow, messages.ReasonPolicyAllow)
 
 	// The audit says why, once, and the team's pager was paged.
-	events := auditTally(t, p, "sess-coder-3", 1, func(data []byte) (string, bool) {
+	events := auditTally(t, p, "sess-coder-3", 1, func(data []byte) []string {
 		var ev messages.BreakerEvent
 		if json.Unmarshal(data, &ev) != nil || ev.Type != messages.TypeBreakerEvent {
-			return "", false
+			return nil
 		}
-		return ev.Event + " " + ev.Trip.Breaker + " " + ev.Trip.Rule + " " + strings.Join(slices.Sorted(slices.Values(ev.Trip.Agents)), ","), true
+		return []string{ev.Event + " " + ev.Trip.Breaker + " " + ev.Trip.Rule + " " + strings.Join(slices.Sorted(slices.Values(ev.Trip.Agents)), ",")}
 	})
 	if len(events) != 1 || events["tripped injection bash(curl *) coder-1,coder-2,coder-3"] != 1 {
 		t.Fatalf("breaker audit records %v: want one trip record naming the rule and agents", events)

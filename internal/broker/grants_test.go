@@ -281,11 +281,11 @@ func counter(t *testing.T, p *brokertest.Plane, name, label string) float64 {
 // by "<grant id> <event>", waiting until there are want of them (or 5 s).
 func grantEvents(t *testing.T, p *brokertest.Plane, sess string, want int) map[string]int {
 	t.Helper()
-	return auditTally(t, p, sess, want, func(data []byte) (string, bool) {
+	return auditTally(t, p, sess, want, func(data []byte) []string {
 		ev, err := messages.Decode[messages.GrantEvent](data, 0)
-		if err != nil {
-			return "", false // a decision's record
+		if err != nil || ev.Type != "grant_event" {
+			return nil // a decision's record
 		}
-		return ev.Grant.ID + " " + string(ev.Event), true
+		return []string{ev.Grant.ID + " " + string(ev.Event)}
 	})
 }

@@ -139,7 +139,7 @@ func newMetrics() *Metrics {
 		PolicyFileRejected: metricdef.Gauge("signoff_policy_file_rejected",
 			"1 while the policy file on disk is rejected (unreadable or invalid) and an older policy stays in force."),
 		AuditFailures: metricdef.CounterVec("signoff_audit_failures_total",
-			"Audit appends that failed (each is retried), by kind: timeout, no_stream, stalled, disconnected, rejected, other.", "kind"),
+			"Audit records whose append failed (each is retried), by kind: timeout, no_stream, stalled, disconnected, rejected, other.", "kind"),
 		AuditRetried: metricdef.Counter("signoff_audit_retried_total",
 			"Audit records stored by a retry after their first append failed."),
 		AuditLost: metricdef.CounterVec("signoff_audit_lost_total",

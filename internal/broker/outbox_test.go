@@ -26,19 +26,23 @@ func outboxPlane(t *testing.T) *brokertest.Plane {
 // once at least want records are there (or after 5 s).
 func auditCounts(t *testing.T, p *brokertest.Plane, session string, want int) map[string]int {
 	t.Helper()
-	return auditTally(t, p, session, want, func(data []byte) (string, bool) {
-		var rec messages.AuditRecord
-		if err := json.Unmarshal(data, &rec); err != nil {
+	return auditTally(t, p, session, want, func(data []byte) []string {
+		recs, err := messages.AuditRecords(data)
+		if err != nil {
 			t.Fatalf("audit record: %v", err)
 		}
-		return rec.Decision.RequestID + " " + string(rec.Decision.ReasonCode), true
+		keys := make([]string, len(recs))
+		for i, rec := range recs {
+			keys[i] = rec.Decision.RequestID + " " + string(rec.Decision.ReasonCode)
+		}
+		return keys
 	})
 }
 
 // auditTally counts the audit records on session's audit subject by what
-// key says of each (skipping those it returns false for), once at least
-// want are counted (or after 5 s).
-func auditTally(t *testing.T, p *brokertest.Plane, session string, want int, key func(data []byte) (string, bool)) map[string]int {
+// keys says of each message (nothing, for those it passes over; one key
+// per decision of a batch), once at least want are counted (or after 5 s).
+func auditTally(t *testing.T, p *brokertest.Plane, session string, want int, keys func(data []byte) []string) map[string]int {
 	t.Helper()
 	js, err := jetstream.New(p.NATS.Connect(t))
 	if err != nil {
@@ -59,7 +63,7 @@ func auditTally(t *testing.T, p *brokertest.Plane, session string, want int, key
 			n := 0
 			for m := range batch.Messages() {
 				n++
-				if k, ok := key(m.Data()); ok {
+				for _, k := range keys(m.Data()) {
 					counts[k]++
 					total++
 				}

@@ -280,9 +280,9 @@ func (r *Replica) Kill() {
 	r.cancel()
 }
 
-// LastAudit returns the last audit record on session's audit subject,
-// waiting up to 5 s for one; none by then, or one that does not decode,
-// fails the test.
+// LastAudit returns the last audit record on session's audit subject (the
+// last of a batch), waiting up to 5 s for one; none by then, or one that
+// does not decode, fails the test.
 func (p *Plane) LastAudit(session string) messages.AuditRecord {
 	p.t.Helper()
 	js, err := jetstream.New(p.NATS.Connect(p.t))
@@ -297,11 +297,11 @@ func (p *Plane) LastAudit(session string) messages.AuditRecord {
 	for {
 		msg, err := stream.GetLastMsgForSubject(p.t.Context(), p.Subjects.Audit(session))
 		if err == nil {
-			var rec messages.AuditRecord
-			if err := json.Unmarshal(msg.Data, &rec); err != nil {
-				p.t.Fatalf("brokertest: audit record of %s: %v", session, err)
+			recs, err := messages.AuditRecords(msg.Data)
+			if err != nil || len(recs) == 0 {
+				p.t.Fatalf("brokertest: audit record of %s: %v (%d records)", session, err, len(recs))
 			}
-			return rec
+			return recs[len(recs)-1]
 		}
 		if time.Now().After(deadline) {
 			p.t.Fatalf("brokertest: no audit record of %s: %v", session, err)

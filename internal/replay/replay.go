@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"runtime"
 	"sync"
 	"time"
@@ -13,13 +12,6 @@ import (
 
 // skipUnreadable is the Skipped key of a record that does not decode.
 const skipUnreadable = "unreadable"
-
-// envelope is one message of the audit stream: a decision's record, or a
-// grant event (Type "grant_event"), which replay passes over.
-type envelope struct {
-	Type string `json:"type"`
-	messages.AuditRecord
-}
 
 // judged is a worker's answer about one record.
 type judged struct {
@@ -39,7 +31,9 @@ func Records(ctx context.Context, cand *policy.Policy, since time.Time, read fun
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
 			for data := range in {
-				out <- judgeData(cand, data)
+				for _, j := range judgeData(cand, data) {
+					out <- j
+				}
 			}
 		})
 	}
@@ -77,16 +71,16 @@ func Records(ctx context.Context, cand *policy.Policy, since time.Time, read fun
 	return rep, err
 }
 
-// judgeData decodes one message of the audit stream and judges it.
-func judgeData(cand *policy.Policy, data []byte) judged {
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return judged{v: verdict{skip: skipUnreadable}}
+// judgeData decodes one message of the audit stream and judges each
+// decision's record in it (one, or a batch's); none for a grant event.
+func judgeData(cand *policy.Policy, data []byte) []judged {
+	recs, err := messages.AuditRecords(data)
+	if err != nil {
+		return []judged{{v: verdict{skip: skipUnreadable}}}
 	}
-	if env.Type != "" || env.Decision.RequestID == "" {
-		return judged{} // a grant event
+	out := make([]judged, len(recs))
+	for i := range recs {
+		out[i] = judged{key: messages.AuditRecordID(&recs[i].Decision), v: judge(cand, &recs[i])}
 	}
-	d := &env.Decision
-	return judged{key: d.SessionID + "/" + d.RequestID + "/" + string(d.Outcome) + "/" + string(d.ReasonCode),
-		v: judge(cand, &env.AuditRecord)}
+	return out
 }

@@ -170,6 +170,11 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		sameAsMarshal(t, &req, req.AppendJSON)
 		a := randAudit(r)
 		sameAsMarshal(t, &a, a.AppendJSON)
+		batch := AuditBatch{V: r.IntN(3), Type: randString(r), SessionID: randString(r), Records: []AuditRecord{a}}
+		for range r.IntN(3) {
+			batch.Records = append(batch.Records, randAudit(r))
+		}
+		sameAsMarshal(t, &batch, batch.AppendJSON)
 	}
 }
 
@@ -212,5 +217,33 @@ func FuzzAppendJSON(f *testing.F) {
 			BatchRemaining: []BatchItem{{Tool: s, Arguments: d.Answer}}},
 			Decision: d, Risk: &Risk{Tier: s, Subcommands: []Verdict{{Command: s, Words: []string{s}}}}, Recorded: at}
 		sameAsMarshal(t, &a, a.AppendJSON)
+		b := AuditBatch{V: 1, Type: s, SessionID: s, Records: []AuditRecord{a, a}}
+		sameAsMarshal(t, &b, b.AppendJSON)
 	})
+}
+
+// TestAppendAuditBatchJoinsEncodedRecords: a batch joined from records
+// encoded one by one is the batch encoded whole.
+func TestAppendAuditBatchJoinsEncodedRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		b := AuditBatch{V: Version, Type: AuditBatchType, SessionID: randString(r)}
+		var parts [][]byte
+		for range 1 + r.IntN(4) {
+			a := randAudit(r)
+			data, err := a.AppendJSON(nil)
+			if err != nil {
+				continue // a value json.Marshal refuses too
+			}
+			b.Records = append(b.Records, a)
+			parts = append(parts, data)
+		}
+		want, err := b.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendAuditBatch(nil, b.SessionID, parts); !bytes.Equal(got, want) {
+			t.Fatalf("joined:\n%s\nwhole:\n%s", got, want)
+		}
+	}
 }

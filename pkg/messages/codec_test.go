@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,7 @@ func TestEveryMessageRoundTripsThroughItsGoldenJSON(t *testing.T) {
 	})
 	t.Run("admin reply", func(t *testing.T) { roundTrip(t, "admin_reply", &AdminReply{OK: true, Message: "mode set"}) })
 	t.Run("audit record", func(t *testing.T) { roundTrip(t, "audit_record", validAuditRecord()) })
+	t.Run("audit batch", func(t *testing.T) { roundTrip(t, "audit_batch", validAuditBatch()) })
 	t.Run("list grants request", func(t *testing.T) {
 		roundTrip(t, "admin_list_grants", &AdminRequest{Teams: []string{"oncall"}, By: "carol"})
 	})
@@ -115,7 +117,7 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestEveryWireFieldIsSnakeCase(t *testing.T) {
 	top := []any{Request{}, Decision{}, Receipt{}, ApprovalNeeded{}, Response{}, RespondReply{}, Resolved{},
 		StatusRequest{}, CancelRequest{}, CancelReply{}, TurnRequest{}, TurnReply{}, PendingRequest{},
-		PendingReply{}, AdminRequest{}, AdminReply{}, AuditRecord{}, GrantEvent{}, ErrorReply{}}
+		PendingReply{}, AdminRequest{}, AdminReply{}, AuditRecord{}, AuditBatch{}, GrantEvent{}, ErrorReply{}}
 	seen := map[reflect.Type]bool{}
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
@@ -301,5 +303,90 @@ func TestEncodeStampsTheVersionAndValidates(t *testing.T) {
 func TestEncodeRefusesANilMessage(t *testing.T) {
 	if _, err := Encode[Request](nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Encode(nil) = %v, want ErrInvalid", err)
+	}
+}
+
+// TestAuditRecordsReadsEveryShapeOfTheStream: a reader of the audit stream
+// gets each decision's record whether it was appended alone or in a batch,
+// and nothing from the stream's events.
+func TestAuditRecordsReadsEveryShapeOfTheStream(t *testing.T) {
+	encode := func(v interface{ AppendJSON([]byte) ([]byte, error) }) []byte {
+		t.Helper()
+		data, err := v.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	ids := func(recs []AuditRecord) []string {
+		var out []string
+		for i := range recs {
+			out = append(out, AuditRecordID(&recs[i].Decision))
+		}
+		return out
+	}
+	single, batch := validAuditRecord(), validAuditBatch()
+	grant, err := Encode(validGrantEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"one record", encode(single), []string{"sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/approved"}},
+		{"a batch", encode(batch), []string{"sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/policy_allow",
+			"sess-7f3a/01JQ8Z7B2C4D6E8F0G2H4J6K8M/deny/policy_deny"}},
+		{"a grant event", grant, nil},
+		{"an event of a type this reader does not know", []byte(`{"v":1,"type":"future_event","decision":{"request_id":"r"}}`), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recs, err := AuditRecords(c.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(recs); !slices.Equal(got, c.want) {
+				t.Errorf("records %q, want %q", got, c.want)
+			}
+		})
+	}
+	if recs, _ := AuditRecords(encode(batch)); recs[1].Request.RequestID != recs[1].Decision.RequestID ||
+		string(recs[1].Request.Arguments) != `{"command":"rm -rf /"}` {
+		t.Errorf("the batch's second record lost its request: %+v", recs[1].Request)
+	}
+	for name, data := range map[string]string{
+		"not JSON":                          `{"v":1,"type":"audit_batch","records":[`,
+		"a batch record without a decision": `{"v":1,"type":"audit_batch","session_id":"s","records":[{"v":1}]}`,
+	} {
+		if recs, err := AuditRecords([]byte(data)); err == nil {
+			t.Errorf("%s: no error (records %v)", name, recs)
+		}
+	}
+}
+
+// TestRecentRecordsForgetsTheOldestPastItsBound: a copy read within the
+// bound is seen again; one read after n other ids is new again.
+func TestRecentRecordsForgetsTheOldestPastItsBound(t *testing.T) {
+	r := NewRecentRecords(3)
+	for _, id := range []string{"a", "b", "c"} {
+		if r.Seen(id) {
+			t.Fatalf("%s seen before it was read", id)
+		}
+	}
+	if !r.Seen("a") || !r.Seen("c") {
+		t.Fatal("a copy within the bound was not seen")
+	}
+	if r.Seen("d") { // forgets a
+		t.Fatal("d seen before it was read")
+	}
+	if r.Seen("a") { // a is new again, and forgets b
+		t.Fatal("a remembered past the bound")
+	}
+	if r.Seen("b") {
+		t.Fatal("b remembered past the bound")
+	}
+	if !r.Seen("d") || !r.Seen("a") {
+		t.Fatal("the latest ids were forgotten")
 	}
 }

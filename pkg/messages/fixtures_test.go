@@ -201,6 +201,27 @@ func validAuditRecord() *AuditRecord {
 		Shadow: &ShadowVerdict{PolicyVersion: "sha256:2c26b46b68ffc68f", Action: "deny", Live: "ask", Rule: "Bash(npm install *): deny"}}
 }
 
+// validAuditBatch is two automatic decisions' records of one session,
+// appended as one message: an allow and, a moment later, a deny of the
+// next request.
+func validAuditBatch() *AuditBatch {
+	first := validAuditRecord()
+	first.Risk, first.Shadow, first.Mode = nil, nil, ""
+	first.Decision.Outcome, first.Decision.ReasonCode, first.Decision.Reason = OutcomeAllow, ReasonPolicyAllow, "allowed by rule Bash(npm install *)"
+	first.Decision.Scope, first.Decision.GrantedPattern = "", nil
+	first.Decision.DecidedBy = Decider{Kind: DeciderPolicy, ID: "Bash(npm install *): allow"}
+	second := *first
+	second.Request.RequestID = "01JQ8Z7B2C4D6E8F0G2H4J6K8M"
+	second.Request.Arguments = json.RawMessage(`{"command":"rm -rf /"}`)
+	second.Decision.RequestID = second.Request.RequestID
+	second.Decision.Outcome, second.Decision.ReasonCode, second.Decision.Reason = OutcomeDeny, ReasonPolicyDeny, "denied by safety override rm-root"
+	second.Decision.DecidedBy = Decider{Kind: DeciderPolicy, ID: "safety:rm-root"}
+	second.Decision.DecidedAt = first.Decision.DecidedAt.Add(700 * time.Microsecond)
+	second.Recorded = first.Recorded.Add(700 * time.Microsecond)
+	return &AuditBatch{V: Version, Type: AuditBatchType, SessionID: first.Decision.SessionID,
+		Records: []AuditRecord{*first, second}}
+}
+
 // verifiedRequest is validRequest as the broker stores it: marked verified.
 func verifiedRequest() Request {
 	r := *validRequest()

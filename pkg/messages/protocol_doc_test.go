@@ -111,6 +111,8 @@ func decodeDocExample(data []byte) (bool, error) {
 		_, err = Decode[Resolved](data, 0)
 	case string(keys["type"]) == `"grant_event"`:
 		_, err = Decode[GrantEvent](data, 0)
+	case string(keys["type"]) == `"audit_batch"`:
+		_, err = Decode[AuditBatch](data, 0)
 	case has("recorded"):
 		_, err = Decode[AuditRecord](data, 0)
 	case has("applied"):

@@ -1,0 +1,231 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/signoff-dev/signoff/internal/testenv"
+	"github.com/signoff-dev/signoff/pkg/messages"
+)
+
+// batchedAudit is an audit log on a real stream that takes fast batches,
+// configured as Run configures it.
+func batchedAudit(t *testing.T, limit int) (*auditLog, jetstream.Stream) {
+	t.Helper()
+	ns := testenv.NATS(t)
+	nc := ns.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: messages.AuditStream, Subjects: []string{"signoff.v1.audit.>"},
+		Storage: jetstream.FileStorage, AllowBatchPublish: true, Duplicates: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Prefix: "signoff.v1", Replica: "r1", AuditAckTimeout: 2 * time.Second, AuditRetryLimit: limit}
+	a := newAuditLog(nil, &cfg, slog.New(slog.DiscardHandler), NewMetrics(nil))
+	if a.js, err = jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(a.failed)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.configure(nc, s); err != nil {
+		t.Fatal(err)
+	}
+	if a.fast == nil {
+		t.Fatal("the stream takes fast batches but the audit log does not use them")
+	}
+	t.Cleanup(a.fast.close)
+	return a, s
+}
+
+// autoRecord is the record of an automatic decision of request id in session.
+func autoRecord(a *auditLog, session, id, command string) messages.AuditRecord {
+	args, _ := json.Marshal(map[string]string{"command": command})
+	return a.record(&messages.Request{V: 1, RequestID: id, SessionID: session, AgentID: "a", Tool: "bash", Arguments: args},
+		&messages.Decision{V: 1, RequestID: id, SessionID: session, Tool: "bash", Outcome: messages.OutcomeAllow,
+			ReasonCode: messages.ReasonPolicyAllow, DecidedAt: time.Now().UTC()}, nil)
+}
+
+// storedAudit is one message of the stream: its Nats-Msg-Id, its records'
+// ids and its record-count header.
+type storedAudit struct {
+	subject, msgID, count string
+	records               []string
+}
+
+// stored waits until the stream holds want records and returns its
+// messages in order.
+func stored(t *testing.T, s jetstream.Stream, want int) []storedAudit {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []storedAudit
+		n := 0
+		for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+			m, err := s.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := messages.AuditRecords(m.Data)
+			if err != nil {
+				t.Fatalf("message %d: %v", seq, err)
+			}
+			sa := storedAudit{subject: m.Subject, msgID: m.Header.Get(nats.MsgIdHdr), count: m.Header.Get(messages.AuditRecordsHeader)}
+			for i := range recs {
+				sa.records = append(sa.records, recs[i].Decision.RequestID)
+			}
+			n += len(recs)
+			out = append(out, sa)
+		}
+		if n >= want || time.Now().After(deadline) {
+			return out
+		}
+	}
+}
+
+// The records of one linger are one message per session: a session's
+// several records as one AuditBatch in the order they were decided, a
+// lone record as itself with its own id as Nats-Msg-Id — on the session's
+// subject either way.
+func TestAuditAppendsASessionsRecordsAsOneMessage(t *testing.T) {
+	a, s := batchedAudit(t, 100)
+	for _, r := range [][2]string{{"s-a", "a1"}, {"s-b", "b1"}, {"s-a", "a2"}, {"s-c", "c1"}, {"s-a", "a3"}, {"s-c", "c2"}} {
+		rec := autoRecord(a, r[0], r[1], "ls")
+		a.enqueue(&rec)
+	}
+	a.publishBatch()
+	got := stored(t, s, 6)
+	if len(got) != 3 {
+		t.Fatalf("stream holds %d messages %+v, want 3 (one per session)", len(got), got)
+	}
+	want := []struct {
+		subject, count string
+		records        []string
+	}{
+		{"signoff.v1.audit.s-a", "3", []string{"a1", "a2", "a3"}},
+		{"signoff.v1.audit.s-b", "", []string{"b1"}},
+		{"signoff.v1.audit.s-c", "2", []string{"c1", "c2"}},
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.subject != w.subject || g.count != w.count || !slices.Equal(g.records, w.records) {
+			t.Errorf("message %d: %+v, want subject %s, %s header %q, records %v", i, g, w.subject,
+				messages.AuditRecordsHeader, w.count, w.records)
+		}
+	}
+	if got[1].msgID != "s-b/b1/allow/policy_allow" {
+		t.Errorf("a lone record's Nats-Msg-Id is %q, want its record id", got[1].msgID)
+	}
+	if !strings.HasPrefix(got[0].msgID, "s-a/batch/") || got[0].msgID == got[2].msgID {
+		t.Errorf("batch message ids %q and %q: want one per batch, under its session", got[0].msgID, got[2].msgID)
+	}
+
+	// The agent asks again and this replica decides the same: the same
+	// record, not appended again, in a batch or alone.
+	for _, r := range [][2]string{{"s-a", "a2"}, {"s-a", "a4"}, {"s-b", "b1"}} {
+		rec := autoRecord(a, r[0], r[1], "ls")
+		a.enqueue(&rec)
+	}
+	a.publishBatch()
+	if got := stored(t, s, 7); len(got) != 4 || !slices.Equal(got[3].records, []string{"a4"}) {
+		t.Errorf("after the agent's retries the stream holds %+v, want one more message with a4 alone", got)
+	}
+}
+
+// A batch stays under batchBytes: a session's records beyond it go into
+// the next message, and a record larger than the bound goes alone.
+func TestAuditBatchesStayUnderTheirSizeBound(t *testing.T) {
+	a, s := batchedAudit(t, 100)
+	a.batchBytes = 2000
+	big := strings.Repeat("x", 3000)
+	for i, cmd := range []string{"ls", "ls", "ls", big, "ls"} {
+		rec := autoRecord(a, "s-a", "r"+string(rune('0'+i)), cmd)
+		a.enqueue(&rec)
+	}
+	a.publishBatch()
+	got := stored(t, s, 5)
+	var shape [][]string
+	for _, g := range got {
+		shape = append(shape, g.records)
+	}
+	// Each small record is about 500 bytes: three fit under 2,000.
+	want := [][]string{{"r0", "r1", "r2"}, {"r3"}, {"r4"}}
+	if len(shape) != len(want) {
+		t.Fatalf("messages %v, want %v", shape, want)
+	}
+	for i := range want {
+		if !slices.Equal(shape[i], want[i]) {
+			t.Errorf("messages %v, want %v", shape, want)
+		}
+	}
+}
+
+// A batch the stream does not take is retried whole, counted by its
+// records, and stored once when the stream is back.
+func TestAFailedBatchIsRetriedAndCountedByItsRecords(t *testing.T) {
+	a, s := batchedAudit(t, 100)
+	ctx := context.Background()
+	cfg := s.CachedInfo().Config
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx, cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"r1", "r2", "r3"} {
+		rec := autoRecord(a, "s-a", id, "ls")
+		a.enqueue(&rec)
+	}
+	a.publishBatch()
+	deadline := time.Now().Add(10 * time.Second)
+	for a.pending() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("retry set holds %d records, want the batch's 3", a.pending())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(a.m.AuditRetryPending); got != 3 {
+		t.Errorf("signoff_audit_retry_pending = %v, want 3 records", got)
+	}
+	if s, err = js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a second pass finds nothing left and stores nothing twice
+		if sent, failed := a.resend(0, time.Second); failed != 0 {
+			t.Fatalf("resend: sent %d, failed %d", sent, failed)
+		}
+	}
+	if got := stored(t, s, 3); len(got) != 1 || !slices.Equal(got[0].records, []string{"r1", "r2", "r3"}) {
+		t.Errorf("stream holds %+v, want the batch once", got)
+	}
+	if a.pending() != 0 || testutil.ToFloat64(a.m.AuditRetried) != 3 {
+		t.Errorf("after the retry: %d pending, %v retried; want 0 and 3", a.pending(), testutil.ToFloat64(a.m.AuditRetried))
+	}
+}
+
+// storedRecords returns the ids of the decisions' records in the stream
+// now, those of batches included, in order.
+func storedRecords(t *testing.T, s jetstream.Stream) []string {
+	t.Helper()
+	var ids []string
+	for _, m := range stored(t, s, 0) {
+		ids = append(ids, m.records...)
+	}
+	return ids
+}

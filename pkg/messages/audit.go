@@ -1,0 +1,141 @@
+package messages
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// AuditBatchType is the "type" of an [AuditBatch].
+const AuditBatchType = "audit_batch"
+
+// AuditBatch is several decisions' [AuditRecord]s of one session appended
+// to the SIGNOFF_AUDIT stream as one message, on that session's audit
+// subject. A broker under load gathers the records it appends within a
+// few milliseconds by session: one stream message instead of one per
+// decision (docs/PROTOCOL.md "AuditRecord"). Read it with [AuditRecords].
+type AuditBatch struct {
+	V         int           `json:"v"`
+	Type      string        `json:"type"` // "audit_batch"
+	SessionID string        `json:"session_id"`
+	Records   []AuditRecord `json:"records"`
+}
+
+// AuditRecordID is the identity of a decision's audit record: the same
+// for every append of one decision (a retry, another replica's
+// re-evaluation with the same outcome). It is the Nats-Msg-Id of a record
+// appended alone, and what readers key records by to count each decision
+// once (the session is part of it: request ids are unique only within a
+// session).
+func AuditRecordID(d *Decision) string {
+	return d.SessionID + "/" + d.RequestID + "/" + string(d.Outcome) + "/" + string(d.ReasonCode)
+}
+
+// AuditRecordsHeader is the header of an [AuditBatch] message that says
+// how many records it holds, so a reader (or the broker's retry
+// accounting) can tell the shape without decoding the body.
+const AuditRecordsHeader = "Signoff-Audit-Records"
+
+// AuditRecords returns the decision records one message of the audit
+// stream holds: one for an [AuditRecord], each of an [AuditBatch]'s, none
+// for the stream's other messages (grant, breaker, person and canary
+// events, told apart by their "type"). An error says the data is not JSON
+// of either shape. The records of a batch are in the order they were
+// decided by the replica that appended them.
+func AuditRecords(data []byte) ([]AuditRecord, error) {
+	var m struct {
+		Type    string        `json:"type"`
+		Records []AuditRecord `json:"records"`
+		AuditRecord
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("audit message: %w", err)
+	}
+	switch {
+	case m.Type == AuditBatchType:
+		for i := range m.Records {
+			if m.Records[i].Decision.RequestID == "" {
+				return nil, fmt.Errorf("audit batch: record %d has no decision", i)
+			}
+		}
+		return m.Records, nil
+	case m.Type != "" || m.Decision.RequestID == "":
+		return nil, nil
+	}
+	return []AuditRecord{m.AuditRecord}, nil
+}
+
+// AppendJSON appends b's JSON encoding to buf.
+func (b *AuditBatch) AppendJSON(buf []byte) ([]byte, error) {
+	buf = b.appendHead(buf)
+	var err error
+	for i := range b.Records {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = b.Records[i].AppendJSON(buf); err != nil {
+			return buf, fmt.Errorf("record %d (%s): %w", i, b.Records[i].Decision.RequestID, err)
+		}
+	}
+	return append(buf, "]}"...), nil
+}
+
+// AppendAuditBatch appends to buf the JSON of an [AuditBatch] of session
+// whose records are already encoded: each element of records is one
+// [AuditRecord]'s JSON, as its AppendJSON writes it. A broker encodes each
+// record once, to learn its size, and then joins them.
+func AppendAuditBatch(buf []byte, session string, records [][]byte) []byte {
+	buf = (&AuditBatch{V: Version, Type: AuditBatchType, SessionID: session}).appendHead(buf)
+	for i, r := range records {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, r...)
+	}
+	return append(buf, "]}"...)
+}
+
+// appendHead appends b's JSON up to its first record.
+func (b *AuditBatch) appendHead(buf []byte) []byte {
+	buf = append(buf, `{"v":`...)
+	buf = strconv.AppendInt(buf, int64(b.V), 10)
+	buf = appendKeyString(buf, `,"type":`, b.Type)
+	buf = appendKeyString(buf, `,"session_id":`, b.SessionID)
+	return append(buf, `,"records":[`...)
+}
+
+// RecentRecords remembers the last ids (see [AuditRecordID]) it was asked
+// about, up to a bound, so a reader of the audit stream shows a decision
+// once although the stream holds two copies: an agent's retry of a request
+// decided again, with the same outcome, by another replica whose record
+// went into an [AuditBatch] (a record appended alone is dropped by the
+// stream's de-duplication instead). Not safe for concurrent use.
+type RecentRecords struct {
+	set  map[string]struct{}
+	ring []string // the ids remembered, oldest at next once full
+	next int
+	max  int
+}
+
+// NewRecentRecords remembers the last n ids (at least one).
+func NewRecentRecords(n int) *RecentRecords {
+	n = max(n, 1)
+	return &RecentRecords{set: make(map[string]struct{}, min(n, 1024)), max: n}
+}
+
+// Seen reports whether id was among the ids asked about lately, and
+// remembers it.
+func (r *RecentRecords) Seen(id string) bool {
+	if _, ok := r.set[id]; ok {
+		return true
+	}
+	if len(r.ring) < r.max {
+		r.ring = append(r.ring, id)
+	} else {
+		delete(r.set, r.ring[r.next])
+		r.ring[r.next] = id
+		r.next = (r.next + 1) % r.max
+	}
+	r.set[id] = struct{}{}
+	return false
+}
