@@ -137,6 +137,9 @@ teams:
 		{"npm test", "npm does what files say"},
 		{"cargo build", "cargo does what files say"},
 		{"terraform apply", "terraform does what files say"},
+		// A verb that runs the repository's hooks (AV F9).
+		{"git commit -m wip", "git does what files say"},
+		{"git status", ""},
 		{"ls -la", ""},
 		{"rm -rf build", ""},
 	} {

@@ -658,7 +658,8 @@ func (r *rule) matchesPath(s *subject) bool {
 	if r.action == Allow {
 		return false
 	}
-	if s.recursive && r.path.treeMeets(s.value) {
+	if s.recursive && (r.path.treeMeets(s.value) || r.path.fold.treeMeets(globs.Fold(s.value))) {
+		// In any case too (grep -r x /mnt/c/USERS: red team AV F2).
 		return true
 	}
 	if h := s.profile; h != "" &&

@@ -167,6 +167,21 @@ func (r *rule) matchesInexactPath(s *subject) (could, all bool) {
 			}
 		}
 	}
+	if !could && s.recursive && absGlob(w) && r.action != Allow {
+		// grep -r x /home/d*, diff -N ~/.cod?x e: a directory the word
+		// names may hold what an absolute rule names, the word's
+		// wildcard above the rule's directory or spelling it (red team
+		// AV F1). Met as a tree, not anchored: the rule's names lie
+		// under the word, which need not spell them. A recursive read's
+		// relative forms are for the relative rules (placeGlobs).
+		could = treeMeetsAbs(w, alts)
+		if !could && (r.path.fold != r.path || globs.HasUpper(w)) {
+			// In any case, as above (grep -r x /mnt/c/USERS).
+			if folded, ok := globs.PathAlternatives(r.path.fold.text); ok {
+				could = treeMeetsAbs(globs.Lower(w), folded)
+			}
+		}
+	}
 	if !could && s.walk && r.action != Allow && path.IsAbs(r.path.dir) {
 		// ag x ~/.s*: a directory the word names may hold the rule's.
 		d := globs.Literal(nil, r.path.dir)
@@ -186,6 +201,22 @@ func (r *rule) matchesInexactPath(s *subject) (could, all bool) {
 	}
 	return could || all, all
 }
+
+// treeMeetsAbs reports whether a path the absolute pattern w names, or
+// the tree under it, holds a path one of the absolute alternatives alts
+// names.
+func treeMeetsAbs(w globs.Glob, alts []globs.Glob) bool {
+	tree := append(w[:len(w):len(w)], globs.Tok{R: '/'}, globs.AnyRun)
+	for _, p := range alts {
+		if absGlob(p) && (globs.Intersects(p, tree) || globs.Intersects(p, w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// absGlob reports whether g is an absolute path pattern.
+func absGlob(g globs.Glob) bool { return len(g) > 0 && g[0].Lit() && g[0].R == '/' }
 
 // mentionPattern reports a command pattern that only says what a command
 // mentions: *TEXT*, with no other wildcard.
@@ -418,7 +449,11 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 	// An agent's pattern is met anchored; a value the script computes can
 	// spell any name (shell.Command.ReadAny).
 	s := subject{kind: subjRead, tier: TierRead, value: text, cmd: c, inexact: true, anchored: !computed,
-		walk: c.Walks && !c.Recursive}
+		walk: c.Walks && !c.Recursive, recursive: c.Recursive,
+		// rg -g '*.go' reads ./**/*.go: the working directory's (known or
+		// not), whose relative forms are for the relative rules only, as
+		// a relative path's are.
+		twinned: !computed && len(g) >= 2 && g[0].Lit() && g[0].R == '.' && g[1].Lit() && g[1].R == '/'}
 	clean := globs.CleanPath(g, e.p.home)
 	s.globs = []globs.Glob{clean}
 	if v := globs.DotDotVariant(g, e.p.home); v != nil {
@@ -573,7 +608,7 @@ func (e *evaluation) wildNameRule(gs []globs.Glob, tree bool) *rule {
 			}
 			for _, p := range alts {
 				for _, g := range wild {
-					if globs.Intersects(p, g) {
+					if globs.Intersects(p, g) && !allowedAfter(l, i, g) {
 						return r
 					}
 				}
@@ -581,6 +616,23 @@ func (e *evaluation) wildNameRule(gs []globs.Glob, tree bool) *rule {
 		}
 	}
 	return nil
+}
+
+// allowedAfter reports whether a read rule of l after rule i allows every
+// path of the pattern g (the last match wins: ~/.cargo/registry/src/*/x
+// is in a tree an allow names after the ask for the home's dot files).
+func allowedAfter(l *ruleLayer, i int32, g globs.Glob) bool {
+	for _, j := range l.reads {
+		r := &l.rules[j]
+		if j <= i || r.action != Allow || r.path == nil {
+			continue
+		}
+		if alts, ok := globs.PathAlternatives(r.path.text); ok &&
+			slices.ContainsFunc(alts, func(p globs.Glob) bool { return globs.Covers(p, g) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // noLeadingDot returns g with each component made only of wildcards

@@ -224,13 +224,32 @@ func expandBracedHome(p, home string) string {
 	return b.String()
 }
 
+// bracedAbs reports a pattern that begins with alternatives each of which
+// is absolute ({/mnt/*,/cygdrive/*,/?}/Users/…): an absolute pattern, as
+// one beginning with '/' (its relative forms name no path).
+func bracedAbs(p string) bool {
+	if !strings.HasPrefix(p, "{") {
+		return false
+	}
+	end := strings.IndexByte(p, '}')
+	if end < 0 || strings.ContainsAny(p[1:end], "{[") {
+		return false
+	}
+	for alt := range strings.SplitSeq(p[1:end], ",") {
+		if !strings.HasPrefix(alt, "/") {
+			return false
+		}
+	}
+	return true
+}
+
 // compilePathPattern compiles a normalized path pattern.
 func compilePathPattern(p string) (*pathPattern, error) {
 	g, err := pathCompiler.Compile(p)
 	if err != nil {
 		return nil, err
 	}
-	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/"), text: p}
+	pp := &pathPattern{g: g, base: !strings.Contains(p, "/"), abs: strings.HasPrefix(p, "/") || bracedAbs(p), text: p}
 	if !pp.base {
 		lit := p
 		if i := strings.IndexAny(p, globMeta); i >= 0 {

@@ -189,7 +189,10 @@ rules:
 	wantActions(t, p, []bashCase{
 		{`cat ~/.config/*/hosts.yml`, policy.Ask},
 		{`cat ~/.config/??/hosts.yml`, policy.Ask},
-		{`grep -r token ~/.config/*`, policy.Ask},
+		// The tree under ~/.config/* holds ~/.config/gh: the deny meets
+		// it (red team AV F1: a recursive read of a pattern is judged on
+		// the trees it may name).
+		{`grep -r token ~/.config/*`, policy.Deny},
 		{`cd ~/.config && cat */hosts.yml`, policy.Ask},
 		{`cat ~/.config/g*/hosts.yml`, policy.Deny}, // spells g: met anchored
 		// A wildcard does not match a leading dot: ~/*/id_rsa is not ~/.ssh.

@@ -401,6 +401,10 @@ type progSpec struct {
 	// writes its outputs (go test, go build): its words are understood,
 	// but it is never inert, so an "Always" answer grants it only exactly.
 	runsCode bool
+	// runsHooks: the sub-command runs hooks whose scripts are files the
+	// agent may write (git commit): its own effects are its words, but
+	// what it runs besides is in files (Command.RunsFiles).
+	runsHooks bool
 	// writesCwd: without an option that names what it writes (-o), the
 	// sub-command writes into its working directory (go build writes the
 	// binary there, and go -C DIR moves it).
@@ -723,7 +727,7 @@ func (d *progDecoder) subcommands(s *progSpec, m yamlconf.Member, name string) e
 
 // subcommand decodes a sub-command entry: arity, options, operands.
 func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpec) (*progSpec, error) {
-	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands", "wrapper", "runs_code", "options_first", "writes_cwd"})
+	ms, err := d.Mapping(n, where, []string{"arity", "options", "inert", "complete", "operands", "wrapper", "runs_code", "runs_hooks", "options_first", "writes_cwd"})
 	if err != nil {
 		return nil, err
 	}
@@ -759,6 +763,10 @@ func (d *progDecoder) subcommand(n *yaml.Node, where, name string, prev *progSpe
 			}
 		case "runs_code":
 			if s.runsCode, err = d.Boolean(m.Val, m.Location); err != nil {
+				return nil, err
+			}
+		case "runs_hooks":
+			if s.runsHooks, err = d.Boolean(m.Val, m.Location); err != nil {
 				return nil, err
 			}
 		case "options_first":

@@ -2879,11 +2879,12 @@ func (u *progUse) settingsWrites(words []shWord) {
 }
 
 // runsFiles reports whether what files say decides what the command does
-// (Command.RunsFiles): the table says the program runs code, it is an
-// interpreter, or the table does not know every effect of a sub-command
-// (npm test, cargo build, terraform apply: a partial entry of a program
-// with sub-commands).
+// (Command.RunsFiles): the table says the program runs code or hooks, it
+// is an interpreter, or the table does not know every effect of a
+// sub-command (npm test, cargo build, terraform apply: a partial entry of
+// a program with sub-commands).
 func (u *progUse) runsFiles() bool {
 	spec := u.spec
-	return spec.runsCode || u.sub != nil && u.sub.runsCode || spec.hook == "interpreter" || !u.complete() && len(spec.subs) > 0
+	return spec.runsCode || u.sub != nil && (u.sub.runsCode || u.sub.runsHooks) || spec.hook == "interpreter" ||
+		!u.complete() && len(spec.subs) > 0
 }
