@@ -130,7 +130,7 @@ func (e *env) readAudit(ctx context.Context, f *auditFilter, limit int, follow b
 			// record; a message of no shape this reader knows neither.
 			rs, _ := messages.AuditRecords(msg.Data())
 			for _, r := range rs {
-				if r.Request.RequestID == "" || !f.match(&r) || seen.Seen(messages.AuditRecordID(&r.Decision)) {
+				if r.Request.RequestID == "" || !f.match(&r) || seen.Seen(messages.AuditRecordID(&r)) {
 					continue
 				}
 				ent := auditEntry{tenant: replay.TenantOf(e.subj, msg.Subject()), rec: r}

@@ -58,7 +58,7 @@ var errUnencodable = engine.ErrUnencodable
 // auditMsgID is the Nats-Msg-Id of a decision's audit record appended
 // alone: the same for every replica and every retry that records this
 // decision, so the stream keeps one copy within its duplicate window.
-func auditMsgID(dec *messages.Decision) string { return messages.AuditRecordID(dec) }
+func auditMsgID(rec *messages.AuditRecord) string { return messages.AuditRecordID(rec) }
 
 // auditFlushTimeout bounds how long Run, shutting down, keeps trying to
 // store the records still in memory before it counts them lost.
@@ -317,14 +317,14 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errUnencodable, rec.Decision.RequestID, err)
 	}
-	return a.recordMsg(&rec.Decision, data), nil
+	return a.recordMsg(rec.Decision.SessionID, auditMsgID(rec), data), nil
 }
 
-// recordMsg is the stream message of one decision's encoded record.
-func (a *auditLog) recordMsg(dec *messages.Decision, data []byte) *nats.Msg {
+// recordMsg is the stream message of one decision's encoded record, of
+// record id id.
+func (a *auditLog) recordMsg(session, id string, data []byte) *nats.Msg {
 	// The header name is already canonical: no Header.Set.
-	return &nats.Msg{Subject: a.subj.Audit(dec.SessionID), Data: data,
-		Header: nats.Header{nats.MsgIdHdr: {auditMsgID(dec)}}}
+	return &nats.Msg{Subject: a.subj.Audit(session), Data: data, Header: nats.Header{nats.MsgIdHdr: {id}}}
 }
 
 // Append stores rec in the stream and returns once the stream acknowledged
@@ -365,7 +365,7 @@ func (a *auditLog) enqueue(rec *messages.AuditRecord) {
 		// and the retry set is full too: the same bound applies.
 		a.bmu.Unlock()
 		a.m.AuditLost.WithLabelValues("overflow").Inc()
-		a.log.Error("audit records lost: the retry queue is full", "msg_id", auditMsgID(&rec.Decision), "count", 1, "limit", a.limit)
+		a.log.Error("audit records lost: the retry queue is full", "msg_id", auditMsgID(rec), "count", 1, "limit", a.limit)
 		return
 	}
 	a.batch = append(a.batch, *rec)
@@ -460,8 +460,12 @@ const auditBatchBytes = 256 << 10
 // with the automatic path (docs/BENCHMARKS.md "Broker as separate
 // processes"). A record that cannot be encoded is counted lost.
 func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
+	ids := make([]string, len(batch))
+	for i := range batch {
+		ids[i] = auditMsgID(&batch[i])
+	}
 	if len(batch) == 1 {
-		if a.recent.Seen(auditMsgID(&batch[0].Decision)) {
+		if a.recent.Seen(ids[0]) {
 			return nil
 		}
 		msg, err := a.message(&batch[0])
@@ -474,7 +478,7 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 	sessions := map[string][]int{}
 	var order []string
 	for i := range batch {
-		if a.recent.Seen(auditMsgID(&batch[i].Decision)) {
+		if a.recent.Seen(ids[i]) {
 			continue
 		}
 		s := batch[i].Decision.SessionID
@@ -487,7 +491,7 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 	bp := encodeBufs.Get().(*[]byte)
 	enc := (*bp)[:0]
 	var ends []int
-	var kept []*messages.AuditRecord
+	var kept []string // the ids of the records encoded
 	for _, s := range order {
 		enc, ends, kept = enc[:0], ends[:0], kept[:0]
 		for _, i := range sessions[s] {
@@ -499,7 +503,7 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 				continue
 			}
 			enc = out
-			ends, kept = append(ends, len(enc)), append(kept, &batch[i])
+			ends, kept = append(ends, len(enc)), append(kept, ids[i])
 		}
 		msgs = a.appendSessionMsgs(msgs, s, enc, ends, kept)
 	}
@@ -508,35 +512,35 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 }
 
 // appendSessionMsgs appends the messages of session's encoded records
-// (record i is enc[ends[i-1]:ends[i]], of kept[i]) to msgs: as many
+// (record i is enc[ends[i-1]:ends[i]], of id ids[i]) to msgs: as many
 // AuditBatches of at most batchBytes as they need, a record alone as
 // itself.
-func (a *auditLog) appendSessionMsgs(msgs []*nats.Msg, session string, enc []byte, ends []int, kept []*messages.AuditRecord) []*nats.Msg {
+func (a *auditLog) appendSessionMsgs(msgs []*nats.Msg, session string, enc []byte, ends []int, ids []string) []*nats.Msg {
 	start := func(i int) int {
 		if i == 0 {
 			return 0
 		}
 		return ends[i-1]
 	}
-	for from := 0; from < len(kept); {
+	for from := 0; from < len(ids); {
 		to := from + 1
-		for to < len(kept) && ends[to]-start(from)+auditBatchOverhead+len(session) <= a.batchBytes {
+		for to < len(ids) && ends[to]-start(from)+auditBatchOverhead+len(session) <= a.batchBytes {
 			to++
 		}
 		if to-from == 1 {
-			msgs = append(msgs, a.recordMsg(&kept[from].Decision, append([]byte(nil), enc[start(from):ends[from]]...)))
+			msgs = append(msgs, a.recordMsg(session, ids[from], append([]byte(nil), enc[start(from):ends[from]]...)))
 			from = to
 			continue
 		}
 		parts := make([][]byte, 0, to-from)
-		ids := sha256.New()
+		digest := sha256.New()
 		for i := from; i < to; i++ {
 			parts = append(parts, enc[start(i):ends[i]])
-			ids.Write([]byte(messages.AuditRecordID(&kept[i].Decision)))
-			ids.Write([]byte{'\n'})
+			digest.Write([]byte(ids[i]))
+			digest.Write([]byte{'\n'})
 		}
 		data := messages.AppendAuditBatch(make([]byte, 0, ends[to-1]-start(from)+to-from+auditBatchOverhead+len(session)), session, parts)
-		sum := ids.Sum(nil)
+		sum := digest.Sum(nil)
 		msgs = append(msgs, &nats.Msg{Subject: a.subj.Audit(session), Data: data, Header: nats.Header{
 			nats.MsgIdHdr:               {session + "/batch/" + hex.EncodeToString(sum[:16])},
 			messages.AuditRecordsHeader: {strconv.Itoa(to - from)},

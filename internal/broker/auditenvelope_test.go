@@ -128,7 +128,7 @@ func TestAuditAppendsASessionsRecordsAsOneMessage(t *testing.T) {
 				messages.AuditRecordsHeader, w.count, w.records)
 		}
 	}
-	if got[1].msgID != "s-b/b1/allow/policy_allow" {
+	if !strings.HasPrefix(got[1].msgID, "s-b/b1/allow/policy_allow/") {
 		t.Errorf("a lone record's Nats-Msg-Id is %q, want its record id", got[1].msgID)
 	}
 	if !strings.HasPrefix(got[0].msgID, "s-a/batch/") || got[0].msgID == got[2].msgID {
@@ -136,14 +136,17 @@ func TestAuditAppendsASessionsRecordsAsOneMessage(t *testing.T) {
 	}
 
 	// The agent asks again and this replica decides the same: the same
-	// record, not appended again, in a batch or alone.
-	for _, r := range [][2]string{{"s-a", "a2"}, {"s-a", "a4"}, {"s-b", "b1"}} {
-		rec := autoRecord(a, r[0], r[1], "ls")
+	// record, not appended again, in a batch or alone. Another call under
+	// a request id used before is a record of its own (red team: a reused
+	// id hid the second call from the audit).
+	for _, r := range [][3]string{{"s-a", "a2", "ls"}, {"s-a", "a4", "ls"}, {"s-b", "b1", "ls"}, {"s-b", "b1", "cat README.md"}} {
+		rec := autoRecord(a, r[0], r[1], r[2])
 		a.enqueue(&rec)
 	}
 	a.publishBatch()
-	if got := stored(t, s, 7); len(got) != 4 || !slices.Equal(got[3].records, []string{"a4"}) {
-		t.Errorf("after the agent's retries the stream holds %+v, want one more message with a4 alone", got)
+	got = stored(t, s, 8)
+	if len(got) != 5 || !slices.Equal(got[3].records, []string{"a4"}) || !slices.Equal(got[4].records, []string{"b1"}) {
+		t.Errorf("after the agent's retries the stream holds %+v, want a4 alone and b1's other call alone", got)
 	}
 }
 

@@ -80,7 +80,7 @@ func judgeData(cand *policy.Policy, data []byte) []judged {
 	}
 	out := make([]judged, len(recs))
 	for i := range recs {
-		out[i] = judged{key: messages.AuditRecordID(&recs[i].Decision), v: judge(cand, &recs[i])}
+		out[i] = judged{key: messages.AuditRecordID(&recs[i]), v: judge(cand, &recs[i])}
 	}
 	return out
 }

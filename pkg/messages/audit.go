@@ -1,6 +1,8 @@
 package messages
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -21,14 +23,27 @@ type AuditBatch struct {
 	Records   []AuditRecord `json:"records"`
 }
 
-// AuditRecordID is the identity of a decision's audit record: the same
-// for every append of one decision (a retry, another replica's
-// re-evaluation with the same outcome). It is the Nats-Msg-Id of a record
-// appended alone, and what readers key records by to count each decision
-// once (the session is part of it: request ids are unique only within a
-// session).
-func AuditRecordID(d *Decision) string {
-	return d.SessionID + "/" + d.RequestID + "/" + string(d.Outcome) + "/" + string(d.ReasonCode)
+// AuditRecordID is the identity of a decision's audit record:
+// "<session>/<request>/<outcome>/<reason_code>/<call>", where call is 16
+// hex digits of the SHA-256 of the request's tool, arguments and working
+// directory. It is the same for every append of one decision (a retry,
+// another replica's re-evaluation of the same call with the same outcome),
+// the Nats-Msg-Id of a record appended alone, and what readers key records
+// by to count each decision once. The session is part of it (request ids
+// are unique only within a session), and so is the call: an agent that
+// sends another call under a request id it used before gets a record of
+// its own, not one the stream or a reader drops as a copy.
+func AuditRecordID(rec *AuditRecord) string {
+	d := &rec.Decision
+	h := sha256.New()
+	h.Write([]byte(rec.Request.Tool))
+	h.Write([]byte{0})
+	h.Write(rec.Request.Arguments)
+	h.Write([]byte{0})
+	h.Write([]byte(rec.Request.Cwd))
+	var sum [sha256.Size]byte
+	return d.SessionID + "/" + d.RequestID + "/" + string(d.Outcome) + "/" + string(d.ReasonCode) + "/" +
+		hex.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
 // AuditRecordsHeader is the header of an [AuditBatch] message that says

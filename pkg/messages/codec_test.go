@@ -321,7 +321,8 @@ func TestAuditRecordsReadsEveryShapeOfTheStream(t *testing.T) {
 	ids := func(recs []AuditRecord) []string {
 		var out []string
 		for i := range recs {
-			out = append(out, AuditRecordID(&recs[i].Decision))
+			id := AuditRecordID(&recs[i])
+			out = append(out, id[:strings.LastIndexByte(id, '/')]) // less the call's digest
 		}
 		return out
 	}
@@ -388,5 +389,31 @@ func TestRecentRecordsForgetsTheOldestPastItsBound(t *testing.T) {
 	}
 	if !r.Seen("d") || !r.Seen("a") {
 		t.Fatal("the latest ids were forgotten")
+	}
+}
+
+// TestAuditRecordIDNamesTheCall: an agent that sends another call under a
+// request id it used before gets a record of its own (the stream drops a
+// repeated Nats-Msg-Id, readers count an id once); the same call decided
+// again is the same record.
+func TestAuditRecordIDNamesTheCall(t *testing.T) {
+	a, b := validAuditRecord(), validAuditRecord()
+	b.Recorded, b.Replica = b.Recorded.Add(time.Second), "broker-other"
+	if AuditRecordID(a) != AuditRecordID(b) {
+		t.Errorf("the same call decided again by another replica: ids %q and %q differ", AuditRecordID(a), AuditRecordID(b))
+	}
+	for name, change := range map[string]func(r *AuditRecord){
+		"arguments": func(r *AuditRecord) { r.Request.Arguments = json.RawMessage(`{"command":"rm -rf /"}`) },
+		"tool":      func(r *AuditRecord) { r.Request.Tool = "zsh" },
+		"cwd":       func(r *AuditRecord) { r.Request.Cwd = "/etc" },
+	} {
+		c := validAuditRecord()
+		change(c)
+		if AuditRecordID(c) == AuditRecordID(a) {
+			t.Errorf("another %s under the same request id: the same record id %q", name, AuditRecordID(a))
+		}
+	}
+	if id := AuditRecordID(a); !strings.HasPrefix(id, "sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/approved/") || len(id) != len("sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/approved/")+16 {
+		t.Errorf("record id %q, want session/request/outcome/reason/16 hex digits", id)
 	}
 }
