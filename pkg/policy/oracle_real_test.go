@@ -52,12 +52,19 @@ var realPrograms = []string{"bwrap", "strace", "bash", "find", "rg", "fdfind", "
 // skips, or fails when CI=true.
 func realSetup(t *testing.T) {
 	t.Helper()
-	for _, p := range realPrograms {
-		if _, err := exec.LookPath(p); err != nil {
+	needPrograms(t, realPrograms...)
+}
+
+// needPrograms fails (in CI) or skips the test when a program its premise
+// runs is not installed.
+func needPrograms(t *testing.T, progs ...string) {
+	t.Helper()
+	for _, prog := range progs {
+		if _, err := exec.LookPath(prog); err != nil {
 			if os.Getenv("CI") == "true" {
-				t.Fatalf("the real-program oracle needs %s: %v (scripts/test-deps.sh installs it)", p, err)
+				t.Fatalf("%s is not installed: %v (scripts/test-deps.sh installs it)", prog, err)
 			}
-			t.Skipf("the real-program oracle needs %s: %v", p, err)
+			t.Skipf("%s is not installed: %v", prog, err)
 		}
 	}
 }

@@ -19,14 +19,7 @@ import (
 // The real programs show the premise; every such value asks, under any
 // key and any search tool.
 func TestRedteamASSearchArgumentsAreWordsOfTheHostsCommandLine(t *testing.T) {
-	for _, prog := range []string{"rg", "git"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed: %v (scripts/test-deps.sh installs it)", prog, err)
-			}
-			t.Skipf("%s is not installed: %v", prog, err)
-		}
-	}
+	needPrograms(t, "rg", "git")
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("touch "+marker+"\n"), 0o644); err != nil {

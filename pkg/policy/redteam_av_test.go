@@ -11,20 +11,6 @@ import (
 	"github.com/signoff-dev/signoff/pkg/policy/shell"
 )
 
-// needPrograms fails (in CI) or skips the test when a program its premise
-// runs is not installed.
-func needPrograms(t *testing.T, progs ...string) {
-	t.Helper()
-	for _, prog := range progs {
-		if _, err := exec.LookPath(prog); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed: %v (scripts/test-deps.sh installs it)", prog, err)
-			}
-			t.Skipf("%s is not installed: %v", prog, err)
-		}
-	}
-}
-
 // TestRedteamAVARecursiveReadOfAPatternIsJudgedOnItsTrees: a recursive or
 // directory read of a pattern operand reads the trees under every path
 // the pattern names. grep -r x /home/d* read the whole home, its SSH key
