@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,7 @@ type loadResult struct {
 type loadConfig struct {
 	natsURL     string
 	session     string
+	sessions    int
 	command     string
 	want        string
 	requests    int
@@ -49,6 +51,7 @@ func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.natsURL, "nats", "", "NATS URL of the plane to load (required)")
 	fs.StringVar(&c.session, "session", "s-bench", "session id of the requests")
+	fs.IntVar(&c.sessions, "sessions", 1, "sessions the requests are spread over, one after the other (SESSION-0, SESSION-1…; 1: SESSION alone)")
 	fs.StringVar(&c.command, "command", "ls -la", "bash command every request asks to run")
 	fs.StringVar(&c.want, "want", `"outcome":"allow"`, "bytes every reply must contain")
 	fs.IntVar(&c.requests, "requests", 5000, "requests measured")
@@ -62,8 +65,8 @@ func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
 	switch {
 	case c.natsURL == "":
 		return c, errors.New("-nats is required")
-	case c.requests < 1 || c.concurrency < 1 || c.warmup < 0 || c.conns < 0:
-		return c, errors.New("-requests and -concurrency must be at least 1, -warmup and -conns not negative")
+	case c.requests < 1 || c.concurrency < 1 || c.sessions < 1 || c.warmup < 0 || c.conns < 0:
+		return c, errors.New("-requests, -concurrency and -sessions must be at least 1, -warmup and -conns not negative")
 	}
 	if c.conns == 0 || c.conns > c.concurrency {
 		c.conns = c.concurrency
@@ -71,12 +74,24 @@ func parseLoad(args []string, stderr io.Writer) (loadConfig, error) {
 	return c, nil
 }
 
-// bodies are requests built before the clock starts, each with its own id.
-func bodies(c *loadConfig, n int) [][]byte {
+// loadReq is a request built before the clock starts: its subject and body.
+type loadReq struct {
+	subject string
+	body    []byte
+}
+
+// bodies are requests built before the clock starts, each with its own id,
+// the sessions taking turns.
+func bodies(c *loadConfig, n int) []loadReq {
 	args, _ := json.Marshal(map[string]string{"command": c.command})
-	out := make([][]byte, n)
+	out := make([]loadReq, n)
 	for i := range out {
-		out[i], _ = json.Marshal(messages.Request{V: messages.Version, RequestID: nuid.Next(), SessionID: c.session,
+		session := c.session
+		if c.sessions > 1 {
+			session += "-" + strconv.Itoa(i%c.sessions)
+		}
+		out[i].subject = "signoff.v1.req." + session
+		out[i].body, _ = json.Marshal(messages.Request{V: messages.Version, RequestID: nuid.Next(), SessionID: session,
 			AgentID: "procbench", Tool: "bash", Arguments: args})
 	}
 	return out
@@ -98,10 +113,9 @@ func runLoad(ctx context.Context, c loadConfig) (loadResult, error) {
 		defer nc.Close()
 		conns[i] = nc
 	}
-	subject := "signoff.v1.req." + c.session
 	probe := bodies(&c, 1)[0]
 	for {
-		_, err := conns[0].RequestWithContext(ctx, subject, probe)
+		_, err := conns[0].RequestWithContext(ctx, probe.subject, probe.body)
 		if err == nil {
 			break
 		}
@@ -111,14 +125,14 @@ func runLoad(ctx context.Context, c loadConfig) (loadResult, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if c.warmup > 0 {
-		if _, err := measure(ctx, conns, subject, bodies(&c, c.warmup), c); err != nil {
+		if _, err := measure(ctx, conns, bodies(&c, c.warmup), c); err != nil {
 			return loadResult{}, err
 		}
 	}
-	return measure(ctx, conns, subject, bodies(&c, c.requests), c)
+	return measure(ctx, conns, bodies(&c, c.requests), c)
 }
 
-func measure(ctx context.Context, conns []*nats.Conn, subject string, reqs [][]byte, c loadConfig) (loadResult, error) {
+func measure(ctx context.Context, conns []*nats.Conn, reqs []loadReq, c loadConfig) (loadResult, error) {
 	want := []byte(c.want)
 	lat := make([]time.Duration, len(reqs))
 	var next, failed atomic.Int64
@@ -136,7 +150,7 @@ func measure(ctx context.Context, conns []*nats.Conn, subject string, reqs [][]b
 					return
 				}
 				t0 := time.Now()
-				rep, err := nc.Request(subject, reqs[i], c.timeout)
+				rep, err := nc.Request(reqs[i].subject, reqs[i].body, c.timeout)
 				lat[i] = time.Since(t0)
 				if err == nil && !bytes.Contains(rep.Data, want) {
 					err = fmt.Errorf("reply %.200s does not contain %s", rep.Data, want)

@@ -37,6 +37,7 @@ type runConfig struct {
 	replicas    intList
 	replicaCPU  float64
 	conns       int
+	sessions    int
 	modes       []string
 	command     string
 	keepDir     bool
@@ -63,6 +64,7 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	fs.Var(&c.replicas, "replicas", "broker processes per broker target, comma-separated (one target each); the replicas share the load through the queue group, and their CPU is summed")
 	fs.Float64Var(&c.replicaCPU, "max-replica-cpu", 0, "bound: a run fails when a target of several replicas spends more than this many times one replica's CPU per request (0: no bound)")
 	fs.IntVar(&c.conns, "conns", 0, "agent NATS connections the load is spread over (0: one per request in flight)")
+	fs.IntVar(&c.sessions, "sessions", 1, "sessions the requests are spread over, one after the other (the audit appends a session's records of one linger as one message)")
 	fs.StringVar(&modes, "modes", "async,strict", "broker audit modes measured against the baseline: async, strict, off (--no-audit)")
 	fs.StringVar(&c.command, "command", "ls -la", "bash command of every request (the built-in policy allows it)")
 	fs.BoolVar(&c.keepDir, "keep", false, "keep the work directory (process logs, JetStream store)")
@@ -80,8 +82,8 @@ func parseRun(args []string, stderr io.Writer) (runConfig, error) {
 	default:
 		return c, fmt.Errorf("-appendfsync: %q is not always, everysec or no", c.appendfsync)
 	}
-	if c.passes < 1 || c.requests < 1 {
-		return c, errors.New("-passes and -requests must be at least 1")
+	if c.passes < 1 || c.requests < 1 || c.sessions < 1 {
+		return c, errors.New("-passes, -requests and -sessions must be at least 1")
 	}
 	for _, bin := range []*string{&c.natsServer, &c.broker, &c.compare, &c.redisServer} {
 		if *bin == "" {
@@ -169,7 +171,7 @@ func runTarget(ctx context.Context, c runConfig, p *plane, self, target string, 
 		cpu0, nats0 := t.cpu(), p.nats.cpu()
 		out, err := exec.CommandContext(ctx, self, "load", "-nats", p.natsURL, "-requests", strconv.Itoa(c.requests),
 			"-warmup", strconv.Itoa(c.warmup), "-concurrency", strconv.Itoa(conc), "-conns", strconv.Itoa(c.conns),
-			"-command", c.command).Output()
+			"-sessions", strconv.Itoa(c.sessions), "-command", c.command).Output()
 		var r loadResult
 		if jerr := json.Unmarshal(out, &r); jerr != nil {
 			return fmt.Errorf("load at concurrency %d: %v (%v); %s log:\n%s", conc, err, jerr, target, t.tail())
