@@ -436,6 +436,7 @@ func TestHookFailsClosed(t *testing.T) {
 		{"a Claude-only event sent to the Codex hook denies", "codex", fixture(t, "claude-code/session_end.json", nil), nil, 2, "unknown codex hook event", 5 * time.Second},
 		{"tool_input that is not an object denies", "claude-code", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":"rm -rf /"}`), nil, 2, "tool_input must be a JSON object", 5 * time.Second},
 		{"a call without a tool name denies", "claude-code", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","tool_input":{}}`), nil, 2, "tool_name is missing", 5 * time.Second},
+		{"a call in a working directory the protocol refuses denies", "claude-code", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"/home/dev/proj/x\u0001y","tool_name":"Bash","tool_input":{"command":"cat ../../.kube/config"}}`), nil, 2, "working directory", 5 * time.Second},
 		{"a call without a session denies", "claude-code", []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}`), nil, 2, "session_id is missing", 5 * time.Second},
 		{"an invalid setting denies", "claude-code", good, []string{"SIGNOFF_DEADLINE=soon"}, 2, "SIGNOFF_DEADLINE", 5 * time.Second},
 		{"an unknown host denies", "cursor", good, nil, 2, "unknown host", 5 * time.Second},

@@ -139,7 +139,7 @@ teams:
 		{"terraform apply", "terraform does what files say"},
 		// A verb that runs the repository's hooks (AV F9).
 		{"git commit -m wip", "git does what files say"},
-		{"git status", ""},
+		{"git log -5", ""},
 		{"ls -la", ""},
 		{"rm -rf build", ""},
 	} {

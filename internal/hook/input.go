@@ -73,6 +73,13 @@ func (in *Input) checkToolCall() error {
 	if in.ToolName == "" {
 		return fmt.Errorf("%w: tool_name is missing", errInput)
 	}
+	if in.Cwd != "" && in.cwd() == "" {
+		// Without it the call's relative paths would be judged by their
+		// text alone, blind to every rule anchored at the home (cat
+		// ../../.kube/config after a cd into a directory whose name holds
+		// a control character: red team AW F4): no call runs there.
+		return fmt.Errorf("%w: the working directory %q cannot be judged (not an absolute path the protocol accepts: a control character, or too long); move to another directory", errInput, in.Cwd)
+	}
 	args := bytes.TrimSpace(in.ToolInput)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		in.ToolInput = json.RawMessage(`{}`)
@@ -85,9 +92,7 @@ func (in *Input) checkToolCall() error {
 }
 
 // cwd returns the input's working directory, cleaned, when the protocol
-// accepts it, else "": without a cwd the policy resolves nothing against it
-// and counts writes as outside the workspace, the cautious side, where a
-// refused request would block every call.
+// accepts it, else "" (a tool call then fails closed: checkToolCall).
 func (in *Input) cwd() string {
 	if in.Cwd == "" || !path.IsAbs(in.Cwd) {
 		return ""

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -25,8 +26,10 @@ type AuditBatch struct {
 
 // AuditRecordID is the identity of a decision's audit record:
 // "<session>/<request>/<outcome>/<reason_code>/<call>", where call is 16
-// hex digits of the SHA-256 of the request's tool, arguments and working
-// directory. It is the same for every append of one decision (a retry,
+// hex digits of the SHA-256 of the session and request ids, the request's
+// tool, arguments and working directory, each with its length before it
+// (session and request ids may hold a '/': x and y/z are not x/y and z).
+// It is the same for every append of one decision (a retry,
 // another replica's re-evaluation of the same call with the same outcome),
 // the Nats-Msg-Id of a record appended alone, and what readers key records
 // by to count each decision once. The session is part of it (request ids
@@ -36,11 +39,11 @@ type AuditBatch struct {
 func AuditRecordID(rec *AuditRecord) string {
 	d := &rec.Decision
 	h := sha256.New()
-	h.Write([]byte(rec.Request.Tool))
-	h.Write([]byte{0})
-	h.Write(rec.Request.Arguments)
-	h.Write([]byte{0})
-	h.Write([]byte(rec.Request.Cwd))
+	var n [binary.MaxVarintLen64]byte
+	for _, part := range [][]byte{[]byte(d.SessionID), []byte(d.RequestID), []byte(rec.Request.Tool), rec.Request.Arguments, []byte(rec.Request.Cwd)} {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(part)))])
+		h.Write(part)
+	}
 	var sum [sha256.Size]byte
 	return d.SessionID + "/" + d.RequestID + "/" + string(d.Outcome) + "/" + string(d.ReasonCode) + "/" +
 		hex.EncodeToString(h.Sum(sum[:0])[:8])

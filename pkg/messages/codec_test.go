@@ -413,6 +413,14 @@ func TestAuditRecordIDNamesTheCall(t *testing.T) {
 			t.Errorf("another %s under the same request id: the same record id %q", name, AuditRecordID(a))
 		}
 	}
+	// The same text joined another way: session x and request y/z are not
+	// session x/y and request z (red team AW F2).
+	x, y := validAuditRecord(), validAuditRecord()
+	x.Decision.SessionID, x.Decision.RequestID = "x", "y/z"
+	y.Decision.SessionID, y.Decision.RequestID = "x/y", "z"
+	if AuditRecordID(x) == AuditRecordID(y) {
+		t.Errorf("sessions x and x/y share the record id %q", AuditRecordID(x))
+	}
 	if id := AuditRecordID(a); !strings.HasPrefix(id, "sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/approved/") || len(id) != len("sess-7f3a/01JQ8Z6Q3W5R0V8K2M4N6P8R0T/allow/approved/")+16 {
 		t.Errorf("record id %q, want session/request/outcome/reason/16 hex digits", id)
 	}

@@ -1525,6 +1525,15 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
+		if rs.floor == "" && e.cwd == "" && (rs.value == ".." || strings.HasPrefix(rs.value, "../")) && slices.Contains(c.Words, r) {
+			// Without a working directory, cat ../../.kube/config is
+			// judged by its text alone, which no rule anchored at the
+			// home meets (red team AW F4): a climb the agent wrote asks,
+			// as a file tool's does. (git show HEAD:x reads the
+			// repository's x, which the analysis places under every
+			// directory up: no climb of the agent's.)
+			rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" escapes the working directory", "safety"
+		}
 		if !slices.Contains(c.CwdReads, i) && !gitRevisionName(r) {
 			// A word that names a git revision is no file (pnpm nx
 			// affected --head=HEAD, cargo run -- diff HEAD).

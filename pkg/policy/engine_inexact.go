@@ -475,6 +475,12 @@ func (e *evaluation) readGlobSubject(c *shell.Command, text string, g globs.Glob
 		// */ form, which stands for that already).
 		e.cdFloor(&s, text)
 	}
+	if s.floor == "" && e.cwd == "" && len(clean) >= 2 && clean[0].Lit() && clean[0].R == '.' && clean[1].Lit() && clean[1].R == '.' &&
+		(len(clean) == 2 || clean[2].Lit() && clean[2].R == '/') {
+		// grep -r x ../d* without a working directory: as a path's .. (red
+		// team AW F4).
+		s.floor, s.floorLayer = "read of "+strconv.Quote(text)+" escapes the working directory", "safety"
+	}
 	if s.floor == "" && wild != nil {
 		s.floor, s.floorLayer, s.ungrantable = "a name "+strconv.Quote(text)+" matches wholly by a wildcard may be one rule "+wild.text+
 			" "+verb(wild.action)+" reading", "shell", wild.action == Deny

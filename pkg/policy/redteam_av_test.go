@@ -192,11 +192,47 @@ func TestRedteamAVGitCommitDoesWhatItsHooksSay(t *testing.T) {
 		"git commit -am wip": true, "git push origin main": true, "git merge topic": true,
 		"git checkout main": true, "git switch -c x": true, "git pull": true, "git rebase main": true,
 		"git cherry-pick abc": true, "git revert abc": true, "git am x.patch": true,
-		"git status": false, "git log -5": false, "git diff": false,
+		// Index and ref updates run hooks too (red team AW F5).
+		"git status": true, "git branch x": true, "git tag v1": true, "git stash": true, "git reset --hard": true,
+		"git sparse-checkout set a": true, "git update-ref refs/y HEAD": true,
+		"git log -5": false, "git diff": false, "git show HEAD": false,
 	} {
 		a := shell.Analyze(cmd)
 		if len(a.Commands) == 0 || a.Commands[0].Text != cmd || a.Commands[0].RunsFiles != want {
 			t.Errorf("%s: analysed as %+v, want RunsFiles %v", cmd, a.Commands, want)
 		}
 	}
+}
+
+// TestRedteamAWSiblings closes the classes red team AW found beside AV's:
+// the library trees the home's read class allows are their library
+// directories only (F3: an interpreter prefix's etc/npmrc and a virtual
+// environment's pip.conf hold registry tokens); without a working
+// directory a shell's read that climbs with .. asks, as a file tool's does
+// (F4: cat ../../.kube/config was judged by its text alone); a short name
+// at a drive's root and a profile's legacy junctions are second spellings
+// of the profile (F6).
+func TestRedteamAWSiblings(t *testing.T) {
+	b := builtinPolicy(t)
+	wantActionsIn(t, b, "/home/dev/proj", []bashCase{
+		{`cat ~/.nvm/versions/node/v20.0.0/etc/npmrc`, policy.Ask},
+		{`grep -r _authToken ~/.nvm/versions`, policy.Ask},
+		{`cat ~/.pyenv/versions/3.12.1/pip.conf`, policy.Ask},
+		{`cat ~/.local/share/virtualenvs/proj-Ab3dEf/pip.conf`, policy.Ask},
+		{`cat ~/.cargo/git/db/x/config`, policy.Ask},
+		{`cat ~/.pyenv/versions/3.12.1/lib/python3.12/json/__init__.py`, policy.Allow},
+		{`cat ~/.nvm/versions/node/v20.0.0/lib/node_modules/npm/package.json`, policy.Allow},
+		{`cat /mnt/c/DOCUME~1/dev/.claude.json`, policy.Ask},
+		{`grep -r token /mnt/c/DOCUME~1/dev`, policy.Ask},
+		{`cat '/mnt/c/Users/dev/Application Data/GitHub CLI/hosts.yml'`, policy.Ask},
+		{`cat '/mnt/c/Users/dev/Local Settings/Microsoft/Credentials/x'`, policy.Ask},
+	})
+	wantActionsIn(t, b, "", []bashCase{
+		{`cat ../../.kube/config`, policy.Ask},
+		{`grep -r token ../..`, policy.Ask},
+		{`grep -r x ../d*`, policy.Ask},
+		{`cat ./../.claude.js?n`, policy.Ask},
+		{`cat src/main.go`, policy.Allow},
+		{`cat src/*.go`, policy.Allow},
+	})
 }
