@@ -127,6 +127,10 @@ type auditLog struct {
 	// batchBytes is the most an AuditBatch message holds (auditBatchBytes,
 	// less when the server's max_payload is smaller).
 	batchBytes int
+	// recordMax is the most a record encodes to before it is clipped
+	// (messages.AuditRecord.Clip): the server's max_payload less room for
+	// the headers.
+	recordMax int
 
 	mu       sync.Mutex
 	retry    map[string]*auditRetry // by Nats-Msg-Id
@@ -157,6 +161,7 @@ func newAuditLog(js jetstream.JetStream, cfg *Config, log *slog.Logger, m *Metri
 		kick:       make(chan struct{}, 1),
 		retry:      map[string]*auditRetry{},
 		batchBytes: auditBatchBytes,
+		recordMax:  1<<20 - auditHeaderRoom,
 		recent:     messages.NewRecentRecords(recentAudits),
 	}
 }
@@ -183,8 +188,9 @@ const (
 func (a *auditLog) configure(nc *nats.Conn, s jetstream.Stream) error {
 	cfg := s.CachedInfo().Config
 	a.nc, a.apiPrefix = nc, jetstream.DefaultAPIPrefix
-	if mp := int(nc.MaxPayload()); mp > 0 && mp/2 < a.batchBytes {
-		a.batchBytes = mp / 2
+	if mp := int(nc.MaxPayload()); mp > 0 {
+		a.batchBytes = min(a.batchBytes, mp/2)
+		a.recordMax = mp - auditHeaderRoom
 	}
 	a.lateAfter = cfg.Duplicates - a.ackTimeout - auditClockSkew
 	if a.lateAfter < auditMinLateAfter {
@@ -311,13 +317,35 @@ func (a *auditLog) record(req *messages.Request, dec *messages.Decision, risk *m
 // data until the append is acknowledged.
 func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 	bp := encodeBufs.Get().(*[]byte)
-	enc, err := rec.AppendJSON((*bp)[:0])
+	enc, err := a.appendRecord((*bp)[:0], rec)
 	data := append([]byte(nil), enc...)
 	putEncodeBuf(bp, enc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errUnencodable, rec.Decision.RequestID, err)
 	}
 	return a.recordMsg(rec.Decision.SessionID, auditMsgID(rec), data), nil
+}
+
+// auditHeaderRoom is what a record message leaves of max_payload for its
+// headers (the Nats-Msg-Id, a fast batch's reply subject).
+const auditHeaderRoom = 4 << 10
+
+// appendRecord appends rec's encoding to b, clipped (see
+// messages.AuditRecord.Clip) when whole it would not fit a stream message:
+// a call whose arguments grow in the record (each '<' is \u003c, the
+// verdicts repeat the command) is recorded by their size and digest, not
+// retried forever while it has run (red team AW F7). Its id stays the
+// whole record's.
+func (a *auditLog) appendRecord(b []byte, rec *messages.AuditRecord) ([]byte, error) {
+	start := len(b)
+	b, err := rec.AppendJSON(b)
+	if err != nil || len(b)-start <= a.recordMax {
+		return b, err
+	}
+	clipped := rec.Clip(len(b) - start)
+	a.log.Warn("audit record clipped: too large for a stream message; its arguments are recorded by size and digest",
+		"request_id", rec.Decision.RequestID, "session_id", rec.Decision.SessionID, "record_bytes", len(b)-start, "limit", a.recordMax)
+	return clipped.AppendJSON(b[:start])
 }
 
 // recordMsg is the stream message of one decision's encoded record, of
@@ -496,7 +524,7 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 		enc, ends, kept = enc[:0], ends[:0], kept[:0]
 		for _, i := range sessions[s] {
 			start := len(enc)
-			out, err := batch[i].AppendJSON(enc)
+			out, err := a.appendRecord(enc, &batch[i])
 			if err != nil {
 				enc = out[:start]
 				a.lostUnencodable(&batch[i], fmt.Errorf("%w: %s: %w", errUnencodable, batch[i].Decision.RequestID, err))

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"slices"
@@ -231,4 +233,73 @@ func storedRecords(t *testing.T, s jetstream.Stream) []string {
 		ids = append(ids, m.records...)
 	}
 	return ids
+}
+
+// A record too large for a stream message — the call's arguments grow
+// in it: each '<' is encoded \u003c, the verdicts repeat the command — is
+// stored clipped, its arguments by size and digest, rather than retried
+// while the call it records has run (red team AW F7): appended alone, in
+// a batch, and by Append.
+func TestAnOversizedRecordIsStoredClipped(t *testing.T) {
+	a, s := batchedAudit(t, 100)
+	a.recordMax = 64 << 10
+	huge := strings.Repeat("<", 40<<10) // 40 KiB in, 240 KiB encoded
+	big := autoRecord(a, "s-a", "big", "echo '"+huge+"'")
+	small := autoRecord(a, "s-a", "small", "ls")
+	alone := autoRecord(a, "s-b", "alone", "echo '"+huge+"'")
+	for _, r := range []*messages.AuditRecord{&big, &small, &alone} {
+		a.enqueue(r)
+	}
+	a.publishBatch()
+	appended := autoRecord(a, "s-c", "strict", "echo '"+huge+"'")
+	if err := a.Append(context.Background(), &appended); err != nil {
+		t.Fatalf("Append of an oversized record: %v", err)
+	}
+	if got := storedRecords(t, s); !slices.Equal(got, []string{"big", "small", "alone", "strict"}) {
+		t.Fatalf("stream holds %v, want every record", got)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clipped := 0
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Data) > a.recordMax+auditBatchOverhead {
+			t.Errorf("message %d is %d bytes, over the bound", seq, len(m.Data))
+		}
+		recs, err := messages.AuditRecords(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			orig := big
+			switch r.Request.RequestID {
+			case "small":
+				if r.Clipped != nil {
+					t.Errorf("the small record was clipped: %+v", r.Clipped)
+				}
+				continue
+			case "alone":
+				orig = alone
+			case "strict":
+				orig = appended
+			}
+			sum := sha256.Sum256(orig.Request.Arguments)
+			if c := r.Clipped; c == nil || c.ArgumentsBytes != len(orig.Request.Arguments) ||
+				c.ArgumentsSHA256 != hex.EncodeToString(sum[:]) || string(r.Request.Arguments) != "{}" || c.RecordBytes <= a.recordMax {
+				t.Errorf("record %s: clipped %+v, arguments %.40s; want its arguments' size and digest", r.Request.RequestID, r.Clipped, r.Request.Arguments)
+			}
+			clipped++
+		}
+	}
+	if clipped != 3 {
+		t.Errorf("%d records clipped, want 3", clipped)
+	}
+	if lost := testutil.ToFloat64(a.m.AuditLost.WithLabelValues("encode")); lost != 0 {
+		t.Errorf("%v records lost", lost)
+	}
 }

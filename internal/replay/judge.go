@@ -65,6 +65,10 @@ func recordedAction(code messages.ReasonCode) (a policy.Action, ok bool) {
 // only rec and cand, so records may be judged concurrently.
 func judge(cand *policy.Policy, rec *messages.AuditRecord) verdict {
 	dec := &rec.Decision
+	if rec.Clipped != nil {
+		// Its arguments are a size and a digest: nothing to judge.
+		return verdict{skip: skipClipped}
+	}
 	c, ok := compare(cand, &rec.Request, dec, rec.Mode)
 	if !ok {
 		return verdict{skip: string(dec.ReasonCode)}

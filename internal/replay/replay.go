@@ -10,8 +10,13 @@ import (
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
-// skipUnreadable is the Skipped key of a record that does not decode.
-const skipUnreadable = "unreadable"
+// skipUnreadable is the Skipped key of a record that does not decode;
+// skipClipped of one stored without its arguments (too large for a stream
+// message: messages.AuditRecord.Clip).
+const (
+	skipUnreadable = "unreadable"
+	skipClipped    = "clipped"
+)
 
 // judged is a worker's answer about one record.
 type judged struct {

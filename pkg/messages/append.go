@@ -198,6 +198,19 @@ func (a *AuditRecord) AppendJSON(b []byte) ([]byte, error) {
 		b = appendKeyString(b, `,"policy_version":`, c.PolicyVersion)
 		b = append(b, '}')
 	}
+	if c := a.Clipped; c != nil {
+		b = append(b, `,"clipped":{"record_bytes":`...)
+		b = strconv.AppendInt(b, int64(c.RecordBytes), 10)
+		b = append(b, `,"arguments_bytes":`...)
+		b = strconv.AppendInt(b, int64(c.ArgumentsBytes), 10)
+		b = appendKeyString(b, `,"arguments_sha256":`, c.ArgumentsSHA256)
+		if c.UpdatedBytes != 0 {
+			b = append(b, `,"updated_bytes":`...)
+			b = strconv.AppendInt(b, int64(c.UpdatedBytes), 10)
+		}
+		b = appendOptString(b, `,"updated_sha256":`, c.UpdatedSHA256)
+		b = append(b, '}')
+	}
 	return append(b, '}'), nil
 }
 

@@ -132,6 +132,12 @@ func randAudit(r *rand.Rand) AuditRecord {
 	if r.IntN(2) == 0 {
 		a.Canary = &CanaryMark{ID: randString(r), PolicyVersion: randString(r)}
 	}
+	if r.IntN(3) == 0 {
+		a.Clipped = &ClippedRecord{RecordBytes: r.IntN(1 << 21), ArgumentsBytes: r.IntN(1 << 16), ArgumentsSHA256: randString(r)}
+		if r.IntN(2) == 0 {
+			a.Clipped.UpdatedBytes, a.Clipped.UpdatedSHA256 = 1+r.IntN(1<<16), randString(r)
+		}
+	}
 	return a
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // AuditBatchType is the "type" of an [AuditBatch].
@@ -156,4 +157,58 @@ func (r *RecentRecords) Seen(id string) bool {
 	}
 	r.set[id] = struct{}{}
 	return false
+}
+
+// clipText bounds each text Clip keeps that may repeat the arguments.
+const clipText = 1024
+
+// Clip returns a copy of a small enough for a stream message whatever the
+// call carried: its request's arguments are {} and its rest of the batch
+// is left out, with the arguments' size and digest in Clipped (the
+// decision's updated arguments likewise); the risk
+// keeps its tier, rule and reason but not its sub-commands' verdicts
+// (which repeat the command's words); texts that may quote the command
+// (the decision's reason and message, granted patterns, the risk's reason)
+// are cut to 1 KiB. recordBytes is a's encoded size. A record that could
+// not be stored whole is stored so, not retried forever while the call it
+// records has run (red team AW F7).
+func (a *AuditRecord) Clip(recordBytes int) AuditRecord {
+	c := *a
+	sum := sha256.Sum256(a.Request.Arguments)
+	c.Clipped = &ClippedRecord{RecordBytes: recordBytes, ArgumentsBytes: len(a.Request.Arguments),
+		ArgumentsSHA256: hex.EncodeToString(sum[:])}
+	c.Request.Arguments = json.RawMessage(`{}`)
+	c.Request.BatchRemaining = nil
+	c.Request.Description = cutText(c.Request.Description)
+	c.Decision.Reason, c.Decision.LLMMessage = cutText(c.Decision.Reason), cutText(c.Decision.LLMMessage)
+	c.Decision.Answer, c.Decision.Feedback = nil, cutText(c.Decision.Feedback)
+	if u := a.Decision.UpdatedArguments; len(u) > 0 {
+		sum := sha256.Sum256(u)
+		c.Clipped.UpdatedBytes, c.Clipped.UpdatedSHA256 = len(u), hex.EncodeToString(sum[:])
+		c.Decision.UpdatedArguments = nil
+	}
+	if len(c.Decision.GrantedPattern) > 0 {
+		c.Decision.GrantedPattern = make([]string, len(a.Decision.GrantedPattern))
+		for i, p := range a.Decision.GrantedPattern {
+			c.Decision.GrantedPattern[i] = cutText(p)
+		}
+	}
+	if a.Risk != nil {
+		r := *a.Risk
+		r.Subcommands, r.Reason = nil, cutText(r.Reason)
+		c.Risk = &r
+	}
+	return c
+}
+
+// cutText cuts s to clipText bytes (at a rune's start), marked with "…".
+func cutText(s string) string {
+	if len(s) <= clipText {
+		return s
+	}
+	i := clipText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -650,6 +650,25 @@ type AuditRecord struct {
 	// Canary marks a decision of a request the canary covered: the
 	// candidate policy decided it (canary.go).
 	Canary *CanaryMark `json:"canary,omitempty"`
+	// Clipped is set when the record was too large to store whole (see
+	// [AuditRecord.Clip]): the request's arguments are then its size and
+	// digest, not its content.
+	Clipped *ClippedRecord `json:"clipped,omitempty"`
+}
+
+// ClippedRecord says what [AuditRecord.Clip] left out of a record too
+// large for a stream message.
+type ClippedRecord struct {
+	// RecordBytes is the encoded size of the whole record.
+	RecordBytes int `json:"record_bytes"`
+	// ArgumentsBytes and ArgumentsSHA256 (hex) are the size and digest of
+	// the request's arguments as the agent sent them.
+	ArgumentsBytes  int    `json:"arguments_bytes"`
+	ArgumentsSHA256 string `json:"arguments_sha256"`
+	// UpdatedBytes and UpdatedSHA256 are those of the decision's
+	// updated_arguments (an approval with changes), left out too.
+	UpdatedBytes  int    `json:"updated_bytes,omitempty"`
+	UpdatedSHA256 string `json:"updated_sha256,omitempty"`
 }
 
 // ShadowVerdict is a shadow (candidate) policy's verdict on a request

@@ -236,3 +236,18 @@ func TestRedteamAWSiblings(t *testing.T) {
 		{`cat src/*.go`, policy.Allow},
 	})
 }
+
+// TestRedteamAWKernelSpellingsOfAPath: macOS's /.nofollow/, /.resolve/N/
+// and volfs, and a toolbox container's /run/host, spell any path of the
+// system in a way no rule on the path meets (red team AW F8).
+func TestRedteamAWKernelSpellingsOfAPath(t *testing.T) {
+	p := mustParsePolicy(t, "mac.yaml", "home: /Users/dev\n"+string(policy.DefaultYAML()))
+	wantActionsIn(t, p, "/Users/dev/proj", []bashCase{
+		{`cat /.nofollow/Users/dev/.claude.json`, policy.Ask},
+		{`cat /.resolve/1/Users/dev/.kube/config`, policy.Ask},
+		{`grep -r token /.nofollow/Users/dev`, policy.Ask},
+		{`cat /.vol/16777230/1234567`, policy.Ask},
+		{`cat /run/host/home/dev/.claude.json`, policy.Ask},
+		{`cat /Users/dev/proj/README.md`, policy.Allow},
+	})
+}

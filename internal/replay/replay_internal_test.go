@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/pkg/messages"
+	"github.com/signoff-dev/signoff/pkg/policy"
+)
+
+// A record stored clipped (too large for a stream message) holds its
+// arguments as a size and a digest: replay skips it as clipped rather than
+// judge the {} left in their place.
+func TestReplaySkipsAClippedRecord(t *testing.T) {
+	cand, err := policy.Parse([]byte("mode: auto-edit\nrules:\n  - { rule: \"bash(*)\", action: deny }\n"), "cand.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := messages.AuditRecord{V: 1,
+		Request:  messages.Request{V: 1, RequestID: "r1", SessionID: "s1", AgentID: "a", Tool: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)},
+		Decision: messages.Decision{V: 1, RequestID: "r1", SessionID: "s1", Outcome: messages.OutcomeAllow, ReasonCode: messages.ReasonPolicyAllow}}
+	whole, err := rec.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clipped := rec.Clip(len(whole))
+	data, err := clipped.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Records(context.Background(), cand, time.Time{}, func(yield func([]byte)) error {
+		yield(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skipped[skipClipped] != 1 || len(rep.Changes) != 0 {
+		t.Errorf("report %+v: want the record skipped as clipped", rep)
+	}
+	// The same record whole is judged: the candidate denies it.
+	rep, err = Records(context.Background(), cand, time.Time{}, func(yield func([]byte)) error {
+		yield(whole)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 1 {
+		t.Errorf("report %+v: want the whole record judged allow→deny", rep)
+	}
+}
