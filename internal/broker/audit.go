@@ -312,10 +312,10 @@ func (a *auditLog) record(req *messages.Request, dec *messages.Decision, risk *m
 	return rec
 }
 
-// message encodes rec as the message appended to the stream. Encoded in a
-// pooled buffer, then copied once at its exact size: the message keeps its
-// data until the append is acknowledged.
-func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
+// message encodes rec, of record id id, as the message appended alone to
+// the stream. Encoded in a pooled buffer, then copied once at its exact
+// size: the message keeps its data until the append is acknowledged.
+func (a *auditLog) message(rec *messages.AuditRecord, id string) (*nats.Msg, error) {
 	bp := encodeBufs.Get().(*[]byte)
 	enc, err := a.appendRecord((*bp)[:0], rec)
 	data := append([]byte(nil), enc...)
@@ -323,7 +323,7 @@ func (a *auditLog) message(rec *messages.AuditRecord) (*nats.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errUnencodable, rec.Decision.RequestID, err)
 	}
-	return a.recordMsg(rec.Decision.SessionID, auditMsgID(rec), data), nil
+	return a.recordMsg(rec.Decision.SessionID, id, data), nil
 }
 
 // auditHeaderRoom is what a record message leaves of max_payload for its
@@ -342,7 +342,7 @@ func (a *auditLog) appendRecord(b []byte, rec *messages.AuditRecord) ([]byte, er
 	if err != nil || len(b)-start <= a.recordMax {
 		return b, err
 	}
-	clipped := rec.Clip(len(b) - start)
+	clipped := rec.Clip(len(b)-start, a.recordMax/2)
 	a.log.Warn("audit record clipped: too large for a stream message; its arguments are recorded by size and digest",
 		"request_id", rec.Decision.RequestID, "session_id", rec.Decision.SessionID, "record_bytes", len(b)-start, "limit", a.recordMax)
 	return clipped.AppendJSON(b[:start])
@@ -361,7 +361,7 @@ func (a *auditLog) recordMsg(session, id string, data []byte) *nats.Msg {
 // errUnencodable). It waits at most the ack timeout. Safe for concurrent
 // use.
 func (a *auditLog) Append(ctx context.Context, rec *messages.AuditRecord) error {
-	msg, err := a.message(rec)
+	msg, err := a.message(rec, auditMsgID(rec))
 	if err != nil {
 		a.lostUnencodable(rec, err)
 		return err
@@ -476,7 +476,8 @@ func (a *auditLog) publishBatch() {
 
 // auditBatchBytes is the most an AuditBatch message holds: well under
 // NATS's default max_payload (1 MiB), so a batch never fails for its size
-// (a record alone may be larger: the broker's message limit bounds it).
+// (a record alone may be larger, up to recordMax, past which it is
+// clipped).
 const auditBatchBytes = 256 << 10
 
 // auditMessages encodes the records of one linger as the stream's
@@ -496,7 +497,7 @@ func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
 		if a.recent.Seen(ids[0]) {
 			return nil
 		}
-		msg, err := a.message(&batch[0])
+		msg, err := a.message(&batch[0], ids[0])
 		if err != nil {
 			a.lostUnencodable(&batch[0], err)
 			return nil

@@ -306,7 +306,7 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 	// The retry set: a record that failed long ago and is in the stream
 	// by now is taken out without a second copy; one that is not, stored.
 	late := rec("q3", time.Now().Add(-time.Hour))
-	msg, err := a.message(&late)
+	msg, err := a.message(&late, auditMsgID(&late))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestALateAppendLooksTheRecordUpAndStoresItOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := rec("q4", time.Now().Add(-time.Hour))
-	msg4, err := a.message(&missing)
+	msg4, err := a.message(&missing, auditMsgID(&missing))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,9 +65,15 @@ func recordedAction(code messages.ReasonCode) (a policy.Action, ok bool) {
 // only rec and cand, so records may be judged concurrently.
 func judge(cand *policy.Policy, rec *messages.AuditRecord) verdict {
 	dec := &rec.Decision
-	if rec.Clipped != nil {
-		// Its arguments are a size and a digest: nothing to judge.
-		return verdict{skip: skipClipped}
+	if c := rec.Clipped; c != nil {
+		// Stored clipped: judged on the arguments it kept, skipped when
+		// it kept only their size and digest.
+		if len(c.Arguments) == 0 {
+			return verdict{skip: skipClipped}
+		}
+		whole := *rec
+		whole.Request.Arguments = c.Arguments
+		rec = &whole
 	}
 	c, ok := compare(cand, &rec.Request, dec, rec.Mode)
 	if !ok {

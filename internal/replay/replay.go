@@ -12,7 +12,7 @@ import (
 
 // skipUnreadable is the Skipped key of a record that does not decode;
 // skipClipped of one stored without its arguments (too large for a stream
-// message: messages.AuditRecord.Clip).
+// message even clipped: messages.AuditRecord.Clip).
 const (
 	skipUnreadable = "unreadable"
 	skipClipped    = "clipped"

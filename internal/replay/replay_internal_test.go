@@ -10,9 +10,9 @@ import (
 	"github.com/signoff-dev/signoff/pkg/policy"
 )
 
-// A record stored clipped (too large for a stream message) holds its
-// arguments as a size and a digest: replay skips it as clipped rather than
-// judge the {} left in their place.
+// A record stored clipped (too large for a stream message) is judged on
+// the arguments it kept; one that kept only their size and digest is
+// skipped as clipped rather than judged on the {} left in their place.
 func TestReplaySkipsAClippedRecord(t *testing.T) {
 	cand, err := policy.Parse([]byte("mode: auto-edit\nrules:\n  - { rule: \"bash(*)\", action: deny }\n"), "cand.yaml")
 	if err != nil {
@@ -25,7 +25,7 @@ func TestReplaySkipsAClippedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clipped := rec.Clip(len(whole))
+	clipped := rec.Clip(len(whole), 0)
 	data, err := clipped.AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +40,23 @@ func TestReplaySkipsAClippedRecord(t *testing.T) {
 	if rep.Skipped[skipClipped] != 1 || len(rep.Changes) != 0 {
 		t.Errorf("report %+v: want the record skipped as clipped", rep)
 	}
-	// The same record whole is judged: the candidate denies it.
-	rep, err = Records(context.Background(), cand, time.Time{}, func(yield func([]byte)) error {
-		yield(whole)
-		return nil
-	})
+	// The same record whole, or clipped with its arguments kept, is
+	// judged: the candidate denies it.
+	kept := rec.Clip(len(whole), 1<<10)
+	keptData, err := kept.AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Changes) != 1 {
-		t.Errorf("report %+v: want the whole record judged allow→deny", rep)
+	for name, data := range map[string][]byte{"whole": whole, "clipped with its arguments": keptData} {
+		rep, err = Records(context.Background(), cand, time.Time{}, func(yield func([]byte)) error {
+			yield(data)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Changes) != 1 {
+			t.Errorf("%s: report %+v: want the record judged allow→deny", name, rep)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -204,6 +205,11 @@ func (a *AuditRecord) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"arguments_bytes":`...)
 		b = strconv.AppendInt(b, int64(c.ArgumentsBytes), 10)
 		b = appendKeyString(b, `,"arguments_sha256":`, c.ArgumentsSHA256)
+		if len(c.Arguments) > 0 {
+			b = append(b, `,"arguments":"`...)
+			b = base64.StdEncoding.AppendEncode(b, c.Arguments)
+			b = append(b, '"')
+		}
 		if c.UpdatedBytes != 0 {
 			b = append(b, `,"updated_bytes":`...)
 			b = strconv.AppendInt(b, int64(c.UpdatedBytes), 10)

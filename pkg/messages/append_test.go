@@ -134,6 +134,9 @@ func randAudit(r *rand.Rand) AuditRecord {
 	}
 	if r.IntN(3) == 0 {
 		a.Clipped = &ClippedRecord{RecordBytes: r.IntN(1 << 21), ArgumentsBytes: r.IntN(1 << 16), ArgumentsSHA256: randString(r)}
+		if raw := randRaw(r); r.IntN(2) == 0 && len(raw) > 0 {
+			a.Clipped.Arguments = []byte(raw)
+		}
 		if r.IntN(2) == 0 {
 			a.Clipped.UpdatedBytes, a.Clipped.UpdatedSHA256 = 1+r.IntN(1<<16), randString(r)
 		}

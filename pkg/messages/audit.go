@@ -2,6 +2,7 @@ package messages
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -164,19 +165,25 @@ const clipText = 1024
 
 // Clip returns a copy of a small enough for a stream message whatever the
 // call carried: its request's arguments are {} and its rest of the batch
-// is left out, with the arguments' size and digest in Clipped (the
-// decision's updated arguments likewise); the risk
-// keeps its tier, rule and reason but not its sub-commands' verdicts
-// (which repeat the command's words); texts that may quote the command
-// (the decision's reason and message, granted patterns, the risk's reason)
-// are cut to 1 KiB. recordBytes is a's encoded size. A record that could
-// not be stored whole is stored so, not retried forever while the call it
-// records has run (red team AW F7).
-func (a *AuditRecord) Clip(recordBytes int) AuditRecord {
+// is left out, with the arguments' size and digest in Clipped, and their
+// bytes too (base64: a '<' that JSON re-encodes as six bytes stays one)
+// when those are at most maxArguments (the decision's updated arguments
+// by size and digest); the risk keeps its tier, rule and reason but not
+// its sub-commands' verdicts (which repeat the command's words); texts
+// that may quote the command (the decision's reason and message, granted
+// patterns, the risk's reason) are cut to 1 KiB. recordBytes is a's
+// encoded size. A record that could not be stored whole is stored so,
+// not retried forever while the call it records has run (red team AW F7),
+// and what ran stays readable (AX F3: a padded call hid in its clipped
+// record).
+func (a *AuditRecord) Clip(recordBytes, maxArguments int) AuditRecord {
 	c := *a
 	sum := sha256.Sum256(a.Request.Arguments)
 	c.Clipped = &ClippedRecord{RecordBytes: recordBytes, ArgumentsBytes: len(a.Request.Arguments),
 		ArgumentsSHA256: hex.EncodeToString(sum[:])}
+	if base64.StdEncoding.EncodedLen(len(a.Request.Arguments)) <= maxArguments {
+		c.Clipped.Arguments = a.Request.Arguments
+	}
 	c.Request.Arguments = json.RawMessage(`{}`)
 	c.Request.BatchRemaining = nil
 	c.Request.Description = cutText(c.Request.Description)

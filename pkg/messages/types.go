@@ -665,6 +665,10 @@ type ClippedRecord struct {
 	// the request's arguments as the agent sent them.
 	ArgumentsBytes  int    `json:"arguments_bytes"`
 	ArgumentsSHA256 string `json:"arguments_sha256"`
+	// Arguments are the request's arguments as the agent sent them,
+	// base64 in JSON (their bytes, not re-encoded: a '<' stays one
+	// byte), unless even so they would not fit.
+	Arguments []byte `json:"arguments,omitempty"`
 	// UpdatedBytes and UpdatedSHA256 are those of the decision's
 	// updated_arguments (an approval with changes), left out too.
 	UpdatedBytes  int    `json:"updated_bytes,omitempty"`

@@ -1322,7 +1322,14 @@ func (e *evaluation) shell(args json.RawMessage) Decision {
 		floors = append(floors, "cannot analyse the command: "+analysis.Unanalysable)
 	}
 
-	e.cdAway, e.cdAwayRead = cdAway(commands)
+	var climb string
+	e.cdAway, e.cdAwayRead, climb = cdAway(commands)
+	if e.cwd == "" && e.cdAwayRead == "" {
+		// cd ..; cat .kube/config without a working directory: the read
+		// is placed where the cd leads by its text, which is nowhere the
+		// policy knows (red team AX F1): as a written climb, it asks.
+		e.cdAwayRead = climb
+	}
 	var subBuf [8]subject
 	subs := subBuf[:0]
 	// Clipped, so that adding a path safety reason copies instead of writing
@@ -1525,13 +1532,15 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 		rs.recursive = c.Recursive
 		rs.walk = c.Walks && !c.Recursive
 		rs.cmd = c
-		if rs.floor == "" && e.cwd == "" && (rs.value == ".." || strings.HasPrefix(rs.value, "../")) && slices.Contains(c.Words, r) {
-			// Without a working directory, cat ../../.kube/config is
-			// judged by its text alone, which no rule anchored at the
-			// home meets (red team AW F4): a climb the agent wrote asks,
-			// as a file tool's does. (git show HEAD:x reads the
-			// repository's x, which the analysis places under every
-			// directory up: no climb of the agent's.)
+		if rs.floor == "" && e.cwd == "" && (rs.value == ".." || strings.HasPrefix(rs.value, "../")) &&
+			(slices.Contains(c.Words, r) || !slices.Contains(c.Reads, strings.TrimPrefix(r, "../"))) {
+			// Without a working directory, cat ../../.kube/config (or
+			// cd ..; cat .kube/config, which the analysis reads as
+			// ../.kube/config) is judged by its text alone, which no rule
+			// anchored at the home meets (red team AW F4, AX F1): a climb
+			// asks, as a file tool's does. Not git show HEAD:x's, which
+			// reads the repository's x and is placed under every
+			// directory up (x, ../x…): no climb of the agent's.
 			rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" escapes the working directory", "safety"
 		}
 		if !slices.Contains(c.CwdReads, i) && !gitRevisionName(r) {
@@ -1907,8 +1916,10 @@ func (e *evaluation) workdir(v argValue) string {
 // one after which its relative reads are not (only a cd whose operand
 // the analysis cannot place: an expansion, a pattern, cd -, ~user, cd -P
 // with .., pushd, popd — the analysis judges a read under every
-// directory a literal cd may lead to); "" for none.
-func cdAway(commands []shell.Command) (write, read string) {
+// directory a literal cd may lead to); "" for none. climb is the first
+// literal cd out of the working directory (cd .., cd ../x), which places
+// reads only where there is a working directory to climb from.
+func cdAway(commands []shell.Command) (write, read, climb string) {
 	// cur is where the cds lead by their text, from the working
 	// directory; physical: a cd -P (or set -P) left $PWD at a link's
 	// target, whose parent is not the parent its name has.
@@ -1917,7 +1928,7 @@ func cdAway(commands []shell.Command) (write, read string) {
 		c := &commands[i]
 		switch c.Name {
 		case "pushd", "popd":
-			return c.Name, c.Name
+			return c.Name, c.Name, climb
 		case "set", "setopt", "unsetopt":
 			physAll = physAll || setsPhysical(c.Name, c.Words[1:])
 			continue
@@ -1928,7 +1939,7 @@ func cdAway(commands []shell.Command) (write, read string) {
 		if len(c.Wrappers) > 0 {
 			// eval cd ~/.ssh, trap "cd ~/.ssh" DEBUG: the cd runs where
 			// the analysis of the outer script does not place reads.
-			return "cd run by " + c.Wrappers[0], "cd run by " + c.Wrappers[0]
+			return "cd run by " + c.Wrappers[0], "cd run by " + c.Wrappers[0], climb
 		}
 		args := c.Words[1:]
 		phys := physAll
@@ -1950,13 +1961,13 @@ func cdAway(commands []shell.Command) (write, read string) {
 		t := args[0]
 		if strings.ContainsAny(t, "$`*?[{\\'\"") || t == "-" || len(args) > 1 || strings.HasPrefix(t, "+") ||
 			strings.HasPrefix(t, "~") && t != "~" && !strings.HasPrefix(t, "~/") || phys && strings.Contains(t, "..") {
-			return "cd " + t, "cd " + t
+			return "cd " + t, "cd " + t, climb
 		}
 		// A pattern (cd .s*) names a directory the analysis cannot place.
 		x, home := globs.ExpandHome(t, "")
 		if c.Repeats && !home && !path.IsAbs(x) {
 			// for i in 1 2; do cd ..; done: each run moves again.
-			return "cd " + t + " in a loop or function", "cd " + t + " in a loop or function"
+			return "cd " + t + " in a loop or function", "cd " + t + " in a loop or function", climb
 		}
 		if cl := path.Clean(t); write == "" && (home || path.IsAbs(x) || cl == ".." || strings.HasPrefix(cl, "../")) {
 			write = "cd " + t
@@ -1971,14 +1982,17 @@ func cdAway(commands []shell.Command) (write, read string) {
 		// one of them (which exists); after a cd -P nothing above the
 		// link's target is (AO F4).
 		next := joinCdDir(cur, x, home)
+		if climb == "" && (next == ".." || strings.HasPrefix(next, "../")) {
+			climb = "cd " + t
+		}
 		if slices.Contains(strings.Split(x, "/"), "..") &&
 			(physical || (home || path.IsAbs(x) || climbsFromBelow(cur, x)) && !ancestorOnly(next)) {
-			return "cd " + t, "cd " + t
+			return "cd " + t, "cd " + t, climb
 		}
 		cur = next
 		physical = physical || phys && !ancestorOnly(next)
 	}
-	return write, ""
+	return write, "", climb
 }
 
 // joinCdDir is where a cd to x (home: x was under ~, now without it)

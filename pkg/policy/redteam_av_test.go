@@ -106,6 +106,10 @@ func TestRedteamAVTheHomesDotFilesAreReadByClass(t *testing.T) {
 		{`cat ~/.cargo/registry/src/*/serde-1.0.0/src/lib.rs`, policy.Allow},
 		{`cat ~/.rustup/toolchains/stable/lib/rustlib/src/rust/library/std/src/lib.rs`, policy.Allow},
 		{`cat ~/.claude/skills/pdf/reference.md`, policy.Allow},
+		// Extensions' and plugins' own data hold their settings (red
+		// team AX F4).
+		{`grep -r KEY ~/.gemini/extensions`, policy.Ask},
+		{`cat ~/.claude/plugins/data/x/config.json`, policy.Ask},
 		{`cat ~/go/pkg/mod/golang.org/x/sync@v0.1.0/errgroup/errgroup.go`, policy.Allow},
 		{`ls -la ~/.config`, policy.Allow},
 	})
@@ -195,7 +199,9 @@ func TestRedteamAVGitCommitDoesWhatItsHooksSay(t *testing.T) {
 		// Index and ref updates run hooks too (red team AW F5).
 		"git status": true, "git branch x": true, "git tag v1": true, "git stash": true, "git reset --hard": true,
 		"git sparse-checkout set a": true, "git update-ref refs/y HEAD": true,
-		"git log -5": false, "git diff": false, "git show HEAD": false,
+		// An index refresh runs post-index-change (red team AX F2).
+		"git diff": true, "git add x": true, "git rm x": true, "git mv x y": true,
+		"git log -5": false, "git show HEAD": false, "git blame x": false,
 	} {
 		a := shell.Analyze(cmd)
 		if len(a.Commands) == 0 || a.Commands[0].Text != cmd || a.Commands[0].RunsFiles != want {
@@ -234,6 +240,12 @@ func TestRedteamAWSiblings(t *testing.T) {
 		{`cat ./../.claude.js?n`, policy.Ask},
 		{`cat src/main.go`, policy.Allow},
 		{`cat src/*.go`, policy.Allow},
+		// A climb by cd, or by git -C, asks too (red team AX F1).
+		{`cd ..; cat .config/gh/hosts.yml`, policy.Ask},
+		{`cd x/../..; cat y`, policy.Ask},
+		{`git -C .. diff --no-index .config/gh/hosts.yml /dev/null`, policy.Ask},
+		{`cd src && cd .. && cat x`, policy.Allow},
+		{`git show HEAD:go.mod`, policy.Allow},
 	})
 }
 
