@@ -1535,12 +1535,13 @@ func (e *evaluation) appendReadSubjects(subs []subject, c *shell.Command) []subj
 		if rs.floor == "" && e.cwd == "" && (rs.value == ".." || strings.HasPrefix(rs.value, "../")) &&
 			(slices.Contains(c.Words, r) || !slices.Contains(c.Reads, strings.TrimPrefix(r, "../"))) {
 			// Without a working directory, cat ../../.kube/config (or
-			// cd ..; cat .kube/config, which the analysis reads as
-			// ../.kube/config) is judged by its text alone, which no rule
-			// anchored at the home meets (red team AW F4, AX F1): a climb
-			// asks, as a file tool's does. Not git show HEAD:x's, which
-			// reads the repository's x and is placed under every
-			// directory up (x, ../x…): no climb of the agent's.
+			// git -C .. diff --no-index .kube/config e, which the
+			// analysis reads as ../.kube/config) is judged by its text
+			// alone, which no rule anchored at the home meets (red team
+			// AW F4, AX F1; a cd that climbs is cdAway's): a climb asks,
+			// as a file tool's does. Not git show HEAD:x's, which reads
+			// the repository's x and is placed under every directory up
+			// (x, ../x…): no climb of the agent's.
 			rs.floor, rs.floorLayer = "read of "+strconv.Quote(r)+" escapes the working directory", "safety"
 		}
 		if !slices.Contains(c.CwdReads, i) && !gitRevisionName(r) {

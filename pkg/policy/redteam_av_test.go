@@ -260,6 +260,7 @@ func TestRedteamAWKernelSpellingsOfAPath(t *testing.T) {
 		{`grep -r token /.nofollow/Users/dev`, policy.Ask},
 		{`cat /.vol/16777230/1234567`, policy.Ask},
 		{`cat /run/host/home/dev/.claude.json`, policy.Ask},
+		{`cat /var/run/host/home/dev/.claude.json`, policy.Ask}, // /var/run is /run (AX F6)
 		{`cat /Users/dev/proj/README.md`, policy.Allow},
 	})
 }
