@@ -123,6 +123,12 @@ type auditLog struct {
 	// Nats-Msg-Id and the stream would drop the copy; inside a batch it
 	// would not.
 	recent *messages.RecentRecords
+	// forget is set when a record runBatches published was lost (the
+	// retry set full, the broker stopping): the recent ids may then name
+	// a record the stream does not hold, and an agent's retry of that
+	// call must be appended. runBatches starts its recent ids afresh (red
+	// team AX F5); a copy too many is what readers count once anyway.
+	forget atomic.Bool
 
 	// batchBytes is the most an AuditBatch message holds (auditBatchBytes,
 	// less when the server's max_payload is smaller).
@@ -489,6 +495,9 @@ const auditBatchBytes = 256 << 10
 // with the automatic path (docs/BENCHMARKS.md "Broker as separate
 // processes"). A record that cannot be encoded is counted lost.
 func (a *auditLog) auditMessages(batch []messages.AuditRecord) []*nats.Msg {
+	if a.forget.Swap(false) {
+		a.recent = messages.NewRecentRecords(recentAudits)
+	}
 	ids := make([]string, len(batch))
 	for i := range batch {
 		ids[i] = auditMsgID(&batch[i])
@@ -633,6 +642,7 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 	if a.closed {
 		a.mu.Unlock()
 		a.m.AuditLost.WithLabelValues("shutdown").Add(float64(n))
+		a.forget.Store(true)
 		a.log.Error("audit records lost: the broker stopped before the stream took them", "msg_id", id, "count", n, "err", err)
 		return
 	}
@@ -656,6 +666,7 @@ func (a *auditLog) failed(_ jetstream.JetStream, msg *nats.Msg, err error) {
 	if a.retrying+n > a.limit {
 		a.mu.Unlock()
 		a.m.AuditLost.WithLabelValues("overflow").Add(float64(n))
+		a.forget.Store(true)
 		a.log.Error("audit records lost: the retry queue is full", "msg_id", id, "count", n, "limit", a.limit, "err", err)
 		return
 	}

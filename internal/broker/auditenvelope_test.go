@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -313,5 +314,34 @@ func TestAnOversizedRecordIsStoredClipped(t *testing.T) {
 	}
 	if lost := testutil.ToFloat64(a.m.AuditLost.WithLabelValues("encode")); lost != 0 {
 		t.Errorf("%v records lost", lost)
+	}
+}
+
+// A record lost after this replica published it (the retry set full) is
+// not held against the agent's retry of the same call: the retry is
+// appended (red team AX F5: the recent ids named a record the stream
+// never got, and the copy that could record the call was skipped).
+func TestARetryOfACallWhoseRecordWasLostIsAppended(t *testing.T) {
+	a, s := batchedAudit(t, 1)
+	rec := autoRecord(a, "s-a", "a1", "ls")
+	msgs := a.auditMessages([]messages.AuditRecord{rec}) // published: its id is among the recent ones
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(msgs))
+	}
+	a.retrying = a.limit // the retry set is full: the failed append is lost
+	a.failed(nil, msgs[0], errors.New("no responders"))
+	if lost := testutil.ToFloat64(a.m.AuditLost.WithLabelValues("overflow")); lost != 1 {
+		t.Fatalf("%v records lost to overflow, want 1", lost)
+	}
+	a.retrying = 0
+	again := rec // the agent asks again; this replica decides the same
+	a.enqueue(&again)
+	a.publishBatch()
+	var got []string
+	for _, m := range stored(t, s, 1) { // waits up to 10 s for the record
+		got = append(got, m.records...)
+	}
+	if !slices.Equal(got, []string{"a1"}) {
+		t.Errorf("stream holds %v, want the call's record from its retry", got)
 	}
 }
